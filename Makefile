@@ -1,0 +1,51 @@
+# kubectl-disagg — everything a fresh machine needs, from the project's own files.
+#
+#   make demo   the bundled example against a local control plane (real kube-apiserver + etcd)
+#   make test   every test: unit, property and integration
+#
+# Both create .venv and build the control plane binaries into the per-user cache on first use.
+
+PYTHON ?= python3
+VENV ?= .venv
+PYTEST_ARGS ?=
+
+.PHONY: test unit integration demo render bench clean help
+
+help:
+	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+## test: all tests (unit, property, integration against a local control plane)
+test: $(VENV)/.installed testenv
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+## unit: the tests that need no control plane
+unit: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest -m "not integration" $(PYTEST_ARGS)
+
+## integration: only the tests against the local control plane
+integration: $(VENV)/.installed testenv
+	$(VENV)/bin/python -m pytest -m integration $(PYTEST_ARGS)
+
+## render: render the bundled examples (no cluster needed)
+render: $(VENV)/.installed
+	$(VENV)/bin/kubectl-disagg render -f examples/prefill-decode.yaml
+
+## demo: render, apply and roll out the bundled example on a local control plane
+demo: $(VENV)/.installed testenv
+	$(VENV)/bin/python -m kubectl_disagg.testing.demo
+
+## bench: benchmarks whose figures go into BENCHMARKS.md
+bench: $(VENV)/.installed testenv
+	$(VENV)/bin/python benchmarks/bench_render.py
+	$(VENV)/bin/python benchmarks/bench_planner.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+
+include hack/testenv.mk

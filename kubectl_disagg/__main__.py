@@ -1,0 +1,3 @@
+from kubectl_disagg.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""Command-line entry point: a thin shell over the pure core.
+
+`main` turns UserError into `FILE:LINE: path: message` lines on stderr with exit code 1,
+and never shows a traceback. A plain `render` (the GitOps hot path: Argo CD runs it on
+every refresh) skips click altogether, since importing click costs more than rendering a
+small set; anything else, including every error in render's arguments, goes through the
+click command tree in `commands/root.py`, which produces the same output.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from kubectl_disagg.errors import UserError
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else list(argv)
+    sys.exit(_guarded(lambda: _dispatch(args)))
+
+
+def _dispatch(args: list[str]) -> int:
+    from kubectl_disagg import fastpath
+
+    request = fastpath.parse_render_args(args)
+    if request is not None:
+        fastpath.render_to_stdout(request)
+        return 0
+    return _run_click(args)
+
+
+def _run_click(args: list[str]) -> int:
+    import click
+
+    from kubectl_disagg.commands.root import cli
+
+    try:
+        code = cli.main(args=args, prog_name="kubectl-disagg", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def _guarded(run) -> int:
+    try:
+        return run()
+    except UserError as err:
+        sys.stdout.flush()
+        for line in err.lines():
+            print(line, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `render | head` closes the pipe early; that is not an error worth a traceback.
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,16 @@
+"""`kubectl disagg rollout …`: plan, step and status of coordinated rollouts."""
+
+from __future__ import annotations
+
+import click
+
+from kubectl_disagg.commands import LazyGroup
+
+
+@click.group(cls=LazyGroup, lazy_commands={
+    "plan": "kubectl_disagg.commands.rollout_plan:plan",
+    "step": "kubectl_disagg.commands.rollout_step:step",
+    "status": "kubectl_disagg.commands.rollout_status:status",
+})
+def rollout() -> None:
+    """Plan, step and watch coordinated rollouts across roles."""

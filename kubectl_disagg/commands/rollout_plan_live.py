@@ -1,0 +1,59 @@
+"""`rollout plan -f ds.yaml` against the cluster: what is left of each slice's rollout.
+
+Kept apart from rollout_plan.py so the offline plan never loads the Kubernetes client.
+"""
+
+from __future__ import annotations
+
+from kubectl_disagg import planner
+from kubectl_disagg.commands.rollout_plan import PlanInputs
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.planner import Step, StepKind
+from kubectl_disagg.reconcile import SliceReport, reconcile
+
+_PHASES = {
+    "rollout started": "the next step starts the rollout to revision {revision}",
+    "rolling": "rolling to revision {revision}",
+    "waiting": "rolling to revision {revision}, waiting: {waiting}",
+    "complete": "rollout to revision {revision} complete",
+    "stalled": "rollout to revision {revision} stalled: {waiting}",
+}
+
+
+def live_plans(sets, namespace, kubeconfig, context) -> list[tuple[str, PlanInputs, list[Step]]]:
+    from kubectl_disagg.cluster import Cluster
+
+    cluster = Cluster(kubeconfig=kubeconfig, context=context)
+    plans = []
+    for ds in sets:
+        snapshot = cluster.snapshot(ds.name, cluster.namespace_for(namespace, ds))
+        result = reconcile(ds, snapshot)
+        if result.problems:
+            raise UserError(list(result.problems))
+        plans.extend(_slice_plan(ds, report) for report in result.slices)
+    return plans
+
+
+def _slice_plan(ds, report: SliceReport) -> tuple[str, PlanInputs, list[Step]]:
+    title = f"disaggregatedset/{ds.name} slice {report.slice}: "
+    if report.roles:
+        title += _PHASES.get(report.phase, report.phase).format(
+            revision=ds.revision, waiting="; ".join(report.waiting_for))
+        if report.position is not None:
+            title += f" (at step {report.position[0]} of {report.position[1]})"
+        inputs = PlanInputs(report.roles, report.initial_old, report.target, report.configs)
+        steps = planner.remaining(report.initial_old, report.old, report.new, report.target, report.configs)
+        return title, inputs, steps
+    # No rollout: the slice runs (or converges to) one revision; show where it stands.
+    current = tuple(report.revisions.get(ds.revision, {}).get(name, 0) for name in ds.role_names)
+    title += f"no rollout under way ({report.phase} at revision {ds.revision})"
+    zeros = (0,) * len(ds.roles)
+    inputs = PlanInputs(ds.role_names, zeros, tuple(r.replicas for r in ds.roles), tuple(
+        _start_config(role) for role in ds.roles))
+    return title, inputs, [Step(zeros, current, StepKind.INITIAL)]
+
+
+def _start_config(role):
+    from kubectl_disagg.rollout_config import resolve_config
+
+    return resolve_config(role.rolling_update, role.replicas)

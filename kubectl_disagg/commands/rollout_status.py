@@ -1,0 +1,139 @@
+"""`kubectl disagg rollout status`: status derived from the live LWS, like the controller's.
+
+Exit codes: 0 Available; 1 error (bad input, API error); 2 usage; 3 not Available (without
+--watch); 4 --watch timed out before the set became Available.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+
+import click
+
+from kubectl_disagg.commands import _options
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.loader import Document
+from kubectl_disagg.model import DisaggregatedSet, load_documents, load_sets
+from kubectl_disagg.output import to_json, to_yaml
+from kubectl_disagg.reconcile import reconcile
+from kubectl_disagg.status import SetStatus, conditions, derive_status, to_document
+
+EXIT_NOT_AVAILABLE = 3
+EXIT_TIMEOUT = 4
+WATCH_SLICE_SECONDS = 60.0  # re-read at least this often, in case a watch event was missed
+
+
+@click.command()
+@click.argument("name", required=False)
+@_options.filenames(required=False)
+@_options.namespace
+@_options.cluster
+@_options.output("text", "yaml", "json", default="text")
+@click.option("-w", "--watch", is_flag=True, help="Keep reporting as the LWS change, until Available.")
+@click.option("--timeout", default="0", metavar="DURATION",
+              help="With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
+def status(name, filenames, recursive, namespace, kubeconfig, context, output, watch, timeout) -> None:
+    """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
+
+    Give NAME to read the DisaggregatedSet stored in the cluster, or -f for a file.
+
+    \b
+    Exit codes:
+      0  Available: every role has all replicas ready at the current revision
+      1  error (invalid input, API server unreachable or refusing)
+      2  usage error
+      3  not Available (without --watch)
+      4  --watch timed out before the set became Available
+    """
+    if bool(name) == bool(filenames):
+        raise click.UsageError("give either NAME or -f FILE")
+    from kubectl_disagg.cluster import Cluster  # the client loads only for cluster commands
+
+    deadline = _deadline(timeout)
+    cluster = Cluster(kubeconfig=kubeconfig, context=context)
+    sets = _sets(cluster, name, filenames, recursive, namespace)
+    while True:
+        reports = [_status(cluster, ds, cluster.namespace_for(namespace, ds)) for ds in sets]
+        click.echo(_format([r for r, _ in reports], output), nl=False)
+        pending = [(report, snapshot) for report, snapshot in reports if not report.available]
+        if not pending:
+            return
+        if not watch:
+            raise SystemExit(EXIT_NOT_AVAILABLE)
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            click.echo("error: timed out waiting for the rollout to become Available", err=True)
+            raise SystemExit(EXIT_TIMEOUT)
+        # Sleep on a watch of the first set still moving; any LWS event means "look again".
+        report, snapshot = pending[0]
+        cluster.wait_for_change(report.name, report.namespace, snapshot.lws_resource_version,
+                                timeout=min(remaining or WATCH_SLICE_SECONDS, WATCH_SLICE_SECONDS))
+
+
+def _sets(cluster, name, filenames, recursive, namespace) -> list[DisaggregatedSet]:
+    if filenames:
+        loaded = load_sets(filenames, recursive)
+        _options.print_warnings(loaded.warnings)
+        if not loaded.sets:
+            raise UserError(["no DisaggregatedSet found in the input"])
+        return loaded.sets
+    ns = namespace or cluster.default_namespace
+    document = Document(cluster.get_set(name, ns), f"disaggregatedset/{name} in {ns}", 0, {})
+    return list(load_documents([document]).sets)
+
+
+def _status(cluster, ds: DisaggregatedSet, namespace: str):
+    snapshot = cluster.snapshot(ds.name, namespace)
+    return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _format(reports: list[SetStatus], output: str) -> str:
+    now = _now()
+    documents = [to_document(report, now) for report in reports]
+    if output == "json":
+        return to_json(documents[0] if len(documents) == 1 else {"apiVersion": "v1", "kind": "List", "items": documents})
+    if output == "yaml":
+        return "---\n".join(to_yaml(doc) for doc in documents)
+    return "\n".join(format_text(report, now) for report in reports)
+
+
+def format_text(status: SetStatus, now: str) -> str:
+    from kubectl_disagg.templating import render_template, table
+
+    role_table = table(
+        ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
+        [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
+    slice_table = table(
+        ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
+        [[r.slice, r.phase, _revisions(r.revisions, status.revision), _position(r.position)] for r in status.slices],
+        indent="  ")
+    return render_template("status.txt.j2", status=status, conditions=conditions(status, now),
+                           role_table=role_table, slice_table=slice_table)
+
+
+def _revisions(revisions, target: str) -> str:
+    parts = []
+    for revision, roles in revisions.items():
+        marker = "new" if revision == target else "old"
+        counts = " ".join(f"{role}={count}" for role, count in roles.items())
+        parts.append(f"{revision} ({marker}) {counts}")
+    return "; ".join(parts) or "none"
+
+
+def _position(position) -> str:
+    return "-" if position is None else f"{position[0]}/{position[1]}"
+
+
+def _deadline(timeout: str) -> float | None:
+    from kubectl_disagg.durations import parse_duration
+
+    try:
+        seconds = parse_duration(timeout)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--timeout") from None
+    return None if seconds == 0 else time.monotonic() + seconds

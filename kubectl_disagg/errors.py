@@ -1,0 +1,28 @@
+"""Errors meant for people: where the problem is, and what it is."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+
+class Problem(namedtuple("Problem", "file line path message")):
+    """One thing wrong with the input: `FILE:LINE: field.path: message` (line 0: unknown)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class UserError(Exception):
+    """Raised with every problem found; the CLI prints them and exits 1."""
+
+    def __init__(self, problems: list[Problem] | list[str] | str):
+        if isinstance(problems, str):
+            problems = [problems]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]

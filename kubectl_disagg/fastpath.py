@@ -1,0 +1,65 @@
+"""`kubectl disagg render` without click: the same command, for the common spellings only.
+
+`parse_render_args` accepts exactly what the click command accepts in the usual forms
+(`-f X`, `--filename=X`, `-R`, `-n X`, `-o yaml|json`, …) and returns None for anything
+else (help, unknown flags, missing values), leaving those to click and its messages.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_VALUE_FLAGS = {"-f": "filenames", "--filename": "filenames", "-n": "namespace",
+                "--namespace": "namespace", "-o": "output", "--output": "output"}
+_OUTPUTS = ("yaml", "json")
+
+
+def parse_render_args(args: list[str]) -> dict | None:
+    if not args or args[0] != "render":
+        return None
+    request: dict = {"filenames": [], "recursive": False, "namespace": None, "output": "yaml"}
+    rest = args[1:]
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-R", "--recursive"):
+            request["recursive"] = True
+            continue
+        if arg.startswith("--"):
+            flag, equals, value = arg.partition("=")
+            if equals and not value:
+                return None  # `--output=`: let click say what is wrong
+        else:
+            flag, value = arg[:2], arg[2:]
+        key = _VALUE_FLAGS.get(flag)
+        if key is None:
+            return None
+        if not value:
+            if not rest or (rest[0].startswith("-") and rest[0] != "-"):
+                return None
+            value = rest.pop(0)
+        if key == "filenames":
+            request["filenames"].append(value)
+        else:
+            request[key] = value
+    if not request["filenames"] or request["output"] not in _OUTPUTS:
+        return None
+    return request
+
+
+def render_to_stdout(request: dict) -> None:
+    """Load, validate, render and write in one piece: on any error stdout stays empty."""
+    from kubectl_disagg.model import DisaggregatedSet, load_sets
+    from kubectl_disagg.output import format_objects
+    from kubectl_disagg.render import render_set
+
+    loaded = load_sets(request["filenames"], request["recursive"])
+    objects: list = []
+    for item in loaded.items:
+        if isinstance(item, DisaggregatedSet):
+            objects.extend(render_set(item, request["namespace"]))
+        else:
+            objects.append(item.data)
+    for warning in loaded.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    if objects:
+        sys.stdout.write(format_objects(objects, request["output"]))

@@ -1,0 +1,79 @@
+"""Identity of rendered objects (spec §2): revision hash, names and labels."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+
+LABEL_PREFIX = "disaggregatedset.x-k8s.io/"
+NAME_LABEL = LABEL_PREFIX + "name"
+ROLE_LABEL = LABEL_PREFIX + "role"
+SLICE_LABEL = LABEL_PREFIX + "slice"
+REVISION_LABEL = LABEL_PREFIX + "revision"
+INITIAL_REPLICAS_ANNOTATION = LABEL_PREFIX + "initial-replicas"
+APP_LABEL = "app"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGER = "kubectl-disagg"
+
+REVISION_LENGTH = 8
+SERVICE_SUFFIX = "-prv"
+MAX_NAME_LENGTH = 63
+
+
+def canonical_json(value: object) -> bytes:
+    """Sorted keys, no insignificant whitespace, UTF-8: the same bytes for the same data."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def revision(roles: Iterable[tuple[str, Mapping[str, object]]]) -> str:
+    """First 8 hex digits of SHA-256 over [{name, template}] in spec order (defaults applied)."""
+    payload = [{"name": name, "template": template} for name, template in roles]
+    return hashlib.sha256(canonical_json(payload)).hexdigest()[:REVISION_LENGTH]
+
+
+def lws_name(set_name: str, slice_index: int, revision_: str, role: str) -> str:
+    return f"{set_name}-{slice_index}-{revision_}-{role}"
+
+
+def service_name(set_name: str, slice_index: int, revision_: str, role: str) -> str:
+    return lws_name(set_name, slice_index, revision_, role) + SERVICE_SUFFIX
+
+
+def longest_name_length(set_name: str, slices: int, role: str) -> int:
+    """Length of the longest generated name (the Service of the highest slice)."""
+    return len(set_name) + 3 + len(str(max(slices - 1, 0))) + REVISION_LENGTH + len(role) + len(SERVICE_SUFFIX)
+
+
+def selector_labels(set_name: str, slice_index: int, revision_: str, role: str) -> dict[str, str]:
+    """The labels that identify one LWS's pods: also the Service selector."""
+    return {
+        NAME_LABEL: set_name,
+        ROLE_LABEL: role,
+        SLICE_LABEL: str(slice_index),
+        REVISION_LABEL: revision_,
+    }
+
+
+def pod_labels(set_name: str, slice_index: int, revision_: str, role: str) -> dict[str, str]:
+    """System labels injected into every pod template; they win over the template's own."""
+    labels = selector_labels(set_name, slice_index, revision_, role)
+    labels[APP_LABEL] = f"{set_name}-{slice_index}-{role}"
+    return labels
+
+
+def lws_labels(set_name: str, slice_index: int, revision_: str, role: str) -> dict[str, str]:
+    labels = pod_labels(set_name, slice_index, revision_, role)
+    labels[MANAGED_BY_LABEL] = MANAGER
+    return labels
+
+
+def service_labels(set_name: str, slice_index: int, revision_: str, role: str) -> dict[str, str]:
+    labels = selector_labels(set_name, slice_index, revision_, role)
+    labels[MANAGED_BY_LABEL] = MANAGER
+    return labels
+
+
+def set_selector(set_name: str) -> str:
+    """Label selector for everything kubectl-disagg manages for one set."""
+    return f"{NAME_LABEL}={set_name},{MANAGED_BY_LABEL}={MANAGER}"

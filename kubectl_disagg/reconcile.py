@@ -1,0 +1,359 @@
+"""One reconcile pass as data (spec §4): snapshot in, list of actions out. Pure.
+
+`rollout step` is: read a snapshot, `reconcile` it, print or execute the actions. Nothing
+here talks to the cluster, reads the clock or the environment.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import Iterable, Mapping
+
+from kubectl_disagg import naming, planner
+from kubectl_disagg.model import DisaggregatedSet, Role
+from kubectl_disagg.render import leader_worker_set, service
+from kubectl_disagg.rollout_config import RolloutConfig, resolve_config
+from kubectl_disagg.snapshot import LiveLWS, LiveObject, LiveService, Snapshot
+
+LWS = "LeaderWorkerSet"
+SERVICE = "Service"
+START_CONFIG = RolloutConfig(1, 0)  # removed roles roll with the start values (§6)
+
+
+# --- actions ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Create:
+    object: Mapping
+    slice: int
+
+    @property
+    def kind(self) -> str:
+        return self.object["kind"]
+
+    @property
+    def name(self) -> str:
+        return self.object["metadata"]["name"]
+
+    def describe(self) -> str:
+        replicas = self.object.get("spec", {}).get("replicas")
+        suffix = f" with {replicas} replica{'' if replicas == 1 else 's'}" if self.kind == LWS else ""
+        return f"create {self.kind.lower()}/{self.name}{suffix}"
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    from_replicas: int
+    to_replicas: int
+    resource_version: str
+    slice: int
+    kind: str = LWS
+
+    def describe(self) -> str:
+        return f"scale leaderworkerset/{self.name} {self.from_replicas} → {self.to_replicas}"
+
+
+@dataclass(frozen=True)
+class Annotate:
+    name: str
+    annotations: Mapping[str, str]
+    resource_version: str
+    slice: int
+    kind: str = LWS
+
+    def describe(self) -> str:
+        pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.annotations.items()))
+        return f"annotate leaderworkerset/{self.name} {pairs}"
+
+
+@dataclass(frozen=True)
+class Delete:
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    slice: int
+
+    def describe(self) -> str:
+        return f"delete {self.kind.lower()}/{self.name}"
+
+
+Action = Create | Scale | Annotate | Delete
+
+
+# --- results ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SliceReport:
+    """What one slice looks like and what this pass does with it."""
+
+    slice: int
+    phase: str  # steady | converging | rollout started | rolling | waiting | complete | stalled | blocked
+    revisions: Mapping[str, Mapping[str, int]]  # revision → role → replicas, as observed
+    actions: tuple[Action, ...] = ()
+    waiting_for: tuple[str, ...] = ()
+    position: tuple[int, int] | None = None  # (step i, of N) on the planner trajectory
+    step_kind: str | None = None
+    # The planner's view of a rollout (per role considered: spec roles, then removed roles).
+    roles: tuple[str, ...] = ()
+    old: tuple[int, ...] = ()
+    new: tuple[int, ...] = ()
+    initial_old: tuple[int, ...] = ()
+    target: tuple[int, ...] = ()
+    configs: tuple[RolloutConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    actions: tuple[Action, ...]
+    slices: tuple[SliceReport, ...]
+    problems: tuple[str, ...] = ()  # an unexplainable live state: nothing may be done
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Nothing left to do and nothing to wait for."""
+        return not self.problems and not self.actions and all(
+            report.phase in ("steady", "complete") for report in self.slices)
+
+
+# --- the pass ---------------------------------------------------------------------------------
+
+def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
+    """The actions of one pass over every slice of `ds`, given what the cluster holds."""
+    lws, services, warnings = _claimable(ds.name, snapshot)
+    problems = explain(ds.name, lws, services)
+    blocked_names = _foreign_names(ds.name, snapshot)
+    if problems:
+        return Reconciliation((), (), tuple(problems), tuple(warnings))
+
+    removed = tuple(_delete(obj, obj.identity.slice) for obj in (*lws, *services)
+                    if obj.identity.slice >= ds.slices)
+    by_slice: dict[int, tuple[list[LiveLWS], list[LiveService]]] = defaultdict(lambda: ([], []))
+    for obj in lws:
+        by_slice[obj.identity.slice][0].append(obj)
+    for obj in services:
+        by_slice[obj.identity.slice][1].append(obj)
+    reports = [reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names)
+               for slice_index in range(ds.slices)]
+    actions = removed + tuple(a for report in reports for a in report.actions)
+    return Reconciliation(actions, tuple(reports), (), tuple(warnings))
+
+
+def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[LiveService], list[str]]:
+    """Our objects; anything else carrying the set's name label is reported and left alone."""
+    warnings = []
+    ours_lws, ours_services = [], []
+    for obj in (*snapshot.lws, *snapshot.services):
+        if obj.managed_by_us(set_name):
+            (ours_lws if isinstance(obj, LiveLWS) else ours_services).append(obj)
+        else:
+            manager = obj.labels.get(naming.MANAGED_BY_LABEL, "nobody")
+            warnings.append(f"{obj.kind.lower()}/{obj.name} carries this set's labels but is managed by "
+                            f"{manager}, not {naming.MANAGER}: left untouched")
+    return ours_lws, ours_services, warnings
+
+
+def _foreign_names(set_name: str, snapshot: Snapshot) -> set[tuple[str, str]]:
+    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.managed_by_us(set_name)}
+
+
+def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveService] = ()) -> list[str]:
+    """Reasons the live state cannot be acted on safely; empty when it is explainable."""
+    problems = [f"service/{s.name} lacks a valid slice, revision or role label"
+                for s in services if not s.identity.complete]
+    seen: dict[tuple, str] = {}
+    for obj in lws:
+        identity = obj.identity
+        if not identity.complete:
+            problems.append(f"leaderworkerset/{obj.name} lacks a valid slice, revision or role label")
+            continue
+        expected = naming.lws_name(set_name, identity.slice, identity.revision, identity.role)
+        if obj.name != expected:
+            problems.append(f"leaderworkerset/{obj.name}: its labels (slice {identity.slice}, revision "
+                            f"{identity.revision}, role {identity.role}) say it should be named {expected}")
+        key = (identity.slice, identity.revision, identity.role)
+        if key in seen:
+            problems.append(f"leaderworkerset/{obj.name} and leaderworkerset/{seen[key]} are both slice "
+                            f"{identity.slice}, revision {identity.revision}, role {identity.role}")
+        seen[key] = obj.name
+    return problems
+
+
+def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws: list[LiveLWS],
+                    services: list[LiveService], blocked_names: set[tuple[str, str]] = frozenset()) -> SliceReport:
+    """§4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
+    groups = _groups(lws)
+    order = {name: index for index, name in enumerate(ds.role_names)}
+    observed = {rev: {role: group[role].replicas for role in sorted(group, key=lambda r: (order.get(r, len(order)), r))}
+                for rev, group in sorted(groups.items())}
+    actions: list[Action] = []
+
+    # 2.1 Old groups drained to zero on every role are done with.
+    for revision in [r for r, g in groups.items() if r != ds.revision and all(o.replicas == 0 for o in g.values())]:
+        actions.extend(_delete(o, slice_index) for o in groups.pop(revision).values())
+
+    old_groups = {r: g for r, g in groups.items() if r != ds.revision}
+    spec_roles = set(ds.role_names)
+    old_total = sum(o.replicas for g in old_groups.values() for role, o in g.items() if role in spec_roles)
+    target_group = groups.get(ds.revision, {})
+
+    if old_groups and old_total > 0:
+        report = _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions)
+    else:
+        report = _steady(ds, namespace, slice_index, target_group, observed, actions)
+
+    actions = list(report.actions) + _services(ds, namespace, slice_index, groups, services)
+    blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
+    if blocked:
+        # Creating over a name someone else's object holds would adopt it: stop this slice.
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
+                        "rename or delete it" for a in blocked)
+        return replace(report, phase="blocked", actions=(), waiting_for=reasons)
+    return replace(report, actions=tuple(actions))
+
+
+def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions) -> SliceReport:
+    roles, initial_old, current_old, current_new, target, configs = _planner_inputs(ds, old_groups, target_group)
+    if not target_group:
+        # The rollout starts: remember where every old LWS began, add the new revision at 0.
+        for group in old_groups.values():
+            for obj in group.values():
+                actions.append(Annotate(obj.name, {naming.INITIAL_REPLICAS_ANNOTATION: str(obj.replicas)},
+                                        obj.resource_version, slice_index))
+        for role in ds.roles:
+            actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index))
+        return SliceReport(slice_index, "rollout started", observed, tuple(actions), position=None,
+                           **_planner_view(roles, current_old, current_old, current_new, target, configs))
+
+    view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
+    position = _position(initial_old, current_old, current_new, target, configs)
+    waiting = _stability_gate(ds, target_group)
+    if waiting:
+        return SliceReport(slice_index, "waiting", observed, tuple(actions), tuple(waiting), position, **view)
+
+    step = planner.next_step(initial_old, current_old, current_new, target, configs)
+    if step is None:
+        if any(current_old):
+            # §5 has no move from here (e.g. replicas lowered below the new revision's count
+            # mid-rollout): say so instead of calling a half-finished rollout complete.
+            reason = ("the planner has no next step while old replicas remain "
+                      f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
+            return SliceReport(slice_index, "stalled", observed, tuple(actions), (reason,), position, **view)
+        return SliceReport(slice_index, "complete", observed, tuple(actions), (), position, **view)
+
+    for role, new in zip(roles, step.new):
+        obj = target_group.get(role)
+        if obj is not None and new > obj.replicas:
+            actions.append(Scale(obj.name, obj.replicas, new, obj.resource_version, slice_index))
+    budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
+    actions.extend(_drain_old_groups(old_groups, budget, slice_index))
+    return SliceReport(slice_index, "rolling", observed, tuple(actions), (), position, str(step.kind), **view)
+
+
+def _planner_view(roles, initial_old, current_old, current_new, target, configs) -> dict:
+    return dict(roles=tuple(roles), old=tuple(current_old), new=tuple(current_new),
+                initial_old=tuple(initial_old), target=tuple(target), configs=tuple(configs))
+
+
+def _stability_gate(ds: DisaggregatedSet, target_group: Mapping[str, LiveLWS]) -> list[str]:
+    """Why the next step must wait: every target LWS settled (replicas == ready, status fresh)."""
+    waiting = []
+    for role in ds.roles:
+        obj = target_group.get(role.name)
+        if obj is None:
+            waiting.append(f"{role.name}: no LeaderWorkerSet at revision {ds.revision}")
+        elif obj.stale:
+            waiting.append(f"{role.name}: status is stale (observedGeneration {obj.observed_generation} "
+                           f"< generation {obj.generation})")
+        elif obj.ready != obj.replicas:
+            waiting.append(f"{role.name}: {obj.ready}/{obj.replicas} ready")
+    return waiting
+
+
+def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
+    """Per role considered (spec roles, then roles left only in old groups), the planner's vectors."""
+    removed = sorted({role for g in old_groups.values() for role in g} - set(ds.role_names))
+    roles = list(ds.role_names) + removed
+    initial_old, current_old, current_new, target, configs = [], [], [], [], []
+    for name in roles:
+        olds = [g[name] for g in old_groups.values() if name in g]
+        initial_old.append(sum(o.initial_replicas if o.initial_replicas is not None else o.replicas for o in olds))
+        current_old.append(sum(o.replicas for o in olds))
+        current_new.append(target_group[name].replicas if name in target_group else 0)
+        role: Role | None = next((r for r in ds.roles if r.name == name), None)
+        target.append(role.replicas if role else 0)
+        configs.append(resolve_config(role.rolling_update, role.replicas) if role else START_CONFIG)
+    return roles, initial_old, current_old, current_new, target, configs
+
+
+def _position(initial_old, current_old, current_new, target, configs) -> tuple[int, int] | None:
+    trajectory = planner.plan(initial_old, target, configs)
+    index = planner.find_position(trajectory, current_old, current_new)
+    return None if index is None else (index, len(trajectory) - 1)
+
+
+def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: dict[str, int],
+                      slice_index: int) -> list[Action]:
+    """Spend each role's drain budget on old groups, newest first, never orphaning a role.
+
+    When draining would bring any role of a group to 0, the whole group goes to 0 together;
+    the drain is then charged only to the roles that triggered it.
+    """
+    actions: list[Action] = []
+    newest_first = sorted(old_groups.values(), key=lambda g: max(o.created for o in g.values()), reverse=True)
+    for group in newest_first:
+        drains = {role: min(max(budget.get(role, 0), 0), obj.replicas) for role, obj in group.items()}
+        triggers = [role for role, obj in group.items() if obj.replicas > 0 and obj.replicas - drains[role] == 0]
+        for role, obj in group.items():
+            to = 0 if triggers else obj.replicas - drains[role]
+            if to != obj.replicas:
+                actions.append(Scale(obj.name, obj.replicas, to, obj.resource_version, slice_index))
+        for role in (triggers or group):
+            budget[role] = budget.get(role, 0) - drains[role]
+    return actions
+
+
+def _steady(ds, namespace, slice_index, target_group, observed, actions) -> SliceReport:
+    for role in ds.roles:
+        obj = target_group.get(role.name)
+        if obj is None:
+            actions.append(Create(leader_worker_set(ds, role, slice_index, namespace), slice_index))
+        elif obj.replicas != role.replicas:
+            actions.append(Scale(obj.name, obj.replicas, role.replicas, obj.resource_version, slice_index))
+    waiting = [] if actions else _stability_gate(ds, target_group)
+    phase = "steady" if not actions and not waiting else "waiting" if not actions else "converging"
+    return SliceReport(slice_index, phase, observed, tuple(actions), tuple(waiting))
+
+
+def _services(ds: DisaggregatedSet, namespace: str, slice_index: int,
+              groups: Mapping[str, Mapping[str, LiveLWS]], services: list[LiveService]) -> list[Action]:
+    """Target Services once every target role serves; other revisions' only while they serve."""
+    actions: list[Action] = []
+    target_group = groups.get(ds.revision, {})
+    existing = {(s.identity.revision, s.identity.role): s for s in services}
+    if all(role in target_group and target_group[role].ready >= 1 for role in ds.role_names):
+        for role in ds.role_names:
+            if (ds.revision, role) not in existing:
+                actions.append(Create(service(ds.name, slice_index, ds.revision, role, namespace), slice_index))
+    for (revision, _role), svc in sorted(existing.items()):
+        group = groups.get(revision, {})
+        serving = bool(group) and all(o.ready >= 1 for o in group.values())
+        if revision != ds.revision and not serving:
+            actions.append(_delete(svc, slice_index))
+    return actions
+
+
+def _groups(lws: Iterable[LiveLWS]) -> dict[str, dict[str, LiveLWS]]:
+    groups: dict[str, dict[str, LiveLWS]] = defaultdict(dict)
+    for obj in lws:
+        groups[obj.identity.revision][obj.identity.role] = obj
+    return dict(groups)
+
+
+def _delete(obj: LiveObject, slice_index: int) -> Delete:
+    return Delete(obj.kind, obj.name, obj.uid, obj.resource_version, slice_index)
+
+

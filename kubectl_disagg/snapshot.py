@@ -1,0 +1,129 @@
+"""The live state of one set, as plain immutable data read from API objects.
+
+A snapshot is what one LIST per kind returns (everything labelled with the set's name);
+reconcile and status are pure functions of it, so both are tested without a cluster.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from kubectl_disagg import naming
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What an object's labels say it is; None where a label is missing or malformed."""
+
+    slice: int | None
+    revision: str | None
+    role: str | None
+
+    @classmethod
+    def from_labels(cls, labels: Mapping[str, str]) -> "Identity":
+        raw_slice = labels.get(naming.SLICE_LABEL, "")
+        slice_index = int(raw_slice) if raw_slice.isdigit() else None
+        return cls(slice_index, labels.get(naming.REVISION_LABEL) or None, labels.get(naming.ROLE_LABEL) or None)
+
+    @property
+    def complete(self) -> bool:
+        return self.slice is not None and self.revision is not None and self.role is not None
+
+
+@dataclass(frozen=True)
+class LiveObject:
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    created: str  # RFC 3339, so it sorts as text
+
+    @functools.cached_property
+    def identity(self) -> Identity:
+        # Cached: reconcile asks for it per object per slice, and labels never change here.
+        return Identity.from_labels(self.labels)
+
+    def managed_by_us(self, set_name: str) -> bool:
+        return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
+                and self.labels.get(naming.NAME_LABEL) == set_name)
+
+
+@dataclass(frozen=True)
+class LiveLWS(LiveObject):
+    replicas: int = 1  # spec.replicas; absent counts 1, as the LWS API defaults it
+    generation: int = 0
+    status_replicas: int = 0
+    ready: int = 0
+    updated: int = 0
+    observed_generation: int | None = None  # LWS controllers before April 2026 never set it
+
+    @property
+    def stale(self) -> bool:
+        """Status describes an older spec. Absent observedGeneration means unknown, not stale."""
+        return self.observed_generation is not None and self.observed_generation < self.generation
+
+    @property
+    def initial_replicas(self) -> int | None:
+        raw = self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, "")
+        return int(raw) if raw.isdigit() else None
+
+    @property
+    def stable(self) -> bool:
+        return not self.stale and self.replicas == self.ready
+
+
+@dataclass(frozen=True)
+class LiveService(LiveObject):
+    pass
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything labelled with the set's name in its namespace, managed by us or not."""
+
+    namespace: str
+    lws: tuple[LiveLWS, ...] = ()
+    services: tuple[LiveService, ...] = ()
+    # The LWS list's resourceVersion: a watch from exactly this point sees every later change.
+    lws_resource_version: str = ""
+
+
+def _metadata(obj: Mapping[str, Any]) -> dict:
+    metadata = obj.get("metadata") or {}
+    return {
+        "name": metadata.get("name", ""),
+        "uid": metadata.get("uid", ""),
+        "resource_version": metadata.get("resourceVersion", ""),
+        "labels": dict(metadata.get("labels") or {}),
+        "annotations": dict(metadata.get("annotations") or {}),
+        "created": str(metadata.get("creationTimestamp") or ""),
+    }
+
+
+def lws_from_object(obj: Mapping[str, Any]) -> LiveLWS:
+    """A LiveLWS from an LWS as the API returns it (a dict in its JSON shape)."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    observed = status.get("observedGeneration")
+    return LiveLWS(
+        kind="LeaderWorkerSet",
+        **_metadata(obj),
+        replicas=_int(spec.get("replicas"), 1),
+        generation=_int((obj.get("metadata") or {}).get("generation"), 0),
+        status_replicas=_int(status.get("replicas"), 0),
+        ready=_int(status.get("readyReplicas"), 0),
+        updated=_int(status.get("updatedReplicas"), 0),
+        observed_generation=observed if isinstance(observed, int) else None,
+    )
+
+
+def service_from_object(obj: Mapping[str, Any]) -> LiveService:
+    return LiveService(kind="Service", **_metadata(obj))

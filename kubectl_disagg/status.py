@@ -1,0 +1,135 @@
+"""Status derived from the live LWS (spec §7), never stored: a pure function of a snapshot.
+
+The shape follows DisaggregatedSetStatus (roleStatuses, conditions) so tools that read the
+controller's status read ours; the per-slice detail sits beside it under its own key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubectl_disagg.model import DisaggregatedSet
+from kubectl_disagg.reconcile import Reconciliation, SliceReport
+from kubectl_disagg.snapshot import LiveLWS, Snapshot
+
+AVAILABLE = "Available"
+PROGRESSING = "Progressing"
+REASON_READY = "AllRolesReady"
+REASON_ROLLING = "RolloutInProgress"
+
+
+@dataclass(frozen=True)
+class RoleStatus:
+    name: str
+    desired: int  # replicas per slice × slices
+    replicas: int
+    ready: int
+    updated: int
+
+    @property
+    def available(self) -> bool:
+        return self.replicas == self.ready == self.updated == self.desired
+
+
+@dataclass(frozen=True)
+class SetStatus:
+    name: str
+    namespace: str
+    revision: str
+    roles: tuple[RoleStatus, ...]
+    slices: tuple[SliceReport, ...]
+    stale: tuple[str, ...]  # LWS whose status lags their spec
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def available(self) -> bool:
+        return not self.problems and all(role.available for role in self.roles)
+
+    def waiting_for(self) -> list[str]:
+        return [f"slice {r.slice}: {reason}" for r in self.slices for reason in r.waiting_for]
+
+
+def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
+    """Role sums over every slice and revision of our LWS; updated counts the target revision only."""
+    ours = [o for o in snapshot.lws if o.managed_by_us(ds.name)]
+    roles = tuple(_role_status(ds, role.name, role.replicas, ours) for role in ds.roles)
+    return SetStatus(
+        name=ds.name,
+        namespace=snapshot.namespace,
+        revision=ds.revision,
+        roles=roles,
+        slices=reconciliation.slices,
+        stale=tuple(sorted(o.name for o in ours if o.stale)),
+        problems=reconciliation.problems,
+        warnings=reconciliation.warnings,
+    )
+
+
+def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLWS]) -> RoleStatus:
+    mine = [o for o in lws if o.identity.role == role]
+    return RoleStatus(
+        name=role,
+        desired=desired * ds.slices,
+        replicas=sum(o.status_replicas for o in mine),
+        ready=sum(o.ready for o in mine),
+        updated=sum(o.updated for o in mine if o.identity.revision == ds.revision),
+    )
+
+
+def conditions(status: SetStatus, now: str) -> list[dict]:
+    """metav1.Conditions; `now` is passed in so this stays a pure function."""
+    if status.available:
+        reason, message = REASON_READY, "every role has all replicas ready at the current revision"
+    else:
+        reason = REASON_ROLLING
+        message = "; ".join(status.problems or status.waiting_for() or [
+            f"{r.name}: {r.ready}/{r.desired} ready, {r.updated}/{r.desired} updated"
+            for r in status.roles if not r.available]) or "rolling out"
+    return [
+        _condition(AVAILABLE, status.available, reason, message, now),
+        _condition(PROGRESSING, not status.available, reason, message, now),
+    ]
+
+
+def _condition(kind: str, value: bool, reason: str, message: str, now: str) -> dict:
+    return {"type": kind, "status": "True" if value else "False", "reason": reason,
+            "message": message, "lastTransitionTime": now}
+
+
+def to_document(status: SetStatus, now: str) -> dict:
+    """The `-o yaml|json` shape: DisaggregatedSetStatus under `status`, our detail under `slices`."""
+    return {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": status.name, "namespace": status.namespace},
+        "status": {
+            "roleStatuses": [
+                {"name": r.name, "replicas": r.replicas, "readyReplicas": r.ready, "updatedReplicas": r.updated}
+                for r in status.roles
+            ],
+            "conditions": conditions(status, now),
+        },
+        "slices": [_slice_document(report) for report in status.slices],
+        "revision": status.revision,
+        "staleLeaderWorkerSets": list(status.stale),
+        "problems": list(status.problems),
+    }
+
+
+def _slice_document(report: SliceReport) -> dict:
+    doc = {
+        "slice": report.slice,
+        "phase": report.phase,
+        "revisions": [{"revision": rev, "replicas": dict(roles)} for rev, roles in report.revisions.items()],
+        "waitingFor": list(report.waiting_for),
+        "nextActions": [action.describe() for action in report.actions],
+    }
+    if report.roles:
+        doc["rollout"] = {
+            "roles": list(report.roles),
+            "old": list(report.old),
+            "new": list(report.new),
+            "position": None if report.position is None else f"{report.position[0]}/{report.position[1]}",
+        }
+    return doc

@@ -1,0 +1,37 @@
+"""Human-facing text (tables, reports) from Jinja2 templates in `templates/`.
+
+Only text meant for people goes through here; manifests are built as data. Jinja2 is
+imported on first use so commands that print no report never load it.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.lru_cache(maxsize=1)
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("kubectl_disagg", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_template(name: str, **context) -> str:
+    return _environment().get_template(name).render(**context)
+
+
+def table(headers: list[str], rows: list[list[str]], indent: str = "") -> list[str]:
+    """Rows of cells padded to their column's width, kubectl-style (two spaces apart)."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    lines = []
+    for row in [headers, *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return lines

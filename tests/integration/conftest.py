@@ -1,0 +1,80 @@
+"""Integration tier: tests against a real kube-apiserver + etcd with the
+upstream CRDs installed (see kubectl_disagg/testing/controlplane.py).
+
+Every test collected under this directory carries the ``integration`` marker,
+so ``pytest -m "not integration"`` runs the fast tiers only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+from pathlib import Path
+
+import pytest
+
+from kubectl_disagg.testing.controlplane import ControlPlane, crds_dir, ensure_binaries
+from kubectl_disagg.testing.lws_simulator import LWSSimulator
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    # This hook sees the whole session's items: mark only ours.
+    for item in items:
+        if HERE in Path(item.path).parents:
+            item.add_marker(pytest.mark.integration)
+
+
+def _require_crds() -> None:
+    directory = crds_dir()
+    if directory.is_dir():
+        return
+    message = f"CRD directory {directory} not found (set KUBECTL_DISAGG_CRDS)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + "; CI must not skip the integration tests")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def control_plane(request):
+    """One control plane for the whole session (starting one takes seconds)."""
+    _require_crds()
+    # A cold build of the binaries takes minutes: show its progress live
+    # instead of capturing it.
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        bin_dir = ensure_binaries()
+    with ControlPlane(bin_dir=bin_dir) as cp:
+        yield cp
+
+
+@pytest.fixture
+def namespace(control_plane, request) -> str:
+    """A fresh namespace per test, named after the test for easier debugging.
+
+    It is not deleted afterwards: without kube-controller-manager a deleted
+    namespace would only sit in Terminating, and the whole cluster is thrown
+    away at the end of the session anyway.
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:40].strip("-")
+    name = f"{slug}-{secrets.token_hex(3)}"
+    control_plane.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    return name
+
+
+@pytest.fixture
+def api_client(control_plane):
+    """A kubernetes ApiClient authenticated as the cluster admin."""
+    with control_plane.api_client() as client:
+        yield client
+
+
+@pytest.fixture
+def lws_simulator(api_client):
+    """An LWSSimulator (healthy by default); background mode stopped at the end."""
+    simulator = LWSSimulator(api_client)
+    yield simulator
+    simulator.stop()

@@ -1,0 +1,597 @@
+"""`rollout step` against the real kube-apiserver, with LWSSimulator playing the LWS controller.
+
+The driver runs the command exactly as people do (`main([...])`), lets the simulator settle
+status (deterministically, with `sync`), and after every pass checks the rollout invariants on
+the live objects: per slice and role, old + new never exceeds max(target + max(surge, 1),
+initial) (orphan prevention may hold one replica beyond a surge of 0, spec §5), and no revision
+group ever has some roles at 0 and others above 0. At the end the live objects must be what
+`render` says (names, labels, spec; the API server's defaults may add to a spec, never change it).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from kubectl_disagg import naming
+from kubectl_disagg.cli import main
+from kubectl_disagg.cluster import Cluster, Conflict, LeaseHeld, format_time
+from kubectl_disagg.commands.rollout_step import (
+    EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, Pass, PassInterrupted, run_pass,
+)
+from kubectl_disagg.model import DisaggregatedSet, load_sets
+from kubectl_disagg.reconcile import Scale, reconcile
+from kubectl_disagg.render import render_set
+from kubectl_disagg.rollout_config import resolve_config
+
+LWS = ("leaderworkerset.x-k8s.io", "v1")
+SET = "llm"
+
+
+# --- the set under test ------------------------------------------------------------------------
+
+
+def write_set(directory: Path, namespace: str, replicas: dict[str, int], *, image: str = "img:1",
+              slices: int = 1, rolling: dict | None = None, name: str = SET) -> Path:
+    roles = []
+    for role, count in replicas.items():
+        spec: dict = {"replicas": count, "leaderWorkerTemplate": {
+            "workerTemplate": {"spec": {"containers": [{"name": "server", "image": image}]}}}}
+        if rolling and role in rolling:
+            spec["rolloutStrategy"] = {"rollingUpdateConfiguration": rolling[role]}
+        roles.append({"name": role, "spec": spec})
+    document = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"slices": slices, "roles": roles}}
+    shape = "-".join(f"{role}{count}" for role, count in replicas.items())
+    path = directory / f"{name}-{image.replace(':', '-')}-{slices}-{shape}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def model(path: Path) -> DisaggregatedSet:
+    (ds,) = load_sets([str(path)]).sets
+    return ds
+
+
+# --- reading the cluster -----------------------------------------------------------------------
+
+
+@dataclass
+class Live:
+    api: client.ApiClient
+    namespace: str
+
+    def lws(self, selector: str = naming.set_selector(SET)) -> list[dict]:
+        api = client.CustomObjectsApi(self.api)
+        return api.list_namespaced_custom_object(*LWS, self.namespace, "leaderworkersets",
+                                                 label_selector=selector)["items"]
+
+    def services(self, selector: str = naming.set_selector(SET)) -> list[dict]:
+        listed = client.CoreV1Api(self.api).list_namespaced_service(
+            self.namespace, label_selector=selector, _preload_content=False)
+        return json.loads(listed.data)["items"]
+
+    def groups(self, name: str = SET) -> dict[int, dict[str, dict[str, int]]]:
+        """slice → revision → role → spec.replicas, for the set's own LWS."""
+        out: dict = {}
+        for obj in self.lws(naming.set_selector(name)):
+            labels = obj["metadata"]["labels"]
+            out.setdefault(int(labels[naming.SLICE_LABEL]), {}).setdefault(
+                labels[naming.REVISION_LABEL], {})[labels[naming.ROLE_LABEL]] = obj["spec"].get("replicas", 1)
+        return out
+
+    def versions(self) -> dict[str, str]:
+        """name → resourceVersion of every LWS and Service in the namespace."""
+        objects = self.lws("") + self.services("")
+        return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in objects}
+
+    def totals(self, name: str = SET) -> dict[int, dict[str, int]]:
+        return {s: _role_totals(groups) for s, groups in self.groups(name).items()}
+
+
+def _role_totals(groups: dict[str, dict[str, int]]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for roles in groups.values():
+        for role, count in roles.items():
+            totals[role] = totals.get(role, 0) + count
+    return totals
+
+
+def check_invariants(ds: DisaggregatedSet, live: Live, initial: dict[int, dict[str, int]]) -> None:
+    for slice_index, groups in live.groups(ds.name).items():
+        for revision, roles in groups.items():
+            counts = list(roles.values())
+            assert all(c == 0 for c in counts) or all(c > 0 for c in counts), (
+                f"slice {slice_index} revision {revision} is partly drained: {roles}")
+        for role in ds.roles:
+            total = sum(group.get(role.name, 0) for group in groups.values())
+            surge = max(resolve_config(role.rolling_update, role.replicas).surge, 1)
+            ceiling = max(role.replicas + surge, initial.get(slice_index, {}).get(role.name, 0))
+            assert total <= ceiling, f"slice {slice_index} role {role.name}: {total} > {ceiling}: {groups}"
+
+
+def is_subset(wanted, live) -> bool:
+    """Every field `render` set is there with the same value; the server may add defaults."""
+    if isinstance(wanted, dict):
+        return isinstance(live, dict) and all(k in live and is_subset(v, live[k]) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(live, list) and len(live) == len(wanted) and all(map(is_subset, wanted, live))
+    return wanted == live
+
+
+def assert_matches_render(ds: DisaggregatedSet, live: Live, *, services: bool = True) -> None:
+    wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_set(ds, live.namespace)
+              if services or o["kind"] != "Service"}
+    actual = {("LeaderWorkerSet", o["metadata"]["name"]): o for o in live.lws(naming.set_selector(ds.name))}
+    actual |= {("Service", o["metadata"]["name"]): o for o in live.services(naming.set_selector(ds.name))}
+    assert sorted(actual) == sorted(wanted)
+    for key, obj in wanted.items():
+        assert actual[key]["metadata"]["labels"] == obj["metadata"]["labels"], key
+        assert is_subset(obj["spec"], actual[key]["spec"]), key
+
+
+# --- running the command -----------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+
+class Stepper:
+    """`kubectl disagg rollout step` as a user runs it, plus a driver that settles status."""
+
+    def __init__(self, control_plane, namespace: str, capsys, simulator, api_client):
+        self.control_plane, self.namespace, self.capsys, self.simulator = control_plane, namespace, capsys, simulator
+        self.live = Live(api_client, namespace)
+
+    def __call__(self, path: Path, *args: str, context: str = "admin") -> Run:
+        argv = ["rollout", "step", "-f", str(path), "--kubeconfig", str(self.control_plane.kubeconfig),
+                "--context", context, *args]
+        self.capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        out, err = self.capsys.readouterr()
+        assert "Traceback" not in err
+        return Run(exited.value.code, out, err)
+
+    def drive(self, path: Path, *, until=lambda doc: doc["complete"], max_passes: int = 80,
+              sync: bool = True) -> list[dict]:
+        """Step (checking the invariants after each pass) and settle status until `until(doc)`."""
+        ds = model(path)
+        initial = self.live.totals(ds.name)
+        history = []
+        for _ in range(max_passes):
+            run = self(path, "-o", "json")
+            assert run.code == EXIT_OK, run.err
+            doc = run.json()
+            history.append(doc)
+            check_invariants(ds, self.live, initial)
+            if until(doc):
+                return history
+            if sync:
+                self.simulator.sync(self.namespace)
+        raise AssertionError(f"not done after {max_passes} passes; last: {history[-1]['slices']}")
+
+
+@pytest.fixture
+def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
+    return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
+
+
+def kinds_of(doc: dict) -> list[str]:
+    return [action["action"].split()[0] for entry in doc["slices"] for action in entry["actions"]]
+
+
+def phases(doc: dict) -> list[str]:
+    return [entry["phase"] for entry in doc["slices"]]
+
+
+# --- scenarios ---------------------------------------------------------------------------------
+
+
+def test_first_deploy_creates_lws_then_services_once_ready(stepper, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2)
+    history = stepper.drive(path)
+    first = history[0]
+    assert kinds_of(first) == ["create"] * 4
+    assert {a["kind"] for s in first["slices"] for a in s["actions"]} == {"LeaderWorkerSet"}
+    assert {a["kind"] for s in history[1]["slices"] for a in s["actions"]} == {"Service"}
+    assert_matches_render(model(path), stepper.live)
+
+
+def test_steady_state_scale_up_and_down_never_starts_a_rollout(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}))
+    bigger = write_set(tmp_path, stepper.namespace, {"prefill": 5, "decode": 3})
+    history = stepper.drive(bigger)
+    actions = [a["action"] for doc in history for s in doc["slices"] for a in s["actions"]]
+    assert actions == [f"scale leaderworkerset/llm-0-{model(bigger).revision}-prefill 2 → 5",
+                       f"scale leaderworkerset/llm-0-{model(bigger).revision}-decode 1 → 3"]
+    smaller = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.drive(smaller)
+    assert len(stepper.live.groups()[0]) == 1  # one revision throughout
+    assert_matches_render(model(smaller), stepper.live)
+
+
+def test_template_change_slices_advance_independently(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2, image="img:2")
+    new = model(path)
+    stuck = naming.lws_name(SET, 1, new.revision, "decode")
+    stepper.simulator.never_ready(stuck)
+
+    def slice0_done_slice1_stuck(doc):
+        return phases(doc) == ["steady", "waiting"] and doc["slices"][1]["waitingFor"] == ["decode: 0/1 ready"]
+    history = stepper.drive(path, until=slice0_done_slice1_stuck)
+    assert any(p[0] == "rolling" for p in map(phases, history))
+
+    groups = stepper.live.groups()
+    assert set(groups[0]) == {new.revision}  # slice 0 finished without waiting for slice 1
+    assert len(groups[1]) == 2 and groups[1][new.revision]["decode"] == 1
+
+    text = stepper(path)
+    assert "slice 1: waiting: decode: 0/1 ready" in text.out
+
+    stepper.simulator.healthy(stuck)
+    stepper.drive(path)
+    assert_matches_render(new, stepper.live)
+
+
+def test_roles_added_and_removed(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}))
+    added = write_set(tmp_path, stepper.namespace, {"encode": 1, "prefill": 2, "decode": 2})
+    stepper.drive(added)
+    assert_matches_render(model(added), stepper.live)
+
+    removed = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2})
+    history = stepper.drive(removed)
+    rolling = [doc["slices"][0]["rollout"] for doc in history if doc["slices"][0]["phase"] == "rolling"]
+    assert rolling[0]["roles"] == ["prefill", "decode", "encode"]  # the removed role drains to 0
+    assert_matches_render(model(removed), stepper.live)
+
+
+def test_slices_raised_and_lowered(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=1))
+    raised = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=3)
+    stepper.drive(raised)
+    assert_matches_render(model(raised), stepper.live)
+
+    lowered = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=2)
+    history = stepper.drive(lowered)
+    removed = [s for s in history[0]["slices"] if s["phase"] == "removed"]
+    assert [s["slice"] for s in removed] == [2]
+    assert sorted(a["action"].split()[0] for a in removed[0]["actions"]) == ["delete"] * 4
+    assert_matches_render(model(lowered), stepper.live)
+
+
+def test_second_template_change_mid_rollout_runs_three_revisions(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 4, "decode": 2}))
+    second = write_set(tmp_path, stepper.namespace, {"prefill": 4, "decode": 2}, image="img:2")
+    stepper.drive(second, until=lambda doc: doc["slices"][0]["phase"] == "rolling")
+    stepper.simulator.sync(stepper.namespace)
+    assert len(stepper.live.groups()[0]) == 2
+
+    third = write_set(tmp_path, stepper.namespace, {"prefill": 4, "decode": 2}, image="img:3")
+    history = stepper.drive(third, until=lambda doc: True)
+    assert history[0]["slices"][0]["phase"] == "rollout started"
+    assert len(stepper.live.groups()[0]) == 3  # three revisions at once
+    stepper.simulator.sync(stepper.namespace)
+    stepper.drive(third)
+    assert set(stepper.live.groups()[0]) == {model(third).revision}
+    assert_matches_render(model(third), stepper.live)
+
+
+def test_new_revision_never_ready_waits_without_further_surge(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 3}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 3}, image="img:2")
+    revision = model(path).revision
+    stepper.simulator.never_ready(labels={naming.REVISION_LABEL: revision})
+    seen = []
+    for _ in range(8):
+        assert stepper(path).code == EXIT_OK
+        stepper.simulator.sync(stepper.namespace)
+        seen.append(stepper.live.groups()[0][revision])
+    assert seen[-1] == seen[2]  # nothing moves after the first surge
+    assert sum(seen[-1].values()) <= 2  # one surge per role at most
+    doc = stepper(path, "-o", "json").json()
+    assert doc["slices"][0]["phase"] == "waiting" and doc["slices"][0]["actions"] == []
+    assert doc["slices"][0]["waitingFor"] == ["prefill: 0/1 ready", "decode: 0/1 ready"]
+
+
+def test_stale_status_waits(stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}, image="img:2")
+    revision = model(path).revision
+    stepper.drive(path, until=lambda doc: doc["slices"][0]["phase"] == "rolling")  # the first scale-up
+    stepper.simulator.stale(labels={naming.REVISION_LABEL: revision})
+    before = stepper.live.versions()
+    doc = stepper(path, "-o", "json").json()
+    assert doc["slices"][0]["phase"] == "waiting"
+    assert any("status is stale" in reason for reason in doc["slices"][0]["waitingFor"])
+    assert stepper.live.versions() == before
+
+
+def test_all_roles_paused_at_zero(stepper, tmp_path):
+    paused = write_set(tmp_path, stepper.namespace, {"prefill": 0, "decode": 0})
+    history = stepper.drive(paused)
+    assert history[-1]["complete"]
+    assert stepper.live.groups() == {0: {model(paused).revision: {"prefill": 0, "decode": 0}}}
+    assert stepper.live.services() == []  # no pod was ever ready to serve
+    assert_matches_render(model(paused), stepper.live, services=False)
+
+    running = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
+    stepper.drive(running)
+    assert_matches_render(model(running), stepper.live)
+    stepper.drive(paused)  # pausing a running set is a scale to zero, not a rollout
+    assert stepper.live.groups() == {0: {model(paused).revision: {"prefill": 0, "decode": 0}}}
+
+
+def race(clusters: list[Cluster], ds: DisaggregatedSet, namespace: str) -> list:
+    """One pass per cluster client, all started at the same instant: each a Pass or the error."""
+    barrier = threading.Barrier(len(clusters))
+    outcomes: list = [None] * len(clusters)
+
+    def attempt(index: int) -> None:
+        cluster = clusters[index]
+        barrier.wait()
+        try:
+            with cluster.lease(ds.name, namespace) as lease:
+                outcomes[index] = run_pass(cluster, ds, namespace, lease)
+        except (LeaseHeld, PassInterrupted) as err:
+            outcomes[index] = err
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(len(clusters))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_concurrent_steppers_never_act_on_the_same_state(control_plane, stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}, image="img:2")
+    ds = model(path)
+    initial = stepper.live.totals()
+    clusters = [Cluster(str(control_plane.kubeconfig), "admin") for _ in range(2)]
+    refused = 0
+    for _ in range(40):
+        outcomes = race(clusters, ds, stepper.namespace)
+        acted = [o for o in outcomes if isinstance(o, Pass) and o.done]
+        if len(acted) == 2:  # both wrote: then one must have read what the other wrote
+            assert acted[0].snapshot.lws_resource_version != acted[1].snapshot.lws_resource_version
+        for outcome in outcomes:
+            if isinstance(outcome, PassInterrupted):
+                assert isinstance(outcome.error, Conflict)
+        refused += sum(isinstance(o, (LeaseHeld, PassInterrupted)) for o in outcomes)
+        check_invariants(ds, stepper.live, initial)
+        if any(isinstance(o, Pass) and o.complete for o in outcomes):
+            break
+        stepper.simulator.sync(stepper.namespace)
+    for cluster in clusters:
+        cluster.close()
+    assert refused > 0, "the two steppers never overlapped: the test did not exercise the lease"
+    stepper.drive(path)
+    assert_matches_render(ds, stepper.live)
+
+
+def test_lease_held_by_another_stepper_refuses_with_exit_3(control_plane, stepper, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    with Cluster(str(control_plane.kubeconfig), "admin") as other:
+        with other.lease(SET, stepper.namespace, holder="alice@laptop/4242/abc123"):
+            run = stepper(path)
+            assert run.code == EXIT_REFUSED
+            assert "held by alice@laptop/4242/abc123 until" in run.err
+            assert stepper.live.lws("") == []  # nothing was done
+            assert stepper(path, "--dry-run").code == EXIT_OK  # a dry run takes no lease
+        assert stepper(path).code == EXIT_OK  # released on exit
+
+
+def test_expired_lease_is_taken_over(control_plane, stepper, tmp_path, api_client):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    long_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)
+    client.CoordinationV1Api(api_client).create_namespaced_lease(stepper.namespace, {
+        "metadata": {"name": f"kubectl-disagg-{SET}"},
+        "spec": {"holderIdentity": "crashed@host/1/dead00", "leaseDurationSeconds": 30,
+                 "renewTime": format_time(long_ago), "acquireTime": format_time(long_ago)}})
+    assert stepper(path).code == EXIT_OK
+    leases = client.CoordinationV1Api(api_client).list_namespaced_lease(stepper.namespace).items
+    assert leases == []  # taken over, then released
+
+
+def test_write_computed_from_a_stale_read_is_refused_with_409(control_plane, stepper, tmp_path):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
+    ds = model(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 1}))
+    with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
+        result = reconcile(ds, cluster.snapshot(SET, stepper.namespace))
+        (scale, *_) = [a for a in result.actions if isinstance(a, Scale)]
+        cluster.execute(Scale(scale.name, scale.from_replicas, 2, scale.resource_version, 0))  # someone else
+        with pytest.raises(Conflict) as err:
+            cluster.execute(scale)
+    assert str(err.value) == (f"leaderworkerset/{scale.name} changed since it was read (409 Conflict); "
+                              "run the step again")
+    assert stepper.live.groups()[0][ds.revision]["prefill"] == 2
+
+
+def test_foreign_lws_with_colliding_labels_is_left_untouched(stepper, tmp_path, api_client):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    foreign = next(render_set(model(path), stepper.namespace))
+    foreign["metadata"]["name"] = "someone-elses"
+    foreign["metadata"]["labels"][naming.MANAGED_BY_LABEL] = "helm"
+    api = client.CustomObjectsApi(api_client)
+    created = api.create_namespaced_custom_object(*LWS, stepper.namespace, "leaderworkersets", foreign)
+
+    run = stepper(path)
+    assert run.code == EXIT_OK
+    assert "Warning: leaderworkerset/someone-elses carries this set's labels but is managed by helm" in run.err
+    stepper.drive(path)
+    after = api.get_namespaced_custom_object(*LWS, stepper.namespace, "leaderworkersets", "someone-elses")
+    # The simulator writes its status; nobody may touch what it is.
+    assert after["metadata"]["generation"] == created["metadata"]["generation"] == 1
+    assert (after["metadata"]["labels"], after["spec"]) == (created["metadata"]["labels"], created["spec"])
+    assert "annotations" not in after["metadata"]
+    assert_matches_render(model(path), stepper.live)
+
+
+def test_foreign_object_in_the_way_refuses_with_exit_3(stepper, tmp_path, api_client):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    squatter = next(render_set(model(path), stepper.namespace))
+    del squatter["metadata"]["labels"][naming.MANAGED_BY_LABEL]
+    client.CustomObjectsApi(api_client).create_namespaced_custom_object(
+        *LWS, stepper.namespace, "leaderworkersets", squatter)
+    before = stepper.live.versions()
+
+    run = stepper(path)
+    assert run.code == EXIT_REFUSED
+    assert f"slice 0: blocked: leaderworkerset/{squatter['metadata']['name']} exists and is not managed by " \
+           "kubectl-disagg" in run.out
+    assert "refusing to step disaggregatedset/llm" in run.err
+    assert stepper.live.versions() == before  # not even the other role was created
+
+
+def test_unexplainable_state_refuses_with_exit_3(stepper, tmp_path, api_client):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.drive(path)
+    impostor = next(render_set(model(path), stepper.namespace))
+    impostor["metadata"]["name"] = "llm-0-deadbeef-prefill"  # labels say another revision
+    client.CustomObjectsApi(api_client).create_namespaced_custom_object(
+        *LWS, stepper.namespace, "leaderworkersets", impostor)
+    before = stepper.live.versions()
+    run = stepper(path, "-o", "yaml")
+    assert run.code == EXIT_REFUSED
+    assert "should be named" in run.err and "are both slice 0" in run.err
+    assert yaml.safe_load(run.out)["refused"]
+    assert stepper.live.versions() == before
+
+
+def test_dry_run_changes_nothing_and_shows_diffs(stepper, tmp_path, api_client):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2")
+    before = stepper.live.versions()
+
+    run = stepper(path, "--dry-run")
+    assert run.code == EXIT_OK
+    assert "dry run, 4 changes planned, nothing changed" in run.out
+    assert "+    disaggregatedset.x-k8s.io/initial-replicas: \"2\"" in run.out  # the annotate diff
+    assert "image: img:2" in run.out  # the whole object a create would make
+    assert stepper.live.versions() == before
+    assert client.CoordinationV1Api(api_client).list_namespaced_lease(stepper.namespace).items == []
+
+    stepper(path)  # start the rollout for real, then preview a scale
+    stepper.simulator.sync(stepper.namespace)
+    before = stepper.live.versions()
+    doc = stepper(path, "--dry-run", "-o", "json").json()
+    (action, *_) = doc["slices"][0]["actions"]
+    assert action["action"].startswith("scale ")
+    assert "-  replicas: 0\n+  replicas: 1\n" in action["diff"]
+    assert stepper.live.versions() == before
+
+
+def test_until_complete_with_background_simulator(stepper, tmp_path, lws_simulator):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}, slices=2))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}, slices=2, image="img:2")
+    with lws_simulator.running(stepper.namespace, delay=0.1, interval=0.05):
+        run = stepper(path, "--until-complete", "--timeout", "2m")
+    assert run.code == EXIT_OK, run.err
+    assert "disaggregatedset/llm in " in run.out and "rollout complete at revision" in run.out
+    assert "slice 1: waiting:" in run.err  # progress, one line per slice per pass (not a terminal)
+    assert lws_simulator.errors == []
+    assert_matches_render(model(path), stepper.live)
+
+
+def test_until_complete_times_out_when_a_role_never_becomes_ready(stepper, tmp_path, lws_simulator):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image="img:2")
+    lws_simulator.never_ready(naming.lws_name(SET, 0, model(path).revision, "decode"))
+    with lws_simulator.running(stepper.namespace, delay=0, interval=0.05):
+        run = stepper(path, "--until-complete", "--timeout", "3s")
+    assert run.code == EXIT_TIMEOUT
+    assert "timed out after 3s: disaggregatedset/llm" in run.err
+    # Between passes it watches, it does not poll: a handful of passes in three seconds.
+    passes = run.err.count("slice 0:")
+    assert 2 <= passes <= 8, run.err
+
+
+def test_viewer_is_refused_with_a_readable_message(stepper, tmp_path, control_plane):
+    # `viewer` may read, not write, and only in `default`: a set of its own name keeps it apart.
+    name = f"rbac-{stepper.namespace[-6:]}"
+    path = write_set(tmp_path, "default", {"prefill": 1, "decode": 1}, name=name)
+    run = stepper(path, context="viewer")
+    assert run.code == EXIT_ERROR
+    assert run.err.strip() == (f'lease/kubectl-disagg-{name}: forbidden: User "viewer" cannot create resource '
+                               '"leases" in API group "coordination.k8s.io" in the namespace "default"')
+    assert stepper(path, "--dry-run", context="viewer").code == EXIT_OK  # reading is allowed
+
+    other = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    run = stepper(other, "--dry-run", context="viewer")
+    assert run.code == EXIT_ERROR
+    assert 'leaderworkersets in namespace' in run.err and 'forbidden: User "viewer" cannot list' in run.err
+
+
+def test_several_sets_in_one_input_get_one_pass_each(stepper, tmp_path):
+    first = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, name="alpha")
+    second = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, name="beta")
+    both = tmp_path / "both.yaml"
+    both.write_text(first.read_text() + "---\n" + second.read_text())
+    run = stepper(both)
+    assert run.code == EXIT_OK
+    assert run.out.count("2 changes made") == 2
+    assert set(stepper.live.groups("alpha")[0]) == {model(first).revision}
+    assert set(stepper.live.groups("beta")[0]) == {model(second).revision}
+
+
+
+
+def interfere_before_first_scale(monkeypatch, api_client, namespace: str) -> list[str]:
+    """Have "the LWS controller" write status between a pass's read and its first scale."""
+    real_execute = Cluster.execute
+    touched: list[str] = []
+
+    def execute(self, action, namespace_=None):
+        if isinstance(action, Scale) and not touched:
+            touched.append(action.name)
+            client.CustomObjectsApi(api_client).patch_namespaced_custom_object_status(
+                *LWS, namespace, "leaderworkersets", action.name, {"status": {"readyReplicas": 0}},
+                _content_type="application/merge-patch+json")
+        return real_execute(self, action, namespace_)
+
+    monkeypatch.setattr(Cluster, "execute", execute)
+    return touched
+
+
+def test_a_write_that_loses_a_race_fails_the_step_with_exit_1(stepper, tmp_path, monkeypatch, api_client):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2})
+    touched = interfere_before_first_scale(monkeypatch, api_client, stepper.namespace)
+    run = stepper(path)
+    assert run.code == EXIT_ERROR
+    assert run.err.splitlines() == [
+        f"leaderworkerset/{touched[0]} changed since it was read (409 Conflict); run the step again",
+        "no action of this pass was carried out",
+    ]
+    assert _role_totals(stepper.live.groups()[0]) == {"prefill": 1, "decode": 1}
+
+
+def test_until_complete_reads_again_after_losing_a_race(stepper, tmp_path, monkeypatch, api_client, lws_simulator):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image="img:2")
+    touched = interfere_before_first_scale(monkeypatch, api_client, stepper.namespace)
+    with lws_simulator.running(stepper.namespace, delay=0, interval=0.05):
+        run = stepper(path, "--until-complete", "--timeout", "1m")
+    assert run.code == EXIT_OK, run.err
+    assert (f"Warning: leaderworkerset/{touched[0]} changed since it was read (409 Conflict); "
+            "reading the state again") in run.err
+    assert_matches_render(model(path), stepper.live)

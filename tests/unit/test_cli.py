@@ -1,0 +1,143 @@
+"""The command line as people use it: exit codes, stdout/stderr discipline, kubectl habits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from kubectl_disagg.cli import main
+from tests.conftest import EXAMPLES, REPO
+
+
+def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
+    if stdin is not None:
+        import io
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    return exited.value.code, out, err
+
+
+def test_render_yaml(capsys):
+    code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml")], capsys)
+    assert code == 0 and err == ""
+    kinds = [d["kind"] for d in yaml.safe_load_all(out)]
+    assert kinds == ["LeaderWorkerSet", "Service", "LeaderWorkerSet", "Service"]
+
+
+def test_render_json_and_namespace(capsys):
+    code, out, _ = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml"), "-n", "prod", "-o", "json"], capsys)
+    listed = json.loads(out)
+    assert code == 0 and listed["kind"] == "List"
+    assert {item["metadata"]["namespace"] for item in listed["items"]} == {"prod"}
+
+
+def test_render_from_stdin(capsys, monkeypatch):
+    text = (EXAMPLES / "prefill-decode.yaml").read_text()
+    code, out, _ = run(["render", "-f", "-"], capsys, stdin=text, monkeypatch=monkeypatch)
+    assert code == 0 and out.count("kind: LeaderWorkerSet") == 2
+
+
+def test_invalid_input_prints_nothing_on_stdout(capsys, tmp_path):
+    good = (EXAMPLES / "prefill-decode.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good + "---\n" + good.replace("replicas: 2", "replcas: 2").replace("name: decode", "name: Decode"))
+    code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml"), "-f", str(bad)], capsys)
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1  # structure first: the unknown field
+    assert lines[0].startswith(f"{bad}:") and "spec.roles[0].spec.replcas: unknown field" in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("a: [1, 2\n", "invalid YAML"),
+    ("apiVersion: disaggregatedset.x-k8s.io/v2\nkind: DisaggregatedSet\nmetadata: {name: x}\nspec: {roles: []}\n",
+     "apiVersion: Unsupported value"),
+    ("kind: DisaggregatedSet\n", "apiVersion: Unsupported value"),
+    ("just a string\n", "not a Kubernetes object"),
+])
+def test_bad_input_is_one_line_per_error(capsys, tmp_path, content, expected):
+    path = tmp_path / "in.yaml"
+    path.write_text(content)
+    code, out, err = run(["render", "-f", str(path)], capsys)
+    assert code == 1 and out == "" and expected in err and "Traceback" not in err
+
+
+def test_missing_file(capsys):
+    code, out, err = run(["render", "-f", "does-not-exist.yaml"], capsys)
+    assert code == 1 and out == "" and "does-not-exist.yaml: no such file or directory" in err
+
+
+def test_validate_verdicts(capsys):
+    code, out, err = run(["validate", "-f", str(EXAMPLES)], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 4 and all(": valid (revision " in line for line in lines)
+    assert "disaggregatedset/deepseek in inference" in out
+
+
+def test_validate_invalid(capsys, tmp_path):
+    path = tmp_path / "ds.yaml"
+    path.write_text((EXAMPLES / "prefill-decode.yaml").read_text().replace("replicas: 1", "replicas: 0"))
+    code, out, err = run(["validate", "-f", str(path)], capsys)
+    assert code == 1 and out == ""
+    assert err.startswith(f"{path}:") and "spec.roles: Invalid value: replicas must be zero" in err
+
+
+def test_usage_errors_exit_2(capsys):
+    code, _, err = run(["render"], capsys)
+    assert code == 2 and "Missing option '-f'" in err
+
+
+def test_render_and_validate_do_not_import_the_kubernetes_client():
+    script = ("import sys\nfrom kubectl_disagg.cli import main\n"
+              "try:\n    main(['render', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+              "try:\n    main(['validate', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'jinja2', 'urllib3'))\n"
+              "print(loaded, file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", script, str(EXAMPLES)], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0
+    assert result.stderr.strip() == "[]"
+
+
+def test_console_script_module_entry():
+    result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "--version"], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0 and "kubectl-disagg" in result.stdout
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["render", "-f", "a.yaml"], {"filenames": ["a.yaml"], "recursive": False, "namespace": None, "output": "yaml"}),
+    (["render", "--filename=a.yaml", "-fb.yaml", "-R", "-n", "ns", "-ojson"],
+     {"filenames": ["a.yaml", "b.yaml"], "recursive": True, "namespace": "ns", "output": "json"}),
+    (["render", "-f", "-", "--namespace=x", "--output", "yaml"],
+     {"filenames": ["-"], "recursive": False, "namespace": "x", "output": "yaml"}),
+])
+def test_fast_render_arguments(argv, expected):
+    from kubectl_disagg.fastpath import parse_render_args
+    assert parse_render_args(argv) == expected
+
+
+@pytest.mark.parametrize("argv", [
+    ["render"], ["render", "-h"], ["render", "--help"], ["render", "-f"], ["render", "-f", "a", "-o", "xml"],
+    ["render", "-f", "a", "--unknown"], ["render", "-Rf", "a"], ["render", "-f", "a", "-n"],
+    ["render", "-f", "a", "--output="], ["validate", "-f", "a"], [],
+])
+def test_unusual_render_arguments_go_to_click(argv):
+    from kubectl_disagg.fastpath import parse_render_args
+    assert parse_render_args(argv) is None
+
+
+@pytest.mark.parametrize("flags", [[], ["-o", "json"], ["-n", "other", "-R"]])
+def test_fast_path_and_click_render_the_same(capsys, flags):
+    from kubectl_disagg.cli import _run_click
+    argv = ["render", "-f", str(EXAMPLES), *flags]
+    code, fast, _ = run(argv, capsys)
+    assert code == 0
+    assert _run_click(argv) == 0
+    assert capsys.readouterr().out == fast
