@@ -710,10 +710,13 @@ class ControlPlane:
 def main(argv: Sequence[str] | None = None) -> int:
     """Start a control plane, print how to use it, run until Ctrl-C."""
     del argv  # no options yet
+    # A shell starts background jobs with SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: restore it, Ctrl-C (or kill -INT) is how this is meant to stop.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
     with ControlPlane() as cp:
         print(f"# control plane up in {time.monotonic() - started:.1f}s: {cp.server}", file=sys.stderr)
-        print(f"export KUBECONFIG={cp.kubeconfig}")
+        print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)  # a pipe reader waits for this line
         print(f"export PATH={cp.bin_dir}:$PATH  # matching kubectl", file=sys.stderr)
         print(f"# contexts: {', '.join(u.name for u in USERS)} (admin is current)", file=sys.stderr)
         print("# Ctrl-C to stop and delete everything", file=sys.stderr, flush=True)
