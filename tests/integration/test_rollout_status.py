@@ -1,0 +1,118 @@
+"""`rollout status` and the live `rollout plan -f` against the real kube-apiserver."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from kubectl_disagg.cli import main
+from kubectl_disagg.commands.rollout_status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
+from tests.integration.test_rollout_step import Stepper, write_set
+
+
+@pytest.fixture
+def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
+    return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
+
+
+def cli(stepper: Stepper, *argv: str) -> tuple[int, str, str]:
+    stepper.capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--kubeconfig", str(stepper.control_plane.kubeconfig)])
+    out, err = stepper.capsys.readouterr()
+    assert "Traceback" not in err
+    return exited.value.code, out, err
+
+
+def test_status_of_a_deployed_set_is_available(stepper, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2)
+    stepper.drive(path)
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(path), "-o", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["status"]["roleStatuses"] == [
+        {"name": "prefill", "replicas": 4, "readyReplicas": 4, "updatedReplicas": 4},
+        {"name": "decode", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2},
+    ]
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in document["status"]["conditions"]}
+    assert conditions == {"Available": ("True", "AllRolesReady"), "Progressing": ("False", "AllRolesReady")}
+    assert [s["phase"] for s in document["slices"]] == ["steady", "steady"]
+
+
+def test_status_mid_rollout_is_not_available_and_says_why(stepper, tmp_path):
+    old = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2})
+    stepper.drive(old)
+    new = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}, image="img:2")
+    stepper(new)  # the rollout starts: new revision at 0
+    stepper.simulator.sync(stepper.namespace)
+    stepper(new)  # first scale-up: the LWS controller has not seen it yet
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
+    assert code == EXIT_NOT_AVAILABLE
+    assert "Progressing" in out.splitlines()[0]
+    assert "slice 0 waits: prefill: status is stale (observedGeneration 1 < generation 2)" in out
+    assert "stale status: leaderworkerset/llm-0-" in out
+    stepper.simulator.never_ready(labels={"disaggregatedset.x-k8s.io/revision": out.split("revision ")[1][:8]})
+    stepper.simulator.sync(stepper.namespace)
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
+    assert "slice 0 waits: prefill: 0/1 ready" in out and "stale status" not in out
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(new), "-o", "yaml")
+    document = yaml.safe_load(out)
+    (slice0,) = document["slices"]
+    assert slice0["phase"] == "waiting" and len(slice0["revisions"]) == 2
+    assert slice0["rollout"]["position"] == "1/4"
+
+
+def test_status_by_name_reads_the_set_stored_in_the_cluster(stepper, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.control_plane.kubectl("apply", "--server-side", "-f", str(path))
+    code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
+    assert code == EXIT_NOT_AVAILABLE  # nothing deployed yet
+    stepper.drive(path)
+    code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
+    assert code == 0 and "Available" in out.splitlines()[0]
+
+
+def test_status_of_an_unknown_name_is_a_clear_error(stepper):
+    code, out, err = cli(stepper, "rollout", "status", "nope", "-n", stepper.namespace)
+    assert code == 1 and out == ""
+    assert "nope" in err and "not found" in err.lower()
+
+
+def test_watch_returns_once_available(stepper, tmp_path, lws_simulator):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
+    stepper(path)  # LWS created, nothing ready yet
+    with lws_simulator.running(stepper.namespace, delay=0.5):
+        code, out, _ = cli(stepper, "rollout", "status", "-f", str(path), "-w", "--timeout", "60s")
+    assert code == 0
+    assert out.count("disaggregatedset/llm") >= 2  # reported at least once before and once after
+
+
+def test_watch_times_out(stepper, tmp_path, lws_simulator):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper(path)
+    lws_simulator.never_ready(labels={"disaggregatedset.x-k8s.io/role": "decode"})
+    lws_simulator.sync(stepper.namespace)
+    code, _, err = cli(stepper, "rollout", "status", "-f", str(path), "-w", "--timeout", "2s")
+    assert code == EXIT_TIMEOUT and "timed out" in err
+
+
+def test_live_plan_shows_the_remaining_trajectory(stepper, tmp_path):
+    old = write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 1})
+    stepper.drive(old)
+    new = write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 1}, image="img:2")
+    code, out, _ = cli(stepper, "rollout", "plan", "-f", str(new), "-o", "json")
+    assert code == 0
+    whole = json.loads(out)
+    assert whole["steps"][0] == {"old": [3, 1], "new": [0, 0]}
+    assert whole["steps"][-1] == {"old": [0, 0], "new": [3, 1]}
+    for _ in range(2):
+        stepper(new)
+        stepper.simulator.sync(stepper.namespace)
+    code, out, _ = cli(stepper, "rollout", "plan", "-f", str(new), "-o", "json")
+    remaining = json.loads(out)
+    assert len(remaining["steps"]) == len(whole["steps"]) - 1  # one step taken since
+    assert remaining["steps"] == whole["steps"][1:]
+    code, out, _ = cli(stepper, "rollout", "plan", "-f", str(new))
+    assert "slice 0: rolling to revision" in out and "(at step 1 of" in out
