@@ -40,12 +40,15 @@ render: $(VENV)/.installed
 demo: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m kubectl_disagg.testing.demo
 
-## bench: benchmarks whose figures go into BENCHMARKS.md
+## bench: benchmarks whose figures go into BENCHMARKS.md (render runs from a regular install)
 bench: $(VENV)/.installed testenv
-	$(VENV)/bin/python benchmarks/bench_render.py
+	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
+	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
+	.bench-venv/bin/python benchmarks/bench_render.py
 	$(VENV)/bin/python benchmarks/bench_planner.py
+	$(VENV)/bin/python benchmarks/bench_cluster.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis
 
 include hack/testenv.mk

@@ -17,3 +17,13 @@ def parse_duration(text: str) -> float:
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ValueError(f'invalid duration "{text}": use e.g. 30s, 5m, 1h30m')
     return sum(float(number) * _SECONDS[unit] for number, unit in parts)
+
+
+def format_duration(seconds: float) -> str:
+    """Go's spelling of a duration, as kubectl prints it: 1h5m0s, 30m0s, 45s, 1.5s."""
+    if seconds < 60:
+        return f"{seconds:g}s"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes}m{secs}s" if hours else f"{minutes}m{secs}s"

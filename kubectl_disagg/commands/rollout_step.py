@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.durations import format_duration, parse_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import DisaggregatedSet, load_sets
 from kubectl_disagg.output import to_json, to_yaml
@@ -42,19 +43,7 @@ DEFAULT_TIMEOUT = "30m"
 
 # --- durations --------------------------------------------------------------------------------
 
-def format_duration(seconds: float) -> str:
-    """Go's spelling of a duration, as kubectl prints it: 1h5m0s, 30m0s, 45s, 1.5s."""
-    if seconds < 60:
-        return f"{seconds:g}s"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}h{minutes}m{secs}s" if hours else f"{minutes}m{secs}s"
-
-
 def _timeout_option(ctx: click.Context, param: click.Parameter, value: str) -> float:
-    from kubectl_disagg.durations import parse_duration  # shared with `rollout status --timeout`
-
     try:
         seconds = parse_duration(value)
     except ValueError as err:
