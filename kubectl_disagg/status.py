@@ -83,9 +83,10 @@ def conditions(status: SetStatus, now: str) -> list[dict]:
         reason, message = REASON_READY, "every role has all replicas ready at the current revision"
     else:
         reason = REASON_ROLLING
-        message = "; ".join(status.problems or status.waiting_for() or [
+        # Per role, not per slice: a condition message stays one readable line at 100 slices.
+        message = "; ".join(status.problems) or "; ".join(
             f"{r.name}: {r.ready}/{r.desired} ready, {r.updated}/{r.desired} updated"
-            for r in status.roles if not r.available]) or "rolling out"
+            for r in status.roles if not r.available) or "rolling out"
     return [
         _condition(AVAILABLE, status.available, reason, message, now),
         _condition(PROGRESSING, not status.available, reason, message, now),

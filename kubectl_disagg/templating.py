@@ -35,3 +35,19 @@ def table(headers: list[str], rows: list[list[str]], indent: str = "") -> list[s
         cells = [str(cell).ljust(width) for cell, width in zip(row, widths)]
         lines.append((indent + "  ".join(cells)).rstrip())
     return lines
+
+
+def grouped_by_slice(items: list[tuple[int, object]]) -> list[tuple[str, object]]:
+    """Runs of consecutive slices that say the same thing, labelled "slice 3" or "slices 0-99".
+
+    A set of 100 slices rolling in step reads as one line, not a hundred.
+    """
+    groups: list[list] = []
+    for slice_index, value in items:
+        last = groups[-1] if groups else None
+        if last and last[2] == value and last[1] == slice_index - 1:
+            last[1] = slice_index
+        else:
+            groups.append([slice_index, slice_index, value])
+    return [(f"slice {first}" if first == last else f"slices {first}-{last}", value)
+            for first, last, value in groups]

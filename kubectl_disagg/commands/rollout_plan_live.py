@@ -10,6 +10,7 @@ from kubectl_disagg.commands.rollout_plan import PlanInputs
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.planner import Step, StepKind
 from kubectl_disagg.reconcile import SliceReport, reconcile
+from kubectl_disagg.templating import grouped_by_slice
 
 _PHASES = {
     "rollout started": "the next step starts the rollout to revision {revision}",
@@ -30,12 +31,15 @@ def live_plans(sets, namespace, kubeconfig, context) -> list[tuple[str, PlanInpu
         result = reconcile(ds, snapshot)
         if result.problems:
             raise UserError(list(result.problems))
-        plans.extend(_slice_plan(ds, report) for report in result.slices)
+        # Slices in the same place print one plan: 100 slices rolling in step are one table.
+        per_slice = [(report.slice, _slice_plan(ds, report)) for report in result.slices]
+        for slices, (summary, inputs, steps) in grouped_by_slice(per_slice):
+            plans.append((f"disaggregatedset/{ds.name} {slices}: {summary}", inputs, list(steps)))
     return plans
 
 
-def _slice_plan(ds, report: SliceReport) -> tuple[str, PlanInputs, list[Step]]:
-    title = f"disaggregatedset/{ds.name} slice {report.slice}: "
+def _slice_plan(ds, report: SliceReport) -> tuple[str, PlanInputs, tuple[Step, ...]]:
+    title = ""
     if report.roles:
         title += _PHASES.get(report.phase, report.phase).format(
             revision=ds.revision, waiting="; ".join(report.waiting_for))
@@ -43,14 +47,14 @@ def _slice_plan(ds, report: SliceReport) -> tuple[str, PlanInputs, list[Step]]:
             title += f" (at step {report.position[0]} of {report.position[1]})"
         inputs = PlanInputs(report.roles, report.initial_old, report.target, report.configs)
         steps = planner.remaining(report.initial_old, report.old, report.new, report.target, report.configs)
-        return title, inputs, steps
+        return title, inputs, tuple(steps)
     # No rollout: the slice runs (or converges to) one revision; show where it stands.
     current = tuple(report.revisions.get(ds.revision, {}).get(name, 0) for name in ds.role_names)
     title += f"no rollout under way ({report.phase} at revision {ds.revision})"
     zeros = (0,) * len(ds.roles)
     inputs = PlanInputs(ds.role_names, zeros, tuple(r.replicas for r in ds.roles), tuple(
         _start_config(role) for role in ds.roles))
-    return title, inputs, [Step(zeros, current, StepKind.INITIAL)]
+    return title, inputs, (Step(zeros, current, StepKind.INITIAL),)
 
 
 def _start_config(role):

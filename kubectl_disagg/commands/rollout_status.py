@@ -21,6 +21,8 @@ from kubectl_disagg.status import SetStatus, conditions, derive_status, to_docum
 
 EXIT_NOT_AVAILABLE = 3
 EXIT_TIMEOUT = 4
+# Reconcile names a phase by what the next pass does; status describes where the slice is.
+_PHASE_NAMES = {"rollout started": "rollout pending"}
 WATCH_SLICE_SECONDS = 60.0  # re-read at least this often, in case a watch event was missed
 
 
@@ -103,17 +105,28 @@ def _format(reports: list[SetStatus], output: str) -> str:
 
 
 def format_text(status: SetStatus, now: str) -> str:
-    from kubectl_disagg.templating import render_template, table
+    from kubectl_disagg.templating import grouped_by_slice, render_template, table
 
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
     slice_table = table(
         ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
-        [[r.slice, r.phase, _revisions(r.revisions, status.revision), _position(r.position)] for r in status.slices],
+        [[r.slice, _PHASE_NAMES.get(r.phase, r.phase), _revisions(r.revisions, status.revision), _position(r.position)]
+         for r in status.slices],
         indent="  ")
+    waits = grouped_by_slice([(r.slice, r.waiting_for) for r in status.slices if r.waiting_for])
+    # Next actions differ per slice only by name: group them by what they do.
+    next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
+                                     for r in status.slices if r.actions])
     return render_template("status.txt.j2", status=status, conditions=conditions(status, now),
-                           role_table=role_table, slice_table=slice_table)
+                           role_table=role_table, slice_table=slice_table, waits=waits,
+                           next_actions=next_actions)
+
+
+def _unsliced(action, set_name: str, slice_index: int) -> str:
+    """An action in words that are the same for every slice: names lose their "<set>-<slice>-"."""
+    return action.describe().replace(f"/{set_name}-{slice_index}-", "/")
 
 
 def _revisions(revisions, target: str) -> str:

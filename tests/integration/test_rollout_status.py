@@ -51,12 +51,12 @@ def test_status_mid_rollout_is_not_available_and_says_why(stepper, tmp_path):
     code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
     assert code == EXIT_NOT_AVAILABLE
     assert "Progressing" in out.splitlines()[0]
-    assert "slice 0 waits: prefill: status is stale (observedGeneration 1 < generation 2)" in out
+    assert "slice 0 waiting for: prefill: status is stale (observedGeneration 1 < generation 2)" in out
     assert "stale status: leaderworkerset/llm-0-" in out
     stepper.simulator.never_ready(labels={"disaggregatedset.x-k8s.io/revision": out.split("revision ")[1][:8]})
     stepper.simulator.sync(stepper.namespace)
     code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
-    assert "slice 0 waits: prefill: 0/1 ready" in out and "stale status" not in out
+    assert "slice 0 waiting for: prefill: 0/1 ready" in out and "stale status" not in out
     code, out, _ = cli(stepper, "rollout", "status", "-f", str(new), "-o", "yaml")
     document = yaml.safe_load(out)
     (slice0,) = document["slices"]

@@ -67,7 +67,7 @@ def test_waiting_reasons_and_stale_status_are_reported():
     assert any("status is stale" in w for w in status.waiting_for())
     text = format_text(status, NOW)
     assert "stale status: leaderworkerset/" in text
-    assert "slice 0 waits: decode: status is stale" in text
+    assert "slice 0 waiting for: decode: status is stale" in text
 
 
 def test_paused_set_is_available_once_drained():
@@ -99,3 +99,21 @@ def test_durations():
             assert "invalid duration" in str(err)
         else:
             raise AssertionError(bad)
+
+
+def test_slices_saying_the_same_thing_share_a_line():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 2, "decode": 1}, slices=4)
+    cluster.execute(reconcile(ds, cluster.snapshot("llm")).actions)
+    cluster.settle(ready_cap=lambda name, replicas: 0)
+    text = format_text(status_of(ds, cluster), NOW)
+    assert "  slices 0-3 waiting for: prefill: 0/2 ready; decode: 0/1 ready" in text
+    conditions = [line for line in text.splitlines() if line.startswith("  Progressing=True")]
+    assert conditions == ["  Progressing=True (RolloutInProgress): prefill: 0/8 ready, 8/8 updated; "
+                          "decode: 0/4 ready, 4/4 updated"]
+
+
+def test_grouping_keeps_runs_apart():
+    from kubectl_disagg.templating import grouped_by_slice
+    assert grouped_by_slice([(0, "a"), (1, "a"), (2, "b"), (3, "a"), (5, "a")]) == [
+        ("slices 0-1", "a"), ("slice 2", "b"), ("slice 3", "a"), ("slice 5", "a")]
