@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.errors import Problem
+from kubectl_disagg.errors import Problem, UserError
 
 
 def filenames(required: bool = True):
@@ -37,3 +37,30 @@ def cluster(func):
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
+
+
+def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
+    if bool(name) == bool(filenames):
+        raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
+
+
+def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
+    """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
+    from kubectl_disagg.model import load_sets
+
+    loaded = load_sets(filenames, recursive)
+    print_warnings(loaded.warnings)
+    if not loaded.sets:
+        raise UserError(["no DisaggregatedSet found in the input"])
+    return loaded.sets
+
+
+def stored_set(cluster, name: str, namespace: str | None):
+    """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
+    like a file: GitOps users apply the set itself and step or watch it by name."""
+    from kubectl_disagg.loader import Document
+    from kubectl_disagg.model import load_documents
+
+    namespace = namespace or cluster.default_namespace
+    document = Document(cluster.get_set(name, namespace), f"disaggregatedset/{name} in {namespace}", 0, {})
+    return load_documents([document]).sets[0]

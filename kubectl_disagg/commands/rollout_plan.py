@@ -69,7 +69,7 @@ def plan(filenames, recursive, namespace, kubeconfig, context, from_: str | None
         if conflicting:
             raise click.UsageError(f"{', '.join(conflicting)}: with -f, targets, budgets and role names "
                                    "come from the DisaggregatedSet")
-        sets = _load(filenames, recursive)
+        sets = _options.sets_from_files(filenames, recursive)
         if from_ is None:
             from kubectl_disagg.commands.rollout_plan_live import live_plans
 
@@ -84,16 +84,6 @@ def plan(filenames, recursive, namespace, kubeconfig, context, from_: str | None
     computed = [(title, inputs, _trajectory(inputs, steps)) for title, inputs, steps in plans]
     # Written in one piece: a failure above leaves stdout empty.
     click.echo(format_plans(computed, output), nl=False)
-
-
-def _load(filenames, recursive):
-    from kubectl_disagg.model import load_sets
-
-    loaded = load_sets(filenames, recursive)
-    _options.print_warnings(loaded.warnings)
-    if not loaded.sets:
-        raise UserError(["no DisaggregatedSet found in the input"])
-    return loaded.sets
 
 
 def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:

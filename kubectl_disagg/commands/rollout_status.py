@@ -12,9 +12,7 @@ import time
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.loader import Document
-from kubectl_disagg.model import DisaggregatedSet, load_documents, load_sets
+from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_json, to_yaml
 from kubectl_disagg.reconcile import reconcile
 from kubectl_disagg.status import SetStatus, conditions, derive_status, to_document
@@ -48,13 +46,13 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
       3  not Available (without --watch)
       4  --watch timed out before the set became Available
     """
-    if bool(name) == bool(filenames):
-        raise click.UsageError("give either NAME or -f FILE")
+    _options.check_name_or_files(name, filenames)
+    sets = _options.sets_from_files(filenames, recursive) if filenames else None
     from kubectl_disagg.cluster import Cluster  # the client loads only for cluster commands
 
     deadline = _deadline(timeout)
     cluster = Cluster(kubeconfig=kubeconfig, context=context)
-    sets = _sets(cluster, name, filenames, recursive, namespace)
+    sets = sets or [_options.stored_set(cluster, name, namespace)]
     while True:
         reports = [_status(cluster, ds, cluster.namespace_for(namespace, ds)) for ds in sets]
         click.echo(_format([r for r, _ in reports], output), nl=False)
@@ -71,18 +69,6 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
         report, snapshot = pending[0]
         cluster.wait_for_change(report.name, report.namespace, snapshot.lws_resource_version,
                                 timeout=min(remaining or WATCH_SLICE_SECONDS, WATCH_SLICE_SECONDS))
-
-
-def _sets(cluster, name, filenames, recursive, namespace) -> list[DisaggregatedSet]:
-    if filenames:
-        loaded = load_sets(filenames, recursive)
-        _options.print_warnings(loaded.warnings)
-        if not loaded.sets:
-            raise UserError(["no DisaggregatedSet found in the input"])
-        return loaded.sets
-    ns = namespace or cluster.default_namespace
-    document = Document(cluster.get_set(name, ns), f"disaggregatedset/{name} in {ns}", 0, {})
-    return list(load_documents([document]).sets)
 
 
 def _status(cluster, ds: DisaggregatedSet, namespace: str):

@@ -23,7 +23,7 @@ import click
 from kubectl_disagg.commands import _options
 from kubectl_disagg.durations import format_duration, parse_duration
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.model import DisaggregatedSet, load_sets
+from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_json, to_yaml
 from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
 from kubectl_disagg.render import deep_copy
@@ -312,7 +312,8 @@ Exit codes:
      an object not managed by kubectl-disagg is in the way, or another stepper
      holds (or took over) the set's lease
   4  timeout: --until-complete ran out of time (the rollout stays where it is)""")
-@_options.filenames()
+@click.argument("name", required=False)
+@_options.filenames(required=False)
 @_options.namespace
 @_options.cluster
 @click.option("--dry-run", is_flag=True,
@@ -323,10 +324,13 @@ Exit codes:
               help="With --until-complete: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
 @_options.output("text", "yaml", "json", default="text")
 @click.pass_context
-def step(ctx: click.Context, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
+def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool, timeout: float,
          output: str) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
+
+    Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
+    the cluster (applied there by GitOps; no controller acts on it).
 
     A pass takes the set's Lease (coordination.k8s.io, kubectl-disagg-NAME) so that two
     steppers never act at once, reads the set's LeaderWorkerSets and Services, and creates,
@@ -345,20 +349,19 @@ def step(ctx: click.Context, filenames: tuple[str, ...], recursive: bool, namesp
     if dry_run and until_complete:
         raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
                                "nothing, so the rollout would never advance")
-    loaded = load_sets(filenames, recursive)
-    _options.print_warnings(loaded.warnings)
-    if not loaded.sets:
-        raise UserError("no DisaggregatedSet found in the input")
+    _options.check_name_or_files(name, filenames)
+    sets = _options.sets_from_files(filenames, recursive) if filenames else None
 
     from kubectl_disagg.cluster import Cluster
 
     console = Console(output)
     with Cluster(kubeconfig, context) as cluster:
+        sets = sets or [_options.stored_set(cluster, name, namespace)]
         if until_complete:
-            code = _until_complete(cluster, loaded.sets, namespace, timeout, console)
+            code = _until_complete(cluster, sets, namespace, timeout, console)
         else:
             code = max(_one_pass(cluster, ds, cluster.namespace_for(namespace, ds), dry_run, console)
-                       for ds in loaded.sets)
+                       for ds in sets)
     ctx.exit(code)
 
 

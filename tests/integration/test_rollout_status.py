@@ -116,3 +116,20 @@ def test_live_plan_shows_the_remaining_trajectory(stepper, tmp_path):
     assert remaining["steps"] == whole["steps"][1:]
     code, out, _ = cli(stepper, "rollout", "plan", "-f", str(new))
     assert "slice 0: rolling to revision" in out and "(at step 1 of" in out
+
+
+def test_step_and_status_by_name_for_a_set_stored_in_the_cluster(stepper, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.control_plane.kubectl("apply", "--server-side", "-f", str(path))
+    for _ in range(3):
+        code, out, err = cli(stepper, "rollout", "step", "llm", "-n", stepper.namespace)
+        assert code == 0, err
+        stepper.simulator.sync(stepper.namespace)
+    code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
+    assert code == 0 and "Available" in out.splitlines()[0]
+
+
+def test_name_and_file_together_is_a_usage_error(stepper, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    code, out, err = cli(stepper, "rollout", "step", "llm", "-f", str(path))
+    assert code == 2 and out == "" and "either NAME" in err
