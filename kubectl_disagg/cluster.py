@@ -27,16 +27,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
+
 from kubectl_disagg import __version__, naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.render import DEFAULT_NAMESPACE
 from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
 
 if TYPE_CHECKING:
     from kubectl_disagg.model import DisaggregatedSet
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
-DEFAULT_NAMESPACE = "default"
 SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 FIELD_MANAGER = naming.MANAGER
 LEASE_PREFIX = "kubectl-disagg-"
@@ -279,7 +281,14 @@ class Cluster:
         self._api_client.close()
 
     def namespace_for(self, flag: str | None, ds: DisaggregatedSet) -> str:
-        """-n, else the document's namespace, else the context's, else "default"."""
+        """-n, else the document's namespace, else the context's, else "default".
+
+        Like kubectl, -n may not contradict the document: stepping a set into a namespace it
+        does not name would start a second copy of it there.
+        """
+        if flag and ds.namespace and flag != ds.namespace:
+            raise UserError(f'the namespace of disaggregatedset/{ds.name} ("{ds.namespace}") does not match '
+                            f'--namespace "{flag}"; pass --namespace={ds.namespace} or leave it out')
         return flag or ds.namespace or self.default_namespace
 
     # -- reading -----------------------------------------------------------------------------
@@ -529,6 +538,9 @@ def _load_configuration(kubeconfig: str | None, context: str | None):
                                 persist_config=False)
     except config.ConfigException as err:
         raise UserError(f"kubeconfig {path}: {err}") from None
+    except (OSError, yaml.YAMLError, ValueError, TypeError, AttributeError) as err:
+        # A truncated or hand-broken file: the client lets these through as they are.
+        raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(str(err).split())}") from None
     namespace = (active.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE
     return configuration, namespace
 

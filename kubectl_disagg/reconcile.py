@@ -6,6 +6,7 @@ here talks to the cluster, reads the clock or the environment.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
@@ -13,12 +14,13 @@ from typing import Iterable, Mapping
 from kubectl_disagg import naming, planner
 from kubectl_disagg.model import DisaggregatedSet, Role
 from kubectl_disagg.render import leader_worker_set, service
-from kubectl_disagg.rollout_config import RolloutConfig, resolve_config
+from kubectl_disagg.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
 from kubectl_disagg.snapshot import LiveLWS, LiveObject, LiveService, Snapshot
 
 LWS = "LeaderWorkerSet"
 SERVICE = "Service"
-START_CONFIG = RolloutConfig(1, 0)  # removed roles roll with the start values (§6)
+START_CONFIG = RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)  # removed roles roll with these (§6)
+EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's scaler with
 
 
 # --- actions ----------------------------------------------------------------------------------
@@ -196,8 +198,9 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
         actions.extend(_delete(o, slice_index) for o in groups.pop(revision).values())
 
     old_groups = {r: g for r, g in groups.items() if r != ds.revision}
-    spec_roles = set(ds.role_names)
-    old_total = sum(o.replicas for g in old_groups.values() for role, o in g.items() if role in spec_roles)
+    # Every role counts, removed ones too: §4 sums spec roles only, which would leave an old
+    # revision whose roles were all renamed running forever beside the new one.
+    old_total = sum(o.replicas for g in old_groups.values() for o in g.values())
     target_group = groups.get(ds.revision, {})
 
     if old_groups and old_total > 0:
@@ -230,19 +233,25 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
 
     view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
     position = _position(initial_old, current_old, current_new, target, configs)
+    missing = [role for role in ds.roles if role.name not in target_group]
+    if missing:
+        # A rollout start that was cut short (a create failed after the annotations landed):
+        # §4 would wait for these forever; finish the start instead, at 0 like the others.
+        actions.extend(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index)
+                       for role in missing)
+        return SliceReport(slice_index, "rollout started", observed, tuple(actions), (), position, **view)
     waiting = _stability_gate(ds, target_group)
     if waiting:
         return SliceReport(slice_index, "waiting", observed, tuple(actions), tuple(waiting), position, **view)
 
     step = planner.next_step(initial_old, current_old, current_new, target, configs)
     if step is None:
-        if any(current_old):
-            # §5 has no move from here (e.g. replicas lowered below the new revision's count
-            # mid-rollout): say so instead of calling a half-finished rollout complete.
-            reason = ("the planner has no next step while old replicas remain "
-                      f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
-            return SliceReport(slice_index, "stalled", observed, tuple(actions), (reason,), position, **view)
-        return SliceReport(slice_index, "complete", observed, tuple(actions), (), position, **view)
+        # Old replicas remain (that is why this slice is rolling), yet §5 has no move from
+        # here, e.g. replicas lowered below the new revision's count mid-rollout: say so
+        # rather than call a half-finished rollout complete.
+        reason = ("the planner has no next step while old replicas remain "
+                  f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
+        return SliceReport(slice_index, "stalled", observed, tuple(actions), (reason,), position, **view)
 
     for role, new in zip(roles, step.new):
         obj = target_group.get(role)
@@ -284,15 +293,30 @@ def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
         current_old.append(sum(o.replicas for o in olds))
         current_new.append(target_group[name].replicas if name in target_group else 0)
         role: Role | None = next((r for r in ds.roles if r.name == name), None)
-        target.append(role.replicas if role else 0)
+        if role is None:
+            target.append(0)
+        elif role.external:
+            # An autoscaler owns an External role's size: keep the capacity it had.
+            target.append(max(initial_old[-1], EXTERNAL_SEED_REPLICAS))
+        else:
+            target.append(role.replicas)
         configs.append(resolve_config(role.rolling_update, role.replicas) if role else START_CONFIG)
     return roles, initial_old, current_old, current_new, target, configs
 
 
 def _position(initial_old, current_old, current_new, target, configs) -> tuple[int, int] | None:
-    trajectory = planner.plan(initial_old, target, configs)
+    trajectory = _trajectory(tuple(initial_old), tuple(target), tuple(configs))
     index = planner.find_position(trajectory, current_old, current_new)
     return None if index is None else (index, len(trajectory) - 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _trajectory(initial_old: tuple, target: tuple, configs: tuple) -> list:
+    """The whole plan, shared by every slice in the same place (100 slices, one computation)."""
+    try:
+        return planner.plan(initial_old, target, configs)
+    except planner.PlanDidNotConverge:
+        return []  # no position to report; next_step still decides the actual move
 
 
 def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: dict[str, int],
@@ -320,8 +344,9 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions) -> Slic
     for role in ds.roles:
         obj = target_group.get(role.name)
         if obj is None:
-            actions.append(Create(leader_worker_set(ds, role, slice_index, namespace), slice_index))
-        elif obj.replicas != role.replicas:
+            seed = EXTERNAL_SEED_REPLICAS if role.external else None
+            actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=seed), slice_index))
+        elif obj.replicas != role.replicas and not role.external:  # an autoscaler sizes External roles
             actions.append(Scale(obj.name, obj.replicas, role.replicas, obj.resource_version, slice_index))
     waiting = [] if actions else _stability_gate(ds, target_group)
     phase = "steady" if not actions and not waiting else "waiting" if not actions else "converging"

@@ -41,7 +41,13 @@ def leader_worker_set(ds: DisaggregatedSet, role: Role, slice_index: int, namesp
                       replicas: int | None = None) -> dict:
     """The LWS of one role in one slice at the set's current revision."""
     spec = deep_copy(role.spec)
-    spec["replicas"] = role.replicas if replicas is None else replicas
+    if replicas is not None:
+        spec["replicas"] = replicas
+    elif role.external:
+        # An autoscaler owns an External role's size: leave the field to it, as with an HPA.
+        spec.pop("replicas", None)
+    else:
+        spec["replicas"] = role.replicas
     injected = naming.pod_labels(ds.name, slice_index, ds.revision, role.name)
     template = spec["leaderWorkerTemplate"]
     for key in ("workerTemplate", "leaderTemplate"):

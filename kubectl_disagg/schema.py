@@ -72,7 +72,15 @@ CONTAINER = Obj({
     ),
 })
 
+# Only the shape render extends (placement terms are appended to these lists).
+_POD_AFFINITY = Obj({
+    "requiredDuringSchedulingIgnoredDuringExecution": ListOf(MapOf(ANY)),
+    "preferredDuringSchedulingIgnoredDuringExecution": ListOf(MapOf(ANY)),
+})
+AFFINITY = Obj({"nodeAffinity": MapOf(ANY), "podAffinity": _POD_AFFINITY, "podAntiAffinity": _POD_AFFINITY})
+
 POD_SPEC = Obj({
+    "affinity": AFFINITY,
     "containers": ListOf(CONTAINER),
     "initContainers": ListOf(CONTAINER),
     "ephemeralContainers": ListOf(CONTAINER),
@@ -99,7 +107,7 @@ POD_SPEC = Obj({
     "activeDeadlineSeconds": INTEGER,
     "priority": INTEGER,
     **_any_fields(
-        "affinity", "dnsConfig", "hostAliases", "hostnameOverride", "imagePullSecrets", "os",
+        "dnsConfig", "hostAliases", "hostnameOverride", "imagePullSecrets", "os",
         "overhead", "preemptionPolicy", "readinessGates", "resourceClaims", "resources",
         "schedulingGates", "schedulingGroup", "securityContext", "tolerations",
         "topologySpreadConstraints", "volumes",
@@ -206,8 +214,16 @@ def _describe(value: object) -> str:
 Report = Callable[[tuple, str], None]
 
 
+UNKNOWN_FIELD = "unknown field"
+
+
 def check(value: object, schema: object, path: tuple, report: Report) -> None:
-    """Walk `value` against `schema`, calling report(path, message) for each mismatch."""
+    """Walk `value` against `schema`, calling report(path, message) for each mismatch.
+
+    Null means "unset", as the API server reads it, except as an item of a list of objects.
+    """
+    if value is None:
+        return
     if isinstance(schema, Scalar):
         message = _type_error(schema.kind, value)
         if message:
@@ -216,8 +232,6 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
             supported = ", ".join(f'"{v}"' for v in schema.enum)
             report(path, f'Unsupported value: "{value}": supported values: {supported}')
         return
-    if value is None:
-        return  # null means "unset" in Kubernetes manifests
     if isinstance(schema, Obj):
         if not isinstance(value, dict):
             report(path, f"Invalid value: {_describe(value)}: must be an object")
@@ -225,7 +239,7 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
         for key, item in value.items():
             sub = schema.fields.get(key)
             if sub is None:
-                report(path + (key,), "unknown field")
+                report(path + (key,), UNKNOWN_FIELD)
             else:
                 check(item, sub, path + (key,), report)
     elif isinstance(schema, MapOf):
@@ -239,4 +253,7 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
             report(path, f"Invalid value: {_describe(value)}: must be an array")
             return
         for index, item in enumerate(value):
-            check(item, schema.item, path + (index,), report)
+            if item is None and isinstance(schema.item, (Obj, MapOf)):
+                report(path + (index,), "Invalid value: null: must be an object")
+            else:
+                check(item, schema.item, path + (index,), report)

@@ -7,10 +7,14 @@ reconcile and status are pure functions of it, so both are tested without a clus
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from kubectl_disagg import naming
+
+
+_COUNT = re.compile(r"[0-9]+")  # str.isdigit() also takes "²", which int() refuses
 
 
 def _int(value: Any, default: int) -> int:
@@ -72,12 +76,9 @@ class LiveLWS(LiveObject):
 
     @property
     def initial_replicas(self) -> int | None:
+        """The annotation's count; None when absent or not a plain count (then replicas stand in)."""
         raw = self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, "")
-        return int(raw) if raw.isdigit() else None
-
-    @property
-    def stable(self) -> bool:
-        return not self.stale and self.replicas == self.ready
+        return int(raw) if _COUNT.fullmatch(raw) else None
 
 
 @dataclass(frozen=True)

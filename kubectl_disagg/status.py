@@ -53,7 +53,7 @@ class SetStatus:
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
     """Role sums over every slice and revision of our LWS; updated counts the target revision only."""
     ours = [o for o in snapshot.lws if o.managed_by_us(ds.name)]
-    roles = tuple(_role_status(ds, role.name, role.replicas, ours) for role in ds.roles)
+    roles = tuple(_role_status(ds, role.name, _desired(ds, role, ours), ours) for role in ds.roles)
     return SetStatus(
         name=ds.name,
         namespace=snapshot.namespace,
@@ -66,11 +66,19 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
     )
 
 
+def _desired(ds: DisaggregatedSet, role, lws: list[LiveLWS]) -> int:
+    """Replicas per slice × slices; an External role wants what its autoscaler last set."""
+    if not role.external:
+        return role.replicas * ds.slices
+    current = [o.replicas for o in lws if o.identity.role == role.name and o.identity.revision == ds.revision]
+    return sum(current) if current else 1
+
+
 def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLWS]) -> RoleStatus:
     mine = [o for o in lws if o.identity.role == role]
     return RoleStatus(
         name=role,
-        desired=desired * ds.slices,
+        desired=desired,
         replicas=sum(o.status_replicas for o in mine),
         ready=sum(o.ready for o in mine),
         updated=sum(o.updated for o in mine if o.identity.revision == ds.revision),

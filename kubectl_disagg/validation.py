@@ -8,7 +8,9 @@ from kubectl_disagg import naming, schema
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.loader import Document, dotted
 from kubectl_disagg.model import API_VERSION, KIND, PLACEMENT_NONE, SCALING_EXTERNAL
-from kubectl_disagg.rollout_config import IntOrPercentError, scale_int_or_percent
+from kubectl_disagg.rollout_config import (
+    API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent,
+)
 
 MIN_ROLES, MAX_ROLES = 2, 10
 MIN_SLICES, MAX_SLICES = 1, 100
@@ -45,8 +47,9 @@ def validate_document(document: Document) -> tuple[list[Problem], list[Problem]]
     out = _Collector(document)
     data = document.data
     schema.check(data, schema.DISAGGREGATED_SET, (), out.error)
-    if out.errors:
-        # Semantic rules assume the right shapes; type errors first keeps the messages honest.
+    if any(not p.message.startswith(schema.UNKNOWN_FIELD) for p in out.errors):
+        # Semantic rules assume the right shapes: with a wrong type, report the types first.
+        # Unknown fields change no shape, so every other rule still runs alongside them.
         return out.errors, out.warnings
     _check_type_meta(data, out)
     _check_metadata(data.get("metadata"), out)
@@ -55,7 +58,11 @@ def validate_document(document: Document) -> tuple[list[Problem], list[Problem]]
         out.error(("spec",), "Required value")
         return out.errors, out.warnings
     _check_spec(data, spec, out)
-    return out.errors, out.warnings
+    return _in_file_order(out.errors), out.warnings
+
+
+def _in_file_order(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda problem: problem.line)  # stable: same line keeps rule order
 
 
 def _check_type_meta(data: dict, out: _Collector) -> None:
@@ -142,6 +149,9 @@ def _check_role_spec(role: dict, path: tuple, set_spec: dict, out: _Collector) -
     replicas = 1 if replicas is None else replicas
     if not 0 <= replicas <= MAX_REPLICAS:
         out.error(spec_path + ("replicas",), f"Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
+    for key in ("workerTemplate", "leaderTemplate"):
+        if template.get(key):
+            _check_containers(template[key], spec_path + ("leaderWorkerTemplate", key), out)
     size = template.get("size")
     if size is not None and size < 1:
         out.error(spec_path + ("leaderWorkerTemplate", "size"), f"Invalid value: {size}: must be at least 1")
@@ -150,6 +160,17 @@ def _check_role_spec(role: dict, path: tuple, set_spec: dict, out: _Collector) -
     placement_type = (set_spec.get("placementPolicy") or {}).get("type") or PLACEMENT_NONE
     if placement_type != PLACEMENT_NONE:
         _check_exclusive_annotations(role, path, placement_type, out)
+
+
+def _check_containers(pod_template: dict, path: tuple, out: _Collector) -> None:
+    """What the API server requires of a pod, checked here so a step never fails halfway."""
+    containers = (pod_template.get("spec") or {}).get("containers")
+    if not containers:
+        out.error(path + ("spec", "containers"), "Required value: a pod needs at least one container")
+        return
+    for index, container in enumerate(containers):
+        if not container.get("name"):
+            out.error(path + ("spec", "containers", index, "name"), "Required value")
 
 
 def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Collector) -> None:
@@ -163,7 +184,8 @@ def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Co
         out.error(rolling_path + ("partition",), "Forbidden: DisaggregatedSet coordinates rollouts across roles; "
                                                  "partition must not be set")
     scaled = {}
-    for key, default, round_up in (("maxSurge", 0, True), ("maxUnavailable", 1, False)):
+    for key, default, round_up in (("maxSurge", API_DEFAULT_MAX_SURGE, True),
+                                   ("maxUnavailable", API_DEFAULT_MAX_UNAVAILABLE, False)):
         value = rolling.get(key, default)
         try:
             scaled[key] = scale_int_or_percent(value, replicas, round_up)

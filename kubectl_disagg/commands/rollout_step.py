@@ -12,6 +12,7 @@ warnings, progress and errors on stderr.
 from __future__ import annotations
 
 import difflib
+import random
 import shutil
 import sys
 import time
@@ -39,6 +40,7 @@ EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object 
 EXIT_TIMEOUT = 4  # --until-complete ran out of time
 
 DEFAULT_TIMEOUT = "30m"
+CONFLICT_BACKOFF_SECONDS = 0.5
 
 
 # --- durations --------------------------------------------------------------------------------
@@ -66,10 +68,17 @@ class Pass:
     dry_run: bool = False
     refusal: tuple[str, ...] = ()  # why nothing was done; empty when the pass ran
     details: tuple[str | None, ...] = ()  # --dry-run: per planned action, its diff or object
+    patches: tuple[list | None, ...] = ()  # --dry-run: per planned change, its JSON patch
 
     @property
     def complete(self) -> bool:
         return self.reconciliation.complete
+
+    def patch_for(self, action: Action) -> list | None:
+        """--dry-run: the JSON patch of a planned change (None for creates, deletes, real runs)."""
+        if not self.patches:
+            return None
+        return self.patches[self.reconciliation.actions.index(action)]
 
     def shown_actions(self) -> list[tuple[Action, str | None]]:
         """The actions to list with their detail: planned ones in a dry run, else those carried out."""
@@ -98,8 +107,9 @@ def plan_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str) -> Pass:
     snapshot = cluster.snapshot(ds.name, namespace)
     result = reconcile(ds, snapshot)
     details = tuple(action_detail(action, cluster.last_seen) for action in result.actions)
+    patches = tuple(action_patch(action, cluster.last_seen) for action in result.actions)
     return Pass(ds, namespace, snapshot, result, dry_run=True, refusal=tuple(refusal_reasons(result)),
-                details=details)
+                details=details, patches=patches)
 
 
 def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Lease | None = None) -> Pass:
@@ -112,10 +122,10 @@ def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Leas
     refusal = tuple(refusal_reasons(result))
     if refusal:
         return Pass(ds, namespace, snapshot, result, refusal=refusal)
-    if result.actions and lease is not None:
-        lease.renew_if_due()  # so that it outlasts this pass's writes
     done: list[Action] = []
     for action in result.actions:
+        if lease is not None:
+            lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
         try:
             cluster.execute(action, namespace)
         except UserError as err:
@@ -145,8 +155,27 @@ def action_detail(action: Action, live: Mapping[tuple[str, str], Mapping]) -> st
     """What an action does to the object: the whole object for a create, a diff for a change."""
     if isinstance(action, Create):
         return to_yaml(dict(action.object))
-    if not isinstance(action, (Scale, Annotate)):
+    change = _before_after(action, live)
+    if change is None:
         return None  # a delete needs no picture
+    before, after = change
+    subject = f"{action.kind.lower()}/{action.name}"
+    return "".join(difflib.unified_diff(
+        to_yaml(before).splitlines(keepends=True), to_yaml(after).splitlines(keepends=True),
+        f"{subject} (live)", f"{subject} (after this step)"))
+
+
+def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> list | None:
+    """The same change as an RFC 6902 JSON patch, for -o json|yaml readers."""
+    import jsonpatch
+
+    change = _before_after(action, live)
+    return None if change is None else jsonpatch.make_patch(*change).patch
+
+
+def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[dict, dict] | None:
+    if not isinstance(action, (Scale, Annotate)):
+        return None
     before = live.get((action.kind, action.name))
     if before is None:
         return None
@@ -156,10 +185,7 @@ def action_detail(action: Action, live: Mapping[tuple[str, str], Mapping]) -> st
         after.setdefault("spec", {})["replicas"] = action.to_replicas
     else:
         after["metadata"]["annotations"] = {**(after["metadata"].get("annotations") or {}), **action.annotations}
-    subject = f"{action.kind.lower()}/{action.name}"
-    return "".join(difflib.unified_diff(
-        to_yaml(before).splitlines(keepends=True), to_yaml(after).splitlines(keepends=True),
-        f"{subject} (live)", f"{subject} (after this step)"))
+    return before, after
 
 
 def _displayed(obj: Mapping) -> dict:
@@ -213,7 +239,8 @@ def to_document(step: Pass) -> dict:
                     "position": None if report.position is None else f"{report.position[0]}/{report.position[1]}",
                     "stepKind": report.step_kind,
                 }
-        entry["actions"] = [_action_document(action, detail) for action, detail in view["actions"]]
+        entry["actions"] = [_action_document(action, detail, step.patch_for(action))
+                            for action, detail in view["actions"]]
         slices.append(entry)
     return {
         "name": step.ds.name,
@@ -227,13 +254,15 @@ def to_document(step: Pass) -> dict:
     }
 
 
-def _action_document(action: Action, detail: str | None) -> dict:
+def _action_document(action: Action, detail: str | None, patch: list | None = None) -> dict:
     doc: dict[str, Any] = {"action": action.describe(), "kind": action.kind, "name": action.name}
     if detail is not None:  # a dry run: the object a create would make, the diff of a change
         if isinstance(action, Create):
             doc["object"] = dict(action.object)
         else:
             doc["diff"] = detail
+    if patch is not None:
+        doc["patch"] = patch
     return doc
 
 
@@ -428,8 +457,10 @@ def _drive(cluster: Cluster, ds: DisaggregatedSet, namespace: str, deadline: flo
                         console.report(interrupted.partial, only_changed=True)
                     if not isinstance(interrupted.error, Conflict):
                         raise interrupted.user_error() from None
-                    # Status moves under us all the time (the LWS controller writes it): read again.
+                    # Status moves under us all the time (the LWS controller writes it): read
+                    # again, after a short jittered pause so a busy writer is not raced in a loop.
                     console.warn(f"{interrupted.error.what}; reading the state again")
+                    time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
                     continue
                 for warning in result.reconciliation.warnings:
                     console.warn(warning, once=True)

@@ -497,6 +497,7 @@ def test_dry_run_changes_nothing_and_shows_diffs(stepper, tmp_path, api_client):
     (action, *_) = doc["slices"][0]["actions"]
     assert action["action"].startswith("scale ")
     assert "-  replicas: 0\n+  replicas: 1\n" in action["diff"]
+    assert action["patch"] == [{"op": "replace", "path": "/spec/replicas", "value": 1}]
     assert stepper.live.versions() == before
 
 

@@ -50,8 +50,9 @@ def test_invalid_input_prints_nothing_on_stdout(capsys, tmp_path):
     code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml"), "-f", str(bad)], capsys)
     assert code == 1 and out == ""
     lines = err.splitlines()
-    assert len(lines) == 1  # structure first: the unknown field
+    assert len(lines) == 2  # every problem of the file, in file order
     assert lines[0].startswith(f"{bad}:") and "spec.roles[0].spec.replcas: unknown field" in lines[0]
+    assert 'spec.roles[1].name: Invalid value: "Decode"' in lines[1]
     assert "Traceback" not in err
 
 

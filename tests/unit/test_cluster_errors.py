@@ -158,9 +158,10 @@ def test_namespace_comes_from_the_flag_then_the_document_then_the_context(tmp_pa
         assert cluster.default_namespace == "team-a"
         assert cluster.server == "https://127.0.0.1:6443"
         in_document = make_set({"prefill": 1, "decode": 1})  # its document says "serving"
-        assert cluster.namespace_for("flag", in_document) == "flag"
+        assert cluster.namespace_for("serving", in_document) == "serving"
         assert cluster.namespace_for(None, in_document) == "serving"
         assert cluster.namespace_for(None, SimpleNamespace(namespace=None)) == "team-a"  # none in the document
+        assert cluster.namespace_for("flag", SimpleNamespace(namespace=None)) == "flag"
 
 
 def test_in_a_pod_without_kubeconfig_the_service_account_is_used(tmp_path, monkeypatch):
@@ -345,3 +346,28 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
         main(argv)
     out, err = capsys.readouterr()
     return exited.value.code, out, err
+
+
+def test_a_broken_kubeconfig_is_a_readable_error(tmp_path):
+    from kubectl_disagg.cluster import Cluster
+
+    broken = tmp_path / "config"
+    broken.write_text("apiVersion: v1\nclusters: [\n")
+    with pytest.raises(UserError) as caught:
+        Cluster(kubeconfig=str(broken))
+    assert caught.value.lines()[0].startswith(f"kubeconfig {broken}: cannot be read")
+
+
+def test_namespace_flag_may_not_contradict_the_document(tmp_path):
+    from kubectl_disagg.cluster import Cluster
+    from kubectl_disagg.model import load_sets
+    from tests.conftest import EXAMPLES
+
+    (ds,) = load_sets([str(EXAMPLES / "prefill-decode.yaml")]).sets  # namespace: serving
+    cluster = Cluster.__new__(Cluster)
+    cluster.default_namespace = "default"
+    assert cluster.namespace_for(None, ds) == "serving"
+    assert cluster.namespace_for("serving", ds) == "serving"
+    with pytest.raises(UserError) as caught:
+        cluster.namespace_for("other", ds)
+    assert 'does not match --namespace "other"' in caught.value.lines()[0]

@@ -52,7 +52,9 @@ def check_invariants(ds, cluster: MemoryCluster, initial: dict[int, dict[str, in
             # Orphan prevention (§5) may hold one old replica beyond a surge of 0: with
             # maxSurge 0 the bound is target + 1, not target (see test_orphan_prevention_...).
             surge = max(resolve_config(role.rolling_update, role.replicas).surge, 1)
-            ceiling = max(role.replicas + surge, initial.get(slice_index, {}).get(role.name, 0))
+            start = initial.get(slice_index, {}).get(role.name, 0)
+            target = max(start, 1) if role.external else role.replicas  # autoscaled: keep the size
+            ceiling = max(target + surge, start)
             assert total <= ceiling, (slice_index, role.name, groups)
 
 
@@ -354,3 +356,51 @@ def test_a_rollout_the_planner_cannot_finish_is_stalled_not_complete(cluster):
     assert report.phase == "stalled" and not result.complete
     assert "no next step while old replicas remain" in report.waiting_for[0]
     assert report.actions == ()
+
+
+def test_a_rollout_start_cut_short_is_finished_not_waited_on(cluster):
+    drive(make_set({"prefill": 2, "decode": 1}), cluster)
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
+    start = reconcile(new, cluster.snapshot("llm"))
+    cluster.execute(start.actions[:-1])  # the last create never landed
+    cluster.settle()
+    result = reconcile(new, cluster.snapshot("llm"))
+    assert [a.describe() for a in result.actions] == [f"create leaderworkerset/llm-0-{new.revision}-decode with 0 replicas"]
+    drive(new, cluster)
+    assert_matches_render(new, cluster)
+
+
+def test_renaming_every_role_drains_the_old_revision(cluster):
+    drive(make_set({"prefill": 2, "decode": 2}), cluster)
+    renamed = make_set({"prefill-v2": 2, "decode-v2": 2})
+    history = drive(renamed, cluster)
+    assert any(r.slices[0].phase == "rolling" for r in history)
+    assert_matches_render(renamed, cluster)  # nothing of the old revision is left
+
+
+def test_external_roles_are_sized_by_their_autoscaler(cluster):
+    ds = make_set({"prefill": 3, "decode": 1})
+    data_roles = [r._replace(external=True) if r.name == "decode" else r for r in ds.roles]
+    ds = ds._replace(roles=tuple(data_roles))
+    rendered = [o for o in render_set(ds) if o["kind"] == "LeaderWorkerSet"]
+    assert "replicas" not in rendered[1]["spec"] and rendered[0]["spec"]["replicas"] == 3
+    drive(ds, cluster)
+    decode = next(n for n in cluster.lws() if n.endswith("-decode"))
+    assert cluster.lws()[decode]["spec"]["replicas"] == 1  # the controller's seed
+    cluster.lws()[decode]["spec"]["replicas"] = 4  # an HPA scaled it
+    cluster.settle()
+    assert reconcile(ds, cluster.snapshot("llm")).actions == ()  # not scaled back
+    new = ds._replace(revision="f" * 8)
+    history = drive(new, cluster)
+    final = {n.rsplit("-", 1)[-1]: o["spec"]["replicas"] for n, o in cluster.lws().items()}
+    assert final == {"prefill": 3, "decode": 4}  # the rollout kept the autoscaled size
+    assert history[-1].complete
+
+
+def test_a_garbled_initial_replicas_annotation_is_ignored(cluster):
+    drive(make_set({"prefill": 2, "decode": 1}), cluster)
+    for obj in cluster.lws().values():
+        obj["metadata"]["annotations"] = {naming.INITIAL_REPLICAS_ANNOTATION: "²"}
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
+    drive(new, cluster)
+    assert_matches_render(new, cluster)

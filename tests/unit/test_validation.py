@@ -359,13 +359,15 @@ spec:
         workerTemplate: {spec: {containers: [{name: c, image: i}]}}
 """
     errors = errors_of(text)
-    # Unknown fields are reported first (structure), semantic rules once the shape is right.
-    assert errors == ["ds.yaml:10: spec.roles[0].spec.replcas: unknown field"]
-    text = text.replace("replcas", "replicas")
-    errors = errors_of(text)
+    # An unknown field changes no shape: every other rule still runs, and all come in file order.
     assert errors[0] == "ds.yaml:6: spec.slices: Invalid value: 0: must be between 1 and 100"
-    assert errors[1].startswith('ds.yaml:13: spec.roles[1].name: Invalid value: "Decode"')
-    assert len(errors) == 2
+    assert errors[1] == "ds.yaml:10: spec.roles[0].spec.replcas: unknown field"
+    assert errors[2].startswith('ds.yaml:13: spec.roles[1].name: Invalid value: "Decode"')
+    assert len(errors) == 3
+    # A wrong type stops the semantic rules: they would only repeat it in other words.
+    errors = errors_of(text.replace("slices: 0", "slices: many"))
+    assert errors == ['ds.yaml:6: spec.slices: Invalid value: "many": must be an integer',
+                      "ds.yaml:10: spec.roles[0].spec.replcas: unknown field"]
 
 
 def test_errors_from_several_documents_are_all_reported():
@@ -382,3 +384,40 @@ def test_non_objects_and_objects_without_kind():
     assert "not a Kubernetes object" in errors[0]
     assert any("apiVersion: Required value" in e for e in errors)
     assert any("kind: Required value" in e for e in errors)
+
+
+def test_null_means_unset_as_the_api_server_reads_it():
+    doc = base()
+    doc["spec"]["slices"] = None
+    role_spec(doc, 0)["replicas"] = None
+    role_spec(doc, 1)["rolloutStrategy"] = {"type": None}
+    assert errors_of(doc) == []
+
+
+@pytest.mark.parametrize("where", ["containers", "ports"])
+def test_null_items_in_lists_of_objects_are_refused(where):
+    doc = base()
+    container = role_spec(doc, 0)["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"]
+    if where == "containers":
+        container.append(None)
+        path = "workerTemplate.spec.containers[1]"
+    else:
+        container[0]["ports"] = [None]
+        path = "workerTemplate.spec.containers[0].ports[0]"
+    assert f"{path}: Invalid value: null: must be an object" in only_error(doc)
+
+
+def test_affinity_that_placement_extends_must_have_its_shape():
+    doc = base()
+    doc["spec"]["placementPolicy"] = {"type": "ExclusiveSlice", "topology": "zone"}
+    role_spec(doc, 0)["leaderWorkerTemplate"]["workerTemplate"]["spec"]["affinity"] = {"podAffinity": [1]}
+    assert "spec.affinity.podAffinity: Invalid value: array: must be an object" in only_error(doc)
+
+
+def test_a_pod_needs_containers_with_names():
+    doc = base()
+    role_spec(doc, 0)["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"] = []
+    role_spec(doc, 1)["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0].pop("name")
+    errors = errors_of(doc)
+    assert "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers: Required value" in errors[0]
+    assert "spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].name: Required value" in errors[1]
