@@ -23,6 +23,7 @@ from kubectl_disagg.testing.lws_simulator import LWSSimulator
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "prefill-decode.yaml"
+SHOWN_EXAMPLE = "examples/prefill-decode.yaml"  # commands run from the repository, as a reader would
 NEW_IMAGE = "vllm/vllm-openai:v0.11.1"
 
 
@@ -33,7 +34,7 @@ def banner(text: str) -> None:
 def run(argv: list[str], env: dict, check: bool = True) -> int:
     shown = [Path(argv[0]).name, *argv[1:]]
     print(f"$ {shlex.join(shown)}", flush=True)
-    result = subprocess.run(argv, env=env)
+    result = subprocess.run(argv, env=env, cwd=REPO)
     if check and result.returncode != 0:
         raise SystemExit(f"demo: {shown[0]} {shown[1]} exited {result.returncode}")
     return result.returncode
@@ -61,8 +62,8 @@ def main() -> int:
         print(f"server {cp.server}; namespace {namespace}")
 
         banner("render: what the DisaggregatedSet stands for")
-        run([plugin, "validate", "-f", str(EXAMPLE)], env)
-        rendered = subprocess.run([plugin, "render", "-f", str(EXAMPLE)], env=env, capture_output=True,
+        run([plugin, "validate", "-f", SHOWN_EXAMPLE], env)
+        rendered = subprocess.run([plugin, "render", "-f", SHOWN_EXAMPLE], env=env, cwd=REPO, capture_output=True,
                                   text=True, check=True).stdout
         kinds = [(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(rendered)]
         for kind, name in kinds:
@@ -72,10 +73,10 @@ def main() -> int:
             simulator = LWSSimulator(client)
             with simulator.running(namespace, delay=1.0):
                 banner("first deploy: rollout step until every role is ready")
-                run([plugin, "rollout", "step", "-f", str(EXAMPLE), "--until-complete", "--timeout", "2m"], env)
+                run([plugin, "rollout", "step", "-f", SHOWN_EXAMPLE, "--until-complete", "--timeout", "2m"], env)
                 run([kubectl, "get", "leaderworkersets,services", "-n", namespace,
                      "-L", "disaggregatedset.x-k8s.io/revision"], env)
-                run([plugin, "rollout", "status", "-f", str(EXAMPLE)], env)
+                run([plugin, "rollout", "status", "-f", SHOWN_EXAMPLE], env)
 
                 banner(f"template change: image {NEW_IMAGE}")
                 new = changed_example(Path(scratch))
