@@ -38,7 +38,7 @@ render: $(VENV)/.installed
 
 ## demo: render, apply and roll out the bundled example on a local control plane
 demo: $(VENV)/.installed testenv
-	$(VENV)/bin/python -m kubectl_disagg.testing.demo
+	$(VENV)/bin/python -m testenv.demo
 
 ## bench: benchmarks whose figures go into BENCHMARKS.md (render runs from a regular install)
 bench: $(VENV)/.installed testenv

@@ -1,6 +1,6 @@
 """API requests and client time of `rollout step` and of a status read, against a real API server.
 
-Starts a local control plane (kubectl_disagg.testing.controlplane: kube-apiserver + etcd with
+Starts a local control plane (testenv.controlplane: kube-apiserver + etcd with
 the upstream CRDs), then for a small set (1 slice x 2 roles) and a large one (100 slices x 10
 roles = 1,000 LeaderWorkerSets + 1,000 Services):
 
@@ -45,8 +45,8 @@ from kubectl_disagg.loader import parse_stream  # noqa: E402
 from kubectl_disagg.model import DisaggregatedSet, load_documents  # noqa: E402
 from kubectl_disagg.reconcile import Annotate, Create, reconcile  # noqa: E402
 from kubectl_disagg.status import derive_status, to_document  # noqa: E402
-from kubectl_disagg.testing.controlplane import ControlPlane  # noqa: E402
-from kubectl_disagg.testing.lws_simulator import LWSSimulator  # noqa: E402
+from testenv.controlplane import ControlPlane  # noqa: E402
+from testenv.lws_simulator import LWSSimulator  # noqa: E402
 
 SIZES = [("1 slice × 2 roles", 1, 2), ("100 slices × 10 roles", 100, 10)]
 STATUS_READ_TARGET = 1.0  # seconds, client side

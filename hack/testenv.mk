@@ -12,4 +12,4 @@ testenv:
 
 ## cluster: run a local control plane with the CRDs installed until Ctrl-C
 cluster: $(VENV)/.installed testenv
-	$(VENV)/bin/python -m kubectl_disagg.testing.controlplane
+	$(VENV)/bin/python -m testenv.controlplane

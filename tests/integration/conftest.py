@@ -1,5 +1,5 @@
 """Integration tier: tests against a real kube-apiserver + etcd with the
-upstream CRDs installed (see kubectl_disagg/testing/controlplane.py).
+upstream CRDs installed (see testenv/controlplane.py).
 
 Every test collected under this directory carries the ``integration`` marker,
 so ``pytest -m "not integration"`` runs the fast tiers only.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_disagg.testing.controlplane import ControlPlane, crds_dir, ensure_binaries
-from kubectl_disagg.testing.lws_simulator import LWSSimulator
+from testenv.controlplane import ControlPlane, crds_dir, ensure_binaries
+from testenv.lws_simulator import LWSSimulator
 
 HERE = Path(__file__).resolve().parent
 

@@ -18,9 +18,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kubectl_disagg.testing import controlplane
-from kubectl_disagg.testing.controlplane import REQUIRED_CRDS, ControlPlane, ControlPlaneError
-from kubectl_disagg.testing.lws_simulator import LWSSimulator
+from testenv import controlplane
+from testenv.controlplane import REQUIRED_CRDS, ControlPlane, ControlPlaneError
+from testenv.lws_simulator import LWSSimulator
 
 LWS_API = ("leaderworkerset.x-k8s.io", "v1")
 LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1"
@@ -376,7 +376,7 @@ def test_missing_crd_directory_is_named(tmp_path):
 def test_module_entry_point_serves_until_signalled(control_plane, sig, returncode):
     env = {**os.environ, controlplane.ENV_BIN_DIR: str(control_plane.bin_dir)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubectl_disagg.testing.controlplane"],
+        [sys.executable, "-m", "testenv.controlplane"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:

@@ -13,7 +13,7 @@ def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
     # control_plane: the session's (skips or fails like every integration test without the
     # CRDs); the demo starts and stops its own, which must leave nothing behind.
     env_bin = {"KUBECTL_DISAGG_TESTENV_BIN": str(control_plane.bin_dir)}
-    result = subprocess.run([sys.executable, "-m", "kubectl_disagg.testing.demo"], cwd=REPO,
+    result = subprocess.run([sys.executable, "-m", "testenv.demo"], cwd=REPO,
                             env={**os.environ, **env_bin}, capture_output=True, text=True, timeout=400)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.testing.controlplane import ControlPlane
-from kubectl_disagg.testing.lws_simulator import LWSSimulator
+from testenv.controlplane import ControlPlane
+from testenv.lws_simulator import LWSSimulator
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "prefill-decode.yaml"
 SHOWN_EXAMPLE = "examples/prefill-decode.yaml"  # commands run from the repository, as a reader would
 NEW_IMAGE = "vllm/vllm-openai:v0.11.1"

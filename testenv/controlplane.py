@@ -3,7 +3,7 @@
 This is the envtest idea for kubectl-disagg: everything the plugin does against
 a cluster is exercised against the genuine API server, with the genuine
 upstream CRDs (validation, defaulting, status subresource, RBAC). Nothing runs
-controllers, so tests (or :mod:`kubectl_disagg.testing.lws_simulator`) play
+controllers, so tests (or :mod:`testenv.lws_simulator`) play
 the LWS controller by writing LWS status themselves.
 
 Usage::
@@ -12,7 +12,7 @@ Usage::
         cp.kubectl("get", "leaderworkersets", "-A")
         api = cp.api_client("viewer")
 
-or ``python -m kubectl_disagg.testing.controlplane`` for an interactive cluster.
+or ``python -m testenv.controlplane`` for an interactive cluster.
 
 Only the standard library is used to bootstrap the cluster (TLS, tokens,
 readiness, RBAC, CRDs); :meth:`ControlPlane.api_client` hands out a
@@ -56,7 +56,7 @@ __all__ = [
     "main",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO_ROOT / "hack" / "build-testenv.sh"
 BINARIES = ("etcd", "kube-apiserver", "kubectl")
 
@@ -704,7 +704,7 @@ class ControlPlane:
 
 
 # --------------------------------------------------------------------------
-# python -m kubectl_disagg.testing.controlplane
+# python -m testenv.controlplane
 
 
 def main(argv: Sequence[str] | None = None) -> int:
