@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from kubectl_disagg.rollout_config import RolloutConfig
+from kubectl_disagg.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
 
 Vector = tuple[int, ...]
+START_CONFIG = RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)  # removed roles roll with these (§6)
 
 
 class StepKind(StrEnum):
@@ -37,6 +38,29 @@ class Step:
     old: Vector
     new: Vector
     kind: StepKind
+
+
+@dataclass(frozen=True, slots=True)
+class PlanInputs:
+    """Everything the planner needs, per role, in role order."""
+
+    roles: tuple[str, ...]
+    initial_old: Vector
+    target: Vector
+    configs: tuple[RolloutConfig, ...]
+
+
+def role_config(role) -> RolloutConfig:
+    """A role's surge/unavailable budgets (§6), resolved against its own replicas.
+
+    `role` is a model Role, or None for a role that left the spec (it drains with the start values).
+    """
+    return START_CONFIG if role is None else resolve_config(role.rolling_update, role.replicas)
+
+
+def format_position(position: tuple[int, int] | None, *, missing: str | None = None) -> str | None:
+    """A place on a trajectory as people read it: "i/N" (step i of N); `missing` when off it."""
+    return missing if position is None else f"{position[0]}/{position[1]}"
 
 
 class PlanDidNotConverge(RuntimeError):

@@ -9,17 +9,17 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Iterable, Mapping
 
 from kubectl_disagg import naming, planner
 from kubectl_disagg.model import DisaggregatedSet, Role
+from kubectl_disagg.planner import PlanInputs, role_config
 from kubectl_disagg.render import leader_worker_set, service
-from kubectl_disagg.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
 from kubectl_disagg.snapshot import LiveLWS, LiveObject, LiveService, Snapshot
 
 LWS = "LeaderWorkerSet"
 SERVICE = "Service"
-START_CONFIG = RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)  # removed roles roll with these (§6)
 EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's scaler with
 
 
@@ -87,24 +87,40 @@ Action = Create | Scale | Annotate | Delete
 
 # --- results ----------------------------------------------------------------------------------
 
+class Phase(StrEnum):
+    """Where a slice stands, named by what this pass does with it. Only reconcile decides it."""
+
+    STEADY = "steady"  # at the target revision and spec, settled: nothing to do
+    CONVERGING = "converging"  # no rollout: creating or scaling towards the spec
+    ROLLOUT_STARTED = "rollout started"  # this pass starts the rollout (annotations, new LWS at 0)
+    ROLLING = "rolling"  # this pass takes the planner's next step
+    WAITING = "waiting"  # the stability gate holds the next step back
+    COMPLETE = "complete"  # the rollout ended: this pass removes the drained old revision
+    STALLED = "stalled"  # old replicas remain but the planner has no move (reason in waiting_for)
+    BLOCKED = "blocked"  # an object we do not manage holds a name we would create (see `blocked`)
+
+
 @dataclass(frozen=True)
 class SliceReport:
     """What one slice looks like and what this pass does with it."""
 
     slice: int
-    phase: str  # steady | converging | rollout started | rolling | waiting | complete | stalled | blocked
+    phase: Phase
     revisions: Mapping[str, Mapping[str, int]]  # revision → role → replicas, as observed
     actions: tuple[Action, ...] = ()
     waiting_for: tuple[str, ...] = ()
     position: tuple[int, int] | None = None  # (step i, of N) on the planner trajectory
     step_kind: str | None = None
-    # The planner's view of a rollout (per role considered: spec roles, then removed roles).
-    roles: tuple[str, ...] = ()
+    # The planner's view of a rollout (per role considered: spec roles, then removed roles),
+    # and where the live state stands in it.
+    plan: PlanInputs | None = None
     old: tuple[int, ...] = ()
     new: tuple[int, ...] = ()
-    initial_old: tuple[int, ...] = ()
-    target: tuple[int, ...] = ()
-    configs: tuple[RolloutConfig, ...] = ()
+    blocked: tuple[str, ...] = ()  # why this slice (and so the whole set) may not be stepped
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return self.plan.roles if self.plan is not None else ()
 
 
 @dataclass(frozen=True)
@@ -115,10 +131,24 @@ class Reconciliation:
     warnings: tuple[str, ...] = ()
 
     @property
+    def refusal(self) -> tuple[str, ...]:
+        """Why no action of this pass may be taken: an unexplainable state or a blocked slice.
+
+        A blocked slice stops the whole set, not just itself: the set's objects need someone to
+        look at them, and half-stepping a set whose state is in question helps nobody.
+        """
+        return (*self.problems,
+                *(f"slice {report.slice}: {reason}" for report in self.slices for reason in report.blocked))
+
+    @property
+    def may_proceed(self) -> bool:
+        return not self.refusal
+
+    @property
     def complete(self) -> bool:
         """Nothing left to do and nothing to wait for."""
         return not self.problems and not self.actions and all(
-            report.phase in ("steady", "complete") for report in self.slices)
+            report.phase in (Phase.STEADY, Phase.COMPLETE) for report in self.slices)
 
 
 # --- the pass ---------------------------------------------------------------------------------
@@ -206,7 +236,8 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     if old_groups and old_total > 0:
         report = _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions)
     else:
-        report = _steady(ds, namespace, slice_index, target_group, observed, actions)
+        report = _steady(ds, namespace, slice_index, target_group, observed, actions,
+                         rollout_ended=bool(actions))
 
     actions = list(report.actions) + _services(ds, namespace, slice_index, groups, services)
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
@@ -214,12 +245,13 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
         reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
                         "rename or delete it" for a in blocked)
-        return replace(report, phase="blocked", actions=(), waiting_for=reasons)
+        return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons)
     return replace(report, actions=tuple(actions))
 
 
 def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions) -> SliceReport:
     roles, initial_old, current_old, current_new, target, configs = _planner_inputs(ds, old_groups, target_group)
+    view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
     if not target_group:
         # The rollout starts: remember where every old LWS began, add the new revision at 0.
         for group in old_groups.values():
@@ -228,10 +260,9 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
                                         obj.resource_version, slice_index))
         for role in ds.roles:
             actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index))
-        return SliceReport(slice_index, "rollout started", observed, tuple(actions), position=None,
+        return SliceReport(slice_index, Phase.ROLLOUT_STARTED, observed, tuple(actions), position=None,
                            **_planner_view(roles, current_old, current_old, current_new, target, configs))
 
-    view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
     position = _position(initial_old, current_old, current_new, target, configs)
     missing = [role for role in ds.roles if role.name not in target_group]
     if missing:
@@ -239,10 +270,10 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
         # §4 would wait for these forever; finish the start instead, at 0 like the others.
         actions.extend(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index)
                        for role in missing)
-        return SliceReport(slice_index, "rollout started", observed, tuple(actions), (), position, **view)
+        return SliceReport(slice_index, Phase.ROLLOUT_STARTED, observed, tuple(actions), (), position, **view)
     waiting = _stability_gate(ds, target_group)
     if waiting:
-        return SliceReport(slice_index, "waiting", observed, tuple(actions), tuple(waiting), position, **view)
+        return SliceReport(slice_index, Phase.WAITING, observed, tuple(actions), tuple(waiting), position, **view)
 
     step = planner.next_step(initial_old, current_old, current_new, target, configs)
     if step is None:
@@ -251,7 +282,7 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
         # rather than call a half-finished rollout complete.
         reason = ("the planner has no next step while old replicas remain "
                   f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
-        return SliceReport(slice_index, "stalled", observed, tuple(actions), (reason,), position, **view)
+        return SliceReport(slice_index, Phase.STALLED, observed, tuple(actions), (reason,), position, **view)
 
     for role, new in zip(roles, step.new):
         obj = target_group.get(role)
@@ -259,12 +290,12 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
             actions.append(Scale(obj.name, obj.replicas, new, obj.resource_version, slice_index))
     budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
     actions.extend(_drain_old_groups(old_groups, budget, slice_index))
-    return SliceReport(slice_index, "rolling", observed, tuple(actions), (), position, str(step.kind), **view)
+    return SliceReport(slice_index, Phase.ROLLING, observed, tuple(actions), (), position, str(step.kind), **view)
 
 
 def _planner_view(roles, initial_old, current_old, current_new, target, configs) -> dict:
-    return dict(roles=tuple(roles), old=tuple(current_old), new=tuple(current_new),
-                initial_old=tuple(initial_old), target=tuple(target), configs=tuple(configs))
+    return dict(plan=PlanInputs(tuple(roles), tuple(initial_old), tuple(target), tuple(configs)),
+                old=tuple(current_old), new=tuple(current_new))
 
 
 def _stability_gate(ds: DisaggregatedSet, target_group: Mapping[str, LiveLWS]) -> list[str]:
@@ -300,7 +331,7 @@ def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
             target.append(max(initial_old[-1], EXTERNAL_SEED_REPLICAS))
         else:
             target.append(role.replicas)
-        configs.append(resolve_config(role.rolling_update, role.replicas) if role else START_CONFIG)
+        configs.append(role_config(role))
     return roles, initial_old, current_old, current_new, target, configs
 
 
@@ -340,7 +371,13 @@ def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: d
     return actions
 
 
-def _steady(ds, namespace, slice_index, target_group, observed, actions) -> SliceReport:
+def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout_ended: bool) -> SliceReport:
+    """No rollout under way: converge the target revision to the spec.
+
+    `rollout_ended`: this pass removes drained old groups; with nothing else to do and the
+    target settled, that is the last pass of a rollout, reported as complete.
+    """
+    removals = len(actions)
     for role in ds.roles:
         obj = target_group.get(role.name)
         if obj is None:
@@ -348,9 +385,15 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions) -> Slic
             actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=seed), slice_index))
         elif obj.replicas != role.replicas and not role.external:  # an autoscaler sizes External roles
             actions.append(Scale(obj.name, obj.replicas, role.replicas, obj.resource_version, slice_index))
-    waiting = [] if actions else _stability_gate(ds, target_group)
-    phase = "steady" if not actions and not waiting else "waiting" if not actions else "converging"
-    return SliceReport(slice_index, phase, observed, tuple(actions), tuple(waiting))
+    gate = [] if len(actions) > removals else _stability_gate(ds, target_group)
+    if len(actions) > removals or (rollout_ended and gate):
+        phase = Phase.CONVERGING
+    elif rollout_ended:
+        phase = Phase.COMPLETE
+    else:
+        phase = Phase.WAITING if gate else Phase.STEADY
+    waiting = () if actions else tuple(gate)
+    return SliceReport(slice_index, phase, observed, tuple(actions), waiting)
 
 
 def _services(ds: DisaggregatedSet, namespace: str, slice_index: int,

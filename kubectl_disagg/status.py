@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubectl_disagg.model import DisaggregatedSet
+from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import Reconciliation, SliceReport
 from kubectl_disagg.snapshot import LiveLWS, Snapshot
 
@@ -47,7 +48,7 @@ class SetStatus:
         return not self.problems and all(role.available for role in self.roles)
 
     def waiting_for(self) -> list[str]:
-        return [f"slice {r.slice}: {reason}" for r in self.slices for reason in r.waiting_for]
+        return [f"slice {r.slice}: {reason}" for r in self.slices for reason in (*r.waiting_for, *r.blocked)]
 
 
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
@@ -131,7 +132,7 @@ def _slice_document(report: SliceReport) -> dict:
         "slice": report.slice,
         "phase": report.phase,
         "revisions": [{"revision": rev, "replicas": dict(roles)} for rev, roles in report.revisions.items()],
-        "waitingFor": list(report.waiting_for),
+        "waitingFor": [*report.waiting_for, *report.blocked],
         "nextActions": [action.describe() for action in report.actions],
     }
     if report.roles:
@@ -139,6 +140,6 @@ def _slice_document(report: SliceReport) -> dict:
             "roles": list(report.roles),
             "old": list(report.old),
             "new": list(report.new),
-            "position": None if report.position is None else f"{report.position[0]}/{report.position[1]}",
+            "position": format_position(report.position),
         }
     return doc

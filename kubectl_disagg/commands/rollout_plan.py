@@ -11,30 +11,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import click
 import yaml
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.planner import PlanDidNotConverge, Step
+from kubectl_disagg.planner import PlanDidNotConverge, PlanInputs, Step, role_config
 from kubectl_disagg.planner import plan as plan_rollout
 from kubectl_disagg.rollout_config import RolloutConfig
 
 # A DisaggregatedSet has 2..10 roles; one role is still a meaningful plan to look at.
 MAX_ROLES = 10
 _COUNT = re.compile(r"[0-9]+")
-
-
-@dataclass(frozen=True)
-class PlanInputs:
-    """Everything the planner needs, per role, in role order."""
-
-    roles: tuple[str, ...]
-    initial_old: tuple[int, ...]
-    target: tuple[int, ...]
-    configs: tuple[RolloutConfig, ...]
 
 
 @click.command()
@@ -135,8 +124,6 @@ def inputs_from_flags(
 
 def inputs_from_set(ds, from_: str) -> PlanInputs:
     """Planner inputs from a DisaggregatedSet: targets and budgets per role, --from as given."""
-    from kubectl_disagg.rollout_config import resolve_config
-
     problems: list[str] = []
     initial_old = _counts("--from", from_, problems)
     if initial_old is not None and len(initial_old) != len(ds.roles):
@@ -148,7 +135,7 @@ def inputs_from_set(ds, from_: str) -> PlanInputs:
         roles=ds.role_names,
         initial_old=initial_old,
         target=tuple(role.replicas for role in ds.roles),
-        configs=tuple(resolve_config(role.rolling_update, role.replicas) for role in ds.roles),
+        configs=tuple(role_config(role) for role in ds.roles),
     )
 
 

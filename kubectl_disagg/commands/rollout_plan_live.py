@@ -6,9 +6,8 @@ Kept apart from rollout_plan.py so the offline plan never loads the Kubernetes c
 from __future__ import annotations
 
 from kubectl_disagg import planner
-from kubectl_disagg.commands.rollout_plan import PlanInputs
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.planner import Step, StepKind
+from kubectl_disagg.planner import PlanInputs, Step, StepKind, role_config
 from kubectl_disagg.reconcile import SliceReport, reconcile
 from kubectl_disagg.templating import grouped_by_slice
 
@@ -45,19 +44,13 @@ def _slice_plan(ds, report: SliceReport) -> tuple[str, PlanInputs, tuple[Step, .
             revision=ds.revision, waiting="; ".join(report.waiting_for))
         if report.position is not None:
             title += f" (at step {report.position[0]} of {report.position[1]})"
-        inputs = PlanInputs(report.roles, report.initial_old, report.target, report.configs)
-        steps = planner.remaining(report.initial_old, report.old, report.new, report.target, report.configs)
+        inputs = report.plan
+        steps = planner.remaining(inputs.initial_old, report.old, report.new, inputs.target, inputs.configs)
         return title, inputs, tuple(steps)
     # No rollout: the slice runs (or converges to) one revision; show where it stands.
     current = tuple(report.revisions.get(ds.revision, {}).get(name, 0) for name in ds.role_names)
     title += f"no rollout under way ({report.phase} at revision {ds.revision})"
     zeros = (0,) * len(ds.roles)
-    inputs = PlanInputs(ds.role_names, zeros, tuple(r.replicas for r in ds.roles), tuple(
-        _start_config(role) for role in ds.roles))
+    inputs = PlanInputs(ds.role_names, zeros, tuple(r.replicas for r in ds.roles),
+                        tuple(role_config(role) for role in ds.roles))
     return title, inputs, (Step(zeros, current, StepKind.INITIAL),)
-
-
-def _start_config(role):
-    from kubectl_disagg.rollout_config import resolve_config
-
-    return resolve_config(role.rolling_update, role.replicas)

@@ -14,6 +14,7 @@ import click
 from kubectl_disagg.commands import _options
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_json, to_yaml
+from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import reconcile
 from kubectl_disagg.status import SetStatus, conditions, derive_status, to_document
 
@@ -101,7 +102,8 @@ def format_text(status: SetStatus, now: str) -> str:
         [[r.slice, _PHASE_NAMES.get(r.phase, r.phase), _revisions(r.revisions, status.revision), _position(r.position)]
          for r in status.slices],
         indent="  ")
-    waits = grouped_by_slice([(r.slice, r.waiting_for) for r in status.slices if r.waiting_for])
+    waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices
+                              if r.waiting_for or r.blocked])
     # Next actions differ per slice only by name: group them by what they do.
     next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
                                      for r in status.slices if r.actions])
@@ -125,7 +127,7 @@ def _revisions(revisions, target: str) -> str:
 
 
 def _position(position) -> str:
-    return "-" if position is None else f"{position[0]}/{position[1]}"
+    return format_position(position, missing="-")
 
 
 def _deadline(timeout: str) -> float | None:

@@ -27,6 +27,7 @@ from kubectl_disagg.durations import format_duration, parse_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_json, to_yaml
+from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.snapshot import Snapshot
@@ -94,26 +95,13 @@ class Pass:
         return [(action, None) for action in self.done]
 
 
-def refusal_reasons(result: Reconciliation) -> list[str]:
-    """Why no action of this pass may be taken: an unexplainable state or a blocked slice.
-
-    A blocked slice stops the whole set, not just itself: the set's objects need someone to
-    look at them, and half-stepping a set whose state is in question helps nobody.
-    """
-    reasons = list(result.problems)
-    for report in result.slices:
-        if report.phase == "blocked":
-            reasons.extend(f"slice {report.slice}: {reason}" for reason in report.waiting_for)
-    return reasons
-
-
 def plan_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A dry run: read and reconcile, change nothing, not even the Lease."""
     snapshot = cluster.snapshot(ds.name, namespace)
     result = reconcile(ds, snapshot)
     details = tuple(action_detail(action, cluster.last_seen) for action in result.actions)
     patches = tuple(action_patch(action, cluster.last_seen) for action in result.actions)
-    return Pass(ds, namespace, snapshot, result, dry_run=True, refusal=tuple(refusal_reasons(result)),
+    return Pass(ds, namespace, snapshot, result, dry_run=True, refusal=result.refusal,
                 details=details, patches=patches)
 
 
@@ -124,9 +112,8 @@ def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Leas
     """
     snapshot = cluster.snapshot(ds.name, namespace)
     result = reconcile(ds, snapshot)
-    refusal = tuple(refusal_reasons(result))
-    if refusal:
-        return Pass(ds, namespace, snapshot, result, refusal=refusal)
+    if not result.may_proceed:
+        return Pass(ds, namespace, snapshot, result, refusal=result.refusal)
     done: list[Action] = []
     for action in result.actions:
         if lease is not None:
@@ -237,11 +224,11 @@ def to_document(step: Pass) -> dict:
         entry: dict[str, Any] = {"slice": view["slice"], "phase": report.phase if report else "removed"}
         if report is not None:
             entry["revisions"] = {rev: dict(roles) for rev, roles in report.revisions.items()}
-            entry["waitingFor"] = list(report.waiting_for)
+            entry["waitingFor"] = [*report.waiting_for, *report.blocked]
             if report.roles:
                 entry["rollout"] = {
                     "roles": list(report.roles), "old": list(report.old), "new": list(report.new),
-                    "position": None if report.position is None else f"{report.position[0]}/{report.position[1]}",
+                    "position": format_position(report.position),
                     "stepKind": report.step_kind,
                 }
         entry["actions"] = [_action_document(action, detail, step.patch_for(action))

@@ -22,10 +22,10 @@ from kubectl_disagg.cluster import (
 )
 from kubectl_disagg.commands.rollout_step import (
     EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, Pass, action_detail, format_duration,
-    format_text, refusal_reasons, to_document,
+    format_text, to_document,
 )
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.reconcile import Delete, Reconciliation, SliceReport, reconcile
+from kubectl_disagg.reconcile import Delete, Phase, Reconciliation, SliceReport, reconcile
 from tests.conftest import EXAMPLES
 from tests.memory_cluster import MemoryCluster
 from tests.unit.test_reconcile import make_set
@@ -270,7 +270,7 @@ def a_pass(ds, cluster: MemoryCluster, dry_run=False) -> Pass:
     details = tuple(action_detail(a, {(o["kind"], o["metadata"]["name"]): o for o in cluster.objects.values()})
                     for a in result.actions) if dry_run else ()
     return Pass(ds, "serving", snapshot, result, done=() if dry_run else result.actions, dry_run=dry_run,
-                refusal=tuple(refusal_reasons(result)), details=details)
+                refusal=result.refusal, details=details)
 
 
 def test_waiting_slice_says_what_it_waits_for():
@@ -320,10 +320,10 @@ def test_dry_run_shows_diffs_and_objects():
 
 
 def test_blocked_slice_refuses_the_whole_set():
-    report = SliceReport(1, "blocked", {}, waiting_for=("service/x exists and is not managed by kubectl-disagg",))
-    result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, "steady", {}), report))
-    assert refusal_reasons(result) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
-    assert refusal_reasons(Reconciliation((), (), problems=("bad",))) == ["bad"]
+    report = SliceReport(1, Phase.BLOCKED, {}, blocked=("service/x exists and is not managed by kubectl-disagg",))
+    result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, Phase.STEADY, {}), report))
+    assert list(result.refusal) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
+    assert list(Reconciliation((), (), problems=("bad",)).refusal) == ["bad"]
 
 
 # --- helpers --------------------------------------------------------------------------------------

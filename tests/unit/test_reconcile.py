@@ -254,7 +254,7 @@ def test_foreign_objects_with_colliding_labels_are_left_alone(cluster):
     assert any("left untouched" in w for w in result.warnings)
     assert result.slices[0].phase == "blocked"
     assert result.actions == ()
-    assert "not managed by kubectl-disagg" in result.slices[0].waiting_for[0]
+    assert "not managed by kubectl-disagg" in result.slices[0].blocked[0]
 
 
 def test_foreign_object_of_another_name_is_ignored(cluster):
@@ -404,3 +404,13 @@ def test_a_garbled_initial_replicas_annotation_is_ignored(cluster):
     new = make_set({"prefill": 2, "decode": 1}, image="img:2")
     drive(new, cluster)
     assert_matches_render(new, cluster)
+
+
+def test_the_pass_that_removes_the_drained_revision_reports_the_rollout_complete(cluster):
+    old = make_set({"prefill": 2, "decode": 1})
+    drive(old, cluster)
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
+    phases = [r.slices[0].phase for r in drive(new, cluster)]
+    assert phases[0] == "rollout started" and phases[-1] == "steady"
+    assert phases[-2] == "complete"  # the old revision's groups go; nothing else is left to do
+    assert "complete" not in phases[:-2]

@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.commands.rollout_plan import PlanInputs, inputs_from_flags, inputs_from_set
+from kubectl_disagg.commands.rollout_plan import inputs_from_flags, inputs_from_set
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.planner import PlanInputs
 from kubectl_disagg.rollout_config import RolloutConfig
 from tests.conftest import EXAMPLES
 
