@@ -24,7 +24,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -32,11 +32,8 @@ import yaml
 from kubectl_disagg import __version__, naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.render import DEFAULT_NAMESPACE
+from kubectl_disagg.model import DEFAULT_NAMESPACE
 from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
-
-if TYPE_CHECKING:
-    from kubectl_disagg.model import DisaggregatedSet
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -279,17 +276,6 @@ class Cluster:
 
     def close(self) -> None:
         self._api_client.close()
-
-    def namespace_for(self, flag: str | None, ds: DisaggregatedSet) -> str:
-        """-n, else the document's namespace, else the context's, else "default".
-
-        Like kubectl, -n may not contradict the document: stepping a set into a namespace it
-        does not name would start a second copy of it there.
-        """
-        if flag and ds.namespace and flag != ds.namespace:
-            raise UserError(f'the namespace of disaggregatedset/{ds.name} ("{ds.namespace}") does not match '
-                            f'--namespace "{flag}"; pass --namespace={ds.namespace} or leave it out')
-        return flag or ds.namespace or self.default_namespace
 
     # -- reading -----------------------------------------------------------------------------
 

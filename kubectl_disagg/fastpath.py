@@ -48,11 +48,16 @@ def parse_render_args(args: list[str]) -> dict | None:
 
 def render_to_stdout(request: dict) -> None:
     """Load, validate, render and write in one piece: on any error stdout stays empty."""
-    from kubectl_disagg.model import DisaggregatedSet, load_sets
+    from kubectl_disagg.errors import UserError
+    from kubectl_disagg.load import load_sets
+    from kubectl_disagg.model import DisaggregatedSet, namespace_conflict
     from kubectl_disagg.output import format_objects
     from kubectl_disagg.render import render_set
 
     loaded = load_sets(request["filenames"], request["recursive"])
+    conflicts = [namespace_conflict(ds, request["namespace"]) for ds in loaded.sets]
+    if any(conflicts):
+        raise UserError([problem for problem in conflicts if problem])
     objects: list = []
     for item in loaded.items:
         if isinstance(item, DisaggregatedSet):

@@ -1,22 +1,23 @@
 """The DisaggregatedSet model: typed, immutable, defaulted in one place (spec §1).
 
-`load_sets` reads manifests, validates every DisaggregatedSet in them (all problems at once)
-and returns the sets in input order, with the other documents alongside for pass-through.
+Built from documents that `validation` has passed (`load.py` does both); the namespace a set
+is acted on in follows one rule for every command (`namespace_for`).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from kubectl_disagg import naming
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.loader import Document, read_documents
+from kubectl_disagg.loader import Document
 
 GROUP = "disaggregatedset.x-k8s.io"
 API_VERSION = f"{GROUP}/v1"
 KIND = "DisaggregatedSet"
 
+DEFAULT_NAMESPACE = "default"
 PLACEMENT_NONE = "None"
 SCALING_EXTERNAL = "External"
 
@@ -156,48 +157,24 @@ def _build_role(raw: Mapping[str, object]) -> Role:
     )
 
 
-class LoadResult(namedtuple("LoadResult", "items warnings")):
-    """What the inputs held: sets and other documents in input order, plus warnings."""
+# --- where a set lives ----------------------------------------------------------------------
 
-    __slots__ = ()
+def namespace_conflict(ds: DisaggregatedSet, flag: str | None) -> Problem | None:
+    """kubectl's rule: -n may not contradict the namespace a document names.
 
-    @property
-    def sets(self) -> list[DisaggregatedSet]:
-        return [item for item in self.items if isinstance(item, DisaggregatedSet)]
-
-
-def load_documents(documents: Iterable[Document]) -> LoadResult:
-    from kubectl_disagg.validation import validate_document  # validation imports this module
-
-    items: list[DisaggregatedSet | Document] = []
-    problems: list[Problem] = []
-    warnings: list[Problem] = []
-    for document in documents:
-        if not is_disaggregated_set(document.data):
-            problems.extend(_check_passthrough(document))
-            items.append(document)
-            continue
-        errors, notes = validate_document(document)
-        problems.extend(errors)
-        warnings.extend(notes)
-        if not errors:
-            items.append(build_set(document))
-    if problems:
-        raise UserError(problems)
-    return LoadResult(tuple(items), tuple(warnings))
+    Rendering or stepping a set into a namespace it does not name would start a second copy
+    of it there; the document is the truth, -n only fills in where it says nothing.
+    """
+    if not flag or not ds.namespace or flag == ds.namespace:
+        return None
+    return Problem(ds.source.file, ds.source.line(("metadata", "namespace")), "metadata.namespace",
+                   f'disaggregatedset/{ds.name} is in namespace "{ds.namespace}", which does not match '
+                   f'--namespace "{flag}"; pass --namespace={ds.namespace} or leave it out')
 
 
-def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
-    return load_documents(read_documents(paths, recursive))
-
-
-def _check_passthrough(document: Document) -> list[Problem]:
-    """Other documents pass through render, but only if they are Kubernetes objects at all."""
-    data = document.data
-    if not isinstance(data, dict):
-        return [Problem(document.file, document.line(()), "", "document is not a Kubernetes object (a mapping)")]
-    problems = []
-    for key in ("apiVersion", "kind"):
-        if not isinstance(data.get(key), str) or not data.get(key):
-            problems.append(Problem(document.file, document.line((key,)), key, "Required value: a Kubernetes object needs it"))
-    return problems
+def namespace_for(ds: DisaggregatedSet, flag: str | None, fallback: str = DEFAULT_NAMESPACE) -> str:
+    """The document's namespace, else -n, else `fallback` (the kubeconfig context's, or "default")."""
+    conflict = namespace_conflict(ds, flag)
+    if conflict is not None:
+        raise UserError([conflict])
+    return ds.namespace or flag or fallback

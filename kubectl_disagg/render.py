@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kubectl_disagg import naming
-from kubectl_disagg.model import DisaggregatedSet, Role
+from kubectl_disagg.model import DisaggregatedSet, Role, namespace_for
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
-DEFAULT_NAMESPACE = "default"
 EXCLUSIVE_TOPOLOGY = "ExclusiveTopology"
 
 
@@ -23,14 +22,12 @@ def deep_copy(value: object) -> object:
     return value
 
 
-def namespace_of(ds: DisaggregatedSet, override: str | None = None) -> str:
-    """`-n` wins, then the document's namespace, then "default"."""
-    return override or ds.namespace or DEFAULT_NAMESPACE
-
-
 def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[dict]:
-    """Every object of the steady state, ordered by slice, then role, LWS before its Service."""
-    namespace = namespace_of(ds, namespace)
+    """Every object of the steady state, ordered by slice, then role, LWS before its Service.
+
+    `namespace` is -n: it fills in a document without one and may not contradict one that has it.
+    """
+    namespace = namespace_for(ds, namespace)
     for slice_index in range(ds.slices):
         for role in ds.roles:
             yield leader_worker_set(ds, role, slice_index, namespace)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubectl_disagg.model import DisaggregatedSet
+from kubectl_disagg.model import API_VERSION, KIND, DisaggregatedSet
 from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import Reconciliation, SliceReport
 from kubectl_disagg.snapshot import LiveLWS, Snapshot
@@ -110,8 +110,8 @@ def _condition(kind: str, value: bool, reason: str, message: str, now: str) -> d
 def to_document(status: SetStatus, now: str) -> dict:
     """The `-o yaml|json` shape: DisaggregatedSetStatus under `status`, our detail under `slices`."""
     return {
-        "apiVersion": "disaggregatedset.x-k8s.io/v1",
-        "kind": "DisaggregatedSet",
+        "apiVersion": API_VERSION,
+        "kind": KIND,
         "metadata": {"name": status.name, "namespace": status.namespace},
         "status": {
             "roleStatuses": [

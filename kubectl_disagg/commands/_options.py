@@ -19,12 +19,36 @@ def filenames(required: bool = True):
 
 def namespace(func):
     return click.option("-n", "--namespace", default=None,
-                        help="Namespace (default: the document's, else the context's, else default).")(func)
+                        help="Namespace of documents that name none (default: the context's, else default); "
+                             "it may not contradict a document's own.")(func)
 
 
 def output(*choices: str, default: str):
     return click.option("-o", "--output", type=click.Choice(choices), default=default, show_default=True,
                         help="Output format.")
+
+
+class Duration(click.ParamType):
+    """kubectl's durations (30s, 5m, 1h30m, plain seconds) as seconds; 0 means no limit (None)."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx) -> float | None:
+        if value is None or isinstance(value, (int, float)):
+            return value or None
+        from kubectl_disagg.durations import parse_duration
+
+        try:
+            seconds = parse_duration(value)
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
+        return seconds or None
+
+
+def timeout(default: str, help: str):
+    """--timeout DURATION; the command receives seconds, or None for no limit (0)."""
+    return click.option("--timeout", type=Duration(), default=default, show_default=True, metavar="DURATION",
+                        help=help)
 
 
 def cluster(func):
@@ -46,7 +70,7 @@ def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
 
 def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
     """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
-    from kubectl_disagg.model import load_sets
+    from kubectl_disagg.load import load_sets
 
     loaded = load_sets(filenames, recursive)
     print_warnings(loaded.warnings)
@@ -59,7 +83,7 @@ def stored_set(cluster, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
     from kubectl_disagg.loader import Document
-    from kubectl_disagg.model import load_documents
+    from kubectl_disagg.load import load_documents
 
     namespace = namespace or cluster.default_namespace
     document = Document(cluster.get_set(name, namespace), f"disaggregatedset/{name} in {namespace}", 0, {})

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 
 import click
-import yaml
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.output import to_json, to_yaml
 from kubectl_disagg.planner import PlanDidNotConverge, PlanInputs, Step, role_config
 from kubectl_disagg.planner import plan as plan_rollout
 from kubectl_disagg.rollout_config import RolloutConfig
@@ -196,20 +196,15 @@ def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]],
         return format_plan(inputs, steps, output)
     if output == "table":
         return "\n".join(f"{title}\n{format_table(inputs, steps)}" for title, inputs, steps in plans)
-    documents = [{"title": title, **_document(inputs, steps)} for title, inputs, steps in plans]
-    if output == "json":
-        return json.dumps({"plans": documents}, indent=2) + "\n"
-    return yaml.safe_dump({"plans": documents}, sort_keys=False, default_flow_style=None)
+    document = {"plans": [{"title": title, **_document(inputs, steps)} for title, inputs, steps in plans]}
+    return to_json(document) if output == "json" else to_yaml(document)
 
 
 def format_plan(inputs: PlanInputs, steps: Sequence[Step], output: str) -> str:
     if output == "table":
         return format_table(inputs, steps)
     document = _document(inputs, steps)
-    if output == "json":
-        return json.dumps(document, indent=2) + "\n"
-    # Flow style for the innermost lists only: `old: [5, 2]` reads as the --from it mirrors.
-    return yaml.safe_dump(document, sort_keys=False, default_flow_style=None)
+    return to_json(document) if output == "json" else to_yaml(document)
 
 
 def _document(inputs: PlanInputs, steps: Sequence[Step]) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kubectl_disagg import planner
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.model import namespace_for
 from kubectl_disagg.planner import PlanInputs, Step, StepKind, role_config
 from kubectl_disagg.reconcile import SliceReport, reconcile
 from kubectl_disagg.templating import grouped_by_slice
@@ -26,7 +27,7 @@ def live_plans(sets, namespace, kubeconfig, context) -> list[tuple[str, PlanInpu
     cluster = Cluster(kubeconfig=kubeconfig, context=context)
     plans = []
     for ds in sets:
-        snapshot = cluster.snapshot(ds.name, cluster.namespace_for(namespace, ds))
+        snapshot = cluster.snapshot(ds.name, namespace_for(ds, namespace, cluster.default_namespace))
         result = reconcile(ds, snapshot)
         if result.problems:
             raise UserError(list(result.problems))

@@ -12,8 +12,8 @@ import time
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.model import DisaggregatedSet
-from kubectl_disagg.output import to_json, to_yaml
+from kubectl_disagg.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.output import format_objects
 from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import reconcile
 from kubectl_disagg.status import SetStatus, conditions, derive_status, to_document
@@ -32,8 +32,7 @@ WATCH_SLICE_SECONDS = 60.0  # re-read at least this often, in case a watch event
 @_options.cluster
 @_options.output("text", "yaml", "json", default="text")
 @click.option("-w", "--watch", is_flag=True, help="Keep reporting as the LWS change, until Available.")
-@click.option("--timeout", default="0", metavar="DURATION",
-              help="With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
+@_options.timeout("0", "With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
 def status(name, filenames, recursive, namespace, kubeconfig, context, output, watch, timeout) -> None:
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
 
@@ -51,11 +50,11 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
     from kubectl_disagg.cluster import Cluster  # the client loads only for cluster commands
 
-    deadline = _deadline(timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
     cluster = Cluster(kubeconfig=kubeconfig, context=context)
     sets = sets or [_options.stored_set(cluster, name, namespace)]
     while True:
-        reports = [_status(cluster, ds, cluster.namespace_for(namespace, ds)) for ds in sets]
+        reports = [_status(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]
         click.echo(_format([r for r, _ in reports], output), nl=False)
         pending = [(report, snapshot) for report, snapshot in reports if not report.available]
         if not pending:
@@ -83,11 +82,8 @@ def _now() -> str:
 
 def _format(reports: list[SetStatus], output: str) -> str:
     now = _now()
-    documents = [to_document(report, now) for report in reports]
-    if output == "json":
-        return to_json(documents[0] if len(documents) == 1 else {"apiVersion": "v1", "kind": "List", "items": documents})
-    if output == "yaml":
-        return "---\n".join(to_yaml(doc) for doc in documents)
+    if output in ("yaml", "json"):
+        return format_objects([to_document(report, now) for report in reports], output)
     return "\n".join(format_text(report, now) for report in reports)
 
 
@@ -129,12 +125,3 @@ def _revisions(revisions, target: str) -> str:
 def _position(position) -> str:
     return format_position(position, missing="-")
 
-
-def _deadline(timeout: str) -> float | None:
-    from kubectl_disagg.durations import parse_duration
-
-    try:
-        seconds = parse_duration(timeout)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--timeout") from None
-    return None if seconds == 0 else time.monotonic() + seconds

@@ -25,7 +25,7 @@ import click
 from kubectl_disagg.commands import _options
 from kubectl_disagg.durations import format_duration, parse_duration
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.model import DisaggregatedSet
+from kubectl_disagg.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.output import to_json, to_yaml
 from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
@@ -381,7 +381,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
         if until_complete:
             code = _until_complete(cluster, sets, namespace, timeout, console)
         else:
-            code = max(_one_pass(cluster, ds, cluster.namespace_for(namespace, ds), dry_run, console)
+            code = max(_one_pass(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace), dry_run, console)
                        for ds in sets)
     ctx.exit(code)
 
@@ -421,7 +421,7 @@ def _until_complete(cluster: Cluster, sets: list[DisaggregatedSet], namespace_fl
     started = time.monotonic()
     deadline = started + timeout if timeout > 0 else None
     for ds in sets:
-        namespace = cluster.namespace_for(namespace_flag, ds)
+        namespace = namespace_for(ds, namespace_flag, cluster.default_namespace)
         code = _drive(cluster, ds, namespace, deadline, console)
         if code != EXIT_OK:
             if code == EXIT_TIMEOUT:

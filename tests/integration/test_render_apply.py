@@ -10,14 +10,15 @@ import pytest
 import yaml
 
 from kubectl_disagg import naming
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, without_namespace
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 
 
 def render(example, namespace: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "render", "-f", str(example), "-n", namespace],
-                            capture_output=True, text=True, check=True)
+    """The example rendered into `namespace` (its own namespace removed: -n may not contradict it)."""
+    result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "render", "-f", "-", "-n", namespace],
+                            input=without_namespace(example), capture_output=True, text=True, check=True)
     return result.stdout
 
 

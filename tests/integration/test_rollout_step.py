@@ -26,7 +26,8 @@ from kubectl_disagg.cluster import Cluster, Conflict, LeaseHeld, format_time
 from kubectl_disagg.commands.rollout_step import (
     EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, Pass, PassInterrupted, run_pass,
 )
-from kubectl_disagg.model import DisaggregatedSet, load_sets
+from kubectl_disagg.load import load_sets
+from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.reconcile import Scale, reconcile
 from kubectl_disagg.render import render_set
 from kubectl_disagg.rollout_config import resolve_config

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, REPO, copy_without_namespaces
 
 
 def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
@@ -30,11 +30,25 @@ def test_render_yaml(capsys):
     assert kinds == ["LeaderWorkerSet", "Service", "LeaderWorkerSet", "Service"]
 
 
-def test_render_json_and_namespace(capsys):
-    code, out, _ = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml"), "-n", "prod", "-o", "json"], capsys)
+def test_render_json_and_namespace(capsys, tmp_path):
+    example = copy_without_namespaces(tmp_path) / "prefill-decode.yaml"
+    code, out, _ = run(["render", "-f", str(example), "-n", "prod", "-o", "json"], capsys)
     listed = json.loads(out)
     assert code == 0 and listed["kind"] == "List"
     assert {item["metadata"]["namespace"] for item in listed["items"]} == {"prod"}
+
+
+@pytest.mark.parametrize("command", [["render"], ["validate"], ["render", "-o", "json"]])
+def test_namespace_flag_may_not_contradict_a_document(capsys, command):
+    """kubectl's rule, for every command: -n fills in a missing namespace, never overrides one."""
+    example = EXAMPLES / "prefill-decode.yaml"  # namespace: serving
+    code, out, err = run([*command, "-f", str(example), "-n", "prod"], capsys)
+    line = next(n for n, text in enumerate(example.read_text().splitlines(), 1) if "namespace:" in text)
+    assert code == 1 and out == ""
+    assert err == (f'{example}:{line}: metadata.namespace: disaggregatedset/llama is in namespace '
+                   '"serving", which does not match --namespace "prod"; pass --namespace=serving or leave it out\n')
+    code, out, _ = run([*command, "-f", str(example), "-n", "serving"], capsys)
+    assert code == 0 and out
 
 
 def test_render_from_stdin(capsys, monkeypatch):
@@ -135,9 +149,9 @@ def test_unusual_render_arguments_go_to_click(argv):
 
 
 @pytest.mark.parametrize("flags", [[], ["-o", "json"], ["-n", "other", "-R"]])
-def test_fast_path_and_click_render_the_same(capsys, flags):
+def test_fast_path_and_click_render_the_same(capsys, flags, tmp_path):
     from kubectl_disagg.cli import _run_click
-    argv = ["render", "-f", str(EXAMPLES), *flags]
+    argv = ["render", "-f", str(copy_without_namespaces(tmp_path)), *flags]
     code, fast, _ = run(argv, capsys)
     assert code == 0
     assert _run_click(argv) == 0

@@ -25,6 +25,7 @@ from kubectl_disagg.commands.rollout_step import (
     format_text, to_document,
 )
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.model import namespace_for
 from kubectl_disagg.reconcile import Delete, Phase, Reconciliation, SliceReport, reconcile
 from tests.conftest import EXAMPLES
 from tests.memory_cluster import MemoryCluster
@@ -158,10 +159,11 @@ def test_namespace_comes_from_the_flag_then_the_document_then_the_context(tmp_pa
         assert cluster.default_namespace == "team-a"
         assert cluster.server == "https://127.0.0.1:6443"
         in_document = make_set({"prefill": 1, "decode": 1})  # its document says "serving"
-        assert cluster.namespace_for("serving", in_document) == "serving"
-        assert cluster.namespace_for(None, in_document) == "serving"
-        assert cluster.namespace_for(None, SimpleNamespace(namespace=None)) == "team-a"  # none in the document
-        assert cluster.namespace_for("flag", SimpleNamespace(namespace=None)) == "flag"
+        fallback = cluster.default_namespace
+        assert namespace_for(in_document, "serving", fallback) == "serving"
+        assert namespace_for(in_document, None, fallback) == "serving"
+        assert namespace_for(SimpleNamespace(namespace=None), None, fallback) == "team-a"  # none in the document
+        assert namespace_for(SimpleNamespace(namespace=None), "flag", fallback) == "flag"
 
 
 def test_in_a_pod_without_kubeconfig_the_service_account_is_used(tmp_path, monkeypatch):
@@ -359,15 +361,12 @@ def test_a_broken_kubeconfig_is_a_readable_error(tmp_path):
 
 
 def test_namespace_flag_may_not_contradict_the_document(tmp_path):
-    from kubectl_disagg.cluster import Cluster
-    from kubectl_disagg.model import load_sets
+    from kubectl_disagg.load import load_sets
     from tests.conftest import EXAMPLES
 
     (ds,) = load_sets([str(EXAMPLES / "prefill-decode.yaml")]).sets  # namespace: serving
-    cluster = Cluster.__new__(Cluster)
-    cluster.default_namespace = "default"
-    assert cluster.namespace_for(None, ds) == "serving"
-    assert cluster.namespace_for("serving", ds) == "serving"
+    assert namespace_for(ds, None, "default") == "serving"
+    assert namespace_for(ds, "serving", "default") == "serving"
     with pytest.raises(UserError) as caught:
-        cluster.namespace_for("other", ds)
+        namespace_for(ds, "other", "default")
     assert 'does not match --namespace "other"' in caught.value.lines()[0]

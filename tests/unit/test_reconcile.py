@@ -8,7 +8,7 @@ import pytest
 
 from kubectl_disagg import naming
 from kubectl_disagg.loader import parse_stream
-from kubectl_disagg.model import load_documents
+from kubectl_disagg.load import load_documents
 from kubectl_disagg.output import to_yaml
 from kubectl_disagg.reconcile import Annotate, Create, Delete, Scale, reconcile
 from kubectl_disagg.render import render_set

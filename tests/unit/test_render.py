@@ -11,8 +11,9 @@ import sys
 import pytest
 
 from kubectl_disagg import naming
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.load import load_documents, load_sets
 from kubectl_disagg.loader import parse_stream
-from kubectl_disagg.model import load_documents, load_sets
 from kubectl_disagg.output import to_yaml, to_yaml_stream
 from kubectl_disagg.render import render_set
 from tests.conftest import EXAMPLES, GOLDEN, REPO
@@ -146,8 +147,11 @@ def test_present_rolling_update_configuration_gets_its_defaults():
 def test_namespace_precedence():
     text = (EXAMPLES / "prefill-decode.yaml").read_text()  # namespace: serving
     assert {o["metadata"]["namespace"] for o in render_set(one_set(text))} == {"serving"}
-    assert {o["metadata"]["namespace"] for o in render_set(one_set(text), "other")} == {"other"}
+    assert {o["metadata"]["namespace"] for o in render_set(one_set(text), "serving")} == {"serving"}
+    with pytest.raises(UserError, match='does not match --namespace "other"'):
+        list(render_set(one_set(text), "other"))  # -n never overrides the document (kubectl's rule)
     no_ns = text.replace("  namespace: serving\n", "")
+    assert {o["metadata"]["namespace"] for o in render_set(one_set(no_ns), "other")} == {"other"}
     assert {o["metadata"]["namespace"] for o in render_set(one_set(no_ns))} == {"default"}
 
 

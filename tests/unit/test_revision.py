@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from kubectl_disagg.loader import parse_stream
-from kubectl_disagg.model import load_documents
+from kubectl_disagg.load import load_documents
 from kubectl_disagg.output import to_yaml
 from tests.conftest import EXAMPLES
 

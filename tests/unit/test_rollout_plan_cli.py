@@ -48,6 +48,13 @@ def test_yaml_matches_json(capsys):
     assert yaml.safe_load(as_yaml) == json.loads(as_json)
 
 
+def test_yaml_quotes_role_names_that_yaml_1_1_reads_as_booleans(capsys):
+    code, out, _ = run(capsys, "--from", "1,1,1", "--roles", "y,n,on", "-o", "yaml")
+    assert code == 0
+    assert out.startswith('roles:\n- "y"\n- "n"\n- "on"\n')  # go-yaml v2 would read bare y/n as booleans
+    assert yaml.safe_load(out)["roles"] == ["y", "n", "on"]
+
+
 def test_defaults_surge_one_unavailable_zero_to_equal_from_and_numbered_roles(capsys):
     _, out, _ = run(capsys, "--from", "3,3", "-o", "json")
     document = json.loads(out)
@@ -208,7 +215,7 @@ def test_document_mode_refuses_flags_the_document_answers(capsys):
 
 
 def test_inputs_from_set():
-    from kubectl_disagg.model import load_sets
+    from kubectl_disagg.load import load_sets
 
     (ds,) = load_sets([str(EXAMPLES / "percent-rollout.yaml")]).sets
     assert inputs_from_set(ds, "10,4") == PlanInputs(

@@ -8,7 +8,7 @@ import pytest
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.loader import parse_stream
-from kubectl_disagg.model import load_documents
+from kubectl_disagg.load import load_documents
 from kubectl_disagg.output import to_yaml
 
 WORKER = {"spec": {"containers": [{"name": "c", "image": "img:1"}]}}
