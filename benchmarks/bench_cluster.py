@@ -40,12 +40,12 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from kubectl_disagg.cluster import Cluster  # noqa: E402
-from kubectl_disagg.commands.rollout_step import run_pass  # noqa: E402
 from kubectl_disagg.load import load_documents  # noqa: E402
 from kubectl_disagg.loader import parse_stream  # noqa: E402
 from kubectl_disagg.model import DisaggregatedSet  # noqa: E402
 from kubectl_disagg.reconcile import Annotate, Create, reconcile  # noqa: E402
 from kubectl_disagg.status import derive_status, to_document  # noqa: E402
+from kubectl_disagg.stepper import run_pass  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 

@@ -264,8 +264,6 @@ class Cluster:
         self._core = client.CoreV1Api(self._api_client)
         self.requests: collections.Counter[tuple[str, str]] = collections.Counter()
         self._count_requests()
-        # The raw objects behind the latest snapshot, for `--dry-run` diffs: (kind, name) → object.
-        self.last_seen: dict[tuple[str, str], dict] = {}
         self._snapshot_namespace: str | None = None
 
     def __enter__(self) -> Cluster:
@@ -290,13 +288,13 @@ class Cluster:
         service_list = self._list(SERVICE, namespace, selector)
         lws_items = [_with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [_with_kind(item, SERVICE) for item in service_list.get("items") or []]
-        self.last_seen = {(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *service_items)}
         self._snapshot_namespace = namespace
         return Snapshot(
             namespace=namespace,
             lws=tuple(lws_from_object(item) for item in lws_items),
             services=tuple(service_from_object(item) for item in service_items),
             lws_resource_version=(lws_list.get("metadata") or {}).get("resourceVersion", ""),
+            objects={(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *service_items)},
         )
 
     def get_set(self, name: str, namespace: str) -> dict:

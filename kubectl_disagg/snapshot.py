@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kubectl_disagg import naming
@@ -95,6 +95,8 @@ class Snapshot:
     services: tuple[LiveService, ...] = ()
     # The LWS list's resourceVersion: a watch from exactly this point sees every later change.
     lws_resource_version: str = ""
+    # The objects as read, by (kind, name): what a dry run's diffs and patches start from.
+    objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _metadata(obj: Mapping[str, Any]) -> dict:

@@ -58,6 +58,13 @@ def cluster(func):
                         help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(func)
 
 
+def session(kubeconfig: str | None, context: str | None):
+    """The connection every cluster command opens (as a context manager) and closes."""
+    from kubectl_disagg.cluster import Cluster  # the Kubernetes client loads only for cluster commands
+
+    return Cluster(kubeconfig, context)
+
+
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)

@@ -6,6 +6,7 @@ Kept apart from rollout_plan.py so the offline plan never loads the Kubernetes c
 from __future__ import annotations
 
 from kubectl_disagg import planner
+from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import namespace_for
 from kubectl_disagg.planner import PlanInputs, Step, StepKind, role_config
@@ -22,12 +23,11 @@ _PHASES = {
 
 
 def live_plans(sets, namespace, kubeconfig, context) -> list[tuple[str, PlanInputs, list[Step]]]:
-    from kubectl_disagg.cluster import Cluster
-
-    cluster = Cluster(kubeconfig=kubeconfig, context=context)
+    with _options.session(kubeconfig, context) as cluster:
+        snapshots = [cluster.snapshot(ds.name, namespace_for(ds, namespace, cluster.default_namespace))
+                     for ds in sets]
     plans = []
-    for ds in sets:
-        snapshot = cluster.snapshot(ds.name, namespace_for(ds, namespace, cluster.default_namespace))
+    for ds, snapshot in zip(sets, snapshots):
         result = reconcile(ds, snapshot)
         if result.problems:
             raise UserError(list(result.problems))

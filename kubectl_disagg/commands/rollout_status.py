@@ -48,10 +48,13 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
     """
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
-    from kubectl_disagg.cluster import Cluster  # the client loads only for cluster commands
-
     deadline = None if timeout is None else time.monotonic() + timeout
-    cluster = Cluster(kubeconfig=kubeconfig, context=context)
+    with _options.session(kubeconfig, context) as cluster:
+        _watch(cluster, name, sets, namespace, output, watch, deadline)
+
+
+def _watch(cluster, name, sets, namespace, output, watch, deadline) -> None:
+    """Report, and with --watch keep reporting on every change, until every set is Available."""
     sets = sets or [_options.stored_set(cluster, name, namespace)]
     while True:
         reports = [_status(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]

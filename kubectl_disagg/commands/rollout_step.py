@@ -1,39 +1,26 @@
 """`kubectl disagg rollout step`: one reconcile pass of the DisaggregatedSet controller, client-side.
 
-A pass is: take the set's Lease, read a snapshot, `reconcile` it, execute (or with --dry-run
-only print) the actions, release the Lease. `--until-complete` repeats passes, watching the
-LeaderWorkerSets between them, until the rollout is complete or the timeout runs out.
-
-The pure core decides everything; this module only sequences it against `Cluster` and
-presents the outcome: reports on stdout (text through templates/step.txt.j2, or YAML/JSON),
-warnings, progress and errors on stderr.
+Flags → `stepper.drive` → printer: the passes themselves (Lease, snapshot, reconcile, execute,
+watch) are the library's; this module turns flags into a drive over each set and prints what
+each pass did: reports on stdout (text through templates/step.txt.j2, or YAML/JSON), warnings,
+progress and errors on stderr.
 """
 
 from __future__ import annotations
 
-import difflib
-import functools
-import random
+import contextlib
 import shutil
 import sys
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
 
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.durations import format_duration, parse_duration
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.durations import format_duration
+from kubectl_disagg.model import namespace_for
 from kubectl_disagg.output import to_json, to_yaml
-from kubectl_disagg.planner import format_position
-from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
-from kubectl_disagg.render import deep_copy
-from kubectl_disagg.snapshot import Snapshot
-
-if TYPE_CHECKING:  # the Kubernetes client is imported only once a command needs a cluster
-    from kubectl_disagg.cluster import Cluster, Lease
+from kubectl_disagg.step_report import format_text, to_document
+from kubectl_disagg.stepper import Pass, PassInterrupted, Retry, drive
 
 EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
 EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409)
@@ -42,220 +29,9 @@ EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object 
 EXIT_TIMEOUT = 4  # --until-complete ran out of time
 
 DEFAULT_TIMEOUT = "30m"
-CONFLICT_BACKOFF_SECONDS = 0.5
 
 
-# --- durations --------------------------------------------------------------------------------
-
-def _timeout_option(ctx: click.Context, param: click.Parameter, value: str) -> float:
-    try:
-        seconds = parse_duration(value)
-    except ValueError as err:
-        raise click.BadParameter(str(err)) from None
-    return seconds
-
-
-# --- one pass ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pass:
-    """What one pass over one set saw and did."""
-
-    ds: DisaggregatedSet
-    namespace: str
-    snapshot: Snapshot
-    reconciliation: Reconciliation
-    done: tuple[Action, ...] = ()
-    dry_run: bool = False
-    refusal: tuple[str, ...] = ()  # why nothing was done; empty when the pass ran
-    details: tuple[str | None, ...] = ()  # --dry-run: per planned action, its diff or object
-    patches: tuple[list | None, ...] = ()  # --dry-run: per planned change, its JSON patch
-
-    @property
-    def complete(self) -> bool:
-        return self.reconciliation.complete
-
-    def patch_for(self, action: Action) -> list | None:
-        """--dry-run: the JSON patch of a planned change (None for creates, deletes, real runs)."""
-        return self._patches_by_action.get(id(action))
-
-    @functools.cached_property
-    def _patches_by_action(self) -> dict[int, list | None]:
-        # By identity: the same action objects flow through, and looking them up by equality
-        # would compare whole rendered objects, once per action of a 2,000-action dry run.
-        return {id(planned): patch for planned, patch in zip(self.reconciliation.actions, self.patches)}
-
-    def shown_actions(self) -> list[tuple[Action, str | None]]:
-        """The actions to list with their detail: planned ones in a dry run, else those carried out."""
-        if self.refusal:
-            return []
-        if self.dry_run:
-            return list(zip(self.reconciliation.actions, self.details, strict=True))
-        return [(action, None) for action in self.done]
-
-
-def plan_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str) -> Pass:
-    """A dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot = cluster.snapshot(ds.name, namespace)
-    result = reconcile(ds, snapshot)
-    details = tuple(action_detail(action, cluster.last_seen) for action in result.actions)
-    patches = tuple(action_patch(action, cluster.last_seen) for action in result.actions)
-    return Pass(ds, namespace, snapshot, result, dry_run=True, refusal=result.refusal,
-                details=details, patches=patches)
-
-
-def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Lease | None = None) -> Pass:
-    """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
-
-    A failing action stops the pass: `PassInterrupted` carries what was done before it.
-    """
-    snapshot = cluster.snapshot(ds.name, namespace)
-    result = reconcile(ds, snapshot)
-    if not result.may_proceed:
-        return Pass(ds, namespace, snapshot, result, refusal=result.refusal)
-    done: list[Action] = []
-    for action in result.actions:
-        if lease is not None:
-            lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
-        try:
-            cluster.execute(action, namespace)
-        except UserError as err:
-            raise PassInterrupted(Pass(ds, namespace, snapshot, result, tuple(done)), err) from None
-        done.append(action)
-    return Pass(ds, namespace, snapshot, result, tuple(done))
-
-
-class PassInterrupted(Exception):
-    """An action failed mid-pass; `partial` lists those carried out before it."""
-
-    def __init__(self, partial: Pass, error: UserError):
-        super().__init__(str(error))
-        self.partial, self.error = partial, error
-
-    def user_error(self) -> UserError:
-        total, done = len(self.partial.reconciliation.actions), len(self.partial.done)
-        note = (f"{done} of the pass's {total} actions were carried out before this one; the rest were "
-                "not attempted" if done else "no action of this pass was carried out")
-        return UserError([*self.error.lines(), note])
-
-
-# --- --dry-run detail -----------------------------------------------------------------------
-
-
-def action_detail(action: Action, live: Mapping[tuple[str, str], Mapping]) -> str | None:
-    """What an action does to the object: the whole object for a create, a diff for a change."""
-    if isinstance(action, Create):
-        return to_yaml(dict(action.object))
-    change = _before_after(action, live)
-    if change is None:
-        return None  # a delete needs no picture
-    before, after = change
-    subject = f"{action.kind.lower()}/{action.name}"
-    return "".join(difflib.unified_diff(
-        to_yaml(before).splitlines(keepends=True), to_yaml(after).splitlines(keepends=True),
-        f"{subject} (live)", f"{subject} (after this step)"))
-
-
-def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> list | None:
-    """The same change as an RFC 6902 JSON patch, for -o json|yaml readers."""
-    import jsonpatch
-
-    change = _before_after(action, live)
-    return None if change is None else jsonpatch.make_patch(*change).patch
-
-
-def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[dict, dict] | None:
-    if not isinstance(action, (Scale, Annotate)):
-        return None
-    before = live.get((action.kind, action.name))
-    if before is None:
-        return None
-    before = _displayed(before)
-    after = _displayed(before)
-    if isinstance(action, Scale):
-        after.setdefault("spec", {})["replicas"] = action.to_replicas
-    else:
-        after["metadata"]["annotations"] = {**(after["metadata"].get("annotations") or {}), **action.annotations}
-    return before, after
-
-
-def _displayed(obj: Mapping) -> dict:
-    """A copy without managedFields, which nobody reads in a diff."""
-    shown = deep_copy(dict(obj))
-    shown["metadata"] = {k: v for k, v in (shown.get("metadata") or {}).items() if k != "managedFields"}
-    return shown
-
-
-# --- presenting -------------------------------------------------------------------------------
-
-
-def _slice_views(step: Pass) -> list[dict]:
-    """Per slice: its report (None for a slice being removed) and the actions to list."""
-    shown = step.shown_actions()
-    views = [{"slice": report.slice, "report": report,
-              "actions": [pair for pair in shown if pair[0].slice == report.slice]}
-             for report in step.reconciliation.slices]
-    removed = sorted({action.slice for action, _ in shown if action.slice >= step.ds.slices})
-    views += [{"slice": index, "report": None, "actions": [pair for pair in shown if pair[0].slice == index]}
-              for index in removed]
-    return views
-
-
-def format_text(step: Pass, *, only_changed: bool = False, progress: bool = False) -> str:
-    views = [{**view, "actions": [{"text": action.describe(), "detail": (detail or "").rstrip("\n")}
-                                  for action, detail in view["actions"]]} for view in _slice_views(step)]
-    context = {
-        "name": step.ds.name, "namespace": step.namespace, "revision": step.ds.revision,
-        "slices": step.ds.slices, "dry_run": step.dry_run, "refused": bool(step.refusal),
-        "planned": len(step.reconciliation.actions), "done": len(step.done), "complete": step.complete,
-        "only_changed": only_changed, "views": views,
-    }
-    from kubectl_disagg.templating import render_template  # text output only: yaml and json skip Jinja2
-
-    return render_template("step.txt.j2", step=context, progress=progress)
-
-
-def to_document(step: Pass) -> dict:
-    """The `-o yaml|json` shape of a pass."""
-    slices = []
-    for view in _slice_views(step):
-        report = view["report"]
-        entry: dict[str, Any] = {"slice": view["slice"], "phase": report.phase if report else "removed"}
-        if report is not None:
-            entry["revisions"] = {rev: dict(roles) for rev, roles in report.revisions.items()}
-            entry["waitingFor"] = [*report.waiting_for, *report.blocked]
-            if report.roles:
-                entry["rollout"] = {
-                    "roles": list(report.roles), "old": list(report.old), "new": list(report.new),
-                    "position": format_position(report.position),
-                    "stepKind": report.step_kind,
-                }
-        entry["actions"] = [_action_document(action, detail, step.patch_for(action))
-                            for action, detail in view["actions"]]
-        slices.append(entry)
-    return {
-        "name": step.ds.name,
-        "namespace": step.namespace,
-        "revision": step.ds.revision,
-        "dryRun": step.dry_run,
-        "complete": step.complete,
-        "refused": list(step.refusal),
-        "slices": slices,
-        "warnings": list(step.reconciliation.warnings),
-    }
-
-
-def _action_document(action: Action, detail: str | None, patch: list | None = None) -> dict:
-    doc: dict[str, Any] = {"action": action.describe(), "kind": action.kind, "name": action.name}
-    if detail is not None:  # a dry run: the object a create would make, the diff of a change
-        if isinstance(action, Create):
-            doc["object"] = dict(action.object)
-        else:
-            doc["diff"] = detail
-    if patch is not None:
-        doc["patch"] = patch
-    return doc
+# --- printing ---------------------------------------------------------------------------------
 
 
 class Console:
@@ -341,12 +117,11 @@ Exit codes:
               help="Print the actions and the object changes (diffs), change nothing.")
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
-@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, callback=_timeout_option, metavar="DURATION",
-              help="With --until-complete: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
+@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
 @_options.output("text", "yaml", "json", default="text")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
-         kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool, timeout: float,
+         kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool, timeout: float | None,
          output: str) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
@@ -373,123 +148,64 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
 
-    from kubectl_disagg.cluster import Cluster
-
     console = Console(output)
-    with Cluster(kubeconfig, context) as cluster:
+    with _options.session(kubeconfig, context) as cluster:
         sets = sets or [_options.stored_set(cluster, name, namespace)]
-        if until_complete:
-            code = _until_complete(cluster, sets, namespace, timeout, console)
-        else:
-            code = max(_one_pass(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace), dry_run, console)
-                       for ds in sets)
-    ctx.exit(code)
+        deadline = None if timeout is None or not until_complete else time.monotonic() + timeout
+        codes = []
+        for ds in sets:
+            target = namespace_for(ds, namespace, cluster.default_namespace)
+            code = _step_set(cluster, ds, target, console, until_complete=until_complete, dry_run=dry_run,
+                             deadline=deadline)
+            if code == EXIT_TIMEOUT:
+                console.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in "
+                               f"{target} is not complete; the rollout stays where it is, run the command "
+                               "again to continue"])
+            codes.append(code)
+            if until_complete and code != EXIT_OK:
+                break  # sets roll one after another: the first that does not complete stops the run
+    ctx.exit(max(codes))
 
 
-def _one_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, dry_run: bool, console: Console) -> int:
+def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
+              deadline: float | None) -> int:
+    """Drive one set, printing each pass; the exit code of how it ended."""
     from kubectl_disagg.cluster import LeaseHeld, LeaseLost
 
+    last = None
     try:
-        if dry_run:
-            result = plan_pass(cluster, ds, namespace)
-        else:
-            with cluster.lease(ds.name, namespace) as lease:
-                result = run_pass(cluster, ds, namespace, lease)
+        with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
+                                      deadline=deadline)) as passes:
+            for last in passes:
+                _show(console, last, until_complete)
     except (LeaseHeld, LeaseLost) as err:
         console.error(err.lines())
         return EXIT_REFUSED
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
-            console.report(interrupted.partial)
+            console.report(interrupted.partial, only_changed=until_complete)
         raise interrupted.user_error() from None
-    for warning in result.reconciliation.warnings:
-        console.warn(warning)
-    console.report(result)
-    if result.refusal:
-        _refuse(console, result)
+    if isinstance(last, Pass) and last.refusal:
+        console.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
+                       *(f"  {reason}" for reason in last.refusal)])
         return EXIT_REFUSED
-    return EXIT_OK
+    if not until_complete:
+        return EXIT_OK
+    if isinstance(last, Pass) and last.complete:
+        console.finished(last)
+        return EXIT_OK
+    return EXIT_TIMEOUT
 
 
-def _refuse(console: Console, result: Pass) -> None:
-    console.error([f"refusing to step disaggregatedset/{result.ds.name} in {result.namespace}:",
-                   *(f"  {reason}" for reason in result.refusal)])
-
-
-def _until_complete(cluster: Cluster, sets: list[DisaggregatedSet], namespace_flag: str | None,
-                    timeout: float, console: Console) -> int:
-    started = time.monotonic()
-    deadline = started + timeout if timeout > 0 else None
-    for ds in sets:
-        namespace = namespace_for(ds, namespace_flag, cluster.default_namespace)
-        code = _drive(cluster, ds, namespace, deadline, console)
-        if code != EXIT_OK:
-            if code == EXIT_TIMEOUT:
-                console.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in "
-                               f"{namespace} is not complete; the rollout stays where it is, run the command "
-                               "again to continue"])
-            return code
-    return EXIT_OK
-
-
-def _drive(cluster: Cluster, ds: DisaggregatedSet, namespace: str, deadline: float | None,
-           console: Console) -> int:
-    """Passes over one set until it is complete; between passes, watch instead of polling."""
-    from kubectl_disagg.cluster import Conflict, LeaseHeld, LeaseLost
-
-    try:
-        with cluster.lease(ds.name, namespace) as lease:
-            while True:
-                if _expired(deadline):
-                    return EXIT_TIMEOUT
-                try:
-                    result = run_pass(cluster, ds, namespace, lease)
-                except PassInterrupted as interrupted:
-                    if interrupted.partial.done:
-                        console.report(interrupted.partial, only_changed=True)
-                    if not isinstance(interrupted.error, Conflict):
-                        raise interrupted.user_error() from None
-                    # Status moves under us all the time (the LWS controller writes it): read
-                    # again, after a short jittered pause so a busy writer is not raced in a loop.
-                    console.warn(f"{interrupted.error.what}; reading the state again")
-                    time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
-                    continue
-                for warning in result.reconciliation.warnings:
-                    console.warn(warning, once=True)
-                if result.done:
-                    console.report(result, only_changed=True)
-                else:  # a pass that changed something was just reported; say only what it waits for
-                    console.progress(result)
-                if result.refusal:
-                    _refuse(console, result)
-                    return EXIT_REFUSED
-                if result.complete:
-                    console.finished(result)
-                    return EXIT_OK
-                if not result.done and not _wait_for_change(
-                        cluster, ds, namespace, result.snapshot.lws_resource_version, deadline, lease):
-                    return EXIT_TIMEOUT
-    except (LeaseHeld, LeaseLost) as err:
-        console.error(err.lines())
-        return EXIT_REFUSED
-
-
-def _wait_for_change(cluster: Cluster, ds: DisaggregatedSet, namespace: str, resource_version: str,
-                     deadline: float | None, lease: Lease) -> bool:
-    """Watch until an LWS of the set changes (True) or the deadline passes (False).
-
-    Watches last at most a third of the lease, so the lease is renewed in time; a watch that
-    ends quietly means nothing changed, so the next one starts from the same resourceVersion.
-    """
-    while not _expired(deadline):
-        chunk = lease.duration / 3
-        if deadline is not None:
-            chunk = min(chunk, deadline - time.monotonic())
-        if cluster.wait_for_change(ds.name, namespace, resource_version, chunk):
-            return True
-        lease.renew_if_due()
-    return False
-
-
-def _expired(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
+def _show(console: Console, event: Pass | Retry, until_complete: bool) -> None:
+    if isinstance(event, Retry):
+        if event.partial.done:
+            console.report(event.partial, only_changed=True)
+        console.warn(f"{event.reason}; reading the state again")
+        return
+    for warning in event.reconciliation.warnings:
+        console.warn(warning, once=until_complete)
+    if not until_complete or event.done:
+        console.report(event, only_changed=until_complete)
+    else:  # a pass that changed something was just reported; say only what it waits for
+        console.progress(event)

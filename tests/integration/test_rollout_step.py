@@ -23,14 +23,13 @@ from kubernetes import client
 from kubectl_disagg import naming
 from kubectl_disagg.cli import main
 from kubectl_disagg.cluster import Cluster, Conflict, LeaseHeld, format_time
-from kubectl_disagg.commands.rollout_step import (
-    EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, Pass, PassInterrupted, run_pass,
-)
+from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
 from kubectl_disagg.load import load_sets
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.reconcile import Scale, reconcile
 from kubectl_disagg.render import render_set
 from kubectl_disagg.rollout_config import resolve_config
+from kubectl_disagg.stepper import Pass, PassInterrupted, run_pass
 
 LWS = ("leaderworkerset.x-k8s.io", "v1")
 SET = "llm"

@@ -20,13 +20,13 @@ from kubectl_disagg.cluster import (
     AlreadyExists, Cluster, Conflict, Gone, LeaseHeld, NotFound, api_error, connection_error, format_time, lease_expiry,
     lease_is_free, parse_time, request_key,
 )
-from kubectl_disagg.commands.rollout_step import (
-    EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, Pass, action_detail, format_duration,
-    format_text, to_document,
-)
+from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE
+from kubectl_disagg.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import namespace_for
 from kubectl_disagg.reconcile import Delete, Phase, Reconciliation, SliceReport, reconcile
+from kubectl_disagg.step_report import format_text, to_document
+from kubectl_disagg.stepper import Pass, PlannedAction, action_detail
 from tests.conftest import EXAMPLES
 from tests.memory_cluster import MemoryCluster
 from tests.unit.test_reconcile import make_set
@@ -269,10 +269,9 @@ def test_help_documents_every_exit_code(capsys):
 def a_pass(ds, cluster: MemoryCluster, dry_run=False) -> Pass:
     snapshot = cluster.snapshot(ds.name)
     result = reconcile(ds, snapshot)
-    details = tuple(action_detail(a, {(o["kind"], o["metadata"]["name"]): o for o in cluster.objects.values()})
-                    for a in result.actions) if dry_run else ()
-    return Pass(ds, "serving", snapshot, result, done=() if dry_run else result.actions, dry_run=dry_run,
-                refusal=result.refusal, details=details)
+    live = {(o["kind"], o["metadata"]["name"]): o for o in cluster.objects.values()}
+    planned = tuple(PlannedAction(a, action_detail(a, live) if dry_run else None) for a in result.actions)
+    return Pass(ds, "serving", snapshot, result, planned, done=() if dry_run else result.actions, dry_run=dry_run)
 
 
 def test_waiting_slice_says_what_it_waits_for():

@@ -1,0 +1,265 @@
+"""Stepping a set, as a library: passes of `reconcile` carried out by an executor.
+
+A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
+describes them: one `PlannedAction` per action, with its object diff and JSON patch).
+`drive` holds the set's Lease and repeats passes, waiting for the next change in between,
+until the set is complete, refused, or out of time.
+
+Where actions land is the `Executor`: the cluster today (`cluster.Cluster`); a second one
+(a git state document, say) plugs in here instead of a second loop. No click, no printing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.model import DisaggregatedSet
+from kubectl_disagg.output import to_yaml
+from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
+from kubectl_disagg.render import deep_copy
+from kubectl_disagg.snapshot import Snapshot
+
+CONFLICT_BACKOFF_SECONDS = 0.5
+
+
+# --- where actions land -----------------------------------------------------------------------
+
+
+class HeldLease(Protocol):
+    """The per-set lock an executor hands out: renewed while a pass writes."""
+
+    duration: int
+
+    def renew_if_due(self) -> None: ...
+
+
+class Executor(Protocol):
+    """Reads a set's live state and carries out reconcile's actions on it.
+
+    `execute` raises a `UserError`; one that means "the state moved since it was read, read
+    again" has a `what` attribute (the cluster's `Conflict`), and `drive` retries it.
+    """
+
+    def snapshot(self, set_name: str, namespace: str) -> Snapshot: ...
+
+    def execute(self, action: Action, namespace: str) -> None: ...
+
+    def lease(self, set_name: str, namespace: str) -> AbstractContextManager[HeldLease]: ...
+
+    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool: ...
+
+
+# --- one pass ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    """One action of a pass, with (in a dry run) what it does to its object."""
+
+    action: Action
+    detail: str | None = None  # the object a create makes (YAML), or the unified diff of a change
+    patch: list | None = None  # a change as an RFC 6902 JSON patch
+
+    @property
+    def slice(self) -> int:
+        return self.action.slice
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one pass over one set saw and did."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    snapshot: Snapshot
+    reconciliation: Reconciliation
+    planned: tuple[PlannedAction, ...] = ()  # one per reconciliation action, in order
+    done: tuple[Action, ...] = ()  # those carried out (a prefix of the planned ones)
+    dry_run: bool = False
+
+    @property
+    def refusal(self) -> tuple[str, ...]:
+        """Why nothing was done (reconcile's verdict); empty when the pass ran."""
+        return self.reconciliation.refusal
+
+    @property
+    def complete(self) -> bool:
+        return self.reconciliation.complete
+
+    def shown(self) -> list[PlannedAction]:
+        """The actions to list: planned ones (with detail) in a dry run, else those carried out."""
+        if self.refusal:
+            return []
+        if self.dry_run:
+            return list(self.planned)
+        return [PlannedAction(action) for action in self.done]
+
+
+class PassInterrupted(Exception):
+    """An action failed mid-pass; `partial` lists those carried out before it."""
+
+    def __init__(self, partial: Pass, error: UserError):
+        super().__init__(str(error))
+        self.partial, self.error = partial, error
+
+    def user_error(self) -> UserError:
+        total, done = len(self.partial.reconciliation.actions), len(self.partial.done)
+        note = (f"{done} of the pass's {total} actions were carried out before this one; the rest were "
+                "not attempted" if done else "no action of this pass was carried out")
+        return UserError([*self.error.lines(), note])
+
+
+def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
+    """A dry run: read and reconcile, change nothing, not even the Lease."""
+    snapshot = executor.snapshot(ds.name, namespace)
+    result = reconcile(ds, snapshot)
+    planned = tuple(PlannedAction(action, action_detail(action, snapshot.objects),
+                                  action_patch(action, snapshot.objects)) for action in result.actions)
+    return Pass(ds, namespace, snapshot, result, planned, dry_run=True)
+
+
+def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None) -> Pass:
+    """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
+
+    A failing action stops the pass: `PassInterrupted` carries what was done before it.
+    """
+    snapshot = executor.snapshot(ds.name, namespace)
+    result = reconcile(ds, snapshot)
+    planned = tuple(PlannedAction(action) for action in result.actions)
+    if not result.may_proceed:
+        return Pass(ds, namespace, snapshot, result, planned)
+    done: list[Action] = []
+    for action in result.actions:
+        if lease is not None:
+            lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
+        try:
+            executor.execute(action, namespace)
+        except UserError as err:
+            raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(done)), err) from None
+        done.append(action)
+    return Pass(ds, namespace, snapshot, result, planned, tuple(done))
+
+
+# --- passes until done ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A pass hit a write computed from a state that has moved on: `drive` reads again."""
+
+    partial: Pass  # what that pass carried out before the conflict
+    reason: str  # e.g. "leaderworkerset/x changed since it was read (409 Conflict)"
+
+
+def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
+          dry_run: bool = False, deadline: float | None = None,
+          clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
+    """Passes over one set, each yielded as it ends.
+
+    A dry run is one `plan_pass`, without the Lease. Otherwise the set's Lease is held
+    throughout: one pass, or with `until_complete` passes until one is complete or refused,
+    or `deadline` (a `clock` value) passes; then the last one yielded says which. Between
+    passes that changed nothing, it watches the set instead of polling; a conflict yields a
+    `Retry` and reads again after a short jittered pause (with `until_complete` only: a
+    single pass raises `PassInterrupted` for any failed action, as for other errors).
+    Raises the executor's lease errors when another stepper holds or takes the set.
+    """
+    if dry_run:
+        yield plan_pass(executor, ds, namespace)
+        return
+    with executor.lease(ds.name, namespace) as lease:
+        while not _expired(deadline, clock):
+            try:
+                result = run_pass(executor, ds, namespace, lease)
+            except PassInterrupted as interrupted:
+                reason = getattr(interrupted.error, "what", None)
+                if not until_complete or reason is None:
+                    raise
+                yield Retry(interrupted.partial, reason)
+                # Status moves under us all the time (the LWS controller writes it): read
+                # again, after a short jittered pause so a busy writer is not raced in a loop.
+                time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
+                continue
+            yield result
+            if not until_complete or result.refusal or result.complete:
+                return
+            if not result.done and not _wait_for_change(
+                    executor, ds, namespace, result.snapshot.lws_resource_version, deadline, lease, clock):
+                return
+
+
+def _wait_for_change(executor: Executor, ds: DisaggregatedSet, namespace: str, resource_version: str,
+                     deadline: float | None, lease: HeldLease, clock: Callable[[], float]) -> bool:
+    """Watch until an LWS of the set changes (True) or the deadline passes (False).
+
+    Watches last at most a third of the lease, so the lease is renewed in time; a watch that
+    ends quietly means nothing changed, so the next one starts from the same resourceVersion.
+    """
+    while not _expired(deadline, clock):
+        chunk = lease.duration / 3
+        if deadline is not None:
+            chunk = min(chunk, deadline - clock())
+        if executor.wait_for_change(ds.name, namespace, resource_version, chunk):
+            return True
+        lease.renew_if_due()
+    return False
+
+
+def _expired(deadline: float | None, clock: Callable[[], float]) -> bool:
+    return deadline is not None and clock() >= deadline
+
+
+# --- what a dry run shows ---------------------------------------------------------------------
+
+
+def action_detail(action: Action, live: Mapping[tuple[str, str], Mapping]) -> str | None:
+    """What an action does to the object: the whole object for a create, a diff for a change."""
+    if isinstance(action, Create):
+        return to_yaml(dict(action.object))
+    change = _before_after(action, live)
+    if change is None:
+        return None  # a delete needs no picture
+    before, after = change
+    subject = f"{action.kind.lower()}/{action.name}"
+    return "".join(difflib.unified_diff(
+        to_yaml(before).splitlines(keepends=True), to_yaml(after).splitlines(keepends=True),
+        f"{subject} (live)", f"{subject} (after this step)"))
+
+
+def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> list | None:
+    """The same change as an RFC 6902 JSON patch, for -o json|yaml readers."""
+    change = _before_after(action, live)
+    if change is None:
+        return None
+    import jsonpatch  # dry runs of changes only
+
+    return jsonpatch.make_patch(*change).patch
+
+
+def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[dict, dict] | None:
+    if not isinstance(action, (Scale, Annotate)):
+        return None
+    before = live.get((action.kind, action.name))
+    if before is None:
+        return None
+    before = _displayed(before)
+    after = _displayed(before)
+    if isinstance(action, Scale):
+        after.setdefault("spec", {})["replicas"] = action.to_replicas
+    else:
+        after["metadata"]["annotations"] = {**(after["metadata"].get("annotations") or {}), **action.annotations}
+    return before, after
+
+
+def _displayed(obj: Mapping) -> dict:
+    """A copy without managedFields, which nobody reads in a diff."""
+    shown = deep_copy(dict(obj))
+    shown["metadata"] = {k: v for k, v in (shown.get("metadata") or {}).items() if k != "managedFields"}
+    return shown
