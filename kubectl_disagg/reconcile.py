@@ -2,6 +2,10 @@
 
 `rollout step` is: read a snapshot, `reconcile` it, print or execute the actions. Nothing
 here talks to the cluster, reads the clock or the environment.
+
+Over 400 lines on purpose: the actions, the result types (Phase, SliceReport) and §4's pass
+are read together, top to bottom, as the spec reads; split, each part would explain itself
+only through the others.
 """
 
 from __future__ import annotations
