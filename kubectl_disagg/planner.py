@@ -58,6 +58,13 @@ def role_config(role) -> RolloutConfig:
     return START_CONFIG if role is None else resolve_config(role.rolling_update, role.replicas)
 
 
+def inputs_for_set(ds, initial_old: Sequence[int]) -> PlanInputs:
+    """A set's spec roles from `initial_old`: their targets and budgets come from the set."""
+    return PlanInputs(roles=tuple(ds.role_names), initial_old=tuple(initial_old),
+                      target=tuple(role.replicas for role in ds.roles),
+                      configs=tuple(role_config(role) for role in ds.roles))
+
+
 def format_position(position: tuple[int, int] | None, *, missing: str | None = None) -> str | None:
     """A place on a trajectory as people read it: "i/N" (step i of N); `missing` when off it."""
     return missing if position is None else f"{position[0]}/{position[1]}"

@@ -17,7 +17,7 @@ import click
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.output import to_json, to_yaml
-from kubectl_disagg.planner import PlanDidNotConverge, PlanInputs, Step, role_config
+from kubectl_disagg.planner import PlanDidNotConverge, PlanInputs, Step, inputs_for_set
 from kubectl_disagg.planner import plan as plan_rollout
 from kubectl_disagg.rollout_config import RolloutConfig
 
@@ -131,12 +131,7 @@ def inputs_from_set(ds, from_: str) -> PlanInputs:
                         f"has {len(ds.roles)} roles ({_vector(ds.role_names)})")
     if problems:
         raise UserError(problems)
-    return PlanInputs(
-        roles=ds.role_names,
-        initial_old=initial_old,
-        target=tuple(role.replicas for role in ds.roles),
-        configs=tuple(role_config(role) for role in ds.roles),
-    )
+    return inputs_for_set(ds, initial_old)
 
 
 def _counts(flag: str, text: str, problems: list[str]) -> tuple[int, ...] | None:

@@ -9,7 +9,7 @@ from kubectl_disagg import planner
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import namespace_for
-from kubectl_disagg.planner import PlanInputs, Step, StepKind, role_config
+from kubectl_disagg.planner import PlanInputs, Step, StepKind
 from kubectl_disagg.reconcile import SliceReport, reconcile
 from kubectl_disagg.templating import grouped_by_slice
 
@@ -52,6 +52,5 @@ def _slice_plan(ds, report: SliceReport) -> tuple[str, PlanInputs, tuple[Step, .
     current = tuple(report.revisions.get(ds.revision, {}).get(name, 0) for name in ds.role_names)
     title += f"no rollout under way ({report.phase} at revision {ds.revision})"
     zeros = (0,) * len(ds.roles)
-    inputs = PlanInputs(ds.role_names, zeros, tuple(r.replicas for r in ds.roles),
-                        tuple(role_config(role) for role in ds.roles))
+    inputs = planner.inputs_for_set(ds, zeros)
     return title, inputs, (Step(zeros, current, StepKind.INITIAL),)
