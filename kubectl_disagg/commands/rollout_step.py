@@ -27,7 +27,7 @@ from kubectl_disagg.durations import format_duration, parse_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_json, to_yaml
-from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
+from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile, undo, write_units
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.snapshot import Snapshot
 
@@ -128,29 +128,45 @@ def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Leas
     if refusal:
         return Pass(ds, namespace, snapshot, result, refusal=refusal)
     done: list[Action] = []
-    for action in result.actions:
-        if lease is not None:
-            lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
-        try:
-            cluster.execute(action, namespace)
-        except UserError as err:
-            raise PassInterrupted(Pass(ds, namespace, snapshot, result, tuple(done)), err) from None
-        done.append(action)
+    for unit in write_units(result.actions):
+        landed: list[Action] = []
+        for action in unit:
+            if lease is not None:
+                lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
+            try:
+                cluster.execute(action, namespace)
+            except UserError as err:
+                undo_notes = _undo_unit(cluster, landed, namespace)
+                raise PassInterrupted(Pass(ds, namespace, snapshot, result, tuple(done)), err, undo_notes) from None
+            landed.append(action)
+        done.extend(landed)
     return Pass(ds, namespace, snapshot, result, tuple(done))
+
+
+def _undo_unit(cluster: Cluster, landed: list[Action], namespace: str) -> list[str]:
+    """Take back the writes of a unit cut short, newest first, so no revision group stays split."""
+    notes = []
+    for scale in reversed(landed):
+        try:
+            cluster.execute(undo(scale), namespace)
+            notes.append(f"undid: {scale.describe()}")
+        except UserError as err:
+            notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")
+    return notes
 
 
 class PassInterrupted(Exception):
     """An action failed mid-pass; `partial` lists those carried out before it."""
 
-    def __init__(self, partial: Pass, error: UserError):
+    def __init__(self, partial: Pass, error: UserError, undo_notes: list[str] | None = None):
         super().__init__(str(error))
-        self.partial, self.error = partial, error
+        self.partial, self.error, self.undo_notes = partial, error, list(undo_notes or ())
 
     def user_error(self) -> UserError:
         total, done = len(self.partial.reconciliation.actions), len(self.partial.done)
         note = (f"{done} of the pass's {total} actions were carried out before this one; the rest were "
                 "not attempted" if done else "no action of this pass was carried out")
-        return UserError([*self.error.lines(), note])
+        return UserError([*self.error.lines(), *self.undo_notes, note])
 
 
 # --- --dry-run detail -----------------------------------------------------------------------
