@@ -16,8 +16,10 @@ import contextlib
 import datetime
 import getpass
 import json
+import logging
 import math
 import os
+import re
 import secrets
 import socket
 import ssl
@@ -47,7 +49,8 @@ REQUEST_TIMEOUT = (10, 120)
 WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it that much lateness
 
 APPLY_PATCH = "application/apply-patch+yaml"
-MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+PATCH_REJECTED_MESSAGE = "the server rejected our request due to an error in our request"
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -71,6 +74,11 @@ class AlreadyExists(UserError):
 
 class Gone(UserError):
     """A watch asked for a resourceVersion the server has already compacted away."""
+
+
+class PatchRejected(UserError):
+    """422 without details: what the API server answers when a JSON patch `test` (or a path it
+    names) does not hold against the stored object."""
 
 
 class LeaseHeld(UserError):
@@ -127,6 +135,8 @@ def api_error(subject: str, status: int, reason: str | None, body: str | bytes |
     if status == 401:
         return UserError(f"{subject}: unauthorized ({code}): the API server rejected the credentials "
                          "of this kubeconfig context; log in again or choose another --context")
+    if status == 422 and message == PATCH_REJECTED_MESSAGE and not status_object.get("details"):
+        return PatchRejected(f"{subject} is invalid ({code}): {message}")
     if status == 422:
         return UserError(f"{subject} is invalid ({code}): {message}")
     return UserError(f"{subject}: the API server answered {code}: {message}")
@@ -242,6 +252,40 @@ DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v
 _BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE)}
 
 
+# --- what a change sends ---------------------------------------------------------------------
+
+
+def scale_patch(action: Scale) -> list[dict]:
+    """RFC 6902: replicas from what was read to the new count, refused if they moved meanwhile."""
+    return [{"op": "test", "path": "/spec/replicas", "value": action.from_replicas},
+            {"op": "replace", "path": "/spec/replicas", "value": action.to_replicas}]
+
+
+def annotate_patch(action: Annotate) -> list[dict]:
+    """RFC 6902: add the annotations, pinned to the replicas they were computed from.
+
+    `initial-replicas` records the replicas at the rollout's start, so it must not land on an
+    LWS someone scaled after the read. A missing annotations map is added whole: JSON patch
+    cannot add a key to a map that is not there.
+    """
+    operations: list[dict] = [{"op": "test", "path": "/spec/replicas", "value": action.replicas}]
+    if action.has_annotations:
+        operations += [{"op": "add", "path": "/metadata/annotations/" + _pointer_token(key), "value": value}
+                       for key, value in sorted(action.annotations.items())]
+    else:
+        operations.append({"op": "add", "path": "/metadata/annotations", "value": dict(action.annotations)})
+    return operations
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _tested(operations: list[dict]) -> str:
+    path = next((op["path"] for op in operations if op["op"] == "test"), "/")
+    return ".".join(part for part in path.split("/") if part)
+
+
 # --- the cluster ------------------------------------------------------------------------------
 
 
@@ -257,7 +301,7 @@ class Cluster:
         from kubernetes import client
 
         configuration, self.default_namespace = _load_configuration(kubeconfig, context)
-        self.server: str = configuration.host
+        self.server: str = redact_url(configuration.host)
         self._api_client = client.ApiClient(configuration)
         self._api_client.user_agent = f"kubectl-disagg/{__version__}"
         self._custom = client.CustomObjectsApi(self._api_client)
@@ -352,20 +396,28 @@ class Cluster:
                            "(404 NotFound)") from None
 
     def _change(self, action: Action, namespace: str) -> None:
-        """Scale, Annotate, Delete: each conditional on the resourceVersion that was read."""
+        """Scale, Annotate, Delete: each conditional on what the decision read.
+
+        A scale or an annotation is a JSON patch whose `test` pins `spec.replicas` to the value
+        reconcile saw: the LWS controller writes status all the time, and a status write must
+        not void a replica change (a resourceVersion precondition would). A delete keeps uid and
+        resourceVersion preconditions: it only ever removes objects at 0 replicas.
+        """
         if isinstance(action, Scale):
-            self._merge_patch(LWS, namespace, action.name, {
-                "metadata": {"resourceVersion": action.resource_version},
-                "spec": {"replicas": action.to_replicas},
-            })
+            self._json_patch(LWS, namespace, action.name, scale_patch(action))
         elif isinstance(action, Annotate):
-            self._merge_patch(LWS, namespace, action.name, {
-                "metadata": {"resourceVersion": action.resource_version, "annotations": dict(action.annotations)},
-            })
+            self._json_patch(LWS, namespace, action.name, annotate_patch(action))
         elif isinstance(action, Delete):
             self._delete(_BY_KIND[action.kind], namespace, action.name, action.uid, action.resource_version)
         else:  # pragma: no cover - reconcile returns nothing else
             raise TypeError(f"unknown action {action!r}")
+
+    def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list) -> None:
+        try:
+            self._patch(resource, namespace, name, operations, JSON_PATCH)
+        except PatchRejected:
+            raise Conflict(f"{resource.subject(name)} changed since it was read "
+                           f"({_tested(operations)} is no longer what this step read)") from None
 
     def lease(self, set_name: str, namespace: str, holder: str | None = None,
               duration: int = DEFAULT_LEASE_SECONDS) -> Lease:
@@ -407,21 +459,19 @@ class Cluster:
     def _apply(self, resource: Resource, namespace: str, body: Mapping) -> None:
         self._patch(resource, namespace, body["metadata"]["name"], body, APPLY_PATCH, force=False)
 
-    def _merge_patch(self, resource: Resource, namespace: str, name: str, body: Mapping) -> None:
-        self._patch(resource, namespace, name, body, MERGE_PATCH)
-
-    def _patch(self, resource: Resource, namespace: str, name: str, body: Mapping, content_type: str,
+    def _patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str,
                **params: Any) -> None:
+        body = list(body) if isinstance(body, list) else dict(body)
         with self._errors(resource.subject(name)):
             if resource is SERVICE:
                 response = self._core.patch_namespaced_service(
-                    name, namespace, dict(body), field_manager=FIELD_MANAGER, _content_type=content_type,
+                    name, namespace, body, field_manager=FIELD_MANAGER, _content_type=content_type,
                     **params, **_raw())
             else:
                 response = self._custom.patch_namespaced_custom_object(
-                    resource.group, resource.version, namespace, resource.plural, name, dict(body),
+                    resource.group, resource.version, namespace, resource.plural, name, body,
                     field_manager=FIELD_MANAGER, _content_type=content_type, **params, **_raw())
-            response.release_conn()
+            _discard(response)
 
     def _delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
         from kubernetes import client
@@ -438,7 +488,7 @@ class Cluster:
             else:
                 response = self._custom.delete_namespaced_custom_object(
                     resource.group, resource.version, namespace, resource.plural, name, body=options, **_raw())
-            response.release_conn()
+            _discard(response)
 
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:
@@ -483,6 +533,18 @@ def _raw() -> dict:
     return {"_preload_content": False, "_request_timeout": REQUEST_TIMEOUT}
 
 
+def _discard(response: Any) -> None:
+    """Read an unwanted body to its end before the connection goes back to the pool.
+
+    Released unread, its bytes stay in the socket and the next request on that connection
+    reads them as its status line (a 50 KB object answering a patch is enough).
+    """
+    try:
+        response.data  # noqa: B018 - reading is the point
+    finally:
+        response.release_conn()
+
+
 def _json(response: Any) -> dict:
     try:
         return json.loads(response.data) if response.data else {}
@@ -512,21 +574,113 @@ def _load_configuration(kubeconfig: str | None, context: str | None):
             config.load_incluster_config(client_configuration=configuration)
         except config.ConfigException as err:
             raise UserError(f"in-cluster configuration: {err}") from None
+        _check_credentials(configuration, "the service account", exec_command=None)
         return configuration, _service_account_namespace()
     if kubeconfig and not os.path.isfile(os.path.expanduser(kubeconfig)):
         raise UserError(f"--kubeconfig {kubeconfig}: no such file")
     try:
         contexts, current = config.list_kube_config_contexts(path)
         active = _find_context(contexts, context, current, path)
-        config.load_kube_config(path, context=active["name"], client_configuration=configuration,
-                                persist_config=False)
+        with _client_log_silenced() as failures:
+            config.load_kube_config(path, context=active["name"], client_configuration=configuration,
+                                    persist_config=False)
     except config.ConfigException as err:
-        raise UserError(f"kubeconfig {path}: {err}") from None
+        raise UserError(f"kubeconfig {path}: {redact_url(str(err))}") from None
     except (OSError, yaml.YAMLError, ValueError, TypeError, AttributeError) as err:
         # A truncated or hand-broken file: the client lets these through as they are.
-        raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(str(err).split())}") from None
+        raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(redact_url(str(err)).split())}") from None
+    user_name = (active.get("context") or {}).get("user") or "?"
+    exec_command = _exec_command(path, user_name)
+    if failures and exec_command is not None and not _has_credentials(configuration):
+        raise UserError(_exec_failure(path, user_name, exec_command, failures))
+    _check_credentials(configuration, f"user {user_name} in kubeconfig {path}", exec_command)
     namespace = (active.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE
     return configuration, namespace
+
+
+# --- credentials ------------------------------------------------------------------------------
+# Nothing a kubeconfig holds in secret (tokens, passwords, a URL's user info, what an exec
+# plugin prints) ever reaches a message: errors name the user and the kubeconfig instead.
+
+_VISIBLE_ASCII = re.compile(r"[\x20-\x7e]*")
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """`text` with the user info of every URL in it (`https://user:secret@host`) blanked out."""
+    return _URL_USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
+
+
+def _check_credentials(configuration: Any, whose: str, exec_command: str | None) -> None:
+    """Refuse credentials that cannot be sent as an HTTP header, without printing them.
+
+    Python's HTTP client would raise on them mid-request (a traceback holding the token);
+    client-go refuses them too.
+    """
+    header = configuration.api_key.get("BearerToken") or configuration.api_key.get("authorization") or ""
+    if header and not _VISIBLE_ASCII.fullmatch(header):
+        source = f"exec plugin {exec_command}" if exec_command else "token"
+        problem = "a line break" if ("\n" in header or "\r" in header) else "characters outside printable ASCII"
+        raise UserError(f"{whose}: the credential from its {source} contains {problem}, so it cannot be "
+                        "sent in an HTTP header (it is not shown here); fix the token and try again")
+    if configuration.host and _URL_USERINFO.match(configuration.host):
+        # Go's HTTP client would send these as basic auth; here they would only leak into messages.
+        raise UserError(f"{whose}: the server URL {redact_url(configuration.host)} carries a user name and "
+                        "password; Kubernetes API servers do not accept basic authentication: use a token, "
+                        "a client certificate or an exec plugin in the user entry instead")
+    if header.startswith("Basic "):
+        raise UserError(f"{whose}: username/password (basic authentication) is set, which Kubernetes API "
+                        "servers do not accept since v1.19 (requests would run as system:anonymous); use a "
+                        "token, a client certificate or an exec plugin")
+
+
+def _has_credentials(configuration: Any) -> bool:
+    return bool(configuration.api_key.get("BearerToken") or configuration.cert_file)
+
+
+def _exec_command(path: str, user_name: str) -> str | None:
+    """The command of the user's exec credential plugin, if it has one."""
+    try:
+        with open(os.path.expanduser(path.split(os.pathsep)[0]), "rb") as f:
+            document = yaml.safe_load(f) or {}
+        users = document.get("users") or []
+        entry = next((u.get("user") or {} for u in users if isinstance(u, dict) and u.get("name") == user_name), {})
+        command = (entry.get("exec") or {}).get("command")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    return str(command) if command else None
+
+
+def _exec_failure(path: str, user_name: str, command: str, failures: list[str]) -> list[str]:
+    codes = [m.group(1) for text in failures if (m := re.search(r"process returned (\d+)", text))]
+    how = f"exited with status {codes[0]}" if codes else "gave no usable credential"
+    return [f"kubeconfig {path}: the exec credential plugin of user {user_name} ({command}) {how}; "
+            "its output is not shown because it may hold credentials",
+            f"run `{command}` yourself to see why, then try again"]
+
+
+@contextlib.contextmanager
+def _client_log_silenced() -> Iterator[list[str]]:
+    """Keep the client's log lines (an exec plugin's stderr, tokens included) off the terminal.
+
+    The client logs a failing exec plugin through the root logger and carries on without
+    credentials; the lines are collected instead, so the caller can say what failed.
+    """
+    collected: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            collected.append(record.getMessage())
+
+    root = logging.getLogger()
+    handler = Collect()
+    saved_handlers, saved_propagate = root.handlers[:], root.propagate
+    root.handlers = [handler]
+    try:
+        yield collected
+    finally:
+        root.handlers = saved_handlers
+        root.propagate = saved_propagate
 
 
 def _find_context(contexts: list[dict] | None, wanted: str | None, current: dict | None, path: str) -> dict:

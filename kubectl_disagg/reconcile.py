@@ -51,11 +51,12 @@ class Create:
 @dataclass(frozen=True)
 class Scale:
     name: str
-    from_replicas: int
+    from_replicas: int  # what the decision read: the write is refused if it moved meanwhile
     to_replicas: int
     resource_version: str
     slice: int
     kind: str = LWS
+    revision: str = ""  # the revision group it belongs to: see `write_units`
 
     def describe(self) -> str:
         return f"scale leaderworkerset/{self.name} {self.from_replicas} → {self.to_replicas}"
@@ -67,6 +68,8 @@ class Annotate:
     annotations: Mapping[str, str]
     resource_version: str
     slice: int
+    replicas: int  # what the annotations were computed from: the write is refused if it moved
+    has_annotations: bool  # whether the LWS had an annotations map when read
     kind: str = LWS
 
     def describe(self) -> str:
@@ -121,6 +124,7 @@ class SliceReport:
     old: tuple[int, ...] = ()
     new: tuple[int, ...] = ()
     blocked: tuple[str, ...] = ()  # why this slice (and so the whole set) may not be stepped
+    warnings: tuple[str, ...] = ()  # e.g. an old revision group that lost a role
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -172,10 +176,23 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
         by_slice[obj.identity.slice][0].append(obj)
     for obj in services:
         by_slice[obj.identity.slice][1].append(obj)
-    reports = [reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names)
+    revision_roles = _revision_roles(lws, services)
+    reports = [reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names,
+                               revision_roles)
                for slice_index in range(ds.slices)]
     actions = removed + tuple(a for report in reports for a in report.actions)
+    warnings += [w for report in reports for w in report.warnings]
     return Reconciliation(actions, tuple(reports), (), tuple(warnings))
+
+
+def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> dict[str, set[str]]:
+    """The roles each revision has anywhere in the set (any slice, LWS or Service): what a
+    group of that revision should hold, so a role deleted by hand shows up as missing."""
+    roles: dict[str, set[str]] = defaultdict(set)
+    for obj in (*lws, *services):
+        if obj.identity.complete:
+            roles[obj.identity.revision].add(obj.identity.role)
+    return dict(roles)
 
 
 def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[LiveService], list[str]]:
@@ -219,9 +236,13 @@ def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveServic
 
 
 def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws: list[LiveLWS],
-                    services: list[LiveService], blocked_names: set[tuple[str, str]] = frozenset()) -> SliceReport:
+                    services: list[LiveService], blocked_names: set[tuple[str, str]] = frozenset(),
+                    revision_roles: Mapping[str, set[str]] | None = None) -> SliceReport:
     """§4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
     groups = _groups(lws)
+    if revision_roles is None:
+        revision_roles = _revision_roles(lws, services)
+    warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision))
     order = {name: index for index, name in enumerate(ds.role_names)}
     observed = {rev: {role: group[role].replicas for role in sorted(group, key=lambda r: (order.get(r, len(order)), r))}
                 for rev, group in sorted(groups.items())}
@@ -238,22 +259,22 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     target_group = groups.get(ds.revision, {})
 
     if old_groups and old_total > 0:
-        report = _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions)
+        report = _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles)
     else:
         report = _steady(ds, namespace, slice_index, target_group, observed, actions,
                          rollout_ended=bool(actions))
 
-    actions = list(report.actions) + _services(ds, namespace, slice_index, groups, services)
+    actions = list(report.actions) + _services(ds, namespace, slice_index, groups, report.actions, services)
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
     if blocked:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
         reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
                         "rename or delete it" for a in blocked)
-        return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons)
-    return replace(report, actions=tuple(actions))
+        return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
+    return replace(report, actions=tuple(actions), warnings=warnings)
 
 
-def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions) -> SliceReport:
+def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles) -> SliceReport:
     roles, initial_old, current_old, current_new, target, configs = _planner_inputs(ds, old_groups, target_group)
     view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
     if not target_group:
@@ -261,7 +282,7 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
         for group in old_groups.values():
             for obj in group.values():
                 actions.append(Annotate(obj.name, {naming.INITIAL_REPLICAS_ANNOTATION: str(obj.replicas)},
-                                        obj.resource_version, slice_index))
+                                        obj.resource_version, slice_index, obj.replicas, bool(obj.annotations)))
         for role in ds.roles:
             actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index))
         return SliceReport(slice_index, Phase.ROLLOUT_STARTED, observed, tuple(actions), position=None,
@@ -291,9 +312,9 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
     for role, new in zip(roles, step.new):
         obj = target_group.get(role)
         if obj is not None and new > obj.replicas:
-            actions.append(Scale(obj.name, obj.replicas, new, obj.resource_version, slice_index))
+            actions.append(_scale(obj, new, slice_index))
     budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
-    actions.extend(_drain_old_groups(old_groups, budget, slice_index))
+    actions.extend(_drain_old_groups(old_groups, budget, slice_index, revision_roles))
     return SliceReport(slice_index, Phase.ROLLING, observed, tuple(actions), (), position, str(step.kind), **view)
 
 
@@ -355,24 +376,45 @@ def _trajectory(initial_old: tuple, target: tuple, configs: tuple) -> list:
 
 
 def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: dict[str, int],
-                      slice_index: int) -> list[Action]:
+                      slice_index: int, revision_roles: Mapping[str, set[str]]) -> list[Action]:
     """Spend each role's drain budget on old groups, newest first, never orphaning a role.
 
     When draining would bring any role of a group to 0, the whole group goes to 0 together;
-    the drain is then charged only to the roles that triggered it.
+    the drain is then charged only to the roles that triggered it. A role already at 0, or
+    missing from its group (deleted by hand), triggers too, as in the controller: a group
+    that lost a role serves nothing useful.
     """
     actions: list[Action] = []
-    newest_first = sorted(old_groups.values(), key=lambda g: max(o.created for o in g.values()), reverse=True)
-    for group in newest_first:
+    newest_first = sorted(old_groups.items(), key=lambda item: max(o.created for o in item[1].values()), reverse=True)
+    for revision, group in newest_first:
         drains = {role: min(max(budget.get(role, 0), 0), obj.replicas) for role, obj in group.items()}
-        triggers = [role for role, obj in group.items() if obj.replicas > 0 and obj.replicas - drains[role] == 0]
+        triggers = [role for role, obj in group.items() if obj.replicas - drains[role] == 0]
+        missing = revision_roles.get(revision, set()) - set(group)
         for role, obj in group.items():
-            to = 0 if triggers else obj.replicas - drains[role]
+            to = 0 if triggers or missing else obj.replicas - drains[role]
             if to != obj.replicas:
-                actions.append(Scale(obj.name, obj.replicas, to, obj.resource_version, slice_index))
-        for role in (triggers or group):
+                actions.append(_scale(obj, to, slice_index))
+        for role in (triggers or ([] if missing else group)):
             budget[role] = budget.get(role, 0) - drains[role]
     return actions
+
+
+def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
+                  revision_roles: Mapping[str, set[str]], target: str) -> list[str]:
+    """Old revision groups with some roles at 0 or missing while others still run: say so."""
+    warnings = []
+    for revision, group in sorted(groups.items()):
+        if revision == target or all(o.replicas == 0 for o in group.values()):
+            continue
+        idle = sorted(role for role, o in group.items() if o.replicas == 0)
+        missing = sorted(revision_roles.get(revision, set()) - set(group))
+        if idle or missing:
+            what = "; ".join(part for part in (
+                f"no LeaderWorkerSet for {', '.join(missing)}" if missing else "",
+                f"{', '.join(idle)} at 0 replicas" if idle else "") if part)
+            warnings.append(f"slice {slice_index}: revision {revision} is broken ({what}) while its other roles "
+                            "run; the next drain takes the whole group to 0")
+    return warnings
 
 
 def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout_ended: bool) -> SliceReport:
@@ -388,7 +430,7 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout
             seed = EXTERNAL_SEED_REPLICAS if role.external else None
             actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=seed), slice_index))
         elif obj.replicas != role.replicas and not role.external:  # an autoscaler sizes External roles
-            actions.append(Scale(obj.name, obj.replicas, role.replicas, obj.resource_version, slice_index))
+            actions.append(_scale(obj, role.replicas, slice_index))
     gate = [] if len(actions) > removals else _stability_gate(ds, target_group)
     if len(actions) > removals or (rollout_ended and gate):
         phase = Phase.CONVERGING
@@ -400,20 +442,26 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout
     return SliceReport(slice_index, phase, observed, tuple(actions), waiting)
 
 
-def _services(ds: DisaggregatedSet, namespace: str, slice_index: int,
-              groups: Mapping[str, Mapping[str, LiveLWS]], services: list[LiveService]) -> list[Action]:
-    """Target Services once every target role serves; other revisions' only while they serve."""
-    actions: list[Action] = []
-    target_group = groups.get(ds.revision, {})
+def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
+              lws_actions: Iterable[Action], services: list[LiveService]) -> list[Action]:
+    """§4.4: a revision's Services live exactly as long as it has LWS in the slice.
+
+    `groups` is what remains after this pass's deletes; the target's Services come with its
+    first LWS (a headless Service lists only ready pods, so an early one is harmless), and a
+    Service goes only once its revision has no LWS left, never while its pods may serve.
+    """
+    roles_by_revision = {revision: set(group) for revision, group in groups.items()}
+    if any(isinstance(a, Create) and a.kind == LWS for a in lws_actions):
+        roles_by_revision.setdefault(ds.revision, set()).update(ds.role_names)
     existing = {(s.identity.revision, s.identity.role): s for s in services}
-    if all(role in target_group and target_group[role].ready >= 1 for role in ds.role_names):
-        for role in ds.role_names:
-            if (ds.revision, role) not in existing:
-                actions.append(Create(service(ds.name, slice_index, ds.revision, role, namespace), slice_index))
+    actions: list[Action] = []
+    order = {name: index for index, name in enumerate(ds.role_names)}
+    for revision, roles in sorted(roles_by_revision.items()):
+        for role in sorted(roles, key=lambda r: (order.get(r, len(order)), r)):
+            if (revision, role) not in existing:
+                actions.append(Create(service(ds.name, slice_index, revision, role, namespace), slice_index))
     for (revision, _role), svc in sorted(existing.items()):
-        group = groups.get(revision, {})
-        serving = bool(group) and all(o.ready >= 1 for o in group.values())
-        if revision != ds.revision and not serving:
+        if revision not in roles_by_revision:
             actions.append(_delete(svc, slice_index))
     return actions
 
@@ -423,6 +471,34 @@ def _groups(lws: Iterable[LiveLWS]) -> dict[str, dict[str, LiveLWS]]:
     for obj in lws:
         groups[obj.identity.revision][obj.identity.role] = obj
     return dict(groups)
+
+
+def _scale(obj: LiveLWS, to: int, slice_index: int) -> Scale:
+    return Scale(obj.name, obj.replicas, to, obj.resource_version, slice_index, revision=obj.identity.revision or "")
+
+
+def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
+    """The pass's actions, in order, cut into the runs that must land together or not at all.
+
+    Consecutive scales of one revision group in one slice form a unit: half of a unit would
+    leave a group split (a new group serving prefill without decode, an old group drained on
+    one role only), so an executor that fails inside a unit undoes the unit's earlier writes.
+    Every other action is a unit of its own.
+    """
+    units: list[list[Action]] = []
+    for action in actions:
+        previous = units[-1][-1] if units else None
+        if (isinstance(action, Scale) and isinstance(previous, Scale)
+                and (previous.slice, previous.revision) == (action.slice, action.revision)):
+            units[-1].append(action)
+        else:
+            units.append([action])
+    return [tuple(unit) for unit in units]
+
+
+def undo(scale: Scale) -> Scale:
+    """The scale that takes `scale` back, pinned to the count `scale` wrote."""
+    return replace(scale, from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
 
 
 def _delete(obj: LiveObject, slice_index: int) -> Delete:

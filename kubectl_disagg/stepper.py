@@ -22,7 +22,7 @@ from typing import Protocol
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_yaml
-from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile
+from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile, undo, write_units
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.snapshot import Snapshot
 
@@ -103,17 +103,17 @@ class Pass:
 
 
 class PassInterrupted(Exception):
-    """An action failed mid-pass; `partial` lists those carried out before it."""
+    """An action failed mid-pass; `partial` lists those carried out before it (and kept)."""
 
-    def __init__(self, partial: Pass, error: UserError):
+    def __init__(self, partial: Pass, error: UserError, undo_notes: list[str] | None = None):
         super().__init__(str(error))
-        self.partial, self.error = partial, error
+        self.partial, self.error, self.undo_notes = partial, error, list(undo_notes or ())
 
     def user_error(self) -> UserError:
         total, done = len(self.partial.reconciliation.actions), len(self.partial.done)
         note = (f"{done} of the pass's {total} actions were carried out before this one; the rest were "
                 "not attempted" if done else "no action of this pass was carried out")
-        return UserError([*self.error.lines(), note])
+        return UserError([*self.error.lines(), *self.undo_notes, note])
 
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
@@ -128,7 +128,9 @@ def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
 def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None) -> Pass:
     """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
 
-    A failing action stops the pass: `PassInterrupted` carries what was done before it.
+    A failing action stops the pass: `PassInterrupted` carries what was done before it. The
+    actions land in `write_units` (a revision group's scales): a unit cut short is taken back,
+    so no revision group is ever left split.
     """
     snapshot = executor.snapshot(ds.name, namespace)
     result = reconcile(ds, snapshot)
@@ -136,15 +138,32 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
     done: list[Action] = []
-    for action in result.actions:
-        if lease is not None:
-            lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
-        try:
-            executor.execute(action, namespace)
-        except UserError as err:
-            raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(done)), err) from None
-        done.append(action)
+    for unit in write_units(result.actions):
+        landed: list[Action] = []
+        for action in unit:
+            if lease is not None:
+                lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
+            try:
+                executor.execute(action, namespace)
+            except UserError as err:
+                undo_notes = _undo_unit(executor, landed, namespace)
+                raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(done)), err,
+                                      undo_notes) from None
+            landed.append(action)
+        done.extend(landed)
     return Pass(ds, namespace, snapshot, result, planned, tuple(done))
+
+
+def _undo_unit(executor: Executor, landed: list[Action], namespace: str) -> list[str]:
+    """Take back the writes of a unit cut short, newest first, so no revision group stays split."""
+    notes = []
+    for scale in reversed(landed):
+        try:
+            executor.execute(undo(scale), namespace)
+            notes.append(f"undid: {scale.describe()}")
+        except UserError as err:
+            notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")
+    return notes
 
 
 # --- passes until done ------------------------------------------------------------------------

@@ -54,18 +54,25 @@ class MemoryCluster:
             raise Conflict(f"{name} changed since it was read")
         return obj
 
+    def _replicas_at(self, name: str, replicas: int) -> dict:
+        obj = self.objects.get(("LeaderWorkerSet", name))
+        if obj is None:
+            raise Conflict(f"{name} not found")
+        if obj["spec"].get("replicas", 1) != replicas:
+            raise Conflict(f"{name}: spec.replicas changed since it was read")
+        return obj
+
     def execute(self, actions) -> None:
         for action in actions:
             if isinstance(action, Create):
                 self.add(dict(action.object))
-            elif isinstance(action, Scale):
-                obj = self._get(action.kind, action.name, action.resource_version)
-                assert obj["spec"].get("replicas", 1) == action.from_replicas
+            elif isinstance(action, Scale):  # preconditioned on spec.replicas, as the JSON patch is
+                obj = self._replicas_at(action.name, action.from_replicas)
                 obj["spec"]["replicas"] = action.to_replicas
                 obj["metadata"]["generation"] += 1
                 self._stamp(obj)
             elif isinstance(action, Annotate):
-                obj = self._get(action.kind, action.name, action.resource_version)
+                obj = self._replicas_at(action.name, action.replicas)
                 obj["metadata"].setdefault("annotations", {}).update(action.annotations)
                 self._stamp(obj)
             elif isinstance(action, Delete):

@@ -203,13 +203,14 @@ def phases(doc: dict) -> list[str]:
 # --- scenarios ---------------------------------------------------------------------------------
 
 
-def test_first_deploy_creates_lws_then_services_once_ready(stepper, tmp_path):
+def test_first_deploy_creates_every_lws_with_its_services(stepper, tmp_path):
     path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2)
     history = stepper.drive(path)
     first = history[0]
-    assert kinds_of(first) == ["create"] * 4
-    assert {a["kind"] for s in first["slices"] for a in s["actions"]} == {"LeaderWorkerSet"}
-    assert {a["kind"] for s in history[1]["slices"] for a in s["actions"]} == {"Service"}
+    assert kinds_of(first) == ["create"] * 8
+    assert [[a["kind"] for a in s["actions"]] for s in first["slices"]] == [
+        ["LeaderWorkerSet", "LeaderWorkerSet", "Service", "Service"]] * 2
+    assert all(not s["actions"] for doc in history[1:] for s in doc["slices"])
     assert_matches_render(model(path), stepper.live)
 
 
@@ -329,8 +330,8 @@ def test_all_roles_paused_at_zero(stepper, tmp_path):
     history = stepper.drive(paused)
     assert history[-1]["complete"]
     assert stepper.live.groups() == {0: {model(paused).revision: {"prefill": 0, "decode": 0}}}
-    assert stepper.live.services() == []  # no pod was ever ready to serve
-    assert_matches_render(model(paused), stepper.live, services=False)
+    assert len(stepper.live.services()) == 2  # a paused revision keeps its (empty) Services, as render does
+    assert_matches_render(model(paused), stepper.live)
 
     running = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
     stepper.drive(running)
@@ -412,7 +413,7 @@ def test_expired_lease_is_taken_over(control_plane, stepper, tmp_path, api_clien
     assert leases == []  # taken over, then released
 
 
-def test_write_computed_from_a_stale_read_is_refused_with_409(control_plane, stepper, tmp_path):
+def test_scale_computed_from_a_stale_read_is_refused(control_plane, stepper, tmp_path):
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     ds = model(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 1}))
     with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
@@ -421,8 +422,8 @@ def test_write_computed_from_a_stale_read_is_refused_with_409(control_plane, ste
         cluster.execute(Scale(scale.name, scale.from_replicas, 2, scale.resource_version, 0))  # someone else
         with pytest.raises(Conflict) as err:
             cluster.execute(scale)
-    assert str(err.value) == (f"leaderworkerset/{scale.name} changed since it was read (409 Conflict); "
-                              "run the step again")
+    assert str(err.value) == (f"leaderworkerset/{scale.name} changed since it was read (spec.replicas is no "
+                              "longer what this step read); run the step again")
     assert stepper.live.groups()[0][ds.revision]["prefill"] == 2
 
 
@@ -484,7 +485,7 @@ def test_dry_run_changes_nothing_and_shows_diffs(stepper, tmp_path, api_client):
 
     run = stepper(path, "--dry-run")
     assert run.code == EXIT_OK
-    assert "dry run, 4 changes planned, nothing changed" in run.out
+    assert "dry run, 6 changes planned, nothing changed" in run.out  # 2 annotations, 2 LWS, 2 Services
     assert "+    disaggregatedset.x-k8s.io/initial-replicas: \"2\"" in run.out  # the annotate diff
     assert "image: img:2" in run.out  # the whole object a create would make
     assert stepper.live.versions() == before
@@ -549,50 +550,77 @@ def test_several_sets_in_one_input_get_one_pass_each(stepper, tmp_path):
     both.write_text(first.read_text() + "---\n" + second.read_text())
     run = stepper(both)
     assert run.code == EXIT_OK
-    assert run.out.count("2 changes made") == 2
+    assert run.out.count("4 changes made") == 2
     assert set(stepper.live.groups("alpha")[0]) == {model(first).revision}
     assert set(stepper.live.groups("beta")[0]) == {model(second).revision}
 
 
 
 
-def interfere_before_first_scale(monkeypatch, api_client, namespace: str) -> list[str]:
-    """Have "the LWS controller" write status between a pass's read and its first scale."""
+def interfere_before_writes(monkeypatch, api_client, namespace: str, interference, *, every: bool) -> list[str]:
+    """Have someone else write to an LWS between a pass's read and its scale (the first, or every one)."""
     real_execute = Cluster.execute
     touched: list[str] = []
 
     def execute(self, action, namespace_=None):
-        if isinstance(action, Scale) and not touched:
+        if isinstance(action, Scale) and (every or not touched):
             touched.append(action.name)
-            client.CustomObjectsApi(api_client).patch_namespaced_custom_object_status(
-                *LWS, namespace, "leaderworkersets", action.name, {"status": {"readyReplicas": 0}},
-                _content_type="application/merge-patch+json")
+            interference(client.CustomObjectsApi(api_client), action)
         return real_execute(self, action, namespace_)
 
     monkeypatch.setattr(Cluster, "execute", execute)
     return touched
 
 
-def test_a_write_that_loses_a_race_fails_the_step_with_exit_1(stepper, tmp_path, monkeypatch, api_client):
+def write_status(api: client.CustomObjectsApi, action: Scale, namespace: str) -> None:
+    """What the LWS controller does all the time: a status write, a new resourceVersion."""
+    api.patch_namespaced_custom_object_status(
+        *LWS, namespace, "leaderworkersets", action.name,
+        {"status": {"readyReplicas": action.from_replicas, "replicas": action.from_replicas}},
+        _content_type="application/merge-patch+json")
+
+
+def write_replicas(api: client.CustomObjectsApi, action: Scale, namespace: str, replicas: int) -> None:
+    api.patch_namespaced_custom_object(*LWS, namespace, "leaderworkersets", action.name,
+                                       {"spec": {"replicas": replicas}},
+                                       _content_type="application/merge-patch+json")
+
+
+def test_status_written_before_every_write_never_interrupts_a_pass(stepper, tmp_path, monkeypatch, api_client):
+    stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}))
+    touched = interfere_before_writes(monkeypatch, api_client, stepper.namespace,
+                                      lambda api, a: write_status(api, a, stepper.namespace), every=True)
+    history = stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2"))
+    assert len(touched) >= 4 and len(history) >= 4  # every scale of the rollout raced a status write
+    assert stepper(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}, image="img:2")).code == EXIT_OK
+    assert _role_totals(stepper.live.groups()[0]) == {"prefill": 3, "decode": 2}
+
+
+def test_a_replica_change_between_read_and_scale_fails_the_step_with_exit_1(stepper, tmp_path, monkeypatch,
+                                                                             api_client):
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2})
-    touched = interfere_before_first_scale(monkeypatch, api_client, stepper.namespace)
+    touched = interfere_before_writes(monkeypatch, api_client, stepper.namespace,
+                                      lambda api, a: write_replicas(api, a, stepper.namespace, 3), every=False)
     run = stepper(path)
     assert run.code == EXIT_ERROR
     assert run.err.splitlines() == [
-        f"leaderworkerset/{touched[0]} changed since it was read (409 Conflict); run the step again",
+        f"leaderworkerset/{touched[0]} changed since it was read (spec.replicas is no longer what this step "
+        "read); run the step again",
         "no action of this pass was carried out",
     ]
-    assert _role_totals(stepper.live.groups()[0]) == {"prefill": 1, "decode": 1}
+    assert _role_totals(stepper.live.groups()[0]) == {"prefill": 3, "decode": 1}
 
 
 def test_until_complete_reads_again_after_losing_a_race(stepper, tmp_path, monkeypatch, api_client, lws_simulator):
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image="img:2")
-    touched = interfere_before_first_scale(monkeypatch, api_client, stepper.namespace)
+    touched = interfere_before_writes(
+        monkeypatch, api_client, stepper.namespace,
+        lambda api, a: write_replicas(api, a, stepper.namespace, a.to_replicas), every=False)
     with lws_simulator.running(stepper.namespace, delay=0, interval=0.05):
         run = stepper(path, "--until-complete", "--timeout", "1m")
     assert run.code == EXIT_OK, run.err
-    assert (f"Warning: leaderworkerset/{touched[0]} changed since it was read (409 Conflict); "
-            "reading the state again") in run.err
+    assert (f"Warning: leaderworkerset/{touched[0]} changed since it was read (spec.replicas is no longer what "
+            "this step read); reading the state again") in run.err
     assert_matches_render(model(path), stepper.live)

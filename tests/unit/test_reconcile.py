@@ -90,15 +90,16 @@ def cluster() -> MemoryCluster:
     return MemoryCluster(NS)
 
 
-def test_first_deploy_creates_everything_then_services_once_ready(cluster):
+def test_first_deploy_creates_every_lws_with_its_services(cluster):
     ds = make_set({"prefill": 2, "decode": 1}, slices=2)
     first = reconcile(ds, cluster.snapshot("llm"))
-    assert sorted(type(a).__name__ for a in first.actions) == ["Create"] * 4
-    assert {a.kind for a in first.actions} == {"LeaderWorkerSet"}
+    assert sorted(type(a).__name__ for a in first.actions) == ["Create"] * 8
+    # Per slice, the LWS first, then their Services (§4.4: a revision's Services come with its LWS).
+    assert [a.kind for a in first.actions] == ["LeaderWorkerSet"] * 2 + ["Service"] * 2 + \
+        ["LeaderWorkerSet"] * 2 + ["Service"] * 2
     cluster.execute(first.actions)
     cluster.settle()
-    second = reconcile(ds, cluster.snapshot("llm"))
-    assert {a.kind for a in second.actions} == {"Service"} and len(second.actions) == 4
+    assert reconcile(ds, cluster.snapshot("llm")).actions == ()
     drive(ds, cluster)
     assert_matches_render(ds, cluster)
 
@@ -127,7 +128,8 @@ def test_template_change_follows_the_worked_check(cluster):
     started = history[0]
     assert started.slices[0].phase == "rollout started"
     assert sum(isinstance(a, Annotate) for a in started.actions) == 2
-    assert [a.object["spec"]["replicas"] for a in started.actions if isinstance(a, Create)] == [0, 0]
+    assert [a.object["spec"]["replicas"] for a in started.actions
+            if isinstance(a, Create) and a.kind == "LeaderWorkerSet"] == [0, 0]
     assert_matches_render(new, cluster)
 
 
@@ -192,7 +194,8 @@ def test_paused_set_at_zero(cluster):
     paused = make_set({"prefill": 0, "decode": 0})
     history = drive(paused, cluster)
     assert all(o["spec"]["replicas"] == 0 for o in cluster.lws().values())
-    assert not any(k == "Service" for k, _ in cluster.objects)  # no pod is ready to serve
+    # A paused revision keeps its Services (they list no pod): render emits them too.
+    assert sum(k == "Service" for k, _ in cluster.objects) == 2
     assert history[-1].complete
 
 
@@ -355,14 +358,15 @@ def test_a_rollout_the_planner_cannot_finish_is_stalled_not_complete(cluster):
     (report,) = result.slices
     assert report.phase == "stalled" and not result.complete
     assert "no next step while old replicas remain" in report.waiting_for[0]
-    assert report.actions == ()
+    assert [a for a in report.actions if a.kind == "LeaderWorkerSet"] == []  # only the missing Services
 
 
 def test_a_rollout_start_cut_short_is_finished_not_waited_on(cluster):
     drive(make_set({"prefill": 2, "decode": 1}), cluster)
     new = make_set({"prefill": 2, "decode": 1}, image="img:2")
     start = reconcile(new, cluster.snapshot("llm"))
-    cluster.execute(start.actions[:-1])  # the last create never landed
+    last_lws = [a for a in start.actions if isinstance(a, Create) and a.kind == "LeaderWorkerSet"][-1]
+    cluster.execute([a for a in start.actions if a is not last_lws])  # the last LWS create never landed
     cluster.settle()
     result = reconcile(new, cluster.snapshot("llm"))
     assert [a.describe() for a in result.actions] == [f"create leaderworkerset/llm-0-{new.revision}-decode with 0 replicas"]
@@ -414,3 +418,85 @@ def test_the_pass_that_removes_the_drained_revision_reports_the_rollout_complete
     assert phases[0] == "rollout started" and phases[-1] == "steady"
     assert phases[-2] == "complete"  # the old revision's groups go; nothing else is left to do
     assert "complete" not in phases[:-2]
+
+
+# --- hardening: groups that lost a role, Services by revision lifetime, write units -------------
+
+
+def _started_rollout(cluster, replicas=None):
+    replicas = replicas or {"prefill": 2, "decode": 2}
+    drive(make_set(replicas), cluster)
+    new = make_set(replicas, image="img:2")
+    cluster.execute(reconcile(new, cluster.snapshot("llm")).actions)  # rollout started
+    cluster.settle()
+    return new
+
+
+def test_an_old_group_that_lost_a_role_is_drained_whole_and_reported(cluster):
+    new = _started_rollout(cluster)
+    old_prefill = next(k for k in cluster.objects if k[0] == "LeaderWorkerSet" and k[1].endswith("-prefill")
+                       and new.revision not in k[1])
+    del cluster.objects[old_prefill]  # deleted by hand: the old decode now runs alone
+    result = reconcile(new, cluster.snapshot("llm"))
+    (warning,) = result.warnings
+    old_revision = old_prefill[1].split("-")[2]
+    assert warning == (f"slice 0: revision {old_revision} is broken (no LeaderWorkerSet for prefill) while its other "
+                       "roles run; the next drain takes the whole group to 0")
+    drains = [a for a in result.actions if isinstance(a, Scale) and old_revision in a.name]
+    assert [(a.name.rsplit("-", 1)[-1], a.to_replicas) for a in drains] == [("decode", 0)]
+    history = drive(new, cluster)
+    assert all(not r.warnings for r in history[1:])
+    assert_matches_render(new, cluster)
+
+
+def test_an_old_role_already_at_zero_triggers_the_coordinated_drain(cluster):
+    new = _started_rollout(cluster)
+    (old_decode,) = [o for k, o in cluster.objects.items() if k[0] == "LeaderWorkerSet"
+                     and k[1].endswith("-decode") and new.revision not in k[1]]
+    old_decode["spec"]["replicas"] = 0
+    cluster.settle()
+    result = reconcile(new, cluster.snapshot("llm"))
+    assert "decode at 0 replicas" in result.warnings[0]
+    old_scales = [a for a in result.actions if isinstance(a, Scale) and new.revision not in a.name]
+    assert [(a.name.rsplit("-", 1)[-1], a.to_replicas) for a in old_scales] == [("prefill", 0)]
+
+
+def test_services_live_as_long_as_their_revision_has_lws(cluster):
+    new = _started_rollout(cluster, {"prefill": 1, "decode": 1})
+    services = lambda: sorted(name for kind, name in cluster.objects if kind == "Service")  # noqa: E731
+    revisions = lambda: {name.split("-")[2] for name in services()}  # noqa: E731
+    assert len(revisions()) == 2  # the new revision's Services came with its LWS
+    for result in drive(new, cluster):
+        deleted_services = {a.name.split("-")[2] for a in result.actions if isinstance(a, Delete) and a.kind == "Service"}
+        deleted_lws = {a.name.split("-")[2] for a in result.actions if isinstance(a, Delete) and a.kind != "Service"}
+        assert deleted_services <= deleted_lws  # never before the revision's last LWS
+    assert revisions() == {new.revision}
+    assert_matches_render(new, cluster)
+
+
+def test_write_units_keep_a_revision_groups_scales_together():
+    from kubectl_disagg.reconcile import undo, write_units
+
+    a = Scale("llm-0-new-prefill", 0, 1, "1", 0, revision="new")
+    b = Scale("llm-0-new-decode", 0, 1, "2", 0, revision="new")
+    c = Scale("llm-0-old-prefill", 2, 0, "3", 0, revision="old")
+    d = Scale("llm-0-old-decode", 1, 0, "4", 0, revision="old")
+    e = Scale("llm-1-new-prefill", 0, 1, "5", 1, revision="new")
+    delete = Delete("Service", "x", "u", "6", 0)
+    assert write_units([a, b, c, d, e, delete]) == [(a, b), (c, d), (e,), (delete,)]
+    assert undo(a) == Scale("llm-0-new-prefill", 1, 0, "1", 0, revision="new")
+
+
+def test_scale_and_annotate_patches_pin_the_replicas_they_read():
+    from kubectl_disagg.cluster import annotate_patch, scale_patch
+    from kubectl_disagg.reconcile import Annotate
+
+    assert scale_patch(Scale("x", 3, 1, "9", 0)) == [
+        {"op": "test", "path": "/spec/replicas", "value": 3},
+        {"op": "replace", "path": "/spec/replicas", "value": 1}]
+    key = naming.INITIAL_REPLICAS_ANNOTATION
+    assert annotate_patch(Annotate("x", {key: "3"}, "9", 0, 3, True)) == [
+        {"op": "test", "path": "/spec/replicas", "value": 3},
+        {"op": "add", "path": "/metadata/annotations/disaggregatedset.x-k8s.io~1initial-replicas", "value": "3"}]
+    assert annotate_patch(Annotate("x", {key: "3"}, "9", 0, 3, False))[1] == {
+        "op": "add", "path": "/metadata/annotations", "value": {key: "3"}}
