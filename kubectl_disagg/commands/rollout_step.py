@@ -170,7 +170,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
               deadline: float | None) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
-    from kubectl_disagg.cluster import LeaseHeld, LeaseLost
+    from kubectl_disagg.lease import LeaseHeld, LeaseLost
 
     last = None
     try:
