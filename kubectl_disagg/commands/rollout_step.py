@@ -117,7 +117,8 @@ Exit codes:
               help="Print the actions and the object changes (diffs), change nothing.")
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
-@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
+@_options.timeout(DEFAULT_TIMEOUT,
+                  "With --until-complete: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
 @_options.output("text", "yaml", "json", default="text")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
