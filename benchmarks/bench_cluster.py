@@ -129,10 +129,12 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, slices: int, roles: int, 
     rollout_start, seconds, result = requests_of(counter, lambda: one_step(cluster, new, namespace))
     after = {o.name: o.resource_version for o in cluster.snapshot(new.name, namespace).lws}
     changed = sum(1 for name, version in after.items() if before.get(name) != version)
-    expected = {("patch", "leaderworkersets"): slices * roles * 2}  # annotate old + apply new
+    # Annotate every old LWS and apply every new one; the new revision's Services come with its LWS.
+    expected = {("patch", "leaderworkersets"): slices * roles * 2, ("patch", "services"): slices * roles}
     writes = {k: v for k, v in rollout_start.items() if k not in READS and k[1] != "leases"}
     check(writes == expected, f"template change: writes {writes}, expected {expected}")
-    check(changed == sum(writes.values()), f"{changed} objects changed but {sum(writes.values())} writes")
+    lws_writes = writes[("patch", "leaderworkersets")]
+    check(changed == lws_writes, f"{changed} LeaderWorkerSets changed but {lws_writes} LWS writes")
     check(sum(isinstance(a, Annotate) for a in result.done) == sum(isinstance(a, Create) for a in result.done)
           == slices * roles, "one annotate per old LWS and one create per new LWS")
 
