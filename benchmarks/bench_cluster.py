@@ -135,8 +135,9 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, slices: int, roles: int, 
     check(writes == expected, f"template change: writes {writes}, expected {expected}")
     lws_writes = writes[("patch", "leaderworkersets")]
     check(changed == lws_writes, f"{changed} LeaderWorkerSets changed but {lws_writes} LWS writes")
-    check(sum(isinstance(a, Annotate) for a in result.done) == sum(isinstance(a, Create) for a in result.done)
-          == slices * roles, "one annotate per old LWS and one create per new LWS")
+    created_lws = sum(isinstance(a, Create) and a.kind == "LeaderWorkerSet" for a in result.done)
+    check(sum(isinstance(a, Annotate) for a in result.done) == created_lws == slices * roles,
+          "one annotate per old LWS and one create per new LWS")
 
     simulator.sync(namespace)  # the new revision's LWS exist at 0: a rollout in progress to read
     status_requests = Counter()
