@@ -26,6 +26,12 @@ def _dispatch(args: list[str]) -> int:
     if request is not None:
         fastpath.render_to_stdout(request)
         return 0
+    if args == ["cmp", "generate"]:  # plugin.yaml's argv, run by Argo CD on every new commit
+        import os
+
+        from kubectl_disagg.commands import cmp_sidecar
+
+        return cmp_sidecar.generate(os.environ)
     return _run_click(args)
 
 
