@@ -2,7 +2,7 @@
 
 Argo CD's sidecar runs `kubectl-disagg cmp generate` in the application's directory with its
 parameters in the environment. Everything here works on plain data handed in by the shell
-(`commands/cmp_sidecar.py`): the environment as a mapping, the directory as a listing of
+(`cmp_sidecar.py`): the environment as a mapping, the directory as a listing of
 relative paths and the bytes of the files chosen. Nothing reads the network, the clock or
 HOME, so the output depends on the commit and the parameters only, as Argo CD's cache
 assumes.
@@ -86,13 +86,14 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
         include = []
     strict_text = _string(raw, "strict", "false", problems).lower()
     if strict_text not in ("true", "false"):
-        problems.append(f'parameter strict: Invalid value: "{strict_text}": must be true or false')
+        problems.append(f"parameter strict: Invalid value: {json.dumps(strict_text)}: must be true or false")
     state_file = _string(raw, "rollout-state", DEFAULT_STATE_FILE, problems)
     if state_file.startswith("/") or ".." in state_file.split("/"):
-        problems.append(f'parameter rollout-state: Invalid value: "{state_file}": '
+        problems.append(f"parameter rollout-state: Invalid value: {json.dumps(state_file)}: "
                         "must be a path inside the application directory")
     if namespace and not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", namespace):
-        problems.append(f'parameter namespace: Invalid value: "{namespace}": must be a lowercase RFC 1123 label')
+        problems.append(f"parameter namespace: Invalid value: {json.dumps(namespace)}: "
+                        "must be a lowercase RFC 1123 label")
     if problems:
         raise UserError(problems)
     return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown))

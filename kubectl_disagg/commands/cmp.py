@@ -10,7 +10,7 @@ import os
 
 import click
 
-from kubectl_disagg.commands import cmp_sidecar
+from kubectl_disagg import cmp_sidecar
 
 
 @click.group()

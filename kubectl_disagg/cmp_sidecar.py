@@ -1,6 +1,6 @@
 """What Argo CD's sidecar runs: the environment and the application directory in, manifests out.
 
-Kept free of click so that `main` calls it directly for the exact argv of plugin.yaml (it runs
+Kept free of click (and outside commands/, whose package imports it) so that `main` calls it directly for the exact argv of plugin.yaml (it runs
 on every new commit of every application); the click commands in `cmp.py` call the same
 functions. The only I/O is reading the directory and writing stdout/stderr.
 """
@@ -52,7 +52,7 @@ def generate(environ: Mapping[str, str], directory: str = ".") -> int:
         result = argocd.generate(_read(directory, paths), parameters, environ, state_present)
     except UserError as err:
         # Argo CD shows stderr in the UI as one message: say everything on one line.
-        raise UserError(["; ".join(err.lines())]) from None
+        raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None
     for warning in result.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
     sys.stdout.write(format_objects(result.objects, "yaml"))
