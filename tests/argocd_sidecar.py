@@ -3,7 +3,8 @@
 The commands run from their argv (no shell) with the application's path inside a copy of the
 repository as working directory, Argo CD's variables, and nothing else the sidecar would not
 have: HOME cannot be written, there is no kubeconfig, and any network connection fails
-(a sitecustomize refuses sockets and records which modules were imported).
+(a sitecustomize refuses sockets and the wall clock, and records which modules were
+imported).
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ socket.socket.connect = _refuse
 socket.socket.connect_ex = _refuse
 socket.create_connection = _refuse
 socket.getaddrinfo = _refuse
+
+import time
+
+def _no_clock(*args, **kwargs):
+    raise RuntimeError("the plugin read the clock: its output must depend on the commit only")
+
+time.time = time.time_ns = time.localtime = time.gmtime = _no_clock
 
 @atexit.register
 def _record():

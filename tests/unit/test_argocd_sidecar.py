@@ -115,3 +115,15 @@ def test_strict_mode(tmp_path):
     assert refused(unknown.generate(environ)) == "strict: unknown parameter ARGOCD_APP_PARAMETERS: colour"
     lenient = unknown.generate(unknown.with_parameters([{"name": "colour", "string": "red"}]))
     assert lenient.returncode == 0 and b"Warning: unknown parameter ARGOCD_APP_PARAMETERS: colour" in lenient.stderr
+
+
+def test_the_sidecar_environment_really_has_no_network_clock_or_home(tmp_path):
+    import subprocess
+
+    from tests.argocd_sidecar import BIN
+
+    sidecar = Sidecar(tmp_path, {"llama.yaml": EXAMPLE})
+    for code in ("import socket; socket.create_connection(('127.0.0.1', 9))", "import time; time.time()",
+                 "import os; os.makedirs(os.path.expanduser('~/.cache'))"):
+        probe = subprocess.run([str(BIN / "python"), "-c", code], env=sidecar.environ, capture_output=True, check=False)
+        assert probe.returncode != 0, code
