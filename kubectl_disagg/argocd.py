@@ -19,6 +19,7 @@ from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.loader import Document, parse_stream
 from kubectl_disagg.model import DisaggregatedSet, is_disaggregated_set, load_documents
 from kubectl_disagg.render import DEFAULT_NAMESPACE, deep_copy, render_set
+from kubectl_disagg.validation import DNS1123_LABEL
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
 REVISION_ANNOTATION = "kubectl-disagg/source-revision"
@@ -81,9 +82,10 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
     include = raw.get("include", list(DEFAULT_INCLUDE))
     if isinstance(include, str):
         include = [part.strip() for part in include.split(",") if part.strip()]
-    if not isinstance(include, list) or not include:
+    if not isinstance(include, list) or not include or not all(isinstance(g, str) and g for g in include):
         problems.append("parameter include: needs one or more globs (comma-separated or an array)")
         include = []
+    include = [glob.removeprefix("./") for glob in include]
     strict_text = _string(raw, "strict", "false", problems).lower()
     if strict_text not in ("true", "false"):
         problems.append(f"parameter strict: Invalid value: {json.dumps(strict_text)}: must be true or false")
@@ -91,7 +93,7 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
     if state_file.startswith("/") or ".." in state_file.split("/"):
         problems.append(f"parameter rollout-state: Invalid value: {json.dumps(state_file)}: "
                         "must be a path inside the application directory")
-    if namespace and not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", namespace):
+    if namespace and (len(namespace) > 63 or not DNS1123_LABEL.fullmatch(namespace)):
         problems.append(f"parameter namespace: Invalid value: {json.dumps(namespace)}: "
                         "must be a lowercase RFC 1123 label")
     if problems:

@@ -63,7 +63,7 @@ def test_app_parameters_win_over_param_variables_which_win_over_plugin_env():
 @pytest.mark.parametrize("environ", [
     {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "include", "array": ["a/*.yaml", "b.json"]}])},
     {"PARAM_INCLUDE_1": "b.json", "PARAM_INCLUDE_0": "a/*.yaml"},
-    {"ARGOCD_ENV_INCLUDE": "a/*.yaml, b.json"},
+    {"ARGOCD_ENV_INCLUDE": "./a/*.yaml, b.json"},
 ])
 def test_include_as_array_or_comma_separated(environ):
     assert params(**environ).include == ("a/*.yaml", "b.json")
@@ -87,6 +87,9 @@ def test_unknown_parameters_are_named_once():
     ({"ARGOCD_APP_PARAMETERS": "{}"}, "expected a JSON list"),
     ({"PARAM_STRICT": "yes"}, 'parameter strict: Invalid value: "yes"'),
     ({"PARAM_NAMESPACE": "Prod"}, 'parameter namespace: Invalid value: "Prod"'),
+    ({"PARAM_NAMESPACE": "prod\n"}, 'parameter namespace: Invalid value: "prod\\n"'),
+    ({"PARAM_NAMESPACE": "a" * 64}, "must be a lowercase RFC 1123 label"),
+    ({"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "include", "array": ["*.yaml", 1]}])}, "parameter include: needs"),
     ({"PARAM_ROLLOUT_STATE": "../state.yaml"}, "must be a path inside the application directory"),
     ({"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "namespace", "map": {"a": "b"}}])}, "parameter namespace: must be a string"),
 ])
