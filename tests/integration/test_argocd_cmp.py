@@ -9,7 +9,7 @@ import yaml
 
 from tests.argocd_sidecar import Sidecar
 from tests.conftest import EXAMPLES
-from tests.unit.test_argocd_health import CUSTOMIZATIONS, health
+from tests.argocd_lua import CUSTOMIZATIONS, health
 
 LWS_HEALTH = CUSTOMIZATIONS / "leaderworkerset.x-k8s.io" / "LeaderWorkerSet" / "health.lua"
 UNNAMESPACED = (EXAMPLES / "prefill-decode.yaml").read_text().replace("  namespace: serving\n", "")
