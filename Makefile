@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench clean help
+.PHONY: test unit integration demo render bench generate clean help
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -47,6 +47,10 @@ bench: $(VENV)/.installed testenv
 	.bench-venv/bin/python benchmarks/bench_render.py
 	$(VENV)/bin/python benchmarks/bench_planner.py
 	$(VENV)/bin/python benchmarks/bench_cluster.py
+
+## generate: regenerate the revision type table from k8s.io/api (needs Go; CI checks it is current)
+generate:
+	hack/generate-revision-table.sh
 
 clean:
 	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis
