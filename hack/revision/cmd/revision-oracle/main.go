@@ -4,7 +4,10 @@
 //
 // Input: a stream of JSON DisaggregatedSet documents on stdin, already defaulted as the API
 // server would store them (the oracle applies no defaults). Output: one line per document, the
-// revision, or with -json the revision, a tab and the marshalled role list.
+// revision, or with -json the revision, a tab and the marshalled role list. Go's decoder reads
+// the input, so unknown fields are dropped as the API server prunes them; the embedded ObjectMeta
+// is the full type, so send template metadata the CRD keeps (name, namespace, labels,
+// annotations, finalizers) only.
 package main
 
 import (
@@ -65,5 +68,6 @@ func main() {
 		} else {
 			fmt.Fprintln(out, revision)
 		}
+		out.Flush() // one answer per document, so a test can keep one oracle running
 	}
 }
