@@ -152,7 +152,9 @@ def pod_template(prunable: bool = False) -> st.SearchStrategy:
             "volumes": st.lists(VOLUME, max_size=3, unique_by=lambda v: v["name"]),
             "nodeSelector": st.dictionaries(NAME, TEXT, max_size=3),
             "tolerations": st.lists(TOLERATION, max_size=2),
-            "imagePullSecrets": st.lists(st.fixed_dictionaries({}, optional={"name": NAME}), max_size=2),
+            # a list map keyed by name, which defaults to "": at most one without a name
+            "imagePullSecrets": st.lists(st.fixed_dictionaries({}, optional={"name": NAME}), max_size=2,
+                                         unique_by=lambda secret: secret.get("name", "")),
             "serviceAccountName": NAME,
             "terminationGracePeriodSeconds": st.integers(0, 600),
             "hostNetwork": st.booleans(),
