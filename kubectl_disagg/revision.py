@@ -45,14 +45,15 @@ class RevisionInputError(ValueError):
 # --- the table ------------------------------------------------------------------------------
 
 class _Struct:
-    """One Go struct: flattened fields (json name, shape, omitempty, omitzero) and defaults."""
+    """One Go struct: flattened fields (json name, shape, omitempty, omitzero), its defaults,
+    and the shapes of the fields that hold structs (where defaults can sit deeper down)."""
 
-    __slots__ = ("fields", "defaults", "descend")
+    __slots__ = ("fields", "defaults", "nested")
 
-    def __init__(self, fields: tuple, defaults: dict, descend: tuple):
+    def __init__(self, fields: tuple, defaults: dict, nested: dict):
         self.fields = fields
         self.defaults = defaults
-        self.descend = descend  # (json name, shape) of fields that can hold defaults deeper down
+        self.nested = nested
 
 
 class _Table:
@@ -61,7 +62,6 @@ class _Table:
         self._raw_defaults: dict = raw["defaults"]
         self._structs: dict[str, _Struct] = {}
         self._shapes: dict[str, tuple] = {}
-        self._holders: dict[str, bool] = {}  # struct name → can a default be below it
         self.root = self.shape("@" + raw["root"])
 
     def shape(self, text: str) -> tuple:
@@ -86,38 +86,28 @@ class _Table:
         return parsed
 
     def struct(self, name: str) -> _Struct:
+        """Compiled on first use: a render only pays for the types its documents use."""
         compiled = self._structs.get(name)
         if compiled is None:
-            fields, defaults = self._flatten(name)
-            descend = tuple((field[0], field[1]) for field in fields if self._reaches_defaults(field[1]))
-            compiled = self._structs[name] = _Struct(tuple(fields), defaults, descend)
+            fields: list = []
+            defaults: dict = {}
+            nested: dict = {}
+            self._flatten(name, fields, defaults, nested)
+            compiled = self._structs[name] = _Struct(tuple(fields), defaults, nested)
         return compiled
 
-    def _flatten(self, name: str) -> tuple[list, dict]:
+    def _flatten(self, name: str, fields: list, defaults: dict, nested: dict) -> None:
         """encoding/json puts an embedded struct's fields where the embedding field stands."""
-        fields: list = []
-        defaults: dict = dict(self._raw_defaults.get(name, {}))
+        defaults.update(self._raw_defaults.get(name, ()))
         for entry in self._raw_structs[name]:
             json_name, shape_text, flags = entry[0], entry[1], entry[2:]
             if "inline" in flags:
-                inner_fields, inner_defaults = self._flatten(shape_text[1:])
-                fields.extend(inner_fields)
-                defaults.update(inner_defaults)
-            else:
-                fields.append((json_name, self.shape(shape_text), "omitempty" in flags, "omitzero" in flags))
-        return fields, defaults
-
-    def _reaches_defaults(self, shape: tuple) -> bool:
-        while shape[0] in ("ptr", "list", "map"):
-            shape = shape[1]
-        if shape[0] != "struct":
-            return False
-        name = shape[1]
-        if name not in self._holders:
-            self._holders[name] = False  # a recursive type adds nothing on its way back
-            fields, defaults = self._flatten(name)
-            self._holders[name] = bool(defaults) or any(self._reaches_defaults(field[1]) for field in fields)
-        return self._holders[name]
+                self._flatten(shape_text[1:], fields, defaults, nested)
+                continue
+            shape = self.shape(shape_text)
+            fields.append((json_name, shape, "omitempty" in flags, "omitzero" in flags))
+            if "@" in shape_text:
+                nested[json_name] = shape
 
 
 _SCALARS = frozenset({"string", "bool", "int", "uint", "quantity", "intorstring", "time"})
@@ -162,9 +152,9 @@ def _fill(shape: tuple, value: object) -> None:
         for key, default in compiled.defaults.items():
             if value.get(key) is None:
                 value[key] = default
-        for key, field_shape in compiled.descend:
-            child = value.get(key)
-            if child is not None:
+        for key, child in value.items():  # only what the document holds: no walk of the types
+            field_shape = compiled.nested.get(key)
+            if field_shape is not None and child is not None:
                 _fill(field_shape, child)
 
 
