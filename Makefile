@@ -45,6 +45,7 @@ bench: $(VENV)/.installed testenv
 	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
 	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
 	.bench-venv/bin/python benchmarks/bench_render.py
+	$(VENV)/bin/python benchmarks/bench_revision.py
 	$(VENV)/bin/python benchmarks/bench_planner.py
 	$(VENV)/bin/python benchmarks/bench_cluster.py
 
