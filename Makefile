@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench clean help argocd-testdata
+.PHONY: test unit integration demo render bench generate clean help argocd-testdata
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -45,6 +45,7 @@ bench: $(VENV)/.installed testenv
 	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
 	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
 	.bench-venv/bin/python benchmarks/bench_render.py
+	$(VENV)/bin/python benchmarks/bench_revision.py
 	$(VENV)/bin/python benchmarks/bench_planner.py
 	$(VENV)/bin/python benchmarks/bench_cluster.py
 	.bench-venv/bin/python benchmarks/bench_cmp.py
@@ -52,6 +53,10 @@ bench: $(VENV)/.installed testenv
 ## argocd-testdata: regenerate the Argo CD health check testdata from a local control plane
 argocd-testdata: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.argocd_health_testdata
+
+## generate: regenerate the revision type table from k8s.io/api (needs Go; CI checks it is current)
+generate:
+	hack/generate-revision-table.sh
 
 clean:
 	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis

@@ -39,7 +39,10 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
         problems.extend(errors)
         warnings.extend(notes)
         if not errors:
-            items.append(build_set(document))
+            try:
+                items.append(build_set(document))
+            except UserError as error:  # a template value Go could not decode, found by hashing
+                problems.extend(error.problems)
     if problems:
         raise UserError(problems)
     return LoadResult(tuple(items), tuple(warnings))

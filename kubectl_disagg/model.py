@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Mapping
 
-from kubectl_disagg import naming
+from kubectl_disagg import revision
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.loader import Document
+from kubectl_disagg.loader import Document, dotted
 
 GROUP = "disaggregatedset.x-k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -89,14 +89,9 @@ def default_role_spec(spec: Mapping[str, object] | None) -> dict:
         _default(rolling, "maxUnavailable", 1)
         _default(rolling, "partition", 0)
     _default(spec, "startupPolicy", "LeaderCreated")
-    template = _default(spec, "leaderWorkerTemplate", {})
-    _default(template, "size", 1)
-    _default(template, "restartPolicy", "RecreateGroupOnPodRestart")
-    if template.get("subGroupPolicy") is not None:
-        _default(template["subGroupPolicy"], "subGroupPolicyType", "LeaderWorker")
-    for key in ("leaderTemplate", "workerTemplate"):
-        if template.get(key) is not None:
-            _default_pod_template(template[key])
+    # size, restartPolicy, subGroupPolicyType and every k8s.io/api `+default` in the pod and
+    # claim templates (port protocol TCP, …): the generated table, as the CRD has them.
+    revision.fill_defaults(_default(spec, "leaderWorkerTemplate", {}))
     return spec
 
 
@@ -116,14 +111,6 @@ def _default(mapping: dict, key: str, value: object) -> object:
     return mapping[key]
 
 
-def _default_pod_template(template: dict) -> None:
-    pod_spec = template.get("spec") or {}
-    for key in ("initContainers", "containers"):
-        for container in pod_spec.get(key) or []:
-            for port in container.get("ports") or []:
-                _default(port, "protocol", "TCP")
-
-
 # --- building the model ---------------------------------------------------------------------
 
 def build_set(document: Document) -> DisaggregatedSet:
@@ -139,9 +126,19 @@ def build_set(document: Document) -> DisaggregatedSet:
         slices=spec.get("slices") if spec.get("slices") is not None else 1,
         placement=Placement(placement.get("type") or PLACEMENT_NONE, placement.get("topology")),
         roles=roles,
-        revision=naming.revision([(role.name, role.template) for role in roles]),
+        revision=_revision(document, roles),
         source=document,
     )
+
+
+def _revision(document: Document, roles: tuple[Role, ...]) -> str:
+    """The controller's revision; a value Go could not decode is the user's error, with its line."""
+    try:
+        return revision.compute_revision([(role.name, role.template) for role in roles])
+    except revision.RevisionInputError as error:
+        index, *rest = error.path
+        path = ("spec", "roles", index, "spec", "leaderWorkerTemplate", *rest)
+        raise UserError([Problem(document.file, document.line(path), dotted(path), error.message)]) from None
 
 
 def _build_role(raw: Mapping[str, object]) -> Role:

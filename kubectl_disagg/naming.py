@@ -1,10 +1,6 @@
-"""Identity of rendered objects (spec §2): revision hash, names and labels."""
+"""Identity of rendered objects (spec §2): names and labels (the revision: revision.py)."""
 
 from __future__ import annotations
-
-import hashlib
-import json
-from collections.abc import Iterable, Mapping
 
 LABEL_PREFIX = "disaggregatedset.x-k8s.io/"
 NAME_LABEL = LABEL_PREFIX + "name"
@@ -19,17 +15,6 @@ MANAGER = "kubectl-disagg"
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"
 MAX_NAME_LENGTH = 63
-
-
-def canonical_json(value: object) -> bytes:
-    """Sorted keys, no insignificant whitespace, UTF-8: the same bytes for the same data."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def revision(roles: Iterable[tuple[str, Mapping[str, object]]]) -> str:
-    """First 8 hex digits of SHA-256 over [{name, template}] in spec order (defaults applied)."""
-    payload = [{"name": name, "template": template} for name, template in roles]
-    return hashlib.sha256(canonical_json(payload)).hexdigest()[:REVISION_LENGTH]
 
 
 def lws_name(set_name: str, slice_index: int, revision_: str, role: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,6 +14,8 @@ GOLDEN = REPO / "tests" / "golden"
 CRDS = Path(os.environ.get("KUBECTL_DISAGG_CRDS", REPO.parent / "shared" / "crds"))
 LWS_CRD = CRDS / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 DS_CRD = CRDS / "disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
+# Documents and the revision the upstream controller computed for them (../shared/vectors).
+VECTORS = Path(os.environ.get("KUBECTL_DISAGG_VECTORS", REPO.parent / "shared" / "vectors" / "controller-revisions.json"))
 
 
 def without_namespace(example: Path) -> str:
@@ -36,6 +39,16 @@ def require_crds() -> Path:
             pytest.fail(message + "; CI must not skip these tests")
         pytest.skip(message)
     return CRDS
+
+
+def require_vectors() -> list[dict]:
+    """The controller's revision vectors; skip without them, except in CI where they must be there."""
+    if not VECTORS.is_file():
+        message = f"controller revision vectors not found at {VECTORS} (set KUBECTL_DISAGG_VECTORS)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must not skip these tests")
+        pytest.skip(message)
+    return json.loads(VECTORS.read_text())["vectors"]
 
 
 def pytest_addoption(parser):

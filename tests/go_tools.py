@@ -1,0 +1,40 @@
+"""The Go programs of hack/revision, built once into the per-user cache for the tests that need them.
+
+Without a Go toolchain those tests skip, except in CI (CI=true) where they must run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+MODULE = REPO / "hack" / "revision"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kubectl-disagg" / "revision-tools"
+
+
+def require_go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        message = "the Go toolchain is not installed (needed to build hack/revision)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must not skip these tests")
+        pytest.skip(message)
+    return go
+
+
+def build(command: str) -> Path:
+    """`go build` of hack/revision/cmd/<command> into the cache (incremental: fast when built)."""
+    go = require_go()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    binary = CACHE / command
+    result = subprocess.run([go, "build", "-o", str(binary), f"./cmd/{command}"], cwd=MODULE,
+                            capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        pytest.fail(f"go build ./cmd/{command} failed:\n{result.stderr}")
+    return binary

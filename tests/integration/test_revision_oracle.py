@@ -1,0 +1,71 @@
+"""The Python revision against Go: Go's encoding/json over the controller's types (the oracle,
+hack/revision/cmd/revision-oracle) must write the same bytes for every generated template.
+
+Needs the Go toolchain, not the control plane. The documents are defaulted by Python first
+(the oracle does not default); the defaults themselves are checked against the CRD in
+tests/unit/test_revision.py and against the API server in test_revision_stored.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kubectl_disagg import revision
+from kubectl_disagg.model import default_role_spec
+from tests.go_tools import MODULE, build
+from tests.revision_strategies import disaggregated_set
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    process = subprocess.Popen([str(build("revision-oracle")), "-json"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, encoding="utf-8")
+    yield process
+    process.stdin.close()
+    process.wait(timeout=10)
+
+
+def go_answer(oracle, document: dict) -> tuple[str, str]:
+    oracle.stdin.write(json.dumps(document) + "\n")
+    oracle.stdin.flush()
+    line = oracle.stdout.readline()
+    assert line, "the oracle stopped (see its stderr above)"
+    revision_, _, encoded = line.rstrip("\n").partition("\t")
+    return revision_, encoded
+
+
+def defaulted(document: dict) -> dict:
+    """The document as the API server stores it: the role templates with their CRD defaults."""
+    roles = [role | {"spec": default_role_spec(role["spec"])} for role in document["spec"]["roles"]]
+    return document | {"spec": document["spec"] | {"roles": roles}}
+
+
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(document=disaggregated_set())
+def test_python_writes_the_bytes_go_writes(oracle, document):
+    stored = defaulted(document)
+    roles = [(role["name"], role["spec"]["leaderWorkerTemplate"]) for role in stored["spec"]["roles"]]
+    go_revision, go_bytes = go_answer(oracle, stored)
+    assert revision.encode_roles(roles).decode() == go_bytes
+    assert revision.compute_revision(roles) == go_revision
+
+
+def test_the_oracle_can_disagree(oracle):
+    document = {"spec": {"roles": [{"name": "a", "spec": {"leaderWorkerTemplate": {"workerTemplate": {}}}}]}}
+    go_revision, go_bytes = go_answer(oracle, document)
+    assert go_bytes == '[{"name":"a","template":{"workerTemplate":{"metadata":{},"spec":{"containers":null}}}}]'
+    assert revision.compute_revision([("b", {"workerTemplate": {}})]) != go_revision
+
+
+def test_regenerating_the_table_gives_the_committed_bytes(tmp_path):
+    generator = build("revision-table")
+    result = subprocess.run([str(generator)], cwd=MODULE,
+                            capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    with open(revision.TABLE_PATH, "rb") as committed:
+        assert result.stdout == committed.read(), "kubectl_disagg/data/revision-table.json is stale: run make generate"
