@@ -1,0 +1,58 @@
+"""Where a set's rollout state lives on disk, reading it and writing it (whole, or not at all).
+
+The state of disaggregatedset/NAME is `NAME.rollout-state.yaml` in the directory of the file
+the set came from, unless `--state FILE` names another. The file holds that one document.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.loader import STDIN_NAME, read_documents
+from kubectl_disagg.model import DisaggregatedSet
+from kubectl_disagg.output import to_yaml
+from kubectl_disagg.rollout_state import RolloutState, parse_state, state_document, state_file_name
+
+HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`.\n"
+          "# Review it like code; see docs/gitops.md before editing it by hand.\n")
+
+
+def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> Path | None:
+    """The state file of `ds`: `explicit`, else beside the set's file (None for stdin)."""
+    if explicit:
+        return Path(explicit)
+    if ds.source.file == STDIN_NAME or ds.source.file.startswith("disaggregatedset/"):
+        return None
+    return Path(ds.source.file).parent / state_file_name(ds.name)
+
+
+def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None) -> RolloutState | None:
+    """The state of `ds` (checked against it), or None when there is none yet.
+
+    An `explicit` file must exist; the one found beside the set may be missing.
+    """
+    path = state_path(ds, explicit)
+    if path is None or (not explicit and not path.is_file()):
+        return None
+    documents = [d for d in read_documents([str(path)]) if d.data is not None]
+    if len(documents) != 1:
+        raise UserError([Problem(str(path), 0, "", f"a rollout state file holds exactly one document, found "
+                                                   f"{len(documents)}")])
+    return parse_state(documents[0], ds, namespace)
+
+
+def write_state(path: Path, state: RolloutState) -> None:
+    """Replace the file in one rename, so a reader never sees half a state."""
+    text = HEADER + to_yaml(state_document(state))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
