@@ -295,11 +295,15 @@ def _check_counts(reader: _Reader, state: RolloutState, ds: DisaggregatedSet) ->
                 path = lines.get((slice_index, revision), ("slices",)) + ("replicas",)
                 reader.fail(path, _dotted(path), f"slice {slice_index} revision {revision} has some roles at 0 "
                             f"and others running ({_counts(counts)}): a revision group runs all its roles or none")
+        if set(deployed) <= {ds.revision}:
+            continue  # at rest: the set's own replicas apply (scaling is direct)
         for role in ds.roles:
             if role.external:
                 continue  # an autoscaler sizes it
             total = sum(counts.get(role.name, 0) for counts in deployed.values())
-            started = sum(state.initial.get(slice_index, {}).get(rev, {}).get(role.name, 0) for rev in deployed)
+            # What the old revisions started the rollout with (their count, before it starts).
+            started = sum(state.initial.get(slice_index, {}).get(rev, {}).get(role.name, counts.get(role.name, 0))
+                          for rev, counts in deployed.items() if rev != ds.revision)
             try:
                 surge = resolve_config(role.rolling_update, role.replicas).surge
             except IntOrPercentError:

@@ -42,6 +42,8 @@ class MemoryArgo:
         for key, obj in wanted.items():
             live = self.cluster.objects.get(key)
             if live is None:
+                if obj["kind"] == "LeaderWorkerSet" and "replicas" not in obj["spec"]:
+                    obj = {**obj, "spec": {**obj["spec"], "replicas": 1}}  # the API's default
                 self.cluster.add(obj)
                 continue
             before = live["spec"]
@@ -289,9 +291,9 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
 # --- bad input --------------------------------------------------------------------------------
 
 
-def _bad(edit, ds=None):
+def _bad(edit, ds=None, state=None):
     ds = ds or make_set({"prefill": 2, "decode": 1})
-    state = gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
+    state = state or gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
     document = state_document(state)
     edit(document)
     (parsed,) = parse_stream(to_yaml(document), "llm.rollout-state.yaml")
@@ -322,11 +324,85 @@ def test_a_revision_the_state_cannot_explain():
 def test_hand_edited_replicas_that_split_a_group_or_break_the_surge_bound():
     (line,) = _bad(lambda d: d["slices"][0]["revisions"][0]["replicas"].update(decode=0))
     assert "some roles at 0" in line and ":" in line.split(" ")[0]
-    (line,) = _bad(lambda d: d["slices"][0]["revisions"][0]["replicas"].update(prefill=9))
-    assert "replicas.prefill" in line and "surge" in line
+    old, new = make_set({"prefill": 2, "decode": 1}), make_set({"prefill": 2, "decode": 1}, image="img:2")
+    argo, state = deploy(old)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    rolling = gitops_step(new, state, argo.snapshot(new)).state
+    assert list(rolling.replicas[0]) == [old.revision, new.revision]
+    (line,) = _bad(lambda d: d["slices"][0]["revisions"][1]["replicas"].update(prefill=2), new, rolling)
+    assert "slices[0].revisions[0].replicas.prefill" in line and "surge allows (3)" in line
+    assert line.startswith("llm.rollout-state.yaml:") and line.split(":")[1].isdigit()
+
+
+def test_a_scale_down_with_or_without_a_template_change_is_no_hand_edit():
+    ds = make_set({"prefill": 4, "decode": 4})
+    _, state = deploy(ds)
+    for changed in (make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1}, image="img:2")):
+        assert round_trip(state, changed) == state
+
+
+def test_render_refuses_a_bad_state_with_nothing_on_stdout(tmp_path, capsys):
+    from kubectl_disagg.cli import main
+
+    ds = make_set({"prefill": 2, "decode": 1})
+    (tmp_path / "llm.yaml").write_text(to_yaml(ds.source.data))
+    state = gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
+    document = state_document(state)
+    document["formatVersion"] = 99
+    (tmp_path / "llm.rollout-state.yaml").write_text(to_yaml(document))
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and out == ""
+    assert err.startswith(f"{tmp_path / 'llm.rollout-state.yaml'}:") and "formatVersion" in err
+    document["formatVersion"] = FORMAT_VERSION
+    (tmp_path / "llm.rollout-state.yaml").write_text(to_yaml(document))
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 0 and "RolloutState" not in out and "LeaderWorkerSet" in out
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path / "llm.yaml"), "--require-state"])
+    assert exited.value.code == 0
+    capsys.readouterr()
+    (tmp_path / "llm.rollout-state.yaml").unlink()
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path / "llm.yaml"), "--require-state"])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and out == "" and "no rollout state" in err
 
 
 def test_corrupted_yaml_names_the_file_and_line():
     with pytest.raises(UserError) as raised:
         parse_stream("apiVersion: x\nkind: [\n", "llm.rollout-state.yaml")
     assert raised.value.lines()[0].startswith("llm.rollout-state.yaml:")
+
+
+def _external_set(image: str):
+    from kubectl_disagg.load import load_documents
+
+    data = make_set({"prefill": 2, "decode": 2}, image=image).source.data
+    roles = [dict(role) for role in data["spec"]["roles"]]
+    roles[1]["scaling"] = {"mode": "External"}
+    data = {**data, "spec": {**data["spec"], "roles": roles}}
+    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    return ds
+
+
+def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_through_a_rollout():
+    old = _external_set("img:1")
+    argo = MemoryArgo()
+    state, _ = roll(argo, old, None)
+    decode = [o for o in argo.cluster.lws().values() if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"]
+    assert [o["spec"]["replicas"] for o in decode] == [1]  # the seed
+    decode[0]["spec"]["replicas"] = 3  # the autoscaler grew it
+    assert all("replicas" not in o["spec"] for o in render_with_state(old, state, NS)
+               if o["kind"] == "LeaderWorkerSet" and "decode" in o["metadata"]["name"])
+    state, _ = roll(argo, old, state)  # the step records the autoscaled size
+    assert state.replicas[0][old.revision]["decode"] == 3
+    new = _external_set("img:2")
+    state, _ = roll(argo, new, state)
+    sizes = {o["metadata"]["labels"][naming.ROLE_LABEL]: o["spec"]["replicas"] for o in argo.cluster.lws().values()}
+    assert sizes == {"prefill": 2, "decode": 3}
+    assert list(state.revisions) == [new.revision]
