@@ -406,3 +406,17 @@ def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_throu
     sizes = {o["metadata"]["labels"][naming.ROLE_LABEL]: o["spec"]["replicas"] for o in argo.cluster.lws().values()}
     assert sizes == {"prefill": 2, "decode": 3}
     assert list(state.revisions) == [new.revision]
+
+
+def test_reverting_the_template_change_rolls_the_state_back():
+    old = make_set({"prefill": 3, "decode": 3})
+    new = make_set({"prefill": 3, "decode": 3}, image="img:2")
+    argo, state = deploy(old)
+    for _ in range(3):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    assert state.replicas[0][new.revision]["prefill"] > 0
+    state, _ = roll(argo, old, round_trip(state, old))
+    assert_steady(argo, old)
+    assert list(state.revisions) == [old.revision]
