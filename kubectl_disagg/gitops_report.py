@@ -57,7 +57,14 @@ def context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: 
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
         "old_left": sum(view["old_left"] for view in views),
         "revisions_after": list(step.state.revisions) if step.state else [],
+        "observed": _observed(ds, step),
     }
+
+
+def _observed(ds: DisaggregatedSet, step: GitopsStep) -> dict[str, int]:
+    """The new revision's LWS as the step read them: how many, and their ready groups."""
+    lws = [o for o in step.passed.snapshot.lws if o.identity.revision == ds.revision] if step.passed else []
+    return {"lws": len(lws), "ready": sum(o.ready for o in lws), "replicas": sum(o.replicas for o in lws)}
 
 
 def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:

@@ -420,3 +420,25 @@ def test_reverting_the_template_change_rolls_the_state_back():
     state, _ = roll(argo, old, round_trip(state, old))
     assert_steady(argo, old)
     assert list(state.revisions) == [old.revision]
+
+
+def test_pr_description_and_summary_of_a_step():
+    from kubectl_disagg.gitops_report import format_pr_description, format_summary, to_document
+
+    old = make_set({"prefill": 2, "decode": 3}, slices=2)
+    new = make_set({"prefill": 2, "decode": 3}, image="img:2", slices=2)
+    argo, state = deploy(old)
+    for _ in range(2):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new))
+        state = step.state
+    text = format_pr_description(new, NS, step, "llm.rollout-state.yaml")
+    assert "### Slices 0-1: step 2/7\n" in text
+    assert "| decode | 3 → **2** | 1 → **1** | 3 | 1 | 0 |" in text
+    assert "4/4 groups ready" in text and "run `kubectl disagg rollout step --gitops` again" in text
+    summary = format_summary(new, NS, step, "llm.rollout-state.yaml")
+    assert summary.startswith("disaggregatedset/llm in serving (revision ") and "advanced, wrote" in summary
+    document = to_document(new, NS, step, "llm.rollout-state.yaml")
+    assert document["written"] and document["slices"][0]["roles"][1] == {"name": "decode", "old": [3, 2],
+                                                                          "new": [1, 1]}
