@@ -75,8 +75,9 @@ class GitopsRepo:
         manifests = self.render_committed()
         rendered = {(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(manifests) if o}
         assert not any(kind == "RolloutState" for kind, _ in rendered)
-        self.control_plane.kubectl("apply", "--server-side", f"--field-manager={ARGO_MANAGER}", "-f", "-",
-                                   input=manifests)
+        # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
+        self.control_plane.kubectl("apply", "--server-side", "--force-conflicts", f"--field-manager={ARGO_MANAGER}",
+                                   "-f", "-", input=manifests)
         for kind, name in sorted(self.applied - rendered):  # prune
             self.control_plane.kubectl("delete", kind.lower(), name, "-n", self.namespace)
         self.applied = rendered
@@ -217,3 +218,23 @@ def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_noth
     with repo.simulator.running(repo.namespace, delay=0.5):
         run = repo.step("--wait", "--timeout", "60s")
     assert run.code == EXIT_ADVANCED and not repo.clean()
+
+
+def test_a_set_rolled_by_rollout_step_moves_to_git_mid_rollout(repo):
+    repo.change_set("add the set", {"prefill": 2, "decode": 2})
+    live_step = ("rollout", "step", "-f", str(repo.set_file), "--kubeconfig", str(repo.control_plane.kubeconfig),
+                 "--context", "admin")
+    assert repo.cli(*live_step).code == 0
+    repo.simulator.sync(repo.namespace)
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    for _ in range(3):  # rollout started, then two steps, all live
+        assert repo.cli(*live_step).code == 0
+        repo.simulator.sync(repo.namespace)
+    before = repo.live.groups()
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "adopted" in run.out, run
+    repo.commit("adopt the live rollout")
+    repo.sync()  # Argo CD takes the objects over: nothing moves
+    assert repo.live.groups() == before
+    repo.roll()
+    assert_done(repo)
