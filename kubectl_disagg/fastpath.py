@@ -78,10 +78,11 @@ def _render_set(ds, request: dict) -> list:
     from kubectl_disagg import state_files
     from kubectl_disagg.model import namespace_for
     from kubectl_disagg.render import render_set
-    from kubectl_disagg.state_render import render_with_state
 
     path = state_files.state_path(ds, request.get("state"))
     if not request.get("state") and not request.get("require_state") and (path is None or not path.is_file()):
         return list(render_set(ds, request["namespace"]))  # no state: the steady state, as always
+    from kubectl_disagg.state_render import render_with_state
+
     state = state_files.read_state(ds, namespace_for(ds, request["namespace"]), request.get("state"))
     return render_with_state(ds, state, request["namespace"], require_state=request.get("require_state", False))

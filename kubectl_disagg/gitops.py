@@ -30,7 +30,7 @@ def initial_state(ds: DisaggregatedSet, namespace: str) -> RolloutState:
     """Nothing deployed yet: the set at its revision and replicas in every slice."""
     counts = {role.name: EXTERNAL_SEED_REPLICAS if role.external else role.replicas for role in ds.roles}
     return RolloutState(ds.name, namespace, {ds.revision: record_from_set(ds)},
-                        {s: {ds.revision: dict(counts)} for s in range(ds.slices)})
+                        {s: {ds.revision: dict(counts)} for s in range(ds.slices)}, {})
 
 
 def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> RolloutState:

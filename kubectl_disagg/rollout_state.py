@@ -29,8 +29,8 @@ placement), so `render` reproduces an old revision exactly after the set's docum
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from kubectl_disagg import naming
 from kubectl_disagg.errors import Problem, UserError
@@ -55,22 +55,17 @@ def is_state_document(data: object) -> bool:
     return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
 
 
-@dataclass(frozen=True)
-class RoleRecord:
-    """What one role of a revision puts into its LWS, besides replicas and the injected labels."""
+class RoleRecord(namedtuple("RoleRecord", "name spec labels annotations external")):
+    """What one role of a revision puts into its LWS, besides replicas and the injected labels:
+    `spec` is the role's LWS spec with defaults, without replicas."""
 
-    name: str
-    spec: Mapping  # the role's LWS spec with defaults, without replicas
-    labels: Mapping[str, str] = field(default_factory=dict)
-    annotations: Mapping[str, str] = field(default_factory=dict)
-    external: bool = False
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class RevisionRecord:
-    revision: str
-    placement: Placement
-    roles: tuple[RoleRecord, ...]
+class RevisionRecord(namedtuple("RevisionRecord", "revision placement roles")):
+    """One revision: its Placement and a tuple of RoleRecord in spec order."""
+
+    __slots__ = ()
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -80,15 +75,14 @@ class RevisionRecord:
         return next(role for role in self.roles if role.name == name)
 
 
-@dataclass(frozen=True)
-class RolloutState:
-    """slice → revision → role → replicas (revisions in the order they were deployed)."""
+class RolloutState(namedtuple("RolloutState", "name namespace revisions replicas initial")):
+    """`revisions`: revision → RevisionRecord; `replicas` and `initial` (initial-replicas of old
+    revisions): slice → revision → role → count, revisions in the order they were deployed.
 
-    name: str
-    namespace: str
-    revisions: Mapping[str, RevisionRecord]
-    replicas: Mapping[int, Mapping[str, Counts]]
-    initial: Mapping[int, Mapping[str, Counts]] = field(default_factory=dict)
+    Named tuples, not dataclasses: `render` reads states, and must stay quick to start.
+    """
+
+    __slots__ = ()
 
     def deployed(self, slice_index: int) -> Mapping[str, Counts]:
         return self.replicas.get(slice_index, {})

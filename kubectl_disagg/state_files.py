@@ -7,7 +7,6 @@ the set came from, unless `--state FILE` names another. The file holds that one 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from kubectl_disagg.errors import Problem, UserError
@@ -46,6 +45,8 @@ def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None
 
 def write_state(path: Path, state: RolloutState) -> None:
     """Replace the file in one rename, so a reader never sees half a state."""
+    import tempfile  # only a step writes: render never pays for it
+
     text = HEADER + to_yaml(state_document(state))
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
