@@ -111,8 +111,15 @@ Exit codes:
   4  timeout: --until-complete ran out of time (the rollout stays where it is)
 
 \b
-With --gitops: 0 advanced (state written), 3 refused, 4 --wait timed out,
-5 waiting (nothing written), 6 complete (nothing written); see docs/gitops.md.""")
+Exit codes with --gitops (docs/gitops.md):
+  0  advanced: the next state was written beside the set; commit it
+  1  error: invalid input or state file, an API or network error
+  2  usage: invalid flags
+  3  refused: the live objects cannot be explained (nothing written)
+  4  timeout: --wait ran out of time (nothing written)
+  5  waiting: the cluster does not show the committed state yet (not
+     synced or pruned), or the new revision is not ready (nothing written)
+  6  complete: the rollout is done (nothing written)""")
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace

@@ -25,17 +25,6 @@ EXIT_TIMEOUT = 4  # --wait ran out of time (nothing written)
 EXIT_WAITING = 5  # the cluster does not show the committed step yet, or it is not ready (nothing written)
 EXIT_COMPLETE = 6  # nothing left to roll (nothing written)
 
-EXIT_CODES_HELP = """\b
-Exit codes with --gitops:
-  0  advanced: the next state was written beside the set; commit it
-  1  error: invalid input or state file, an API or network error
-  2  usage: invalid flags
-  3  refused: the live objects cannot be explained (nothing written)
-  4  timeout: --wait ran out of time (nothing written)
-  5  waiting: the cluster does not show the committed state yet (not synced
-     or pruned), or the new revision is not ready (nothing written)
-  6  complete: the rollout is done, the state holds one revision (nothing written)"""
-
 _PRIORITY = [EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING, EXIT_ADVANCED, EXIT_COMPLETE]
 _EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome.COMPLETE: EXIT_COMPLETE,
          Outcome.REFUSED: EXIT_REFUSED}

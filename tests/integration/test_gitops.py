@@ -10,6 +10,7 @@ sync the rollout invariants hold on the live objects.
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import tarfile
 from pathlib import Path
@@ -213,6 +214,9 @@ def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_noth
     run = repo.step()
     assert run.code == EXIT_WAITING and "0/1 ready" in run.out and repo.clean()
     repo.simulator.clear()
+    run = repo.step("-o", "json")
+    document = json.loads(run.out)
+    assert run.code == EXIT_WAITING and document["outcome"] == "waiting" and not document["written"]
     run = repo.step("--wait", "--timeout", "2s")
     assert run.code == EXIT_TIMEOUT and repo.clean()
     with repo.simulator.running(repo.namespace, delay=0.5):

@@ -442,3 +442,18 @@ def test_pr_description_and_summary_of_a_step():
     document = to_document(new, NS, step, "llm.rollout-state.yaml")
     assert document["written"] and document["slices"][0]["roles"][1] == {"name": "decode", "old": [3, 2],
                                                                           "new": [1, 1]}
+
+
+@pytest.mark.parametrize("argv", [
+    ["rollout", "step", "--gitops", "llm"],
+    ["rollout", "step", "--gitops", "-f", "x.yaml", "--dry-run"],
+    ["rollout", "step", "--gitops", "-f", "x.yaml", "--until-complete"],
+    ["rollout", "step", "-f", "x.yaml", "--wait"],
+    ["rollout", "step", "-f", "x.yaml", "--pr-description", "pr.md"],
+])
+def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
+    from kubectl_disagg.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and capsys.readouterr().out == ""
