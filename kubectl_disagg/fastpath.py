@@ -53,6 +53,7 @@ def render_to_stdout(request: dict) -> None:
     from kubectl_disagg.model import DisaggregatedSet, namespace_conflict
     from kubectl_disagg.output import format_objects
     from kubectl_disagg.rollout_state import is_state_document
+    from kubectl_disagg.state_files import render_with_state_file
 
     loaded = load_sets(request["filenames"], request["recursive"])
     conflicts = [namespace_conflict(ds, request["namespace"]) for ds in loaded.sets]
@@ -64,7 +65,8 @@ def render_to_stdout(request: dict) -> None:
     objects: list = []
     for item in loaded.items:
         if isinstance(item, DisaggregatedSet):
-            objects.extend(_render_set(item, request))
+            objects.extend(render_with_state_file(item, request["namespace"], request.get("state"),
+                                                  request.get("require_state", False)))
         elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
             objects.append(item.data)
     for warning in loaded.warnings:
@@ -72,17 +74,3 @@ def render_to_stdout(request: dict) -> None:
     if objects:
         sys.stdout.write(format_objects(objects, request["output"]))
 
-
-def _render_set(ds, request: dict) -> list:
-    """The set's objects: from its rollout state when it has one (docs/gitops.md), else steady."""
-    from kubectl_disagg import state_files
-    from kubectl_disagg.model import namespace_for
-    from kubectl_disagg.render import render_set
-
-    path = state_files.state_path(ds, request.get("state"))
-    if not request.get("state") and not request.get("require_state") and (path is None or not path.is_file()):
-        return list(render_set(ds, request["namespace"]))  # no state: the steady state, as always
-    from kubectl_disagg.state_render import render_with_state
-
-    state = state_files.read_state(ds, namespace_for(ds, request["namespace"]), request.get("state"))
-    return render_with_state(ds, state, request["namespace"], require_state=request.get("require_state", False))

@@ -43,6 +43,25 @@ def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None
     return parse_state(documents[0], ds, namespace)
 
 
+def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, explicit: str | None = None,
+                           require_state: bool = False) -> list[dict]:
+    """`render` of one set: from its rollout state when it has one (docs/gitops.md), else steady.
+
+    `namespace` is -n; `explicit` is --state; `require_state` refuses a set without a state.
+    The one entry point for every renderer (the CLI, the Argo CD plugin).
+    """
+    from kubectl_disagg.model import namespace_for
+    from kubectl_disagg.render import render_set
+
+    path = state_path(ds, explicit)
+    if not explicit and not require_state and (path is None or not path.is_file()):
+        return list(render_set(ds, namespace))  # no state: the steady state, and no more imports
+    from kubectl_disagg.state_render import render_with_state
+
+    state = read_state(ds, namespace_for(ds, namespace), explicit)
+    return render_with_state(ds, state, namespace, require_state=require_state)
+
+
 def write_state(path: Path, state: RolloutState) -> None:
     """Replace the file in one rename, so a reader never sees half a state."""
     import tempfile  # only a step writes: render never pays for it
