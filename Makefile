@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench clean help
+.PHONY: test unit integration demo render bench clean help argocd-testdata
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -47,6 +47,11 @@ bench: $(VENV)/.installed testenv
 	.bench-venv/bin/python benchmarks/bench_render.py
 	$(VENV)/bin/python benchmarks/bench_planner.py
 	$(VENV)/bin/python benchmarks/bench_cluster.py
+	.bench-venv/bin/python benchmarks/bench_cmp.py
+
+## argocd-testdata: regenerate the Argo CD health check testdata from a local control plane
+argocd-testdata: $(VENV)/.installed testenv
+	$(VENV)/bin/python -m testenv.argocd_health_testdata
 
 clean:
 	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis

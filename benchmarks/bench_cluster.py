@@ -6,7 +6,7 @@ roles = 1,000 LeaderWorkerSets + 1,000 Services):
 
 1. deploys it with `rollout step` passes (render + server-side apply), the LWS simulator
    settling status between passes, until steady;
-2. counts the API requests (Cluster.requests, counted at the REST client) of one
+2. counts the API requests (request_count.RequestCounter, a wrapper around the session's transport) of one
    `rollout step` in steady state;
 3. changes the pod template and counts the requests of the one `rollout step` that starts the
    rollout, checking that its writes are exactly the objects that change;
@@ -46,6 +46,7 @@ from kubectl_disagg.model import DisaggregatedSet  # noqa: E402
 from kubectl_disagg.reconcile import Annotate, Create, reconcile  # noqa: E402
 from kubectl_disagg.status import derive_status, to_document  # noqa: E402
 from kubectl_disagg.stepper import run_pass  # noqa: E402
+from benchmarks.request_count import RequestCounter  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 
@@ -82,11 +83,11 @@ def one_step(cluster: Cluster, ds: DisaggregatedSet, namespace: str):
         return run_pass(cluster, ds, namespace, lease)
 
 
-def requests_of(cluster: Cluster, action) -> tuple[Counter, float, object]:
-    cluster.requests.clear()
+def requests_of(counter: RequestCounter, action) -> tuple[Counter, float, object]:
+    counter.clear()
     started = time.perf_counter()
     result = action()
-    return Counter(cluster.requests), time.perf_counter() - started, result
+    return Counter(counter.requests), time.perf_counter() - started, result
 
 
 def deploy(cluster: Cluster, simulator: LWSSimulator, ds: DisaggregatedSet, namespace: str) -> float:
@@ -116,36 +117,40 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, slices: int, roles: int, 
     namespace = f"bench-{slices}x{roles}"
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     cluster = Cluster(str(cp.kubeconfig), "admin")
+    counter = RequestCounter.wrap(cluster.transport)
     old = make_set(namespace, slices, roles, "img:1")
     deploy_seconds = deploy(cluster, simulator, old, namespace)
 
-    steady, _, result = requests_of(cluster, lambda: one_step(cluster, old, namespace))
+    steady, _, result = requests_of(counter, lambda: one_step(cluster, old, namespace))
     check(result.complete and not result.done, "steady state expected")
 
     new = make_set(namespace, slices, roles, "img:2")
     before = {o.name: o.resource_version for o in cluster.snapshot(new.name, namespace).lws}
-    rollout_start, seconds, result = requests_of(cluster, lambda: one_step(cluster, new, namespace))
+    rollout_start, seconds, result = requests_of(counter, lambda: one_step(cluster, new, namespace))
     after = {o.name: o.resource_version for o in cluster.snapshot(new.name, namespace).lws}
     changed = sum(1 for name, version in after.items() if before.get(name) != version)
-    expected = {("patch", "leaderworkersets"): slices * roles * 2}  # annotate old + apply new
+    # Annotate every old LWS and apply every new one; the new revision's Services come with its LWS.
+    expected = {("patch", "leaderworkersets"): slices * roles * 2, ("patch", "services"): slices * roles}
     writes = {k: v for k, v in rollout_start.items() if k not in READS and k[1] != "leases"}
     check(writes == expected, f"template change: writes {writes}, expected {expected}")
-    check(changed == sum(writes.values()), f"{changed} objects changed but {sum(writes.values())} writes")
-    check(sum(isinstance(a, Annotate) for a in result.done) == sum(isinstance(a, Create) for a in result.done)
-          == slices * roles, "one annotate per old LWS and one create per new LWS")
+    lws_writes = writes[("patch", "leaderworkersets")]
+    check(changed == lws_writes, f"{changed} LeaderWorkerSets changed but {lws_writes} LWS writes")
+    created_lws = sum(isinstance(a, Create) and a.kind == "LeaderWorkerSet" for a in result.done)
+    check(sum(isinstance(a, Annotate) for a in result.done) == created_lws == slices * roles,
+          "one annotate per old LWS and one create per new LWS")
 
     simulator.sync(namespace)  # the new revision's LWS exist at 0: a rollout in progress to read
     status_requests = Counter()
     status_seconds, snapshot_seconds, pure_seconds = [], [], []
     for _ in range(runs):
-        cluster.requests.clear()
+        counter.clear()
         started = time.perf_counter()
         snapshot = cluster.snapshot(new.name, namespace)
         read = time.perf_counter()
         document = to_document(derive_status(new, snapshot, reconcile(new, snapshot)), _now())
         done = time.perf_counter()
         check(len(document["slices"]) == slices, "one status entry per slice")
-        status_requests = Counter(cluster.requests)
+        status_requests = Counter(counter.requests)
         status_seconds.append(done - started)
         snapshot_seconds.append(read - started)
         pure_seconds.append(done - read)

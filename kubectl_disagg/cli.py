@@ -3,7 +3,8 @@
 `main` turns UserError into `FILE:LINE: path: message` lines on stderr with exit code 1,
 and never shows a traceback. A plain `render` (the GitOps hot path: Argo CD runs it on
 every refresh) skips click altogether, since importing click costs more than rendering a
-small set; anything else, including every error in render's arguments, goes through the
+small set; so do `cmp generate` and `cmp discover`, exactly as plugin.yaml runs them (Argo CD's
+sidecar); anything else, including every error in render's arguments, goes through the
 click command tree in `commands/root.py`, which produces the same output.
 """
 
@@ -26,6 +27,12 @@ def _dispatch(args: list[str]) -> int:
     if request is not None:
         fastpath.render_to_stdout(request)
         return 0
+    if args in (["cmp", "generate"], ["cmp", "discover"]):  # plugin.yaml's argv, run by Argo CD on every new commit
+        import os
+
+        from kubectl_disagg import cmp_sidecar
+
+        return cmp_sidecar.generate(os.environ) if args[1] == "generate" else cmp_sidecar.discover()
     return _run_click(args)
 
 

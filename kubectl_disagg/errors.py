@@ -26,3 +26,11 @@ class UserError(Exception):
 
     def lines(self) -> list[str]:
         return [str(p) for p in self.problems]
+
+
+class Conflict(UserError):
+    """What was read has changed or gone since: read again, then act again (a stepper retries)."""
+
+    def __init__(self, what: str):
+        super().__init__(f"{what}; run the step again")
+        self.what = what  # e.g. "leaderworkerset/x changed since it was read (409 Conflict)"

@@ -3,9 +3,9 @@
 `rollout step` is: read a snapshot, `reconcile` it, print or execute the actions. Nothing
 here talks to the cluster, reads the clock or the environment.
 
-Over 400 lines on purpose: the actions, the result types (Phase, SliceReport) and §4's pass
-are read together, top to bottom, as the spec reads; split, each part would explain itself
-only through the others.
+About 500 lines on purpose: the actions (and the units they must land in), the result types
+(Phase, SliceReport) and §4's pass are read together, top to bottom, as the spec reads;
+split, each part would explain itself only through the others.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_yaml
 from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile, undo, write_units
@@ -43,8 +43,8 @@ class HeldLease(Protocol):
 class Executor(Protocol):
     """Reads a set's live state and carries out reconcile's actions on it.
 
-    `execute` raises a `UserError`; one that means "the state moved since it was read, read
-    again" has a `what` attribute (the cluster's `Conflict`), and `drive` retries it.
+    `execute` raises a `UserError`; a `Conflict` means "what was read has moved on: read
+    again", and `drive` retries it.
     """
 
     def snapshot(self, set_name: str, namespace: str) -> Snapshot: ...
@@ -198,10 +198,9 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
             try:
                 result = run_pass(executor, ds, namespace, lease)
             except PassInterrupted as interrupted:
-                reason = getattr(interrupted.error, "what", None)
-                if not until_complete or reason is None:
+                if not until_complete or not isinstance(interrupted.error, Conflict):
                     raise
-                yield Retry(interrupted.partial, reason)
+                yield Retry(interrupted.partial, interrupted.error.what)
                 # Status moves under us all the time (the LWS controller writes it): read
                 # again, after a short jittered pause so a busy writer is not raced in a loop.
                 time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))

@@ -17,6 +17,10 @@ or ``python -m testenv.controlplane`` for an interactive cluster.
 Only the standard library is used to bootstrap the cluster (TLS, tokens,
 readiness, RBAC, CRDs); :meth:`ControlPlane.api_client` hands out a
 ``kubernetes`` client for callers that want one.
+
+One module although long (over 700 lines): starting, checking and stopping the two servers
+share the same state (ports, certificates, processes) and read best in one piece; it is test
+environment code, not part of the plugin.
 """
 
 from __future__ import annotations

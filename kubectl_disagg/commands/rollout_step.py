@@ -128,7 +128,8 @@ Exit codes with --gitops (docs/gitops.md):
               help="Print the actions and the object changes (diffs), change nothing.")
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
-@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete or --gitops --wait: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
+@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete or --gitops --wait: give up after this long "
+                                   "(e.g. 90s, 5m, 1h; 0 means no limit).")
 @_options.output("text", "yaml", "json", default="text")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: check the cluster shows the committed rollout state, then write the "
@@ -198,7 +199,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
               deadline: float | None) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
-    from kubectl_disagg.cluster import LeaseHeld, LeaseLost
+    from kubectl_disagg.lease import LeaseHeld, LeaseLost
 
     last = None
     try:

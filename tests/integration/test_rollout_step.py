@@ -22,7 +22,9 @@ from kubernetes import client
 
 from kubectl_disagg import naming
 from kubectl_disagg.cli import main
-from kubectl_disagg.cluster import Cluster, Conflict, LeaseHeld, format_time
+from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.errors import Conflict
+from kubectl_disagg.lease import LeaseHeld, format_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
 from kubectl_disagg.load import load_sets
 from kubectl_disagg.model import DisaggregatedSet
@@ -419,9 +421,10 @@ def test_scale_computed_from_a_stale_read_is_refused(control_plane, stepper, tmp
     with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
         result = reconcile(ds, cluster.snapshot(SET, stepper.namespace))
         (scale, *_) = [a for a in result.actions if isinstance(a, Scale)]
-        cluster.execute(Scale(scale.name, scale.from_replicas, 2, scale.resource_version, 0))  # someone else
+        cluster.execute(Scale(scale.name, scale.from_replicas, 2, scale.resource_version, 0),
+                        stepper.namespace)  # someone else
         with pytest.raises(Conflict) as err:
-            cluster.execute(scale)
+            cluster.execute(scale, stepper.namespace)
     assert str(err.value) == (f"leaderworkerset/{scale.name} changed since it was read (spec.replicas is no "
                               "longer what this step read); run the step again")
     assert stepper.live.groups()[0][ds.revision]["prefill"] == 2

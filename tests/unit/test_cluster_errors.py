@@ -14,12 +14,12 @@ import pytest
 import yaml
 from urllib3.exceptions import MaxRetryError, NewConnectionError
 
-from kubectl_disagg import cluster as cluster_module
+from benchmarks.request_count import request_key
+from kubectl_disagg import kubeconfig as kubeconfig_module
+from kubectl_disagg.api_errors import AlreadyExists, Conflict, Gone, NotFound, api_error, connection_error
 from kubectl_disagg.cli import main
-from kubectl_disagg.cluster import (
-    AlreadyExists, Cluster, Conflict, Gone, LeaseHeld, NotFound, api_error, connection_error, format_time, lease_expiry,
-    lease_is_free, parse_time, request_key,
-)
+from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.lease import LeaseHeld, format_time, lease_expiry, lease_is_free, parse_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE
 from kubectl_disagg.durations import format_duration
 from kubectl_disagg.errors import UserError
@@ -174,7 +174,7 @@ def test_in_a_pod_without_kubeconfig_the_service_account_is_used(tmp_path, monke
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
-    monkeypatch.setattr(cluster_module, "SERVICE_ACCOUNT_NAMESPACE_FILE", str(namespace_file))
+    monkeypatch.setattr(kubeconfig_module, "SERVICE_ACCOUNT_NAMESPACE_FILE", str(namespace_file))
     monkeypatch.setattr(config, "load_incluster_config",
                         lambda client_configuration: setattr(client_configuration, "host", "https://10.96.0.1:443"))
     with Cluster() as cluster:
@@ -259,8 +259,10 @@ def test_usage_errors_exit_2_before_any_connection(argv, capsys):
 def test_help_documents_every_exit_code(capsys):
     code, out, _ = run(["rollout", "step", "--help"], capsys)
     assert code == 0
-    documented = [int(n) for n in re.findall(r"^ +(\d)  \w", out.split("Exit codes:")[1], re.MULTILINE)]
+    live, gitops = out.split("Exit codes:")[1].split("Exit codes with --gitops")
+    documented = [int(n) for n in re.findall(r"^ +(\d)  \w", live, re.MULTILINE)]
     assert documented == sorted({EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_TIMEOUT}) == [0, 1, 2, 3, 4]
+    assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6]
 
 
 # --- what a pass prints ---------------------------------------------------------------------------

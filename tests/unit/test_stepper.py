@@ -8,18 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.errors import Conflict
 from kubectl_disagg.stepper import Pass, PassInterrupted, Retry, drive
 from tests.memory_cluster import MemoryCluster
 from tests.unit.test_reconcile import make_set
-
-
-class StaleWrite(UserError):
-    """What an executor raises when the state moved since it was read (it names `what`)."""
-
-    def __init__(self, what: str):
-        super().__init__(what)
-        self.what = what
 
 
 class MemoryExecutor:
@@ -36,7 +28,7 @@ class MemoryExecutor:
     def execute(self, action, namespace):
         if self.conflicts:
             self.conflicts -= 1
-            raise StaleWrite(f"{action.kind.lower()}/{action.name} changed since it was read")
+            raise Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
         self.cluster.execute([action])
 
     @contextlib.contextmanager

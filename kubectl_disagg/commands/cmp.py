@@ -1,0 +1,35 @@
+"""`kubectl disagg cmp`: the Argo CD config management plugin's commands (see plugin.yaml).
+
+Argo CD runs them in the application's directory with its parameters in the environment;
+`main` runs the exact argv of plugin.yaml without click (see `cmp_sidecar.py`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from kubectl_disagg import cmp_sidecar
+
+
+@click.group()
+def cmp() -> None:
+    """Argo CD config management plugin (run by the sidecar, see docs/argocd.md)."""
+
+
+@cmp.command()
+def generate() -> None:
+    """Render the current directory for Argo CD.
+
+    Parameters come from ARGOCD_APP_PARAMETERS, then PARAM_*, then ARGOCD_ENV_*:
+    namespace, include (globs), strict (true|false), rollout-state (file name).
+    Exit 1 with one line on stderr and nothing on stdout when there is nothing safe to apply.
+    """
+    raise SystemExit(cmp_sidecar.generate(os.environ, "."))
+
+
+@cmp.command()
+def discover() -> None:
+    """Exit 0 printing a file name when the current directory holds a DisaggregatedSet."""
+    raise SystemExit(cmp_sidecar.discover("."))
