@@ -24,7 +24,9 @@ placement), so `render` reproduces an old revision exactly after the set's docum
         replicas: {decode: 4, prefill: 2}
         initialReplicas: {decode: 4, prefill: 2}   # old revisions in a rollout only
 
-`parse_state` checks a document against the set it belongs to; `state_document` writes one.
+The file `disagg-rollout-state.yaml` beside the sets holds one such document per set (the Argo
+CD plugin's `rollout-state` parameter names the same file). `find_state` picks a set's document
+and checks it against the set (`parse_state`); `state_document` writes one.
 """
 
 from __future__ import annotations
@@ -41,14 +43,9 @@ from kubectl_disagg.rollout_config import IntOrPercentError, resolve_config
 API_VERSION = "kubectl-disagg.x-k8s.io/v1alpha1"
 KIND = "RolloutState"
 FORMAT_VERSION = 1
-FILE_SUFFIX = ".rollout-state.yaml"
+STATE_FILE = "disagg-rollout-state.yaml"  # beside the sets, one RolloutState document per set
 
 Counts = Mapping[str, int]  # role → replicas
-
-
-def state_file_name(set_name: str) -> str:
-    """Where a set's state lives: `<set name>.rollout-state.yaml`, next to the set's file."""
-    return set_name + FILE_SUFFIX
 
 
 def is_state_document(data: object) -> bool:
@@ -143,6 +140,20 @@ def _record_document(record: RevisionRecord) -> dict:
 
 
 # --- reading ----------------------------------------------------------------------------------
+
+
+def find_state(documents: list[Document], ds: DisaggregatedSet, namespace: str) -> RolloutState | None:
+    """The state of `ds` among the documents of a state file (None when it has none), checked."""
+    mine = [d for d in documents if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") == ds.name]
+    others = [d for d in documents if d not in mine and not (isinstance(d.data, dict) and d.data.get("kind") == KIND)]
+    problems = [Problem(d.file, d.line(("kind",)), "kind", f"a rollout state file holds only {KIND} documents")
+                for d in others]
+    if len(mine) > 1:
+        problems.append(Problem(mine[1].file, mine[1].line(("metadata", "name")), "metadata.name",
+                                f"a second rollout state for disaggregatedset/{ds.name}"))
+    if problems:
+        raise UserError(problems)
+    return parse_state(mine[0], ds, namespace) if mine else None
 
 
 def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> RolloutState:

@@ -1,7 +1,8 @@
 """Where a set's rollout state lives on disk, reading it and writing it (whole, or not at all).
 
-The state of disaggregatedset/NAME is `NAME.rollout-state.yaml` in the directory of the file
-the set came from, unless `--state FILE` names another. The file holds that one document.
+The state of a set is its RolloutState document in `disagg-rollout-state.yaml`, in the directory
+of the file the set came from, unless `--state FILE` names another file. One file holds the
+states of every set of its directory, one document each.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.loader import STDIN_NAME, read_documents
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_yaml
-from kubectl_disagg.rollout_state import RolloutState, parse_state, state_document, state_file_name
+from kubectl_disagg.rollout_state import STATE_FILE, RolloutState, find_state, state_document
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`.\n"
           "# Review it like code; see docs/gitops.md before editing it by hand.\n")
@@ -25,22 +26,22 @@ def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> Path | None
         return Path(explicit)
     if ds.source.file == STDIN_NAME or ds.source.file.startswith("disaggregatedset/"):
         return None
-    return Path(ds.source.file).parent / state_file_name(ds.name)
+    return Path(ds.source.file).parent / STATE_FILE
 
 
 def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None) -> RolloutState | None:
     """The state of `ds` (checked against it), or None when there is none yet.
 
-    An `explicit` file must exist; the one found beside the set may be missing.
+    An `explicit` file must exist and hold the set's state; the file beside the set may be
+    missing, or hold only other sets' states.
     """
     path = state_path(ds, explicit)
     if path is None or (not explicit and not path.is_file()):
         return None
-    documents = [d for d in read_documents([str(path)]) if d.data is not None]
-    if len(documents) != 1:
-        raise UserError([Problem(str(path), 0, "", f"a rollout state file holds exactly one document, found "
-                                                   f"{len(documents)}")])
-    return parse_state(documents[0], ds, namespace)
+    state = find_state(read_documents([str(path)]), ds, namespace)
+    if state is None and explicit:
+        raise UserError([Problem(str(path), 0, "", f"holds no rollout state for disaggregatedset/{ds.name}")])
+    return state
 
 
 def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, explicit: str | None = None,
@@ -63,10 +64,16 @@ def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, e
 
 
 def write_state(path: Path, state: RolloutState) -> None:
-    """Replace the file in one rename, so a reader never sees half a state."""
+    """Put the set's document into the file (the other sets' stay), replacing the file in one
+    rename so that a reader never sees half a state."""
     import tempfile  # only a step writes: render never pays for it
 
-    text = HEADER + to_yaml(state_document(state))
+    others = []
+    if path.is_file():
+        others = [d.data for d in read_documents([str(path)])
+                  if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") != state.name]
+    documents = sorted([*others, state_document(state)], key=lambda d: (d.get("metadata") or {}).get("name") or "")
+    text = HEADER + "---\n".join(to_yaml(document) for document in documents)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -13,7 +13,7 @@ from kubectl_disagg import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import DisaggregatedSet, Role
 from kubectl_disagg.render import leader_worker_set, render_set, service
-from kubectl_disagg.rollout_state import RevisionRecord, RoleRecord, RolloutState, record_from_set, state_file_name
+from kubectl_disagg.rollout_state import STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 
 def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespace: str | None = None,
@@ -26,7 +26,7 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
     if state is None:
         if require_state:
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name}: no rollout state found (expected "
-                             f"{state_file_name(ds.name)} beside it, or --state); a set renders only from its "
+                             f"{STATE_FILE} beside it, or --state); a set renders only from its "
                              "state when one is required: run `kubectl disagg rollout step --gitops` to create it"])
         return list(render_set(ds, namespace))
     namespace = state.namespace

@@ -17,7 +17,7 @@ from kubectl_disagg.commands import _options
 @_options.namespace
 @_options.output("yaml", "json", default="yaml")
 @click.option("--state", metavar="FILE", default=None,
-              help="The set's rollout state (default: NAME.rollout-state.yaml beside the set's file, if there).")
+              help="The set's rollout state (default: disagg-rollout-state.yaml beside the set's file, if there).")
 @click.option("--require-state", is_flag=True,
               help="Refuse a set without a rollout state instead of rendering its steady state.")
 def render(filenames: tuple[str, ...], recursive: bool, namespace: str | None, output: str, state: str | None,

@@ -133,7 +133,7 @@ Exit codes with --gitops (docs/gitops.md):
 @_options.output("text", "yaml", "json", default="text")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: check the cluster shows the committed rollout state, then write the "
-                   "next step into the state file beside the set (NAME.rollout-state.yaml) instead of the "
+                   "next step into the state file beside the set (disagg-rollout-state.yaml) instead of the "
                    "cluster. Reads LeaderWorkerSets only.")
 @click.option("--wait", is_flag=True, help="With --gitops: watch until the step can advance, then write it.")
 @click.option("--pr-description", metavar="FILE", default=None,

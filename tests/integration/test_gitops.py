@@ -21,7 +21,7 @@ import yaml
 from kubectl_disagg import naming
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands.rollout_step_gitops import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_TIMEOUT, EXIT_WAITING
-from kubectl_disagg.rollout_state import state_file_name
+from kubectl_disagg.rollout_state import STATE_FILE
 from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
 
 ARGO_MANAGER = "argocd-controller"
@@ -36,7 +36,7 @@ class GitopsRepo:
         self.simulator, self.live, self.capsys = simulator, live, capsys
         self.applied: set[tuple[str, str]] = set()
         self.set_file = root / "llm.yaml"
-        self.state_file = root / state_file_name(SET)
+        self.state_file = root / STATE_FILE
         root.mkdir()
         self.git("init", "-q", "-b", "main")
 

@@ -25,7 +25,7 @@ from tests.unit.test_stepper import MemoryExecutor
 
 def round_trip(state, ds):
     """Write the state as a file would hold it and read it back, checked against `ds`."""
-    (document,) = parse_stream(to_yaml(state_document(state)), "llm.rollout-state.yaml")
+    (document,) = parse_stream(to_yaml(state_document(state)), "disagg-rollout-state.yaml")
     return parse_state(document, ds, NS)
 
 
@@ -296,7 +296,7 @@ def _bad(edit, ds=None, state=None):
     state = state or gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
     document = state_document(state)
     edit(document)
-    (parsed,) = parse_stream(to_yaml(document), "llm.rollout-state.yaml")
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
     with pytest.raises(UserError) as raised:
         parse_state(parsed, ds, NS)
     return raised.value.lines()
@@ -304,7 +304,7 @@ def _bad(edit, ds=None, state=None):
 
 def test_newer_format_is_refused_with_file_line_and_field():
     lines = _bad(lambda d: d.update(formatVersion=FORMAT_VERSION + 1))
-    assert lines[0].startswith("llm.rollout-state.yaml:") and "formatVersion: written by a newer" in lines[0]
+    assert lines[0].startswith("disagg-rollout-state.yaml:") and "formatVersion: written by a newer" in lines[0]
 
 
 def test_another_set_or_namespace():
@@ -332,7 +332,7 @@ def test_hand_edited_replicas_that_split_a_group_or_break_the_surge_bound():
     assert list(rolling.replicas[0]) == [old.revision, new.revision]
     (line,) = _bad(lambda d: d["slices"][0]["revisions"][1]["replicas"].update(prefill=2), new, rolling)
     assert "slices[0].revisions[0].replicas.prefill" in line and "surge allows (3)" in line
-    assert line.startswith("llm.rollout-state.yaml:") and line.split(":")[1].isdigit()
+    assert line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit()
 
 
 def test_a_scale_down_with_or_without_a_template_change_is_no_hand_edit():
@@ -350,14 +350,14 @@ def test_render_refuses_a_bad_state_with_nothing_on_stdout(tmp_path, capsys):
     state = gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
     document = state_document(state)
     document["formatVersion"] = 99
-    (tmp_path / "llm.rollout-state.yaml").write_text(to_yaml(document))
+    (tmp_path / "disagg-rollout-state.yaml").write_text(to_yaml(document))
     with pytest.raises(SystemExit) as exited:
         main(["render", "-f", str(tmp_path)])
     out, err = capsys.readouterr()
     assert exited.value.code == 1 and out == ""
-    assert err.startswith(f"{tmp_path / 'llm.rollout-state.yaml'}:") and "formatVersion" in err
+    assert err.startswith(f"{tmp_path / 'disagg-rollout-state.yaml'}:") and "formatVersion" in err
     document["formatVersion"] = FORMAT_VERSION
-    (tmp_path / "llm.rollout-state.yaml").write_text(to_yaml(document))
+    (tmp_path / "disagg-rollout-state.yaml").write_text(to_yaml(document))
     with pytest.raises(SystemExit) as exited:
         main(["render", "-f", str(tmp_path)])
     out, err = capsys.readouterr()
@@ -366,7 +366,7 @@ def test_render_refuses_a_bad_state_with_nothing_on_stdout(tmp_path, capsys):
         main(["render", "-f", str(tmp_path / "llm.yaml"), "--require-state"])
     assert exited.value.code == 0
     capsys.readouterr()
-    (tmp_path / "llm.rollout-state.yaml").unlink()
+    (tmp_path / "disagg-rollout-state.yaml").unlink()
     with pytest.raises(SystemExit) as exited:
         main(["render", "-f", str(tmp_path / "llm.yaml"), "--require-state"])
     out, err = capsys.readouterr()
@@ -375,8 +375,8 @@ def test_render_refuses_a_bad_state_with_nothing_on_stdout(tmp_path, capsys):
 
 def test_corrupted_yaml_names_the_file_and_line():
     with pytest.raises(UserError) as raised:
-        parse_stream("apiVersion: x\nkind: [\n", "llm.rollout-state.yaml")
-    assert raised.value.lines()[0].startswith("llm.rollout-state.yaml:")
+        parse_stream("apiVersion: x\nkind: [\n", "disagg-rollout-state.yaml")
+    assert raised.value.lines()[0].startswith("disagg-rollout-state.yaml:")
 
 
 def _external_set(image: str):
@@ -433,13 +433,13 @@ def test_pr_description_and_summary_of_a_step():
         argo.cluster.settle()
         step = gitops_step(new, state, argo.snapshot(new))
         state = step.state
-    text = format_pr_description(new, NS, step, "llm.rollout-state.yaml")
+    text = format_pr_description(new, NS, step, "disagg-rollout-state.yaml")
     assert "### Slices 0-1: step 2/7\n" in text
     assert "| decode | 3 → **2** | 1 → **1** | 3 | 1 | 0 |" in text
     assert "4/4 groups ready" in text and "run `kubectl disagg rollout step --gitops` again" in text
-    summary = format_summary(new, NS, step, "llm.rollout-state.yaml")
+    summary = format_summary(new, NS, step, "disagg-rollout-state.yaml")
     assert summary.startswith("disaggregatedset/llm in serving (revision ") and "advanced, wrote" in summary
-    document = to_document(new, NS, step, "llm.rollout-state.yaml")
+    document = to_document(new, NS, step, "disagg-rollout-state.yaml")
     assert document["written"] and document["slices"][0]["roles"][1] == {"name": "decode", "old": [3, 2],
                                                                           "new": [1, 1]}
 
@@ -457,3 +457,25 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
     with pytest.raises(SystemExit) as exited:
         main(argv)
     assert exited.value.code == 2 and capsys.readouterr().out == ""
+
+
+def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
+    from kubectl_disagg.loader import read_documents
+    from kubectl_disagg.rollout_state import STATE_FILE, find_state
+    from kubectl_disagg.state_files import read_state, state_path, write_state
+
+    first, second = make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 2, "decode": 2}, name="other")
+    path = tmp_path / STATE_FILE
+    for ds in (first, second):
+        write_state(path, gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state)
+    documents = read_documents([str(path)])
+    assert [d.data["metadata"]["name"] for d in documents] == ["llm", "other"]
+    assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
+    assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
+    moved = second._replace(source=second.source._replace(file=str(tmp_path / "other.yaml")))
+    assert state_path(moved) == path and read_state(moved, NS).name == "other"
+    with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/third"):
+        read_state(make_set({"prefill": 1, "decode": 1}, name="third"), NS, str(path))
+    path.write_text(path.read_text() + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    with pytest.raises(UserError, match="holds only RolloutState documents"):
+        find_state(read_documents([str(path)]), first, NS)
