@@ -19,7 +19,9 @@ from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.load import load_documents
 from kubectl_disagg.loader import Document, parse_stream
 from kubectl_disagg.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
-from kubectl_disagg.render import deep_copy, render_set
+from kubectl_disagg.render import deep_copy
+from kubectl_disagg.rollout_state import find_state, is_state_document
+from kubectl_disagg.state_render import render_with_state
 from kubectl_disagg.validation import DNS1123_LABEL
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
@@ -210,16 +212,20 @@ def namespace_for(own: str | None, parameter: str | None, destination: str | Non
 # --- generate -------------------------------------------------------------------------------
 
 def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mapping[str, str],
-             state_file_present: bool = False) -> Generated:
+             state: bytes | None = None) -> Generated:
     """Every object of the directory: DisaggregatedSets rendered, other documents passed
-    through, namespaces settled. `files` maps relative path → content, in order.
+    through, namespaces settled. `files` maps relative path → content, in order; `state` is
+    the rollout state file's content, if there is one (docs/gitops.md): each set renders as
+    far as its state has rolled it, and in strict mode a set without one is refused.
     Raises UserError for anything Argo CD must not apply."""
-    if state_file_present:
-        raise UserError([f"{parameters.state_file}: a rollout state is present, and this version of "
-                         "kubectl-disagg cannot render rollout state yet (rendering the steady state "
-                         "instead would replace every group at once); upgrade the plugin"])
     documents: list[Document] = []
     problems: list[Problem] = []
+    state_documents: list[Document] = []
+    if state is not None:
+        try:
+            state_documents = parse_stream(state, parameters.state_file)
+        except UserError as err:
+            problems.extend(err.problems)
     for path, text in files.items():
         try:
             found = parse_stream(text, path)
@@ -244,10 +250,14 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
     for item in loaded.items:
         try:
             if isinstance(item, DisaggregatedSet):
-                namespace = namespace_for(item.namespace, parameters.namespace, destination)
-                objects.extend(_stamped(render_set(item, namespace or DEFAULT_NAMESPACE), revision))
-            else:
+                namespace = namespace_for(item.namespace, parameters.namespace, destination) or DEFAULT_NAMESPACE
+                rollout = find_state(state_documents, item, namespace)
+                objects.extend(_stamped(render_with_state(item, rollout, namespace, require_state=parameters.strict),
+                                        revision))
+            elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
                 objects.append(_passthrough(item.data, parameters.namespace, destination))
+        except UserError as err:
+            problems.extend(err.problems)
         except ValueError as err:
             source = item.source if isinstance(item, DisaggregatedSet) else item
             problems.append(Problem(source.file, source.line(("metadata", "namespace")),

@@ -83,15 +83,15 @@ class Cluster:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def snapshot(self, set_name: str, namespace: str) -> Snapshot:
-        """Every LWS and Service labelled with the set's name: one LIST each.
+    def snapshot(self, set_name: str, namespace: str, services: bool = True) -> Snapshot:
+        """Every LWS and Service labelled with the set's name: one LIST each (LWS only without `services`).
 
         The selector does not require managed-by: objects that merely carry the set's name must
         be seen, so reconcile can leave them alone and refuse to create over them.
         """
         selector = f"{naming.NAME_LABEL}={set_name}"
         lws_list = self.client.list(LWS, namespace, selector)
-        service_list = self.client.list(SERVICE, namespace, selector)
+        service_list = self.client.list(SERVICE, namespace, selector) if services else {}
         lws_items = [with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
         return Snapshot(

@@ -48,8 +48,9 @@ def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     try:
         parameters = argocd.read_parameters(environ)
         paths = argocd.select_files(list_directory(directory), parameters)
-        state_present = os.path.isfile(os.path.join(directory, parameters.state_file))
-        result = argocd.generate(_read(directory, paths), parameters, environ, state_present)
+        state = (_read(directory, [parameters.state_file])[parameters.state_file]
+                 if os.path.isfile(os.path.join(directory, parameters.state_file)) else None)
+        result = argocd.generate(_read(directory, paths), parameters, environ, state)
     except UserError as err:
         # Argo CD shows stderr in the UI as one message: say everything on one line.
         raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None

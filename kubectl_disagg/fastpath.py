@@ -52,19 +52,25 @@ def render_to_stdout(request: dict) -> None:
     from kubectl_disagg.load import load_sets
     from kubectl_disagg.model import DisaggregatedSet, namespace_conflict
     from kubectl_disagg.output import format_objects
-    from kubectl_disagg.render import render_set
+    from kubectl_disagg.rollout_state import is_state_document
+    from kubectl_disagg.state_files import render_with_state_file
 
     loaded = load_sets(request["filenames"], request["recursive"])
     conflicts = [namespace_conflict(ds, request["namespace"]) for ds in loaded.sets]
     if any(conflicts):
         raise UserError([problem for problem in conflicts if problem])
+    if request.get("state") and len(loaded.sets) != 1:
+        raise UserError([f"--state {request['state']}: names the rollout state of one DisaggregatedSet, and the "
+                         f"input holds {len(loaded.sets)}"])
     objects: list = []
     for item in loaded.items:
         if isinstance(item, DisaggregatedSet):
-            objects.extend(render_set(item, request["namespace"]))
-        else:
+            objects.extend(render_with_state_file(item, request["namespace"], request.get("state"),
+                                                  request.get("require_state", False)))
+        elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
             objects.append(item.data)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
     if objects:
         sys.stdout.write(format_objects(objects, request["output"]))
+

@@ -44,6 +44,7 @@ class MemoryCluster:
             self.namespace,
             tuple(lws_from_object(o) for o in mine if o["kind"] == "LeaderWorkerSet"),
             tuple(service_from_object(o) for o in mine if o["kind"] == "Service"),
+            objects={(o["kind"], o["metadata"]["name"]): copy.deepcopy(o) for o in mine},
         )
 
     def _get(self, kind: str, name: str, resource_version: str) -> dict:

@@ -16,13 +16,21 @@ from kubectl_disagg.commands import _options
 @_options.filenames()
 @_options.namespace
 @_options.output("yaml", "json", default="yaml")
-def render(filenames: tuple[str, ...], recursive: bool, namespace: str | None, output: str) -> None:
+@click.option("--state", metavar="FILE", default=None,
+              help="The set's rollout state (default: disagg-rollout-state.yaml beside the set's file, if there).")
+@click.option("--require-state", is_flag=True,
+              help="Refuse a set without a rollout state instead of rendering its steady state.")
+def render(filenames: tuple[str, ...], recursive: bool, namespace: str | None, output: str, state: str | None,
+           require_state: bool) -> None:
     """Expand DisaggregatedSets into LeaderWorkerSets and headless Services.
 
     Other documents pass through unchanged, so a GitOps directory renders whole:
 
     \b
     kubectl disagg render -f ds.yaml | kubectl apply --server-side -f -
+
+    A set with a rollout state (a git-driven rollout, see docs/gitops.md) renders as far as
+    the state has rolled it: every deployed revision at its recorded replicas.
     """
-    fastpath.render_to_stdout({"filenames": list(filenames), "recursive": recursive,
-                               "namespace": namespace, "output": output})
+    fastpath.render_to_stdout({"filenames": list(filenames), "recursive": recursive, "namespace": namespace,
+                               "output": output, "state": state, "require_state": require_state})

@@ -108,7 +108,18 @@ Exit codes:
   3  refused (that pass changed nothing): the live objects cannot be explained,
      an object not managed by kubectl-disagg is in the way, or another stepper
      holds (or took over) the set's lease
-  4  timeout: --until-complete ran out of time (the rollout stays where it is)""")
+  4  timeout: --until-complete ran out of time (the rollout stays where it is)
+
+\b
+Exit codes with --gitops (docs/gitops.md):
+  0  advanced: the next state was written beside the set; commit it
+  1  error: invalid input or state file, an API or network error
+  2  usage: invalid flags
+  3  refused: the live objects cannot be explained (nothing written)
+  4  timeout: --wait ran out of time (nothing written)
+  5  waiting: the cluster does not show the committed state yet (not
+     synced or pruned), or the new revision is not ready (nothing written)
+  6  complete: the rollout is done (nothing written)""")
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -117,13 +128,20 @@ Exit codes:
               help="Print the actions and the object changes (diffs), change nothing.")
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
-@_options.timeout(DEFAULT_TIMEOUT,
-                  "With --until-complete: give up after this long (e.g. 90s, 5m, 1h; 0 means no limit).")
+@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete or --gitops --wait: give up after this long "
+                                   "(e.g. 90s, 5m, 1h; 0 means no limit).")
 @_options.output("text", "yaml", "json", default="text")
+@click.option("--gitops", is_flag=True,
+              help="Git-driven rollout: check the cluster shows the committed rollout state, then write the "
+                   "next step into the state file beside the set (disagg-rollout-state.yaml) instead of the "
+                   "cluster. Reads LeaderWorkerSets only.")
+@click.option("--wait", is_flag=True, help="With --gitops: watch until the step can advance, then write it.")
+@click.option("--pr-description", metavar="FILE", default=None,
+              help="With --gitops: write a Markdown description of the step (for its pull request).")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool, timeout: float | None,
-         output: str) -> None:
+         output: str, gitops: bool, wait: bool, pr_description: str | None) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -143,6 +161,16 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     With --until-complete, sets are rolled one after another in input order, and the first
     that does not complete stops the run.
     """
+    if gitops:
+        if name or dry_run or until_complete or not filenames:
+            raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept) and "
+                                   "neither NAME, --dry-run nor --until-complete")
+        from kubectl_disagg.commands import rollout_step_gitops
+
+        ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
+                                         pr_description, output))
+    if wait or pr_description:
+        raise click.UsageError("--wait and --pr-description go with --gitops")
     if dry_run and until_complete:
         raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
                                "nothing, so the rollout would never advance")

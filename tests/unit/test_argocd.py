@@ -22,12 +22,12 @@ def params(**environ) -> argocd.Parameters:
     return argocd.read_parameters(environ)
 
 
-def generate(files: dict[str, bytes], environ: dict | None = None, state: bool = False) -> argocd.Generated:
+def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None) -> argocd.Generated:
     environ = environ or {}
     return argocd.generate(files, argocd.read_parameters(environ), environ, state)
 
 
-def refusal(files: dict[str, bytes], environ: dict | None = None, state: bool = False) -> str:
+def refusal(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None) -> str:
     with pytest.raises(UserError) as err:
         generate(files, environ, state)
     return "\n".join(err.value.lines())
@@ -199,10 +199,21 @@ def test_refuses_a_cluster_without_leaderworkerset():
     assert generate({"a.yaml": CONFIGMAP}, {"KUBE_API_VERSIONS": "v1"}).objects  # nothing of LWS to apply
 
 
-def test_refuses_while_a_rollout_state_is_present():
-    message = refusal({"a.yaml": EXAMPLE}, state=True)
-    assert message.startswith("disagg-rollout-state.yaml: a rollout state is present")
-    assert "cannot render rollout state yet" in message
+def test_renders_from_the_rollout_state_and_strict_mode_requires_one():
+    from kubectl_disagg.gitops import initial_state
+    from kubectl_disagg.load import load_documents
+    from kubectl_disagg.loader import parse_stream
+    from kubectl_disagg.output import to_yaml
+    from kubectl_disagg.rollout_state import state_document
+
+    (ds,) = load_documents(parse_stream(EXAMPLE, "a.yaml")).sets
+    state = to_yaml(state_document(initial_state(ds, ds.namespace))).encode()
+    steady = generate({"a.yaml": EXAMPLE}).objects
+    assert generate({"a.yaml": EXAMPLE}, state=state).objects == steady
+    assert generate({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"}, state=state).objects == steady
+    assert "no rollout state found" in refusal({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"})
+    bad = state.replace(b"formatVersion: 1", b"formatVersion: 9")
+    assert refusal({"a.yaml": EXAMPLE}, state=bad).startswith("disagg-rollout-state.yaml:")
 
 
 def test_strict_refuses_anything_doubtful():

@@ -101,9 +101,9 @@ def test_refusals_are_one_line_and_nothing_on_stdout(tmp_path):
         'llama.yaml:7: metadata.namespace: namespace "serving" contradicts the namespace parameter "prod"')
 
 
-def test_a_rollout_state_next_to_the_set_is_refused(tmp_path):
+def test_a_rollout_state_next_to_the_set_is_read(tmp_path):
     sidecar = Sidecar(tmp_path, {"llama.yaml": EXAMPLE, "disagg-rollout-state.yaml": "slices: []\n"})
-    assert "cannot render rollout state yet" in refused(sidecar.generate())
+    assert "holds only RolloutState documents" in refused(sidecar.generate())
 
 
 def test_strict_mode(tmp_path):

@@ -259,8 +259,10 @@ def test_usage_errors_exit_2_before_any_connection(argv, capsys):
 def test_help_documents_every_exit_code(capsys):
     code, out, _ = run(["rollout", "step", "--help"], capsys)
     assert code == 0
-    documented = [int(n) for n in re.findall(r"^ +(\d)  \w", out.split("Exit codes:")[1], re.MULTILINE)]
+    live, gitops = out.split("Exit codes:")[1].split("Exit codes with --gitops")
+    documented = [int(n) for n in re.findall(r"^ +(\d)  \w", live, re.MULTILINE)]
     assert documented == sorted({EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_TIMEOUT}) == [0, 1, 2, 3, 4]
+    assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6]
 
 
 # --- what a pass prints ---------------------------------------------------------------------------

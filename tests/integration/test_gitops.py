@@ -1,0 +1,244 @@
+"""Git-driven rollouts against the real kube-apiserver, in a real git repository.
+
+Each round does what Argo CD and a reviewer would: render the committed tree, apply it with
+server-side apply as `argocd-controller`, prune what it applied before and no longer renders;
+the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only get,
+list and watch LeaderWorkerSets) writes the next state; the round commits it. After every
+sync the rollout invariants hold on the live objects.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubectl_disagg import naming
+from kubectl_disagg.cli import main
+from kubectl_disagg.commands.rollout_step_gitops import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_TIMEOUT, EXIT_WAITING
+from kubectl_disagg.rollout_state import STATE_FILE
+from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
+
+ARGO_MANAGER = "argocd-controller"
+READER = "nobody"  # bound below to get/list/watch on LeaderWorkerSets, nothing else
+
+
+class GitopsRepo:
+    """A git repository holding the set, synced to the cluster the way Argo CD syncs it."""
+
+    def __init__(self, root: Path, control_plane, namespace: str, simulator, live: Live, capsys):
+        self.root, self.control_plane, self.namespace = root, control_plane, namespace
+        self.simulator, self.live, self.capsys = simulator, live, capsys
+        self.applied: set[tuple[str, str]] = set()
+        self.set_file = root / "llm.yaml"
+        self.state_file = root / STATE_FILE
+        root.mkdir()
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", *args],
+                              cwd=self.root, check=True, capture_output=True, text=True).stdout
+
+    def change_set(self, message: str, replicas: dict[str, int], **kwargs) -> None:
+        written = write_set(self.root.parent, self.namespace, replicas, **kwargs)
+        document = yaml.safe_load(written.read_text())
+        written.unlink()
+        self.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
+        self.commit(message)
+
+    def commit(self, message: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+
+    def clean(self) -> bool:
+        return self.git("status", "--porcelain") == ""
+
+    # -- Argo CD -----------------------------------------------------------------------------
+
+    def render_committed(self) -> str:
+        """`render` over HEAD's tree, as Argo CD's repo server renders a commit."""
+        export = self.root.parent / "export"
+        subprocess.run(["rm", "-rf", str(export)], check=True)
+        export.mkdir()
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=self.root, check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(export, filter="data")
+        run = self.cli("render", "-f", str(export))
+        assert run.code == 0, run.err
+        return run.out
+
+    def sync(self) -> None:
+        manifests = self.render_committed()
+        rendered = {(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(manifests) if o}
+        assert not any(kind == "RolloutState" for kind, _ in rendered)
+        # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
+        self.control_plane.kubectl("apply", "--server-side", "--force-conflicts", f"--field-manager={ARGO_MANAGER}",
+                                   "-f", "-", input=manifests)
+        for kind, name in sorted(self.applied - rendered):  # prune
+            self.control_plane.kubectl("delete", kind.lower(), name, "-n", self.namespace)
+        self.applied = rendered
+
+    def step(self, *args: str) -> Run:
+        return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
+                        str(self.control_plane.kubeconfig), "--context", READER, *args)
+
+    def cli(self, *argv: str) -> Run:
+        self.capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(list(argv))
+        out, err = self.capsys.readouterr()
+        assert "Traceback" not in err
+        return Run(exited.value.code, out, err)
+
+    def roll(self, max_rounds: int = 40) -> list[Run]:
+        """Rounds of sync → ready → step → commit until the step says complete."""
+        ds = model(self.set_file)
+        initial = self.live.totals(ds.name)
+        runs = []
+        for _ in range(max_rounds):
+            self.sync()
+            check_invariants(ds, self.live, initial)
+            check_services(self.live)
+            self.simulator.sync(self.namespace)
+            run = self.step()
+            runs.append(run)
+            if run.code == EXIT_COMPLETE:
+                assert self.clean(), "a complete step wrote something"
+                return runs
+            assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
+            self.commit(f"rollout step {len(runs)}")
+        raise AssertionError(f"not complete after {max_rounds} rounds: {runs[-1]}")
+
+
+def check_services(live: Live) -> None:
+    services = {s["metadata"]["name"] for s in live.services()}
+    for lws in live.lws():
+        assert lws["metadata"]["name"] + naming.SERVICE_SUFFIX in services, lws["metadata"]["name"]
+
+
+@pytest.fixture
+def repo(tmp_path, control_plane, namespace, lws_simulator, api_client, capsys) -> GitopsRepo:
+    control_plane.kubectl("create", "role", "lws-reader", "-n", namespace, "--verb=get,list,watch",
+                          "--resource=leaderworkersets.leaderworkerset.x-k8s.io")
+    control_plane.kubectl("create", "rolebinding", "lws-reader", "-n", namespace, "--role=lws-reader",
+                          f"--user={READER}")
+    return GitopsRepo(tmp_path / "repo", control_plane, namespace, lws_simulator, Live(api_client, namespace), capsys)
+
+
+def deploy(repo: GitopsRepo, replicas: dict[str, int], **kwargs) -> None:
+    repo.change_set("add the set", replicas, **kwargs)
+    run = repo.step()  # nothing live: the state is created from the document
+    assert run.code == EXIT_ADVANCED and "created the rollout state" in run.out, run
+    repo.commit("rollout state")
+    assert len(repo.roll()) == 1  # synced and ready: complete
+    assert_matches_render(model(repo.set_file), repo.live)
+
+
+def assert_done(repo: GitopsRepo) -> None:
+    ds = model(repo.set_file)
+    assert_matches_render(ds, repo.live)
+    state = yaml.safe_load(repo.state_file.read_text())
+    assert [r["revision"] for r in state["revisions"]] == [ds.revision]
+
+
+def test_first_deploy_then_template_change_with_two_slices(repo):
+    deploy(repo, {"prefill": 2, "decode": 2}, slices=2)
+    repo.change_set("new image", {"prefill": 2, "decode": 2}, slices=2, image="img:2")
+    runs = repo.roll()
+    assert len(runs) > 3
+    assert_done(repo)
+
+
+def test_template_and_scale_change(repo):
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("new image, more decode", {"prefill": 3, "decode": 3}, image="img:2",
+                    rolling={"decode": {"maxSurge": 1}})
+    repo.roll()
+    assert_done(repo)
+
+
+def test_placement_change_alone_rewrites_no_deployed_pod_template(repo):
+    deploy(repo, {"prefill": 1, "decode": 1})
+    before = {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"]) for o in repo.live.lws()}
+    document = yaml.safe_load(repo.set_file.read_text())
+    document["spec"]["placementPolicy"] = {"type": "ExclusiveSlice", "topology": "topology.kubernetes.io/zone"}
+    repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("exclusive placement")
+    repo.sync()
+    after = {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"]) for o in repo.live.lws()}
+    assert after == before
+    repo.simulator.sync(repo.namespace)
+    assert repo.step().code == EXIT_COMPLETE
+    assert repo.clean()
+
+
+def test_second_template_change_mid_rollout(repo):
+    deploy(repo, {"prefill": 2, "decode": 2})
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    for round_ in range(3):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit(f"step {round_}")
+    assert len(repo.live.groups()[0]) == 2
+    repo.change_set("image 3", {"prefill": 2, "decode": 2}, image="img:3")
+    repo.roll()
+    assert_done(repo)
+
+
+def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_nothing(repo, tmp_path):
+    deploy(repo, {"prefill": 2, "decode": 2})
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    run = repo.step()  # committed, not synced
+    assert run.code == EXIT_WAITING, run.out
+    assert "not live yet" in run.out and repo.clean()
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    description = tmp_path / "pr.md"
+    run = repo.step("--pr-description", str(description))
+    assert run.code == EXIT_ADVANCED
+    text = description.read_text()
+    assert "step 1/" in text and "Why this step is safe" in text and "→" in text
+    repo.commit("step 1")
+    repo.sync()  # synced, but the LWS controller has not seen the new spec yet
+    run = repo.step()
+    assert run.code == EXIT_WAITING and "status is stale" in run.out and repo.clean()
+    new_revision = model(repo.set_file).revision
+    repo.simulator.never_ready(labels={naming.REVISION_LABEL: new_revision})
+    repo.simulator.sync(repo.namespace)  # seen, not ready
+    run = repo.step()
+    assert run.code == EXIT_WAITING and "0/1 ready" in run.out and repo.clean()
+    repo.simulator.clear()
+    run = repo.step("-o", "json")
+    document = json.loads(run.out)
+    assert run.code == EXIT_WAITING and document["outcome"] == "waiting" and not document["written"]
+    run = repo.step("--wait", "--timeout", "2s")
+    assert run.code == EXIT_TIMEOUT and repo.clean()
+    with repo.simulator.running(repo.namespace, delay=0.5):
+        run = repo.step("--wait", "--timeout", "60s")
+    assert run.code == EXIT_ADVANCED and not repo.clean()
+
+
+def test_a_set_rolled_by_rollout_step_moves_to_git_mid_rollout(repo):
+    repo.change_set("add the set", {"prefill": 2, "decode": 2})
+    live_step = ("rollout", "step", "-f", str(repo.set_file), "--kubeconfig", str(repo.control_plane.kubeconfig),
+                 "--context", "admin")
+    assert repo.cli(*live_step).code == 0
+    repo.simulator.sync(repo.namespace)
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    for _ in range(3):  # rollout started, then two steps, all live
+        assert repo.cli(*live_step).code == 0
+        repo.simulator.sync(repo.namespace)
+    before = repo.live.groups()
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "adopted" in run.out, run
+    repo.commit("adopt the live rollout")
+    repo.sync()  # Argo CD takes the objects over: nothing moves
+    assert repo.live.groups() == before
+    repo.roll()
+    assert_done(repo)
