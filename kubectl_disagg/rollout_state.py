@@ -31,10 +31,12 @@ and checks it against the set (`parse_state`); `state_document` writes one.
 
 from __future__ import annotations
 
+import copy
 from collections import namedtuple
 from collections.abc import Mapping
 
 from kubectl_disagg import naming
+from kubectl_disagg import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.loader import Document
 from kubectl_disagg.model import SCALING_EXTERNAL, DisaggregatedSet, Placement, PLACEMENT_NONE
@@ -94,7 +96,8 @@ def record_from_set(ds: DisaggregatedSet) -> RevisionRecord:
 
 def record_revision(record: RevisionRecord) -> str:
     """The revision a record's role templates hash to (spec §2), to check it names itself rightly."""
-    return naming.revision([(role.name, role.spec.get("leaderWorkerTemplate")) for role in record.roles])
+    return revision_hash.compute_revision([(role.name, revision_hash.fill_defaults(copy.deepcopy(
+        role.spec.get("leaderWorkerTemplate") or {}))) for role in record.roles])
 
 
 # --- writing ----------------------------------------------------------------------------------
