@@ -149,9 +149,11 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 
     A pass takes the set's Lease (coordination.k8s.io, kubectl-disagg-NAME) so that two
     steppers never act at once, reads the set's LeaderWorkerSets and Services, and creates,
-    scales, annotates or deletes what the coordinated rollout calls for. Writes carry the
-    resourceVersion they were computed from: a change in between fails them (409), never
-    applies them blindly.
+    scales, annotates or deletes what the coordinated rollout calls for. Scales and
+    annotations are pinned to the spec.replicas they were computed from (a status write in
+    between does not matter; a replica change fails them), deletes to the resourceVersion.
+    The scales of one revision group land together: one that fails undoes the group's
+    earlier writes, so no group is left serving some roles without the others.
 
     \b
     kubectl disagg rollout step -f ds.yaml --dry-run     # what the next pass would do
