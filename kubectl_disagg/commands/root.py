@@ -17,6 +17,8 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
         "render": "kubectl_disagg.commands.render:render",
         "validate": "kubectl_disagg.commands.validate:validate",
         "rollout": "kubectl_disagg.commands.rollout:rollout",
+        "crds": "kubectl_disagg.commands.crds:crds",
+        "completion": "kubectl_disagg.commands.completion:completion",
     },
 )
 @click.version_option(__version__, prog_name="kubectl-disagg")
