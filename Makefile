@@ -52,7 +52,11 @@ bench: $(VENV)/.installed testenv
 	$(VENV)/bin/python benchmarks/bench_planner.py
 	$(VENV)/bin/python benchmarks/bench_cluster.py
 
+## zipapp: dist/kubectl-disagg.pyz (one-file launcher) and the krew archive and manifest
+zipapp: $(VENV)/.installed
+	$(VENV)/bin/python hack/build_zipapp.py
+
 clean:
-	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis
 
 include hack/testenv.mk

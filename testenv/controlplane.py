@@ -687,7 +687,11 @@ class ControlPlane:
         # create (not client-side apply): a 1.5 MB CRD would not fit the
         # last-applied-configuration annotation (256 KiB limit).
         for crd in crds:
-            self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            try:
+                self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            except urllib.error.HTTPError as err:
+                raise ControlPlaneError(f"the API server refused CRD {crd['metadata']['name']}: "
+                                        f"{_status_message(err)}") from None
         deadline = time.monotonic() + self.start_timeout
         for crd in crds:
             self._wait_crd_served(crd, deadline)
@@ -717,6 +721,14 @@ class ControlPlane:
             if e.code == 404:
                 return False
             raise
+
+
+def _status_message(err: urllib.error.HTTPError) -> str:
+    """The message of the Status object an API server error carries, else the HTTP reason."""
+    try:
+        return json.loads(err.read())["message"]
+    except (ValueError, KeyError, TypeError, OSError):
+        return f"{err.code} {err.reason}"
 
 
 # --------------------------------------------------------------------------
