@@ -1,4 +1,4 @@
-"""Shared test helpers: where the repository and the upstream CRDs are."""
+"""Shared test helpers: where the repository and the upstream CRDs (the conformance reference) are."""
 
 from __future__ import annotations
 
