@@ -10,6 +10,8 @@ serves it; the upstream set skips without ../shared/crds (and fails under CI=tru
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 import json
 import urllib.error
 from pathlib import Path
@@ -227,3 +229,15 @@ def test_the_base_document_is_accepted(crd_plane):
     cp = crd_plane
     result = cp.kubectl("create", "--dry-run=server", "--validate=strict", "-f", "-", input=to_yaml(base()), check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_crds_command_output_installs(planes):
+    # What `kubectl disagg crds | kubectl apply --server-side -f -` sends, as the API server judges
+    # it (CEL cost, structural schema), on a control plane that already has these names.
+    printed = subprocess.run([sys.executable, "-m", "kubectl_disagg", "crds"], capture_output=True, text=True,
+                             check=True).stdout
+    cp = planes("project")
+    result = cp.kubectl("apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-", input=printed,
+                        check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("serverside-applied (server dry run)") == 2
