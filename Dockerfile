@@ -10,6 +10,8 @@ FROM python:3.12-slim AS wheel
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY kubectl_disagg ./kubectl_disagg
+COPY templates ./templates
+COPY config ./config
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.12-slim

@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench generate clean help argocd-testdata
+.PHONY: test unit integration demo render bench generate clean help argocd-testdata check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -20,8 +20,12 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
 
+# Fail in a second, naming what is missing, rather than after a long build.
+check-test check-demo:
+	@hack/check-prereqs.sh $(@:check-%=%)
+
 ## test: all tests (unit, property, integration against a local control plane)
-test: $(VENV)/.installed testenv
+test: check-test $(VENV)/.installed testenv
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 ## unit: the tests that need no control plane
@@ -29,7 +33,7 @@ unit: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -m "not integration" $(PYTEST_ARGS)
 
 ## integration: only the tests against the local control plane
-integration: $(VENV)/.installed testenv
+integration: check-test $(VENV)/.installed testenv
 	$(VENV)/bin/python -m pytest -m integration $(PYTEST_ARGS)
 
 ## render: render the bundled examples (no cluster needed)
@@ -37,7 +41,7 @@ render: $(VENV)/.installed
 	$(VENV)/bin/kubectl-disagg render -f examples/prefill-decode.yaml
 
 ## demo: render, apply and roll out the bundled example on a local control plane
-demo: $(VENV)/.installed testenv
+demo: check-demo $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.demo
 
 ## bench: benchmarks whose figures go into BENCHMARKS.md (render runs from a regular install)
@@ -58,7 +62,11 @@ argocd-testdata: $(VENV)/.installed testenv
 generate:
 	hack/generate-revision-table.sh
 
+## zipapp: dist/kubectl-disagg.pyz (one-file launcher) and the krew archive and manifest
+zipapp: $(VENV)/.installed
+	$(VENV)/bin/python hack/build_zipapp.py
+
 clean:
-	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis
 
 include hack/testenv.mk

@@ -13,6 +13,8 @@
 # go.mod, older script) is rebuilt. A warm run only hashes two small files.
 #
 # Prints the bin directory on stdout; progress and errors go to stderr.
+# With --is-built it builds nothing: exit 0 (printing the bin directory) when
+# the cache is complete, 1 when a build is due (hack/check-prereqs.sh asks).
 set -euo pipefail
 
 readonly HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -114,6 +116,7 @@ main() {
     echo "${dest}/bin"
     return
   fi
+  [[ "${1:-}" != "--is-built" ]] || exit 1
 
   mkdir -p "${cache_root}"
   # Serialise concurrent builders (two test sessions starting at once); the

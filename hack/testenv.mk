@@ -8,6 +8,7 @@ VENV ?= .venv
 
 ## testenv: build kube-apiserver, etcd and kubectl once into the per-user cache
 testenv:
+	@hack/check-prereqs.sh testenv
 	hack/build-testenv.sh
 
 ## cluster: run a local control plane with the CRDs installed until Ctrl-C

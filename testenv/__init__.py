@@ -1,7 +1,7 @@
 """Test and demo support, never imported by the plugin itself.
 
 - :mod:`testenv.controlplane`: a local kube-apiserver + etcd
-  with the upstream CRDs (``python -m testenv.controlplane``).
+  with the project's CRDs (``python -m testenv.controlplane``).
 - :mod:`testenv.lws_simulator`: plays the LWS controller's
   status updates.
 

@@ -1,8 +1,9 @@
 """A throwaway Kubernetes control plane: real etcd + kube-apiserver, no kubelet.
 
 This is the envtest idea for kubectl-disagg: everything the plugin does against
-a cluster is exercised against the genuine API server, with the genuine
-upstream CRDs (validation, defaulting, status subresource, RBAC). Nothing runs
+a cluster is exercised against the genuine API server, with the project's CRDs
+(config/crd and testenv/crd) or, where they are present, the upstream ones
+(validation, defaulting, status subresource, RBAC). Nothing runs
 controllers, so tests (or :mod:`testenv.lws_simulator`) play
 the LWS controller by writing LWS status themselves.
 
@@ -32,6 +33,7 @@ import http.client
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -55,9 +57,11 @@ __all__ = [
     "ControlPlaneError",
     "KubectlError",
     "USERS",
-    "crds_dir",
+    "PROJECT_CRDS",
     "ensure_binaries",
+    "upstream_crds_dir",
     "main",
+    "run_as_command",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +70,12 @@ BINARIES = ("etcd", "kube-apiserver", "kubectl")
 
 ENV_BIN_DIR = "KUBECTL_DISAGG_TESTENV_BIN"
 ENV_CRDS_DIR = "KUBECTL_DISAGG_CRDS"
+
+# The project's own CRDs: the DisaggregatedSet ones it ships, and an LWS CRD for this
+# control plane (a real cluster has its LWS installation's).
+PROJECT_CRDS = (REPO_ROOT / "config" / "crd", REPO_ROOT / "testenv" / "crd")
+# The upstream CRDs, the conformance reference, where a checkout has them (CI does).
+UPSTREAM_CRDS = REPO_ROOT.parent / "shared" / "crds"
 
 # CRDs the control plane must serve; every other *.yaml in the CRD directory is
 # installed too. The LWS CRD is what kubectl-disagg writes; the
@@ -174,28 +184,30 @@ def _check_bin_dir(path: Path, origin: str) -> Path:
     return path
 
 
-def crds_dir() -> Path:
-    """``$KUBECTL_DISAGG_CRDS``, else ``../shared/crds`` next to the repository."""
-    return Path(os.environ.get(ENV_CRDS_DIR) or REPO_ROOT.parent / "shared" / "crds")
+def upstream_crds_dir() -> Path | None:
+    """``$KUBECTL_DISAGG_CRDS`` when set, else ``../shared/crds`` when it exists, else None."""
+    override = os.environ.get(ENV_CRDS_DIR)
+    if override:
+        return Path(override)
+    return UPSTREAM_CRDS if UPSTREAM_CRDS.is_dir() else None
 
 
-def load_crds(directory: Path) -> list[dict[str, Any]]:
-    """Parse every CRD in ``directory``; fail naming the path if any is missing."""
-    if not directory.is_dir():
-        raise ControlPlaneError(
-            f"CRD directory {directory} does not exist (set {ENV_CRDS_DIR} to override)"
-        )
+def load_crds(directories: Sequence[Path]) -> list[dict[str, Any]]:
+    """Parse every CRD in ``directories``; fail naming the path if any is missing."""
     # The upstream CRDs are over 1 MB each: libyaml parses them in a fraction
     # of the time the pure-Python loader needs.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     crds = []
-    for path in sorted(directory.glob("*.yaml")):
-        with path.open() as f:
-            crds += [d for d in yaml.load_all(f, Loader=loader) if d and d.get("kind") == "CustomResourceDefinition"]
+    for directory in directories:
+        if not directory.is_dir():
+            raise ControlPlaneError(f"CRD directory {directory} does not exist (unset {ENV_CRDS_DIR} or fix it)")
+        for path in sorted(directory.glob("*.yaml")):
+            with path.open() as f:
+                crds += [d for d in yaml.load_all(f, Loader=loader) if d and d.get("kind") == "CustomResourceDefinition"]
     found = {c["metadata"]["name"] for c in crds}
     missing = [name for name in REQUIRED_CRDS if name not in found]
     if missing:
-        raise ControlPlaneError(f"CRD directory {directory} lacks {', '.join(missing)}")
+        raise ControlPlaneError(f"CRD directories {', '.join(map(str, directories))} lack {', '.join(missing)}")
     return crds
 
 
@@ -383,12 +395,16 @@ class ControlPlane:
     def __init__(
         self,
         *,
-        crds: Path | None = None,
+        crds: Path | Sequence[Path] | None = None,
         bin_dir: Path | None = None,
         start_timeout: float = 120.0,
         keep_workdir: bool = False,
     ):
-        self._crds_dir = Path(crds) if crds else crds_dir()
+        # Default: the project's CRDs, unless $KUBECTL_DISAGG_CRDS names others.
+        if crds is None:
+            override = os.environ.get(ENV_CRDS_DIR)
+            crds = Path(override) if override else PROJECT_CRDS
+        self._crd_dirs = (Path(crds),) if isinstance(crds, (str, Path)) else tuple(map(Path, crds))
         self._bin_dir_override = Path(bin_dir) if bin_dir else None
         self.start_timeout = start_timeout
         self.keep_workdir = keep_workdir
@@ -419,7 +435,7 @@ class ControlPlane:
         _install_safety_net()
         try:
             # Fail on missing inputs before spending time on processes.
-            crds = load_crds(self._crds_dir)
+            crds = load_crds(self._crd_dirs)
             self.bin_dir = (
                 _check_bin_dir(self._bin_dir_override, "bin_dir")
                 if self._bin_dir_override
@@ -675,7 +691,11 @@ class ControlPlane:
         # create (not client-side apply): a 1.5 MB CRD would not fit the
         # last-applied-configuration annotation (256 KiB limit).
         for crd in crds:
-            self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            try:
+                self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            except urllib.error.HTTPError as err:
+                raise ControlPlaneError(f"the API server refused CRD {crd['metadata']['name']}: "
+                                        f"{_status_message(err)}") from None
         deadline = time.monotonic() + self.start_timeout
         for crd in crds:
             self._wait_crd_served(crd, deadline)
@@ -707,6 +727,14 @@ class ControlPlane:
             raise
 
 
+def _status_message(err: urllib.error.HTTPError) -> str:
+    """The message of the Status object an API server error carries, else the HTTP reason."""
+    try:
+        return json.loads(err.read())["message"]
+    except (ValueError, KeyError, TypeError, OSError):
+        return f"{err.code} {err.reason}"
+
+
 # --------------------------------------------------------------------------
 # python -m testenv.controlplane
 
@@ -735,5 +763,25 @@ def _wait_forever(cp: ControlPlane) -> None:
     raise ControlPlaneError("a control plane component exited unexpectedly")
 
 
+def run_as_command(prog: str, entry) -> int:
+    """Run ``entry()`` for a person at a terminal: any failure becomes ``prog: error: ...``
+    on stderr and exit code 1 (130 on Ctrl-C), never a traceback."""
+    try:
+        return entry()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except ControlPlaneError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+    except subprocess.CalledProcessError as err:
+        detail = f"\n{err.stderr.strip()}" if isinstance(err.stderr, str) and err.stderr.strip() else ""
+        print(f"{prog}: error: {shlex.join(map(str, err.cmd))} exited {err.returncode}{detail}", file=sys.stderr)
+    except urllib.error.HTTPError as err:
+        print(f"{prog}: error: the API server answered {err.code} {err.reason} for {err.url}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - the last line of defence against a traceback
+        print(f"{prog}: error: {type(err).__name__}: {err}", file=sys.stderr)
+    return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_as_command("testenv.controlplane", main))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from testenv.controlplane import ControlPlane
+from testenv.controlplane import ControlPlane, run_as_command
 from testenv.lws_simulator import LWSSimulator
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def changed_example(directory: Path) -> Path:
 def main() -> int:
     plugin = str(Path(sys.executable).parent / "kubectl-disagg")
     namespace = yaml.safe_load(EXAMPLE.read_text())["metadata"]["namespace"]
-    banner("starting a local control plane (kube-apiserver + etcd, upstream CRDs)")
+    banner("starting a local control plane (kube-apiserver + etcd, the project's CRDs)")
     with ControlPlane() as cp, tempfile.TemporaryDirectory(prefix="kubectl-disagg-demo-") as scratch:
         env = {**os.environ, "KUBECONFIG": str(cp.kubeconfig)}
         kubectl = str(cp.bin_dir / "kubectl")
@@ -93,4 +93,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_as_command("demo", main))

@@ -1,4 +1,4 @@
-"""Shared test helpers: where the repository and the upstream CRDs are."""
+"""Shared test helpers: where the repository and the upstream CRDs (the conformance reference) are."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from testenv.controlplane import upstream_crds_dir
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 GOLDEN = REPO / "tests" / "golden"
-CRDS = Path(os.environ.get("KUBECTL_DISAGG_CRDS", REPO.parent / "shared" / "crds"))
+CRDS = upstream_crds_dir() or REPO.parent / "shared" / "crds"
 LWS_CRD = CRDS / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 DS_CRD = CRDS / "disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
 # Documents and the revision the upstream controller computed for them (../shared/vectors).

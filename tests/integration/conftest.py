@@ -1,5 +1,6 @@
 """Integration tier: tests against a real kube-apiserver + etcd with the
-upstream CRDs installed (see testenv/controlplane.py).
+upstream CRDs installed where they are present (CI), else the project's own
+(see testenv/controlplane.py).
 
 Every test collected under this directory carries the ``integration`` marker,
 so ``pytest -m "not integration"`` runs the fast tiers only.
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from testenv.controlplane import ControlPlane, crds_dir, ensure_binaries
+from testenv.controlplane import PROJECT_CRDS, ControlPlane, ensure_binaries, upstream_crds_dir
 from testenv.lws_simulator import LWSSimulator
 
 HERE = Path(__file__).resolve().parent
@@ -28,26 +29,32 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.integration)
 
 
-def _require_crds() -> None:
-    directory = crds_dir()
-    if directory.is_dir():
-        return
-    message = f"CRD directory {directory} not found (set KUBECTL_DISAGG_CRDS)"
+def session_crds() -> tuple[Path, ...]:
+    """The upstream CRDs when present (the conformance reference), else the project's.
+
+    CI has the upstream ones and must not silently fall back to ours.
+    """
+    upstream = upstream_crds_dir()
+    if upstream is not None:
+        if not upstream.is_dir():
+            pytest.fail(f"KUBECTL_DISAGG_CRDS={upstream} is not a directory")
+        return (upstream,)
     if os.environ.get("CI") == "true":
-        pytest.fail(message + "; CI must not skip the integration tests")
-    pytest.skip(message)
+        pytest.fail("upstream CRDs not found in ../shared/crds (set KUBECTL_DISAGG_CRDS); "
+                    "CI must run the integration tier against them")
+    return PROJECT_CRDS
 
 
 @pytest.fixture(scope="session")
 def control_plane(request):
     """One control plane for the whole session (starting one takes seconds)."""
-    _require_crds()
+    crds = session_crds()
     # A cold build of the binaries takes minutes: show its progress live
     # instead of capturing it.
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         bin_dir = ensure_binaries()
-    with ControlPlane(bin_dir=bin_dir) as cp:
+    with ControlPlane(crds=crds, bin_dir=bin_dir) as cp:
         yield cp
 
 

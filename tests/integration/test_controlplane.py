@@ -107,7 +107,7 @@ def test_lws_created_and_listed_by_label(control_plane, namespace, api_client):
     listed = api.list_namespaced_custom_object(*LWS_API, namespace, "leaderworkersets", label_selector="app=a")
     assert sorted(i["metadata"]["name"] for i in listed["items"]) == ["decode", "prefill"]
 
-    # The real schema applies its defaults: this is the upstream CRD, not a stub.
+    # The schema applies its defaults: a real CRD (the upstream or the project's), not a stub.
     assert get_lws(control_plane, namespace, "prefill")["spec"]["startupPolicy"] == "LeaderCreated"
 
 

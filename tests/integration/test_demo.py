@@ -10,8 +10,8 @@ from tests.conftest import REPO
 
 
 def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
-    # control_plane: the session's (skips or fails like every integration test without the
-    # CRDs); the demo starts and stops its own, which must leave nothing behind.
+    # control_plane: the session's, for its binaries; the demo starts and stops its own (with the
+    # project's CRDs unless KUBECTL_DISAGG_CRDS names others), which must leave nothing behind.
     env_bin = {"KUBECTL_DISAGG_TESTENV_BIN": str(control_plane.bin_dir)}
     result = subprocess.run([sys.executable, "-m", "testenv.demo"], cwd=REPO,
                             env={**os.environ, **env_bin}, capture_output=True, text=True, timeout=400)

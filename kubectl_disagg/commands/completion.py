@@ -1,0 +1,29 @@
+"""`kubectl-disagg completion bash|zsh|fish`: a script for completing the plugin typed directly.
+
+Through kubectl (`kubectl disagg <TAB>`), kubectl itself asks `kubectl_complete-disagg`; these
+scripts ask the same executable.
+"""
+
+from __future__ import annotations
+
+import click
+
+from kubectl_disagg.completion import SHELLS
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the shell completion script for kubectl-disagg.
+
+    \b
+    source <(kubectl-disagg completion bash)        # bash, e.g. in ~/.bashrc
+    source <(kubectl-disagg completion zsh)         # zsh, after compinit
+    kubectl-disagg completion fish | source         # fish
+
+    `kubectl disagg <TAB>` needs none of this: kubectl >= 1.26 runs kubectl_complete-disagg,
+    installed beside kubectl-disagg.
+    """
+    from kubectl_disagg.completion import script
+
+    click.echo(script(shell), nl=False)

@@ -1,0 +1,24 @@
+"""`kubectl disagg crds`: the DisaggregatedSet CRDs, for `| kubectl apply --server-side -f -`."""
+
+from __future__ import annotations
+
+import click
+
+from kubectl_disagg.commands import _options
+
+
+@click.command()
+@_options.output("yaml", "json", default="yaml")
+def crds(output: str) -> None:
+    """Print the DisaggregatedSet and DisaggregatedSetRoleScaler CRDs.
+
+    For a cluster that stores DisaggregatedSet objects (GitOps applies the set itself) without
+    the upstream installation:
+
+    \b
+    kubectl disagg crds | kubectl apply --server-side -f -
+    """
+    from kubectl_disagg.crds import crd_documents
+    from kubectl_disagg.output import format_objects
+
+    click.echo(format_objects(crd_documents(), output), nl=False)

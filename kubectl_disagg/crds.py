@@ -1,0 +1,21 @@
+"""The DisaggregatedSet CRDs this project writes (config/crd in the repository), as data.
+
+They ship inside the package (`kubectl_disagg.crd_yaml`), so `kubectl disagg crds` can install
+the API wherever the DisaggregatedSet object itself is stored and no controller runs.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import yaml
+
+PACKAGE = "kubectl_disagg.crd_yaml"
+
+
+def crd_documents() -> list[dict]:
+    """Every CRD shipped with the package, in file-name order."""
+    files = sorted((f for f in resources.files(PACKAGE).iterdir() if f.name.endswith(".yaml")),
+                   key=lambda f: f.name)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [doc for f in files for doc in yaml.load_all(f.read_text(encoding="utf-8"), Loader=loader) if doc]

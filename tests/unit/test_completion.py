@@ -1,0 +1,114 @@
+"""Completion as kubectl asks for it (`kubectl_complete-disagg WORDS... CURRENT`, Cobra's
+protocol), and the scripts of `kubectl-disagg completion SHELL`."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubectl_disagg.commands.root import cli
+from kubectl_disagg.completion import FILTER_FILE_EXT, NO_FILE_COMP, complete
+from tests.conftest import EXAMPLES, REPO
+from tests.unit.test_cli import run
+
+HELPER = Path(sys.executable).parent / "kubectl_complete-disagg"
+
+
+def names(words):
+    result = complete(cli, words)
+    return [c.split("\t")[0] for c in result.candidates], result.directive
+
+
+def test_subcommands():
+    assert names([""]) == (["cmp", "completion", "crds", "render", "rollout", "validate"], NO_FILE_COMP)
+    assert names(["r"]) == (["render", "rollout"], NO_FILE_COMP)
+    assert names(["rollout", "st"]) == (["status", "step"], NO_FILE_COMP)
+
+
+def test_flags_of_the_command_typed():
+    flags, directive = names(["rollout", "step", "--"])
+    assert {"--dry-run", "--until-complete", "--timeout", "--filename", "--kubeconfig", "--context",
+            "--namespace", "--output", "--help"} <= set(flags)
+    assert directive == NO_FILE_COMP
+    assert "--dry-run" not in names(["render", "--"])[0]
+    assert names(["render", "-"])[0][:2] == ["-f", "--filename"]
+
+
+def test_descriptions_follow_a_tab():
+    (line,) = complete(cli, ["rollout", "step", "--dry"]).candidates
+    assert line.startswith("--dry-run\t") and "change nothing" in line
+
+
+@pytest.mark.parametrize("words, values", [
+    (["render", "-o", ""], ["yaml", "json"]),
+    (["rollout", "plan", "--output", "t"], ["table"]),
+    (["rollout", "status", "-o", ""], ["text", "yaml", "json"]),
+    (["render", "--output=j"], ["--output=json"]),
+])
+def test_output_values(words, values):
+    assert names(words) == (values, NO_FILE_COMP)
+
+
+def test_filenames_complete_as_manifests():
+    assert names(["render", "-f", ""]) == (["yaml", "yml", "json"], FILTER_FILE_EXT)
+
+
+def test_set_names_from_the_files_on_the_line():
+    words = ["rollout", "status", "-f", str(EXAMPLES / "prefill-decode.yaml"), ""]
+    assert names(words) == (["llama"], NO_FILE_COMP)
+    words = ["rollout", "step", f"--filename={EXAMPLES}", "q"]
+    assert names(words) == (["qwen-vl"], NO_FILE_COMP)
+
+
+def test_set_names_from_the_current_directory(monkeypatch, tmp_path):
+    (tmp_path / "a.yaml").write_text("kind: DisaggregatedSet\nmetadata: {name: alpha}\n---\nkind: Service\n"
+                                     "metadata: {name: not-a-set}\n")
+    (tmp_path / "broken.yaml").write_text("kind: [unclosed\n")
+    monkeypatch.chdir(tmp_path)
+    assert names(["rollout", "status", ""]) == (["alpha"], NO_FILE_COMP)
+
+
+def test_the_executable_speaks_cobra():
+    out = subprocess.run([str(HELPER), "rollout", ""], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["plan", "status", "step"]
+    assert lines[-1] == ":4"
+
+
+def test_the_executable_never_prints_a_traceback():
+    out = subprocess.run([str(HELPER), "-f", "\udcff"], capture_output=True, text=True, errors="surrogateescape")
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts(capsys, shell):
+    code, out, err = run(["completion", shell], capsys)
+    assert code == 0 and err == ""
+    assert "kubectl_complete-disagg" in out and "kubectl-disagg" in out
+
+
+def test_completion_needs_a_known_shell(capsys):
+    code, _, err = run(["completion", "tcsh"], capsys)
+    assert code == 2 and "tcsh" in err
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
+@pytest.mark.parametrize("line, expected", [
+    ("kubectl-disagg ro", "rollout"),
+    ("kubectl-disagg rollout status -o ", "json text yaml"),
+])
+def test_the_bash_script_completes(capsys, line, expected):
+    _, script, _ = run(["completion", "bash"], capsys)
+    words = line.split(" ")
+    program = f"""{script}
+COMP_WORDS=({" ".join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}
+_kubectl_disagg_complete
+printf '%s\\n' "${{COMPREPLY[@]}}" | sort | tr '\\n' ' '
+"""
+    env = {"PATH": f"{HELPER.parent}:/usr/bin:/bin"}
+    out = subprocess.run(["bash", "-c", program], capture_output=True, text=True, env=env, cwd=REPO).stdout
+    assert out.strip() == expected

@@ -1,0 +1,40 @@
+"""`make demo` and `make cluster` end in a message and an exit code, never a Python traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def run_module(module: str, tmp_path, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module], cwd=REPO, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("module, prog", [("testenv.demo", "demo"), ("testenv.controlplane", "testenv.controlplane")])
+def test_missing_crd_directory(module, prog, tmp_path):
+    result = run_module(module, tmp_path, KUBECTL_DISAGG_CRDS=str(tmp_path / "no-crds"))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"{prog}: error: CRD directory {tmp_path / 'no-crds'} does not exist" in result.stderr
+
+
+def test_missing_binaries(tmp_path):
+    result = run_module("testenv.controlplane", tmp_path, KUBECTL_DISAGG_TESTENV_BIN=str(tmp_path))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "testenv.controlplane: error: $KUBECTL_DISAGG_TESTENV_BIN:" in result.stderr
+    assert "lacks executable etcd, kube-apiserver, kubectl" in result.stderr
+
+
+def test_a_crd_directory_without_the_needed_crds(tmp_path):
+    # Found before any process starts: a directory without the CRDs the plugin needs.
+    (tmp_path / "only.yaml").write_text("kind: ConfigMap\n")
+    result = run_module("testenv.controlplane", tmp_path, KUBECTL_DISAGG_CRDS=str(tmp_path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "lack leaderworkersets.leaderworkerset.x-k8s.io" in result.stderr
