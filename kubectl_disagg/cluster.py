@@ -892,3 +892,38 @@ class Lease:
 def _replace_spec(lease: Mapping, **changes: Any) -> dict:
     """A copy of `lease` with spec fields changed; metadata (resourceVersion included) kept."""
     return {**lease, "spec": {**(lease.get("spec") or {}), **changes}}
+
+
+# --- server-side dry run (validate --server) --------------------------------------------------
+
+
+def dry_run_apply(cluster: Cluster, obj: Mapping) -> dict | None:
+    """Server-side apply of one rendered object with dryRun=All and strict field validation.
+
+    Nothing is stored. Returns None when the API server would accept the object, else the
+    refusal (its metav1.Status: message, details.causes). Ownership conflicts are forced, since
+    only validity is asked; unreachable servers and rejected credentials raise as usual.
+    """
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    resource = _BY_KIND[obj["kind"]]
+    name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
+    params = {"dry_run": "All", "field_validation": "Strict", "force": True, "field_manager": FIELD_MANAGER,
+              "_content_type": APPLY_PATCH, **_raw()}
+    try:
+        if resource is SERVICE:
+            response = cluster._core.patch_namespaced_service(name, namespace, dict(obj), **params)
+        else:
+            response = cluster._custom.patch_namespaced_custom_object(
+                resource.group, resource.version, namespace, resource.plural, name, dict(obj), **params)
+        _discard(response)
+        return None
+    except ApiException as err:
+        if not err.status:
+            raise connection_error(cluster.server, _ClientFailure(err.reason)) from None
+        if err.status == 401:
+            raise api_error(resource.subject(name), err.status, err.reason, err.body) from None
+        return _status_object(err.body) or {"message": f"{err.status} {err.reason or ''}".strip()}
+    except HTTPError as err:
+        raise connection_error(cluster.server, err) from None
