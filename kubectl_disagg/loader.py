@@ -245,13 +245,23 @@ def parse_stream(text: str | bytes, file: str) -> list[Document]:
         line = mark.line + 1 if mark else 0
         message = " ".join(filter(None, [err.context, err.problem]))
         problems.append(Problem(file, line, "", f"invalid YAML: {message}"))
+    except yaml.reader.ReaderError as err:
+        line = _line_at(text, err.position) if isinstance(err.position, int) else 0
+        character = err.character if isinstance(err.character, int) else ord(err.character or "?")
+        problems.append(Problem(file, line, "", f"invalid YAML: unacceptable character #x{character:04x}: "
+                                                "control characters are not allowed"))
     except yaml.YAMLError as err:
-        problems.append(Problem(file, 0, "", f"invalid YAML: {err}"))
+        problems.append(Problem(file, 0, "", "invalid YAML: " + " ".join(str(err).split())))
     except (UnicodeDecodeError, ValueError) as err:
         problems.append(Problem(file, 0, "", f"cannot read input: {err}"))
     if problems:
         raise UserError(problems)
     return documents
+
+
+def _line_at(text: str | bytes, position: int) -> int:
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    return text[:position].count(newline) + 1
 
 
 def expand_paths(paths: Iterable[str], recursive: bool = False) -> list[str]:

@@ -161,7 +161,9 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
             report(path, typeschema.wrong_type(value, "an array"))
             return
         for index, item in enumerate(value):
-            if item is None and isinstance(schema.item, (Obj, MapOf)):
+            if item is None and isinstance(schema.item, (Obj, MapOf, Generated)):
                 report(path + (index,), typeschema.wrong_type(None, "an object"))
+            elif item is None and isinstance(schema.item, Scalar) and schema.item.kind != "any":
+                report(path + (index,), typeschema.wrong_type(None, f"a {schema.item.kind}"))
             else:
                 check(item, schema.item, path + (index,), report)

@@ -84,6 +84,15 @@ def check(value: object, struct: str, path: tuple, report: Report) -> None:
         report(path, wrong_type(value, "an object"))
         return
     known = fields(struct)
+    rule = apirules.STRUCT_RULES.get(struct)
+    if rule is not None:
+        # The rule reads the values: it runs only when every type inside this struct is right.
+        outer, wrong_types = report, []
+
+        def report(path: tuple, message: str) -> None:
+            if isinstance(message, ShapeMessage):
+                wrong_types.append(path)
+            outer(path, message)
     for name, item in value.items():
         field = known.get(name)
         if field is None:
@@ -96,9 +105,8 @@ def check(value: object, struct: str, path: tuple, report: Report) -> None:
     for field in known.values():
         if field.required and value.get(field.name) is None:
             report(path + (field.name,), "Required value")
-    rule = apirules.STRUCT_RULES.get(struct)
-    if rule is not None:
-        rule(value, path, report)
+    if rule is not None and not wrong_types:
+        rule(value, path, outer)
 
 
 def _check_shape(value: object, shape: str, path: tuple, report: Report) -> None:
@@ -113,8 +121,9 @@ def _check_shape(value: object, shape: str, path: tuple, report: Report) -> None
             return
         item_shape = shape[2:]
         for index, item in enumerate(value):
-            if item is None and item_shape.startswith(("@", "map[]")):
-                report(path + (index,), wrong_type(None, "an object"))
+            if item is None:  # unlike a field, an item cannot be unset
+                want = "an object" if item_shape.lstrip("*").startswith(("@", "map[]")) else f"a {item_shape}"
+                report(path + (index,), wrong_type(None, want))
             else:
                 _check_shape(item, item_shape, path + (index,), report)
     elif shape.startswith("map[]"):
@@ -160,5 +169,5 @@ def describe(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):
-        return f'"{value}"'
+        return json.dumps(value)  # quoted and escaped, as the API server quotes values
     return str(value).lower() if isinstance(value, bool) else repr(value)

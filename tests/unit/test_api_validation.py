@@ -177,3 +177,26 @@ def test_what_we_refuse_the_lws_crd_refuses(mutate):
     lws = copy.deepcopy(next(o for o in render_set(ds) if o["kind"] == "LeaderWorkerSet"))
     mutate(lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0])
     assert schema_errors(LWS_CRD, lws)
+
+
+# Found by the fuzz campaign (docs/reliability.md).
+def test_null_items_of_string_lists_are_refused():
+    doc = base()
+    container(doc)["args"] = [None, "x"]
+    assert f"{WORKER_PATH}.spec.containers[0].args[0]: Invalid value: null: must be a string" in only_error(doc)
+
+
+def test_a_wrong_type_inside_a_struct_with_rules_is_reported_not_raised():
+    doc = base()
+    container(doc)["resources"] = {"limits": 1, "requests": {"cpu": "1"}}
+    container(doc)["ports"] = [{"containerPort": "80", "name": 7}]
+    errors = errors_of(doc)
+    assert len(errors) == 3 and all("must be" in e for e in errors)
+
+
+def test_control_characters_in_values_keep_one_problem_per_line():
+    doc = base()
+    container(doc)["image"] = ["line\rbreak"]
+    doc["metadata"]["labels"] = {"a\u2028b": "x"}
+    errors = errors_of(doc)
+    assert len(errors) == 1 and len(errors[0].splitlines()) == 1

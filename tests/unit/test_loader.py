@@ -132,3 +132,8 @@ def test_core_schema_tags_read_as_kubernetes_reads_them():
 
 def test_every_bad_tag_of_a_document_is_reported_at_once():
     assert len(problems_of(b"a: !!bool x\nb: !!int y\nc: !x z\n")) == 3
+
+
+def test_a_control_character_is_one_line_with_its_line_number():
+    (line,) = problems_of(b"a: 1\nb: \x00\n")
+    assert line.startswith("in.yaml:2: invalid YAML: unacceptable character #x0000") and "\n" not in line
