@@ -909,21 +909,47 @@ def dry_run_apply(cluster: Cluster, obj: Mapping) -> dict | None:
 
     resource = _BY_KIND[obj["kind"]]
     name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
-    params = {"dry_run": "All", "field_validation": "Strict", "force": True, "field_manager": FIELD_MANAGER,
-              "_content_type": APPLY_PATCH, **_raw()}
+    prefix = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    api = cluster._api_client
     try:
-        if resource is SERVICE:
-            response = cluster._core.patch_namespaced_service(name, namespace, dict(obj), **params)
-        else:
-            response = cluster._custom.patch_namespaced_custom_object(
-                resource.group, resource.version, namespace, resource.plural, name, dict(obj), **params)
-        _discard(response)
-        return None
-    except ApiException as err:
-        if not err.status:
-            raise connection_error(cluster.server, _ClientFailure(err.reason)) from None
-        if err.status == 401:
-            raise api_error(resource.subject(name), err.status, err.reason, err.body) from None
-        return _status_object(err.body) or {"message": f"{err.status} {err.reason or ''}".strip()}
+        # Through the generic client call: the typed methods accept only dicts, which the client
+        # would encode in a way the server refuses (see apply_body).
+        method, url, headers, body, _ = api.param_serialize(
+            method="PATCH", resource_path=f"{prefix}/namespaces/{{namespace}}/{resource.plural}/{{name}}",
+            path_params={"namespace": namespace, "name": name},
+            query_params=[("dryRun", "All"), ("fieldValidation", "Strict"), ("force", "true"),
+                          ("fieldManager", FIELD_MANAGER)],
+            header_params={"Content-Type": APPLY_PATCH, "Accept": "application/json"},
+            body=apply_body(obj), auth_settings=["BearerToken"])
+        response = api.call_api(method, url, header_params=headers, body=body, _request_timeout=REQUEST_TIMEOUT)
+    except ApiException as err:  # raised only when no answer came (TLS, mostly)
+        raise connection_error(cluster.server, _ClientFailure(err.reason)) from None
     except HTTPError as err:
         raise connection_error(cluster.server, err) from None
+    try:
+        payload = response.read()  # read whole before the connection goes back to the pool
+    finally:
+        response.response.release_conn()
+    if 200 <= response.status < 300:
+        return None
+    if response.status == 401:
+        raise api_error(resource.subject(name), response.status, response.reason, payload)
+    return _status_object(payload) or {"message": f"{response.status} {response.reason or ''}".strip()}
+
+
+# What the API server's YAML reader refuses raw (C1 controls, DEL, non-characters), reads as a line
+# break (U+0085, U+2028, U+2029: folded inside quotes) or refuses as an escape (JSON's surrogate
+# pairs for characters beyond U+FFFF).
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def apply_body(obj: Mapping) -> bytes:
+    """An apply patch (`application/apply-patch+yaml`) the API server reads back as `obj`.
+
+    The client's own encoding (`json.dumps`, ASCII only) writes characters beyond U+FFFF as
+    surrogate-pair escapes, which the server's YAML reader refuses ("invalid Unicode character
+    escape code"): an emoji in an annotation would fail the request. Raw UTF-8 reads fine, and
+    the few characters YAML refuses raw are escaped.
+    """
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _YAML_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text).encode()

@@ -175,6 +175,7 @@ def check_input(data: bytes, directory: Path) -> list[str]:
     path.write_bytes(data)
     FIGURES["inputs"] += 1
     rendered = ""
+    outputs = {}
     for argv, fmt in ((["render", "-f", str(path)], "yaml"), (["render", "-f", str(path), "-o", "json"], "json"),
                       (["validate", "-f", str(path)], "text")):
         code, out, err = run_cli(argv)
@@ -187,10 +188,14 @@ def check_input(data: bytes, directory: Path) -> list[str]:
         else:
             assert code == 0, f"{argv}: exit {code}\n{err}"
             if fmt == "yaml":
-                list(yaml.safe_load_all(out))
+                outputs[fmt] = [doc for doc in yaml.safe_load_all(out)]
                 rendered = out
             elif fmt == "json":
-                json.loads(out)
+                parsed = json.loads(out)
+                outputs[fmt] = parsed["items"] if parsed.get("kind") == "List" and "items" in parsed else [parsed]
+    if len(outputs) == 2:
+        # The two formats say the same thing: a YAML reader gets back exactly what the JSON holds.
+        assert outputs["yaml"] == outputs["json"], "render -o yaml and -o json differ once read back"
     return rendered
 
 

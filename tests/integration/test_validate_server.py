@@ -132,3 +132,13 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     assert gpu, list(problems)
     assert gpu.line == line_of(path, "nvidia.com/gpu", 2) and "lots" in gpu.message
     assert all("refused by the API server (leaderworkerset/llama-0-" in p.message for p in problems.values())
+
+
+def test_characters_beyond_the_basic_plane_and_c1_controls_reach_the_server_intact(capsys, control_plane, namespace, tmp_path):
+    """Found by the fuzz campaign: the client's ASCII JSON writes U+1F680 as a surrogate-pair escape,
+    which the API server's YAML reader refuses in an apply patch."""
+    text = EXAMPLE.read_text().replace("  - name: prefill\n", '  - name: prefill\n    metadata:\n'
+                                       '      annotations:\n        example.com/note: "launch \\U0001F680 \\u008b"\n', 1)
+    path = in_namespace(tmp_path, namespace, text)
+    code, out, err = validate(capsys, control_plane, "-f", str(path))
+    assert (code, err) == (0, "") and "4 rendered objects accepted" in out

@@ -47,3 +47,16 @@ def test_a_refusal_without_causes_names_the_field_in_its_message_or_the_role():
     assert (problem.line, problem.path) == (11, "spec.roles[0].spec.replcas")
     (problem,) = refusal_problems(ds, rendered[1], {"message": "services is forbidden: no"})
     assert (problem.line, problem.path) == (10, "spec.roles[0]")
+
+
+def test_apply_bodies_read_back_as_the_object_and_hold_nothing_yaml_refuses():
+    import json
+
+    import yaml
+
+    from kubectl_disagg.cluster import apply_body
+    obj = {"metadata": {"annotations": {"a": "\U0001F680 \u008b \x7f \ufeff é \u2028"}}}
+    body = apply_body(obj)
+    assert b"\\ud83d" not in body and "\U0001F680".encode() in body
+    assert json.loads(body) == obj and yaml.safe_load(body.decode()) == obj
+    assert not any(0x7f <= ord(c) <= 0x9f for c in body.decode())
