@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench clean help
+.PHONY: test unit integration demo render bench fuzz clean help
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -47,6 +47,13 @@ bench: $(VENV)/.installed testenv
 	.bench-venv/bin/python benchmarks/bench_render.py
 	$(VENV)/bin/python benchmarks/bench_planner.py
 	$(VENV)/bin/python benchmarks/bench_cluster.py
+
+## fuzz: the long fuzz campaign (FUZZ_EXAMPLES inputs per strategy, a server dry-run sample); figures in docs/reliability.md
+FUZZ_EXAMPLES ?= 2000
+FUZZ_SERVER_EXAMPLES ?= 500
+fuzz: $(VENV)/.installed testenv
+	KUBECTL_DISAGG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/test_fuzz.py -s -q
+	KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES=$(FUZZ_SERVER_EXAMPLES) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_server.py -s -q
 
 clean:
 	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .hypothesis
