@@ -42,7 +42,8 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
 
 def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
     """id(set) → (namespace, objects accepted); every refusal of every set raised at once."""
-    from kubectl_disagg.cluster import Cluster, dry_run_apply  # the client loads only here
+    from kubectl_disagg.cluster import Cluster  # the client loads only here
+    from kubectl_disagg.server_dry_run import dry_run_apply
     from kubectl_disagg.server_validation import refusal_problems
 
     problems = []
@@ -52,7 +53,7 @@ def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str |
             target = cluster.namespace_for(namespace, ds)
             objects = list(render_set(ds, target))
             for obj in objects:
-                refusal = dry_run_apply(cluster, obj)
+                refusal = dry_run_apply(cluster._api_client, cluster.server, obj)
                 if refusal is not None:
                     problems.extend(refusal_problems(ds, obj, refusal))
             accepted[id(ds)] = (target, len(objects))

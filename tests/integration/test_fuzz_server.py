@@ -1,7 +1,7 @@
 """The fuzz campaign's last property, against the real API server: whatever `render` exits 0 on,
 the API server accepts (server-side apply dry run of every rendered object, for a sample).
 
-The objects go as JSON through `cluster.dry_run_apply` (what `validate --server` sends), not through
+The objects go as JSON through `server_dry_run.dry_run_apply` (what `validate --server` sends), not through
 `kubectl apply --server-side`: kubectl re-encodes YAML apply bodies with Go's JSON encoder, which leaves
 C1 control characters (U+007F to U+009F) raw, and the API server's YAML reader then refuses them —
 a kubectl quirk for any manifest holding such a character (docs/reliability.md)."""
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg.cluster import Cluster, dry_run_apply
+from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.server_dry_run import dry_run_apply
 from tests.fuzzing import check_input, mutated_templates, rendered_objects
 
 SAMPLE = int(os.environ.get("KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES", "30"))
@@ -37,7 +38,7 @@ def test_what_render_accepts_the_api_server_accepts(control_plane, namespace):
         FIGURES["rendered inputs sent"] += 1
         for obj in objects:
             obj["metadata"]["namespace"] = namespace
-            refusal = dry_run_apply(cluster, obj)
+            refusal = dry_run_apply(cluster._api_client, cluster.server, obj)
             FIGURES["objects sent"] += 1
             assert refusal is None, f"render exit 0 but the API server refused: {refusal}\ninput:\n{data.decode(errors='replace')}"
 

@@ -108,7 +108,8 @@ def test_offline_problems_are_reported_before_the_server_is_asked(capsys, tmp_pa
 
 def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_path):
     """What the schema refuses, field by field, traced back through the role to its line."""
-    from kubectl_disagg.cluster import Cluster, dry_run_apply
+    from kubectl_disagg.cluster import Cluster
+    from kubectl_disagg.server_dry_run import dry_run_apply
     from kubectl_disagg.model import load_sets
     from kubectl_disagg.render import render_set
     from kubectl_disagg.server_validation import refusal_problems
@@ -123,7 +124,7 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     problems = {}
     with Cluster(kubeconfig=str(control_plane.kubeconfig)) as cluster:
         for lws in (prefill, decode):
-            refusal = dry_run_apply(cluster, lws)
+            refusal = dry_run_apply(cluster._api_client, cluster.server, lws)
             assert refusal is not None
             problems.update({p.path: p for p in refusal_problems(ds, lws, refusal)})
     size = problems["spec.roles[0].spec.leaderWorkerTemplate.size"]
