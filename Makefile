@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench generate clean help argocd-testdata check-test check-demo zipapp
+.PHONY: test unit integration demo render bench generate fuzz clean help argocd-testdata check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -65,6 +65,13 @@ generate:
 ## zipapp: dist/kubectl-disagg.pyz (one-file launcher) and the krew archive and manifest
 zipapp: $(VENV)/.installed
 	$(VENV)/bin/python hack/build_zipapp.py
+
+## fuzz: the long fuzz campaign (FUZZ_EXAMPLES inputs per strategy, a server dry-run sample); figures in docs/reliability.md
+FUZZ_EXAMPLES ?= 2000
+FUZZ_SERVER_EXAMPLES ?= 500
+fuzz: $(VENV)/.installed testenv
+	KUBECTL_DISAGG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/test_fuzz.py -s -q
+	KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES=$(FUZZ_SERVER_EXAMPLES) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_server.py -s -q
 
 clean:
 	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis

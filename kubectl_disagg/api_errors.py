@@ -40,7 +40,7 @@ def api_error(subject: str, status: int, reason: str | None, body: str | bytes |
     Pure: the status code, the HTTP reason and the body (a metav1.Status, usually) in, one
     line out, typed so callers can tell "read again and retry" from "give up".
     """
-    status_object = _status_object(body)
+    status_object = status_of(body)
     message = str(status_object.get("message") or "").strip() or (reason or "").strip() or "no details given"
     api_reason = str(status_object.get("reason") or reason or "").strip()
     code = f"{status} {api_reason}".strip()
@@ -109,7 +109,7 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
-def _status_object(body: str | bytes | None) -> dict:
+def status_of(body: str | bytes | None) -> dict:
     if not body:
         return {}
     try:

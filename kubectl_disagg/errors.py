@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections import namedtuple
+
+# Whatever str.splitlines() splits on: one problem must stay one line, whatever the input held.
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    return _LINE_BREAKS.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 256
+                            else f"\\u{ord(match.group()):04x}", text)
 
 
 class Problem(namedtuple("Problem", "file line path message")):
@@ -12,7 +21,8 @@ class Problem(namedtuple("Problem", "file line path message")):
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        text = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        return _one_line(text)
 
 
 class UserError(Exception):

@@ -71,6 +71,5 @@ def render_to_stdout(request: dict) -> None:
             objects.append(item.data)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
-    if objects:
-        sys.stdout.write(format_objects(objects, request["output"]))
-
+    # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.
+    sys.stdout.write(format_objects(objects, request["output"]))

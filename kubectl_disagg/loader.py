@@ -25,15 +25,48 @@ STDIN_NAME = "<stdin>"
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _scalars = yaml.constructor.SafeConstructor()
-_STR = "tag:yaml.org,2002:str"
-_MERGE = "tag:yaml.org,2002:merge"
-# Kubernetes decodes timestamps and binary as strings; so do we.
+_YAML = "tag:yaml.org,2002:"
+_STR = _YAML + "str"
+_MERGE = _YAML + "merge"
+_NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+def _null(node: yaml.ScalarNode) -> None:
+    if node.value not in _NULL_WORDS:
+        raise ValueError
+    return None
+
+
+def _float(node: yaml.ScalarNode) -> float:
+    value = _scalars.construct_yaml_float(node)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError  # JSON, and so the API server, has no NaN or infinity
+    return value
+
+
+def _timestamp(node: yaml.ScalarNode) -> str:
+    _scalars.construct_yaml_timestamp(node)  # raises unless it is one
+    return node.value  # JSON has no timestamps: Kubernetes reads them as strings
+
+
+# What each core-schema tag reads as; a value the tag cannot read is refused, as go-yaml does.
 _SCALAR_BUILDERS = {
-    "tag:yaml.org,2002:null": lambda node: None,
-    "tag:yaml.org,2002:bool": _scalars.construct_yaml_bool,
-    "tag:yaml.org,2002:int": _scalars.construct_yaml_int,
-    "tag:yaml.org,2002:float": _scalars.construct_yaml_float,
+    _STR: lambda node: node.value,
+    "!": lambda node: node.value,  # the non-specific tag: a string
+    _YAML + "null": _null,
+    _YAML + "bool": _scalars.construct_yaml_bool,
+    _YAML + "int": _scalars.construct_yaml_int,
+    _YAML + "float": _float,
+    _YAML + "timestamp": _timestamp,
+    # `<<` and `=` as plain values (not keys) are just strings.
+    _MERGE: lambda node: node.value,
+    _YAML + "value": lambda node: node.value,
 }
+_COLLECTION_TAGS = {yaml.MappingNode: (_YAML + "map",), yaml.SequenceNode: (_YAML + "seq",)}
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_YAML):] if tag.startswith(_YAML) else tag
 
 FieldPath = tuple  # a field path: keys and list indices, e.g. ("spec", "roles", 1, "name")
 
@@ -101,6 +134,11 @@ class _Builder:
             self.lines[path] = node.start_mark.line + 1
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node, path)
+        if node.tag not in _COLLECTION_TAGS[type(node)]:
+            # !!set, !!omap, !!pairs, custom tags: JSON (what the API server reads) has none of them.
+            self._refuse(node, path, f"unsupported YAML tag {_short_tag(node.tag)}: "
+                                     "Kubernetes manifests are plain mappings, lists and scalars")
+            return None
         if isinstance(node, yaml.SequenceNode):
             return [self._value(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
         return self._mapping(node, path, depth)
@@ -108,11 +146,17 @@ class _Builder:
     def _scalar(self, node: yaml.ScalarNode, path: FieldPath) -> object:
         builder = _SCALAR_BUILDERS.get(node.tag)
         if builder is None:
-            return node.value
+            self._refuse(node, path, f"unsupported YAML tag {_short_tag(node.tag)}: "
+                                     "write the value as a plain string, number, boolean or null")
+            return None
         try:
             return builder(node)
-        except (ValueError, yaml.YAMLError):
-            return node.value
+        except Exception:  # PyYAML's constructors fail in many ways on values they cannot read
+            self._refuse(node, path, f"cannot read {node.value!r} as {_short_tag(node.tag)}")
+            return None
+
+    def _refuse(self, node: yaml.Node, path: FieldPath, message: str) -> None:
+        self.problems.append(Problem(self.file, node.start_mark.line + 1, _dotted(path), message))
 
     def _mapping(self, node: yaml.MappingNode, path: FieldPath, depth: int) -> dict:
         result: dict = {}
@@ -201,13 +245,23 @@ def parse_stream(text: str | bytes, file: str) -> list[Document]:
         line = mark.line + 1 if mark else 0
         message = " ".join(filter(None, [err.context, err.problem]))
         problems.append(Problem(file, line, "", f"invalid YAML: {message}"))
+    except yaml.reader.ReaderError as err:
+        line = _line_at(text, err.position) if isinstance(err.position, int) else 0
+        character = err.character if isinstance(err.character, int) else ord(err.character or "?")
+        problems.append(Problem(file, line, "", f"invalid YAML: unacceptable character #x{character:04x}: "
+                                                "control characters are not allowed"))
     except yaml.YAMLError as err:
-        problems.append(Problem(file, 0, "", f"invalid YAML: {err}"))
+        problems.append(Problem(file, 0, "", "invalid YAML: " + " ".join(str(err).split())))
     except (UnicodeDecodeError, ValueError) as err:
         problems.append(Problem(file, 0, "", f"cannot read input: {err}"))
     if problems:
         raise UserError(problems)
     return documents
+
+
+def _line_at(text: str | bytes, position: int) -> int:
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    return text[:position].count(newline) + 1
 
 
 def expand_paths(paths: Iterable[str], recursive: bool = False) -> list[str]:

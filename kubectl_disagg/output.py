@@ -43,7 +43,8 @@ def _not_printable() -> re.Pattern:
 
     Compiled on first use: the Unicode ranges cost milliseconds, and plain ASCII never needs it.
     """
-    return re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    # U+2028 and U+2029 are printable, but YAML readers take them for line breaks and fold them.
+    return re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _quote(value: str) -> str:

@@ -68,6 +68,11 @@ class RestClient:
         """What every request goes through: an object whose `request(method, url, ...)` sends it."""
         return self._api_client.rest_client
 
+    @property
+    def api_client(self) -> Any:
+        """The kubernetes ApiClient under this session, for a request the methods here do not make."""
+        return self._api_client
+
     def close(self) -> None:
         self._api_client.close()
 

@@ -1,9 +1,9 @@
 """The shape of a DisaggregatedSet document: field names and types, checked structurally.
 
-This is the part of the API the tool reads or rewrites, spelled out so a typo such as
-`replcas` or `workerTemplat` is refused with its path instead of being silently pruned.
-Deep pod-spec internals (probes, volumes, affinity terms …) are typed as "any value":
-the API server checks those, and they pass through render untouched.
+The DisaggregatedSet's own fields are spelled out here, so a typo such as `replcas` is refused
+with its path instead of being silently pruned; everything under `leaderWorkerTemplate` (pod
+templates, containers, volumes, claim templates) is checked against the Kubernetes Go types
+themselves, to any depth, by `typeschema`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable
 
+from kubectl_disagg import typeschema
 
 # kind: "string" | "integer" | "boolean" | "int-or-string" | "any"; enum: allowed strings.
 Scalar = namedtuple("Scalar", "kind enum", defaults=((),))
 MapOf = namedtuple("MapOf", "value")  # string keys, every value of schema `value`
 ListOf = namedtuple("ListOf", "item")
 Obj = namedtuple("Obj", "fields")  # known field name → schema; any other field is refused
+Generated = namedtuple("Generated", "struct")  # a Go struct of the generated type table (typeschema)
 
 
 STRING = Scalar("string")
@@ -25,10 +27,6 @@ BOOLEAN = Scalar("boolean")
 INT_OR_STRING = Scalar("int-or-string")
 ANY = Scalar("any")
 STRING_MAP = MapOf(STRING)
-
-
-def _any_fields(*names: str) -> dict:
-    return {name: ANY for name in names}
 
 
 def enum(*values: str) -> Scalar:
@@ -43,79 +41,6 @@ TEMPLATE_METADATA = Obj({
     "finalizers": ListOf(STRING),
 })
 
-CONTAINER_PORT = Obj({
-    "containerPort": INTEGER,
-    "hostIP": STRING,
-    "hostPort": INTEGER,
-    "name": STRING,
-    "protocol": enum("TCP", "UDP", "SCTP"),
-})
-
-CONTAINER = Obj({
-    "name": STRING,
-    "image": STRING,
-    "command": ListOf(STRING),
-    "args": ListOf(STRING),
-    "workingDir": STRING,
-    "ports": ListOf(CONTAINER_PORT),
-    "imagePullPolicy": enum("Always", "IfNotPresent", "Never"),
-    "stdin": BOOLEAN,
-    "stdinOnce": BOOLEAN,
-    "tty": BOOLEAN,
-    "terminationMessagePath": STRING,
-    "terminationMessagePolicy": enum("File", "FallbackToLogsOnError"),
-    "restartPolicy": STRING,
-    **_any_fields(
-        "env", "envFrom", "lifecycle", "livenessProbe", "readinessProbe", "startupProbe",
-        "resizePolicy", "resources", "restartPolicyRules", "securityContext",
-        "volumeDevices", "volumeMounts", "targetContainerName",
-    ),
-})
-
-# Only the shape render extends (placement terms are appended to these lists).
-_POD_AFFINITY = Obj({
-    "requiredDuringSchedulingIgnoredDuringExecution": ListOf(MapOf(ANY)),
-    "preferredDuringSchedulingIgnoredDuringExecution": ListOf(MapOf(ANY)),
-})
-AFFINITY = Obj({"nodeAffinity": MapOf(ANY), "podAffinity": _POD_AFFINITY, "podAntiAffinity": _POD_AFFINITY})
-
-POD_SPEC = Obj({
-    "affinity": AFFINITY,
-    "containers": ListOf(CONTAINER),
-    "initContainers": ListOf(CONTAINER),
-    "ephemeralContainers": ListOf(CONTAINER),
-    "nodeSelector": STRING_MAP,
-    "serviceAccountName": STRING,
-    "serviceAccount": STRING,
-    "schedulerName": STRING,
-    "priorityClassName": STRING,
-    "runtimeClassName": STRING,
-    "hostname": STRING,
-    "subdomain": STRING,
-    "nodeName": STRING,
-    "restartPolicy": enum("Always", "OnFailure", "Never"),
-    "dnsPolicy": STRING,
-    "hostNetwork": BOOLEAN,
-    "hostPID": BOOLEAN,
-    "hostIPC": BOOLEAN,
-    "hostUsers": BOOLEAN,
-    "shareProcessNamespace": BOOLEAN,
-    "automountServiceAccountToken": BOOLEAN,
-    "enableServiceLinks": BOOLEAN,
-    "setHostnameAsFQDN": BOOLEAN,
-    "terminationGracePeriodSeconds": INTEGER,
-    "activeDeadlineSeconds": INTEGER,
-    "priority": INTEGER,
-    **_any_fields(
-        "dnsConfig", "hostAliases", "hostnameOverride", "imagePullSecrets", "os",
-        "overhead", "preemptionPolicy", "readinessGates", "resourceClaims", "resources",
-        "schedulingGates", "schedulingGroup", "securityContext", "tolerations",
-        "topologySpreadConstraints", "volumes",
-    ),
-})
-
-POD_TEMPLATE = Obj({"metadata": TEMPLATE_METADATA, "spec": POD_SPEC})
-
 LWS_SPEC = Obj({
     "replicas": INTEGER,
     "startupPolicy": enum("LeaderCreated", "LeaderReady"),
@@ -128,18 +53,8 @@ LWS_SPEC = Obj({
         }),
     }),
     "networkConfig": Obj({"subdomainPolicy": enum("Shared", "UniquePerReplica")}),
-    "leaderWorkerTemplate": Obj({
-        "size": INTEGER,
-        "restartPolicy": enum("Default", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"),
-        "leaderTemplate": POD_TEMPLATE,
-        "workerTemplate": POD_TEMPLATE,
-        "subGroupPolicy": Obj({
-            "subGroupPolicyType": enum("LeaderWorker", "LeaderExcluded"),
-            "subGroupSize": INTEGER,
-        }),
-        "volumeClaimTemplates": ListOf(ANY),
-        "persistentVolumeClaimRetentionPolicy": Obj({"whenDeleted": STRING, "whenScaled": STRING}),
-    }),
+    # Pod templates and claim templates: the Kubernetes types themselves, generated from Go.
+    "leaderWorkerTemplate": Generated(typeschema.LEADER_WORKER_TEMPLATE),
 })
 
 ROLE = Obj({
@@ -196,19 +111,9 @@ def _type_error(kind: str, value: object) -> str | None:
         ok = isinstance(value, (int, str)) and not isinstance(value, bool)
     if ok:
         return None
-    return f"Invalid value: {_describe(value)}: must be {'an ' if kind[0] in 'aeiou' else 'a '}{kind}"
+    return typeschema.wrong_type(value, f"{'an ' if kind[0] in 'aeiou' else 'a '}{kind}")
 
 
-def _describe(value: object) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return f'"{value}"'
-    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 Report = Callable[[tuple, str], None]
@@ -232,9 +137,12 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
             supported = ", ".join(f'"{v}"' for v in schema.enum)
             report(path, f'Unsupported value: "{value}": supported values: {supported}')
         return
+    if isinstance(schema, Generated):
+        typeschema.check(value, schema.struct, path, report)
+        return
     if isinstance(schema, Obj):
         if not isinstance(value, dict):
-            report(path, f"Invalid value: {_describe(value)}: must be an object")
+            report(path, typeschema.wrong_type(value, "an object"))
             return
         for key, item in value.items():
             sub = schema.fields.get(key)
@@ -244,16 +152,18 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
                 check(item, sub, path + (key,), report)
     elif isinstance(schema, MapOf):
         if not isinstance(value, dict):
-            report(path, f"Invalid value: {_describe(value)}: must be an object")
+            report(path, typeschema.wrong_type(value, "an object"))
             return
         for key, item in value.items():
             check(item, schema.value, path + (key,), report)
     elif isinstance(schema, ListOf):
         if not isinstance(value, list):
-            report(path, f"Invalid value: {_describe(value)}: must be an array")
+            report(path, typeschema.wrong_type(value, "an array"))
             return
         for index, item in enumerate(value):
-            if item is None and isinstance(schema.item, (Obj, MapOf)):
-                report(path + (index,), "Invalid value: null: must be an object")
+            if item is None and isinstance(schema.item, (Obj, MapOf, Generated)):
+                report(path + (index,), typeschema.wrong_type(None, "an object"))
+            elif item is None and isinstance(schema.item, Scalar) and schema.item.kind != "any":
+                report(path + (index,), typeschema.wrong_type(None, f"a {schema.item.kind}"))
             else:
                 check(item, schema.item, path + (index,), report)

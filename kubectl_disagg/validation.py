@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
-from kubectl_disagg import naming, schema
+from kubectl_disagg import apirules, naming, schema
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.loader import Document, dotted
 from kubectl_disagg.model import API_VERSION, KIND, PLACEMENT_NONE, SCALING_EXTERNAL
+from kubectl_disagg.typeschema import ShapeMessage
 from kubectl_disagg.rollout_config import (
     API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent,
 )
@@ -47,10 +48,11 @@ def validate_document(document: Document) -> tuple[list[Problem], list[Problem]]
     out = _Collector(document)
     data = document.data
     schema.check(data, schema.DISAGGREGATED_SET, (), out.error)
-    if any(not p.message.startswith(schema.UNKNOWN_FIELD) for p in out.errors):
+    if any(isinstance(p.message, ShapeMessage) for p in out.errors):
         # Semantic rules assume the right shapes: with a wrong type, report the types first.
-        # Unknown fields change no shape, so every other rule still runs alongside them.
-        return out.errors, out.warnings
+        # Other problems (unknown fields, bad labels, quantities) change no shape, so every
+        # other rule still runs alongside them.
+        return _in_file_order(out.errors), out.warnings
     _check_type_meta(data, out)
     _check_metadata(data.get("metadata"), out)
     spec = data.get("spec")
@@ -73,6 +75,7 @@ def _check_type_meta(data: dict, out: _Collector) -> None:
 
 
 def _check_metadata(metadata: dict | None, out: _Collector) -> None:
+    apirules.check_object_meta(metadata or {}, ("metadata",), out.error)
     name = (metadata or {}).get("name")
     if not name:
         out.error(("metadata", "name"), "Required value: name is required")
@@ -138,10 +141,14 @@ def _check_name_length(set_name: str, slices: int, role: str, path: tuple, out: 
 
 
 def _check_role_spec(role: dict, path: tuple, set_spec: dict, out: _Collector) -> None:
+    # The role's metadata becomes each rendered LWS's metadata.
+    apirules.check_object_meta(role.get("metadata") or {}, path + ("metadata",), out.error)
     spec = role.get("spec") or {}
     spec_path = path + ("spec",)
     template = spec.get("leaderWorkerTemplate") or {}
-    if not template.get("workerTemplate"):
+    if spec.get("leaderWorkerTemplate") and template.get("workerTemplate") is None:
+        pass  # reported as a missing required field by the type check
+    elif not template.get("workerTemplate"):
         missing = "workerTemplate" if spec.get("leaderWorkerTemplate") else "leaderWorkerTemplate"
         where = spec_path + (("leaderWorkerTemplate", "workerTemplate") if missing == "workerTemplate" else ("leaderWorkerTemplate",))
         out.error(where, "Required value: every role needs a worker pod template")
@@ -169,7 +176,7 @@ def _check_containers(pod_template: dict, path: tuple, out: _Collector) -> None:
         out.error(path + ("spec", "containers"), "Required value: a pod needs at least one container")
         return
     for index, container in enumerate(containers):
-        if not container.get("name"):
+        if container.get("name") == "":  # a missing name is reported by the type check
             out.error(path + ("spec", "containers", index, "name"), "Required value")
 
 

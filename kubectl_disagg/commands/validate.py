@@ -1,19 +1,26 @@
-"""`kubectl disagg validate`: check DisaggregatedSets offline, one verdict line per set."""
+"""`kubectl disagg validate`: check DisaggregatedSets offline, one verdict line per set;
+with --server, also ask the API server about every rendered object (a dry run, nothing stored)."""
 
 from __future__ import annotations
 
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.load import load_sets
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.load import load_sets
 from kubectl_disagg.model import namespace_conflict, namespace_for
+from kubectl_disagg.render import render_set
 
 
 @click.command()
 @_options.filenames()
 @_options.namespace
-def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None) -> None:
+@click.option("--server", is_flag=True,
+              help="Also send every rendered object to the API server as a server-side apply dry run "
+                   "(dryRun=All, strict field validation); nothing is stored.")
+@_options.cluster
+def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None, server: bool,
+             kubeconfig: str | None, context: str | None) -> None:
     """Check DisaggregatedSets against every rule the API server and controller apply.
 
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
@@ -23,11 +30,37 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None)
     conflicts = [problem for problem in (namespace_conflict(ds, namespace) for ds in loaded.sets) if problem]
     if conflicts:
         raise UserError(conflicts)
+    accepted = _dry_run(loaded.sets, namespace, kubeconfig, context) if server and loaded.sets else {}
     lines = []
     for ds in loaded.sets:
         roles = ", ".join(f"{role.name}×{role.replicas}" for role in ds.roles)
-        lines.append(f"{ds.source.file}: disaggregatedset/{ds.name} in {namespace_for(ds, namespace)}: valid "
-                     f"(revision {ds.revision}, {ds.slices} slice{'s' if ds.slices != 1 else ''}, roles {roles})")
+        where = accepted.get(id(ds), (namespace_for(ds, namespace), 0))
+        verdict = f"; {where[1]} rendered objects accepted by the API server (dry run)" if server else ""
+        lines.append(f"{ds.source.file}: disaggregatedset/{ds.name} in {where[0]}: valid "
+                     f"(revision {ds.revision}, {ds.slices} slice{'s' if ds.slices != 1 else ''}, roles {roles})"
+                     f"{verdict}")
     if not lines:
         lines.append("no DisaggregatedSet found")
     click.echo("\n".join(lines))
+
+
+def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
+    """id(set) → (namespace, objects accepted); every refusal of every set raised at once."""
+    from kubectl_disagg.cluster import Cluster  # the client loads only here
+    from kubectl_disagg.server_dry_run import dry_run_apply
+    from kubectl_disagg.server_validation import refusal_problems
+
+    problems = []
+    accepted = {}
+    with Cluster(kubeconfig=kubeconfig, context=context) as cluster:
+        for ds in sets:
+            target = namespace_for(ds, namespace, cluster.default_namespace)
+            objects = list(render_set(ds, target))
+            for obj in objects:
+                refusal = dry_run_apply(cluster.client.api_client, cluster.server, obj)
+                if refusal is not None:
+                    problems.extend(refusal_problems(ds, obj, refusal))
+            accepted[id(ds)] = (target, len(objects))
+    if problems:
+        raise UserError(problems)
+    return accepted

@@ -156,3 +156,31 @@ def test_fast_path_and_click_render_the_same(capsys, flags, tmp_path):
     assert code == 0
     assert _run_click(argv) == 0
     assert capsys.readouterr().out == fast
+
+
+@pytest.mark.parametrize("content", ["", "# only a comment\n", "---\n# nothing\n---\n"])
+@pytest.mark.parametrize("path", ["fast", "click"])
+def test_render_json_of_nothing_is_an_empty_list(capsys, tmp_path, content, path):
+    from kubectl_disagg.cli import _run_click
+    empty = tmp_path / "empty.yaml"
+    empty.write_text(content)
+    argv = ["render", "-f", str(empty), "-o", "json"]
+    if path == "fast":
+        code, out, err = run(argv, capsys)
+    else:
+        code, (out, err) = _run_click(argv), capsys.readouterr()
+    assert code == 0 and err == ""
+    assert json.loads(out) == {"apiVersion": "v1", "kind": "List", "items": [], "metadata": {}}
+
+
+def test_render_yaml_of_nothing_is_an_empty_stream(capsys, tmp_path):
+    (tmp_path / "empty.yaml").write_text("# only a comment\n")
+    assert run(["render", "-f", str(tmp_path / "empty.yaml")], capsys) == (0, "", "")
+
+
+def test_a_bad_tag_is_an_error_not_a_traceback(capsys, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((EXAMPLES / "prefill-decode.yaml").read_text().replace("name: prefill", "name: !!bool llama", 1))
+    code, out, err = run(["render", "-f", str(bad)], capsys)
+    assert code == 1 and out == ""
+    assert "cannot read 'llama' as !!bool" in err and "Traceback" not in err

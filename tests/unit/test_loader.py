@@ -98,3 +98,42 @@ def test_missing_files_are_all_reported(tmp_path):
 def test_dotted_paths():
     assert dotted(("spec", "roles", 1, "name")) == "spec.roles[1].name"
     assert dotted(()) == ""
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("name: !!bool llama\n", "in.yaml:1: name: cannot read 'llama' as !!bool"),
+    ("a:\n  b: !!int many\n", "in.yaml:2: a.b: cannot read 'many' as !!int"),
+    ("a: !!float x\n", "in.yaml:1: a: cannot read 'x' as !!float"),
+    ("a: .inf\n", "in.yaml:1: a: cannot read '.inf' as !!float"),
+    ("a: !!float .nan\n", "in.yaml:1: a: cannot read '.nan' as !!float"),
+    ("a: !!null something\n", "in.yaml:1: a: cannot read 'something' as !!null"),
+    ("a: !!timestamp soon\n", "in.yaml:1: a: cannot read 'soon' as !!timestamp"),
+    ("a: !!binary aGk=\n", "in.yaml:1: a: unsupported YAML tag !!binary"),
+    ("a: !!set {x, y}\n", "in.yaml:1: a: unsupported YAML tag !!set"),
+    ("a: !!omap [x: 1]\n", "in.yaml:1: a: unsupported YAML tag !!omap"),
+    ("a: !!pairs [x: 1]\n", "in.yaml:1: a: unsupported YAML tag !!pairs"),
+    ("a: !foo bar\n", "in.yaml:1: a: unsupported YAML tag !foo"),
+    ("a: !foo {x: 1}\n", "in.yaml:1: a: unsupported YAML tag !foo"),
+    ("a: !!str [1]\n", "in.yaml:1: a: unsupported YAML tag !!str"),
+])
+def test_tags_a_kubernetes_reader_cannot_read_are_refused(text, expected):
+    lines = problems_of(text.encode())
+    assert len(lines) == 1 and lines[0].startswith(expected)
+
+
+def test_core_schema_tags_read_as_kubernetes_reads_them():
+    text = ("a: !!bool yes\nb: !!int '12'\nc: !!float 1\nd: !!str 12\ne: !!null ''\n"
+            "f: 2001-12-14\ng: !!timestamp 2001-12-14T21:59:43.10-05:00\nh: !!map {x: 1}\ni: !!seq [1]\nj: <<\n")
+    assert parse_stream(text, "f")[0].data == {
+        "a": True, "b": 12, "c": 1.0, "d": "12", "e": None, "f": "2001-12-14",
+        "g": "2001-12-14T21:59:43.10-05:00", "h": {"x": 1}, "i": [1], "j": "<<",
+    }
+
+
+def test_every_bad_tag_of_a_document_is_reported_at_once():
+    assert len(problems_of(b"a: !!bool x\nb: !!int y\nc: !x z\n")) == 3
+
+
+def test_a_control_character_is_one_line_with_its_line_number():
+    (line,) = problems_of(b"a: 1\nb: \x00\n")
+    assert line.startswith("in.yaml:2: invalid YAML: unacceptable character #x0000") and "\n" not in line

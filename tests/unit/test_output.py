@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -59,3 +60,9 @@ def test_json_output_is_a_list_for_several_objects():
     assert json.loads(format_objects([{"a": 1}, {"b": 2}], "json"))["kind"] == "List"
     assert json.loads(format_objects([{"a": 1}], "json")) == {"a": 1}
     assert to_json({"b": 1, "a": 2}).index('"a"') < to_json({"b": 1, "a": 2}).index('"b"')
+
+
+@pytest.mark.parametrize("value", ["a \u2028", "\u2028 b", "a \u2029 b", "x \x85 y"])
+def test_unicode_line_separators_are_escaped_not_folded(value):
+    """Found by the fuzz campaign: raw U+2028 next to a space was folded away by YAML readers."""
+    assert yaml.safe_load(to_yaml({"a": value})) == {"a": value}

@@ -118,7 +118,9 @@ def test_the_crd_and_the_plugin_know_the_same_fields():
             compared += 1
         else:
             assert set(theirs["properties"]) <= set(ours.fields), where
-    assert compared > 15
+    # Pod and claim templates are typed by the generated table (typeschema.py), not schema.py:
+    # the set, roles, role specs and rollout strategy remain, each compared field by field.
+    assert compared >= 9
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)

@@ -1,0 +1,205 @@
+"""Rules the API server applies beyond types: names, labels, annotations, quantities, ports.
+
+The same rules as k8s.io/apimachinery's validation and the pod validation the StatefulSets of
+an LWS go through, so a set we accept renders objects the API server accepts. Each
+`STRUCT_RULES` entry runs after `typeschema` has checked that struct's field types.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Report = Callable[[tuple, str], None]
+
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+# The pattern of the Quantity fields in every CRD schema (resource.Quantity's grammar).
+_QUANTITY = re.compile(r"[+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+                       r"([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?")
+_IANA_SVC_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
+QUANTITY_MESSAGE = ("must be a quantity: a number with an optional suffix "
+                    "(Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or an exponent), e.g. 500m, 1.5Gi, 8")
+MAX_LABEL_LENGTH = 63
+MAX_SUBDOMAIN_LENGTH = 253
+MAX_ANNOTATIONS_BYTES = 256 * 1024
+
+
+def is_quantity(text: str) -> bool:
+    return bool(_QUANTITY.fullmatch(text))
+
+
+def _quantity_value(text: object) -> float | None:
+    """An approximate numeric value, enough to compare signs and sizes."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    if not isinstance(text, str) or not is_quantity(text):
+        return None
+    suffixes = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+                "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+    for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * suffixes[suffix]
+    try:
+        return float(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def qualified_name_error(key: str) -> str | None:
+    """Why `key` is not a Kubernetes qualified name (`[prefix/]name`), or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return "prefix part must be non-empty"
+    if prefix and (len(prefix) > MAX_SUBDOMAIN_LENGTH or not DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        return "prefix part must be a lowercase RFC 1123 subdomain (e.g. example.com)"
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > MAX_LABEL_LENGTH:
+        return f"name part must be no more than {MAX_LABEL_LENGTH} characters"
+    if not _QUALIFIED_NAME_PART.fullmatch(name):
+        return ("name part must consist of alphanumeric characters, '-', '_' or '.', "
+                "and must start and end with an alphanumeric character")
+    return None
+
+
+def label_value_error(value: str) -> str | None:
+    if len(value) > MAX_LABEL_LENGTH:
+        return f"must be no more than {MAX_LABEL_LENGTH} characters"
+    if not _LABEL_VALUE.fullmatch(value):
+        return ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                "and must start and end with an alphanumeric character")
+    return None
+
+
+def check_labels(labels: object, path: tuple, report: Report) -> None:
+    if not isinstance(labels, dict):
+        return  # the type check reports it
+    for key, value in labels.items():
+        error = qualified_name_error(key)
+        if error:
+            report(path + (key,), f'Invalid value: "{key}": {error}')
+        if isinstance(value, str):
+            error = label_value_error(value)
+            if error:
+                report(path + (key,), f'Invalid value: "{value}": {error}')
+
+
+def check_annotations(annotations: object, path: tuple, report: Report) -> None:
+    if not isinstance(annotations, dict):
+        return
+    total = 0
+    for key, value in annotations.items():
+        error = qualified_name_error(key.lower())
+        if error:
+            report(path + (key,), f'Invalid value: "{key}": {error}')
+        total += len(key.encode()) + (len(value.encode()) if isinstance(value, str) else 0)
+    if total > MAX_ANNOTATIONS_BYTES:
+        report(path, f"Too long: must have at most {MAX_ANNOTATIONS_BYTES} bytes")
+
+
+def check_object_meta(meta: dict, path: tuple, report: Report) -> None:
+    check_labels(meta.get("labels"), path + ("labels",), report)
+    check_annotations(meta.get("annotations"), path + ("annotations",), report)
+
+
+def _check_label_selector(selector: dict, path: tuple, report: Report) -> None:
+    check_labels(selector.get("matchLabels"), path + ("matchLabels",), report)
+    for index, requirement in enumerate(selector.get("matchExpressions") or ()):
+        key = requirement.get("key") if isinstance(requirement, dict) else None
+        if isinstance(key, str):
+            error = qualified_name_error(key)
+            if error:
+                report(path + ("matchExpressions", index, "key"), f'Invalid value: "{key}": {error}')
+
+
+def _check_port(port: dict, path: tuple, report: Report) -> None:
+    number = port.get("containerPort")
+    if _is_int(number) and not 1 <= number <= 65535:
+        report(path + ("containerPort",), f"Invalid value: {number}: must be between 1 and 65535, inclusive")
+    host = port.get("hostPort")
+    if _is_int(host) and host != 0 and not 1 <= host <= 65535:
+        report(path + ("hostPort",), f"Invalid value: {host}: must be between 1 and 65535, inclusive")
+    name = port.get("name")
+    if isinstance(name, str) and name:
+        error = iana_service_name_error(name)
+        if error:
+            report(path + ("name",), f'Invalid value: "{name}": {error}')
+
+
+def iana_service_name_error(name: str) -> str | None:
+    if len(name) > 15:
+        return "must be no more than 15 characters"
+    if not _IANA_SVC_NAME.fullmatch(name) or "--" in name:
+        return "must contain only lowercase alphanumeric characters or '-', start and end with one, and no '--'"
+    if not any(c.isalpha() for c in name):
+        return "must contain at least one letter (a-z)"
+    return None
+
+
+def _check_container(container: dict, path: tuple, report: Report) -> None:
+    name = container.get("name")
+    if isinstance(name, str) and name and (len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name)):
+        report(path + ("name",), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
+    seen: dict[str, int] = {}
+    for index, port in enumerate(container.get("ports") or ()):
+        port_name = port.get("name") if isinstance(port, dict) else None
+        if isinstance(port_name, str) and port_name:
+            if port_name in seen:
+                report(path + ("ports", index, "name"), f'Duplicate value: "{port_name}"')
+            seen[port_name] = index
+
+
+def _check_resources(resources: dict, path: tuple, report: Report) -> None:
+    values: dict[str, dict[str, float]] = {}
+    for kind in ("limits", "requests"):
+        for name, quantity in (resources.get(kind) or {}).items():
+            number = _quantity_value(quantity)
+            if number is None:
+                continue  # malformed: the type check reports it
+            if number < 0:
+                report(path + (kind, name), f"Invalid value: {quantity!r}: must be greater than or equal to 0")
+            values.setdefault(kind, {})[name] = number
+    for name, request in values.get("requests", {}).items():
+        limit = values.get("limits", {}).get(name)
+        if limit is not None and request > limit:
+            report(path + ("requests", name), f"Invalid value: {resources['requests'][name]!r}: "
+                                              f"must be less than or equal to {name} limit of {resources['limits'][name]}")
+
+
+def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
+    seen: dict[str, tuple] = {}
+    for kind in ("initContainers", "containers", "ephemeralContainers"):
+        for index, container in enumerate(spec.get(kind) or ()):
+            name = container.get("name") if isinstance(container, dict) else None
+            if isinstance(name, str) and name:
+                if name in seen:
+                    report(path + (kind, index, "name"), f'Duplicate value: "{name}"')
+                else:
+                    seen[name] = (kind, index)
+    volumes: set[str] = set()
+    for index, volume in enumerate(spec.get("volumes") or ()):
+        name = volume.get("name") if isinstance(volume, dict) else None
+        if isinstance(name, str) and name:
+            if len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name):
+                report(path + ("volumes", index, "name"), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
+            elif name in volumes:
+                report(path + ("volumes", index, "name"), f'Duplicate value: "{name}"')
+            volumes.add(name)
+    check_labels(spec.get("nodeSelector"), path + ("nodeSelector",), report)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+STRUCT_RULES: dict[str, Callable[[dict, tuple, Report], None]] = {
+    "meta/v1.ObjectMeta": check_object_meta,
+    "meta/v1.LabelSelector": _check_label_selector,
+    "core/v1.ContainerPort": _check_port,
+    "core/v1.Container": _check_container,
+    "core/v1.ResourceRequirements": _check_resources,
+    "core/v1.PodSpec": _check_pod_spec,
+}

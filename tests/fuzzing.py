@@ -1,0 +1,205 @@
+"""The fuzz campaign's harness: mutated inputs through the whole CLI, and the property they must hold.
+
+Inputs start from examples/*.yaml and are mutated two ways: as bytes (flips, cuts, splices, YAML
+syntax and tags dropped in) and as documents (a value anywhere replaced, removed or joined by an
+unknown field, then written as YAML or JSON). Each goes through `render` (YAML and JSON, the fast
+path) and `validate` (the click path) in-process. The property:
+
+- the command ends in exit 0 (a render) or exit 1 (our own error), never an exception;
+- exit 1 prints nothing on stdout and only `FILE[:LINE]: …` lines on stderr, no traceback;
+- exit 0 prints output that parses, in the format asked for.
+
+`rendered_objects` gives what a successful render produced, for the server-side dry-run sample
+(tests/integration/test_fuzz_server.py): nothing we exit 0 on may be refused by the API server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import yaml
+from hypothesis import strategies as st
+
+from kubectl_disagg import naming, typeschema
+from kubectl_disagg.cli import main
+from kubectl_disagg.output import to_yaml
+from tests.conftest import EXAMPLES
+
+SEEDS = [path.read_bytes() for path in sorted(EXAMPLES.glob("*.yaml"))]
+SEED_DOCUMENTS = [yaml.safe_load(seed) for seed in SEEDS]
+# How many inputs a campaign runs per strategy: a few dozen in the default suite, thousands in `make fuzz`.
+EXAMPLES_PER_STRATEGY = int(os.environ.get("KUBECTL_DISAGG_FUZZ_EXAMPLES", "40"))
+# Figures of the current run, printed by the tests when the campaign ends.
+FIGURES: Counter = Counter()
+
+_TOKENS = [b"!!bool ", b"!!int ", b"!!float ", b"!!null ", b"!!binary ", b"!!set ", b"!!omap ", b"!foo ",
+           b"!!timestamp ", b"&a ", b"*a", b"<<: ", b"{", b"}", b"[", b"]", b"---\n", b"...\n", b": ", b"- ",
+           b'"', b"'", b"#", b"\t", b"~", b"null", b".inf", b".nan", b"1e400", b"0x1F", b"? ", b"|\n", b">\n",
+           b"\\u0000", b"\xef\xbb\xbf", b"\x00", b"\xff", b"\n  ", b"yes", b"-1", b"99999999999999999999", b"%YAML 1.2\n"]
+
+_FIELD_NAMES = ["replicas", "replcas", "size", "slices", "roles", "name", "image", "resources", "limits", "requests",
+                "ports", "containerPort", "protocol", "labels", "annotations", "metadata", "spec", "containers",
+                "workerTemplate", "leaderTemplate", "volumeClaimTemplates", "env", "nvidia.com/gpu", "cpu",
+                "rolloutStrategy", "maxSurge", "maxUnavailable", "partition", "placementPolicy", "topology",
+                "scaling", "mode", "subGroupPolicy", "restartPolicy", "x", ""]
+
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20),
+    st.sampled_from(["1", "500m", "1.5Gi", "lots", "-1", "TCP", "HTTP", "Always", "ExclusiveSlice", "25%", "x" * 70,
+                     "a b", "Invalid_Label-", "example.com/x", "RollingUpdate", "External", "Static", ""]),
+)
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_FIELD_NAMES), inner, max_size=3)), max_leaves=8)
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.extend(_paths(item, prefix + (key,)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out.extend(_paths(item, prefix + (index,)))
+    return out
+
+
+def _replace(value: object, path: tuple, new: object, delete: bool) -> object:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    if rest:
+        copy[head] = _replace(copy[head], rest, new, delete)
+    elif delete:
+        del copy[head]
+    else:
+        copy[head] = new
+    return copy
+
+
+@st.composite
+def mutated_documents(draw) -> bytes:
+    """A seed document with one to three values replaced, removed or given an unknown sibling."""
+    document = draw(st.sampled_from(SEED_DOCUMENTS))
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        paths = _paths(document)
+        path = draw(st.sampled_from(paths))
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "delete" and path:
+            document = _replace(document, path, None, delete=True)
+        elif action == "add":
+            target = path if isinstance(_get(document, path), dict) else path[:-1]
+            if isinstance(_get(document, target), dict):
+                document = _replace(document, target + (draw(st.sampled_from(_FIELD_NAMES)),), draw(_values), False)
+        else:
+            document = _replace(document, path, draw(_values), delete=False)
+    if draw(st.booleans()):
+        return json.dumps(document).encode()
+    return to_yaml(document).encode()
+
+
+_TYPE_FIELD_NAMES = sorted({name for struct in typeschema._table()["structs"].values() for name, *_ in struct if name})
+
+
+@st.composite
+def mutated_templates(draw) -> bytes:
+    """A seed with one value inside a role's LWS spec replaced, or a real Kubernetes field name
+    added with a plausible value: inputs close to valid, where render's acceptance is tested."""
+    document = draw(st.sampled_from(SEED_DOCUMENTS))
+    paths = [p for p in _paths(document) if "leaderWorkerTemplate" in p or p[-1:] == ("metadata",)]
+    path = draw(st.sampled_from(paths))
+    if isinstance(_get(document, path), dict) and draw(st.booleans()):
+        name = draw(st.sampled_from(_TYPE_FIELD_NAMES + ["labels", "annotations"]))
+        value = draw(st.one_of(_scalars, st.dictionaries(st.sampled_from(_FIELD_NAMES + _TYPE_FIELD_NAMES[:50]),
+                                                         _scalars, max_size=2)))
+        document = _replace(document, path + (name,), value, delete=False)
+    else:
+        document = _replace(document, path, draw(_scalars), delete=False)
+    return to_yaml(document).encode()
+
+
+def _get(value: object, path: tuple) -> object:
+    for part in path:
+        value = value[part]
+    return value
+
+
+@st.composite
+def mutated_bytes(draw) -> bytes:
+    """A seed file with one to four byte-level mutations."""
+    data = bytearray(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        position = draw(st.integers(min_value=0, max_value=len(data)))
+        operation = draw(st.sampled_from(["flip", "insert", "token", "delete", "splice", "duplicate"]))
+        if operation == "flip" and position < len(data):
+            data[position] = draw(st.integers(min_value=0, max_value=255))
+        elif operation == "insert":
+            data[position:position] = draw(st.binary(min_size=1, max_size=8))
+        elif operation == "token":
+            data[position:position] = draw(st.sampled_from(_TOKENS))
+        elif operation == "delete":
+            del data[position:position + draw(st.integers(min_value=1, max_value=40))]
+        elif operation == "splice":
+            other = draw(st.sampled_from(SEEDS))
+            start = draw(st.integers(min_value=0, max_value=len(other)))
+            data[position:position] = other[start:start + draw(st.integers(min_value=1, max_value=200))]
+        else:
+            length = draw(st.integers(min_value=1, max_value=80))
+            data[position:position] = data[position:position + length]
+    return bytes(data)
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """The CLI in-process, as `kubectl-disagg ARGV` runs: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as exited:
+            code = exited.code
+        else:
+            raise AssertionError("main() returned instead of exiting")
+    return code, out.getvalue(), err.getvalue()
+
+
+def check_input(data: bytes, directory: Path) -> list[str]:
+    """Run one input through render (YAML, JSON) and validate; assert the property; return the
+    YAML render's stdout (empty unless it exited 0)."""
+    path = directory / "input.yaml"
+    path.write_bytes(data)
+    FIGURES["inputs"] += 1
+    rendered = ""
+    outputs = {}
+    for argv, fmt in ((["render", "-f", str(path)], "yaml"), (["render", "-f", str(path), "-o", "json"], "json"),
+                      (["validate", "-f", str(path)], "text")):
+        code, out, err = run_cli(argv)
+        FIGURES[f"{argv[0]} {fmt} exit {code}"] += 1
+        assert "Traceback" not in err, err
+        if code == 1:
+            assert out == "", f"{argv}: exit 1 with output on stdout:\n{out[:500]}"
+            lines = err.splitlines()
+            assert lines and all(line.startswith(str(path)) or line.startswith("Warning: ") for line in lines), err
+        else:
+            assert code == 0, f"{argv}: exit {code}\n{err}"
+            if fmt == "yaml":
+                outputs[fmt] = [doc for doc in yaml.safe_load_all(out)]
+                rendered = out
+            elif fmt == "json":
+                parsed = json.loads(out)
+                outputs[fmt] = parsed["items"] if parsed.get("kind") == "List" and "items" in parsed else [parsed]
+    if len(outputs) == 2:
+        # The two formats say the same thing: a YAML reader gets back exactly what the JSON holds.
+        assert outputs["yaml"] == outputs["json"], "render -o yaml and -o json differ once read back"
+    return rendered
+
+
+def rendered_objects(output: str) -> list[dict]:
+    """The objects render made (not documents it passed through unchanged)."""
+    return [obj for obj in yaml.safe_load_all(output) if isinstance(obj, dict)
+            and ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER]

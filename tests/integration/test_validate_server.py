@@ -1,0 +1,145 @@
+"""`validate --server`: every rendered object sent to the real API server as a dry run, each
+refusal traced back to the document's FILE:LINE."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from kubectl_disagg.cli import main
+from tests.conftest import EXAMPLES
+
+EXAMPLE = EXAMPLES / "prefill-decode.yaml"
+
+
+def validate(capsys, control_plane, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["validate", *argv, "--server", "--kubeconfig", str(control_plane.kubeconfig)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return exited.value.code, out, err
+
+
+def in_namespace(tmp_path, namespace: str, text: str | None = None):
+    path = tmp_path / "ds.yaml"
+    path.write_text((text or EXAMPLE.read_text()).replace("namespace: serving", f"namespace: {namespace}"))
+    return path
+
+
+def line_of(path, needle: str, occurrence: int = 1) -> int:
+    lines = [i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line]
+    return lines[occurrence - 1]
+
+
+def test_a_valid_set_is_accepted_and_nothing_is_stored(capsys, control_plane, namespace, tmp_path):
+    path = in_namespace(tmp_path, namespace)
+    code, out, err = validate(capsys, control_plane, "-f", str(path))
+    assert (code, err) == (0, "")
+    assert f"disaggregatedset/llama in {namespace}: valid" in out
+    assert "4 rendered objects accepted by the API server (dry run)" in out
+    stored = json.loads(control_plane.kubectl("get", "leaderworkersets,services", "-n", namespace, "-o", "json").stdout)
+    assert stored["items"] == []
+
+
+def test_an_admission_policy_refusal_names_the_role_it_came_from(capsys, control_plane, namespace, tmp_path):
+    """A rule only the cluster knows (a ValidatingAdmissionPolicy): offline valid, refused by the server."""
+    name = f"no-groups-{namespace}"
+    admission = "/apis/admissionregistration.k8s.io/v1"
+    control_plane.request("POST", f"{admission}/validatingadmissionpolicies", {
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{
+                "apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"],
+                "operations": ["CREATE", "UPDATE"], "resources": ["leaderworkersets"]}]},
+            "validations": [{"expression": "object.spec.leaderWorkerTemplate.size <= 1",
+                             "message": "multi-pod groups are not allowed in this namespace",
+                             "fieldPath": "spec.leaderWorkerTemplate.size", "reason": "Invalid"}],
+        },
+    })
+    control_plane.request("POST", f"{admission}/validatingadmissionpolicybindings", {
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}},
+    })
+    path = in_namespace(tmp_path, namespace)
+    deadline = time.monotonic() + 30
+    while True:  # the API server takes a moment to load a new policy
+        code, out, err = validate(capsys, control_plane, "-f", str(path))
+        if err.count("denied request") == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 2  # one LWS per role; the Services are fine
+    for role, (name, line) in enumerate(zip(("prefill", "decode"), lines)):
+        # The API server names no field for an admission policy's refusal: the role's line it is.
+        assert line.startswith(f"{path}:{line_of(path, f'- name: {name}')}: spec.roles[{role}]: "), line
+        assert "refused by the API server (leaderworkerset/llama-0-" in line
+        assert "multi-pod groups are not allowed in this namespace" in line
+    control_plane.kubectl("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name,
+                          "--ignore-not-found")
+
+
+def test_a_user_who_may_not_write_gets_one_refusal_per_object(capsys, control_plane, namespace, tmp_path):
+    path = in_namespace(tmp_path, namespace)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["validate", "-f", str(path), "--server", "--kubeconfig", str(control_plane.kubeconfig),
+              "--context", "viewer"])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 4 and all("forbidden" in line for line in lines)
+    assert lines[0].startswith(f"{path}:{line_of(path, '- name: prefill')}: spec.roles[0]: refused by the API server")
+
+
+def test_offline_problems_are_reported_before_the_server_is_asked(capsys, tmp_path):
+    path = in_namespace(tmp_path, "x", EXAMPLE.read_text().replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "lots"'))
+    with pytest.raises(SystemExit) as exited:
+        main(["validate", "-f", str(path), "--server", "--kubeconfig", str(tmp_path / "missing")])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and out == ""
+    assert 'Invalid value: "lots": must be a quantity' in err and "kubeconfig" not in err
+
+
+def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_path):
+    """What the schema refuses, field by field, traced back through the role to its line."""
+    from kubectl_disagg.cluster import Cluster
+    from kubectl_disagg.server_dry_run import dry_run_apply
+    from kubectl_disagg.load import load_sets
+    from kubectl_disagg.render import render_set
+    from kubectl_disagg.server_validation import refusal_problems
+
+    path = in_namespace(tmp_path, namespace)
+    (ds,) = load_sets([str(path)]).sets
+    prefill, decode = (o for o in render_set(ds, namespace) if o["kind"] == "LeaderWorkerSet")
+    # What offline validation would refuse, sent anyway (server-side apply stops at its first error).
+    prefill["spec"]["leaderWorkerTemplate"]["size"] = "two"
+    decode["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": "lots"}}
+    problems = {}
+    with Cluster(kubeconfig=str(control_plane.kubeconfig)) as cluster:
+        for lws in (prefill, decode):
+            refusal = dry_run_apply(cluster.client.api_client, cluster.server, lws)
+            assert refusal is not None
+            problems.update({p.path: p for p in refusal_problems(ds, lws, refusal)})
+    size = problems["spec.roles[0].spec.leaderWorkerTemplate.size"]
+    assert (size.file, size.line) == (str(path), line_of(path, "size: 2"))
+    gpu = problems.get("spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.limits.nvidia.com/gpu")
+    assert gpu, list(problems)
+    assert gpu.line == line_of(path, "nvidia.com/gpu", 2) and "lots" in gpu.message
+    assert all("refused by the API server (leaderworkerset/llama-0-" in p.message for p in problems.values())
+
+
+def test_characters_beyond_the_basic_plane_and_c1_controls_reach_the_server_intact(capsys, control_plane, namespace, tmp_path):
+    """Found by the fuzz campaign: the client's ASCII JSON writes U+1F680 as a surrogate-pair escape,
+    which the API server's YAML reader refuses in an apply patch."""
+    text = EXAMPLE.read_text().replace("  - name: prefill\n", '  - name: prefill\n    metadata:\n'
+                                       '      annotations:\n        example.com/note: "launch \\U0001F680 \\u008b"\n', 1)
+    path = in_namespace(tmp_path, namespace, text)
+    code, out, err = validate(capsys, control_plane, "-f", str(path))
+    assert (code, err) == (0, "") and "4 rendered objects accepted" in out

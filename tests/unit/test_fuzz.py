@@ -1,0 +1,43 @@
+"""A short, seeded run of the fuzz campaign (tests/fuzzing.py). `make fuzz` runs the long one:
+KUBECTL_DISAGG_FUZZ_EXAMPLES inputs per strategy, figures in docs/reliability.md."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+
+from tests.fuzzing import (
+    EXAMPLES_PER_STRATEGY, FIGURES, check_input, mutated_bytes, mutated_documents, mutated_templates,
+)
+
+CAMPAIGN = settings(max_examples=EXAMPLES_PER_STRATEGY, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+@CAMPAIGN
+@given(mutated_bytes())
+def test_mutated_bytes_end_in_a_render_or_our_error(data):
+    with tempfile.TemporaryDirectory() as directory:
+        check_input(data, Path(directory))
+
+
+@CAMPAIGN
+@given(mutated_documents())
+def test_mutated_documents_end_in_a_render_or_our_error(data):
+    with tempfile.TemporaryDirectory() as directory:
+        check_input(data, Path(directory))
+
+
+@CAMPAIGN
+@given(mutated_templates())
+def test_mutated_templates_end_in_a_render_or_our_error(data):
+    with tempfile.TemporaryDirectory() as directory:
+        check_input(data, Path(directory))
+
+
+def test_the_campaign_ran():
+    """Printed with -s (make fuzz): how many inputs, and how they ended."""
+    print("\nfuzz figures:", dict(sorted(FIGURES.items())))
+    assert FIGURES["inputs"] >= 3 * EXAMPLES_PER_STRATEGY or FIGURES["inputs"] == 0
