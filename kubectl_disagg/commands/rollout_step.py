@@ -136,16 +136,32 @@ def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Leas
             try:
                 cluster.execute(action, namespace)
             except UserError as err:
-                undo_notes = _undo_unit(cluster, landed, namespace)
+                undo_notes = _undo_unit(cluster, landed, namespace, action if len(unit) > 1 else None)
                 raise PassInterrupted(Pass(ds, namespace, snapshot, result, tuple(done)), err, undo_notes) from None
             landed.append(action)
         done.extend(landed)
     return Pass(ds, namespace, snapshot, result, tuple(done))
 
 
-def _undo_unit(cluster: Cluster, landed: list[Action], namespace: str) -> list[str]:
-    """Take back the writes of a unit cut short, newest first, so no revision group stays split."""
+def _undo_unit(cluster: Cluster, landed: list[Action], namespace: str, failed: Action | None = None) -> list[str]:
+    """Take back the writes of a unit cut short, newest first, so no revision group stays split.
+
+    The write that failed is taken back too: an answer lost on the way (connection cut, reset,
+    timed out) does not mean the write did not land. Its undo is pinned to the count it would
+    have written, so when it did not land the server refuses the undo and nothing changes.
+    """
+    from kubectl_disagg.cluster import Conflict
+
     notes = []
+    if isinstance(failed, Scale):
+        try:
+            cluster.execute(undo(failed), namespace)
+            notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
+        except Conflict:
+            pass  # it did not land: nothing to take back
+        except UserError as err:
+            notes.append(f"could not tell whether it landed ({err}): {failed.describe()}; "
+                         "the next pass repairs the group")
     for scale in reversed(landed):
         try:
             cluster.execute(undo(scale), namespace)
