@@ -114,9 +114,13 @@ class FaultPath:
     def state(self) -> FaultState:
         return FaultState(**_call("GET", f"{self.admin}/state"))
 
-    def wait_stalled(self, timeout: float = 60.0) -> FaultState:
+    def wait_stalled(self, process: subprocess.Popen, timeout: float = 60.0) -> FaultState:
+        """Wait until `process` is held at the armed write; fail at once if it exits instead."""
         deadline = time.monotonic() + timeout
         while not (state := self.state()).stalled:
+            if process.poll() is not None:
+                out, err = process.communicate()
+                raise AssertionError(f"exited {process.returncode} before the armed write ({state}):\n{out}{err}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no write stalled within {timeout:.0f}s: {state}")
             time.sleep(0.02)

@@ -288,7 +288,7 @@ def test_a_fault_at_a_write_then_running_again_converges(rig, tmp_path, kind, pa
     if kind == "sigkill":
         rig.faults.arm(write, stall=True)
         process = rig.faulty_process(target)
-        rig.faults.wait_stalled()
+        rig.faults.wait_stalled(process)
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=30)
         rig.faults.reset()
