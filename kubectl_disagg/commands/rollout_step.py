@@ -136,11 +136,19 @@ def run_pass(cluster: Cluster, ds: DisaggregatedSet, namespace: str, lease: Leas
             try:
                 cluster.execute(action, namespace)
             except UserError as err:
-                undo_notes = _undo_unit(cluster, landed, namespace, action if len(unit) > 1 else None)
+                undo_notes = _undo_unit(cluster, landed, namespace, _may_have_landed(action, err, unit))
                 raise PassInterrupted(Pass(ds, namespace, snapshot, result, tuple(done)), err, undo_notes) from None
             landed.append(action)
         done.extend(landed)
     return Pass(ds, namespace, snapshot, result, tuple(done))
+
+
+def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -> Action | None:
+    """The failed scale of a unit, unless the server refused it (a 409 says it did not land:
+    undoing it could take back someone else's change)."""
+    from kubectl_disagg.cluster import Conflict
+
+    return action if len(unit) > 1 and not isinstance(err, Conflict) else None
 
 
 def _undo_unit(cluster: Cluster, landed: list[Action], namespace: str, failed: Action | None = None) -> list[str]:

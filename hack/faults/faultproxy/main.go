@@ -239,26 +239,30 @@ func (p *proxy) withToxic(w http.ResponseWriter, r *http.Request, toxic json.Raw
 	p.mu.Lock()
 	p.closed[conn], p.next = closed, next
 	p.mu.Unlock()
-	p.forward.ServeHTTP(w, r)
 	// The answer is on its way into the toxic. Take the toxic away once it has done its work:
 	// the connection was closed (cut, reset, timeout), or the client asked something else,
-	// so it has read the answer (latency).
-	go func() {
-		select {
-		case <-closed:
-		case <-next:
-		case <-time.After(toxicFallback):
-			log.Printf("faultproxy: toxic %s removed after %s without a trigger", name, toxicFallback)
-		}
-		if err := p.removeToxic(name); err != nil {
-			log.Printf("faultproxy: %v", err)
-		}
-		p.mu.Lock()
-		delete(p.closed, conn)
-		p.next = nil
-		p.mu.Unlock()
-		p.gate.Unlock()
-	}()
+	// so it has read the answer (latency). Deferred: ReverseProxy panics (http.ErrAbortHandler)
+	// when the connection dies while it copies the answer, as it does under these toxics.
+	defer func() { go p.removeToxicOnce(name, conn, closed, next) }()
+	p.forward.ServeHTTP(w, r)
+}
+
+// removeToxicOnce waits for the toxic to have done its work, takes it away and opens the gate.
+func (p *proxy) removeToxicOnce(name string, conn net.Conn, closed, next chan struct{}) {
+	select {
+	case <-closed:
+	case <-next:
+	case <-time.After(toxicFallback):
+		log.Printf("faultproxy: toxic %s removed after %s without a trigger", name, toxicFallback)
+	}
+	if err := p.removeToxic(name); err != nil {
+		log.Printf("faultproxy: %v", err)
+	}
+	p.mu.Lock()
+	delete(p.closed, conn)
+	p.next = nil
+	p.mu.Unlock()
+	p.gate.Unlock()
 }
 
 func (p *proxy) addToxic(toxic json.RawMessage) (string, error) {
