@@ -146,7 +146,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
             try:
                 executor.execute(action, namespace)
             except UserError as err:
-                undo_notes = _undo_unit(executor, landed, namespace)
+                undo_notes = _undo_unit(executor, landed, namespace, _may_have_landed(action, err, unit))
                 raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(done)), err,
                                       undo_notes) from None
             landed.append(action)
@@ -154,9 +154,29 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     return Pass(ds, namespace, snapshot, result, planned, tuple(done))
 
 
-def _undo_unit(executor: Executor, landed: list[Action], namespace: str) -> list[str]:
-    """Take back the writes of a unit cut short, newest first, so no revision group stays split."""
+def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -> Action | None:
+    """The failed scale of a unit, unless the server refused it (a 409 says it did not land:
+    undoing it could take back someone else's change)."""
+    return action if len(unit) > 1 and not isinstance(err, Conflict) else None
+
+
+def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed: Action | None = None) -> list[str]:
+    """Take back the writes of a unit cut short, newest first, so no revision group stays split.
+
+    The write that failed is taken back too: an answer lost on the way (connection cut, reset,
+    timed out) does not mean the write did not land. Its undo is pinned to the count it would
+    have written, so when it did not land the server refuses the undo and nothing changes.
+    """
     notes = []
+    if isinstance(failed, Scale):
+        try:
+            executor.execute(undo(failed), namespace)
+            notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
+        except Conflict:
+            pass  # it did not land: nothing to take back
+        except UserError as err:
+            notes.append(f"could not tell whether it landed ({err}): {failed.describe()}; "
+                         "the next pass repairs the group")
     for scale in reversed(landed):
         try:
             executor.execute(undo(scale), namespace)

@@ -1,0 +1,331 @@
+"""Faults on the wire and SIGKILLs at each write of a rollout, through real proxies.
+
+The rollout under test ({prefill: 1, decode: 1}, img:1 → img:2) takes four passes and 14
+writes. To hit write W of pass P, passes 1..P-1 run cleanly (status settled after each by the
+LWS simulator, so nothing else writes during a pass and the order of writes is fixed), then
+pass P runs through testenv/faults.py's path, where faultproxy counts the writes to
+leaderworkersets and services and hits the Wth one:
+
+* HTTP 500, 409, 429 with Retry-After: answered by faultproxy, the write never lands;
+* timeout, reset, latency, cut: a toxiproxy toxic on the client's connection for exactly that
+  write's answer, the write lands and its answer is dropped, closed, delayed or cut;
+* SIGKILL: faultproxy holds the write, the stepper (a subprocess) is killed while waiting.
+
+A stepper that saw the fault must leave no revision group split. Then `rollout step
+--until-complete` on the direct path (the simulator writing status in the background) must
+finish the rollout, ending in what `render` says. Meanwhile a WATCH on the set's LWS records
+every replica state the API server went through, and at each recorded point:
+
+* per slice and role, old + new never exceeds target + max(surge, 1);
+* a split revision group (some roles at 0, others above 0) is repaired by the next recorded
+  change: no group stays split for longer than one write.
+"""
+
+from __future__ import annotations
+
+import datetime
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from kubernetes import client, watch
+
+from kubectl_disagg import naming
+from kubectl_disagg.cli import main
+from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
+from kubectl_disagg.rollout_config import resolve_config
+from testenv.faults import CONTEXT, FaultPath, ensure_fault_binaries
+from tests.integration.test_rollout_step import (  # noqa: F401 - stepper is a fixture
+    LWS, SET, Live, Run, Stepper, assert_matches_render, model, stepper, write_set,
+)
+
+
+# --- the watch recorder --------------------------------------------------------------------------
+
+
+@dataclass
+class Recorder:
+    """Every replica state of the set's LWS the API server went through, from one WATCH."""
+
+    api: client.ApiClient
+    namespace: str
+    name: str
+    points: list[dict] = field(default_factory=list)  # each: (slice, revision, role) → replicas
+    errors: list[BaseException] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._stop = threading.Event()
+        self._lws = client.CustomObjectsApi(self.api)
+        listed = self._lws.list_namespaced_custom_object(*LWS, self.namespace, "leaderworkersets",
+                                                         label_selector=naming.set_selector(self.name))
+        self._state = {_key(o): (o["spec"].get("replicas", 1)) for o in listed["items"]}
+        self.points.append(dict(self._state))
+        self._version = listed["metadata"]["resourceVersion"]
+        self._thread = threading.Thread(target=self._run, name="watch-recorder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                stream = watch.Watch().stream(
+                    self._lws.list_namespaced_custom_object, *LWS, self.namespace, "leaderworkersets",
+                    label_selector=naming.set_selector(self.name), resource_version=self._version,
+                    timeout_seconds=1, allow_watch_bookmarks=True)
+                for event in stream:
+                    self._observe(event["type"], event["object"])
+        except BaseException as err:  # noqa: BLE001 - reported by stop()
+            self.errors.append(err)
+
+    def _observe(self, kind: str, obj: dict) -> None:
+        self._version = obj["metadata"]["resourceVersion"]
+        if kind == "BOOKMARK":
+            return
+        state = dict(self._state)
+        if kind == "DELETED":
+            state.pop(_key(obj), None)
+        else:
+            state[_key(obj)] = obj["spec"].get("replicas", 1)
+        if state != self._state:  # status writes change no replica count: not a point
+            self._state = state
+            self.points.append(state)
+
+    def stop(self, timeout: float = 10.0) -> list[dict]:
+        """Once the recorder has caught up with the live state, stop it; the points it recorded."""
+        listed = self._lws.list_namespaced_custom_object(*LWS, self.namespace, "leaderworkersets",
+                                                         label_selector=naming.set_selector(self.name))
+        live = {_key(o): o["spec"].get("replicas", 1) for o in listed["items"]}
+        deadline = time.monotonic() + timeout
+        while self._state != live and time.monotonic() < deadline and not self.errors:
+            time.sleep(0.02)
+        self._stop.set()
+        self._thread.join(timeout)
+        assert not self.errors, self.errors
+        assert self._state == live, f"the watch did not see the live state {live}; it saw {self._state}"
+        return self.points
+
+
+def _key(obj: dict) -> tuple[int, str, str]:
+    labels = obj["metadata"]["labels"]
+    return int(labels[naming.SLICE_LABEL]), labels[naming.REVISION_LABEL], labels[naming.ROLE_LABEL]
+
+
+def splits(point: dict) -> set[tuple[int, str]]:
+    """The (slice, revision) groups with some roles at 0 and others above 0."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for (slice_index, revision, _), replicas in point.items():
+        groups.setdefault((slice_index, revision), []).append(replicas)
+    return {g for g, counts in groups.items() if 0 in counts and any(counts)}
+
+
+def split_groups(live: Live) -> dict:
+    """The live groups that are split: slice → revision → role → replicas."""
+    return {(s, rev): roles for s, groups in live.groups().items() for rev, roles in groups.items()
+            if 0 in roles.values() and any(roles.values())}
+
+
+def check_points(ds, points: list[dict]) -> None:
+    """The surge bound at every point; every split repaired by the next point."""
+    for index, point in enumerate(points):
+        for role in ds.roles:
+            ceiling = role.replicas + max(resolve_config(role.rolling_update, role.replicas).surge, 1)
+            for slice_index in range(ds.slices):
+                total = sum(n for (s, _, r), n in point.items() if (s, r) == (slice_index, role.name))
+                assert total <= ceiling, f"point {index}: slice {slice_index} {role.name} {total} > {ceiling}: {point}"
+        split = splits(point)
+        if index + 1 < len(points):
+            lasting = split & splits(points[index + 1])
+            assert not lasting, f"points {index}-{index + 1}: {lasting} split for two writes: {points[index:index + 2]}"
+        else:
+            assert not split, f"ends split: {point}"
+
+
+# --- fixtures ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fault_path(control_plane, tmp_path_factory):
+    with FaultPath(control_plane, ensure_fault_binaries(), tmp_path_factory.mktemp("faults")) as path:
+        yield path
+
+
+@dataclass
+class Rig:
+    faults: FaultPath
+    stepper: Stepper
+    api: client.ApiClient
+    recorders: list[Recorder] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        return self.stepper.namespace
+
+    def record(self, name: str = SET) -> Recorder:
+        recorder = Recorder(self.api, self.namespace, name)
+        self.recorders.append(recorder)
+        return recorder
+
+    def faulty_step(self, path: Path, *args: str) -> Run:
+        """`rollout step` through the faulty path, in this process (as `kubectl_disagg.cli.main`)."""
+        argv = ["rollout", "step", "-f", str(path), "--kubeconfig", str(self.faults.kubeconfig),
+                "--context", CONTEXT, *args]
+        capsys = self.stepper.capsys
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err, err
+        return Run(exited.value.code, out, err)
+
+    def faulty_process(self, path: Path, *args: str) -> subprocess.Popen:
+        """`rollout step` in its own process (to be killed), through the faulty path."""
+        argv = [sys.executable, "-m", "kubectl_disagg", "rollout", "step", "-f", str(path),
+                "--kubeconfig", str(self.faults.kubeconfig), "--context", CONTEXT, *args]
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def passes(self, path: Path, count: int) -> None:
+        """`count` clean passes, status settled after each."""
+        for _ in range(count):
+            run = self.stepper(path)
+            assert run.code == EXIT_OK, run.err
+            self.stepper.simulator.sync(self.namespace)
+
+    def recover(self, path: Path) -> Run:
+        """The same command, run again on the direct path: it must finish the rollout."""
+        with self.stepper.simulator.running(self.namespace, delay=0, interval=0.05):
+            run = self.stepper(path, "--until-complete", "--timeout", "1m")
+        assert run.code == EXIT_OK, run.err
+        assert_matches_render(model(path), self.stepper.live)
+        return run
+
+    def expire_lease(self, name: str = SET) -> None:
+        """What waiting out a dead stepper's Lease would do, without the 30 s wait."""
+        past = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        client.CoordinationV1Api(self.api).patch_namespaced_lease(
+            f"kubectl-disagg-{name}", self.namespace, {"spec": {"renewTime": past, "acquireTime": past}})
+
+
+@pytest.fixture
+def rig(fault_path, stepper, api_client) -> Rig:
+    fault_path.reset()
+    rig = Rig(fault_path, stepper, api_client)
+    yield rig
+    for recorder in rig.recorders:
+        recorder.stop()
+    fault_path.reset()
+    assert fault_path.toxics() == []  # every toxic was taken away
+
+
+def rollout(rig: Rig, tmp_path: Path) -> tuple[Path, Recorder]:
+    """A steady {prefill: 1, decode: 1}, the file of its template change, and a recorder from here."""
+    rig.stepper.drive(write_set(tmp_path, rig.namespace, {"prefill": 1, "decode": 1}))
+    return write_set(tmp_path, rig.namespace, {"prefill": 1, "decode": 1}, image="img:2"), rig.record()
+
+
+# --- the rollout under test ----------------------------------------------------------------------
+
+# Writes per pass of that rollout, status settled between passes (nothing else writes during a
+# pass, so the order is fixed): 1 starts it (annotate old ×2, create new LWS ×2 at 0, Services ×2),
+# 2 scales the new group up (a unit of 2), 3 drains the old group (a unit of 2), 4 deletes the
+# old LWS ×2 and Services ×2.
+WRITES_PER_PASS = (6, 2, 2, 4)
+
+
+def test_the_rollout_under_test_makes_these_writes(rig, tmp_path):
+    target, recorder = rollout(rig, tmp_path)
+    for pass_number, writes in enumerate(WRITES_PER_PASS, 1):
+        rig.faults.reset()
+        run = rig.faulty_step(target)
+        assert run.code == EXIT_OK, run.err
+        assert rig.faults.state().writes == writes, (pass_number, run.out)
+        rig.stepper.simulator.sync(rig.namespace)
+    assert_matches_render(model(target), rig.stepper.live)
+    check_points(model(target), recorder.stop())
+
+
+# --- faults --------------------------------------------------------------------------------------
+
+TOXICS = {
+    # toxiproxy drops the answer, then closes the connection after 500 ms (the client's own read
+    # timeout is 120 s: too slow to wait out here)
+    "timeout": {"type": "timeout", "attributes": {"timeout": 500}},
+    # toxiproxy closes the connection as the answer starts to flow (added to a live connection,
+    # toxiproxy 2.5.0 closes it without SO_LINGER 0: the client sees the connection dropped)
+    "reset": {"type": "reset_peer", "attributes": {"timeout": 0}},
+    # the answer arrives 1 s late: the write must simply succeed
+    "latency": {"type": "latency", "attributes": {"latency": 1000}},
+    # the answer is cut after 200 bytes (headers, or the first bytes of the body)
+    "cut": {"type": "limit_data", "attributes": {"bytes": 200}},
+}
+HTTP_FAULTS = {
+    "500": {"status": 500, "body": '{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,'
+                                   '"reason":"InternalError","message":"injected"}',
+            "headers": {"Content-Type": "application/json"}},
+    "409": {"status": 409, "body": '{"kind":"Status","apiVersion":"v1","status":"Failure","code":409,'
+                                   '"reason":"Conflict","message":"the object has been modified (injected)"}',
+            "headers": {"Content-Type": "application/json"}},
+    "429": {"status": 429, "body": '{"kind":"Status","apiVersion":"v1","status":"Failure","code":429,'
+                                   '"reason":"TooManyRequests","message":"injected"}',
+            "headers": {"Content-Type": "application/json", "Retry-After": "1"}},
+}
+KINDS = (*HTTP_FAULTS, *TOXICS, "sigkill")
+
+# (pass, write within the pass): every write of the rollout, and a sample of them.
+EVERY_WRITE = [(p, w) for p, count in enumerate(WRITES_PER_PASS, 1) for w in range(1, count + 1)]
+SAMPLE = [(1, 3), (2, 2), (3, 2)]  # a create, the second scale of each unit
+CASES = [(kind, p, w) for kind in KINDS for p, w in (EVERY_WRITE if kind in ("cut", "sigkill") else SAMPLE)]
+
+
+@pytest.mark.parametrize(("kind", "pass_number", "write"), CASES, ids=[f"{k}-pass{p}-write{w}" for k, p, w in CASES])
+def test_a_fault_at_a_write_then_running_again_converges(rig, tmp_path, kind, pass_number, write):
+    target, recorder = rollout(rig, tmp_path)
+    rig.passes(target, pass_number - 1)
+
+    if kind == "sigkill":
+        rig.faults.arm(write, stall=True)
+        process = rig.faulty_process(target)
+        rig.faults.wait_stalled(process)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+        rig.faults.reset()
+        assert process.returncode == -signal.SIGKILL
+        rig.expire_lease()
+    else:
+        if kind in TOXICS:
+            rig.faults.arm(write, toxic={"name": kind, "stream": "downstream", **TOXICS[kind]})
+        else:
+            rig.faults.arm(write, **HTTP_FAULTS[kind])
+        run = rig.faulty_step(target)
+        assert rig.faults.state().fired
+        assert run.code == (EXIT_OK if kind == "latency" else EXIT_ERROR), run.err
+        # A stepper that lived to see the fault leaves no group split behind it, however the
+        # write ended (landed or not, answer lost or not): it takes the whole unit back.
+        assert not split_groups(rig.stepper.live), run.err
+
+    rig.recover(target)
+    check_points(model(target), recorder.stop())
+
+
+@pytest.mark.parametrize("kind", ["409", "cut"])
+def test_until_complete_rides_out_a_conflict_and_stops_on_a_lost_answer(rig, tmp_path, kind):
+    """The fault inside one `--until-complete` run (status written in the background): a 409 is
+    read again and stepped past in the same run; a lost answer stops it, and running again ends it."""
+    target, recorder = rollout(rig, tmp_path)
+    fault = {"toxic": {"name": kind, "stream": "downstream", **TOXICS[kind]}} if kind in TOXICS else HTTP_FAULTS[kind]
+    rig.faults.arm(8, **fault)  # the second scale of the scale-up unit, when nothing else conflicts
+    with rig.stepper.simulator.running(rig.namespace, delay=0, interval=0.05):
+        run = rig.faulty_step(target, "--until-complete", "--timeout", "1m")
+    assert rig.faults.state().fired
+    if kind == "409":
+        assert run.code == EXIT_OK, run.err
+        assert "409" in run.err and "reading the state again" in run.err
+        assert_matches_render(model(target), rig.stepper.live)
+    else:
+        assert run.code == EXIT_ERROR, run.err
+        assert not split_groups(rig.stepper.live), run.err
+        rig.recover(target)
+    check_points(model(target), recorder.stop())
