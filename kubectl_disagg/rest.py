@@ -9,10 +9,12 @@ and fails as a readable `UserError` (see api_errors).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
+import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from kubectl_disagg import __version__, naming
 from kubectl_disagg.api_errors import ClientFailure, Gone, api_error, connection_error
@@ -22,6 +24,12 @@ FIELD_MANAGER = naming.MANAGER
 # worse. Connect fast, but give a LIST of a thousand objects time to arrive.
 REQUEST_TIMEOUT = (10, 120)
 WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it that much lateness
+
+# Answers that say "come back later" (429 from priority and fairness, or a 5xx with
+# Retry-After) are retried after the wait the server asks for, as client-go does.
+MAX_RETRIES = 10
+MAX_RETRY_AFTER_SECONDS = 30.0
+POOLED_CONNECTIONS = 64  # at least write_scheduler.MAX_IN_FLIGHT_LIMIT: concurrent writes reuse connections
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
@@ -58,6 +66,7 @@ class RestClient:
         from kubernetes import client
 
         self.server = server
+        configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOLED_CONNECTIONS)
         self._api_client = client.ApiClient(configuration)
         self._api_client.user_agent = f"kubectl-disagg/{__version__}"
         self._custom = client.CustomObjectsApi(self._api_client)
@@ -100,12 +109,12 @@ class RestClient:
     def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
         with self._errors(resource.collection(namespace)):
             if resource is SERVICE:
-                response = self._core.list_namespaced_service(
-                    namespace, label_selector=label_selector, **_raw())
+                response = retrying(lambda: self._core.list_namespaced_service(
+                    namespace, label_selector=label_selector, **_raw()))
             else:
-                response = self._custom.list_namespaced_custom_object(
+                response = retrying(lambda: self._custom.list_namespaced_custom_object(
                     resource.group, resource.version, namespace, resource.plural,
-                    label_selector=label_selector, **_raw())
+                    label_selector=label_selector, **_raw()))
             return _json(response)
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict:
@@ -115,17 +124,17 @@ class RestClient:
 
     def create(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         with self._errors(resource.subject(body["metadata"]["name"])):
-            return _json(self._custom.create_namespaced_custom_object(
+            return _json(retrying(lambda: self._custom.create_namespaced_custom_object(
                 resource.group, resource.version, namespace, resource.plural, dict(body),
-                field_manager=FIELD_MANAGER, **_raw()))
+                field_manager=FIELD_MANAGER, **_raw())))
 
     def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         """PUT: the body's metadata.resourceVersion makes it conditional."""
         name = body["metadata"]["name"]
         with self._errors(resource.subject(name)):
-            return _json(self._custom.replace_namespaced_custom_object(
+            return _json(retrying(lambda: self._custom.replace_namespaced_custom_object(
                 resource.group, resource.version, namespace, resource.plural, name, dict(body),
-                field_manager=FIELD_MANAGER, **_raw()))
+                field_manager=FIELD_MANAGER, **_raw())))
 
     def apply(self, resource: Resource, namespace: str, body: Mapping) -> None:
         self.patch(resource, namespace, body["metadata"]["name"], body, APPLY_PATCH, force=False)
@@ -135,13 +144,13 @@ class RestClient:
         body = list(body) if isinstance(body, list) else dict(body)
         with self._errors(resource.subject(name)):
             if resource is SERVICE:
-                response = self._core.patch_namespaced_service(
+                response = retrying(lambda: self._core.patch_namespaced_service(
                     name, namespace, body, field_manager=FIELD_MANAGER, _content_type=content_type,
-                    **params, **_raw())
+                    **params, **_raw()))
             else:
-                response = self._custom.patch_namespaced_custom_object(
+                response = retrying(lambda: self._custom.patch_namespaced_custom_object(
                     resource.group, resource.version, namespace, resource.plural, name, body,
-                    field_manager=FIELD_MANAGER, _content_type=content_type, **params, **_raw())
+                    field_manager=FIELD_MANAGER, _content_type=content_type, **params, **_raw()))
             _discard(response)
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
@@ -155,10 +164,11 @@ class RestClient:
         )
         with self._errors(resource.subject(name)):
             if resource is SERVICE:
-                response = self._core.delete_namespaced_service(name, namespace, body=options, **_raw())
+                response = retrying(lambda: self._core.delete_namespaced_service(
+                    name, namespace, body=options, **_raw()))
             else:
-                response = self._custom.delete_namespaced_custom_object(
-                    resource.group, resource.version, namespace, resource.plural, name, body=options, **_raw())
+                response = retrying(lambda: self._custom.delete_namespaced_custom_object(
+                    resource.group, resource.version, namespace, resource.plural, name, body=options, **_raw()))
             _discard(response)
 
     @contextlib.contextmanager
@@ -175,6 +185,45 @@ class RestClient:
             raise api_error(subject, err.status, err.reason, err.body) from None
         except HTTPError as err:
             raise connection_error(self.server, err) from None
+
+
+def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: int) -> float | None:
+    """Seconds to wait before retrying an answer, or None when it must not be retried.
+
+    429 (priority and fairness, or a rate limit) is always "later": after Retry-After, else 1 s.
+    A 5xx is retried only when the server says when (Retry-After), as client-go does. The wait
+    is capped, and so are the attempts.
+    """
+    if attempt >= MAX_RETRIES or status is None or not (status == 429 or 500 <= status < 600):
+        return None
+    raw = next((value for key, value in (headers or {}).items() if key.lower() == "retry-after"), None)
+    try:
+        seconds = float(raw) if raw is not None else None
+    except ValueError:
+        seconds = None  # an HTTP date: not what the API server sends; wait the default
+    if seconds is None:
+        if status != 429:
+            return None
+        seconds = 1.0
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+def retrying(call: Callable[[], Any], sleep: Callable[[float], None] = time.sleep) -> Any:
+    """`call()`, again after the server's Retry-After while it answers 429 (or a 5xx with Retry-After).
+
+    Safe for writes: each carries its precondition, so a retry of one that did land fails with
+    409 instead of applying twice.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    for attempt in itertools.count():
+        try:
+            return call()
+        except ApiException as err:
+            wait = retry_after(err.status, err.headers, attempt)
+            if wait is None:
+                raise
+            sleep(wait)
 
 
 def _raw() -> dict:
