@@ -101,8 +101,7 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: in
         wall, _, out = run_measured(phases_argv)
         figures["phases_wall"].append(wall)
         phases.append(json.loads(out))
-    return {"objects": slices * roles * 2, "figures": figures, "phases": phases,
-            "ours_argv": ours, "theirs_argv": theirs}
+    return {"objects": slices * roles * 2, "figures": figures, "phases": phases}
 
 
 def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float, float]) -> None:
@@ -140,10 +139,10 @@ def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float,
             print(f"| {name} | {med([p[name] for p in r['phases']]) * 1000:.0f} |")
         print(f"| **whole process** | **{whole * 1000:.0f}** |")
         print(f"\nBytes of the two LIST responses: {int(r['phases'][0]['bytes read']):,}")
-    print("\nCommands:\n")
-    for label, r in results:
-        print(f"- {label}: `{' '.join(Path(a).name if a.startswith('/') and 'kube' in a else a for a in r['ours_argv'])}`"
-              f" vs `{' '.join(Path(a).name if a.startswith('/') else a for a in r['theirs_argv'])}`")
+    print("\nCommands (FILE is the set's manifest, NS its namespace):\n")
+    print("- `kubectl-disagg rollout status -f FILE -o json --kubeconfig=… --context=admin`")
+    print("- `kubectl --kubeconfig=… --context=admin -n NS get leaderworkersets,services "
+          "-l disaggregatedset.x-k8s.io/name=big -o json`")
 
 
 def main() -> int:
