@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from benchmarks.bench_cluster import deploy  # noqa: E402
 from benchmarks.bench_status import document, run_measured  # noqa: E402
 from kubectl_disagg.cluster import Cluster  # noqa: E402
 from kubectl_disagg.load import load_documents  # noqa: E402
 from kubectl_disagg.loader import parse_stream  # noqa: E402
+from kubectl_disagg.stepper import run_pass  # noqa: E402
 from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
@@ -59,7 +59,13 @@ def deployed(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace
     old = set_file(workdir, namespace, slices, "img:1")
     (ds,) = load_documents(parse_stream(old.read_text(), str(old))).sets
     with Cluster(str(cp.kubeconfig), "admin") as cluster:
-        deploy(cluster, simulator, ds, namespace)
+        for _ in range(10):
+            with cluster.lease(ds.name, namespace) as lease:
+                if run_pass(cluster, ds, namespace, lease, max_in_flight=DEFAULT_MAX_IN_FLIGHT).complete:
+                    break
+            simulator.sync(namespace)
+        else:
+            raise RuntimeError("the set did not become steady in 10 passes")
     return set_file(workdir, namespace, slices, "img:2")
 
 
