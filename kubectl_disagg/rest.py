@@ -9,10 +9,13 @@ and fails as a readable `UserError` (see api_errors).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
+import time
+from urllib.parse import quote
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from kubectl_disagg import __version__, naming
 from kubectl_disagg.api_errors import ClientFailure, Gone, api_error, connection_error
@@ -22,6 +25,12 @@ FIELD_MANAGER = naming.MANAGER
 # worse. Connect fast, but give a LIST of a thousand objects time to arrive.
 REQUEST_TIMEOUT = (10, 120)
 WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it that much lateness
+
+# Answers that say "come back later" (429 from priority and fairness, or a 5xx with
+# Retry-After) are retried after the wait the server asks for, as client-go does.
+MAX_RETRIES = 10
+MAX_RETRY_AFTER_SECONDS = 30.0
+POOLED_CONNECTIONS = 64  # at least write_scheduler.MAX_IN_FLIGHT_LIMIT: concurrent writes reuse connections
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
@@ -52,16 +61,21 @@ BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE)}
 
 
 class RestClient:
-    """Requests to one API server (`server`, as people may see it: no credentials in it)."""
+    """Requests to one API server (`server`, as people may see it: no credentials in it).
+
+    Requests are built here (paths, query, headers) and sent through the client's `ApiClient`
+    (authentication, exec-plugin token refresh, TLS, the connection pool), never through its
+    generated API classes: `CoreV1Api` alone loads some 250 pydantic models, seconds of a
+    `rollout status` on a busy machine (BENCHMARKS.md).
+    """
 
     def __init__(self, configuration: Any, server: str):
-        from kubernetes import client
+        from kubernetes.client.api_client import ApiClient
 
         self.server = server
-        self._api_client = client.ApiClient(configuration)
+        configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOLED_CONNECTIONS)
+        self._api_client = ApiClient(configuration)
         self._api_client.user_agent = f"kubectl-disagg/{__version__}"
-        self._custom = client.CustomObjectsApi(self._api_client)
-        self._core = client.CoreV1Api(self._api_client)
 
     @property
     def transport(self) -> Any:
@@ -83,13 +97,14 @@ class RestClient:
         One WATCH request, ended by the server after `timeout` (rounded up to whole seconds,
         the API's unit): no polling.
         """
-        from kubernetes import watch
+        from kubernetes import client, watch
 
         if timeout <= 0:
             return False
         seconds = max(1, math.ceil(timeout))
+        custom = client.CustomObjectsApi(self._api_client)
         events = watch.Watch().stream(
-            self._custom.list_namespaced_custom_object, resource.group, resource.version, namespace,
+            custom.list_namespaced_custom_object, resource.group, resource.version, namespace,
             resource.plural, label_selector=label_selector, resource_version=resource_version,
             timeout_seconds=seconds,
             _request_timeout=(REQUEST_TIMEOUT[0], seconds + WATCH_READ_SLACK),
@@ -104,67 +119,66 @@ class RestClient:
 
     def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
         with self._errors(resource.collection(namespace)):
-            if resource is SERVICE:
-                response = self._core.list_namespaced_service(
-                    namespace, label_selector=label_selector, **_raw())
-            else:
-                response = self._custom.list_namespaced_custom_object(
-                    resource.group, resource.version, namespace, resource.plural,
-                    label_selector=label_selector, **_raw())
-            return _json(response)
+            return _json(self._send("GET", _path(resource, namespace), {"labelSelector": label_selector}))
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict:
         with self._errors(resource.subject(name)):
-            return _json(self._custom.get_namespaced_custom_object(
-                resource.group, resource.version, namespace, resource.plural, name, **_raw()))
+            return _json(self._send("GET", _path(resource, namespace, name)))
 
     def create(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         with self._errors(resource.subject(body["metadata"]["name"])):
-            return _json(self._custom.create_namespaced_custom_object(
-                resource.group, resource.version, namespace, resource.plural, dict(body),
-                field_manager=FIELD_MANAGER, **_raw()))
+            return _json(self._send("POST", _path(resource, namespace), {"fieldManager": FIELD_MANAGER},
+                                    dict(body)))
 
     def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         """PUT: the body's metadata.resourceVersion makes it conditional."""
         name = body["metadata"]["name"]
         with self._errors(resource.subject(name)):
-            return _json(self._custom.replace_namespaced_custom_object(
-                resource.group, resource.version, namespace, resource.plural, name, dict(body),
-                field_manager=FIELD_MANAGER, **_raw()))
+            return _json(self._send("PUT", _path(resource, namespace, name), {"fieldManager": FIELD_MANAGER},
+                                    dict(body)))
 
     def apply(self, resource: Resource, namespace: str, body: Mapping) -> None:
         self.patch(resource, namespace, body["metadata"]["name"], body, APPLY_PATCH, force=False)
 
     def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str,
-               **params: Any) -> None:
+              force: bool | None = None) -> None:
         body = list(body) if isinstance(body, list) else dict(body)
+        query = {"fieldManager": FIELD_MANAGER}
+        if force is not None:
+            query["force"] = "true" if force else "false"
         with self._errors(resource.subject(name)):
-            if resource is SERVICE:
-                response = self._core.patch_namespaced_service(
-                    name, namespace, body, field_manager=FIELD_MANAGER, _content_type=content_type,
-                    **params, **_raw())
-            else:
-                response = self._custom.patch_namespaced_custom_object(
-                    resource.group, resource.version, namespace, resource.plural, name, body,
-                    field_manager=FIELD_MANAGER, _content_type=content_type, **params, **_raw())
-            _discard(response)
+            _discard(self._send("PATCH", _path(resource, namespace, name), query, body, content_type))
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
-        from kubernetes import client
-
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
         # same as `kubectl delete`; the preconditions make a stale delete fail with 409.
-        options = client.V1DeleteOptions(
-            preconditions=client.V1Preconditions(uid=uid, resource_version=resource_version),
-            propagation_policy="Background",
-        )
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
+                   "preconditions": {"uid": uid, "resourceVersion": resource_version}}
         with self._errors(resource.subject(name)):
-            if resource is SERVICE:
-                response = self._core.delete_namespaced_service(name, namespace, body=options, **_raw())
-            else:
-                response = self._custom.delete_namespaced_custom_object(
-                    resource.group, resource.version, namespace, resource.plural, name, body=options, **_raw())
-            _discard(response)
+            _discard(self._send("DELETE", _path(resource, namespace, name), None, options))
+
+    def _send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
+              content_type: str = "application/json") -> Any:
+        """One request (retried while the server says "later"); the raw response, 2xx only.
+
+        Anything else raises the client's ApiException (see `_errors`).
+        """
+        from kubernetes.client.exceptions import ApiException
+
+        def send() -> Any:
+            headers = {"Accept": "application/json"}
+            if body is not None:
+                headers["Content-Type"] = content_type
+            request = self._api_client.param_serialize(
+                method, path, query_params=list((query or {}).items()), header_params=headers, body=body,
+                auth_settings=["BearerToken"])
+            response = self._api_client.call_api(*request, _request_timeout=REQUEST_TIMEOUT)
+            if not 200 <= response.status <= 299:
+                response.read()
+                raise ApiException.from_response(http_resp=response, body=None, data=None)
+            return response.response
+
+        return retrying(send)
 
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:
@@ -182,10 +196,49 @@ class RestClient:
             raise connection_error(self.server, err) from None
 
 
-def _raw() -> dict:
-    # The JSON as the API sends it: no typed models (slow for a thousand objects, and lossy),
-    # and a bounded wait.
-    return {"_preload_content": False, "_request_timeout": REQUEST_TIMEOUT}
+def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: int) -> float | None:
+    """Seconds to wait before retrying an answer, or None when it must not be retried.
+
+    429 (priority and fairness, or a rate limit) is always "later": after Retry-After, else 1 s.
+    A 5xx is retried only when the server says when (Retry-After), as client-go does. The wait
+    is capped, and so are the attempts.
+    """
+    if attempt >= MAX_RETRIES or status is None or not (status == 429 or 500 <= status < 600):
+        return None
+    raw = next((value for key, value in (headers or {}).items() if key.lower() == "retry-after"), None)
+    try:
+        seconds = float(raw) if raw is not None else None
+    except ValueError:
+        seconds = None  # an HTTP date: not what the API server sends; wait the default
+    if seconds is None:
+        if status != 429:
+            return None
+        seconds = 1.0
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+def retrying(call: Callable[[], Any], sleep: Callable[[float], None] = time.sleep) -> Any:
+    """`call()`, again after the server's Retry-After while it answers 429 (or a 5xx with Retry-After).
+
+    Safe for writes: each carries its precondition, so a retry of one that did land fails with
+    409 instead of applying twice.
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    for attempt in itertools.count():
+        try:
+            return call()
+        except ApiException as err:
+            wait = retry_after(err.status, err.headers, attempt)
+            if wait is None:
+                raise
+            sleep(wait)
+
+
+def _path(resource: Resource, namespace: str, name: str | None = None) -> str:
+    base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    path = f"{base}/namespaces/{quote(namespace, safe='')}/{resource.plural}"
+    return path if name is None else f"{path}/{quote(name, safe='')}"
 
 
 def _discard(response: Any) -> None:

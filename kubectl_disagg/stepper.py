@@ -25,6 +25,7 @@ from kubectl_disagg.output import to_yaml
 from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile, undo, write_units
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.snapshot import Snapshot
+from kubectl_disagg.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
 
@@ -81,7 +82,7 @@ class Pass:
     snapshot: Snapshot
     reconciliation: Reconciliation
     planned: tuple[PlannedAction, ...] = ()  # one per reconciliation action, in order
-    done: tuple[Action, ...] = ()  # those carried out (a prefix of the planned ones)
+    done: tuple[Action, ...] = ()  # those carried out, in planned order
     dry_run: bool = False
 
     @property
@@ -125,33 +126,30 @@ def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     return Pass(ds, namespace, snapshot, result, planned, dry_run=True)
 
 
-def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None) -> Pass:
+def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
+             max_in_flight: int = 1) -> Pass:
     """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
 
     A failing action stops the pass: `PassInterrupted` carries what was done before it. The
     actions land in `write_units` (a revision group's scales): a unit cut short is taken back,
-    so no revision group is ever left split.
+    so no revision group is ever left split. With `max_in_flight` above 1 the units of different
+    slices go out concurrently (`write_scheduler`; the executor must then be thread-safe), and
+    the actions carried out are those that landed, in reconcile's order.
     """
     snapshot = executor.snapshot(ds.name, namespace)
     result = reconcile(ds, snapshot)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
-    done: list[Action] = []
-    for unit in write_units(result.actions):
-        landed: list[Action] = []
-        for action in unit:
-            if lease is not None:
-                lease.renew_if_due()  # a start over 100 slices is thousands of writes: outlast them all
-            try:
-                executor.execute(action, namespace)
-            except UserError as err:
-                undo_notes = _undo_unit(executor, landed, namespace, _may_have_landed(action, err, unit))
-                raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(done)), err,
-                                      undo_notes) from None
-            landed.append(action)
-        done.extend(landed)
-    return Pass(ds, namespace, snapshot, result, planned, tuple(done))
+    outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace),
+                        lambda landed, failed, err, unit: _undo_unit(
+                            executor, landed, namespace, _may_have_landed(failed, err, unit)), max_in_flight=max_in_flight,
+                        # a start over 100 slices is thousands of writes: outlast them all
+                        before_write=None if lease is None else lease.renew_if_due)
+    if outcome.error is not None:
+        raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(outcome.done)), outcome.error,
+                              outcome.undo_notes) from None
+    return Pass(ds, namespace, snapshot, result, planned, tuple(outcome.done))
 
 
 def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -> Action | None:
@@ -198,7 +196,7 @@ class Retry:
 
 
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
-          dry_run: bool = False, deadline: float | None = None,
+          dry_run: bool = False, deadline: float | None = None, max_in_flight: int = 1,
           clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
@@ -216,7 +214,7 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
     with executor.lease(ds.name, namespace) as lease:
         while not _expired(deadline, clock):
             try:
-                result = run_pass(executor, ds, namespace, lease)
+                result = run_pass(executor, ds, namespace, lease, max_in_flight=max_in_flight)
             except PassInterrupted as interrupted:
                 if not until_complete or not isinstance(interrupted.error, Conflict):
                     raise

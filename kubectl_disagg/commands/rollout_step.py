@@ -21,6 +21,7 @@ from kubectl_disagg.model import namespace_for
 from kubectl_disagg.output import to_json, to_yaml
 from kubectl_disagg.step_report import format_text, to_document
 from kubectl_disagg.stepper import Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 
 EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
 EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409)
@@ -136,12 +137,16 @@ Exit codes with --gitops (docs/gitops.md):
                    "next step into the state file beside the set (disagg-rollout-state.yaml) instead of the "
                    "cluster. Reads LeaderWorkerSets only.")
 @click.option("--wait", is_flag=True, help="With --gitops: watch until the step can advance, then write it.")
+@click.option("--max-in-flight", type=click.IntRange(1, MAX_IN_FLIGHT_LIMIT), default=DEFAULT_MAX_IN_FLIGHT,
+              show_default=True, metavar="N",
+              help="At most N writes at once. Different slices are written concurrently; the writes of one "
+                   "slice stay in order. 1 writes one object at a time.")
 @click.option("--pr-description", metavar="FILE", default=None,
               help="With --gitops: write a Markdown description of the step (for its pull request).")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool, timeout: float | None,
-         output: str, gitops: bool, wait: bool, pr_description: str | None) -> None:
+         output: str, gitops: bool, wait: bool, pr_description: str | None, max_in_flight: int) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -187,7 +192,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
             code = _step_set(cluster, ds, target, console, until_complete=until_complete, dry_run=dry_run,
-                             deadline=deadline)
+                             deadline=deadline, max_in_flight=max_in_flight)
             if code == EXIT_TIMEOUT:
                 console.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in "
                                f"{target} is not complete; the rollout stays where it is, run the command "
@@ -199,14 +204,14 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 
 
 def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
-              deadline: float | None) -> int:
+              deadline: float | None, max_in_flight: int) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
     from kubectl_disagg.lease import LeaseHeld, LeaseLost
 
     last = None
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
-                                      deadline=deadline)) as passes:
+                                      deadline=deadline, max_in_flight=max_in_flight)) as passes:
             for last in passes:
                 _show(console, last, until_complete)
     except (LeaseHeld, LeaseLost) as err:

@@ -1,0 +1,166 @@
+"""`rollout status -o json` against `kubectl get -o json`: whole processes, same objects, alternating.
+
+Starts a local control plane (testenv.controlplane), deploys a set of 1 slice × 2 roles (4
+objects) and one of 100 slices × 10 roles (2,000 objects) with `rollout step` passes (the LWS
+status simulator playing the controller), then for each size runs, alternating one after the
+other after a warm-up each:
+
+- `kubectl-disagg rollout status -f FILE -o json` (the script beside this interpreter), and
+- `kubectl get leaderworkersets,services -l disaggregatedset.x-k8s.io/name=NAME -o json`.
+
+Wall time is measured around spawn and reap, peak RSS is the child's `ru_maxrss`. Then
+`benchmarks/status_phases.py` breaks one status process's time down by phase (median of
+the runs). Targets (issue 14): status ≤ 1.0× kubectl's median wall time at 4 and at 2,000
+objects; peak RSS ≤ 150 MB at 2,000.
+
+    python benchmarks/bench_status.py [--runs 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from benchmarks.bench_cluster import deploy  # noqa: E402
+from kubectl_disagg.cluster import Cluster  # noqa: E402
+from kubectl_disagg.load import load_documents  # noqa: E402
+from kubectl_disagg.loader import parse_stream  # noqa: E402
+from testenv.controlplane import ControlPlane  # noqa: E402
+from testenv.lws_simulator import LWSSimulator  # noqa: E402
+
+SIZES = [("1 slice × 2 roles", 1, 2), ("100 slices × 10 roles", 100, 10)]
+RSS_TARGET_MB = 150.0
+
+
+def document(namespace: str, slices: int, roles: int) -> dict:
+    return {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+        "metadata": {"name": "big", "namespace": namespace},
+        "spec": {"slices": slices, "roles": [
+            {"name": f"role{i}", "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
+                "spec": {"containers": [{"name": "server", "image": "img:1",
+                                         "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}}
+            for i in range(roles)]},
+    }
+
+
+def run_measured(argv: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, float, bytes]:
+    """Like `run`, reaping the child itself so its ru_maxrss is its own."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    if code not in ok:
+        raise RuntimeError(f"{argv[0]} exited {code}: {err.decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1000, out
+
+
+def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: int, roles: int, runs: int) -> dict:
+    namespace = f"status-{slices}x{roles}"
+    cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+    doc = document(namespace, slices, roles)
+    path = workdir / f"{namespace}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
+    with Cluster(str(cp.kubeconfig), "admin") as cluster:
+        deploy(cluster, simulator, ds, namespace)
+    ours = [str(Path(sys.executable).parent / "kubectl-disagg"), "rollout", "status", "-f", str(path), "-o", "json",
+            f"--kubeconfig={cp.kubeconfig}", "--context=admin"]
+    theirs = [str(cp.bin_dir / "kubectl"), f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-n", namespace,
+              "get", "leaderworkersets,services", "-l", "disaggregatedset.x-k8s.io/name=big", "-o", "json"]
+    phases_argv = [sys.executable, str(ROOT / "benchmarks" / "status_phases.py"), str(cp.kubeconfig), str(path)]
+    run_measured(ours)
+    run_measured(theirs)
+    figures: dict[str, list[float]] = {"ours": [], "ours_rss": [], "kubectl": [], "kubectl_rss": [],
+                                       "phases_wall": []}
+    phases: list[dict] = []
+    for _ in range(runs):
+        wall, rss, _ = run_measured(ours)
+        figures["ours"].append(wall)
+        figures["ours_rss"].append(rss)
+        wall, rss, out = run_measured(theirs)
+        figures["kubectl"].append(wall)
+        figures["kubectl_rss"].append(rss)
+        wall, _, out = run_measured(phases_argv)
+        figures["phases_wall"].append(wall)
+        phases.append(json.loads(out))
+    return {"objects": slices * roles * 2, "figures": figures, "phases": phases}
+
+
+def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float, float]) -> None:
+    med = statistics.median
+    print(f"\n#### `rollout status -o json` vs `kubectl get -o json` ({platform.machine()}, "
+          f"{platform.python_implementation()} {platform.python_version()}, {runs} alternating runs each, "
+          f"load average before {load[0]:.1f})\n")
+    print("| set | objects | status median ms | min ms | peak RSS MB | kubectl get median ms | min ms | "
+          "peak RSS MB | ratio (median) |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    verdicts = []
+    for label, r in results:
+        f = r["figures"]
+        ratio = med(f["ours"]) / med(f["kubectl"])
+        print(f"| {label} | {r['objects']:,} | {med(f['ours']) * 1000:.0f} | {min(f['ours']) * 1000:.0f} | "
+              f"{max(f['ours_rss']):.1f} | {med(f['kubectl']) * 1000:.0f} | {min(f['kubectl']) * 1000:.0f} | "
+              f"{max(f['kubectl_rss']):.1f} | {ratio:.2f}× |")
+        verdicts.append(f"- {'PASS' if ratio <= 1.0 else 'FAIL'}  {r['objects']:,} objects: status ≤ 1.0× kubectl "
+                        f"get (median): {ratio:.2f}×")
+        if r["objects"] >= 2000:
+            rss = max(f["ours_rss"])
+            verdicts.append(f"- {'PASS' if rss <= RSS_TARGET_MB else 'FAIL'}  {r['objects']:,} objects: status "
+                            f"peak RSS ≤ {RSS_TARGET_MB:.0f} MB: {rss:.1f} MB")
+    print()
+    print("\n".join(verdicts))
+    for label, r in results:
+        print(f"\nPhases of one status process, {label} (`benchmarks/status_phases.py`, median of {runs}):\n")
+        print("| phase | ms |")
+        print("|---|--:|")
+        names = [k for k in r["phases"][0] if k not in ("bytes read", "in-process total")]
+        whole = med(r["figures"]["phases_wall"])
+        inside = med([p["in-process total"] for p in r["phases"]])
+        print(f"| interpreter start-up and process exit (whole wall − in-process) | {(whole - inside) * 1000:.0f} |")
+        for name in names:
+            print(f"| {name} | {med([p[name] for p in r['phases']]) * 1000:.0f} |")
+        print(f"| **whole process** | **{whole * 1000:.0f}** |")
+        print(f"\nBytes of the two LIST responses: {int(r['phases'][0]['bytes read']):,}")
+    print("\nCommands (FILE is the set's manifest, NS its namespace):\n")
+    print("- `kubectl-disagg rollout status -f FILE -o json --kubeconfig=… --context=admin`")
+    print("- `kubectl --kubeconfig=… --context=admin -n NS get leaderworkersets,services "
+          "-l disaggregatedset.x-k8s.io/name=big -o json`")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--only-large", action="store_true")
+    args = parser.parse_args()
+    load = os.getloadavg()
+    results = []
+    sizes = SIZES[1:] if args.only_large else SIZES
+    with ControlPlane() as cp, cp.api_client() as api, tempfile.TemporaryDirectory() as tmp:
+        simulator = LWSSimulator(api)
+        for label, slices, roles in sizes:
+            print(f"measuring {label}...", file=sys.stderr, flush=True)
+            results.append((label, measure(cp, simulator, Path(tmp), slices, roles, args.runs)))
+    report(results, args.runs, load)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The template-change step at 2,000 objects against `kubectl apply --server-side` of the same objects.
+
+Starts a local control plane, and per run: deploys a set of 100 slices × 10 roles (img:1) to
+steady state in a fresh namespace (`rollout step` passes, the LWS simulator settling status),
+then times, as whole processes:
+
+- `kubectl-disagg rollout step -f NEW` where NEW changes the image: the pass that starts the
+  rollout, 1,000 annotations + 1,000 creates (server-side apply), at `--max-in-flight 1` (one
+  write at a time, as before concurrent writes) and at the default;
+- `kubectl apply --server-side -f OBJECTS` of the same 1,000 LWS and 1,000 Services (NEW
+  rendered) into an empty namespace.
+
+Each rollout start needs a freshly deployed set, so runs are few (`--runs`, default 2); the
+three commands alternate within each run. Target (issue 14): step ≤ 1.0× kubectl apply.
+
+    python benchmarks/bench_step.py [--runs 2] [--slices 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from benchmarks.bench_status import document, run_measured  # noqa: E402
+from kubectl_disagg.cluster import Cluster  # noqa: E402
+from kubectl_disagg.load import load_documents  # noqa: E402
+from kubectl_disagg.loader import parse_stream  # noqa: E402
+from kubectl_disagg.stepper import run_pass  # noqa: E402
+from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
+from testenv.controlplane import ControlPlane  # noqa: E402
+from testenv.lws_simulator import LWSSimulator  # noqa: E402
+
+ROLES = 10
+
+
+def set_file(workdir: Path, namespace: str, slices: int, image: str) -> Path:
+    doc = document(namespace, slices, ROLES)
+    for role in doc["spec"]["roles"]:
+        role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = image
+    path = workdir / f"{namespace}-{image.replace(':', '-')}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def deployed(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace: str, slices: int) -> Path:
+    """A fresh namespace with the set deployed at img:1; the file of its img:2 version."""
+    cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+    old = set_file(workdir, namespace, slices, "img:1")
+    (ds,) = load_documents(parse_stream(old.read_text(), str(old))).sets
+    with Cluster(str(cp.kubeconfig), "admin") as cluster:
+        for _ in range(10):
+            with cluster.lease(ds.name, namespace) as lease:
+                if run_pass(cluster, ds, namespace, lease, max_in_flight=DEFAULT_MAX_IN_FLIGHT).complete:
+                    break
+            simulator.sync(namespace)
+        else:
+            raise RuntimeError("the set did not become steady in 10 passes")
+    return set_file(workdir, namespace, slices, "img:2")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--slices", type=int, default=100)
+    args = parser.parse_args()
+    load = os.getloadavg()
+    ours = str(Path(sys.executable).parent / "kubectl-disagg")
+    times: dict[str, list[float]] = {"one at a time": [], "concurrent": [], "kubectl": []}
+    rss: list[float] = []
+    with ControlPlane() as cp, cp.api_client() as api, tempfile.TemporaryDirectory() as tmp:
+        simulator = LWSSimulator(api)
+        workdir = Path(tmp)
+        kubectl = [str(cp.bin_dir / "kubectl"), f"--kubeconfig={cp.kubeconfig}", "--context=admin"]
+        for run in range(args.runs):
+            print(f"run {run + 1}: deploying...", file=sys.stderr, flush=True)
+            for label, flag in (("one at a time", "1"), ("concurrent", str(DEFAULT_MAX_IN_FLIGHT))):
+                new = deployed(cp, simulator, workdir, f"step-{run}-{flag}", args.slices)
+                wall, peak, _ = run_measured([ours, "rollout", "step", "-f", str(new), "--max-in-flight", flag,
+                                              f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
+                times[label].append(wall)
+                if label == "concurrent":
+                    rss.append(peak)
+                namespace = f"apply-{run}-{flag}"
+                cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+                rendered = workdir / f"{namespace}.yaml"
+                rendered.write_bytes(subprocess.run([ours, "render", "-f", str(new)],
+                                                    check=True, capture_output=True).stdout.replace(
+                    f"namespace: step-{run}-{flag}".encode(), f"namespace: {namespace}".encode()))
+                if label == "one at a time":
+                    wall, _, _ = run_measured([*kubectl, "apply", "--server-side", "-f", str(rendered)])
+                    times["kubectl"].append(wall)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    objects = args.slices * ROLES * 2
+    print(f"\n#### Template-change step at {objects:,} objects ({args.runs} runs, load average before "
+          f"{load[0]:.1f})\n")
+    print("| command | median s | min s |")
+    print("|---|--:|--:|")
+    print(f"| `rollout step -f new.yaml --max-in-flight 1` | {med['one at a time']:.1f} | "
+          f"{min(times['one at a time']):.1f} |")
+    print(f"| `rollout step -f new.yaml` (--max-in-flight {DEFAULT_MAX_IN_FLIGHT}) | {med['concurrent']:.1f} | "
+          f"{min(times['concurrent']):.1f} |")
+    print(f"| `kubectl apply --server-side -f objects.yaml` | {med['kubectl']:.1f} | {min(times['kubectl']):.1f} |")
+    ratio = med["concurrent"] / med["kubectl"]
+    print(f"\n- {'PASS' if ratio <= 1.0 else 'FAIL'}  step ≤ 1.0× kubectl apply --server-side (median): "
+          f"{med['concurrent']:.1f} s vs {med['kubectl']:.1f} s = {ratio:.2f}×")
+    peak = max(rss)
+    print(f"- {'PASS' if peak <= 150 else 'FAIL'}  step peak RSS ≤ 150 MB: {peak:.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Where one `rollout status -o json` process spends its time: run as a child, prints JSON.
+
+    python benchmarks/status_phases.py KUBECONFIG FILE
+
+Times, in order, what the command does: imports (CLI and the Kubernetes client), kubeconfig,
+the two LISTs (bytes on the wire, then JSON decoding, apart), building the snapshot, the pure
+core (reconcile, derive_status, to_document) and formatting the JSON output. Interpreter
+start-up is what is left of the whole-process wall time (the parent measures that).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+T0 = time.perf_counter()
+
+
+def main() -> None:
+    kubeconfig, filename = sys.argv[1], sys.argv[2]
+    phases: dict[str, float] = {}
+    mark = [time.perf_counter()]
+
+    def lap(name: str) -> None:
+        now = time.perf_counter()
+        phases[name] = phases.get(name, 0.0) + (now - mark[0])
+        mark[0] = now
+
+    import kubectl_disagg.commands.rollout_status  # noqa: F401  (click, core, output)
+    from kubectl_disagg import naming
+    from kubectl_disagg.output import format_objects
+    from kubectl_disagg.reconcile import reconcile
+    from kubectl_disagg.status import derive_status, to_document
+    from kubectl_disagg.commands._options import sets_from_files
+    lap("import kubectl_disagg (CLI, core, output)")
+    from kubectl_disagg import cluster as cluster_module, rest
+    import kubernetes.client.api_client  # noqa: F401
+    lap("import Kubernetes client (what RestClient loads)")
+    (ds,) = sets_from_files((filename,), False)
+    lap("read and validate the file")
+    configuration, _ = cluster_module.load_configuration(kubeconfig, None)
+    client = rest.RestClient(configuration, configuration.host)
+    lap("kubeconfig and client set-up")
+    selector = f"{naming.NAME_LABEL}={ds.name}"
+    raw = {}
+    for resource in (rest.LWS, rest.SERVICE):
+        response = client._send("GET", rest._path(resource, ds.namespace), {"labelSelector": selector})
+        raw[resource.kind] = response.data
+        response.release_conn()
+        lap(f"LIST {resource.plural} (request, TLS on the first, bytes)")
+    decoded = {kind: json.loads(data) for kind, data in raw.items()}
+    lap("JSON decoding of both LISTs")
+    from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
+    lws_items = [rest.with_kind(i, rest.LWS) for i in decoded["LeaderWorkerSet"].get("items") or []]
+    svc_items = [rest.with_kind(i, rest.SERVICE) for i in decoded["Service"].get("items") or []]
+    snapshot = Snapshot(namespace=ds.namespace, lws=tuple(lws_from_object(i) for i in lws_items),
+                        services=tuple(service_from_object(i) for i in svc_items),
+                        objects={(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *svc_items)})
+    lap("building the snapshot")
+    document = to_document(derive_status(ds, snapshot, reconcile(ds, snapshot)), "2026-01-01T00:00:00Z")
+    lap("reconcile + derive_status + to_document")
+    text = format_objects([document], "json")
+    lap("JSON output")
+    phases["bytes read"] = sum(len(d) for d in raw.values())
+    phases["in-process total"] = time.perf_counter() - T0
+    print(json.dumps(phases))
+    del text
+
+
+if __name__ == "__main__":
+    main()

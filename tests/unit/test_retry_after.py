@@ -1,0 +1,70 @@
+"""Answers that say "later": 429 and 5xx with Retry-After are retried after the server's wait."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from kubectl_disagg.rest import MAX_RETRIES, MAX_RETRY_AFTER_SECONDS, retry_after, retrying
+
+
+@pytest.mark.parametrize(("status", "headers", "wait"), [
+    (429, {"Retry-After": "2"}, 2.0),
+    (429, {"retry-after": "0"}, 0.0),
+    (429, {}, 1.0),  # priority and fairness always sends it; a proxy may not
+    (429, {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 1.0),
+    (429, {"Retry-After": "3600"}, MAX_RETRY_AFTER_SECONDS),
+    (503, {"Retry-After": "1"}, 1.0),
+    (500, {}, None),  # a 5xx without Retry-After is an error, as in client-go
+    (409, {"Retry-After": "1"}, None),
+    (404, {}, None),
+])
+def test_retry_after(status, headers, wait):
+    assert retry_after(status, headers, attempt=0) == wait
+
+
+def test_attempts_are_capped():
+    assert retry_after(429, {"Retry-After": "1"}, attempt=MAX_RETRIES) is None
+
+
+def answer(status: int, retry: str | None) -> ApiException:
+    err = ApiException(status=status, reason="Too Many Requests" if status == 429 else "Error")
+    err.headers = {"Retry-After": retry} if retry is not None else {}
+    return err
+
+
+def test_retrying_waits_as_told_then_returns_the_answer():
+    answers = [answer(429, "2"), answer(503, "1"), "ok"]
+    slept = []
+
+    def call():
+        current = answers.pop(0)
+        if isinstance(current, Exception):
+            raise current
+        return current
+
+    assert retrying(call, sleep=slept.append) == "ok"
+    assert slept == [2.0, 1.0]
+
+
+def test_retrying_lets_other_answers_through_at_once():
+    slept = []
+
+    def call():
+        raise answer(409, None)
+
+    with pytest.raises(ApiException) as raised:
+        retrying(call, sleep=slept.append)
+    assert raised.value.status == 409 and slept == []
+
+
+def test_retrying_gives_up_after_the_last_attempt():
+    calls = []
+
+    def call():
+        calls.append(1)
+        raise answer(429, "0")
+
+    with pytest.raises(ApiException):
+        retrying(call, sleep=lambda seconds: None)
+    assert len(calls) == MAX_RETRIES + 1
