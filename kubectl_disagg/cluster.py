@@ -10,6 +10,7 @@ cluster. The modules under it: `kubeconfig` (where and who), `rest` (requests), 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kubectl_disagg import naming
@@ -18,7 +19,8 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.rest import BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, SERVICE, Resource, RestClient, with_kind
+from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LEASE, LWS, SERVICE, Resource, RestClient,
+                                 with_kind)
 from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
 
 
@@ -51,6 +53,40 @@ def _pointer_token(key: str) -> str:
 def _tested(operations: list[dict]) -> str:
     path = next((op["path"] for op in operations if op["op"] == "test"), "/")
     return ".".join(part for part in path.split("/") if part)
+
+
+def permissions_needed(actions: Sequence[Action]) -> list[tuple[str, Resource]]:
+    """Every (verb, resource) a pass of `actions` uses, in a stable order: its writes, and the
+    Lease's renewal and release. Server-side apply of a new object is a patch that creates."""
+    if not actions:
+        return []
+    needed: dict[tuple[str, str], tuple[str, Resource]] = {}
+
+    def need(verb: str, resource: Resource) -> None:
+        needed.setdefault((verb, resource.plural), (verb, resource))
+
+    for action in actions:
+        resource = BY_KIND[action.kind]
+        if isinstance(action, Create):
+            need("create", resource)
+            need("patch", resource)
+        elif isinstance(action, Delete):
+            need("delete", resource)
+        else:
+            need("patch", resource)
+    need("update", LEASE)
+    need("delete", LEASE)
+    return list(needed.values())
+
+
+class Forbidden(UserError):
+    """The user lacks permissions a pass needs: named on one line, before anything is written."""
+
+    def __init__(self, missing: list[tuple[str, Resource]], namespace: str):
+        wanted = ", ".join(f"{verb} {resource.plural}" + (f".{resource.group}" if resource.group else "")
+                           for verb, resource in missing)
+        super().__init__(f"forbidden: this pass needs permission to {wanted} in namespace {namespace}, "
+                         "which this user lacks; nothing was changed (see deploy/rbac.yaml)")
 
 
 # --- the session ------------------------------------------------------------------------------
@@ -156,6 +192,15 @@ class Cluster:
                            f"({_tested(operations)} is no longer what this step read)") from None
 
     def lease(self, set_name: str, namespace: str, holder: str | None = None,
-              duration: int = DEFAULT_LEASE_SECONDS) -> Lease:
-        """The set's Lease, acquired on `with` entry and released on exit (see `Lease`)."""
-        return Lease(self.client, set_name, namespace, holder or default_holder(), duration)
+              duration: int = DEFAULT_LEASE_SECONDS, wait_until: float | None = None) -> Lease:
+        """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
+        `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
+        return Lease(self.client, set_name, namespace, holder or default_holder(), duration, wait_until)
+
+    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
+        """Refuse a pass its user may not carry out whole, before its first write: one
+        SelfSubjectAccessReview per verb and resource it needs (see `permissions_needed`)."""
+        missing = [(verb, resource) for verb, resource in permissions_needed(actions)
+                   if not self.client.allowed(verb, resource, namespace)]
+        if missing:
+            raise Forbidden(missing, namespace)

@@ -43,6 +43,13 @@ class LeaseHeld(UserError):
         ])
 
 
+class LeaseWaitTimedOut(UserError):
+    """`--wait-for-lease` ran out of time with another stepper still holding the Lease."""
+
+    def __init__(self, held: LeaseHeld):
+        super().__init__([f"timed out waiting for the lease: {held.lines()[0]}"])
+
+
 class LeaseLost(UserError):
     """The Lease was taken over (or deleted) while we thought we held it: stop acting at once."""
 
@@ -102,7 +109,8 @@ class Lease:
     within a fraction of the lease duration.
     """
 
-    def __init__(self, client: RestClient, set_name: str, namespace: str, holder: str, duration: int):
+    def __init__(self, client: RestClient, set_name: str, namespace: str, holder: str, duration: int,
+                 wait_until: float | None = None):
         if duration < 1:
             raise ValueError("a lease lasts at least one second")
         self.name = LEASE_PREFIX + set_name
@@ -113,9 +121,13 @@ class Lease:
         self._client = client
         self._object: dict | None = None
         self._renewed = 0.0  # time.monotonic() of the latest successful write
+        self._wait_until = wait_until  # time.monotonic() to queue until (math.inf: no limit); None: never queue
 
     def __enter__(self) -> Lease:
-        self.acquire()
+        if self._wait_until is None:
+            self.acquire()
+        else:
+            self.acquire_waiting(self._wait_until)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -146,6 +158,34 @@ class Lease:
             self._take_over(current, now)
             return
         raise LeaseHeld(self.name, self.namespace, "another stepper", None)
+
+    def acquire_waiting(self, until: float) -> None:
+        """Acquire, queueing behind the holder until `until` (time.monotonic()): between attempts,
+        watch the Lease until it changes (released, taken, renewed) or lapses, never polling."""
+        while True:
+            try:
+                self.acquire()
+                return
+            except LeaseHeld as held:
+                remaining = until - time.monotonic()
+                if remaining <= 0:
+                    raise LeaseWaitTimedOut(held) from None
+                self._wait_for_change(remaining)
+
+    def _wait_for_change(self, timeout: float) -> None:
+        try:
+            current = self._client.get(LEASE, self.namespace, self.name)
+        except NotFound:
+            return  # released meanwhile: try at once
+        spec = current.get("spec") or {}
+        now = _utcnow()
+        if lease_is_free(spec, now):
+            return
+        expiry = lease_expiry(spec)
+        if expiry is not None:  # wake when it lapses, should the holder have died
+            timeout = min(timeout, max(1.0, (expiry - now).total_seconds() + 0.5))
+        self._client.watch(LEASE, self.namespace, "", current["metadata"]["resourceVersion"], timeout,
+                           field_selector=f"metadata.name={self.name}")
 
     def renew(self) -> None:
         """Extend the lease; LeaseLost if it is no longer ours."""

@@ -91,7 +91,7 @@ class RestClient:
         self._api_client.close()
 
     def watch(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
-              timeout: float) -> bool:
+              timeout: float, field_selector: str | None = None) -> bool:
         """Block until an object changes after `resource_version`: True, or False on timeout.
 
         One WATCH request, ended by the server after `timeout` (rounded up to whole seconds,
@@ -106,7 +106,7 @@ class RestClient:
         events = watch.Watch().stream(
             custom.list_namespaced_custom_object, resource.group, resource.version, namespace,
             resource.plural, label_selector=label_selector, resource_version=resource_version,
-            timeout_seconds=seconds,
+            timeout_seconds=seconds, **({"field_selector": field_selector} if field_selector else {}),
             _request_timeout=(REQUEST_TIMEOUT[0], seconds + WATCH_READ_SLACK),
         )
         try:
@@ -116,6 +116,16 @@ class RestClient:
             return True  # too old to watch from: plenty has changed, read everything again
         finally:
             events.close()
+
+    def allowed(self, verb: str, resource: Resource, namespace: str) -> bool:
+        """Whether this session's user may `verb` the `resource` in `namespace`: one
+        SelfSubjectAccessReview, which every authenticated user may create."""
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                  "spec": {"resourceAttributes": {"namespace": namespace, "verb": verb, "group": resource.group,
+                                                  "version": resource.version, "resource": resource.plural}}}
+        with self._errors(f"selfsubjectaccessreview ({verb} {resource.plural})"):
+            answer = _json(self._send("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", None, review))
+        return bool((answer.get("status") or {}).get("allowed"))
 
     def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
         with self._errors(resource.collection(namespace)):

@@ -12,9 +12,10 @@ Where actions land is the `Executor`: the cluster today (`cluster.Cluster`); a s
 from __future__ import annotations
 
 import difflib
+import math
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -52,7 +53,12 @@ class Executor(Protocol):
 
     def execute(self, action: Action, namespace: str) -> None: ...
 
-    def lease(self, set_name: str, namespace: str) -> AbstractContextManager[HeldLease]: ...
+    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
+        """Raise a `UserError` unless every one of `actions` is permitted: checked whole, before a write."""
+
+    def lease(self, set_name: str, namespace: str,
+              wait_until: float | None = None) -> AbstractContextManager[HeldLease]:
+        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it."""
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool: ...
 
@@ -134,13 +140,16 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     actions land in `write_units` (a revision group's scales): a unit cut short is taken back,
     so no revision group is ever left split. With `max_in_flight` above 1 the units of different
     slices go out concurrently (`write_scheduler`; the executor must then be thread-safe), and
-    the actions carried out are those that landed, in reconcile's order.
+    the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
+    checked whole before its first write, so a refusal (403) never cuts it in half.
     """
     snapshot = executor.snapshot(ds.name, namespace)
     result = reconcile(ds, snapshot)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
+    if lease is not None:
+        executor.authorize(result.actions, namespace)
     outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace),
                         lambda landed, failed, err, unit: _undo_unit(
                             executor, landed, namespace, _may_have_landed(failed, err, unit)), max_in_flight=max_in_flight,
@@ -197,6 +206,7 @@ class Retry:
 
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
           dry_run: bool = False, deadline: float | None = None, max_in_flight: int = 1,
+          wait_for_lease: bool = False,
           clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
@@ -206,13 +216,16 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
     passes that changed nothing, it watches the set instead of polling; a conflict yields a
     `Retry` and reads again after a short jittered pause (with `until_complete` only: a
     single pass raises `PassInterrupted` for any failed action, as for other errors).
-    Raises the executor's lease errors when another stepper holds or takes the set.
+    Raises the executor's lease errors when another stepper holds or takes the set; with
+    `wait_for_lease`, a held lease is queued for instead, until `deadline` (`clock` is
+    time.monotonic then). A single pass runs once it has the lease, whatever the deadline.
     """
     if dry_run:
         yield plan_pass(executor, ds, namespace)
         return
-    with executor.lease(ds.name, namespace) as lease:
-        while not _expired(deadline, clock):
+    wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
+    with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
+        while not (until_complete and _expired(deadline, clock)):
             try:
                 result = run_pass(executor, ds, namespace, lease, max_in_flight=max_in_flight)
             except PassInterrupted as interrupted:

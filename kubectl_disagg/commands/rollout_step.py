@@ -109,7 +109,8 @@ Exit codes:
   3  refused (that pass changed nothing): the live objects cannot be explained,
      an object not managed by kubectl-disagg is in the way, or another stepper
      holds (or took over) the set's lease
-  4  timeout: --until-complete ran out of time (the rollout stays where it is)
+  4  timeout: --until-complete ran out of time (the rollout stays where it is),
+     or --wait-for-lease gave up before the lease was free
 
 \b
 Exit codes with --gitops (docs/gitops.md):
@@ -129,8 +130,11 @@ Exit codes with --gitops (docs/gitops.md):
               help="Print the actions and the object changes (diffs), change nothing.")
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
-@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete or --gitops --wait: give up after this long "
-                                   "(e.g. 90s, 5m, 1h; 0 means no limit).")
+@click.option("--wait-for-lease", is_flag=True,
+              help="If another stepper holds the set's lease, queue (watching the lease) until it is free "
+                   "instead of exiting 3; bounded by --timeout.")
+@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete, --wait-for-lease or --gitops --wait: give up after "
+                                   "this long (e.g. 90s, 5m, 1h; 0 means no limit).")
 @_options.output("text", "yaml", "json", default="text")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: check the cluster shows the committed rollout state, then write the "
@@ -145,39 +149,46 @@ Exit codes with --gitops (docs/gitops.md):
               help="With --gitops: write a Markdown description of the step (for its pull request).")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
-         kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool, timeout: float | None,
-         output: str, gitops: bool, wait: bool, pr_description: str | None, max_in_flight: int) -> None:
+         kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool,
+         wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
+         pr_description: str | None, max_in_flight: int) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
     the cluster (applied there by GitOps; no controller acts on it).
 
     A pass takes the set's Lease (coordination.k8s.io, kubectl-disagg-NAME) so that two
-    steppers never act at once, reads the set's LeaderWorkerSets and Services, and creates,
-    scales, annotates or deletes what the coordinated rollout calls for. Scales and
-    annotations are pinned to the spec.replicas they were computed from (a status write in
-    between does not matter; a replica change fails them), deletes to the resourceVersion.
-    The scales of one revision group land together: one that fails undoes the group's
-    earlier writes, so no group is left serving some roles without the others.
+    steppers never act at once (held by another: exit 3, or with --wait-for-lease queue
+    until it is released or lapses), checks that the user may make every write the pass
+    needs (SelfSubjectAccessReview: a pass is refused whole, never cut in half by a 403),
+    reads the set's LeaderWorkerSets and Services, and creates, scales, annotates or deletes
+    what the coordinated rollout calls for. Scales and annotations are pinned to the
+    spec.replicas they were computed from (a status write in between does not matter; a
+    replica change fails them), deletes to the resourceVersion. The scales of one revision
+    group land together: one that fails undoes the group's earlier writes, so no group is
+    left serving some roles without the others.
 
     \b
     kubectl disagg rollout step -f ds.yaml --dry-run     # what the next pass would do
     kubectl disagg rollout step -f ds.yaml               # do it
     kubectl disagg rollout step -f ds.yaml --until-complete --timeout 1h
+    kubectl disagg rollout step -f ds.yaml --until-complete --wait-for-lease   # queue behind another operator
 
     With --until-complete, sets are rolled one after another in input order, and the first
     that does not complete stops the run.
     """
     if gitops:
-        if name or dry_run or until_complete or not filenames:
+        if name or dry_run or until_complete or wait_for_lease or not filenames:
             raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept) and "
-                                   "neither NAME, --dry-run nor --until-complete")
+                                   "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
         from kubectl_disagg.commands import rollout_step_gitops
 
         ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
                                          pr_description, output))
     if wait or pr_description:
         raise click.UsageError("--wait and --pr-description go with --gitops")
+    if dry_run and wait_for_lease:
+        raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for")
     if dry_run and until_complete:
         raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
                                "nothing, so the rollout would never advance")
@@ -187,13 +198,14 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     console = Console(output)
     with _options.session(kubeconfig, context) as cluster:
         sets = sets or [_options.stored_set(cluster, name, namespace)]
-        deadline = None if timeout is None or not until_complete else time.monotonic() + timeout
+        bounded = until_complete or wait_for_lease
+        deadline = None if timeout is None or not bounded else time.monotonic() + timeout
         codes = []
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
             code = _step_set(cluster, ds, target, console, until_complete=until_complete, dry_run=dry_run,
-                             deadline=deadline, max_in_flight=max_in_flight)
-            if code == EXIT_TIMEOUT:
+                             deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease)
+            if code == EXIT_TIMEOUT and until_complete:
                 console.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in "
                                f"{target} is not complete; the rollout stays where it is, run the command "
                                "again to continue"])
@@ -204,16 +216,20 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 
 
 def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
-              deadline: float | None, max_in_flight: int) -> int:
+              deadline: float | None, max_in_flight: int, wait_for_lease: bool = False) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
-    from kubectl_disagg.lease import LeaseHeld, LeaseLost
+    from kubectl_disagg.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 
     last = None
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
-                                      deadline=deadline, max_in_flight=max_in_flight)) as passes:
+                                      deadline=deadline, max_in_flight=max_in_flight,
+                                      wait_for_lease=wait_for_lease)) as passes:
             for last in passes:
                 _show(console, last, until_complete)
+    except LeaseWaitTimedOut as err:
+        console.error(err.lines())
+        return EXIT_TIMEOUT
     except (LeaseHeld, LeaseLost) as err:
         console.error(err.lines())
         return EXIT_REFUSED

@@ -372,3 +372,21 @@ def test_namespace_flag_may_not_contradict_the_document(tmp_path):
     with pytest.raises(UserError) as caught:
         namespace_for(ds, "other", "default")
     assert 'does not match --namespace "other"' in caught.value.lines()[0]
+
+
+def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
+    from kubectl_disagg.cluster import Forbidden, permissions_needed
+    from kubectl_disagg.reconcile import Create, Delete, Scale
+    from kubectl_disagg.rest import LWS
+
+    scale = Scale(name="a", from_replicas=1, to_replicas=2, resource_version="1", slice=0)
+    actions = [Create(object={"kind": "Service", "metadata": {"name": "s"}}, slice=0), scale, scale,
+               Delete(kind="LeaderWorkerSet", name="b", uid="u", resource_version="2", slice=0)]
+    needed = [(verb, resource.plural) for verb, resource in permissions_needed(actions)]
+    assert needed == [("create", "services"), ("patch", "services"), ("patch", "leaderworkersets"),
+                      ("delete", "leaderworkersets"), ("update", "leases"), ("delete", "leases")]
+    assert permissions_needed([]) == []
+    message = str(Forbidden([("patch", LWS)], "serving"))
+    assert "\n" not in message
+    assert message.startswith("forbidden: this pass needs permission to patch "
+                              "leaderworkersets.leaderworkerset.x-k8s.io in namespace serving")

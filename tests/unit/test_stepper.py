@@ -21,6 +21,8 @@ class MemoryExecutor:
         self.cluster, self.conflicts = cluster, conflicts
         self.leases = 0
         self.watches = 0
+        self.authorized: list[int] = []  # actions per pass, checked before its writes
+        self.waits: list = []
 
     def snapshot(self, set_name, namespace):
         return self.cluster.snapshot(set_name)
@@ -31,9 +33,13 @@ class MemoryExecutor:
             raise Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
         self.cluster.execute([action])
 
+    def authorize(self, actions, namespace):
+        self.authorized.append(len(actions))
+
     @contextlib.contextmanager
-    def lease(self, set_name, namespace):
+    def lease(self, set_name, namespace, wait_until=None):
         self.leases += 1
+        self.waits.append(wait_until)
         yield SimpleNamespace(duration=30, renew_if_due=lambda: None)
 
     def wait_for_change(self, set_name, namespace, resource_version, timeout):
@@ -83,3 +89,32 @@ def test_a_deadline_already_passed_runs_no_pass():
     executor = MemoryExecutor(MemoryCluster("serving"))
     assert list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", deadline=5.0,
                       clock=lambda: 10.0)) == []
+
+
+def test_a_pass_is_authorized_whole_before_its_first_write():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    (once,) = drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", until_complete=False)
+    assert executor.authorized == [len(once.reconciliation.actions)] and once.done
+
+
+def test_a_refused_authorization_writes_nothing():
+    from kubectl_disagg.errors import UserError
+
+    executor = MemoryExecutor(MemoryCluster("serving"))
+
+    def refuse(actions, namespace):
+        raise UserError("forbidden: this pass needs permission to patch leaderworkersets")
+
+    executor.authorize = refuse
+    with pytest.raises(UserError, match="patch leaderworkersets"):
+        list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", until_complete=False))
+    assert executor.cluster.lws() == {}
+
+
+def test_wait_for_lease_queues_until_the_deadline_or_without_limit():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    ds = make_set({"prefill": 1, "decode": 1})
+    list(drive(executor, ds, "serving", until_complete=False))
+    list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True))
+    list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True, deadline=7.0))
+    assert executor.waits == [None, float("inf"), 7.0]

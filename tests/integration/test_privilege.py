@@ -1,0 +1,182 @@
+"""Least privilege: `deploy/rbac.yaml`'s Roles, bound to service accounts whose tokens run the
+commands against the real kube-apiserver (RBAC on).
+
+Each Role lets its commands work; a Role missing one verb makes `rollout step` refuse the pass
+whole, in one line naming the verb and the resource, before any write (the Lease is taken first,
+then a SelfSubjectAccessReview per verb and resource the pass needs).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
+from tests.integration.test_rollout_step import SET, Live, assert_matches_render, model, stepper, write_set  # noqa: F401 (fixture)
+
+REPO = Path(__file__).resolve().parents[2]
+RBAC = REPO / "deploy" / "rbac.yaml"
+STATUS, STEPPER, GITOPS = "kubectl-disagg-status", "kubectl-disagg-stepper", "kubectl-disagg-gitops"
+RBAC_API = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def rbac_documents(namespace: str) -> list[dict]:
+    """deploy/rbac.yaml, moved into `namespace`."""
+    documents = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+    for document in documents:
+        document["metadata"]["namespace"] = namespace
+        for subject in document.get("subjects") or []:
+            subject["namespace"] = namespace
+    return documents
+
+
+def create(control_plane, namespace: str, document: dict) -> None:
+    path = {"Role": f"{RBAC_API}/namespaces/{namespace}/roles",
+            "RoleBinding": f"{RBAC_API}/namespaces/{namespace}/rolebindings",
+            "ServiceAccount": f"/api/v1/namespaces/{namespace}/serviceaccounts"}[document["kind"]]
+    control_plane.request("POST", path, document)
+
+
+def service_account_token(control_plane, namespace: str, name: str) -> str:
+    answer = control_plane.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}})
+    return answer["status"]["token"]
+
+
+def without_verb(role: dict, resource: str, verb: str, name: str) -> dict:
+    """A copy of `role` named `name` that lacks `verb` on `resource`."""
+    changed = copy.deepcopy(role)
+    changed["metadata"]["name"] = name
+    for rule in changed["rules"]:
+        if resource in rule["resources"]:
+            rule["verbs"] = [v for v in rule["verbs"] if v != verb]
+    return changed
+
+
+class Accounts:
+    """deploy/rbac.yaml installed in the test namespace, and a kubeconfig with a context per account."""
+
+    def __init__(self, control_plane, namespace: str, directory: Path):
+        self.control_plane, self.namespace = control_plane, namespace
+        self.documents = rbac_documents(namespace)
+        for document in self.documents:
+            create(control_plane, namespace, document)
+        self.kubeconfig = directory / "kubeconfig"
+        self.users: dict[str, str] = {}
+        for name in (STATUS, STEPPER, GITOPS):
+            self.add_user(name)
+
+    def role(self, name: str) -> dict:
+        return next(d for d in self.documents if d["kind"] == "Role" and d["metadata"]["name"] == name)
+
+    def add_account(self, name: str, role: dict) -> None:
+        """A service account bound to exactly `role` (created here)."""
+        create(self.control_plane, self.namespace, role)
+        create(self.control_plane, self.namespace, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                    "metadata": {"name": name}})
+        create(self.control_plane, self.namespace, {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role["metadata"]["name"]},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": self.namespace}]})
+        self.add_user(name)
+
+    def add_user(self, name: str) -> None:
+        self.users[name] = service_account_token(self.control_plane, self.namespace, name)
+        config = {
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "testenv", "cluster": {"server": self.control_plane.server,
+                                                         "certificate-authority": str(self.control_plane.ca_file)}}],
+            "users": [{"name": user, "user": {"token": token}} for user, token in self.users.items()],
+            "contexts": [{"name": user, "context": {"cluster": "testenv", "user": user, "namespace": self.namespace}}
+                         for user in self.users],
+            "current-context": STATUS,
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(config))
+
+
+@pytest.fixture
+def accounts(control_plane, namespace, tmp_path) -> Accounts:
+    return Accounts(control_plane, namespace, tmp_path)
+
+
+def run(stepper, accounts: Accounts, context: str, *args: str):
+    """The CLI as `context` of the accounts' kubeconfig (stepper's runner, another kubeconfig)."""
+    from kubectl_disagg.cli import main
+
+    stepper.capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--kubeconfig", str(accounts.kubeconfig), "--context", context])
+    out, err = stepper.capsys.readouterr()
+    assert "Traceback" not in err
+    return exited.value.code, out, err
+
+
+def everything(live: Live) -> dict[str, str]:
+    return live.versions()
+
+
+def test_status_role_reads_and_may_not_step(stepper, accounts, tmp_path):
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
+    stepper.drive(path)
+    stored = yaml.safe_load(path.read_text())
+    accounts.control_plane.request(
+        "POST", f"/apis/disaggregatedset.x-k8s.io/v1/namespaces/{stepper.namespace}/disaggregatedsets", stored)
+    for args in (["rollout", "status", "-f", str(path)], ["rollout", "status", SET],
+                 ["rollout", "plan", "-f", str(path)], ["rollout", "step", "-f", str(path), "--dry-run"],
+                 ["rollout", "step", SET, "--dry-run"]):
+        code, out, err = run(stepper, accounts, STATUS, *args)
+        assert code == EXIT_OK, (args, err)
+        assert out
+
+    before = everything(stepper.live)
+    changed = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2")
+    code, out, err = run(stepper, accounts, STATUS, "rollout", "step", "-f", str(changed))
+    assert code == EXIT_ERROR and out == ""
+    assert err.strip().splitlines() == [
+        f'lease/kubectl-disagg-{SET}: forbidden: User "system:serviceaccount:{stepper.namespace}:{STATUS}" '
+        f'cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "{stepper.namespace}"']
+    assert everything(stepper.live) == before
+
+
+def test_stepper_role_rolls_out_to_the_end(stepper, accounts, tmp_path, lws_simulator):
+    first = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2)
+    second = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 2}, image="img:2")  # one slice fewer
+    with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        for path in (first, second):
+            code, _, err = run(stepper, accounts, STEPPER, "rollout", "step", "-f", str(path), "--until-complete",
+                               "--wait-for-lease", "--timeout", "2m")
+            assert code == EXIT_OK, err
+            assert "forbidden" not in err
+    assert lws_simulator.errors == []
+    assert_matches_render(model(second), stepper.live)  # creates, scales, annotations, deletes: all allowed
+
+
+def test_gitops_role_steps_through_git(stepper, accounts, tmp_path):
+    directory = tmp_path / "repo"
+    directory.mkdir()
+    write_set(directory, stepper.namespace, {"prefill": 1, "decode": 1})
+    code, _, err = run(stepper, accounts, GITOPS, "rollout", "step", "--gitops", "-f", str(directory))
+    assert code == EXIT_OK, err
+    assert stepper.live.lws("") == []  # the cluster is left alone: the next state is in git
+
+
+@pytest.mark.parametrize(("resource", "verb", "named"), [
+    ("leaderworkersets", "patch", "patch leaderworkersets.leaderworkerset.x-k8s.io"),
+    ("services", "create", "create services"),
+    ("leases", "update", "update leases.coordination.k8s.io"),
+])
+def test_a_missing_verb_refuses_the_pass_whole_in_one_line(stepper, accounts, tmp_path, resource, verb, named):
+    name = f"no-{verb}-{resource}"
+    accounts.add_account(name, without_verb(accounts.role(STEPPER), resource, verb, name))
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
+    code, out, err = run(stepper, accounts, name, "rollout", "step", "-f", str(path))
+    assert code == EXIT_ERROR and out == ""
+    (line,) = err.strip().splitlines()
+    assert line == (f"forbidden: this pass needs permission to {named} in namespace {stepper.namespace}, which this "
+                    "user lacks; nothing was changed (see deploy/rbac.yaml)")
+    assert everything(stepper.live) == {}  # no LWS, no Service
+    leases = accounts.control_plane.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{stepper.namespace}/leases")
+    assert leases["items"] == []  # taken, then released
