@@ -12,6 +12,9 @@ APP_LABEL = "app"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGER = "kubectl-disagg"
 
+SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
+SET_KIND = "DisaggregatedSet"
+
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"
 MAX_NAME_LENGTH = 63

@@ -196,11 +196,12 @@ def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> 
 
 
 def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[LiveService], list[str]]:
-    """Our objects; anything else carrying the set's name label is reported and left alone."""
+    """The set's objects (ours, or the controller's: see `controller`); anything else carrying
+    the set's name label is reported and left alone."""
     warnings = []
     ours_lws, ours_services = [], []
     for obj in (*snapshot.lws, *snapshot.services):
-        if obj.managed_by_us(set_name):
+        if obj.belongs_to(set_name):
             (ours_lws if isinstance(obj, LiveLWS) else ours_services).append(obj)
         else:
             manager = obj.labels.get(naming.MANAGED_BY_LABEL, "nobody")
@@ -210,7 +211,7 @@ def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[L
 
 
 def _foreign_names(set_name: str, snapshot: Snapshot) -> set[tuple[str, str]]:
-    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.managed_by_us(set_name)}
+    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
 
 
 def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveService] = ()) -> list[str]:

@@ -49,6 +49,9 @@ class LiveObject:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     created: str  # RFC 3339, so it sorts as text
+    # The name of the DisaggregatedSet its ownerReferences name as controller ("" for none):
+    # the upstream controller acts only on objects it owns that way.
+    controller_set: str = ""
 
     @functools.cached_property
     def identity(self) -> Identity:
@@ -58,6 +61,14 @@ class LiveObject:
     def managed_by_us(self, set_name: str) -> bool:
         return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
                 and self.labels.get(naming.NAME_LABEL) == set_name)
+
+    def owned_by_controller(self, set_name: str) -> bool:
+        """The upstream controller's: its ownerReferences name the set as controller."""
+        return self.controller_set == set_name and self.labels.get(naming.NAME_LABEL) == set_name
+
+    def belongs_to(self, set_name: str) -> bool:
+        """Part of the set, whoever runs it (kubectl-disagg or the controller): what status reads."""
+        return self.managed_by_us(set_name) or self.owned_by_controller(set_name)
 
 
 @dataclass(frozen=True)
@@ -99,9 +110,19 @@ class Snapshot:
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
+def controller_set_name(obj: Mapping[str, Any]) -> str:
+    """The DisaggregatedSet an object's ownerReferences name as its controller, or ""."""
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if (owner.get("controller") is True and owner.get("kind") == naming.SET_KIND
+                and str(owner.get("apiVersion", "")).startswith(naming.SET_GROUP + "/")):
+            return str(owner.get("name") or "")
+    return ""
+
+
 def _metadata(obj: Mapping[str, Any]) -> dict:
     metadata = obj.get("metadata") or {}
     return {
+        "controller_set": controller_set_name(obj),
         "name": metadata.get("name", ""),
         "uid": metadata.get("uid", ""),
         "resource_version": metadata.get("resourceVersion", ""),

@@ -53,7 +53,7 @@ class SetStatus:
 
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
     """Role sums over every slice and revision of our LWS; updated counts the target revision only."""
-    ours = [o for o in snapshot.lws if o.managed_by_us(ds.name)]
+    ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
     roles = tuple(_role_status(ds, role.name, _desired(ds, role, ours), ours) for role in ds.roles)
     return SetStatus(
         name=ds.name,

@@ -19,10 +19,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from kubectl_disagg.controller import step_refusal
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_yaml
-from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile, undo, write_units
+from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
+from kubectl_disagg.reconcile import reconcile
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.snapshot import Snapshot
 
@@ -57,6 +59,12 @@ class Executor(Protocol):
 
 
 # --- one pass ---------------------------------------------------------------------------------
+
+
+def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
+    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
+    refusal = step_refusal(ds.name, snapshot)
+    return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,7 @@ class PassInterrupted(Exception):
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A dry run: read and reconcile, change nothing, not even the Lease."""
     snapshot = executor.snapshot(ds.name, namespace)
-    result = reconcile(ds, snapshot)
+    result = reconcile_for_step(ds, snapshot)
     planned = tuple(PlannedAction(action, action_detail(action, snapshot.objects),
                                   action_patch(action, snapshot.objects)) for action in result.actions)
     return Pass(ds, namespace, snapshot, result, planned, dry_run=True)
@@ -133,7 +141,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     so no revision group is ever left split.
     """
     snapshot = executor.snapshot(ds.name, namespace)
-    result = reconcile(ds, snapshot)
+    result = reconcile_for_step(ds, snapshot)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
