@@ -18,7 +18,8 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.rest import BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, SERVICE, Resource, RestClient, with_kind
+from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LWS, SERVICE, Resource, RestClient,
+                                 with_kind)
 from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
 
 
@@ -154,6 +155,10 @@ class Cluster:
         except PatchRejected:
             raise Conflict(f"{resource.subject(name)} changed since it was read "
                            f"({_tested(operations)} is no longer what this step read)") from None
+
+    def record_event(self, event: dict) -> None:
+        """Create one Event (see `events.event_object`)."""
+        self.client.create(EVENT, event["metadata"]["namespace"], event)
 
     def lease(self, set_name: str, namespace: str, holder: str | None = None,
               duration: int = DEFAULT_LEASE_SECONDS) -> Lease:

@@ -48,6 +48,7 @@ LWS = Resource("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworke
 SERVICE = Resource("Service", "", "v1", "services")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
 DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
+EVENT = Resource("Event", "events.k8s.io", "v1", "events")
 BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE)}
 
 
