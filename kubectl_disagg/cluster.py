@@ -18,9 +18,9 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LWS, SERVICE, Resource, RestClient,
-                                 with_kind)
-from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
+from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LWS, ROLE_SCALER, SERVICE, Resource,
+                                 RestClient, with_kind)
+from kubectl_disagg.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 
 def scale_patch(action: Scale) -> list[dict]:
@@ -85,7 +85,8 @@ class Cluster:
     # -- reading -----------------------------------------------------------------------------
 
     def snapshot(self, set_name: str, namespace: str, services: bool = True) -> Snapshot:
-        """Every LWS and Service labelled with the set's name: one LIST each (LWS only without `services`).
+        """Every LWS and Service labelled with the set's name, and the namespace's RoleScalers: one
+        LIST each (LWS only without `services`).
 
         The selector does not require managed-by: objects that merely carry the set's name must
         be seen, so reconcile can leave them alone and refuse to create over them.
@@ -95,13 +96,28 @@ class Cluster:
         service_list = self.client.list(SERVICE, namespace, selector) if services else {}
         lws_items = [with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
+        scalers, scalers_served = self._scalers(namespace) if services else ({}, False)
         return Snapshot(
             namespace=namespace,
             lws=tuple(lws_from_object(item) for item in lws_items),
             services=tuple(service_from_object(item) for item in service_items),
             lws_resource_version=(lws_list.get("metadata") or {}).get("resourceVersion", ""),
+            scalers=scalers,
+            scalers_served=scalers_served,
             objects={(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *service_items)},
         )
+
+    def _scalers(self, namespace: str) -> tuple[dict[str, int], bool]:
+        """RoleScaler name → spec.replicas, and whether the kind is served (its CRD installed).
+
+        Scalers are named `<set>-<role>` and may lack our labels (the controller's): all of the
+        namespace's, a handful at most.
+        """
+        try:
+            listed = self.client.list(ROLE_SCALER, namespace, "")
+        except NotFound:
+            return {}, False
+        return dict(scaler_replicas(item) for item in listed.get("items") or []), True
 
     def get_set(self, name: str, namespace: str) -> dict:
         """The DisaggregatedSet object stored in the cluster (its CRD installed, no controller)."""

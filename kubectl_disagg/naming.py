@@ -15,6 +15,8 @@ MANAGER = "kubectl-disagg"
 SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
 SET_KIND = "DisaggregatedSet"
 
+SCALER_KIND = "DisaggregatedSetRoleScaler"
+
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"
 MAX_NAME_LENGTH = 63
@@ -60,6 +62,11 @@ def service_labels(set_name: str, slice_index: int, revision_: str, role: str) -
     labels = selector_labels(set_name, slice_index, revision_, role)
     labels[MANAGED_BY_LABEL] = MANAGER
     return labels
+
+
+def scaler_name(set_name: str, role: str) -> str:
+    """The RoleScaler of an External role: a stable name for an autoscaler to target."""
+    return f"{set_name}-{role}"
 
 
 def set_selector(set_name: str) -> str:

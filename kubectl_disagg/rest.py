@@ -49,7 +49,8 @@ SERVICE = Resource("Service", "", "v1", "services")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
 DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
-BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE)}
+ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsetrolescalers")
+BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER)}
 
 
 class RestClient:

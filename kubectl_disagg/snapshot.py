@@ -106,6 +106,10 @@ class Snapshot:
     services: tuple[LiveService, ...] = ()
     # The LWS list's resourceVersion: a watch from exactly this point sees every later change.
     lws_resource_version: str = ""
+    # DisaggregatedSetRoleScalers in the namespace: name → spec.replicas. `scalers_served`: the
+    # cluster serves the kind (its CRD is installed), so rollout step may create them.
+    scalers: Mapping[str, int] = field(default_factory=dict)
+    scalers_served: bool = False
     # The objects as read, by (kind, name): what a dry run's diffs and patches start from.
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -147,6 +151,11 @@ def lws_from_object(obj: Mapping[str, Any]) -> LiveLWS:
         updated=_int(status.get("updatedReplicas"), 0),
         observed_generation=observed if isinstance(observed, int) else None,
     )
+
+
+def scaler_replicas(obj: Mapping[str, Any]) -> tuple[str, int]:
+    """(name, spec.replicas) of a RoleScaler; replicas default to 0, as the CRD does."""
+    return (obj.get("metadata") or {}).get("name", ""), _int((obj.get("spec") or {}).get("replicas"), 0)
 
 
 def service_from_object(obj: Mapping[str, Any]) -> LiveService:
