@@ -141,6 +141,8 @@ class Cluster:
         """
         if isinstance(action, Create):
             self.client.apply(BY_KIND[action.kind], namespace, action.object)
+            if "status" in action.object:  # a RoleScaler's: apply leaves the status subresource alone
+                self.client.patch_status(BY_KIND[action.kind], namespace, action.name, action.object["status"])
             return
         try:
             self._change(action, namespace)

@@ -10,6 +10,7 @@ REVISION_LABEL = LABEL_PREFIX + "revision"
 INITIAL_REPLICAS_ANNOTATION = LABEL_PREFIX + "initial-replicas"
 APP_LABEL = "app"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # set by the LWS controller; 0 on leaders
 MANAGER = "kubectl-disagg"
 
 SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects

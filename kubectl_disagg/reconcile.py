@@ -229,6 +229,9 @@ def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str
                      "labels": {naming.NAME_LABEL: ds.name, naming.ROLE_LABEL: role,
                                 naming.MANAGED_BY_LABEL: naming.MANAGER}},
         "spec": {"replicas": replicas},
+        # What /scale reports: an HPA needs the selector (one leader pod per group, every revision).
+        "status": {"replicas": replicas, "selector": f"{naming.NAME_LABEL}={ds.name},{naming.ROLE_LABEL}={role},"
+                                                     f"{naming.WORKER_INDEX_LABEL}=0"},
     }
 
 

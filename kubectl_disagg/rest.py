@@ -25,6 +25,7 @@ WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it tha
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,13 @@ class RestClient:
                     resource.group, resource.version, namespace, resource.plural, name, body,
                     field_manager=FIELD_MANAGER, _content_type=content_type, **params, **_raw())
             _discard(response)
+
+    def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
+        """Merge `status` into a custom object's status subresource."""
+        with self._errors(resource.subject(name) + "/status"):
+            _discard(self._custom.patch_namespaced_custom_object_status(
+                resource.group, resource.version, namespace, resource.plural, name, {"status": dict(status)},
+                field_manager=FIELD_MANAGER, _content_type=MERGE_PATCH, **_raw()))
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
         from kubernetes import client

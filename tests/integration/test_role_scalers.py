@@ -31,6 +31,8 @@ def test_an_autoscaler_scales_the_role_through_its_scaler(stepper, tmp_path):
     scaler = json.loads(stepper.control_plane.kubectl(
         "get", "disaggregatedsetrolescaler", f"{SET}-decode", "-n", stepper.namespace, "-o", "json").stdout)
     assert scaler["spec"] == {"replicas": 1}
+    assert scaler["status"] == {"replicas": 1, "selector": f"disaggregatedset.x-k8s.io/name={SET},"
+                                "disaggregatedset.x-k8s.io/role=decode,leaderworkerset.sigs.k8s.io/worker-index=0"}
 
     # What an HPA or KEDA does: write the scaler's /scale subresource.
     stepper.control_plane.kubectl("scale", "disaggregatedsetrolescaler", f"{SET}-decode", "--replicas", "3",
