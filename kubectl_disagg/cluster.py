@@ -174,6 +174,15 @@ class Cluster:
             raise Conflict(f"{resource.subject(name)} changed since it was read "
                            f"({_tested(operations)} is no longer what this step read)") from None
 
+    def patch_object(self, kind: str, namespace: str, name: str, operations: list) -> None:
+        """An RFC 6902 patch whose `test` ops pin what was read: a `Conflict` when it moved."""
+        self._json_patch(BY_KIND[kind], namespace, name, operations)
+
+    def clear_set_status(self, name: str, namespace: str) -> None:
+        """Remove what the controller wrote in a stored set's status (see `handover`)."""
+        self.client.patch_status(DISAGGREGATED_SET, namespace, name,
+                                 {"observedGeneration": None, "conditions": None, "roleStatuses": None})
+
     def record_event(self, event: dict) -> None:
         """Create one Event (see `events.event_object`)."""
         self.client.create(EVENT, event["metadata"]["namespace"], event)

@@ -18,6 +18,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
         "validate": "kubectl_disagg.commands.validate:validate",
         "rollout": "kubectl_disagg.commands.rollout:rollout",
         "cmp": "kubectl_disagg.commands.cmp:cmp",
+        "handover": "kubectl_disagg.commands.handover:handover",
     },
 )
 @click.version_option(__version__, prog_name="kubectl-disagg")
