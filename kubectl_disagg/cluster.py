@@ -19,9 +19,9 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LEASE, LWS, SERVICE, Resource, RestClient,
-                                 with_kind)
-from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
+from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER, SERVICE,
+                                 Resource, RestClient, with_kind)
+from kubectl_disagg.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 
 def scale_patch(action: Scale) -> list[dict]:
@@ -120,7 +120,8 @@ class Cluster:
     # -- reading -----------------------------------------------------------------------------
 
     def snapshot(self, set_name: str, namespace: str, services: bool = True) -> Snapshot:
-        """Every LWS and Service labelled with the set's name: one LIST each (LWS only without `services`).
+        """Every LWS and Service labelled with the set's name, and the namespace's RoleScalers: one
+        LIST each (LWS only without `services`).
 
         The selector does not require managed-by: objects that merely carry the set's name must
         be seen, so reconcile can leave them alone and refuse to create over them.
@@ -130,13 +131,28 @@ class Cluster:
         service_list = self.client.list(SERVICE, namespace, selector) if services else {}
         lws_items = [with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
+        scalers, scalers_served = self._scalers(namespace) if services else ({}, False)
         return Snapshot(
             namespace=namespace,
             lws=tuple(lws_from_object(item) for item in lws_items),
             services=tuple(service_from_object(item) for item in service_items),
             lws_resource_version=(lws_list.get("metadata") or {}).get("resourceVersion", ""),
+            scalers=scalers,
+            scalers_served=scalers_served,
             objects={(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *service_items)},
         )
+
+    def _scalers(self, namespace: str) -> tuple[dict[str, int], bool]:
+        """RoleScaler name → spec.replicas, and whether the kind is served (its CRD installed).
+
+        Scalers are named `<set>-<role>` and may lack our labels (the controller's): all of the
+        namespace's, a handful at most.
+        """
+        try:
+            listed = self.client.list(ROLE_SCALER, namespace, "")
+        except NotFound:
+            return {}, False
+        return dict(scaler_replicas(item) for item in listed.get("items") or []), True
 
     def get_set(self, name: str, namespace: str) -> dict:
         """The DisaggregatedSet object stored in the cluster (its CRD installed, no controller)."""
@@ -160,6 +176,8 @@ class Cluster:
         """
         if isinstance(action, Create):
             self.client.apply(BY_KIND[action.kind], namespace, action.object)
+            if "status" in action.object:  # a RoleScaler's: apply leaves the status subresource alone
+                self.client.patch_status(BY_KIND[action.kind], namespace, action.name, action.object["status"])
             return
         try:
             self._change(action, namespace)
@@ -190,6 +208,19 @@ class Cluster:
         except PatchRejected:
             raise Conflict(f"{resource.subject(name)} changed since it was read "
                            f"({_tested(operations)} is no longer what this step read)") from None
+
+    def patch_object(self, kind: str, namespace: str, name: str, operations: list) -> None:
+        """An RFC 6902 patch whose `test` ops pin what was read: a `Conflict` when it moved."""
+        self._json_patch(BY_KIND[kind], namespace, name, operations)
+
+    def clear_set_status(self, name: str, namespace: str) -> None:
+        """Remove what the controller wrote in a stored set's status (see `handover`)."""
+        self.client.patch_status(DISAGGREGATED_SET, namespace, name,
+                                 {"observedGeneration": None, "conditions": None, "roleStatuses": None})
+
+    def record_event(self, event: dict) -> None:
+        """Create one Event (see `events.event_object`)."""
+        self.client.create(EVENT, event["metadata"]["namespace"], event)
 
     def lease(self, set_name: str, namespace: str, holder: str | None = None,
               duration: int = DEFAULT_LEASE_SECONDS, wait_until: float | None = None) -> Lease:

@@ -32,9 +32,12 @@ class Placement(namedtuple("Placement", "type topology", defaults=(PLACEMENT_NON
         return self.type != PLACEMENT_NONE
 
 
-class Role(namedtuple("Role", "name replicas spec labels annotations external", defaults=(False,))):
+class Role(namedtuple("Role", "name replicas spec labels annotations external scaled", defaults=(False, False))):
     """One role of the set: name, replicas per slice, `spec` (the defaulted LWS spec; treat it
-    as read-only), the LWS labels and annotations, and whether it scales External-ly."""
+    as read-only), the LWS labels and annotations, and whether it scales External-ly.
+
+    `scaled`: an External role whose `replicas` came from its RoleScaler (see
+    `reconcile.with_scalers`), so they are its target like a Static role's."""
 
     __slots__ = ()
 

@@ -10,7 +10,13 @@ REVISION_LABEL = LABEL_PREFIX + "revision"
 INITIAL_REPLICAS_ANNOTATION = LABEL_PREFIX + "initial-replicas"
 APP_LABEL = "app"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # set by the LWS controller; 0 on leaders
 MANAGER = "kubectl-disagg"
+
+SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
+SET_KIND = "DisaggregatedSet"
+
+SCALER_KIND = "DisaggregatedSetRoleScaler"
 
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"
@@ -57,6 +63,11 @@ def service_labels(set_name: str, slice_index: int, revision_: str, role: str) -
     labels = selector_labels(set_name, slice_index, revision_, role)
     labels[MANAGED_BY_LABEL] = MANAGER
     return labels
+
+
+def scaler_name(set_name: str, role: str) -> str:
+    """The RoleScaler of an External role: a stable name for an autoscaler to target."""
+    return f"{set_name}-{role}"
 
 
 def set_selector(set_name: str) -> str:

@@ -169,7 +169,10 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
     if problems:
         return Reconciliation((), (), tuple(problems), tuple(warnings))
 
-    removed = tuple(_delete(obj, obj.identity.slice) for obj in (*lws, *services)
+    scalers = tuple(Create(scaler_object(ds, role, replicas, snapshot.namespace), 0)
+                    for role, replicas in missing_scalers(ds, snapshot, lws).items())
+    ds = with_scalers(ds, snapshot)
+    removed = scalers + tuple(_delete(obj, obj.identity.slice) for obj in (*lws, *services)
                     if obj.identity.slice >= ds.slices)
     by_slice: dict[int, tuple[list[LiveLWS], list[LiveService]]] = defaultdict(lambda: ([], []))
     for obj in lws:
@@ -185,6 +188,53 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
     return Reconciliation(actions, tuple(reports), (), tuple(warnings))
 
 
+# --- RoleScalers: an External role's target, where an autoscaler sets it ----------------------
+
+def missing_scalers(ds: DisaggregatedSet, snapshot: Snapshot, lws: Iterable[LiveLWS] = ()) -> dict[str, int]:
+    """External roles without their `<set>-<role>` RoleScaler, with the replicas to seed it with:
+    as the controller does, the role's current replicas per slice (the target revision's, else
+    the old revision's at the rollout's start), 1 for a role with none. Only where the kind is served."""
+    if not snapshot.scalers_served:
+        return {}
+    seeds = {}
+    for role in ds.roles:
+        if not role.external or naming.scaler_name(ds.name, role.name) in snapshot.scalers:
+            continue
+        mine = [o for o in lws if o.identity.role == role.name]
+        current = [o.replicas for o in mine if o.identity.revision == ds.revision]
+        before = [o.initial_replicas if o.initial_replicas is not None else o.replicas for o in mine]
+        seeds[role.name] = max(current or before or [EXTERNAL_SEED_REPLICAS])
+    return seeds
+
+
+def with_scalers(ds: DisaggregatedSet, snapshot: Snapshot) -> DisaggregatedSet:
+    """`ds` with each External role that has a RoleScaler (or gets one this pass) sized by it:
+    its spec.replicas is the role's target, and maxSurge/maxUnavailable percentages resolve
+    against it."""
+    lws = [o for o in snapshot.lws if o.belongs_to(ds.name)]
+    replicas = {**missing_scalers(ds, snapshot, lws),
+                **{role.name: snapshot.scalers[naming.scaler_name(ds.name, role.name)] for role in ds.roles
+                   if naming.scaler_name(ds.name, role.name) in snapshot.scalers}}
+    roles = tuple(role._replace(replicas=replicas[role.name], scaled=True)
+                  if role.external and role.name in replicas else role for role in ds.roles)
+    return ds._replace(roles=roles)
+
+
+def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str) -> dict:
+    """A role's RoleScaler as the controller names and seeds it (`/scale` is its subresource)."""
+    return {
+        "apiVersion": f"{naming.SET_GROUP}/v1",
+        "kind": naming.SCALER_KIND,
+        "metadata": {"name": naming.scaler_name(ds.name, role), "namespace": namespace,
+                     "labels": {naming.NAME_LABEL: ds.name, naming.ROLE_LABEL: role,
+                                naming.MANAGED_BY_LABEL: naming.MANAGER}},
+        "spec": {"replicas": replicas},
+        # What /scale reports: an HPA needs the selector (one leader pod per group, every revision).
+        "status": {"replicas": replicas, "selector": f"{naming.NAME_LABEL}={ds.name},{naming.ROLE_LABEL}={role},"
+                                                     f"{naming.WORKER_INDEX_LABEL}=0"},
+    }
+
+
 def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> dict[str, set[str]]:
     """The roles each revision has anywhere in the set (any slice, LWS or Service): what a
     group of that revision should hold, so a role deleted by hand shows up as missing."""
@@ -196,11 +246,12 @@ def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> 
 
 
 def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[LiveService], list[str]]:
-    """Our objects; anything else carrying the set's name label is reported and left alone."""
+    """The set's objects (ours, or the controller's: see `controller`); anything else carrying
+    the set's name label is reported and left alone."""
     warnings = []
     ours_lws, ours_services = [], []
     for obj in (*snapshot.lws, *snapshot.services):
-        if obj.managed_by_us(set_name):
+        if obj.belongs_to(set_name):
             (ours_lws if isinstance(obj, LiveLWS) else ours_services).append(obj)
         else:
             manager = obj.labels.get(naming.MANAGED_BY_LABEL, "nobody")
@@ -210,7 +261,7 @@ def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[L
 
 
 def _foreign_names(set_name: str, snapshot: Snapshot) -> set[tuple[str, str]]:
-    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.managed_by_us(set_name)}
+    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
 
 
 def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveService] = ()) -> list[str]:
@@ -351,6 +402,9 @@ def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
         role: Role | None = next((r for r in ds.roles if r.name == name), None)
         if role is None:
             target.append(0)
+        elif role.scaled:
+            # Its RoleScaler's count, never below what the new revision already runs.
+            target.append(max(role.replicas, current_new[-1]))
         elif role.external:
             # An autoscaler owns an External role's size: keep the capacity it had.
             target.append(max(initial_old[-1], EXTERNAL_SEED_REPLICAS))
@@ -427,9 +481,10 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout
     for role in ds.roles:
         obj = target_group.get(role.name)
         if obj is None:
-            seed = EXTERNAL_SEED_REPLICAS if role.external else None
+            seed = role.replicas if role.scaled else EXTERNAL_SEED_REPLICAS if role.external else None
             actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=seed), slice_index))
-        elif obj.replicas != role.replicas and not role.external:  # an autoscaler sizes External roles
+        elif obj.replicas != role.replicas and (role.scaled or not role.external):
+            # An autoscaler sizes External roles: through their RoleScaler, else on the LWS itself.
             actions.append(_scale(obj, role.replicas, slice_index))
     gate = [] if len(actions) > removals else _stability_gate(ds, target_group)
     if len(actions) > removals or (rollout_ended and gate):

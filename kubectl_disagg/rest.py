@@ -34,6 +34,7 @@ POOLED_CONNECTIONS = 64  # at least write_scheduler.MAX_IN_FLIGHT_LIMIT: concurr
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,9 @@ LWS = Resource("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworke
 SERVICE = Resource("Service", "", "v1", "services")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
 DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
-BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE)}
+EVENT = Resource("Event", "events.k8s.io", "v1", "events")
+ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsetrolescalers")
+BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER)}
 
 
 class RestClient:
@@ -158,6 +161,13 @@ class RestClient:
             query["force"] = "true" if force else "false"
         with self._errors(resource.subject(name)):
             _discard(self._send("PATCH", _path(resource, namespace, name), query, body, content_type))
+
+    def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
+        """Merge `status` into a custom object's status subresource."""
+        with self._errors(resource.subject(name) + "/status"):
+            _discard(self._custom.patch_namespaced_custom_object_status(
+                resource.group, resource.version, namespace, resource.plural, name, {"status": dict(status)},
+                field_manager=FIELD_MANAGER, _content_type=MERGE_PATCH, **_raw()))
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the

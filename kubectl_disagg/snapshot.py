@@ -49,6 +49,9 @@ class LiveObject:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     created: str  # RFC 3339, so it sorts as text
+    # The name of the DisaggregatedSet its ownerReferences name as controller ("" for none):
+    # the upstream controller acts only on objects it owns that way.
+    controller_set: str = ""
 
     @functools.cached_property
     def identity(self) -> Identity:
@@ -58,6 +61,14 @@ class LiveObject:
     def managed_by_us(self, set_name: str) -> bool:
         return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
                 and self.labels.get(naming.NAME_LABEL) == set_name)
+
+    def owned_by_controller(self, set_name: str) -> bool:
+        """The upstream controller's: its ownerReferences name the set as controller."""
+        return self.controller_set == set_name and self.labels.get(naming.NAME_LABEL) == set_name
+
+    def belongs_to(self, set_name: str) -> bool:
+        """Part of the set, whoever runs it (kubectl-disagg or the controller): what status reads."""
+        return self.managed_by_us(set_name) or self.owned_by_controller(set_name)
 
 
 @dataclass(frozen=True)
@@ -95,13 +106,27 @@ class Snapshot:
     services: tuple[LiveService, ...] = ()
     # The LWS list's resourceVersion: a watch from exactly this point sees every later change.
     lws_resource_version: str = ""
+    # DisaggregatedSetRoleScalers in the namespace: name → spec.replicas. `scalers_served`: the
+    # cluster serves the kind (its CRD is installed), so rollout step may create them.
+    scalers: Mapping[str, int] = field(default_factory=dict)
+    scalers_served: bool = False
     # The objects as read, by (kind, name): what a dry run's diffs and patches start from.
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+
+
+def controller_set_name(obj: Mapping[str, Any]) -> str:
+    """The DisaggregatedSet an object's ownerReferences name as its controller, or ""."""
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if (owner.get("controller") is True and owner.get("kind") == naming.SET_KIND
+                and str(owner.get("apiVersion", "")).startswith(naming.SET_GROUP + "/")):
+            return str(owner.get("name") or "")
+    return ""
 
 
 def _metadata(obj: Mapping[str, Any]) -> dict:
     metadata = obj.get("metadata") or {}
     return {
+        "controller_set": controller_set_name(obj),
         "name": metadata.get("name", ""),
         "uid": metadata.get("uid", ""),
         "resource_version": metadata.get("resourceVersion", ""),
@@ -126,6 +151,11 @@ def lws_from_object(obj: Mapping[str, Any]) -> LiveLWS:
         updated=_int(status.get("updatedReplicas"), 0),
         observed_generation=observed if isinstance(observed, int) else None,
     )
+
+
+def scaler_replicas(obj: Mapping[str, Any]) -> tuple[str, int]:
+    """(name, spec.replicas) of a RoleScaler; replicas default to 0, as the CRD does."""
+    return (obj.get("metadata") or {}).get("name", ""), _int((obj.get("spec") or {}).get("replicas"), 0)
 
 
 def service_from_object(obj: Mapping[str, Any]) -> LiveService:

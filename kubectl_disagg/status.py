@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.model import API_VERSION, KIND, DisaggregatedSet
 from kubectl_disagg.planner import format_position
-from kubectl_disagg.reconcile import Reconciliation, SliceReport
+from kubectl_disagg.reconcile import Reconciliation, SliceReport, with_scalers
 from kubectl_disagg.snapshot import LiveLWS, Snapshot
 
 AVAILABLE = "Available"
@@ -53,7 +53,8 @@ class SetStatus:
 
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
     """Role sums over every slice and revision of our LWS; updated counts the target revision only."""
-    ours = [o for o in snapshot.lws if o.managed_by_us(ds.name)]
+    ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
+    ds = with_scalers(ds, snapshot)
     roles = tuple(_role_status(ds, role.name, _desired(ds, role, ours), ours) for role in ds.roles)
     return SetStatus(
         name=ds.name,
@@ -68,8 +69,9 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
 
 
 def _desired(ds: DisaggregatedSet, role, lws: list[LiveLWS]) -> int:
-    """Replicas per slice × slices; an External role wants what its autoscaler last set."""
-    if not role.external:
+    """Replicas per slice × slices (an External role's from its RoleScaler); an External role
+    without one wants what its autoscaler last set on the LWS."""
+    if role.scaled or not role.external:
         return role.replicas * ds.slices
     current = [o.replicas for o in lws if o.identity.role == role.name and o.identity.revision == ds.revision]
     return sum(current) if current else 1

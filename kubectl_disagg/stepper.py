@@ -20,10 +20,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from kubectl_disagg.controller import step_refusal
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_yaml
-from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, reconcile, undo, write_units
+from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
+from kubectl_disagg.reconcile import reconcile
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.snapshot import Snapshot
 from kubectl_disagg.write_scheduler import run_units
@@ -64,6 +66,12 @@ class Executor(Protocol):
 
 
 # --- one pass ---------------------------------------------------------------------------------
+
+
+def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
+    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
+    refusal = step_refusal(ds.name, snapshot)
+    return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,7 @@ class PassInterrupted(Exception):
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A dry run: read and reconcile, change nothing, not even the Lease."""
     snapshot = executor.snapshot(ds.name, namespace)
-    result = reconcile(ds, snapshot)
+    result = reconcile_for_step(ds, snapshot)
     planned = tuple(PlannedAction(action, action_detail(action, snapshot.objects),
                                   action_patch(action, snapshot.objects)) for action in result.actions)
     return Pass(ds, namespace, snapshot, result, planned, dry_run=True)
@@ -144,7 +152,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     checked whole before its first write, so a refusal (403) never cuts it in half.
     """
     snapshot = executor.snapshot(ds.name, namespace)
-    result = reconcile(ds, snapshot)
+    result = reconcile_for_step(ds, snapshot)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)

@@ -17,8 +17,9 @@ class Conflict(Exception):
 
 
 class MemoryCluster:
-    def __init__(self, namespace: str = "default"):
+    def __init__(self, namespace: str = "default", scalers: bool = False):
         self.namespace = namespace
+        self.serves_scalers = scalers  # the RoleScaler CRD is installed
         self.objects: dict[tuple[str, str], dict] = {}
         self._counter = itertools.count(1)
 
@@ -44,6 +45,9 @@ class MemoryCluster:
             self.namespace,
             tuple(lws_from_object(o) for o in mine if o["kind"] == "LeaderWorkerSet"),
             tuple(service_from_object(o) for o in mine if o["kind"] == "Service"),
+            scalers={name: o["spec"]["replicas"] for (kind, name), o in self.objects.items()
+                     if kind == naming.SCALER_KIND},
+            scalers_served=self.serves_scalers,
             objects={(o["kind"], o["metadata"]["name"]): copy.deepcopy(o) for o in mine},
         )
 

@@ -89,9 +89,15 @@ def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
 def stored_set(cluster, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
+    namespace = namespace or cluster.default_namespace
+    return set_from_object(cluster.get_set(name, namespace))
+
+
+def set_from_object(stored: dict):
+    """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
     from kubectl_disagg.loader import Document
     from kubectl_disagg.load import load_documents
 
-    namespace = namespace or cluster.default_namespace
-    document = Document(cluster.get_set(name, namespace), f"disaggregatedset/{name} in {namespace}", 0, {})
-    return load_documents([document]).sets[0]
+    metadata = stored.get("metadata") or {}
+    where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
+    return load_documents([Document(stored, where, 0, {})]).sets[0]

@@ -27,6 +27,7 @@ _COUNT = re.compile(r"[0-9]+")
 
 
 @click.command()
+@click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
 @_options.cluster
@@ -41,7 +42,7 @@ _COUNT = re.compile(r"[0-9]+")
 @click.option("--roles", metavar="NAME[,NAME...]",
               help="Role names for the output (default role-0,role-1,...).")
 @_options.output("table", "json", "yaml", default="table")
-def plan(filenames, recursive, namespace, kubeconfig, context, from_: str | None, to: str | None,
+def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str | None, to: str | None,
          max_surge: str | None, max_unavailable: str | None, roles: str | None, output: str) -> None:
     """Show every step of a coordinated rollout, as the controller would take them.
 
@@ -50,8 +51,19 @@ def plan(filenames, recursive, namespace, kubeconfig, context, from_: str | None
     kubectl disagg rollout plan --from 4,2 --to 6,2 --roles prefill,decode -o json
     kubectl disagg rollout plan -f ds.yaml --from 5,2   # targets and budgets from the file
     kubectl disagg rollout plan -f ds.yaml              # what is left, per slice, from the live LWS
+    kubectl disagg rollout plan NAME                    # the same for a set stored in the cluster
+                                                        # (run by kubectl-disagg or by the controller)
     """
-    if filenames:
+    if name and filenames:
+        raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
+    if name:
+        if any(value is not None for value in (from_, to, max_surge, max_unavailable, roles)):
+            raise click.UsageError("with NAME, the plan comes from the live cluster: --from, --to, --max-surge, "
+                                   "--max-unavailable and --roles go with -f or alone")
+        from kubectl_disagg.commands.rollout_plan_live import live_plans
+
+        plans = live_plans(None, namespace, kubeconfig, context, name=name)
+    elif filenames:
         conflicting = [flag for flag, value in (("--to", to), ("--max-surge", max_surge),
                                                 ("--max-unavailable", max_unavailable), ("--roles", roles))
                        if value is not None]

@@ -22,8 +22,11 @@ _PHASES = {
 }
 
 
-def live_plans(sets, namespace, kubeconfig, context) -> list[tuple[str, PlanInputs, list[Step]]]:
+def live_plans(sets, namespace, kubeconfig, context, name: str | None = None
+               ) -> list[tuple[str, PlanInputs, list[Step]]]:
+    """The plans of `sets` (from files), or of the set `name` stored in the cluster."""
     with _options.session(kubeconfig, context) as cluster:
+        sets = sets or [_options.stored_set(cluster, name, namespace)]
         snapshots = [cluster.snapshot(ds.name, namespace_for(ds, namespace, cluster.default_namespace))
                      for ds in sets]
     plans = []

@@ -16,6 +16,8 @@ import time
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.controller import reconciled_by_controller
+from kubectl_disagg.events import set_reference
 from kubectl_disagg.durations import format_duration
 from kubectl_disagg.model import namespace_for
 from kubectl_disagg.output import to_json, to_yaml
@@ -107,8 +109,10 @@ Exit codes:
      (409: something changed since it was read; run the step again)
   2  usage: invalid flags
   3  refused (that pass changed nothing): the live objects cannot be explained,
-     an object not managed by kubectl-disagg is in the way, or another stepper
-     holds (or took over) the set's lease
+     an object not managed by kubectl-disagg is in the way, another stepper
+     holds (or took over) the set's lease, or the DisaggregatedSet controller
+     runs the set (its objects are owned by it, or the stored set's status
+     shows it reconciles it: see --ignore-controller)
   4  timeout: --until-complete ran out of time (the rollout stays where it is),
      or --wait-for-lease gave up before the lease was free
 
@@ -145,13 +149,16 @@ Exit codes with --gitops (docs/gitops.md):
               show_default=True, metavar="N",
               help="At most N writes at once. Different slices are written concurrently; the writes of one "
                    "slice stay in order. 1 writes one object at a time.")
+@click.option("--ignore-controller", is_flag=True,
+              help="Step a stored set although its status shows a DisaggregatedSet controller reconciles it "
+                   "(for when that controller no longer runs). Objects the controller owns are never stepped.")
 @click.option("--pr-description", metavar="FILE", default=None,
               help="With --gitops: write a Markdown description of the step (for its pull request).")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool,
          wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
-         pr_description: str | None, max_in_flight: int) -> None:
+         pr_description: str | None, max_in_flight: int, ignore_controller: bool) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -197,14 +204,24 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 
     console = Console(output)
     with _options.session(kubeconfig, context) as cluster:
-        sets = sets or [_options.stored_set(cluster, name, namespace)]
+        if sets is None:
+            stored = cluster.get_set(name, namespace or cluster.default_namespace)
+            signs = [] if ignore_controller else reconciled_by_controller(stored)
+            if signs:
+                console.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
+                ctx.exit(EXIT_REFUSED)
+            sets = [_options.set_from_object(stored)]
+            regarding = set_reference(stored)
+        else:
+            regarding = None  # a file: each event regards the LeaderWorkerSet it is about
         bounded = until_complete or wait_for_lease
         deadline = None if timeout is None or not bounded else time.monotonic() + timeout
         codes = []
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
             code = _step_set(cluster, ds, target, console, until_complete=until_complete, dry_run=dry_run,
-                             deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease)
+                             deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease,
+                             regarding=regarding)
             if code == EXIT_TIMEOUT and until_complete:
                 console.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in "
                                f"{target} is not complete; the rollout stays where it is, run the command "
@@ -216,7 +233,8 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 
 
 def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
-              deadline: float | None, max_in_flight: int, wait_for_lease: bool = False) -> int:
+              deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
+              regarding: dict | None = None) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
     from kubectl_disagg.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 
@@ -227,6 +245,7 @@ def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: 
                                       wait_for_lease=wait_for_lease)) as passes:
             for last in passes:
                 _show(console, last, until_complete)
+                _record_events(cluster, console, last.partial if isinstance(last, Retry) else last, regarding)
     except LeaseWaitTimedOut as err:
         console.error(err.lines())
         return EXIT_TIMEOUT
@@ -236,6 +255,7 @@ def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: 
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
             console.report(interrupted.partial, only_changed=until_complete)
+            _record_events(cluster, console, interrupted.partial, regarding)
         raise interrupted.user_error() from None
     if isinstance(last, Pass) and last.refusal:
         console.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
@@ -247,6 +267,25 @@ def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: 
         console.finished(last)
         return EXIT_OK
     return EXIT_TIMEOUT
+
+
+def _record_events(cluster, console: Console, step: Pass, regarding: dict | None) -> None:
+    """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
+    import datetime
+    import secrets
+
+    from kubectl_disagg.errors import UserError
+    from kubectl_disagg.events import event_object, events_for
+    from kubectl_disagg.lease import default_holder
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    holder = default_holder()
+    for event in events_for(step, regarding):
+        try:
+            cluster.record_event(event_object(event, now, secrets.token_hex(8), holder))
+        except UserError as err:
+            console.warn(f"could not record event {event.reason}: {err}", once=True)
+            return
 
 
 def _show(console: Console, event: Pass | Retry, until_complete: bool) -> None:

@@ -20,6 +20,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
         "cmp": "kubectl_disagg.commands.cmp:cmp",
         "crds": "kubectl_disagg.commands.crds:crds",
         "completion": "kubectl_disagg.commands.completion:completion",
+        "handover": "kubectl_disagg.commands.handover:handover",
     },
 )
 @click.version_option(__version__, prog_name="kubectl-disagg")

@@ -24,7 +24,7 @@ def names(words):
 
 
 def test_subcommands():
-    assert names([""]) == (["cmp", "completion", "crds", "render", "rollout", "validate"], NO_FILE_COMP)
+    assert names([""]) == (["cmp", "completion", "crds", "handover", "render", "rollout", "validate"], NO_FILE_COMP)
     assert names(["r"]) == (["render", "rollout"], NO_FILE_COMP)
     assert names(["rollout", "st"]) == (["status", "step"], NO_FILE_COMP)
 
