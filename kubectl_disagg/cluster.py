@@ -119,9 +119,10 @@ class Cluster:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def snapshot(self, set_name: str, namespace: str, services: bool = True) -> Snapshot:
-        """Every LWS and Service labelled with the set's name, and the namespace's RoleScalers: one
-        LIST each (LWS only without `services`).
+    def snapshot(self, set_name: str, namespace: str, services: bool = True, scalers: bool = False) -> Snapshot:
+        """Every LWS and Service labelled with the set's name: one LIST each (LWS only without
+        `services`); with `scalers` (a set with External roles), the namespace's RoleScalers too,
+        so a set without External roles is read in two LISTs.
 
         The selector does not require managed-by: objects that merely carry the set's name must
         be seen, so reconcile can leave them alone and refuse to create over them.
@@ -131,13 +132,13 @@ class Cluster:
         service_list = self.client.list(SERVICE, namespace, selector) if services else {}
         lws_items = [with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
-        scalers, scalers_served = self._scalers(namespace) if services else ({}, False)
+        scaler_replicas_by_name, scalers_served = self._scalers(namespace) if services and scalers else ({}, False)
         return Snapshot(
             namespace=namespace,
             lws=tuple(lws_from_object(item) for item in lws_items),
             services=tuple(service_from_object(item) for item in service_items),
             lws_resource_version=(lws_list.get("metadata") or {}).get("resourceVersion", ""),
-            scalers=scalers,
+            scalers=scaler_replicas_by_name,
             scalers_served=scalers_served,
             objects={(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *service_items)},
         )

@@ -161,7 +161,7 @@ class StateExecutor:
         self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()}
         self._identities = {o.name: o.identity for o in snapshot.lws}
 
-    def snapshot(self, set_name: str, namespace: str) -> Snapshot:
+    def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
         return self._snapshot
 
     def lease(self, set_name: str, namespace: str) -> contextlib.AbstractContextManager:

@@ -56,6 +56,11 @@ class DisaggregatedSet(namedtuple("DisaggregatedSet", "name namespace slices pla
     __slots__ = ()
 
     @property
+    def has_external_roles(self) -> bool:
+        """Whether an autoscaler sizes some role: then its RoleScalers are read too."""
+        return any(role.external for role in self.roles)
+
+    @property
     def role_names(self) -> tuple[str, ...]:
         return tuple(role.name for role in self.roles)
 

@@ -51,7 +51,7 @@ class Executor(Protocol):
     again", and `drive` retries it.
     """
 
-    def snapshot(self, set_name: str, namespace: str) -> Snapshot: ...
+    def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot: ...
 
     def execute(self, action: Action, namespace: str) -> None: ...
 
@@ -133,7 +133,7 @@ class PassInterrupted(Exception):
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot = executor.snapshot(ds.name, namespace)
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     result = reconcile_for_step(ds, snapshot)
     planned = tuple(PlannedAction(action, action_detail(action, snapshot.objects),
                                   action_patch(action, snapshot.objects)) for action in result.actions)
@@ -151,7 +151,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
     checked whole before its first write, so a refusal (403) never cuts it in half.
     """
-    snapshot = executor.snapshot(ds.name, namespace)
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     result = reconcile_for_step(ds, snapshot)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:

@@ -27,7 +27,7 @@ def live_plans(sets, namespace, kubeconfig, context, name: str | None = None
     """The plans of `sets` (from files), or of the set `name` stored in the cluster."""
     with _options.session(kubeconfig, context) as cluster:
         sets = sets or [_options.stored_set(cluster, name, namespace)]
-        snapshots = [cluster.snapshot(ds.name, namespace_for(ds, namespace, cluster.default_namespace))
+        snapshots = [cluster.snapshot(ds.name, namespace_for(ds, namespace, cluster.default_namespace), scalers=ds.has_external_roles)
                      for ds in sets]
     plans = []
     for ds, snapshot in zip(sets, snapshots):

@@ -75,7 +75,7 @@ def _watch(cluster, name, sets, namespace, output, watch, deadline) -> None:
 
 
 def _status(cluster, ds: DisaggregatedSet, namespace: str):
-    snapshot = cluster.snapshot(ds.name, namespace)
+    snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
 
 

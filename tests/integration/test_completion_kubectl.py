@@ -30,7 +30,7 @@ def kubectl_complete(env, *words: str) -> list[str]:
 
 def test_subcommands_through_kubectl(env):
     lines = kubectl_complete(env, "")
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["completion", "crds", "render", "rollout", "validate"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["cmp", "completion", "crds", "handover", "render", "rollout", "validate"]
     assert lines[-1] == ":4"
 
 

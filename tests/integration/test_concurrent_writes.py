@@ -21,7 +21,7 @@ def test_a_409_in_the_middle_of_a_concurrent_rollout_start_converges(stepper, tm
     real_snapshot = Cluster.snapshot
     moved: list[str] = []
 
-    def snapshot(self, set_name, namespace, services=True):
+    def snapshot(self, set_name, namespace, services=True, scalers=False):
         read = real_snapshot(self, set_name, namespace, services)
         if not moved:  # someone scales slice 3's prefill by hand right after the read
             (target,) = [o for o in read.lws if o.identity.slice == 3 and o.identity.role == "prefill"]

@@ -24,7 +24,7 @@ class MemoryExecutor:
         self.authorized: list[int] = []  # actions per pass, checked before its writes
         self.waits: list = []
 
-    def snapshot(self, set_name, namespace):
+    def snapshot(self, set_name, namespace, *, scalers=False):
         return self.cluster.snapshot(set_name)
 
     def execute(self, action, namespace):

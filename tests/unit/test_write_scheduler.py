@@ -133,7 +133,7 @@ class ConcurrentMemoryExecutor:
         self.cluster, self.conflict_on = cluster, conflict_on
         self.lock = threading.Lock()
 
-    def snapshot(self, set_name, namespace):
+    def snapshot(self, set_name, namespace, *, scalers=False):
         with self.lock:
             return self.cluster.snapshot(set_name)
 
