@@ -128,7 +128,9 @@ def replay(ds, recorder_initial: dict[str, dict], events: list[Event]) -> dict[i
     lease_name = LEASE_PREFIX + ds.name
     holder = None
     writes: dict[int, int] = {}
-    split_for = 0  # stepper writes in a row with a revision group split
+    # Per slice, the stepper's writes to that slice in a row with one of its revision groups split:
+    # slices are written concurrently (--max-in-flight), so another slice's writes may interleave.
+    split_for: dict[str, int] = {}
     for event in events:
         if event.kind == "Lease":
             if event.obj["metadata"]["name"] != lease_name:
@@ -149,8 +151,11 @@ def replay(ds, recorder_initial: dict[str, dict], events: list[Event]) -> dict[i
         assert holder is not None, f"{event.type} leaderworkerset/{name} at {event.resource_version} without a lease"
         writes[holder] = writes.get(holder, 0) + 1
         check_surge(ds, objects, initial)
-        split_for = split_for + 1 if split_groups(objects) else 0
-        assert split_for < len(ds.roles), f"a revision group stayed split over {split_for} writes"
+        slice_label = event.obj["metadata"]["labels"][naming.SLICE_LABEL]
+        split_here = any(key[0] == slice_label for key in split_groups(objects))
+        split_for[slice_label] = split_for.get(slice_label, 0) + 1 if split_here else 0
+        assert split_for[slice_label] < len(ds.roles), (
+            f"a revision group of slice {slice_label} stayed split over {split_for[slice_label]} writes")
     return writes
 
 
