@@ -165,9 +165,8 @@ class RestClient:
     def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
         """Merge `status` into a custom object's status subresource."""
         with self._errors(resource.subject(name) + "/status"):
-            _discard(self._custom.patch_namespaced_custom_object_status(
-                resource.group, resource.version, namespace, resource.plural, name, {"status": dict(status)},
-                field_manager=FIELD_MANAGER, _content_type=MERGE_PATCH, **_raw()))
+            _discard(self._send("PATCH", _path(resource, namespace, name) + "/status",
+                                {"fieldManager": FIELD_MANAGER}, {"status": dict(status)}, MERGE_PATCH))
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
