@@ -10,33 +10,17 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
 from kubectl_disagg import naming
-from kubectl_disagg.cli import main
 from kubectl_disagg.commands.rollout_step import EXIT_OK, EXIT_REFUSED
 from tests.integration.test_revision_stored import store
-from tests.integration.test_rollout_step import SET, Stepper, write_set
+from tests.integration.test_rollout_step import SET, Stepper, cli, stepper, write_set  # noqa: F401 (fixture)
 
 MERGE_PATCH = "application/merge-patch+json"
 LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{}/leaderworkersets/{}"
 SERVICE_PATH = "/api/v1/namespaces/{}/services/{}"
 SET_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{}/disaggregatedsets/{}"
-
-
-@pytest.fixture
-def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
-    return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
-
-
-def cli(stepper: Stepper, *argv: str) -> tuple[int, str, str]:
-    stepper.capsys.readouterr()
-    with pytest.raises(SystemExit) as exited:
-        main([*argv, "--kubeconfig", str(stepper.control_plane.kubeconfig)])
-    out, err = stepper.capsys.readouterr()
-    assert "Traceback" not in err
-    return exited.value.code, out, err
 
 
 def controller_owner(stored: dict) -> dict:

@@ -4,26 +4,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
-from kubectl_disagg.cli import main
 from kubectl_disagg.commands.rollout_status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
-from tests.integration.test_rollout_step import Stepper, write_set
-
-
-@pytest.fixture
-def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
-    return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
-
-
-def cli(stepper: Stepper, *argv: str) -> tuple[int, str, str]:
-    stepper.capsys.readouterr()
-    with pytest.raises(SystemExit) as exited:
-        main([*argv, "--kubeconfig", str(stepper.control_plane.kubeconfig)])
-    out, err = stepper.capsys.readouterr()
-    assert "Traceback" not in err
-    return exited.value.code, out, err
+from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
 
 
 def test_status_of_a_deployed_set_is_available(stepper, tmp_path):

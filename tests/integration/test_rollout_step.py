@@ -194,6 +194,16 @@ def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Step
     return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
 
 
+def cli(stepper: Stepper, *argv: str) -> tuple[int, str, str]:
+    """Any kubectl-disagg command as a user runs it, against the stepper's control plane."""
+    stepper.capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--kubeconfig", str(stepper.control_plane.kubeconfig)])
+    out, err = stepper.capsys.readouterr()
+    assert "Traceback" not in err
+    return exited.value.code, out, err
+
+
 def kinds_of(doc: dict) -> list[str]:
     return [action["action"].split()[0] for entry in doc["slices"] for action in entry["actions"]]
 
