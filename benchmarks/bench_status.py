@@ -148,11 +148,11 @@ def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--only-large", action="store_true")
+    parser.add_argument("--only", choices=("small", "large"), help="measure one size only")
     args = parser.parse_args()
     load = os.getloadavg()
     results = []
-    sizes = SIZES[1:] if args.only_large else SIZES
+    sizes = {"small": SIZES[:1], "large": SIZES[1:], None: SIZES}[args.only]
     with ControlPlane() as cp, cp.api_client() as api, tempfile.TemporaryDirectory() as tmp:
         simulator = LWSSimulator(api)
         for label, slices, roles in sizes:

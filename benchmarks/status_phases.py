@@ -2,7 +2,7 @@
 
     python benchmarks/status_phases.py KUBECONFIG FILE
 
-Times, in order, what the command does: imports (CLI, then the HTTP transport), kubeconfig,
+Times, in order, what the command does: imports (CLI, then the cluster modules), kubeconfig,
 the two LISTs (bytes on the wire, then JSON decoding, apart), building the snapshot, the pure
 core (reconcile, derive_status, to_document) and formatting the JSON output. Interpreter
 start-up is what is left of the whole-process wall time (the parent measures that).
@@ -35,8 +35,7 @@ def main() -> None:
     from kubectl_disagg.commands._options import sets_from_files
     lap("import kubectl_disagg (CLI, core, output)")
     from kubectl_disagg import cluster as cluster_module, rest
-    import urllib3  # noqa: F401
-    lap("import the cluster modules and urllib3")
+    lap("import the cluster modules (kubeconfig, credentials, transport, REST)")
     (ds,) = sets_from_files((filename,), False)
     lap("read and validate the file")
     connection, _ = cluster_module.load_configuration(kubeconfig, None)

@@ -11,7 +11,7 @@ import json
 import socket
 import ssl
 
-from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.errors import Conflict, Unreachable, UserError
 
 PATCH_REJECTED_MESSAGE = "the server rejected our request due to an error in our request"
 
@@ -71,9 +71,9 @@ def api_error(subject: str, status: int, reason: str | None, body: str | bytes |
     return UserError(f"{subject}: the API server answered {code}: {message}")
 
 
-def connection_error(server: str, error: BaseException) -> UserError:
+def connection_error(server: str, error: BaseException) -> Unreachable:
     """A readable error for a request that never got an HTTP answer."""
-    return UserError(f"cannot reach the API server at {server}: {_network_detail(error)}; "
+    return Unreachable(f"cannot reach the API server at {server}: {_network_detail(error)}; "
                      "is the cluster up, and are --kubeconfig and --context right?")
 
 
@@ -95,7 +95,7 @@ def _network_detail(error: BaseException) -> str:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """The innermost cause: urllib3 wraps socket errors in NewConnectionError in MaxRetryError."""
+    """The innermost cause: the transport's NetworkError holds the socket or TLS error as its cause."""
     seen = set()
     while id(error) not in seen:
         seen.add(id(error))

@@ -2,9 +2,9 @@
 
 `main` turns UserError into `FILE:LINE: path: message` lines on stderr with exit code 1,
 and never shows a traceback. A plain `render` (the GitOps hot path: Argo CD runs it on
-every refresh) skips click altogether, since importing click costs more than rendering a
-small set; so do `cmp generate` and `cmp discover`, exactly as plugin.yaml runs them (Argo CD's
-sidecar); anything else, including every error in render's arguments, goes through the
+every refresh) and `rollout status -f` skip click altogether (see fastpath), since importing
+click costs more than either takes on a small set; so do `cmp generate` and `cmp discover`,
+exactly as plugin.yaml runs them (Argo CD's sidecar); anything else, including every error in render's arguments, goes through the
 click command tree in `commands/root.py`, which produces the same output.
 """
 
@@ -23,10 +23,9 @@ def main(argv: list[str] | None = None) -> None:
 def _dispatch(args: list[str]) -> int:
     from kubectl_disagg import fastpath
 
-    request = fastpath.parse_render_args(args)
-    if request is not None:
-        fastpath.render_to_stdout(request)
-        return 0
+    fast = fastpath.parse_args(args)
+    if fast is not None:
+        return fastpath.run(*fast)
     if args in (["cmp", "generate"], ["cmp", "discover"]):  # plugin.yaml's argv, run by Argo CD on every new commit
         import os
 

@@ -17,7 +17,6 @@ from kubectl_disagg import naming
 from kubectl_disagg.api_errors import NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kubeconfig import load_configuration, redact_url
-from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER, SERVICE,
                                  Resource, RestClient, with_kind)
@@ -224,10 +223,13 @@ class Cluster:
         self.client.create(EVENT, event["metadata"]["namespace"], event)
 
     def lease(self, set_name: str, namespace: str, holder: str | None = None,
-              duration: int = DEFAULT_LEASE_SECONDS, wait_until: float | None = None) -> Lease:
+              duration: int | None = None, wait_until: float | None = None):
         """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
         `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
-        return Lease(self.client, set_name, namespace, holder or default_holder(), duration, wait_until)
+        from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder  # only steppers need it
+
+        return Lease(self.client, set_name, namespace, holder or default_holder(), duration or DEFAULT_LEASE_SECONDS,
+                     wait_until)
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Refuse a pass its user may not carry out whole, before its first write: one

@@ -44,3 +44,26 @@ class Conflict(UserError):
     def __init__(self, what: str):
         super().__init__(f"{what}; run the step again")
         self.what = what  # e.g. "leaderworkerset/x changed since it was read (409 Conflict)"
+
+
+class Unreachable(UserError):
+    """A request got no answer (connection refused, cut, timed out): it may or may not have landed."""
+
+
+def persisting(call, attempts: int = 4, first_wait: float = 0.5, sleep=None):
+    """`call()`, sent again after 0.5, 1, 2 s while the API server is `Unreachable`.
+
+    Only for writes whose repetition is harmless (an undo pinned by a `test`, a lease release
+    preconditioned on its resourceVersion): what cut one request off (a proxy, a restarting
+    server) usually passes in a moment, and giving up would leave a group split or a lease held.
+    """
+    import time
+
+    sleep = sleep or time.sleep
+    for attempt in range(attempts):
+        try:
+            return call()
+        except Unreachable:
+            if attempt == attempts - 1:
+                raise
+            sleep(first_wait * 2 ** attempt)

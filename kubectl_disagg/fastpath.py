@@ -1,24 +1,42 @@
-"""`kubectl disagg render` without click: the same command, for the common spellings only.
+"""The two commands run most often, without click: `render` (Argo CD runs it on every refresh)
+and `rollout status -f` (people and scripts poll it). Importing click costs more than either
+takes on a small set.
 
-`parse_render_args` accepts exactly what the click command accepts in the usual forms
-(`-f X`, `--filename=X`, `-R`, `-n X`, `-o yaml|json`, …) and returns None for anything
-else (help, unknown flags, missing values), leaving those to click and its messages.
+`parse_args` accepts exactly what the click commands accept in the usual spellings (`-f X`,
+`--filename=X`, `-R`, `-n X`, `-o FORMAT`, `--kubeconfig X`, `--context X`, …) and returns None
+for anything else (help, NAME, --watch, unknown flags, missing values), leaving those to click
+and its messages.
 """
 
 from __future__ import annotations
 
 import sys
 
-_VALUE_FLAGS = {"-f": "filenames", "--filename": "filenames", "-n": "namespace",
-                "--namespace": "namespace", "-o": "output", "--output": "output"}
-_OUTPUTS = ("yaml", "json")
+_COMMON = {"-f": "filenames", "--filename": "filenames", "-n": "namespace", "--namespace": "namespace",
+           "-o": "output", "--output": "output"}
+# command words → (value flags, output formats, default output)
+_COMMANDS = {
+    ("render",): (_COMMON, ("yaml", "json"), "yaml"),
+    ("rollout", "status"): ({**_COMMON, "--kubeconfig": "kubeconfig", "--context": "context"},
+                            ("text", "yaml", "json"), "text"),
+}
 
 
-def parse_render_args(args: list[str]) -> dict | None:
-    if not args or args[0] != "render":
-        return None
-    request: dict = {"filenames": [], "recursive": False, "namespace": None, "output": "yaml"}
-    rest = args[1:]
+def parse_args(args: list[str]) -> tuple[str, dict] | None:
+    """(command, its request) for a usual spelling of a fast command, else None."""
+    for words, (value_flags, outputs, default_output) in _COMMANDS.items():
+        if tuple(args[:len(words)]) == words:
+            request = _parse(args[len(words):], value_flags, default_output)
+            if request is None or not request["filenames"] or request["output"] not in outputs:
+                return None
+            return " ".join(words), request
+    return None
+
+
+def _parse(rest: list[str], value_flags: dict[str, str], default_output: str) -> dict | None:
+    request: dict = {"filenames": [], "recursive": False, "output": default_output,
+                     **{key: None for key in value_flags.values() if key not in ("filenames", "output")}}
+    rest = list(rest)
     while rest:
         arg = rest.pop(0)
         if arg in ("-R", "--recursive"):
@@ -28,9 +46,11 @@ def parse_render_args(args: list[str]) -> dict | None:
             flag, equals, value = arg.partition("=")
             if equals and not value:
                 return None  # `--output=`: let click say what is wrong
-        else:
+        elif arg.startswith("-"):
             flag, value = arg[:2], arg[2:]
-        key = _VALUE_FLAGS.get(flag)
+        else:
+            return None  # an argument (NAME): click's
+        key = value_flags.get(flag)
         if key is None:
             return None
         if not value:
@@ -41,9 +61,26 @@ def parse_render_args(args: list[str]) -> dict | None:
             request["filenames"].append(value)
         else:
             request[key] = value
-    if not request["filenames"] or request["output"] not in _OUTPUTS:
-        return None
     return request
+
+
+def run(command: str, request: dict) -> int:
+    """Run a request `parse_args` returned: the command's exit code."""
+    if command == "render":
+        render_to_stdout(request)
+        return 0
+    return status_to_stdout(request)
+
+
+def status_to_stdout(request: dict) -> int:
+    """`rollout status -f …`: the sets from the files, their status from the cluster."""
+    from kubectl_disagg.cluster import Cluster
+    from kubectl_disagg.load import sets_from_files
+    from kubectl_disagg.show_status import show_status
+
+    sets = sets_from_files(request["filenames"], request["recursive"])
+    with Cluster(request["kubeconfig"], request["context"]) as cluster:
+        return show_status(cluster, sets, request["namespace"], request["output"])
 
 
 def render_to_stdout(request: dict) -> None:

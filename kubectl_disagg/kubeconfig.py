@@ -4,7 +4,7 @@
 and the context's namespace: from --kubeconfig (else the files of $KUBECONFIG, merged as
 kubectl merges them, else ~/.kube/config) and --context (else the current one), or, inside a
 pod with no kubeconfig at all, from the service account. Read by our own code rather than the
-Kubernetes client package: importing that package costs a cluster command more time than
+Kubernetes client package: importing that package cost a cluster command more time than
 everything else it does on a small set (BENCHMARKS.md). Nothing a kubeconfig holds in secret
 ever reaches a message.
 """
@@ -15,8 +15,7 @@ import base64
 import binascii
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -28,8 +27,7 @@ SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-@dataclass(frozen=True)
-class ExecPlugin:
+class ExecPlugin(NamedTuple):
     """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it."""
 
     command: str
@@ -42,8 +40,7 @@ class ExecPlugin:
     base_dir: str = "."  # a relative command is found from the kubeconfig's directory, as kubectl does
 
 
-@dataclass(frozen=True)
-class Connection:
+class Connection(NamedTuple):
     """Everything needed to reach one API server as one user."""
 
     server: str
@@ -59,7 +56,7 @@ class Connection:
     exec_plugin: ExecPlugin | None = None
     kubeconfig: str | None = None  # the file named in exec-plugin messages
     user_name: str = "?"
-    cluster_info: dict = field(default_factory=dict)  # what an exec plugin may ask for (provideClusterInfo)
+    cluster_info: dict | None = None  # what an exec plugin may ask for (provideClusterInfo)
 
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
@@ -86,18 +83,17 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
 # --- reading and merging kubeconfig files ----------------------------------------------------
 
 
-@dataclass
-class _Entry:
+class _Entry(NamedTuple):
     body: dict
     base_dir: str  # relative paths in an entry are relative to the file that holds it
 
 
-@dataclass
 class _Merged:
-    clusters: dict[str, _Entry] = field(default_factory=dict)
-    users: dict[str, _Entry] = field(default_factory=dict)
-    contexts: dict[str, _Entry] = field(default_factory=dict)
-    current_context: str = ""
+    def __init__(self) -> None:
+        self.clusters: dict[str, _Entry] = {}
+        self.users: dict[str, _Entry] = {}
+        self.contexts: dict[str, _Entry] = {}
+        self.current_context = ""
 
 
 def _merge(paths: list[str], shown: str) -> _Merged:

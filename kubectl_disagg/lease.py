@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from kubectl_disagg import naming
 from kubectl_disagg.api_errors import AlreadyExists, NotFound
-from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.errors import Conflict, UserError, persisting
 from kubectl_disagg.rest import LEASE, RestClient
 
 LEASE_PREFIX = "kubectl-disagg-"
@@ -210,7 +210,8 @@ class Lease:
             return
         metadata = self._object["metadata"]
         try:
-            self._client.delete(LEASE, self.namespace, self.name, metadata["uid"], metadata["resourceVersion"])
+            persisting(lambda: self._client.delete(LEASE, self.namespace, self.name, metadata["uid"],
+                                                   metadata["resourceVersion"]))
         except (Conflict, NotFound):
             pass  # someone took it over after it lapsed: it is theirs now, not ours to delete
         finally:

@@ -52,6 +52,18 @@ def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
     return load_documents(read_documents(paths, recursive))
 
 
+def sets_from_files(paths: Iterable[str], recursive: bool = False) -> list[DisaggregatedSet]:
+    """The DisaggregatedSets in -f inputs, validated, at least one; warnings go to stderr."""
+    import sys
+
+    loaded = load_sets(paths, recursive)
+    for warning in loaded.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    if not loaded.sets:
+        raise UserError(["no DisaggregatedSet found in the input"])
+    return list(loaded.sets)
+
+
 def _check_passthrough(document: Document) -> list[Problem]:
     """Other documents pass through render, but only if they are Kubernetes objects at all."""
     data = document.data

@@ -1,10 +1,8 @@
 """The REST client: one API server's resources, read and written as plain JSON.
 
-Requests go over urllib3 (TLS, proxies, a pool of kept-alive connections) with bodies encoded
-here, once: no Kubernetes client package, whose import alone outweighed everything else a
-`rollout status` of a small set does (BENCHMARKS.md). Every request goes through `transport` (a
-benchmark may wrap it to count them), has a bounded wait, is retried while the server says
-"later", and fails as a readable `UserError` (see api_errors).
+Paths, queries and bodies are built here (bodies encoded once, no typed models) and carried by
+`transport` (a benchmark may wrap it to count requests). Every request has a bounded wait, is
+retried while the server says "later", and fails as a readable `UserError` (see api_errors).
 """
 
 from __future__ import annotations
@@ -13,19 +11,14 @@ import contextlib
 import itertools
 import json
 import math
-import os
 import re
-import ssl
-import tempfile
 import time
-from urllib.parse import quote, urlencode, urlsplit
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from urllib.parse import quote, urlencode
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
-from kubectl_disagg import __version__, naming
+from kubectl_disagg import naming
 from kubectl_disagg.api_errors import Gone, api_error, connection_error
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.kubeconfig import redact_url
+from kubectl_disagg.transport import NetworkError, Transport
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
 # worse. Connect fast, but give a LIST of a thousand objects time to arrive.
@@ -36,15 +29,13 @@ WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it tha
 # Retry-After) are retried after the wait the server asks for, as client-go does.
 MAX_RETRIES = 10
 MAX_RETRY_AFTER_SECONDS = 30.0
-POOLED_CONNECTIONS = 64  # at least write_scheduler.MAX_IN_FLIGHT_LIMIT: concurrent writes reuse connections
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
     """Where a kind lives in the API."""
 
     kind: str
@@ -75,130 +66,6 @@ class ErrorAnswer(Exception):
     def __init__(self, status: int, reason: str | None, body: bytes, headers: Mapping[str, str]):
         super().__init__(f"{status} {reason or ''}".strip())
         self.status, self.reason, self.body, self.headers = status, reason, body, headers
-
-
-class Transport:
-    """Sends requests to one API server: TLS as the kubeconfig says, the user's credential in
-    each request, connections pooled (concurrent writes share up to `POOLED_CONNECTIONS`)."""
-
-    def __init__(self, connection: Any, credentials: Any):
-        import urllib3
-
-        self._connection, self._credentials = connection, credentials
-        self.base = connection.server
-        self._pool = self._pool_manager(urllib3)
-        self.user_agent = f"kubectl-disagg/{__version__}"
-
-    def request(self, method: str, url: str, body: bytes | None = None, headers: Mapping[str, str] | None = None,
-                *, read_timeout: float = REQUEST_TIMEOUT[1], stream: bool = False) -> Any:
-        """One HTTP request; the urllib3 response (its body read whole unless `stream`)."""
-        import urllib3
-
-        sent = {"User-Agent": self.user_agent, **(headers or {})}
-        authorization = self._credentials.authorization()
-        if authorization:
-            sent["Authorization"] = authorization
-        return self._pool.request(
-            method, url, body=body, headers=sent, preload_content=not stream, redirect=False,
-            timeout=urllib3.Timeout(connect=REQUEST_TIMEOUT[0], read=read_timeout),
-            # Connections that fail to open are tried again; a request that may have reached the
-            # server is tried again only when idempotent (urllib3's default methods: not POST, PATCH).
-            retries=urllib3.Retry(total=2, connect=2, read=1, status=0, redirect=0, other=0, raise_on_status=False))
-
-    def rejected(self) -> bool:
-        """After a 401: whether a fresh credential may help (see `Credentials.rejected`)."""
-        return self._credentials.rejected()
-
-    def close(self) -> None:
-        self._pool.clear()
-
-    def _pool_manager(self, urllib3: Any) -> Any:
-        options: dict[str, Any] = {"maxsize": POOLED_CONNECTIONS, "block": False}
-        if self.base.startswith("https://"):
-            options["ssl_context"] = self._ssl_context()
-            if self._connection.tls_server_name:
-                options["server_hostname"] = self._connection.tls_server_name
-            if self._connection.insecure:
-                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        proxy = _proxy_for(self._connection.proxy_url, self.base)
-        if proxy is None:
-            return urllib3.PoolManager(num_pools=2, **options)
-        if not proxy.startswith(("http://", "https://")):
-            raise UserError(f"{self._connection.whose}: proxy {redact_url(proxy)} is not supported "
-                            "(http and https proxies are)")
-        return urllib3.ProxyManager(proxy, num_pools=2, **options)
-
-    def _ssl_context(self) -> ssl.SSLContext:
-        whose = self._connection.whose
-        if self._connection.insecure:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        else:
-            try:
-                ca = self._connection.ca_pem
-                context = ssl.create_default_context(cadata=ca.decode("ascii", "replace") if ca else None)
-            except (ssl.SSLError, ValueError):
-                raise UserError(f"{whose}: the cluster's certificate authority is not a PEM certificate") from None
-        certificate = self._credentials.client_certificate
-        if certificate is not None:
-            _load_client_certificate(context, *certificate, whose)
-        return context
-
-
-def _load_client_certificate(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes, whose: str) -> None:
-    """Load a client certificate held in memory: `ssl` reads them only from files, so they go
-    through anonymous in-memory files (Linux), else a private temporary directory, gone at once."""
-    def load(cert_path: str, key_path: str) -> None:
-        try:
-            context.load_cert_chain(cert_path, key_path)
-        except (ssl.SSLError, OSError):
-            raise UserError(f"{whose}: the client certificate and key do not load (not PEM, or not a pair)") from None
-
-    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
-        fds = [os.memfd_create("kubectl-disagg-cert"), os.memfd_create("kubectl-disagg-key")]
-        try:
-            for fd, data in zip(fds, (cert_pem, key_pem)):
-                os.write(fd, data)
-            load(*(f"/proc/self/fd/{fd}" for fd in fds))
-        finally:
-            for fd in fds:
-                os.close(fd)
-        return
-    with tempfile.TemporaryDirectory() as private:  # mode 0700
-        paths = [os.path.join(private, "cert.pem"), os.path.join(private, "key.pem")]
-        for path, data in zip(paths, (cert_pem, key_pem)):
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
-                f.write(data)
-        load(*paths)
-
-
-def _proxy_for(configured: str | None, server: str) -> str | None:
-    """The proxy for `server`: the kubeconfig's proxy-url, else HTTPS_PROXY/HTTP_PROXY unless
-    NO_PROXY names the host, as Go's ProxyFromEnvironment decides (loopback never proxied)."""
-    if configured:
-        return configured
-    scheme, host = urlsplit(server).scheme, (urlsplit(server).hostname or "").lower()
-    names = ("https_proxy", "HTTPS_PROXY") if scheme == "https" else ("http_proxy", "HTTP_PROXY")
-    proxy = next((os.environ[n] for n in names if os.environ.get(n)), None)
-    if not proxy or host in ("localhost", "::1") or host.startswith("127."):
-        return None
-    no_proxy = os.environ.get("no_proxy") or os.environ.get("NO_PROXY") or ""
-    for entry in (e.strip().lower() for e in no_proxy.split(",")):
-        entry = entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry  # a port does not matter here
-        if entry == "*" or (entry and (host == entry.lstrip(".") or host.endswith("." + entry.lstrip(".")))) \
-                or (entry and "/" in entry and _in_cidr(host, entry)):
-            return None
-    return proxy if "://" in proxy else f"http://{proxy}"
-
-
-def _in_cidr(host: str, cidr: str) -> bool:
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(host) in ipaddress.ip_network(cidr, strict=False)
-    except ValueError:
-        return False
 
 
 class RestClient:
@@ -233,12 +100,12 @@ class RestClient:
                 response = self.send("GET", path_of(resource, namespace), query, stream=True,
                                      read_timeout=seconds + WATCH_READ_SLACK)
                 try:
-                    event = _first_event(response)
+                    line = next(response.lines(), None)
                 finally:
                     response.close()  # a watch cut short must not go back to the pool mid-stream
-                    response.release_conn()
         except Gone:
             return True  # too old to watch from: plenty has changed, read everything again
+        event = json.loads(line) if line else None
         if event is None:
             return False
         if event.get("type") == "ERROR":
@@ -304,11 +171,11 @@ class RestClient:
     def send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
              content_type: str = "application/json", *, stream: bool = False,
              read_timeout: float = REQUEST_TIMEOUT[1]) -> Any:
-        """One request (retried while the server says "later"); the urllib3 response, 2xx only.
+        """One request (retried while the server says "later"); the response, 2xx only.
 
         `body` is sent as it is when bytes, else as JSON. Any other answer raises `ErrorAnswer`;
         a 401 is retried once with a fresh credential when one can be had (exec plugin, token
-        file). Network failures are urllib3 exceptions (see `_errors`).
+        file). No answer at all raises `transport.NetworkError` (see `_errors`).
         """
         url = self.transport.base + path + (("?" + urlencode(query)) if query else "")
         headers = {"Accept": "application/json"}
@@ -324,7 +191,6 @@ class RestClient:
             if 200 <= response.status <= 299:
                 return response
             answer = ErrorAnswer(response.status, response.reason, response.data, response.headers)
-            response.release_conn()
             if response.status == 401 and not refreshed and self.transport.rejected():
                 refreshed = True
                 return once()
@@ -335,13 +201,11 @@ class RestClient:
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:
         """Turn failed requests about `subject` into UserErrors people can read."""
-        from urllib3.exceptions import HTTPError
-
         try:
             yield
         except ErrorAnswer as err:
             raise api_error(subject, err.status, err.reason, err.body) from None
-        except HTTPError as err:
+        except NetworkError as err:
             raise connection_error(self.server, err) from None
 
 
@@ -390,19 +254,8 @@ def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:
 
 
 def _json(response: Any) -> dict:
-    """A read response's body (urllib3 has read it whole and returned its connection to the pool)."""
+    """A read response's body, read whole."""
     return json.loads(response.data) if response.data else {}
-
-
-def _first_event(response: Any) -> dict | None:
-    """The first event of a watch stream (one JSON document per line), or None if it ended empty."""
-    pending = b""
-    for chunk in response.stream(64 * 1024, decode_content=True):
-        pending += chunk
-        line, newline, _ = pending.partition(b"\n")
-        if newline and line.strip():
-            return json.loads(line)
-    return json.loads(pending) if pending.strip() else None
 
 
 # What the API server's YAML reader refuses raw (C1 controls, DEL, non-characters, lone

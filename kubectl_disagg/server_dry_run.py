@@ -10,6 +10,7 @@ from typing import Mapping
 
 from kubectl_disagg.api_errors import api_error, connection_error, status_of
 from kubectl_disagg.rest import APPLY_PATCH, BY_KIND, FIELD_MANAGER, ErrorAnswer, RestClient, apply_body, path_of
+from kubectl_disagg.transport import NetworkError
 
 
 def dry_run_apply(client: RestClient, obj: Mapping) -> dict | None:
@@ -19,8 +20,6 @@ def dry_run_apply(client: RestClient, obj: Mapping) -> dict | None:
     (its metav1.Status: message, details.causes). Ownership conflicts are forced, since only
     validity is asked; an unreachable server or rejected credentials raise UserError.
     """
-    from urllib3.exceptions import HTTPError
-
     resource = BY_KIND[obj["kind"]]
     name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
     query = {"dryRun": "All", "fieldValidation": "Strict", "force": "true", "fieldManager": FIELD_MANAGER}
@@ -30,6 +29,6 @@ def dry_run_apply(client: RestClient, obj: Mapping) -> dict | None:
         if answer.status == 401:
             raise api_error(resource.subject(name), answer.status, answer.reason, answer.body) from None
         return status_of(answer.body) or {"message": f"{answer.status} {answer.reason or ''}".strip()}
-    except HTTPError as err:
+    except NetworkError as err:
         raise connection_error(client.server, err) from None
     return None

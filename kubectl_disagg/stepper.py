@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubectl_disagg.controller import step_refusal
-from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.errors import Conflict, UserError, persisting
 from kubectl_disagg.model import DisaggregatedSet
 from kubectl_disagg.output import to_yaml
 from kubectl_disagg.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
@@ -185,7 +185,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
     notes = []
     if isinstance(failed, Scale):
         try:
-            executor.execute(undo(failed), namespace)
+            persisting(lambda: executor.execute(undo(failed), namespace))
             notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
         except Conflict:
             pass  # it did not land: nothing to take back
@@ -194,7 +194,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
                          "the next pass repairs the group")
     for scale in reversed(landed):
         try:
-            executor.execute(undo(scale), namespace)
+            persisting(lambda: executor.execute(undo(scale), namespace))
             notes.append(f"undid: {scale.describe()}")
         except UserError as err:
             notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")

@@ -77,13 +77,9 @@ def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
 
 def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
     """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
-    from kubectl_disagg.load import load_sets
+    from kubectl_disagg.load import sets_from_files
 
-    loaded = load_sets(filenames, recursive)
-    print_warnings(loaded.warnings)
-    if not loaded.sets:
-        raise UserError(["no DisaggregatedSet found in the input"])
-    return loaded.sets
+    return sets_from_files(filenames, recursive)
 
 
 def stored_set(cluster, name: str, namespace: str | None):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
-from kubectl_disagg.commands.rollout_status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
+from kubectl_disagg.show_status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
 from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
 
 
@@ -23,6 +24,30 @@ def test_status_of_a_deployed_set_is_available(stepper, tmp_path):
     conditions = {c["type"]: (c["status"], c["reason"]) for c in document["status"]["conditions"]}
     assert conditions == {"Available": ("True", "AllRolesReady"), "Progressing": ("False", "AllRolesReady")}
     assert [s["phase"] for s in document["slices"]] == ["steady", "steady"]
+
+
+def test_fast_path_and_click_report_the_same_status(stepper, tmp_path):
+    """`rollout status -f` runs without click (fastpath); anything else goes through click: same output."""
+    import re
+
+    from kubectl_disagg.cli import _run_click
+    from kubectl_disagg.fastpath import parse_args
+
+    old = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
+    stepper.drive(old)
+    new = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2")
+    stepper(new)  # mid-rollout: more to say than "Available"
+    for output in ("text", "json", "yaml"):
+        argv = ["rollout", "status", "-f", str(new), "-o", output, "--kubeconfig", str(stepper.control_plane.kubeconfig)]
+        assert parse_args(argv) is not None
+        fast_code, fast, _ = cli(stepper, *argv[:-2])
+        with pytest.raises(SystemExit) as exited:
+            _run_click(argv)
+        click_code = exited.value.code
+        slow = stepper.capsys.readouterr().out
+        timestamps = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d+s ago")
+        assert fast_code == click_code == EXIT_NOT_AVAILABLE
+        assert timestamps.sub("T", fast) == timestamps.sub("T", slow) and fast
 
 
 def test_status_mid_rollout_is_not_available_and_says_why(stepper, tmp_path):

@@ -114,7 +114,7 @@ def test_render_and_validate_do_not_import_the_kubernetes_client():
     script = ("import sys\nfrom kubectl_disagg.cli import main\n"
               "try:\n    main(['render', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
               "try:\n    main(['validate', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'jinja2', 'urllib3'))\n"
+              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'jinja2', 'urllib3', 'ssl', 'http'))\n"
               "print(loaded, file=sys.stderr)\n")
     result = subprocess.run([sys.executable, "-c", script, str(EXAMPLES)], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0
@@ -134,18 +134,34 @@ def test_console_script_module_entry():
      {"filenames": ["-"], "recursive": False, "namespace": "x", "output": "yaml"}),
 ])
 def test_fast_render_arguments(argv, expected):
-    from kubectl_disagg.fastpath import parse_render_args
-    assert parse_render_args(argv) == expected
+    from kubectl_disagg.fastpath import parse_args
+    assert parse_args(argv) == ("render", expected)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["rollout", "status", "-f", "a.yaml"],
+     {"filenames": ["a.yaml"], "recursive": False, "namespace": None, "output": "text", "kubeconfig": None,
+      "context": None}),
+    (["rollout", "status", "-fa.yaml", "-o", "json", "--kubeconfig=k", "--context", "c", "-n", "ns"],
+     {"filenames": ["a.yaml"], "recursive": False, "namespace": "ns", "output": "json", "kubeconfig": "k",
+      "context": "c"}),
+])
+def test_fast_status_arguments(argv, expected):
+    from kubectl_disagg.fastpath import parse_args
+    assert parse_args(argv) == ("rollout status", expected)
 
 
 @pytest.mark.parametrize("argv", [
     ["render"], ["render", "-h"], ["render", "--help"], ["render", "-f"], ["render", "-f", "a", "-o", "xml"],
     ["render", "-f", "a", "--unknown"], ["render", "-Rf", "a"], ["render", "-f", "a", "-n"],
-    ["render", "-f", "a", "--output="], ["validate", "-f", "a"], [],
+    ["render", "-f", "a", "--output="], ["validate", "-f", "a"], [], ["render", "-f", "a", "--kubeconfig", "k"],
+    ["rollout", "status", "name"], ["rollout", "status", "-f", "a", "-w"], ["rollout", "status", "-f", "a", "-o", "xml"],
+    ["rollout", "status", "-f", "a", "--timeout", "1s"], ["rollout", "status"], ["rollout", "step", "-f", "a"],
+    ["rollout", "status", "-f", "a", "-o", "text", "extra"],
 ])
-def test_unusual_render_arguments_go_to_click(argv):
-    from kubectl_disagg.fastpath import parse_render_args
-    assert parse_render_args(argv) is None
+def test_unusual_arguments_go_to_click(argv):
+    from kubectl_disagg.fastpath import parse_args
+    assert parse_args(argv) is None
 
 
 @pytest.mark.parametrize("flags", [[], ["-o", "json"], ["-n", "other", "-R"]])

@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from urllib3.exceptions import MaxRetryError, NewConnectionError
 
 from benchmarks.request_count import request_key
 from kubectl_disagg import kubeconfig as kubeconfig_module
@@ -23,6 +22,7 @@ from kubectl_disagg.cluster import Cluster
 from kubectl_disagg.lease import LeaseHeld, format_time, lease_expiry, lease_is_free, parse_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE
 from kubectl_disagg.durations import format_duration
+from kubectl_disagg.transport import NetworkError
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import namespace_for
 from kubectl_disagg.reconcile import Delete, Phase, Reconciliation, SliceReport, reconcile
@@ -104,15 +104,15 @@ def test_a_body_that_is_not_a_status_falls_back_to_the_http_reason():
 # --- network errors -------------------------------------------------------------------------------
 
 
-def _wrapped(cause: Exception) -> MaxRetryError:
-    """How urllib3 reports a failed connection: the socket error inside two wrappers."""
+def _wrapped(cause: Exception) -> NetworkError:
+    """How the transport reports a failed connection: the socket error as the cause."""
     try:
         try:
             raise cause
         except OSError as err:
-            raise NewConnectionError(None, f"Failed to establish a new connection: {err}") from err
-    except NewConnectionError as err:
-        return MaxRetryError(None, "/apis/leaderworkerset.x-k8s.io/v1", reason=err)
+            raise NetworkError(str(err)) from err
+    except NetworkError as err:
+        return err
 
 
 def test_connection_refused_names_the_server():

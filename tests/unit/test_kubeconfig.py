@@ -17,7 +17,7 @@ from kubectl_disagg import credentials as credentials_module
 from kubectl_disagg.credentials import Credentials
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kubeconfig import load_configuration
-from kubectl_disagg.rest import Transport, _proxy_for
+from kubectl_disagg.transport import Transport, _proxy_for
 
 DATA = pathlib.Path(__file__).parent.parent / "data"
 CERT, KEY = DATA / "unit-test-client.crt", DATA / "unit-test-client.key"
@@ -223,10 +223,10 @@ def test_proxy_choice_follows_go(monkeypatch, env, configured, server, proxy):
     assert _proxy_for(configured, server) == proxy
 
 
-def test_cluster_commands_never_import_the_kubernetes_package(tmp_path):
+def test_cluster_commands_import_no_http_library(tmp_path):
     path = single(tmp_path, {"token": "t"})
     code = ("import sys\nfrom kubectl_disagg.cluster import Cluster\n"
             f"with Cluster({str(path)!r}) as cluster: pass\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'pydantic')))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'pydantic', 'urllib3')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

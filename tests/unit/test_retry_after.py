@@ -65,3 +65,31 @@ def test_retrying_gives_up_after_the_last_attempt():
     with pytest.raises(ErrorAnswer):
         retrying(call, sleep=lambda seconds: None)
     assert len(calls) == MAX_RETRIES + 1
+
+
+def test_persisting_sends_again_while_unreachable_then_gives_up():
+    from kubectl_disagg.errors import Conflict, Unreachable, persisting
+
+    slept, calls = [], []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise Unreachable("cannot reach the API server")
+        return "done"
+
+    assert persisting(flaky, sleep=slept.append) == "done" and slept == [0.5, 1.0]
+
+    def down():
+        raise Unreachable("cannot reach the API server")
+
+    slept.clear()
+    with pytest.raises(Unreachable):
+        persisting(down, sleep=slept.append)
+    assert slept == [0.5, 1.0, 2.0]
+
+    def refused():
+        raise Conflict("leaderworkerset/x changed since it was read")
+
+    with pytest.raises(Conflict):
+        persisting(refused, sleep=slept.append)

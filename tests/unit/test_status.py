@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.commands.rollout_status import format_text
+from kubectl_disagg.show_status import format_text
 from kubectl_disagg.durations import parse_duration
 from kubectl_disagg.reconcile import reconcile
 from kubectl_disagg.status import derive_status, to_document
