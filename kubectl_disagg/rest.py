@@ -138,10 +138,10 @@ class RestClient:
         with self._errors(resource.subject(name)):
             return _json(self._send("GET", _path(resource, namespace, name)))
 
-    def create(self, resource: Resource, namespace: str, body: Mapping) -> dict:
+    def create(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> dict:
         with self._errors(resource.subject(body["metadata"]["name"])):
-            return _json(self._send("POST", _path(resource, namespace), {"fieldManager": FIELD_MANAGER},
-                                    dict(body)))
+            return _json(self._send("POST", _path(resource, namespace),
+                                    {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, dict(body)))
 
     def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         """PUT: the body's metadata.resourceVersion makes it conditional."""
@@ -150,13 +150,13 @@ class RestClient:
             return _json(self._send("PUT", _path(resource, namespace, name), {"fieldManager": FIELD_MANAGER},
                                     dict(body)))
 
-    def apply(self, resource: Resource, namespace: str, body: Mapping) -> None:
-        self.patch(resource, namespace, body["metadata"]["name"], body, APPLY_PATCH, force=False)
+    def apply(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> None:
+        self.patch(resource, namespace, body["metadata"]["name"], body, APPLY_PATCH, force=False, dry_run=dry_run)
 
     def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str,
-              force: bool | None = None) -> None:
+              force: bool | None = None, *, dry_run: bool = False) -> None:
         body = list(body) if isinstance(body, list) else dict(body)
-        query = {"fieldManager": FIELD_MANAGER}
+        query = {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}
         if force is not None:
             query["force"] = "true" if force else "false"
         with self._errors(resource.subject(name)):
@@ -168,11 +168,14 @@ class RestClient:
             _discard(self._send("PATCH", _path(resource, namespace, name) + "/status",
                                 {"fieldManager": FIELD_MANAGER}, {"status": dict(status)}, MERGE_PATCH))
 
-    def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
+    def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str, *,
+               dry_run: bool = False) -> None:
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
         # same as `kubectl delete`; the preconditions make a stale delete fail with 409.
         options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
                    "preconditions": {"uid": uid, "resourceVersion": resource_version}}
+        if dry_run:  # in the body: a DELETE with a body ignores the options in its query
+            options["dryRun"] = ["All"]
         with self._errors(resource.subject(name)):
             _discard(self._send("DELETE", _path(resource, namespace, name), None, options))
 
@@ -252,6 +255,12 @@ def retrying(call: Callable[[], Any], sleep: Callable[[float], None] = time.slee
             if wait is None:
                 raise
             sleep(wait)
+
+
+def _dry_run_query(dry_run: bool) -> dict[str, str]:
+    """A write with `dry_run` is judged whole (admission, validation, strict about unknown
+    fields) and stored nowhere: what `rollout step --dry-run=server` sends."""
+    return {"dryRun": "All", "fieldValidation": "Strict"} if dry_run else {}
 
 
 def _path(resource: Resource, namespace: str, name: str | None = None) -> str:
