@@ -13,8 +13,8 @@ from kubernetes import client
 from kubectl_disagg import naming
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
 from tests.integration.test_privilege import STATUS, STEPPER, accounts, run, without_verb  # noqa: F401 (fixture)
-from tests.integration.test_rollout_step import (LWS, SET, interfere_before_writes, kinds_of, model, stepper,  # noqa: F401
-                                                 write_replicas, write_set)
+from tests.integration.test_rollout_step import (LWS, SET, cli, interfere_before_writes, kinds_of, model,  # noqa: F401
+                                                 stepper, write_replicas, write_set)
 
 
 def leases(api_client, namespace: str) -> list:
@@ -145,6 +145,15 @@ def test_a_create_refused_by_admission_is_traced_to_file_and_line(stepper, tmp_p
     assert first.endswith("denied request: groups of one pod only in this namespace")
     assert "would refuse 1 of this pass's 4 writes" in summary
     assert f"create leaderworkerset/{decode} with 1 replica: refused by the API server\n    {first}\n" in run.out
+
+    # The set stored in the cluster (`rollout step NAME`): no file, no line, still the role's path.
+    stepper.control_plane.request(
+        "POST", f"/apis/disaggregatedset.x-k8s.io/v1/namespaces/{stepper.namespace}/disaggregatedsets", document)
+    code, _, err = cli(stepper, "rollout", "step", SET, "-n", stepper.namespace, "--dry-run=server",
+                       "--context", "admin")
+    assert code == EXIT_ERROR
+    assert err.splitlines()[0].startswith(f"disaggregatedset/{SET} in {stepper.namespace}: spec.roles[1]: refused by "
+                                          f"the API server (leaderworkerset/{decode}): ")
     assert stepper.live.versions() == {}
 
 
@@ -167,3 +176,17 @@ def test_permissions_are_checked_first_and_dry_run_writes_need_them(stepper, acc
     (line,) = err.strip().splitlines()
     assert line.startswith("forbidden: this pass needs permission to create leaderworkersets.leaderworkerset.x-k8s.io")
     assert stepper.live.versions() == {}
+
+
+def test_a_role_scaler_create_is_judged_without_its_status_write(stepper, tmp_path):
+    """An External role's RoleScaler: its create is sent as a dry run; the status write that follows
+    a real create is not (there is no object to write it to)."""
+    from tests.integration.test_role_scalers import with_external_decode
+
+    path = with_external_decode(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
+    run = stepper(path, "--dry-run=server", "-o", "json")
+    assert run.code == EXIT_OK, run.err
+    actions = {a["name"]: a["verdict"] for entry in run.json()["slices"] for a in entry["actions"]}
+    assert actions[f"{SET}-decode"] == "accepted"
+    listed = stepper.control_plane.kubectl("get", "disaggregatedsetrolescalers", "-n", stepper.namespace, "-o", "json")
+    assert yaml.safe_load(listed.stdout)["items"] == [] and stepper.live.versions() == {}
