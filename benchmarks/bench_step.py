@@ -8,7 +8,9 @@ then times, as whole processes:
   rollout, 1,000 annotations + 1,000 creates (server-side apply), at `--max-in-flight 1` (one
   write at a time, as before concurrent writes) and at the default;
 - `kubectl apply --server-side -f OBJECTS` of the same 1,000 LWS and 1,000 Services (NEW
-  rendered) into an empty namespace.
+  rendered) into an empty namespace;
+- `kubectl-disagg rollout step -f NEW --dry-run=server` just before the concurrent step: the
+  same 2,000 writes sent with dryRun=All (nothing stored, so the step after it is unchanged).
 
 Each rollout start needs a freshly deployed set, so runs are few (`--runs`, default 2); the
 three commands alternate within each run. Target (issue 14): step ≤ 1.0× kubectl apply.
@@ -76,7 +78,7 @@ def main() -> int:
     args = parser.parse_args()
     load = os.getloadavg()
     ours = str(Path(sys.executable).parent / "kubectl-disagg")
-    times: dict[str, list[float]] = {"one at a time": [], "concurrent": [], "kubectl": []}
+    times: dict[str, list[float]] = {"one at a time": [], "concurrent": [], "kubectl": [], "server dry run": []}
     rss: list[float] = []
     with ControlPlane() as cp, cp.api_client() as api, tempfile.TemporaryDirectory() as tmp:
         simulator = LWSSimulator(api)
@@ -86,6 +88,10 @@ def main() -> int:
             print(f"run {run + 1}: deploying...", file=sys.stderr, flush=True)
             for label, flag in (("one at a time", "1"), ("concurrent", str(DEFAULT_MAX_IN_FLIGHT))):
                 new = deployed(cp, simulator, workdir, f"step-{run}-{flag}", args.slices)
+                if label == "concurrent":
+                    wall, _, _ = run_measured([ours, "rollout", "step", "-f", str(new), "--dry-run=server",
+                                               f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
+                    times["server dry run"].append(wall)
                 wall, peak, _ = run_measured([ours, "rollout", "step", "-f", str(new), "--max-in-flight", flag,
                                               f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
                 times[label].append(wall)
@@ -111,6 +117,8 @@ def main() -> int:
     print(f"| `rollout step -f new.yaml` (--max-in-flight {DEFAULT_MAX_IN_FLIGHT}) | {med['concurrent']:.1f} | "
           f"{min(times['concurrent']):.1f} |")
     print(f"| `kubectl apply --server-side -f objects.yaml` | {med['kubectl']:.1f} | {min(times['kubectl']):.1f} |")
+    print(f"| `rollout step -f new.yaml --dry-run=server` | {med['server dry run']:.1f} | "
+          f"{min(times['server dry run']):.1f} |")
     ratio = med["concurrent"] / med["kubectl"]
     print(f"\n- {'PASS' if ratio <= 1.0 else 'FAIL'}  step ≤ 1.0× kubectl apply --server-side (median): "
           f"{med['concurrent']:.1f} s vs {med['kubectl']:.1f} s = {ratio:.2f}×")

@@ -37,9 +37,21 @@ def api_error(subject: str, status: int, reason: str | None, body: str | bytes |
     """A readable error for an API answer about `subject` (e.g. "leaderworkerset/x").
 
     Pure: the status code, the HTTP reason and the body (a metav1.Status, usually) in, one
-    line out, typed so callers can tell "read again and retry" from "give up".
+    line out, typed so callers can tell "read again and retry" from "give up". The error keeps
+    the answer (see `answer_of`): a server dry run traces an invalid object's causes to FILE:LINE.
     """
     status_object = status_of(body)
+    error = _error_for(subject, status, reason, status_object)
+    error.answer = {**status_object, "code": status}  # type: ignore[attr-defined]
+    return error
+
+
+def answer_of(error: UserError) -> dict | None:
+    """The API server's answer (its metav1.Status) behind `error`, or None when no answer came."""
+    return getattr(error, "answer", None)
+
+
+def _error_for(subject: str, status: int, reason: str | None, status_object: dict) -> UserError:
     message = str(status_object.get("message") or "").strip() or (reason or "").strip() or "no details given"
     api_reason = str(status_object.get("reason") or reason or "").strip()
     code = f"{status} {api_reason}".strip()

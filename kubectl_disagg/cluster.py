@@ -167,25 +167,29 @@ class Cluster:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def execute(self, action: Action, namespace: str) -> None:
+    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
         """Carry out one reconcile action in `namespace`, with the preconditions that make it safe to race.
 
         Create: server-side apply, never forced. Scale and Annotate: JSON patches that test the
         replicas that were read (see `_change`). Delete: preconditions on uid and resourceVersion.
         A change to an object deleted since it was read is a `Conflict`: read again.
+
+        With `dry_run`, the same request goes with dryRun=All (and strict field validation): the
+        server judges it against the live objects and stores nothing; a refusal raises as usual.
+        A created RoleScaler's status is not sent then: its object does not exist to write it to.
         """
         if isinstance(action, Create):
-            self.client.apply(BY_KIND[action.kind], namespace, action.object)
-            if "status" in action.object:  # a RoleScaler's: apply leaves the status subresource alone
+            self.client.apply(BY_KIND[action.kind], namespace, action.object, dry_run=dry_run)
+            if "status" in action.object and not dry_run:  # a RoleScaler's: apply leaves status alone
                 self.client.patch_status(BY_KIND[action.kind], namespace, action.name, action.object["status"])
             return
         try:
-            self._change(action, namespace)
+            self._change(action, namespace, dry_run)
         except NotFound:
             raise Conflict(f"{action.kind.lower()}/{action.name} was deleted since it was read "
                            "(404 NotFound)") from None
 
-    def _change(self, action: Action, namespace: str) -> None:
+    def _change(self, action: Action, namespace: str, dry_run: bool = False) -> None:
         """Scale, Annotate, Delete: each conditional on what the decision read.
 
         A scale or an annotation is a JSON patch whose `test` pins `spec.replicas` to the value
@@ -194,17 +198,19 @@ class Cluster:
         resourceVersion preconditions: it only ever removes objects at 0 replicas.
         """
         if isinstance(action, Scale):
-            self._json_patch(LWS, namespace, action.name, scale_patch(action))
+            self._json_patch(LWS, namespace, action.name, scale_patch(action), dry_run)
         elif isinstance(action, Annotate):
-            self._json_patch(LWS, namespace, action.name, annotate_patch(action))
+            self._json_patch(LWS, namespace, action.name, annotate_patch(action), dry_run)
         elif isinstance(action, Delete):
-            self.client.delete(BY_KIND[action.kind], namespace, action.name, action.uid, action.resource_version)
+            self.client.delete(BY_KIND[action.kind], namespace, action.name, action.uid, action.resource_version,
+                               dry_run=dry_run)
         else:  # pragma: no cover - reconcile returns nothing else
             raise TypeError(f"unknown action {action!r}")
 
-    def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list) -> None:
+    def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list,
+                    dry_run: bool = False) -> None:
         try:
-            self.client.patch(resource, namespace, name, operations, JSON_PATCH)
+            self.client.patch(resource, namespace, name, operations, JSON_PATCH, dry_run=dry_run)
         except PatchRejected:
             raise Conflict(f"{resource.subject(name)} changed since it was read "
                            f"({_tested(operations)} is no longer what this step read)") from None

@@ -85,7 +85,7 @@ def _walk(root: click.Command, typed: list[str]) -> _Position:
                 if value:
                     if option.name == "filenames":
                         position.filenames.append(value)
-                else:
+                elif not _value_optional(option):  # `--dry-run` takes its value after `=` only
                     position.pending = option
         elif isinstance(position.command, click.Group):
             command = position.command.get_command(position.context, word)
@@ -93,6 +93,11 @@ def _walk(root: click.Command, typed: list[str]) -> _Position:
                 context = click.Context(command, parent=position.context, info_name=word, resilient_parsing=True)
                 position = _Position(command, context, position.filenames)
     return position
+
+
+def _value_optional(option: click.Option) -> bool:
+    """An option that may go bare (`--dry-run`, meaning `--dry-run=client`)."""
+    return bool(getattr(option, "_flag_needs_value", False))
 
 
 def _option_named(command: click.Command, context: click.Context, name: str) -> click.Option | None:

@@ -133,9 +133,10 @@ class RestClient:
         with self._errors(resource.subject(name)):
             return _json(self.send("GET", path_of(resource, namespace, name)))
 
-    def create(self, resource: Resource, namespace: str, body: Mapping) -> dict:
+    def create(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> dict:
         with self._errors(resource.subject(body["metadata"]["name"])):
-            return _json(self.send("POST", path_of(resource, namespace), {"fieldManager": FIELD_MANAGER}, body))
+            return _json(self.send("POST", path_of(resource, namespace),
+                                   {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body))
 
     def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         """PUT: the body's metadata.resourceVersion makes it conditional."""
@@ -143,16 +144,19 @@ class RestClient:
         with self._errors(resource.subject(name)):
             return _json(self.send("PUT", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER}, body))
 
-    def apply(self, resource: Resource, namespace: str, body: Mapping) -> None:
+    def apply(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> None:
         """Server-side apply of `body`, never forced: fields another manager owns are a conflict."""
         name = body["metadata"]["name"]
         with self._errors(resource.subject(name)):
-            self.send("PATCH", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER, "force": "false"},
+            self.send("PATCH", path_of(resource, namespace, name),
+                      {"fieldManager": FIELD_MANAGER, "force": "false", **_dry_run_query(dry_run)},
                       apply_body(body), APPLY_PATCH)
 
-    def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str) -> None:
+    def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str, *,
+              dry_run: bool = False) -> None:
         with self._errors(resource.subject(name)):
-            self.send("PATCH", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER}, body, content_type)
+            self.send("PATCH", path_of(resource, namespace, name),
+                      {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body, content_type)
 
     def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
         """Merge `status` into a custom object's status subresource."""
@@ -160,11 +164,14 @@ class RestClient:
             self.send("PATCH", path_of(resource, namespace, name) + "/status", {"fieldManager": FIELD_MANAGER},
                       {"status": dict(status)}, MERGE_PATCH)
 
-    def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
+    def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str, *,
+               dry_run: bool = False) -> None:
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
         # same as `kubectl delete`; the preconditions make a stale delete fail with 409.
         options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
                    "preconditions": {"uid": uid, "resourceVersion": resource_version}}
+        if dry_run:  # in the body: a DELETE with a body ignores the options in its query
+            options["dryRun"] = ["All"]
         with self._errors(resource.subject(name)):
             self.send("DELETE", path_of(resource, namespace, name), None, options)
 
@@ -244,6 +251,12 @@ def retrying(call: Callable[[], Any], sleep: Callable[[float], None] = time.slee
             if wait is None:
                 raise
             sleep(wait)
+
+
+def _dry_run_query(dry_run: bool) -> dict[str, str]:
+    """A write with `dry_run` is judged whole (admission, validation, strict about unknown
+    fields) and stored nowhere: what `rollout step --dry-run=server` sends."""
+    return {"dryRun": "All", "fieldValidation": "Strict"} if dry_run else {}
 
 
 def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:

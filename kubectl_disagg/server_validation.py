@@ -82,6 +82,7 @@ def refusal_problems(ds: DisaggregatedSet, obj: dict, status: dict) -> list[Prob
     problems = []
     for field, text in found:
         path = _rejoin(document, source_path(ds, obj, field_path(field) if field else ()))
-        problems.append(Problem(document.file, document.line(path), dotted(path),
+        line = document.line(path) if document.lines else 0  # a set read from the cluster has no lines
+        problems.append(Problem(document.file, line, dotted(path),
                                 f"refused by the API server ({subject}): {text}"))
     return problems

@@ -1,16 +1,22 @@
 """What a pass looks like to people and to programs: the view of a `stepper.Pass`.
 
 `to_document` is the `-o yaml|json` shape; `format_text` lays the same view out through
-templates/step.txt.j2 (the report, or with `progress` one line per slice). Pure.
+templates/step.txt.j2 (the report, or with `progress` one line per slice); `refusal_lines` says
+why the API server refused a write of a server dry run. Pure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kubectl_disagg.api_errors import answer_of
 from kubectl_disagg.planner import format_position
 from kubectl_disagg.reconcile import Create
-from kubectl_disagg.stepper import Pass, PlannedAction
+from kubectl_disagg.server_validation import refusal_problems
+from kubectl_disagg.stepper import SERVER, Pass, PlannedAction
+
+ACCEPTED, REFUSED = "accepted", "refused"  # a server dry run's verdict on one write
+INVALID_OBJECT_CODES = (400, 422)  # the answers that name fields of the object (strict fields, schema)
 
 
 def slice_views(step: Pass) -> list[dict]:
@@ -25,12 +31,36 @@ def slice_views(step: Pass) -> list[dict]:
     return views
 
 
+def verdict(step: Pass, planned: PlannedAction) -> str | None:
+    """ACCEPTED or REFUSED in a server dry run (its writes were judged), else None."""
+    if step.dry_run != SERVER:
+        return None
+    return REFUSED if planned.refusal is not None else ACCEPTED
+
+
+def refusal_lines(step: Pass, planned: PlannedAction) -> list[str]:
+    """Why the API server refused a write of a server dry run, one line per cause.
+
+    An object a create would make that the server finds invalid is traced back to the set's
+    document (`FILE:LINE: spec.roles[0]...: refused by the API server (...)`, as `validate
+    --server` does); any other refusal is the error's own line (it names the object).
+    """
+    if planned.refusal is None:
+        return []
+    answer = answer_of(planned.refusal)
+    if isinstance(planned.action, Create) and answer and answer.get("code") in INVALID_OBJECT_CODES:
+        return [str(problem) for problem in refusal_problems(step.ds, dict(planned.action.object), answer)]
+    return planned.refusal.lines()
+
+
 def format_text(step: Pass, *, only_changed: bool = False, progress: bool = False) -> str:
-    views = [{**view, "actions": [{"text": planned.action.describe(), "detail": (planned.detail or "").rstrip("\n")}
+    views = [{**view, "actions": [{"text": planned.action.describe(), "detail": (planned.detail or "").rstrip("\n"),
+                                   "verdict": verdict(step, planned), "refusal": refusal_lines(step, planned)}
                                   for planned in view["actions"]]} for view in slice_views(step)]
     context = {
         "name": step.ds.name, "namespace": step.namespace, "revision": step.ds.revision,
         "slices": step.ds.slices, "dry_run": step.dry_run, "refused": bool(step.refusal),
+        "refused_writes": len(step.refused_writes),
         "planned": len(step.reconciliation.actions), "done": len(step.done), "complete": step.complete,
         "only_changed": only_changed, "views": views,
     }
@@ -53,13 +83,14 @@ def to_document(step: Pass) -> dict:
                     "roles": list(report.roles), "old": list(report.old), "new": list(report.new),
                     "position": format_position(report.position), "stepKind": report.step_kind,
                 }
-        entry["actions"] = [_action_document(planned) for planned in view["actions"]]
+        entry["actions"] = [_action_document(step, planned) for planned in view["actions"]]
         slices.append(entry)
     return {
         "name": step.ds.name,
         "namespace": step.namespace,
         "revision": step.ds.revision,
-        "dryRun": step.dry_run,
+        "dryRun": bool(step.dry_run),
+        "dryRunStrategy": step.dry_run or "none",
         "complete": step.complete,
         "refused": list(step.refusal),
         "slices": slices,
@@ -67,9 +98,14 @@ def to_document(step: Pass) -> dict:
     }
 
 
-def _action_document(planned: PlannedAction) -> dict:
+def _action_document(step: Pass, planned: PlannedAction) -> dict:
     action = planned.action
     doc: dict[str, Any] = {"action": action.describe(), "kind": action.kind, "name": action.name}
+    judged = verdict(step, planned)
+    if judged is not None:  # a server dry run: what the API server said of this write
+        doc["verdict"] = judged
+        if judged == REFUSED:
+            doc["refusal"] = refusal_lines(step, planned)
     if planned.detail is not None:  # a dry run: the object a create would make, the diff of a change
         if isinstance(action, Create):
             doc["object"] = dict(action.object)

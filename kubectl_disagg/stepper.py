@@ -1,7 +1,8 @@
 """Stepping a set, as a library: passes of `reconcile` carried out by an executor.
 
 A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
-describes them: one `PlannedAction` per action, with its object diff and JSON patch).
+describes them: one `PlannedAction` per action, with its object diff and JSON patch; a server
+dry run also sends each write with dryRun=All and keeps the API server's verdict on it).
 `drive` holds the set's Lease and repeats passes, waiting for the next change in between,
 until the set is complete, refused, or out of time.
 
@@ -20,6 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from kubectl_disagg.api_errors import answer_of
 from kubectl_disagg.controller import step_refusal
 from kubectl_disagg.errors import Conflict, UserError, persisting
 from kubectl_disagg.model import DisaggregatedSet
@@ -31,6 +33,7 @@ from kubectl_disagg.snapshot import Snapshot
 from kubectl_disagg.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
+CLIENT, SERVER = "client", "server"  # dry runs: described only; also judged by the API server
 
 
 # --- where actions land -----------------------------------------------------------------------
@@ -53,7 +56,8 @@ class Executor(Protocol):
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot: ...
 
-    def execute(self, action: Action, namespace: str) -> None: ...
+    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
+        """Carry out `action`; with `dry_run`, have it judged only (nothing stored), refusals raised alike."""
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Raise a `UserError` unless every one of `actions` is permitted: checked whole, before a write."""
@@ -81,6 +85,7 @@ class PlannedAction:
     action: Action
     detail: str | None = None  # the object a create makes (YAML), or the unified diff of a change
     patch: list | None = None  # a change as an RFC 6902 JSON patch
+    refusal: UserError | None = None  # a server dry run: why the API server refused the write
 
     @property
     def slice(self) -> int:
@@ -97,7 +102,7 @@ class Pass:
     reconciliation: Reconciliation
     planned: tuple[PlannedAction, ...] = ()  # one per reconciliation action, in order
     done: tuple[Action, ...] = ()  # those carried out, in planned order
-    dry_run: bool = False
+    dry_run: str | None = None  # CLIENT or SERVER in a dry run (kubectl's --dry-run values)
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -116,6 +121,11 @@ class Pass:
             return list(self.planned)
         return [PlannedAction(action) for action in self.done]
 
+    @property
+    def refused_writes(self) -> list[PlannedAction]:
+        """A server dry run's writes the API server refused, in planned order."""
+        return [planned for planned in self.planned if planned.refusal is not None]
+
 
 class PassInterrupted(Exception):
     """An action failed mid-pass; `partial` lists those carried out before it (and kept)."""
@@ -132,12 +142,55 @@ class PassInterrupted(Exception):
 
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
-    """A dry run: read and reconcile, change nothing, not even the Lease."""
+    """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
     snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     result = reconcile_for_step(ds, snapshot)
-    planned = tuple(PlannedAction(action, action_detail(action, snapshot.objects),
-                                  action_patch(action, snapshot.objects)) for action in result.actions)
-    return Pass(ds, namespace, snapshot, result, planned, dry_run=True)
+    return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
+
+
+def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_in_flight: int = 1) -> Pass:
+    """A server dry run: the pass `run_pass` would make, each write sent with dryRun=All.
+
+    The same read, reconcile, permission check (first, so a missing verb is refused alike) and
+    write units; no Lease, since nothing is stored. Every write is sent whatever the others'
+    verdicts, and each is judged against the live objects as they are (none sees another's
+    effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
+    else (an unreachable server, say) raises as in a real pass.
+    """
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+    result = reconcile_for_step(ds, snapshot)
+    refusals: dict[int, UserError] = {}
+    if result.may_proceed and result.actions:
+        executor.authorize(result.actions, namespace)
+
+        def send(action: Action) -> None:
+            try:
+                executor.execute(action, namespace, dry_run=True)
+            except UserError as err:
+                if answer_of(err) is None and not isinstance(err, Conflict):
+                    raise _NoAnswer(err) from None  # no verdict came: the server was not reached
+                refusals[id(action)] = err
+
+        try:
+            run_units(write_units(result.actions), send, lambda *unit: [], max_in_flight=max_in_flight)
+        except _NoAnswer as failed:
+            raise failed.error from None
+    return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot, refusals), dry_run=SERVER)
+
+
+class _NoAnswer(Exception):
+    """A dry-run write that got no answer: raised through the scheduler (which passes on
+    anything but a UserError) to end the dry run as an error, not a refusal."""
+
+    def __init__(self, error: UserError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _described(actions: Sequence[Action], snapshot: Snapshot,
+               refusals: Mapping[int, UserError] | None = None) -> tuple[PlannedAction, ...]:
+    return tuple(PlannedAction(action, action_detail(action, snapshot.objects), action_patch(action, snapshot.objects),
+                               (refusals or {}).get(id(action))) for action in actions)
 
 
 def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
@@ -213,12 +266,13 @@ class Retry:
 
 
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
-          dry_run: bool = False, deadline: float | None = None, max_in_flight: int = 1,
+          dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
           wait_for_lease: bool = False,
           clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
-    A dry run is one `plan_pass`, without the Lease. Otherwise the set's Lease is held
+    A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
+    Lease. Otherwise the set's Lease is held
     throughout: one pass, or with `until_complete` passes until one is complete or refused,
     or `deadline` (a `clock` value) passes; then the last one yielded says which. Between
     passes that changed nothing, it watches the set instead of polling; a conflict yields a
@@ -228,9 +282,14 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
     `wait_for_lease`, a held lease is queued for instead, until `deadline` (`clock` is
     time.monotonic then). A single pass runs once it has the lease, whatever the deadline.
     """
-    if dry_run:
+    if dry_run == CLIENT:
         yield plan_pass(executor, ds, namespace)
         return
+    if dry_run == SERVER:
+        yield check_pass(executor, ds, namespace, max_in_flight=max_in_flight)
+        return
+    if dry_run is not None:
+        raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
     wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
     with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
         while not (until_complete and _expired(deadline, clock)):

@@ -23,6 +23,39 @@ def namespace(func):
                              "it may not contradict a document's own.")(func)
 
 
+DRY_RUNS = ("none", "client", "server")
+
+
+def dry_run(help: str):
+    """kubectl's --dry-run=none|client|server; a bare --dry-run means client. The command must be
+    a `DryRunCommand`, so that a bare --dry-run never takes the next word as its value."""
+    return click.option("--dry-run", type=click.Choice(DRY_RUNS), default="none", is_flag=False,
+                        flag_value="client", show_default=True, help=help)
+
+
+class DryRunCommand(click.Command):
+    """A command with `dry_run`: `--dry-run NAME` reads NAME as the argument it always was.
+
+    Click gives an option with an optional value the next word unless it looks like a flag;
+    kubectl (pflag) gives it only the value after `=`. Here the next word is its value only when
+    it is one (`--dry-run server`); anything else leaves the flag bare.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, bare_dry_run(args))
+
+
+def bare_dry_run(args: list[str]) -> list[str]:
+    """`args` with every bare `--dry-run` not followed by one of its values spelled `--dry-run=client`."""
+    out = list(args)
+    for index, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg == "--dry-run" and (index + 1 == len(out) or out[index + 1] not in DRY_RUNS):
+            out[index] = "--dry-run=client"
+    return out
+
+
 def output(*choices: str, default: str):
     return click.option("-o", "--output", type=click.Choice(choices), default=default, show_default=True,
                         help="Output format.")

@@ -21,12 +21,12 @@ from kubectl_disagg.events import set_reference
 from kubectl_disagg.durations import format_duration
 from kubectl_disagg.model import namespace_for
 from kubectl_disagg.output import to_json, to_yaml
-from kubectl_disagg.step_report import format_text, to_document
+from kubectl_disagg.step_report import format_text, refusal_lines, to_document
 from kubectl_disagg.stepper import Pass, PassInterrupted, Retry, drive
 from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 
 EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
-EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409)
+EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409, or in a server dry run)
 EXIT_USAGE = 2  # bad flags (click's own code for usage errors)
 EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object in the way, lease held
 EXIT_TIMEOUT = 4  # --until-complete ran out of time
@@ -102,11 +102,13 @@ class Console:
 # --- the command ------------------------------------------------------------------------------
 
 
-@click.command(epilog="""\b
+@click.command(cls=_options.DryRunCommand, epilog="""\b
 Exit codes:
-  0  done: every pass ran (with --until-complete: every set is complete)
+  0  done: every pass ran (with --until-complete: every set is complete;
+     with --dry-run=server: the API server would accept every write)
   1  error: invalid input, an API or network error, a write the server refused
-     (409: something changed since it was read; run the step again)
+     (409: something changed since it was read; run the step again; with
+     --dry-run=server: every write it would refuse is listed)
   2  usage: invalid flags
   3  refused (that pass changed nothing): the live objects cannot be explained,
      an object not managed by kubectl-disagg is in the way, another stepper
@@ -130,8 +132,9 @@ Exit codes with --gitops (docs/gitops.md):
 @_options.filenames(required=False)
 @_options.namespace
 @_options.cluster
-@click.option("--dry-run", is_flag=True,
-              help="Print the actions and the object changes (diffs), change nothing.")
+@_options.dry_run("Print the actions and the object changes (diffs), change nothing. client (a bare --dry-run): "
+                  "plan only; server: also send every write of the pass to the API server as a dry run "
+                  "(dryRun=All), each marked accepted or refused, nothing stored.")
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
 @click.option("--wait-for-lease", is_flag=True,
@@ -156,7 +159,7 @@ Exit codes with --gitops (docs/gitops.md):
               help="With --gitops: write a Markdown description of the step (for its pull request).")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
-         kubeconfig: str | None, context: str | None, dry_run: bool, until_complete: bool,
+         kubeconfig: str | None, context: str | None, dry_run: str, until_complete: bool,
          wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
          pr_description: str | None, max_in_flight: int, ignore_controller: bool) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
@@ -177,13 +180,21 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
 
     \b
     kubectl disagg rollout step -f ds.yaml --dry-run     # what the next pass would do
+    kubectl disagg rollout step -f ds.yaml --dry-run=server   # ... and would the API server accept it
     kubectl disagg rollout step -f ds.yaml               # do it
     kubectl disagg rollout step -f ds.yaml --until-complete --timeout 1h
     kubectl disagg rollout step -f ds.yaml --until-complete --wait-for-lease   # queue behind another operator
 
     With --until-complete, sets are rolled one after another in input order, and the first
     that does not complete stops the run.
+
+    --dry-run=server computes the pass as a real step does and checks its permissions, then
+    sends each of its writes to the API server with dryRun=All (and strict field validation):
+    admission and validation run, nothing is stored, no Lease is taken. Each write is judged
+    against the live objects as they are, and marked accepted or refused; a refused create
+    is traced back to the set's FILE:LINE where the server names a field.
     """
+    dry_run = None if dry_run == "none" else dry_run
     if gitops:
         if name or dry_run or until_complete or wait_for_lease or not filenames:
             raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept) and "
@@ -232,7 +243,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     ctx.exit(max(codes))
 
 
-def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: bool,
+def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: str | None,
               deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
               regarding: dict | None = None) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
@@ -261,6 +272,12 @@ def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: 
         console.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
                        *(f"  {reason}" for reason in last.refusal)])
         return EXIT_REFUSED
+    if isinstance(last, Pass) and last.refused_writes:
+        refused = last.refused_writes
+        console.error([*(line for planned in refused for line in refusal_lines(last, planned)),
+                       f"disaggregatedset/{ds.name} in {namespace}: the API server would refuse {len(refused)} "
+                       f"of this pass's {len(last.planned)} writes (server dry run: nothing was changed)"])
+        return EXIT_ERROR
     if not until_complete:
         return EXIT_OK
     if isinstance(last, Pass) and last.complete:

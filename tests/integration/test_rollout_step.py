@@ -575,11 +575,11 @@ def interfere_before_writes(monkeypatch, api_client, namespace: str, interferenc
     real_execute = Cluster.execute
     touched: list[str] = []
 
-    def execute(self, action, namespace_=None):
+    def execute(self, action, namespace_=None, **options):
         if isinstance(action, Scale) and (every or not touched):
             touched.append(action.name)
             interference(client.CustomObjectsApi(api_client), action)
-        return real_execute(self, action, namespace_)
+        return real_execute(self, action, namespace_, **options)
 
     monkeypatch.setattr(Cluster, "execute", execute)
     return touched

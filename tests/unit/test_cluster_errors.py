@@ -272,7 +272,7 @@ def test_help_documents_every_exit_code(capsys):
 # --- what a pass prints ---------------------------------------------------------------------------
 
 
-def a_pass(ds, cluster: MemoryCluster, dry_run=False) -> Pass:
+def a_pass(ds, cluster: MemoryCluster, dry_run=None) -> Pass:
     snapshot = cluster.snapshot(ds.name)
     result = reconcile(ds, snapshot)
     live = {(o["kind"], o["metadata"]["name"]): o for o in cluster.objects.values()}
@@ -314,7 +314,7 @@ def test_dry_run_shows_diffs_and_objects():
         cluster.execute(reconcile(old, cluster.snapshot("llm")).actions)
         cluster.settle()
     new = make_set({"prefill": 3, "decode": 1})
-    step = a_pass(new, cluster, dry_run=True)
+    step = a_pass(new, cluster, dry_run="client")
     text = format_text(step)
     assert "dry run, 1 change planned, nothing changed" in text
     assert "    -  replicas: 2\n    +  replicas: 3\n" in text
@@ -322,7 +322,7 @@ def test_dry_run_shows_diffs_and_objects():
     assert doc["dryRun"] and doc["slices"][0]["actions"][0]["diff"].startswith("--- leaderworkerset/")
 
     fresh = MemoryCluster("serving")
-    doc = to_document(a_pass(old, fresh, dry_run=True))
+    doc = to_document(a_pass(old, fresh, dry_run="client"))
     created = doc["slices"][0]["actions"][0]
     assert created["object"]["kind"] == "LeaderWorkerSet" and "diff" not in created
 

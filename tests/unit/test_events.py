@@ -49,7 +49,7 @@ def test_stepping_a_file_records_events_on_each_leaderworkerset():
 def test_dry_runs_and_idle_passes_record_nothing():
     executor = MemoryExecutor(MemoryCluster("serving"))
     ds = make_set({"prefill": 1, "decode": 1})
-    (dry,) = drive(executor, ds, "serving", dry_run=True)
+    (dry,) = drive(executor, ds, "serving", dry_run="client")
     assert events.events_for(dry) == []
     list(drive(executor, ds, "serving"))
     (idle,) = drive(executor, ds, "serving", until_complete=False)

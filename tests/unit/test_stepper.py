@@ -63,7 +63,7 @@ def test_drive_runs_passes_until_complete_under_one_lease():
 def test_one_pass_and_dry_run():
     executor = MemoryExecutor(MemoryCluster("serving"))
     ds = make_set({"prefill": 1, "decode": 1})
-    (dry,) = drive(executor, ds, "serving", dry_run=True)
+    (dry,) = drive(executor, ds, "serving", dry_run="client")
     assert dry.dry_run and not dry.done and executor.leases == 0
     assert [planned.action for planned in dry.planned] == list(dry.reconciliation.actions)
     (once,) = drive(executor, ds, "serving", until_complete=False)
