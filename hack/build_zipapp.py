@@ -12,7 +12,9 @@
 The wheel and its dependencies are installed with `pip install --target` (binary wheels only,
 so no compiler runs), then the compiled speedups of PyYAML and MarkupSafe are dropped: both fall
 back to their pure-Python code, and a zip file cannot import compiled modules anyway. Installer
-metadata (*.dist-info, scripts in bin/) is dropped too: nothing reads it at run time.
+metadata (*.dist-info, scripts in bin/) is dropped too: nothing reads it at run time. Beside
+each module goes its bytecode for the Python that builds (hash-based, unchecked), which zipimport
+loads instead of compiling the module on every run; other Python versions compile the source.
 Every file gets one fixed mtime and mode and the entries are sorted, so building the same
 sources with the same dependency versions twice gives byte-identical files (the krew manifest's
 sha256 depends on it).
@@ -61,6 +63,7 @@ def build(dist: Path, release_url: str | None) -> Path:
         prune(app)
         shutil.copy(MAIN, app / "__main__.py")
         normalise(app)
+        compile_beside_sources(app)
         zipapp.create_archive(app, pyz, interpreter="/usr/bin/env python3", compressed=True)
     os.utime(pyz, (FIXED_MTIME, FIXED_MTIME))
     archive = dist / "kubectl-disagg.tar.gz"
@@ -99,6 +102,19 @@ def prune(app: Path) -> None:
         if path.name.endswith(DROPPED_SUFFIXES) or (path.parent == app and path.name in DROPPED_DIRS) \
                 or path.name == "__pycache__":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def compile_beside_sources(app: Path) -> None:
+    """module.pyc beside each module.py, where zipimport looks for bytecode: without it every run
+    compiles every module it imports (a zip is never written to). The bytecode is this Python's
+    and hash-based, unchecked (no timestamps, so the build stays reproducible); another Python
+    version finds a magic number it does not know and compiles the source instead. A fixed hash
+    seed (marshal writes set constants in hash order), and file names inside the archive rather
+    than in the scratch directory."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-b", "--invalidation-mode", "unchecked-hash",
+                    "-s", str(app), "-p", "kubectl-disagg.pyz", str(app)],
+                   check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    normalise(app)
 
 
 def normalise(app: Path) -> None:

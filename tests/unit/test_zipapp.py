@@ -70,6 +70,8 @@ def test_the_archive_holds_pure_python_and_no_kubernetes_client(dist):
     assert "kubernetes" not in tops
     assert [n for n in names if n.endswith((".so", ".pyd", ".dylib"))] == []
     assert "kubectl_disagg/data/revision-table.json" in names
+    sources = {n for n in names if n.endswith(".py")}
+    assert {n + "c" for n in sources} == {n for n in names if n.endswith(".pyc")}  # bytecode beside each module
     assert {"kubectl_disagg/templates/plan.txt.j2", "kubectl_disagg/crd_yaml/disaggregatedsets.yaml"} <= set(names)
 
 
