@@ -16,8 +16,8 @@ metadata (*.dist-info, scripts in bin/) is dropped too: nothing reads it at run 
 each module goes its bytecode for the Python that builds (hash-based, unchecked), which zipimport
 loads instead of compiling the module on every run; other Python versions compile the source.
 Every file gets one fixed mtime and mode and the entries are sorted, so building the same
-sources with the same dependency versions twice gives byte-identical files (the krew manifest's
-sha256 depends on it).
+sources with the same dependency versions and Python twice gives byte-identical files (the krew
+manifest's sha256 depends on it).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ MAIN = REPO / "hack" / "zipapp" / "__main__.py"
 PACKAGED = ("pyproject.toml", "README.md", "kubectl_disagg", "templates", "config/crd")
 # 1980-01-01 00:00:00 UTC + 2 s: the earliest time a zip entry can record (and an even second).
 FIXED_MTIME = 315532802
-# Left out of the archive: compiled modules (a zip cannot import them), installer metadata.
+# Left out of the archive: compiled modules (a zip cannot import them), stray bytecode (compiled
+# again below), installer metadata.
 DROPPED_SUFFIXES = (".so", ".pyd", ".pyc", ".dist-info", ".egg-info")
 DROPPED_DIRS = ("bin", "__pycache__")
 
@@ -62,8 +63,8 @@ def build(dist: Path, release_url: str | None) -> Path:
                        check=True)
         prune(app)
         shutil.copy(MAIN, app / "__main__.py")
-        normalise(app)
         compile_beside_sources(app)
+        normalise(app)
         zipapp.create_archive(app, pyz, interpreter="/usr/bin/env python3", compressed=True)
     os.utime(pyz, (FIXED_MTIME, FIXED_MTIME))
     archive = dist / "kubectl-disagg.tar.gz"
@@ -114,7 +115,6 @@ def compile_beside_sources(app: Path) -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", "-b", "--invalidation-mode", "unchecked-hash",
                     "-s", str(app), "-p", "kubectl-disagg.pyz", str(app)],
                    check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-    normalise(app)
 
 
 def normalise(app: Path) -> None:
