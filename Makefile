@@ -64,7 +64,7 @@ argocd-testdata: $(VENV)/.installed testenv
 generate:
 	hack/generate-revision-table.sh
 
-## zipapp: dist/kubectl-disagg.pyz (one-file launcher) and the krew archive and manifest
+## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed
 	$(VENV)/bin/python hack/build_zipapp.py
 

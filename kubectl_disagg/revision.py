@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from kubectl_disagg import quantity
 from kubectl_disagg.naming import REVISION_LENGTH
 
+# Inside the zipapp this path points into the zip file: read it through the module's loader.
 TABLE_PATH = os.path.join(os.path.dirname(__file__), "data", "revision-table.json")  # os.path: no pathlib on the render path
 
 _MISSING = object()  # a field the document leaves out: Go's zero value
@@ -118,13 +119,15 @@ def table() -> _Table:
     """The generated table, read on first use (hashing needs it, importing this module not)."""
     global _table
     if _table is None:
-        _table = _Table(_read_table())
+        _table = _Table(read_table())
     return _table
 
 
-def _read_table() -> dict:
-    with open(TABLE_PATH, "rb") as file:
-        return json.loads(file.read())
+def read_table() -> dict:
+    """The generated table as data, read through the loader that imported this module: a file
+    beside it in a regular install, an entry of the zip in the zipapp. (importlib.resources
+    reads the same way but costs more to import than the whole table takes to parse.)"""
+    return json.loads(__loader__.get_data(TABLE_PATH))
 
 
 # --- defaults -------------------------------------------------------------------------------

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections import namedtuple
 from collections.abc import Callable
 
 from kubectl_disagg import apirules
+from kubectl_disagg.revision import read_table
 
-TABLE = os.path.join(os.path.dirname(__file__), "data", "revision-table.json")
 LEADER_WORKER_TEMPLATE = "lws.LeaderWorkerTemplate"
 
 # Fields the Go types mark `+optional` although they are neither pointers nor omitempty
@@ -54,9 +53,7 @@ Report = Callable[[tuple, str], None]
 
 @functools.lru_cache(maxsize=1)
 def _table() -> dict:
-    # A plain file read: importlib.resources costs more to import than the whole table to parse.
-    with open(TABLE, "rb") as handle:
-        return json.load(handle)
+    return read_table()
 
 
 @functools.lru_cache(maxsize=None)
