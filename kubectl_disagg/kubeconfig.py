@@ -57,6 +57,7 @@ class Connection(NamedTuple):
     kubeconfig: str | None = None  # the file named in exec-plugin messages
     user_name: str = "?"
     cluster_info: dict | None = None  # what an exec plugin may ask for (provideClusterInfo)
+    impersonate: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's as, as-groups …
 
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
@@ -167,7 +168,7 @@ def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Conn
         client_key_pem=_data_or_file(user, "client-key", whose),
         token=_token(user, whose), token_file=_path(user, "tokenFile"),
         exec_plugin=_exec_plugin(user, whose), kubeconfig=shown, user_name=user_name or "?",
-        cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure))
+        cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure), impersonate=_impersonation(user.body))
     if (connection.client_cert_pem is None) != (connection.client_key_pem is None):
         raise UserError(f"{whose}: a client certificate needs both client-certificate and client-key")
     return connection, str(context.get("namespace") or DEFAULT_NAMESPACE)
@@ -235,6 +236,19 @@ def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:
                       api_version=api_version, interactive_mode=str(spec.get("interactiveMode") or "IfAvailable"),
                       provide_cluster_info=bool(spec.get("provideClusterInfo")),
                       install_hint=str(spec.get("installHint") or ""), base_dir=user.base_dir)
+
+
+def _impersonation(user: dict) -> tuple[tuple[str, str], ...]:
+    """The headers kubectl sends for a user entry's `as`, `as-uid`, `as-groups`, `as-user-extra`."""
+    headers: list[tuple[str, str]] = []
+    if user.get("as"):
+        headers.append(("Impersonate-User", str(user["as"])))
+    if user.get("as-uid"):
+        headers.append(("Impersonate-Uid", str(user["as-uid"])))
+    headers += [("Impersonate-Group", str(group)) for group in user.get("as-groups") or []]
+    for key, values in sorted((user.get("as-user-extra") or {}).items()):
+        headers += [(f"Impersonate-Extra-{key}", str(value)) for value in values or []]
+    return tuple(headers)
 
 
 def _cluster_info(server: str, cluster: dict, ca_pem: bytes | None, insecure: bool) -> dict:

@@ -122,6 +122,9 @@ class Transport:
         authorization = self._credentials.authorization()
         if authorization:
             sent["Authorization"] = authorization
+        if body is not None:
+            sent["Content-Length"] = str(len(body))
+        impersonation = self._connection.impersonate
         for attempt in (1, 2):
             connection, reused = self._checkout()
             sending = True
@@ -129,7 +132,10 @@ class Transport:
                 if connection.sock is None:
                     connection.connect()
                 connection.sock.settimeout(read_timeout)
-                connection.request(method, target, body=body, headers=sent)
+                connection.putrequest(method, target, skip_accept_encoding=True)
+                for name, value in (*sent.items(), *impersonation):  # Impersonate-Group may repeat
+                    connection.putheader(name, value)
+                connection.endheaders(body)
                 sending = False
                 response = connection.getresponse()
                 if stream:

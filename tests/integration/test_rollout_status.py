@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 
+from kubectl_disagg.cli import main
 from kubectl_disagg.show_status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
 from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
 
@@ -48,6 +49,23 @@ def test_fast_path_and_click_report_the_same_status(stepper, tmp_path):
         timestamps = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d+s ago")
         assert fast_code == click_code == EXIT_NOT_AVAILABLE
         assert timestamps.sub("T", fast) == timestamps.sub("T", slow) and fast
+
+
+def test_impersonation_in_the_kubeconfig_is_honoured(stepper, tmp_path):
+    """A user entry's `as:` acts as that user, as kubectl does: here one without any role."""
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.drive(path)
+    config = yaml.safe_load(stepper.control_plane.kubeconfig.read_text())
+    for user in config["users"]:
+        user["user"]["as"] = "someone-without-roles"
+    impersonating = tmp_path / "kubeconfig"
+    impersonating.write_text(yaml.safe_dump(config))
+    stepper.capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "status", "-f", str(path), "--kubeconfig", str(impersonating)])
+    err = stepper.capsys.readouterr().err
+    assert exited.value.code == 1
+    assert "forbidden" in err and "someone-without-roles" in err
 
 
 def test_status_mid_rollout_is_not_available_and_says_why(stepper, tmp_path):

@@ -104,6 +104,15 @@ def test_bad_entries_are_named(tmp_path, user, cluster, message):
     assert message in str(caught.value) and "secret" not in str(caught.value)
 
 
+def test_impersonation_from_the_user_entry(tmp_path):
+    path = single(tmp_path, {"token": "t", "as": "alice", "as-uid": "42", "as-groups": ["ops", "sre"],
+                             "as-user-extra": {"scopes": ["a", "b"]}})
+    connection, _ = load_configuration(str(path), None)
+    assert connection.impersonate == (("Impersonate-User", "alice"), ("Impersonate-Uid", "42"),
+                                      ("Impersonate-Group", "ops"), ("Impersonate-Group", "sre"),
+                                      ("Impersonate-Extra-scopes", "a"), ("Impersonate-Extra-scopes", "b"))
+
+
 def test_oidc_id_token_is_sent_as_kubectl_sends_it(tmp_path):
     path = single(tmp_path, {"auth-provider": {"name": "oidc", "config": {"id-token": "eyJ.id.token"}}})
     connection, _ = load_configuration(str(path), None)
