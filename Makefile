@@ -54,6 +54,7 @@ bench: $(VENV)/.installed testenv
 	$(VENV)/bin/python benchmarks/bench_cluster.py
 	.bench-venv/bin/python benchmarks/bench_status.py
 	.bench-venv/bin/python benchmarks/bench_step.py
+	.bench-venv/bin/python benchmarks/bench_reaction.py
 	.bench-venv/bin/python benchmarks/bench_cmp.py
 
 ## argocd-testdata: regenerate the Argo CD health check testdata from a local control plane
