@@ -2,7 +2,7 @@
 
     python benchmarks/status_phases.py KUBECONFIG FILE
 
-Times, in order, what the command does: imports (CLI and the Kubernetes client), kubeconfig,
+Times, in order, what the command does: imports (CLI, then the HTTP transport), kubeconfig,
 the two LISTs (bytes on the wire, then JSON decoding, apart), building the snapshot, the pure
 core (reconcile, derive_status, to_document) and formatting the JSON output. Interpreter
 start-up is what is left of the whole-process wall time (the parent measures that).
@@ -35,19 +35,17 @@ def main() -> None:
     from kubectl_disagg.commands._options import sets_from_files
     lap("import kubectl_disagg (CLI, core, output)")
     from kubectl_disagg import cluster as cluster_module, rest
-    import kubernetes.client.api_client  # noqa: F401
-    lap("import Kubernetes client (what RestClient loads)")
+    import urllib3  # noqa: F401
+    lap("import the cluster modules and urllib3")
     (ds,) = sets_from_files((filename,), False)
     lap("read and validate the file")
-    configuration, _ = cluster_module.load_configuration(kubeconfig, None)
-    client = rest.RestClient(configuration, configuration.host)
+    connection, _ = cluster_module.load_configuration(kubeconfig, None)
+    client = rest.RestClient(connection, connection.server)
     lap("kubeconfig and client set-up")
     selector = f"{naming.NAME_LABEL}={ds.name}"
     raw = {}
     for resource in (rest.LWS, rest.SERVICE):
-        response = client._send("GET", rest._path(resource, ds.namespace), {"labelSelector": selector})
-        raw[resource.kind] = response.data
-        response.release_conn()
+        raw[resource.kind] = client.send("GET", rest.path_of(resource, ds.namespace), {"labelSelector": selector}).data
         lap(f"LIST {resource.plural} (request, TLS on the first, bytes)")
     decoded = {kind: json.loads(data) for kind, data in raw.items()}
     lap("JSON decoding of both LISTs")

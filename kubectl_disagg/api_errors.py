@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-from typing import Any
 
 from kubectl_disagg.errors import Conflict, UserError
 
@@ -123,12 +122,3 @@ def _after(text: str, marker: str) -> str:
     """`text` from just after `marker`, or all of it: the server's messages repeat the object name."""
     index = text.find(marker)
     return text[index + len(marker):] if index >= 0 else text
-
-
-
-class ClientFailure(Exception):
-    """The text of an ApiException the client raised without an HTTP status."""
-
-    def __init__(self, reason: Any):
-        lines = [line for line in str(reason or "").splitlines() if line.strip()]
-        super().__init__(lines[-1] if lines else "the request failed")

@@ -132,9 +132,9 @@ class Cluster:
     """
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None):
-        configuration, self.default_namespace = load_configuration(kubeconfig, context)
-        self.server: str = redact_url(configuration.host)
-        self.client = RestClient(configuration, self.server)
+        connection, self.default_namespace = load_configuration(kubeconfig, context)
+        self.server: str = redact_url(connection.server)
+        self.client = RestClient(connection, self.server)
         # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
         self.permissions = GrantedPermissions(DEFAULT_LEASE_SECONDS)
 

@@ -1,18 +1,21 @@
 """Finding the API server and credentials the way kubectl does: kubeconfig, context, namespace.
 
-`load_configuration` returns a client Configuration and the context's namespace: from
---kubeconfig (else $KUBECONFIG, else ~/.kube/config) and --context (else the current one), or,
-inside a pod with no kubeconfig at all, from the service account. Nothing a kubeconfig holds in
-secret ever reaches a message.
+`load_configuration` returns a `Connection` (where the server is, how to trust it, who we are)
+and the context's namespace: from --kubeconfig (else the files of $KUBECONFIG, merged as
+kubectl merges them, else ~/.kube/config) and --context (else the current one), or, inside a
+pod with no kubeconfig at all, from the service account. Read by our own code rather than the
+Kubernetes client package: importing that package costs a cluster command more time than
+everything else it does on a small set (BENCHMARKS.md). Nothing a kubeconfig holds in secret
+ever reaches a message.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
+import base64
+import binascii
 import os
 import re
-from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -21,44 +24,272 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.model import DEFAULT_NAMESPACE
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
-SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-def load_configuration(kubeconfig: str | None, context: str | None):
-    """A client Configuration and the context's namespace, found the way kubectl finds them."""
-    from kubernetes import client, config
+@dataclass(frozen=True)
+class ExecPlugin:
+    """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it."""
 
-    configuration = client.Configuration()
-    path = kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
-    in_pod = bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-    if not kubeconfig and not os.environ.get("KUBECONFIG") and in_pod and not os.path.exists(
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    api_version: str = EXEC_API_VERSIONS[0]
+    interactive_mode: str = "IfAvailable"
+    provide_cluster_info: bool = False
+    install_hint: str = ""
+    base_dir: str = "."  # a relative command is found from the kubeconfig's directory, as kubectl does
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Everything needed to reach one API server as one user."""
+
+    server: str
+    whose: str  # how messages name the credentials: "user alice in kubeconfig ~/.kube/config"
+    ca_pem: bytes | None = None
+    insecure: bool = False
+    tls_server_name: str | None = None
+    proxy_url: str | None = None
+    client_cert_pem: bytes | None = None
+    client_key_pem: bytes | None = None
+    token: str | None = None
+    token_file: str | None = None
+    exec_plugin: ExecPlugin | None = None
+    kubeconfig: str | None = None  # the file named in exec-plugin messages
+    user_name: str = "?"
+    cluster_info: dict = field(default_factory=dict)  # what an exec plugin may ask for (provideClusterInfo)
+
+
+def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
+    """The connection and the context's namespace, found the way kubectl finds them."""
+    from_env = os.environ.get("KUBECONFIG")
+    if not kubeconfig and not from_env and os.environ.get("KUBERNETES_SERVICE_HOST") and not os.path.exists(
             os.path.expanduser(DEFAULT_KUBECONFIG)):
+        return _in_cluster()
+    if kubeconfig:
+        if not os.path.isfile(os.path.expanduser(kubeconfig)):
+            raise UserError(f"--kubeconfig {kubeconfig}: no such file")
+        paths, shown = [kubeconfig], kubeconfig
+    elif from_env:
+        paths = [p for p in from_env.split(os.pathsep) if p]
+        shown = from_env
+    else:
+        paths, shown = [DEFAULT_KUBECONFIG], DEFAULT_KUBECONFIG
+    merged = _merge(paths, shown)
+    connection, namespace = _from_context(merged, context, shown)
+    _check_credentials(connection)
+    return connection, namespace
+
+
+# --- reading and merging kubeconfig files ----------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    body: dict
+    base_dir: str  # relative paths in an entry are relative to the file that holds it
+
+
+@dataclass
+class _Merged:
+    clusters: dict[str, _Entry] = field(default_factory=dict)
+    users: dict[str, _Entry] = field(default_factory=dict)
+    contexts: dict[str, _Entry] = field(default_factory=dict)
+    current_context: str = ""
+
+
+def _merge(paths: list[str], shown: str) -> _Merged:
+    """The files' clusters, users and contexts: the first file to define a name wins, and the
+    first non-empty current-context wins, as kubectl merges $KUBECONFIG. Missing files in a
+    list are skipped; none at all is an error."""
+    merged, found = _Merged(), False
+    for path in paths:
+        full = os.path.expanduser(path)
         try:
-            config.load_incluster_config(client_configuration=configuration)
-        except config.ConfigException as err:
-            raise UserError(f"in-cluster configuration: {err}") from None
-        _check_credentials(configuration, "the service account", exec_command=None)
-        return configuration, _service_account_namespace()
-    if kubeconfig and not os.path.isfile(os.path.expanduser(kubeconfig)):
-        raise UserError(f"--kubeconfig {kubeconfig}: no such file")
+            with open(full, "rb") as f:
+                document = yaml.safe_load(f)
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            raise UserError(f"kubeconfig {path}: cannot be read: {err.strerror or err}") from None
+        except yaml.YAMLError as err:
+            raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(redact_url(str(err)).split())}") from None
+        found = True
+        if document is None:
+            continue
+        if not isinstance(document, dict):
+            raise UserError(f"kubeconfig {path}: cannot be read: not a kubeconfig (a mapping is expected)")
+        base_dir = os.path.dirname(os.path.abspath(full))
+        for key, into in (("clusters", merged.clusters), ("users", merged.users), ("contexts", merged.contexts)):
+            entries = document.get(key) or []
+            if not isinstance(entries, list):
+                raise UserError(f"kubeconfig {path}: cannot be read: {key} must be a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    raise UserError(f"kubeconfig {path}: cannot be read: every entry of {key} needs a name")
+                body = entry.get(key[:-1]) or {}
+                if not isinstance(body, dict):
+                    raise UserError(f"kubeconfig {path}: cannot be read: {key[:-1]} {entry['name']} must be a mapping")
+                into.setdefault(entry["name"], _Entry(body, base_dir))
+        if not merged.current_context and document.get("current-context"):
+            merged.current_context = str(document["current-context"])
+    if not found:
+        raise UserError(f"kubeconfig {shown}: no such file; pass --kubeconfig, set KUBECONFIG, "
+                        "or run inside a pod with a service account")
+    return merged
+
+
+def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Connection, str]:
+    name = wanted or merged.current_context
+    if not name:
+        raise UserError(f"kubeconfig {shown}: no current context; pass --context")
+    if name not in merged.contexts:
+        known = ", ".join(sorted(merged.contexts)) or "none"
+        raise UserError(f'kubeconfig {shown}: context "{name}" not found (contexts: {known})')
+    context = merged.contexts[name].body
+    cluster_name, user_name = str(context.get("cluster") or ""), str(context.get("user") or "")
+    if cluster_name not in merged.clusters:
+        raise UserError(f'kubeconfig {shown}: context "{name}" names cluster "{cluster_name}", which is not defined')
+    if user_name and user_name not in merged.users:
+        raise UserError(f'kubeconfig {shown}: context "{name}" names user "{user_name}", which is not defined')
+    cluster = merged.clusters[cluster_name]
+    user = merged.users.get(user_name, _Entry({}, "."))
+    whose = f"user {user_name or '?'} in kubeconfig {shown}"
+    where = f"kubeconfig {shown}: cluster {cluster_name}"
+    server = str(cluster.body.get("server") or "")
+    if not server:
+        raise UserError(f"{where}: no server URL")
+    insecure = bool(cluster.body.get("insecure-skip-tls-verify"))
+    ca_pem = None if insecure else _data_or_file(cluster, "certificate-authority", where)
+    connection = Connection(
+        server=server.rstrip("/"), whose=whose, ca_pem=ca_pem, insecure=insecure,
+        tls_server_name=cluster.body.get("tls-server-name") or None,
+        proxy_url=cluster.body.get("proxy-url") or None,
+        client_cert_pem=_data_or_file(user, "client-certificate", whose),
+        client_key_pem=_data_or_file(user, "client-key", whose),
+        token=_token(user, whose), token_file=_path(user, "tokenFile"),
+        exec_plugin=_exec_plugin(user, whose), kubeconfig=shown, user_name=user_name or "?",
+        cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure))
+    if (connection.client_cert_pem is None) != (connection.client_key_pem is None):
+        raise UserError(f"{whose}: a client certificate needs both client-certificate and client-key")
+    return connection, str(context.get("namespace") or DEFAULT_NAMESPACE)
+
+
+def _path(entry: _Entry, key: str) -> str | None:
+    value = entry.body.get(key)
+    if not value:
+        return None
+    value = os.path.expanduser(str(value))
+    return value if os.path.isabs(value) else os.path.join(entry.base_dir, value)
+
+
+def _data_or_file(entry: _Entry, key: str, where: str) -> bytes | None:
+    """`<key>-data` (base64) or the file named by `<key>`, relative to the kubeconfig."""
+    data = entry.body.get(f"{key}-data")
+    if data:
+        try:
+            return base64.b64decode(str(data), validate=True)
+        except (binascii.Error, ValueError):
+            raise UserError(f"{where}: {key}-data is not valid base64") from None
+    path = _path(entry, key)
+    if path is None:
+        return None
     try:
-        contexts, current = config.list_kube_config_contexts(path)
-        active = _find_context(contexts, context, current, path)
-        with _client_log_silenced() as failures:
-            config.load_kube_config(path, context=active["name"], client_configuration=configuration,
-                                    persist_config=False)
-    except config.ConfigException as err:
-        raise UserError(f"kubeconfig {path}: {redact_url(str(err))}") from None
-    except (OSError, yaml.YAMLError, ValueError, TypeError, AttributeError) as err:
-        # A truncated or hand-broken file: the client lets these through as they are.
-        raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(redact_url(str(err)).split())}") from None
-    user_name = (active.get("context") or {}).get("user") or "?"
-    exec_command = _exec_command(path, user_name)
-    if failures and exec_command is not None and not _has_credentials(configuration):
-        raise UserError(_exec_failure(path, user_name, exec_command, failures))
-    _check_credentials(configuration, f"user {user_name} in kubeconfig {path}", exec_command)
-    namespace = (active.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE
-    return configuration, namespace
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise UserError(f"{where}: {key} {path}: {err.strerror or err}") from None
+
+
+def _token(user: _Entry, whose: str) -> str | None:
+    token = user.body.get("token")
+    if token:
+        return str(token)
+    provider = user.body.get("auth-provider")
+    if isinstance(provider, dict) and provider:
+        name = str(provider.get("name") or "?")
+        id_token = (provider.get("config") or {}).get("id-token") if name == "oidc" else None
+        if id_token:
+            return str(id_token)  # what kubectl sends; refreshing it is the provider's business
+        raise UserError(f"{whose}: the {name} auth-provider is not supported (kubectl dropped the built-in "
+                        "ones); use the provider's exec credential plugin (e.g. gke-gcloud-auth-plugin, "
+                        "kubelogin) in the user entry instead")
+    if user.body.get("username") or user.body.get("password"):
+        raise UserError(f"{whose}: username/password (basic authentication) is set, which Kubernetes API "
+                        "servers do not accept since v1.19 (requests would run as system:anonymous); use a "
+                        "token, a client certificate or an exec plugin")
+    return None
+
+
+def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:
+    spec = user.body.get("exec")
+    if not spec:
+        return None
+    if not isinstance(spec, dict) or not spec.get("command"):
+        raise UserError(f"{whose}: exec needs a command")
+    api_version = str(spec.get("apiVersion") or "")
+    if api_version not in EXEC_API_VERSIONS:
+        raise UserError(f"{whose}: exec apiVersion {api_version or '(none)'} is not supported "
+                        f"(supported: {', '.join(EXEC_API_VERSIONS)})")
+    env = tuple((str(e.get("name")), str(e.get("value", ""))) for e in spec.get("env") or []
+                if isinstance(e, dict) and e.get("name"))
+    return ExecPlugin(command=str(spec["command"]), args=tuple(str(a) for a in spec.get("args") or []), env=env,
+                      api_version=api_version, interactive_mode=str(spec.get("interactiveMode") or "IfAvailable"),
+                      provide_cluster_info=bool(spec.get("provideClusterInfo")),
+                      install_hint=str(spec.get("installHint") or ""), base_dir=user.base_dir)
+
+
+def _cluster_info(server: str, cluster: dict, ca_pem: bytes | None, insecure: bool) -> dict:
+    """The Cluster an exec plugin is told about when it asks (spec.cluster of ExecCredential)."""
+    info: dict[str, Any] = {"server": server}
+    if cluster.get("tls-server-name"):
+        info["tls-server-name"] = cluster["tls-server-name"]
+    if insecure:
+        info["insecure-skip-tls-verify"] = True
+    if ca_pem:
+        info["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    if cluster.get("proxy-url"):
+        info["proxy-url"] = cluster["proxy-url"]
+    extension = next((e.get("extension") for e in cluster.get("extensions") or []
+                      if isinstance(e, dict) and e.get("name") == "client.authentication.k8s.io/exec"), None)
+    if extension is not None:
+        info["config"] = extension
+    return info
+
+
+# --- inside a pod -------------------------------------------------------------------------------
+
+
+def _in_cluster() -> tuple[Connection, str]:
+    """The pod's service account: its token (re-read as it rotates), its CA, the service's address."""
+    host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not port:
+        raise UserError("in-cluster configuration: KUBERNETES_SERVICE_PORT is not set")
+    token_file = os.path.join(SERVICE_ACCOUNT_DIR, "token")
+    if not os.path.isfile(token_file):
+        raise UserError(f"in-cluster configuration: no service account token at {token_file} "
+                        "(is automountServiceAccountToken off?)")
+    try:
+        with open(os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt"), "rb") as f:
+            ca_pem = f.read()
+    except OSError as err:
+        raise UserError(f"in-cluster configuration: cannot read the service account CA: {err.strerror or err}") \
+            from None
+    server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+    connection = Connection(server=server, whose="the service account", ca_pem=ca_pem, token_file=token_file)
+    _check_credentials(connection)
+    return connection, _service_account_namespace()
+
+
+def _service_account_namespace() -> str:
+    try:
+        with open(os.path.join(SERVICE_ACCOUNT_DIR, "namespace")) as f:
+            return f.read().strip() or DEFAULT_NAMESPACE
+    except OSError:
+        return DEFAULT_NAMESPACE
 
 
 # --- credentials ------------------------------------------------------------------------------
@@ -74,93 +305,26 @@ def redact_url(text: str) -> str:
     return _URL_USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
 
 
-def _check_credentials(configuration: Any, whose: str, exec_command: str | None) -> None:
-    """Refuse credentials that cannot be sent as an HTTP header, without printing them.
+def check_token(token: str, whose: str, source: str) -> None:
+    """Refuse a token that cannot be sent as an HTTP header, without printing it.
 
-    Python's HTTP client would raise on them mid-request (a traceback holding the token);
-    client-go refuses them too.
+    Python's HTTP client would raise on it mid-request (a traceback holding the token);
+    client-go refuses it too. `source` names where it came from: "token", "exec plugin X".
     """
-    header = configuration.api_key.get("BearerToken") or configuration.api_key.get("authorization") or ""
-    if header and not _VISIBLE_ASCII.fullmatch(header):
-        source = f"exec plugin {exec_command}" if exec_command else "token"
-        problem = "a line break" if ("\n" in header or "\r" in header) else "characters outside printable ASCII"
+    if not _VISIBLE_ASCII.fullmatch(token):
+        problem = "a line break" if ("\n" in token or "\r" in token) else "characters outside printable ASCII"
         raise UserError(f"{whose}: the credential from its {source} contains {problem}, so it cannot be "
                         "sent in an HTTP header (it is not shown here); fix the token and try again")
-    if configuration.host and _URL_USERINFO.match(configuration.host):
+
+
+def _check_credentials(connection: Connection) -> None:
+    if connection.token:
+        check_token(connection.token, connection.whose, "token")
+    if _URL_USERINFO.match(connection.server):
         # Go's HTTP client would send these as basic auth; here they would only leak into messages.
-        raise UserError(f"{whose}: the server URL {redact_url(configuration.host)} carries a user name and "
-                        "password; Kubernetes API servers do not accept basic authentication: use a token, "
+        raise UserError(f"{connection.whose}: the server URL {redact_url(connection.server)} carries a user name "
+                        "and password; Kubernetes API servers do not accept basic authentication: use a token, "
                         "a client certificate or an exec plugin in the user entry instead")
-    if header.startswith("Basic "):
-        raise UserError(f"{whose}: username/password (basic authentication) is set, which Kubernetes API "
-                        "servers do not accept since v1.19 (requests would run as system:anonymous); use a "
-                        "token, a client certificate or an exec plugin")
-
-
-def _has_credentials(configuration: Any) -> bool:
-    return bool(configuration.api_key.get("BearerToken") or configuration.cert_file)
-
-
-def _exec_command(path: str, user_name: str) -> str | None:
-    """The command of the user's exec credential plugin, if it has one."""
-    try:
-        with open(os.path.expanduser(path.split(os.pathsep)[0]), "rb") as f:
-            document = yaml.safe_load(f) or {}
-        users = document.get("users") or []
-        entry = next((u.get("user") or {} for u in users if isinstance(u, dict) and u.get("name") == user_name), {})
-        command = (entry.get("exec") or {}).get("command")
-    except (OSError, yaml.YAMLError, AttributeError):
-        return None
-    return str(command) if command else None
-
-
-def _exec_failure(path: str, user_name: str, command: str, failures: list[str]) -> list[str]:
-    codes = [m.group(1) for text in failures if (m := re.search(r"process returned (\d+)", text))]
-    how = f"exited with status {codes[0]}" if codes else "gave no usable credential"
-    return [f"kubeconfig {path}: the exec credential plugin of user {user_name} ({command}) {how}; "
-            "its output is not shown because it may hold credentials",
-            f"run `{command}` yourself to see why, then try again"]
-
-
-@contextlib.contextmanager
-def _client_log_silenced() -> Iterator[list[str]]:
-    """Keep the client's log lines (an exec plugin's stderr, tokens included) off the terminal.
-
-    The client logs a failing exec plugin through the root logger and carries on without
-    credentials; the lines are collected instead, so the caller can say what failed.
-    """
-    collected: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            collected.append(record.getMessage())
-
-    root = logging.getLogger()
-    handler = Collect()
-    saved_handlers, saved_propagate = root.handlers[:], root.propagate
-    root.handlers = [handler]
-    try:
-        yield collected
-    finally:
-        root.handlers = saved_handlers
-        root.propagate = saved_propagate
-
-
-def _find_context(contexts: list[dict] | None, wanted: str | None, current: dict | None, path: str) -> dict:
-    if wanted is None:
-        if not current:
-            raise UserError(f"kubeconfig {path}: no current context; pass --context")
-        return current
-    for candidate in contexts or []:
-        if candidate.get("name") == wanted:
-            return candidate
-    known = ", ".join(sorted(c.get("name", "") for c in contexts or [])) or "none"
-    raise UserError(f'kubeconfig {path}: context "{wanted}" not found (contexts: {known})')
-
-
-def _service_account_namespace() -> str:
-    try:
-        with open(SERVICE_ACCOUNT_NAMESPACE_FILE) as f:
-            return f.read().strip() or DEFAULT_NAMESPACE
-    except OSError:
-        return DEFAULT_NAMESPACE
+    if not connection.server.startswith(("https://", "http://")):
+        raise UserError(f"{connection.whose}: the server URL {redact_url(connection.server)} is not an "
+                        "http(s) URL")

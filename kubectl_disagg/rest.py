@@ -1,9 +1,10 @@
 """The REST client: one API server's resources, read and written as plain JSON.
 
-Built on the `kubernetes` client (imported when a client is made, so `render` and `validate`
-never pay for it), without its typed models: slow for a thousand objects, and lossy. Every
-request goes through `transport` (a benchmark may wrap it to count them), has a bounded wait,
-and fails as a readable `UserError` (see api_errors).
+Requests go over urllib3 (TLS, proxies, a pool of kept-alive connections) with bodies encoded
+here, once: no Kubernetes client package, whose import alone outweighed everything else a
+`rollout status` of a small set does (BENCHMARKS.md). Every request goes through `transport` (a
+benchmark may wrap it to count them), has a bounded wait, is retried while the server says
+"later", and fails as a readable `UserError` (see api_errors).
 """
 
 from __future__ import annotations
@@ -12,14 +13,19 @@ import contextlib
 import itertools
 import json
 import math
+import os
+import re
+import ssl
+import tempfile
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from kubectl_disagg import __version__, naming
-from kubectl_disagg.api_errors import ClientFailure, Gone, api_error, connection_error
-
+from kubectl_disagg.api_errors import Gone, api_error, connection_error
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kubeconfig import redact_url
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
 # worse. Connect fast, but give a LIST of a thousand objects time to arrive.
@@ -63,35 +69,149 @@ ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io"
 BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER)}
 
 
-class RestClient:
-    """Requests to one API server (`server`, as people may see it: no credentials in it).
+class ErrorAnswer(Exception):
+    """A non-2xx answer, raw: status, HTTP reason, body (a metav1.Status, usually) and headers."""
 
-    Requests are built here (paths, query, headers) and sent through the client's `ApiClient`
-    (authentication, exec-plugin token refresh, TLS, the connection pool), never through its
-    generated API classes: `CoreV1Api` alone loads some 250 pydantic models, seconds of a
-    `rollout status` on a busy machine (BENCHMARKS.md).
-    """
+    def __init__(self, status: int, reason: str | None, body: bytes, headers: Mapping[str, str]):
+        super().__init__(f"{status} {reason or ''}".strip())
+        self.status, self.reason, self.body, self.headers = status, reason, body, headers
 
-    def __init__(self, configuration: Any, server: str):
-        from kubernetes.client.api_client import ApiClient
 
-        self.server = server
-        configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOLED_CONNECTIONS)
-        self._api_client = ApiClient(configuration)
-        self._api_client.user_agent = f"kubectl-disagg/{__version__}"
+class Transport:
+    """Sends requests to one API server: TLS as the kubeconfig says, the user's credential in
+    each request, connections pooled (concurrent writes share up to `POOLED_CONNECTIONS`)."""
 
-    @property
-    def transport(self) -> Any:
-        """What every request goes through: an object whose `request(method, url, ...)` sends it."""
-        return self._api_client.rest_client
+    def __init__(self, connection: Any, credentials: Any):
+        import urllib3
 
-    @property
-    def api_client(self) -> Any:
-        """The kubernetes ApiClient under this session, for a request the methods here do not make."""
-        return self._api_client
+        self._connection, self._credentials = connection, credentials
+        self.base = connection.server
+        self._pool = self._pool_manager(urllib3)
+        self.user_agent = f"kubectl-disagg/{__version__}"
+
+    def request(self, method: str, url: str, body: bytes | None = None, headers: Mapping[str, str] | None = None,
+                *, read_timeout: float = REQUEST_TIMEOUT[1], stream: bool = False) -> Any:
+        """One HTTP request; the urllib3 response (its body read whole unless `stream`)."""
+        import urllib3
+
+        sent = {"User-Agent": self.user_agent, **(headers or {})}
+        authorization = self._credentials.authorization()
+        if authorization:
+            sent["Authorization"] = authorization
+        return self._pool.request(
+            method, url, body=body, headers=sent, preload_content=not stream, redirect=False,
+            timeout=urllib3.Timeout(connect=REQUEST_TIMEOUT[0], read=read_timeout),
+            # Connections that fail to open are tried again; a request that may have reached the
+            # server is tried again only when idempotent (urllib3's default methods: not POST, PATCH).
+            retries=urllib3.Retry(total=2, connect=2, read=1, status=0, redirect=0, other=0, raise_on_status=False))
+
+    def rejected(self) -> bool:
+        """After a 401: whether a fresh credential may help (see `Credentials.rejected`)."""
+        return self._credentials.rejected()
 
     def close(self) -> None:
-        self._api_client.close()
+        self._pool.clear()
+
+    def _pool_manager(self, urllib3: Any) -> Any:
+        options: dict[str, Any] = {"maxsize": POOLED_CONNECTIONS, "block": False}
+        if self.base.startswith("https://"):
+            options["ssl_context"] = self._ssl_context()
+            if self._connection.tls_server_name:
+                options["server_hostname"] = self._connection.tls_server_name
+            if self._connection.insecure:
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        proxy = _proxy_for(self._connection.proxy_url, self.base)
+        if proxy is None:
+            return urllib3.PoolManager(num_pools=2, **options)
+        if not proxy.startswith(("http://", "https://")):
+            raise UserError(f"{self._connection.whose}: proxy {redact_url(proxy)} is not supported "
+                            "(http and https proxies are)")
+        return urllib3.ProxyManager(proxy, num_pools=2, **options)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        whose = self._connection.whose
+        if self._connection.insecure:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        else:
+            try:
+                ca = self._connection.ca_pem
+                context = ssl.create_default_context(cadata=ca.decode("ascii", "replace") if ca else None)
+            except (ssl.SSLError, ValueError):
+                raise UserError(f"{whose}: the cluster's certificate authority is not a PEM certificate") from None
+        certificate = self._credentials.client_certificate
+        if certificate is not None:
+            _load_client_certificate(context, *certificate, whose)
+        return context
+
+
+def _load_client_certificate(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes, whose: str) -> None:
+    """Load a client certificate held in memory: `ssl` reads them only from files, so they go
+    through anonymous in-memory files (Linux), else a private temporary directory, gone at once."""
+    def load(cert_path: str, key_path: str) -> None:
+        try:
+            context.load_cert_chain(cert_path, key_path)
+        except (ssl.SSLError, OSError):
+            raise UserError(f"{whose}: the client certificate and key do not load (not PEM, or not a pair)") from None
+
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fds = [os.memfd_create("kubectl-disagg-cert"), os.memfd_create("kubectl-disagg-key")]
+        try:
+            for fd, data in zip(fds, (cert_pem, key_pem)):
+                os.write(fd, data)
+            load(*(f"/proc/self/fd/{fd}" for fd in fds))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return
+    with tempfile.TemporaryDirectory() as private:  # mode 0700
+        paths = [os.path.join(private, "cert.pem"), os.path.join(private, "key.pem")]
+        for path, data in zip(paths, (cert_pem, key_pem)):
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
+                f.write(data)
+        load(*paths)
+
+
+def _proxy_for(configured: str | None, server: str) -> str | None:
+    """The proxy for `server`: the kubeconfig's proxy-url, else HTTPS_PROXY/HTTP_PROXY unless
+    NO_PROXY names the host, as Go's ProxyFromEnvironment decides (loopback never proxied)."""
+    if configured:
+        return configured
+    scheme, host = urlsplit(server).scheme, (urlsplit(server).hostname or "").lower()
+    names = ("https_proxy", "HTTPS_PROXY") if scheme == "https" else ("http_proxy", "HTTP_PROXY")
+    proxy = next((os.environ[n] for n in names if os.environ.get(n)), None)
+    if not proxy or host in ("localhost", "::1") or host.startswith("127."):
+        return None
+    no_proxy = os.environ.get("no_proxy") or os.environ.get("NO_PROXY") or ""
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        entry = entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry  # a port does not matter here
+        if entry == "*" or (entry and (host == entry.lstrip(".") or host.endswith("." + entry.lstrip(".")))) \
+                or (entry and "/" in entry and _in_cidr(host, entry)):
+            return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _in_cidr(host: str, cidr: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host) in ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return False
+
+
+class RestClient:
+    """Requests to one API server (`server`, as people may see it: no credentials in it)."""
+
+    def __init__(self, connection: Any, server: str):
+        from kubectl_disagg.credentials import Credentials
+
+        self.server = server
+        self.transport = Transport(connection, Credentials(connection))
+
+    def close(self) -> None:
+        self.transport.close()
 
     def watch(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
               timeout: float, field_selector: str | None = None) -> bool:
@@ -100,25 +220,33 @@ class RestClient:
         One WATCH request, ended by the server after `timeout` (rounded up to whole seconds,
         the API's unit): no polling.
         """
-        from kubernetes import client, watch
-
         if timeout <= 0:
             return False
         seconds = max(1, math.ceil(timeout))
-        custom = client.CustomObjectsApi(self._api_client)
-        events = watch.Watch().stream(
-            custom.list_namespaced_custom_object, resource.group, resource.version, namespace,
-            resource.plural, label_selector=label_selector, resource_version=resource_version,
-            timeout_seconds=seconds, **({"field_selector": field_selector} if field_selector else {}),
-            _request_timeout=(REQUEST_TIMEOUT[0], seconds + WATCH_READ_SLACK),
-        )
+        query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
+                 "timeoutSeconds": str(seconds)}
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        subject = resource.collection(namespace)
         try:
-            with self._errors(resource.collection(namespace)):
-                return next(events, None) is not None
+            with self._errors(subject):
+                response = self.send("GET", path_of(resource, namespace), query, stream=True,
+                                     read_timeout=seconds + WATCH_READ_SLACK)
+                try:
+                    event = _first_event(response)
+                finally:
+                    response.close()  # a watch cut short must not go back to the pool mid-stream
+                    response.release_conn()
         except Gone:
             return True  # too old to watch from: plenty has changed, read everything again
-        finally:
-            events.close()
+        if event is None:
+            return False
+        if event.get("type") == "ERROR":
+            status = event.get("object") or {}
+            if status.get("code") == 410:
+                return True  # too old to watch from: plenty has changed, read everything again
+            raise api_error(subject, int(status.get("code") or 500), status.get("reason"), json.dumps(status))
+        return True
 
     def allowed(self, verb: str, resource: Resource, namespace: str) -> bool:
         """Whether this session's user may `verb` the `resource` in `namespace`: one
@@ -127,46 +255,43 @@ class RestClient:
                   "spec": {"resourceAttributes": {"namespace": namespace, "verb": verb, "group": resource.group,
                                                   "version": resource.version, "resource": resource.plural}}}
         with self._errors(f"selfsubjectaccessreview ({verb} {resource.plural})"):
-            answer = _json(self._send("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", None, review))
+            answer = _json(self.send("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", None, review))
         return bool((answer.get("status") or {}).get("allowed"))
 
     def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
         with self._errors(resource.collection(namespace)):
-            return _json(self._send("GET", _path(resource, namespace), {"labelSelector": label_selector}))
+            return _json(self.send("GET", path_of(resource, namespace), {"labelSelector": label_selector}))
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict:
         with self._errors(resource.subject(name)):
-            return _json(self._send("GET", _path(resource, namespace, name)))
+            return _json(self.send("GET", path_of(resource, namespace, name)))
 
     def create(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         with self._errors(resource.subject(body["metadata"]["name"])):
-            return _json(self._send("POST", _path(resource, namespace), {"fieldManager": FIELD_MANAGER},
-                                    dict(body)))
+            return _json(self.send("POST", path_of(resource, namespace), {"fieldManager": FIELD_MANAGER}, body))
 
     def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
         """PUT: the body's metadata.resourceVersion makes it conditional."""
         name = body["metadata"]["name"]
         with self._errors(resource.subject(name)):
-            return _json(self._send("PUT", _path(resource, namespace, name), {"fieldManager": FIELD_MANAGER},
-                                    dict(body)))
+            return _json(self.send("PUT", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER}, body))
 
     def apply(self, resource: Resource, namespace: str, body: Mapping) -> None:
-        self.patch(resource, namespace, body["metadata"]["name"], body, APPLY_PATCH, force=False)
-
-    def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str,
-              force: bool | None = None) -> None:
-        body = list(body) if isinstance(body, list) else dict(body)
-        query = {"fieldManager": FIELD_MANAGER}
-        if force is not None:
-            query["force"] = "true" if force else "false"
+        """Server-side apply of `body`, never forced: fields another manager owns are a conflict."""
+        name = body["metadata"]["name"]
         with self._errors(resource.subject(name)):
-            _discard(self._send("PATCH", _path(resource, namespace, name), query, body, content_type))
+            self.send("PATCH", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER, "force": "false"},
+                      apply_body(body), APPLY_PATCH)
+
+    def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str) -> None:
+        with self._errors(resource.subject(name)):
+            self.send("PATCH", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER}, body, content_type)
 
     def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
         """Merge `status` into a custom object's status subresource."""
         with self._errors(resource.subject(name) + "/status"):
-            _discard(self._send("PATCH", _path(resource, namespace, name) + "/status",
-                                {"fieldManager": FIELD_MANAGER}, {"status": dict(status)}, MERGE_PATCH))
+            self.send("PATCH", path_of(resource, namespace, name) + "/status", {"fieldManager": FIELD_MANAGER},
+                      {"status": dict(status)}, MERGE_PATCH)
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str) -> None:
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
@@ -174,42 +299,47 @@ class RestClient:
         options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
                    "preconditions": {"uid": uid, "resourceVersion": resource_version}}
         with self._errors(resource.subject(name)):
-            _discard(self._send("DELETE", _path(resource, namespace, name), None, options))
+            self.send("DELETE", path_of(resource, namespace, name), None, options)
 
-    def _send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
-              content_type: str = "application/json") -> Any:
-        """One request (retried while the server says "later"); the raw response, 2xx only.
+    def send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
+             content_type: str = "application/json", *, stream: bool = False,
+             read_timeout: float = REQUEST_TIMEOUT[1]) -> Any:
+        """One request (retried while the server says "later"); the urllib3 response, 2xx only.
 
-        Anything else raises the client's ApiException (see `_errors`).
+        `body` is sent as it is when bytes, else as JSON. Any other answer raises `ErrorAnswer`;
+        a 401 is retried once with a fresh credential when one can be had (exec plugin, token
+        file). Network failures are urllib3 exceptions (see `_errors`).
         """
-        from kubernetes.client.exceptions import ApiException
+        url = self.transport.base + path + (("?" + urlencode(query)) if query else "")
+        headers = {"Accept": "application/json"}
+        payload = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            payload = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        refreshed = False
 
-        def send() -> Any:
-            headers = {"Accept": "application/json"}
-            if body is not None:
-                headers["Content-Type"] = content_type
-            request = self._api_client.param_serialize(
-                method, path, query_params=list((query or {}).items()), header_params=headers, body=body,
-                auth_settings=["BearerToken"])
-            response = self._api_client.call_api(*request, _request_timeout=REQUEST_TIMEOUT)
-            if not 200 <= response.status <= 299:
-                response.read()
-                raise ApiException.from_response(http_resp=response, body=None, data=None)
-            return response.response
+        def once() -> Any:
+            nonlocal refreshed
+            response = self.transport.request(method, url, payload, headers, read_timeout=read_timeout, stream=stream)
+            if 200 <= response.status <= 299:
+                return response
+            answer = ErrorAnswer(response.status, response.reason, response.data, response.headers)
+            response.release_conn()
+            if response.status == 401 and not refreshed and self.transport.rejected():
+                refreshed = True
+                return once()
+            raise answer
 
-        return retrying(send)
+        return retrying(once)
 
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:
-        """Turn client exceptions about `subject` into UserErrors people can read."""
-        from kubernetes.client.exceptions import ApiException
+        """Turn failed requests about `subject` into UserErrors people can read."""
         from urllib3.exceptions import HTTPError
 
         try:
             yield
-        except ApiException as err:
-            if not err.status:  # the client gave up before any answer (TLS, mostly)
-                raise connection_error(self.server, ClientFailure(err.reason)) from None
+        except ErrorAnswer as err:
             raise api_error(subject, err.status, err.reason, err.body) from None
         except HTTPError as err:
             raise connection_error(self.server, err) from None
@@ -242,41 +372,54 @@ def retrying(call: Callable[[], Any], sleep: Callable[[float], None] = time.slee
     Safe for writes: each carries its precondition, so a retry of one that did land fails with
     409 instead of applying twice.
     """
-    from kubernetes.client.exceptions import ApiException
-
     for attempt in itertools.count():
         try:
             return call()
-        except ApiException as err:
+        except ErrorAnswer as err:
             wait = retry_after(err.status, err.headers, attempt)
             if wait is None:
                 raise
             sleep(wait)
 
 
-def _path(resource: Resource, namespace: str, name: str | None = None) -> str:
+def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:
+    """The URL path of a namespaced collection, or of one object in it."""
     base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
     path = f"{base}/namespaces/{quote(namespace, safe='')}/{resource.plural}"
     return path if name is None else f"{path}/{quote(name, safe='')}"
 
 
-def _discard(response: Any) -> None:
-    """Read an unwanted body to its end before the connection goes back to the pool.
-
-    Released unread, its bytes stay in the socket and the next request on that connection
-    reads them as its status line (a 50 KB object answering a patch is enough).
-    """
-    try:
-        response.data  # noqa: B018 - reading is the point
-    finally:
-        response.release_conn()
-
-
 def _json(response: Any) -> dict:
-    try:
-        return json.loads(response.data) if response.data else {}
-    finally:
-        response.release_conn()
+    """A read response's body (urllib3 has read it whole and returned its connection to the pool)."""
+    return json.loads(response.data) if response.data else {}
+
+
+def _first_event(response: Any) -> dict | None:
+    """The first event of a watch stream (one JSON document per line), or None if it ended empty."""
+    pending = b""
+    for chunk in response.stream(64 * 1024, decode_content=True):
+        pending += chunk
+        line, newline, _ = pending.partition(b"\n")
+        if newline and line.strip():
+            return json.loads(line)
+    return json.loads(pending) if pending.strip() else None
+
+
+# What the API server's YAML reader refuses raw (C1 controls, DEL, non-characters, lone
+# surrogates) or reads as a line break (U+0085, U+2028, U+2029: folded inside quotes).
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
+def apply_body(obj: Mapping) -> bytes:
+    """An apply patch (`application/apply-patch+yaml`) the API server reads back as `obj`.
+
+    ASCII-only JSON writes characters beyond U+FFFF as surrogate-pair escapes, which the
+    server's YAML reader refuses ("invalid Unicode character escape code"): an emoji in an
+    annotation would fail the request. Raw UTF-8 reads fine, and the few characters YAML
+    refuses or folds raw are escaped.
+    """
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _YAML_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text).encode()
 
 
 def with_kind(item: dict, resource: Resource) -> dict:

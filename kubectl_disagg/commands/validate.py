@@ -57,7 +57,7 @@ def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str |
             target = namespace_for(ds, namespace, cluster.default_namespace)
             objects = list(render_set(ds, target))
             for obj in objects:
-                refusal = dry_run_apply(cluster.client.api_client, cluster.server, obj)
+                refusal = dry_run_apply(cluster.client, obj)
                 if refusal is not None:
                     problems.extend(refusal_problems(ds, obj, refusal))
             accepted[id(ds)] = (target, len(objects))

@@ -38,7 +38,7 @@ def test_what_render_accepts_the_api_server_accepts(control_plane, namespace):
         FIGURES["rendered inputs sent"] += 1
         for obj in objects:
             obj["metadata"]["namespace"] = namespace
-            refusal = dry_run_apply(cluster.client.api_client, cluster.server, obj)
+            refusal = dry_run_apply(cluster.client, obj)
             FIGURES["objects sent"] += 1
             assert refusal is None, f"render exit 0 but the API server refused: {refusal}\ninput:\n{data.decode(errors='replace')}"
 

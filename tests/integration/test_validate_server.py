@@ -124,7 +124,7 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     problems = {}
     with Cluster(kubeconfig=str(control_plane.kubeconfig)) as cluster:
         for lws in (prefill, decode):
-            refusal = dry_run_apply(cluster.client.api_client, cluster.server, lws)
+            refusal = dry_run_apply(cluster.client, lws)
             assert refusal is not None
             problems.update({p.path: p for p in refusal_problems(ds, lws, refusal)})
     size = problems["spec.roles[0].spec.leaderWorkerTemplate.size"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import pathlib
 import re
 import socket
 import ssl
@@ -32,6 +33,8 @@ from tests.memory_cluster import MemoryCluster
 from tests.unit.test_reconcile import make_set
 
 UTC = datetime.timezone.utc
+# A self-signed certificate made for these tests (its key beside it): any PEM will do as a CA.
+TEST_CA = (pathlib.Path(__file__).parent.parent / "data" / "unit-test-client.crt").read_text()
 SUBJECT = "leaderworkerset/llm-0-abc-prefill"
 
 
@@ -167,18 +170,19 @@ def test_namespace_comes_from_the_flag_then_the_document_then_the_context(tmp_pa
 
 
 def test_in_a_pod_without_kubeconfig_the_service_account_is_used(tmp_path, monkeypatch):
-    from kubernetes import config
-
-    namespace_file = tmp_path / "namespace"
-    namespace_file.write_text("inference\n")
+    account = tmp_path / "serviceaccount"
+    account.mkdir()
+    (account / "namespace").write_text("inference\n")
+    (account / "token").write_text("pod-token\n")
+    (account / "ca.crt").write_text(TEST_CA)
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
-    monkeypatch.setattr(kubeconfig_module, "SERVICE_ACCOUNT_NAMESPACE_FILE", str(namespace_file))
-    monkeypatch.setattr(config, "load_incluster_config",
-                        lambda client_configuration: setattr(client_configuration, "host", "https://10.96.0.1:443"))
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    monkeypatch.setattr(kubeconfig_module, "SERVICE_ACCOUNT_DIR", str(account))
     with Cluster() as cluster:
         assert (cluster.server, cluster.default_namespace) == ("https://10.96.0.1:443", "inference")
+        assert cluster.client.transport._credentials.authorization() == "Bearer pod-token"
 
 
 # --- request accounting ---------------------------------------------------------------------------

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kubernetes.client.exceptions import ApiException
-
-from kubectl_disagg.rest import MAX_RETRIES, MAX_RETRY_AFTER_SECONDS, retry_after, retrying
+from kubectl_disagg.rest import MAX_RETRIES, MAX_RETRY_AFTER_SECONDS, ErrorAnswer, retry_after, retrying
 
 
 @pytest.mark.parametrize(("status", "headers", "wait"), [
@@ -27,10 +25,9 @@ def test_attempts_are_capped():
     assert retry_after(429, {"Retry-After": "1"}, attempt=MAX_RETRIES) is None
 
 
-def answer(status: int, retry: str | None) -> ApiException:
-    err = ApiException(status=status, reason="Too Many Requests" if status == 429 else "Error")
-    err.headers = {"Retry-After": retry} if retry is not None else {}
-    return err
+def answer(status: int, retry: str | None) -> ErrorAnswer:
+    return ErrorAnswer(status, "Too Many Requests" if status == 429 else "Error", b"",
+                       {"Retry-After": retry} if retry is not None else {})
 
 
 def test_retrying_waits_as_told_then_returns_the_answer():
@@ -53,7 +50,7 @@ def test_retrying_lets_other_answers_through_at_once():
     def call():
         raise answer(409, None)
 
-    with pytest.raises(ApiException) as raised:
+    with pytest.raises(ErrorAnswer) as raised:
         retrying(call, sleep=slept.append)
     assert raised.value.status == 409 and slept == []
 
@@ -65,6 +62,6 @@ def test_retrying_gives_up_after_the_last_attempt():
         calls.append(1)
         raise answer(429, "0")
 
-    with pytest.raises(ApiException):
+    with pytest.raises(ErrorAnswer):
         retrying(call, sleep=lambda seconds: None)
     assert len(calls) == MAX_RETRIES + 1
