@@ -260,17 +260,19 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace:
             path.write_text(yaml.safe_dump(with_image(manifest, f"img:{samples.rollouts + 1}")))
             ds = load(workdir, yaml.safe_load(path.read_text()), f"rollout-{samples.rollouts}")
             started = time.monotonic()
-            stepper = subprocess.Popen([*launcher, str(trace.path), *stepper_argv, "-f", str(path)],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            err = path.with_suffix(".err")  # a file, not a pipe: its progress lines must never block it
+            with err.open("wb") as err_file:
+                stepper = subprocess.Popen([*launcher, str(trace.path), *stepper_argv, "-f", str(path)],
+                                           stdout=subprocess.DEVNULL, stderr=err_file)
             try:
                 play_controller(watch, trace, simulator, ds, stepper, started, samples)
-                _, err = stepper.communicate(timeout=REACTION_TIMEOUT)
+                stepper.wait(timeout=REACTION_TIMEOUT)
             finally:
                 if stepper.poll() is None:
                     stepper.kill()
                     stepper.wait()
             if stepper.returncode != 0:
-                raise RuntimeError(f"rollout step exited {stepper.returncode}: {err.decode()[-2000:]}")
+                raise RuntimeError(f"rollout step exited {stepper.returncode}: {err.read_text()[-2000:]}")
             print(f"  {namespace}: rollout {samples.rollouts}, {len(samples.reactions)} samples "
                   f"({samples.invalid} dropped)",
                   file=sys.stderr, flush=True)
@@ -302,14 +304,13 @@ def breakdown(trace: list[dict], t0: float, t1: float) -> dict[str, float]:
     wake = min((c["end"] for c in trace if c["what"] == "watch" and c["end"] is not None
                 and t0 <= c["end"] <= write["start"]), default=t0)
     snapshot = first("snapshot", wake) or {"start": wake, "end": wake}
-    decode = sum(c["end"] - c["start"] for c in calls("decode", snapshot["start"], snapshot["end"]))
-    lists = sum(c["end"] - c["start"] for c in calls("list", snapshot["start"], snapshot["end"]))
+    lists = calls("list", snapshot["start"], snapshot["end"])
+    listed = max((c["end"] for c in lists), default=snapshot["start"])
     reconcile = first("reconcile", snapshot["end"]) or {"start": 0.0, "end": 0.0}
     phases = {
         "status write sent → the stepper's watch returns": wake - t0,
-        "snapshot: LIST requests (request, bytes on the wire)": lists - decode,
-        "snapshot: JSON decoding": decode,
-        "snapshot: building it from the objects": snapshot["end"] - snapshot["start"] - lists,
+        "snapshot: the LISTs (requests, bytes, JSON decoding), start to last answer": listed - snapshot["start"],
+        "snapshot: building it from the objects": snapshot["end"] - listed,
         "reconcile": reconcile["end"] - reconcile["start"],
         "authorize (SelfSubjectAccessReviews)": sum(c["end"] - c["start"]
                                                     for c in calls("authorize", wake, write["start"])),
@@ -317,6 +318,8 @@ def breakdown(trace: list[dict], t0: float, t1: float) -> dict[str, float]:
     }
     phases["anything else before the first write"] = write["start"] - t0 - sum(phases.values())
     phases["first write sent → its watch event here"] = t1 - write["start"]
+    phases["(of the LISTs: JSON decoding)"] = sum(c["end"] - c["start"] for c in calls(
+        "decode", snapshot["start"], snapshot["end"]))
     phases["access reviews sent"] = len(calls("access review", wake, write["start"]))
     return phases
 

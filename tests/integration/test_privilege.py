@@ -215,3 +215,28 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
             assert time.monotonic() < deadline + 30, "the RoleBinding's return never took effect"
             time.sleep(0.05)
         cluster.authorize(scale, namespace)  # a refusal is never remembered: asked again, granted now
+
+
+def test_a_pass_reads_in_two_lists_and_asks_only_what_the_term_has_not_granted(control_plane, namespace, tmp_path,
+                                                                               lws_simulator):
+    from benchmarks.request_count import RequestCounter
+    from kubectl_disagg.cluster import Cluster
+    from kubectl_disagg.stepper import run_pass
+
+    first, second = (model(write_set(tmp_path, namespace, {"prefill": 1, "decode": 1}, image=image))
+                     for image in ("img:1", "img:2"))
+    with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
+        counter = RequestCounter.wrap(cluster.transport)
+        with cluster.lease(first.name, namespace) as lease:
+            counter.clear()
+            assert run_pass(cluster, first, namespace, lease).done  # creates LWS and Services
+            reads = {k: n for k, n in counter.requests.items() if k[0] in ("list", "get", "watch")}
+            assert reads == {("list", "leaderworkersets"): 1, ("list", "services"): 1}  # side by side, still two
+            # create + patch (server-side apply) of LWS and Services, update + delete of the Lease
+            assert counter.requests[("create", "selfsubjectaccessreviews")] == 6
+            lws_simulator.sync(namespace)
+            counter.clear()
+            started = run_pass(cluster, second, namespace, lease)  # the template change: annotates, creates
+            assert started.done and any(a.describe().startswith("annotate") for a in started.done)
+            assert counter.requests[("create", "selfsubjectaccessreviews")] == 0  # all granted within the term
+            assert counter.requests[("list", "leaderworkersets")] == 1
