@@ -84,7 +84,7 @@ class NamespaceWatch:
 
     def __init__(self, cp: ControlPlane, namespace: str, set_name: str):
         self._cp, self._selector = cp, f"{naming.NAME_LABEL}={set_name}"
-        self._changed = threading.Condition()
+        self.changed = threading.Condition()  # guards lws and writes
         self.lws: dict[str, dict] = {}
         self.writes: list[Write] = []
         self._stopping = threading.Event()
@@ -102,7 +102,7 @@ class NamespaceWatch:
         listed = self._cp.request("GET", f"{path}?labelSelector={quote(self._selector)}")
         version = listed["metadata"]["resourceVersion"]
         if kind == "LeaderWorkerSet":
-            with self._changed:
+            with self.changed:
                 self.lws = {o["metadata"]["name"]: o for o in listed["items"]}
         self._ready.wait(timeout=60)
         url = urlsplit(self._cp.server)
@@ -127,7 +127,7 @@ class NamespaceWatch:
     def _record(self, arrived: float, kind: str, event: str, obj: dict) -> None:
         metadata = obj["metadata"]
         name = metadata["name"]
-        with self._changed:
+        with self.changed:
             if kind == "LeaderWorkerSet":
                 before = self.lws.get(name)
                 if event == "DELETED":
@@ -140,16 +140,16 @@ class NamespaceWatch:
             if ours:
                 self.writes.append(Write(arrived, kind, event, name, (metadata.get("labels") or {}).get(
                     naming.SLICE_LABEL, "")))
-            self._changed.notify_all()
+            self.changed.notify_all()
 
     def first_write_after(self, index: int, stepper: subprocess.Popen, timeout: float) -> Write | None:
         """The first stepper write recorded at `index` or later; None when the stepper exits first."""
         give_up = time.monotonic() + timeout
-        with self._changed:
+        with self.changed:
             while len(self.writes) <= index:
                 if stepper.poll() is not None or time.monotonic() > give_up:
                     return None
-                self._changed.wait(0.1)
+                self.changed.wait(0.1)
             return self.writes[index]
 
 
@@ -212,7 +212,7 @@ def play_controller(watch: NamespaceWatch, trace: StepperTrace, simulator: LWSSi
     pool = ThreadPoolExecutor(4)
     since = started
     while trace.wait_idle(since, stepper):
-        with watch._changed:
+        with watch.changed:
             pending = [o for o in watch.lws.values() if simulator.pending(o)]
         if not pending:
             raise RuntimeError("the stepper waits, but no LWS waits for status")
@@ -226,7 +226,7 @@ def play_controller(watch: NamespaceWatch, trace: StepperTrace, simulator: LWSSi
             list(pool.map(simulator.settle, others))
             if held is None or not trace.wait_idle(since, stepper):
                 continue
-        with watch._changed:
+        with watch.changed:
             mark = len(watch.writes)
         since = t0 = time.monotonic()
         simulator.settle(held)
