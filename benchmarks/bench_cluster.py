@@ -45,8 +45,9 @@ from kubectl_disagg.loader import parse_stream  # noqa: E402
 from kubectl_disagg.model import DisaggregatedSet  # noqa: E402
 from kubectl_disagg.reconcile import Annotate, Create, reconcile  # noqa: E402
 from kubectl_disagg.status import derive_status, to_document  # noqa: E402
-from kubectl_disagg.stepper import run_pass  # noqa: E402
+from benchmarks import sets  # noqa: E402
 from benchmarks.request_count import RequestCounter  # noqa: E402
+from benchmarks.sets import deploy, one_step  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 
@@ -65,22 +66,9 @@ def check(condition: bool, message: str) -> None:
 
 
 def make_set(namespace: str, slices: int, roles: int, image: str) -> DisaggregatedSet:
-    document = {
-        "apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-        "metadata": {"name": "bench", "namespace": namespace},
-        "spec": {"slices": slices, "roles": [
-            {"name": f"role{i}", "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
-                "spec": {"containers": [{"name": "server", "image": image,
-                                         "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}}
-            for i in range(roles)]},
-    }
+    document = sets.document(namespace, slices, roles, image, name="bench")
     (ds,) = load_documents(parse_stream(yaml.safe_dump(document), "bench.yaml")).sets
     return ds
-
-
-def one_step(cluster: Cluster, ds: DisaggregatedSet, namespace: str):
-    with cluster.lease(ds.name, namespace) as lease:
-        return run_pass(cluster, ds, namespace, lease)
 
 
 def requests_of(counter: RequestCounter, action) -> tuple[Counter, float, object]:
@@ -88,15 +76,6 @@ def requests_of(counter: RequestCounter, action) -> tuple[Counter, float, object
     started = time.perf_counter()
     result = action()
     return Counter(counter.requests), time.perf_counter() - started, result
-
-
-def deploy(cluster: Cluster, simulator: LWSSimulator, ds: DisaggregatedSet, namespace: str) -> float:
-    started = time.perf_counter()
-    for _ in range(10):
-        if one_step(cluster, ds, namespace).complete:
-            return time.perf_counter() - started
-        simulator.sync(namespace)
-    raise CheckFailed("the set did not become steady in 10 passes")
 
 
 @dataclass

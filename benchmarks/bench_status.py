@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from benchmarks.bench_cluster import deploy  # noqa: E402
+from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.cluster import Cluster  # noqa: E402
 from kubectl_disagg.load import load_documents  # noqa: E402
 from kubectl_disagg.loader import parse_stream  # noqa: E402
@@ -43,18 +43,6 @@ from testenv.lws_simulator import LWSSimulator  # noqa: E402
 
 SIZES = [("1 slice × 2 roles", 1, 2), ("100 slices × 10 roles", 100, 10)]
 RSS_TARGET_MB = 150.0
-
-
-def document(namespace: str, slices: int, roles: int) -> dict:
-    return {
-        "apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-        "metadata": {"name": "big", "namespace": namespace},
-        "spec": {"slices": slices, "roles": [
-            {"name": f"role{i}", "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
-                "spec": {"containers": [{"name": "server", "image": "img:1",
-                                         "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}}
-            for i in range(roles)]},
-    }
 
 
 def run_measured(argv: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, float, bytes]:

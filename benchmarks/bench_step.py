@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from benchmarks.bench_status import document, run_measured  # noqa: E402
+from benchmarks.bench_status import run_measured  # noqa: E402
+from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.cluster import Cluster  # noqa: E402
 from kubectl_disagg.load import load_documents  # noqa: E402
 from kubectl_disagg.loader import parse_stream  # noqa: E402
-from kubectl_disagg.stepper import run_pass  # noqa: E402
 from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
@@ -47,11 +47,8 @@ ROLES = 10
 
 
 def set_file(workdir: Path, namespace: str, slices: int, image: str) -> Path:
-    doc = document(namespace, slices, ROLES)
-    for role in doc["spec"]["roles"]:
-        role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = image
     path = workdir / f"{namespace}-{image.replace(':', '-')}.yaml"
-    path.write_text(yaml.safe_dump(doc))
+    path.write_text(yaml.safe_dump(document(namespace, slices, ROLES, image)))
     return path
 
 
@@ -61,13 +58,7 @@ def deployed(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace
     old = set_file(workdir, namespace, slices, "img:1")
     (ds,) = load_documents(parse_stream(old.read_text(), str(old))).sets
     with Cluster(str(cp.kubeconfig), "admin") as cluster:
-        for _ in range(10):
-            with cluster.lease(ds.name, namespace) as lease:
-                if run_pass(cluster, ds, namespace, lease, max_in_flight=DEFAULT_MAX_IN_FLIGHT).complete:
-                    break
-            simulator.sync(namespace)
-        else:
-            raise RuntimeError("the set did not become steady in 10 passes")
+        deploy(cluster, simulator, ds, namespace, max_in_flight=DEFAULT_MAX_IN_FLIGHT)
     return set_file(workdir, namespace, slices, "img:2")
 
 

@@ -10,7 +10,9 @@ cluster. The modules under it: `kubeconfig` (where and who), `rest` (requests), 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubectl_disagg import naming
@@ -88,6 +90,37 @@ class Forbidden(UserError):
                          "which this user lacks; nothing was changed (see deploy/rbac.yaml)")
 
 
+class GrantedPermissions:
+    """The (verb, resource, namespace) a session was granted, each remembered for `term` seconds.
+
+    A stepper asks before each pass's first write; within one lease term it asks again only
+    about what it was not granted yet (a refusal is never remembered). A grant revoked within
+    the term shows as a 403 on a write instead, which stops the pass like any failed write
+    (its unit taken back), so the cache trades a whole-pass refusal for a cut-short one only
+    in that window.
+    """
+
+    def __init__(self, term: float, clock: Callable[[], float] = time.monotonic):
+        self.term, self._clock = term, clock
+        self._granted: dict[tuple[str, str, str, str], float] = {}  # → clock() of the answer
+
+    def unknown(self, wanted: Sequence[tuple[str, Resource]], namespace: str) -> list[tuple[str, Resource]]:
+        """Those of `wanted` not granted within the term: what must be asked."""
+        now = self._clock()
+        return [(verb, resource) for verb, resource in wanted
+                if now - self._granted.get(_permission_key(verb, resource, namespace), -self.term) >= self.term]
+
+    def grant(self, verb: str, resource: Resource, namespace: str, answered_at: float) -> None:
+        self._granted[_permission_key(verb, resource, namespace)] = answered_at
+
+    def now(self) -> float:
+        return self._clock()
+
+
+def _permission_key(verb: str, resource: Resource, namespace: str) -> tuple[str, str, str, str]:
+    return verb, resource.group, resource.plural, namespace
+
+
 # --- the session ------------------------------------------------------------------------------
 
 
@@ -101,6 +134,8 @@ class Cluster:
         connection, self.default_namespace = load_configuration(kubeconfig, context)
         self.server: str = redact_url(connection.server)
         self.client = RestClient(connection, self.server)
+        # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
+        self.permissions = GrantedPermissions(DEFAULT_LEASE_SECONDS)
 
     @property
     def transport(self) -> Any:
@@ -124,14 +159,20 @@ class Cluster:
         so a set without External roles is read in two LISTs.
 
         The selector does not require managed-by: objects that merely carry the set's name must
-        be seen, so reconcile can leave them alone and refuse to create over them.
+        be seen, so reconcile can leave them alone and refuse to create over them. The LISTs go
+        out at once (each is a consistent read of its own; they never were one read together).
         """
         selector = f"{naming.NAME_LABEL}={set_name}"
-        lws_list = self.client.list(LWS, namespace, selector)
-        service_list = self.client.list(SERVICE, namespace, selector) if services else {}
+        with ThreadPoolExecutor(3) as pool:  # side by side: the reads cost one round trip, not two or three
+            lws_list = pool.submit(self.client.list, LWS, namespace, selector)
+            service_list = pool.submit(self.client.list, SERVICE, namespace, selector) if services else None
+            scaler_list = pool.submit(self._scalers, namespace) if services and scalers else None
+            # Answers taken in the order they used to be asked in: the same failure is reported first.
+            lws_list = lws_list.result()
+            service_list = service_list.result() if service_list else {}
+            scaler_replicas_by_name, scalers_served = scaler_list.result() if scaler_list else ({}, False)
         lws_items = [with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
-        scaler_replicas_by_name, scalers_served = self._scalers(namespace) if services and scalers else ({}, False)
         return Snapshot(
             namespace=namespace,
             lws=tuple(lws_from_object(item) for item in lws_items),
@@ -239,8 +280,20 @@ class Cluster:
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Refuse a pass its user may not carry out whole, before its first write: one
-        SelfSubjectAccessReview per verb and resource it needs (see `permissions_needed`)."""
-        missing = [(verb, resource) for verb, resource in permissions_needed(actions)
-                   if not self.client.allowed(verb, resource, namespace)]
+        SelfSubjectAccessReview per verb and resource it needs (see `permissions_needed`) and
+        was not granted within the last lease term (see `GrantedPermissions`), sent at once."""
+        asked = self.permissions.unknown(permissions_needed(actions), namespace)
+        if not asked:
+            return
+        answered_at = self.permissions.now()  # a grant counts from before it was asked
+        if len(asked) == 1:
+            answers = [self.client.allowed(*asked[0], namespace)]
+        else:  # each review is a round trip: send them side by side, not one after another
+            with ThreadPoolExecutor(len(asked)) as pool:
+                answers = list(pool.map(lambda wanted: self.client.allowed(*wanted, namespace), asked))
+        for (verb, resource), allowed in zip(asked, answers):
+            if allowed:
+                self.permissions.grant(verb, resource, namespace, answered_at)
+        missing = [wanted for wanted, allowed in zip(asked, answers) if not allowed]
         if missing:
             raise Forbidden(missing, namespace)

@@ -214,12 +214,20 @@ class LWSSimulator:
         """Bring the status of every matching LWS up to date in one pass
         (all namespaces when ``namespace`` is None). Returns the names of the
         LWS whose status was written, sorted."""
-        written = []
-        for lws in self._list(namespace, label_selector):
-            target = self._target(lws)
-            if target is not None and self._write(lws, target):
-                written.append(lws["metadata"]["name"])
+        written = [lws["metadata"]["name"] for lws in self._list(namespace, label_selector) if self.settle(lws)]
         return sorted(written)
+
+    def pending(self, lws: LWS) -> bool:
+        """Whether ``lws`` (an object as read) reports a status other than its behaviour's."""
+        target = self._target(lws)
+        return target is not None and _current(lws, target) != target
+
+    def settle(self, lws: LWS) -> bool:
+        """Write the status ``lws`` (as read) converges to, at once: what :meth:`sync` does for
+        each LWS, for a caller that picks which LWS and when (a benchmark timing each write).
+        False if there was nothing to write or it is gone."""
+        target = self._target(lws)
+        return target is not None and self._write(lws, target)
 
     # -- background mode ---------------------------------------------------
 

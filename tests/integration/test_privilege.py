@@ -9,6 +9,7 @@ then a SelfSubjectAccessReview per verb and resource the pass needs).
 from __future__ import annotations
 
 import copy
+import time
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,62 @@ def test_a_missing_verb_refuses_the_pass_whole_in_one_line(stepper, accounts, tm
     assert everything(stepper.live) == {}  # no LWS, no Service
     leases = accounts.control_plane.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{stepper.namespace}/leases")
     assert leases["items"] == []  # taken, then released
+
+
+def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, accounts):
+    """The SelfSubjectAccessReviews before a pass's first write: a grant holds for one lease
+    term (no second review within it, even if revoked meanwhile), after it is asked again."""
+    from kubectl_disagg.cluster import Cluster, Forbidden, GrantedPermissions
+    from kubectl_disagg.reconcile import Scale
+    from kubectl_disagg.rest import LWS
+
+    namespace = stepper.namespace
+    scale = [Scale(name="x", from_replicas=1, to_replicas=2, resource_version="1", slice=0)]
+    now = [0.0]
+    with Cluster(str(accounts.kubeconfig), STEPPER) as cluster:
+        cluster.permissions = GrantedPermissions(30, clock=lambda: now[0])
+        cluster.authorize(scale, namespace)  # patch leaderworkersets, update + delete leases: granted
+        accounts.control_plane.request(
+            "DELETE", f"{RBAC_API}/namespaces/{namespace}/rolebindings/{STEPPER}")
+        deadline = time.monotonic() + 30
+        while cluster.client.allowed("patch", LWS, namespace):  # RBAC sees the deletion shortly
+            assert time.monotonic() < deadline, "the RoleBinding's deletion never took effect"
+            time.sleep(0.05)
+        now[0] = 29.0
+        cluster.authorize(scale, namespace)  # within the term: remembered, not asked
+        now[0] = 30.0
+        with pytest.raises(Forbidden) as refused:
+            cluster.authorize(scale, namespace)
+        assert "patch leaderworkersets.leaderworkerset.x-k8s.io, update leases.coordination.k8s.io, " \
+               "delete leases.coordination.k8s.io" in str(refused.value)  # asked side by side, named in order
+        create(accounts.control_plane, namespace, next(
+            d for d in accounts.documents if d["kind"] == "RoleBinding" and d["metadata"]["name"] == STEPPER))
+        while not cluster.client.allowed("patch", LWS, namespace):
+            assert time.monotonic() < deadline + 30, "the RoleBinding's return never took effect"
+            time.sleep(0.05)
+        cluster.authorize(scale, namespace)  # a refusal is never remembered: asked again, granted now
+
+
+def test_a_pass_reads_in_two_lists_and_asks_only_what_the_term_has_not_granted(control_plane, namespace, tmp_path,
+                                                                               lws_simulator):
+    from benchmarks.request_count import RequestCounter
+    from kubectl_disagg.cluster import Cluster
+    from kubectl_disagg.stepper import run_pass
+
+    first, second = (model(write_set(tmp_path, namespace, {"prefill": 1, "decode": 1}, image=image))
+                     for image in ("img:1", "img:2"))
+    with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
+        counter = RequestCounter.wrap(cluster.transport)
+        with cluster.lease(first.name, namespace) as lease:
+            counter.clear()
+            assert run_pass(cluster, first, namespace, lease).done  # creates LWS and Services
+            reads = {k: n for k, n in counter.requests.items() if k[0] in ("list", "get", "watch")}
+            assert reads == {("list", "leaderworkersets"): 1, ("list", "services"): 1}  # side by side, still two
+            # create + patch (server-side apply) of LWS and Services, update + delete of the Lease
+            assert counter.requests[("create", "selfsubjectaccessreviews")] == 6
+            lws_simulator.sync(namespace)
+            counter.clear()
+            started = run_pass(cluster, second, namespace, lease)  # the template change: annotates, creates
+            assert started.done and any(a.describe().startswith("annotate") for a in started.done)
+            assert counter.requests[("create", "selfsubjectaccessreviews")] == 0  # all granted within the term
+            assert counter.requests[("list", "leaderworkersets")] == 1

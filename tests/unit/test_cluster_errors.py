@@ -394,3 +394,21 @@ def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
     assert "\n" not in message
     assert message.startswith("forbidden: this pass needs permission to patch "
                               "leaderworkersets.leaderworkerset.x-k8s.io in namespace serving")
+
+
+def test_granted_permissions_are_remembered_for_one_term_per_namespace():
+    from kubectl_disagg.cluster import GrantedPermissions
+    from kubectl_disagg.rest import LEASE, LWS
+
+    now = [100.0]
+    granted = GrantedPermissions(30, clock=lambda: now[0])
+    wanted = [("patch", LWS), ("update", LEASE)]
+    assert granted.unknown(wanted, "ns") == wanted  # nothing asked yet
+    granted.grant("patch", LWS, "ns", now[0])
+    assert granted.unknown(wanted, "ns") == [("update", LEASE)]
+    assert granted.unknown(wanted, "other") == wanted  # a grant is per namespace
+    assert granted.unknown([("delete", LWS)], "ns") == [("delete", LWS)]  # and per verb
+    now[0] = 129.9
+    assert granted.unknown(wanted, "ns") == [("update", LEASE)]
+    now[0] = 130.0  # the term is over: ask again
+    assert granted.unknown(wanted, "ns") == wanted
