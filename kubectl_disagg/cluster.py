@@ -25,6 +25,10 @@ from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, 
 from kubectl_disagg.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 
+# A granted permission is trusted for one lease term (lease.DEFAULT_LEASE_SECONDS; the lease
+# module loads only for steppers, so the figure is repeated here and a test keeps them equal).
+PERMISSION_TERM_SECONDS = 30
+
 def scale_patch(action: Scale) -> list[dict]:
     """RFC 6902: replicas from what was read to the new count, refused if they moved meanwhile."""
     return [{"op": "test", "path": "/spec/replicas", "value": action.from_replicas},
@@ -135,7 +139,7 @@ class Cluster:
         self.server: str = redact_url(connection.server)
         self.client = RestClient(connection, self.server)
         # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
-        self.permissions = GrantedPermissions(DEFAULT_LEASE_SECONDS)
+        self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS)
 
     @property
     def transport(self) -> Any:

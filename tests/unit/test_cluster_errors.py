@@ -412,3 +412,10 @@ def test_granted_permissions_are_remembered_for_one_term_per_namespace():
     assert granted.unknown(wanted, "ns") == [("update", LEASE)]
     now[0] = 130.0  # the term is over: ask again
     assert granted.unknown(wanted, "ns") == wanted
+
+
+def test_a_permission_is_trusted_for_one_lease_term():
+    from kubectl_disagg.cluster import PERMISSION_TERM_SECONDS
+    from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS
+
+    assert PERMISSION_TERM_SECONDS == DEFAULT_LEASE_SECONDS
