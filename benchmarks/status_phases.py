@@ -27,13 +27,15 @@ def main() -> None:
         phases[name] = phases.get(name, 0.0) + (now - mark[0])
         mark[0] = now
 
-    import kubectl_disagg.commands.rollout_status  # noqa: F401  (click, core, output)
+    import kubectl_disagg.cli  # noqa: F401
+    import kubectl_disagg.fastpath  # noqa: F401  (`rollout status -f` runs without click)
+    import kubectl_disagg.show_status  # noqa: F401  (core, output)
     from kubectl_disagg import naming
+    from kubectl_disagg.load import sets_from_files
     from kubectl_disagg.output import format_objects
     from kubectl_disagg.reconcile import reconcile
     from kubectl_disagg.status import derive_status, to_document
-    from kubectl_disagg.commands._options import sets_from_files
-    lap("import kubectl_disagg (CLI, core, output)")
+    lap("import kubectl_disagg (entry point, core, output)")
     from kubectl_disagg import cluster as cluster_module, rest
     lap("import the cluster modules (kubeconfig, credentials, transport, REST)")
     (ds,) = sets_from_files((filename,), False)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubectl_disagg import naming
-from kubectl_disagg.api_errors import NotFound, PatchRejected
+from kubectl_disagg.api_errors import Gone, NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
@@ -128,6 +128,48 @@ def _permission_key(verb: str, resource: Resource, namespace: str) -> tuple[str,
 # --- the session ------------------------------------------------------------------------------
 
 
+class WatchedLWS:
+    """A set's LWS as last listed, brought up to date by watch events: objects by name, and the
+    resourceVersion they stand at. Parsed views are kept per object version, so a change to one
+    LWS of two thousand re-parses one."""
+
+    def __init__(self, items: dict[str, dict], resource_version: str):
+        self.items, self.resource_version = items, resource_version
+        self._parsed: dict[str, tuple[str, Any]] = {}
+
+    @classmethod
+    def listed(cls, answer: dict) -> WatchedLWS:
+        items = {item["metadata"]["name"]: with_kind(item, LWS) for item in answer.get("items") or []}
+        return cls(items, (answer.get("metadata") or {}).get("resourceVersion", ""))
+
+    def apply(self, event: dict) -> bool:
+        """Take one watch event in; False when it is not one this view understands (read again)."""
+        obj = event.get("object") or {}
+        metadata = obj.get("metadata") or {}
+        name, version = metadata.get("name"), metadata.get("resourceVersion")
+        if not name or not version or event.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
+            return False
+        if event["type"] == "DELETED":
+            self.items.pop(name, None)
+        else:
+            self.items[name] = with_kind(obj, LWS)
+        self.resource_version = version
+        return True
+
+    def live(self) -> tuple:
+        views = []
+        for name, obj in sorted(self.items.items()):  # a LIST's order: by name
+            version = obj["metadata"].get("resourceVersion", "")
+            cached = self._parsed.get(name)
+            if cached is None or cached[0] != version:
+                cached = self._parsed[name] = (version, lws_from_object(obj))
+            views.append(cached[1])
+        for name in set(self._parsed) - set(self.items):
+            del self._parsed[name]
+        return tuple(views)
+
+
+
 class Cluster:
     """A session with one API server, reached like kubectl reaches it (see `kubeconfig`).
 
@@ -140,6 +182,7 @@ class Cluster:
         self.client = RestClient(connection, self.server)
         # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
         self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS)
+        self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
 
     @property
     def transport(self) -> Any:
@@ -167,24 +210,26 @@ class Cluster:
         out at once (each is a consistent read of its own; they never were one read together).
         """
         selector = f"{naming.NAME_LABEL}={set_name}"
+        watched = self._watched.get((namespace, set_name))
         with ThreadPoolExecutor(3) as pool:  # side by side: the reads cost one round trip, not two or three
-            lws_list = pool.submit(self.client.list, LWS, namespace, selector)
+            lws_list = pool.submit(self.client.list, LWS, namespace, selector) if watched is None else None
             service_list = pool.submit(self.client.list, SERVICE, namespace, selector) if services else None
             scaler_list = pool.submit(self._scalers, namespace) if services and scalers else None
             # Answers taken in the order they used to be asked in: the same failure is reported first.
-            lws_list = lws_list.result()
+            if lws_list is not None:
+                watched = WatchedLWS.listed(lws_list.result())
+                self._watched[(namespace, set_name)] = watched
             service_list = service_list.result() if service_list else {}
             scaler_replicas_by_name, scalers_served = scaler_list.result() if scaler_list else ({}, False)
-        lws_items = [with_kind(item, LWS) for item in lws_list.get("items") or []]
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
         return Snapshot(
             namespace=namespace,
-            lws=tuple(lws_from_object(item) for item in lws_items),
+            lws=watched.live(),
             services=tuple(service_from_object(item) for item in service_items),
-            lws_resource_version=(lws_list.get("metadata") or {}).get("resourceVersion", ""),
+            lws_resource_version=watched.resource_version,
             scalers=scaler_replicas_by_name,
             scalers_served=scalers_served,
-            objects={(o["kind"], o["metadata"]["name"]): o for o in (*lws_items, *service_items)},
+            objects={(o["kind"], o["metadata"]["name"]): o for o in (*watched.items.values(), *service_items)},
         )
 
     def _scalers(self, namespace: str) -> tuple[dict[str, int], bool]:
@@ -207,8 +252,29 @@ class Cluster:
             raise UserError(f"disaggregatedset/{name} not found in namespace {namespace}") from None
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
-        """Block until an LWS of the set changes after `resource_version`: True, or False on timeout."""
-        return self.client.watch(LWS, namespace, f"{naming.NAME_LABEL}={set_name}", resource_version, timeout)
+        """Block until an LWS of the set changes after `resource_version`: True, or False on timeout.
+
+        When `resource_version` is where this session's view of the set's LWS stands, the change
+        is applied to that view, and the next `snapshot` reads it from there instead of listing
+        every LWS again: a list at one version plus every change after it is the state at the
+        last change, exactly what a new LIST would return then (an informer's reasoning). This
+        is what lets `--until-complete` react to a ready LWS in a fleet without a 3 MB read.
+        """
+        key, selector = (namespace, set_name), f"{naming.NAME_LABEL}={set_name}"
+        watched = self._watched.get(key)
+        if watched is None or watched.resource_version != resource_version:
+            self._watched.pop(key, None)
+            return self.client.watch(LWS, namespace, selector, resource_version, timeout)
+        try:
+            event = self.client.next_event(LWS, namespace, selector, resource_version, timeout)
+        except Gone:
+            self._watched.pop(key, None)  # history compacted: read everything again
+            return True
+        if event is None:
+            return False
+        if not watched.apply(event):
+            self._watched.pop(key, None)
+        return True
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -223,6 +289,8 @@ class Cluster:
         server judges it against the live objects and stores nothing; a refusal raises as usual.
         A created RoleScaler's status is not sent then: its object does not exist to write it to.
         """
+        if not dry_run:
+            self._watched.clear()  # our own writes are read back by a LIST, never assumed
         if isinstance(action, Create):
             self.client.apply(BY_KIND[action.kind], namespace, action.object, dry_run=dry_run)
             if "status" in action.object and not dry_run:  # a RoleScaler's: apply leaves status alone
@@ -262,6 +330,7 @@ class Cluster:
 
     def patch_object(self, kind: str, namespace: str, name: str, operations: list) -> None:
         """An RFC 6902 patch whose `test` ops pin what was read: a `Conflict` when it moved."""
+        self._watched.clear()
         self._json_patch(BY_KIND[kind], namespace, name, operations)
 
     def clear_set_status(self, name: str, namespace: str) -> None:

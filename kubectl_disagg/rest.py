@@ -82,38 +82,42 @@ class RestClient:
 
     def watch(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
               timeout: float, field_selector: str | None = None) -> bool:
-        """Block until an object changes after `resource_version`: True, or False on timeout.
+        """Block until an object changes after `resource_version`: True, or False on timeout."""
+        try:
+            return self.next_event(resource, namespace, label_selector, resource_version, timeout,
+                                   field_selector) is not None
+        except Gone:
+            return True  # too old to watch from: plenty has changed, read everything again
+
+    def next_event(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
+                   timeout: float, field_selector: str | None = None) -> dict | None:
+        """The first change after `resource_version` (a watch event: type ADDED, MODIFIED or
+        DELETED, and the object as it now is), or None when `timeout` passes first. Raises `Gone`
+        when the server no longer holds history that far back: read everything again.
 
         One WATCH request, ended by the server after `timeout` (rounded up to whole seconds,
         the API's unit): no polling.
         """
         if timeout <= 0:
-            return False
+            return None
         seconds = max(1, math.ceil(timeout))
         query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
                  "timeoutSeconds": str(seconds)}
         if field_selector:
             query["fieldSelector"] = field_selector
         subject = resource.collection(namespace)
-        try:
-            with self._errors(subject):
-                response = self.send("GET", path_of(resource, namespace), query, stream=True,
-                                     read_timeout=seconds + WATCH_READ_SLACK)
-                try:
-                    line = next(response.lines(), None)
-                finally:
-                    response.close()  # a watch cut short must not go back to the pool mid-stream
-        except Gone:
-            return True  # too old to watch from: plenty has changed, read everything again
+        with self._errors(subject):
+            response = self.send("GET", path_of(resource, namespace), query, stream=True,
+                                 read_timeout=seconds + WATCH_READ_SLACK)
+            try:
+                line = next(response.lines(), None)
+            finally:
+                response.close()  # a watch cut short must not go back to the pool mid-stream
         event = json.loads(line) if line else None
-        if event is None:
-            return False
-        if event.get("type") == "ERROR":
+        if event is not None and event.get("type") == "ERROR":
             status = event.get("object") or {}
-            if status.get("code") == 410:
-                return True  # too old to watch from: plenty has changed, read everything again
             raise api_error(subject, int(status.get("code") or 500), status.get("reason"), json.dumps(status))
-        return True
+        return event
 
     def allowed(self, verb: str, resource: Resource, namespace: str) -> bool:
         """Whether this session's user may `verb` the `resource` in `namespace`: one

@@ -419,3 +419,24 @@ def test_a_permission_is_trusted_for_one_lease_term():
     from kubectl_disagg.lease import DEFAULT_LEASE_SECONDS
 
     assert PERMISSION_TERM_SECONDS == DEFAULT_LEASE_SECONDS
+
+
+def test_a_watched_lws_view_takes_events_in_order_and_refuses_what_it_does_not_know():
+    from kubectl_disagg.cluster import WatchedLWS
+
+    def lws(name: str, version: str, replicas: int = 1) -> dict:
+        return {"metadata": {"name": name, "resourceVersion": version,
+                             "labels": {"disaggregatedset.x-k8s.io/name": "llm"}},
+                "spec": {"replicas": replicas}, "status": {}}
+
+    view = WatchedLWS.listed({"metadata": {"resourceVersion": "10"}, "items": [lws("b", "9"), lws("a", "8")]})
+    before = view.live()
+    assert [v.name for v in before] == ["a", "b"] and view.resource_version == "10"
+    assert view.apply({"type": "MODIFIED", "object": lws("b", "11", replicas=3)})
+    assert view.apply({"type": "ADDED", "object": lws("c", "12")})
+    assert view.apply({"type": "DELETED", "object": lws("a", "13")})
+    after = view.live()
+    assert [v.name for v in after] == ["b", "c"] and view.resource_version == "13"
+    assert after[0].replicas == 3 and after[0] is not before[1]
+    assert view.live()[1] is after[1]  # unchanged objects are not parsed again
+    assert not view.apply({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "14"}}})
