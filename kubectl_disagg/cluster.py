@@ -266,13 +266,13 @@ class Cluster:
             self._watched.pop(key, None)
             return self.client.watch(LWS, namespace, selector, resource_version, timeout)
         try:
-            event = self.client.next_event(LWS, namespace, selector, resource_version, timeout)
+            events = self.client.next_events(LWS, namespace, selector, resource_version, timeout)
         except Gone:
             self._watched.pop(key, None)  # history compacted: read everything again
             return True
-        if event is None:
+        if not events:
             return False
-        if not watched.apply(event):
+        if not all(watched.apply(event) for event in events):
             self._watched.pop(key, None)
         return True
 

@@ -24,6 +24,10 @@ FIELD_MANAGER = naming.MANAGER
 # worse. Connect fast, but give a LIST of a thousand objects time to arrive.
 REQUEST_TIMEOUT = (10, 120)
 WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it that much lateness
+# After a watch's first event, the ones that follow within this long come in the same batch: a
+# controller settling many objects at once is read as one change, not one pass per object.
+WATCH_LINGER = 0.01
+WATCH_LINGER_AT_MOST = 0.1
 
 # Answers that say "come back later" (429 from priority and fairness, or a 5xx with
 # Retry-After) are retried after the wait the server asks for, as client-go does.
@@ -91,33 +95,58 @@ class RestClient:
 
     def next_event(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
                    timeout: float, field_selector: str | None = None) -> dict | None:
-        """The first change after `resource_version` (a watch event: type ADDED, MODIFIED or
-        DELETED, and the object as it now is), or None when `timeout` passes first. Raises `Gone`
+        """The first change after `resource_version`, or None when `timeout` passes first (see
+        `next_events`)."""
+        events = self.next_events(resource, namespace, label_selector, resource_version, timeout, field_selector,
+                                  linger=0)
+        return events[0] if events else None
+
+    def next_events(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
+                    timeout: float, field_selector: str | None = None, *, linger: float = WATCH_LINGER,
+                    linger_at_most: float = WATCH_LINGER_AT_MOST) -> list[dict]:
+        """The changes after `resource_version`, in order: watch events (type ADDED, MODIFIED or
+        DELETED, and the object as it now is). Waits up to `timeout` for the first, then takes
+        those that follow within `linger` of each other (for at most `linger_at_most`): a burst
+        of changes comes back as one batch. Empty when `timeout` passes first. Raises `Gone`
         when the server no longer holds history that far back: read everything again.
 
         One WATCH request, ended by the server after `timeout` (rounded up to whole seconds,
-        the API's unit): no polling.
+        the API's unit) or by us after the batch: no polling.
         """
         if timeout <= 0:
-            return None
+            return []
         seconds = max(1, math.ceil(timeout))
         query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
                  "timeoutSeconds": str(seconds)}
         if field_selector:
             query["fieldSelector"] = field_selector
         subject = resource.collection(namespace)
+        events: list[dict] = []
         with self._errors(subject):
             response = self.send("GET", path_of(resource, namespace), query, stream=True,
                                  read_timeout=seconds + WATCH_READ_SLACK)
             try:
-                line = next(response.lines(), None)
+                lines = response.lines()
+                first = next(lines, None)
+                if first is not None:
+                    events.append(json.loads(first))
+                    stop = time.monotonic() + linger_at_most
+                    while linger > 0 and time.monotonic() < stop:
+                        response.set_read_timeout(linger)
+                        try:
+                            line = next(lines, None)
+                        except NetworkError:
+                            break  # quiet for `linger`: the burst is over (a line cut short is read again next time)
+                        if line is None:
+                            break
+                        events.append(json.loads(line))
             finally:
                 response.close()  # a watch cut short must not go back to the pool mid-stream
-        event = json.loads(line) if line else None
-        if event is not None and event.get("type") == "ERROR":
-            status = event.get("object") or {}
-            raise api_error(subject, int(status.get("code") or 500), status.get("reason"), json.dumps(status))
-        return event
+        for event in events:
+            if event.get("type") == "ERROR":
+                status = event.get("object") or {}
+                raise api_error(subject, int(status.get("code") or 500), status.get("reason"), json.dumps(status))
+        return events
 
     def allowed(self, verb: str, resource: Resource, namespace: str) -> bool:
         """Whether this session's user may `verb` the `resource` in `namespace`: one

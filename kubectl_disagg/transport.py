@@ -58,6 +58,11 @@ class StreamedResponse:
         finally:
             self.close()
 
+    def set_read_timeout(self, seconds: float) -> None:
+        """How long the next read may wait for data (a watch lingering for more events)."""
+        if self._connection.sock is not None:
+            self._connection.sock.settimeout(seconds)
+
     def lines(self) -> Iterator[bytes]:
         while True:
             try:
