@@ -35,7 +35,6 @@ import copy
 from collections import namedtuple
 from collections.abc import Mapping
 
-from kubectl_disagg import naming
 from kubectl_disagg import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.loader import Document

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.errors import Problem
 
 
 def filenames(required: bool = True):
