@@ -535,9 +535,10 @@ def test_until_complete_times_out_when_a_role_never_becomes_ready(stepper, tmp_p
         run = stepper(path, "--until-complete", "--timeout", "3s")
     assert run.code == EXIT_TIMEOUT
     assert "timed out after 3s: disaggregatedset/llm" in run.err
-    # Between passes it watches, it does not poll: a handful of passes in three seconds.
+    # Between passes it watches, it does not poll: a handful of waiting passes in three seconds
+    # (one is enough when the simulator's status writes arrive as one batch of watch events).
     passes = run.err.count("slice 0:")
-    assert 2 <= passes <= 8, run.err
+    assert 1 <= passes <= 8, run.err
 
 
 def test_viewer_is_refused_with_a_readable_message(stepper, tmp_path, control_plane):
