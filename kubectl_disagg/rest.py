@@ -88,18 +88,10 @@ class RestClient:
               timeout: float, field_selector: str | None = None) -> bool:
         """Block until an object changes after `resource_version`: True, or False on timeout."""
         try:
-            return self.next_event(resource, namespace, label_selector, resource_version, timeout,
-                                   field_selector) is not None
+            return bool(self.next_events(resource, namespace, label_selector, resource_version, timeout,
+                                         field_selector, linger=0))
         except Gone:
             return True  # too old to watch from: plenty has changed, read everything again
-
-    def next_event(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
-                   timeout: float, field_selector: str | None = None) -> dict | None:
-        """The first change after `resource_version`, or None when `timeout` passes first (see
-        `next_events`)."""
-        events = self.next_events(resource, namespace, label_selector, resource_version, timeout, field_selector,
-                                  linger=0)
-        return events[0] if events else None
 
     def next_events(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
                     timeout: float, field_selector: str | None = None, *, linger: float = WATCH_LINGER,

@@ -270,7 +270,8 @@ def _proxy_for(configured: str | None, server: str) -> str | None:
     NO_PROXY names the host, as Go's ProxyFromEnvironment decides (loopback never proxied)."""
     if configured:
         return configured
-    scheme, host = urlsplit(server).scheme, (urlsplit(server).hostname or "").lower()
+    parts = urlsplit(server)
+    scheme, host = parts.scheme, (parts.hostname or "").lower()
     names = ("https_proxy", "HTTPS_PROXY") if scheme == "https" else ("http_proxy", "HTTP_PROXY")
     proxy = next((os.environ[n] for n in names if os.environ.get(n)), None)
     if not proxy or host in ("localhost", "::1") or host.startswith("127."):
