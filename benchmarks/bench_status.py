@@ -6,7 +6,9 @@ status simulator playing the controller), then for each size runs, alternating o
 other after a warm-up each:
 
 - `kubectl-disagg rollout status -f FILE -o json` (the script beside this interpreter), and
-- `kubectl get leaderworkersets,services -l disaggregatedset.x-k8s.io/name=NAME -o json`.
+- `kubectl get leaderworkersets,services -l disaggregatedset.x-k8s.io/name=NAME -o json`,
+- `benchmarks/status_floor.py`: the same two LISTs from the least a CPython process can do
+  (PyYAML, ssl, nothing else), the yardstick for how much of the gap is the interpreter.
 
 Wall time is measured around spawn and reap, peak RSS is the child's `ru_maxrss`. Then
 `benchmarks/status_phases.py` breaks one status process's time down by phase (median of
@@ -73,11 +75,13 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: in
             f"--kubeconfig={cp.kubeconfig}", "--context=admin"]
     theirs = [str(cp.bin_dir / "kubectl"), f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-n", namespace,
               "get", "leaderworkersets,services", "-l", "disaggregatedset.x-k8s.io/name=big", "-o", "json"]
+    floor = [sys.executable, str(ROOT / "benchmarks" / "status_floor.py"), str(cp.kubeconfig), "admin", str(path)]
     phases_argv = [sys.executable, str(ROOT / "benchmarks" / "status_phases.py"), str(cp.kubeconfig), str(path)]
     run_measured(ours)
     run_measured(theirs)
+    run_measured(floor)
     figures: dict[str, list[float]] = {"ours": [], "ours_rss": [], "kubectl": [], "kubectl_rss": [],
-                                       "phases_wall": []}
+                                       "floor": [], "phases_wall": []}
     phases: list[dict] = []
     for _ in range(runs):
         wall, rss, _ = run_measured(ours)
@@ -86,6 +90,8 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: in
         wall, rss, out = run_measured(theirs)
         figures["kubectl"].append(wall)
         figures["kubectl_rss"].append(rss)
+        wall, _, _ = run_measured(floor)
+        figures["floor"].append(wall)
         wall, _, out = run_measured(phases_argv)
         figures["phases_wall"].append(wall)
         phases.append(json.loads(out))
@@ -98,15 +104,16 @@ def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float,
           f"{platform.python_implementation()} {platform.python_version()}, {runs} alternating runs each, "
           f"load average before {load[0]:.1f})\n")
     print("| set | objects | status median ms | min ms | peak RSS MB | kubectl get median ms | min ms | "
-          "peak RSS MB | ratio (median) |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "peak RSS MB | ratio (median) | Python floor median ms | floor ÷ kubectl |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     verdicts = []
     for label, r in results:
         f = r["figures"]
         ratio = med(f["ours"]) / med(f["kubectl"])
         print(f"| {label} | {r['objects']:,} | {med(f['ours']) * 1000:.0f} | {min(f['ours']) * 1000:.0f} | "
               f"{max(f['ours_rss']):.1f} | {med(f['kubectl']) * 1000:.0f} | {min(f['kubectl']) * 1000:.0f} | "
-              f"{max(f['kubectl_rss']):.1f} | {ratio:.2f}× |")
+              f"{max(f['kubectl_rss']):.1f} | {ratio:.2f}× | {med(f['floor']) * 1000:.0f} | "
+              f"{med(f['floor']) / med(f['kubectl']):.2f}× |")
         verdicts.append(f"- {'PASS' if ratio <= 1.0 else 'FAIL'}  {r['objects']:,} objects: status ≤ 1.0× kubectl "
                         f"get (median): {ratio:.2f}×")
         if r["objects"] >= 2000:
@@ -131,6 +138,8 @@ def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float,
     print("- `kubectl-disagg rollout status -f FILE -o json --kubeconfig=… --context=admin`")
     print("- `kubectl --kubeconfig=… --context=admin -n NS get leaderworkersets,services "
           "-l disaggregatedset.x-k8s.io/name=big -o json`")
+    print("- Python floor: `python benchmarks/status_floor.py KUBECONFIG admin FILE` (PyYAML, ssl, the same two "
+          "LISTs, nothing else)")
 
 
 def main() -> int:
