@@ -17,20 +17,16 @@ import argparse
 import contextlib
 import datetime
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_render import (  # noqa: E402  (the same inputs and helpers as bench_render)
-    EXAMPLE, BenchError, count_objects, cpu_model, find_disagg, install_kind, load_average,
-    scaled_input, verdict,
+    EXAMPLE, BenchError, Sample, count_objects, cpu_model, find_disagg, install_kind, load_average,
+    run_once, scaled_input, verdict,
 )
 
 TARGET_RATIO = 1.0
@@ -40,37 +36,6 @@ ARGOCD_ENV = {
     "ARGOCD_APP_REVISION": "4f1c2b7e9a0d3c5b8e6f1a2d4c7b9e0f3a5d8c1b", "KUBE_VERSION": "1.36.3",
     "KUBE_API_VERSIONS": "v1,apps/v1,leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
 }
-
-
-@dataclass
-class Sample:
-    seconds: list[float] = field(default_factory=list)
-    cpu_seconds: list[float] = field(default_factory=list)  # user + system: less disturbed by load
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.seconds) * 1000
-
-    @property
-    def min_ms(self) -> float:
-        return min(self.seconds) * 1000
-
-    @property
-    def cpu_median_ms(self) -> float:
-        return statistics.median(self.cpu_seconds) * 1000
-
-
-def run_once(argv: list[str], stdout_path: Path | None = None) -> tuple[float, float]:
-    """Run argv to completion; (wall seconds, CPU seconds of the child)."""
-    with open(stdout_path or os.devnull, "wb") as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise BenchError(f"{' '.join(argv)} failed: {err.read().decode(errors='replace').strip()}")
-    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 @contextlib.contextmanager
@@ -99,9 +64,7 @@ def bench(disagg: str, directory: Path, expected: int, runs: int) -> tuple[Sampl
     for _ in range(runs):  # alternated, so a load spike hits both alike
         for argv, environ, sample in (generate, render):
             with running_in(directory, environ):
-                seconds, cpu = run_once(argv)
-            sample.seconds.append(seconds)
-            sample.cpu_seconds.append(cpu)
+                sample.add(run_once(argv))
     return generate[2], render[2]
 
 

@@ -39,6 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -64,10 +65,27 @@ TARGET_BIG_MB = 150.0  # peak RSS, MB = 10^6 bytes
 TARGET_LINEAR_SLOPE_RATIO = 1.5  # ms per object added from 1,000 to 2,000 over that up to 1,000
 
 
+class Run(NamedTuple):
+    """One child process: wall seconds around spawn and reap, its CPU seconds (user + system,
+    less disturbed by load than wall time) and its peak RSS in KiB (Linux's ru_maxrss unit)."""
+
+    seconds: float
+    cpu_seconds: float
+    peak_kib: int
+
+
 @dataclass
 class Sample:
+    """The runs of one command (bench_cmp.py uses it too)."""
+
     seconds: list[float] = field(default_factory=list)
+    cpu_seconds: list[float] = field(default_factory=list)
     peak_kib: list[int] = field(default_factory=list)
+
+    def add(self, run: Run) -> None:
+        self.seconds.append(run.seconds)
+        self.cpu_seconds.append(run.cpu_seconds)
+        self.peak_kib.append(run.peak_kib)
 
     @property
     def median_ms(self) -> float:
@@ -76,6 +94,10 @@ class Sample:
     @property
     def min_ms(self) -> float:
         return min(self.seconds) * 1000
+
+    @property
+    def cpu_median_ms(self) -> float:
+        return statistics.median(self.cpu_seconds) * 1000
 
     @property
     def peak_mb(self) -> float:
@@ -100,8 +122,8 @@ class BenchError(Exception):
     pass
 
 
-def run_once(argv: list[str], stdout_path: Path | None = None) -> tuple[float, int]:
-    """Run argv to completion; (wall seconds, peak RSS KiB). Output goes to stdout_path or nowhere."""
+def run_once(argv: list[str], stdout_path: Path | None = None) -> Run:
+    """Run argv to completion and measure it. Output goes to stdout_path or nowhere."""
     with open(stdout_path or os.devnull, "wb") as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
@@ -112,7 +134,7 @@ def run_once(argv: list[str], stdout_path: Path | None = None) -> tuple[float, i
             err.seek(0)
             message = err.read().decode(errors="replace").strip()
             raise BenchError(f"{' '.join(argv)} exited {proc.returncode}: {message}")
-    return elapsed, usage.ru_maxrss  # ru_maxrss is in KiB on Linux
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 
 
 def count_objects(path: Path) -> int:
@@ -177,9 +199,7 @@ def bench_case(
     disagg_sample, kustomize_sample = Sample(), Sample()
     for _ in range(runs):  # alternated, so a load spike hits both alike
         for argv, sample in ((render_argv, disagg_sample), (kustomize_argv, kustomize_sample)):
-            seconds, kib = run_once(argv)
-            sample.seconds.append(seconds)
-            sample.peak_kib.append(kib)
+            sample.add(run_once(argv))
     return Result(label, roles, slices, expected, disagg_sample, kustomize_sample)
 
 
