@@ -16,8 +16,33 @@ from kubectl_disagg.errors import UserError
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The process entry point (argv None: the command line); with `argv`, raises SystemExit
+    like any click program, so that it can be called in-process."""
     args = sys.argv[1:] if argv is None else list(argv)
-    sys.exit(_guarded(lambda: _dispatch(args)))
+    code = _guarded(lambda: _dispatch(args))
+    if argv is None:
+        _end_process(code)
+    sys.exit(code)
+
+
+def _end_process(code: int) -> None:
+    """Exit without the interpreter's teardown: freeing every module costs a one-shot command
+    10–25 ms (BENCHMARKS.md) and does nothing for it. Exit hooks still run (atexit: coverage,
+    test harnesses). Not while another thread is alive: the normal exit joins a write in
+    flight. stdout was flushed by `_guarded`."""
+    import atexit
+    import os
+
+    threading = sys.modules.get("threading")  # not imported: no thread was ever started
+    if threading is not None and threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()  # an exit hook may have written
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def _dispatch(args: list[str]) -> int:
@@ -53,7 +78,9 @@ def _run_click(args: list[str]) -> int:
 
 def _guarded(run) -> int:
     try:
-        return run()
+        code = run()
+        sys.stdout.flush()  # here, so that a full disk or a closed pipe is reported below, not at exit
+        return code
     except UserError as err:
         sys.stdout.flush()
         for line in err.lines():
@@ -64,5 +91,22 @@ def _guarded(run) -> int:
         return 130
     except BrokenPipeError:
         # `render | head` closes the pipe early; that is not an error worth a traceback.
-        sys.stderr.close()
+        _discard_stdout()
         return 0
+    except OSError as err:  # writing the output (a full disk), or a read no command turned into a UserError
+        _discard_stdout()
+        print(f"error: {err.strerror or err}", file=sys.stderr)
+        return 1
+
+
+def _discard_stdout() -> None:
+    """What is still buffered for stdout cannot be written: send it nowhere, so that the exit
+    does not try again and complain."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (output captured in-process)
+        pass

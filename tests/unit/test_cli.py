@@ -200,3 +200,43 @@ def test_a_bad_tag_is_an_error_not_a_traceback(capsys, tmp_path):
     code, out, err = run(["render", "-f", str(bad)], capsys)
     assert code == 1 and out == ""
     assert "cannot read 'llama' as !!bool" in err and "Traceback" not in err
+
+
+def _process(argv: list[str], **kwargs) -> subprocess.Popen:
+    """The command as a process, through the same entry point as the console script."""
+    return subprocess.Popen([sys.executable, "-c", "from kubectl_disagg.cli import main; main()", *argv],
+                            cwd=REPO, stderr=subprocess.PIPE, **kwargs)
+
+
+@pytest.mark.parametrize("argv", [
+    ["render", "-f", str(EXAMPLES / "prefill-decode.yaml")],  # the fast path
+    ["render", "-f", str(EXAMPLES / "prefill-decode.yaml"), "--output=json", "--namespace", "serving"],
+    ["completion", "bash"],  # click
+])
+def test_a_process_exits_with_its_whole_output(argv):
+    in_process = subprocess.run([sys.executable, "-c", "import sys\nfrom kubectl_disagg.cli import main\n"
+                                 "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    sys.exit(e.code)\n", *argv],
+                                cwd=REPO, capture_output=True)
+    proc = _process(argv, stdout=subprocess.PIPE)
+    out, err = proc.communicate()
+    assert proc.returncode == in_process.returncode == 0 and err == b""
+    assert out == in_process.stdout and len(out) > 1000
+
+
+def test_a_full_disk_is_one_line_and_exit_1():
+    with open("/dev/full", "wb") as full:
+        proc = _process(["render", "-f", str(EXAMPLES / "prefill-decode.yaml")], stdout=full)
+        _, err = proc.communicate()
+    assert proc.returncode == 1
+    assert err.decode() == "error: No space left on device\n"
+
+
+def test_a_reader_closing_the_pipe_early_is_not_an_error(tmp_path):
+    big = yaml.safe_load((EXAMPLES / "prefill-decode.yaml").read_text())
+    big["spec"]["slices"] = 100  # far more than a pipe buffers
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump(big))
+    proc = _process(["render", "-f", str(path)], stdout=subprocess.PIPE)
+    assert proc.stdout.read(100).startswith(b"apiVersion:")
+    proc.stdout.close()
+    assert proc.wait() == 0 and proc.stderr.read() == b""
