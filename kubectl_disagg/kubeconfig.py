@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.loader import load_plain
 from kubectl_disagg.model import DEFAULT_NAMESPACE
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -106,7 +107,7 @@ def _merge(paths: list[str], shown: str) -> _Merged:
         full = os.path.expanduser(path)
         try:
             with open(full, "rb") as f:
-                document = yaml.safe_load(f)
+                document = load_plain(f)
         except FileNotFoundError:
             continue
         except OSError as err:

@@ -23,12 +23,17 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # LibYAML's parser when PyYAML has it
 _scalars = yaml.constructor.SafeConstructor()
 _YAML = "tag:yaml.org,2002:"
 _STR = _YAML + "str"
 _MERGE = _YAML + "merge"
 _NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+def load_plain(stream) -> object:
+    """One YAML document as plain data, without positions or our checks (a kubeconfig)."""
+    return yaml.load(stream, Loader=_Loader)
 
 
 def _null(node: yaml.ScalarNode) -> None:
