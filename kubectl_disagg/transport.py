@@ -13,7 +13,7 @@ import os
 import socket
 import ssl
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from kubectl_disagg import __version__
 from kubectl_disagg.errors import UserError
@@ -462,7 +462,7 @@ class Transport:
         return context
 
 
-def _message(start_line: str, fields: Iterator[tuple[str, str]] | tuple) -> bytes:
+def _message(start_line: str, fields: Iterable[tuple[str, str]]) -> bytes:
     """A request's start line and header fields, as sent (Latin-1, as HTTP/1.1 allows)."""
     lines = [start_line]
     for name, value in fields:

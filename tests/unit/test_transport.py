@@ -188,7 +188,7 @@ def test_answers_without_a_body_do_not_wait_for_one(serve, method, answer):
 def test_a_connection_the_server_closes_is_not_reused(serve, answer):
     server, transport = serve(answering(answer), answering(OK))  # the first stays open: the client must not use it
     assert get(transport).data == b"{}" and get(transport).data == b"{}"
-    assert server.accepted == 2
+    assert server.accepted == 2 and len(server.heads) == 2  # nothing went to the first connection again
 
 
 # --- stale connections ----------------------------------------------------------------------------
