@@ -13,7 +13,6 @@ import json
 import math
 import re
 import time
-from urllib.parse import quote, urlencode
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from kubectl_disagg import naming
@@ -209,7 +208,7 @@ class RestClient:
         a 401 is retried once with a fresh credential when one can be had (exec plugin, token
         file). No answer at all raises `transport.NetworkError` (see `_errors`).
         """
-        url = self.transport.base + path + (("?" + urlencode(query)) if query else "")
+        url = self.transport.base + path + (("?" + _query_string(query)) if query else "")
         headers = {"Accept": "application/json"}
         payload = None
         if body is not None:
@@ -287,8 +286,22 @@ def _dry_run_query(dry_run: bool) -> dict[str, str]:
 def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:
     """The URL path of a namespaced collection, or of one object in it."""
     base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
-    path = f"{base}/namespaces/{quote(namespace, safe='')}/{resource.plural}"
-    return path if name is None else f"{path}/{quote(name, safe='')}"
+    path = f"{base}/namespaces/{_quote(namespace)}/{resource.plural}"
+    return path if name is None else f"{path}/{_quote(name)}"
+
+
+# Percent-encoding as urllib.parse does it (not imported: it costs a cluster command ~5 ms).
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+
+
+def _quote(text: str, space: str = "%20") -> str:
+    """`text` as UTF-8 with every byte but the unreserved ones escaped (`quote(text, safe='')`)."""
+    return "".join(chr(b) if b in _UNRESERVED else space if b == 0x20 else f"%{b:02X}" for b in text.encode())
+
+
+def _query_string(query: Mapping[str, str]) -> str:
+    """`key=value&...` as an HTML form encodes it (`urlencode`): a space is `+`."""
+    return "&".join(f"{_quote(str(key), '+')}={_quote(str(value), '+')}" for key, value in query.items())
 
 
 def _json(response: Any) -> dict:
