@@ -10,10 +10,9 @@ cluster. The modules under it: `kubeconfig` (where and who), `rest` (requests), 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from kubectl_disagg import naming
 from kubectl_disagg.api_errors import Gone, NotFound, PatchRejected
@@ -23,6 +22,10 @@ from kubectl_disagg.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER, SERVICE,
                                  Resource, RestClient, with_kind)
 from kubectl_disagg.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 # A granted permission is trusted for one lease term (lease.DEFAULT_LEASE_SECONDS; the lease
@@ -82,6 +85,34 @@ def permissions_needed(actions: Sequence[Action]) -> list[tuple[str, Resource]]:
     need("update", LEASE)
     need("delete", LEASE)
     return list(needed.values())
+
+
+def side_by_side(*calls: Callable[[], Any] | None) -> list:
+    """Each call's result, in order (None for a None call), the calls run at once in threads
+    of their own (a single one runs here). Every call ends before this returns; the first
+    failed call's error, in call order, is then raised here, as Future.result() would."""
+    results: list = [None] * len(calls)
+    errors: list[BaseException | None] = [None] * len(calls)
+
+    def run(index: int, call: Callable[[], Any]) -> None:
+        try:
+            results[index] = call()
+        except BaseException as error:  # raised below, in the caller's thread
+            errors[index] = error
+
+    asked = [(index, call) for index, call in enumerate(calls) if call is not None]
+    if len(asked) == 1:
+        run(*asked[0])
+    else:
+        threads = [threading.Thread(target=run, args=pair) for pair in asked]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 class Forbidden(UserError):
@@ -211,16 +242,17 @@ class Cluster:
         """
         selector = f"{naming.NAME_LABEL}={set_name}"
         watched = self._watched.get((namespace, set_name))
-        with ThreadPoolExecutor(3) as pool:  # side by side: the reads cost one round trip, not two or three
-            lws_list = pool.submit(self.client.list, LWS, namespace, selector) if watched is None else None
-            service_list = pool.submit(self.client.list, SERVICE, namespace, selector) if services else None
-            scaler_list = pool.submit(self._scalers, namespace) if services and scalers else None
-            # Answers taken in the order they used to be asked in: the same failure is reported first.
-            if lws_list is not None:
-                watched = WatchedLWS.listed(lws_list.result())
-                self._watched[(namespace, set_name)] = watched
-            service_list = service_list.result() if service_list else {}
-            scaler_replicas_by_name, scalers_served = scaler_list.result() if scaler_list else ({}, False)
+        # Side by side: the reads cost one round trip, not two or three. Their errors come in
+        # the order they used to be asked in: the same failure is reported first.
+        lws_list, service_list, scaler_list = side_by_side(
+            (lambda: self.client.list(LWS, namespace, selector)) if watched is None else None,
+            (lambda: self.client.list(SERVICE, namespace, selector)) if services else None,
+            (lambda: self._scalers(namespace)) if services and scalers else None)
+        if lws_list is not None:
+            watched = WatchedLWS.listed(lws_list)
+            self._watched[(namespace, set_name)] = watched
+        service_list = service_list or {}
+        scaler_replicas_by_name, scalers_served = scaler_list or ({}, False)
         service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
         return Snapshot(
             namespace=namespace,
@@ -359,11 +391,8 @@ class Cluster:
         if not asked:
             return
         answered_at = self.permissions.now()  # a grant counts from before it was asked
-        if len(asked) == 1:
-            answers = [self.client.allowed(*asked[0], namespace)]
-        else:  # each review is a round trip: send them side by side, not one after another
-            with ThreadPoolExecutor(len(asked)) as pool:
-                answers = list(pool.map(lambda wanted: self.client.allowed(*wanted, namespace), asked))
+        # Each review is a round trip: send them side by side, not one after another.
+        answers = side_by_side(*(lambda wanted=wanted: self.client.allowed(*wanted, namespace) for wanted in asked))
         for (verb, resource), allowed in zip(asked, answers):
             if allowed:
                 self.permissions.grant(verb, resource, namespace, answered_at)

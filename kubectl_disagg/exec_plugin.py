@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import NamedTuple
+from collections import namedtuple
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kubeconfig import Connection, ExecPlugin, check_token
@@ -18,13 +18,10 @@ from kubectl_disagg.kubeconfig import Connection, ExecPlugin, check_token
 EXEC_TIMEOUT_SECONDS = 60.0
 
 
-class Issued(NamedTuple):
-    """What an exec plugin returned."""
+class Issued(namedtuple("Issued", "token client_cert_pem client_key_pem expires")):
+    """What an exec plugin returned; each field may be None; `expires` is a time.time() value."""
 
-    token: str | None
-    client_cert_pem: bytes | None
-    client_key_pem: bytes | None
-    expires: float | None  # time.time() value
+    __slots__ = ()
 
 
 def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 
 from kubectl_disagg import naming
@@ -257,7 +257,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
                      for o in render_with_state(ds, state) if o["kind"] == SERVICE)
-    executor = StateExecutor(ds, _recorded_live(ds, state, live), replace(live, services=services))
+    executor = StateExecutor(ds, _recorded_live(ds, state, live), live._replace(services=services))
     passed = run_pass(executor, ds, namespace)
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)

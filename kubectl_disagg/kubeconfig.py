@@ -15,7 +15,7 @@ import base64
 import binascii
 import os
 import re
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 import yaml
 
@@ -23,42 +23,41 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.loader import load_plain
 from kubectl_disagg.model import DEFAULT_NAMESPACE
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-class ExecPlugin(NamedTuple):
-    """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it."""
+class ExecPlugin(namedtuple("ExecPlugin", "command args env api_version interactive_mode provide_cluster_info "
+                                          "install_hint base_dir",
+                            defaults=((), (), EXEC_API_VERSIONS[0], "IfAvailable", False, "", "."))):
+    """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it.
 
-    command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    api_version: str = EXEC_API_VERSIONS[0]
-    interactive_mode: str = "IfAvailable"
-    provide_cluster_info: bool = False
-    install_hint: str = ""
-    base_dir: str = "."  # a relative command is found from the kubeconfig's directory, as kubectl does
+    `args`: a tuple of str; `env`: a tuple of (name, value); `base_dir`: where a relative
+    command is found from (the kubeconfig's directory, as kubectl does).
+    """
+
+    __slots__ = ()
 
 
-class Connection(NamedTuple):
-    """Everything needed to reach one API server as one user."""
+class Connection(namedtuple("Connection", "server whose ca_pem insecure tls_server_name proxy_url client_cert_pem "
+                                          "client_key_pem token token_file exec_plugin kubeconfig user_name "
+                                          "cluster_info impersonate",
+                            defaults=(None, False, None, None, None, None, None, None, None, None, "?", None, ()))):
+    """Everything needed to reach one API server as one user.
 
-    server: str
-    whose: str  # how messages name the credentials: "user alice in kubeconfig ~/.kube/config"
-    ca_pem: bytes | None = None
-    insecure: bool = False
-    tls_server_name: str | None = None
-    proxy_url: str | None = None
-    client_cert_pem: bytes | None = None
-    client_key_pem: bytes | None = None
-    token: str | None = None
-    token_file: str | None = None
-    exec_plugin: ExecPlugin | None = None
-    kubeconfig: str | None = None  # the file named in exec-plugin messages
-    user_name: str = "?"
-    cluster_info: dict | None = None  # what an exec plugin may ask for (provideClusterInfo)
-    impersonate: tuple[tuple[str, str], ...] = ()  # Impersonate-* headers from the user's as, as-groups …
+    `whose`: how messages name the credentials ("user alice in kubeconfig ~/.kube/config").
+    PEM fields are bytes; `exec_plugin`: an ExecPlugin or None; `kubeconfig`: the file named
+    in exec-plugin messages; `cluster_info`: what an exec plugin may ask for
+    (provideClusterInfo); `impersonate`: Impersonate-* headers from the user's as,
+    as-groups …, a tuple of (name, value).
+    """
+
+    __slots__ = ()
 
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
@@ -85,9 +84,11 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
 # --- reading and merging kubeconfig files ----------------------------------------------------
 
 
-class _Entry(NamedTuple):
-    body: dict
-    base_dir: str  # relative paths in an entry are relative to the file that holds it
+class _Entry(namedtuple("_Entry", "body base_dir")):
+    """A kubeconfig entry (a dict) and the directory its relative paths are relative to: the
+    directory of the file that holds it."""
+
+    __slots__ = ()
 
 
 class _Merged:

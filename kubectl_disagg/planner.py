@@ -12,8 +12,8 @@ All of §5's divisions are real-valued; they are done here in exact integer arit
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 
 from kubectl_disagg.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
@@ -33,21 +33,17 @@ class StepKind(StrEnum):
     DRAIN_AND_SCALE = "drain+scale"  # rule 3: surge blocks scale-up, so drain and scale together
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    old: Vector
-    new: Vector
-    kind: StepKind
+class Step(namedtuple("Step", "old new kind")):
+    """A state of a trajectory (`old`, `new`: Vector) and the StepKind that produced it."""
+
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class PlanInputs:
-    """Everything the planner needs, per role, in role order."""
+class PlanInputs(namedtuple("PlanInputs", "roles initial_old target configs")):
+    """Everything the planner needs, per role, in role order: role names, the initial_old and
+    target Vectors, a RolloutConfig per role (each a tuple)."""
 
-    roles: tuple[str, ...]
-    initial_old: Vector
-    target: Vector
-    configs: tuple[RolloutConfig, ...]
+    __slots__ = ()
 
 
 def role_config(role) -> RolloutConfig:
@@ -162,17 +158,15 @@ def total_steps(initial_old: Sequence[int], target: Sequence[int], configs: Sequ
 # §5's, term by term.
 
 
-@dataclass(frozen=True, slots=True)
-class _Rollout:
-    """What stays fixed while one rollout runs: its start, its goal and its per-role limits."""
+class _Rollout(namedtuple("_Rollout", "initial_old target total ceiling protected")):
+    """What stays fixed while one rollout runs: its start, its goal and its per-role limits.
 
-    initial_old: Vector
-    target: Vector
-    total: int  # totalSteps
-    ceiling: Vector  # target + surge: most old + new a role may run
-    # target − unavailable for roles that started at or above target: least old + new they
-    # must keep. None for roles scaling up, which never had that capacity to protect.
-    protected: tuple[int | None, ...]
+    `total`: totalSteps. `ceiling`: target + surge, most old + new a role may run.
+    `protected`: target − unavailable for roles that started at or above target, least
+    old + new they must keep; None for roles scaling up, which never had that capacity.
+    """
+
+    __slots__ = ()
 
     @classmethod
     def of(cls, initial_old: Vector, target: Vector, configs: Sequence[RolloutConfig]) -> _Rollout:

@@ -11,10 +11,9 @@ split, each part would explain itself only through the others.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
-from dataclasses import dataclass, replace
+from collections import defaultdict, namedtuple
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Iterable, Mapping
 
 from kubectl_disagg import naming, planner
 from kubectl_disagg.model import DisaggregatedSet, Role
@@ -29,10 +28,13 @@ EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's 
 
 # --- actions ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Create:
-    object: Mapping
-    slice: int
+# Named tuples, each of its own length or field types (Scale and Annotate: an int and a
+# Mapping second), so no two actions of different types are ever equal.
+
+class Create(namedtuple("Create", "object slice")):
+    """`object`: the manifest to create (a Mapping)."""
+
+    __slots__ = ()
 
     @property
     def kind(self) -> str:
@@ -48,42 +50,31 @@ class Create:
         return f"create {self.kind.lower()}/{self.name}{suffix}"
 
 
-@dataclass(frozen=True)
-class Scale:
-    name: str
-    from_replicas: int  # what the decision read: the write is refused if it moved meanwhile
-    to_replicas: int
-    resource_version: str
-    slice: int
-    kind: str = LWS
-    revision: str = ""  # the revision group it belongs to: see `write_units`
+class Scale(namedtuple("Scale", "name from_replicas to_replicas resource_version slice kind revision",
+                       defaults=(LWS, ""))):
+    """`from_replicas`: what the decision read, the write is refused if it moved meanwhile;
+    `revision`: the revision group it belongs to (see `write_units`)."""
+
+    __slots__ = ()
 
     def describe(self) -> str:
         return f"scale leaderworkerset/{self.name} {self.from_replicas} → {self.to_replicas}"
 
 
-@dataclass(frozen=True)
-class Annotate:
-    name: str
-    annotations: Mapping[str, str]
-    resource_version: str
-    slice: int
-    replicas: int  # what the annotations were computed from: the write is refused if it moved
-    has_annotations: bool  # whether the LWS had an annotations map when read
-    kind: str = LWS
+class Annotate(namedtuple("Annotate", "name annotations resource_version slice replicas has_annotations kind",
+                          defaults=(LWS,))):
+    """`replicas`: what the annotations were computed from, the write is refused if it moved;
+    `has_annotations`: whether the LWS had an annotations map when read."""
+
+    __slots__ = ()
 
     def describe(self) -> str:
         pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.annotations.items()))
         return f"annotate leaderworkerset/{self.name} {pairs}"
 
 
-@dataclass(frozen=True)
-class Delete:
-    kind: str
-    name: str
-    uid: str
-    resource_version: str
-    slice: int
+class Delete(namedtuple("Delete", "kind name uid resource_version slice")):
+    __slots__ = ()
 
     def describe(self) -> str:
         return f"delete {self.kind.lower()}/{self.name}"
@@ -107,36 +98,29 @@ class Phase(StrEnum):
     BLOCKED = "blocked"  # an object we do not manage holds a name we would create (see `blocked`)
 
 
-@dataclass(frozen=True)
-class SliceReport:
-    """What one slice looks like and what this pass does with it."""
+class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiting_for position step_kind plan "
+                                            "old new blocked warnings",
+                             defaults=((), (), None, None, None, (), (), (), ()))):
+    """What one slice looks like and what this pass does with it.
 
-    slice: int
-    phase: Phase
-    revisions: Mapping[str, Mapping[str, int]]  # revision → role → replicas, as observed
-    actions: tuple[Action, ...] = ()
-    waiting_for: tuple[str, ...] = ()
-    position: tuple[int, int] | None = None  # (step i, of N) on the planner trajectory
-    step_kind: str | None = None
-    # The planner's view of a rollout (per role considered: spec roles, then removed roles),
-    # and where the live state stands in it.
-    plan: PlanInputs | None = None
-    old: tuple[int, ...] = ()
-    new: tuple[int, ...] = ()
-    blocked: tuple[str, ...] = ()  # why this slice (and so the whole set) may not be stepped
-    warnings: tuple[str, ...] = ()  # e.g. an old revision group that lost a role
+    `revisions`: revision → role → replicas, as observed. `position`: (step i, of N) on the
+    planner trajectory, or None. `plan` (PlanInputs, or None), `old` and `new`: the
+    planner's view of a rollout (per role considered: spec roles, then removed roles), where
+    the live state stands in it. `blocked`: why this slice (and so the whole set) may not be
+    stepped. `warnings`: e.g. an old revision group that lost a role.
+    """
+
+    __slots__ = ()
 
     @property
     def roles(self) -> tuple[str, ...]:
         return self.plan.roles if self.plan is not None else ()
 
 
-@dataclass(frozen=True)
-class Reconciliation:
-    actions: tuple[Action, ...]
-    slices: tuple[SliceReport, ...]
-    problems: tuple[str, ...] = ()  # an unexplainable live state: nothing may be done
-    warnings: tuple[str, ...] = ()
+class Reconciliation(namedtuple("Reconciliation", "actions slices problems warnings", defaults=((), ()))):
+    """`problems`: an unexplainable live state, nothing may be done."""
+
+    __slots__ = ()
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -321,8 +305,8 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
         reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
                         "rename or delete it" for a in blocked)
-        return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
-    return replace(report, actions=tuple(actions), warnings=warnings)
+        return report._replace(phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
+    return report._replace(actions=tuple(actions), warnings=warnings)
 
 
 def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles) -> SliceReport:
@@ -553,7 +537,7 @@ def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
 
 def undo(scale: Scale) -> Scale:
     """The scale that takes `scale` back, pinned to the count `scale` wrote."""
-    return replace(scale, from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
+    return scale._replace(from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
 
 
 def _delete(obj: LiveObject, slice_index: int) -> Delete:

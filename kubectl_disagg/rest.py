@@ -13,11 +13,17 @@ import json
 import math
 import re
 import time
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from collections import namedtuple
+from collections.abc import Callable, Iterator, Mapping
 
 from kubectl_disagg import naming
 from kubectl_disagg.api_errors import Gone, api_error, connection_error
 from kubectl_disagg.transport import NetworkError, Transport
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
 # worse. Connect fast, but give a LIST of a thousand objects time to arrive.
@@ -38,13 +44,10 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-class Resource(NamedTuple):
-    """Where a kind lives in the API."""
+class Resource(namedtuple("Resource", "kind group version plural")):
+    """Where a kind lives in the API (`group` is "" for the core group)."""
 
-    kind: str
-    group: str  # "" for the core group
-    version: str
-    plural: str
+    __slots__ = ()
 
     def subject(self, name: str) -> str:
         """How errors name one object: `leaderworkerset/x`, as kubectl and reconcile spell it."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from kubectl_disagg.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.output import format_objects

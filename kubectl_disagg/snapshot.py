@@ -6,12 +6,15 @@ reconcile and status are pure functions of it, so both are tested without a clus
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from collections import namedtuple
+from collections.abc import Mapping
 
 from kubectl_disagg import naming
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 _COUNT = re.compile(r"[0-9]+")  # str.isdigit() also takes "²", which int() refuses
@@ -21,16 +24,13 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(namedtuple("Identity", "slice revision role")):
     """What an object's labels say it is; None where a label is missing or malformed."""
 
-    slice: int | None
-    revision: str | None
-    role: str | None
+    __slots__ = ()
 
     @classmethod
-    def from_labels(cls, labels: Mapping[str, str]) -> "Identity":
+    def from_labels(cls, labels: Mapping[str, str]) -> Identity:
         raw_slice = labels.get(naming.SLICE_LABEL, "")
         slice_index = int(raw_slice) if raw_slice.isdigit() else None
         return cls(slice_index, labels.get(naming.REVISION_LABEL) or None, labels.get(naming.ROLE_LABEL) or None)
@@ -40,23 +40,19 @@ class Identity:
         return self.slice is not None and self.revision is not None and self.role is not None
 
 
-@dataclass(frozen=True)
-class LiveObject:
-    kind: str
-    name: str
-    uid: str
-    resource_version: str
-    labels: Mapping[str, str]
-    annotations: Mapping[str, str]
-    created: str  # RFC 3339, so it sorts as text
-    # The name of the DisaggregatedSet its ownerReferences name as controller ("" for none):
-    # the upstream controller acts only on objects it owns that way.
-    controller_set: str = ""
+# What every live object holds, in this order, before its kind's own fields: `created` is
+# RFC 3339, so it sorts as text; `controller_set` is the DisaggregatedSet its ownerReferences
+# name as controller ("" for none): the upstream controller acts only on objects it owns that
+# way. The last field, `identity`, is read from the labels once, at construction: reconcile
+# asks for it per object per slice, and labels never change here.
+_OBJECT_FIELDS = "kind name uid resource_version labels annotations created controller_set"
 
-    @functools.cached_property
-    def identity(self) -> Identity:
-        # Cached: reconcile asks for it per object per slice, and labels never change here.
-        return Identity.from_labels(self.labels)
+
+class LiveObject:
+    """What LiveLWS and LiveService share (each a named tuple of _OBJECT_FIELDS, its own
+    fields, then `identity`): the questions about who the object belongs to."""
+
+    __slots__ = ()
 
     def managed_by_us(self, set_name: str) -> bool:
         return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
@@ -70,15 +66,24 @@ class LiveObject:
         """Part of the set, whoever runs it (kubectl-disagg or the controller): what status reads."""
         return self.managed_by_us(set_name) or self.owned_by_controller(set_name)
 
+    def __getnewargs__(self) -> tuple:
+        return tuple(self)[:-1]  # copy and pickle call __new__, which derives `identity` itself
 
-@dataclass(frozen=True)
-class LiveLWS(LiveObject):
-    replicas: int = 1  # spec.replicas; absent counts 1, as the LWS API defaults it
-    generation: int = 0
-    status_replicas: int = 0
-    ready: int = 0
-    updated: int = 0
-    observed_generation: int | None = None  # LWS controllers before April 2026 never set it
+
+class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas generation status_replicas ready "
+                                                "updated observed_generation identity")):
+    """`replicas` is spec.replicas (absent counts 1, as the LWS API defaults it); the LWS
+    controllers before April 2026 never set `observed_generation` (None)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
+                annotations: Mapping[str, str], created: str, controller_set: str = "", replicas: int = 1,
+                generation: int = 0, status_replicas: int = 0, ready: int = 0, updated: int = 0,
+                observed_generation: int | None = None) -> LiveLWS:
+        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
+                                   replicas, generation, status_replicas, ready, updated, observed_generation,
+                                   Identity.from_labels(labels)))
 
     @property
     def stale(self) -> bool:
@@ -92,26 +97,34 @@ class LiveLWS(LiveObject):
         return int(raw) if _COUNT.fullmatch(raw) else None
 
 
-@dataclass(frozen=True)
-class LiveService(LiveObject):
-    pass
+class LiveService(LiveObject, namedtuple("LiveService", f"{_OBJECT_FIELDS} identity")):
+    __slots__ = ()
+
+    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
+                annotations: Mapping[str, str], created: str, controller_set: str = "") -> LiveService:
+        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
+                                   Identity.from_labels(labels)))
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """Everything labelled with the set's name in its namespace, managed by us or not."""
+class Snapshot(namedtuple("Snapshot", "namespace lws services lws_resource_version scalers scalers_served objects")):
+    """Everything labelled with the set's name in its namespace, managed by us or not.
 
-    namespace: str
-    lws: tuple[LiveLWS, ...] = ()
-    services: tuple[LiveService, ...] = ()
-    # The LWS list's resourceVersion: a watch from exactly this point sees every later change.
-    lws_resource_version: str = ""
-    # DisaggregatedSetRoleScalers in the namespace: name → spec.replicas. `scalers_served`: the
-    # cluster serves the kind (its CRD is installed), so rollout step may create them.
-    scalers: Mapping[str, int] = field(default_factory=dict)
-    scalers_served: bool = False
-    # The objects as read, by (kind, name): what a dry run's diffs and patches start from.
-    objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+    `lws`, `services`: tuples of LiveLWS and LiveService. `lws_resource_version`: the LWS
+    list's resourceVersion; a watch from exactly this point sees every later change.
+    `scalers`: the namespace's DisaggregatedSetRoleScalers, name → spec.replicas;
+    `scalers_served`: the cluster serves the kind (its CRD is installed), so rollout step may
+    create them. `objects`: the objects as read, by (kind, name), what a dry run's diffs and
+    patches start from.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, namespace: str, lws: tuple = (), services: tuple = (), lws_resource_version: str = "",
+                scalers: Mapping[str, int] | None = None, scalers_served: bool = False,
+                objects: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Snapshot:
+        return tuple.__new__(cls, (namespace, lws, services, lws_resource_version,
+                                   {} if scalers is None else scalers, scalers_served,
+                                   {} if objects is None else objects))
 
 
 def controller_set_name(obj: Mapping[str, Any]) -> str:

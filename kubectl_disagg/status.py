@@ -6,7 +6,7 @@ controller's status read ours; the per-slice detail sits beside it under its own
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from kubectl_disagg.model import API_VERSION, KIND, DisaggregatedSet
 from kubectl_disagg.planner import format_position
@@ -19,29 +19,21 @@ REASON_READY = "AllRolesReady"
 REASON_ROLLING = "RolloutInProgress"
 
 
-@dataclass(frozen=True)
-class RoleStatus:
-    name: str
-    desired: int  # replicas per slice × slices
-    replicas: int
-    ready: int
-    updated: int
+class RoleStatus(namedtuple("RoleStatus", "name desired replicas ready updated")):
+    """`desired`: replicas per slice × slices."""
+
+    __slots__ = ()
 
     @property
     def available(self) -> bool:
         return self.replicas == self.ready == self.updated == self.desired
 
 
-@dataclass(frozen=True)
-class SetStatus:
-    name: str
-    namespace: str
-    revision: str
-    roles: tuple[RoleStatus, ...]
-    slices: tuple[SliceReport, ...]
-    stale: tuple[str, ...]  # LWS whose status lags their spec
-    problems: tuple[str, ...]
-    warnings: tuple[str, ...]
+class SetStatus(namedtuple("SetStatus", "name namespace revision roles slices stale problems warnings")):
+    """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
+    status lags their spec; `problems`, `warnings`: tuples of sentences."""
+
+    __slots__ = ()
 
     @property
     def available(self) -> bool:

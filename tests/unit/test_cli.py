@@ -121,6 +121,51 @@ def test_render_and_validate_do_not_import_the_kubernetes_client():
     assert result.stderr.strip() == "[]"
 
 
+# What the status fast path may not load: each costs milliseconds at every start (dataclasses
+# pulls inspect, ast and dis; concurrent.futures pulls logging, traceback and queue; http.client
+# pulls the email package and urllib). Value types there are named tuples, side-by-side reads
+# are plain threads, HTTP is transport.py's own.
+SLOW_TO_IMPORT = ("dataclasses", "typing", "concurrent", "logging", "inspect", "http", "email", "urllib")
+_WHO_IMPORTS = """
+import json
+import sys
+
+importers = {}
+
+class Watch:  # the first module to import each slow one, named
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in sys.argv[1].split(","):
+            frame = sys._getframe(1)
+            while frame.f_globals.get("__name__", "").startswith(("importlib", "_frozen_importlib")):
+                frame = frame.f_back
+            importers.setdefault(name.split(".")[0], frame.f_globals.get("__name__"))
+
+sys.meta_path.insert(0, Watch)
+from kubectl_disagg.cli import main
+try:
+    main(["rollout", "status", "-f", sys.argv[2], "-o", "json", "--kubeconfig", sys.argv[3]])
+except SystemExit:
+    pass
+print(json.dumps(importers), file=sys.stderr)
+"""
+
+
+def test_rollout_status_fast_path_imports_nothing_slow(tmp_path):
+    """The whole fast path, against an API server that is not there: the imports all happen."""
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
+    result = subprocess.run([sys.executable, "-c", _WHO_IMPORTS, ",".join(SLOW_TO_IMPORT),
+                             str(EXAMPLES / "prefill-decode.yaml"), str(kubeconfig)],
+                            capture_output=True, text=True, cwd=REPO)
+    importers = json.loads(result.stderr.strip().splitlines()[-1])
+    assert importers == {}
+
+
 def test_console_script_module_entry():
     result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "--version"], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0 and "kubectl-disagg" in result.stdout

@@ -9,6 +9,8 @@ import pathlib
 import re
 import socket
 import ssl
+import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -18,7 +20,7 @@ from benchmarks.request_count import request_key
 from kubectl_disagg import kubeconfig as kubeconfig_module
 from kubectl_disagg.api_errors import AlreadyExists, Conflict, Gone, NotFound, api_error, connection_error
 from kubectl_disagg.cli import main
-from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.cluster import Cluster, side_by_side
 from kubectl_disagg.lease import LeaseHeld, format_time, lease_expiry, lease_is_free, parse_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE
 from kubectl_disagg.durations import format_duration
@@ -440,3 +442,31 @@ def test_a_watched_lws_view_takes_events_in_order_and_refuses_what_it_does_not_k
     assert after[0].replicas == 3 and after[0] is not before[1]
     assert view.live()[1] is after[1]  # unchanged objects are not parsed again
     assert not view.apply({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "14"}}})
+
+
+def test_side_by_side_runs_calls_at_once_and_answers_in_call_order():
+    both_running = threading.Barrier(2, timeout=5)  # each call waits for the other: they overlap
+
+    def answer(value):
+        both_running.wait()
+        return value
+
+    assert side_by_side(lambda: answer("a"), None, lambda: answer("b")) == ["a", None, "b"]
+    assert side_by_side(None, lambda: threading.current_thread()) == [None, threading.current_thread()]  # one: here
+
+
+def test_side_by_side_raises_the_first_error_in_call_order_once_every_call_ended():
+    ended = []
+
+    def fail_late():
+        time.sleep(0.05)
+        ended.append("late")
+        raise Gone("first asked")
+
+    def fail_early():
+        ended.append("early")
+        raise NotFound("second asked")
+
+    with pytest.raises(Gone, match="first asked"):
+        side_by_side(fail_late, fail_early, lambda: ended.append("fine"))
+    assert sorted(ended) == ["early", "fine", "late"]
