@@ -26,8 +26,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_render import (  # noqa: E402  (the same inputs and helpers as bench_render)
     EXAMPLE, BenchError, Sample, count_objects, cpu_model, find_disagg, install_kind, load_average,
-    run_once, scaled_input, verdict,
+    scaled_input, verdict,
 )
+from measure import CommandFailed, measure  # noqa: E402
 
 TARGET_RATIO = 1.0
 TARGET_BIG_SECONDS = 2.0
@@ -40,7 +41,7 @@ ARGOCD_ENV = {
 
 @contextlib.contextmanager
 def running_in(directory: Path, environ: dict):
-    """The child processes run_once starts inherit this working directory and environment."""
+    """The commands `measure` starts inherit this working directory and environment."""
     previous, saved = os.getcwd(), dict(os.environ)
     os.chdir(directory)
     os.environ.update(environ)
@@ -58,13 +59,13 @@ def bench(disagg: str, directory: Path, expected: int, runs: int) -> tuple[Sampl
     out = directory.parent / "out.yaml"
     for argv, environ, _ in (generate, render):  # warm-up, and a count check
         with running_in(directory, environ):
-            run_once(argv, out)
+            measure(argv, out)
         if count_objects(out) != expected:
             raise BenchError(f"{' '.join(argv)} printed {count_objects(out)} objects, expected {expected}")
     for _ in range(runs):  # alternated, so a load spike hits both alike
         for argv, environ, sample in (generate, render):
             with running_in(directory, environ):
-                sample.add(run_once(argv))
+                sample.add(measure(argv)[0])
     return generate[2], render[2]
 
 
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 (directory / "input.yaml").write_text(text)
                 rows.append((label, expected, *bench(disagg, directory, expected, runs)))
         print(f"- load average after: {load_average()}\n")
-    except (BenchError, OSError) as err:
+    except (BenchError, CommandFailed, OSError) as err:
         print(f"bench_cmp: {err}", file=sys.stderr)
         return 2
     print("| input | objects | cmp generate median ms | min ms | CPU median ms | render median ms | min ms "

@@ -13,7 +13,7 @@ itself (2 roles x 1 slice) and copies with roles renamed role0..roleN and `spec.
 For each input, `kubectl-disagg render -f input.yaml` and `kubectl kustomize DIR` (DIR holds the
 objects render printed, listed by a kustomization.yaml) run alternately as separate processes,
 the first run of each discarded as warm-up. Wall time is time.perf_counter around spawn and
-reap; peak RSS is the child's ru_maxrss from os.wait4.
+reap; peak RSS is the child's ru_maxrss (both by `measure.py`).
 
 Which programs:
   KUBECTL_DISAGG  default: the kubectl-disagg console script next to this interpreter
@@ -39,9 +39,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import yaml
+
+from measure import CommandFailed, Run, measure  # this directory is on sys.path: run as a script
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "prefill-decode.yaml"
@@ -63,15 +64,6 @@ TARGET_EXAMPLE_RATIO = 1.0  # kubectl-disagg median / kustomize median, 2-role e
 TARGET_BIG_SECONDS = 2.0  # 10 roles x 100 slices
 TARGET_BIG_MB = 150.0  # peak RSS, MB = 10^6 bytes
 TARGET_LINEAR_SLOPE_RATIO = 1.5  # ms per object added from 1,000 to 2,000 over that up to 1,000
-
-
-class Run(NamedTuple):
-    """One child process: wall seconds around spawn and reap, its CPU seconds (user + system,
-    less disturbed by load than wall time) and its peak RSS in KiB (Linux's ru_maxrss unit)."""
-
-    seconds: float
-    cpu_seconds: float
-    peak_kib: int
 
 
 @dataclass
@@ -120,21 +112,6 @@ class Result:
 
 class BenchError(Exception):
     pass
-
-
-def run_once(argv: list[str], stdout_path: Path | None = None) -> Run:
-    """Run argv to completion and measure it. Output goes to stdout_path or nowhere."""
-    with open(stdout_path or os.devnull, "wb") as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        if proc.returncode != 0:
-            err.seek(0)
-            message = err.read().decode(errors="replace").strip()
-            raise BenchError(f"{' '.join(argv)} exited {proc.returncode}: {message}")
-    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 
 
 def count_objects(path: Path) -> int:
@@ -186,10 +163,10 @@ def bench_case(
     kustomize_argv = [kubectl, "kustomize", str(kdir)]
 
     # Warm-up (page cache, .pyc files); render's output becomes kustomize's input.
-    run_once(render_argv, objects_file)
+    measure(render_argv, objects_file)
     rendered = count_objects(objects_file)
     kustomized_file = path.parent / "kustomized.yaml"
-    run_once(kustomize_argv, kustomized_file)
+    measure(kustomize_argv, kustomized_file)
     kustomized = count_objects(kustomized_file)
     if rendered != expected or kustomized != expected:
         raise BenchError(
@@ -199,7 +176,7 @@ def bench_case(
     disagg_sample, kustomize_sample = Sample(), Sample()
     for _ in range(runs):  # alternated, so a load spike hits both alike
         for argv, sample in ((render_argv, disagg_sample), (kustomize_argv, kustomize_sample)):
-            sample.add(run_once(argv))
+            sample.add(measure(argv)[0])
     return Result(label, roles, slices, expected, disagg_sample, kustomize_sample)
 
 
@@ -381,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(bench_case(disagg, kubectl, label, roles, slices, path, runs))
                 print(f"  {label}: done (load {load_average()})", file=sys.stderr, flush=True)
         print(f"- load average after: {load_average()}\n")
-    except (BenchError, OSError) as err:  # OSError: a program that cannot be run
+    except (BenchError, CommandFailed, OSError) as err:  # OSError: a program that cannot be run
         print(f"bench_render: {err}", file=sys.stderr)
         return 2
 

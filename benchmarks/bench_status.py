@@ -10,7 +10,8 @@ other after a warm-up each:
 - `benchmarks/status_floor.py`: the same two LISTs from the least a CPython process can do
   (PyYAML, ssl, nothing else), the yardstick for how much of the gap is the interpreter.
 
-Wall time is measured around spawn and reap, peak RSS is the child's `ru_maxrss`. Then
+Wall time is measured around spawn and reap, peak RSS is the child's `ru_maxrss` (both by
+`measure.py`, which keeps this process's memory out of the children's figures). Then
 `benchmarks/status_phases.py` breaks one status process's time down by phase (median of
 the runs). Targets (issue 14): status ≤ 1.0× kubectl's median wall time at 4 and at 2,000
 objects; peak RSS ≤ 150 MB at 2,000.
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
+from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.cluster import Cluster  # noqa: E402
 from kubectl_disagg.load import load_documents  # noqa: E402
@@ -47,22 +49,7 @@ SIZES = [("1 slice × 2 roles", 1, 2), ("100 slices × 10 roles", 100, 10)]
 RSS_TARGET_MB = 150.0
 
 
-def run_measured(argv: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, float, bytes]:
-    """Like `run`, reaping the child itself so its ru_maxrss is its own."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
-    if code not in ok:
-        raise RuntimeError(f"{argv[0]} exited {code}: {err.decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1000, out
-
-
-def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: int, roles: int, runs: int) -> dict:
+def compare(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: int, roles: int, runs: int) -> dict:
     namespace = f"status-{slices}x{roles}"
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     doc = document(namespace, slices, roles)
@@ -77,23 +64,18 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: in
               "get", "leaderworkersets,services", "-l", "disaggregatedset.x-k8s.io/name=big", "-o", "json"]
     floor = [sys.executable, str(ROOT / "benchmarks" / "status_floor.py"), str(cp.kubeconfig), "admin", str(path)]
     phases_argv = [sys.executable, str(ROOT / "benchmarks" / "status_phases.py"), str(cp.kubeconfig), str(path)]
-    run_measured(ours)
-    run_measured(theirs)
-    run_measured(floor)
+    for warm_up in (ours, theirs, floor):
+        measure(warm_up)
     figures: dict[str, list[float]] = {"ours": [], "ours_rss": [], "kubectl": [], "kubectl_rss": [],
                                        "floor": [], "phases_wall": []}
     phases: list[dict] = []
     for _ in range(runs):
-        wall, rss, _ = run_measured(ours)
-        figures["ours"].append(wall)
-        figures["ours_rss"].append(rss)
-        wall, rss, out = run_measured(theirs)
-        figures["kubectl"].append(wall)
-        figures["kubectl_rss"].append(rss)
-        wall, _, _ = run_measured(floor)
-        figures["floor"].append(wall)
-        wall, _, out = run_measured(phases_argv)
-        figures["phases_wall"].append(wall)
+        for key, argv in (("ours", ours), ("kubectl", theirs), ("floor", floor)):
+            run, _ = measure(argv)
+            figures[key].append(run.seconds)
+            figures.setdefault(f"{key}_rss", []).append(run.peak_kib * 1024 / 1e6)
+        run, out = measure(phases_argv, capture=True)
+        figures["phases_wall"].append(run.seconds)
         phases.append(json.loads(out))
     return {"objects": slices * roles * 2, "figures": figures, "phases": phases}
 
@@ -154,7 +136,7 @@ def main() -> int:
         simulator = LWSSimulator(api)
         for label, slices, roles in sizes:
             print(f"measuring {label}...", file=sys.stderr, flush=True)
-            results.append((label, measure(cp, simulator, Path(tmp), slices, roles, args.runs)))
+            results.append((label, compare(cp, simulator, Path(tmp), slices, roles, args.runs)))
     report(results, args.runs, load)
     return 0
 

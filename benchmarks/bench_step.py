@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from benchmarks.bench_status import run_measured  # noqa: E402
+from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.cluster import Cluster  # noqa: E402
 from kubectl_disagg.load import load_documents  # noqa: E402
@@ -80,14 +80,14 @@ def main() -> int:
             for label, flag in (("one at a time", "1"), ("concurrent", str(DEFAULT_MAX_IN_FLIGHT))):
                 new = deployed(cp, simulator, workdir, f"step-{run}-{flag}", args.slices)
                 if label == "concurrent":
-                    wall, _, _ = run_measured([ours, "rollout", "step", "-f", str(new), "--dry-run=server",
-                                               f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
-                    times["server dry run"].append(wall)
-                wall, peak, _ = run_measured([ours, "rollout", "step", "-f", str(new), "--max-in-flight", flag,
-                                              f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
-                times[label].append(wall)
+                    dry_run, _ = measure([ours, "rollout", "step", "-f", str(new), "--dry-run=server",
+                                          f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
+                    times["server dry run"].append(dry_run.seconds)
+                step, _ = measure([ours, "rollout", "step", "-f", str(new), "--max-in-flight", flag,
+                                   f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
+                times[label].append(step.seconds)
                 if label == "concurrent":
-                    rss.append(peak)
+                    rss.append(step.peak_kib * 1024 / 1e6)
                 namespace = f"apply-{run}-{flag}"
                 cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
                 rendered = workdir / f"{namespace}.yaml"
@@ -95,8 +95,8 @@ def main() -> int:
                                                     check=True, capture_output=True).stdout.replace(
                     f"namespace: step-{run}-{flag}".encode(), f"namespace: {namespace}".encode()))
                 if label == "one at a time":
-                    wall, _, _ = run_measured([*kubectl, "apply", "--server-side", "-f", str(rendered)])
-                    times["kubectl"].append(wall)
+                    apply, _ = measure([*kubectl, "apply", "--server-side", "-f", str(rendered)])
+                    times["kubectl"].append(apply.seconds)
     med = {k: statistics.median(v) for k, v in times.items()}
     objects = args.slices * ROLES * 2
     print(f"\n#### Template-change step at {objects:,} objects ({args.runs} runs, load average before "
