@@ -17,7 +17,6 @@ from k8s.io/api v0.36.3 by `hack/revision/cmd/revision-table` (`make generate`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -27,6 +26,16 @@ from kubectl_disagg import quantity
 from kubectl_disagg.naming import REVISION_LENGTH
 
 # Inside the zipapp this path points into the zip file: read it through the module's loader.
+# CPython's built-in SHA-256 when there is one: hashlib would load OpenSSL's libcrypto, 5–8 ms
+# of every `render` (which never opens a TLS connection) for one small hash.
+try:
+    from _sha2 import sha256 as _sha256  # CPython 3.12 and later
+except ImportError:
+    try:
+        from _sha256 import sha256 as _sha256  # CPython 3.11
+    except ImportError:
+        from hashlib import sha256 as _sha256
+
 TABLE_PATH = os.path.join(os.path.dirname(__file__), "data", "revision-table.json")  # os.path: no pathlib on the render path
 
 _MISSING = object()  # a field the document leaves out: Go's zero value
@@ -178,7 +187,7 @@ def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]]) -> bytes:
 
 def compute_revision(roles: Iterable[tuple[str, Mapping[str, object]]]) -> str:
     """First 8 hex digits of SHA-256 over `encode_roles(roles)`: the controller's revision."""
-    return hashlib.sha256(encode_roles(roles)).hexdigest()[:REVISION_LENGTH]
+    return _sha256(encode_roles(roles)).hexdigest()[:REVISION_LENGTH]
 
 
 def go_json(value: object) -> bytes:
