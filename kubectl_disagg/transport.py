@@ -200,6 +200,7 @@ class _Body:
                 if self._chunk_left == 0:
                     self._line_end()  # the CRLF closing the previous chunk, read only now: a
                     # watch event is handed over without waiting for what follows it
+                    self._chunk_left = None  # read: a timeout below must not make it read again
                 self._chunk_left = self._chunk_size()
                 if self._chunk_left == 0:
                     self._trailers()

@@ -299,6 +299,23 @@ def test_a_stream_read_timeout_ends_the_wait(serve):
     response.close()
 
 
+def test_a_chunked_body_reads_on_after_a_timeout_between_chunks():
+    """A read that times out waiting for the next chunk's size has already taken the previous
+    chunk's CRLF: reading again must not take the size line for it."""
+    from kubectl_disagg.transport import _Body, _Reader
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        ours.settimeout(0.05)
+        theirs.sendall(b'8\r\n{"a":1}\n\r\n')
+        body = _Body(_Reader(ours), None, True)
+        assert body.read_some() == b'{"a":1}\n'
+        with pytest.raises(TimeoutError):
+            body.read_some()
+        theirs.sendall(b'8\r\n{"b":2}\n\r\n0\r\n\r\n')
+        assert body.read_all() == b'{"b":2}\n' and body.done
+
+
 def test_a_streamed_error_answer_gives_its_body(serve):
     _, transport = serve(answering(b"HTTP/1.1 410 Gone\r\nContent-Length: 7\r\n\r\n{\"a\":1}"))
     response = get(transport, stream=True)
