@@ -321,7 +321,11 @@ def breakdown(trace: list[dict], t0: float, t1: float) -> dict[str, float]:
     phases["(of the LISTs: JSON decoding)"] = sum(c["end"] - c["start"] for c in calls(
         "decode", snapshot["start"], snapshot["end"]))
     phases["access reviews sent"] = len(calls("access review", wake, write["start"]))
+    phases["LISTs sent"] = len(lists)  # 1 when the watched LWS view held (Services only), 2 when not
     return phases
+
+
+_COUNTS = ("access reviews sent", "LISTs sent")  # breakdown rows that are counts, not seconds
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -340,7 +344,7 @@ def report_phases(label: str, timeline: str, samples: Samples) -> None:
     print("|---|--:|")
     for name in rows[0]:
         value = statistics.median(r[name] for r in rows)
-        print(f"| {name} | {value:.0f} |" if name == "access reviews sent" else f"| {name} | {value * 1000:.1f} |")
+        print(f"| {name} | {value:g} |" if name in _COUNTS else f"| {name} | {value * 1000:.1f} |")
     print(f"| **reaction** | **{statistics.median(samples.reactions) * 1000:.0f}** |")
 
 
