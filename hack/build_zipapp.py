@@ -2,7 +2,7 @@
 
   dist/kubectl-disagg.pyz     one executable file (#!/usr/bin/env python3, python3 >= 3.11) that
                               carries kubectl_disagg and its runtime dependencies (click, PyYAML,
-                              Jinja2, MarkupSafe, jsonpatch, jsonpointer, urllib3) as pure Python
+                              Jinja2, MarkupSafe, jsonpatch, jsonpointer) as pure Python
                               and runs straight from the zip: no network, no virtual environment,
                               no cache directory. Started through a link named
                               kubectl_complete-disagg it answers kubectl's completion requests.
