@@ -32,7 +32,7 @@ class Identity(namedtuple("Identity", "slice revision role")):
     @classmethod
     def from_labels(cls, labels: Mapping[str, str]) -> Identity:
         raw_slice = labels.get(naming.SLICE_LABEL, "")
-        slice_index = int(raw_slice) if raw_slice.isdigit() else None
+        slice_index = int(raw_slice) if _COUNT.fullmatch(raw_slice) else None
         return cls(slice_index, labels.get(naming.REVISION_LABEL) or None, labels.get(naming.ROLE_LABEL) or None)
 
     @property
@@ -68,6 +68,13 @@ class LiveObject:
 
     def __getnewargs__(self) -> tuple:
         return tuple(self)[:-1]  # copy and pickle call __new__, which derives `identity` itself
+
+    def _replace(self, **changes):
+        """A copy with `changes`, its `identity` derived again (the named tuple's own _replace
+        would keep the old one)."""
+        fields = self._asdict()
+        del fields["identity"]
+        return type(self)(**{**fields, **changes})
 
 
 class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas generation status_replicas ready "
