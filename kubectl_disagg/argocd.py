@@ -139,7 +139,7 @@ def _from_prefix(environ: Mapping[str, str], prefix: str) -> Iterable[tuple[str 
             yield by_env[rest], environ[variable], variable
             continue
         base, _, index = rest.rpartition("_")
-        if base in by_env and index.isdigit():
+        if base in by_env and index.isascii() and index.isdigit():  # isdigit alone takes "²"
             arrays.setdefault(by_env[base], {})[int(index)] = environ[variable]
         else:
             yield None, environ[variable], variable

@@ -28,7 +28,7 @@ def field_path(text: str) -> tuple:
         if name:
             path.append(name)
         else:
-            path.append(int(index) if index.isdigit() else index)
+            path.append(int(index) if index.isascii() and index.isdigit() else index)  # not "²"
     return tuple(path)
 
 

@@ -80,6 +80,7 @@ def test_unknown_parameters_are_named_once():
     assert params(**environ).unknown == ("ARGOCD_APP_PARAMETERS: colour",)
     assert params(PARAM_COLOUR="red").unknown == ("PARAM_COLOUR",)
     assert params(ARGOCD_ENV_OTHER_TOOL="x").unknown == ()  # plugin.env carries other things too
+    assert params(**{"PARAM_INCLUDE_²": "x"}).unknown == ("PARAM_INCLUDE_²",)  # not an index: int() refuses it
 
 
 @pytest.mark.parametrize("environ, message", [

@@ -15,6 +15,7 @@ def test_field_paths():
         "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
     assert field_path(".spec.replcas") == ("spec", "replcas")
     assert field_path("") == ()
+    assert field_path("spec.ports[²]") == ("spec", "ports", "²")  # a digit to isdigit(), not to int()
 
 
 def objects():
