@@ -17,8 +17,6 @@ import os
 import re
 from collections import namedtuple
 
-import yaml
-
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.loader import load_plain
 from kubectl_disagg.model import DEFAULT_NAMESPACE
@@ -108,12 +106,12 @@ def _merge(paths: list[str], shown: str) -> _Merged:
         full = os.path.expanduser(path)
         try:
             with open(full, "rb") as f:
-                document = load_plain(f)
+                document = load_plain(f.read())
         except FileNotFoundError:
             continue
         except OSError as err:
             raise UserError(f"kubeconfig {path}: cannot be read: {err.strerror or err}") from None
-        except yaml.YAMLError as err:
+        except ValueError as err:  # not YAML
             raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(redact_url(str(err)).split())}") from None
         found = True
         if document is None:

@@ -14,11 +14,10 @@ import math
 import re
 from collections.abc import Iterable
 
-import yaml
+from kubectl_disagg.block_yaml import implicit_type
 
 OUTPUT_FORMATS = ("yaml", "json")
 _PLAIN = re.compile(r"[A-Za-z0-9_./(][A-Za-z0-9 _./=+@%,()~:-]*")
-_resolver = yaml.resolver.Resolver()
 # Words that YAML 1.1 readers (go-yaml v2, PyYAML) take as booleans, whatever the resolver says.
 _YAML11_WORDS = frozenset("y n yes no on off true false null ~".split())
 
@@ -31,7 +30,7 @@ def _string(value: str) -> str:
         and ": " not in value
         and value.lower() not in _YAML11_WORDS
         and not _numeric(value)
-        and _resolver.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:str"
+        and implicit_type(value) == "str"
     ):
         return value
     return _quote(value)

@@ -110,11 +110,11 @@ def test_usage_errors_exit_2(capsys):
     assert code == 2 and "Missing option '-f'" in err
 
 
-def test_render_and_validate_do_not_import_the_kubernetes_client():
+def test_render_and_validate_do_not_import_the_kubernetes_client_or_pyyaml():
     script = ("import sys\nfrom kubectl_disagg.cli import main\n"
               "try:\n    main(['render', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
               "try:\n    main(['validate', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'jinja2', 'urllib3', 'ssl', 'http', '_hashlib'))\n"
+              "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'jinja2', 'urllib3', 'ssl', 'http', '_hashlib', 'yaml'))\n"
               "print(loaded, file=sys.stderr)\n")
     result = subprocess.run([sys.executable, "-c", script, str(EXAMPLES)], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0
@@ -123,9 +123,10 @@ def test_render_and_validate_do_not_import_the_kubernetes_client():
 
 # What the status fast path may not load: each costs milliseconds at every start (dataclasses
 # pulls inspect, ast and dis; concurrent.futures pulls logging, traceback and queue; http.client
-# pulls the email package and urllib). Value types there are named tuples, side-by-side reads
-# are plain threads, HTTP is transport.py's own.
-SLOW_TO_IMPORT = ("dataclasses", "typing", "concurrent", "logging", "inspect", "http", "email", "urllib")
+# pulls the email package and urllib; PyYAML compiles a dozen regular expressions). Value types
+# there are named tuples, side-by-side reads are plain threads, HTTP is transport.py's own, and
+# block-style YAML is block_yaml's.
+SLOW_TO_IMPORT = ("dataclasses", "typing", "concurrent", "logging", "inspect", "http", "email", "urllib", "yaml")
 _WHO_IMPORTS = """
 import json
 import sys
