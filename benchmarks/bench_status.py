@@ -8,7 +8,7 @@ other after a warm-up each:
 - `kubectl-disagg rollout status -f FILE -o json` (the script beside this interpreter), and
 - `kubectl get leaderworkersets,services -l disaggregatedset.x-k8s.io/name=NAME -o json`,
 - `benchmarks/status_floor.py`: the same two LISTs from the least a CPython process can do
-  (PyYAML, ssl, nothing else), the yardstick for how much of the gap is the interpreter.
+  (ssl, the cheapest YAML reader, nothing else), the yardstick for how much of the gap is the interpreter.
 
 Wall time is measured around spawn and reap, peak RSS is the child's `ru_maxrss` (both by
 `measure.py`, which keeps this process's memory out of the children's figures). Then
@@ -120,8 +120,8 @@ def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float,
     print("- `kubectl-disagg rollout status -f FILE -o json --kubeconfig=… --context=admin`")
     print("- `kubectl --kubeconfig=… --context=admin -n NS get leaderworkersets,services "
           "-l disaggregatedset.x-k8s.io/name=big -o json`")
-    print("- Python floor: `python benchmarks/status_floor.py KUBECONFIG admin FILE` (PyYAML, ssl, the same two "
-          "LISTs, nothing else)")
+    print("- Python floor: `python benchmarks/status_floor.py KUBECONFIG admin FILE` (ssl, block_yaml, the "
+          "same two LISTs, nothing else)")
 
 
 def main() -> int:
