@@ -314,7 +314,8 @@ def _json(response: Any) -> dict:
 
 # What the API server's YAML reader refuses raw (C1 controls, DEL, non-characters, lone
 # surrogates) or reads as a line break (U+0085, U+2028, U+2029: folded inside quotes).
-_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+# Compiled on first use (re caches it): milliseconds, and only writes need it.
+_YAML_UNSAFE = "[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 
 
 def apply_body(obj: Mapping) -> bytes:
@@ -326,7 +327,7 @@ def apply_body(obj: Mapping) -> bytes:
     refuses or folds raw are escaped.
     """
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    return _YAML_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text).encode()
+    return re.sub(_YAML_UNSAFE, lambda match: f"\\u{ord(match.group()):04x}", text).encode()
 
 
 def with_kind(item: dict, resource: Resource) -> dict:
