@@ -14,12 +14,15 @@ Report = Callable[[tuple, str], None]
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 # The pattern of the Quantity fields in every CRD schema (resource.Quantity's grammar).
 _QUANTITY = re.compile(r"[+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
                        r"([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?")
-_IANA_SVC_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
+# Compiled on first use (re caches them): a set without labels, annotations or named ports
+# needs none of these.
+_QUALIFIED_NAME_PART = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE = r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+_IANA_SVC_NAME = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
 QUANTITY_MESSAGE = ("must be a quantity: a number with an optional suffix "
                     "(Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or an exponent), e.g. 500m, 1.5Gi, 8")
 MAX_LABEL_LENGTH = 63
@@ -59,7 +62,7 @@ def qualified_name_error(key: str) -> str | None:
         return "name part must be non-empty"
     if len(name) > MAX_LABEL_LENGTH:
         return f"name part must be no more than {MAX_LABEL_LENGTH} characters"
-    if not _QUALIFIED_NAME_PART.fullmatch(name):
+    if not re.fullmatch(_QUALIFIED_NAME_PART, name):
         return ("name part must consist of alphanumeric characters, '-', '_' or '.', "
                 "and must start and end with an alphanumeric character")
     return None
@@ -68,7 +71,7 @@ def qualified_name_error(key: str) -> str | None:
 def label_value_error(value: str) -> str | None:
     if len(value) > MAX_LABEL_LENGTH:
         return f"must be no more than {MAX_LABEL_LENGTH} characters"
-    if not _LABEL_VALUE.fullmatch(value):
+    if not re.fullmatch(_LABEL_VALUE, value):
         return ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
                 "and must start and end with an alphanumeric character")
     return None
@@ -132,7 +135,7 @@ def _check_port(port: dict, path: tuple, report: Report) -> None:
 def iana_service_name_error(name: str) -> str | None:
     if len(name) > 15:
         return "must be no more than 15 characters"
-    if not _IANA_SVC_NAME.fullmatch(name) or "--" in name:
+    if not re.fullmatch(_IANA_SVC_NAME, name) or "--" in name:
         return "must contain only lowercase alphanumeric characters or '-', start and end with one, and no '--'"
     if not any(c.isalpha() for c in name):
         return "must contain at least one letter (a-z)"

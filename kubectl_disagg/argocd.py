@@ -15,6 +15,7 @@ import re
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
+from kubectl_disagg.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.load import load_documents
 from kubectl_disagg.loader import Document, parse_stream
@@ -22,7 +23,6 @@ from kubectl_disagg.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggr
 from kubectl_disagg.render import deep_copy
 from kubectl_disagg.rollout_state import find_state, is_state_document
 from kubectl_disagg.state_render import render_with_state
-from kubectl_disagg.validation import DNS1123_LABEL
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
 REVISION_ANNOTATION = "kubectl-disagg/source-revision"

@@ -19,10 +19,22 @@ def main(argv: list[str] | None = None) -> None:
     """The process entry point (argv None: the command line); with `argv`, raises SystemExit
     like any click program, so that it can be called in-process."""
     args = sys.argv[1:] if argv is None else list(argv)
+    if argv is None:
+        _collect_less_often()
     code = _guarded(lambda: _dispatch(args))
     if argv is None:
         _end_process(code)
     sys.exit(code)
+
+
+def _collect_less_often() -> None:
+    """Run the cycle collector every 100 000 allocations rather than every 700: a command's
+    imports allocate tens of thousands of long-lived objects, which the default passes scan
+    again and again (23 passes, 7–8 ms of a `rollout status` on a small set, freeing a few
+    hundred objects). Memory stays bounded all the same in long runs (--watch, the controller)."""
+    import gc
+
+    gc.set_threshold(100_000)
 
 
 def _end_process(code: int) -> None:

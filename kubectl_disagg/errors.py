@@ -6,12 +6,14 @@ import re
 from collections import namedtuple
 
 # Whatever str.splitlines() splits on: one problem must stay one line, whatever the input held.
-_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# Compiled on first use (re caches it): a class with characters beyond Latin-1 takes milliseconds to
+# compile, and a command that succeeds never prints a problem.
+_LINE_BREAKS = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
 
 
 def _one_line(text: str) -> str:
-    return _LINE_BREAKS.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 256
-                            else f"\\u{ord(match.group()):04x}", text)
+    return re.sub(_LINE_BREAKS, lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 256
+                  else f"\\u{ord(match.group()):04x}", text)
 
 
 class Problem(namedtuple("Problem", "file line path message")):

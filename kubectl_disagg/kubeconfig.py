@@ -306,13 +306,15 @@ def _service_account_namespace() -> str:
 # Nothing a kubeconfig holds in secret (tokens, passwords, a URL's user info, what an exec
 # plugin prints) ever reaches a message: errors name the user and the kubeconfig instead.
 
-_VISIBLE_ASCII = re.compile(r"[\x20-\x7e]*")
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
+# Compiled on first use (re caches it): only a text with an "@" can hold user info.
+_URL_USERINFO = r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@"
 
 
 def redact_url(text: str) -> str:
     """`text` with the user info of every URL in it (`https://user:secret@host`) blanked out."""
-    return _URL_USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
+    if "@" not in text:
+        return text
+    return re.sub(_URL_USERINFO, lambda m: m.group("scheme") + "***@", text)
 
 
 def check_token(token: str, whose: str, source: str) -> None:
@@ -321,7 +323,7 @@ def check_token(token: str, whose: str, source: str) -> None:
     Python's HTTP client would raise on it mid-request (a traceback holding the token);
     client-go refuses it too. `source` names where it came from: "token", "exec plugin X".
     """
-    if not _VISIBLE_ASCII.fullmatch(token):
+    if not (token.isascii() and token.isprintable()):  # printable ASCII: " " to "~"
         problem = "a line break" if ("\n" in token or "\r" in token) else "characters outside printable ASCII"
         raise UserError(f"{whose}: the credential from its {source} contains {problem}, so it cannot be "
                         "sent in an HTTP header (it is not shown here); fix the token and try again")
@@ -330,7 +332,7 @@ def check_token(token: str, whose: str, source: str) -> None:
 def _check_credentials(connection: Connection) -> None:
     if connection.token:
         check_token(connection.token, connection.whose, "token")
-    if _URL_USERINFO.match(connection.server):
+    if "@" in connection.server and re.match(_URL_USERINFO, connection.server):
         # Go's HTTP client would send these as basic auth; here they would only leak into messages.
         raise UserError(f"{connection.whose}: the server URL {redact_url(connection.server)} carries a user name "
                         "and password; Kubernetes API servers do not accept basic authentication: use a token, "

@@ -17,10 +17,10 @@ from k8s.io/api v0.36.3 by `hack/revision/cmd/revision-table` (`make generate`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
 
 from kubectl_disagg import quantity
 from kubectl_disagg.naming import REVISION_LENGTH
@@ -132,9 +132,11 @@ def table() -> _Table:
     return _table
 
 
+@functools.cache
 def read_table() -> dict:
-    """The generated table as data, read through the loader that imported this module: a file
-    beside it in a regular install, an entry of the zip in the zipapp. (importlib.resources
+    """The generated table as data, read once per process and shared (typeschema checks
+    against it too): nobody changes it. Read through the loader that imported this module: a
+    file beside it in a regular install, an entry of the zip in the zipapp. (importlib.resources
     reads the same way but costs more to import than the whole table takes to parse.)"""
     return json.loads(__loader__.get_data(TABLE_PATH))
 
@@ -340,6 +342,8 @@ def _time(value: object) -> str | None:
         return None
     if not isinstance(value, str):
         raise RevisionInputError(f"expected an RFC 3339 time, got {_describe(value)}")
+    from datetime import datetime, timezone  # here: a time in a pod template is rare, the import is not free
+
     try:
         parsed = datetime.fromisoformat(value.replace("z", "Z"))
     except ValueError:

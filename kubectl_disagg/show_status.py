@@ -7,7 +7,6 @@ Free of click, so the command's usual spelling can run without importing it (see
 
 from __future__ import annotations
 
-import datetime
 import sys
 import time
 from collections.abc import Callable
@@ -55,7 +54,7 @@ def _status(cluster, ds: DisaggregatedSet, namespace: str):
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # not datetime: a module only for this
 
 
 def _format(reports: list[SetStatus], output: str) -> str:

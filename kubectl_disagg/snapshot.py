@@ -6,7 +6,6 @@ reconcile and status are pure functions of it, so both are tested without a clus
 
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 from collections.abc import Mapping
 
@@ -17,7 +16,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-_COUNT = re.compile(r"[0-9]+")  # str.isdigit() also takes "²", which int() refuses
+def _count(text: str) -> int | None:
+    """`text` as a count when it is one: ASCII digits only (str.isdigit() alone takes "²",
+    which int() refuses)."""
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def _int(value: Any, default: int) -> int:
@@ -31,8 +33,7 @@ class Identity(namedtuple("Identity", "slice revision role")):
 
     @classmethod
     def from_labels(cls, labels: Mapping[str, str]) -> Identity:
-        raw_slice = labels.get(naming.SLICE_LABEL, "")
-        slice_index = int(raw_slice) if _COUNT.fullmatch(raw_slice) else None
+        slice_index = _count(labels.get(naming.SLICE_LABEL, ""))
         return cls(slice_index, labels.get(naming.REVISION_LABEL) or None, labels.get(naming.ROLE_LABEL) or None)
 
     @property
@@ -100,8 +101,7 @@ class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas gene
     @property
     def initial_replicas(self) -> int | None:
         """The annotation's count; None when absent or not a plain count (then replicas stand in)."""
-        raw = self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, "")
-        return int(raw) if _COUNT.fullmatch(raw) else None
+        return _count(self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, ""))
 
 
 class LiveService(LiveObject, namedtuple("LiveService", f"{_OBJECT_FIELDS} identity")):

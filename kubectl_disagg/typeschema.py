@@ -51,15 +51,10 @@ def wrong_type(value: object, want: str) -> ShapeMessage:
 Report = Callable[[tuple, str], None]
 
 
-@functools.lru_cache(maxsize=1)
-def _table() -> dict:
-    return read_table()
-
-
 @functools.lru_cache(maxsize=None)
 def fields(struct: str) -> dict[str, Field]:
     """JSON name → Field of one struct, embedded structs flattened as encoding/json does."""
-    table = _table()
+    table = read_table()
     defaults = table["defaults"].get(struct, {})
     out: dict[str, Field] = {}
     for name, shape, *flags in table["structs"][struct]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from kubectl_disagg import apirules, naming, schema
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.loader import Document, dotted
@@ -16,9 +14,6 @@ from kubectl_disagg.rollout_config import (
 MIN_ROLES, MAX_ROLES = 2, 10
 MIN_SLICES, MAX_SLICES = 1, 100
 MAX_REPLICAS = 1_000_000
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 EXCLUSIVE_TOPOLOGY_ANNOTATIONS = (
     "leaderworkerset.sigs.k8s.io/exclusive-topology",
     "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
@@ -80,13 +75,13 @@ def _check_metadata(metadata: dict | None, out: _Collector) -> None:
     if not name:
         out.error(("metadata", "name"), "Required value: name is required")
         return
-    if len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+    if len(name) > 253 or not apirules.DNS1123_SUBDOMAIN.fullmatch(name):
         out.error(("metadata", "name"), f'Invalid value: "{name}": must be a lowercase RFC 1123 subdomain')
-    elif not DNS1035_LABEL.match(name):
+    elif not apirules.DNS1035_LABEL.fullmatch(name):
         out.error(("metadata", "name"), f'Invalid value: "{name}": must start with a letter and contain no dots, '
                                         "because it prefixes the generated Service names (RFC 1035 labels)")
     namespace = metadata.get("namespace")
-    if namespace is not None and not DNS1123_LABEL.match(namespace or "-"):
+    if namespace is not None and not apirules.DNS1123_LABEL.fullmatch(namespace or "-"):
         out.error(("metadata", "namespace"), f'Invalid value: "{namespace}": must be a lowercase RFC 1123 label')
 
 
@@ -120,7 +115,7 @@ def _check_role_name(role: dict, path: tuple, seen: dict, index: int, out: _Coll
     if not name:
         out.error(path + ("name",), "Required value")
         return None
-    if len(name) > 63 or not DNS1123_LABEL.match(name):
+    if len(name) > 63 or not apirules.DNS1123_LABEL.fullmatch(name):
         out.error(path + ("name",), f'Invalid value: "{name}": must be a lowercase RFC 1123 label '
                                     "(a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters)")
         return None

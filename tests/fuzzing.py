@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from kubectl_disagg import naming, typeschema
+from kubectl_disagg import naming, revision
 from kubectl_disagg.cli import main
 from kubectl_disagg.output import to_yaml
 from tests.conftest import EXAMPLES
@@ -104,7 +104,7 @@ def mutated_documents(draw) -> bytes:
     return to_yaml(document).encode()
 
 
-_TYPE_FIELD_NAMES = sorted({name for struct in typeschema._table()["structs"].values() for name, *_ in struct if name})
+_TYPE_FIELD_NAMES = sorted({name for struct in revision.read_table()["structs"].values() for name, *_ in struct if name})
 
 
 @st.composite

@@ -73,7 +73,8 @@ def test_name_required():
     assert "metadata.name: Required value" in only_error(doc)
 
 
-@pytest.mark.parametrize("name", ["My-LLM", "llm_1", "-llm", "a" * 254])
+# A trailing line break too: Go's `$` (the API server's) ends the text, Python's `$` would not.
+@pytest.mark.parametrize("name", ["My-LLM", "llm_1", "-llm", "a" * 254, "my-llm\n"])
 def test_name_must_be_dns_subdomain(name):
     doc = base()
     doc["metadata"]["name"] = name
@@ -85,6 +86,13 @@ def test_name_must_fit_service_names(name):
     doc = base()
     doc["metadata"]["name"] = name
     assert "prefixes the generated Service names" in only_error(doc)
+
+
+@pytest.mark.parametrize("namespace, valid", [("team-a", True), ("Team-A", False), ("team-a\n", False), ("", False)])
+def test_namespace_must_be_dns_label(namespace, valid):
+    doc = base()
+    doc["metadata"]["namespace"] = namespace
+    assert errors_of(doc) == [] if valid else "metadata.namespace: Invalid value" in only_error(doc)
 
 
 @pytest.mark.parametrize("count", [1, 11])
@@ -114,7 +122,7 @@ def test_duplicate_role_names():
     assert 'spec.roles[1].name: Duplicate value: "prefill" (also spec.roles[0])' in only_error(doc)
 
 
-@pytest.mark.parametrize("name", ["Prefill", "pre_fill", "prefill-", "x" * 64])
+@pytest.mark.parametrize("name", ["Prefill", "pre_fill", "prefill-", "x" * 64, "prefill\n"])
 def test_role_name_pattern(name):
     doc = base()
     doc["spec"]["roles"][0]["name"] = name
