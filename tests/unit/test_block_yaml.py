@@ -251,10 +251,11 @@ _PLAIN = ["a", "b", "name", "v1", "x y", "a:b", "http://h:80/p?q=1#f", "a#b", "1
           "a,b", "a[0]", "{x}", "x]", "0", "-0", "+1", "-1", "12", "012", "0o17", "0x1F", "0b11", "1_000", "1:20",
           "-1:20", "1.5", "1.", ".5", "1e3", "1.0e+3", "2024-01-01", "2024-1-1 1:02:03",
           "2024-01-01T00:00:00Z", "yes", "No", "ON", "off", "y", "n", "true", "False", "~", "null", "NULL", "nul",
-          "<<", "=", "a'b", "-a", "--a", "-1a", "\u00e9t\u00e9", "a\u00a0b", "\u00a0", "\U0001F600", "\u4e2d", "a  b", "a#"]
+          "<<", "=", "a'b", "-a", "--a", "-1a", "\u00e9t\u00e9", "a\u00a0b", "\u00a0", "\U0001F600", "\u4e2d", "a  b",
+          "a#", "---", "..."]
 _PLAIN_MISSES = ["a:", "a: b", "-", "- a", ":x", "?x", "? x", ": x", "%x", "@x", "`x", "!x", "&x", "*x", "|", ">",
-                 "#", "\u2028x", "x\u0085y", "\ufeffx", "a\tb", "a\rb", "---", "...", "--- a", "'", '"', "[a]", "[]", ".inf", ".NaN",
-                 "{}", "a ", " a", "a #b", "x\x7fy", "x\x01"]
+                 "#", "\u2028x", "x\u0085y", "\ufeffx", "a\tb", "a\rb", "--- a", "'", '"', "[a]", "[]", ".inf",
+                 ".NaN", "{}", "a ", " a", "a #b", "x\x7fy", "x\x01"]
 _FLOW_PLAIN = [word for word in _PLAIN if not any(c in word for c in ",[]{}#:")]
 _KEYS = ["a", "b", "c", "name", "key with spaces", "a:b", "http://h:80/x", "a#b", "x.y/z", "\u00e9", "a[0]", "k" * 1022]
 _KEY_MISSES = ["-k", "1", "0x1", "yes", "~", "null", "<<", "=", "?k", ":k", "k:", "a b ", "[k]", "{k}", "k" * 1025,
@@ -352,6 +353,10 @@ class _TextWriter:
         """What follows `key:` or `-` (`item`): the rest of the line, and the lines after it."""
         roll = self.rng.random()
         if roll < 0.45 or depth > 4:
+            if self.missed():  # a plain or quoted scalar continued on the next line
+                opening = self.rng.choice(["a", "'a", '"a', "a #c", "[a,", "|", "'a\\"])
+                closing = self.rng.choice(["b", "b'", 'b"', "b]", "- b", "b: c", "#c"])
+                return " " + opening, [" " * (indent + self.rng.choice([0, 1, 2, 4])) + closing]
             return " " + self.scalar(), []
         if roll < 0.55:
             header, lines = self.block_scalar(indent)
