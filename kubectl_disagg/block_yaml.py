@@ -92,6 +92,7 @@ _ESCAPES = {"\\": "\\", '"': '"', "/": "/", "n": "\n", "t": "\t", "r": "\r", "0"
             "f": "\f", "a": "\a", "v": "\v", "e": "\x1b", " ": " "}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 MAX_DEPTH = 90
+MAX_KEY_LENGTH = 1024  # characters from a key's start (quotes included) to its `:`
 MAX_VALUES = 400_000
 
 
@@ -293,6 +294,7 @@ class _Reader:
             raise _Outside  # indentation indicators, keep (`+`), or text after the indicator
         content: list[str] = []
         block_indent = -1
+        last_text = -1  # index in `raw` of the block's last line that holds text
         at = self.at + 1
         while at < len(self.raw):
             line = self.raw[at]
@@ -310,6 +312,7 @@ class _Reader:
                 elif line_indent < block_indent:
                     break
                 content.append(line[block_indent:])
+                last_text = at
             at += 1
         if block_indent < 0:
             raise _Outside  # an empty block
@@ -322,7 +325,9 @@ class _Reader:
         else:
             value = "\n".join(content)
         self._next(at)
-        return value if strip else value + "\n"
+        # Clipping keeps the line break after the last line of text; there is none when that
+        # line ends the stream (`a: |\n  x` without a final newline is "x").
+        return value if strip or last_text == len(self.raw) - 1 else value + "\n"
 
 
 def _is_item(text: str) -> bool:
@@ -349,6 +354,8 @@ def _split_key(text: str) -> tuple[str, str]:
         key, rest = text[:colon], text[colon + 1:]
         if key.endswith(" ") or " #" in key or implicit_type(key) != "str":
             raise _Outside  # `1:` is "1" to the loader but 1 to a kubeconfig's reader
+    if len(text) - len(rest) - 1 > MAX_KEY_LENGTH:
+        raise _Outside  # PyYAML looks no further than this for the `:` of a key, and refuses it
     rest = rest.lstrip(" ")
     return key, "" if rest.startswith("#") else rest
 
