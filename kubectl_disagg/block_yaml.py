@@ -18,7 +18,6 @@ something else.
 
 from __future__ import annotations
 
-import functools
 import re
 
 # Plain scalars, by first character, that YAML 1.1 may read as something other than a string.
@@ -29,27 +28,22 @@ _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _NUMERIC_START = frozenset("-+0123456789.")
 
 
-@functools.lru_cache(maxsize=None)
-def _numeric_patterns() -> tuple:
-    """YAML 1.1's float, int and timestamp forms, in the order a reader tries them.
-
-    Compiled on first use: most plain scalars start with a letter and never need them.
-    """
-    digits = "[0-9][0-9_]*"
-    sixty = "(?::[0-5]?[0-9])+"
-    float_ = re.compile(
-        rf"[-+]?{digits}\.[0-9_]*(?:[eE][-+][0-9]+)?"
-        r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
-        rf"|[-+]?{digits}{sixty}\.[0-9_]*"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-    int_ = re.compile(
-        r"[-+]?0b[01_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
-        rf"|[-+]?[1-9][0-9_]*{sixty}")
-    timestamp = re.compile(  # a date alone has two-digit month and day; with a time, one will do
-        r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]"
-        r"|[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
-        r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?")
-    return (("float", float_), ("int", int_), ("timestamp", timestamp))
+# YAML 1.1's float, int and timestamp forms, in the order a reader tries them. Compiled on
+# first use (re caches them): most plain scalars start with a letter and never need them.
+_DIGITS = "[0-9][0-9_]*"
+_SIXTY = "(?::[0-5]?[0-9])+"
+_NUMERIC_FORMS = (
+    ("float", rf"[-+]?{_DIGITS}\.[0-9_]*(?:[eE][-+][0-9]+)?"
+              r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+              rf"|[-+]?{_DIGITS}{_SIXTY}\.[0-9_]*"
+              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"),
+    ("int", r"[-+]?0b[01_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+            rf"|[-+]?[1-9][0-9_]*{_SIXTY}"),
+    # A date alone has two-digit month and day; with a time, one digit will do.
+    ("timestamp", r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]"
+                  r"|[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
+                  r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?"),
+)
 
 
 def implicit_type(value: str) -> str:
@@ -61,10 +55,10 @@ def implicit_type(value: str) -> str:
         return "bool"
     first = value[0]
     if first in _NUMERIC_START:
-        for name, pattern in _numeric_patterns():
+        for name, pattern in _NUMERIC_FORMS:
             # A reader tries a form only where its first character can start it.
             if (name != "timestamp" or first.isdigit()) and (name == "float" or first != ".") \
-                    and pattern.fullmatch(value):
+                    and re.fullmatch(pattern, value):
                 return name
     elif value == "<<":
         return "merge"
@@ -82,10 +76,8 @@ class _Outside(Exception):
 _UNHANDLED_ASCII = re.compile(r"[^\n\x20-\x7e]")
 
 
-@functools.lru_cache(maxsize=None)
-def _unhandled_unicode() -> re.Pattern:
-    """Compiled on first use: its ranges cost milliseconds, and most manifests are ASCII."""
-    return re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# Compiled on first use (re caches it): its ranges cost milliseconds, and most manifests are ASCII.
+_UNHANDLED_UNICODE = "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 # Characters that cannot start a plain scalar here (indicators, or reserved).
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _ESCAPES = {"\\": "\\", '"': '"', "/": "/", "n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b",
@@ -108,7 +100,7 @@ def read(text: str | bytes) -> tuple[list[tuple[int, object, dict]], int] | None
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    if (_UNHANDLED_ASCII if text.isascii() else _unhandled_unicode()).search(text):
+    if (_UNHANDLED_ASCII.search(text) if text.isascii() else re.search(_UNHANDLED_UNICODE, text)):
         return None
     try:
         return _Reader(text.split("\n")).stream()

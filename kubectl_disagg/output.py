@@ -36,14 +36,10 @@ def _string(value: str) -> str:
     return _quote(value)
 
 
-@functools.lru_cache(maxsize=1)
-def _not_printable() -> re.Pattern:
-    """Characters YAML wants escaped in a double-quoted scalar that JSON leaves raw.
-
-    Compiled on first use: the Unicode ranges cost milliseconds, and plain ASCII never needs it.
-    """
-    # U+2028 and U+2029 are printable, but YAML readers take them for line breaks and fold them.
-    return re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Characters YAML wants escaped in a double-quoted scalar that JSON leaves raw; U+2028 and
+# U+2029 are printable, but YAML readers take them for line breaks and fold them. Compiled on
+# first use (re caches it): the Unicode ranges cost milliseconds, and plain ASCII never needs it.
+_NOT_PRINTABLE = "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def _quote(value: str) -> str:
@@ -51,7 +47,7 @@ def _quote(value: str) -> str:
     text = json.dumps(value, ensure_ascii=False)
     if text.isascii() and "\x7f" not in text:
         return text  # JSON already escaped every ASCII control character
-    return _not_printable().sub(_escape, text)
+    return re.sub(_NOT_PRINTABLE, _escape, text)
 
 
 def _escape(match: re.Match) -> str:
