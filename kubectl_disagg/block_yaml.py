@@ -74,8 +74,6 @@ class _Outside(Exception):
 # Text: printable characters and line feeds; no tabs, carriage returns, control characters,
 # byte order marks, or the line breaks YAML 1.1 adds to Unicode (U+0085, U+2028, U+2029).
 _UNHANDLED_ASCII = re.compile(r"[^\n\x20-\x7e]")
-
-
 # Compiled on first use (re caches it): its ranges cost milliseconds, and most manifests are ASCII.
 _UNHANDLED_UNICODE = "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 # Characters that cannot start a plain scalar here (indicators, or reserved).
@@ -83,9 +81,11 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _ESCAPES = {"\\": "\\", '"': '"', "/": "/", "n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b",
             "f": "\f", "a": "\a", "v": "\v", "e": "\x1b", " ": " "}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+# Below the loader's limits (100 levels, 1,000,000 values), so that a document near them goes to
+# PyYAML's reader, which reports the ones beyond.
 MAX_DEPTH = 90
-MAX_KEY_LENGTH = 1024  # characters from a key's start (quotes included) to its `:`
 MAX_VALUES = 400_000
+MAX_KEY_LENGTH = 1024  # characters from a key's start (quotes included) to its `:`
 
 
 def read(text: str | bytes) -> tuple[list[tuple[int, object, dict]], int] | None:

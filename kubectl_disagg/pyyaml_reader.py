@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import yaml
 
+from kubectl_disagg.block_yaml import implicit_type
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.loader import MAX_DEPTH, MAX_VALUES_PER_DOCUMENT, FieldPath, dotted as _dotted
 
@@ -17,7 +18,6 @@ _scalars = yaml.constructor.SafeConstructor()
 _YAML = "tag:yaml.org,2002:"
 _STR = _YAML + "str"
 _MERGE = _YAML + "merge"
-_NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
 
 
 def load_plain(text: bytes) -> object:
@@ -30,8 +30,8 @@ def load_plain(text: bytes) -> object:
 
 
 def _null(node: yaml.ScalarNode) -> None:
-    if node.value not in _NULL_WORDS:
-        raise ValueError
+    if implicit_type(node.value) != "null":
+        raise ValueError  # `!!null x`
     return None
 
 

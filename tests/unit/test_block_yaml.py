@@ -481,3 +481,10 @@ def test_generated_text_is_read_as_pyyaml_reads_it_or_declined(seed):
 ])
 def test_what_the_text_generator_found(text, outcome):
     assert check_text(text) == outcome
+
+
+def test_the_loader_limits_are_above_this_readers():
+    """A document this reader declines for its size or depth still reaches PyYAML's reader,
+    which is the one that reports documents beyond the loader's limits."""
+    assert block_yaml.MAX_DEPTH < loader.MAX_DEPTH
+    assert block_yaml.MAX_VALUES < loader.MAX_VALUES_PER_DOCUMENT
