@@ -39,12 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from kubectl_disagg.cluster import Cluster  # noqa: E402
-from kubectl_disagg.load import load_documents  # noqa: E402
-from kubectl_disagg.loader import parse_stream  # noqa: E402
-from kubectl_disagg.model import DisaggregatedSet  # noqa: E402
-from kubectl_disagg.reconcile import Annotate, Create, reconcile  # noqa: E402
-from kubectl_disagg.status import derive_status, to_document  # noqa: E402
+from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
+from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
+from kubectl_disagg.core.reconcile import Annotate, Create, reconcile  # noqa: E402
+from kubectl_disagg.core.status import derive_status, to_document  # noqa: E402
 from benchmarks import sets  # noqa: E402
 from benchmarks.request_count import RequestCounter  # noqa: E402
 from benchmarks.sets import deploy, one_step  # noqa: E402

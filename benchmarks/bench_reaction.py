@@ -48,12 +48,12 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from benchmarks.sets import deploy, document, with_image  # noqa: E402
-from kubectl_disagg import naming  # noqa: E402
-from kubectl_disagg.cluster import Cluster  # noqa: E402
-from kubectl_disagg.load import load_documents  # noqa: E402
-from kubectl_disagg.loader import parse_stream  # noqa: E402
-from kubectl_disagg.model import DisaggregatedSet  # noqa: E402
-from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
+from kubectl_disagg.core import naming  # noqa: E402
+from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
+from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
+from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Cost of the controller's revision on the render path (kubectl_disagg/revision.py).
+"""Cost of the controller's revision on the render path (kubectl_disagg/core/revision.py).
 
 Cold: in a fresh interpreter, loading the generated type table and hashing
 examples/prefill-decode.yaml for the first time (the table is read and its structs compiled
@@ -22,8 +22,8 @@ BIG = ROOT / "examples" / "encode-prefill-decode.yaml"
 
 COLD = f"""
 import time
-import kubectl_disagg.load as load
-from kubectl_disagg import revision
+import kubectl_disagg.core.sets as load
+from kubectl_disagg.core import revision
 start = time.perf_counter()
 (ds,) = load.load_sets([{str(EXAMPLE)!r}]).sets
 loaded = time.perf_counter()
@@ -43,8 +43,8 @@ def cold() -> tuple[float, float]:
 def warm(path: Path) -> float:
     import copy
 
-    from kubectl_disagg import revision
-    from kubectl_disagg.load import load_sets
+    from kubectl_disagg.core import revision
+    from kubectl_disagg.core.sets import load_sets
 
     (ds,) = load_sets([str(path)]).sets
     roles = [(role.name, role.template) for role in ds.roles]

@@ -36,10 +36,10 @@ import yaml  # noqa: E402
 
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
-from kubectl_disagg.cluster import Cluster  # noqa: E402
-from kubectl_disagg.load import load_documents  # noqa: E402
-from kubectl_disagg.loader import parse_stream  # noqa: E402
-from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
+from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
+from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 import time
 
-from kubectl_disagg.cluster import Cluster
-from kubectl_disagg.model import DisaggregatedSet
-from kubectl_disagg.stepper import Pass, run_pass
+from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.rollout.stepper import Pass, run_pass
 from testenv.lws_simulator import LWSSimulator
 
 

@@ -17,7 +17,7 @@ import socket
 import ssl
 import sys
 
-from kubectl_disagg.block_yaml import read  # the installed package, as the command runs it
+from kubectl_disagg.manifests.block_yaml import read  # the installed package, as the command runs it
 
 
 def _yaml(path: str) -> object:

@@ -29,14 +29,14 @@ def main() -> None:
 
     import kubectl_disagg.cli  # noqa: F401
     import kubectl_disagg.fastpath  # noqa: F401  (`rollout status -f` runs without click)
-    import kubectl_disagg.show_status  # noqa: F401  (core, output)
-    from kubectl_disagg import naming
-    from kubectl_disagg.load import sets_from_files
-    from kubectl_disagg.output import format_objects
-    from kubectl_disagg.reconcile import reconcile
-    from kubectl_disagg.status import derive_status, to_document
+    import kubectl_disagg.views.status  # noqa: F401  (core, output)
+    from kubectl_disagg.core import naming
+    from kubectl_disagg.core.sets import sets_from_files
+    from kubectl_disagg.manifests.writer import format_objects
+    from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.core.status import derive_status, to_document
     lap("import kubectl_disagg (entry point, core, output)")
-    from kubectl_disagg import cluster as cluster_module, rest
+    from kubectl_disagg.kube import cluster as cluster_module, rest
     lap("import the cluster modules (kubeconfig, credentials, transport, REST)")
     (ds,) = sets_from_files((filename,), False)
     lap("read and validate the file")
@@ -50,7 +50,7 @@ def main() -> None:
         lap(f"LIST {resource.plural} (request, TLS on the first, bytes)")
     decoded = {kind: json.loads(data) for kind, data in raw.items()}
     lap("JSON decoding of both LISTs")
-    from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
+    from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     lws_items = [rest.with_kind(i, rest.LWS) for i in decoded["LeaderWorkerSet"].get("items") or []]
     svc_items = [rest.with_kind(i, rest.SERVICE) for i in decoded["Service"].get("items") or []]
     snapshot = Snapshot(namespace=ds.namespace, lws=tuple(lws_from_object(i) for i in lws_items),

@@ -80,7 +80,7 @@ def build(dist: Path, release_url: str | None) -> Path:
         platform["sha256"] = hashlib.sha256(archive.read_bytes()).hexdigest()
         if release_url:
             platform["uri"] = release_url
-    from kubectl_disagg.output import to_yaml
+    from kubectl_disagg.manifests.writer import to_yaml
 
     (dist / "disagg.yaml").write_text(to_yaml(manifest))
     return pyz

@@ -66,7 +66,7 @@ def _dispatch(args: list[str]) -> int:
     if args in (["cmp", "generate"], ["cmp", "discover"]):  # plugin.yaml's argv, run by Argo CD on every new commit
         import os
 
-        from kubectl_disagg import cmp_sidecar
+        from kubectl_disagg.argocd import sidecar as cmp_sidecar
 
         return cmp_sidecar.generate(os.environ) if args[1] == "generate" else cmp_sidecar.discover()
     return _run_click(args)
@@ -122,3 +122,16 @@ def _discard_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # not a real file (output captured in-process)
         pass
+
+
+def complete_main(argv: list[str] | None = None) -> None:
+    """`kubectl_complete-disagg`: the console script kubectl runs for plugin completion."""
+    from kubectl_disagg.commands.root import cli
+    from kubectl_disagg.views.completion import Completion, complete
+
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        result = complete(cli, words)
+    except Exception:  # noqa: BLE001 - a completion must never print a traceback into a prompt
+        result = Completion((), 1)  # Cobra's ShellCompDirectiveError
+    sys.stdout.write(result.lines())

@@ -74,9 +74,9 @@ def run(command: str, request: dict) -> int:
 
 def status_to_stdout(request: dict) -> int:
     """`rollout status -f …`: the sets from the files, their status from the cluster."""
-    from kubectl_disagg.cluster import Cluster
-    from kubectl_disagg.load import sets_from_files
-    from kubectl_disagg.show_status import show_status
+    from kubectl_disagg.kube.cluster import Cluster
+    from kubectl_disagg.core.sets import sets_from_files
+    from kubectl_disagg.views.status import show_status
 
     sets = sets_from_files(request["filenames"], request["recursive"])
     with Cluster(request["kubeconfig"], request["context"]) as cluster:
@@ -86,11 +86,11 @@ def status_to_stdout(request: dict) -> int:
 def render_to_stdout(request: dict) -> None:
     """Load, validate, render and write in one piece: on any error stdout stays empty."""
     from kubectl_disagg.errors import UserError
-    from kubectl_disagg.load import load_sets
-    from kubectl_disagg.model import DisaggregatedSet, namespace_conflict
-    from kubectl_disagg.output import format_objects
-    from kubectl_disagg.rollout_state import is_state_document
-    from kubectl_disagg.state_files import render_with_state_file
+    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.model import DisaggregatedSet, namespace_conflict
+    from kubectl_disagg.manifests.writer import format_objects
+    from kubectl_disagg.gitops.state import is_state_document
+    from kubectl_disagg.gitops.files import render_with_state_file
 
     loaded = load_sets(request["filenames"], request["recursive"])
     conflicts = [namespace_conflict(ds, request["namespace"]) for ds in loaded.sets]

@@ -16,10 +16,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kubectl_disagg.loader import read_documents
-from kubectl_disagg.load import load_documents
-from kubectl_disagg.output import to_yaml
-from kubectl_disagg.render import render_set
+from kubectl_disagg.manifests.reader import read_documents
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.core.render import render_set
 from testenv.controlplane import ControlPlane
 from testenv.lws_simulator import LWSSimulator
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import copy
 import itertools
 
-from kubectl_disagg import naming
-from kubectl_disagg.reconcile import Annotate, Create, Delete, Scale
-from kubectl_disagg.snapshot import Snapshot, lws_from_object, service_from_object
+from kubectl_disagg.core import naming
+from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale
+from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
 
 
 class Conflict(Exception):

@@ -1,4 +1,4 @@
-// Tools for the controller-identical revision (kubectl_disagg/revision.py):
+// Tools for the controller-identical revision (kubectl_disagg/core/revision.py):
 //   cmd/revision-table   writes kubectl_disagg/data/revision-table.json, the Go type table
 //   cmd/revision-oracle  computes revisions with Go's encoding/json, for the differential test
 // Both read the k8s.io/api types pinned here (the version the upstream controller builds with).

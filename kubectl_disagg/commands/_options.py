@@ -69,7 +69,7 @@ class Duration(click.ParamType):
     def convert(self, value, param, ctx) -> float | None:
         if value is None or isinstance(value, (int, float)):
             return value or None
-        from kubectl_disagg.durations import parse_duration
+        from kubectl_disagg.core.durations import parse_duration
 
         try:
             seconds = parse_duration(value)
@@ -93,7 +93,7 @@ def cluster(func):
 
 def session(kubeconfig: str | None, context: str | None):
     """The connection every cluster command opens (as a context manager) and closes."""
-    from kubectl_disagg.cluster import Cluster  # the Kubernetes client loads only for cluster commands
+    from kubectl_disagg.kube.cluster import Cluster  # the Kubernetes client loads only for cluster commands
 
     return Cluster(kubeconfig, context)
 
@@ -110,7 +110,7 @@ def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
 
 def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
     """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
-    from kubectl_disagg.load import sets_from_files
+    from kubectl_disagg.core.sets import sets_from_files
 
     return sets_from_files(filenames, recursive)
 
@@ -124,8 +124,8 @@ def stored_set(cluster, name: str, namespace: str | None):
 
 def set_from_object(stored: dict):
     """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
-    from kubectl_disagg.loader import Document
-    from kubectl_disagg.load import load_documents
+    from kubectl_disagg.manifests.source import Document
+    from kubectl_disagg.core.sets import load_documents
 
     metadata = stored.get("metadata") or {}
     where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"

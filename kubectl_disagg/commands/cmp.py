@@ -10,7 +10,7 @@ import os
 
 import click
 
-from kubectl_disagg import cmp_sidecar
+from kubectl_disagg.argocd import sidecar as cmp_sidecar
 
 
 @click.group()

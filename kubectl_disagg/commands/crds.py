@@ -18,7 +18,7 @@ def crds(output: str) -> None:
     \b
     kubectl disagg crds | kubectl apply --server-side -f -
     """
-    from kubectl_disagg.crds import crd_documents
-    from kubectl_disagg.output import format_objects
+    from kubectl_disagg.manifests.crds import crd_documents
+    from kubectl_disagg.manifests.writer import format_objects
 
     click.echo(format_objects(crd_documents(), output), nl=False)

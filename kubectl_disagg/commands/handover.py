@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.handover import TO_CONTROLLER, TO_PLUGIN, plan_handover
+from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, plan_handover
 
 EXIT_REFUSED = 3
 

@@ -16,10 +16,10 @@ import click
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.output import to_json, to_yaml
-from kubectl_disagg.planner import PlanDidNotConverge, PlanInputs, Step, inputs_for_set
-from kubectl_disagg.planner import plan as plan_rollout
-from kubectl_disagg.rollout_config import RolloutConfig
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step, inputs_for_set
+from kubectl_disagg.core.planner import plan as plan_rollout
+from kubectl_disagg.core.rollout_config import RolloutConfig
 
 # A DisaggregatedSet has 2..10 roles; one role is still a meaningful plan to look at.
 MAX_ROLES = 10
@@ -223,7 +223,7 @@ def _document(inputs: PlanInputs, steps: Sequence[Step]) -> dict:
 
 def format_table(inputs: PlanInputs, steps: Sequence[Step]) -> str:
     """The plan as an aligned table, laid out by templates/plan.txt.j2."""
-    from kubectl_disagg.templating import render_template  # loads Jinja2: tables only
+    from kubectl_disagg.views.templating import render_template  # loads Jinja2: tables only
 
     limits = [tgt + cfg.surge for tgt, cfg in zip(inputs.target, inputs.configs)]
     rows = [

@@ -5,13 +5,13 @@ Kept apart from rollout_plan.py so the offline plan never loads the Kubernetes c
 
 from __future__ import annotations
 
-from kubectl_disagg import planner
+from kubectl_disagg.core import planner
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.model import namespace_for
-from kubectl_disagg.planner import PlanInputs, Step, StepKind
-from kubectl_disagg.reconcile import SliceReport, reconcile
-from kubectl_disagg.templating import grouped_by_slice
+from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
+from kubectl_disagg.core.reconcile import SliceReport, reconcile
+from kubectl_disagg.views.templating import grouped_by_slice
 
 _PHASES = {
     "rollout started": "the next step starts the rollout to revision {revision}",

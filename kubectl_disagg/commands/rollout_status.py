@@ -11,7 +11,7 @@ import time
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.show_status import show_status
+from kubectl_disagg.views.status import show_status
 
 
 @click.command()

@@ -16,14 +16,14 @@ import time
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.controller import reconciled_by_controller
-from kubectl_disagg.events import set_reference
-from kubectl_disagg.durations import format_duration
-from kubectl_disagg.model import namespace_for
-from kubectl_disagg.output import to_json, to_yaml
-from kubectl_disagg.step_report import format_text, refusal_lines, to_document
-from kubectl_disagg.stepper import Pass, PassInterrupted, Retry, drive
-from kubectl_disagg.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
+from kubectl_disagg.core.controller import reconciled_by_controller
+from kubectl_disagg.rollout.events import set_reference
+from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
+from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 
 EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
 EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409, or in a server dry run)
@@ -247,7 +247,7 @@ def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: 
               deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
               regarding: dict | None = None) -> int:
     """Drive one set, printing each pass; the exit code of how it ended."""
-    from kubectl_disagg.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
+    from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 
     last = None
     try:
@@ -292,8 +292,8 @@ def _record_events(cluster, console: Console, step: Pass, regarding: dict | None
     import secrets
 
     from kubectl_disagg.errors import UserError
-    from kubectl_disagg.events import event_object, events_for
-    from kubectl_disagg.lease import default_holder
+    from kubectl_disagg.rollout.events import event_object, events_for
+    from kubectl_disagg.kube.lease import default_holder
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     holder = default_holder()

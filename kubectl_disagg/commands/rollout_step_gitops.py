@@ -13,11 +13,11 @@ from pathlib import Path
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.durations import format_duration
+from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import GitopsStep, Outcome, gitops_step
-from kubectl_disagg.model import namespace_for
-from kubectl_disagg.output import to_json, to_yaml
+from kubectl_disagg.gitops.step import GitopsStep, Outcome, gitops_step
+from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.manifests.writer import to_json, to_yaml
 
 EXIT_ADVANCED = 0  # a new state was written: commit it
 EXIT_REFUSED = 3  # the live objects cannot be explained (nothing written)
@@ -32,8 +32,8 @@ _EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome
 
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
         context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str) -> int:
-    from kubectl_disagg import state_files
-    from kubectl_disagg.gitops_report import format_pr_description, format_summary, to_document
+    from kubectl_disagg.gitops import files as state_files
+    from kubectl_disagg.views.gitops_report import format_pr_description, format_summary, to_document
 
     sets = _options.sets_from_files(filenames, recursive)
     deadline = None if timeout is None or not wait else time.monotonic() + timeout

@@ -7,9 +7,9 @@ import click
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.load import load_sets
-from kubectl_disagg.model import namespace_conflict, namespace_for
-from kubectl_disagg.render import render_set
+from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.model import namespace_conflict, namespace_for
+from kubectl_disagg.core.render import render_set
 
 
 @click.command()
@@ -46,9 +46,9 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
 
 def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
     """id(set) → (namespace, objects accepted); every refusal of every set raised at once."""
-    from kubectl_disagg.cluster import Cluster  # the client loads only here
-    from kubectl_disagg.server_dry_run import dry_run_apply
-    from kubectl_disagg.server_validation import refusal_problems
+    from kubectl_disagg.kube.cluster import Cluster  # the client loads only here
+    from kubectl_disagg.kube.server_dry_run import dry_run_apply
+    from kubectl_disagg.core.server_refusals import refusal_problems
 
     problems = []
     accepted = {}

@@ -12,7 +12,7 @@ import json
 
 import yaml
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.commands.rollout_step import EXIT_OK, EXIT_REFUSED
 from tests.integration.test_revision_stored import store
 from tests.integration.test_rollout_step import SET, Stepper, cli, stepper, write_set  # noqa: F401 (fixture)

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from kubernetes import client, watch
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.commands.rollout_step import EXIT_OK
-from kubectl_disagg.lease import LEASE_PREFIX
-from kubectl_disagg.rollout_config import resolve_config
+from kubectl_disagg.kube.lease import LEASE_PREFIX
+from kubectl_disagg.core.rollout_config import resolve_config
 from tests.integration.test_rollout_step import SET, assert_matches_render, model, stepper, write_set  # noqa: F401
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"

@@ -4,9 +4,9 @@ slices' writes are in flight. Each leaves a state the next passes converge from.
 
 from __future__ import annotations
 
-from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.kube.cluster import Cluster
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.reconcile import Scale
+from kubectl_disagg.core.reconcile import Scale
 from tests.integration.test_rollout_step import (  # noqa: F401
     EXIT_ERROR, EXIT_OK, assert_matches_render, model, stepper, write_set,
 )

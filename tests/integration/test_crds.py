@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_disagg.loader import parse_stream
-from kubectl_disagg.load import load_documents
-from kubectl_disagg.output import to_yaml, to_yaml_stream
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
 from tests.conftest import EXAMPLES, GOLDEN, require_crds
 from tests.integration.conftest import session_crds
-from tests.unit.test_validation import WORKER, base
+from tests.unit.core.test_validation import WORKER, base
 from testenv.controlplane import PROJECT_CRDS, ControlPlane
 
 MANIFESTS = sorted(EXAMPLES.glob("*.yaml")) + sorted(GOLDEN.glob("*.yaml"))
@@ -148,7 +148,7 @@ def _annotated(where):
 TEMPLATE = ("spec", "roles", 0, "spec", "leaderWorkerTemplate", "workerTemplate")
 CONTAINER = (*TEMPLATE, "spec", "containers", 0)
 
-# (id, mutation of tests.unit.test_validation.base(), what the API server's refusal says).
+# (id, mutation of tests.unit.core.test_validation.base(), what the API server's refusal says).
 # Not here, because the project's CRD leaves pod specs open (the LWS and the kubelet check them):
 # test_affinity_that_placement_extends_must_have_its_shape. And rolloutStrategy.type "" is
 # accepted by kubectl-disagg as "the default" but refused by both CRDs' enum.

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
 from tests.integration.test_privilege import STATUS, STEPPER, accounts, run, without_verb  # noqa: F401 (fixture)
 from tests.integration.test_rollout_step import (LWS, SET, cli, interfere_before_writes, kinds_of, model,  # noqa: F401

@@ -35,10 +35,10 @@ from pathlib import Path
 import pytest
 from kubernetes import client, watch
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
-from kubectl_disagg.rollout_config import resolve_config
+from kubectl_disagg.core.rollout_config import resolve_config
 from testenv.faults import CONTEXT, FaultPath, ensure_fault_binaries
 from tests.integration.test_rollout_step import (  # noqa: F401 - stepper is a fixture
     LWS, SET, Live, Run, Stepper, assert_matches_render, model, stepper, write_set,

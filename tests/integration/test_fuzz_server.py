@@ -15,8 +15,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg.cluster import Cluster
-from kubectl_disagg.server_dry_run import dry_run_apply
+from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.server_dry_run import dry_run_apply
 from tests.fuzzing import check_input, mutated_templates, rendered_objects
 
 SAMPLE = int(os.environ.get("KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES", "30"))

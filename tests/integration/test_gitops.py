@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands.rollout_step_gitops import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_TIMEOUT, EXIT_WAITING
-from kubectl_disagg.rollout_state import STATE_FILE
+from kubectl_disagg.gitops.state import STATE_FILE
 from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
 
 ARGO_MANAGER = "argocd-controller"

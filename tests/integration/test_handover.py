@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.commands.rollout_step import EXIT_OK, EXIT_REFUSED
 from tests.integration.test_beside_controller import SERVICE_PATH, SET_PATH, cli, controller_owner
 from tests.integration.test_revision_stored import store

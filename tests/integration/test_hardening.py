@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.kube.cluster import Cluster
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.reconcile import Scale
+from kubectl_disagg.core.reconcile import Scale
 from tests.integration.test_rollout_step import (
     EXIT_ERROR, EXIT_OK, SET, _role_totals, assert_matches_render, model, stepper, write_set,  # noqa: F401
 )

@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from tests.conftest import EXAMPLES, without_namespace
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))

@@ -3,7 +3,7 @@ hack/revision/cmd/revision-oracle) must write the same bytes for every generated
 
 Needs the Go toolchain, not the control plane. The documents are defaulted by Python first
 (the oracle does not default); the defaults themselves are checked against the CRD in
-tests/unit/test_revision.py and against the API server in test_revision_stored.py.
+tests/unit/core/test_revision.py and against the API server in test_revision_stored.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import subprocess
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg import revision
-from kubectl_disagg.model import default_role_spec
+from kubectl_disagg.core import revision
+from kubectl_disagg.core.model import default_role_spec
 from tests.go_tools import MODULE, build
 from tests.revision_strategies import disaggregated_set
 

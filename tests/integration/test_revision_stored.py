@@ -10,11 +10,12 @@ import urllib.error
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg import revision
-from kubectl_disagg.loader import Document, parse_stream
-from kubectl_disagg.load import load_documents
-from kubectl_disagg.model import default_role_spec
-from kubectl_disagg.quantity import go_float
+from kubectl_disagg.core import revision
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.model import default_role_spec
+from kubectl_disagg.core.quantity import go_float
 from tests.conftest import require_vectors
 from tests.revision_strategies import disaggregated_set
 

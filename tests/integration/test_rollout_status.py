@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.show_status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
+from kubectl_disagg.views.status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
 from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
 
 

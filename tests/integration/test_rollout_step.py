@@ -20,18 +20,18 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kubectl_disagg import naming
+from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
-from kubectl_disagg.cluster import Cluster
+from kubectl_disagg.kube.cluster import Cluster
 from kubectl_disagg.errors import Conflict
-from kubectl_disagg.lease import LeaseHeld, format_time
+from kubectl_disagg.kube.lease import LeaseHeld, format_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
-from kubectl_disagg.load import load_sets
-from kubectl_disagg.model import DisaggregatedSet
-from kubectl_disagg.reconcile import Scale, reconcile
-from kubectl_disagg.render import render_set
-from kubectl_disagg.rollout_config import resolve_config
-from kubectl_disagg.stepper import Pass, PassInterrupted, run_pass
+from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.reconcile import Scale, reconcile
+from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, run_pass
 
 LWS = ("leaderworkerset.x-k8s.io", "v1")
 SET = "llm"

@@ -108,11 +108,11 @@ def test_offline_problems_are_reported_before_the_server_is_asked(capsys, tmp_pa
 
 def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_path):
     """What the schema refuses, field by field, traced back through the role to its line."""
-    from kubectl_disagg.cluster import Cluster
-    from kubectl_disagg.server_dry_run import dry_run_apply
-    from kubectl_disagg.load import load_sets
-    from kubectl_disagg.render import render_set
-    from kubectl_disagg.server_validation import refusal_problems
+    from kubectl_disagg.kube.cluster import Cluster
+    from kubectl_disagg.kube.server_dry_run import dry_run_apply
+    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.server_refusals import refusal_problems
 
     path = in_namespace(tmp_path, namespace)
     (ds,) = load_sets([str(path)]).sets

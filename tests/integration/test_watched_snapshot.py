@@ -9,9 +9,9 @@ status changes, a deletion, a creation, and after our own writes (which always l
 from __future__ import annotations
 
 from benchmarks.request_count import RequestCounter
-from kubectl_disagg.cluster import Cluster
-from kubectl_disagg.load import sets_from_files
-from kubectl_disagg.reconcile import reconcile
+from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.core.sets import sets_from_files
+from kubectl_disagg.core.reconcile import reconcile
 from tests.integration.test_rollout_step import stepper, write_set  # noqa: F401 (fixture)
 
 

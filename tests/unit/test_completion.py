@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_disagg.commands.root import cli
-from kubectl_disagg.completion import FILTER_FILE_EXT, NO_FILE_COMP, complete
+from kubectl_disagg.views.completion import FILTER_FILE_EXT, NO_FILE_COMP, complete
 from tests.conftest import EXAMPLES, REPO
 from tests.unit.test_cli import run
 

@@ -1,4 +1,4 @@
-// Command revision-table writes the type table kubectl_disagg/revision.py encodes with: every
+// Command revision-table writes the type table kubectl_disagg/core/revision.py encodes with: every
 // struct reachable from lws.LeaderWorkerTemplate, its fields in declaration order with JSON name,
 // omit rules and type shape (read by reflection from the compiled types, exactly what
 // encoding/json sees), and the CRD defaults the API server applies to them.

@@ -1,0 +1,304 @@
+"""The Argo CD config management plugin contract, as pure functions.
+
+Argo CD's sidecar runs `kubectl-disagg cmp generate` in the application's directory with its
+parameters in the environment. Everything here works on plain data handed in by the shell
+(`cmp_sidecar.py`): the environment as a mapping, the directory as a listing of
+relative paths and the bytes of the files chosen. Nothing reads the network, the clock or
+HOME, so the output depends on the commit and the parameters only, as Argo CD's cache
+assumes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import namedtuple
+from collections.abc import Iterable, Mapping
+
+from kubectl_disagg.core.apirules import DNS1123_LABEL
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
+from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.gitops.state import find_state, is_state_document
+from kubectl_disagg.gitops.render import render_with_state
+
+LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
+REVISION_ANNOTATION = "kubectl-disagg/source-revision"
+
+# Name → announced default. The same names and defaults are announced in plugin.yaml;
+# Argo CD shows announced defaults but never sends them, so they are applied here.
+DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
+DEFAULT_STATE_FILE = "disagg-rollout-state.yaml"
+PARAMETERS = ("namespace", "include", "strict", "rollout-state")
+
+# Built-in kinds that live outside namespaces: they never get the application's namespace.
+CLUSTER_SCOPED_KINDS = frozenset({
+    "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding",
+    "ComponentStatus", "CSIDriver", "CSINode", "CustomResourceDefinition", "FlowSchema",
+    "IngressClass", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+    "MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume",
+    "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "StorageClass",
+    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration", "VolumeAttachment",
+})
+
+
+class Parameters(namedtuple("Parameters", "namespace include strict state_file unknown")):
+    """The plugin's parameters with defaults applied; `unknown` names what was not understood."""
+
+    __slots__ = ()
+
+
+class Generated(namedtuple("Generated", "objects warnings")):
+    __slots__ = ()
+
+
+# --- parameters -----------------------------------------------------------------------------
+
+def env_name(name: str) -> str:
+    """Argo CD's spelling of a parameter in the environment: upper case, others → `_`."""
+    return re.sub(r"[^A-Z0-9_]", "_", name.upper())
+
+
+def read_parameters(environ: Mapping[str, str]) -> Parameters:
+    """The parameters, looked up in `ARGOCD_APP_PARAMETERS`, then `PARAM_*`, then
+    `ARGOCD_ENV_*` (an Application's plugin.env); the first source naming one wins."""
+    raw: dict[str, object] = {}
+    unknown: list[str] = []
+    for name, value in _from_json(environ.get("ARGOCD_APP_PARAMETERS")):
+        if name not in PARAMETERS:
+            unknown.append(f"ARGOCD_APP_PARAMETERS: {name}")
+        raw.setdefault(name, value)
+    for name, value, variable in _from_prefix(environ, "PARAM_"):
+        if name is None:
+            if "ARGOCD_APP_PARAMETERS" not in environ:  # else already named from there
+                unknown.append(variable)
+        else:
+            raw.setdefault(name, value)
+    for name, value, _ in _from_prefix(environ, "ARGOCD_ENV_"):
+        if name is not None:  # plugin.env may carry other variables: not ours to judge
+            raw.setdefault(name, value)
+    problems = []
+    namespace = _string(raw, "namespace", "", problems)
+    include = raw.get("include", list(DEFAULT_INCLUDE))
+    if isinstance(include, str):
+        include = [part.strip() for part in include.split(",") if part.strip()]
+    if not isinstance(include, list) or not include or not all(isinstance(g, str) and g for g in include):
+        problems.append("parameter include: needs one or more globs (comma-separated or an array)")
+        include = []
+    include = [glob.removeprefix("./") for glob in include]
+    strict_text = _string(raw, "strict", "false", problems).lower()
+    if strict_text not in ("true", "false"):
+        problems.append(f"parameter strict: Invalid value: {json.dumps(strict_text)}: must be true or false")
+    state_file = _string(raw, "rollout-state", DEFAULT_STATE_FILE, problems)
+    if state_file.startswith("/") or ".." in state_file.split("/"):
+        problems.append(f"parameter rollout-state: Invalid value: {json.dumps(state_file)}: "
+                        "must be a path inside the application directory")
+    if namespace and (len(namespace) > 63 or not DNS1123_LABEL.fullmatch(namespace)):
+        problems.append(f"parameter namespace: Invalid value: {json.dumps(namespace)}: "
+                        "must be a lowercase RFC 1123 label")
+    if problems:
+        raise UserError(problems)
+    return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown))
+
+
+def _from_json(text: str | None) -> list[tuple[str, object]]:
+    if not text:
+        return []
+    try:
+        items = json.loads(text)
+    except ValueError as err:
+        raise UserError([f"ARGOCD_APP_PARAMETERS: not JSON: {err}"]) from None
+    if not isinstance(items, list):
+        raise UserError(["ARGOCD_APP_PARAMETERS: expected a JSON list of {name, string|array|map}"])
+    found = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise UserError([f"ARGOCD_APP_PARAMETERS[{index}]: expected an object with a name"])
+        for kind in ("string", "array", "map"):
+            if kind in item:
+                found.append((item["name"], item[kind]))
+                break
+        else:
+            found.append((item["name"], ""))
+    return found
+
+
+def _from_prefix(environ: Mapping[str, str], prefix: str) -> Iterable[tuple[str | None, object, str]]:
+    """(parameter, value, variable) for every variable with the prefix, arrays (`_0`, `_1`…)
+    gathered; parameter None when the variable names none of ours."""
+    by_env = {env_name(name): name for name in PARAMETERS}
+    arrays: dict[str, dict[int, str]] = {}
+    for variable in sorted(environ):
+        if not variable.startswith(prefix):
+            continue
+        rest = variable[len(prefix):]
+        if rest in by_env:
+            yield by_env[rest], environ[variable], variable
+            continue
+        base, _, index = rest.rpartition("_")
+        if base in by_env and index.isascii() and index.isdigit():  # isdigit alone takes "²"
+            arrays.setdefault(by_env[base], {})[int(index)] = environ[variable]
+        else:
+            yield None, environ[variable], variable
+    for name, items in arrays.items():
+        yield name, [items[i] for i in sorted(items)], f"{prefix}{env_name(name)}_0"
+
+
+def _string(raw: Mapping[str, object], name: str, default: str, problems: list[str]) -> str:
+    value = raw.get(name, default)
+    if not isinstance(value, str):
+        problems.append(f"parameter {name}: must be a string")
+        return default
+    return value
+
+
+# --- the directory --------------------------------------------------------------------------
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """A glob over relative paths: `*` and `?` stay within one directory and, as in a shell,
+    do not match a leading dot (Argo CD's `.argocd-source*.yaml` files stay out); `**/`
+    matches any number of directories."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append(r"(?:[^/.][^/]*/)*")
+            i += 3
+            continue
+        char = pattern[i]
+        at_segment_start = i == 0 or pattern[i - 1] == "/"
+        if char == "*":
+            out.append(("(?![.])" if at_segment_start else "") + "[^/]*")
+        elif char == "?":
+            out.append(("(?![.])" if at_segment_start else "") + "[^/]")
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out))
+
+
+def select_files(listing: Iterable[str], parameters: Parameters) -> list[str]:
+    """The relative paths of the listing that the include globs match, the rollout state
+    file excluded, in a stable byte-wise order."""
+    patterns = [glob_regex(pattern) for pattern in parameters.include]
+    chosen = {path for path in listing
+              if path != parameters.state_file and any(p.fullmatch(path) for p in patterns)}
+    return sorted(chosen, key=lambda path: path.encode("utf-8", "surrogateescape"))
+
+
+def holds_set(text: bytes) -> bool:
+    """Whether a file holds a DisaggregatedSet (for discovery): one that does not parse but
+    names the kind counts too, so that generate can say what is wrong with it."""
+    try:
+        return any(is_disaggregated_set(document.data) for document in parse_stream(text, "-"))
+    except UserError:
+        return b"DisaggregatedSet" in text
+
+
+# --- namespaces -----------------------------------------------------------------------------
+
+def namespace_for(own: str | None, parameter: str | None, destination: str | None) -> str | None:
+    """The namespace of one namespaced document: its own, else the namespace parameter, else
+    the application's destination. A parameter may fill in a namespace, never contradict
+    one (the rule `render -n` follows): ValueError then."""
+    if parameter and own and own != parameter:
+        raise ValueError(f'namespace "{own}" contradicts the namespace parameter "{parameter}"')
+    return own or parameter or destination or None
+
+
+# --- generate -------------------------------------------------------------------------------
+
+def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mapping[str, str],
+             state: bytes | None = None) -> Generated:
+    """Every object of the directory: DisaggregatedSets rendered, other documents passed
+    through, namespaces settled. `files` maps relative path → content, in order; `state` is
+    the rollout state file's content, if there is one (docs/gitops.md): each set renders as
+    far as its state has rolled it, and in strict mode a set without one is refused.
+    Raises UserError for anything Argo CD must not apply."""
+    documents: list[Document] = []
+    problems: list[Problem] = []
+    state_documents: list[Document] = []
+    if state is not None:
+        try:
+            state_documents = parse_stream(state, parameters.state_file)
+        except UserError as err:
+            problems.extend(err.problems)
+    for path, text in files.items():
+        try:
+            found = parse_stream(text, path)
+        except UserError as err:
+            problems.extend(err.problems)
+            continue
+        if not found and parameters.strict:
+            problems.append(Problem(path, 0, "", "strict: file holds no document"))
+        documents.extend(found)
+    if problems:
+        raise UserError(problems)
+    loaded = load_documents(documents)
+    warnings = [str(w) for w in loaded.warnings]
+    warnings += [f"unknown parameter {name}" for name in parameters.unknown]
+    if parameters.strict and warnings:
+        raise UserError([f"strict: {warning}" for warning in warnings])
+    if parameters.strict and not loaded.sets:
+        raise UserError(["strict: no DisaggregatedSet in the application directory"])
+    destination = environ.get("ARGOCD_APP_NAMESPACE") or None
+    revision = environ.get("ARGOCD_APP_REVISION") or None
+    objects: list[dict] = []
+    for item in loaded.items:
+        try:
+            if isinstance(item, DisaggregatedSet):
+                namespace = namespace_for(item.namespace, parameters.namespace, destination) or DEFAULT_NAMESPACE
+                rollout = find_state(state_documents, item, namespace)
+                objects.extend(_stamped(render_with_state(item, rollout, namespace, require_state=parameters.strict),
+                                        revision))
+            elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
+                objects.append(_passthrough(item.data, parameters.namespace, destination))
+        except UserError as err:
+            problems.extend(err.problems)
+        except ValueError as err:
+            source = item.source if isinstance(item, DisaggregatedSet) else item
+            problems.append(Problem(source.file, source.line(("metadata", "namespace")),
+                                    "metadata.namespace", str(err)))
+    if problems:
+        raise UserError(problems)
+    if not objects:
+        raise UserError(["no objects to render: the include globs matched no manifests "
+                         f"({', '.join(parameters.include)}), and an empty render with prune "
+                         "would delete every resource of the application"])
+    if loaded.sets:
+        check_api_versions(environ.get("KUBE_API_VERSIONS"))
+    return Generated(objects, warnings)
+
+
+def check_api_versions(kube_api_versions: str | None) -> None:
+    """Refuse a destination cluster that cannot store the LWS we render (when Argo CD says)."""
+    if not kube_api_versions:
+        return
+    if LWS_RESOURCE not in {part.strip() for part in kube_api_versions.split(",")}:
+        raise UserError([f"the destination cluster does not serve {LWS_RESOURCE} (KUBE_API_VERSIONS): "
+                         "install LeaderWorkerSet there first"])
+
+
+def _stamped(objects: Iterable[dict], revision: str | None) -> Iterable[dict]:
+    for obj in objects:
+        if revision:
+            metadata = obj["metadata"]
+            metadata["annotations"] = {**(metadata.get("annotations") or {}), REVISION_ANNOTATION: revision}
+        yield obj
+
+
+def _passthrough(data: dict, parameter: str | None, destination: str | None) -> dict:
+    if data.get("kind") in CLUSTER_SCOPED_KINDS:
+        return data
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    own = metadata.get("namespace")
+    namespace = namespace_for(own if isinstance(own, str) else None, parameter, destination)
+    if namespace is None or namespace == own:
+        return data
+    data = deep_copy(data)
+    data["metadata"] = {**metadata, "namespace": namespace}
+    return data

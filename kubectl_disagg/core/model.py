@@ -1,0 +1,185 @@
+"""The DisaggregatedSet model: typed, immutable, defaulted in one place (spec §1).
+
+Built from documents that `validation` has passed (`load.py` does both); the namespace a set
+is acted on in follows one rule for every command (`namespace_for`).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Mapping
+
+from kubectl_disagg.core import revision
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests.source import Document, dotted
+
+GROUP = "disaggregatedset.x-k8s.io"
+API_VERSION = f"{GROUP}/v1"
+KIND = "DisaggregatedSet"
+
+DEFAULT_NAMESPACE = "default"
+PLACEMENT_NONE = "None"
+SCALING_EXTERNAL = "External"
+
+
+class Placement(namedtuple("Placement", "type topology", defaults=(PLACEMENT_NONE, None))):
+    """spec.placementPolicy: None, ExclusiveSlice or ExclusiveTopology, and its node-label key."""
+
+    __slots__ = ()
+
+    @property
+    def exclusive(self) -> bool:
+        return self.type != PLACEMENT_NONE
+
+
+class Role(namedtuple("Role", "name replicas spec labels annotations external scaled", defaults=(False, False))):
+    """One role of the set: name, replicas per slice, `spec` (the defaulted LWS spec; treat it
+    as read-only), the LWS labels and annotations, and whether it scales External-ly.
+
+    `scaled`: an External role whose `replicas` came from its RoleScaler (see
+    `reconcile.with_scalers`), so they are its target like a Static role's."""
+
+    __slots__ = ()
+
+    @property
+    def rolling_update(self) -> Mapping[str, object] | None:
+        return (self.spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+
+    @property
+    def template(self) -> Mapping[str, object]:
+        return self.spec["leaderWorkerTemplate"]
+
+
+class DisaggregatedSet(namedtuple("DisaggregatedSet", "name namespace slices placement roles revision source")):
+    """A validated set: `roles` a tuple of Role in spec order, `source` the Document it came from."""
+
+    __slots__ = ()
+
+    @property
+    def has_external_roles(self) -> bool:
+        """Whether an autoscaler sizes some role: then its RoleScalers are read too."""
+        return any(role.external for role in self.roles)
+
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        return tuple(role.name for role in self.roles)
+
+    def role(self, name: str) -> Role:
+        for role in self.roles:
+            if role.name == name:
+                return role
+        raise KeyError(name)
+
+
+def is_disaggregated_set(data: object) -> bool:
+    """A document meant as a DisaggregatedSet, even with a wrong version (validation says so)."""
+    if not isinstance(data, dict):
+        return False
+    api_version = data.get("apiVersion")
+    return data.get("kind") == KIND or (
+        isinstance(api_version, str) and api_version.split("/")[0] == GROUP
+        and data.get("kind") != "DisaggregatedSetRoleScaler"
+    )
+
+
+# --- defaulting -----------------------------------------------------------------------------
+
+def default_role_spec(spec: Mapping[str, object] | None) -> dict:
+    """The role's LWS spec with the API server's defaults (spec §1) filled in; input untouched."""
+    spec = without_nulls(dict(spec or {}))
+    _default(spec, "replicas", 1)
+    strategy = _default(spec, "rolloutStrategy", {})
+    if not strategy.get("type"):  # empty means RollingUpdate, the only strategy there is
+        strategy["type"] = "RollingUpdate"
+    rolling = strategy.get("rollingUpdateConfiguration")
+    if rolling is not None:  # an absent configuration stays absent (§6 tells them apart)
+        _default(rolling, "maxSurge", 0)
+        _default(rolling, "maxUnavailable", 1)
+        _default(rolling, "partition", 0)
+    _default(spec, "startupPolicy", "LeaderCreated")
+    # size, restartPolicy, subGroupPolicyType and every k8s.io/api `+default` in the pod and
+    # claim templates (port protocol TCP, …): the generated table, as the CRD has them.
+    revision.fill_defaults(_default(spec, "leaderWorkerTemplate", {}))
+    return spec
+
+
+def without_nulls(value: object) -> object:
+    """A deep copy without null map entries: the API server treats them as unset, so do we."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
+def _default(mapping: dict, key: str, value: object) -> object:
+    """Set `key` when absent or null (null means unset in Kubernetes manifests)."""
+    if mapping.get(key) is None:
+        mapping[key] = value
+    return mapping[key]
+
+
+# --- building the model ---------------------------------------------------------------------
+
+def build_set(document: Document) -> DisaggregatedSet:
+    """Model of an already validated DisaggregatedSet document."""
+    data = document.data
+    metadata = data.get("metadata") or {}
+    spec = data.get("spec") or {}
+    placement = spec.get("placementPolicy") or {}
+    roles = tuple(_build_role(raw) for raw in spec.get("roles") or [])
+    return DisaggregatedSet(
+        name=metadata["name"],
+        namespace=metadata.get("namespace"),
+        slices=spec.get("slices") if spec.get("slices") is not None else 1,
+        placement=Placement(placement.get("type") or PLACEMENT_NONE, placement.get("topology")),
+        roles=roles,
+        revision=_revision(document, roles),
+        source=document,
+    )
+
+
+def _revision(document: Document, roles: tuple[Role, ...]) -> str:
+    """The controller's revision; a value Go could not decode is the user's error, with its line."""
+    try:
+        return revision.compute_revision([(role.name, role.template) for role in roles])
+    except revision.RevisionInputError as error:
+        index, *rest = error.path
+        path = ("spec", "roles", index, "spec", "leaderWorkerTemplate", *rest)
+        raise UserError([Problem(document.file, document.line(path), dotted(path), error.message)]) from None
+
+
+def _build_role(raw: Mapping[str, object]) -> Role:
+    spec = default_role_spec(raw.get("spec"))
+    metadata = raw.get("metadata") or {}
+    return Role(
+        name=raw["name"],
+        replicas=spec["replicas"],
+        spec=spec,
+        labels=dict(metadata.get("labels") or {}),
+        annotations=dict(metadata.get("annotations") or {}),
+        external=(raw.get("scaling") or {}).get("mode") == SCALING_EXTERNAL,
+    )
+
+
+# --- where a set lives ----------------------------------------------------------------------
+
+def namespace_conflict(ds: DisaggregatedSet, flag: str | None) -> Problem | None:
+    """kubectl's rule: -n may not contradict the namespace a document names.
+
+    Rendering or stepping a set into a namespace it does not name would start a second copy
+    of it there; the document is the truth, -n only fills in where it says nothing.
+    """
+    if not flag or not ds.namespace or flag == ds.namespace:
+        return None
+    return Problem(ds.source.file, ds.source.line(("metadata", "namespace")), "metadata.namespace",
+                   f'disaggregatedset/{ds.name} is in namespace "{ds.namespace}", which does not match '
+                   f'--namespace "{flag}"; pass --namespace={ds.namespace} or leave it out')
+
+
+def namespace_for(ds: DisaggregatedSet, flag: str | None, fallback: str = DEFAULT_NAMESPACE) -> str:
+    """The document's namespace, else -n, else `fallback` (the kubeconfig context's, or "default")."""
+    conflict = namespace_conflict(ds, flag)
+    if conflict is not None:
+        raise UserError([conflict])
+    return ds.namespace or flag or fallback

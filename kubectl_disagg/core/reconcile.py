@@ -1,0 +1,546 @@
+"""One reconcile pass as data (spec §4): snapshot in, list of actions out. Pure.
+
+`rollout step` is: read a snapshot, `reconcile` it, print or execute the actions. Nothing
+here talks to the cluster, reads the clock or the environment.
+
+About 500 lines on purpose: the actions (and the units they must land in), the result types
+(Phase, SliceReport) and §4's pass are read together, top to bottom, as the spec reads;
+split, each part would explain itself only through the others.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict, namedtuple
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+
+from kubectl_disagg.core import naming, planner
+from kubectl_disagg.core.model import DisaggregatedSet, Role
+from kubectl_disagg.core.planner import PlanInputs, role_config
+from kubectl_disagg.core.render import leader_worker_set, service
+from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot
+
+LWS = "LeaderWorkerSet"
+SERVICE = "Service"
+EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's scaler with
+
+
+# --- actions ----------------------------------------------------------------------------------
+
+# Named tuples, each of its own length or field types (Scale and Annotate: an int and a
+# Mapping second), so no two actions of different types are ever equal.
+
+class Create(namedtuple("Create", "object slice")):
+    """`object`: the manifest to create (a Mapping)."""
+
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str:
+        return self.object["kind"]
+
+    @property
+    def name(self) -> str:
+        return self.object["metadata"]["name"]
+
+    def describe(self) -> str:
+        replicas = self.object.get("spec", {}).get("replicas")
+        suffix = f" with {replicas} replica{'' if replicas == 1 else 's'}" if self.kind == LWS else ""
+        return f"create {self.kind.lower()}/{self.name}{suffix}"
+
+
+class Scale(namedtuple("Scale", "name from_replicas to_replicas resource_version slice kind revision",
+                       defaults=(LWS, ""))):
+    """`from_replicas`: what the decision read, the write is refused if it moved meanwhile;
+    `revision`: the revision group it belongs to (see `write_units`)."""
+
+    __slots__ = ()
+
+    def describe(self) -> str:
+        return f"scale leaderworkerset/{self.name} {self.from_replicas} → {self.to_replicas}"
+
+
+class Annotate(namedtuple("Annotate", "name annotations resource_version slice replicas has_annotations kind",
+                          defaults=(LWS,))):
+    """`replicas`: what the annotations were computed from, the write is refused if it moved;
+    `has_annotations`: whether the LWS had an annotations map when read."""
+
+    __slots__ = ()
+
+    def describe(self) -> str:
+        pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.annotations.items()))
+        return f"annotate leaderworkerset/{self.name} {pairs}"
+
+
+class Delete(namedtuple("Delete", "kind name uid resource_version slice")):
+    __slots__ = ()
+
+    def describe(self) -> str:
+        return f"delete {self.kind.lower()}/{self.name}"
+
+
+Action = Create | Scale | Annotate | Delete
+
+
+# --- results ----------------------------------------------------------------------------------
+
+class Phase(StrEnum):
+    """Where a slice stands, named by what this pass does with it. Only reconcile decides it."""
+
+    STEADY = "steady"  # at the target revision and spec, settled: nothing to do
+    CONVERGING = "converging"  # no rollout: creating or scaling towards the spec
+    ROLLOUT_STARTED = "rollout started"  # this pass starts the rollout (annotations, new LWS at 0)
+    ROLLING = "rolling"  # this pass takes the planner's next step
+    WAITING = "waiting"  # the stability gate holds the next step back
+    COMPLETE = "complete"  # the rollout ended: this pass removes the drained old revision
+    STALLED = "stalled"  # old replicas remain but the planner has no move (reason in waiting_for)
+    BLOCKED = "blocked"  # an object we do not manage holds a name we would create (see `blocked`)
+
+
+class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiting_for position step_kind plan "
+                                            "old new blocked warnings",
+                             defaults=((), (), None, None, None, (), (), (), ()))):
+    """What one slice looks like and what this pass does with it.
+
+    `revisions`: revision → role → replicas, as observed. `position`: (step i, of N) on the
+    planner trajectory, or None. `plan` (PlanInputs, or None), `old` and `new`: the
+    planner's view of a rollout (per role considered: spec roles, then removed roles), where
+    the live state stands in it. `blocked`: why this slice (and so the whole set) may not be
+    stepped. `warnings`: e.g. an old revision group that lost a role.
+    """
+
+    __slots__ = ()
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return self.plan.roles if self.plan is not None else ()
+
+
+class Reconciliation(namedtuple("Reconciliation", "actions slices problems warnings", defaults=((), ()))):
+    """`problems`: an unexplainable live state, nothing may be done."""
+
+    __slots__ = ()
+
+    @property
+    def refusal(self) -> tuple[str, ...]:
+        """Why no action of this pass may be taken: an unexplainable state or a blocked slice.
+
+        A blocked slice stops the whole set, not just itself: the set's objects need someone to
+        look at them, and half-stepping a set whose state is in question helps nobody.
+        """
+        return (*self.problems,
+                *(f"slice {report.slice}: {reason}" for report in self.slices for reason in report.blocked))
+
+    @property
+    def may_proceed(self) -> bool:
+        return not self.refusal
+
+    @property
+    def complete(self) -> bool:
+        """Nothing left to do and nothing to wait for."""
+        return not self.problems and not self.actions and all(
+            report.phase in (Phase.STEADY, Phase.COMPLETE) for report in self.slices)
+
+
+# --- the pass ---------------------------------------------------------------------------------
+
+def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
+    """The actions of one pass over every slice of `ds`, given what the cluster holds."""
+    lws, services, warnings = _claimable(ds.name, snapshot)
+    problems = explain(ds.name, lws, services)
+    blocked_names = _foreign_names(ds.name, snapshot)
+    if problems:
+        return Reconciliation((), (), tuple(problems), tuple(warnings))
+
+    scalers = tuple(Create(scaler_object(ds, role, replicas, snapshot.namespace), 0)
+                    for role, replicas in missing_scalers(ds, snapshot, lws).items())
+    ds = with_scalers(ds, snapshot)
+    removed = scalers + tuple(_delete(obj, obj.identity.slice) for obj in (*lws, *services)
+                    if obj.identity.slice >= ds.slices)
+    by_slice: dict[int, tuple[list[LiveLWS], list[LiveService]]] = defaultdict(lambda: ([], []))
+    for obj in lws:
+        by_slice[obj.identity.slice][0].append(obj)
+    for obj in services:
+        by_slice[obj.identity.slice][1].append(obj)
+    revision_roles = _revision_roles(lws, services)
+    reports = [reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names,
+                               revision_roles)
+               for slice_index in range(ds.slices)]
+    actions = removed + tuple(a for report in reports for a in report.actions)
+    warnings += [w for report in reports for w in report.warnings]
+    return Reconciliation(actions, tuple(reports), (), tuple(warnings))
+
+
+# --- RoleScalers: an External role's target, where an autoscaler sets it ----------------------
+
+def missing_scalers(ds: DisaggregatedSet, snapshot: Snapshot, lws: Iterable[LiveLWS] = ()) -> dict[str, int]:
+    """External roles without their `<set>-<role>` RoleScaler, with the replicas to seed it with:
+    as the controller does, the role's current replicas per slice (the target revision's, else
+    the old revision's at the rollout's start), 1 for a role with none. Only where the kind is served."""
+    if not snapshot.scalers_served:
+        return {}
+    seeds = {}
+    for role in ds.roles:
+        if not role.external or naming.scaler_name(ds.name, role.name) in snapshot.scalers:
+            continue
+        mine = [o for o in lws if o.identity.role == role.name]
+        current = [o.replicas for o in mine if o.identity.revision == ds.revision]
+        before = [o.initial_replicas if o.initial_replicas is not None else o.replicas for o in mine]
+        seeds[role.name] = max(current or before or [EXTERNAL_SEED_REPLICAS])
+    return seeds
+
+
+def with_scalers(ds: DisaggregatedSet, snapshot: Snapshot) -> DisaggregatedSet:
+    """`ds` with each External role that has a RoleScaler (or gets one this pass) sized by it:
+    its spec.replicas is the role's target, and maxSurge/maxUnavailable percentages resolve
+    against it."""
+    lws = [o for o in snapshot.lws if o.belongs_to(ds.name)]
+    replicas = {**missing_scalers(ds, snapshot, lws),
+                **{role.name: snapshot.scalers[naming.scaler_name(ds.name, role.name)] for role in ds.roles
+                   if naming.scaler_name(ds.name, role.name) in snapshot.scalers}}
+    roles = tuple(role._replace(replicas=replicas[role.name], scaled=True)
+                  if role.external and role.name in replicas else role for role in ds.roles)
+    return ds._replace(roles=roles)
+
+
+def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str) -> dict:
+    """A role's RoleScaler as the controller names and seeds it (`/scale` is its subresource)."""
+    return {
+        "apiVersion": f"{naming.SET_GROUP}/v1",
+        "kind": naming.SCALER_KIND,
+        "metadata": {"name": naming.scaler_name(ds.name, role), "namespace": namespace,
+                     "labels": {naming.NAME_LABEL: ds.name, naming.ROLE_LABEL: role,
+                                naming.MANAGED_BY_LABEL: naming.MANAGER}},
+        "spec": {"replicas": replicas},
+        # What /scale reports: an HPA needs the selector (one leader pod per group, every revision).
+        "status": {"replicas": replicas, "selector": f"{naming.NAME_LABEL}={ds.name},{naming.ROLE_LABEL}={role},"
+                                                     f"{naming.WORKER_INDEX_LABEL}=0"},
+    }
+
+
+def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> dict[str, set[str]]:
+    """The roles each revision has anywhere in the set (any slice, LWS or Service): what a
+    group of that revision should hold, so a role deleted by hand shows up as missing."""
+    roles: dict[str, set[str]] = defaultdict(set)
+    for obj in (*lws, *services):
+        if obj.identity.complete:
+            roles[obj.identity.revision].add(obj.identity.role)
+    return dict(roles)
+
+
+def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[LiveService], list[str]]:
+    """The set's objects (ours, or the controller's: see `controller`); anything else carrying
+    the set's name label is reported and left alone."""
+    warnings = []
+    ours_lws, ours_services = [], []
+    for obj in (*snapshot.lws, *snapshot.services):
+        if obj.belongs_to(set_name):
+            (ours_lws if isinstance(obj, LiveLWS) else ours_services).append(obj)
+        else:
+            manager = obj.labels.get(naming.MANAGED_BY_LABEL, "nobody")
+            warnings.append(f"{obj.kind.lower()}/{obj.name} carries this set's labels but is managed by "
+                            f"{manager}, not {naming.MANAGER}: left untouched")
+    return ours_lws, ours_services, warnings
+
+
+def _foreign_names(set_name: str, snapshot: Snapshot) -> set[tuple[str, str]]:
+    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
+
+
+def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveService] = ()) -> list[str]:
+    """Reasons the live state cannot be acted on safely; empty when it is explainable."""
+    problems = [f"service/{s.name} lacks a valid slice, revision or role label"
+                for s in services if not s.identity.complete]
+    seen: dict[tuple, str] = {}
+    for obj in lws:
+        identity = obj.identity
+        if not identity.complete:
+            problems.append(f"leaderworkerset/{obj.name} lacks a valid slice, revision or role label")
+            continue
+        expected = naming.lws_name(set_name, identity.slice, identity.revision, identity.role)
+        if obj.name != expected:
+            problems.append(f"leaderworkerset/{obj.name}: its labels (slice {identity.slice}, revision "
+                            f"{identity.revision}, role {identity.role}) say it should be named {expected}")
+        key = (identity.slice, identity.revision, identity.role)
+        if key in seen:
+            problems.append(f"leaderworkerset/{obj.name} and leaderworkerset/{seen[key]} are both slice "
+                            f"{identity.slice}, revision {identity.revision}, role {identity.role}")
+        seen[key] = obj.name
+    return problems
+
+
+def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws: list[LiveLWS],
+                    services: list[LiveService], blocked_names: set[tuple[str, str]] = frozenset(),
+                    revision_roles: Mapping[str, set[str]] | None = None) -> SliceReport:
+    """§4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
+    groups = _groups(lws)
+    if revision_roles is None:
+        revision_roles = _revision_roles(lws, services)
+    warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision))
+    order = {name: index for index, name in enumerate(ds.role_names)}
+    observed = {rev: {role: group[role].replicas for role in sorted(group, key=lambda r: (order.get(r, len(order)), r))}
+                for rev, group in sorted(groups.items())}
+    actions: list[Action] = []
+
+    # 2.1 Old groups drained to zero on every role are done with.
+    for revision in [r for r, g in groups.items() if r != ds.revision and all(o.replicas == 0 for o in g.values())]:
+        actions.extend(_delete(o, slice_index) for o in groups.pop(revision).values())
+
+    old_groups = {r: g for r, g in groups.items() if r != ds.revision}
+    # Every role counts, removed ones too: §4 sums spec roles only, which would leave an old
+    # revision whose roles were all renamed running forever beside the new one.
+    old_total = sum(o.replicas for g in old_groups.values() for o in g.values())
+    target_group = groups.get(ds.revision, {})
+
+    if old_groups and old_total > 0:
+        report = _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles)
+    else:
+        report = _steady(ds, namespace, slice_index, target_group, observed, actions,
+                         rollout_ended=bool(actions))
+
+    actions = list(report.actions) + _services(ds, namespace, slice_index, groups, report.actions, services)
+    blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
+    if blocked:
+        # Creating over a name someone else's object holds would adopt it: stop this slice.
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
+                        "rename or delete it" for a in blocked)
+        return report._replace(phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
+    return report._replace(actions=tuple(actions), warnings=warnings)
+
+
+def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles) -> SliceReport:
+    roles, initial_old, current_old, current_new, target, configs = _planner_inputs(ds, old_groups, target_group)
+    view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
+    if not target_group:
+        # The rollout starts: remember where every old LWS began, add the new revision at 0.
+        for group in old_groups.values():
+            for obj in group.values():
+                actions.append(Annotate(obj.name, {naming.INITIAL_REPLICAS_ANNOTATION: str(obj.replicas)},
+                                        obj.resource_version, slice_index, obj.replicas, bool(obj.annotations)))
+        for role in ds.roles:
+            actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index))
+        return SliceReport(slice_index, Phase.ROLLOUT_STARTED, observed, tuple(actions), position=None,
+                           **_planner_view(roles, current_old, current_old, current_new, target, configs))
+
+    position = _position(initial_old, current_old, current_new, target, configs)
+    missing = [role for role in ds.roles if role.name not in target_group]
+    if missing:
+        # A rollout start that was cut short (a create failed after the annotations landed):
+        # §4 would wait for these forever; finish the start instead, at 0 like the others.
+        actions.extend(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index)
+                       for role in missing)
+        return SliceReport(slice_index, Phase.ROLLOUT_STARTED, observed, tuple(actions), (), position, **view)
+    waiting = _stability_gate(ds, target_group)
+    if waiting:
+        return SliceReport(slice_index, Phase.WAITING, observed, tuple(actions), tuple(waiting), position, **view)
+
+    step = planner.next_step(initial_old, current_old, current_new, target, configs)
+    if step is None:
+        # Old replicas remain (that is why this slice is rolling), yet §5 has no move from
+        # here, e.g. replicas lowered below the new revision's count mid-rollout: say so
+        # rather than call a half-finished rollout complete.
+        reason = ("the planner has no next step while old replicas remain "
+                  f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
+        return SliceReport(slice_index, Phase.STALLED, observed, tuple(actions), (reason,), position, **view)
+
+    for role, new in zip(roles, step.new):
+        obj = target_group.get(role)
+        if obj is not None and new > obj.replicas:
+            actions.append(_scale(obj, new, slice_index))
+    budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
+    actions.extend(_drain_old_groups(old_groups, budget, slice_index, revision_roles))
+    return SliceReport(slice_index, Phase.ROLLING, observed, tuple(actions), (), position, str(step.kind), **view)
+
+
+def _planner_view(roles, initial_old, current_old, current_new, target, configs) -> dict:
+    return dict(plan=PlanInputs(tuple(roles), tuple(initial_old), tuple(target), tuple(configs)),
+                old=tuple(current_old), new=tuple(current_new))
+
+
+def _stability_gate(ds: DisaggregatedSet, target_group: Mapping[str, LiveLWS]) -> list[str]:
+    """Why the next step must wait: every target LWS settled (replicas == ready, status fresh)."""
+    waiting = []
+    for role in ds.roles:
+        obj = target_group.get(role.name)
+        if obj is None:
+            waiting.append(f"{role.name}: no LeaderWorkerSet at revision {ds.revision}")
+        elif obj.stale:
+            waiting.append(f"{role.name}: status is stale (observedGeneration {obj.observed_generation} "
+                           f"< generation {obj.generation})")
+        elif obj.ready != obj.replicas:
+            waiting.append(f"{role.name}: {obj.ready}/{obj.replicas} ready")
+    return waiting
+
+
+def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
+    """Per role considered (spec roles, then roles left only in old groups), the planner's vectors."""
+    removed = sorted({role for g in old_groups.values() for role in g} - set(ds.role_names))
+    roles = list(ds.role_names) + removed
+    initial_old, current_old, current_new, target, configs = [], [], [], [], []
+    for name in roles:
+        olds = [g[name] for g in old_groups.values() if name in g]
+        initial_old.append(sum(o.initial_replicas if o.initial_replicas is not None else o.replicas for o in olds))
+        current_old.append(sum(o.replicas for o in olds))
+        current_new.append(target_group[name].replicas if name in target_group else 0)
+        role: Role | None = next((r for r in ds.roles if r.name == name), None)
+        if role is None:
+            target.append(0)
+        elif role.scaled:
+            # Its RoleScaler's count, never below what the new revision already runs.
+            target.append(max(role.replicas, current_new[-1]))
+        elif role.external:
+            # An autoscaler owns an External role's size: keep the capacity it had.
+            target.append(max(initial_old[-1], EXTERNAL_SEED_REPLICAS))
+        else:
+            target.append(role.replicas)
+        configs.append(role_config(role))
+    return roles, initial_old, current_old, current_new, target, configs
+
+
+def _position(initial_old, current_old, current_new, target, configs) -> tuple[int, int] | None:
+    trajectory = _trajectory(tuple(initial_old), tuple(target), tuple(configs))
+    index = planner.find_position(trajectory, current_old, current_new)
+    return None if index is None else (index, len(trajectory) - 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _trajectory(initial_old: tuple, target: tuple, configs: tuple) -> list:
+    """The whole plan, shared by every slice in the same place (100 slices, one computation)."""
+    try:
+        return planner.plan(initial_old, target, configs)
+    except planner.PlanDidNotConverge:
+        return []  # no position to report; next_step still decides the actual move
+
+
+def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: dict[str, int],
+                      slice_index: int, revision_roles: Mapping[str, set[str]]) -> list[Action]:
+    """Spend each role's drain budget on old groups, newest first, never orphaning a role.
+
+    When draining would bring any role of a group to 0, the whole group goes to 0 together;
+    the drain is then charged only to the roles that triggered it. A role already at 0, or
+    missing from its group (deleted by hand), triggers too, as in the controller: a group
+    that lost a role serves nothing useful.
+    """
+    actions: list[Action] = []
+    newest_first = sorted(old_groups.items(), key=lambda item: max(o.created for o in item[1].values()), reverse=True)
+    for revision, group in newest_first:
+        drains = {role: min(max(budget.get(role, 0), 0), obj.replicas) for role, obj in group.items()}
+        triggers = [role for role, obj in group.items() if obj.replicas - drains[role] == 0]
+        missing = revision_roles.get(revision, set()) - set(group)
+        for role, obj in group.items():
+            to = 0 if triggers or missing else obj.replicas - drains[role]
+            if to != obj.replicas:
+                actions.append(_scale(obj, to, slice_index))
+        for role in (triggers or ([] if missing else group)):
+            budget[role] = budget.get(role, 0) - drains[role]
+    return actions
+
+
+def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
+                  revision_roles: Mapping[str, set[str]], target: str) -> list[str]:
+    """Old revision groups with some roles at 0 or missing while others still run: say so."""
+    warnings = []
+    for revision, group in sorted(groups.items()):
+        if revision == target or all(o.replicas == 0 for o in group.values()):
+            continue
+        idle = sorted(role for role, o in group.items() if o.replicas == 0)
+        missing = sorted(revision_roles.get(revision, set()) - set(group))
+        if idle or missing:
+            what = "; ".join(part for part in (
+                f"no LeaderWorkerSet for {', '.join(missing)}" if missing else "",
+                f"{', '.join(idle)} at 0 replicas" if idle else "") if part)
+            warnings.append(f"slice {slice_index}: revision {revision} is broken ({what}) while its other roles "
+                            "run; the next drain takes the whole group to 0")
+    return warnings
+
+
+def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout_ended: bool) -> SliceReport:
+    """No rollout under way: converge the target revision to the spec.
+
+    `rollout_ended`: this pass removes drained old groups; with nothing else to do and the
+    target settled, that is the last pass of a rollout, reported as complete.
+    """
+    removals = len(actions)
+    for role in ds.roles:
+        obj = target_group.get(role.name)
+        if obj is None:
+            seed = role.replicas if role.scaled else EXTERNAL_SEED_REPLICAS if role.external else None
+            actions.append(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=seed), slice_index))
+        elif obj.replicas != role.replicas and (role.scaled or not role.external):
+            # An autoscaler sizes External roles: through their RoleScaler, else on the LWS itself.
+            actions.append(_scale(obj, role.replicas, slice_index))
+    gate = [] if len(actions) > removals else _stability_gate(ds, target_group)
+    if len(actions) > removals or (rollout_ended and gate):
+        phase = Phase.CONVERGING
+    elif rollout_ended:
+        phase = Phase.COMPLETE
+    else:
+        phase = Phase.WAITING if gate else Phase.STEADY
+    waiting = () if actions else tuple(gate)
+    return SliceReport(slice_index, phase, observed, tuple(actions), waiting)
+
+
+def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
+              lws_actions: Iterable[Action], services: list[LiveService]) -> list[Action]:
+    """§4.4: a revision's Services live exactly as long as it has LWS in the slice.
+
+    `groups` is what remains after this pass's deletes; the target's Services come with its
+    first LWS (a headless Service lists only ready pods, so an early one is harmless), and a
+    Service goes only once its revision has no LWS left, never while its pods may serve.
+    """
+    roles_by_revision = {revision: set(group) for revision, group in groups.items()}
+    if any(isinstance(a, Create) and a.kind == LWS for a in lws_actions):
+        roles_by_revision.setdefault(ds.revision, set()).update(ds.role_names)
+    existing = {(s.identity.revision, s.identity.role): s for s in services}
+    actions: list[Action] = []
+    order = {name: index for index, name in enumerate(ds.role_names)}
+    for revision, roles in sorted(roles_by_revision.items()):
+        for role in sorted(roles, key=lambda r: (order.get(r, len(order)), r)):
+            if (revision, role) not in existing:
+                actions.append(Create(service(ds.name, slice_index, revision, role, namespace), slice_index))
+    for (revision, _role), svc in sorted(existing.items()):
+        if revision not in roles_by_revision:
+            actions.append(_delete(svc, slice_index))
+    return actions
+
+
+def _groups(lws: Iterable[LiveLWS]) -> dict[str, dict[str, LiveLWS]]:
+    groups: dict[str, dict[str, LiveLWS]] = defaultdict(dict)
+    for obj in lws:
+        groups[obj.identity.revision][obj.identity.role] = obj
+    return dict(groups)
+
+
+def _scale(obj: LiveLWS, to: int, slice_index: int) -> Scale:
+    return Scale(obj.name, obj.replicas, to, obj.resource_version, slice_index, revision=obj.identity.revision or "")
+
+
+def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
+    """The pass's actions, in order, cut into the runs that must land together or not at all.
+
+    Consecutive scales of one revision group in one slice form a unit: half of a unit would
+    leave a group split (a new group serving prefill without decode, an old group drained on
+    one role only), so an executor that fails inside a unit undoes the unit's earlier writes.
+    Every other action is a unit of its own.
+    """
+    units: list[list[Action]] = []
+    for action in actions:
+        previous = units[-1][-1] if units else None
+        if (isinstance(action, Scale) and isinstance(previous, Scale)
+                and (previous.slice, previous.revision) == (action.slice, action.revision)):
+            units[-1].append(action)
+        else:
+            units.append([action])
+    return [tuple(unit) for unit in units]
+
+
+def undo(scale: Scale) -> Scale:
+    """The scale that takes `scale` back, pinned to the count `scale` wrote."""
+    return scale._replace(from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
+
+
+def _delete(obj: LiveObject, slice_index: int) -> Delete:
+    return Delete(obj.kind, obj.name, obj.uid, obj.resource_version, slice_index)
+
+

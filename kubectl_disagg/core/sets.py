@@ -1,0 +1,77 @@
+"""Loading: manifests in, validated DisaggregatedSets out (all problems at once).
+
+`load_sets` reads files, directories or stdin; `load_documents` takes documents already
+parsed (a set stored in the cluster, a benchmark's). Sets come back in input order, with the
+other documents alongside for pass-through.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Iterable
+
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests.reader import read_documents
+from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set
+from kubectl_disagg.core.validation import validate_document
+
+
+class LoadResult(namedtuple("LoadResult", "items warnings")):
+    """What the inputs held: sets and other documents in input order, plus warnings."""
+
+    __slots__ = ()
+
+    @property
+    def sets(self) -> list[DisaggregatedSet]:
+        return [item for item in self.items if isinstance(item, DisaggregatedSet)]
+
+
+def load_documents(documents: Iterable[Document]) -> LoadResult:
+    items: list[DisaggregatedSet | Document] = []
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    for document in documents:
+        if not is_disaggregated_set(document.data):
+            problems.extend(_check_passthrough(document))
+            items.append(document)
+            continue
+        errors, notes = validate_document(document)
+        problems.extend(errors)
+        warnings.extend(notes)
+        if not errors:
+            try:
+                items.append(build_set(document))
+            except UserError as error:  # a template value Go could not decode, found by hashing
+                problems.extend(error.problems)
+    if problems:
+        raise UserError(problems)
+    return LoadResult(tuple(items), tuple(warnings))
+
+
+def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
+    return load_documents(read_documents(paths, recursive))
+
+
+def sets_from_files(paths: Iterable[str], recursive: bool = False) -> list[DisaggregatedSet]:
+    """The DisaggregatedSets in -f inputs, validated, at least one; warnings go to stderr."""
+    import sys
+
+    loaded = load_sets(paths, recursive)
+    for warning in loaded.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    if not loaded.sets:
+        raise UserError(["no DisaggregatedSet found in the input"])
+    return list(loaded.sets)
+
+
+def _check_passthrough(document: Document) -> list[Problem]:
+    """Other documents pass through render, but only if they are Kubernetes objects at all."""
+    data = document.data
+    if not isinstance(data, dict):
+        return [Problem(document.file, document.line(()), "", "document is not a Kubernetes object (a mapping)")]
+    problems = []
+    for key in ("apiVersion", "kind"):
+        if not isinstance(data.get(key), str) or not data.get(key):
+            problems.append(Problem(document.file, document.line((key,)), key, "Required value: a Kubernetes object needs it"))
+    return problems

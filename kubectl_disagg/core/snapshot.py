@@ -1,0 +1,182 @@
+"""The live state of one set, as plain immutable data read from API objects.
+
+A snapshot is what one LIST per kind returns (everything labelled with the set's name);
+reconcile and status are pure functions of it, so both are tested without a cluster.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Mapping
+
+from kubectl_disagg.core import naming
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _count(text: str) -> int | None:
+    """`text` as a count when it is one: ASCII digits only (str.isdigit() alone takes "²",
+    which int() refuses)."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class Identity(namedtuple("Identity", "slice revision role")):
+    """What an object's labels say it is; None where a label is missing or malformed."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_labels(cls, labels: Mapping[str, str]) -> Identity:
+        slice_index = _count(labels.get(naming.SLICE_LABEL, ""))
+        return cls(slice_index, labels.get(naming.REVISION_LABEL) or None, labels.get(naming.ROLE_LABEL) or None)
+
+    @property
+    def complete(self) -> bool:
+        return self.slice is not None and self.revision is not None and self.role is not None
+
+
+# What every live object holds, in this order, before its kind's own fields: `created` is
+# RFC 3339, so it sorts as text; `controller_set` is the DisaggregatedSet its ownerReferences
+# name as controller ("" for none): the upstream controller acts only on objects it owns that
+# way. The last field, `identity`, is read from the labels once, at construction: reconcile
+# asks for it per object per slice, and labels never change here.
+_OBJECT_FIELDS = "kind name uid resource_version labels annotations created controller_set"
+
+
+class LiveObject:
+    """What LiveLWS and LiveService share (each a named tuple of _OBJECT_FIELDS, its own
+    fields, then `identity`): the questions about who the object belongs to."""
+
+    __slots__ = ()
+
+    def managed_by_us(self, set_name: str) -> bool:
+        return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
+                and self.labels.get(naming.NAME_LABEL) == set_name)
+
+    def owned_by_controller(self, set_name: str) -> bool:
+        """The upstream controller's: its ownerReferences name the set as controller."""
+        return self.controller_set == set_name and self.labels.get(naming.NAME_LABEL) == set_name
+
+    def belongs_to(self, set_name: str) -> bool:
+        """Part of the set, whoever runs it (kubectl-disagg or the controller): what status reads."""
+        return self.managed_by_us(set_name) or self.owned_by_controller(set_name)
+
+    def __getnewargs__(self) -> tuple:
+        return tuple(self)[:-1]  # copy and pickle call __new__, which derives `identity` itself
+
+    def _replace(self, **changes):
+        """A copy with `changes`, its `identity` derived again (the named tuple's own _replace
+        would keep the old one)."""
+        fields = self._asdict()
+        del fields["identity"]
+        return type(self)(**{**fields, **changes})
+
+
+class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas generation status_replicas ready "
+                                                "updated observed_generation identity")):
+    """`replicas` is spec.replicas (absent counts 1, as the LWS API defaults it); the LWS
+    controllers before April 2026 never set `observed_generation` (None)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
+                annotations: Mapping[str, str], created: str, controller_set: str = "", replicas: int = 1,
+                generation: int = 0, status_replicas: int = 0, ready: int = 0, updated: int = 0,
+                observed_generation: int | None = None) -> LiveLWS:
+        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
+                                   replicas, generation, status_replicas, ready, updated, observed_generation,
+                                   Identity.from_labels(labels)))
+
+    @property
+    def stale(self) -> bool:
+        """Status describes an older spec. Absent observedGeneration means unknown, not stale."""
+        return self.observed_generation is not None and self.observed_generation < self.generation
+
+    @property
+    def initial_replicas(self) -> int | None:
+        """The annotation's count; None when absent or not a plain count (then replicas stand in)."""
+        return _count(self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, ""))
+
+
+class LiveService(LiveObject, namedtuple("LiveService", f"{_OBJECT_FIELDS} identity")):
+    __slots__ = ()
+
+    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
+                annotations: Mapping[str, str], created: str, controller_set: str = "") -> LiveService:
+        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
+                                   Identity.from_labels(labels)))
+
+
+class Snapshot(namedtuple("Snapshot", "namespace lws services lws_resource_version scalers scalers_served objects")):
+    """Everything labelled with the set's name in its namespace, managed by us or not.
+
+    `lws`, `services`: tuples of LiveLWS and LiveService. `lws_resource_version`: the LWS
+    list's resourceVersion; a watch from exactly this point sees every later change.
+    `scalers`: the namespace's DisaggregatedSetRoleScalers, name → spec.replicas;
+    `scalers_served`: the cluster serves the kind (its CRD is installed), so rollout step may
+    create them. `objects`: the objects as read, by (kind, name), what a dry run's diffs and
+    patches start from.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, namespace: str, lws: tuple = (), services: tuple = (), lws_resource_version: str = "",
+                scalers: Mapping[str, int] | None = None, scalers_served: bool = False,
+                objects: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Snapshot:
+        return tuple.__new__(cls, (namespace, lws, services, lws_resource_version,
+                                   {} if scalers is None else scalers, scalers_served,
+                                   {} if objects is None else objects))
+
+
+def controller_set_name(obj: Mapping[str, Any]) -> str:
+    """The DisaggregatedSet an object's ownerReferences name as its controller, or ""."""
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if (owner.get("controller") is True and owner.get("kind") == naming.SET_KIND
+                and str(owner.get("apiVersion", "")).startswith(naming.SET_GROUP + "/")):
+            return str(owner.get("name") or "")
+    return ""
+
+
+def _metadata(obj: Mapping[str, Any]) -> dict:
+    metadata = obj.get("metadata") or {}
+    return {
+        "controller_set": controller_set_name(obj),
+        "name": metadata.get("name", ""),
+        "uid": metadata.get("uid", ""),
+        "resource_version": metadata.get("resourceVersion", ""),
+        "labels": dict(metadata.get("labels") or {}),
+        "annotations": dict(metadata.get("annotations") or {}),
+        "created": str(metadata.get("creationTimestamp") or ""),
+    }
+
+
+def lws_from_object(obj: Mapping[str, Any]) -> LiveLWS:
+    """A LiveLWS from an LWS as the API returns it (a dict in its JSON shape)."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    observed = status.get("observedGeneration")
+    return LiveLWS(
+        kind="LeaderWorkerSet",
+        **_metadata(obj),
+        replicas=_int(spec.get("replicas"), 1),
+        generation=_int((obj.get("metadata") or {}).get("generation"), 0),
+        status_replicas=_int(status.get("replicas"), 0),
+        ready=_int(status.get("readyReplicas"), 0),
+        updated=_int(status.get("updatedReplicas"), 0),
+        observed_generation=observed if isinstance(observed, int) else None,
+    )
+
+
+def scaler_replicas(obj: Mapping[str, Any]) -> tuple[str, int]:
+    """(name, spec.replicas) of a RoleScaler; replicas default to 0, as the CRD does."""
+    return (obj.get("metadata") or {}).get("name", ""), _int((obj.get("spec") or {}).get("replicas"), 0)
+
+
+def service_from_object(obj: Mapping[str, Any]) -> LiveService:
+    return LiveService(kind="Service", **_metadata(obj))

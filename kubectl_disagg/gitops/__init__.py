@@ -1,0 +1,2 @@
+"""Git-driven rollouts: the RolloutState document, rendering a set as far as its state has rolled it,
+the next state as one reviewed commit, and the state file beside the set."""

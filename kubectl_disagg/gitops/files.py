@@ -1,0 +1,87 @@
+"""Where a set's rollout state lives on disk, reading it and writing it (whole, or not at all).
+
+The state of a set is its RolloutState document in `disagg-rollout-state.yaml`, in the directory
+of the file the set came from, unless `--state FILE` names another file. One file holds the
+states of every set of its directory, one document each.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests.reader import STDIN_NAME, read_documents
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, state_document
+
+HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`.\n"
+          "# Review it like code; see docs/gitops.md before editing it by hand.\n")
+
+
+def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> str | None:
+    """The state file of `ds`: `explicit`, else beside the set's file (None for stdin).
+
+    Paths are strings (os.path): `render` reads states, and pathlib costs it 10 ms of imports."""
+    if explicit:
+        return explicit
+    if ds.source.file == STDIN_NAME or ds.source.file.startswith("disaggregatedset/"):
+        return None
+    return os.path.join(os.path.dirname(ds.source.file), STATE_FILE)
+
+
+def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None) -> RolloutState | None:
+    """The state of `ds` (checked against it), or None when there is none yet.
+
+    An `explicit` file must exist and hold the set's state; the file beside the set may be
+    missing, or hold only other sets' states.
+    """
+    path = state_path(ds, explicit)
+    if path is None or (not explicit and not os.path.isfile(path)):
+        return None
+    state = find_state(read_documents([path]), ds, namespace)
+    if state is None and explicit:
+        raise UserError([Problem(path, 0, "", f"holds no rollout state for disaggregatedset/{ds.name}")])
+    return state
+
+
+def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, explicit: str | None = None,
+                           require_state: bool = False) -> list[dict]:
+    """`render` of one set: from its rollout state when it has one (docs/gitops.md), else steady.
+
+    `namespace` is -n; `explicit` is --state; `require_state` refuses a set without a state.
+    The one entry point for every renderer (the CLI, the Argo CD plugin).
+    """
+    from kubectl_disagg.core.model import namespace_for
+    from kubectl_disagg.core.render import render_set
+
+    path = state_path(ds, explicit)
+    if not explicit and not require_state and (path is None or not os.path.isfile(path)):
+        return list(render_set(ds, namespace))  # no state: the steady state, and no more imports
+    from kubectl_disagg.gitops.render import render_with_state
+
+    state = read_state(ds, namespace_for(ds, namespace), explicit)
+    return render_with_state(ds, state, namespace, require_state=require_state)
+
+
+def write_state(path: str, state: RolloutState) -> None:
+    """Put the set's document into the file (the other sets' stay), replacing the file in one
+    rename so that a reader never sees half a state."""
+    import tempfile  # only a step writes: render never pays for it
+
+    others = []
+    if os.path.isfile(path):
+        others = [d.data for d in read_documents([path])
+                  if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") != state.name]
+    documents = sorted([*others, state_document(state)], key=lambda d: (d.get("metadata") or {}).get("name") or "")
+    text = HEADER + "---\n".join(to_yaml(document) for document in documents)
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

@@ -1,0 +1,94 @@
+"""Who the requests are from: a bearer token or a client certificate, kept fresh.
+
+A `Credentials` hands the transport the Authorization header for each request: a static
+token, a token file re-read as it rotates (a pod's projected service-account token), or what an
+exec credential plugin prints, run again when its credential expires or the API server answers
+401. The plugin's output never reaches a message: it may hold the credential.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.kubeconfig import Connection, check_token
+
+TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go re-reads a token file once a minute
+EXPIRY_MARGIN_SECONDS = 10.0  # refresh an exec credential this long before it expires
+
+
+class Credentials:
+    """The current credential of one connection (thread-safe: concurrent writes share it)."""
+
+    def __init__(self, connection: Connection):
+        self._connection = connection
+        self._lock = threading.Lock()
+        self._token = connection.token
+        self._token_read_at = -float("inf")
+        self._file_cached: str | None = None
+        self._issued = None  # what the exec plugin last issued (exec_plugin.Issued)
+        if connection.exec_plugin is not None and not connection.token:
+            self._issued = self._run_exec()
+
+    @property
+    def client_certificate(self) -> tuple[bytes, bytes] | None:
+        """(certificate PEM, key PEM) to present in the TLS handshake, if any."""
+        issued = self._issued
+        if issued is not None and issued.client_cert_pem and issued.client_key_pem:
+            return issued.client_cert_pem, issued.client_key_pem
+        if self._connection.client_cert_pem and self._connection.client_key_pem:
+            return self._connection.client_cert_pem, self._connection.client_key_pem
+        return None
+
+    def authorization(self) -> str | None:
+        """The Authorization header value for the next request, refreshed when due."""
+        with self._lock:
+            if self._token:
+                return f"Bearer {self._token}"
+            if self._connection.token_file:
+                return f"Bearer {self._file_token()}"
+            plugin = self._connection.exec_plugin
+            if plugin is not None:
+                if self._issued is None or _expired(self._issued):
+                    self._issued = self._run_exec()
+                if self._issued.token:
+                    return f"Bearer {self._issued.token}"
+        return None
+
+    def rejected(self) -> bool:
+        """The server answered 401: drop what may have been revoked. True when asking again may help
+        (a token file or an exec plugin can produce a new credential; a static token cannot)."""
+        with self._lock:
+            if self._connection.token:
+                return False
+            if self._connection.token_file:
+                self._token_read_at = -float("inf")
+                return True
+            if self._connection.exec_plugin is not None:
+                self._issued = self._run_exec()
+                return True
+        return False
+
+    def _run_exec(self):
+        from kubectl_disagg.kube.exec_plugin import run_exec  # a subprocess, only for users with a plugin
+
+        return run_exec(self._connection, self._connection.exec_plugin)
+
+    def _file_token(self) -> str:
+        now = time.monotonic()
+        if now - self._token_read_at >= TOKEN_FILE_REREAD_SECONDS or self._file_cached is None:
+            path = self._connection.token_file or ""
+            try:
+                with open(path, encoding="utf-8") as f:
+                    token = f.read().strip()
+            except (OSError, UnicodeDecodeError) as err:
+                raise UserError(f"{self._connection.whose}: cannot read the token file {path}: "
+                                f"{getattr(err, 'strerror', None) or err}") from None
+            check_token(token, self._connection.whose, f"token file {path}")
+            self._file_cached, self._token_read_at = token, now
+        return self._file_cached
+
+
+def _expired(issued) -> bool:
+    return issued.expires is not None and time.time() >= issued.expires - EXPIRY_MARGIN_SECONDS

@@ -1,0 +1,108 @@
+"""Exec credential plugins (client.authentication.k8s.io): run the user's plugin, read the
+ExecCredential it prints. Its output never reaches a message: it may hold the credential.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import namedtuple
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
+
+EXEC_TIMEOUT_SECONDS = 60.0
+
+
+class Issued(namedtuple("Issued", "token client_cert_pem client_key_pem expires")):
+    """What an exec plugin returned; each field may be None; `expires` is a time.time() value."""
+
+    __slots__ = ()
+
+
+def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
+    """Run the user's exec credential plugin once and read its ExecCredential.
+
+    Interactive plugins get the terminal only when there is one and the plugin allows it; the
+    plugin's stderr is kept off the terminal (plugins print tokens in their errors).
+    """
+    user, where = connection.user_name, f"kubeconfig {connection.kubeconfig}"
+    interactive = plugin.interactive_mode != "Never" and sys.stdin is not None and sys.stdin.isatty()
+    if plugin.interactive_mode == "Always" and not interactive:
+        raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) needs a terminal "
+                        "(interactiveMode: Always), and there is none")
+    command = _resolve(plugin)
+    if command is None:
+        hint = f"; {plugin.install_hint.strip()}" if plugin.install_hint.strip() else ""
+        raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) was not "
+                        f"found{hint}")
+    spec: dict = {"interactive": interactive}
+    if plugin.provide_cluster_info:
+        spec["cluster"] = connection.cluster_info
+    info = {"apiVersion": plugin.api_version, "kind": "ExecCredential", "spec": spec}
+    env = {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
+    try:
+        finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, stdin=None if interactive else subprocess.DEVNULL,
+                                  timeout=EXEC_TIMEOUT_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        raise UserError(_failure(where, user, plugin, f"did not finish in {EXEC_TIMEOUT_SECONDS:.0f} s")) from None
+    except OSError as err:
+        raise UserError(_failure(where, user, plugin, f"could not be started ({err.strerror or err})")) from None
+    if finished.returncode != 0:
+        raise UserError(_failure(where, user, plugin, f"exited with status {finished.returncode}"))
+    issued = _parse_credential(finished.stdout, plugin)
+    if issued is None:
+        raise UserError(_failure(where, user, plugin, "gave no usable credential"))
+    if issued.token is not None:
+        check_token(issued.token, connection.whose, f"exec plugin {plugin.command}")
+    return issued
+
+
+def _resolve(plugin: ExecPlugin) -> str | None:
+    """The plugin's executable: a bare name on PATH, a relative path from the kubeconfig's directory."""
+    if os.sep not in plugin.command:
+        return shutil.which(plugin.command)
+    path = plugin.command if os.path.isabs(plugin.command) else os.path.join(plugin.base_dir, plugin.command)
+    return path if os.path.isfile(path) else None
+
+
+def _failure(where: str, user: str, plugin: ExecPlugin, how: str) -> list[str]:
+    return [f"{where}: the exec credential plugin of user {user} ({plugin.command}) {how}; "
+            "its output is not shown because it may hold credentials",
+            f"run `{plugin.command}` yourself to see why, then try again"]
+
+
+def _parse_credential(stdout: bytes, plugin: ExecPlugin) -> Issued | None:
+    """An ExecCredential's status, or None when the output is not one (or holds no credential)."""
+    try:
+        document = json.loads(stdout)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(document, dict) or document.get("kind") != "ExecCredential" \
+            or document.get("apiVersion") != plugin.api_version:
+        return None
+    status = document.get("status")
+    if not isinstance(status, dict):
+        return None
+    token = status.get("token")
+    cert, key = status.get("clientCertificateData"), status.get("clientKeyData")
+    if not (isinstance(token, str) and token) and not (isinstance(cert, str) and isinstance(key, str) and cert and key):
+        return None
+    return Issued(token=token if isinstance(token, str) and token else None,
+                  client_cert_pem=cert.encode() if isinstance(cert, str) and cert else None,
+                  client_key_pem=key.encode() if isinstance(key, str) and key else None,
+                  expires=_timestamp(status.get("expirationTimestamp")))
+
+
+def _timestamp(value: object) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

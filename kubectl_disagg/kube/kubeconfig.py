@@ -1,0 +1,342 @@
+"""Finding the API server and credentials the way kubectl does: kubeconfig, context, namespace.
+
+`load_configuration` returns a `Connection` (where the server is, how to trust it, who we are)
+and the context's namespace: from --kubeconfig (else the files of $KUBECONFIG, merged as
+kubectl merges them, else ~/.kube/config) and --context (else the current one), or, inside a
+pod with no kubeconfig at all, from the service account. Read by our own code rather than the
+Kubernetes client package: importing that package cost a cluster command more time than
+everything else it does on a small set (BENCHMARKS.md). Nothing a kubeconfig holds in secret
+ever reaches a message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+from collections import namedtuple
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.manifests.reader import load_plain
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
+
+
+class ExecPlugin(namedtuple("ExecPlugin", "command args env api_version interactive_mode provide_cluster_info "
+                                          "install_hint base_dir",
+                            defaults=((), (), EXEC_API_VERSIONS[0], "IfAvailable", False, "", "."))):
+    """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it.
+
+    `args`: a tuple of str; `env`: a tuple of (name, value); `base_dir`: where a relative
+    command is found from (the kubeconfig's directory, as kubectl does).
+    """
+
+    __slots__ = ()
+
+
+class Connection(namedtuple("Connection", "server whose ca_pem insecure tls_server_name proxy_url client_cert_pem "
+                                          "client_key_pem token token_file exec_plugin kubeconfig user_name "
+                                          "cluster_info impersonate",
+                            defaults=(None, False, None, None, None, None, None, None, None, None, "?", None, ()))):
+    """Everything needed to reach one API server as one user.
+
+    `whose`: how messages name the credentials ("user alice in kubeconfig ~/.kube/config").
+    PEM fields are bytes; `exec_plugin`: an ExecPlugin or None; `kubeconfig`: the file named
+    in exec-plugin messages; `cluster_info`: what an exec plugin may ask for
+    (provideClusterInfo); `impersonate`: Impersonate-* headers from the user's as,
+    as-groups …, a tuple of (name, value).
+    """
+
+    __slots__ = ()
+
+
+def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
+    """The connection and the context's namespace, found the way kubectl finds them."""
+    from_env = os.environ.get("KUBECONFIG")
+    if not kubeconfig and not from_env and os.environ.get("KUBERNETES_SERVICE_HOST") and not os.path.exists(
+            os.path.expanduser(DEFAULT_KUBECONFIG)):
+        return _in_cluster()
+    if kubeconfig:
+        if not os.path.isfile(os.path.expanduser(kubeconfig)):
+            raise UserError(f"--kubeconfig {kubeconfig}: no such file")
+        paths, shown = [kubeconfig], kubeconfig
+    elif from_env:
+        paths = [p for p in from_env.split(os.pathsep) if p]
+        shown = from_env
+    else:
+        paths, shown = [DEFAULT_KUBECONFIG], DEFAULT_KUBECONFIG
+    merged = _merge(paths, shown)
+    connection, namespace = _from_context(merged, context, shown)
+    _check_credentials(connection)
+    return connection, namespace
+
+
+# --- reading and merging kubeconfig files ----------------------------------------------------
+
+
+class _Entry(namedtuple("_Entry", "body base_dir")):
+    """A kubeconfig entry (a dict) and the directory its relative paths are relative to: the
+    directory of the file that holds it."""
+
+    __slots__ = ()
+
+
+class _Merged:
+    def __init__(self) -> None:
+        self.clusters: dict[str, _Entry] = {}
+        self.users: dict[str, _Entry] = {}
+        self.contexts: dict[str, _Entry] = {}
+        self.current_context = ""
+
+
+def _merge(paths: list[str], shown: str) -> _Merged:
+    """The files' clusters, users and contexts: the first file to define a name wins, and the
+    first non-empty current-context wins, as kubectl merges $KUBECONFIG. Missing files in a
+    list are skipped; none at all is an error."""
+    merged, found = _Merged(), False
+    for path in paths:
+        full = os.path.expanduser(path)
+        try:
+            with open(full, "rb") as f:
+                document = load_plain(f.read())
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            raise UserError(f"kubeconfig {path}: cannot be read: {err.strerror or err}") from None
+        except ValueError as err:  # not YAML
+            raise UserError(f"kubeconfig {path}: cannot be read: {' '.join(redact_url(str(err)).split())}") from None
+        found = True
+        if document is None:
+            continue
+        if not isinstance(document, dict):
+            raise UserError(f"kubeconfig {path}: cannot be read: not a kubeconfig (a mapping is expected)")
+        base_dir = os.path.dirname(os.path.abspath(full))
+        for key, into in (("clusters", merged.clusters), ("users", merged.users), ("contexts", merged.contexts)):
+            entries = document.get(key) or []
+            if not isinstance(entries, list):
+                raise UserError(f"kubeconfig {path}: cannot be read: {key} must be a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    raise UserError(f"kubeconfig {path}: cannot be read: every entry of {key} needs a name")
+                body = entry.get(key[:-1]) or {}
+                if not isinstance(body, dict):
+                    raise UserError(f"kubeconfig {path}: cannot be read: {key[:-1]} {entry['name']} must be a mapping")
+                into.setdefault(entry["name"], _Entry(body, base_dir))
+        if not merged.current_context and document.get("current-context"):
+            merged.current_context = str(document["current-context"])
+    if not found:
+        raise UserError(f"kubeconfig {shown}: no such file; pass --kubeconfig, set KUBECONFIG, "
+                        "or run inside a pod with a service account")
+    return merged
+
+
+def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Connection, str]:
+    name = wanted or merged.current_context
+    if not name:
+        raise UserError(f"kubeconfig {shown}: no current context; pass --context")
+    if name not in merged.contexts:
+        known = ", ".join(sorted(merged.contexts)) or "none"
+        raise UserError(f'kubeconfig {shown}: context "{name}" not found (contexts: {known})')
+    context = merged.contexts[name].body
+    cluster_name, user_name = str(context.get("cluster") or ""), str(context.get("user") or "")
+    if cluster_name not in merged.clusters:
+        raise UserError(f'kubeconfig {shown}: context "{name}" names cluster "{cluster_name}", which is not defined')
+    if user_name and user_name not in merged.users:
+        raise UserError(f'kubeconfig {shown}: context "{name}" names user "{user_name}", which is not defined')
+    cluster = merged.clusters[cluster_name]
+    user = merged.users.get(user_name, _Entry({}, "."))
+    whose = f"user {user_name or '?'} in kubeconfig {shown}"
+    where = f"kubeconfig {shown}: cluster {cluster_name}"
+    server = str(cluster.body.get("server") or "")
+    if not server:
+        raise UserError(f"{where}: no server URL")
+    insecure = bool(cluster.body.get("insecure-skip-tls-verify"))
+    ca_pem = None if insecure else _data_or_file(cluster, "certificate-authority", where)
+    connection = Connection(
+        server=server.rstrip("/"), whose=whose, ca_pem=ca_pem, insecure=insecure,
+        tls_server_name=cluster.body.get("tls-server-name") or None,
+        proxy_url=cluster.body.get("proxy-url") or None,
+        client_cert_pem=_data_or_file(user, "client-certificate", whose),
+        client_key_pem=_data_or_file(user, "client-key", whose),
+        token=_token(user, whose), token_file=_path(user, "tokenFile"),
+        exec_plugin=_exec_plugin(user, whose), kubeconfig=shown, user_name=user_name or "?",
+        cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure), impersonate=_impersonation(user.body))
+    if (connection.client_cert_pem is None) != (connection.client_key_pem is None):
+        raise UserError(f"{whose}: a client certificate needs both client-certificate and client-key")
+    return connection, str(context.get("namespace") or DEFAULT_NAMESPACE)
+
+
+def _path(entry: _Entry, key: str) -> str | None:
+    value = entry.body.get(key)
+    if not value:
+        return None
+    value = os.path.expanduser(str(value))
+    return value if os.path.isabs(value) else os.path.join(entry.base_dir, value)
+
+
+def _data_or_file(entry: _Entry, key: str, where: str) -> bytes | None:
+    """`<key>-data` (base64) or the file named by `<key>`, relative to the kubeconfig."""
+    data = entry.body.get(f"{key}-data")
+    if data:
+        try:
+            return base64.b64decode(str(data), validate=True)
+        except (binascii.Error, ValueError):
+            raise UserError(f"{where}: {key}-data is not valid base64") from None
+    path = _path(entry, key)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise UserError(f"{where}: {key} {path}: {err.strerror or err}") from None
+
+
+def _token(user: _Entry, whose: str) -> str | None:
+    token = user.body.get("token")
+    if token:
+        return str(token)
+    provider = user.body.get("auth-provider")
+    if isinstance(provider, dict) and provider:
+        name = str(provider.get("name") or "?")
+        id_token = (provider.get("config") or {}).get("id-token") if name == "oidc" else None
+        if id_token:
+            return str(id_token)  # what kubectl sends; refreshing it is the provider's business
+        raise UserError(f"{whose}: the {name} auth-provider is not supported (kubectl dropped the built-in "
+                        "ones); use the provider's exec credential plugin (e.g. gke-gcloud-auth-plugin, "
+                        "kubelogin) in the user entry instead")
+    if user.body.get("username") or user.body.get("password"):
+        raise UserError(f"{whose}: username/password (basic authentication) is set, which Kubernetes API "
+                        "servers do not accept since v1.19 (requests would run as system:anonymous); use a "
+                        "token, a client certificate or an exec plugin")
+    return None
+
+
+def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:
+    spec = user.body.get("exec")
+    if not spec:
+        return None
+    if not isinstance(spec, dict) or not spec.get("command"):
+        raise UserError(f"{whose}: exec needs a command")
+    api_version = str(spec.get("apiVersion") or "")
+    if api_version not in EXEC_API_VERSIONS:
+        raise UserError(f"{whose}: exec apiVersion {api_version or '(none)'} is not supported "
+                        f"(supported: {', '.join(EXEC_API_VERSIONS)})")
+    env = tuple((str(e.get("name")), str(e.get("value", ""))) for e in spec.get("env") or []
+                if isinstance(e, dict) and e.get("name"))
+    return ExecPlugin(command=str(spec["command"]), args=tuple(str(a) for a in spec.get("args") or []), env=env,
+                      api_version=api_version, interactive_mode=str(spec.get("interactiveMode") or "IfAvailable"),
+                      provide_cluster_info=bool(spec.get("provideClusterInfo")),
+                      install_hint=str(spec.get("installHint") or ""), base_dir=user.base_dir)
+
+
+def _impersonation(user: dict) -> tuple[tuple[str, str], ...]:
+    """The headers kubectl sends for a user entry's `as`, `as-uid`, `as-groups`, `as-user-extra`."""
+    headers: list[tuple[str, str]] = []
+    if user.get("as"):
+        headers.append(("Impersonate-User", str(user["as"])))
+    if user.get("as-uid"):
+        headers.append(("Impersonate-Uid", str(user["as-uid"])))
+    headers += [("Impersonate-Group", str(group)) for group in user.get("as-groups") or []]
+    for key, values in sorted((user.get("as-user-extra") or {}).items()):
+        headers += [(f"Impersonate-Extra-{key}", str(value)) for value in values or []]
+    return tuple(headers)
+
+
+def _cluster_info(server: str, cluster: dict, ca_pem: bytes | None, insecure: bool) -> dict:
+    """The Cluster an exec plugin is told about when it asks (spec.cluster of ExecCredential)."""
+    info: dict[str, Any] = {"server": server}
+    if cluster.get("tls-server-name"):
+        info["tls-server-name"] = cluster["tls-server-name"]
+    if insecure:
+        info["insecure-skip-tls-verify"] = True
+    if ca_pem:
+        info["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    if cluster.get("proxy-url"):
+        info["proxy-url"] = cluster["proxy-url"]
+    extension = next((e.get("extension") for e in cluster.get("extensions") or []
+                      if isinstance(e, dict) and e.get("name") == "client.authentication.k8s.io/exec"), None)
+    if extension is not None:
+        info["config"] = extension
+    return info
+
+
+# --- inside a pod -------------------------------------------------------------------------------
+
+
+def _in_cluster() -> tuple[Connection, str]:
+    """The pod's service account: its token (re-read as it rotates), its CA, the service's address."""
+    host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not port:
+        raise UserError("in-cluster configuration: KUBERNETES_SERVICE_PORT is not set")
+    token_file = os.path.join(SERVICE_ACCOUNT_DIR, "token")
+    if not os.path.isfile(token_file):
+        raise UserError(f"in-cluster configuration: no service account token at {token_file} "
+                        "(is automountServiceAccountToken off?)")
+    try:
+        with open(os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt"), "rb") as f:
+            ca_pem = f.read()
+    except OSError as err:
+        raise UserError(f"in-cluster configuration: cannot read the service account CA: {err.strerror or err}") \
+            from None
+    server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+    connection = Connection(server=server, whose="the service account", ca_pem=ca_pem, token_file=token_file)
+    _check_credentials(connection)
+    return connection, _service_account_namespace()
+
+
+def _service_account_namespace() -> str:
+    try:
+        with open(os.path.join(SERVICE_ACCOUNT_DIR, "namespace")) as f:
+            return f.read().strip() or DEFAULT_NAMESPACE
+    except OSError:
+        return DEFAULT_NAMESPACE
+
+
+# --- credentials ------------------------------------------------------------------------------
+# Nothing a kubeconfig holds in secret (tokens, passwords, a URL's user info, what an exec
+# plugin prints) ever reaches a message: errors name the user and the kubeconfig instead.
+
+# Compiled on first use (re caches it): only a text with an "@" can hold user info.
+_URL_USERINFO = r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@"
+
+
+def redact_url(text: str) -> str:
+    """`text` with the user info of every URL in it (`https://user:secret@host`) blanked out."""
+    if "@" not in text:
+        return text
+    return re.sub(_URL_USERINFO, lambda m: m.group("scheme") + "***@", text)
+
+
+def check_token(token: str, whose: str, source: str) -> None:
+    """Refuse a token that cannot be sent as an HTTP header, without printing it.
+
+    Python's HTTP client would raise on it mid-request (a traceback holding the token);
+    client-go refuses it too. `source` names where it came from: "token", "exec plugin X".
+    """
+    if not (token.isascii() and token.isprintable()):  # printable ASCII: " " to "~"
+        problem = "a line break" if ("\n" in token or "\r" in token) else "characters outside printable ASCII"
+        raise UserError(f"{whose}: the credential from its {source} contains {problem}, so it cannot be "
+                        "sent in an HTTP header (it is not shown here); fix the token and try again")
+
+
+def _check_credentials(connection: Connection) -> None:
+    if connection.token:
+        check_token(connection.token, connection.whose, "token")
+    if "@" in connection.server and re.match(_URL_USERINFO, connection.server):
+        # Go's HTTP client would send these as basic auth; here they would only leak into messages.
+        raise UserError(f"{connection.whose}: the server URL {redact_url(connection.server)} carries a user name "
+                        "and password; Kubernetes API servers do not accept basic authentication: use a token, "
+                        "a client certificate or an exec plugin in the user entry instead")
+    if not connection.server.startswith(("https://", "http://")):
+        raise UserError(f"{connection.whose}: the server URL {redact_url(connection.server)} is not an "
+                        "http(s) URL")

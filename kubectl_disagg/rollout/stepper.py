@@ -1,0 +1,381 @@
+"""Stepping a set, as a library: passes of `reconcile` carried out by an executor.
+
+A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
+describes them: one `PlannedAction` per action, with its object diff and JSON patch; a server
+dry run also sends each write with dryRun=All and keeps the API server's verdict on it).
+`drive` holds the set's Lease and repeats passes, waiting for the next change in between,
+until the set is complete, refused, or out of time.
+
+Where actions land is the `Executor`: the cluster today (`cluster.Cluster`); a second one
+(a git state document, say) plugs in here instead of a second loop. No click, no printing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from kubectl_disagg.kube.api_errors import answer_of
+from kubectl_disagg.core.controller import step_refusal
+from kubectl_disagg.errors import Conflict, UserError, persisting
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.core.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
+from kubectl_disagg.core.reconcile import reconcile
+from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.rollout.write_scheduler import run_units
+
+CONFLICT_BACKOFF_SECONDS = 0.5
+CLIENT, SERVER = "client", "server"  # dry runs: described only; also judged by the API server
+
+
+# --- where actions land -----------------------------------------------------------------------
+
+
+class HeldLease(Protocol):
+    """The per-set lock an executor hands out: renewed while a pass writes."""
+
+    duration: int
+
+    def renew_if_due(self) -> None: ...
+
+
+class Executor(Protocol):
+    """Reads a set's live state and carries out reconcile's actions on it.
+
+    `execute` raises a `UserError`; a `Conflict` means "what was read has moved on: read
+    again", and `drive` retries it.
+    """
+
+    def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot: ...
+
+    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
+        """Carry out `action`; with `dry_run`, have it judged only (nothing stored), refusals raised alike."""
+
+    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
+        """Raise a `UserError` unless every one of `actions` is permitted: checked whole, before a write."""
+
+    def lease(self, set_name: str, namespace: str,
+              wait_until: float | None = None) -> AbstractContextManager[HeldLease]:
+        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it."""
+
+    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool: ...
+
+
+# --- one pass ---------------------------------------------------------------------------------
+
+
+def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
+    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
+    refusal = step_refusal(ds.name, snapshot)
+    return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    """One action of a pass, with (in a dry run) what it does to its object."""
+
+    action: Action
+    detail: str | None = None  # the object a create makes (YAML), or the unified diff of a change
+    patch: list | None = None  # a change as an RFC 6902 JSON patch
+    refusal: UserError | None = None  # a server dry run: why the API server refused the write
+
+    @property
+    def slice(self) -> int:
+        return self.action.slice
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one pass over one set saw and did."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    snapshot: Snapshot
+    reconciliation: Reconciliation
+    planned: tuple[PlannedAction, ...] = ()  # one per reconciliation action, in order
+    done: tuple[Action, ...] = ()  # those carried out, in planned order
+    dry_run: str | None = None  # CLIENT or SERVER in a dry run (kubectl's --dry-run values)
+
+    @property
+    def refusal(self) -> tuple[str, ...]:
+        """Why nothing was done (reconcile's verdict); empty when the pass ran."""
+        return self.reconciliation.refusal
+
+    @property
+    def complete(self) -> bool:
+        return self.reconciliation.complete
+
+    def shown(self) -> list[PlannedAction]:
+        """The actions to list: planned ones (with detail) in a dry run, else those carried out."""
+        if self.refusal:
+            return []
+        if self.dry_run:
+            return list(self.planned)
+        return [PlannedAction(action) for action in self.done]
+
+    @property
+    def refused_writes(self) -> list[PlannedAction]:
+        """A server dry run's writes the API server refused, in planned order."""
+        return [planned for planned in self.planned if planned.refusal is not None]
+
+
+class PassInterrupted(Exception):
+    """An action failed mid-pass; `partial` lists those carried out before it (and kept)."""
+
+    def __init__(self, partial: Pass, error: UserError, undo_notes: list[str] | None = None):
+        super().__init__(str(error))
+        self.partial, self.error, self.undo_notes = partial, error, list(undo_notes or ())
+
+    def user_error(self) -> UserError:
+        total, done = len(self.partial.reconciliation.actions), len(self.partial.done)
+        note = (f"{done} of the pass's {total} actions were carried out before this one; the rest were "
+                "not attempted" if done else "no action of this pass was carried out")
+        return UserError([*self.error.lines(), *self.undo_notes, note])
+
+
+def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
+    """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+    result = reconcile_for_step(ds, snapshot)
+    return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
+
+
+def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_in_flight: int = 1) -> Pass:
+    """A server dry run: the pass `run_pass` would make, each write sent with dryRun=All.
+
+    The same read, reconcile, permission check (first, so a missing verb is refused alike) and
+    write units; no Lease, since nothing is stored. Every write is sent whatever the others'
+    verdicts, and each is judged against the live objects as they are (none sees another's
+    effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
+    else (an unreachable server, say) raises as in a real pass.
+    """
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+    result = reconcile_for_step(ds, snapshot)
+    refusals: dict[int, UserError] = {}
+    if result.may_proceed and result.actions:
+        executor.authorize(result.actions, namespace)
+
+        def send(action: Action) -> None:
+            try:
+                executor.execute(action, namespace, dry_run=True)
+            except UserError as err:
+                if answer_of(err) is None and not isinstance(err, Conflict):
+                    raise _NoAnswer(err) from None  # no verdict came: the server was not reached
+                refusals[id(action)] = err
+
+        try:
+            run_units(write_units(result.actions), send, lambda *unit: [], max_in_flight=max_in_flight)
+        except _NoAnswer as failed:
+            raise failed.error from None
+    return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot, refusals), dry_run=SERVER)
+
+
+class _NoAnswer(Exception):
+    """A dry-run write that got no answer: raised through the scheduler (which passes on
+    anything but a UserError) to end the dry run as an error, not a refusal."""
+
+    def __init__(self, error: UserError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _described(actions: Sequence[Action], snapshot: Snapshot,
+               refusals: Mapping[int, UserError] | None = None) -> tuple[PlannedAction, ...]:
+    return tuple(PlannedAction(action, action_detail(action, snapshot.objects), action_patch(action, snapshot.objects),
+                               (refusals or {}).get(id(action))) for action in actions)
+
+
+def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
+             max_in_flight: int = 1) -> Pass:
+    """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
+
+    A failing action stops the pass: `PassInterrupted` carries what was done before it. The
+    actions land in `write_units` (a revision group's scales): a unit cut short is taken back,
+    so no revision group is ever left split. With `max_in_flight` above 1 the units of different
+    slices go out concurrently (`write_scheduler`; the executor must then be thread-safe), and
+    the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
+    checked whole before its first write, so a refusal (403) never cuts it in half.
+    """
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+    result = reconcile_for_step(ds, snapshot)
+    planned = tuple(PlannedAction(action) for action in result.actions)
+    if not result.may_proceed:
+        return Pass(ds, namespace, snapshot, result, planned)
+    if lease is not None:
+        executor.authorize(result.actions, namespace)
+    outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace),
+                        lambda landed, failed, err, unit: _undo_unit(
+                            executor, landed, namespace, _may_have_landed(failed, err, unit)), max_in_flight=max_in_flight,
+                        # a start over 100 slices is thousands of writes: outlast them all
+                        before_write=None if lease is None else lease.renew_if_due)
+    if outcome.error is not None:
+        raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(outcome.done)), outcome.error,
+                              outcome.undo_notes) from None
+    return Pass(ds, namespace, snapshot, result, planned, tuple(outcome.done))
+
+
+def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -> Action | None:
+    """The failed scale of a unit, unless the server refused it (a 409 says it did not land:
+    undoing it could take back someone else's change)."""
+    return action if len(unit) > 1 and not isinstance(err, Conflict) else None
+
+
+def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed: Action | None = None) -> list[str]:
+    """Take back the writes of a unit cut short, newest first, so no revision group stays split.
+
+    The write that failed is taken back too: an answer lost on the way (connection cut, reset,
+    timed out) does not mean the write did not land. Its undo is pinned to the count it would
+    have written, so when it did not land the server refuses the undo and nothing changes.
+    """
+    notes = []
+    if isinstance(failed, Scale):
+        try:
+            persisting(lambda: executor.execute(undo(failed), namespace))
+            notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
+        except Conflict:
+            pass  # it did not land: nothing to take back
+        except UserError as err:
+            notes.append(f"could not tell whether it landed ({err}): {failed.describe()}; "
+                         "the next pass repairs the group")
+    for scale in reversed(landed):
+        try:
+            persisting(lambda: executor.execute(undo(scale), namespace))
+            notes.append(f"undid: {scale.describe()}")
+        except UserError as err:
+            notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")
+    return notes
+
+
+# --- passes until done ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A pass hit a write computed from a state that has moved on: `drive` reads again."""
+
+    partial: Pass  # what that pass carried out before the conflict
+    reason: str  # e.g. "leaderworkerset/x changed since it was read (409 Conflict)"
+
+
+def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
+          dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
+          wait_for_lease: bool = False,
+          clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
+    """Passes over one set, each yielded as it ends.
+
+    A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
+    Lease. Otherwise the set's Lease is held
+    throughout: one pass, or with `until_complete` passes until one is complete or refused,
+    or `deadline` (a `clock` value) passes; then the last one yielded says which. Between
+    passes that changed nothing, it watches the set instead of polling; a conflict yields a
+    `Retry` and reads again after a short jittered pause (with `until_complete` only: a
+    single pass raises `PassInterrupted` for any failed action, as for other errors).
+    Raises the executor's lease errors when another stepper holds or takes the set; with
+    `wait_for_lease`, a held lease is queued for instead, until `deadline` (`clock` is
+    time.monotonic then). A single pass runs once it has the lease, whatever the deadline.
+    """
+    if dry_run == CLIENT:
+        yield plan_pass(executor, ds, namespace)
+        return
+    if dry_run == SERVER:
+        yield check_pass(executor, ds, namespace, max_in_flight=max_in_flight)
+        return
+    if dry_run is not None:
+        raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
+    wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
+    with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
+        while not (until_complete and _expired(deadline, clock)):
+            try:
+                result = run_pass(executor, ds, namespace, lease, max_in_flight=max_in_flight)
+            except PassInterrupted as interrupted:
+                if not until_complete or not isinstance(interrupted.error, Conflict):
+                    raise
+                yield Retry(interrupted.partial, interrupted.error.what)
+                # Status moves under us all the time (the LWS controller writes it): read
+                # again, after a short jittered pause so a busy writer is not raced in a loop.
+                time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
+                continue
+            yield result
+            if not until_complete or result.refusal or result.complete:
+                return
+            if not result.done and not _wait_for_change(
+                    executor, ds, namespace, result.snapshot.lws_resource_version, deadline, lease, clock):
+                return
+
+
+def _wait_for_change(executor: Executor, ds: DisaggregatedSet, namespace: str, resource_version: str,
+                     deadline: float | None, lease: HeldLease, clock: Callable[[], float]) -> bool:
+    """Watch until an LWS of the set changes (True) or the deadline passes (False).
+
+    Watches last at most a third of the lease, so the lease is renewed in time; a watch that
+    ends quietly means nothing changed, so the next one starts from the same resourceVersion.
+    """
+    while not _expired(deadline, clock):
+        chunk = lease.duration / 3
+        if deadline is not None:
+            chunk = min(chunk, deadline - clock())
+        if executor.wait_for_change(ds.name, namespace, resource_version, chunk):
+            return True
+        lease.renew_if_due()
+    return False
+
+
+def _expired(deadline: float | None, clock: Callable[[], float]) -> bool:
+    return deadline is not None and clock() >= deadline
+
+
+# --- what a dry run shows ---------------------------------------------------------------------
+
+
+def action_detail(action: Action, live: Mapping[tuple[str, str], Mapping]) -> str | None:
+    """What an action does to the object: the whole object for a create, a diff for a change."""
+    if isinstance(action, Create):
+        return to_yaml(dict(action.object))
+    change = _before_after(action, live)
+    if change is None:
+        return None  # a delete needs no picture
+    before, after = change
+    subject = f"{action.kind.lower()}/{action.name}"
+    return "".join(difflib.unified_diff(
+        to_yaml(before).splitlines(keepends=True), to_yaml(after).splitlines(keepends=True),
+        f"{subject} (live)", f"{subject} (after this step)"))
+
+
+def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> list | None:
+    """The same change as an RFC 6902 JSON patch, for -o json|yaml readers."""
+    change = _before_after(action, live)
+    if change is None:
+        return None
+    import jsonpatch  # dry runs of changes only
+
+    return jsonpatch.make_patch(*change).patch
+
+
+def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[dict, dict] | None:
+    if not isinstance(action, (Scale, Annotate)):
+        return None
+    before = live.get((action.kind, action.name))
+    if before is None:
+        return None
+    before = _displayed(before)
+    after = _displayed(before)
+    if isinstance(action, Scale):
+        after.setdefault("spec", {})["replicas"] = action.to_replicas
+    else:
+        after["metadata"]["annotations"] = {**(after["metadata"].get("annotations") or {}), **action.annotations}
+    return before, after
+
+
+def _displayed(obj: Mapping) -> dict:
+    """A copy without managedFields, which nobody reads in a diff."""
+    shown = deep_copy(dict(obj))
+    shown["metadata"] = {k: v for k, v in (shown.get("metadata") or {}).items() if k != "managedFields"}
+    return shown

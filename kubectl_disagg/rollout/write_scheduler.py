@@ -1,0 +1,107 @@
+"""Carrying out a pass's writes concurrently, without breaking the orders that matter.
+
+A dependency-respecting scheduler. A pass's actions come cut into write units
+(`reconcile.write_units`: all scales of one revision group in one slice land together or are
+undone). Every ordering the rollout relies on lies inside one slice: the writes of a unit;
+a rollout start's annotations before its creates; scale-ups before drains; a revision's
+Service deletes after the deletes of its LWS. So the dependency graph is one chain per slice,
+in reconcile's order, and different slices are independent. The scheduler runs the chains
+side by side, at most `max_in_flight` writes at a time (each worker has one request out),
+and each chain strictly in order.
+
+After a failure no new unit starts, in any slice; units already under way finish (a unit is
+never left half-written on purpose), and the failing unit's earlier writes are undone by the
+caller's `undo_unit`. Everything that landed stays: each write carries its precondition, so
+what is left is a state the next pass reads and converges from. With `max_in_flight=1` the
+writes go out one at a time in exactly reconcile's order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.core.reconcile import Action
+
+DEFAULT_MAX_IN_FLIGHT = 16  # client-go's default QPS burst is 10; the API server's default inflight limit is 400
+MAX_IN_FLIGHT_LIMIT = 64  # connections the REST client keeps pooled
+
+
+@dataclass
+class Outcome:
+    """What a scheduled pass carried out: `done` in reconcile's order; `error` the failure, if any."""
+
+    done: list[Action] = field(default_factory=list)
+    error: UserError | None = None
+    undo_notes: list[str] = field(default_factory=list)
+
+
+def chains(units: Sequence[tuple[Action, ...]]) -> list[list[tuple[Action, ...]]]:
+    """The units grouped into one ordered chain per slice, chains in order of first appearance."""
+    by_slice: dict[int, list[tuple[Action, ...]]] = {}
+    for unit in units:
+        by_slice.setdefault(unit[0].slice, []).append(unit)
+    return list(by_slice.values())
+
+
+def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], None],
+              undo_unit: Callable[[list[Action], Action, UserError, tuple[Action, ...]], list[str]], *,
+              max_in_flight: int = 1,
+              before_write: Callable[[], None] | None = None) -> Outcome:
+    """Execute `units` (see the module doc); never raises a `UserError`, returns it in the outcome.
+
+    `before_write` runs before every write, one call at a time (the Lease's renewal).
+    `undo_unit(written, failed, error, unit)` takes back a unit cut short and says what it did.
+    """
+    if max_in_flight < 1:
+        raise ValueError("max_in_flight must be at least 1")
+    order = {id(action): index for index, unit in enumerate(units) for action in unit}
+    landed: list[Action] = []
+    errors: list[UserError] = []
+    undo_notes: list[str] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def run_chain(chain: list[tuple[Action, ...]]) -> None:
+        for unit in chain:
+            if stop.is_set():
+                return
+            written: list[Action] = []
+            for action in unit:
+                try:
+                    if before_write is not None:
+                        with lock:
+                            before_write()
+                    execute(action)
+                except UserError as err:
+                    stop.set()
+                    notes = undo_unit(written, action, err, unit)  # the failed write may have landed
+                    with lock:
+                        errors.append(err)
+                        undo_notes.extend(notes)
+                    return
+                written.append(action)
+            with lock:
+                landed.extend(written)
+
+    work = chains(units)
+    if max_in_flight == 1 or len(work) <= 1:
+        for chain in work:
+            run_chain(chain)
+    else:
+        with ThreadPoolExecutor(max_workers=min(max_in_flight, len(work))) as pool:
+            for future in [pool.submit(run_chain, chain) for chain in work]:
+                future.result()  # anything but a UserError is a bug: let it through
+    landed.sort(key=lambda action: order[id(action)])
+    return Outcome(landed, _first_error(errors), undo_notes)
+
+
+def _first_error(errors: list[UserError]) -> UserError | None:
+    """The error to report: a real failure before a conflict (a conflict only means "read again")."""
+    for err in errors:
+        if not isinstance(err, Conflict):
+            return err
+    return errors[0] if errors else None

@@ -1,0 +1,91 @@
+"""What a git-driven step looks like to people (the step summary, the pull request's
+description) and to programs (-o yaml|json). Pure: a `GitopsStep` in, data or text out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.planner import role_config
+from kubectl_disagg.core.reconcile import Phase
+from kubectl_disagg.gitops.state import RolloutState
+from kubectl_disagg.views.templating import grouped_by_slice
+
+
+def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: int) -> dict[str, tuple[int, int]]:
+    """role → (old, new) replicas in one slice of a state: new is the set's revision."""
+    counts: dict[str, list[int]] = {role: [0, 0] for role in ds.role_names}
+    for revision, roles in (state.deployed(slice_index) if state else {}).items():
+        for role, n in roles.items():
+            counts.setdefault(role, [0, 0])[0 if revision != ds.revision else 1] += n
+    return {role: (old, new) for role, (old, new) in counts.items()}
+
+
+def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
+    """Per run of slices that say the same: the step, and each role's old/new before → after."""
+    reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
+    items = []
+    for slice_index in range(ds.slices):
+        report = reports.get(slice_index)
+        before, after = role_counts(ds, step.before, slice_index), role_counts(ds, step.state, slice_index)
+        roles = []
+        for role in ds.roles:
+            config = role_config(role)
+            roles.append({"name": role.name, "target": role.replicas, "external": role.external,
+                          "surge": config.surge, "unavailable": config.unavailable,
+                          "old_before": before.get(role.name, (0, 0))[0], "new_before": before.get(role.name, (0, 0))[1],
+                          "old_after": after.get(role.name, (0, 0))[0], "new_after": after.get(role.name, (0, 0))[1]})
+        view = {
+            "phase": str(report.phase) if report else "not stepped",
+            "position": (f"{report.position[0] + (1 if report.phase == Phase.ROLLING else 0)}/{report.position[1]}"
+                         if report and report.position else None),
+            "step_kind": report.step_kind if report else None,
+            "roles": roles,
+            "waiting_for": list(report.waiting_for) if report else [],
+            "old_left": sum(r["old_after"] for r in roles),
+        }
+        items.append((slice_index, view))
+    return [{"label": label, **view} for label, view in grouped_by_slice(items)]
+
+
+def context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict[str, Any]:
+    views = slice_views(ds, step)
+    return {
+        "name": ds.name, "namespace": namespace, "revision": ds.revision, "outcome": str(step.outcome),
+        "state_file": state_file, "reasons": list(step.reasons), "slices": views,
+        "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
+        "old_left": sum(view["old_left"] for view in views),
+        "revisions_after": list(step.state.revisions) if step.state else [],
+        "observed": _observed(ds, step),
+    }
+
+
+def _observed(ds: DisaggregatedSet, step: GitopsStep) -> dict[str, int]:
+    """The new revision's LWS as the step read them: how many, and their ready groups."""
+    lws = [o for o in step.passed.snapshot.lws if o.identity.revision == ds.revision] if step.passed else []
+    return {"lws": len(lws), "ready": sum(o.ready for o in lws), "replicas": sum(o.replicas for o in lws)}
+
+
+def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
+    from kubectl_disagg.views.templating import render_template
+
+    return render_template("gitops_step.txt.j2", step=context(ds, namespace, step, state_file))
+
+
+def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
+    from kubectl_disagg.views.templating import render_template
+
+    return render_template("gitops_pr.md.j2", step=context(ds, namespace, step, state_file))
+
+
+def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict:
+    """The -o yaml|json shape of a git-driven step."""
+    out: dict[str, Any] = {"name": ds.name, "namespace": namespace, "revision": ds.revision,
+                           "outcome": str(step.outcome), "stateFile": state_file, "reasons": list(step.reasons)}
+    out["slices"] = [{"slices": view["label"], "phase": view["phase"], "position": view["position"],
+                      "roles": [{"name": r["name"], "old": [r["old_before"], r["old_after"]],
+                                 "new": [r["new_before"], r["new_after"]]} for r in view["roles"]]}
+                     for view in slice_views(ds, step)]
+    out["written"] = step.outcome == Outcome.ADVANCED
+    return out

@@ -1,0 +1,63 @@
+"""Refusals of the API server traced back to the DisaggregatedSet document (pure part)."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.server_refusals import field_path, refusal_problems
+from tests.conftest import EXAMPLES
+
+EXAMPLE = EXAMPLES / "prefill-decode.yaml"
+
+
+def test_field_paths():
+    assert field_path("spec.containers[0].resources.limits[nvidia.com/gpu]") == (
+        "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
+    assert field_path(".spec.replcas") == ("spec", "replcas")
+    assert field_path("") == ()
+    assert field_path("spec.ports[²]") == ("spec", "ports", "²")  # a digit to isdigit(), not to int()
+
+
+def objects():
+    (ds,) = load_sets([str(EXAMPLE)]).sets
+    return ds, list(render_set(ds))
+
+
+def test_causes_map_through_the_role_to_their_lines():
+    ds, rendered = objects()
+    decode = rendered[2]
+    status = {"message": "x is invalid", "details": {"causes": [
+        {"field": "spec.leaderWorkerTemplate.size", "message": "Invalid value: 0"},
+        {"field": "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.limits.nvidia.com/gpu",
+         "message": "bad"},
+        {"field": "metadata.labels.team", "message": "not there in the document"},
+    ]}}
+    problems = refusal_problems(ds, decode, status)
+    assert [(p.line, p.path) for p in problems] == [
+        (31, "spec.roles[1].spec.leaderWorkerTemplate.size"),
+        (43, "spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.limits.nvidia.com/gpu"),
+        (27, "spec.roles[1].metadata.labels.team"),
+    ]
+    assert problems[0].message.startswith(f"refused by the API server (leaderworkerset/{decode['metadata']['name']}): ")
+
+
+def test_a_refusal_without_causes_names_the_field_in_its_message_or_the_role():
+    ds, rendered = objects()
+    (problem,) = refusal_problems(ds, rendered[0], {"message": "failed to create typed patch object: "
+                                                               ".spec.replcas: field not declared in schema"})
+    assert (problem.line, problem.path) == (11, "spec.roles[0].spec.replcas")
+    (problem,) = refusal_problems(ds, rendered[1], {"message": "services is forbidden: no"})
+    assert (problem.line, problem.path) == (10, "spec.roles[0]")
+
+
+def test_apply_bodies_read_back_as_the_object_and_hold_nothing_yaml_refuses():
+    import json
+
+    import yaml
+
+    from kubectl_disagg.kube.rest import apply_body
+    obj = {"metadata": {"annotations": {"a": "\U0001F680 \u008b \x7f \ufeff é \u2028"}}}
+    body = apply_body(obj)
+    assert b"\\ud83d" not in body and "\U0001F680".encode() in body
+    assert json.loads(body) == obj and yaml.safe_load(body.decode()) == obj
+    assert not any(0x7f <= ord(c) <= 0x9f for c in body.decode())

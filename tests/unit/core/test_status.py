@@ -1,0 +1,119 @@
+"""Status derived from live LWS (spec §7): sums, conditions, and the per-slice detail."""
+
+from __future__ import annotations
+
+from kubectl_disagg.views.status import format_text
+from kubectl_disagg.core.durations import parse_duration
+from kubectl_disagg.core.reconcile import reconcile
+from kubectl_disagg.core.status import derive_status, to_document
+from tests.memory_cluster import MemoryCluster
+from tests.unit.core.test_reconcile import NS, drive, make_set
+
+NOW = "2026-11-29T12:00:00Z"
+
+
+def status_of(ds, cluster):
+    snapshot = cluster.snapshot(ds.name)
+    return derive_status(ds, snapshot, reconcile(ds, snapshot))
+
+
+def test_available_once_every_role_is_ready_at_the_target_revision():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 2, "decode": 1}, slices=2)
+    assert not status_of(ds, cluster).available  # nothing exists yet
+    drive(ds, cluster)
+    status = status_of(ds, cluster)
+    assert status.available
+    doc = to_document(status, NOW)["status"]
+    assert doc["roleStatuses"] == [
+        {"name": "prefill", "replicas": 4, "readyReplicas": 4, "updatedReplicas": 4},
+        {"name": "decode", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2},
+    ]
+    assert [(c["type"], c["status"], c["reason"]) for c in doc["conditions"]] == [
+        ("Available", "True", "AllRolesReady"), ("Progressing", "False", "AllRolesReady")]
+
+
+def test_mid_rollout_counts_all_revisions_but_updated_only_the_target():
+    cluster = MemoryCluster(NS)
+    drive(make_set({"prefill": 2, "decode": 2}), cluster)
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    for _ in range(2):  # rollout started, then the first scale-up
+        cluster.execute(reconcile(new, cluster.snapshot("llm")).actions)
+        cluster.settle()
+    status = status_of(new, cluster)
+    assert not status.available
+    prefill = status.roles[0]
+    assert prefill.updated == 1 and prefill.replicas == 3 and prefill.desired == 2
+    document = to_document(status, NOW)
+    conditions = {c["type"]: c for c in document["status"]["conditions"]}
+    assert conditions["Progressing"]["status"] == "True"
+    assert conditions["Available"]["reason"] == "RolloutInProgress"
+    (slice0,) = document["slices"]
+    assert slice0["phase"] == "rolling" and slice0["rollout"]["position"].startswith("1/")
+    assert len(slice0["revisions"]) == 2
+
+
+def test_waiting_reasons_and_stale_status_are_reported():
+    cluster = MemoryCluster(NS)
+    drive(make_set({"prefill": 2, "decode": 1}), cluster)
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
+    cluster.execute(reconcile(new, cluster.snapshot("llm")).actions)
+    cluster.settle()
+    cluster.execute(reconcile(new, cluster.snapshot("llm")).actions)
+    stale = {n for n in cluster.lws() if n.endswith(new.revision + "-decode")}
+    cluster.settle(stale=stale)
+    status = status_of(new, cluster)
+    assert status.stale == tuple(sorted(stale))
+    assert any("status is stale" in w for w in status.waiting_for())
+    text = format_text(status, NOW)
+    assert "stale status: leaderworkerset/" in text
+    assert "slice 0 waiting for: decode: status is stale" in text
+
+
+def test_paused_set_is_available_once_drained():
+    cluster = MemoryCluster(NS)
+    paused = make_set({"prefill": 0, "decode": 0})
+    drive(paused, cluster)
+    assert status_of(paused, cluster).available
+
+
+def test_text_report_layout():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 2, "decode": 1})
+    drive(ds, cluster)
+    text = format_text(status_of(ds, cluster), NOW)
+    lines = text.splitlines()
+    assert lines[0] == f"disaggregatedset/llm in {NS}, revision {ds.revision}: Available"
+    assert "  ROLE     DESIRED  REPLICAS  READY  UPDATED" in lines
+    assert "  prefill  2        2         2      2" in lines
+    assert any(line.startswith("  0      steady") for line in lines)
+
+
+def test_durations():
+    assert parse_duration("30s") == 30 and parse_duration("5m") == 300 and parse_duration("1h30m") == 5400
+    assert parse_duration("45") == 45
+    for bad in ("5x", "m", "1h 2m", ""):
+        try:
+            parse_duration(bad)
+        except ValueError as err:
+            assert "invalid duration" in str(err)
+        else:
+            raise AssertionError(bad)
+
+
+def test_slices_saying_the_same_thing_share_a_line():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 2, "decode": 1}, slices=4)
+    cluster.execute(reconcile(ds, cluster.snapshot("llm")).actions)
+    cluster.settle(ready_cap=lambda name, replicas: 0)
+    text = format_text(status_of(ds, cluster), NOW)
+    assert "  slices 0-3 waiting for: prefill: 0/2 ready; decode: 0/1 ready" in text
+    conditions = [line for line in text.splitlines() if line.startswith("  Progressing=True")]
+    assert conditions == ["  Progressing=True (RolloutInProgress): prefill: 0/8 ready, 8/8 updated; "
+                          "decode: 0/4 ready, 4/4 updated"]
+
+
+def test_grouping_keeps_runs_apart():
+    from kubectl_disagg.views.templating import grouped_by_slice
+    assert grouped_by_slice([(0, "a"), (1, "a"), (2, "b"), (3, "a"), (5, "a")]) == [
+        ("slices 0-1", "a"), ("slice 2", "b"), ("slice 3", "a"), ("slice 5", "a")]

@@ -1,0 +1,481 @@
+"""Git-driven rollouts without a cluster: the state document, render from it, and the step.
+
+`MemoryArgo` plays Argo CD over a MemoryCluster (apply what render says, prune the rest) and
+the LWS controller (settle status); each round commits the state `gitops_step` writes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_disagg.core import naming
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops.step import GitopsStep, Outcome, StateExecutor, gitops_step
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.core.reconcile import reconcile
+from kubectl_disagg.core.render import render_set
+from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
+from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.rollout.stepper import drive, run_pass
+from tests.memory_cluster import MemoryCluster
+from tests.unit.core.test_reconcile import NS, check_invariants, groups_by_slice, make_set
+from tests.unit.rollout.test_stepper import MemoryExecutor
+
+
+def round_trip(state, ds):
+    """Write the state as a file would hold it and read it back, checked against `ds`."""
+    (document,) = parse_stream(to_yaml(state_document(state)), "disagg-rollout-state.yaml")
+    return parse_state(document, ds, NS)
+
+
+class MemoryArgo:
+    """Argo CD's sync (apply render, prune the rest) and the LWS controller, in memory."""
+
+    def __init__(self):
+        self.cluster = MemoryCluster(NS)
+
+    def sync(self, ds, state) -> None:
+        wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_with_state(ds, state, NS)}
+        for key in [k for k in self.cluster.objects if k not in wanted]:
+            del self.cluster.objects[key]
+        for key, obj in wanted.items():
+            live = self.cluster.objects.get(key)
+            if live is None:
+                if obj["kind"] == "LeaderWorkerSet" and "replicas" not in obj["spec"]:
+                    obj = {**obj, "spec": {**obj["spec"], "replicas": 1}}  # the API's default
+                self.cluster.add(obj)
+                continue
+            before = live["spec"]
+            live["metadata"]["labels"] = obj["metadata"]["labels"]
+            live["metadata"]["annotations"] = obj["metadata"].get("annotations", {})
+            spec = dict(obj["spec"])
+            if "replicas" not in spec and "replicas" in before:  # an External role: the autoscaler's field
+                spec["replicas"] = before["replicas"]
+            if spec != before:
+                live["spec"] = spec
+                live["metadata"]["generation"] += 1
+            self.cluster._stamp(live)
+
+    def snapshot(self, ds):
+        return self.cluster.snapshot(ds.name)
+
+
+def roll(argo: MemoryArgo, ds, state, *, limit: int = 50) -> tuple[object, list[GitopsStep]]:
+    """Rounds of sync → settle → step → commit until complete; invariants after every sync."""
+    steps = []
+    initial = {s: dict(roles) for s, roles in _totals(argo.cluster).items()}
+    for _ in range(limit):
+        argo.sync(ds, state)
+        check_invariants(ds, argo.cluster, initial)
+        _check_services(argo.cluster)
+        argo.cluster.settle()
+        step = gitops_step(ds, state, argo.snapshot(ds))
+        steps.append(step)
+        if step.outcome == Outcome.COMPLETE:
+            return state, steps
+        assert step.outcome == Outcome.ADVANCED, step
+        state = round_trip(step.state, ds)
+    raise AssertionError("the rollout did not complete")
+
+
+def _totals(cluster):
+    return {s: {role: sum(g.get(role, 0) for g in groups.values()) for g in groups.values() for role in g}
+            for s, groups in groups_by_slice(cluster).items()}
+
+
+def _check_services(cluster):
+    services = {name for (kind, name) in cluster.objects if kind == "Service"}
+    for (kind, name) in cluster.objects:
+        if kind == "LeaderWorkerSet":
+            assert name + naming.SERVICE_SUFFIX in services, name
+
+
+def assert_steady(argo, ds):
+    wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_set(ds, NS)}
+    assert sorted(argo.cluster.objects) == sorted(wanted)
+    for key, obj in wanted.items():
+        live = argo.cluster.objects[key]
+        assert live["spec"] == obj["spec"], key
+        assert live["metadata"]["labels"] == obj["metadata"]["labels"], key
+
+
+def deploy(ds):
+    argo = MemoryArgo()
+    state, steps = roll(argo, ds, None)
+    assert steps[0].outcome == Outcome.ADVANCED and steps[-1].outcome == Outcome.COMPLETE
+    assert_steady(argo, ds)
+    return argo, state
+
+
+# --- the state document ---------------------------------------------------------------------
+
+
+def test_first_step_creates_the_state_and_it_round_trips():
+    ds = make_set({"prefill": 2, "decode": 1})
+    step = gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name))
+    assert step.outcome == Outcome.ADVANCED
+    document = state_document(step.state)
+    assert document["kind"] == "RolloutState" and document["formatVersion"] == FORMAT_VERSION
+    assert document["slices"] == [{"slice": 0, "revisions": [
+        {"revision": ds.revision, "replicas": {"prefill": 2, "decode": 1}}]}]
+    assert round_trip(step.state, ds) == step.state
+
+
+def test_render_with_a_steady_state_is_the_steady_render():
+    ds = make_set({"prefill": 2, "decode": 1}, slices=2)
+    argo, state = deploy(ds)
+    assert render_with_state(ds, state, NS) == list(render_set(ds, NS))
+
+
+# --- render from a state ----------------------------------------------------------------------
+
+
+def test_template_change_renders_old_at_recorded_replicas_and_new_at_zero():
+    old = make_set({"prefill": 2, "decode": 1})
+    _, state = deploy(old)
+    new = make_set({"prefill": 3, "decode": 1}, image="img:2")
+    objects = render_with_state(new, state, NS)
+    lws = {o["metadata"]["labels"][naming.REVISION_LABEL] + "/" + o["metadata"]["labels"][naming.ROLE_LABEL]:
+           o for o in objects if o["kind"] == "LeaderWorkerSet"}
+    assert {k: o["spec"]["replicas"] for k, o in lws.items()} == {
+        f"{old.revision}/prefill": 2, f"{old.revision}/decode": 1,
+        f"{new.revision}/prefill": 0, f"{new.revision}/decode": 0}
+    annotations = lws[f"{old.revision}/prefill"]["metadata"]["annotations"]
+    assert annotations == {naming.INITIAL_REPLICAS_ANNOTATION: "2"}
+    assert sum(o["kind"] == "Service" for o in objects) == 4
+    # The old revision's LWS is exactly what the old document rendered, bar the annotation.
+    (before,) = [o for o in render_set(old, NS) if o["metadata"]["name"] == lws[f"{old.revision}/prefill"][
+        "metadata"]["name"]]
+    assert before["spec"] == lws[f"{old.revision}/prefill"]["spec"]
+
+
+def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
+    ds = make_set({"prefill": 2, "decode": 1})
+    _, state = deploy(ds)
+    data = ds.source.data
+    data = {**data, "spec": {**data["spec"], "placementPolicy": {"type": "ExclusiveSlice", "topology": "zone"},
+                             "roles": [{**role, "metadata": {"labels": {"team": "x"}}} for role in data["spec"]["roles"]]}}
+    from kubectl_disagg.core.sets import load_documents
+
+    (changed,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    assert changed.revision == ds.revision
+    assert render_with_state(changed, state, NS) == list(render_set(ds, NS))
+
+
+def test_scale_and_slices_change_directly_in_steady_state():
+    ds = make_set({"prefill": 2, "decode": 1})
+    _, state = deploy(ds)
+    bigger = make_set({"prefill": 4, "decode": 1}, slices=2)
+    assert render_with_state(bigger, state, NS) == list(render_set(bigger, NS))
+
+
+def test_strict_mode_refuses_a_set_without_state():
+    ds = make_set({"prefill": 1, "decode": 1})
+    with pytest.raises(UserError, match="no rollout state"):
+        render_with_state(ds, None, NS, require_state=True)
+    assert render_with_state(ds, None, NS) == list(render_set(ds, NS))
+
+
+# --- whole rollouts ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slices", [1, 2])
+def test_gitops_rollout_follows_the_live_steppers_trajectory(slices):
+    """One decision, two executors: git lands exactly the states the live stepper would."""
+    old = make_set({"prefill": 2, "decode": 3}, slices=slices)
+    new = make_set({"prefill": 2, "decode": 3}, image="img:2", slices=slices)
+    argo, state = deploy(old)
+    live_executor = MemoryExecutor(MemoryCluster(NS))
+    list(drive(live_executor, old, NS))
+    live_executor.cluster.settle()
+    trajectory = []
+    for _pass in drive(live_executor, new, NS):
+        if not trajectory or trajectory[-1] != groups_by_slice(live_executor.cluster):
+            trajectory.append(groups_by_slice(live_executor.cluster))
+        live_executor.cluster.settle()
+    seen = []
+    for _ in range(50):
+        argo.sync(new, state)
+        seen.append(groups_by_slice(argo.cluster))
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new))
+        if step.outcome == Outcome.COMPLETE:
+            break
+        state = round_trip(step.state, new)
+    # git's first sync is the live stepper's first pass (rollout started); then pass for pass.
+    assert seen == trajectory
+    assert_steady(argo, new)
+    assert list(state.revisions) == [new.revision]
+
+
+def test_template_and_scale_change():
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 3, "decode": 4}, image="img:2")
+    state, steps = roll(argo, new, state)
+    assert_steady(argo, new)
+    assert len(steps) > 3
+
+
+def test_second_template_change_mid_rollout():
+    argo, state = deploy(make_set({"prefill": 3, "decode": 3}))
+    second = make_set({"prefill": 3, "decode": 3}, image="img:2")
+    for _ in range(2):
+        argo.sync(second, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(second, state, argo.snapshot(second)).state, second)
+    assert len(state.replicas[0]) == 2
+    third = make_set({"prefill": 3, "decode": 3}, image="img:3")
+    state, _ = roll(argo, third, state)
+    assert_steady(argo, third)
+    assert list(state.revisions) == [third.revision]
+
+
+def test_step_waits_until_the_state_is_synced_and_ready():
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    not_synced = gitops_step(new, state, argo.snapshot(new))
+    assert not_synced.outcome == Outcome.WAITING and not_synced.state is state
+    assert any("not synced" in reason or "not live" in reason for reason in not_synced.reasons)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    first = gitops_step(new, state, argo.snapshot(new))
+    assert first.outcome == Outcome.ADVANCED
+    argo.sync(new, first.state)
+    argo.cluster.settle(ready_cap=lambda name, replicas: 0)  # synced, not ready
+    waiting = gitops_step(new, first.state, argo.snapshot(new))
+    assert waiting.outcome == Outcome.WAITING and waiting.state is first.state
+    assert any("ready" in reason for reason in waiting.reasons)
+
+
+def test_adopting_a_set_deployed_by_rollout_step():
+    old = make_set({"prefill": 2, "decode": 2})
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    live = MemoryExecutor(MemoryCluster(NS))
+    list(drive(live, old, NS))
+    live.cluster.settle()
+    run_pass(live, new, NS)  # the rollout started live
+    live.cluster.settle()
+    run_pass(live, new, NS)
+    live.cluster.settle()
+    adopted = gitops_step(new, None, live.cluster.snapshot(new.name))
+    assert adopted.outcome == Outcome.ADVANCED
+    state = round_trip(adopted.state, new)
+    assert set(state.revisions) == {old.revision, new.revision}
+    # The adopted state renders exactly the live objects.
+    rendered = {o["metadata"]["name"]: o for o in render_with_state(new, state, NS)}
+    for (kind, name), obj in live.cluster.objects.items():
+        assert rendered[name]["spec"] == obj["spec"], name
+    argo = MemoryArgo()
+    argo.cluster = live.cluster
+    roll(argo, new, state)
+    assert_steady(argo, new)
+
+
+def test_state_executor_lands_reconciles_actions_in_the_state():
+    old = make_set({"prefill": 2, "decode": 2})
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(old)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    snapshot = argo.snapshot(new)
+    executor = StateExecutor(new, state, snapshot)
+    result = reconcile(new, snapshot)
+    for action in result.actions:
+        executor.execute(action, NS)
+    after = executor.state()
+    assert after.replicas[0][new.revision] == {"prefill": 1, "decode": 1}
+    assert sum(after.replicas[0][old.revision].values()) <= 4
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+def _bad(edit, ds=None, state=None):
+    ds = ds or make_set({"prefill": 2, "decode": 1})
+    state = state or gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
+    document = state_document(state)
+    edit(document)
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as raised:
+        parse_state(parsed, ds, NS)
+    return raised.value.lines()
+
+
+def test_newer_format_is_refused_with_file_line_and_field():
+    lines = _bad(lambda d: d.update(formatVersion=FORMAT_VERSION + 1))
+    assert lines[0].startswith("disagg-rollout-state.yaml:") and "formatVersion: written by a newer" in lines[0]
+
+
+def test_another_set_or_namespace():
+    lines = _bad(lambda d: d["metadata"].update(name="other", namespace="elsewhere"))
+    assert any("metadata.name" in line for line in lines) and any("metadata.namespace" in line for line in lines)
+
+
+def test_a_revision_the_state_cannot_explain():
+    def edit(d):
+        d["revisions"][0]["roles"][0]["spec"]["leaderWorkerTemplate"]["size"] = 7
+    (line,) = _bad(edit)
+    assert "revisions[0].revision" in line and "cannot explain" in line
+    (line,) = _bad(lambda d: d["slices"][0]["revisions"][0].update(revision="deadbeef"))
+    assert "slices[0].revisions[0].revision" in line and "no record" in line
+
+
+def test_hand_edited_replicas_that_split_a_group_or_break_the_surge_bound():
+    (line,) = _bad(lambda d: d["slices"][0]["revisions"][0]["replicas"].update(decode=0))
+    assert "some roles at 0" in line and ":" in line.split(" ")[0]
+    old, new = make_set({"prefill": 2, "decode": 1}), make_set({"prefill": 2, "decode": 1}, image="img:2")
+    argo, state = deploy(old)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    rolling = gitops_step(new, state, argo.snapshot(new)).state
+    assert list(rolling.replicas[0]) == [old.revision, new.revision]
+    (line,) = _bad(lambda d: d["slices"][0]["revisions"][1]["replicas"].update(prefill=2), new, rolling)
+    assert "slices[0].revisions[0].replicas.prefill" in line and "surge allows (3)" in line
+    assert line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit()
+
+
+def test_a_scale_down_with_or_without_a_template_change_is_no_hand_edit():
+    ds = make_set({"prefill": 4, "decode": 4})
+    _, state = deploy(ds)
+    for changed in (make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1}, image="img:2")):
+        assert round_trip(state, changed) == state
+
+
+def test_render_refuses_a_bad_state_with_nothing_on_stdout(tmp_path, capsys):
+    from kubectl_disagg.cli import main
+
+    ds = make_set({"prefill": 2, "decode": 1})
+    (tmp_path / "llm.yaml").write_text(to_yaml(ds.source.data))
+    state = gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
+    document = state_document(state)
+    document["formatVersion"] = 99
+    (tmp_path / "disagg-rollout-state.yaml").write_text(to_yaml(document))
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and out == ""
+    assert err.startswith(f"{tmp_path / 'disagg-rollout-state.yaml'}:") and "formatVersion" in err
+    document["formatVersion"] = FORMAT_VERSION
+    (tmp_path / "disagg-rollout-state.yaml").write_text(to_yaml(document))
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 0 and "RolloutState" not in out and "LeaderWorkerSet" in out
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path / "llm.yaml"), "--require-state"])
+    assert exited.value.code == 0
+    capsys.readouterr()
+    (tmp_path / "disagg-rollout-state.yaml").unlink()
+    with pytest.raises(SystemExit) as exited:
+        main(["render", "-f", str(tmp_path / "llm.yaml"), "--require-state"])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and out == "" and "no rollout state" in err
+
+
+def test_corrupted_yaml_names_the_file_and_line():
+    with pytest.raises(UserError) as raised:
+        parse_stream("apiVersion: x\nkind: [\n", "disagg-rollout-state.yaml")
+    assert raised.value.lines()[0].startswith("disagg-rollout-state.yaml:")
+
+
+def _external_set(image: str):
+    from kubectl_disagg.core.sets import load_documents
+
+    data = make_set({"prefill": 2, "decode": 2}, image=image).source.data
+    roles = [dict(role) for role in data["spec"]["roles"]]
+    roles[1]["scaling"] = {"mode": "External"}
+    data = {**data, "spec": {**data["spec"], "roles": roles}}
+    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    return ds
+
+
+def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_through_a_rollout():
+    old = _external_set("img:1")
+    argo = MemoryArgo()
+    state, _ = roll(argo, old, None)
+    decode = [o for o in argo.cluster.lws().values() if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"]
+    assert [o["spec"]["replicas"] for o in decode] == [1]  # the seed
+    decode[0]["spec"]["replicas"] = 3  # the autoscaler grew it
+    assert all("replicas" not in o["spec"] for o in render_with_state(old, state, NS)
+               if o["kind"] == "LeaderWorkerSet" and "decode" in o["metadata"]["name"])
+    state, _ = roll(argo, old, state)  # the step records the autoscaled size
+    assert state.replicas[0][old.revision]["decode"] == 3
+    new = _external_set("img:2")
+    state, _ = roll(argo, new, state)
+    sizes = {o["metadata"]["labels"][naming.ROLE_LABEL]: o["spec"]["replicas"] for o in argo.cluster.lws().values()}
+    assert sizes == {"prefill": 2, "decode": 3}
+    assert list(state.revisions) == [new.revision]
+
+
+def test_reverting_the_template_change_rolls_the_state_back():
+    old = make_set({"prefill": 3, "decode": 3})
+    new = make_set({"prefill": 3, "decode": 3}, image="img:2")
+    argo, state = deploy(old)
+    for _ in range(3):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    assert state.replicas[0][new.revision]["prefill"] > 0
+    state, _ = roll(argo, old, round_trip(state, old))
+    assert_steady(argo, old)
+    assert list(state.revisions) == [old.revision]
+
+
+def test_pr_description_and_summary_of_a_step():
+    from kubectl_disagg.views.gitops_report import format_pr_description, format_summary, to_document
+
+    old = make_set({"prefill": 2, "decode": 3}, slices=2)
+    new = make_set({"prefill": 2, "decode": 3}, image="img:2", slices=2)
+    argo, state = deploy(old)
+    for _ in range(2):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new))
+        state = step.state
+    text = format_pr_description(new, NS, step, "disagg-rollout-state.yaml")
+    assert "### Slices 0-1: step 2/7\n" in text
+    assert "| decode | 3 → **2** | 1 → **1** | 3 | 1 | 0 |" in text
+    assert "4/4 groups ready" in text and "run `kubectl disagg rollout step --gitops` again" in text
+    summary = format_summary(new, NS, step, "disagg-rollout-state.yaml")
+    assert summary.startswith("disaggregatedset/llm in serving (revision ") and "advanced, wrote" in summary
+    document = to_document(new, NS, step, "disagg-rollout-state.yaml")
+    assert document["written"] and document["slices"][0]["roles"][1] == {"name": "decode", "old": [3, 2],
+                                                                          "new": [1, 1]}
+
+
+@pytest.mark.parametrize("argv", [
+    ["rollout", "step", "--gitops", "llm"],
+    ["rollout", "step", "--gitops", "-f", "x.yaml", "--dry-run"],
+    ["rollout", "step", "--gitops", "-f", "x.yaml", "--until-complete"],
+    ["rollout", "step", "-f", "x.yaml", "--wait"],
+    ["rollout", "step", "-f", "x.yaml", "--pr-description", "pr.md"],
+])
+def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
+    from kubectl_disagg.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and capsys.readouterr().out == ""
+
+
+def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
+    from kubectl_disagg.manifests.reader import read_documents
+    from kubectl_disagg.gitops.state import STATE_FILE, find_state
+    from kubectl_disagg.gitops.files import read_state, state_path, write_state
+
+    first, second = make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 2, "decode": 2}, name="other")
+    path = tmp_path / STATE_FILE
+    for ds in (first, second):
+        write_state(path, gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state)
+    documents = read_documents([str(path)])
+    assert [d.data["metadata"]["name"] for d in documents] == ["llm", "other"]
+    assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
+    assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
+    moved = second._replace(source=second.source._replace(file=str(tmp_path / "other.yaml")))
+    assert state_path(moved) == str(path) and read_state(moved, NS).name == "other"
+    with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/third"):
+        read_state(make_set({"prefill": 1, "decode": 1}, name="third"), NS, str(path))
+    path.write_text(path.read_text() + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    with pytest.raises(UserError, match="holds only RolloutState documents"):
+        find_state(read_documents([str(path)]), first, NS)

@@ -1,0 +1,50 @@
+"""`handover.plan_handover`: what each direction changes, and what refuses it (pure)."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core import naming
+from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, owner_reference, plan_handover
+
+STORED = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+          "metadata": {"name": "llm", "namespace": "ns", "uid": "u-1"}}
+OWNER = owner_reference(STORED)
+
+
+def lws(name="llm-0-abcd1234-prefill", managed=True, owners=(), role="prefill") -> dict:
+    labels = {naming.NAME_LABEL: "llm", naming.SLICE_LABEL: "0", naming.REVISION_LABEL: "abcd1234",
+              naming.ROLE_LABEL: role}
+    if managed:
+        labels[naming.MANAGED_BY_LABEL] = naming.MANAGER
+    return {"kind": "LeaderWorkerSet",
+            "metadata": {"name": name, "resourceVersion": "7", "labels": labels, "ownerReferences": list(owners)}}
+
+
+def test_to_controller_adds_the_owner_reference_pinned_to_the_version_read():
+    plan = plan_handover(TO_CONTROLLER, STORED, [lws(), lws("llm-0-abcd1234-decode", owners=[OWNER], role="decode")])
+    assert plan.refusal == () and plan.unchanged == ("leaderworkerset/llm-0-abcd1234-decode",)
+    (change,) = plan.changes
+    assert change.patch == ({"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+                            {"op": "add", "path": "/metadata/ownerReferences", "value": [OWNER]})
+    assert OWNER == {**{k: STORED[k] for k in ("apiVersion", "kind")}, "name": "llm", "uid": "u-1",
+                     "controller": True, "blockOwnerDeletion": True}
+
+
+def test_to_plugin_labels_and_drops_only_the_sets_controller_reference():
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "u-9"}
+    (change,) = plan_handover(TO_PLUGIN, STORED, [lws(managed=False, owners=[OWNER, other])]).changes
+    assert change.patch[1:] == (
+        {"op": "add", "path": "/metadata/labels/app.kubernetes.io~1managed-by", "value": naming.MANAGER},
+        {"op": "replace", "path": "/metadata/ownerReferences", "value": [other]})
+
+
+def test_anything_not_adoptable_refuses():
+    foreign = {**OWNER, "kind": "JobSet", "name": "x", "uid": "u-2"}
+    cases = {
+        "neither kubectl-disagg nor the controller manages it": lws(managed=False),
+        "is controlled by jobset/x": lws(owners=[foreign]),
+        "should be named llm-0-abcd1234-prefill": lws("llm-renamed"),
+    }
+    for direction in (TO_CONTROLLER, TO_PLUGIN):
+        for reason, obj in cases.items():
+            (refusal,) = plan_handover(direction, STORED, [obj]).refusal
+            assert reason in refusal, (direction, refusal)

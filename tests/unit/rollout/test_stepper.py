@@ -1,0 +1,120 @@
+"""`stepper.drive` over an in-memory executor: the loop of `rollout step --until-complete`
+(lease held throughout, watch between passes, retry on conflict, deadline) without a cluster."""
+
+from __future__ import annotations
+
+import contextlib
+from types import SimpleNamespace
+
+import pytest
+
+from kubectl_disagg.errors import Conflict
+from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from tests.memory_cluster import MemoryCluster
+from tests.unit.core.test_reconcile import make_set
+
+
+class MemoryExecutor:
+    """MemoryCluster as an Executor; the LWS controller settles status while we 'watch'."""
+
+    def __init__(self, cluster: MemoryCluster, conflicts: int = 0):
+        self.cluster, self.conflicts = cluster, conflicts
+        self.leases = 0
+        self.watches = 0
+        self.authorized: list[int] = []  # actions per pass, checked before its writes
+        self.waits: list = []
+
+    def snapshot(self, set_name, namespace, *, scalers=False):
+        return self.cluster.snapshot(set_name)
+
+    def execute(self, action, namespace):
+        if self.conflicts:
+            self.conflicts -= 1
+            raise Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
+        self.cluster.execute([action])
+
+    def authorize(self, actions, namespace):
+        self.authorized.append(len(actions))
+
+    @contextlib.contextmanager
+    def lease(self, set_name, namespace, wait_until=None):
+        self.leases += 1
+        self.waits.append(wait_until)
+        yield SimpleNamespace(duration=30, renew_if_due=lambda: None)
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        self.watches += 1
+        self.cluster.settle()
+        return True
+
+
+def test_drive_runs_passes_until_complete_under_one_lease():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    old = make_set({"prefill": 2, "decode": 1})
+    passes = list(drive(executor, old, "serving"))
+    assert passes[-1].complete and not any(p.complete for p in passes[:-1])
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
+    passes = list(drive(executor, new, "serving"))
+    assert passes[-1].complete and passes[-1].reconciliation.slices[0].phase == "steady"
+    assert [p.reconciliation.slices[0].phase for p in passes][0] == "rollout started"
+    assert executor.leases == 2 and executor.watches > 0
+
+
+def test_one_pass_and_dry_run():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    ds = make_set({"prefill": 1, "decode": 1})
+    (dry,) = drive(executor, ds, "serving", dry_run="client")
+    assert dry.dry_run and not dry.done and executor.leases == 0
+    assert [planned.action for planned in dry.planned] == list(dry.reconciliation.actions)
+    (once,) = drive(executor, ds, "serving", until_complete=False)
+    assert once.done == once.reconciliation.actions and executor.leases == 1
+
+
+def test_a_conflict_is_retried_with_a_fresh_read(monkeypatch):
+    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.sleep", lambda seconds: None)
+    executor = MemoryExecutor(MemoryCluster("serving"), conflicts=1)
+    events = list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving"))
+    assert isinstance(events[0], Retry) and "changed since it was read" in events[0].reason
+    assert isinstance(events[-1], Pass) and events[-1].complete
+
+
+def test_a_conflict_in_a_single_pass_interrupts_it():
+    executor = MemoryExecutor(MemoryCluster("serving"), conflicts=1)
+    with pytest.raises(PassInterrupted) as interrupted:
+        list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", until_complete=False))
+    assert interrupted.value.partial.done == ()
+
+
+def test_a_deadline_already_passed_runs_no_pass():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    assert list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", deadline=5.0,
+                      clock=lambda: 10.0)) == []
+
+
+def test_a_pass_is_authorized_whole_before_its_first_write():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    (once,) = drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", until_complete=False)
+    assert executor.authorized == [len(once.reconciliation.actions)] and once.done
+
+
+def test_a_refused_authorization_writes_nothing():
+    from kubectl_disagg.errors import UserError
+
+    executor = MemoryExecutor(MemoryCluster("serving"))
+
+    def refuse(actions, namespace):
+        raise UserError("forbidden: this pass needs permission to patch leaderworkersets")
+
+    executor.authorize = refuse
+    with pytest.raises(UserError, match="patch leaderworkersets"):
+        list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", until_complete=False))
+    assert executor.cluster.lws() == {}
+
+
+def test_wait_for_lease_queues_until_the_deadline_or_without_limit():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    ds = make_set({"prefill": 1, "decode": 1})
+    list(drive(executor, ds, "serving", until_complete=False))
+    list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True))
+    list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True, deadline=7.0))
+    assert executor.waits == [None, float("inf"), 7.0]
