@@ -13,6 +13,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.render import leader_worker_set, render_set, service
+from kubectl_disagg.gitops.rules import check_state
 from kubectl_disagg.gitops.state import STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 
@@ -29,6 +30,7 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
                              f"{STATE_FILE} beside it, or --state); a set renders only from its "
                              "state when one is required: run `kubectl disagg rollout step --gitops` to create it"])
         return list(render_set(ds, namespace))
+    check_state(ds, state)  # only a state the planner could have written renders (spec §8)
     namespace = state.namespace
     records = dict(state.revisions)
     records.setdefault(ds.revision, record_from_set(ds))

@@ -7,8 +7,13 @@ placement), so `render` reproduces an old revision exactly after the set's docum
 
     apiVersion: kubectl-disagg.x-k8s.io/v1alpha1
     kind: RolloutState
-    formatVersion: 1
+    formatVersion: 2
     metadata: {name: llm, namespace: serving}
+    target:                 # the set as the last step saw it: what that step was decided for
+      revision: 1a2b3c4d
+      slices: 1
+      roles:
+      - {name: prefill, replicas: 2, maxSurge: 1, maxUnavailable: 0}
     revisions:              # one entry per revision any slice runs
     - revision: 1a2b3c4d
       placementPolicy: {type: None}
@@ -23,6 +28,13 @@ placement), so `render` reproduces an old revision exactly after the set's docum
       - revision: 1a2b3c4d
         replicas: {decode: 4, prefill: 2}
         initialReplicas: {decode: 4, prefill: 2}   # old revisions in a rollout only
+      previous:             # the slice before the last step ([] = nothing was deployed)
+      - revision: 1a2b3c4d
+        replicas: {decode: 4, prefill: 2}
+
+`target` and `previous` (format 2) let `render` check that the state is one the planner could
+have written (gitops/rules.py, spec §8); a format 1 state reads as one whose last step changed
+nothing, so only its point is checked, and the next step writes format 2.
 
 The file `disagg-rollout-state.yaml` beside the sets holds one such document per set (the Argo
 CD plugin's `rollout-state` parameter names the same file). `find_state` picks a set's document
@@ -43,7 +55,7 @@ from kubectl_disagg.core.rollout_config import IntOrPercentError, resolve_config
 
 API_VERSION = "kubectl-disagg.x-k8s.io/v1alpha1"
 KIND = "RolloutState"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 STATE_FILE = "disagg-rollout-state.yaml"  # beside the sets, one RolloutState document per set
 
 Counts = Mapping[str, int]  # role → replicas
@@ -73,14 +85,56 @@ class RevisionRecord(namedtuple("RevisionRecord", "revision placement roles")):
         return next(role for role in self.roles if role.name == name)
 
 
-class RolloutState(namedtuple("RolloutState", "name namespace revisions replicas initial")):
+class RoleTarget(namedtuple("RoleTarget", "name replicas surge unavailable")):
+    """One role's replicas and resolved rollout budgets (spec §6) when the last step was taken."""
+
+    __slots__ = ()
+
+
+class Target(namedtuple("Target", "revision slices roles")):
+    """The set as the last step saw it: its revision, slices and a tuple of RoleTarget."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, ds: DisaggregatedSet) -> Target:
+        roles = []
+        for role in ds.roles:
+            try:
+                config = resolve_config(role.rolling_update, role.replicas)
+            except IntOrPercentError:
+                config = resolve_config(None, role.replicas)  # validation of the set reports it
+            roles.append(RoleTarget(role.name, role.replicas, config.surge, config.unavailable))
+        return cls(ds.revision, ds.slices, tuple(roles))
+
+
+class Point(namedtuple("Point", "replicas initial")):
+    """One slice's deployment: revision → role → replicas, and the old revisions' initial-replicas."""
+
+    __slots__ = ()
+
+
+class RolloutState(namedtuple("RolloutState", "name namespace revisions replicas initial target previous source",
+                              defaults=(None, None, None))):
     """`revisions`: revision → RevisionRecord; `replicas` and `initial` (initial-replicas of old
     revisions): slice → revision → role → count, revisions in the order they were deployed.
+    `target`: the Target of the last step; `previous`: slice → the Point before it (None: a
+    format 1 state, or one built in memory). `source`: the Document read, for line numbers;
+    not part of the state (equality ignores it).
 
     Named tuples, not dataclasses: `render` reads states, and must stay quick to start.
     """
 
     __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RolloutState) and tuple(self)[:-1] == tuple(other)[:-1]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(tuple(self)[:-1])
 
     def deployed(self, slice_index: int) -> Mapping[str, Counts]:
         return self.replicas.get(slice_index, {})
@@ -107,22 +161,35 @@ def state_document(state: RolloutState) -> dict:
     used = [rev for rev in state.revisions if any(rev in state.deployed(s) for s in state.replicas)]
     slices = []
     for slice_index in sorted(state.replicas):
-        entries = []
-        for revision, counts in state.replicas[slice_index].items():
-            entry: dict = {"revision": revision, "replicas": dict(counts)}
-            initial = state.initial.get(slice_index, {}).get(revision)
-            if initial:
-                entry["initialReplicas"] = dict(initial)
-            entries.append(entry)
-        slices.append({"slice": slice_index, "revisions": entries})
-    return {
+        entry: dict = {"slice": slice_index,
+                       "revisions": _point_document(state.replicas[slice_index], state.initial.get(slice_index, {}))}
+        previous = (state.previous or {}).get(slice_index)
+        if previous is not None:
+            entry["previous"] = _point_document(previous.replicas, previous.initial)
+        slices.append(entry)
+    document = {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "formatVersion": FORMAT_VERSION,
         "metadata": {"name": state.name, "namespace": state.namespace},
-        "revisions": [_record_document(state.revisions[rev]) for rev in used],
-        "slices": slices,
     }
+    if state.target is not None:
+        document["target"] = {"revision": state.target.revision, "slices": state.target.slices,
+                              "roles": [{"name": r.name, "replicas": r.replicas, "maxSurge": r.surge,
+                                         "maxUnavailable": r.unavailable} for r in state.target.roles]}
+    document["revisions"] = [_record_document(state.revisions[rev]) for rev in used]
+    document["slices"] = slices
+    return document
+
+
+def _point_document(replicas: Mapping[str, Counts], initial: Mapping[str, Counts]) -> list[dict]:
+    entries = []
+    for revision, counts in replicas.items():
+        entry: dict = {"revision": revision, "replicas": dict(counts)}
+        if initial.get(revision):
+            entry["initialReplicas"] = dict(initial[revision])
+        entries.append(entry)
+    return entries
 
 
 def _record_document(record: RevisionRecord) -> dict:
@@ -185,12 +252,20 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
         reader.fail(("metadata", "namespace"), "metadata.namespace",
                     f"this state is for namespace {metadata.get('namespace')!r}, not {namespace!r}")
     revisions = _read_revisions(reader, data.get("revisions"))
-    replicas, initial = _read_slices(reader, data.get("slices"), revisions)
+    replicas, initial, previous = _read_slices(reader, data.get("slices"), revisions)
+    target = _read_target(reader, data.get("target")) if version == 2 else None
+    if version == 2 and "target" not in data:
+        reader.fail((), "target", "a format 2 state records the set its last step was taken for: "
+                    "write it with `kubectl disagg rollout step --gitops` or `rollout state init`")
     reader.raise_if_failed()
-    state = RolloutState(ds.name, namespace, revisions, replicas, initial)
-    _check_counts(reader, state, ds)
-    reader.raise_if_failed()
-    return state
+    if version == 2:
+        missing = sorted(s for s in replicas if s not in previous)
+        for slice_index in missing:
+            reader.fail(("slices",), f"slices[slice {slice_index}].previous",
+                        "a format 2 state records each slice's point before the last step (`previous`)")
+        reader.raise_if_failed()
+    return RolloutState(ds.name, namespace, revisions, replicas, initial, target,
+                        previous if version == 2 else None, document)
 
 
 class _Reader:
@@ -256,9 +331,10 @@ def _read_revisions(reader: _Reader, raw: object) -> dict[str, RevisionRecord]:
 def _read_slices(reader: _Reader, raw: object, records: Mapping[str, RevisionRecord]):
     replicas: dict[int, dict[str, dict[str, int]]] = {}
     initial: dict[int, dict[str, dict[str, int]]] = {}
+    previous: dict[int, Point] = {}
     if not isinstance(raw, list):
         reader.fail(("slices",), "slices", "must be a list of slices")
-        return replicas, initial
+        return replicas, initial, previous
     for index, entry in enumerate(raw):
         path = ("slices", index)
         slice_index = entry.get("slice") if isinstance(entry, dict) else None
@@ -289,48 +365,61 @@ def _read_slices(reader: _Reader, raw: object, records: Mapping[str, RevisionRec
                     reader.fail(key_path + (role,), _dotted(key_path + (role,)), "must be a count (0 or more)")
                 if not bad:
                     into[slice_index][revision] = {role: counts[role] for role in record.role_names}
-    return replicas, {s: v for s, v in initial.items() if v}
+        if "previous" in entry:
+            point = _read_point(reader, path + ("previous",), entry.get("previous"))
+            if point is not None:
+                previous[slice_index] = point
+    return replicas, {s: v for s, v in initial.items() if v}, previous
 
 
-def _check_counts(reader: _Reader, state: RolloutState, ds: DisaggregatedSet) -> None:
-    """Counts a hand edit could break: a group split across 0, a role over its surge bound."""
-    lines = _slice_paths(reader.document)
-    for slice_index, deployed in state.replicas.items():
-        for revision, counts in deployed.items():
-            values = list(counts.values())
-            if any(v == 0 for v in values) and any(v > 0 for v in values):
-                path = lines.get((slice_index, revision), ("slices",)) + ("replicas",)
-                reader.fail(path, _dotted(path), f"slice {slice_index} revision {revision} has some roles at 0 "
-                            f"and others running ({_counts(counts)}): a revision group runs all its roles or none")
-        if set(deployed) <= {ds.revision}:
-            continue  # at rest: the set's own replicas apply (scaling is direct)
-        for role in ds.roles:
-            if role.external:
-                continue  # an autoscaler sizes it
-            total = sum(counts.get(role.name, 0) for counts in deployed.values())
-            # What the old revisions started the rollout with (their count, before it starts).
-            started = sum(state.initial.get(slice_index, {}).get(rev, {}).get(role.name, counts.get(role.name, 0))
-                          for rev, counts in deployed.items() if rev != ds.revision)
-            try:
-                surge = resolve_config(role.rolling_update, role.replicas).surge
-            except IntOrPercentError:
-                continue  # validation of the set reports it
-            ceiling = max(role.replicas, started) + max(surge, 1)
-            if total > ceiling:
-                first = next(iter(deployed))
-                path = lines.get((slice_index, first), ("slices",)) + ("replicas", role.name)
-                reader.fail(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role.name} across "
-                            f"its revisions, more than its target {role.replicas} plus surge allows ({ceiling})")
+def _read_point(reader: _Reader, path: tuple, raw: object) -> Point | None:
+    """A slice's point before the last step: revisions need no record here (a removed one has none)."""
+    if raw is None:
+        raw = []
+    if not isinstance(raw, list):
+        reader.fail(path, _dotted(path), "must be a list of revisions with their replicas")
+        return None
+    replicas: dict[str, dict[str, int]] = {}
+    initial: dict[str, dict[str, int]] = {}
+    for index, deployed in enumerate(raw):
+        entry_path = path + (index,)
+        revision = deployed.get("revision") if isinstance(deployed, dict) else None
+        if not isinstance(revision, str) or revision in replicas:
+            reader.fail(entry_path, _dotted(entry_path), "needs a revision (string), once")
+            continue
+        for key, into in (("replicas", replicas), ("initialReplicas", initial)):
+            counts = deployed.get(key)
+            if counts is None and key == "initialReplicas":
+                continue
+            if (not isinstance(counts, dict) or not counts
+                    or not all(isinstance(k, str) and _is_count(n) and n >= 0 for k, n in counts.items())):
+                reader.fail(entry_path + (key,), _dotted(entry_path + (key,)), "must map each role to a count (0 or more)")
+                continue
+            into[revision] = dict(counts)
+    return Point(replicas, initial)
 
 
-def _slice_paths(document: Document) -> dict[tuple[int, str], tuple]:
-    """(slice, revision) → the field path of its entry, for line numbers."""
-    paths = {}
-    for index, entry in enumerate(document.data.get("slices") or []):
-        for rev_index, deployed in enumerate(entry.get("revisions") or []):
-            paths[(entry.get("slice"), deployed.get("revision"))] = ("slices", index, "revisions", rev_index)
-    return paths
-
-
-def _counts(counts: Counts) -> str:
-    return ", ".join(f"{role} {n}" for role, n in counts.items())
+def _read_target(reader: _Reader, raw: object) -> Target | None:
+    path = ("target",)
+    if not isinstance(raw, dict):
+        return None  # reported by the caller
+    revision, slices, roles_raw = raw.get("revision"), raw.get("slices"), raw.get("roles")
+    if not isinstance(revision, str):
+        reader.fail(path + ("revision",), "target.revision", "must be the revision the last step rolled to")
+    if not _is_count(slices) or slices < 0:
+        reader.fail(path + ("slices",), "target.slices", "must be a count of slices")
+    roles = []
+    if not isinstance(roles_raw, list) or not roles_raw:
+        reader.fail(path + ("roles",), "target.roles", "must list each role's replicas, maxSurge and maxUnavailable")
+        return None
+    for index, role in enumerate(roles_raw):
+        role_path = path + ("roles", index)
+        values = [role.get(k) for k in ("replicas", "maxSurge", "maxUnavailable")] if isinstance(role, dict) else []
+        if (not isinstance(role, dict) or not isinstance(role.get("name"), str)
+                or not all(_is_count(v) and v >= 0 for v in values)):
+            reader.fail(role_path, _dotted(role_path), "needs a name and counts replicas, maxSurge, maxUnavailable")
+            continue
+        roles.append(RoleTarget(role["name"], *values))
+    if len(roles) != len(roles_raw) or not isinstance(revision, str) or not _is_count(slices):
+        return None
+    return Target(revision, slices, tuple(roles))

@@ -7,7 +7,6 @@ executors). It refuses to move unless the cluster shows exactly what the state r
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -15,9 +14,13 @@ from enum import StrEnum
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Placement
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, LWS, SERVICE, Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, LWS, SERVICE
 from kubectl_disagg.core.render import deep_copy
-from kubectl_disagg.gitops.state import RevisionRecord, RoleRecord, RolloutState, record_from_set, record_revision
+from kubectl_disagg.errors import Problem
+from kubectl_disagg.gitops.executor import StateExecutor
+from kubectl_disagg.gitops.rules import state_problems
+from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RolloutState, Target, record_from_set,
+                                         record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.rollout.stepper import Pass, run_pass
@@ -30,7 +33,8 @@ def initial_state(ds: DisaggregatedSet, namespace: str) -> RolloutState:
     """Nothing deployed yet: the set at its revision and replicas in every slice."""
     counts = {role.name: EXTERNAL_SEED_REPLICAS if role.external else role.replicas for role in ds.roles}
     return RolloutState(ds.name, namespace, {ds.revision: record_from_set(ds)},
-                        {s: {ds.revision: dict(counts)} for s in range(ds.slices)}, {})
+                        {s: {ds.revision: dict(counts)} for s in range(ds.slices)}, {},
+                        Target.of(ds), {s: Point({}, {}) for s in range(ds.slices)})
 
 
 def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> RolloutState:
@@ -52,7 +56,10 @@ def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> Rol
     for slice_index, deployed in replicas.items():  # roles in their record's order
         for revision, counts in deployed.items():
             deployed[revision] = {r: counts[r] for r in records[revision].role_names if r in counts}
-    return RolloutState(ds.name, namespace, records, replicas, initial)
+    # How the live objects got here is not known: the state starts from them (its point is checked).
+    previous = {s: Point({rev: dict(c) for rev, c in d.items()}, {rev: dict(c) for rev, c in initial.get(s, {}).items()})
+                for s, d in replicas.items()}
+    return RolloutState(ds.name, namespace, records, replicas, initial, Target.of(ds), previous)
 
 
 def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], snapshot: Snapshot) -> RevisionRecord:
@@ -133,89 +140,6 @@ def _is_placement_term(term: Mapping, set_name: str) -> bool:
         e.get("key") == naming.SLICE_LABEL for e in expressions)
 
 
-# --- the second executor ----------------------------------------------------------------------
-
-
-class _NoLease:
-    """Git serialises writers (one pull request per step): no Lease to hold."""
-
-    duration = 0
-
-    def renew_if_due(self) -> None:
-        pass
-
-
-class StateExecutor:
-    """`stepper.Executor` over a rollout state: reconcile's actions land in the document.
-
-    `snapshot` hands out the live snapshot the step was decided on; each action rewrites the
-    state as the cluster executor would rewrite the cluster. Services follow their revision's
-    LWS in the render, so their creates and deletes need no record.
-    """
-
-    def __init__(self, ds: DisaggregatedSet, state: RolloutState, snapshot: Snapshot):
-        self._ds, self._snapshot, self._name = ds, snapshot, state.name
-        self._namespace = state.namespace
-        self.records = dict(state.revisions)
-        self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()}
-        self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()}
-        self._identities = {o.name: o.identity for o in snapshot.lws}
-
-    def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
-        return self._snapshot
-
-    def lease(self, set_name: str, namespace: str) -> contextlib.AbstractContextManager:
-        return contextlib.nullcontext(_NoLease())
-
-    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
-        return False  # a state changes only by a commit: one pass per step
-
-    def execute(self, action: Action, namespace: str) -> None:
-        if action.kind == SERVICE:
-            return
-        if isinstance(action, Create):
-            labels = action.object["metadata"]["labels"]
-            slice_index, revision, role = (int(labels[naming.SLICE_LABEL]), labels[naming.REVISION_LABEL],
-                                           labels[naming.ROLE_LABEL])
-            replicas = action.object["spec"].get("replicas", EXTERNAL_SEED_REPLICAS)
-            self._set(self.replicas, slice_index, revision, role, replicas)
-            return
-        identity = self._identities.get(action.name)
-        if identity is None:
-            raise UserError(f"leaderworkerset/{action.name} is not part of the rollout state")
-        slice_index, revision, role = identity.slice, identity.revision, identity.role
-        if isinstance(action, Scale):
-            self._set(self.replicas, slice_index, revision, role, action.to_replicas)
-        elif isinstance(action, Annotate):
-            raw = action.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION)
-            if raw is not None:
-                self._set(self.initial, slice_index, revision, role, int(raw))
-        elif isinstance(action, Delete):
-            for table in (self.replicas, self.initial):
-                group = table.get(slice_index, {}).get(revision)
-                if group is not None:
-                    group.pop(role, None)
-                    if not group:
-                        del table[slice_index][revision]
-
-    def _set(self, table: dict, slice_index: int, revision: str, role: str, value: int) -> None:
-        if revision == self._ds.revision:
-            self.records.setdefault(revision, record_from_set(self._ds))
-        counts = table.setdefault(slice_index, {}).setdefault(revision, {})
-        counts[role] = value
-        record = self.records.get(revision)
-        if record is not None:  # keep the record's role order, so the document reads the same each time
-            table[slice_index][revision] = {r: counts[r] for r in record.role_names if r in counts}
-
-    def state(self) -> RolloutState:
-        replicas = {s: d for s, d in sorted(self.replicas.items()) if d and s < self._ds.slices}
-        initial = {s: {rev: c for rev, c in d.items() if c and rev in replicas.get(s, {})}
-                   for s, d in self.initial.items()}
-        used = {rev for d in replicas.values() for rev in d}
-        return RolloutState(self._name, self._namespace, {r: rec for r, rec in self.records.items() if r in used},
-                            replicas, {s: d for s, d in initial.items() if d})
-
-
 # --- one step ---------------------------------------------------------------------------------
 
 
@@ -241,10 +165,10 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
         if not ours:
-            return GitopsStep(Outcome.ADVANCED, initial_state(ds, namespace),
-                              ("created the rollout state: the set deploys at its revision and replicas",))
-        return GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
-                          ("adopted the live LeaderWorkerSets into a new rollout state",))
+            return _checked(ds, GitopsStep(Outcome.ADVANCED, initial_state(ds, namespace),
+                                           ("created the rollout state: the set deploys at its revision and replicas",)))
+        return _checked(ds, GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
+                                       ("adopted the live LeaderWorkerSets into a new rollout state",)))
     expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
     differences = synced_differences(expected, ours)
     if differences:
@@ -257,37 +181,63 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
                      for o in render_with_state(ds, state) if o["kind"] == SERVICE)
-    executor = StateExecutor(ds, _recorded_live(ds, state, live), live._replace(services=services))
+    recorded = _recorded_live(ds, state, live)
+    executor = StateExecutor(ds, recorded, live._replace(services=services))
     passed = run_pass(executor, ds, namespace)
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
+    # What the next render checks the step against (spec §8): the set it was decided for, and
+    # the point each slice stood at before it.
+    after = after._replace(target=Target.of(ds), previous={
+        s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {})) for s in after.replicas})
     if passed.done:
-        return GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed, before=state)
+        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
+                                       before=state))
     if not passed.complete:
         waiting = tuple(f"slice {r.slice}: {reason}" for r in passed.reconciliation.slices for reason in r.waiting_for)
         return GitopsStep(Outcome.WAITING, state, waiting or ("nothing to do yet",), passed, before=state)
-    if after != state:  # a direct scale or slice change is live: record it
-        return GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",), passed,
-                          before=state)
+    if _deployed(after) != _deployed(state):  # a direct scale or slice change is live: record it
+        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
+                                       passed, before=state))
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
+
+
+def _deployed(state: RolloutState) -> tuple:
+    return state.revisions, state.replicas, state.initial
+
+
+def _checked(ds: DisaggregatedSet, step: GitopsStep) -> GitopsStep:
+    """The step, unless the state it would write breaks a rule of spec §8 (then nothing is
+    written: render would refuse it, so a bot never commits a state that cannot sync)."""
+    problems: list[Problem] = state_problems(ds, step.state)
+    if not problems:
+        return step
+    return GitopsStep(Outcome.REFUSED, step.before, tuple(f"the next state would break a rule of spec §8: "
+                                                          f"{p.path}: {p.message}" for p in problems),
+                      step.passed, before=step.before)
 
 
 def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> RolloutState:
     """What the state rendered implicitly, made explicit from the (synced) live LWS.
 
     Slices at rest record the replicas they run (the set scales directly), so a rollout
-    starting later keeps them; old revisions record the initial-replicas they were given.
+    starting later keeps them; a rollout render started records the set's revision at 0; old
+    revisions record the initial-replicas they were given. This is the point the step starts
+    from, recorded as the state's `previous`.
     """
     replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items() if s < ds.slices}
     initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items() if s < ds.slices}
     records = dict(state.revisions)
+    known = {s: set(d) for s, d in replicas.items()}
     for obj in live.lws:
         identity = obj.identity
         if not obj.managed_by_us(ds.name) or not identity.complete or identity.slice >= ds.slices:
             continue
         deployed = replicas.setdefault(identity.slice, {})
-        if identity.revision == ds.revision and set(deployed) <= {ds.revision}:
+        recorded = known.get(identity.slice, set())
+        # At rest, or a rollout render started (the set's revision at 0 beside the recorded ones).
+        if identity.revision == ds.revision and (recorded <= {ds.revision} or ds.revision not in recorded):
             records.setdefault(ds.revision, record_from_set(ds))
             deployed.setdefault(ds.revision, {})[identity.role] = obj.replicas
         elif identity.revision != ds.revision and obj.initial_replicas is not None:

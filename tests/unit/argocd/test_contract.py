@@ -213,7 +213,7 @@ def test_renders_from_the_rollout_state_and_strict_mode_requires_one():
     assert generate({"a.yaml": EXAMPLE}, state=state).objects == steady
     assert generate({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"}, state=state).objects == steady
     assert "no rollout state found" in refusal({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"})
-    bad = state.replace(b"formatVersion: 1", b"formatVersion: 9")
+    bad = state.replace(b"formatVersion: 2", b"formatVersion: 9")
     assert refusal({"a.yaml": EXAMPLE}, state=bad).startswith("disagg-rollout-state.yaml:")
 
 

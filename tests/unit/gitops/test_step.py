@@ -118,7 +118,10 @@ def test_first_step_creates_the_state_and_it_round_trips():
     document = state_document(step.state)
     assert document["kind"] == "RolloutState" and document["formatVersion"] == FORMAT_VERSION
     assert document["slices"] == [{"slice": 0, "revisions": [
-        {"revision": ds.revision, "replicas": {"prefill": 2, "decode": 1}}]}]
+        {"revision": ds.revision, "replicas": {"prefill": 2, "decode": 1}}], "previous": []}]
+    assert document["target"] == {"revision": ds.revision, "slices": 1, "roles": [
+        {"name": "prefill", "replicas": 2, "maxSurge": 1, "maxUnavailable": 0},
+        {"name": "decode", "replicas": 1, "maxSurge": 1, "maxUnavailable": 0}]}
     assert round_trip(step.state, ds) == step.state
 
 
@@ -298,7 +301,7 @@ def _bad(edit, ds=None, state=None):
     edit(document)
     (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
     with pytest.raises(UserError) as raised:
-        parse_state(parsed, ds, NS)
+        render_with_state(ds, parse_state(parsed, ds, NS), NS)
     return raised.value.lines()
 
 
@@ -322,16 +325,18 @@ def test_a_revision_the_state_cannot_explain():
 
 
 def test_hand_edited_replicas_that_split_a_group_or_break_the_surge_bound():
-    (line,) = _bad(lambda d: d["slices"][0]["revisions"][0]["replicas"].update(decode=0))
+    line, step = _bad(lambda d: d["slices"][0]["revisions"][0]["replicas"].update(decode=0))
     assert "some roles at 0" in line and ":" in line.split(" ")[0]
+    assert "not one planner step" in step
     old, new = make_set({"prefill": 2, "decode": 1}), make_set({"prefill": 2, "decode": 1}, image="img:2")
     argo, state = deploy(old)
     argo.sync(new, state)
     argo.cluster.settle()
     rolling = gitops_step(new, state, argo.snapshot(new)).state
     assert list(rolling.replicas[0]) == [old.revision, new.revision]
-    (line,) = _bad(lambda d: d["slices"][0]["revisions"][1]["replicas"].update(prefill=2), new, rolling)
+    line, step = _bad(lambda d: d["slices"][0]["revisions"][1]["replicas"].update(prefill=2), new, rolling)
     assert "slices[0].revisions[0].replicas.prefill" in line and "surge allows (3)" in line
+    assert "slices[0].revisions" in step and "one step at a time" in step
     assert line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit()
 
 

@@ -1,0 +1,294 @@
+"""Which rollout states may render (spec §8): only those the planner could have written. Pure.
+
+A state in git is an input people edit and merge, so `render` and `cmp generate` check it whole
+before rendering from it, and `rollout step --gitops` checks every state it writes the same way:
+
+1. slices: the state records exactly the slices `0..target.slices-1`, each with the revision its
+   last step rolled to (`target.revision`);
+2. groups: a revision runs all its roles or none;
+3. bounds: per role, old + new stays within max(target + max(maxSurge, 1), initial) (plus what
+   new runs above a target lowered mid-rollout: the planner never shrinks new), and a role
+   that started at or above its target keeps target − maxUnavailable (the planner's floor; with
+   two old revisions or more, reconcile's coordinated drain takes a group whole, which may cut
+   below it for a step, so there rule 4 alone holds the state to what the stepper does);
+4. one step: each slice's counts are its `previous` point, or what one reconcile pass makes of
+   that point (one planner step, the start of a rollout, the removal of a drained revision, a
+   scale or a slice change at rest), replayed here with the planner for the recorded `target`.
+
+The replay runs reconcile (core/reconcile.py, the stepper's own decision) over the previous
+point as if it were live and settled, and lands its actions with the `StateExecutor`, exactly
+as `gitops_step` did when it wrote the state. A format 1 state has no `previous`: its point is
+checked (rules 1-3), and its next step writes format 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kubectl_disagg.core import naming
+from kubectl_disagg.core.model import DisaggregatedSet, Role
+from kubectl_disagg.core.planner import START_CONFIG
+from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, reconcile
+from kubectl_disagg.core.rollout_config import RolloutConfig
+from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.gitops.executor import StateExecutor
+from kubectl_disagg.gitops.state import Point, RoleTarget, RolloutState, Target
+
+DOCS = "docs/gitops.md"
+
+
+def check_state(ds: DisaggregatedSet, state: RolloutState) -> None:
+    """Raise UserError, every problem at once, when `state` is not one the planner could have
+    written for `ds` (its name; the rest comes from the state's own `target`)."""
+    problems = state_problems(ds, state)
+    if problems:
+        raise UserError(problems)
+
+
+def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
+    lines = _Lines(state)
+    target = state.target or migrated_target(ds, state)
+    problems: list[Problem] = []
+    then, why = set_at_target(ds, state, target)
+    if then is None:
+        return [lines.problem(("target",), "target", why)]
+    for slice_index in sorted(set(state.replicas) - set(range(target.slices))):
+        problems.append(lines.problem(lines.slice_path(slice_index), f"slices[slice {slice_index}]",
+                                      f"slice {slice_index} is recorded, but the state's last step was for "
+                                      f"{target.slices} slice(s): a slice is added or removed by a step, not by hand "
+                                      f"(rule: one document per slice of the set, {DOCS})"))
+    for slice_index in range(target.slices):
+        deployed = state.replicas.get(slice_index)
+        if not deployed:
+            problems.append(lines.problem(("slices",), "slices",
+                                          f"slice {slice_index} has no counts: every slice of the set is recorded "
+                                          f"(rule: a slice without counts would render its new revision at full "
+                                          f"size, {DOCS})"))
+            continue
+        problems.extend(_check_point(lines, then, state, slice_index))
+    if state.previous is None:
+        return problems
+    return problems + _check_steps(lines, then, state)
+
+
+# --- the set the last step was taken for ------------------------------------------------------
+
+
+def migrated_target(ds: DisaggregatedSet, state: RolloutState) -> Target:
+    """A format 1 state's target: its newest revision (the set's, when recorded), the slices it
+    records and the set's replicas and budgets."""
+    recorded = {rev for deployed in state.replicas.values() for rev in deployed}
+    newest = [rev for deployed in state.replicas.values() for rev in deployed
+              if rev not in state.initial.get(next(iter(state.replicas), 0), {})]
+    revision = ds.revision if ds.revision in recorded or not newest else newest[-1]
+    keys = set(state.replicas)
+    slices = len(keys) if keys == set(range(len(keys))) else ds.slices
+    base = Target.of(ds)
+    record = state.revisions.get(revision)
+    if record is not None and revision != ds.revision:
+        by_name = {r.name: r for r in base.roles}
+        base = base._replace(roles=tuple(by_name.get(name, RoleTarget(name, 1, 1, 0)) for name in record.role_names))
+    return Target(revision, slices, base.roles)
+
+
+def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> tuple[DisaggregatedSet | None, str]:
+    """The set as the last step saw it: its revision's roles at the recorded replicas and budgets."""
+    record = state.revisions.get(target.revision)
+    if record is not None:
+        roles = [Role(r.name, 0, r.spec, r.labels, r.annotations, r.external) for r in record.roles]
+        base = ds._replace(placement=record.placement)
+    elif target.revision == ds.revision or target.slices == 0:
+        roles, base = list(ds.roles), ds
+    else:
+        return None, (f"the last step rolled to revision {target.revision}, which the state does not record "
+                      "under revisions (edited by hand?)")
+    by_name = {r.name: r for r in target.roles}
+    if set(by_name) != {r.name for r in roles}:
+        return None, (f"target.roles name {', '.join(sorted(by_name))}, but revision {target.revision} has roles "
+                      f"{', '.join(r.name for r in roles)} (edited by hand?)")
+    sized = []
+    for role in roles:
+        wanted = by_name[role.name]
+        strategy = {**(role.spec.get("rolloutStrategy") or {}), "rollingUpdateConfiguration": {
+            "maxSurge": wanted.surge, "maxUnavailable": wanted.unavailable}}
+        sized.append(role._replace(replicas=wanted.replicas, spec={**role.spec, "rolloutStrategy": strategy}))
+    return base._replace(revision=target.revision, slices=target.slices, roles=tuple(sized)), ""
+
+
+# --- rules 1 to 3: the point ------------------------------------------------------------------
+
+
+def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, slice_index: int) -> list[Problem]:
+    deployed = state.replicas[slice_index]
+    initial = state.initial.get(slice_index, {})
+    problems = []
+    for revision, counts in deployed.items():
+        values = list(counts.values())
+        if any(v == 0 for v in values) and any(v > 0 for v in values):
+            path = lines.entry(slice_index, revision) + ("replicas",)
+            problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} revision {revision} has some "
+                                          f"roles at 0 and others running ({_counts(counts)}): a revision group "
+                                          "runs all its roles or none (rule: groups move together)"))
+    if then.revision not in deployed:
+        problems.append(lines.problem(lines.slice_path(slice_index) + ("revisions",),
+                                      f"slices[slice {slice_index}].revisions",
+                                      f"slice {slice_index} does not record revision {then.revision}, the one its "
+                                      "last step rolled to (edited by hand?)"))
+        return problems
+    if len(deployed) == 1:
+        return problems  # at rest: render sizes it from the set (scaling is direct)
+    before = (state.previous or {}).get(slice_index)
+    for role, total, start, goal, config, new in _role_totals(then, deployed, initial):
+        # A step never takes a role further out of bounds than the point it came from was (the
+        # targets or budgets may have changed since); a target lowered mid-rollout leaves new
+        # above it, and the planner never shrinks new.
+        was = None if before is None else sum(counts.get(role, 0) for counts in before.replicas.values())
+        ceiling = max(goal + max(config.surge, 1), start, was or 0) + max(0, new - goal)
+        path = lines.entry(slice_index, next(iter(deployed))) + ("replicas", role)
+        if goal > 0 and total > ceiling:
+            problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role} "
+                                          f"across its revisions, more than its target {goal} plus surge "
+                                          f"allows ({ceiling}) (rule: within target + maxSurge)"))
+        floor = goal - config.unavailable if was is None else min(goal - config.unavailable, was)
+        # With two old revisions or more (a template change mid-rollout) reconcile drains a
+        # group whole (§4), which may take a role below its floor for a step: rule 4 checks that.
+        if start >= goal and total < floor and len(deployed) == 2:
+            problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role} "
+                                          f"across its revisions, below its target {goal} minus maxUnavailable "
+                                          f"{config.unavailable} ({floor}) (rule: capacity never below the floor)"))
+    return problems
+
+
+def _role_totals(then: DisaggregatedSet, deployed: Mapping[str, Mapping[str, int]],
+                 initial: Mapping[str, Mapping[str, int]]):
+    """Per role considered (the target's, then roles only old revisions have), as reconcile's
+    planner inputs: (role, old + new, initial old, target, budgets, new)."""
+    old = {rev: counts for rev, counts in deployed.items() if rev != then.revision}
+    new = deployed.get(then.revision, {})
+    removed = sorted({role for counts in old.values() for role in counts} - set(then.role_names))
+    for name in [*then.role_names, *removed]:
+        start = sum(initial.get(rev, {}).get(name, counts[name]) for rev, counts in old.items() if name in counts)
+        total = sum(counts.get(name, 0) for counts in old.values()) + new.get(name, 0)
+        role = next((r for r in then.roles if r.name == name), None)
+        if role is None:
+            goal, config = 0, START_CONFIG
+        else:
+            goal = max(start, EXTERNAL_SEED_REPLICAS) if role.external else role.replicas
+            rolling = role.rolling_update or {}
+            config = RolloutConfig(rolling.get("maxSurge", START_CONFIG.surge),
+                                   rolling.get("maxUnavailable", START_CONFIG.unavailable))
+        yield name, total, start, goal, config, new.get(name, 0)
+
+
+# --- rule 4: one step from the previous point -------------------------------------------------
+
+
+def _check_steps(lines: _Lines, then: DisaggregatedSet, state: RolloutState) -> list[Problem]:
+    previous = {s: p for s, p in state.previous.items() if s < then.slices}
+    stepped = replay(then, state.namespace, previous)
+    problems = []
+    for slice_index in range(then.slices):
+        before = previous.get(slice_index)
+        now = Point(state.replicas.get(slice_index, {}), state.initial.get(slice_index, {}))
+        if before is None or _same(now, before):
+            continue
+        after = stepped.get(slice_index, Point({}, {}))
+        if _same(now, after):
+            continue
+        path = lines.slice_path(slice_index) + ("revisions",)
+        dropped = [rev for rev, counts in before.replicas.items()
+                   if rev not in now.replicas and any(counts.values())]
+        if dropped:
+            message = (f"revision {dropped[0]} left slice {slice_index} while it still ran "
+                       f"{_counts(before.replicas[dropped[0]])}: a revision leaves only once drained "
+                       "(rule: no revision removed early)")
+        else:
+            message = (f"slice {slice_index} is not one planner step from its previous point "
+                       f"({_point(before)}): the next step from there is {_point(after)}, not "
+                       f"{_point(now)} (rule: one step at a time, {DOCS})")
+        problems.append(lines.problem(path, _dotted(path), message))
+    return problems
+
+
+def replay(then: DisaggregatedSet, namespace: str, points: Mapping[int, Point]) -> dict[int, Point]:
+    """What one reconcile pass makes of `points`, as if they were live and every LWS ready."""
+    snapshot = Snapshot(namespace, tuple(_live(then.name, points)))
+    start = RolloutState(then.name, namespace, {}, {s: {r: dict(c) for r, c in p.replicas.items()}
+                                                     for s, p in points.items()},
+                         {s: {r: dict(c) for r, c in p.initial.items()} for s, p in points.items()})
+    executor = StateExecutor(then, start, snapshot)
+    result = reconcile(then, snapshot)
+    if result.problems:
+        return {}
+    for action in result.actions:
+        executor.execute(action, namespace)
+    after = executor.state()
+    return {s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in range(then.slices)}
+
+
+def _live(set_name: str, points: Mapping[int, Point]):
+    """The LWS a point renders to, settled (ready == replicas), created in deployment order."""
+    for slice_index, point in points.items():
+        for order, (revision, counts) in enumerate(point.replicas.items()):
+            for role, replicas in counts.items():
+                started = point.initial.get(revision, {}).get(role)
+                annotations = {} if started is None else {naming.INITIAL_REPLICAS_ANNOTATION: str(started)}
+                yield LiveLWS("LeaderWorkerSet", naming.lws_name(set_name, slice_index, revision, role), "", "",
+                              naming.lws_labels(set_name, slice_index, revision, role), annotations,
+                              f"{order:08d}", "", replicas, 1, replicas, replicas, replicas, 1)
+
+
+def _same(a: Point, b: Point) -> bool:
+    """The same counts (and initial-replicas of the revisions still there)."""
+    return a.replicas == b.replicas and {r: c for r, c in a.initial.items() if c and r in a.replicas} == \
+        {r: c for r, c in b.initial.items() if c and r in b.replicas}
+
+
+# --- where a problem is -----------------------------------------------------------------------
+
+
+class _Lines:
+    """FILE:LINE of a state's fields (the document it was read from; none for a state in memory)."""
+
+    def __init__(self, state: RolloutState):
+        self.document = state.source
+        self.entries: dict[tuple[int, str], tuple] = {}
+        self.slices: dict[int, tuple] = {}
+        data = self.document.data if self.document is not None else {}
+        for index, entry in enumerate(data.get("slices") or []):
+            if not isinstance(entry, dict):
+                continue
+            self.slices.setdefault(entry.get("slice"), ("slices", index))
+            for rev_index, deployed in enumerate(entry.get("revisions") or []):
+                if isinstance(deployed, dict):
+                    self.entries[(entry.get("slice"), deployed.get("revision"))] = \
+                        ("slices", index, "revisions", rev_index)
+
+    def slice_path(self, slice_index: int) -> tuple:
+        return self.slices.get(slice_index, ("slices",))
+
+    def entry(self, slice_index: int, revision: str) -> tuple:
+        return self.entries.get((slice_index, revision), self.slice_path(slice_index))
+
+    def problem(self, path: tuple, dotted: str, message: str) -> Problem:
+        if self.document is None:
+            return Problem("rollout state", 0, dotted, message)
+        return Problem(self.document.file, self.document.line(path), dotted, message)
+
+
+def _dotted(path: tuple) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{role} {n}" for role, n in counts.items())
+
+
+def _point(point: Point) -> str:
+    if not point.replicas:
+        return "nothing deployed"
+    return "; ".join(f"{rev} {_counts(counts)}" for rev, counts in point.replicas.items())

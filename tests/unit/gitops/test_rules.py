@@ -1,0 +1,231 @@
+"""Spec §8: only states the planner could have written render.
+
+Every state `gitops_step` writes renders (a property walked over whole rollouts with template
+changes, aborts, scales and slice changes at any step); hand edits that skip steps, cut
+capacity, drop or add slices, or remove a revision early are refused with FILE:LINE and the rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.rules import state_problems
+from kubectl_disagg.gitops.state import parse_state, state_document
+from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
+from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
+from tests.unit.gitops.test_step import MemoryArgo, deploy, round_trip
+
+
+def _bounds(state, argo, started, stacked, before):
+    """Every synced point, read from the cluster: groups whole; per slice and role, old + new
+    within max(target + surge, start) and, for a role that started at or above its target, at
+    or above target − maxUnavailable (the targets the committed step was taken for), unless the
+    rollout ran over another one (`stacked`): reconcile then drains an old group whole (§4).
+    A change of targets mid-rollout moves the bounds: a step never leaves them further than the
+    point before it (`before`) was."""
+    for slice_index, groups in groups_by_slice(argo.cluster).items():
+        for revision, roles in groups.items():
+            counts = list(roles.values())
+            assert all(c == 0 for c in counts) or all(c > 0 for c in counts), (slice_index, revision, roles)
+        if len(groups) == 1 or slice_index >= state.target.slices:
+            continue  # at rest, or a slice the set just gained or lost: no rollout bounds
+        for role in state.target.roles:
+            total = sum(g.get(role.name, 0) for g in groups.values())
+            start = started.get((slice_index, role.name), 0)
+            new = groups.get(state.target.revision, {}).get(role.name, 0)
+            was = sum(g.get(role.name, 0) for g in before.get(slice_index, {}).values())
+            ceiling = max(role.replicas + max(role.surge, 1), start, was) + max(0, new - role.replicas)
+            assert total <= ceiling, (slice_index, role, groups)
+            if start >= role.replicas and slice_index not in stacked:
+                assert total >= min(role.replicas - role.unavailable, was or total), (slice_index, role, groups)
+
+
+CHANGES = st.sampled_from(["image", "revert", "scale", "slices", "none"])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prefill=st.integers(1, 4), decode=st.integers(1, 4), slices=st.integers(1, 2),
+       surge=st.sampled_from([None, {"maxSurge": 0, "maxUnavailable": 1}, {"maxSurge": 2, "maxUnavailable": 1},
+                              {"maxSurge": "50%", "maxUnavailable": 0}]),
+       changes=st.lists(st.tuples(st.integers(0, 6), CHANGES, st.integers(1, 4)), max_size=4))
+def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, surge, changes):
+    """Whole rollouts through git with changes at any step: every state written renders (and
+    so passes every rule), the synced points keep the bounds, and the rollout completes."""
+    rolling = None if surge is None else {"prefill": surge, "decode": surge}
+    images = ["img:1"]
+    sizes = {"prefill": prefill, "decode": decode}
+    current = {"slices": slices}
+
+    def the_set():
+        return make_set(sizes, image=images[-1], slices=current["slices"], rolling=rolling)
+
+    ds = the_set()
+    argo, state = deploy(ds)
+    images.append("img:2")
+    ds = the_set()
+    pending = sorted(changes)
+    started = {(s, role): n for s, groups in groups_by_slice(argo.cluster).items()
+               for counts in groups.values() for role, n in counts.items()}
+    seen = {(s, ds.revision) for s in range(slices)}
+    stacked = set()
+    before = {}
+    step_index = 0
+    for _ in range(120):
+        while pending and pending[0][0] <= step_index:
+            _, change, amount = pending.pop(0)
+            if change == "image":
+                images.append(f"img:{len(images) + 1}")
+            elif change == "revert" and len(images) > 1:
+                images.pop()
+            elif change == "scale":
+                sizes["decode"] = amount
+            elif change == "slices":
+                current["slices"] = 1 + amount % 2
+            ds = the_set()
+        argo.sync(ds, state)  # renders: every rule holds for the committed state
+        for slice_index, groups in groups_by_slice(argo.cluster).items():
+            # A rollout (re)starts from what runs when its revision first appears at 0 (§4).
+            if (slice_index, ds.revision) not in seen:
+                seen.add((slice_index, ds.revision))
+                for role in ds.role_names:
+                    started[(slice_index, role)] = sum(g.get(role, 0) for rev, g in groups.items()
+                                                       if rev != ds.revision)
+        for slice_index, groups in groups_by_slice(argo.cluster).items():
+            if len(groups) > 2:
+                stacked.add(slice_index)
+            elif len(groups) == 1:
+                stacked.discard(slice_index)
+        _bounds(state, argo, started, stacked, before)
+        before = groups_by_slice(argo.cluster)
+        argo.cluster.settle()
+        step = gitops_step(ds, state, argo.snapshot(ds))
+        assert step.outcome in (Outcome.ADVANCED, Outcome.COMPLETE), step.reasons
+        if step.outcome == Outcome.COMPLETE and not pending:
+            break
+        if step.outcome == Outcome.ADVANCED:
+            state = round_trip(step.state, ds)
+            assert state_problems(ds, state) == []
+        step_index += 1
+    else:
+        raise AssertionError("the rollout did not complete")
+    assert list(state.revisions) == [ds.revision]
+
+
+# --- hand edits -------------------------------------------------------------------------------
+
+
+def _rolled(steps: int, replicas=None, rolling=None, slices: int = 1):
+    """A rollout `steps` steps in: (new set, argo, state)."""
+    replicas = replicas or {"prefill": 2, "decode": 2}
+    old = make_set(replicas, slices=slices, rolling=rolling)
+    new = make_set(replicas, image="img:2", slices=slices, rolling=rolling)
+    argo, state = deploy(old)
+    for _ in range(steps):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new))
+        assert step.outcome == Outcome.ADVANCED
+        state = round_trip(step.state, new)
+    return new, argo, state
+
+
+def _refused(ds, state, edit) -> list[str]:
+    document = state_document(state)
+    edit(document)
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as raised:
+        render_with_state(ds, parse_state(parsed, ds, NS), NS)
+    lines = raised.value.lines()
+    assert all(line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit() for line in lines), lines
+    return lines
+
+
+def _entry(document, revision):
+    return next(e for e in document["slices"][0]["revisions"] if e["revision"] == revision)
+
+
+def test_old_at_zero_mid_rollout_is_below_the_floor():
+    new, _, state = _rolled(2)
+    old_revision = next(r for r in state.replicas[0] if r != new.revision)
+
+    def edit(document):
+        _entry(document, old_revision)["replicas"] = {"prefill": 0, "decode": 0}
+    lines = _refused(new, state, edit)
+    assert any("below its target 2 minus maxUnavailable 0" in line and "capacity never below" in line
+               for line in lines), lines
+
+
+def test_a_jump_to_the_final_state_skips_steps():
+    new, _, state = _rolled(1)
+    old_revision = next(r for r in state.replicas[0] if r != new.revision)
+
+    def edit(document):
+        document["slices"][0]["revisions"] = [{"revision": new.revision, "replicas": {"prefill": 2, "decode": 2}}]
+    lines = _refused(new, state, edit)
+    assert any(f"revision {old_revision} left slice 0 while it still ran" in line for line in lines), lines
+
+    def skip(document):
+        _entry(document, new.revision)["replicas"] = {"prefill": 2, "decode": 2}
+    lines = _refused(new, state, skip)
+    assert any("not one planner step from its previous point" in line and "one step at a time" in line
+               for line in lines), lines
+
+
+def test_removing_the_old_revision_mid_rollout_is_refused():
+    new, _, state = _rolled(3)
+    old_revision = next(r for r in state.replicas[0] if r != new.revision)
+
+    def edit(document):
+        document["slices"][0]["revisions"] = [_entry(document, new.revision)]
+    lines = _refused(new, state, edit)
+    assert any("a revision leaves only once drained" in line for line in lines), lines
+    assert old_revision in " ".join(lines)
+
+
+def test_dropping_or_adding_slices_is_refused():
+    new, _, state = _rolled(1, slices=2)
+    lines = _refused(new, state, lambda d: d["slices"].pop(1))
+    assert any("slice 1 has no counts" in line for line in lines), lines
+    lines = _refused(new, state, lambda d: d.update(slices=[]))
+    assert any("slice 0 has no counts" in line for line in lines), lines
+
+    def seven(document):
+        document["slices"].append({**document["slices"][0], "slice": 7})
+    lines = _refused(new, state, seven)
+    assert any("slice 7 is recorded" in line for line in lines), lines
+
+
+def test_a_step_written_then_a_change_of_replicas_still_renders():
+    new, argo, state = _rolled(2)
+    scaled = make_set({"prefill": 2, "decode": 4}, image="img:2")
+    assert render_with_state(scaled, state, NS)  # the state's own target explains it
+    argo.sync(scaled, state)
+    argo.cluster.settle()
+    step = gitops_step(scaled, state, argo.snapshot(scaled))
+    assert step.outcome == Outcome.ADVANCED
+    assert render_with_state(scaled, round_trip(step.state, scaled), NS)
+
+
+def test_a_format_1_state_is_read_and_its_point_checked():
+    new, _, state = _rolled(2)
+    document = state_document(state)
+    document["formatVersion"] = 1
+    del document["target"]
+    for entry in document["slices"]:
+        del entry["previous"]
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    migrated = parse_state(parsed, new, NS)
+    assert migrated.previous is None and migrated.target is None
+    assert render_with_state(new, migrated, NS) == render_with_state(new, state, NS)
+    old_revision = next(r for r in state.replicas[0] if r != new.revision)
+    _entry(document, old_revision)["replicas"] = {"prefill": 0, "decode": 0}
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError, match="capacity never below"):
+        render_with_state(new, parse_state(parsed, new, NS), NS)
+
