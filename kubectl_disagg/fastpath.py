@@ -99,6 +99,14 @@ def render_to_stdout(request: dict) -> None:
     if request.get("state") and len(loaded.sets) != 1:
         raise UserError([f"--state {request['state']}: names the rollout state of one DisaggregatedSet, and the "
                          f"input holds {len(loaded.sets)}"])
+    from kubectl_disagg.core.model import namespace_for
+    from kubectl_disagg.gitops.state import unmatched_states
+
+    # A directory is checked whole: every rollout state read as input belongs to a set of it.
+    unmatched = unmatched_states([item for item in loaded.items if not isinstance(item, DisaggregatedSet)],
+                                 [(ds.name, namespace_for(ds, request["namespace"])) for ds in loaded.sets])
+    if unmatched:
+        raise UserError(unmatched)
     objects: list = []
     for item in loaded.items:
         if isinstance(item, DisaggregatedSet):

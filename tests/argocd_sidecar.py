@@ -52,7 +52,10 @@ def _record():
 class Sidecar:
     """A copied repository, read-only, and the environment of Argo CD's sidecar."""
 
-    def __init__(self, tmp_path: Path, app_files: dict[str, str | bytes], app_path: str = "apps/llama"):
+    def __init__(self, tmp_path: Path, app_files: dict[str, str | bytes], app_path: str = "apps/llama",
+                 steady_only: bool = True):
+        """`steady_only`: the Application sets `require-rollout-state: "false"` in its plugin.env
+        (a directory deploying steady states alone); tests of the rollout state pass False."""
         self.repo = tmp_path / "repo"
         self.app_dir = self.repo / app_path
         self.app_dir.mkdir(parents=True)
@@ -87,6 +90,8 @@ class Sidecar:
             "KUBE_API_VERSIONS": "v1,v1/Service,apps/v1,apps/v1/Deployment,"
                                  "leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
         }
+        if steady_only:
+            self.environ["ARGOCD_ENV_REQUIRE_ROLLOUT_STATE"] = "false"
         self._make_read_only()
         self.before = self.snapshot()
 

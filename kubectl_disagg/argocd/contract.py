@@ -22,7 +22,7 @@ from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import Document
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
 from kubectl_disagg.core.render import deep_copy
-from kubectl_disagg.gitops.state import find_state, is_state_document
+from kubectl_disagg.gitops.state import find_state, is_state_document, unmatched_states
 from kubectl_disagg.gitops.render import render_with_state
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
@@ -32,7 +32,7 @@ REVISION_ANNOTATION = "kubectl-disagg/source-revision"
 # Argo CD shows announced defaults but never sends them, so they are applied here.
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_STATE_FILE = "disagg-rollout-state.yaml"
-PARAMETERS = ("namespace", "include", "strict", "rollout-state")
+PARAMETERS = ("namespace", "include", "strict", "rollout-state", "require-rollout-state")
 
 # Built-in kinds that live outside namespaces: they never get the application's namespace.
 CLUSTER_SCOPED_KINDS = frozenset({
@@ -46,8 +46,10 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 
 
-class Parameters(namedtuple("Parameters", "namespace include strict state_file unknown")):
-    """The plugin's parameters with defaults applied; `unknown` names what was not understood."""
+class Parameters(namedtuple("Parameters", "namespace include strict state_file unknown require_state",
+                             defaults=(True,))):
+    """The plugin's parameters with defaults applied; `unknown` names what was not understood;
+    `require_state`: a set without a rollout state is refused (spec §8 rule 3)."""
 
     __slots__ = ()
 
@@ -93,6 +95,10 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
     strict_text = _string(raw, "strict", "false", problems).lower()
     if strict_text not in ("true", "false"):
         problems.append(f"parameter strict: Invalid value: {json.dumps(strict_text)}: must be true or false")
+    require_text = _string(raw, "require-rollout-state", "true", problems).lower()
+    if require_text not in ("true", "false"):
+        problems.append(f"parameter require-rollout-state: Invalid value: {json.dumps(require_text)}: "
+                        "must be true or false")
     state_file = _string(raw, "rollout-state", DEFAULT_STATE_FILE, problems)
     if state_file.startswith("/") or ".." in state_file.split("/"):
         problems.append(f"parameter rollout-state: Invalid value: {json.dumps(state_file)}: "
@@ -102,7 +108,8 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
                         "must be a lowercase RFC 1123 label")
     if problems:
         raise UserError(problems)
-    return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown))
+    return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown),
+                      require_text != "false")
 
 
 def _from_json(text: str | None) -> list[tuple[str, object]]:
@@ -248,13 +255,15 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
     destination = environ.get("ARGOCD_APP_NAMESPACE") or None
     revision = environ.get("ARGOCD_APP_REVISION") or None
     objects: list[dict] = []
+    rendered: list[tuple[str, str]] = []
     for item in loaded.items:
         try:
             if isinstance(item, DisaggregatedSet):
                 namespace = namespace_for(item.namespace, parameters.namespace, destination) or DEFAULT_NAMESPACE
+                rendered.append((item.name, namespace))
                 rollout = find_state(state_documents, item, namespace)
-                objects.extend(_stamped(render_with_state(item, rollout, namespace, require_state=parameters.strict),
-                                        revision))
+                objects.extend(_stamped(render_with_state(
+                    item, rollout, namespace, require_state=parameters.strict or parameters.require_state), revision))
             elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
                 objects.append(_passthrough(item.data, parameters.namespace, destination))
         except UserError as err:
@@ -263,6 +272,9 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
             source = item.source if isinstance(item, DisaggregatedSet) else item
             problems.append(Problem(source.file, source.line(("metadata", "namespace")),
                                     "metadata.namespace", str(err)))
+    # The directory is checked whole (spec §8 rule 1): a state matching no set is refused.
+    problems.extend(unmatched_states(state_documents + [d for d in loaded.items if isinstance(d, Document)],
+                                     rendered))
     if problems:
         raise UserError(problems)
     if not objects:

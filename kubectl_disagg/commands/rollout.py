@@ -11,6 +11,7 @@ from kubectl_disagg.commands import LazyGroup
     "plan": "kubectl_disagg.commands.rollout_plan:plan",
     "step": "kubectl_disagg.commands.rollout_step:step",
     "status": "kubectl_disagg.commands.rollout_status:status",
+    "state": "kubectl_disagg.commands.rollout_state:state",
 })
 def rollout() -> None:
     """Plan, step and watch coordinated rollouts across roles."""

@@ -15,7 +15,8 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, state_document
 
-HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`.\n"
+HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
+          "# (the first by `kubectl disagg rollout state init`).\n"
           "# Review it like code; see docs/gitops.md before editing it by hand.\n")
 
 
@@ -64,16 +65,18 @@ def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, e
     return render_with_state(ds, state, namespace, require_state=require_state)
 
 
-def write_state(path: str, state: RolloutState) -> None:
-    """Put the set's document into the file (the other sets' stay), replacing the file in one
-    rename so that a reader never sees half a state."""
+def write_state(path: str, *states: RolloutState) -> None:
+    """Put the sets' documents into the file (the other sets' stay), replacing the file in one
+    rename so that a reader never sees half a state, nor some sets' steps without the others'."""
     import tempfile  # only a step writes: render never pays for it
 
+    names = {state.name for state in states}
     others = []
     if os.path.isfile(path):
         others = [d.data for d in read_documents([path])
-                  if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") != state.name]
-    documents = sorted([*others, state_document(state)], key=lambda d: (d.get("metadata") or {}).get("name") or "")
+                  if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") not in names]
+    documents = sorted([*others, *(state_document(state) for state in states)],
+                       key=lambda d: (d.get("metadata") or {}).get("name") or "")
     text = HEADER + "---\n".join(to_yaml(document) for document in documents)
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
@@ -85,3 +88,43 @@ def write_state(path: str, state: RolloutState) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def initial_states(sets: list[DisaggregatedSet], namespace: str | None,
+                   explicit: str | None = None) -> dict[str, list[RolloutState]]:
+    """`rollout state init`: the first state of each set, by the file it goes into; offline.
+
+    For sets with nothing deployed yet (a set already live is adopted by `rollout step
+    --gitops`). Refuses, every problem at once, a set that has a state already, a set read from
+    stdin, or one whose namespace is unknown (no cluster is asked for a default).
+    """
+    from kubectl_disagg.gitops.step import initial_state
+
+    problems: list[Problem | str] = []
+    states: dict[str, list[RolloutState]] = {}
+    if explicit and len(sets) != 1:
+        raise UserError([f"--state {explicit}: names the rollout state of one DisaggregatedSet, and the input "
+                         f"holds {len(sets)}"])
+    for ds in sets:
+        path = state_path(ds, explicit)
+        target = ds.namespace or namespace
+        if path is None:
+            problems.append(f"{ds.source.file}: disaggregatedset/{ds.name}: its rollout state is kept beside its "
+                            "file: give the set in a file (-f), not on stdin")
+            continue
+        if target is None:
+            problems.append(Problem(ds.source.file, ds.source.line(("metadata",)), "metadata.namespace",
+                                    f"disaggregatedset/{ds.name} names no namespace: give -n (the namespace it "
+                                    "deploys to, for Argo CD the Application's destination)"))
+            continue
+        existing = find_state(read_documents([path]), ds, target) if os.path.isfile(path) else None
+        if existing is not None:
+            problems.append(Problem(path, existing.source.line(("metadata", "name")), "metadata.name",
+                                    f"disaggregatedset/{ds.name} has a rollout state already: `rollout state "
+                                    "init` writes only a first state (step it with `kubectl disagg rollout step "
+                                    "--gitops`)"))
+            continue
+        states.setdefault(path, []).append(initial_state(ds, target))
+    if problems:
+        raise UserError(problems)
+    return states

@@ -14,7 +14,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
-from kubectl_disagg.gitops.state import STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
+from kubectl_disagg.gitops.state import MISSING_STATE, STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 
 def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespace: str | None = None,
@@ -26,9 +26,8 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
     """
     if state is None:
         if require_state:
-            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name}: no rollout state found (expected "
-                             f"{STATE_FILE} beside it, or --state); a set renders only from its "
-                             "state when one is required: run `kubectl disagg rollout step --gitops` to create it"])
+            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name}: "
+                             + MISSING_STATE.format(file=STATE_FILE)])
         return list(render_set(ds, namespace))
     check_state(ds, state)  # only a state the planner could have written renders (spec §8)
     namespace = state.namespace

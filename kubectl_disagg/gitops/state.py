@@ -225,6 +225,32 @@ def find_state(documents: list[Document], ds: DisaggregatedSet, namespace: str) 
     return parse_state(mine[0], ds, namespace) if mine else None
 
 
+def unmatched_states(documents: list[Document], sets: list[tuple[str, str]]) -> list[Problem]:
+    """State documents of a directory that belong to none of its sets (`sets`: name, namespace):
+    spec §8 rule 1. A state left behind, or renamed by hand, would otherwise be ignored while its
+    set renders its steady state."""
+    problems = []
+    names = {name for name, _ in sets}
+    for document in documents:
+        if not is_state_document(document.data):
+            continue
+        metadata = document.data.get("metadata") if isinstance(document.data.get("metadata"), dict) else {}
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if (name, namespace) in sets:
+            continue
+        where = "metadata.name" if name not in names else "metadata.namespace"
+        problems.append(Problem(document.file, document.line(("metadata", where.split(".")[1])), where,
+                                f"a rollout state for disaggregatedset/{name} in namespace {namespace}, which is "
+                                "not a set of this directory (rule: every state matches a set; rename or "
+                                "delete it)"))
+    return problems
+
+
+MISSING_STATE = ("no rollout state (expected {file} beside it): rendering its steady state would replace every "
+                 "running revision in one sync. Create it with `kubectl disagg rollout state init -f DIR` "
+                 "(nothing deployed yet) or `kubectl disagg rollout step --gitops -f DIR` (adopts what runs)")
+
+
 def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> RolloutState:
     """The state in `document`, checked against the set it belongs to; every problem at once."""
     reader = _Reader(document)

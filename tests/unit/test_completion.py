@@ -26,7 +26,7 @@ def names(words):
 def test_subcommands():
     assert names([""]) == (["cmp", "completion", "crds", "handover", "render", "rollout", "validate"], NO_FILE_COMP)
     assert names(["r"]) == (["render", "rollout"], NO_FILE_COMP)
-    assert names(["rollout", "st"]) == (["status", "step"], NO_FILE_COMP)
+    assert names(["rollout", "st"]) == (["state", "status", "step"], NO_FILE_COMP)
 
 
 def test_flags_of_the_command_typed():
@@ -75,7 +75,7 @@ def test_set_names_from_the_current_directory(monkeypatch, tmp_path):
 def test_the_executable_speaks_cobra():
     out = subprocess.run([str(HELPER), "rollout", ""], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["plan", "status", "step"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["plan", "state", "status", "step"]
     assert lines[-1] == ":4"
 
 

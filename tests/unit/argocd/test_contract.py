@@ -22,14 +22,21 @@ def params(**environ) -> argocd.Parameters:
     return argocd.read_parameters(environ)
 
 
-def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None) -> argocd.Generated:
-    environ = environ or {}
+STEADY_ONLY = {"ARGOCD_ENV_REQUIRE_ROLLOUT_STATE": "false"}  # a directory deploying steady states alone
+
+
+def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None,
+             steady_only: bool = True) -> argocd.Generated:
+    """`steady_only`: the Application turns the required rollout state off (most tests here
+    are about other things); the tests of the rollout state pass False."""
+    environ = {**(STEADY_ONLY if steady_only else {}), **(environ or {})}
     return argocd.generate(files, argocd.read_parameters(environ), environ, state)
 
 
-def refusal(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None) -> str:
+def refusal(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None,
+            steady_only: bool = True) -> str:
     with pytest.raises(UserError) as err:
-        generate(files, environ, state)
+        generate(files, environ, state, steady_only)
     return "\n".join(err.value.lines())
 
 
@@ -41,8 +48,8 @@ def test_defaults_are_the_ones_plugin_yaml_announces():
     defaults = params()
     assert set(announced) == set(argocd.PARAMETERS)
     assert announced == {"namespace": "", "include": list(defaults.include), "strict": "false",
-                         "rollout-state": defaults.state_file}
-    assert (defaults.namespace, defaults.strict, defaults.unknown) == (None, False, ())
+                         "rollout-state": defaults.state_file, "require-rollout-state": "true"}
+    assert (defaults.namespace, defaults.strict, defaults.unknown, defaults.require_state) == (None, False, (), True)
 
 
 def test_app_parameters_win_over_param_variables_which_win_over_plugin_env():
@@ -200,7 +207,7 @@ def test_refuses_a_cluster_without_leaderworkerset():
     assert generate({"a.yaml": CONFIGMAP}, {"KUBE_API_VERSIONS": "v1"}).objects  # nothing of LWS to apply
 
 
-def test_renders_from_the_rollout_state_and_strict_mode_requires_one():
+def test_renders_from_the_rollout_state_and_requires_one_by_default():
     from kubectl_disagg.gitops.step import initial_state
     from kubectl_disagg.core.sets import load_documents
     from kubectl_disagg.manifests.reader import parse_stream
@@ -208,13 +215,38 @@ def test_renders_from_the_rollout_state_and_strict_mode_requires_one():
     from kubectl_disagg.gitops.state import state_document
 
     (ds,) = load_documents(parse_stream(EXAMPLE, "a.yaml")).sets
-    state = to_yaml(state_document(initial_state(ds, ds.namespace))).encode()
+    document = state_document(initial_state(ds, ds.namespace))
+    state = to_yaml(document).encode()
     steady = generate({"a.yaml": EXAMPLE}).objects
-    assert generate({"a.yaml": EXAMPLE}, state=state).objects == steady
+    assert generate({"a.yaml": EXAMPLE}, state=state, steady_only=False).objects == steady
     assert generate({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"}, state=state).objects == steady
-    assert "no rollout state found" in refusal({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"})
+    # Spec §8 rule 3: without a state the set is refused, naming the commands that create it.
+    (line,) = refusal({"a.yaml": EXAMPLE}, steady_only=False).splitlines()
+    assert line.startswith("a.yaml: disaggregatedset/llama: no rollout state") and "rollout state init" in line
+    assert "no rollout state" in refusal({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"})
+    assert generate({"a.yaml": EXAMPLE}, {"PARAM_REQUIRE_ROLLOUT_STATE": "false"}, steady_only=False).objects == steady
     bad = state.replace(b"formatVersion: 2", b"formatVersion: 9")
     assert refusal({"a.yaml": EXAMPLE}, state=bad).startswith("disagg-rollout-state.yaml:")
+
+
+def test_a_directory_is_checked_whole():
+    from kubectl_disagg.gitops.step import initial_state
+    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
+    from kubectl_disagg.gitops.state import state_document
+
+    (ds,) = load_documents(parse_stream(EXAMPLE, "a.yaml")).sets
+    document = state_document(initial_state(ds, ds.namespace))
+    other = {**document, "metadata": {"name": "mistral", "namespace": "serving"}}
+    line = refusal({"a.yaml": EXAMPLE}, state=to_yaml_stream([document, other]).encode(), steady_only=False)
+    assert line.startswith("disagg-rollout-state.yaml:") and "metadata.name" in line
+    assert "disaggregatedset/mistral" in line and "every state matches a set" in line
+    elsewhere = {**document, "metadata": {"name": "llama", "namespace": "batch"}}
+    line = refusal({"a.yaml": EXAMPLE}, state=to_yaml(elsewhere).encode(), steady_only=False)
+    assert "metadata.namespace" in line
+    twice = refusal({"a.yaml": EXAMPLE}, state=to_yaml_stream([document, document]).encode(), steady_only=False)
+    assert "a second rollout state for disaggregatedset/llama" in twice
 
 
 def test_strict_refuses_anything_doubtful():

@@ -1,0 +1,46 @@
+"""`kubectl disagg rollout state init -f DIR`: the first rollout state of sets driven through git.
+
+Offline: reads the sets, writes the state of each beside it (docs/gitops.md). For sets with
+nothing deployed yet; a set already live is adopted by `rollout step --gitops` instead.
+"""
+
+from __future__ import annotations
+
+import click
+
+from kubectl_disagg.commands import _options
+
+
+@click.group()
+def state() -> None:
+    """The rollout state of a git-driven rollout (docs/gitops.md)."""
+
+
+@state.command()
+@_options.filenames()
+@_options.namespace
+@click.option("--state", "state_file", metavar="FILE", default=None,
+              help="The state file (default: disagg-rollout-state.yaml beside each set's file; "
+                   "the Argo CD plugin's rollout-state parameter names the same file).")
+def init(filenames: tuple[str, ...], recursive: bool, namespace: str | None, state_file: str | None) -> None:
+    """Write the first rollout state of each set: its revision and replicas in every slice.
+
+    Run it before the first commit that Argo CD deploys, and commit the state with the set:
+
+    \b
+    kubectl disagg rollout state init -f apps/llama/
+    git add apps/llama/ && git commit -m "llama: deploy through git"
+
+    Needs no cluster. Refuses (exit 1, nothing written) a set that has a state already, and a
+    set without a namespace unless -n gives it. A set already running is adopted by
+    `kubectl disagg rollout step --gitops` instead.
+    """
+    from kubectl_disagg.gitops import files
+
+    sets = _options.sets_from_files(filenames, recursive)
+    by_file = files.initial_states(sets, namespace, state_file)
+    for path, states in by_file.items():
+        files.write_state(path, *states)
+        for written in states:
+            click.echo(f"{path}: disaggregatedset/{written.name} ({written.namespace}): revision "
+                       f"{written.target.revision}, {written.target.slices} slice(s)")
