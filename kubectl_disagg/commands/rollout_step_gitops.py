@@ -15,7 +15,7 @@ import click
 from kubectl_disagg.commands import _options
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, gitops_step
+from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, gitops_step
 from kubectl_disagg.core.model import namespace_for
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 
@@ -48,10 +48,17 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
             state = state_files.read_state(ds, target)
             step, timed_out = _next_step(cluster, ds, state, target, wait, deadline)
             results.append((ds, target, path, step, timed_out))
+    # A directory's sets step together: written all at once, or none (directory_steps).
+    steps = directory_steps([(ds, step) for ds, _, _, step, _ in results])
+    results = [(ds, target, path, step, timed_out) for (ds, target, path, _, timed_out), step in zip(results, steps)]
+    by_file: dict[str, list] = {}
+    for _, _, path, step, _ in results:
+        if step.outcome == Outcome.ADVANCED:
+            by_file.setdefault(path, []).append(step.state)
+    for path, states in by_file.items():
+        state_files.write_state(path, *states)
     descriptions, documents, codes = [], [], []
     for ds, target, path, step, timed_out in results:
-        if step.outcome == Outcome.ADVANCED:
-            state_files.write_state(path, step.state)
         code = EXIT_TIMEOUT if timed_out else _EXIT[step.outcome]
         codes.append(code)
         if output == "text":
@@ -65,7 +72,7 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
     if output != "text":
         click.echo(to_yaml(documents[0] if len(documents) == 1 else {"items": documents}) if output == "yaml"
                    else to_json(documents[0] if len(documents) == 1 else {"items": documents}), nl=False)
-    if pr_description:
+    if pr_description and by_file:  # the description of what was written, or nothing
         Path(pr_description).write_text("\n".join(descriptions), encoding="utf-8")
     return min(codes, key=_PRIORITY.index)
 

@@ -203,6 +203,23 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
 
 
+def directory_steps(steps: list[tuple[DisaggregatedSet, GitopsStep]]) -> list[GitopsStep]:
+    """The steps of a directory's sets as they are written: together or not at all.
+
+    One pull request carries a directory's step, so while some set waits (or is refused) no
+    set's step is written, and a set whose step was ready waits for it, saying so: exit codes
+    and what is written agree for every mix of outcomes (docs/gitops.md).
+    """
+    holding = [ds.name for ds, step in steps if step.outcome in (Outcome.WAITING, Outcome.REFUSED)]
+    if not holding:
+        return [step for _, step in steps]
+    names = ", ".join(f"disaggregatedset/{name}" for name in holding)
+    return [GitopsStep(Outcome.WAITING, step.before if step.before is not None else step.state, (
+                f"its next step is ready, but {names} cannot step yet: the sets of a directory step "
+                "together (one pull request), so nothing is written",), step.passed, before=step.before)
+            if step.outcome == Outcome.ADVANCED else step for _, step in steps]
+
+
 def _deployed(state: RolloutState) -> tuple:
     return state.revisions, state.replicas, state.initial
 

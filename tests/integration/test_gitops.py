@@ -1,6 +1,7 @@
 """Git-driven rollouts against the real kube-apiserver, in a real git repository.
 
-Each round does what Argo CD and a reviewer would: render the committed tree, apply it with
+Each round does what Argo CD and a reviewer would: render the committed tree with the config
+management plugin (`cmp generate`, its parameters at their defaults), apply it with
 server-side apply as `argocd-controller`, prune what it applied before and no longer renders;
 the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only get,
 list and watch LeaderWorkerSets) writes the next state; the round commits it. After every
@@ -12,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import yaml
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands.rollout_step_gitops import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_TIMEOUT, EXIT_WAITING
 from kubectl_disagg.gitops.state import STATE_FILE
 from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
@@ -35,6 +38,7 @@ class GitopsRepo:
         self.root, self.control_plane, self.namespace = root, control_plane, namespace
         self.simulator, self.live, self.capsys = simulator, live, capsys
         self.applied: set[tuple[str, str]] = set()
+        self.parameters: dict[str, str] = {}  # the Application's plugin parameters (as ARGOCD_ENV_*)
         self.set_file = root / "llm.yaml"
         self.state_file = root / STATE_FILE
         root.mkdir()
@@ -60,20 +64,42 @@ class GitopsRepo:
 
     # -- Argo CD -----------------------------------------------------------------------------
 
-    def render_committed(self) -> str:
-        """`render` over HEAD's tree, as Argo CD's repo server renders a commit."""
+    def generate_committed(self) -> Run:
+        """`cmp generate` over HEAD's tree, as Argo CD's repo server runs the plugin on a commit
+        (its parameters at their defaults, plus `parameters`)."""
+        from kubectl_disagg.argocd import sidecar
+
         export = self.root.parent / "export"
         subprocess.run(["rm", "-rf", str(export)], check=True)
         export.mkdir()
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=self.root, check=True, capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(export, filter="data")
-        run = self.cli("render", "-f", str(export))
-        assert run.code == 0, run.err
-        return run.out
+        environ = {"ARGOCD_APP_NAMESPACE": self.namespace, "ARGOCD_APP_REVISION": self.git("rev-parse", "HEAD").strip(),
+                   "KUBE_API_VERSIONS": "v1,leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
+                   **self.parameters}
+        self.capsys.readouterr()
+        try:
+            code = sidecar.generate(environ, str(export))
+        except UserError as err:
+            code = 1
+            print(*err.lines(), sep="\n", file=sys.stderr)
+        out, err = self.capsys.readouterr()
+        return Run(code, out if code == 0 else "", err)
+
+    def refused_sync(self) -> str:
+        """A sync Argo CD cannot start: the plugin refuses the commit (one line), nothing changes."""
+        before = self.live.groups()
+        run = self.generate_committed()
+        assert run.code == 1 and run.out == "", run
+        (line,) = run.err.splitlines()
+        assert self.live.groups() == before
+        return line
 
     def sync(self) -> None:
-        manifests = self.render_committed()
+        run = self.generate_committed()
+        assert run.code == 0, run.err
+        manifests = run.out
         rendered = {(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(manifests) if o}
         assert not any(kind == "RolloutState" for kind, _ in rendered)
         # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
@@ -103,6 +129,7 @@ class GitopsRepo:
         for _ in range(max_rounds):
             self.sync()
             check_invariants(ds, self.live, initial)
+            check_floor(ds, self.state_file, self.live)
             check_services(self.live)
             self.simulator.sync(self.namespace)
             run = self.step()
@@ -113,6 +140,26 @@ class GitopsRepo:
             assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
             self.commit(f"rollout step {len(runs)}")
         raise AssertionError(f"not complete after {max_rounds} rounds: {runs[-1]}")
+
+
+def check_floor(ds, state_file: Path, live: Live) -> None:
+    """The capacity floor on the live objects: in a slice rolling from one old revision, a role
+    that started at or above its target keeps target − maxUnavailable across its revisions (the
+    target and start the committed state records)."""
+    state = yaml.safe_load(state_file.read_text())
+    targets = {r["name"]: r for r in state["target"]["roles"]}
+    for entry in state["slices"]:
+        revisions = entry["revisions"]
+        old = [r for r in revisions if r["revision"] != state["target"]["revision"]]
+        if len(old) != 1 or entry["slice"] >= ds.slices:
+            continue  # at rest, a rollout over a rollout (drained a group at a time, spec §4), a slice removed
+        groups = live.groups().get(entry["slice"], {})
+        for role, target in targets.items():
+            started = (old[0].get("initialReplicas") or old[0]["replicas"]).get(role, 0)
+            total = sum(group.get(role, 0) for group in groups.values())
+            if started >= target["replicas"]:
+                floor = target["replicas"] - target["maxUnavailable"]
+                assert total >= floor, f"slice {entry['slice']} role {role}: {total} < {floor}: {groups}"
 
 
 def check_services(live: Live) -> None:
@@ -240,5 +287,126 @@ def test_a_set_rolled_by_rollout_step_moves_to_git_mid_rollout(repo):
     repo.commit("adopt the live rollout")
     repo.sync()  # Argo CD takes the objects over: nothing moves
     assert repo.live.groups() == before
+    repo.roll()
+    assert_done(repo)
+
+
+# --- mistakes: each refused at the sync with one line, or harmless --------------------------------
+
+
+def test_a_set_committed_without_its_state_is_refused_until_init(repo):
+    repo.change_set("add the set", {"prefill": 2, "decode": 2})
+    line = repo.refused_sync()
+    assert "disaggregatedset/llm: no rollout state" in line and "rollout state init" in line
+    assert repo.live.groups() == {}
+    run = repo.cli("rollout", "state", "init", "-f", str(repo.root))
+    assert run.code == 0, run.err
+    repo.commit("rollout state")
+    assert len(repo.roll()) == 1
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    repo.roll()
+    assert_done(repo)
+
+
+def test_a_directory_for_steady_states_only_turns_the_requirement_off(repo):
+    repo.parameters = {"ARGOCD_ENV_REQUIRE_ROLLOUT_STATE": "false"}
+    repo.change_set("add the set", {"prefill": 1, "decode": 1})
+    repo.sync()
+    assert_matches_render(model(repo.set_file), repo.live)
+
+
+def _edit_state(repo, edit) -> str:
+    """Commit a hand edit of the state, expect the sync refused with one line, then revert it."""
+    document = yaml.safe_load(repo.state_file.read_text())
+    edit(document)
+    repo.state_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("hand edit")
+    try:
+        return repo.refused_sync()
+    finally:
+        repo.git("revert", "--no-edit", "HEAD")
+
+
+def _entry(document, slice_index, revision):
+    entry = next(e for e in document["slices"] if e["slice"] == slice_index)
+    return next(r for r in entry["revisions"] if r["revision"] == revision)
+
+
+def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
+    deploy(repo, {"prefill": 2, "decode": 2}, slices=2)
+    old = model(repo.set_file).revision
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, slices=2, image="img:2")
+    new = model(repo.set_file).revision
+    for round_ in range(2):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit(f"step {round_}")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    before = repo.live.groups()
+
+    def old_at_zero(document):
+        _entry(document, 0, old)["replicas"] = {"prefill": 0, "decode": 0}
+
+    def jump_to_the_end(document):
+        for entry in document["slices"]:
+            entry["revisions"] = [{"revision": new, "replicas": {"prefill": 2, "decode": 2}}]
+
+    def remove_old(document):
+        entry = document["slices"][0]
+        entry["revisions"] = [r for r in entry["revisions"] if r["revision"] == new]
+
+    def skip_a_step(document):
+        _entry(document, 0, new)["replicas"] = {"prefill": 2, "decode": 2}
+
+    def other_set(document):
+        document["metadata"]["name"] = "mistral"
+
+    def seventh_slice(document):
+        document["slices"].append({**document["slices"][0], "slice": 7})
+
+    cases = {
+        old_at_zero: "capacity never below the floor",
+        jump_to_the_end: "a revision leaves only once drained",
+        remove_old: "a revision leaves only once drained",
+        skip_a_step: "one step at a time",
+        (lambda d: d["slices"].pop(1)): "slice 1 has no counts",
+        (lambda d: d.update(slices=[])): "slice 0 has no counts",
+        seventh_slice: "slice 7 is recorded",
+        other_set: "every state matches a set",
+    }
+    for edit, rule in cases.items():
+        line = _edit_state(repo, edit)
+        assert line.startswith("disagg-rollout-state.yaml:") or "disagg-rollout-state.yaml:" in line, line
+        assert rule in line, (rule, line)
+    assert repo.live.groups() == before  # nothing ever synced
+    repo.roll()
+    assert_done(repo)
+
+
+def test_an_abort_rolls_back_step_by_step(repo):
+    deploy(repo, {"prefill": 3, "decode": 2})
+    repo.change_set("image 2", {"prefill": 3, "decode": 2}, image="img:2")
+    for round_ in range(3):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit(f"step {round_}")
+    repo.change_set("revert image 2", {"prefill": 3, "decode": 2})
+    runs = repo.roll()
+    assert len(runs) > 1
+    assert_done(repo)
+
+
+def test_a_scale_mid_rollout(repo):
+    deploy(repo, {"prefill": 2, "decode": 3}, slices=2)
+    repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
+    for round_ in range(2):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit(f"step {round_}")
+    repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
     repo.roll()
     assert_done(repo)

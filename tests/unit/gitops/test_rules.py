@@ -7,6 +7,8 @@ capacity, drop or add slices, or remove a revision early are refused with FILE:L
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -229,3 +231,31 @@ def test_a_format_1_state_is_read_and_its_point_checked():
     with pytest.raises(UserError, match="capacity never below"):
         render_with_state(new, parse_state(parsed, new, NS), NS)
 
+
+
+# --- several sets in one directory ---------------------------------------------------------------
+
+
+def test_the_sets_of_a_directory_step_together():
+    from kubectl_disagg.gitops.step import directory_steps
+
+    ready, _, state = _rolled(1)
+    other = make_set({"prefill": 1, "decode": 1}, name="other", image="img:2")
+    argo_other, other_state = deploy(make_set({"prefill": 1, "decode": 1}, name="other"))
+    ready_argo = MemoryArgo()
+    ready_argo.cluster = _synced(ready, state)
+    advanced = gitops_step(ready, state, ready_argo.snapshot(ready))
+    waiting = gitops_step(other, other_state, argo_other.snapshot(other))  # committed, not synced
+    assert (advanced.outcome, waiting.outcome) == (Outcome.ADVANCED, Outcome.WAITING)
+    held, still = directory_steps([(ready, advanced), (other, waiting)])
+    assert held.outcome == Outcome.WAITING and held.state is state
+    assert "disaggregatedset/other cannot step yet" in held.reasons[0] and still is waiting
+    complete = dataclasses.replace(waiting, outcome=Outcome.COMPLETE)
+    assert directory_steps([(ready, advanced), (other, complete)]) == [advanced, complete]
+
+
+def _synced(ds, state):
+    argo = MemoryArgo()
+    argo.sync(ds, state)
+    argo.cluster.settle()
+    return argo.cluster
