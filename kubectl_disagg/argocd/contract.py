@@ -15,6 +15,7 @@ import re
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.core.sets import load_documents
@@ -26,7 +27,7 @@ from kubectl_disagg.gitops.state import find_state, is_state_document, unmatched
 from kubectl_disagg.gitops.render import render_with_state
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
-REVISION_ANNOTATION = "kubectl-disagg/source-revision"
+REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
 
 # Name → announced default. The same names and defaults are announced in plugin.yaml;
 # Argo CD shows announced defaults but never sends them, so they are applied here.

@@ -157,11 +157,18 @@ Exit codes with --gitops (docs/gitops.md):
                    "(for when that controller no longer runs). Objects the controller owns are never stepped.")
 @click.option("--pr-description", metavar="FILE", default=None,
               help="With --gitops: write a Markdown description of the step (for its pull request).")
+@click.option("--state", "state_file", metavar="FILE", default=None,
+              help="With --gitops: the set's rollout state file (default: disagg-rollout-state.yaml beside the "
+                   "set's file, as the Argo CD plugin's rollout-state parameter).")
+@click.option("--ignore-rollout-state", is_flag=True,
+              help="Step the cluster directly although the set has a rollout state beside its file (it is "
+                   "driven through git: Argo CD's self-heal would undo the step).")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: str, until_complete: bool,
          wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
-         pr_description: str | None, max_in_flight: int, ignore_controller: bool) -> None:
+         pr_description: str | None, max_in_flight: int, ignore_controller: bool, state_file: str | None,
+         ignore_rollout_state: bool) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -202,9 +209,9 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
         from kubectl_disagg.commands import rollout_step_gitops
 
         ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                                         pr_description, output))
-    if wait or pr_description:
-        raise click.UsageError("--wait and --pr-description go with --gitops")
+                                         pr_description, output, state_file=state_file))
+    if wait or pr_description or state_file:
+        raise click.UsageError("--wait, --pr-description and --state go with --gitops")
     if dry_run and wait_for_lease:
         raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for")
     if dry_run and until_complete:
@@ -214,6 +221,16 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
 
     console = Console(output)
+    if sets and not dry_run and not ignore_rollout_state:
+        from kubectl_disagg.gitops.files import git_driven
+
+        driven = [(ds, path) for ds in sets if (path := git_driven(ds))]
+        if driven:
+            console.error([f"refusing to step disaggregatedset/{ds.name}: it is driven through git (its rollout "
+                           f"state is in {path}); step it with `rollout step --gitops`, or give "
+                           "--ignore-rollout-state (Argo CD's self-heal would undo a direct step)"
+                           for ds, path in driven])
+            ctx.exit(EXIT_REFUSED)
     with _options.session(kubeconfig, context) as cluster:
         if sets is None:
             stored = cluster.get_set(name, namespace or cluster.default_namespace)

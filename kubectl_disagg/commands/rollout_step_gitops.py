@@ -31,21 +31,25 @@ _EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome
 
 
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
-        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str) -> int:
+        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str, *,
+        state_file: str | None = None) -> int:
     from kubectl_disagg.gitops import files as state_files
     from kubectl_disagg.views.gitops_report import format_pr_description, format_summary, to_document
 
     sets = _options.sets_from_files(filenames, recursive)
+    if state_file and len(sets) != 1:
+        raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
+                         f"holds {len(sets)}"])
     deadline = None if timeout is None or not wait else time.monotonic() + timeout
     results = []
     with _options.session(kubeconfig, context) as cluster:
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
-            path = state_files.state_path(ds)
+            path = state_files.state_path(ds, state_file)
             if path is None:
                 raise UserError([f"{ds.source.file}: --gitops needs the set in a file: its rollout state is "
                                  "kept beside it"])
-            state = state_files.read_state(ds, target)
+            state = state_files.read_state(ds, target, state_file, missing_ok=True)
             step, timed_out = _next_step(cluster, ds, state, target, wait, deadline)
             results.append((ds, target, path, step, timed_out))
     # A directory's sets step together: written all at once, or none (directory_steps).

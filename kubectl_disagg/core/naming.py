@@ -12,6 +12,11 @@ APP_LABEL = "app"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # set by the LWS controller; 0 on leaders
 MANAGER = "kubectl-disagg"
+# Stamped by the Argo CD plugin on what it renders (argocd/contract.py): the commit, not the object.
+SOURCE_REVISION_ANNOTATION = "kubectl-disagg/source-revision"
+# What Argo CD itself adds to the objects it syncs (its tracking label and annotations).
+ARGOCD_TRACKING_LABEL = "app.kubernetes.io/instance"
+ARGOCD_PREFIX = "argocd.argoproj.io/"
 
 SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
 SET_KIND = "DisaggregatedSet"

@@ -13,7 +13,7 @@ from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import STDIN_NAME, read_documents
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, state_document
+from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, is_state_document, state_document
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
           "# (the first by `kubectl disagg rollout state init`).\n"
@@ -31,19 +31,35 @@ def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> str | None:
     return os.path.join(os.path.dirname(ds.source.file), STATE_FILE)
 
 
-def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None) -> RolloutState | None:
+def read_state(ds: DisaggregatedSet, namespace: str, explicit: str | None = None, *,
+               missing_ok: bool = False) -> RolloutState | None:
     """The state of `ds` (checked against it), or None when there is none yet.
 
-    An `explicit` file must exist and hold the set's state; the file beside the set may be
-    missing, or hold only other sets' states.
+    An `explicit` file must exist and hold the set's state (unless `missing_ok`: a step writes
+    the first state into it); the file beside the set may be missing, or hold only other sets'.
     """
     path = state_path(ds, explicit)
-    if path is None or (not explicit and not os.path.isfile(path)):
+    if path is None or ((not explicit or missing_ok) and not os.path.isfile(path)):
         return None
     state = find_state(read_documents([path]), ds, namespace)
-    if state is None and explicit:
+    if state is None and explicit and not missing_ok:
         raise UserError([Problem(path, 0, "", f"holds no rollout state for disaggregatedset/{ds.name}")])
     return state
+
+
+def git_driven(ds: DisaggregatedSet) -> str | None:
+    """The state file beside `ds` when it holds the set's rollout state (the set is driven
+    through git, and a direct `rollout step` would fight the sync), else None."""
+    path = state_path(ds)
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        documents = read_documents([path])
+    except UserError:
+        return path  # a broken state file still says the set is driven through git
+    names = [d.data["metadata"].get("name") for d in documents
+             if is_state_document(d.data) and isinstance(d.data.get("metadata"), dict)]
+    return path if ds.name in names else None
 
 
 def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, explicit: str | None = None,

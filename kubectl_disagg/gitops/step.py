@@ -79,10 +79,14 @@ def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], 
         found = _strip_injected(spec, ds.name)
         placement = placement or found
         metadata = live.get("metadata") or {}
-        system = set(naming.lws_labels(ds.name, 0, revision, role_name))
-        labels = {k: v for k, v in (metadata.get("labels") or {}).items() if k not in system}
+        # What render injects, and what the sync stamps (Argo CD's tracking, the plugin's
+        # source revision), is not the role's own metadata: recording it would make noise.
+        system = {*naming.lws_labels(ds.name, 0, revision, role_name), naming.ARGOCD_TRACKING_LABEL}
+        labels = {k: v for k, v in (metadata.get("labels") or {}).items()
+                  if k not in system and not k.startswith(naming.ARGOCD_PREFIX)}
         annotations = {k: v for k, v in (metadata.get("annotations") or {}).items()
-                       if k != naming.INITIAL_REPLICAS_ANNOTATION and not k.startswith("kubectl.kubernetes.io/")}
+                       if k not in (naming.INITIAL_REPLICAS_ANNOTATION, naming.SOURCE_REVISION_ANNOTATION)
+                       and not k.startswith(("kubectl.kubernetes.io/", naming.ARGOCD_PREFIX))}
         external = "replicas" not in (live.get("spec") or {})
         roles.append(RoleRecord(role_name, spec, labels, annotations, external))
     record = RevisionRecord(revision, placement or Placement(), tuple(roles))

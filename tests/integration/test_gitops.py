@@ -39,6 +39,8 @@ class GitopsRepo:
         self.simulator, self.live, self.capsys = simulator, live, capsys
         self.applied: set[tuple[str, str]] = set()
         self.parameters: dict[str, str] = {}  # the Application's plugin parameters (as ARGOCD_ENV_*)
+        self.step_args: list[str] = []  # what every `rollout step --gitops` is given besides -f
+        self.label_tracking = False  # Argo CD's tracking label on what the sync applies
         self.set_file = root / "llm.yaml"
         self.state_file = root / STATE_FILE
         root.mkdir()
@@ -99,8 +101,11 @@ class GitopsRepo:
     def sync(self) -> None:
         run = self.generate_committed()
         assert run.code == 0, run.err
-        manifests = run.out
-        rendered = {(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(manifests) if o}
+        objects = [o for o in yaml.safe_load_all(run.out) if o]
+        for obj in objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies
+            obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
+        manifests = yaml.safe_dump_all(objects, sort_keys=False)
+        rendered = {(o["kind"], o["metadata"]["name"]) for o in objects}
         assert not any(kind == "RolloutState" for kind, _ in rendered)
         # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
         self.control_plane.kubectl("apply", "--server-side", "--force-conflicts", f"--field-manager={ARGO_MANAGER}",
@@ -111,7 +116,7 @@ class GitopsRepo:
 
     def step(self, *args: str) -> Run:
         return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
-                        str(self.control_plane.kubeconfig), "--context", READER, *args)
+                        str(self.control_plane.kubeconfig), "--context", READER, *self.step_args, *args)
 
     def cli(self, *argv: str) -> Run:
         self.capsys.readouterr()
@@ -410,3 +415,45 @@ def test_a_scale_mid_rollout(repo):
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
     repo.roll()
     assert_done(repo)
+
+
+def test_a_state_file_of_another_name_and_adopting_what_argo_cd_synced(repo):
+    repo.state_file = repo.root / "llm-state.yaml"
+    repo.parameters = {"ARGOCD_ENV_ROLLOUT_STATE": "llm-state.yaml"}
+    repo.step_args = ["--state", str(repo.state_file)]
+    deploy(repo, {"prefill": 2, "decode": 2})
+    repo.label_tracking = True
+    assert not (repo.root / STATE_FILE).exists()
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    for round_ in range(2):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit(f"step {round_}")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    # A plain rollout step would fight the sync: refused while the set is driven through git.
+    plain = repo.cli("rollout", "step", "-f", str(repo.set_file), "--kubeconfig",
+                     str(repo.control_plane.kubeconfig), "--context", "admin")
+    assert plain.code == 0  # the state has another name: nothing beside the set says "git"
+    repo.git("rm", "-q", "llm-state.yaml")
+    repo.commit("the state is lost mid-rollout")
+    assert "no rollout state" in repo.refused_sync()  # not a big-bang: nothing synced
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "adopted" in run.out, run
+    text = repo.state_file.read_text()
+    assert "app.kubernetes.io/instance" not in text and "source-revision" not in text and "argocd" not in text
+    repo.commit("adopt")
+    repo.roll()
+    repo.label_tracking = False
+    repo.sync()
+    assert_done(repo)
+
+
+def test_a_plain_rollout_step_refuses_a_set_driven_through_git(repo):
+    deploy(repo, {"prefill": 1, "decode": 1})
+    live_step = ("rollout", "step", "-f", str(repo.set_file), "--kubeconfig", str(repo.control_plane.kubeconfig),
+                 "--context", "admin")
+    run = repo.cli(*live_step)
+    assert run.code == 3 and "driven through git" in run.err
+    assert repo.cli(*live_step, "--ignore-rollout-state").code == 0

@@ -67,3 +67,13 @@ def test_render_refuses_a_state_that_matches_no_set_of_the_directory(tmp_path, c
     code, out, err = _run(["render", "-f", str(directory)], capsys)
     assert code == 1 and out == ""
     assert "metadata.name" in err and "disaggregatedset/renamed" in err and "every state matches a set" in err
+
+
+def test_a_plain_rollout_step_refuses_a_set_driven_through_git(tmp_path, capsys):
+    directory = _directory(tmp_path, make_set({"prefill": 2, "decode": 1}))
+    assert _run(["rollout", "state", "init", "-f", str(directory)], capsys)[0] == 0
+    code, out, err = _run(["rollout", "step", "-f", str(directory), "--kubeconfig", str(tmp_path / "none")], capsys)
+    assert code == 3 and out == ""
+    assert "disaggregatedset/llm: it is driven through git" in err and "--ignore-rollout-state" in err
+    code, _, err = _run(["rollout", "step", "-f", str(directory), "--state", "x.yaml"], capsys)
+    assert code == 2 and "go with --gitops" in err

@@ -275,6 +275,24 @@ def test_adopting_a_set_deployed_by_rollout_step():
     assert_steady(argo, new)
 
 
+def test_adoption_records_no_metadata_the_sync_stamped():
+    old = make_set({"prefill": 2, "decode": 2})
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    live = MemoryExecutor(MemoryCluster(NS))
+    list(drive(live, old, NS))
+    live.cluster.settle()
+    for obj in live.cluster.lws().values():  # what Argo CD and the plugin put on what they sync
+        obj["metadata"]["labels"].update({"app.kubernetes.io/instance": "llm", "argocd.argoproj.io/x": "y"})
+        obj["metadata"].setdefault("annotations", {}).update({
+            "kubectl-disagg/source-revision": "4f1c2b7", "argocd.argoproj.io/tracking-id": "llm:x"})
+    run_pass(live, new, NS)
+    live.cluster.settle()
+    state = gitops_step(new, None, live.cluster.snapshot(new.name)).state
+    document = to_yaml(state_document(state))
+    assert "argocd.argoproj.io" not in document and "app.kubernetes.io/instance" not in document
+    assert "source-revision" not in document
+
+
 def test_state_executor_lands_reconciles_actions_in_the_state():
     old = make_set({"prefill": 2, "decode": 2})
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
