@@ -14,6 +14,10 @@ WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # set by the LW
 MANAGER = "kubectl-disagg"
 # Stamped by the Argo CD plugin on what it renders (argocd/contract.py): the commit, not the object.
 SOURCE_REVISION_ANNOTATION = "kubectl-disagg/source-revision"
+# On an External role's LWS in a git-driven render: its spec.replicas is the autoscaler's, not the
+# state's (docs/autoscaling.md: Argo CD's ignoreDifferences selects on it).
+REPLICAS_OWNER_ANNOTATION = "kubectl-disagg/replicas-owner"
+REPLICAS_OWNER_AUTOSCALER = "autoscaler"
 # What Argo CD itself adds to the objects it syncs (its tracking label and annotations).
 ARGOCD_TRACKING_LABEL = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"

@@ -54,10 +54,27 @@ def role_config(role) -> RolloutConfig:
     return START_CONFIG if role is None else resolve_config(role.rolling_update, role.replicas)
 
 
+EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's scaler with
+
+
+def role_target(role, initial_old: int, current_new: int = 0) -> int:
+    """A role's target in a rollout (§4): the set's replicas; for an External role its
+    RoleScaler's count (never below what new already runs) when read, else the capacity it had
+    when the rollout started (an autoscaler owns its size); 0 for a role that left the spec."""
+    if role is None:
+        return 0
+    if role.scaled:
+        return max(role.replicas, current_new)
+    if role.external:
+        return max(initial_old, EXTERNAL_SEED_REPLICAS)
+    return role.replicas
+
+
 def inputs_for_set(ds, initial_old: Sequence[int]) -> PlanInputs:
-    """A set's spec roles from `initial_old`: their targets and budgets come from the set."""
+    """A set's spec roles from `initial_old`: their targets and budgets come from the set
+    (`role_target`: the one rule `rollout plan` and the stepper share)."""
     return PlanInputs(roles=tuple(ds.role_names), initial_old=tuple(initial_old),
-                      target=tuple(role.replicas for role in ds.roles),
+                      target=tuple(role_target(role, old) for role, old in zip(ds.roles, initial_old)),
                       configs=tuple(role_config(role) for role in ds.roles))
 
 

@@ -23,7 +23,7 @@ from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snaps
 
 LWS = "LeaderWorkerSet"
 SERVICE = "Service"
-EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's scaler with
+EXTERNAL_SEED_REPLICAS = planner.EXTERNAL_SEED_REPLICAS
 
 
 # --- actions ----------------------------------------------------------------------------------
@@ -284,8 +284,11 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     actions: list[Action] = []
 
     # 2.1 Old groups drained to zero on every role are done with.
+    drained: dict[str, int] = defaultdict(int)  # the capacity they started their rollout with
     for revision in [r for r, g in groups.items() if r != ds.revision and all(o.replicas == 0 for o in g.values())]:
-        actions.extend(_delete(o, slice_index) for o in groups.pop(revision).values())
+        for obj in groups.pop(revision).values():
+            actions.append(_delete(obj, slice_index))
+            drained[obj.identity.role] += obj.initial_replicas or 0
 
     old_groups = {r: g for r, g in groups.items() if r != ds.revision}
     # Every role counts, removed ones too: §4 sums spec roles only, which would leave an old
@@ -297,7 +300,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
         report = _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles)
     else:
         report = _steady(ds, namespace, slice_index, target_group, observed, actions,
-                         rollout_ended=bool(actions))
+                         rollout_ended=bool(actions), drained=drained)
 
     actions = list(report.actions) + _services(ds, namespace, slice_index, groups, report.actions, services)
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
@@ -384,16 +387,7 @@ def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
         current_old.append(sum(o.replicas for o in olds))
         current_new.append(target_group[name].replicas if name in target_group else 0)
         role: Role | None = next((r for r in ds.roles if r.name == name), None)
-        if role is None:
-            target.append(0)
-        elif role.scaled:
-            # Its RoleScaler's count, never below what the new revision already runs.
-            target.append(max(role.replicas, current_new[-1]))
-        elif role.external:
-            # An autoscaler owns an External role's size: keep the capacity it had.
-            target.append(max(initial_old[-1], EXTERNAL_SEED_REPLICAS))
-        else:
-            target.append(role.replicas)
+        target.append(planner.role_target(role, initial_old[-1], current_new[-1]))
         configs.append(role_config(role))
     return roles, initial_old, current_old, current_new, target, configs
 
@@ -455,11 +449,13 @@ def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
     return warnings
 
 
-def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout_ended: bool) -> SliceReport:
+def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout_ended: bool,
+            drained: Mapping[str, int] | None = None) -> SliceReport:
     """No rollout under way: converge the target revision to the spec.
 
     `rollout_ended`: this pass removes drained old groups; with nothing else to do and the
-    target settled, that is the last pass of a rollout, reported as complete.
+    target settled, that is the last pass of a rollout, reported as complete. `drained`: per
+    role, what those groups started their rollout with.
     """
     removals = len(actions)
     for role in ds.roles:
@@ -470,6 +466,11 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout
         elif obj.replicas != role.replicas and (role.scaled or not role.external):
             # An autoscaler sizes External roles: through their RoleScaler, else on the LWS itself.
             actions.append(_scale(obj, role.replicas, slice_index))
+        elif role.external and obj.replicas == 0 and rollout_ended:
+            # A rollout that drained the old revision before the new one grew (maxUnavailable)
+            # ended with the role at 0: give it back the capacity it had, never less than the seed.
+            capacity = max((drained or {}).get(role.name, 0), EXTERNAL_SEED_REPLICAS)
+            actions.append(_scale(obj, capacity, slice_index))
     gate = [] if len(actions) > removals else _stability_gate(ds, target_group)
     if len(actions) > removals or (rollout_ended and gate):
         phase = Phase.CONVERGING

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Role
+from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
 from kubectl_disagg.gitops.state import MISSING_STATE, STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
@@ -38,22 +39,39 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
         for revision, roles in _slice_layout(ds, state, slice_index):
             record = records[revision]
             view = _revision_set(ds, record)
-            for role_name, replicas, initial in roles:
+            for role_name, replicas, initial, autoscaled in roles:
                 lws = leader_worker_set(view, _role(record.role(role_name)), slice_index, namespace, replicas)
                 if initial is not None:
                     annotations = lws["metadata"].setdefault("annotations", {})
                     annotations[naming.INITIAL_REPLICAS_ANNOTATION] = str(initial)
+                if autoscaled:
+                    annotations = lws["metadata"].setdefault("annotations", {})
+                    annotations[naming.REPLICAS_OWNER_ANNOTATION] = naming.REPLICAS_OWNER_AUTOSCALER
                 objects.append(lws)
                 objects.append(service(ds.name, slice_index, revision, role_name, namespace))
     return objects
 
 
 def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
-    """[(revision, [(role, replicas or None, initial-replicas or None)])] for one slice."""
+    """[(revision, [(role, replicas or None, initial-replicas or None, autoscaled)])] for one slice.
+
+    `autoscaled`: an External role's LWS whose size the autoscaler owns here (at rest, and an
+    old revision at the start of a rollout): it carries the replicas-owner annotation, and its
+    replicas (the count last recorded, never the autoscaler's, which render cannot know) are
+    only what Argo CD creates it with or compares to: its ignoreDifferences rule
+    (docs/autoscaling.md) makes it keep the live size. A step records that size, and from then
+    on the state sizes the role until the rollout ends (a start over a rollout keeps the sizes
+    the state gave).
+    """
     deployed = state.deployed(slice_index)
+    records = state.revisions
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
-        return [(ds.revision, [(role.name, None if role.external else role.replicas, None) for role in ds.roles])]
+        recorded = deployed.get(ds.revision, {})
+        return [(ds.revision, [(role.name, recorded.get(role.name, EXTERNAL_SEED_REPLICAS), None,
+                                role.name not in handing_over(state, slice_index, ds.revision))
+                               if role.external else (role.name, role.replicas, None, False)
+                               for role in ds.roles])]
     # A revision the state does not know starts a rollout: like the controller, every old
     # revision then remembers the replicas it has now, else the ones its rollout started from.
     starting = ds.revision not in deployed
@@ -61,12 +79,30 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     layout = []
     for revision, counts in deployed.items():
         old = revision != ds.revision
-        layout.append((revision, [(role, n, initial.get(revision, {}).get(role, n) if old else None)
-                                  for role, n in counts.items()]))
+        entries = []
+        for role, n in counts.items():
+            autoscaled = (starting and len(deployed) == 1 and revision in records
+                          and records[revision].role(role).external
+                          and role not in handing_over(state, slice_index, revision))
+            # An autoscaled size is not known here: its initial-replicas is what the step reads live.
+            started = None if not old or autoscaled else initial.get(revision, {}).get(role, n)
+            entries.append((role, n, started, autoscaled))
+        layout.append((revision, entries))
     if starting:
         # A template change the state does not know yet: the controller's "rollout started" step.
-        layout.append((ds.revision, [(role.name, 0, None) for role in ds.roles]))
+        layout.append((ds.revision, [(role.name, 0, None, False) for role in ds.roles]))
     return layout
+
+
+def handing_over(state: RolloutState, slice_index: int, revision: str) -> set[str]:
+    """Roles at rest whose size the last step changed (a rollout that ended with an External
+    role at 0 gives it its capacity back): the state applies it once more, until the next
+    step hands the role back to its autoscaler."""
+    before = (state.previous or {}).get(slice_index)
+    if before is None:
+        return set()
+    was, now = before.replicas.get(revision, {}), state.deployed(slice_index).get(revision, {})
+    return {role for role, n in now.items() if role in was and was[role] != n}
 
 
 def _revision_set(ds: DisaggregatedSet, record: RevisionRecord) -> DisaggregatedSet:

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
-from kubectl_disagg.core.planner import START_CONFIG
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, reconcile
+from kubectl_disagg.core.planner import START_CONFIG, role_target
+from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.rollout_config import RolloutConfig
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.errors import Problem, UserError
@@ -171,10 +171,10 @@ def _role_totals(then: DisaggregatedSet, deployed: Mapping[str, Mapping[str, int
         start = sum(initial.get(rev, {}).get(name, counts[name]) for rev, counts in old.items() if name in counts)
         total = sum(counts.get(name, 0) for counts in old.values()) + new.get(name, 0)
         role = next((r for r in then.roles if r.name == name), None)
+        goal = role_target(role, start, new.get(name, 0))
         if role is None:
-            goal, config = 0, START_CONFIG
+            config = START_CONFIG
         else:
-            goal = max(start, EXTERNAL_SEED_REPLICAS) if role.external else role.replicas
             rolling = role.rolling_update or {}
             config = RolloutConfig(rolling.get("maxSurge", START_CONFIG.surge),
                                    rolling.get("maxUnavailable", START_CONFIG.unavailable))

@@ -22,7 +22,7 @@ from kubectl_disagg.gitops.rules import state_problems
 from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RolloutState, Target, record_from_set,
                                          record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
-from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.render import handing_over, render_with_state
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
@@ -185,7 +185,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
                      for o in render_with_state(ds, state) if o["kind"] == SERVICE)
-    recorded = _recorded_live(ds, state, live)
+    recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, live._replace(services=services))
     passed = run_pass(executor, ds, namespace)
     if passed.refusal:
@@ -204,6 +204,14 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     if _deployed(after) != _deployed(state):  # a direct scale or slice change is live: record it
         return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
                                        passed, before=state))
+    external = {role.name for role in ds.roles if role.external}
+    handed = [s for s, d in state.replicas.items() if list(d) == [ds.revision]
+              and handing_over(state, s, ds.revision) & external]
+    if handed:  # the state sized an External role at the end of the rollout: hand it back
+        back = after._replace(previous={**after.previous, **{
+            s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
+        return _checked(ds, GitopsStep(Outcome.ADVANCED, back, (
+            "hands the size of the External roles back to their autoscaler",), passed, before=state))
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
 
 
@@ -239,7 +247,15 @@ def _checked(ds: DisaggregatedSet, step: GitopsStep) -> GitopsStep:
                       step.passed, before=step.before)
 
 
-def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> RolloutState:
+def autoscaled(objects: list[dict]) -> set[str]:
+    """The LWS whose size the autoscaler owns in this render (not the state's to compare)."""
+    return {o["metadata"]["name"] for o in objects
+            if (o["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
+            == naming.REPLICAS_OWNER_AUTOSCALER}
+
+
+def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
+                   sized_by_autoscaler: set[str] = frozenset()) -> RolloutState:
     """What the state rendered implicitly, made explicit from the (synced) live LWS.
 
     Slices at rest record the replicas they run (the set scales directly), so a rollout
@@ -248,7 +264,8 @@ def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) ->
     from, recorded as the state's `previous`.
     """
     replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items() if s < ds.slices}
-    initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items() if s < ds.slices}
+    # Old revisions start from what reconcile reads live: their annotation, else their replicas.
+    initial: dict[int, dict[str, dict[str, int]]] = {}
     records = dict(state.revisions)
     known = {s: set(d) for s, d in replicas.items()}
     for obj in live.lws:
@@ -257,13 +274,28 @@ def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) ->
             continue
         deployed = replicas.setdefault(identity.slice, {})
         recorded = known.get(identity.slice, set())
+        at_rest = recorded <= {ds.revision}
+        if obj.name in sized_by_autoscaler:
+            # An autoscaled size: recorded when a rollout starts from it; at rest it stays the
+            # autoscaler's (no commit just because the autoscaler moved).
+            if not at_rest or ds.revision not in deployed or identity.role not in deployed[ds.revision]:
+                records.setdefault(identity.revision, record_from_set(ds))
+                deployed.setdefault(identity.revision, {})[identity.role] = obj.replicas
+            continue
         # At rest, or a rollout render started (the set's revision at 0 beside the recorded ones).
-        if identity.revision == ds.revision and (recorded <= {ds.revision} or ds.revision not in recorded):
+        if identity.revision == ds.revision and (at_rest or ds.revision not in recorded):
             records.setdefault(ds.revision, record_from_set(ds))
             deployed.setdefault(ds.revision, {})[identity.role] = obj.replicas
         elif identity.revision != ds.revision and obj.initial_replicas is not None:
             initial.setdefault(identity.slice, {}).setdefault(identity.revision, {})[identity.role] = \
                 obj.initial_replicas
+    for slice_index, deployed in initial.items():
+        for revision, counts in deployed.items():
+            # A role without the annotation (an autoscaled size at the start) starts from what runs (§4).
+            for role, n in replicas.get(slice_index, {}).get(revision, {}).items():
+                counts.setdefault(role, n)
+    # (old revisions: the set's own revision never has initial-replicas)
+    initial = {s: {rev: c for rev, c in d.items() if rev != ds.revision} for s, d in initial.items()}
     for table in (replicas, initial):
         for deployed in table.values():
             for revision, counts in deployed.items():
@@ -282,6 +314,8 @@ def synced_differences(expected: list[dict], live: list[LiveLWS]) -> list[str]:
             out.append(f"leaderworkerset/{name} is committed but not live yet (not synced)")
             continue
         want = obj["spec"].get("replicas")
+        if name in autoscaled([obj]):
+            want = None  # the autoscaler's: any size is synced
         if want is not None and have.replicas != want:
             out.append(f"leaderworkerset/{name}: live replicas {have.replicas}, committed {want} (not synced)")
         want_initial = (obj["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION)

@@ -102,6 +102,13 @@ class GitopsRepo:
         run = self.generate_committed()
         assert run.code == 0, run.err
         objects = [o for o in yaml.safe_load_all(run.out) if o]
+        live = {o["metadata"]["name"]: o for o in self.live.lws()}
+        for obj in objects:
+            # The Application's ignoreDifferences rule for autoscaled replicas, with
+            # RespectIgnoreDifferences (docs/autoscaling.md): Argo CD applies the live value.
+            owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
+            if owner == naming.REPLICAS_OWNER_AUTOSCALER and obj["metadata"]["name"] in live:
+                obj["spec"]["replicas"] = live[obj["metadata"]["name"]]["spec"].get("replicas", 1)
         for obj in objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies
             obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
         manifests = yaml.safe_dump_all(objects, sort_keys=False)
@@ -457,3 +464,62 @@ def test_a_plain_rollout_step_refuses_a_set_driven_through_git(repo):
     run = repo.cli(*live_step)
     assert run.code == 3 and "driven through git" in run.err
     assert repo.cli(*live_step, "--ignore-rollout-state").code == 0
+
+
+# --- autoscaled roles ---------------------------------------------------------------------------
+
+AUTOSCALER = "autoscaler"  # the field manager of what an HPA or KEDA writes through /scale
+
+
+def _autoscale(repo, revision: str, replicas: int) -> None:
+    name = f"{SET}-0-{revision}-decode"
+    repo.control_plane.kubectl("patch", "leaderworkerset", name, "-n", repo.namespace, "--subresource=scale",
+                               "--type=merge", "-p", json.dumps({"spec": {"replicas": replicas}}),
+                               f"--field-manager={AUTOSCALER}")
+
+
+def _decode_sizes(repo) -> dict[str, int]:
+    return {revision: roles["decode"] for revision, roles in repo.live.groups().get(0, {}).items()}
+
+
+def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
+    """The sync's field manager vs an autoscaler writing through /scale with its own: the
+    autoscaled size survives every sync at rest, the start of a rollout, each step and its end."""
+    def external(**kwargs):
+        repo.change_set("set", {"prefill": 2, "decode": 1}, **kwargs)
+        document = yaml.safe_load(repo.set_file.read_text())
+        document["spec"]["roles"][1]["scaling"] = {"mode": "External"}
+        repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
+        repo.commit("decode is autoscaled")
+
+    external()
+    assert repo.cli("rollout", "state", "init", "-f", str(repo.root)).code == 0
+    repo.commit("rollout state")
+    assert len(repo.roll()) == 1
+    old = model(repo.set_file).revision
+    _autoscale(repo, old, 4)
+    repo.simulator.sync(repo.namespace)
+    repo.sync()
+    assert _decode_sizes(repo) == {old: 4}
+    assert repo.step().code == EXIT_COMPLETE and repo.clean()  # only the autoscaler moved: no commit
+    external(image="img:2")
+    new = model(repo.set_file).revision
+    for round_ in range(20):
+        repo.sync()
+        sizes = _decode_sizes(repo)
+        assert sum(sizes.values()) >= 4, (round_, sizes)  # never below the autoscaled capacity
+        assert sum(sizes.values()) <= 4 + 1, (round_, sizes)  # target + surge
+        repo.simulator.sync(repo.namespace)
+        run = repo.step()
+        if run.code == EXIT_COMPLETE:
+            break
+        assert run.code == EXIT_ADVANCED, run
+        repo.commit(f"step {round_}")
+    assert _decode_sizes(repo) == {new: 4}
+    _autoscale(repo, new, 6)  # the autoscaler has the role back
+    repo.simulator.sync(repo.namespace)
+    repo.sync()
+    assert _decode_sizes(repo) == {new: 6}
+    assert repo.step().code == EXIT_COMPLETE and repo.clean()
+    run = repo.cli("rollout", "plan", "-f", str(repo.set_file), "--from", "2,6", "-o", "json")
+    assert run.code == 0 and json.loads(run.out)["steps"][-1]["new"] == [2, 6]  # the stepper's target

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.rules import state_problems
@@ -24,7 +25,7 @@ from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
 from tests.unit.gitops.test_step import MemoryArgo, deploy, round_trip
 
 
-def _bounds(state, argo, started, stacked, before):
+def _bounds(state, argo, started, stacked, before, external=frozenset()):
     """Every synced point, read from the cluster: groups whole; per slice and role, old + new
     within max(target + surge, start) and, for a role that started at or above its target, at
     or above target − maxUnavailable (the targets the committed step was taken for), unless the
@@ -40,6 +41,8 @@ def _bounds(state, argo, started, stacked, before):
         for role in state.target.roles:
             total = sum(g.get(role.name, 0) for g in groups.values())
             start = started.get((slice_index, role.name), 0)
+            if role.name in external:
+                continue  # its target is the capacity its rollout started with: rules.py checks it
             new = groups.get(state.target.revision, {}).get(role.name, 0)
             was = sum(g.get(role.name, 0) for g in before.get(slice_index, {}).values())
             ceiling = max(role.replicas + max(role.surge, 1), start, was) + max(0, new - role.replicas)
@@ -48,15 +51,36 @@ def _bounds(state, argo, started, stacked, before):
                 assert total >= min(role.replicas - role.unavailable, was or total), (slice_index, role, groups)
 
 
-CHANGES = st.sampled_from(["image", "revert", "scale", "slices", "none"])
+CHANGES = st.sampled_from(["image", "revert", "scale", "slices", "autoscale", "none"])
+
+
+def _with_external_decode(ds):
+    from kubectl_disagg.core.sets import load_documents
+
+    data = ds.source.data
+    roles = [dict(role, scaling={"mode": "External"}) if role["name"] == "decode" else role
+             for role in data["spec"]["roles"]]
+    (external,) = load_documents(parse_stream(to_yaml({**data, "spec": {**data["spec"], "roles": roles}}),
+                                              "ds.yaml")).sets
+    return external
+
+
+def _autoscale(argo, ds, amount):
+    """What an autoscaler does at rest: write the size of the set's External LWS (/scale)."""
+    for obj in argo.cluster.lws().values():
+        labels = obj["metadata"]["labels"]
+        if labels[naming.ROLE_LABEL] == "decode" and labels[naming.REVISION_LABEL] == ds.revision:
+            obj["spec"]["replicas"] = amount
+            obj["metadata"]["generation"] += 1
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(prefill=st.integers(1, 4), decode=st.integers(1, 4), slices=st.integers(1, 2),
        surge=st.sampled_from([None, {"maxSurge": 0, "maxUnavailable": 1}, {"maxSurge": 2, "maxUnavailable": 1},
                               {"maxSurge": "50%", "maxUnavailable": 0}]),
-       changes=st.lists(st.tuples(st.integers(0, 6), CHANGES, st.integers(1, 4)), max_size=4))
-def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, surge, changes):
+       changes=st.lists(st.tuples(st.integers(0, 6), CHANGES, st.integers(1, 4)), max_size=4),
+       external=st.booleans())
+def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, surge, changes, external):
     """Whole rollouts through git with changes at any step: every state written renders (and
     so passes every rule), the synced points keep the bounds, and the rollout completes."""
     rolling = None if surge is None else {"prefill": surge, "decode": surge}
@@ -65,7 +89,9 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
     current = {"slices": slices}
 
     def the_set():
-        return make_set(sizes, image=images[-1], slices=current["slices"], rolling=rolling)
+        # (External scaling takes one slice)
+        made = make_set(sizes, image=images[-1], slices=1 if external else current["slices"], rolling=rolling)
+        return _with_external_decode(made) if external else made
 
     ds = the_set()
     argo, state = deploy(ds)
@@ -89,9 +115,13 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
                 sizes["decode"] = amount
             elif change == "slices":
                 current["slices"] = 1 + amount % 2
+            elif change == "autoscale" and external:
+                _autoscale(argo, ds, amount)
             ds = the_set()
         argo.sync(ds, state)  # renders: every rule holds for the committed state
         for slice_index, groups in groups_by_slice(argo.cluster).items():
+            if len(groups) == 1:  # at rest: a revision seen before starts a new rollout when it comes back
+                seen = {key for key in seen if key[0] != slice_index} | {(slice_index, next(iter(groups)))}
             # A rollout (re)starts from what runs when its revision first appears at 0 (§4).
             if (slice_index, ds.revision) not in seen:
                 seen.add((slice_index, ds.revision))
@@ -103,7 +133,7 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
                 stacked.add(slice_index)
             elif len(groups) == 1:
                 stacked.discard(slice_index)
-        _bounds(state, argo, started, stacked, before)
+        _bounds(state, argo, started, stacked, before, {"decode"} if external else frozenset())
         before = groups_by_slice(argo.cluster)
         argo.cluster.settle()
         step = gitops_step(ds, state, argo.snapshot(ds))
