@@ -1,6 +1,7 @@
 """`kubectl disagg rollout step --gitops -f DIR`: the next step of a rollout, as a change to the
-rollout state in git (docs/gitops.md). Flags → read set, state and live LWS → `gitops_step` →
-write the state (and the pull request's description) → print.
+rollout state in git (docs/gitops.md). Flags → read set, state and live LWS → `next_step` →
+write the state (and the pull request's description) → print. `--wait` is `next_step`'s:
+`stepper.drive` over the state executor.
 
 The cluster is only read, and only LeaderWorkerSets: get, list and watch.
 """
@@ -15,7 +16,7 @@ import click
 from kubectl_disagg.commands import _options
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, gitops_step
+from kubectl_disagg.gitops.step import Outcome, next_step
 from kubectl_disagg.core.model import namespace_for
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 
@@ -46,7 +47,7 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
                 raise UserError([f"{ds.source.file}: --gitops needs the set in a file: its rollout state is "
                                  "kept beside it"])
             state = state_files.read_state(ds, target)
-            step, timed_out = _next_step(cluster, ds, state, target, wait, deadline)
+            step, timed_out = next_step(cluster, ds, state, target, wait=wait, deadline=deadline)
             results.append((ds, target, path, step, timed_out))
     descriptions, documents, codes = [], [], []
     for ds, target, path, step, timed_out in results:
@@ -68,17 +69,3 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
     if pr_description:
         Path(pr_description).write_text("\n".join(descriptions), encoding="utf-8")
     return min(codes, key=_PRIORITY.index)
-
-
-def _next_step(cluster, ds, state, namespace: str, wait: bool, deadline: float | None) -> tuple[GitopsStep, bool]:
-    """One step, or with `wait` the first that is not waiting (watching the LWS in between)."""
-    while True:
-        snapshot = cluster.snapshot(ds.name, namespace, services=False)
-        step = gitops_step(ds, state, snapshot)
-        if step.outcome != Outcome.WAITING or not wait:
-            return step, False
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            return step, True
-        cluster.wait_for_change(ds.name, namespace, snapshot.lws_resource_version,
-                                60.0 if remaining is None else min(remaining, 60.0))

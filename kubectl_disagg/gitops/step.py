@@ -1,14 +1,19 @@
-"""Rollouts through git: the next rollout state from the committed one and the live LWS. Pure.
+"""Rollouts through git: the next rollout state from the committed one and the live LWS.
 
 `gitops_step` is `rollout step` for git: the same `reconcile` over the live LWS, with a
 `StateExecutor` landing the actions in the state instead of the cluster (one decision, two
 executors). It refuses to move unless the cluster shows exactly what the state renders to.
+Pure, but for `next_step`: `stepper.drive` over a `StateExecutor` reading the cluster it is
+given, so `--wait` watches between looks as `rollout step --until-complete` does.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -20,7 +25,7 @@ from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.gitops.state import RevisionRecord, RoleRecord, RolloutState, record_from_set, record_revision
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.rollout.stepper import Pass, run_pass
+from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
 
 # --- the state a first step writes ------------------------------------------------------------
@@ -137,9 +142,9 @@ def _is_placement_term(term: Mapping, set_name: str) -> bool:
 
 
 class _NoLease:
-    """Git serialises writers (one pull request per step): no Lease to hold."""
+    """Git serialises writers (one pull request per step): no Lease to hold, none to renew."""
 
-    duration = 0
+    duration = math.inf
 
     def renew_if_due(self) -> None:
         pass
@@ -148,30 +153,44 @@ class _NoLease:
 class StateExecutor:
     """`stepper.Executor` over a rollout state: reconcile's actions land in the document.
 
-    `snapshot` hands out the live snapshot the step was decided on; each action rewrites the
-    state as the cluster executor would rewrite the cluster. Services follow their revision's
-    LWS in the render, so their creates and deletes need no record.
+    `snapshot` hands out the live state: the snapshot the step was decided on, or read afresh
+    from `live` when that is a cluster (something with `snapshot` and `wait_for_change`, whose
+    watch `wait_for_change` is then); each action rewrites the state as the cluster executor
+    would rewrite the cluster. Services follow their revision's LWS in the render, so their
+    creates and deletes need no record. No lease and no permission check: git review is both.
     """
 
-    def __init__(self, ds: DisaggregatedSet, state: RolloutState, snapshot: Snapshot):
-        self._ds, self._snapshot, self._name = ds, snapshot, state.name
-        self._namespace = state.namespace
-        self.records = dict(state.revisions)
-        self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()}
-        self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()}
-        self._identities = {o.name: o.identity for o in snapshot.lws}
+    def __init__(self, ds: DisaggregatedSet, state: RolloutState | None, live):
+        self._ds, self.committed = ds, state
+        self._cluster = None if isinstance(live, Snapshot) else live
+        self._snapshot = live if isinstance(live, Snapshot) else None
+        self._name = state.name if state else ds.name
+        self._namespace = state.namespace if state else None
+        self.records = dict(state.revisions) if state else {}
+        self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()} if state else {}
+        self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()} if state else {}
+        self._identities = {o.name: o.identity for o in live.lws} if self._snapshot else {}
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
+        if self._cluster is not None:
+            self._snapshot = self._cluster.snapshot(set_name, namespace, services=False)
+            self._identities = {o.name: o.identity for o in self._snapshot.lws}
         return self._snapshot
 
-    def lease(self, set_name: str, namespace: str) -> contextlib.AbstractContextManager:
+    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
+        pass  # a state file is written by whoever may commit it
+
+    def lease(self, set_name: str, namespace: str,
+              wait_until: float | None = None) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext(_NoLease())
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
-        return False  # a state changes only by a commit: one pass per step
+        if self._cluster is None:
+            return False  # a state decided on one snapshot: nothing to watch
+        return self._cluster.wait_for_change(set_name, namespace, resource_version, timeout)
 
-    def execute(self, action: Action, namespace: str) -> None:
-        if action.kind == SERVICE:
+    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
+        if action.kind == SERVICE or dry_run:
             return
         if isinstance(action, Create):
             labels = action.object["metadata"]["labels"]
@@ -233,6 +252,44 @@ class GitopsStep:
     reasons: tuple[str, ...] = ()  # why it waits or refuses, or what the new state does
     passed: Pass | None = None  # reconcile's pass, when one ran
     before: RolloutState | None = None
+    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_state`)
+
+    # What `stepper.drive` reads of a pass: a step that does not wait ends the drive (a state
+    # to commit is as far as git goes until it is merged); a waiting one watches the LWS.
+    @property
+    def refusal(self) -> tuple[str, ...]:
+        return self.reasons if self.outcome == Outcome.REFUSED else ()
+
+    @property
+    def complete(self) -> bool:
+        return self.outcome in (Outcome.ADVANCED, Outcome.COMPLETE)
+
+    @property
+    def done(self) -> tuple[Action, ...]:
+        return ()  # nothing lands in the cluster: only a commit changes what the next look sees
+
+
+def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, lease=None, *,
+               max_in_flight: int = 1) -> GitopsStep:
+    """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
+    `executor`, the next state decided from the committed one."""
+    live = executor.snapshot(ds.name, namespace)
+    return dataclasses.replace(gitops_step(ds, executor.committed, live), snapshot=live)
+
+
+def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
+              deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> tuple[GitopsStep, bool]:
+    """The next step of a git-driven rollout; with `wait`, the first that does not wait (watching
+    the LWS in between, by `stepper.drive`) until `deadline` (a `clock` value); and whether the
+    deadline came first."""
+    executor = StateExecutor(ds, state, cluster)
+    step = None
+    for step in drive(executor, ds, namespace, until_complete=wait, deadline=deadline, clock=clock,
+                      take_pass=next_state):
+        pass
+    if step is None:  # the deadline had passed before the first look
+        return next_state(executor, ds, namespace), True
+    return step, wait and step.outcome == Outcome.WAITING
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStep:

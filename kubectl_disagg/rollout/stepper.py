@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubectl_disagg.kube.api_errors import answer_of
+from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, UserError, persisting
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -64,7 +65,8 @@ class Executor(Protocol):
 
     def lease(self, set_name: str, namespace: str,
               wait_until: float | None = None) -> AbstractContextManager[HeldLease]:
-        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it."""
+        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it.
+        A lease of `duration` math.inf never needs renewing (nothing else can take the set)."""
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool: ...
 
@@ -267,20 +269,22 @@ class Retry:
 
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
           dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
-          wait_for_lease: bool = False,
-          clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
+          wait_for_lease: bool = False, clock: Callable[[], float] = time.monotonic,
+          take_pass: Callable[..., Pass] | None = None) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
     A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
     Lease. Otherwise the set's Lease is held
     throughout: one pass, or with `until_complete` passes until one is complete or refused,
     or `deadline` (a `clock` value) passes; then the last one yielded says which. Between
-    passes that changed nothing, it watches the set instead of polling; a conflict yields a
-    `Retry` and reads again after a short jittered pause (with `until_complete` only: a
-    single pass raises `PassInterrupted` for any failed action, as for other errors).
-    Raises the executor's lease errors when another stepper holds or takes the set; with
-    `wait_for_lease`, a held lease is queued for instead, until `deadline` (`clock` is
-    time.monotonic then). A single pass runs once it has the lease, whatever the deadline.
+    passes that changed nothing, it watches the set instead of polling (`wait.until_settled`);
+    a conflict yields a `Retry` and reads again after a short jittered pause (with
+    `until_complete` only: a single pass raises `PassInterrupted` for any failed action, as
+    for other errors). Raises the executor's lease errors when another stepper holds or takes
+    the set; with `wait_for_lease`, a held lease is queued for instead, until `deadline`
+    (`clock` is time.monotonic then). A single pass runs once it has the lease, whatever the
+    deadline. `take_pass` (default `run_pass`, same arguments) is what one pass is: another
+    executor may decide its passes otherwise (a git-driven step, say) and still be driven here.
     """
     if dry_run == CLIENT:
         yield plan_pass(executor, ds, namespace)
@@ -290,46 +294,41 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
+    take = take_pass or run_pass
+    until = Deadline(deadline, clock)
     wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
     with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
-        while not (until_complete and _expired(deadline, clock)):
+        if until_complete and until.expired():
+            return
+
+        def look() -> Pass | Retry:
             try:
-                result = run_pass(executor, ds, namespace, lease, max_in_flight=max_in_flight)
+                return take(executor, ds, namespace, lease, max_in_flight=max_in_flight)
             except PassInterrupted as interrupted:
                 if not until_complete or not isinstance(interrupted.error, Conflict):
                     raise
-                yield Retry(interrupted.partial, interrupted.error.what)
+                return Retry(interrupted.partial, interrupted.error.what)
+
+        def settled(seen: Pass | Retry) -> bool:
+            return not until_complete or (not isinstance(seen, Retry) and bool(seen.refusal or seen.complete))
+
+        def watch(seen: Pass | Retry, seconds: float) -> bool:
+            if isinstance(seen, Retry):
                 # Status moves under us all the time (the LWS controller writes it): read
                 # again, after a short jittered pause so a busy writer is not raced in a loop.
                 time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
-                continue
-            yield result
-            if not until_complete or result.refusal or result.complete:
-                return
-            if not result.done and not _wait_for_change(
-                    executor, ds, namespace, result.snapshot.lws_resource_version, deadline, lease, clock):
-                return
+                return True
+            if seen.done:
+                return True  # the pass changed something: the next one looks at once
+            changed = executor.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
+            if not changed:
+                lease.renew_if_due()
+            return changed
 
-
-def _wait_for_change(executor: Executor, ds: DisaggregatedSet, namespace: str, resource_version: str,
-                     deadline: float | None, lease: HeldLease, clock: Callable[[], float]) -> bool:
-    """Watch until an LWS of the set changes (True) or the deadline passes (False).
-
-    Watches last at most a third of the lease, so the lease is renewed in time; a watch that
-    ends quietly means nothing changed, so the next one starts from the same resourceVersion.
-    """
-    while not _expired(deadline, clock):
-        chunk = lease.duration / 3
-        if deadline is not None:
-            chunk = min(chunk, deadline - clock())
-        if executor.wait_for_change(ds.name, namespace, resource_version, chunk):
-            return True
-        lease.renew_if_due()
-    return False
-
-
-def _expired(deadline: float | None, clock: Callable[[], float]) -> bool:
-    return deadline is not None and clock() >= deadline
+        # Watches last at most a third of the lease, so the lease is renewed in time; a watch that
+        # ends quietly means nothing changed, so the next one starts from the same resourceVersion.
+        yield from until_settled(look, settled, watch, until, most=min(lease.duration / 3, WATCH_SLICE_SECONDS),
+                                 rewatch=True)
 
 
 # --- what a dry run shows ---------------------------------------------------------------------

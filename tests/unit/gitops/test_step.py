@@ -6,18 +6,20 @@ the LWS controller (settle status); each round commits the state `gitops_step` w
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, StateExecutor, gitops_step
+from kubectl_disagg.gitops.step import GitopsStep, Outcome, StateExecutor, gitops_step, next_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.rollout.stepper import drive, run_pass
+from kubectl_disagg.rollout.stepper import Executor, drive, run_pass
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, check_invariants, groups_by_slice, make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
@@ -286,6 +288,60 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
     after = executor.state()
     assert after.replicas[0][new.revision] == {"prefill": 1, "decode": 1}
     assert sum(after.replicas[0][old.revision].values()) <= 4
+
+
+def test_state_executor_has_the_executors_signatures():
+    """`stepper.drive` may drive it: every method of the `Executor` protocol, spelled alike."""
+    for name in ("snapshot", "execute", "authorize", "lease", "wait_for_change"):
+        protocol = inspect.signature(getattr(Executor, name))
+        ours = inspect.signature(getattr(StateExecutor, name))
+        assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
+               [(p.name, p.kind, p.default) for p in protocol.parameters.values()], name
+
+
+class WatchedArgo:
+    """A cluster as `next_step` reads it; each watch is the next sync of Argo CD (or none)."""
+
+    def __init__(self, argo, syncs, clock):
+        self.argo, self.syncs, self.clock, self.watches = argo, list(syncs), clock, []
+
+    def snapshot(self, set_name, namespace, services=True, scalers=False):
+        return self.argo.cluster.snapshot(set_name)
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        self.watches.append(timeout)
+        sync = self.syncs.pop(0) if self.syncs else None
+        if sync is None:
+            self.clock[0] += timeout  # a quiet watch lasts its whole timeout
+            return False
+        sync()
+        return True
+
+
+def test_wait_runs_through_drive_until_the_step_can_advance():
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    clock = [0.0]
+
+    def synced():
+        argo.sync(new, state)
+        argo.cluster.settle()
+
+    cluster = WatchedArgo(argo, [None, synced], clock)
+    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=600.0, clock=lambda: clock[0])
+    assert step.outcome == Outcome.ADVANCED and not timed_out
+    assert cluster.watches == [60.0, 60.0]  # a quiet watch is watched again, 60 s at a time
+    (once, timed_out) = next_step(WatchedArgo(argo, [], clock), new, step.state, NS)
+    assert once.outcome == Outcome.WAITING and not timed_out  # without --wait: one look
+
+
+def test_wait_gives_up_at_the_deadline_waiting():
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    clock = [0.0]
+    cluster = WatchedArgo(argo, [], clock)
+    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=90.0, clock=lambda: clock[0])
+    assert step.outcome == Outcome.WAITING and timed_out and cluster.watches == [60.0, 30.0]
 
 
 # --- bad input --------------------------------------------------------------------------------
