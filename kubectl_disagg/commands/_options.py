@@ -118,15 +118,7 @@ def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
 def stored_set(cluster, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
+    from kubectl_disagg.core.sets import set_from_object
+
     namespace = namespace or cluster.default_namespace
     return set_from_object(cluster.get_set(name, namespace))
-
-
-def set_from_object(stored: dict):
-    """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
-    from kubectl_disagg.manifests.source import Document
-    from kubectl_disagg.core.sets import load_documents
-
-    metadata = stored.get("metadata") or {}
-    where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
-    return load_documents([Document(stored, where, 0, {})]).sets[0]

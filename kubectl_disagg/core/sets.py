@@ -49,6 +49,13 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
     return LoadResult(tuple(items), tuple(warnings))
 
 
+def set_from_object(stored: dict) -> DisaggregatedSet:
+    """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
+    metadata = stored.get("metadata") or {}
+    where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
+    return load_documents([Document(stored, where, 0, {})]).sets[0]
+
+
 def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
     return load_documents(read_documents(paths, recursive))
 
