@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict, namedtuple
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from kubectl_disagg.core import naming, planner
@@ -86,16 +86,40 @@ Action = Create | Scale | Annotate | Delete
 # --- results ----------------------------------------------------------------------------------
 
 class Phase(StrEnum):
-    """Where a slice stands, named by what this pass does with it. Only reconcile decides it."""
+    """Where a slice stands, named by what this pass does with it. Only reconcile decides it.
 
-    STEADY = "steady"  # at the target revision and spec, settled: nothing to do
-    CONVERGING = "converging"  # no rollout: creating or scaling towards the spec
-    ROLLOUT_STARTED = "rollout started"  # this pass starts the rollout (annotations, new LWS at 0)
-    ROLLING = "rolling"  # this pass takes the planner's next step
-    WAITING = "waiting"  # the stability gate holds the next step back
-    COMPLETE = "complete"  # the rollout ended: this pass removes the drained old revision
-    STALLED = "stalled"  # old replicas remain but the planner has no move (reason in waiting_for)
-    BLOCKED = "blocked"  # an object we do not manage holds a name we would create (see `blocked`)
+    Each phase carries its words, defined here only: its `label` (where the slice stands, as
+    `rollout status` lists it: a rollout this pass would start is still pending there), and
+    `says`, the phase in a sentence (what a pass did, or in a plan what the next one does).
+    """
+
+    # value, label, what a pass did (a step report), what the next pass does (a plan)
+    STEADY = ("steady", "steady", "steady", "steady")  # at the target revision and spec, settled: nothing to do
+    CONVERGING = ("converging", "converging", "converging to spec",
+                  "converging")  # no rollout: creating or scaling towards the spec
+    ROLLOUT_STARTED = ("rollout started", "rollout pending", "rollout to revision {revision} started",
+                       "the next step starts the rollout to revision {revision}")  # annotations, new LWS at 0
+    ROLLING = ("rolling", "rolling", "rolling", "rolling to revision {revision}")  # the planner's next step
+    WAITING = ("waiting", "waiting", "waiting: {reasons}",
+               "rolling to revision {revision}, waiting: {reasons}")  # the stability gate holds the next step back
+    COMPLETE = ("complete", "complete", "rollout to revision {revision} complete",
+                "rollout to revision {revision} complete")  # the rollout ended: this pass removes the drained old revision
+    STALLED = ("stalled", "stalled", "stalled: {reasons}",
+               "rollout to revision {revision} stalled: {reasons}")  # old replicas remain, the planner has no move
+    BLOCKED = ("blocked", "blocked", "blocked: {reasons}",
+               "blocked")  # an object we do not manage holds a name we would create (see `blocked`)
+
+    def __new__(cls, value: str, label: str, did: str, planned: str):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        member._sentences = (did, planned)
+        return member
+
+    def says(self, revision: str, reasons: Sequence[str] = (), *, planned: bool = False) -> str:
+        """The phase in a sentence: what a pass did with the slice, or with `planned` what the next
+        pass would do (a plan); `reasons` are what it waits for or why it is blocked."""
+        return self._sentences[planned].format(revision=revision, reasons="; ".join(reasons))
 
 
 class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiting_for position step_kind plan "

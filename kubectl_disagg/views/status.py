@@ -20,8 +20,6 @@ from kubectl_disagg.kube.wait import Deadline, until_settled
 
 EXIT_NOT_AVAILABLE = 3
 EXIT_TIMEOUT = 4
-# Reconcile names a phase by what the next pass does; status describes where the slice is.
-_PHASE_NAMES = {"rollout started": "rollout pending"}
 
 
 def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, output: str, *, watch: bool = False,
@@ -76,7 +74,7 @@ def format_text(status: SetStatus, now: str) -> str:
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
     slice_table = table(
         ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
-        [[r.slice, _PHASE_NAMES.get(r.phase, r.phase), _revisions(r.revisions, status.revision), _position(r.position)]
+        [[r.slice, r.phase.label, _revisions(r.revisions, status.revision), _position(r.position)]
          for r in status.slices],
         indent="  ")
     waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices

@@ -10,7 +10,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale, reconcile
+from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Phase, Scale, reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.rollout_config import resolve_config
 from tests.memory_cluster import MemoryCluster
@@ -500,3 +500,13 @@ def test_scale_and_annotate_patches_pin_the_replicas_they_read():
         {"op": "add", "path": "/metadata/annotations/disaggregatedset.x-k8s.io~1initial-replicas", "value": "3"}]
     assert annotate_patch(Annotate("x", {key: "3"}, "9", 0, 3, False))[1] == {
         "op": "add", "path": "/metadata/annotations", "value": {key: "3"}}
+
+
+def test_each_phase_has_its_words():
+    """The words of a phase are defined on it, once: a status label and two sentences."""
+    for phase in Phase:
+        assert phase.label and phase.says("abc123") and phase.says("abc123", planned=True)
+    assert Phase.ROLLOUT_STARTED.label == "rollout pending"  # where the slice stands: not started yet
+    assert Phase.ROLLOUT_STARTED.says("abc123") == "rollout to revision abc123 started"
+    assert Phase.ROLLOUT_STARTED.says("abc123", planned=True) == "the next step starts the rollout to revision abc123"
+    assert Phase.WAITING.says("abc123", ("decode: 0/1 ready", "gate")) == "waiting: decode: 0/1 ready; gate"
