@@ -2,10 +2,11 @@
 
 The layers, lowest first: `errors` (problems for people), `manifests` (reading and writing YAML/JSON,
 the document source type), `core` (the pure domain: model, validation, revision, planner, render,
-reconcile, status), `kube` (the API server: kubeconfig, credentials, transport, REST, lease),
-`rollout` (passes against a cluster: stepper, write scheduling, events, hand-over), `gitops` (the
-rollout state in git), `argocd` (the config management plugin), `views` (printers and templates),
-`commands` (flags → one library call → one view). `cli` is the process entry on top.
+reconcile, status), `kube` (the API server: kubeconfig, credentials, transport, REST, lease, wait),
+`rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
+hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
+(printers and templates), `commands` (flags → one library call → one view, each under 150 lines).
+`cli` is the process entry on top.
 """
 
 from __future__ import annotations
@@ -79,3 +80,14 @@ def test_no_import_cycle():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+COMMAND_LINES = 150
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "commands").glob("*.py")), ids=lambda path: path.name)
+def test_commands_are_thin(path):
+    """A command is flags → one library call → one view: anything longer holds rules that
+    belong to a library package (and its tests) or to views/."""
+    lines = len(path.read_text().splitlines())
+    assert lines < COMMAND_LINES, f"commands/{path.name} has {lines} lines"
