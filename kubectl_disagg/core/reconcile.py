@@ -103,7 +103,7 @@ class Phase(StrEnum):
     WAITING = ("waiting", "waiting", "waiting: {reasons}",
                "rolling to revision {revision}, waiting: {reasons}")  # the stability gate holds the next step back
     COMPLETE = ("complete", "complete", "rollout to revision {revision} complete",
-                "rollout to revision {revision} complete")  # the rollout ended: this pass removes the drained old revision
+                "rollout to revision {revision} complete")  # the rollout ended: the drained old revision goes
     STALLED = ("stalled", "stalled", "stalled: {reasons}",
                "rollout to revision {revision} stalled: {reasons}")  # old replicas remain, the planner has no move
     BLOCKED = ("blocked", "blocked", "blocked: {reasons}",

@@ -10,7 +10,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Phase, Scale, reconcile
+from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Phase, Reconciliation, Scale, SliceReport, reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.rollout_config import resolve_config
 from tests.memory_cluster import MemoryCluster
@@ -510,3 +510,10 @@ def test_each_phase_has_its_words():
     assert Phase.ROLLOUT_STARTED.says("abc123") == "rollout to revision abc123 started"
     assert Phase.ROLLOUT_STARTED.says("abc123", planned=True) == "the next step starts the rollout to revision abc123"
     assert Phase.WAITING.says("abc123", ("decode: 0/1 ready", "gate")) == "waiting: decode: 0/1 ready; gate"
+
+
+def test_blocked_slice_refuses_the_whole_set():
+    report = SliceReport(1, Phase.BLOCKED, {}, blocked=("service/x exists and is not managed by kubectl-disagg",))
+    result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, Phase.STEADY, {}), report))
+    assert list(result.refusal) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
+    assert list(Reconciliation((), (), problems=("bad",)).refusal) == ["bad"]
