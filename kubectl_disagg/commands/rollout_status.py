@@ -6,11 +6,10 @@ Exit codes: 0 Available; 1 error (bad input, API error); 2 usage; 3 not Availabl
 
 from __future__ import annotations
 
-import time
-
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.views.status import show_status
 
 
@@ -37,7 +36,7 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
     """
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
-    deadline = None if timeout is None else time.monotonic() + timeout
+    deadline = Deadline.after(timeout).at
     with _options.session(kubeconfig, context) as cluster:
         sets = sets or [_options.stored_set(cluster, name, namespace)]
         code = show_status(cluster, sets, namespace, output, watch=watch, deadline=deadline, write=_echo)

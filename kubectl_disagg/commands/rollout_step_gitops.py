@@ -8,12 +8,12 @@ The cluster is only read, and only LeaderWorkerSets: get, list and watch.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.step import Outcome, next_step
@@ -37,7 +37,7 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
     from kubectl_disagg.views.gitops_report import format_pr_description, format_summary, to_document
 
     sets = _options.sets_from_files(filenames, recursive)
-    deadline = None if timeout is None or not wait else time.monotonic() + timeout
+    deadline = Deadline.after(timeout if wait else None).at
     results = []
     with _options.session(kubeconfig, context) as cluster:
         for ds in sets:
