@@ -190,9 +190,11 @@ class StateExecutor:
         return self._cluster.wait_for_change(set_name, namespace, resource_version, timeout)
 
     def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
-        if action.kind == SERVICE or dry_run:
+        if action.kind == SERVICE:
             return
         if isinstance(action, Create):
+            if dry_run:
+                return
             labels = action.object["metadata"]["labels"]
             slice_index, revision, role = (int(labels[naming.SLICE_LABEL]), labels[naming.REVISION_LABEL],
                                            labels[naming.ROLE_LABEL])
@@ -202,6 +204,8 @@ class StateExecutor:
         identity = self._identities.get(action.name)
         if identity is None:
             raise UserError(f"leaderworkerset/{action.name} is not part of the rollout state")
+        if dry_run:
+            return  # judged (it is part of the state), not landed
         slice_index, revision, role = identity.slice, identity.revision, identity.role
         if isinstance(action, Scale):
             self._set(self.replicas, slice_index, revision, role, action.to_replicas)
