@@ -10,6 +10,7 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.gitops.state import RolloutState
+from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.templating import grouped_by_slice
 
 
@@ -89,3 +90,18 @@ def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fi
                      for view in slice_views(ds, step)]
     out["written"] = step.outcome == Outcome.ADVANCED
     return out
+
+
+def format_results(results, output: str) -> str:
+    """Every set's step of a run (`gitops.run.SetStep`s): summaries, or one YAML/JSON document
+    (a list under `items` for several sets)."""
+    if output == "text":
+        return "".join(format_summary(r.ds, r.namespace, r.step, r.path) for r in results)
+    documents = [to_document(r.ds, r.namespace, r.step, r.path) for r in results]
+    document = documents[0] if len(documents) == 1 else {"items": documents}
+    return to_yaml(document) if output == "yaml" else to_json(document)
+
+
+def format_pr_descriptions(results) -> str:
+    """The pull request's description: every set's step, in Markdown."""
+    return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path) for r in results)
