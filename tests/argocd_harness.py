@@ -9,6 +9,8 @@ Entry points, for any test:
   `open_libs=True`); returns {"status", "message"}; a script error raises `LuaError` with
   the text Argo CD would show. The same from a shell:
   `argocd-harness health [--open-libs] SCRIPT.lua OBJECT.yaml`.
+- `resource_health(obj)`: the health Argo CD gives a live object of any kind, with the
+  argocd-cm of deploy/argocd (None when Argo CD has none for the kind).
 - `upstream_health_cases()`: Argo CD's own resource_customizations/**/health_test.yaml cases,
   read from the argo-cd module in the Go module cache, run by the harness.
 - `generate_manifests(...)`: one repo-server manifest generation for an Application whose
@@ -85,6 +87,25 @@ def health_of_code(code: str, obj: dict | None = None, *, open_libs: bool = Fals
         handle.write(code)
         handle.flush()
         return health(Path(handle.name), obj or {}, open_libs=open_libs)
+
+
+ARGOCD_CM = REPO / "deploy" / "argocd" / "argocd-cm.yaml"  # the health checks as installed
+
+
+def resource_health(obj: dict, *, argocd_cm: Path = ARGOCD_CM) -> dict | None:
+    """The health Argo CD gives a live object: argocd-cm's customizations (ours, as
+    deploy/argocd installs them), else Argo CD's built-in scripts, else its built-in Go check
+    (of the kinds the plugin writes: Service); None when Argo CD has no health for the kind.
+    From a shell: `argocd-harness resource-health --argocd-cm CM.yaml [--built-in DIR] OBJECT.yaml`."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
+        json.dump(obj, handle)
+        handle.flush()
+        argv = [str(harness()), "resource-health", "--argocd-cm", str(argocd_cm),
+                "--built-in", str(argocd_source() / "resource_customizations"), handle.name]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip())
+    return json.loads(result.stdout)
 
 
 def upstream_health_cases() -> list[dict]:

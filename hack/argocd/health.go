@@ -1,15 +1,19 @@
 package main
 
-// Health checks as Argo CD finds and tests them: util/lua/lua.go (GetHealthScript,
-// GetConfigMapKey, getWildcardBuiltInHealthOverrideLua) and util/lua/health_test.go
-// (TestLuaHealthScript, the runner of resource_customizations/**/health_test.yaml).
+// Health checks as Argo CD finds, runs and tests them: util/lua/lua.go (GetHealthScript,
+// GetConfigMapKey, getWildcardBuiltInHealthOverrideLua, ResourceHealthOverrides),
+// util/lua/health_test.go (TestLuaHealthScript, the runner of
+// resource_customizations/**/health_test.yaml), util/settings/settings.go (argocd-cm keys) and
+// gitops-engine/pkg/health (GetResourceHealth, the built-in Service check).
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -140,4 +144,126 @@ func healthOfFile(root, path string) (*HealthStatus, error) {
 		return nil, err
 	}
 	return executeHealthLua(obj, script, true)
+}
+
+// --- the health of any resource (gitops-engine/pkg/health/health.go, GetResourceHealth) -------
+
+// healthOverride is v1alpha1.ResourceOverride's health part.
+type healthOverride struct {
+	HealthLua   string
+	UseOpenLibs bool
+}
+
+// readHealthOverrides follows SettingsManager.appendResourceOverridesFromSplitKeys and
+// convertToOverrideKey (util/settings/settings.go): argocd-cm keys
+// resource.customizations.<health|useOpenLibs>.<group_Kind or Kind>; other types ignored.
+func readHealthOverrides(configMapPath string) (map[string]healthOverride, error) {
+	configMap, err := readObject(configMapPath)
+	if err != nil {
+		return nil, err
+	}
+	overrides := map[string]healthOverride{}
+	data, _ := configMap["data"].(map[string]any)
+	for key, value := range data {
+		text, _ := value.(string)
+		if !strings.HasPrefix(key, "resource.customizations") {
+			continue
+		}
+		parts := strings.SplitN(key, ".", 4)
+		if len(parts) < 4 {
+			continue
+		}
+		groupKind := strings.Split(parts[3], "_")
+		var overrideKey string
+		switch {
+		case len(groupKind) == 2:
+			overrideKey = groupKind[0] + "/" + groupKind[1]
+		case len(groupKind) == 1 && parts[3] != "":
+			overrideKey = parts[3]
+		default:
+			return nil, fmt.Errorf("group kind should be in format `resource.customizations.<type>.<group_kind>` or resource.customizations.<type>.<kind>`, got group kind: '%s'", parts[3])
+		}
+		if overrideKey == "all" {
+			overrideKey = "*/*"
+		}
+		if strings.ContainsAny(overrideKey, "*?[") {
+			return nil, fmt.Errorf("harness: wildcard argocd-cm keys are not mirrored (%s)", key)
+		}
+		override := overrides[overrideKey]
+		switch parts[2] {
+		case "health":
+			override.HealthLua = text
+		case "useOpenLibs":
+			open, err := strconv.ParseBool(text)
+			if err != nil {
+				return nil, err
+			}
+			override.UseOpenLibs = open
+		}
+		overrides[overrideKey] = override
+	}
+	return overrides, nil
+}
+
+// resourceHealth follows GetResourceHealth: an object being deleted (not held by a hook
+// finalizer) is Progressing; then the override (ResourceHealthOverrides.GetResourceHealth:
+// argocd-cm's script for the group/Kind, else Argo CD's built-in script under builtIn, run
+// with every library open); then the built-in Go check of the kind. nil: no health.
+func resourceHealth(obj map[string]any, overrides map[string]healthOverride, builtIn string) (*HealthStatus, error) {
+	metadata, _ := obj["metadata"].(map[string]any)
+	if metadata["deletionTimestamp"] != nil && !hasHookFinalizer(metadata) {
+		return &HealthStatus{Status: "Progressing", Message: "Pending deletion"}, nil
+	}
+	key := configMapKey(obj)
+	script, openLibs := "", false
+	if override, ok := overrides[key]; ok && override.HealthLua != "" {
+		script, openLibs = override.HealthLua, override.UseOpenLibs
+	} else if builtIn != "" {
+		found, err := builtInHealthScript(builtIn, obj)
+		if err != nil {
+			return nil, err
+		}
+		script, openLibs = found, true
+	}
+	if script != "" {
+		status, err := executeHealthLua(obj, script, openLibs)
+		if err != nil {
+			return &HealthStatus{Status: "Unknown", Message: err.Error()}, nil
+		}
+		return status, nil
+	}
+	return builtInGoHealth(obj, key)
+}
+
+func hasHookFinalizer(metadata map[string]any) bool {
+	finalizers, _ := metadata["finalizers"].([]any)
+	for _, finalizer := range finalizers {
+		if finalizer == "argocd.argoproj.io/hook-finalizer" {
+			return true
+		}
+	}
+	return false
+}
+
+// builtInGoHealth follows GetHealthCheckFunc for the kinds the plugin writes: a core/v1
+// Service (health_service.go: Healthy, but a LoadBalancer is Progressing until it has an
+// ingress). The other kinds Argo CD checks in Go are not mirrored: an error says so.
+func builtInGoHealth(obj map[string]any, key string) (*HealthStatus, error) {
+	switch key {
+	case "Service":
+		spec, _ := obj["spec"].(map[string]any)
+		if spec["type"] == "LoadBalancer" {
+			status, _ := obj["status"].(map[string]any)
+			balancer, _ := status["loadBalancer"].(map[string]any)
+			if ingress, _ := balancer["ingress"].([]any); len(ingress) == 0 {
+				return &HealthStatus{Status: "Progressing"}, nil
+			}
+		}
+		return &HealthStatus{Status: "Healthy"}, nil
+	case "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet", "apps/DaemonSet", "extensions/Ingress",
+		"networking.k8s.io/Ingress", "argoproj.io/Workflow", "apiregistration.k8s.io/APIService",
+		"PersistentVolumeClaim", "Pod", "batch/Job", "autoscaling/HorizontalPodAutoscaler":
+		return nil, fmt.Errorf("harness: Argo CD's built-in health check for %s is not mirrored", key)
+	}
+	return nil, nil
 }

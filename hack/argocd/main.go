@@ -7,6 +7,10 @@
 //	    resource.customizations.health.<group>_<Kind> runs it (useOpenLibs false unless
 //	    --open-libs). Prints {"status": ..., "message": ...}; a Lua error exits 1 with the
 //	    error on stderr, as Argo CD would report it.
+//	argocd-harness resource-health --argocd-cm CM.yaml [--built-in DIR] OBJECT.yaml
+//	    The health Argo CD gives one live object: argocd-cm's health customizations, else
+//	    Argo CD's built-in scripts (DIR: a resource_customizations tree), else its built-in
+//	    Go check (Service); prints {"status", "message"}, or null for no health.
 //	argocd-harness health-tests DIR
 //	    Argo CD's own health test runner over DIR (a resource_customizations tree): one JSON
 //	    line per case of every health_test.yaml with what was expected and what ran.
@@ -22,10 +26,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: argocd-harness health [--open-libs] SCRIPT OBJECT | health-tests DIR | plugin-config DIR | manifests REQUEST.json")
+	fmt.Fprintln(os.Stderr, "usage: argocd-harness health [--open-libs] SCRIPT OBJECT | resource-health --argocd-cm CM [--built-in DIR] OBJECT | health-tests DIR | plugin-config DIR | manifests REQUEST.json")
 	os.Exit(2)
 }
 
@@ -56,6 +61,35 @@ func main() {
 			fatal(err)
 		}
 		_ = out.Encode(map[string]string{"status": status.Status, "message": status.Message})
+	case "resource-health":
+		configMap, builtIn := "", ""
+		for len(args) > 2 && strings.HasPrefix(args[0], "--") {
+			switch args[0] {
+			case "--argocd-cm":
+				configMap = args[1]
+			case "--built-in":
+				builtIn = args[1]
+			default:
+				usage()
+			}
+			args = args[2:]
+		}
+		if len(args) != 1 || configMap == "" {
+			usage()
+		}
+		overrides, err := readHealthOverrides(configMap)
+		if err != nil {
+			fatal(err)
+		}
+		obj, err := readObject(args[0])
+		if err != nil {
+			fatal(err)
+		}
+		status, err := resourceHealth(obj, overrides, builtIn)
+		if err != nil {
+			fatal(err)
+		}
+		_ = out.Encode(status)
 	case "health-tests":
 		cases, err := runHealthTests(args[0])
 		if err != nil {

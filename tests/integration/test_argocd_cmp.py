@@ -1,6 +1,7 @@
 """Argo CD end to end, through its own logic (tests/argocd_harness.py): discovery → generate in
 the sidecar → split and flatten → server-side apply with Argo CD's field manager to the local
-control plane → the health of every LeaderWorkerSet in Argo CD's Lua VM, for the Applications
+control plane → the health Argo CD gives every object (the argocd-cm of deploy/argocd in its Lua
+VM, its built-in checks for the rest), for the Applications
 people write: no plugin block, an empty one, only `name`, only `env`, every parameter form,
 nested application directories; and a directory without a set, which discovery turns down
 cleanly."""
@@ -12,7 +13,7 @@ import json
 import pytest
 import yaml
 
-from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.argocd_harness import CUSTOMIZATIONS, health, resource_health
 from tests.argocd_sidecar import ArgoCD
 from tests.conftest import EXAMPLES
 
@@ -42,6 +43,17 @@ def live_lws(control_plane, namespace: str) -> list[dict]:
     return json.loads(control_plane.kubectl("get", "leaderworkersets", "-n", namespace, "-o", "json").stdout)["items"]
 
 
+def live_health(control_plane, objects: list[dict]) -> dict[str, dict | None]:
+    """Argo CD's health of each applied object, read back from the API server."""
+    found = {}
+    for obj in objects:
+        kind, name, namespace = obj["kind"], obj["metadata"]["name"], obj["metadata"]["namespace"]
+        live = json.loads(control_plane.kubectl("get", f"{kind}.{obj['apiVersion'].rpartition('/')[0] or ''}".rstrip("."),
+                                                name, "-n", namespace, "-o", "json").stdout)
+        found[f"{kind}/{name}"] = resource_health(live)
+    return found
+
+
 def apply(control_plane, objects: list[dict]) -> str:
     stream = "".join("---\n" + yaml.safe_dump(obj) for obj in objects)
     return control_plane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-f", "-",
@@ -59,12 +71,18 @@ def test_applications_sync_and_become_healthy(control_plane, namespace, lws_simu
     assert {o["metadata"]["namespace"] for o in objects} == {namespace}
     assert apply(control_plane, objects).count("serverside-applied") == 5
 
-    assert {health(LWS_HEALTH, lws)["status"] for lws in live_lws(control_plane, namespace)} == {"Progressing"}
+    def statuses(found: dict[str, dict | None]) -> list[tuple[str, str | None]]:
+        return sorted((key.split("/")[0], status and status["status"]) for key, status in found.items())
+
+    assert statuses(live_health(control_plane, objects)) == [
+        ("ConfigMap", None), ("LeaderWorkerSet", "Progressing"), ("LeaderWorkerSet", "Progressing"),
+        ("Service", "Healthy"), ("Service", "Healthy")]
     lws_simulator.sync(namespace)
-    assert [health(LWS_HEALTH, lws) for lws in live_lws(control_plane, namespace)] == [
-        {"status": "Healthy", "message": "All 1 groups ready and updated"},
-        {"status": "Healthy", "message": "All 2 groups ready and updated"},
-    ]  # decode (1 group) sorts before prefill (2)
+    after = live_health(control_plane, objects)
+    assert statuses(after) == [("ConfigMap", None), ("LeaderWorkerSet", "Healthy"), ("LeaderWorkerSet", "Healthy"),
+                               ("Service", "Healthy"), ("Service", "Healthy")]
+    assert sorted(status["message"] for key, status in after.items() if key.startswith("LeaderWorkerSet/")) == [
+        "All 1 groups ready and updated", "All 2 groups ready and updated"]
 
 
 def test_a_new_commit_reapplies_without_a_rollout(control_plane, namespace, lws_simulator, tmp_path):

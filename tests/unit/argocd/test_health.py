@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.argocd_harness import CUSTOMIZATIONS, SCRIPTS, LuaError, health, health_of_code, upstream_health_cases
+from tests.argocd_harness import (CUSTOMIZATIONS, SCRIPTS, LuaError, health, health_of_code, resource_health,
+                                  upstream_health_cases)
 
 # Argo CD v3.5.1 ships 1,100 live health cases (commented-out ones excluded); fewer means the
 # harness or the download lost some, more means the pinned release changed.
@@ -90,3 +91,24 @@ def test_argo_cd_rules_for_what_a_script_returns():
     assert health_of_code('return {status = "Fine"}') == {"status": "Unknown", "message": "Lua returned an invalid health status"}
     with pytest.raises(LuaError, match="context deadline exceeded"):
         health_of_code("while true do end")  # Argo CD gives a script one second
+
+
+@pytest.mark.parametrize("script, input_path, expected", list(cases()))
+def test_the_installed_argocd_cm_gives_each_object_our_check(script, input_path, expected):
+    """deploy/argocd/argocd-cm.yaml read as Argo CD's settings read it: its keys reach our kinds."""
+    obj = yaml.safe_load(input_path.read_text())
+    assert resource_health(obj) == {"status": expected["status"], "message": expected["message"]}
+
+
+def test_argo_cd_rules_before_any_script():
+    """gitops-engine GetResourceHealth: deletion first (unless a hook finalizer holds the
+    object); Argo CD's built-in Service check; no health for kinds without a check."""
+    deleting = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                "metadata": {"name": "x", "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    assert resource_health(deleting) == {"status": "Progressing", "message": "Pending deletion"}
+    held = {**deleting, "metadata": {**deleting["metadata"], "finalizers": ["argocd.argoproj.io/hook-finalizer"]}}
+    assert resource_health(held)["message"] == "Waiting for the LeaderWorkerSet controller to report status"
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"type": "LoadBalancer"}}
+    assert resource_health(service) == {"status": "Progressing"}
+    assert resource_health({**service, "spec": {"clusterIP": "None"}}) == {"status": "Healthy"}
+    assert resource_health({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}) is None
