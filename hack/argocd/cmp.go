@@ -5,7 +5,7 @@ package main
 // ValidatePluginConfig, Address, Discover.IsDefined), cmpserver/plugin/plugin.go
 // (runCommand, CmdError, environ, generateManifest, matchRepository), plugin_unix.go
 // (process group), util/config/reader.go (unmarshalObject), util/io/files/tar.go and
-// util/cmp/stream.go (the repository as the cmp-server receives it),
+// util/cmp/stream.go, util/io/files/util.go (the repository as the cmp-server receives it),
 // util/app/discovery/discovery.go (DetectConfigManagementPlugin, cmpSupports) and
 // reposerver/repository/repository.go (GenerateManifests, runConfigManagementPluginSidecars).
 // The gRPC hop between repo-server and cmp-server is a function call here; an error
@@ -222,7 +222,22 @@ func (s *CmpServer) receiveRepository(repoRoot, appPath string) (string, string,
 				return err
 			}
 			written++
-			return os.Symlink(link, target)
+			// untar: the link resolved inside the copy must stay inside it, and is made relative.
+			linkTarget := filepath.Join(filepath.Dir(target), link)
+			resolved, err := filepath.EvalSymlinks(linkTarget)
+			if os.IsNotExist(err) {
+				resolved = linkTarget
+			} else if err != nil {
+				return fmt.Errorf("error checking symlink realpath: %w", err)
+			}
+			if !inbound(resolved, dest) {
+				return fmt.Errorf("illegal filepath in symlink: %s", linkTarget)
+			}
+			relative, err := filepath.Rel(filepath.Dir(target), resolved)
+			if err != nil {
+				return fmt.Errorf("error relativizing link target: %w", err)
+			}
+			return os.Symlink(relative, target)
 		case mode.IsRegular():
 			perm := os.FileMode(0o644)
 			if s.Config.Spec.PreserveFileMode {
@@ -242,6 +257,19 @@ func (s *CmpServer) receiveRepository(repoRoot, appPath string) (string, string,
 	}
 	rel, err := filepath.Rel(repoRoot, appPath)
 	return dest, rel, err
+}
+
+// inbound follows files.Inbound (util/io/files/util.go): the candidate (relative ones taken
+// from base) lies strictly under an absolute base.
+func inbound(candidate, base string) bool {
+	if !filepath.IsAbs(base) {
+		return false
+	}
+	target := filepath.Join(base, candidate)
+	if filepath.IsAbs(candidate) {
+		target = filepath.Clean(candidate)
+	}
+	return strings.HasPrefix(target, filepath.Clean(base)+string(os.PathSeparator))
 }
 
 func copyFile(from, to string, perm os.FileMode) error {

@@ -205,8 +205,17 @@ func generateManifests(m *ManifestsRequest) *ManifestsResult {
 			os.Setenv(name, value)
 		}
 	}
-	server := &CmpServer{Config: config, Environ: os.Environ(), WorkDir: m.WorkDir}
+	workDir, err := filepath.Abs(m.WorkDir)
+	if err != nil {
+		return &ManifestsResult{Error: "cmp-server: " + err.Error()}
+	}
+	server := &CmpServer{Config: config, Environ: os.Environ(), WorkDir: workDir}
 	q := &m.Request
+	if file, err := outOfBoundsSymlink(m.RepoRoot, ".git"); err != nil {
+		return &ManifestsResult{Error: err.Error()}
+	} else if file != "" {
+		return &ManifestsResult{Error: "repository contains out-of-bounds symlinks. file: " + file}
+	}
 	appPath := filepath.Join(m.RepoRoot, q.Source.Path)
 	env := newEnv(q)
 
@@ -269,4 +278,57 @@ func readJSON(path string, into any) error {
 		return err
 	}
 	return json.Unmarshal(data, into)
+}
+
+// outOfBoundsSymlink follows CheckOutOfBoundsSymlinks (util/app/path/path.go), which the
+// repo-server runs on every checkout unless out-of-bounds symlinks are allowed: the first
+// symbolic link (relative to the root) that is absolute or whose target, walked part by
+// part, leaves the root; skipped directories not entered.
+func outOfBoundsSymlink(root string, skip ...string) (string, error) {
+	base, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("failed to get absolute path: %w", err)
+	}
+	skipped := map[string]bool{}
+	for _, path := range skip {
+		skipped[filepath.Join(base, path)] = true
+	}
+	found := ""
+	err = filepath.Walk(base, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("failed to walk for symlinks in %s: %w", base, err)
+		}
+		if skipped[path] {
+			return filepath.SkipDir
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return fmt.Errorf("failed to read link %s: %w", path, err)
+		}
+		rel, _ := filepath.Rel(base, path)
+		if filepath.IsAbs(target) {
+			found = rel
+			return filepath.SkipAll
+		}
+		current := filepath.Dir(path)
+		for _, part := range strings.Split(target, string(os.PathSeparator)) {
+			current = filepath.Join(current, part)
+			up, err := filepath.Rel(base, current)
+			if err != nil {
+				return fmt.Errorf("failed to get relative path for symlink target: %w", err)
+			}
+			if up == ".." || strings.HasPrefix(up, ".."+string(os.PathSeparator)) {
+				found = rel
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return found, err
 }

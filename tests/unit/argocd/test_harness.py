@@ -138,3 +138,21 @@ def test_a_command_past_the_deadline_is_killed(tmp_path):
     directory = plugin_dir(tmp_path, {"generate": {"command": ["sleep", "600"]}})
     error = argocd.manifests(plugin={"name": "stand-in"}, plugin_dir=directory, timeout_seconds=1)["error"]
     assert "`sleep 600` failed signal: " in error and error.rsplit(" ", 1)[1] in ("killed", "terminated")
+
+
+def test_symbolic_links_travel_inside_the_repository_only(tmp_path):
+    """util/app/path/path.go CheckOutOfBoundsSymlinks (the repo-server refuses a checkout with
+    an absolute link or one leaving the repository); util/io/files/tar.go untar (links kept,
+    made relative)."""
+    shared = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n"
+    argocd = ArgoCD(tmp_path, {"shared/cm.yaml": shared, "apps/llama/.keep": ""})
+    (argocd.repo / "apps" / "llama" / "cm.yaml").symlink_to("../../shared/cm.yaml")
+    directory = plugin_dir(tmp_path, {"generate": {"command": ["cat", "cm.yaml"]}})
+    answer = argocd.manifests(plugin={"name": "stand-in"}, plugin_dir=directory)
+    assert [o["metadata"]["name"] for o in answer["manifests"]] == ["shared"]
+    escape = argocd.repo / "apps" / "llama" / "escape.yaml"
+    for target in (tmp_path / "outside.yaml", "../../../outside.yaml"):
+        escape.symlink_to(target)
+        answer = argocd.manifests(plugin={"name": "stand-in"}, plugin_dir=directory)
+        assert answer == {"manifests": [], "error": "repository contains out-of-bounds symlinks. file: apps/llama/escape.yaml"}
+        escape.unlink()

@@ -203,3 +203,23 @@ def test_the_sidecar_environment_really_has_no_network_clock_or_home(tmp_path):
 
 def test_plugin_block_reference():
     assert PLUGIN == {"name": yaml.safe_load((REPO / "plugin.yaml").read_text())["metadata"]["name"]}
+
+
+def test_the_shipped_application_syncs_the_example(tmp_path):
+    """deploy/argocd/application.yaml's source, as Argo CD sends it, on the bundled example
+    with the rollout state that `rollout step --gitops` starts it with."""
+    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.gitops.state import state_document
+    from kubectl_disagg.gitops.step import initial_state
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.manifests.writer import to_yaml
+
+    application = yaml.safe_load((REPO / "deploy" / "argocd" / "application.yaml").read_text())
+    source = application["spec"]["source"]
+    (ds,) = load_documents(parse_stream(EXAMPLE.encode(), "llama.yaml")).sets
+    state = to_yaml(state_document(initial_state(ds, ds.namespace)))
+    argocd = ArgoCD(tmp_path, {f"{source['path']}/llama.yaml": EXAMPLE,
+                               f"{source['path']}/disagg-rollout-state.yaml": state})
+    rendered = argocd.objects(source["path"], plugin=source["plugin"],
+                              namespace=application["spec"]["destination"]["namespace"])
+    assert [o["kind"] for o in rendered] == ["LeaderWorkerSet", "Service"] * 2
