@@ -6,12 +6,11 @@ VENV ?= .venv
 
 .PHONY: testenv cluster
 
-## testenv: build kube-apiserver, etcd, kubectl, the fault-injection tools and the Argo CD harness once into the per-user cache
+## testenv: build kube-apiserver, etcd, kubectl and the fault-injection tools once into the per-user cache
 testenv:
 	@hack/check-prereqs.sh testenv
 	hack/build-testenv.sh
 	hack/build-faults.sh
-	hack/build-argocd-harness.sh
 
 ## cluster: run a local control plane with the CRDs installed until Ctrl-C
 cluster: $(VENV)/.installed testenv
