@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench generate fuzz clean help argocd-testdata check-test check-demo zipapp
+.PHONY: test unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -25,7 +25,7 @@ check-test check-demo:
 	@hack/check-prereqs.sh $(@:check-%=%)
 
 ## test: all tests (unit, property, integration against a local control plane)
-test: check-test $(VENV)/.installed testenv
+test: check-test $(VENV)/.installed testenv argocd-harness
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 ## unit: the tests that need no control plane
@@ -58,6 +58,10 @@ bench: $(VENV)/.installed testenv
 	.bench-venv/bin/python benchmarks/bench_step.py
 	.bench-venv/bin/python benchmarks/bench_reaction.py
 	.bench-venv/bin/python benchmarks/bench_cmp.py
+
+## argocd-harness: build the Argo CD harness of the Argo CD tests once into the per-user cache (the tests also build it on first use)
+argocd-harness:
+	hack/build-argocd-harness.sh
 
 ## argocd-testdata: regenerate the Argo CD health check testdata from a local control plane
 argocd-testdata: $(VENV)/.installed testenv

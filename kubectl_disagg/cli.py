@@ -68,7 +68,7 @@ def _dispatch(args: list[str]) -> int:
 
         from kubectl_disagg.argocd import sidecar as cmp_sidecar
 
-        return cmp_sidecar.generate(os.environ) if args[1] == "generate" else cmp_sidecar.discover()
+        return (cmp_sidecar.generate if args[1] == "generate" else cmp_sidecar.discover)(os.environ)
     return _run_click(args)
 
 

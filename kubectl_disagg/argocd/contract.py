@@ -2,7 +2,7 @@
 
 Argo CD's sidecar runs `kubectl-disagg cmp generate` in the application's directory with its
 parameters in the environment. Everything here works on plain data handed in by the shell
-(`cmp_sidecar.py`): the environment as a mapping, the directory as a listing of
+(`sidecar.py`): the environment as a mapping, the directory as a listing of
 relative paths and the bytes of the files chosen. Nothing reads the network, the clock or
 HOME, so the output depends on the commit and the parameters only, as Argo CD's cache
 assumes.
@@ -106,12 +106,18 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
 
 
 def _from_json(text: str | None) -> list[tuple[str, object]]:
+    """The parameters of `ARGOCD_APP_PARAMETERS`. Argo CD sends it whenever the Application
+    has a `plugin` block, as the JSON of its parameter list: `null` when it sets none (a
+    plugin block with only `name` or `env`, the most common Application), so null, like an
+    absent or empty variable, means no parameters."""
     if not text:
         return []
     try:
         items = json.loads(text)
     except ValueError as err:
         raise UserError([f"ARGOCD_APP_PARAMETERS: not JSON: {err}"]) from None
+    if items is None:
+        return []
     if not isinstance(items, list):
         raise UserError(["ARGOCD_APP_PARAMETERS: expected a JSON list of {name, string|array|map}"])
     found = []
@@ -270,17 +276,24 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                          f"({', '.join(parameters.include)}), and an empty render with prune "
                          "would delete every resource of the application"])
     if loaded.sets:
-        check_api_versions(environ.get("KUBE_API_VERSIONS"))
+        warnings += check_api_versions(environ.get("KUBE_API_VERSIONS"))
     return Generated(objects, warnings)
 
 
-def check_api_versions(kube_api_versions: str | None) -> None:
-    """Refuse a destination cluster that cannot store the LWS we render (when Argo CD says)."""
-    if not kube_api_versions:
-        return
+NO_API_VERSIONS_WARNING = ("KUBE_API_VERSIONS is empty (Argo CD's source hydrator sends no cluster "
+                           f"information): rendered without checking that the destination serves {LWS_RESOURCE}")
+
+
+def check_api_versions(kube_api_versions: str | None) -> list[str]:
+    """Refuse a destination cluster that cannot store the LWS we render, when Argo CD says
+    what it serves; when it says nothing (its source hydrator renders for no particular
+    cluster and sends KUBE_VERSION and KUBE_API_VERSIONS empty), render and warn once."""
+    if not kube_api_versions or not kube_api_versions.strip():
+        return [NO_API_VERSIONS_WARNING]
     if LWS_RESOURCE not in {part.strip() for part in kube_api_versions.split(",")}:
         raise UserError([f"the destination cluster does not serve {LWS_RESOURCE} (KUBE_API_VERSIONS): "
                          "install LeaderWorkerSet there first"])
+    return []
 
 
 def _stamped(objects: Iterable[dict], revision: str | None) -> Iterable[dict]:

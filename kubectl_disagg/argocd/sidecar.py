@@ -60,10 +60,16 @@ def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     return 0
 
 
-def discover(directory: str = ".") -> int:
-    """Print the first file holding a DisaggregatedSet and exit 0; exit 1 silently if none
-    (Argo CD's `find.command`: a match is exit 0 with something printed)."""
-    parameters = argocd.Parameters(None, argocd.DEFAULT_INCLUDE, False, argocd.DEFAULT_STATE_FILE, ())
+def discover(environ: Mapping[str, str], directory: str = ".") -> int:
+    """Argo CD's `discover.find.command`: print the first file that the `include` parameter
+    selects and that holds a DisaggregatedSet, and exit 0; print nothing and exit 0 when
+    none does (the cmp-server's "no"). The repo-server runs it for named plugins too, with
+    the Application's parameters in the environment, so `include` counts here as in
+    generate. Invalid parameters are a real error: exit 1 with one line on stderr."""
+    try:
+        parameters = argocd.read_parameters(environ)
+    except UserError as err:
+        raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None
     for path in argocd.select_files(list_directory(directory), parameters):
         try:
             with open(os.path.join(directory, path), "rb") as handle:
@@ -73,4 +79,4 @@ def discover(directory: str = ".") -> int:
         if argocd.holds_set(text):
             print(path)
             return 0
-    return 1
+    return 0

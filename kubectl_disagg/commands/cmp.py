@@ -31,5 +31,8 @@ def generate() -> None:
 
 @cmp.command()
 def discover() -> None:
-    """Exit 0 printing a file name when the current directory holds a DisaggregatedSet."""
-    raise SystemExit(cmp_sidecar.discover("."))
+    """Print a file holding a DisaggregatedSet among those `include` selects (nothing if none).
+
+    Exit 0 either way (Argo CD's "no" is empty output); exit 1 only on invalid parameters.
+    """
+    raise SystemExit(cmp_sidecar.discover(os.environ, "."))
