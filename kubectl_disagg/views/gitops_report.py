@@ -9,18 +9,9 @@ from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.core.reconcile import Phase
-from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.gitops_pr import pr_context, role_counts
 from kubectl_disagg.views.templating import grouped_by_slice
-
-
-def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: int) -> dict[str, tuple[int, int]]:
-    """role → (old, new) replicas in one slice of a state: new is the set's revision."""
-    counts: dict[str, list[int]] = {role: [0, 0] for role in ds.role_names}
-    for revision, roles in (state.deployed(slice_index) if state else {}).items():
-        for role, n in roles.items():
-            counts.setdefault(role, [0, 0])[0 if revision != ds.revision else 1] += n
-    return {role: (old, new) for role, (old, new) in counts.items()}
 
 
 def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
@@ -44,7 +35,6 @@ def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
             "step_kind": report.step_kind if report else None,
             "roles": roles,
             "waiting_for": list(report.waiting_for) if report else [],
-            "old_left": sum(r["old_after"] for r in roles),
         }
         items.append((slice_index, view))
     return [{"label": label, **view} for label, view in grouped_by_slice(items)]
@@ -56,16 +46,7 @@ def context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: 
         "name": ds.name, "namespace": namespace, "revision": ds.revision, "outcome": str(step.outcome),
         "state_file": state_file, "reasons": list(step.reasons), "slices": views,
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
-        "old_left": sum(view["old_left"] for view in views),
-        "revisions_after": list(step.state.revisions) if step.state else [],
-        "observed": _observed(ds, step),
     }
-
-
-def _observed(ds: DisaggregatedSet, step: GitopsStep) -> dict[str, int]:
-    """The new revision's LWS as the step read them: how many, and their ready groups."""
-    lws = [o for o in step.passed.snapshot.lws if o.identity.revision == ds.revision] if step.passed else []
-    return {"lws": len(lws), "ready": sum(o.ready for o in lws), "replicas": sum(o.replicas for o in lws)}
 
 
 def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
@@ -75,9 +56,11 @@ def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state
 
 
 def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
+    """The step's pull request: its title line, a blank line, the Markdown body (a commit
+    message's shape). views/gitops_pr.py builds what it says."""
     from kubectl_disagg.views.templating import render_template
 
-    return render_template("gitops_pr.md.j2", step=context(ds, namespace, step, state_file))
+    return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file))
 
 
 def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict:

@@ -490,9 +490,10 @@ def test_pr_description_and_summary_of_a_step():
         step = gitops_step(new, state, argo.snapshot(new))
         state = step.state
     text = format_pr_description(new, NS, step, "disagg-rollout-state.yaml")
-    assert "### Slices 0-1: step 2/7\n" in text
-    assert "| decode | 3 → **2** | 1 → **1** | 3 | 1 | 0 |" in text
-    assert "4/4 groups ready" in text and "run `kubectl disagg rollout step --gitops` again" in text
+    assert text.startswith(f"llm: rollout to {new.revision}, step 2 of 7\n\n")
+    assert "### Slices 0-1: step 2 of 7 (proportional drain)\n\n" in text
+    assert "| decode | 3 → **2** | 1 → **1** | 4 → **3** of 3 + 1 | 3 |" in text
+    assert f"`llm-0-{new.revision}-decode` 1/1" in text and "run `kubectl disagg rollout step --gitops` again" in text
     summary = format_summary(new, NS, step, "disagg-rollout-state.yaml")
     assert summary.startswith("disaggregatedset/llm in serving (revision ") and "advanced, wrote" in summary
     document = to_document(new, NS, step, "disagg-rollout-state.yaml")
