@@ -37,7 +37,7 @@ from kubectl_disagg.views.plan import format_plans
               help="Resolved maxUnavailable: one value for every role, or one per role.  [default: 0]")
 @click.option("--roles", metavar="NAME[,NAME...]",
               help="Role names for the output (default role-0,role-1,...).")
-@_options.output("table", "json", "yaml", default="table")
+@_options.output("table", "chart", "json", "yaml", default="table")
 def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str | None, to: str | None,
          max_surge: str | None, max_unavailable: str | None, roles: str | None, output: str) -> None:
     """Show every step of a coordinated rollout, as the controller would take them.
@@ -45,6 +45,7 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
     \b
     kubectl disagg rollout plan --from 5,2 --to 5,2 --max-surge 2 --max-unavailable 1
     kubectl disagg rollout plan --from 4,2 --to 6,2 --roles prefill,decode -o json
+    kubectl disagg rollout plan --from 4,2 --roles prefill,decode -o chart   # drawn, per role
     kubectl disagg rollout plan -f ds.yaml --from 5,2   # targets and budgets from the file
     kubectl disagg rollout plan -f ds.yaml              # what is left, per slice, from the live LWS
     kubectl disagg rollout plan NAME                    # the same for a set stored in the cluster

@@ -15,6 +15,10 @@ TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge,
 
 def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]], output: str) -> str:
     """One plan prints as itself; several (sets, slices) as titled sections or a list."""
+    if output == "chart":
+        from kubectl_disagg.views.plan_chart import format_charts  # the picture of the same plans
+
+        return format_charts(plans)
     if len(plans) == 1 and (plans[0][0] is None or output != "table"):
         _, inputs, steps = plans[0]
         return format_plan(inputs, steps, output)

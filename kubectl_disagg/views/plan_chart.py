@@ -14,6 +14,7 @@ touching the top is a step that uses the whole surge budget.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import namedtuple
 from collections.abc import Sequence
 
@@ -112,14 +113,14 @@ def _terminal_role(chart: PlanChart, role_index: int, width: int) -> str:
         legend += f", floor {floor} (target - max unavailable)"
     if len(shown) < len(chart.steps):
         legend += f"; {len(shown)} of {len(chart.steps)} steps shown"
-    lines = [legend]
+    lines = textwrap.wrap(legend, width, subsequent_indent="  ", break_on_hyphens=False)
     cells = []  # per shown step: (old cells, total cells)
     for index in shown:
         total = old[index] + new[index]
         cells.append((round(old[index] * rows / top), round(total * rows / top)))
     for level in range(rows, 0, -1):
         value = round(level * top / rows)
-        label = str(value) if level in (rows, 1) or value in (ceiling, floor) else ""
+        label = str(value) if rows == top or level in (rows, 1) or value in (ceiling, floor) else ""
         row = label.rjust(gutter - 2) + " ┤"
         for old_cells, total_cells in cells:
             cell = OLD_CELL if level <= old_cells else NEW_CELL if level <= total_cells else " "
@@ -135,9 +136,8 @@ def _terminal_role(chart: PlanChart, role_index: int, width: int) -> str:
             marks[start:start + len(text)] = text
     lines.append("".join(marks).rstrip())
     if chart.current is not None and chart.current in shown:
-        pointer = [" "] * (gutter + 3 * len(shown))
-        pointer[gutter + 3 * shown.index(chart.current)] = "▲"
-        lines.append("".join(pointer).rstrip() + " this step")
+        at = gutter + 3 * shown.index(chart.current)
+        lines.append(" " * at + "▲ this step" if at + 11 <= width else " " * (at - 10) + "this step ▲")
     return "\n".join(lines) + "\n"
 
 
