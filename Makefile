@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -25,8 +25,12 @@ check-test check-demo:
 	@hack/check-prereqs.sh $(@:check-%=%)
 
 ## test: all tests (unit, property, integration against a local control plane)
-test: check-test $(VENV)/.installed testenv argocd-harness
+test: check-test $(VENV)/.installed testenv argocd-harness mermaid
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+## mermaid: mermaid from the npm registry into the per-user cache, for the pull request chart test (needs npm)
+mermaid:
+	hack/mermaid/install.sh >/dev/null
 
 ## unit: the tests that need no control plane
 unit: $(VENV)/.installed

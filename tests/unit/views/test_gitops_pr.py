@@ -65,21 +65,20 @@ def steps_until_complete(argo: MemoryArgo, ds, state, limit: int = 30):
     raise AssertionError("not complete")
 
 
-def rollout_descriptions(slices: int = 1) -> list[tuple[str, str]]:
-    """(golden name, text) of the initial state and of every step of the rollout."""
+def rollout_steps(slices: int = 1) -> list[tuple[str, object, object]]:
+    """(golden name, set, step) of the initial state and of every step of the rollout."""
     old, new = llama(slices=slices), upgraded(slices=slices)
     argo = MemoryArgo()
     first = gitops_step(old, None, MemoryCluster(NS).snapshot(old.name))
-    out = [("initial-state", format_pr_description(old, NS, first, STATE_FILE))]
+    out = [("initial-state", old, first)]
     state = round_trip(first.state, old)
     _, state = steps_until_complete(argo, old, state)
     steps, _ = steps_until_complete(argo, new, state)
-    for index, step in enumerate(steps, 1):
-        out.append((f"step-{index:02d}", format_pr_description(new, NS, step, STATE_FILE)))
+    out.extend((f"step-{index:02d}", new, step) for index, step in enumerate(steps, 1))
     return out
 
 
-def abort_descriptions() -> list[tuple[str, str]]:
+def abort_steps() -> list[tuple[str, object, object]]:
     """Two steps forward, then the template reverted: every step of the rollback."""
     old, new = llama(), upgraded()
     argo = MemoryArgo()
@@ -90,15 +89,27 @@ def abort_descriptions() -> list[tuple[str, str]]:
         argo.cluster.settle()
         state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
     steps, _ = steps_until_complete(argo, old, round_trip(state, old))
-    return [(f"rollback-{index:02d}", format_pr_description(old, NS, step, STATE_FILE))
-            for index, step in enumerate(steps, 1)]
+    return [(f"rollback-{index:02d}", old, step) for index, step in enumerate(steps, 1)]
 
 
 SCENARIOS = {
-    "rollout": lambda: rollout_descriptions(),
-    "abort": abort_descriptions,
-    "two-slices": lambda: rollout_descriptions(slices=2)[1:3],
+    "rollout": lambda: rollout_steps(),
+    "abort": abort_steps,
+    "two-slices": lambda: rollout_steps(slices=2)[1:3],
 }
+
+
+def scenario_steps() -> dict[str, tuple[object, object]]:
+    """golden file name → (set, step) of every scenario."""
+    return {f"{scenario}-{name}.md": (ds, step) for scenario, make in SCENARIOS.items() for name, ds, step in make()}
+
+
+def rollout_descriptions() -> list[tuple[str, str]]:
+    return [(name, format_pr_description(ds, NS, step, STATE_FILE)) for name, ds, step in rollout_steps()]
+
+
+def abort_descriptions() -> list[tuple[str, str]]:
+    return [(name, format_pr_description(ds, NS, step, STATE_FILE)) for name, ds, step in abort_steps()]
 
 
 def golden_files() -> list[Path]:
@@ -107,7 +118,8 @@ def golden_files() -> list[Path]:
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_pr_descriptions_match_their_golden_files(scenario, request):
-    produced = {f"{scenario}-{name}.md": text for name, text in SCENARIOS[scenario]()}
+    produced = {f"{scenario}-{name}.md": format_pr_description(ds, NS, step, STATE_FILE)
+                for name, ds, step in SCENARIOS[scenario]()}
     if request.config.getoption("--update-golden"):
         GOLDEN.mkdir(parents=True, exist_ok=True)
         for path in GOLDEN.glob(f"{scenario}-*.md"):
