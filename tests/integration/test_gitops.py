@@ -87,6 +87,14 @@ class GitopsRepo:
         return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
                         str(self.control_plane.kubeconfig), "--context", READER, *args)
 
+    def status(self, *args: str) -> Run:
+        return self.cli("rollout", "status", "--gitops", "-f", str(self.root), "--kubeconfig",
+                        str(self.control_plane.kubeconfig), "--context", READER, *args)
+
+    def next_action(self) -> tuple[str, int]:
+        run = self.status("-o", "json")
+        return json.loads(run.out)["nextAction"], run.code
+
     def cli(self, *argv: str) -> Run:
         self.capsys.readouterr()
         with pytest.raises(SystemExit) as exited:
@@ -203,7 +211,8 @@ def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_noth
     run = repo.step("--pr-description", str(description))
     assert run.code == EXIT_ADVANCED
     text = description.read_text()
-    assert "step 1/" in text and "Why this step is safe" in text and "→" in text
+    assert text.startswith(f"llm: rollout to {model(repo.set_file).revision}, step 1 of ")
+    assert "Why this step is safe" in text and "→" in text and "```mermaid" in text
     repo.commit("step 1")
     repo.sync()  # synced, but the LWS controller has not seen the new spec yet
     run = repo.step()
@@ -242,3 +251,41 @@ def test_a_set_rolled_by_rollout_step_moves_to_git_mid_rollout(repo):
     assert repo.live.groups() == before
     repo.roll()
     assert_done(repo)
+
+
+def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):
+    deploy(repo, {"prefill": 2, "decode": 1})
+    assert repo.next_action() == ("complete", EXIT_COMPLETE)
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    assert repo.next_action() == ("wait for the sync", EXIT_WAITING)  # committed, not synced
+    run = repo.status("-w", "--timeout", "2s")
+    assert run.code == EXIT_TIMEOUT and "next: wait for the sync" in run.out
+    for _ in range(20):
+        repo.sync()
+        action, code = repo.next_action()
+        if action == "complete":
+            break
+        assert (action, code) in {("wait for readiness", EXIT_WAITING), ("run rollout step --gitops", EXIT_ADVANCED)}
+        repo.simulator.sync(repo.namespace)
+        assert repo.next_action() == ("run rollout step --gitops", EXIT_ADVANCED)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit("step")
+        assert repo.next_action() == ("wait for the sync", EXIT_WAITING)
+    assert_done(repo)
+    text = repo.status().out
+    assert "next: complete" in text and "slice 0: at rest" in text
+
+
+def test_rollout_status_gitops_watch_ends_when_the_next_action_changes(repo):
+    deploy(repo, {"prefill": 1, "decode": 1})
+    repo.change_set("image 2", {"prefill": 1, "decode": 1}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    assert repo.step().code == EXIT_ADVANCED
+    repo.commit("step 1")
+    repo.sync()
+    assert repo.next_action() == ("wait for readiness", EXIT_WAITING)
+    with repo.simulator.running(repo.namespace, delay=0.5):
+        run = repo.status("-w", "--timeout", "60s")
+    assert run.code == EXIT_ADVANCED
+    assert run.out.index("next: wait for readiness") < run.out.index("next: run rollout step --gitops")
