@@ -73,11 +73,17 @@ Exit codes with --gitops (docs/gitops.md):
                    "(for when that controller no longer runs). Objects the controller owns are never stepped.")
 @click.option("--pr-description", metavar="FILE", default=None,
               help="With --gitops: write a Markdown description of the step (for its pull request).")
+@click.option("--commit", is_flag=True,
+              help="With --gitops: commit the state file (git), the pull request's text as the message; refuses "
+                   "a working tree with other changes.")
+@click.option("--branch", metavar="NAME", default=None,
+              help="With --commit: create branch NAME from HEAD and commit there.")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: str, until_complete: bool,
          wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
-         pr_description: str | None, max_in_flight: int, ignore_controller: bool) -> None:
+         pr_description: str | None, max_in_flight: int, ignore_controller: bool, commit: bool,
+         branch: str | None) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -117,10 +123,12 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
                                    "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
         from kubectl_disagg.commands import rollout_step_gitops
 
+        if branch and not commit:
+            raise click.UsageError("--branch goes with --commit")
         ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                                         pr_description, output))
-    if wait or pr_description:
-        raise click.UsageError("--wait and --pr-description go with --gitops")
+                                         pr_description, output, commit=commit, branch=branch))
+    if wait or pr_description or commit or branch:
+        raise click.UsageError("--wait, --pr-description, --commit and --branch go with --gitops")
     if dry_run and wait_for_lease:
         raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for")
     if dry_run and until_complete:

@@ -14,6 +14,7 @@ import click
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.gitops.step import Outcome
 from kubectl_disagg.gitops.run import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
                                        exit_code, step_files)
 
@@ -21,10 +22,16 @@ __all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EX
 
 
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
-        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str) -> int:
-    from kubectl_disagg.views.gitops_report import format_pr_descriptions, format_results
+        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str,
+        commit: bool = False, branch: str | None = None) -> int:
+    from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
+                                                     format_results)
 
     sets = _options.sets_from_files(filenames, recursive)
+    if commit:  # checked before anything is written
+        from kubectl_disagg.gitops.git import repository_for
+
+        repository = repository_for(sets, branch)
     with _options.session(kubeconfig, context) as cluster:
         results = step_files(cluster, sets, namespace, wait=wait, timeout=timeout)
     click.echo(format_results(results, output), nl=False)
@@ -34,4 +41,9 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
                        f"in {result.namespace}; nothing written", err=True)
     if pr_description:
         Path(pr_description).write_text(format_pr_descriptions(results), encoding="utf-8")
+    advanced = [result for result in results if result.step.outcome == Outcome.ADVANCED]
+    if commit and advanced:
+        message = commit_message([format_pr_description(r.ds, r.namespace, r.step, r.path) for r in advanced])
+        revision = repository.commit(sorted({r.path for r in advanced}), message, branch)
+        click.echo(f"committed {revision[:12]}{f' on new branch {branch}' if branch else ''}", err=True)
     return exit_code(results)

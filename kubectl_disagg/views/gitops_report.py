@@ -88,3 +88,15 @@ def format_results(results, output: str) -> str:
 def format_pr_descriptions(results) -> str:
     """The pull request's description: every set's step, in Markdown."""
     return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path) for r in results)
+
+
+def commit_message(descriptions: list[str]) -> str:
+    """The commit of `--commit`: one step's pull request text as it is (title line, blank line,
+    body); several sets' under one subject naming them."""
+    if len(descriptions) == 1:
+        return descriptions[0]
+    titles = [text.split("\n", 1)[0] for text in descriptions]
+    subject = "; ".join(titles)
+    if len(subject) > 72:
+        subject = f"rollout steps of {len(titles)} sets: " + ", ".join(t.split(":", 1)[0] for t in titles)
+    return subject + "\n\n" + "\n".join(descriptions)

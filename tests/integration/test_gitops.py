@@ -289,3 +289,39 @@ def test_rollout_status_gitops_watch_ends_when_the_next_action_changes(repo):
         run = repo.status("-w", "--timeout", "60s")
     assert run.code == EXIT_ADVANCED
     assert run.out.index("next: wait for readiness") < run.out.index("next: run rollout step --gitops")
+
+
+def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(repo, monkeypatch):
+    for variable in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(variable, "rollout bot")  # the committer's identity, as a bot would set it
+    for variable in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(variable, "bot@example.invalid")
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    state_before = repo.state_file.read_text()
+    (repo.root / "notes.txt").write_text("unrelated\n")
+    run = repo.step("--commit")
+    assert run.code == 1 and "changes beyond the rollout state (notes.txt)" in run.err
+    assert repo.state_file.read_text() == state_before  # refused before anything was written
+    (repo.root / "notes.txt").unlink()
+    repo.git("branch", "taken")
+    run = repo.step("--commit", "--branch", "taken")
+    assert run.code == 1 and "the branch exists already" in run.err and repo.clean()
+    head = repo.git("rev-parse", "HEAD").strip()
+    run = repo.step("--commit", "--branch", "rollout/llm-1")
+    assert run.code == EXIT_ADVANCED and repo.clean(), run
+    revision = model(repo.set_file).revision
+    assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "rollout/llm-1"
+    assert repo.git("rev-parse", "HEAD~1").strip() == head
+    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 1 of 4"
+    body = repo.git("log", "-1", "--format=%b")
+    assert "### What this rollout is for" in body and "```mermaid" in body and "### Slice 0: step 1 of 4" in body
+    assert repo.git("show", "--name-only", "--format=", "HEAD").split() == [STATE_FILE]
+    # The next run waits (not synced): nothing to commit, nothing committed.
+    assert repo.step("--commit").code == EXIT_WAITING and repo.git("rev-parse", "HEAD~1").strip() == head
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    assert repo.step("--commit").code == EXIT_ADVANCED and repo.clean()
+    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 2 of 4"
