@@ -24,6 +24,7 @@ from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_di
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.gitops.state import find_state, is_state_document
 from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
 REVISION_ANNOTATION = "kubectl-disagg/source-revision"
@@ -253,6 +254,7 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
         raise UserError(["strict: no DisaggregatedSet in the application directory"])
     destination = environ.get("ARGOCD_APP_NAMESPACE") or None
     revision = environ.get("ARGOCD_APP_REVISION") or None
+    show_states = served(environ.get("KUBE_API_VERSIONS"))
     objects: list[dict] = []
     for item in loaded.items:
         try:
@@ -261,6 +263,8 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                 rollout = find_state(state_documents, item, namespace)
                 objects.extend(_stamped(render_with_state(item, rollout, namespace, require_state=parameters.strict),
                                         revision))
+                if rollout is not None and show_states:  # where a git rollout stands, for Argo CD to show
+                    objects.extend(_stamped([served_object(item, rollout)], revision))
             elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
                 objects.append(_passthrough(item.data, parameters.namespace, destination))
         except UserError as err:
@@ -277,6 +281,9 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                          "would delete every resource of the application"])
     if loaded.sets:
         warnings += check_api_versions(environ.get("KUBE_API_VERSIONS"))
+    if state_documents and environ.get("KUBE_API_VERSIONS") and not show_states:
+        warnings.append(f"the destination cluster does not serve {SERVED_RESOURCE} (KUBE_API_VERSIONS): the "
+                        "rollout state is not emitted, so Argo CD cannot show where a git rollout stands")
     return Generated(objects, warnings)
 
 
