@@ -199,3 +199,63 @@ def test_the_context_of_a_step_that_does_not_advance():
     step = gitops_step(new, state, argo.snapshot(new))
     context = pr_context(new, NS, step, STATE_FILE)
     assert context["kind"] == "not advanced" and context["title"] == f"llama: {step.outcome}, nothing to commit"
+
+
+# --- every kind of rollout reads: titles fit a subject line, the numbers are the state's -----------
+
+
+def _all_steps(argo, ds, state):
+    steps, state = steps_until_complete(argo, ds, state)
+    return steps, state
+
+
+def _check(ds, steps):
+    from kubectl_disagg.views.gitops_pr import role_counts
+
+    for step in steps:
+        text = format_pr_description(ds, NS, step, STATE_FILE)
+        title, blank, _ = text.split("\n", 2)
+        assert blank == "" and len(title) <= 72 and title.startswith(f"{ds.name}: "), title
+        context = pr_context(ds, NS, step, STATE_FILE)
+        for group in context["groups"]:
+            first = int(group["label"].split()[1].split("-")[0])
+            after = role_counts(ds, step.state, first)
+            assert {r["name"]: (r["old_after"], r["new_after"]) for r in group["roles"]} == {
+                name: after.get(name, (0, 0)) for name in ds.role_names}
+
+
+def test_a_second_template_change_mid_rollout_names_both_old_revisions():
+    from tests.unit.gitops.test_step import deploy
+
+    argo, state = deploy(llama())
+    second = upgraded()
+    for _ in range(2):
+        argo.sync(second, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(second, state, argo.snapshot(second)).state, second)
+    third = llama("vllm/vllm-openai:v0.12.0")
+    steps, _ = _all_steps(argo, third, round_trip(state, third))
+    _check(third, steps)
+    first = format_pr_description(third, NS, steps[0], STATE_FILE)
+    assert f"From `{llama().revision}`, `{second.revision}` to `{third.revision}`" in first
+    assert f" from revision {second.revision}" in first and "image vllm/vllm-openai `v0.11.1 → v0.12.0`" in first
+
+
+def test_a_rollout_that_also_scales_and_one_with_an_external_role():
+    from tests.unit.gitops.test_step import _external_set, deploy
+
+    argo, state = deploy(llama())
+    bigger = upgraded(replicas={"prefill": 4, "decode": 1})
+    steps, _ = _all_steps(argo, bigger, state)
+    _check(bigger, steps)
+    text = format_pr_description(bigger, NS, steps[0], STATE_FILE)
+    assert "decode keeps at least 1 (target 1 − max unavailable 0)" in text
+    assert "prefill scales up from 3 to 4, so it has no floor to keep" in text
+    external = _external_set("img:1")
+    argo = MemoryArgo()
+    _, state = steps_until_complete(argo, external, round_trip(
+        gitops_step(external, None, MemoryCluster(NS).snapshot(external.name)).state, external))
+    moved = _external_set("img:2")
+    steps, _ = _all_steps(argo, moved, state)
+    _check(moved, steps)
+    assert "autoscaled" in format_pr_description(moved, NS, steps[0], STATE_FILE)
