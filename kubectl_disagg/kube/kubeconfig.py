@@ -159,6 +159,10 @@ def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Conn
     if not server:
         raise UserError(f"{where}: no server URL")
     insecure = bool(cluster.body.get("insecure-skip-tls-verify"))
+    if insecure and (cluster.body.get("certificate-authority") or cluster.body.get("certificate-authority-data")):
+        # client-go's transport refuses the pair with these words (kubectl prints them)
+        raise UserError(f"{where}: specifying a root certificates file with the insecure flag is not allowed "
+                        "(insecure-skip-tls-verify and certificate-authority are both set: remove one)")
     ca_pem = None if insecure else _data_or_file(cluster, "certificate-authority", where)
     connection = Connection(
         server=server.rstrip("/"), whose=whose, ca_pem=ca_pem, insecure=insecure,

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
-from kubectl_disagg.errors import Conflict, UserError, persisting
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.rest import LEASE, RestClient
 from kubectl_disagg.kube.wait import Deadline, until_settled
 
@@ -218,8 +218,7 @@ class Lease:
             return
         metadata = self._object["metadata"]
         try:
-            persisting(lambda: self._client.delete(LEASE, self.namespace, self.name, metadata["uid"],
-                                                   metadata["resourceVersion"]))
+            self._client.delete(LEASE, self.namespace, self.name, metadata["uid"], metadata["resourceVersion"])
         except (Conflict, NotFound):
             pass  # someone took it over after it lapsed: it is theirs now, not ours to delete
         finally:

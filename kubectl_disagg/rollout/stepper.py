@@ -24,7 +24,7 @@ from typing import Protocol
 from kubectl_disagg.kube.api_errors import answer_of
 from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core.controller import step_refusal
-from kubectl_disagg.errors import Conflict, UserError, persisting
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
@@ -240,7 +240,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
     notes = []
     if isinstance(failed, Scale):
         try:
-            persisting(lambda: executor.execute(undo(failed), namespace))
+            executor.execute(undo(failed), namespace)
             notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
         except Conflict:
             pass  # it did not land: nothing to take back
@@ -249,7 +249,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
                          "the next pass repairs the group")
     for scale in reversed(landed):
         try:
-            persisting(lambda: executor.execute(undo(scale), namespace))
+            executor.execute(undo(scale), namespace)
             notes.append(f"undid: {scale.describe()}")
         except UserError as err:
             notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")

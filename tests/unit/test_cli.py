@@ -292,3 +292,12 @@ def test_a_reader_closing_the_pipe_early_is_not_an_error(tmp_path):
     assert proc.stdout.read(100).startswith(b"apiVersion:")
     proc.stdout.close()
     assert proc.wait() == 0 and proc.stderr.read() == b""
+
+
+def test_control_characters_from_a_manifest_are_escaped_in_errors(capsys, tmp_path):
+    path = tmp_path / "red.yaml"
+    path.write_text('apiVersion: disaggregatedset.x-k8s.io/v1\nkind: DisaggregatedSet\n'
+                    'metadata:\n  name: "\\e[31mred"\nspec: {roles: []}\n')
+    code, out, err = run(["render", "-f", str(path)], capsys)
+    assert code == 1 and out == "" and "\x1b" not in err
+    assert f'{path}:4: metadata.name: Invalid value: "\\x1b[31mred"' in err

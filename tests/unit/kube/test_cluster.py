@@ -366,3 +366,32 @@ def test_side_by_side_raises_the_first_error_in_call_order_once_every_call_ended
     with pytest.raises(Gone, match="first asked"):
         side_by_side(fail_late, fail_early, lambda: ended.append("fine"))
     assert sorted(ended) == ["early", "fine", "late"]
+
+
+def test_a_plain_web_server_answering_empty_objects_is_named_not_read_as_a_set(tmp_path, capsys):
+    import http.server
+    import threading
+
+    class Empty(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the handler's API
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        code, out, err = run(["rollout", "status", "x", "--kubeconfig", str(write_kubeconfig(tmp_path, url))], capsys)
+    finally:
+        server.shutdown()
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f"the server at {url} is not a Kubernetes API server: it answered GET "
+        "/apis/disaggregatedset.x-k8s.io/v1/namespaces/serving/disaggregatedsets/x with JSON without kind and "
+        "apiVersion (application/json); are --kubeconfig and --context right?"]

@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.credentials import Credentials
 from kubectl_disagg.kube.kubeconfig import Connection
 from kubectl_disagg.kube.transport import NetworkError, Transport
@@ -200,20 +201,15 @@ def closing_before_the_second_answer(peer: Peer) -> None:
     peer.request()  # received whole, then closed without a word: a kept-alive connection given up on
 
 
-def test_a_read_closed_before_the_status_line_goes_again_once_on_a_fresh_connection(serve):
-    server, transport = serve(closing_before_the_second_answer, answering(OK))
-    get(transport)
-    assert get(transport).data == b"{}"
-    assert server.accepted == 2 and len(server.heads) == 3
-
-
-def test_a_write_closed_after_it_was_sent_is_not_sent_again(serve):
+def test_a_kept_alive_connection_closed_after_the_request_says_it_was_sent_on_a_reused_one(serve):
     server, transport = serve(closing_before_the_second_answer, answering(OK))
     get(transport)
     with pytest.raises(NetworkError) as caught:
         get(transport, method="POST", body=b'{"kind":"x"}')
     assert "closed connection without response" in str(caught.value)
+    assert (caught.value.sent, caught.value.reused, caught.value.lasting) == (True, True, False)
     assert server.accepted == 1 and [h.split()[0] for h in server.heads] == ["GET", "POST"]
+    assert get(transport).data == b"{}" and server.accepted == 2  # the next request: a fresh connection
 
 
 def test_a_fresh_connection_closed_before_the_status_line_is_a_network_error(serve):
@@ -221,9 +217,18 @@ def test_a_fresh_connection_closed_before_the_status_line_is_a_network_error(ser
         peer.request()
 
     server, transport = serve(closing, answering(OK))
-    with pytest.raises(NetworkError):
+    with pytest.raises(NetworkError) as caught:
         get(transport)
-    assert server.accepted == 1
+    assert server.accepted == 1 and (caught.value.sent, caught.value.reused) == (True, False)
+
+
+def test_a_refused_connection_was_not_sent_and_is_lasting():
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    with pytest.raises(NetworkError) as caught:
+        get(transport_to(f"http://127.0.0.1:{port}"))
+    assert (caught.value.sent, caught.value.lasting) == (False, True)
 
 
 # --- malformed answers ----------------------------------------------------------------------------
@@ -258,6 +263,54 @@ def test_header_fields_are_found_whatever_their_case_and_repeated_ones_kept(serv
     assert headers.get("x-folded") == "a b" and headers.get("Missing") is None
     from kubectl_disagg.kube.rest import retry_after
     assert retry_after(429, headers, 0) == 3.0
+
+
+# --- compression ----------------------------------------------------------------------------------
+
+
+def gzipped(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data)
+
+
+def test_a_gzip_answer_is_decompressed_and_the_connection_reused(serve):
+    plain = b'{"items":[' + b",".join(b'{"n":%d}' % n for n in range(2000)) + b"]}"
+    body = gzipped(plain)
+    answer = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    server, transport = serve(answering(answer, OK))
+    assert get(transport).data == plain and get(transport).data == b"{}" and server.accepted == 1
+
+
+def test_a_gzip_stream_yields_lines_as_they_decompress(serve):
+    import zlib
+
+    packer = zlib.compressobj(wbits=31)
+    first = packer.compress(b'{"a":1}\n') + packer.flush(zlib.Z_SYNC_FLUSH)
+    rest = packer.compress(b'{"b":2}\n') + packer.flush()
+
+    def watch(peer: Peer) -> None:
+        peer.request()
+        peer.send(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for piece in (first[:5], first[5:], rest):
+            peer.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+        peer.send(b"0\r\n\r\n")
+        peer.request()
+
+    _, transport = serve(watch)
+    response = get(transport, "/api?watch=true", stream=True)
+    assert list(response.lines()) == [b'{"a":1}\n', b'{"b":2}\n']
+    response.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nnotgz",
+    b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}",
+])
+def test_an_answer_that_does_not_decompress_is_a_network_error(serve, answer):
+    _, transport = serve(answering(answer, then_close=True))
+    with pytest.raises(NetworkError, match="gzip|not asked for"):
+        get(transport)
 
 
 # --- streams --------------------------------------------------------------------------------------
@@ -335,7 +388,7 @@ def test_the_request_head_as_sent(serve):
     fields = [tuple(line.split(": ", 1)) for line in lines[2:]]
     assert ("Authorization", "Bearer t0ken") in fields and ("Content-Length", "2") in fields
     assert [v for k, v in fields if k == "Impersonate-Group"] == ["a", "b"]
-    assert not any(k.lower() == "accept-encoding" for k, _ in fields)  # we never asked for gzip
+    assert ("Accept-Encoding", "gzip") in fields  # as client-go asks: large answers come compressed
     idle = transport._idle[0].sock
     assert idle.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)  # no Nagle delay on requests
 
@@ -390,6 +443,72 @@ def test_a_proxy_refusing_the_tunnel_is_a_network_error():
             get(transport)
     finally:
         server.close()
+
+
+def socks5_proxy(seen: list, reply: int = 0):
+    """A script: a SOCKS5 proxy that takes user name and password, records what it was asked
+    to connect to, then answers the request sent through it itself."""
+    def script(peer: Peer) -> None:
+        def take(count: int) -> bytes:
+            data = b""
+            while len(data) < count:
+                data += peer.sock.recv(count - len(data))
+            return data
+
+        version, count = take(2)
+        seen.append(("methods", list(take(count))))
+        peer.send(b"\x05\x02")
+        _, length = take(2)
+        name = take(length)
+        password = take(take(1)[0])
+        seen.append(("user", name, password))
+        peer.send(b"\x01\x00")
+        _, command, _, kind = take(4)
+        address = take(take(1)[0]) if kind == 3 else take(4 if kind == 1 else 16)
+        seen.append(("connect", command, kind, address, int.from_bytes(take(2), "big")))
+        peer.send(bytes([5, reply, 0, 1, 127, 0, 0, 1, 0, 80]))
+        if reply == 0:
+            peer.request()
+            peer.send(OK)
+            peer.request()
+    return script
+
+
+def test_a_socks5_proxy_carries_the_requests_and_resolves_the_name():
+    seen: list = []
+    server = Server(socks5_proxy(seen))
+    try:
+        transport = transport_to("https://api.example.test:6443", insecure=True,
+                                 proxy_url=f"socks5://us%40er:pw@127.0.0.1:{server.port}")
+        transport._tls = None  # this proxy answers the request itself, in the clear
+        assert get(transport).data == b"{}"
+        transport.close()
+    finally:
+        server.close()
+    assert seen == [("methods", [2]), ("user", b"us@er", b"pw"), ("connect", 1, 3, b"api.example.test", 6443)]
+    assert server.heads[0].startswith("GET /api HTTP/1.1\r\nHost: api.example.test:6443")
+
+
+def test_a_socks5_proxy_refusing_the_connection_is_a_network_error():
+    server = Server(socks5_proxy([], reply=5))
+    try:
+        transport = transport_to("http://10.0.0.1:8080", proxy_url=f"socks5://u:p@127.0.0.1:{server.port}")
+        with pytest.raises(NetworkError, match="SOCKS5 proxy could not connect: connection refused"):
+            get(transport)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(("proxy", "message"), [
+    ("https://proxy.example:3128", "the test: proxy https://proxy.example:3128 is not supported: an https:// proxy "
+                                   "(TLS to the proxy, then TLS to the API server inside it) is not; an http:// or "
+                                   "socks5:// proxy is"),
+    ("ftp://proxy.example", "the test: proxy ftp://proxy.example is not supported (an http:// or socks5:// proxy is)"),
+])
+def test_other_proxies_are_refused_clearly(proxy, message):
+    with pytest.raises(UserError) as raised:
+        transport_to("https://example.test:6443", proxy_url=proxy)
+    assert raised.value.lines() == [message]
 
 
 # --- TLS ------------------------------------------------------------------------------------------
