@@ -27,11 +27,14 @@ class Issued(namedtuple("Issued", "token client_cert_pem client_key_pem expires"
 def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     """Run the user's exec credential plugin once and read its ExecCredential.
 
-    Interactive plugins get the terminal only when there is one and the plugin allows it; the
-    plugin's stderr is kept off the terminal (plugins print tokens in their errors).
+    With a terminal on stdin and an `interactiveMode` other than Never, the plugin runs as
+    kubectl runs it (client-go's exec authenticator): the terminal's stdin and stderr are its
+    own, for a login prompt or a device code, and it is waited for as long as the person takes.
+    Otherwise it gets no stdin, its stderr is kept off the screen (plugins print tokens in their
+    errors) and it has EXEC_TIMEOUT_SECONDS.
     """
     user, where = connection.user_name, f"kubeconfig {connection.kubeconfig}"
-    interactive = plugin.interactive_mode != "Never" and sys.stdin is not None and sys.stdin.isatty()
+    interactive = plugin.interactive_mode != "Never" and _terminal()
     if plugin.interactive_mode == "Always" and not interactive:
         raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) needs a terminal "
                         "(interactiveMode: Always), and there is none")
@@ -46,21 +49,34 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     info = {"apiVersion": plugin.api_version, "kind": "ExecCredential", "spec": spec}
     env = {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
     try:
-        finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, stdin=None if interactive else subprocess.DEVNULL,
-                                  timeout=EXEC_TIMEOUT_SECONDS, check=False)
+        if interactive:  # stdin and stderr are the terminal's: the prompt shows, the answer reaches it
+            finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE, check=False)
+        else:
+            finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                      timeout=EXEC_TIMEOUT_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         raise UserError(_failure(where, user, plugin, f"did not finish in {EXEC_TIMEOUT_SECONDS:.0f} s")) from None
     except OSError as err:
         raise UserError(_failure(where, user, plugin, f"could not be started ({err.strerror or err})")) from None
     if finished.returncode != 0:
-        raise UserError(_failure(where, user, plugin, f"exited with status {finished.returncode}"))
+        raise UserError(_failure(where, user, plugin, f"exited with status {finished.returncode}")
+                        if not interactive else f"{where}: the exec credential plugin of user {user} ({plugin.command}) "
+                        f"exited with status {finished.returncode} (what it printed is above)")
     issued = _parse_credential(finished.stdout, plugin)
     if issued is None:
         raise UserError(_failure(where, user, plugin, "gave no usable credential"))
     if issued.token is not None:
         check_token(issued.token, connection.whose, f"exec plugin {plugin.command}")
     return issued
+
+
+def _terminal() -> bool:
+    """Whether stdin is a terminal (client-go asks the same of os.Stdin)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def _resolve(plugin: ExecPlugin) -> str | None:
