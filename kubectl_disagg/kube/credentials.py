@@ -30,6 +30,7 @@ class Credentials:
         self._issued = None  # what the exec plugin last issued (exec_plugin.Issued)
         if connection.exec_plugin is not None and not connection.token:
             self._issued = self._run_exec()
+        self.certificate_issue = 0  # counts the client certificates an exec plugin issued after the first
 
     @property
     def client_certificate(self) -> tuple[bytes, bytes] | None:
@@ -51,7 +52,7 @@ class Credentials:
             plugin = self._connection.exec_plugin
             if plugin is not None:
                 if self._issued is None or _expired(self._issued):
-                    self._issued = self._run_exec()
+                    self._reissue()
                 if self._issued.token:
                     return f"Bearer {self._issued.token}"
         return None
@@ -66,9 +67,18 @@ class Credentials:
                 self._token_read_at = -float("inf")
                 return True
             if self._connection.exec_plugin is not None:
-                self._issued = self._run_exec()
+                self._reissue()
                 return True
         return False
+
+    def _reissue(self) -> None:
+        """Run the plugin again; a new client certificate counts in `certificate_issue`, for the
+        transport to present it on new connections (client-go rotates an exec-issued
+        certificate the same way, closing the connections made with the old one)."""
+        before = self.client_certificate if self._issued is not None else None
+        self._issued = self._run_exec()
+        if self._issued.client_cert_pem and self.client_certificate != before:
+            self.certificate_issue += 1
 
     def _run_exec(self):
         from kubectl_disagg.kube.exec_plugin import run_exec  # a subprocess, only for users with a plugin

@@ -211,9 +211,8 @@ def _token(user: _Entry, whose: str) -> str | None:
     provider = user.body.get("auth-provider")
     if isinstance(provider, dict) and provider:
         name = str(provider.get("name") or "?")
-        id_token = (provider.get("config") or {}).get("id-token") if name == "oidc" else None
-        if id_token:
-            return str(id_token)  # what kubectl sends; refreshing it is the provider's business
+        if name == "oidc":
+            return _oidc_id_token(provider.get("config") or {}, whose)
         raise UserError(f"{whose}: the {name} auth-provider is not supported (kubectl dropped the built-in "
                         "ones); use the provider's exec credential plugin (e.g. gke-gcloud-auth-plugin, "
                         "kubelogin) in the user entry instead")
@@ -222,6 +221,46 @@ def _token(user: _Entry, whose: str) -> str | None:
                         "servers do not accept since v1.19 (requests would run as system:anonymous); use a "
                         "token, a client certificate or an exec plugin")
     return None
+
+
+OIDC_EXPIRY_DELTA_SECONDS = 10  # client-go's oidc provider counts a token this much early as expired
+
+
+def _oidc_id_token(config: dict, whose: str, now: float | None = None) -> str:
+    """The oidc auth-provider's id-token while it is valid, as client-go's oidc provider sends it
+    (plugin/pkg/client/auth/oidc: its JWT `exp` claim, less 10 s). An expired or missing one is
+    refused rather than refreshed: that provider, gone from kubectl, refreshed with the
+    refresh-token and wrote the new tokens back into the kubeconfig; kubelogin, the exec plugin
+    that replaced it, does so for every client."""
+    import json
+    import time
+
+    id_token = str(config.get("id-token") or "")
+    expiry = _jwt_expiry(id_token)
+    now = time.time() if now is None else now
+    if id_token and (expiry is None or now + OIDC_EXPIRY_DELTA_SECONDS < expiry):
+        return id_token  # a token that is not a JWT is sent as it is; the API server judges it
+    state = "has no id-token" if not id_token else \
+        f"id-token expired at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(expiry))}"
+    hint = json.dumps(["oidc-login", "get-token", f"--oidc-issuer-url={config.get('idp-issuer-url') or 'ISSUER'}",
+                       f"--oidc-client-id={config.get('client-id') or 'CLIENT_ID'}"])
+    raise UserError(f"{whose}: the oidc auth-provider {state}, and kubectl-disagg does not refresh it (kubectl's "
+                    "built-in oidc provider is gone); use kubelogin as the user's exec credential plugin "
+                    f"(exec: {{command: kubectl, args: {hint}}}), or log in again for a fresh id-token")
+
+
+def _jwt_expiry(token: str) -> float | None:
+    """The `exp` claim of a JWT (seconds since the epoch), or None when `token` has none."""
+    import json
+
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+        return float(claims["exp"]) if isinstance(claims, dict) and "exp" in claims else None
+    except (ValueError, TypeError, binascii.Error, OverflowError):
+        return None
 
 
 def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:

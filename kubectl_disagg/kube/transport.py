@@ -368,6 +368,7 @@ class Transport:
         self.base = connection.server  # paths are appended to it: a server URL may carry a path prefix
         url = _Url(connection.server, connection.whose)
         self._origin_length = len(url.origin)
+        self._certificate_issue = credentials.certificate_issue
         self._tls = self._ssl_context() if url.scheme == "https" else None
         self._dial = (url.host, url.port)
         self._host_field = _authority(url.host, url.port, url.default_port)
@@ -389,9 +390,11 @@ class Transport:
             raise UserError(f"{self._connection.whose}: a request URL can't contain control characters or spaces: "
                             f"{target!r}")
         sent = {"User-Agent": self.user_agent, "Accept-Encoding": "gzip", **(headers or {})}
-        authorization = self._credentials.authorization()
+        authorization = self._credentials.authorization()  # may run an exec plugin again: a new certificate
         if authorization:
             sent["Authorization"] = authorization
+        if self._tls is not None and self._certificate_issue != self._credentials.certificate_issue:
+            self._rotate()
         if body is not None:
             sent["Content-Length"] = str(len(body))
         # Impersonate-Group may repeat
@@ -423,6 +426,18 @@ class Transport:
         else:
             self._checkin(connection)
         return Response(answer.status, answer.reason, answer.headers, data)
+
+    def _rotate(self) -> None:
+        """The exec plugin issued a new client certificate: new connections present it, and the
+        kept-alive ones, made with the old one, are closed (those in use close when they fail)."""
+        with self._lock:
+            if self._certificate_issue == self._credentials.certificate_issue:
+                return  # another request rotated it
+            self._certificate_issue = self._credentials.certificate_issue
+            self._tls = self._ssl_context()
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
 
     def rejected(self) -> bool:
         """After a 401: whether a fresh credential may help (see `Credentials.rejected`)."""

@@ -546,6 +546,56 @@ def test_tls_refuses_a_certificate_for_another_name_unless_insecure(serve):
     assert get(insecure).data == b"{}"
 
 
+def self_signed(directory: pathlib.Path, name: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """A client certificate of its own (openssl, as any machine with Python's ssl has it)."""
+    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "2", "-subj", f"/CN={name}", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+def test_an_exec_issued_client_certificate_is_rotated_when_it_expires(tmp_path, monkeypatch):
+    import json
+
+    from kubectl_disagg.kube import credentials as credentials_module
+    from kubectl_disagg.kube.kubeconfig import ExecPlugin
+
+    pairs = [self_signed(tmp_path, name) for name in ("first", "second")]
+    (tmp_path / "trusted.pem").write_bytes(b"".join(cert.read_bytes() for cert, _ in pairs))
+    for index, (cert, key) in enumerate(pairs, 1):
+        status = {"clientCertificateData": cert.read_text(), "clientKeyData": key.read_text(),
+                  "expirationTimestamp": "2999-01-01T00:00:00Z"}
+        (tmp_path / f"credential-{index}.json").write_text(json.dumps(
+            {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": status}))
+    script = tmp_path / "issue"
+    script.write_text(f"#!/bin/sh\necho run >> {tmp_path / 'runs'}\n"
+                      f"cat {tmp_path}/credential-$(wc -l < {tmp_path / 'runs'} | tr -d ' ').json\n")
+    script.chmod(0o755)
+
+    def who(peer: Peer) -> None:  # answers with the common name of each connection's client certificate
+        while peer.request()[0]:
+            subject = dict(field[0] for field in peer.sock.getpeercert()["subject"])
+            body = subject["commonName"].encode()
+            peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    server = Server(who, who, tls=server_tls(client_ca=tmp_path / "trusted.pem"))
+    connection = Connection(server=f"https://127.0.0.1:{server.port}", whose="the test", ca_pem=CA.read_bytes(),
+                            tls_server_name="server.unit-test", kubeconfig="k", user_name="u",
+                            exec_plugin=ExecPlugin(command=str(script), interactive_mode="Never"))
+    transport = Transport(connection, Credentials(connection))
+    try:
+        assert get(transport).data == b"first" and get(transport).data == b"first"  # one connection, kept
+        monkeypatch.setattr(credentials_module, "EXPIRY_MARGIN_SECONDS", 1e12)  # now it counts as expired
+        assert get(transport).data == b"second"  # the plugin ran again; a new connection presents its certificate
+        monkeypatch.setattr(credentials_module, "EXPIRY_MARGIN_SECONDS", 10.0)
+        assert get(transport).data == b"second"
+    finally:
+        transport.close()
+        server.close()
+    assert server.accepted == 2 and (tmp_path / "runs").read_text().count("run") == 2
+
+
 # --- import cost ----------------------------------------------------------------------------------
 
 
