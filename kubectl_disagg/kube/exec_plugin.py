@@ -60,9 +60,10 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     except OSError as err:
         raise UserError(_failure(where, user, plugin, f"could not be started ({err.strerror or err})")) from None
     if finished.returncode != 0:
-        raise UserError(_failure(where, user, plugin, f"exited with status {finished.returncode}")
-                        if not interactive else f"{where}: the exec credential plugin of user {user} ({plugin.command}) "
-                        f"exited with status {finished.returncode} (what it printed is above)")
+        if interactive:
+            raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) exited with "
+                            f"status {finished.returncode} (what it printed is above)")
+        raise UserError(_failure(where, user, plugin, f"exited with status {finished.returncode}"))
     issued = _parse_credential(finished.stdout, plugin)
     if issued is None:
         raise UserError(_failure(where, user, plugin, "gave no usable credential"))
