@@ -1,9 +1,10 @@
 """Who the requests are from: a bearer token or a client certificate, kept fresh.
 
 A `Credentials` hands the transport the Authorization header for each request: a static
-token, a token file re-read as it rotates (a pod's projected service-account token), or what an
-exec credential plugin prints, run again when its credential expires or the API server answers
-401. The plugin's output never reaches a message: it may hold the credential.
+token, a token file re-read as it rotates (a pod's projected service-account token), an oidc
+auth-provider's id-token refreshed at expiry (oidc.py), or what an exec credential plugin
+prints, run again when its credential expires or the API server answers 401. The plugin's
+output never reaches a message: it may hold the credential.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Credentials:
         self._token_read_at = -float("inf")
         self._file_cached: str | None = None
         self._issued = None  # what the exec plugin last issued (exec_plugin.Issued)
+        self._oidc_config: dict | None = None  # the oidc auth-provider's config, as last refreshed
         if connection.exec_plugin is not None and not connection.token:
             self._issued = self._run_exec()
         self.certificate_issue = 0  # counts the client certificates an exec plugin issued after the first
@@ -49,6 +51,8 @@ class Credentials:
                 return f"Bearer {self._token}"
             if self._connection.token_file:
                 return f"Bearer {self._file_token()}"
+            if self._connection.oidc is not None:
+                return f"Bearer {self._oidc_token()}"
             plugin = self._connection.exec_plugin
             if plugin is not None:
                 if self._issued is None or _expired(self._issued):
@@ -70,6 +74,20 @@ class Credentials:
                 self._reissue()
                 return True
         return False
+
+    def _oidc_token(self) -> str:
+        """The oidc id-token, refreshed once it expires (see oidc.py); only then, as client-go."""
+        from kubectl_disagg.kube import oidc
+
+        provider = self._connection.oidc
+        if self._oidc_config is None:
+            self._oidc_config = provider.config
+        token = oidc.valid_id_token(self._oidc_config)
+        if token is None:
+            self._oidc_config = oidc.refreshed(provider._replace(config=self._oidc_config))
+            token = self._oidc_config["id-token"]
+            check_token(token, self._connection.whose, "oidc auth-provider")
+        return token
 
     def _reissue(self) -> None:
         """Run the plugin again; a new client certificate counts in `certificate_issue`, for the

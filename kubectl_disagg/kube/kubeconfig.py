@@ -42,17 +42,26 @@ class ExecPlugin(namedtuple("ExecPlugin", "command args env api_version interact
     __slots__ = ()
 
 
+class OidcProvider(namedtuple("OidcProvider", "config kubeconfig_path user_name whose")):
+    """A user's oidc auth-provider: its `config` (str → str, as the kubeconfig holds it), the file
+    that holds the user entry (where refreshed tokens are written back) and how messages name it."""
+
+    __slots__ = ()
+
+
 class Connection(namedtuple("Connection", "server whose ca_pem insecure tls_server_name proxy_url client_cert_pem "
                                           "client_key_pem token token_file exec_plugin kubeconfig user_name "
-                                          "cluster_info impersonate",
-                            defaults=(None, False, None, None, None, None, None, None, None, None, "?", None, ()))):
+                                          "cluster_info impersonate oidc",
+                            defaults=(None, False, None, None, None, None, None, None, None, None, "?", None, (),
+                                      None))):
     """Everything needed to reach one API server as one user.
 
     `whose`: how messages name the credentials ("user alice in kubeconfig ~/.kube/config").
     PEM fields are bytes; `exec_plugin`: an ExecPlugin or None; `kubeconfig`: the file named
     in exec-plugin messages; `cluster_info`: what an exec plugin may ask for
     (provideClusterInfo); `impersonate`: Impersonate-* headers from the user's as,
-    as-groups …, a tuple of (name, value).
+    as-groups …, a tuple of (name, value); `oidc`: the user's oidc auth-provider (oidc.OidcProvider)
+    or None.
     """
 
     __slots__ = ()
@@ -82,9 +91,9 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
 # --- reading and merging kubeconfig files ----------------------------------------------------
 
 
-class _Entry(namedtuple("_Entry", "body base_dir")):
-    """A kubeconfig entry (a dict) and the directory its relative paths are relative to: the
-    directory of the file that holds it."""
+class _Entry(namedtuple("_Entry", "body base_dir path", defaults=(None,))):
+    """A kubeconfig entry (a dict), the directory its relative paths are relative to (the
+    directory of the file that holds it) and that file."""
 
     __slots__ = ()
 
@@ -129,7 +138,7 @@ def _merge(paths: list[str], shown: str) -> _Merged:
                 body = entry.get(key[:-1]) or {}
                 if not isinstance(body, dict):
                     raise UserError(f"kubeconfig {path}: cannot be read: {key[:-1]} {entry['name']} must be a mapping")
-                into.setdefault(entry["name"], _Entry(body, base_dir))
+                into.setdefault(entry["name"], _Entry(body, base_dir, full))
         if not merged.current_context and document.get("current-context"):
             merged.current_context = str(document["current-context"])
     if not found:
@@ -171,7 +180,8 @@ def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Conn
         client_cert_pem=_data_or_file(user, "client-certificate", whose),
         client_key_pem=_data_or_file(user, "client-key", whose),
         token=_token(user, whose), token_file=_path(user, "tokenFile"),
-        exec_plugin=_exec_plugin(user, whose), kubeconfig=shown, user_name=user_name or "?",
+        exec_plugin=_exec_plugin(user, whose), oidc=_oidc(user, user_name, whose), kubeconfig=shown,
+        user_name=user_name or "?",
         cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure), impersonate=_impersonation(user.body))
     if (connection.client_cert_pem is None) != (connection.client_key_pem is None):
         raise UserError(f"{whose}: a client certificate needs both client-certificate and client-key")
@@ -212,7 +222,7 @@ def _token(user: _Entry, whose: str) -> str | None:
     if isinstance(provider, dict) and provider:
         name = str(provider.get("name") or "?")
         if name == "oidc":
-            return _oidc_id_token(provider.get("config") or {}, whose)
+            return None  # see `_oidc`
         raise UserError(f"{whose}: the {name} auth-provider is not supported (kubectl dropped the built-in "
                         "ones); use the provider's exec credential plugin (e.g. gke-gcloud-auth-plugin, "
                         "kubelogin) in the user entry instead")
@@ -223,44 +233,18 @@ def _token(user: _Entry, whose: str) -> str | None:
     return None
 
 
-OIDC_EXPIRY_DELTA_SECONDS = 10  # client-go's oidc provider counts a token this much early as expired
-
-
-def _oidc_id_token(config: dict, whose: str, now: float | None = None) -> str:
-    """The oidc auth-provider's id-token while it is valid, as client-go's oidc provider sends it
-    (plugin/pkg/client/auth/oidc: its JWT `exp` claim, less 10 s). An expired or missing one is
-    refused rather than refreshed: that provider, gone from kubectl, refreshed with the
-    refresh-token and wrote the new tokens back into the kubeconfig; kubelogin, the exec plugin
-    that replaced it, does so for every client."""
-    import json
-    import time
-
-    id_token = str(config.get("id-token") or "")
-    expiry = _jwt_expiry(id_token)
-    now = time.time() if now is None else now
-    if id_token and (expiry is None or now + OIDC_EXPIRY_DELTA_SECONDS < expiry):
-        return id_token  # a token that is not a JWT is sent as it is; the API server judges it
-    state = "has no id-token" if not id_token else \
-        f"id-token expired at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(expiry))}"
-    hint = json.dumps(["oidc-login", "get-token", f"--oidc-issuer-url={config.get('idp-issuer-url') or 'ISSUER'}",
-                       f"--oidc-client-id={config.get('client-id') or 'CLIENT_ID'}"])
-    raise UserError(f"{whose}: the oidc auth-provider {state}, and kubectl-disagg does not refresh it (kubectl's "
-                    "built-in oidc provider is gone); use kubelogin as the user's exec credential plugin "
-                    f"(exec: {{command: kubectl, args: {hint}}}), or log in again for a fresh id-token")
-
-
-def _jwt_expiry(token: str) -> float | None:
-    """The `exp` claim of a JWT (seconds since the epoch), or None when `token` has none."""
-    import json
-
-    parts = token.split(".")
-    if len(parts) != 3:
+def _oidc(user: _Entry, user_name: str, whose: str) -> OidcProvider | None:
+    """The user's `auth-provider: oidc` (run by oidc.py), or None. client-go's oidc provider
+    requires an issuer and a client id before anything is sent."""
+    provider = user.body.get("auth-provider")
+    if not isinstance(provider, dict) or provider.get("name") != "oidc":
         return None
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-        return float(claims["exp"]) if isinstance(claims, dict) and "exp" in claims else None
-    except (ValueError, TypeError, binascii.Error, OverflowError):
-        return None
+    config = provider.get("config") or {}
+    config = {str(key): str(value) for key, value in config.items()} if isinstance(config, dict) else {}
+    for key in ("idp-issuer-url", "client-id"):
+        if not config.get(key):
+            raise UserError(f"{whose}: the oidc auth-provider needs {key} (kubectl refuses it too)")
+    return OidcProvider(config=config, kubeconfig_path=user.path, user_name=user_name, whose=whose)
 
 
 def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:

@@ -118,47 +118,6 @@ def test_impersonation_from_the_user_entry(tmp_path):
                                       ("Impersonate-Extra-scopes", "a"), ("Impersonate-Extra-scopes", "b"))
 
 
-def test_oidc_id_token_is_sent_as_kubectl_sends_it(tmp_path):
-    path = single(tmp_path, {"auth-provider": {"name": "oidc", "config": {"id-token": "eyJ.id.token"}}})
-    connection, _ = load_configuration(str(path), None)
-    assert Credentials(connection).authorization() == "Bearer eyJ.id.token"
-
-
-def jwt(claims: dict) -> str:
-    import base64
-
-    def part(data: dict) -> str:
-        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-    return f"{part({'alg': 'RS256'})}.{part(claims)}.c2lnbmF0dXJl"
-
-
-def test_a_valid_oidc_id_token_is_sent_until_ten_seconds_before_it_expires(tmp_path):
-    token = jwt({"iss": "https://idp.example", "exp": int(time.time()) + 3600})
-    path = single(tmp_path, {"auth-provider": {"name": "oidc", "config": {"id-token": token, "refresh-token": "r"}}})
-    connection, _ = load_configuration(str(path), None)
-    assert Credentials(connection).authorization() == f"Bearer {token}"
-
-
-@pytest.mark.parametrize(("config", "state"), [
-    ({"id-token": jwt({"exp": 1_700_000_000}), "refresh-token": "s3cret"}, "id-token expired at 2023-11-14T22:13:20Z"),
-    ({"id-token": jwt({"exp": int(time.time()) + 5})}, "id-token expired at"),  # within client-go's 10 s
-    ({"refresh-token": "s3cret"}, "has no id-token"),
-])
-def test_an_expired_oidc_id_token_is_refused_pointing_at_kubelogin(tmp_path, config, state):
-    config = {"idp-issuer-url": "https://idp.example", "client-id": "kube", **config}
-    path = single(tmp_path, {"auth-provider": {"name": "oidc", "config": config}})
-    with pytest.raises(UserError) as caught:
-        load_configuration(str(path), None)
-    (line,) = caught.value.lines()
-    assert line.startswith(f"user u in kubeconfig {path}: the oidc auth-provider {state}")
-    assert line.endswith("and kubectl-disagg does not refresh it (kubectl's built-in oidc provider is gone); use "
-                         "kubelogin as the user's exec credential plugin (exec: {command: kubectl, args: "
-                         '["oidc-login", "get-token", "--oidc-issuer-url=https://idp.example", '
-                         '"--oidc-client-id=kube"]}), or log in again for a fresh id-token')
-    assert "s3cret" not in line and ("id-token" not in config or config["id-token"] not in line)
-
-
 def test_no_kubeconfig_anywhere_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
