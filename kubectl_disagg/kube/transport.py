@@ -373,9 +373,12 @@ class Transport:
         self._dial = (url.host, url.port)
         self._host_field = _authority(url.host, url.port, url.default_port)
         self._tunnel: Callable[[socket.socket], None] | None = None  # through the proxy, on a new socket
+        self._proxy_tls: str | None = None  # the https:// proxy's host name, for TLS to it
         proxy = _proxy_for(connection.proxy_url, connection.server)
         if proxy is not None:
             self._dial, self._tunnel = _proxy_route(proxy, url.host, url.port, connection.whose)
+            if proxy.lower().startswith("https://"):
+                self._proxy_tls = self._dial[0]
         self._server_name = _for_socket(connection.tls_server_name or url.host)
         self._idle: list[_Connection] = []
         self._lock = threading.Lock()
@@ -474,10 +477,18 @@ class Transport:
         sock = socket.create_connection((_for_socket(host), port), timeout=CONNECT_TIMEOUT)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._proxy_tls is not None:
+                # Go's transport speaks TLS to an https:// proxy with the API server's TLS
+                # settings (its CA, the insecure flag, the client certificate), named as the proxy
+                sock = (self._tls or ssl.create_default_context()).wrap_socket(
+                    sock, server_hostname=_for_socket(self._proxy_tls))
             if self._tunnel is not None:
                 self._tunnel(sock)
             if self._tls is not None:
-                sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                if isinstance(sock, ssl.SSLSocket):  # TLS inside the proxy's TLS
+                    sock = _TlsInTls(sock, self._tls, self._server_name)
+                else:
+                    sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
         except BaseException:
             sock.close()
             raise
@@ -516,6 +527,58 @@ def _message(start_line: str, fields: Iterable[tuple[str, str]]) -> bytes:
             raise ValueError(f"invalid HTTP header field {name!r}")  # never sent: it would split the request
         lines.append(f"{name}: {value}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+class _TlsInTls:
+    """TLS to the API server inside the TLS to an https:// proxy: `ssl` wraps only a socket of
+    its own, so the inner TLS runs on memory buffers (an SSLObject) over the outer TLS socket.
+    Offers what `_Connection` and `_Reader` use of a socket."""
+
+    def __init__(self, outer: ssl.SSLSocket, context: ssl.SSLContext, server_name: str | bytes):
+        self._outer, self._incoming, self._outgoing = outer, ssl.MemoryBIO(), ssl.MemoryBIO()
+        name = server_name.decode() if isinstance(server_name, bytes) else server_name
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=name)
+        self._run(self._tls.do_handshake)
+
+    def _run(self, operation: Callable, *args: object):
+        while True:
+            try:
+                result = operation(*args)
+            except ssl.SSLWantReadError:
+                self._flush()
+                data = self._outer.recv(_RECEIVE_SIZE)
+                if data:
+                    self._incoming.write(data)
+                else:
+                    self._incoming.write_eof()
+                continue
+            self._flush()
+            return result
+
+    def _flush(self) -> None:
+        data = self._outgoing.read()
+        if data:
+            self._outer.sendall(data)
+
+    def recv(self, size: int) -> bytes:
+        try:
+            return self._run(self._tls.read, size)
+        except ssl.SSLZeroReturnError:  # the server closed its TLS cleanly
+            return b""
+
+    def sendall(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._run(self._tls.write, view):]
+
+    def settimeout(self, seconds: float | None) -> None:
+        self._outer.settimeout(seconds)
+
+    def fileno(self) -> int:
+        return self._outer.fileno()
+
+    def close(self) -> None:
+        self._outer.close()
 
 
 def _open_tunnel(sock: socket.socket, authority: str, proxy_headers: dict[str, str]) -> None:
@@ -651,16 +714,15 @@ def _proxy_for(configured: str | None, server: str) -> str | None:
 
 def _proxy_route(proxy: str, host: str, port: int, whose: str) -> tuple[tuple[str, int], Callable]:
     """Where to dial for `proxy`, and how to open the way through it to host:port on the new
-    socket: an HTTP CONNECT tunnel (http://), or a SOCKS5 CONNECT (socks5://, socks5h://: the
-    proxy resolves the name, as Go's SOCKS dialer has it do), with the proxy URL's user info."""
+    socket: an HTTP CONNECT tunnel (http://; https://, inside TLS to the proxy), or a SOCKS5
+    CONNECT (socks5://, socks5h://: the proxy resolves the name, as Go's SOCKS dialer has it
+    do), with the proxy URL's user info."""
     url = _Url(proxy, whose) if "://" in proxy else None
-    if url is not None and url.scheme == "https":
-        raise UserError(f"{whose}: proxy {redact_url(proxy)} is not supported: an https:// proxy (TLS to the "
-                        "proxy, then TLS to the API server inside it) is not; an http:// or socks5:// proxy is")
-    if url is None or url.scheme not in ("http", "socks5", "socks5h") or not url.host:
-        raise UserError(f"{whose}: proxy {redact_url(proxy)} is not supported (an http:// or socks5:// proxy is)")
+    if url is None or url.scheme not in ("http", "https", "socks5", "socks5h") or not url.host:
+        raise UserError(f"{whose}: proxy {redact_url(proxy)} is not supported (an http://, https:// or socks5:// "
+                        "proxy is)")
     user = None if url.username is None else (_unquote(url.username), _unquote(url.password or ""))
-    if url.scheme != "http":
+    if url.scheme.startswith("socks5"):
         dial = (url.host, url.port if ":" in _after_host(proxy) else 1080)
         return dial, lambda sock: _socks5_connect(sock, host, port, user)
     headers = {}

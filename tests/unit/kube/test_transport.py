@@ -499,11 +499,65 @@ def test_a_socks5_proxy_refusing_the_connection_is_a_network_error():
         server.close()
 
 
+def test_an_https_proxy_carries_tls_to_the_api_server_inside_its_own_tls():
+    import threading
+
+    target = Server(answering(OK, OK), tls=server_tls())
+
+    def https_proxy(peer: Peer) -> None:  # TLS to the proxy; then the bytes piped to the API server
+        head, _ = peer.request()
+        assert head.startswith(f"CONNECT 127.0.0.1:{target.port} HTTP/1.1")
+        peer.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        upstream = socket.create_connection(("127.0.0.1", target.port))
+
+        def pipe(source, sink) -> None:
+            try:
+                while data := source.recv(65536):
+                    sink.sendall(data)
+            except OSError:
+                pass
+            for end in (source, sink):  # shutdown wakes the other direction's blocked recv
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        back = threading.Thread(target=pipe, args=(upstream, peer.sock), daemon=True)
+        back.start()
+        pipe(peer.sock, upstream)
+        back.join(TIMEOUT)
+        upstream.close()
+
+    proxy = Server(https_proxy, tls=server_tls())
+    try:
+        transport = transport_to(f"https://127.0.0.1:{target.port}", insecure=True,
+                                 proxy_url=f"https://127.0.0.1:{proxy.port}")
+        assert get(transport).data == b"{}" and get(transport).data == b"{}"  # kept alive, inside both
+        transport.close()
+    finally:
+        proxy.close()
+        target.close()
+    assert proxy.accepted == 1 and target.accepted == 1 and len(target.heads) == 2
+    assert target.heads[0].startswith(f"GET /api HTTP/1.1\r\nHost: 127.0.0.1:{target.port}")
+
+
+def test_an_https_proxys_certificate_is_verified_as_the_api_servers_is():
+    proxy = Server(lambda peer: peer.request(), tls=server_tls())  # a certificate for server.unit-test
+    try:
+        transport = transport_to("https://server.unit-test:6443", ca_pem=CA.read_bytes(),
+                                 proxy_url=f"https://127.0.0.1:{proxy.port}")
+        with pytest.raises(NetworkError) as caught:
+            get(transport)  # dialled the proxy as 127.0.0.1: not the name its certificate holds
+    finally:
+        proxy.close()
+    assert isinstance(caught.value.__cause__, ssl.SSLCertVerificationError) and caught.value.lasting
+
+
 @pytest.mark.parametrize(("proxy", "message"), [
-    ("https://proxy.example:3128", "the test: proxy https://proxy.example:3128 is not supported: an https:// proxy "
-                                   "(TLS to the proxy, then TLS to the API server inside it) is not; an http:// or "
-                                   "socks5:// proxy is"),
-    ("ftp://proxy.example", "the test: proxy ftp://proxy.example is not supported (an http:// or socks5:// proxy is)"),
+    ("ftp://proxy.example", "the test: proxy ftp://proxy.example is not supported (an http://, https:// or "
+                            "socks5:// proxy is)"),
+    ("socks4://proxy.example", "the test: proxy socks4://proxy.example is not supported (an http://, https:// or "
+                               "socks5:// proxy is)"),
 ])
 def test_other_proxies_are_refused_clearly(proxy, message):
     with pytest.raises(UserError) as raised:
