@@ -271,15 +271,17 @@ class RestClient:
 
     def _ours_after_resend(self, err: UserError, resource: Resource, namespace: str, name: str,
                            body: Mapping) -> dict | None:
-        """After a write refused on its resend: the stored object when it holds `body` (our
-        first sending landed, its answer lost), else None."""
+        """After a write refused on its resend: the stored object when it holds what `body`
+        says (our first sending landed, its answer lost), else None. Metadata is left out: a
+        replaced object's managedFields and resourceVersion move with every write; what it
+        holds (a Lease's holder and renewTime, an Event's fields) tells ours from another's."""
         if not getattr(err, "resent", False):
             return None
         try:
             stored = self.get(resource, namespace, name)
         except NotFound:
             return None
-        return stored if holds(stored, body) else None
+        return stored if holds(stored, {key: value for key, value in body.items() if key != "metadata"}) else None
 
     def send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
              content_type: str = "application/json", *, stream: bool = False,

@@ -277,8 +277,10 @@ def test_a_create_resent_and_already_there_as_someone_elses_is_refused(client_of
 
 
 def test_a_replace_resent_and_conflicting_is_ours_when_the_stored_object_is_what_was_sent(client_of):
-    sent = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "resourceVersion": "4"}}
-    stored = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "resourceVersion": "5"}}
+    sent = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "resourceVersion": "4",
+                                       "managedFields": [{"manager": "m", "time": "2026-01-01T00:00:00Z"}]}}
+    stored = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "resourceVersion": "5",
+                                         "managedFields": [{"manager": "m", "time": "2026-01-01T00:00:09Z"}]}}
     server, client = client_of(lost, one(status(409, "Conflict"), ok(stored)))
     assert client.replace(LEASE, "ns", sent)["metadata"]["resourceVersion"] == "5"
     server, client = client_of(one(status(409, "Conflict")))
