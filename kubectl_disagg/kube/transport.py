@@ -160,8 +160,8 @@ class StreamedResponse:
 
 def _inflater(headers: Headers) -> Callable[[bytes], bytes] | None:
     """What undoes the answer's Content-Encoding: gzip (asked for with Accept-Encoding, as
-    client-go does: the API server compresses large answers, a LIST of 2,000 objects ~10x), or
-    None for an answer sent as it is. Pieces go through one after another (a stream)."""
+    client-go does: the API server compresses answers over 128 KiB, a large LIST), or None for
+    an answer sent as it is. Pieces go through one after another (a stream)."""
     encoding = _tokens(headers.get("Content-Encoding"))
     if not encoding or encoding == ["identity"]:
         return None
