@@ -71,9 +71,10 @@ argocd-harness:
 argocd-testdata: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.argocd_health_testdata
 
-## generate: regenerate the revision type table from k8s.io/api (needs Go; CI checks it is current)
+## generate: regenerate the revision type table from k8s.io/api and the CRDs from hack/crd (needs Go; tests check both are current)
 generate:
 	hack/generate-revision-table.sh
+	hack/generate-crds.sh
 
 ## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed
