@@ -45,7 +45,7 @@ LWS_SPEC = Obj({
     "replicas": INTEGER,
     "startupPolicy": enum("LeaderCreated", "LeaderReady"),
     "rolloutStrategy": Obj({
-        "type": enum("RollingUpdate", ""),  # empty means the default
+        "type": enum("RollingUpdate"),  # absent means RollingUpdate; "" is refused as the CRD enum does
         "rollingUpdateConfiguration": Obj({
             "maxSurge": INT_OR_STRING,
             "maxUnavailable": INT_OR_STRING,
