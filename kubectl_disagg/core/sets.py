@@ -12,8 +12,9 @@ from collections.abc import Iterable
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import read_documents
-from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.manifests.source import Document, dotted
 from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set
+from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
 
@@ -41,9 +42,14 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
         warnings.extend(notes)
         if not errors:
             try:
-                items.append(build_set(document))
+                ds = build_set(document)
             except UserError as error:  # a template value Go could not decode, found by hashing
                 problems.extend(error.problems)
+                continue
+            too_large = _too_large(document, ds)
+            problems.extend(too_large)
+            if not too_large:
+                items.append(ds)
     if problems:
         raise UserError(problems)
     return LoadResult(tuple(items), tuple(warnings))
@@ -70,6 +76,15 @@ def sets_from_files(paths: Iterable[str], recursive: bool = False) -> list[Disag
     if not loaded.sets:
         raise UserError(["no DisaggregatedSet found in the input"])
     return list(loaded.sets)
+
+
+def _too_large(document: Document, ds: DisaggregatedSet) -> list[Problem]:
+    """Objects the cluster could not store (render.MAX_OBJECT_BYTES says why), found before
+    anything is rendered or written."""
+    return [Problem(document.file, document.line(path), dotted(path),
+                    f"Too long: {what} would be {size:,} bytes as JSON; the cluster stores at most "
+                    f"{MAX_OBJECT_BYTES:,} (etcd's request limit, less what the API server adds)")
+            for path, what, size in oversized_objects(ds, document.data)]
 
 
 def _check_passthrough(document: Document) -> list[Problem]:

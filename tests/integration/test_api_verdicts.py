@@ -4,7 +4,8 @@ upstream CRDs under CI, the project's otherwise), and the server's own verdict i
 
 Who judges depends on where the cluster checks it: the DisaggregatedSet's CRD (list-map keys,
 int32, enums), pod validation on the Pod the LWS controller would create from the template (a
-probe's port; a CRD does not check it), or the Namespace the objects would live in.
+probe's port; a CRD does not check it), or the Namespace the objects would live in. An object
+too large to store is judged by a real write: a dry run never reaches etcd.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import urllib.error
 
 import pytest
 
+from kubectl_disagg.core.render import MAX_OBJECT_BYTES, leader_worker_set, object_bytes
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_validation import REFUSED_BY_THE_CLUSTER, errors_of
+from tests.unit.core.test_validation import REFUSED_BY_THE_CLUSTER, base, errors_of
 
 
 def refusal(control_plane, method: str, path: str, body: dict) -> str:
@@ -67,3 +71,28 @@ def test_the_api_server_refuses_what_we_refuse(control_plane, namespace, case):
 
 def test_every_case_has_the_servers_words():
     assert set(SERVER_SAYS) == {case[0] for case in REFUSED_BY_THE_CLUSTER}
+
+
+def lws_of_size(namespace: str, name: str, size: int) -> dict:
+    """A LeaderWorkerSet rendered from the base set, its env value grown to `size` bytes of JSON."""
+    (ds,) = load_documents(parse_stream(to_yaml(base()), "ds.yaml")).sets
+    lws = leader_worker_set(ds, ds.roles[0], 0, namespace)
+    lws["metadata"]["name"] = name
+    container = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+    container["env"] = [{"name": "BIG", "value": ""}]
+    container["env"][0]["value"] = "x" * (size - object_bytes(lws))
+    assert object_bytes(lws) == size
+    return lws
+
+
+def test_the_cluster_cannot_store_what_we_refuse_as_too_large(control_plane, namespace):
+    # Over etcd's 1.5 MiB: a dry run accepts it (it never reaches etcd), the write is refused.
+    apply = ("apply", "--server-side", "--field-manager=kubectl-disagg", "-f", "-")
+    too_large = to_yaml(lws_of_size(namespace, "too-large", 1_600_000))
+    assert control_plane.kubectl(*apply, "--dry-run=server", input=too_large, check=False).returncode == 0
+    refused = control_plane.kubectl(*apply, input=too_large, check=False)
+    assert refused.returncode != 0 and "request is too large" in refused.stderr, refused.stderr
+    # At our limit, with the managedFields server-side apply adds, it is stored.
+    at_limit = control_plane.kubectl(*apply, input=to_yaml(lws_of_size(namespace, "at-limit", MAX_OBJECT_BYTES)),
+                                     check=False)
+    assert at_limit.returncode == 0, at_limit.stderr

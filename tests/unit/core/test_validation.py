@@ -481,3 +481,24 @@ REFUSED_BY_THE_CLUSTER = [
 def test_what_the_cluster_refuses_is_refused_offline_with_its_line(case):
     _, doc, expected, _ = case
     assert errors_of(doc) == [expected]
+
+
+def _with_env_value(size: int) -> dict:
+    doc = base()
+    _worker_container(doc)["env"] = [{"name": "BIG", "value": "x" * size}]
+    return doc
+
+
+def test_an_object_the_cluster_could_not_store_is_refused_before_rendering():
+    # render.MAX_OBJECT_BYTES: etcd refuses a write over 1.5 MiB; objects are held to 1 MiB.
+    doc = _with_env_value(1 << 20)
+    errors = errors_of(doc)
+    assert len(errors) == 2, errors
+    assert errors[0].startswith("ds.yaml:1: Too long: the DisaggregatedSet my-llm would be 1,049,")
+    assert errors[1].startswith("ds.yaml:7: spec.roles[0]: Too long: the rendered LeaderWorkerSet my-llm-0-")
+    assert errors[1].endswith("bytes as JSON; the cluster stores at most 1,048,576 "
+                              "(etcd's request limit, less what the API server adds)")
+
+
+def test_an_object_under_the_limit_is_accepted():
+    assert errors_of(_with_env_value(900_000)) == []
