@@ -19,7 +19,7 @@ from kubectl_disagg.core import naming, planner
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import PlanInputs, role_config
 from kubectl_disagg.core.render import leader_worker_set, service
-from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot
+from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot, holder_of
 
 LWS = "LeaderWorkerSet"
 SERVICE = "Service"
@@ -268,8 +268,12 @@ def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[L
     return ours_lws, ours_services, warnings
 
 
-def _foreign_names(set_name: str, snapshot: Snapshot) -> set[tuple[str, str]]:
-    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
+def _foreign_names(set_name: str, snapshot: Snapshot) -> dict[tuple[str, str], str]:
+    """Names held by objects that are not the set's, with who holds each: those carrying the
+    set's labels, and those the stepper found at names this pass would create."""
+    foreign = {(o.kind, o.name): holder_of(snapshot.objects.get((o.kind, o.name)) or {"metadata": {"labels": o.labels}})
+               for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
+    return {**foreign, **snapshot.occupied}
 
 
 def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveService] = ()) -> list[str]:
@@ -295,7 +299,7 @@ def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveServic
 
 
 def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws: list[LiveLWS],
-                    services: list[LiveService], blocked_names: set[tuple[str, str]] = frozenset(),
+                    services: list[LiveService], blocked_names: Mapping[tuple[str, str], str] | None = None,
                     revision_roles: Mapping[str, set[str]] | None = None) -> SliceReport:
     """§4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
     groups = _groups(lws)
@@ -324,11 +328,12 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
                          rollout_ended=bool(actions))
 
     actions = list(report.actions) + _services(ds, namespace, slice_index, groups, report.actions, services)
+    blocked_names = blocked_names or {}
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
     if blocked:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
-        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
-                        "rename or delete it" for a in blocked)
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER} "
+                        f"({blocked_names[(a.kind, a.name)]}); rename or delete it" for a in blocked)
         return report._replace(phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
     return report._replace(actions=tuple(actions), warnings=warnings)
 

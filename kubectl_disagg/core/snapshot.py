@@ -113,7 +113,8 @@ class LiveService(LiveObject, namedtuple("LiveService", f"{_OBJECT_FIELDS} ident
                                    Identity.from_labels(labels)))
 
 
-class Snapshot(namedtuple("Snapshot", "namespace lws services lws_resource_version scalers scalers_served objects")):
+class Snapshot(namedtuple("Snapshot",
+                          "namespace lws services lws_resource_version scalers scalers_served objects occupied")):
     """Everything labelled with the set's name in its namespace, managed by us or not.
 
     `lws`, `services`: tuples of LiveLWS and LiveService. `lws_resource_version`: the LWS
@@ -121,17 +122,46 @@ class Snapshot(namedtuple("Snapshot", "namespace lws services lws_resource_versi
     `scalers`: the namespace's DisaggregatedSetRoleScalers, name → spec.replicas;
     `scalers_served`: the cluster serves the kind (its CRD is installed), so rollout step may
     create them. `objects`: the objects as read, by (kind, name), what a dry run's diffs and
-    patches start from.
+    patches start from. `occupied`: names a pass would create that an object outside the set
+    already holds, by (kind, name), with who holds it (see `occupied_by_others`).
     """
 
     __slots__ = ()
 
     def __new__(cls, namespace: str, lws: tuple = (), services: tuple = (), lws_resource_version: str = "",
                 scalers: Mapping[str, int] | None = None, scalers_served: bool = False,
-                objects: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Snapshot:
+                objects: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+                occupied: Mapping[tuple[str, str], str] | None = None) -> Snapshot:
         return tuple.__new__(cls, (namespace, lws, services, lws_resource_version,
                                    {} if scalers is None else scalers, scalers_served,
-                                   {} if objects is None else objects))
+                                   {} if objects is None else objects, {} if occupied is None else occupied))
+
+
+def holder_of(obj: Mapping[str, Any]) -> str:
+    """Who holds an object, for people: its managed-by label, its controller, its field managers."""
+    metadata = obj.get("metadata") or {}
+    manager = (metadata.get("labels") or {}).get(naming.MANAGED_BY_LABEL)
+    parts = [f"managed-by label {manager!r}" if manager else "no managed-by label"]
+    for owner in metadata.get("ownerReferences") or ():
+        if owner.get("controller") is True:
+            parts.append(f"controlled by {str(owner.get('kind', '')).lower()}/{owner.get('name', '')}")
+    managers = sorted({str(entry["manager"]) for entry in metadata.get("managedFields") or () if entry.get("manager")})
+    if managers:
+        parts.append(f"field managers {', '.join(managers)}")
+    return "; ".join(parts)
+
+
+def occupied_by_others(set_name: str, found: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """Of the objects found at names a pass would create, those that are not the set's (ours or
+    the controller's for it), with who holds each: creating over them would adopt them."""
+    occupied = {}
+    for key, obj in found.items():
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        ours = labels.get(naming.NAME_LABEL) == set_name and (
+            labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER or controller_set_name(obj) == set_name)
+        if not ours:
+            occupied[key] = holder_of(obj)
+    return occupied
 
 
 def controller_set_name(obj: Mapping[str, Any]) -> str:

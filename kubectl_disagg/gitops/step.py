@@ -189,6 +189,9 @@ class StateExecutor:
             return False  # a state decided on one snapshot: nothing to watch
         return self._cluster.wait_for_change(set_name, namespace, resource_version, timeout)
 
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict:
+        return {}  # a state writes no cluster object: Argo CD applies the render, as its owner
+
     def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
         if action.kind == SERVICE:
             return

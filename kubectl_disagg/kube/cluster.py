@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 # A granted permission is trusted for one lease term (lease.DEFAULT_LEASE_SECONDS; the lease
 # module loads only for steppers, so the figure is repeated here and a test keeps them equal).
 PERMISSION_TERM_SECONDS = 30
+# GETs of the names a pass would create, sent side by side in batches of this many.
+OCCUPANT_READS_AT_ONCE = 8
 
 def scale_patch(action: Scale) -> list[dict]:
     """RFC 6902: replicas from what was read to the new count, refused if they moved meanwhile."""
@@ -382,6 +384,26 @@ class Cluster:
 
         return Lease(self.client, set_name, namespace, holder or default_holder(), duration or DEFAULT_LEASE_SECONDS,
                      wait_until)
+
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
+        """The objects already at these (kind, name)s: one GET each, a few at a time side by
+        side (see `stepper.read_and_reconcile`). A pass creates a handful; a rollout's start
+        over many slices, a few per slice."""
+        found: dict[tuple[str, str], dict] = {}
+
+        def get(kind: str, name: str) -> dict | None:
+            try:
+                return self.client.get(BY_KIND[kind], namespace, name)
+            except NotFound:
+                return None
+
+        names = list(names)
+        for start in range(0, len(names), OCCUPANT_READS_AT_ONCE):
+            batch = names[start:start + OCCUPANT_READS_AT_ONCE]
+            for key, obj in zip(batch, side_by_side(*(lambda key=key: get(*key) for key in batch))):
+                if obj is not None:
+                    found[key] = obj
+        return found
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Refuse a pass its user may not carry out whole, before its first write: one

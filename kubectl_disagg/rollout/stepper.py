@@ -30,7 +30,7 @@ from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import deep_copy
-from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
 from kubectl_disagg.rollout.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
@@ -63,6 +63,9 @@ class Executor(Protocol):
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Raise a `UserError` unless every one of `actions` is permitted: checked whole, before a write."""
 
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> Mapping[tuple[str, str], Mapping]:
+        """The objects that already exist at these (kind, name)s, as read; absent ones left out."""
+
     def lease(self, set_name: str, namespace: str,
               wait_until: float | None = None) -> AbstractContextManager[HeldLease]:
         """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it.
@@ -78,6 +81,24 @@ def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliati
     """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
     refusal = step_refusal(ds.name, snapshot)
     return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
+
+
+def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str) -> tuple[Snapshot, Reconciliation]:
+    """Read the set and reconcile, then make sure every name the pass would create is free.
+
+    The snapshot holds what carries the set's labels; an object without them (a plain
+    `kubectl create`, another tool's) at a name this pass would create is found only by asking
+    for that name. Found, it blocks its slice, which refuses the whole pass before its first
+    write (exit 3 in `rollout step`), naming the object and who holds it.
+    """
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+    result = reconcile_for_step(ds, snapshot)
+    creates = [(action.kind, action.name) for action in result.actions if isinstance(action, Create)]
+    occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
+    if occupied:
+        snapshot = snapshot._replace(occupied=occupied)
+        result = reconcile_for_step(ds, snapshot)
+    return snapshot, result
 
 
 @dataclass(frozen=True)
@@ -145,8 +166,7 @@ class PassInterrupted(Exception):
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    snapshot, result = read_and_reconcile(executor, ds, namespace)
     return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
 
 
@@ -159,8 +179,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
     effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
     else (an unreachable server, say) raises as in a real pass.
     """
-    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    snapshot, result = read_and_reconcile(executor, ds, namespace)
     refusals: dict[int, UserError] = {}
     if result.may_proceed and result.actions:
         executor.authorize(result.actions, namespace)
@@ -206,8 +225,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
     checked whole before its first write, so a refusal (403) never cuts it in half.
     """
-    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    snapshot, result = read_and_reconcile(executor, ds, namespace)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
