@@ -329,15 +329,22 @@ func (g *generator) readPackage(importPath, dir string) {
 	}
 }
 
+// lwsPackage holds the project's LeaderWorkerSet types (hack/crd), named "lws" in the table.
+const lwsPackage = "kubectl-disagg/hack/crd/api/leaderworkerset/v1"
+
 func shortPath(path string) string {
+	if path == lwsPackage {
+		return "lws"
+	}
 	for _, prefix := range []string{"k8s.io/api/", "k8s.io/apimachinery/pkg/apis/", modulePrefix} {
 		path = strings.TrimPrefix(path, prefix)
 	}
 	return path
 }
 
-// defaultMarker returns the value of a `+default=` marker (`+kubebuilder:default=` spells the
-// same value where both are present).
+// defaultMarker returns the value of a `+default=` marker (k8s.io/api's, JSON) or of a
+// `+kubebuilder:default=` marker (the project's LWS types; controller-gen also takes a bare
+// word there for a string), as JSON.
 func defaultMarker(doc *ast.CommentGroup) (string, bool) {
 	if doc == nil {
 		return "", false
@@ -345,6 +352,13 @@ func defaultMarker(doc *ast.CommentGroup) (string, bool) {
 	for _, c := range doc.List {
 		text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
 		if value, ok := strings.CutPrefix(text, "+default="); ok {
+			return value, true
+		}
+		if value, ok := strings.CutPrefix(text, "+kubebuilder:default="); ok {
+			if !json.Valid([]byte(value)) {
+				quoted, _ := json.Marshal(value)
+				value = string(quoted)
+			}
 			return value, true
 		}
 	}
