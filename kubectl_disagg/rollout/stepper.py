@@ -23,6 +23,7 @@ from typing import Protocol
 
 from kubectl_disagg.kube.api_errors import answer_of
 from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -93,7 +94,9 @@ def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str)
     """
     snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     result = reconcile_for_step(ds, snapshot)
-    creates = [(action.kind, action.name) for action in result.actions if isinstance(action, Create)]
+    # RoleScalers are listed whole (every one in the namespace): their names are known already.
+    creates = [(action.kind, action.name) for action in result.actions
+               if isinstance(action, Create) and action.kind != naming.SCALER_KIND]
     occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
     if occupied:
         snapshot = snapshot._replace(occupied=occupied)
