@@ -30,6 +30,14 @@ MAX_SUBDOMAIN_LENGTH = 253
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 
 
+NAMESPACE_MESSAGE = (f"must be a lowercase RFC 1123 label (letters, digits and '-', starting and ending with a "
+                     f"letter or digit) of at most {MAX_LABEL_LENGTH} characters")
+
+
+def is_namespace_name(name: str) -> bool:
+    return len(name) <= MAX_LABEL_LENGTH and bool(DNS1123_LABEL.fullmatch(name))
+
+
 def is_quantity(text: str) -> bool:
     return bool(_QUANTITY.fullmatch(text))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Mapping
 
-from kubectl_disagg.core import revision
+from kubectl_disagg.core import apirules, revision
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document, dotted
 
@@ -182,4 +182,7 @@ def namespace_for(ds: DisaggregatedSet, flag: str | None, fallback: str = DEFAUL
     conflict = namespace_conflict(ds, flag)
     if conflict is not None:
         raise UserError([conflict])
+    if flag and not ds.namespace and not apirules.is_namespace_name(flag):
+        # The document's own is validated with it; -n would put every object where none can be.
+        raise UserError([f'--namespace "{flag}": {apirules.NAMESPACE_MESSAGE}'])
     return ds.namespace or flag or fallback

@@ -83,7 +83,7 @@ def _check_metadata(metadata: dict | None, out: _Collector) -> None:
     namespace = metadata.get("namespace")
     if namespace is not None and not apirules.DNS1123_LABEL.fullmatch(namespace or "-"):
         out.error(("metadata", "namespace"), f'Invalid value: "{namespace}": must be a lowercase RFC 1123 label')
-    elif namespace is not None and len(namespace) > apirules.MAX_LABEL_LENGTH:
+    elif namespace is not None and not apirules.is_namespace_name(namespace):
         out.error(("metadata", "namespace"), f'Invalid value: "{namespace}": must be no more than '
                                              f"{apirules.MAX_LABEL_LENGTH} characters (an RFC 1123 label)")
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES, REPO, copy_without_namespaces
+from tests.conftest import EXAMPLES, REPO, copy_without_namespaces, without_namespace
 
 
 def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
@@ -314,3 +314,11 @@ def test_an_object_too_large_to_store_is_refused_by_every_command(command, capsy
     code, out, err = run([*command, "-f", str(path)], capsys)
     assert code == 1 and out == ""
     assert "spec.roles[0]: Too long: the rendered LeaderWorkerSet my-llm-0-" in err
+
+
+def test_a_namespace_flag_the_api_server_would_refuse_is_refused(capsys, tmp_path):
+    path = tmp_path / "ds.yaml"
+    path.write_text(without_namespace(EXAMPLES / "prefill-decode.yaml"))
+    code, out, err = run(["render", "-n", "n" * 64, "-f", str(path)], capsys)
+    assert code == 1 and out == ""
+    assert f'--namespace "{"n" * 64}": must be a lowercase RFC 1123 label' in err and "at most 63 characters" in err
