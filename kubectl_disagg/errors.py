@@ -55,4 +55,3 @@ class Conflict(UserError):
 
 class Unreachable(UserError):
     """A request got no answer (connection refused, cut, timed out): it may or may not have landed."""
-

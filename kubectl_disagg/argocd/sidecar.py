@@ -1,8 +1,7 @@
 """What Argo CD's sidecar runs: the environment and the application directory in, manifests out.
 
-Kept free of click (and outside commands/, whose package imports it) so that `main` calls it directly for the exact argv of plugin.yaml (it runs
-on every new commit of every application); the click commands in `cmp.py` call the same
-functions. The only I/O is reading the directory and writing stdout/stderr.
+The click commands in `commands/cmp.py` (the argv of plugin.yaml) call these functions. The
+only I/O is reading the directory and writing stdout/stderr.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from collections.abc import Mapping
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES
+from kubectl_disagg.manifests.writer import format_objects
 
 
 def list_directory(directory: str) -> list[str]:
@@ -43,8 +43,6 @@ def _read(directory: str, paths: list[str]) -> dict[str, bytes]:
 
 def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     """Write the application's manifests to stdout, or refuse with one line on stderr."""
-    from kubectl_disagg.manifests.writer import format_objects
-
     try:
         parameters = argocd.read_parameters(environ)
         paths = argocd.select_files(list_directory(directory), parameters)

@@ -1,7 +1,7 @@
 """`kubectl disagg cmp`: the Argo CD config management plugin's commands (see plugin.yaml).
 
 Argo CD runs them in the application's directory with its parameters in the environment;
-`main` runs the exact argv of plugin.yaml without click (see `cmp_sidecar.py`).
+the work is `argocd/sidecar.py`'s.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.views.completion import SHELLS
+from kubectl_disagg.views.completion import SHELLS, script
 
 
 @click.command()
@@ -24,6 +24,4 @@ def completion(shell: str) -> None:
     `kubectl disagg <TAB>` needs none of this: kubectl >= 1.26 runs kubectl_complete-disagg,
     installed beside kubectl-disagg.
     """
-    from kubectl_disagg.views.completion import script
-
     click.echo(script(shell), nl=False)

@@ -7,6 +7,7 @@ other documents alongside for pass-through.
 
 from __future__ import annotations
 
+import sys
 from collections import namedtuple
 from collections.abc import Iterable
 
@@ -68,8 +69,6 @@ def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
 
 def sets_from_files(paths: Iterable[str], recursive: bool = False) -> list[DisaggregatedSet]:
     """The DisaggregatedSets in -f inputs, validated, at least one; warnings go to stderr."""
-    import sys
-
     loaded = load_sets(paths, recursive)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)

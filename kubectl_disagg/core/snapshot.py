@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Mapping
+from typing import Any
 
 from kubectl_disagg.core import naming
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def _count(text: str) -> int | None:

@@ -13,24 +13,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.kube.api_errors import Gone, NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.kubeconfig import load_configuration, redact_url
+from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.kube.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER, SERVICE,
                                  Resource, RestClient, with_kind)
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-
-# A granted permission is trusted for one lease term (lease.DEFAULT_LEASE_SECONDS; the lease
-# module loads only for steppers, so the figure is repeated here and a test keeps them equal).
-PERMISSION_TERM_SECONDS = 30
+# A granted permission is trusted for one lease term.
+PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
 # GETs of the names a pass would create, sent side by side in batches of this many.
 OCCUPANT_READS_AT_ONCE = 8
 
@@ -380,8 +376,6 @@ class Cluster:
               duration: int | None = None, wait_until: float | None = None):
         """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
         `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
-        from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder  # only steppers need it
-
         return Lease(self.client, set_name, namespace, holder or default_holder(), duration or DEFAULT_LEASE_SECONDS,
                      wait_until)
 

@@ -13,6 +13,7 @@ import threading
 import time
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.exec_plugin import run_exec
 from kubectl_disagg.kube.kubeconfig import Connection, check_token
 
 TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go re-reads a token file once a minute
@@ -99,8 +100,6 @@ class Credentials:
             self.certificate_issue += 1
 
     def _run_exec(self):
-        from kubectl_disagg.kube.exec_plugin import run_exec  # a subprocess, only for users with a plugin
-
         return run_exec(self._connection, self._connection.exec_plugin)
 
     def _file_token(self) -> str:

@@ -16,14 +16,11 @@ import binascii
 import os
 import re
 from collections import namedtuple
+from typing import Any
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import load_plain
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"

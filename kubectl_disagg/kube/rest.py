@@ -7,23 +7,23 @@ retried while the server says "later", and fails as a readable `UserError` (see 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
 import re
 import time
+import urllib.parse
 from collections import namedtuple
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.api_errors import (AlreadyExists, Gone, NotFound, PatchRejected, api_error,
                                          connection_error)
+from kubectl_disagg.kube.credentials import Credentials
 from kubectl_disagg.kube.transport import NetworkError, Transport
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
@@ -86,8 +86,6 @@ class RestClient:
     """Requests to one API server (`server`, as people may see it: no credentials in it)."""
 
     def __init__(self, connection: Any, server: str):
-        from kubectl_disagg.kube.credentials import Credentials
-
         self.server = server
         self.transport = Transport(connection, Credentials(connection))
 
@@ -320,29 +318,16 @@ class RestClient:
 
         return retrying(once, read=method == "GET", repeatable=method == "GET" if repeatable is None else repeatable)
 
-    def _errors(self, subject: str) -> _ReadableErrors:
+    @contextlib.contextmanager
+    def _errors(self, subject: str) -> Iterator[None]:
         """Turn failed requests about `subject` into UserErrors people can read (`with`)."""
-        return _ReadableErrors(subject, self.server)
-
-
-class _ReadableErrors:
-    """What `RestClient._errors` returns: a context manager of its own rather than a
-    contextlib one (that module is ~1 ms of every cluster command's start, for this alone)."""
-
-    __slots__ = ("subject", "server")
-
-    def __init__(self, subject: str, server: str):
-        self.subject, self.server = subject, server
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type | None, error: BaseException | None, traceback: object) -> None:
-        if isinstance(error, ErrorAnswer):
-            readable = api_error(self.subject, error.status, error.reason, error.body)
+        try:
+            yield
+        except ErrorAnswer as error:
+            readable = api_error(subject, error.status, error.reason, error.body)
             readable.resent = getattr(error, "resent", False)  # type: ignore[attr-defined]
             raise readable from None
-        if isinstance(error, NetworkError):
+        except NetworkError as error:
             raise connection_error(self.server, error, getattr(error, "attempts", 1),
                                    getattr(error, "elapsed", 0.0)) from None
 
@@ -423,18 +408,14 @@ def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:
     return path if name is None else f"{path}/{_quote(name)}"
 
 
-# Percent-encoding as urllib.parse does it (not imported: it costs a cluster command ~5 ms).
-_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
-
-
-def _quote(text: str, space: str = "%20") -> str:
-    """`text` as UTF-8 with every byte but the unreserved ones escaped (`quote(text, safe='')`)."""
-    return "".join(chr(b) if b in _UNRESERVED else space if b == 0x20 else f"%{b:02X}" for b in text.encode())
+def _quote(text: str) -> str:
+    """`text` as one path segment: UTF-8, every byte but the unreserved ones escaped."""
+    return urllib.parse.quote(text, safe="")
 
 
 def _query_string(query: Mapping[str, str]) -> str:
-    """`key=value&...` as an HTML form encodes it (`urlencode`): a space is `+`."""
-    return "&".join(f"{_quote(str(key), '+')}={_quote(str(value), '+')}" for key, value in query.items())
+    """`key=value&...` as an HTML form encodes it: a space is `+`."""
+    return urllib.parse.urlencode(query)
 
 
 class NotAnApiServer(UserError):

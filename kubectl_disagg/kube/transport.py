@@ -1,18 +1,22 @@
 """HTTP to one API server: TLS as the kubeconfig says, a proxy when one applies, kept-alive
 connections shared by concurrent requests, the user's credential on each request.
 
-HTTP/1.1 spoken here over `socket` and `ssl`: a cluster command of a small set spends most of
-its time importing modules, and the standard library's http.client alone pulls in the email
-package and urllib, a third of a `kubectl get` (BENCHMARKS.md). `RestClient` (rest.py) builds
-the requests; this module only carries them.
+HTTP/1.1 spoken here over `socket` and `ssl`. `RestClient` (rest.py) builds the requests; this
+module only carries them.
 """
 
 from __future__ import annotations
 
+import base64
+import ipaddress
 import os
+import select
 import socket
 import ssl
+import tempfile
 import threading
+import urllib.parse
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from kubectl_disagg import __version__
@@ -167,8 +171,6 @@ def _inflater(headers: Headers) -> Callable[[bytes], bytes] | None:
         return None
     if encoding != ["gzip"]:
         raise _Malformed(f"an answer in {headers.get('Content-Encoding')!r}, which was not asked for")
-    import zlib
-
     inflater = zlib.decompressobj(wbits=31)
 
     def inflate(piece: bytes) -> bytes:
@@ -598,8 +600,6 @@ def _open_tunnel(sock: socket.socket, authority: str, proxy_headers: dict[str, s
 def _readable(sock: socket.socket) -> bool:
     """Whether an idle connection's socket has something to read: nothing should be there but
     the server's close (or garbage), so the connection must not be reused."""
-    import select
-
     try:
         return bool(select.select([sock], [], [], 0)[0])
     except (OSError, ValueError):
@@ -625,8 +625,6 @@ def _load_client_certificate(context: ssl.SSLContext, cert_pem: bytes, key_pem: 
             for fd in fds:
                 os.close(fd)
         return
-    import tempfile
-
     with tempfile.TemporaryDirectory() as private:  # mode 0700
         paths = [os.path.join(private, "cert.pem"), os.path.join(private, "key.pem")]
         for path, data in zip(paths, (cert_pem, key_pem)):
@@ -677,21 +675,6 @@ def _for_socket(host: str) -> str | bytes:
     return host.encode("ascii") if host.isascii() else host
 
 
-def _unquote(text: str) -> str:
-    """`text` with its %XX escapes decoded (as UTF-8), as urllib's unquote decodes user info."""
-    if "%" not in text:
-        return text
-    head, *parts = text.encode().split(b"%")
-    decoded = bytearray(head)
-    for part in parts:
-        if len(part) >= 2 and not part[:2].translate(None, _HEX_DIGITS):
-            decoded.append(int(part[:2], 16))
-            decoded += part[2:]
-        else:
-            decoded += b"%" + part
-    return decoded.decode("utf-8", "replace")
-
-
 def _proxy_for(configured: str | None, server: str) -> str | None:
     """The proxy for `server`: the kubeconfig's proxy-url, else HTTPS_PROXY/HTTP_PROXY unless
     NO_PROXY names the host, as Go's ProxyFromEnvironment decides (loopback never proxied)."""
@@ -721,14 +704,12 @@ def _proxy_route(proxy: str, host: str, port: int, whose: str) -> tuple[tuple[st
     if url is None or url.scheme not in ("http", "https", "socks5", "socks5h") or not url.host:
         raise UserError(f"{whose}: proxy {redact_url(proxy)} is not supported (an http://, https:// or socks5:// "
                         "proxy is)")
-    user = None if url.username is None else (_unquote(url.username), _unquote(url.password or ""))
+    user = None if url.username is None else (urllib.parse.unquote(url.username), urllib.parse.unquote(url.password or ""))
     if url.scheme.startswith("socks5"):
         dial = (url.host, url.port if ":" in _after_host(proxy) else 1080)
         return dial, lambda sock: _socks5_connect(sock, host, port, user)
     headers = {}
     if user is not None:
-        import base64
-
         headers["Proxy-Authorization"] = "Basic " + base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode()
     authority = _authority(host, port, 0)
     return (url.host, url.port), lambda sock: _open_tunnel(sock, authority, headers)
@@ -748,8 +729,6 @@ _SOCKS_REPLIES = {1: "general SOCKS server failure", 2: "connection not allowed 
 def _socks5_connect(sock: socket.socket, host: str, port: int, user: tuple[str, str] | None) -> None:
     """Ask the SOCKS5 proxy at the other end of `sock` to connect to host:port (RFC 1928; a
     user name and password as RFC 1929 sends them)."""
-    import ipaddress
-
     def take(count: int) -> bytes:
         data = b""
         while len(data) < count:
@@ -785,8 +764,6 @@ def _socks5_connect(sock: socket.socket, host: str, port: int, user: tuple[str, 
 
 
 def _in_cidr(host: str, cidr: str) -> bool:
-    import ipaddress
-
     try:
         return ipaddress.ip_address(host) in ipaddress.ip_network(cidr, strict=False)
     except ValueError:

@@ -21,6 +21,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+import jsonpatch
+
 from kubectl_disagg.kube.api_errors import answer_of
 from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core import naming
@@ -374,8 +376,6 @@ def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> lis
     change = _before_after(action, live)
     if change is None:
         return None
-    import jsonpatch  # dry runs of changes only
-
     return jsonpatch.make_patch(*change).patch
 
 

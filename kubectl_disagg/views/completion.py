@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
+import yaml
+
+from kubectl_disagg.views.templating import render_template
 
 # Cobra's ShellCompDirective bits.
 DEFAULT = 0  # the shell may complete file names when there are no candidates
@@ -138,8 +141,6 @@ def _manifests_here() -> list[str]:
 def set_names(filenames: list[str]) -> list[str]:
     """Names of the DisaggregatedSets in these files or directories; unreadable ones are skipped
     (a half-written file must not break completion)."""
-    import yaml
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     names: set[str] = set()
     for filename in filenames:
@@ -160,8 +161,6 @@ def set_names(filenames: list[str]) -> list[str]:
 
 def script(shell: str) -> str:
     """The completion script for `kubectl-disagg` typed directly in ``shell``."""
-    from kubectl_disagg.views.templating import render_template
-
     return render_template(f"completion.{shell}.j2", helper="kubectl_complete-disagg", program="kubectl-disagg")
 
 

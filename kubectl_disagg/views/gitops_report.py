@@ -11,7 +11,7 @@ from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.gitops_pr import pr_context, role_counts
-from kubectl_disagg.views.templating import grouped_by_slice
+from kubectl_disagg.views.templating import grouped_by_slice, render_template
 
 
 def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
@@ -50,16 +50,12 @@ def context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: 
 
 
 def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
-    from kubectl_disagg.views.templating import render_template
-
     return render_template("gitops_step.txt.j2", step=context(ds, namespace, step, state_file))
 
 
 def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
     """The step's pull request: its title line, a blank line, the Markdown body (a commit
     message's shape). views/gitops_pr.py builds what it says."""
-    from kubectl_disagg.views.templating import render_template
-
     return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file))
 
 

@@ -1,9 +1,5 @@
 """The `rollout status` verb without its flags: read the live LWS, derive the status, print it,
-and with --watch keep printing on every change until the set is Available.
-
-Free of click, so the command's usual spelling can run without importing it (see fastpath):
-`rollout status` is what people and scripts run most often against a cluster.
-"""
+and with --watch keep printing on every change until the set is Available."""
 
 from __future__ import annotations
 
@@ -17,6 +13,7 @@ from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, conditions, derive_status, to_document
 from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 EXIT_NOT_AVAILABLE = 3
 EXIT_TIMEOUT = 4
@@ -56,7 +53,7 @@ def _status(cluster, ds: DisaggregatedSet, namespace: str):
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # not datetime: a module only for this
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _format(reports: list[SetStatus], output: str) -> str:
@@ -67,8 +64,6 @@ def _format(reports: list[SetStatus], output: str) -> str:
 
 
 def format_text(status: SetStatus, now: str) -> str:
-    from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
-
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")

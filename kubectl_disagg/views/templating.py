@@ -1,19 +1,18 @@
 """Human-facing text (tables, reports) from Jinja2 templates in `templates/` (the package
 `kubectl_disagg.templates` once installed).
 
-Only text meant for people goes through here; manifests are built as data. Jinja2 is
-imported on first use so commands that print no report never load it.
+Only text meant for people goes through here; manifests are built as data.
 """
 
 from __future__ import annotations
 
 import functools
 
+import jinja2
+
 
 @functools.lru_cache(maxsize=1)
 def _environment():
-    import jinja2
-
     return jinja2.Environment(
         loader=jinja2.PackageLoader("kubectl_disagg.templates", "."),
         undefined=jinja2.StrictUndefined,

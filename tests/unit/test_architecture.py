@@ -43,15 +43,12 @@ def _layer(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-# The second argument parser for render and `rollout status -f`, on its way out (issue: no start-up tricks).
-STARTUP_TRICKS = ["fastpath"]
-
 MODULES = {_module_name(path): _imports(path) for path in sorted(PACKAGE.rglob("*.py"))}
 
 
 def test_every_module_lives_in_a_layer():
     """No module floats beside the packages: the folder names say where every rule lives."""
-    homeless = sorted(m for m in MODULES if _layer(m) not in LAYERS + ["__main__", None] + STARTUP_TRICKS)
+    homeless = sorted(m for m in MODULES if _layer(m) not in LAYERS + ["__main__", None])
     assert homeless == []
 
 

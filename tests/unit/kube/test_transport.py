@@ -6,9 +6,8 @@ from __future__ import annotations
 import base64
 import pathlib
 import socket
-import ssl
 import subprocess
-import sys
+import ssl
 import threading
 
 import pytest
@@ -648,15 +647,3 @@ def test_an_exec_issued_client_certificate_is_rotated_when_it_expires(tmp_path, 
         transport.close()
         server.close()
     assert server.accepted == 2 and (tmp_path / "runs").read_text().count("run") == 2
-
-
-# --- import cost ----------------------------------------------------------------------------------
-
-
-def test_the_transport_loads_no_http_email_or_urllib_module():
-    """http.client brings the email package and urllib: a third of a small cluster command's time."""
-    code = ("import sys\nbefore = set(sys.modules)\nimport kubectl_disagg.kube.transport, kubectl_disagg.kube.rest\n"
-            "print(sorted(m for m in set(sys.modules) - before\n"
-            "             if m.split('.')[0] in ('http', 'email', 'urllib') or m == 'encodings.idna'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
