@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import namedtuple
+from dataclasses import dataclass
 
 # What must not reach a terminal raw from a message: whatever str.splitlines() splits on (one
 # problem stays one line, whatever the input held) and every other control character (C0 but the
@@ -20,10 +20,14 @@ def escaped(text: str) -> str:
                   else f"\\u{ord(match.group()):04x}", text)
 
 
-class Problem(namedtuple("Problem", "file line path message")):
+@dataclass(frozen=True, slots=True)
+class Problem:
     """One thing wrong with the input: `FILE:LINE: field.path: message` (line 0: unknown)."""
 
-    __slots__ = ()
+    file: str
+    line: int
+    path: str
+    message: str
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

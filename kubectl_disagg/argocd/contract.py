@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections import namedtuple
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from kubectl_disagg.core.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
@@ -47,14 +47,21 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 
 
-class Parameters(namedtuple("Parameters", "namespace include strict state_file unknown")):
+@dataclass(frozen=True, slots=True)
+class Parameters:
     """The plugin's parameters with defaults applied; `unknown` names what was not understood."""
 
-    __slots__ = ()
+    namespace: str | None
+    include: tuple[str, ...]
+    strict: bool
+    state_file: str
+    unknown: tuple[str, ...]
 
 
-class Generated(namedtuple("Generated", "objects warnings")):
-    __slots__ = ()
+@dataclass(frozen=True, slots=True)
+class Generated:
+    objects: list[dict]
+    warnings: list[str]
 
 
 # --- parameters -----------------------------------------------------------------------------

@@ -11,8 +11,9 @@ split, each part would explain itself only through the others.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict, namedtuple
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from kubectl_disagg.core import naming, planner
@@ -28,13 +29,12 @@ EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's 
 
 # --- actions ----------------------------------------------------------------------------------
 
-# Named tuples, each of its own length or field types (Scale and Annotate: an int and a
-# Mapping second), so no two actions of different types are ever equal.
-
-class Create(namedtuple("Create", "object slice")):
+@dataclass(frozen=True, slots=True)
+class Create:
     """`object`: the manifest to create (a Mapping)."""
 
-    __slots__ = ()
+    object: Mapping
+    slice: int
 
     @property
     def kind(self) -> str:
@@ -50,31 +50,48 @@ class Create(namedtuple("Create", "object slice")):
         return f"create {self.kind.lower()}/{self.name}{suffix}"
 
 
-class Scale(namedtuple("Scale", "name from_replicas to_replicas resource_version slice kind revision",
-                       defaults=(LWS, ""))):
+@dataclass(frozen=True, slots=True)
+class Scale:
     """`from_replicas`: what the decision read, the write is refused if it moved meanwhile;
     `revision`: the revision group it belongs to (see `write_units`)."""
 
-    __slots__ = ()
+    name: str
+    from_replicas: int
+    to_replicas: int
+    resource_version: str
+    slice: int
+    kind: str = LWS
+    revision: str = ""
 
     def describe(self) -> str:
         return f"scale leaderworkerset/{self.name} {self.from_replicas} → {self.to_replicas}"
 
 
-class Annotate(namedtuple("Annotate", "name annotations resource_version slice replicas has_annotations kind",
-                          defaults=(LWS,))):
+@dataclass(frozen=True, slots=True)
+class Annotate:
     """`replicas`: what the annotations were computed from, the write is refused if it moved;
     `has_annotations`: whether the LWS had an annotations map when read."""
 
-    __slots__ = ()
+    name: str
+    annotations: Mapping[str, str]
+    resource_version: str
+    slice: int
+    replicas: int
+    has_annotations: bool
+    kind: str = LWS
 
     def describe(self) -> str:
         pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.annotations.items()))
         return f"annotate leaderworkerset/{self.name} {pairs}"
 
 
-class Delete(namedtuple("Delete", "kind name uid resource_version slice")):
-    __slots__ = ()
+@dataclass(frozen=True, slots=True)
+class Delete:
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    slice: int
 
     def describe(self) -> str:
         return f"delete {self.kind.lower()}/{self.name}"
@@ -122,9 +139,8 @@ class Phase(StrEnum):
         return self._sentences[planned].format(revision=revision, reasons="; ".join(reasons))
 
 
-class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiting_for position step_kind plan "
-                                            "old new blocked warnings",
-                             defaults=((), (), None, None, None, (), (), (), ()))):
+@dataclass(frozen=True, slots=True)
+class SliceReport:
     """What one slice looks like and what this pass does with it.
 
     `revisions`: revision → role → replicas, as observed. `position`: (step i, of N) on the
@@ -134,17 +150,32 @@ class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiti
     stepped. `warnings`: e.g. an old revision group that lost a role.
     """
 
-    __slots__ = ()
+    slice: int
+    phase: Phase
+    revisions: Mapping[str, Mapping[str, int]]
+    actions: tuple[Action, ...] = ()
+    waiting_for: tuple[str, ...] = ()
+    position: tuple[int, int] | None = None
+    step_kind: str | None = None
+    plan: PlanInputs | None = None
+    old: tuple[int, ...] = ()
+    new: tuple[int, ...] = ()
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def roles(self) -> tuple[str, ...]:
         return self.plan.roles if self.plan is not None else ()
 
 
-class Reconciliation(namedtuple("Reconciliation", "actions slices problems warnings", defaults=((), ()))):
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
     """`problems`: an unexplainable live state, nothing may be done."""
 
-    __slots__ = ()
+    actions: tuple[Action, ...]
+    slices: tuple[SliceReport, ...]
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -223,9 +254,9 @@ def with_scalers(ds: DisaggregatedSet, snapshot: Snapshot) -> DisaggregatedSet:
     replicas = {**missing_scalers(ds, snapshot, lws),
                 **{role.name: snapshot.scalers[naming.scaler_name(ds.name, role.name)] for role in ds.roles
                    if naming.scaler_name(ds.name, role.name) in snapshot.scalers}}
-    roles = tuple(role._replace(replicas=replicas[role.name], scaled=True)
+    roles = tuple(replace(role, replicas=replicas[role.name], scaled=True)
                   if role.external and role.name in replicas else role for role in ds.roles)
-    return ds._replace(roles=roles)
+    return replace(ds, roles=roles)
 
 
 def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str) -> dict:
@@ -334,8 +365,8 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
         reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER} "
                         f"({blocked_names[(a.kind, a.name)]}); rename or delete it" for a in blocked)
-        return report._replace(phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
-    return report._replace(actions=tuple(actions), warnings=warnings)
+        return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
+    return replace(report, actions=tuple(actions), warnings=warnings)
 
 
 def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles) -> SliceReport:
@@ -566,7 +597,7 @@ def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
 
 def undo(scale: Scale) -> Scale:
     """The scale that takes `scale` back, pinned to the count `scale` wrote."""
-    return scale._replace(from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
+    return replace(scale, from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
 
 
 def _delete(obj: LiveObject, slice_index: int) -> Delete:

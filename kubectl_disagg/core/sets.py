@@ -8,8 +8,8 @@ other documents alongside for pass-through.
 from __future__ import annotations
 
 import sys
-from collections import namedtuple
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import read_documents
@@ -19,10 +19,12 @@ from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
 
-class LoadResult(namedtuple("LoadResult", "items warnings")):
+@dataclass(frozen=True, slots=True)
+class LoadResult:
     """What the inputs held: sets and other documents in input order, plus warnings."""
 
-    __slots__ = ()
+    items: tuple[DisaggregatedSet | Document, ...]
+    warnings: tuple[Problem, ...]
 
     @property
     def sets(self) -> list[DisaggregatedSet]:

@@ -6,8 +6,8 @@ reconcile and status are pure functions of it, so both are tested without a clus
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_disagg.core import naming
@@ -23,10 +23,13 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-class Identity(namedtuple("Identity", "slice revision role")):
+@dataclass(frozen=True, slots=True)
+class Identity:
     """What an object's labels say it is; None where a label is missing or malformed."""
 
-    __slots__ = ()
+    slice: int | None
+    revision: str | None
+    role: str | None
 
     @classmethod
     def from_labels(cls, labels: Mapping[str, str]) -> Identity:
@@ -38,19 +41,30 @@ class Identity(namedtuple("Identity", "slice revision role")):
         return self.slice is not None and self.revision is not None and self.role is not None
 
 
-# What every live object holds, in this order, before its kind's own fields: `created` is
-# RFC 3339, so it sorts as text; `controller_set` is the DisaggregatedSet its ownerReferences
-# name as controller ("" for none): the upstream controller acts only on objects it owns that
-# way. The last field, `identity`, is read from the labels once, at construction: reconcile
-# asks for it per object per slice, and labels never change here.
-_OBJECT_FIELDS = "kind name uid resource_version labels annotations created controller_set"
-
-
+@dataclass(frozen=True, slots=True)
 class LiveObject:
-    """What LiveLWS and LiveService share (each a named tuple of _OBJECT_FIELDS, its own
-    fields, then `identity`): the questions about who the object belongs to."""
+    """What LiveLWS and LiveService share: the object's metadata and the questions about who it
+    belongs to.
 
-    __slots__ = ()
+    `created` is RFC 3339, so it sorts as text; `controller_set` is the DisaggregatedSet its
+    ownerReferences name as controller ("" for none): the upstream controller acts only on
+    objects it owns that way. `identity` is read from the labels once, at construction
+    (dataclasses.replace reads it again, from the new labels): reconcile asks for it per object
+    per slice, and labels never change here.
+    """
+
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    created: str
+    controller_set: str = ""
+    identity: Identity = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "identity", Identity.from_labels(self.labels))
 
     def managed_by_us(self, set_name: str) -> bool:
         return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
@@ -64,31 +78,18 @@ class LiveObject:
         """Part of the set, whoever runs it (kubectl-disagg or the controller): what status reads."""
         return self.managed_by_us(set_name) or self.owned_by_controller(set_name)
 
-    def __getnewargs__(self) -> tuple:
-        return tuple(self)[:-1]  # copy and pickle call __new__, which derives `identity` itself
 
-    def _replace(self, **changes):
-        """A copy with `changes`, its `identity` derived again (the named tuple's own _replace
-        would keep the old one)."""
-        fields = self._asdict()
-        del fields["identity"]
-        return type(self)(**{**fields, **changes})
-
-
-class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas generation status_replicas ready "
-                                                "updated observed_generation identity")):
+@dataclass(frozen=True, slots=True)
+class LiveLWS(LiveObject):
     """`replicas` is spec.replicas (absent counts 1, as the LWS API defaults it); the LWS
     controllers before April 2026 never set `observed_generation` (None)."""
 
-    __slots__ = ()
-
-    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
-                annotations: Mapping[str, str], created: str, controller_set: str = "", replicas: int = 1,
-                generation: int = 0, status_replicas: int = 0, ready: int = 0, updated: int = 0,
-                observed_generation: int | None = None) -> LiveLWS:
-        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
-                                   replicas, generation, status_replicas, ready, updated, observed_generation,
-                                   Identity.from_labels(labels)))
+    replicas: int = 1
+    generation: int = 0
+    status_replicas: int = 0
+    ready: int = 0
+    updated: int = 0
+    observed_generation: int | None = None
 
     @property
     def stale(self) -> bool:
@@ -101,17 +102,13 @@ class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas gene
         return _count(self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, ""))
 
 
-class LiveService(LiveObject, namedtuple("LiveService", f"{_OBJECT_FIELDS} identity")):
-    __slots__ = ()
-
-    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
-                annotations: Mapping[str, str], created: str, controller_set: str = "") -> LiveService:
-        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
-                                   Identity.from_labels(labels)))
+@dataclass(frozen=True, slots=True)
+class LiveService(LiveObject):
+    pass
 
 
-class Snapshot(namedtuple("Snapshot",
-                          "namespace lws services lws_resource_version scalers scalers_served objects occupied")):
+@dataclass(frozen=True, slots=True)
+class Snapshot:
     """Everything labelled with the set's name in its namespace, managed by us or not.
 
     `lws`, `services`: tuples of LiveLWS and LiveService. `lws_resource_version`: the LWS
@@ -123,15 +120,14 @@ class Snapshot(namedtuple("Snapshot",
     already holds, by (kind, name), with who holds it (see `occupied_by_others`).
     """
 
-    __slots__ = ()
-
-    def __new__(cls, namespace: str, lws: tuple = (), services: tuple = (), lws_resource_version: str = "",
-                scalers: Mapping[str, int] | None = None, scalers_served: bool = False,
-                objects: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
-                occupied: Mapping[tuple[str, str], str] | None = None) -> Snapshot:
-        return tuple.__new__(cls, (namespace, lws, services, lws_resource_version,
-                                   {} if scalers is None else scalers, scalers_served,
-                                   {} if objects is None else objects, {} if occupied is None else occupied))
+    namespace: str
+    lws: tuple[LiveLWS, ...] = ()
+    services: tuple[LiveService, ...] = ()
+    lws_resource_version: str = ""
+    scalers: Mapping[str, int] = field(default_factory=dict)
+    scalers_served: bool = False
+    objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    occupied: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
 def holder_of(obj: Mapping[str, Any]) -> str:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections import namedtuple
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kubectl_disagg.core import apirules
 from kubectl_disagg.core.revision import read_table
@@ -41,8 +41,18 @@ ENUMS = {
     "core/v1.PodSpec.dnsPolicy": ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"),
 }
 
-# keys: the list-map keys of a list field (() for a set, None for any other field).
-Field = namedtuple("Field", "name shape required enum keys int32")
+@dataclass(frozen=True, slots=True)
+class Field:
+    """`keys`: the list-map keys of a list field (() for a set, None for any other field)."""
+
+    name: str
+    shape: str
+    required: bool
+    enum: tuple[str, ...]
+    keys: tuple[str, ...] | None
+    int32: bool
+
+
 INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
 
 

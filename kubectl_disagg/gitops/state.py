@@ -32,8 +32,8 @@ and checks it against the set (`parse_state`); `state_document` writes one.
 from __future__ import annotations
 
 import copy
-from collections import namedtuple
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from kubectl_disagg.core import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
@@ -53,17 +53,25 @@ def is_state_document(data: object) -> bool:
     return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
 
 
-class RoleRecord(namedtuple("RoleRecord", "name spec labels annotations external")):
+@dataclass(frozen=True, slots=True)
+class RoleRecord:
     """What one role of a revision puts into its LWS, besides replicas and the injected labels:
     `spec` is the role's LWS spec with defaults, without replicas."""
 
-    __slots__ = ()
+    name: str
+    spec: Mapping[str, object]
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    external: bool
 
 
-class RevisionRecord(namedtuple("RevisionRecord", "revision placement roles")):
+@dataclass(frozen=True, slots=True)
+class RevisionRecord:
     """One revision: its Placement and a tuple of RoleRecord in spec order."""
 
-    __slots__ = ()
+    revision: str
+    placement: Placement
+    roles: tuple[RoleRecord, ...]
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -73,14 +81,16 @@ class RevisionRecord(namedtuple("RevisionRecord", "revision placement roles")):
         return next(role for role in self.roles if role.name == name)
 
 
-class RolloutState(namedtuple("RolloutState", "name namespace revisions replicas initial")):
+@dataclass(frozen=True, slots=True)
+class RolloutState:
     """`revisions`: revision → RevisionRecord; `replicas` and `initial` (initial-replicas of old
-    revisions): slice → revision → role → count, revisions in the order they were deployed.
+    revisions): slice → revision → role → count, revisions in the order they were deployed."""
 
-    Named tuples, not dataclasses: `render` reads states, and must stay quick to start.
-    """
-
-    __slots__ = ()
+    name: str
+    namespace: str
+    revisions: Mapping[str, RevisionRecord]
+    replicas: Mapping[int, Mapping[str, Counts]]
+    initial: Mapping[int, Mapping[str, Counts]]
 
     def deployed(self, slice_index: int) -> Mapping[str, Counts]:
         return self.replicas.get(slice_index, {})

@@ -10,11 +10,10 @@ given, so `--wait` watches between looks as `rollout step --until-complete` does
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from kubectl_disagg.core import naming
@@ -281,7 +280,7 @@ def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, le
     """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
     `executor`, the next state decided from the committed one."""
     live = executor.snapshot(ds.name, namespace)
-    return dataclasses.replace(gitops_step(ds, executor.committed, live), snapshot=live)
+    return replace(gitops_step(ds, executor.committed, live), snapshot=live)
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
@@ -321,7 +320,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
                      for o in render_with_state(ds, state) if o["kind"] == SERVICE)
-    executor = StateExecutor(ds, _recorded_live(ds, state, live), live._replace(services=services))
+    executor = StateExecutor(ds, _recorded_live(ds, state, live), replace(live, services=services))
     passed = run_pass(executor, ds, namespace)
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.exec_plugin import run_exec
@@ -85,7 +86,7 @@ class Credentials:
             self._oidc_config = provider.config
         token = oidc.valid_id_token(self._oidc_config)
         if token is None:
-            self._oidc_config = oidc.refreshed(provider._replace(config=self._oidc_config))
+            self._oidc_config = oidc.refreshed(replace(provider, config=self._oidc_config))
             token = self._oidc_config["id-token"]
             check_token(token, self._connection.whose, "oidc auth-provider")
         return token

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections import namedtuple
+from dataclasses import dataclass
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
@@ -18,10 +18,14 @@ from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
 EXEC_TIMEOUT_SECONDS = 60.0
 
 
-class Issued(namedtuple("Issued", "token client_cert_pem client_key_pem expires")):
+@dataclass(frozen=True, slots=True)
+class Issued:
     """What an exec plugin returned; each field may be None; `expires` is a time.time() value."""
 
-    __slots__ = ()
+    token: str | None
+    client_cert_pem: bytes | None
+    client_key_pem: bytes | None
+    expires: float | None
 
 
 def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:

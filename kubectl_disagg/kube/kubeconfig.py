@@ -15,7 +15,8 @@ import base64
 import binascii
 import os
 import re
-from collections import namedtuple
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kubectl_disagg.errors import UserError
@@ -27,30 +28,37 @@ SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-class ExecPlugin(namedtuple("ExecPlugin", "command args env api_version interactive_mode provide_cluster_info "
-                                          "install_hint base_dir",
-                            defaults=((), (), EXEC_API_VERSIONS[0], "IfAvailable", False, "", "."))):
+@dataclass(frozen=True, slots=True)
+class ExecPlugin:
     """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it.
 
     `args`: a tuple of str; `env`: a tuple of (name, value); `base_dir`: where a relative
     command is found from (the kubeconfig's directory, as kubectl does).
     """
 
-    __slots__ = ()
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    api_version: str = EXEC_API_VERSIONS[0]
+    interactive_mode: str = "IfAvailable"
+    provide_cluster_info: bool = False
+    install_hint: str = ""
+    base_dir: str = "."
 
 
-class OidcProvider(namedtuple("OidcProvider", "config kubeconfig_path user_name whose")):
+@dataclass(frozen=True, slots=True)
+class OidcProvider:
     """A user's oidc auth-provider: its `config` (str → str, as the kubeconfig holds it), the file
     that holds the user entry (where refreshed tokens are written back) and how messages name it."""
 
-    __slots__ = ()
+    config: Mapping[str, str]
+    kubeconfig_path: str | None
+    user_name: str
+    whose: str
 
 
-class Connection(namedtuple("Connection", "server whose ca_pem insecure tls_server_name proxy_url client_cert_pem "
-                                          "client_key_pem token token_file exec_plugin kubeconfig user_name "
-                                          "cluster_info impersonate oidc",
-                            defaults=(None, False, None, None, None, None, None, None, None, None, "?", None, (),
-                                      None))):
+@dataclass(frozen=True, slots=True)
+class Connection:
     """Everything needed to reach one API server as one user.
 
     `whose`: how messages name the credentials ("user alice in kubeconfig ~/.kube/config").
@@ -61,7 +69,22 @@ class Connection(namedtuple("Connection", "server whose ca_pem insecure tls_serv
     or None.
     """
 
-    __slots__ = ()
+    server: str
+    whose: str
+    ca_pem: bytes | None = None
+    insecure: bool = False
+    tls_server_name: str | None = None
+    proxy_url: str | None = None
+    client_cert_pem: bytes | None = None
+    client_key_pem: bytes | None = None
+    token: str | None = None
+    token_file: str | None = None
+    exec_plugin: ExecPlugin | None = None
+    kubeconfig: str | None = None
+    user_name: str = "?"
+    cluster_info: dict[str, Any] | None = None
+    impersonate: tuple[tuple[str, str], ...] = ()
+    oidc: OidcProvider | None = None
 
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
@@ -88,11 +111,14 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
 # --- reading and merging kubeconfig files ----------------------------------------------------
 
 
-class _Entry(namedtuple("_Entry", "body base_dir path", defaults=(None,))):
+@dataclass(frozen=True, slots=True)
+class _Entry:
     """A kubeconfig entry (a dict), the directory its relative paths are relative to (the
     directory of the file that holds it) and that file."""
 
-    __slots__ = ()
+    body: dict
+    base_dir: str
+    path: str | None = None
 
 
 class _Merged:

@@ -14,7 +14,7 @@ import math
 import re
 import time
 import urllib.parse
-from collections import namedtuple
+from dataclasses import dataclass
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -52,10 +52,14 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-class Resource(namedtuple("Resource", "kind group version plural")):
+@dataclass(frozen=True, slots=True)
+class Resource:
     """Where a kind lives in the API (`group` is "" for the core group)."""
 
-    __slots__ = ()
+    kind: str
+    group: str
+    version: str
+    plural: str
 
     def subject(self, name: str) -> str:
         """How errors name one object: `leaderworkerset/x`, as kubectl and reconcile spell it."""

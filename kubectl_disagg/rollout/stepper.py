@@ -18,7 +18,7 @@ import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import jsonpatch
@@ -101,7 +101,7 @@ def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str)
                if isinstance(action, Create) and action.kind != naming.SCALER_KIND]
     occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
     if occupied:
-        snapshot = snapshot._replace(occupied=occupied)
+        snapshot = replace(snapshot, occupied=occupied)
         result = reconcile_for_step(ds, snapshot)
     return snapshot, result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -384,8 +385,8 @@ def test_renaming_every_role_drains_the_old_revision(cluster):
 
 def test_external_roles_are_sized_by_their_autoscaler(cluster):
     ds = make_set({"prefill": 3, "decode": 1})
-    data_roles = [r._replace(external=True) if r.name == "decode" else r for r in ds.roles]
-    ds = ds._replace(roles=tuple(data_roles))
+    data_roles = [replace(r, external=True) if r.name == "decode" else r for r in ds.roles]
+    ds = replace(ds, roles=tuple(data_roles))
     rendered = [o for o in render_set(ds) if o["kind"] == "LeaderWorkerSet"]
     assert "replicas" not in rendered[1]["spec"] and rendered[0]["spec"]["replicas"] == 3
     drive(ds, cluster)
@@ -394,7 +395,7 @@ def test_external_roles_are_sized_by_their_autoscaler(cluster):
     cluster.lws()[decode]["spec"]["replicas"] = 4  # an HPA scaled it
     cluster.settle()
     assert reconcile(ds, cluster.snapshot("llm")).actions == ()  # not scaled back
-    new = ds._replace(revision="f" * 8)
+    new = replace(ds, revision="f" * 8)
     history = drive(new, cluster)
     final = {n.rsplit("-", 1)[-1]: o["spec"]["replicas"] for n, o in cluster.lws().items()}
     assert final == {"prefill": 3, "decode": 4}  # the rollout kept the autoscaled size

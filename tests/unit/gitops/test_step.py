@@ -7,6 +7,7 @@ the LWS controller (settle status); each round commits the state `gitops_step` w
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 
 import pytest
 
@@ -529,7 +530,7 @@ def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     assert [d.data["metadata"]["name"] for d in documents] == ["llm", "other"]
     assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
     assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
-    moved = second._replace(source=second.source._replace(file=str(tmp_path / "other.yaml")))
+    moved = replace(second, source=second.source._replace(file=str(tmp_path / "other.yaml")))
     assert state_path(moved) == str(path) and read_state(moved, NS).name == "other"
     with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/third"):
         read_state(make_set({"prefill": 1, "decode": 1}, name="third"), NS, str(path))
