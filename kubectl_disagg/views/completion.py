@@ -17,7 +17,6 @@ from pathlib import Path
 import click
 import yaml
 
-from kubectl_disagg.views.templating import render_template
 
 # Cobra's ShellCompDirective bits.
 DEFAULT = 0  # the shell may complete file names when there are no candidates
@@ -157,11 +156,3 @@ def set_names(filenames: list[str]) -> list[str]:
                     if isinstance(name, str):
                         names.add(name)
     return sorted(names)
-
-
-def script(shell: str) -> str:
-    """The completion script for `kubectl-disagg` typed directly in ``shell``."""
-    return render_template(f"completion.{shell}.j2", helper="kubectl_complete-disagg", program="kubectl-disagg")
-
-
-SHELLS = ("bash", "zsh", "fish")
