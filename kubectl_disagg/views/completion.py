@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-import yaml
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.manifests.reader import parse_stream
 
 
 # Cobra's ShellCompDirective bits.
@@ -139,16 +141,15 @@ def _manifests_here() -> list[str]:
 
 def set_names(filenames: list[str]) -> list[str]:
     """Names of the DisaggregatedSets in these files or directories; unreadable ones are skipped
-    (a half-written file must not break completion)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    (a half-written file must not break completion). Read as every command reads manifests."""
     names: set[str] = set()
     for filename in filenames:
         path = Path(filename).expanduser()
         paths = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
         for candidate in paths:
             try:
-                documents = list(yaml.load_all(candidate.read_text(encoding="utf-8"), Loader=loader))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                documents = [document.data for document in parse_stream(candidate.read_bytes(), str(candidate))]
+            except (OSError, UserError):
                 continue
             for document in documents:
                 if isinstance(document, dict) and document.get("kind") == SET_KIND:
