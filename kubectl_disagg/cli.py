@@ -27,14 +27,16 @@ def main(argv: list[str] | None = None) -> None:
 def _run_click(args: list[str]) -> int:
     try:
         code = cli.main(args=args, prog_name="kubectl-disagg", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as err:
+        if isinstance(err.__cause__, KeyboardInterrupt):  # Ctrl-C: said once, by `_guarded`
+            raise err.__cause__ from None
         click.echo("Aborted.", err=True)
         return 130
     except click.ClickException as err:
         err.show()
         return err.exit_code
-    except SystemExit as exit:  # a command's own exit code (rollout status: 3 when not Available)
-        code = exit.code
+    except SystemExit as exited:  # a command's own exit code (rollout status: 3 when not Available)
+        code = exited.code
         if isinstance(code, str):
             print(code, file=sys.stderr)
             return 1

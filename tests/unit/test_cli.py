@@ -110,6 +110,15 @@ def test_usage_errors_exit_2(capsys):
     assert code == 2 and "Missing option '-f'" in err
 
 
+def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("kubectl_disagg.commands.render.render_files", interrupted)
+    code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml")], capsys)
+    assert code == 130 and out == "" and err.strip() == "Interrupted."
+
+
 def test_console_script_module_entry():
     result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "--version"], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0 and "kubectl-disagg" in result.stdout
