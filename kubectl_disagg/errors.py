@@ -20,7 +20,7 @@ def escaped(text: str) -> str:
                   else f"\\u{ord(match.group()):04x}", text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input: `FILE:LINE: field.path: message` (line 0: unknown)."""
 

@@ -47,7 +47,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Parameters:
     """The plugin's parameters with defaults applied; `unknown` names what was not understood."""
 
@@ -58,7 +58,7 @@ class Parameters:
     unknown: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Generated:
     objects: list[dict]
     warnings: list[str]

@@ -22,7 +22,7 @@ PLACEMENT_NONE = "None"
 SCALING_EXTERNAL = "External"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Placement:
     """spec.placementPolicy: None, ExclusiveSlice or ExclusiveTopology, and its node-label key."""
 
@@ -34,7 +34,7 @@ class Placement:
         return self.type != PLACEMENT_NONE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Role:
     """One role of the set: name, replicas per slice, `spec` (the defaulted LWS spec; treat it
     as read-only), the LWS labels and annotations, and whether it scales External-ly.
@@ -59,7 +59,7 @@ class Role:
         return self.spec["leaderWorkerTemplate"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class DisaggregatedSet:
     """A validated set: `roles` a tuple of Role in spec order, `source` the Document it came from."""
 

@@ -42,7 +42,7 @@ class Step:
     kind: StepKind
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PlanInputs:
     """Everything the planner needs, per role, in role order: role names, the initial_old and
     target Vectors, a RolloutConfig per role."""
@@ -165,7 +165,7 @@ def total_steps(initial_old: Sequence[int], target: Sequence[int], configs: Sequ
 # §5's, term by term.
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Rollout:
     """What stays fixed while one rollout runs: its start, its goal and its per-role limits.
 

@@ -139,7 +139,7 @@ class Phase(StrEnum):
         return self._sentences[planned].format(revision=revision, reasons="; ".join(reasons))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SliceReport:
     """What one slice looks like and what this pass does with it.
 
@@ -168,7 +168,7 @@ class SliceReport:
         return self.plan.roles if self.plan is not None else ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Reconciliation:
     """`problems`: an unexplainable live state, nothing may be done."""
 

@@ -17,7 +17,7 @@ API_DEFAULT_MAX_UNAVAILABLE = 1
 _PERCENT = re.compile(r"^(\d+)%$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RolloutConfig:
     """A role's resolved budgets: replicas it may run above target, and below it."""
 

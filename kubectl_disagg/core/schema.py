@@ -13,28 +13,28 @@ from collections.abc import Callable
 
 from kubectl_disagg.core import typeschema
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Scalar:
     kind: str  # "string" | "integer" | "boolean" | "int-or-string" | "any"
     enum: tuple[str, ...] = ()  # allowed strings
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MapOf:
     value: object  # string keys, every value of schema `value`
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ListOf:
     item: object
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Obj:
     fields: dict  # known field name → schema; any other field is refused
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Generated:
     struct: str  # a Go struct of the generated type table (typeschema)
 

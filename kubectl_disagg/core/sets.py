@@ -19,7 +19,7 @@ from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LoadResult:
     """What the inputs held: sets and other documents in input order, plus warnings."""
 

@@ -107,7 +107,7 @@ class LiveService(LiveObject):
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Snapshot:
     """Everything labelled with the set's name in its namespace, managed by us or not.
 

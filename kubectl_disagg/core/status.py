@@ -19,7 +19,7 @@ REASON_READY = "AllRolesReady"
 REASON_ROLLING = "RolloutInProgress"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RoleStatus:
     """`desired`: replicas per slice × slices."""
 
@@ -34,7 +34,7 @@ class RoleStatus:
         return self.replicas == self.ready == self.updated == self.desired
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SetStatus:
     """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
     status lags their spec; `problems`, `warnings`: tuples of sentences."""

@@ -41,7 +41,7 @@ ENUMS = {
     "core/v1.PodSpec.dnsPolicy": ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"),
 }
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Field:
     """`keys`: the list-map keys of a list field (() for a set, None for any other field)."""
 

@@ -53,7 +53,7 @@ def is_state_document(data: object) -> bool:
     return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RoleRecord:
     """What one role of a revision puts into its LWS, besides replicas and the injected labels:
     `spec` is the role's LWS spec with defaults, without replicas."""
@@ -65,7 +65,7 @@ class RoleRecord:
     external: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RevisionRecord:
     """One revision: its Placement and a tuple of RoleRecord in spec order."""
 
@@ -81,7 +81,7 @@ class RevisionRecord:
         return next(role for role in self.roles if role.name == name)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RolloutState:
     """`revisions`: revision → RevisionRecord; `replicas` and `initial` (initial-replicas of old
     revisions): slice → revision → role → count, revisions in the order they were deployed."""

@@ -18,7 +18,7 @@ from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
 EXEC_TIMEOUT_SECONDS = 60.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Issued:
     """What an exec plugin returned; each field may be None; `expires` is a time.time() value."""
 

@@ -28,7 +28,7 @@ SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ExecPlugin:
     """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it.
 
@@ -46,7 +46,7 @@ class ExecPlugin:
     base_dir: str = "."
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class OidcProvider:
     """A user's oidc auth-provider: its `config` (str → str, as the kubeconfig holds it), the file
     that holds the user entry (where refreshed tokens are written back) and how messages name it."""
@@ -57,7 +57,7 @@ class OidcProvider:
     whose: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Connection:
     """Everything needed to reach one API server as one user.
 
@@ -111,7 +111,7 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
 # --- reading and merging kubeconfig files ----------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Entry:
     """A kubeconfig entry (a dict), the directory its relative paths are relative to (the
     directory of the file that holds it) and that file."""

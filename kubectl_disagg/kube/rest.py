@@ -52,7 +52,7 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Resource:
     """Where a kind lives in the API (`group` is "" for the core group)."""
 
