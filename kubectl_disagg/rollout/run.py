@@ -8,6 +8,8 @@ passed in by the command. The exit codes are the command's contract (its --help 
 from __future__ import annotations
 
 import contextlib
+import datetime
+import secrets
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -16,6 +18,7 @@ from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
 from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.rollout.events import event_object, events_for, set_reference
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
@@ -85,8 +88,6 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
              dry_run: str | None, deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
              regarding: dict | None = None) -> int:
     """Drive one set, showing each pass; the exit code of how it ended."""
-    from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
-
     last = None
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
@@ -123,11 +124,6 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
 
 def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:
     """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
-    import datetime
-    import secrets
-
-    from kubectl_disagg.kube.lease import default_holder
-
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     holder = default_holder()
     for event in events_for(step, regarding):
