@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, rollout_status_gitops
 from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.views.status import show_status
 
@@ -50,8 +50,6 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
     deadline = Deadline.after(timeout).at
     with _options.session(kubeconfig, context) as cluster:
         if gitops:
-            from kubectl_disagg.commands import rollout_status_gitops
-
             raise SystemExit(rollout_status_gitops.run(sets, cluster, namespace, output, watch, deadline))
         sets = sets or [_options.stored_set(cluster, name, namespace)]
         code = show_status(cluster, sets, namespace, output, watch=watch, deadline=deadline, write=_echo)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.gitops.watch import exit_code, looks
+from kubectl_disagg.views.gitops_status import format_looks
 
 
 def run(sets, cluster, namespace: str | None, output: str, watch: bool, deadline: float | None) -> int:
-    from kubectl_disagg.views.gitops_status import format_looks
 
     printed, seen, first = None, [], None
     for seen in looks(cluster, sets, namespace, watch=watch, deadline=deadline):

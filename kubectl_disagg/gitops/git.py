@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import files as state_files
 
 
 class Repository:
@@ -73,8 +74,6 @@ class Repository:
 
 def repository_for(sets, branch: str | None) -> Repository:
     """The repository holding the sets' state files, checked for `--commit` (`prepare`)."""
-    from kubectl_disagg.gitops import files as state_files
-
     paths = sorted({path for path in (state_files.state_path(ds) for ds in sets) if path})
     if not paths:
         raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])

@@ -9,7 +9,8 @@ nothing is left to roll (complete), or the live objects cannot be explained (ref
 
 from __future__ import annotations
 
-from collections import namedtuple
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -30,22 +31,34 @@ class NextAction(StrEnum):
     REFUSED = "a person must look"
 
 
-class SliceStatus(namedtuple("SliceStatus", "slice revisions position")):
+@dataclass(frozen=True)
+class SliceStatus:
     """The committed point of one slice: `revisions` revision → role → replicas (deployment
     order), `position` (step i, of N) on the plan of its rollout, or None when it is at rest
     (one revision) or off the plan."""
 
-    __slots__ = ()
+    slice: int
+    revisions: Mapping[str, Mapping[str, int]]
+    position: tuple[int, int] | None
 
 
-class GitopsStatus(namedtuple("GitopsStatus", "name namespace revision has_state slices synced pruned ready "
-                                              "next_action reasons")):
+@dataclass(frozen=True)
+class GitopsStatus:
     """`synced`: every LWS the state renders is live with its committed replicas and annotation;
     `pruned`: no LWS the state no longer renders is left; `ready`: the set's revision's LWS are
     all ready, and every status is current (observedGeneration); `reasons`: why it waits or
     refuses (one line each)."""
 
-    __slots__ = ()
+    name: str
+    namespace: str
+    revision: str
+    has_state: bool
+    slices: tuple[SliceStatus, ...]
+    synced: bool
+    pruned: bool
+    ready: bool
+    next_action: NextAction
+    reasons: tuple[str, ...]
 
 
 def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStatus:

@@ -5,10 +5,11 @@ LWS change until some set's next action changes. The cluster is only read, and o
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.run import _PRIORITY, EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
@@ -18,10 +19,14 @@ _EXIT = {NextAction.STEP: EXIT_ADVANCED, NextAction.SYNC: EXIT_WAITING, NextActi
          NextAction.COMPLETE: EXIT_COMPLETE, NextAction.REFUSED: EXIT_REFUSED}
 
 
-class SetStatus(namedtuple("SetStatus", "ds path snapshot status")):
+@dataclass(frozen=True)
+class SetStatus:
     """One set's look: where its state is kept, the live LWS read, and the GitopsStatus."""
 
-    __slots__ = ()
+    ds: DisaggregatedSet
+    path: str | None
+    snapshot: Snapshot
+    status: GitopsStatus
 
 
 def looks(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, watch: bool = False,

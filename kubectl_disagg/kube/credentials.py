@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube import oidc
 from kubectl_disagg.kube.exec_plugin import run_exec
 from kubectl_disagg.kube.kubeconfig import Connection, check_token
 
@@ -79,8 +80,6 @@ class Credentials:
 
     def _oidc_token(self) -> str:
         """The oidc id-token, refreshed once it expires (see oidc.py); only then, as client-go."""
-        from kubectl_disagg.kube import oidc
-
         provider = self._connection.oidc
         if self._oidc_config is None:
             self._oidc_config = provider.config

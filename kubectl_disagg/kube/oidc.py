@@ -12,9 +12,13 @@ import binascii
 import json
 import os
 import time
+import urllib.parse
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.kubeconfig import Connection, OidcProvider
+from kubectl_disagg.kube.transport import NetworkError, Transport
+from kubectl_disagg.manifests.reader import load_plain
+from kubectl_disagg.manifests.writer import to_yaml
 
 EXPIRY_DELTA_SECONDS = 10  # client-go: a token this close to its expiry counts as expired
 REQUEST_TIMEOUT_SECONDS = 30.0
@@ -88,9 +92,6 @@ def _call(provider: OidcProvider, method: str, url: str, form: dict | None = Non
     """One request to the identity provider (TLS trusting idp-certificate-authority[-data] when
     given, else the system's roots; the proxy from the environment, as client-go's transport),
     its JSON answer; _Refused for an error answer, UserError when there is none."""
-    from kubectl_disagg.kube.rest import _query_string, _quote
-    from kubectl_disagg.kube.transport import NetworkError, Transport
-
     ca_pem = _idp_ca(provider)
     scheme, _, rest = url.partition("://")
     origin = f"{scheme}://{rest.split('/', 1)[0]}"
@@ -99,9 +100,9 @@ def _call(provider: OidcProvider, method: str, url: str, form: dict | None = Non
     body = None
     if form is not None:
         headers["Content-Type"] = "application/x-www-form-urlencoded"
-        body = _query_string(form).encode()
+        body = urllib.parse.urlencode(form).encode()
     if basic is not None:
-        pair = f"{_quote(basic[0], '+')}:{_quote(basic[1], '+')}".encode()
+        pair = f"{urllib.parse.quote_plus(basic[0], safe='')}:{urllib.parse.quote_plus(basic[1], safe='')}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
     try:
         response = transport.request(method, url, body, headers, read_timeout=REQUEST_TIMEOUT_SECONDS)
@@ -157,9 +158,6 @@ def _persist(provider: OidcProvider, config: dict) -> None:
     """Write the refreshed tokens into the user's entry of the kubeconfig file that holds it, the
     rest of the file kept (as data: comments do not survive, as with kubectl), atomically and
     with the file's own permissions."""
-    from kubectl_disagg.manifests.reader import load_plain
-    from kubectl_disagg.manifests.writer import to_yaml
-
     path = provider.kubeconfig_path
     try:
         with open(path, "rb") as f:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.gitops.status import GitopsStatus
-from kubectl_disagg.views.templating import grouped_by_slice
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.templating import grouped_by_slice, render_template
 
 
 def _groups(status: GitopsStatus) -> list[dict]:
@@ -30,8 +31,6 @@ def to_document(status: GitopsStatus, state_file: str | None) -> dict:
 
 
 def format_text(status: GitopsStatus, state_file: str | None) -> str:
-    from kubectl_disagg.views.templating import render_template
-
     return render_template("gitops_status.txt.j2", status=status, state_file=state_file, groups=_groups(status))
 
 
@@ -40,8 +39,6 @@ def format_looks(looks, output: str) -> str:
     list under `items` for several sets)."""
     if output == "text":
         return "".join(format_text(s.status, s.path) for s in looks)
-    from kubectl_disagg.manifests.writer import to_json, to_yaml
-
     documents = [to_document(s.status, s.path) for s in looks]
     document = documents[0] if len(documents) == 1 else {"items": documents}
     return to_yaml(document) if output == "yaml" else to_json(document)

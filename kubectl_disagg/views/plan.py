@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from kubectl_disagg.core.plan_inputs import plural, vector
 from kubectl_disagg.core.planner import PlanInputs, Step
 from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge, the ceiling a scale-up respects
@@ -16,8 +17,6 @@ TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge,
 def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]], output: str) -> str:
     """One plan prints as itself; several (sets, slices) as titled sections or a list."""
     if output == "chart":
-        from kubectl_disagg.views.plan_chart import format_charts  # the picture of the same plans
-
         return format_charts(plans)
     if len(plans) == 1 and (plans[0][0] is None or output != "table"):
         _, inputs, steps = plans[0]

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections import namedtuple
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from kubectl_disagg.core.planner import PlanInputs, Step
 
@@ -26,12 +26,17 @@ OLD_COLOR, NEW_COLOR, MARK_COLOR = "#8c959f", "#0969da", "#fff8c5"  # grey, blue
 OLD_CELL, NEW_CELL = "░", "█"
 
 
-class PlanChart(namedtuple("PlanChart", "roles steps current ceilings floors")):
+@dataclass(frozen=True)
+class PlanChart:
     """`roles`: names; `steps`: the trajectory (Steps, the initial state first); `current`: the
     index of the step to mark, or None; `ceilings`: target + surge per role; `floors`: target −
     max unavailable per role, None for a role that scales up (it never had its target)."""
 
-    __slots__ = ()
+    roles: tuple[str, ...]
+    steps: tuple[Step, ...]
+    current: int | None
+    ceilings: tuple[int, ...]
+    floors: tuple[int | None, ...]
 
     def series(self, role_index: int) -> tuple[list[int], list[int]]:
         return [s.old[role_index] for s in self.steps], [s.new[role_index] for s in self.steps]

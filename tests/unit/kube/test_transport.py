@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 import pathlib
 import socket
-import subprocess
 import ssl
+import subprocess
 import threading
 
 import pytest
