@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test unit integration demo render bench generate fuzz clean help argocd-testdata check-test check-demo zipapp
+.PHONY: test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -25,8 +25,12 @@ check-test check-demo:
 	@hack/check-prereqs.sh $(@:check-%=%)
 
 ## test: all tests (unit, property, integration against a local control plane)
-test: check-test $(VENV)/.installed testenv
+test: check-test $(VENV)/.installed testenv argocd-harness mermaid
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+## mermaid: mermaid from the npm registry into the per-user cache, for the pull request chart test (needs npm)
+mermaid:
+	hack/mermaid/install.sh >/dev/null
 
 ## unit: the tests that need no control plane
 unit: $(VENV)/.installed
@@ -59,13 +63,18 @@ bench: $(VENV)/.installed testenv
 	.bench-venv/bin/python benchmarks/bench_reaction.py
 	.bench-venv/bin/python benchmarks/bench_cmp.py
 
+## argocd-harness: build the Argo CD harness of the Argo CD tests once into the per-user cache (the tests also build it on first use)
+argocd-harness:
+	hack/build-argocd-harness.sh
+
 ## argocd-testdata: regenerate the Argo CD health check testdata from a local control plane
 argocd-testdata: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.argocd_health_testdata
 
-## generate: regenerate the revision type table from k8s.io/api (needs Go; CI checks it is current)
+## generate: regenerate the revision type table from k8s.io/api and the CRDs from hack/crd (needs Go; tests check both are current)
 generate:
 	hack/generate-revision-table.sh
+	hack/generate-crds.sh
 
 ## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed

@@ -13,7 +13,8 @@ then times, as whole processes:
   same 2,000 writes sent with dryRun=All (nothing stored, so the step after it is unchanged).
 
 Each rollout start needs a freshly deployed set, so runs are few (`--runs`, default 2); the
-three commands alternate within each run. Target (issue 14): step ≤ 1.0× kubectl apply.
+three commands alternate within each run. Target (the budget of issue 25): step ≤ 0.8× kubectl
+apply at 2,000 objects (a smaller --slices measures the same ratio at fewer objects).
 
     python benchmarks/bench_step.py [--runs 2] [--slices 100]
 """
@@ -44,6 +45,7 @@ from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 
 ROLES = 10
+TARGET_RATIO = 0.8  # step median ÷ kubectl apply --server-side median, at most
 
 
 def set_file(workdir: Path, namespace: str, slices: int, image: str) -> Path:
@@ -111,8 +113,8 @@ def main() -> int:
     print(f"| `rollout step -f new.yaml --dry-run=server` | {med['server dry run']:.1f} | "
           f"{min(times['server dry run']):.1f} |")
     ratio = med["concurrent"] / med["kubectl"]
-    print(f"\n- {'PASS' if ratio <= 1.0 else 'FAIL'}  step ≤ 1.0× kubectl apply --server-side (median): "
-          f"{med['concurrent']:.1f} s vs {med['kubectl']:.1f} s = {ratio:.2f}×")
+    print(f"\n- {'PASS' if ratio <= TARGET_RATIO else 'FAIL'}  {objects:,} objects: step ≤ {TARGET_RATIO}× kubectl "
+          f"apply --server-side (median): {med['concurrent']:.2f} s vs {med['kubectl']:.2f} s = {ratio:.2f}×")
     peak = max(rss)
     print(f"- {'PASS' if peak <= 150 else 'FAIL'}  step peak RSS ≤ 150 MB: {peak:.1f} MB")
     return 0

@@ -2,7 +2,7 @@
 
     python benchmarks/status_phases.py KUBECONFIG FILE
 
-Times, in order, what the command does: imports (CLI, then the cluster modules), kubeconfig,
+Times, in order, what the command does: imports (the CLI and the status command), kubeconfig,
 the two LISTs (bytes on the wire, then JSON decoding, apart), building the snapshot, the pure
 core (reconcile, derive_status, to_document) and formatting the JSON output. Interpreter
 start-up is what is left of the whole-process wall time (the parent measures that).
@@ -27,17 +27,16 @@ def main() -> None:
         phases[name] = phases.get(name, 0.0) + (now - mark[0])
         mark[0] = now
 
-    import kubectl_disagg.cli  # noqa: F401
-    import kubectl_disagg.fastpath  # noqa: F401  (`rollout status -f` runs without click)
-    import kubectl_disagg.views.status  # noqa: F401  (core, output)
+    import kubectl_disagg.cli  # noqa: F401  (the entry point and the click command tree)
+    import kubectl_disagg.commands.rollout_status  # noqa: F401  (the command, what it uses: core, cluster, output)
     from kubectl_disagg.core import naming
-    from kubectl_disagg.core.sets import sets_from_files
-    from kubectl_disagg.manifests.writer import format_objects
     from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.core.sets import sets_from_files
+    from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     from kubectl_disagg.core.status import derive_status, to_document
-    lap("import kubectl_disagg (entry point, core, output)")
     from kubectl_disagg.kube import cluster as cluster_module, rest
-    lap("import the cluster modules (kubeconfig, credentials, transport, REST)")
+    from kubectl_disagg.manifests.writer import format_objects
+    lap("imports (entry point, click, the status command: core, cluster modules, output)")
     (ds,) = sets_from_files((filename,), False)
     lap("read and validate the file")
     connection, _ = cluster_module.load_configuration(kubeconfig, None)
@@ -50,7 +49,6 @@ def main() -> None:
         lap(f"LIST {resource.plural} (request, TLS on the first, bytes)")
     decoded = {kind: json.loads(data) for kind, data in raw.items()}
     lap("JSON decoding of both LISTs")
-    from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     lws_items = [rest.with_kind(i, rest.LWS) for i in decoded["LeaderWorkerSet"].get("items") or []]
     svc_items = [rest.with_kind(i, rest.SERVICE) for i in decoded["Service"].get("items") or []]
     snapshot = Snapshot(namespace=ds.namespace, lws=tuple(lws_from_object(i) for i in lws_items),

@@ -103,7 +103,7 @@ check_crds() {
   for dir in "${REPO_DIR}/config/crd" "${REPO_DIR}/testenv/crd"; do
     compgen -G "${dir}/*.yaml" >/dev/null || need "the project's CRDs in ${dir#"${REPO_DIR}/"}/: restore them with git checkout -- ${dir#"${REPO_DIR}/"}"
   done
-  if [[ -n "${KUBECTL_DISAGG_CRDS:-}" && ! -d "${KUBECTL_DISAGG_CRDS}" ]]; then
+  if [[ -n "${KUBECTL_DISAGG_CRDS:-}" && "${KUBECTL_DISAGG_CRDS}" != project && ! -d "${KUBECTL_DISAGG_CRDS}" ]]; then
     need "the upstream CRDs in KUBECTL_DISAGG_CRDS=${KUBECTL_DISAGG_CRDS} (not a directory): fix the path or unset it to use the project's CRDs"
   elif [[ "${TARGET}" == test && "${CI:-}" == true && -z "${KUBECTL_DISAGG_CRDS:-}" && ! -d "${REPO_DIR}/../shared/crds" ]]; then
     need "the upstream CRDs (CI=true runs the conformance tests against them): put them in ../shared/crds or set KUBECTL_DISAGG_CRDS"

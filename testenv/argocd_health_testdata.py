@@ -46,6 +46,7 @@ def example_set(namespace: str, replicas: dict[str, int] | None = None) -> dict:
 def prefill_lws(namespace: str, replicas: int = 2) -> dict:
     """The prefill LWS kubectl-disagg renders for the example."""
     document = read_documents([str(EXAMPLE)])[0]
+    document.data["metadata"]["namespace"] = namespace
     ds = load_documents([document]).sets[0]
     lws = next(o for o in render_set(ds, namespace) if o["kind"] == "LeaderWorkerSet")
     lws["spec"]["replicas"] = replicas
@@ -148,6 +149,32 @@ def lws_zero(s: Session) -> dict:
     return s.get(LWS_PATH, lws)
 
 
+def lws_zero_no_status(s: Session) -> dict:
+    """Created at 0 groups, before the controller has written anything: not yet Healthy."""
+    return s.create(LWS_PATH, prefill_lws(s.namespace(), replicas=0))
+
+
+def partitioned_lws(s: Session, updated: int) -> dict:
+    """4 groups, partition 2: groups 2..3 take the new template; `updated` of them have."""
+    body = prefill_lws(s.namespace(), replicas=4)
+    body["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] = {"partition": 2}
+    lws = s.create(LWS_PATH, body)
+    s.patch(LWS_PATH, lws, {"status": {
+        "observedGeneration": lws["metadata"]["generation"], "replicas": 4, "readyReplicas": 4,
+        "updatedReplicas": updated,
+        "conditions": [condition("Available", "True", "AllGroupsReady", "All replicas are ready")],
+    }}, "/status")
+    return s.get(LWS_PATH, lws)
+
+
+def lws_partitioned_complete(s: Session) -> dict:
+    return partitioned_lws(s, updated=2)
+
+
+def lws_partitioned_rolling(s: Session) -> dict:
+    return partitioned_lws(s, updated=1)
+
+
 def lws_failed(s: Session) -> dict:
     lws = s.create(LWS_PATH, prefill_lws(s.namespace()))
     sim = s.simulator()
@@ -209,6 +236,37 @@ def ds_zero(s: Session) -> dict:
     return ds_with(s, {"prefill": (0, 0, 0), "decode": (0, 0, 0)}, AVAILABLE, {"prefill": 0, "decode": 0})
 
 
+def ds_zero_no_status(s: Session) -> dict:
+    """Every role at 0 and no controller status: still nobody has said it is there."""
+    return s.create(DS_PATH, example_set(s.namespace(), {"prefill": 0, "decode": 0}))
+
+
+def external_decode(namespace: str) -> dict:
+    data = example_set(namespace)
+    decode = next(role for role in data["spec"]["roles"] if role["name"] == "decode")
+    decode["scaling"] = {"mode": "External"}
+    del decode["spec"]["replicas"]
+    return data
+
+
+def ds_external_raised(s: Session) -> dict:
+    """The autoscaler raised decode to 3; its LWS still has 1 group, all ready. Only the
+    controller knows the scaler's target: its conditions say the set is progressing."""
+    ds = s.create(DS_PATH, external_decode(s.namespace()))
+    s.patch(DS_PATH, ds, ds_status(ds["metadata"]["generation"], {"prefill": (2, 2, 2), "decode": (1, 1, 1)}, [
+        condition("Available", "False", "RolloutInProgress", "decode: 1 of 3 groups (scaler target)"),
+        condition("Progressing", "True", "RolloutInProgress", "decode: 1 of 3 groups (scaler target)"),
+    ]), "/status")
+    return s.get(DS_PATH, ds)
+
+
+def ds_external_healthy(s: Session) -> dict:
+    ds = s.create(DS_PATH, external_decode(s.namespace()))
+    s.patch(DS_PATH, ds, ds_status(ds["metadata"]["generation"], {"prefill": (2, 2, 2), "decode": (3, 3, 3)},
+                                   AVAILABLE), "/status")
+    return s.get(DS_PATH, ds)
+
+
 def ds_degraded(s: Session) -> dict:
     return ds_with(s, {"prefill": (2, 2, 2), "decode": (1, 0, 1)}, [
         condition("Available", "False", "RolloutInProgress", "rolling out revision 5d3c1a7e"),
@@ -228,6 +286,9 @@ SCENARIOS: dict[str, dict[str, Callable[[Session], dict]]] = {
         "healthy-without-observed-generation": lws_healthy_without_observed_generation,
         "healthy-zero": lws_zero,
         "degraded-failed-condition": lws_failed,
+        "progressing-zero-no-status": lws_zero_no_status,
+        "healthy-partitioned": lws_partitioned_complete,
+        "progressing-partitioned": lws_partitioned_rolling,
     },
     "disaggregatedset.x-k8s.io/DisaggregatedSet": {
         "progressing-no-status": ds_no_status,
@@ -237,6 +298,9 @@ SCENARIOS: dict[str, dict[str, Callable[[Session], dict]]] = {
         "healthy": ds_healthy,
         "healthy-zero": ds_zero,
         "degraded-condition": ds_degraded,
+        "progressing-zero-no-status": ds_zero_no_status,
+        "progressing-external-raised": ds_external_raised,
+        "healthy-external": ds_external_healthy,
     },
 }
 

@@ -70,6 +70,9 @@ BINARIES = ("etcd", "kube-apiserver", "kubectl")
 
 ENV_BIN_DIR = "KUBECTL_DISAGG_TESTENV_BIN"
 ENV_CRDS_DIR = "KUBECTL_DISAGG_CRDS"
+# KUBECTL_DISAGG_CRDS=project: the project's CRDs even where the upstream ones are present, as in
+# a clone with nothing beside it.
+PROJECT_ONLY = "project"
 
 # The project's own CRDs: the DisaggregatedSet ones it ships, and an LWS CRD for this
 # control plane (a real cluster has its LWS installation's).
@@ -185,8 +188,11 @@ def _check_bin_dir(path: Path, origin: str) -> Path:
 
 
 def upstream_crds_dir() -> Path | None:
-    """``$KUBECTL_DISAGG_CRDS`` when set, else ``../shared/crds`` when it exists, else None."""
+    """``$KUBECTL_DISAGG_CRDS`` when set (None for ``project``), else ``../shared/crds`` when it
+    exists, else None."""
     override = os.environ.get(ENV_CRDS_DIR)
+    if override == PROJECT_ONLY:
+        return None
     if override:
         return Path(override)
     return UPSTREAM_CRDS if UPSTREAM_CRDS.is_dir() else None
@@ -403,7 +409,7 @@ class ControlPlane:
         # Default: the project's CRDs, unless $KUBECTL_DISAGG_CRDS names others.
         if crds is None:
             override = os.environ.get(ENV_CRDS_DIR)
-            crds = Path(override) if override else PROJECT_CRDS
+            crds = Path(override) if override and override != PROJECT_ONLY else PROJECT_CRDS
         self._crd_dirs = (Path(crds),) if isinstance(crds, (str, Path)) else tuple(map(Path, crds))
         self._bin_dir_override = Path(bin_dir) if bin_dir else None
         self.start_timeout = start_timeout

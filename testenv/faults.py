@@ -129,6 +129,16 @@ class FaultPath:
     def toxics(self) -> list[dict]:
         return _call("GET", f"{self.toxiproxy_api}/proxies/{PROXY_NAME}/toxics")
 
+    @contextlib.contextmanager
+    def toxic(self, **spec: Any):
+        """A toxic on every connection through the path while the `with` lasts (name=, type=,
+        stream=, toxicity= the share of connections it hits, attributes=)."""
+        _call("POST", f"{self.toxiproxy_api}/proxies/{PROXY_NAME}/toxics", spec)
+        try:
+            yield
+        finally:
+            _call("DELETE", f"{self.toxiproxy_api}/proxies/{PROXY_NAME}/toxics/{spec['name']}")
+
     # -- start-up ----------------------------------------------------------------------------
 
     def _start(self) -> None:

@@ -1,28 +1,23 @@
-"""Runs plugin.yaml's commands the way Argo CD's sidecar does, for the contract tests.
+"""Argo CD running the plugin, for the contract tests: a git repository holding applications,
+plugin.yaml in a sidecar, and the repo-server's manifest generation done by Argo CD's own
+logic (tests/argocd_harness.py): discovery, the plugin's variables, generate in a fresh copy
+of the repository, the output split and flattened.
 
-The commands run from their argv (no shell) with the application's path inside a copy of the
-repository as working directory, Argo CD's variables, and nothing else the sidecar would not
-have: HOME cannot be written, there is no kubeconfig, and any network connection fails
-(a sitecustomize refuses sockets and the wall clock, and records which modules were
-imported).
+The sidecar's own environment has nothing the real one would not: HOME cannot be written,
+there is no kubeconfig, and any network connection or read of the wall clock fails (a
+sitecustomize refuses them and records which modules were imported).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import stat
-import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+from tests.argocd_harness import generate_manifests
 
-from tests.conftest import REPO
-
-PLUGIN = yaml.safe_load((REPO / "plugin.yaml").read_text())
 BIN = Path(sys.executable).parent  # where `kubectl-disagg` is installed with this Python
+PLUGIN = {"name": "kubectl-disagg"}  # the usual Application: the plugin named, nothing else
 
 _GUARD = '''
 import atexit, json, os, socket, sys
@@ -49,97 +44,53 @@ def _record():
 '''
 
 
-class Sidecar:
-    """A copied repository, read-only, and the environment of Argo CD's sidecar."""
+def sidecar_environment(tmp_path: Path) -> dict[str, str]:
+    """The sidecar container's own environment (what the cmp-server's os.Environ() holds)."""
+    guard = tmp_path / "guard"
+    guard.mkdir(exist_ok=True)
+    (guard / "sitecustomize.py").write_text(_GUARD)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    return {
+        "PATH": f"{BIN}:/usr/bin:/bin",
+        "HOME": str(blocker / "home"),  # nothing can be created below a file, not even by root
+        "KUBECONFIG": str(blocker / "kubeconfig"),
+        "PYTHONPATH": str(guard),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "CMP_TEST_MODULES": str(tmp_path / "modules.json"),
+    }
 
-    def __init__(self, tmp_path: Path, app_files: dict[str, str | bytes], app_path: str = "apps/llama",
-                 steady_only: bool = True):
-        """`steady_only`: the Application sets `require-rollout-state: "false"` in its plugin.env
-        (a directory deploying steady states alone); tests of the rollout state pass False."""
+
+class ArgoCD:
+    """A repository (files by path from its root) and Argo CD with the plugin's sidecar."""
+
+    def __init__(self, tmp_path: Path, files: dict[str, str | bytes], steady_only: bool = True):
+        """`steady_only`: the sidecar runs with `require-rollout-state` off (its environment's
+        ARGOCD_ENV_REQUIRE_ROLLOUT_STATE=false): the applications here deploy steady states;
+        tests of the rollout state pass False."""
+        self.tmp_path = tmp_path
         self.repo = tmp_path / "repo"
-        self.app_dir = self.repo / app_path
-        self.app_dir.mkdir(parents=True)
-        for name, content in app_files.items():
-            target = self.app_dir / name
+        for name, content in files.items():
+            target = self.repo / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content.encode() if isinstance(content, str) else content)
-        shutil.copy(REPO / "plugin.yaml", self.repo / "plugin.yaml")
-        self.guard = tmp_path / "guard"
-        self.guard.mkdir()
-        (self.guard / "sitecustomize.py").write_text(_GUARD)
-        self.modules_file = tmp_path / "modules.json"
-        blocker = tmp_path / "not-a-directory"
-        blocker.write_text("")
-        self.environ = {
-            "PATH": f"{BIN}:/usr/bin:/bin",
-            "HOME": str(blocker / "home"),  # nothing can be created below a file, not even by root
-            "KUBECONFIG": str(blocker / "kubeconfig"),
-            "PYTHONPATH": str(self.guard),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "CMP_TEST_MODULES": str(self.modules_file),
-            "ARGOCD_APP_NAME": "llama",
-            "ARGOCD_APP_NAMESPACE": "serving",
-            "ARGOCD_APP_PROJECT_NAME": "default",
-            "ARGOCD_APP_REVISION": "4f1c2b7e9a0d3c5b8e6f1a2d4c7b9e0f3a5d8c1b",
-            "ARGOCD_APP_REVISION_SHORT": "4f1c2b7",
-            "ARGOCD_APP_REVISION_SHORT_8": "4f1c2b7e",
-            "ARGOCD_APP_SOURCE_REPO_URL": "https://git.example.com/inference.git",
-            "ARGOCD_APP_SOURCE_PATH": app_path,
-            "ARGOCD_APP_SOURCE_TARGET_REVISION": "main",
-            "KUBE_VERSION": "1.36.3",
-            "KUBE_API_VERSIONS": "v1,v1/Service,apps/v1,apps/v1/Deployment,"
-                                 "leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
-        }
+        self.sidecar_env = sidecar_environment(tmp_path)
         if steady_only:
-            self.environ["ARGOCD_ENV_REQUIRE_ROLLOUT_STATE"] = "false"
-        self._make_read_only()
-        self.before = self.snapshot()
+            self.sidecar_env["ARGOCD_ENV_REQUIRE_ROLLOUT_STATE"] = "false"
+        self.work_dir = tmp_path / "cmp-server"
 
-    def _make_read_only(self) -> None:
-        for root, dirs, files in os.walk(self.repo):
-            for name in files:
-                os.chmod(os.path.join(root, name), stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-            os.chmod(root, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    def manifests(self, app_path: str = "apps/llama", plugin: dict | None = PLUGIN, **request) -> dict:
+        """The repo-server's answer for an Application at `app_path` with `source.plugin` =
+        `plugin` (None: no plugin block)."""
+        return generate_manifests(self.repo, app_path, plugin=plugin, sidecar_env=self.sidecar_env,
+                                  work_dir=self.work_dir, **request)
 
-    def snapshot(self) -> dict[str, bytes]:
-        """Every path and content of the copied repository (root ignores modes: compare)."""
-        found = {}
-        for root, dirs, files in os.walk(self.repo):
-            found[root] = b"<dir>"
-            for name in files:
-                path = os.path.join(root, name)
-                found[path] = Path(path).read_bytes()
-        return found
-
-    def with_parameters(self, parameters: list[dict]) -> dict[str, str]:
-        """The variables Argo CD sets for an Application's plugin parameters."""
-        environ = {"ARGOCD_APP_PARAMETERS": json.dumps(parameters)}
-        for parameter in parameters:
-            name = "PARAM_" + "".join(c if c.isalnum() or c == "_" else "_" for c in parameter["name"].upper())
-            if "string" in parameter:
-                environ[name] = parameter["string"]
-            for index, item in enumerate(parameter.get("array", [])):
-                environ[f"{name}_{index}"] = item
-            for key, item in parameter.get("map", {}).items():
-                environ[f"{name}_{key}"] = item
-        return environ
-
-    def run(self, section: str, extra_env: dict[str, str] | None = None,
-            cwd: Path | None = None) -> subprocess.CompletedProcess:
-        """Run plugin.yaml's `init`, `generate` or `discover.find` command."""
-        spec = PLUGIN["spec"]
-        command = spec["discover"]["find"] if section == "discover" else spec[section]
-        argv = list(command["command"]) + list(command.get("args", []))
-        result = subprocess.run(argv, cwd=cwd or self.app_dir, env={**self.environ, **(extra_env or {})},
-                                capture_output=True, timeout=60, check=False)
-        assert self.snapshot() == self.before, "the plugin changed the source tree"
-        return result
-
-    def generate(self, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        if "init" in PLUGIN["spec"]:
-            init = self.run("init", extra_env)
-            assert init.returncode == 0, init.stderr
-        return self.run("generate", extra_env)
+    def objects(self, app_path: str = "apps/llama", plugin: dict | None = PLUGIN, **request) -> list[dict]:
+        """The objects Argo CD would apply; fails the test with Argo CD's error if there is one."""
+        answer = self.manifests(app_path, plugin, **request)
+        assert not answer.get("error"), answer["error"]
+        assert answer["sourceType"] == "Plugin"
+        return answer["manifests"]
 
     def imported_modules(self) -> list[str]:
-        return json.loads(self.modules_file.read_text())
+        return json.loads(Path(self.sidecar_env["CMP_TEST_MODULES"]).read_text())

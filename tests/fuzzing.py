@@ -2,8 +2,8 @@
 
 Inputs start from examples/*.yaml and are mutated two ways: as bytes (flips, cuts, splices, YAML
 syntax and tags dropped in) and as documents (a value anywhere replaced, removed or joined by an
-unknown field, then written as YAML or JSON). Each goes through `render` (YAML and JSON, the fast
-path) and `validate` (the click path) in-process. The property:
+unknown field, then written as YAML or JSON). Each goes through `render` (YAML and JSON) and
+`validate` in-process. The property:
 
 - the command ends in exit 0 (a render) or exit 1 (our own error), never an exception;
 - exit 1 prints nothing on stdout and only `FILE[:LINE]: …` lines on stderr, no traceback;

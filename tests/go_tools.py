@@ -21,7 +21,7 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kube
 def require_go() -> str:
     go = shutil.which("go")
     if go is None:
-        message = "the Go toolchain is not installed (needed to build hack/revision)"
+        message = "the Go toolchain is not installed (needed to build the Go tools under hack/)"
         if os.environ.get("CI") == "true":
             pytest.fail(message + "; CI must not skip these tests")
         pytest.skip(message)

@@ -51,6 +51,10 @@ class MemoryCluster:
             objects={(o["kind"], o["metadata"]["name"]): copy.deepcopy(o) for o in mine},
         )
 
+    def occupants(self, names) -> dict[tuple[str, str], dict]:
+        """The objects at these (kind, name)s, as a GET of each would find them."""
+        return {key: copy.deepcopy(self.objects[key]) for key in names if key in self.objects}
+
     def _get(self, kind: str, name: str, resource_version: str) -> dict:
         obj = self.objects.get((kind, name))
         if obj is None:

@@ -2,7 +2,7 @@
 
 Argo CD's sidecar runs `kubectl-disagg cmp generate` in the application's directory with its
 parameters in the environment. Everything here works on plain data handed in by the shell
-(`cmp_sidecar.py`): the environment as a mapping, the directory as a listing of
+(`sidecar.py`): the environment as a mapping, the directory as a listing of
 relative paths and the bytes of the files chosen. Nothing reads the network, the clock or
 HOME, so the output depends on the commit and the parameters only, as Argo CD's cache
 assumes.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections import namedtuple
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.apirules import DNS1123_LABEL
@@ -25,6 +25,7 @@ from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_di
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.gitops.state import find_state, is_state_document, unmatched_states
 from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
 REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
@@ -47,16 +48,23 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 
 
-class Parameters(namedtuple("Parameters", "namespace include strict state_file unknown require_state",
-                             defaults=(True,))):
+@dataclass(frozen=True)
+class Parameters:
     """The plugin's parameters with defaults applied; `unknown` names what was not understood;
     `require_state`: a set without a rollout state is refused (spec §8 rule 3)."""
 
-    __slots__ = ()
+    namespace: str | None
+    include: tuple[str, ...]
+    strict: bool
+    state_file: str
+    unknown: tuple[str, ...]
+    require_state: bool = True
 
 
-class Generated(namedtuple("Generated", "objects warnings")):
-    __slots__ = ()
+@dataclass(frozen=True)
+class Generated:
+    objects: list[dict]
+    warnings: list[str]
 
 
 # --- parameters -----------------------------------------------------------------------------
@@ -114,12 +122,18 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
 
 
 def _from_json(text: str | None) -> list[tuple[str, object]]:
+    """The parameters of `ARGOCD_APP_PARAMETERS`. Argo CD sends it whenever the Application
+    has a `plugin` block, as the JSON of its parameter list: `null` when it sets none (a
+    plugin block with only `name` or `env`, the most common Application), so null, like an
+    absent or empty variable, means no parameters."""
     if not text:
         return []
     try:
         items = json.loads(text)
     except ValueError as err:
         raise UserError([f"ARGOCD_APP_PARAMETERS: not JSON: {err}"]) from None
+    if items is None:
+        return []
     if not isinstance(items, list):
         raise UserError(["ARGOCD_APP_PARAMETERS: expected a JSON list of {name, string|array|map}"])
     found = []
@@ -255,6 +269,7 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
         raise UserError(["strict: no DisaggregatedSet in the application directory"])
     destination = environ.get("ARGOCD_APP_NAMESPACE") or None
     revision = environ.get("ARGOCD_APP_REVISION") or None
+    show_states = served(environ.get("KUBE_API_VERSIONS"))
     objects: list[dict] = []
     rendered: list[tuple[str, str]] = []
     for item in loaded.items:
@@ -265,6 +280,8 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                 rollout = find_state(state_documents, item, namespace)
                 objects.extend(_stamped(render_with_state(
                     item, rollout, namespace, require_state=parameters.strict or parameters.require_state), revision))
+                if rollout is not None and show_states:  # where a git rollout stands, for Argo CD to show
+                    objects.extend(_stamped([served_object(item, rollout)], revision))
             elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
                 objects.append(_passthrough(item.data, parameters.namespace, destination))
         except UserError as err:
@@ -283,17 +300,27 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                          f"({', '.join(parameters.include)}), and an empty render with prune "
                          "would delete every resource of the application"])
     if loaded.sets:
-        check_api_versions(environ.get("KUBE_API_VERSIONS"))
+        warnings += check_api_versions(environ.get("KUBE_API_VERSIONS"))
+    if state_documents and environ.get("KUBE_API_VERSIONS") and not show_states:
+        warnings.append(f"the destination cluster does not serve {SERVED_RESOURCE} (KUBE_API_VERSIONS): the "
+                        "rollout state is not emitted, so Argo CD cannot show where a git rollout stands")
     return Generated(objects, warnings)
 
 
-def check_api_versions(kube_api_versions: str | None) -> None:
-    """Refuse a destination cluster that cannot store the LWS we render (when Argo CD says)."""
-    if not kube_api_versions:
-        return
+NO_API_VERSIONS_WARNING = ("KUBE_API_VERSIONS is empty (Argo CD's source hydrator sends no cluster "
+                           f"information): rendered without checking that the destination serves {LWS_RESOURCE}")
+
+
+def check_api_versions(kube_api_versions: str | None) -> list[str]:
+    """Refuse a destination cluster that cannot store the LWS we render, when Argo CD says
+    what it serves; when it says nothing (its source hydrator renders for no particular
+    cluster and sends KUBE_VERSION and KUBE_API_VERSIONS empty), render and warn once."""
+    if not kube_api_versions or not kube_api_versions.strip():
+        return [NO_API_VERSIONS_WARNING]
     if LWS_RESOURCE not in {part.strip() for part in kube_api_versions.split(",")}:
         raise UserError([f"the destination cluster does not serve {LWS_RESOURCE} (KUBE_API_VERSIONS): "
                          "install LeaderWorkerSet there first"])
+    return []
 
 
 def _stamped(objects: Iterable[dict], revision: str | None) -> Iterable[dict]:

@@ -1,8 +1,7 @@
 """What Argo CD's sidecar runs: the environment and the application directory in, manifests out.
 
-Kept free of click (and outside commands/, whose package imports it) so that `main` calls it directly for the exact argv of plugin.yaml (it runs
-on every new commit of every application); the click commands in `cmp.py` call the same
-functions. The only I/O is reading the directory and writing stdout/stderr.
+The click commands in `commands/cmp.py` (the argv of plugin.yaml) call these functions. The
+only I/O is reading the directory and writing stdout/stderr.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from collections.abc import Mapping
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES
+from kubectl_disagg.manifests.writer import format_objects
 
 
 def list_directory(directory: str) -> list[str]:
@@ -43,8 +43,6 @@ def _read(directory: str, paths: list[str]) -> dict[str, bytes]:
 
 def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     """Write the application's manifests to stdout, or refuse with one line on stderr."""
-    from kubectl_disagg.manifests.writer import format_objects
-
     try:
         parameters = argocd.read_parameters(environ)
         paths = argocd.select_files(list_directory(directory), parameters)
@@ -60,10 +58,16 @@ def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     return 0
 
 
-def discover(directory: str = ".") -> int:
-    """Print the first file holding a DisaggregatedSet and exit 0; exit 1 silently if none
-    (Argo CD's `find.command`: a match is exit 0 with something printed)."""
-    parameters = argocd.Parameters(None, argocd.DEFAULT_INCLUDE, False, argocd.DEFAULT_STATE_FILE, ())
+def discover(environ: Mapping[str, str], directory: str = ".") -> int:
+    """Argo CD's `discover.find.command`: print the first file that the `include` parameter
+    selects and that holds a DisaggregatedSet, and exit 0; print nothing and exit 0 when
+    none does (the cmp-server's "no"). The repo-server runs it for named plugins too, with
+    the Application's parameters in the environment, so `include` counts here as in
+    generate. Invalid parameters are a real error: exit 1 with one line on stderr."""
+    try:
+        parameters = argocd.read_parameters(environ)
+    except UserError as err:
+        raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None
     for path in argocd.select_files(list_directory(directory), parameters):
         try:
             with open(os.path.join(directory, path), "rb") as handle:
@@ -73,4 +77,4 @@ def discover(directory: str = ".") -> int:
         if argocd.holds_set(text):
             print(path)
             return 0
-    return 1
+    return 0

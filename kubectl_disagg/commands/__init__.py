@@ -1,7 +1,7 @@
 """One module per command, in the manner of kubectl plugins.
 
-Commands are imported only when run (`LazyGroup`): `render` must not pay for the
-rollout machinery, the Kubernetes client or Jinja2.
+The root group names each command by "module:attribute" (`LazyGroup`), as click's
+documentation does for lazily loaded subcommands: a command's module is imported when it runs.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import click
 
+from kubectl_disagg.core import sets
+from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
+from kubectl_disagg.kube.cluster import Cluster
 
 
 def filenames(required: bool = True):
@@ -69,8 +72,6 @@ class Duration(click.ParamType):
     def convert(self, value, param, ctx) -> float | None:
         if value is None or isinstance(value, (int, float)):
             return value or None
-        from kubectl_disagg.core.durations import parse_duration
-
         try:
             seconds = parse_duration(value)
         except ValueError as err:
@@ -93,8 +94,6 @@ def cluster(func):
 
 def session(kubeconfig: str | None, context: str | None):
     """The connection every cluster command opens (as a context manager) and closes."""
-    from kubectl_disagg.kube.cluster import Cluster  # the Kubernetes client loads only for cluster commands
-
     return Cluster(kubeconfig, context)
 
 
@@ -110,23 +109,11 @@ def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
 
 def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
     """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
-    from kubectl_disagg.core.sets import sets_from_files
-
-    return sets_from_files(filenames, recursive)
+    return sets.sets_from_files(filenames, recursive)
 
 
 def stored_set(cluster, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
     namespace = namespace or cluster.default_namespace
-    return set_from_object(cluster.get_set(name, namespace))
-
-
-def set_from_object(stored: dict):
-    """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
-    from kubectl_disagg.manifests.source import Document
-    from kubectl_disagg.core.sets import load_documents
-
-    metadata = stored.get("metadata") or {}
-    where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
-    return load_documents([Document(stored, where, 0, {})]).sets[0]
+    return sets.set_from_object(cluster.get_set(name, namespace))

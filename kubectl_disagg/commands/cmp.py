@@ -1,7 +1,7 @@
 """`kubectl disagg cmp`: the Argo CD config management plugin's commands (see plugin.yaml).
 
 Argo CD runs them in the application's directory with its parameters in the environment;
-`main` runs the exact argv of plugin.yaml without click (see `cmp_sidecar.py`).
+the work is `argocd/sidecar.py`'s.
 """
 
 from __future__ import annotations
@@ -31,5 +31,8 @@ def generate() -> None:
 
 @cmp.command()
 def discover() -> None:
-    """Exit 0 printing a file name when the current directory holds a DisaggregatedSet."""
-    raise SystemExit(cmp_sidecar.discover("."))
+    """Print a file holding a DisaggregatedSet among those `include` selects (nothing if none).
+
+    Exit 0 either way (Argo CD's "no" is empty output); exit 1 only on invalid parameters.
+    """
+    raise SystemExit(cmp_sidecar.discover(os.environ, "."))

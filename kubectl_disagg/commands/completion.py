@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.views.completion import SHELLS
+from kubectl_disagg.views.templating import render_template
+
+SHELLS = ("bash", "zsh", "fish")
 
 
 @click.command()
@@ -24,6 +26,5 @@ def completion(shell: str) -> None:
     `kubectl disagg <TAB>` needs none of this: kubectl >= 1.26 runs kubectl_complete-disagg,
     installed beside kubectl-disagg.
     """
-    from kubectl_disagg.views.completion import script
-
-    click.echo(script(shell), nl=False)
+    click.echo(render_template(f"completion.{shell}.j2", helper="kubectl_complete-disagg", program="kubectl-disagg"),
+               nl=False)

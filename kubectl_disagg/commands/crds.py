@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.manifests.crds import crd_documents
+from kubectl_disagg.manifests.writer import format_objects
 
 
 @click.command()
@@ -18,7 +20,4 @@ def crds(output: str) -> None:
     \b
     kubectl disagg crds | kubectl apply --server-side -f -
     """
-    from kubectl_disagg.manifests.crds import crd_documents
-    from kubectl_disagg.manifests.writer import format_objects
-
     click.echo(format_objects(crd_documents(), output), nl=False)

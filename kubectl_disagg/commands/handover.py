@@ -1,11 +1,14 @@
-"""`kubectl disagg handover`: hand a running set to the controller, or back (see `handover`)."""
+"""`kubectl disagg handover`: hand a running set to the controller, or back.
+
+Flags → `handover.prepare` (read, plan) → print → `handover.carry_out` (the patches) → print.
+"""
 
 from __future__ import annotations
 
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, plan_handover
+from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out, prepare
 
 EXIT_REFUSED = 3
 
@@ -42,16 +45,11 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, cont
     """
     with _options.session(kubeconfig, context) as cluster:
         namespace = namespace or cluster.default_namespace
-        stored = cluster.get_set(name, namespace)
-        snapshot = cluster.snapshot(name, namespace)
-        plan = plan_handover(direction, stored, list(snapshot.objects.values()))
-        refusal = list(plan.refusal)
-        if direction == TO_PLUGIN and not controller_stopped and not dry_run:
-            refusal.append("stop the DisaggregatedSet controller first (it runs inside the LWS controller from "
-                           "LWS v0.9 on), then pass --controller-stopped")
-        if refusal:
+        stored, plan = prepare(cluster, direction, name, namespace, controller_stopped=controller_stopped,
+                               dry_run=dry_run)
+        if plan.refusal:
             click.echo(f"refusing to hand disaggregatedset/{name} {direction}; nothing was changed:", err=True)
-            for reason in refusal:
+            for reason in plan.refusal:
                 click.echo(f"  {reason}", err=True)
             ctx.exit(EXIT_REFUSED)
         for change in plan.changes:
@@ -60,9 +58,5 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, cont
             click.echo(f"{subject}: already handed over")
         if dry_run:
             return
-        # One object at a time; cut short, running it again finishes the rest (done ones are skipped).
-        for change in plan.changes:
-            cluster.patch_object(change.kind, namespace, change.name, list(change.patch))
-        if direction == TO_PLUGIN and (stored.get("status") or {}):
-            cluster.clear_set_status(name, namespace)
+        carry_out(cluster, stored, plan, namespace)
         click.echo(f"disaggregatedset/{name} in {namespace} handed {direction}: {len(plan.changes)} objects changed")

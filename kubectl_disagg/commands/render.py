@@ -1,15 +1,14 @@
-"""`kubectl disagg render`: the LWS and Services a DisaggregatedSet stands for.
-
-The work is done by `fastpath.render_to_stdout`, which `main` also calls directly for the
-usual spellings of this command; this click command serves help and unusual arguments.
-"""
+"""`kubectl disagg render`: the LWS and Services a DisaggregatedSet stands for."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from kubectl_disagg import fastpath
 from kubectl_disagg.commands import _options
+from kubectl_disagg.gitops.files import render_files
+from kubectl_disagg.manifests.writer import format_objects
 
 
 @click.command()
@@ -32,5 +31,7 @@ def render(filenames: tuple[str, ...], recursive: bool, namespace: str | None, o
     A set with a rollout state (a git-driven rollout, see docs/gitops.md) renders as far as
     the state has rolled it: every deployed revision at its recorded replicas.
     """
-    fastpath.render_to_stdout({"filenames": list(filenames), "recursive": recursive, "namespace": namespace,
-                               "output": output, "state": state, "require_state": require_state})
+    objects, warnings = render_files(filenames, recursive, namespace, state, require_state)
+    _options.print_warnings(warnings)
+    # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.
+    sys.stdout.write(format_objects(objects, output))

@@ -6,11 +6,10 @@ Exit codes: 0 Available; 1 error (bad input, API error); 2 usage; 3 not Availabl
 
 from __future__ import annotations
 
-import time
-
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, rollout_status_gitops
+from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.views.status import show_status
 
 
@@ -22,7 +21,10 @@ from kubectl_disagg.views.status import show_status
 @_options.output("text", "yaml", "json", default="text")
 @click.option("-w", "--watch", is_flag=True, help="Keep reporting as the LWS change, until Available.")
 @_options.timeout("0", "With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
-def status(name, filenames, recursive, namespace, kubeconfig, context, output, watch, timeout) -> None:
+@click.option("--gitops", is_flag=True,
+              help="Git-driven rollout (docs/gitops.md): per slice the committed step, whether the cluster shows "
+                   "it and the next action; with -w, until the next action changes.")
+def status(name, filenames, recursive, namespace, kubeconfig, context, output, watch, timeout, gitops) -> None:
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
 
     Give NAME to read the DisaggregatedSet stored in the cluster, or -f for a file.
@@ -34,11 +36,21 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
       2  usage error
       3  not Available (without --watch)
       4  --watch timed out before the set became Available
+
+    \b
+    With --gitops -f DIR (exit codes as rollout step --gitops's):
+      0  next: run rollout step --gitops    5  next: wait for the sync or readiness
+      3  the live objects cannot be explained   6  complete
+      4  --watch timed out before the next action changed
     """
+    if gitops and (name or not filenames):
+        raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept), not NAME")
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
-    deadline = None if timeout is None else time.monotonic() + timeout
+    deadline = Deadline.after(timeout).at
     with _options.session(kubeconfig, context) as cluster:
+        if gitops:
+            raise SystemExit(rollout_status_gitops.run(sets, cluster, namespace, output, watch, deadline))
         sets = sets or [_options.stored_set(cluster, name, namespace)]
         code = show_status(cluster, sets, namespace, output, watch=watch, deadline=deadline, write=_echo)
     if code:

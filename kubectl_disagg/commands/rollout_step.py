@@ -1,105 +1,22 @@
 """`kubectl disagg rollout step`: one reconcile pass of the DisaggregatedSet controller, client-side.
 
-Flags → `stepper.drive` → printer: the passes themselves (Lease, snapshot, reconcile, execute,
-watch) are the library's; this module turns flags into a drive over each set and prints what
-each pass did: reports on stdout (text through templates/step.txt.j2, or YAML/JSON), warnings,
-progress and errors on stderr.
+Flags → `run.step_sets` (drive each set, record Events, the exit code) → `Console` (reports on
+stdout, warnings, progress and errors on stderr); with --gitops, `rollout_step_gitops.run`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import sys
-import time
-
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.core.controller import reconciled_by_controller
-from kubectl_disagg.rollout.events import set_reference
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.model import namespace_for
-from kubectl_disagg.manifests.writer import to_json, to_yaml
-from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
-from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.gitops.files import refuse_git_driven
+from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
+from kubectl_disagg.views.step_console import Console
 
-EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
-EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409, or in a server dry run)
-EXIT_USAGE = 2  # bad flags (click's own code for usage errors)
-EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object in the way, lease held
-EXIT_TIMEOUT = 4  # --until-complete ran out of time
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE", "step"]
 
 DEFAULT_TIMEOUT = "30m"
-
-
-# --- printing ---------------------------------------------------------------------------------
-
-
-class Console:
-    """stdout for reports, stderr for warnings, errors and progress (redrawn on a terminal)."""
-
-    REDRAW_UP = "\x1b[{}F"  # cursor to the start of the line N lines up
-    CLEAR_LINE = "\x1b[2K"
-    CLEAR_BELOW = "\x1b[J"
-
-    def __init__(self, output: str):
-        self.output = output
-        self._documents = 0
-        self._drawn = 0  # progress lines on screen that the next progress may overwrite
-        self._stderr_tty = sys.stderr.isatty()
-        self._warned: set[str] = set()
-
-    def report(self, step: Pass, *, only_changed: bool = False) -> None:
-        if self.output == "text":
-            text = format_text(step, only_changed=only_changed)
-        elif self.output == "yaml":
-            text = ("---\n" if self._documents else "") + to_yaml(to_document(step))
-        else:
-            text = to_json(to_document(step))
-        self._documents += 1
-        self._settle()
-        click.echo(text, nl=False)
-
-    def warn(self, message: str, *, once: bool = False) -> None:
-        if once and message in self._warned:
-            return
-        self._warned.add(message)
-        self._settle()
-        click.echo(f"Warning: {message}", err=True)
-
-    def error(self, lines: list[str]) -> None:
-        self._settle()
-        for text in lines:
-            click.echo(text, err=True)
-
-    def finished(self, step: Pass) -> None:
-        if self.output == "text":
-            self._settle()
-            click.echo(f"disaggregatedset/{step.ds.name} in {step.namespace}: rollout complete at revision "
-                       f"{step.ds.revision}")
-        else:
-            self.report(step)  # the stream of documents ends with the one that says complete
-
-    def progress(self, step: Pass) -> None:
-        lines = format_text(step, progress=True).splitlines()
-        if not self._stderr_tty:
-            click.echo("".join(f"{text}\n" for text in lines), err=True, nl=False)
-            return
-        # Redrawing moves up one screen row per line: a line that wrapped would break it.
-        width = shutil.get_terminal_size().columns
-        lines = [text if len(text) < width else text[:width - 2] + "…" for text in lines]
-        redraw = self.REDRAW_UP.format(self._drawn) + self.CLEAR_BELOW if self._drawn else ""
-        click.echo(redraw + "".join(f"{self.CLEAR_LINE}{text}\n" for text in lines), err=True, nl=False)
-        self._drawn = len(lines)
-
-    def _settle(self) -> None:
-        """Anything else printed keeps the progress block on screen: the next one starts below."""
-        self._drawn = 0
-
-
-# --- the command ------------------------------------------------------------------------------
 
 
 @click.command(cls=_options.DryRunCommand, epilog="""\b
@@ -157,18 +74,21 @@ Exit codes with --gitops (docs/gitops.md):
                    "(for when that controller no longer runs). Objects the controller owns are never stepped.")
 @click.option("--pr-description", metavar="FILE", default=None,
               help="With --gitops: write a Markdown description of the step (for its pull request).")
-@click.option("--state", "state_file", metavar="FILE", default=None,
-              help="With --gitops: the set's rollout state file (default: disagg-rollout-state.yaml beside the "
-                   "set's file, as the Argo CD plugin's rollout-state parameter).")
-@click.option("--ignore-rollout-state", is_flag=True,
-              help="Step the cluster directly although the set has a rollout state beside its file (it is "
-                   "driven through git: Argo CD's self-heal would undo the step).")
+@click.option("--commit", is_flag=True,
+              help="With --gitops: commit the state file (git), the pull request's text as the message; refuses "
+                   "a working tree with other changes.")
+@click.option("--branch", metavar="NAME", default=None,
+              help="With --commit: create branch NAME from HEAD and commit there.")
+@click.option("--state", "state_file", metavar="FILE", help="With --gitops: the state file (default: "
+              "disagg-rollout-state.yaml beside the set's file, as the plugin's rollout-state parameter).")
+@click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git (a rollout state "
+              "beside its file) directly; Argo CD's self-heal would undo it.")
 @click.pass_context
 def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: str, until_complete: bool,
          wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
-         pr_description: str | None, max_in_flight: int, ignore_controller: bool, state_file: str | None,
-         ignore_rollout_state: bool) -> None:
+         pr_description: str | None, max_in_flight: int, ignore_controller: bool, commit: bool,
+         branch: str | None, state_file: str | None, ignore_rollout_state: bool) -> None:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -206,12 +126,13 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
         if name or dry_run or until_complete or wait_for_lease or not filenames:
             raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept) and "
                                    "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
+        if branch and not commit:
+            raise click.UsageError("--branch goes with --commit")
         from kubectl_disagg.commands import rollout_step_gitops
-
         ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                                         pr_description, output, state_file=state_file))
-    if wait or pr_description or state_file:
-        raise click.UsageError("--wait, --pr-description and --state go with --gitops")
+                                         pr_description, output, commit=commit, branch=branch, state_file=state_file))
+    if wait or pr_description or commit or branch or state_file:
+        raise click.UsageError("--wait, --pr-description, --commit, --branch and --state go with --gitops")
     if dry_run and wait_for_lease:
         raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for")
     if dry_run and until_complete:
@@ -219,118 +140,10 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
                                "nothing, so the rollout would never advance")
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
-
     console = Console(output)
-    if sets and not dry_run and not ignore_rollout_state:
-        from kubectl_disagg.gitops.files import git_driven
-
-        driven = [(ds, path) for ds in sets if (path := git_driven(ds))]
-        if driven:
-            console.error([f"refusing to step disaggregatedset/{ds.name}: it is driven through git (its rollout "
-                           f"state is in {path}); step it with `rollout step --gitops`, or give "
-                           "--ignore-rollout-state (Argo CD's self-heal would undo a direct step)"
-                           for ds, path in driven])
-            ctx.exit(EXIT_REFUSED)
+    if refusal := [] if dry_run or ignore_rollout_state or not sets else refuse_git_driven(sets):
+        ctx.exit(console.error(refusal) or EXIT_REFUSED)
     with _options.session(kubeconfig, context) as cluster:
-        if sets is None:
-            stored = cluster.get_set(name, namespace or cluster.default_namespace)
-            signs = [] if ignore_controller else reconciled_by_controller(stored)
-            if signs:
-                console.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
-                ctx.exit(EXIT_REFUSED)
-            sets = [_options.set_from_object(stored)]
-            regarding = set_reference(stored)
-        else:
-            regarding = None  # a file: each event regards the LeaderWorkerSet it is about
-        bounded = until_complete or wait_for_lease
-        deadline = None if timeout is None or not bounded else time.monotonic() + timeout
-        codes = []
-        for ds in sets:
-            target = namespace_for(ds, namespace, cluster.default_namespace)
-            code = _step_set(cluster, ds, target, console, until_complete=until_complete, dry_run=dry_run,
-                             deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease,
-                             regarding=regarding)
-            if code == EXIT_TIMEOUT and until_complete:
-                console.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in "
-                               f"{target} is not complete; the rollout stays where it is, run the command "
-                               "again to continue"])
-            codes.append(code)
-            if until_complete and code != EXIT_OK:
-                break  # sets roll one after another: the first that does not complete stops the run
-    ctx.exit(max(codes))
-
-
-def _step_set(cluster, ds, namespace: str, console: Console, *, until_complete: bool, dry_run: str | None,
-              deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
-              regarding: dict | None = None) -> int:
-    """Drive one set, printing each pass; the exit code of how it ended."""
-    from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
-
-    last = None
-    try:
-        with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
-                                      deadline=deadline, max_in_flight=max_in_flight,
-                                      wait_for_lease=wait_for_lease)) as passes:
-            for last in passes:
-                _show(console, last, until_complete)
-                _record_events(cluster, console, last.partial if isinstance(last, Retry) else last, regarding)
-    except LeaseWaitTimedOut as err:
-        console.error(err.lines())
-        return EXIT_TIMEOUT
-    except (LeaseHeld, LeaseLost) as err:
-        console.error(err.lines())
-        return EXIT_REFUSED
-    except PassInterrupted as interrupted:
-        if interrupted.partial.done:
-            console.report(interrupted.partial, only_changed=until_complete)
-            _record_events(cluster, console, interrupted.partial, regarding)
-        raise interrupted.user_error() from None
-    if isinstance(last, Pass) and last.refusal:
-        console.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
-                       *(f"  {reason}" for reason in last.refusal)])
-        return EXIT_REFUSED
-    if isinstance(last, Pass) and last.refused_writes:
-        refused = last.refused_writes
-        console.error([*(line for planned in refused for line in refusal_lines(last, planned)),
-                       f"disaggregatedset/{ds.name} in {namespace}: the API server would refuse {len(refused)} "
-                       f"of this pass's {len(last.planned)} writes (server dry run: nothing was changed)"])
-        return EXIT_ERROR
-    if not until_complete:
-        return EXIT_OK
-    if isinstance(last, Pass) and last.complete:
-        console.finished(last)
-        return EXIT_OK
-    return EXIT_TIMEOUT
-
-
-def _record_events(cluster, console: Console, step: Pass, regarding: dict | None) -> None:
-    """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
-    import datetime
-    import secrets
-
-    from kubectl_disagg.errors import UserError
-    from kubectl_disagg.rollout.events import event_object, events_for
-    from kubectl_disagg.kube.lease import default_holder
-
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    holder = default_holder()
-    for event in events_for(step, regarding):
-        try:
-            cluster.record_event(event_object(event, now, secrets.token_hex(8), holder))
-        except UserError as err:
-            console.warn(f"could not record event {event.reason}: {err}", once=True)
-            return
-
-
-def _show(console: Console, event: Pass | Retry, until_complete: bool) -> None:
-    if isinstance(event, Retry):
-        if event.partial.done:
-            console.report(event.partial, only_changed=True)
-        console.warn(f"{event.reason}; reading the state again")
-        return
-    for warning in event.reconciliation.warnings:
-        console.warn(warning, once=until_complete)
-    if not until_complete or event.done:
-        console.report(event, only_changed=until_complete)
-    else:  # a pass that changed something was just reported; say only what it waits for
-        console.progress(event)
+        ctx.exit(step_sets(cluster, sets, name, namespace, console, until_complete=until_complete,
+                           dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
+                           wait_for_lease=wait_for_lease, ignore_controller=ignore_controller))

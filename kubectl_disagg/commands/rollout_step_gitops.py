@@ -1,95 +1,50 @@
 """`kubectl disagg rollout step --gitops -f DIR`: the next step of a rollout, as a change to the
-rollout state in git (docs/gitops.md). Flags → read set, state and live LWS → `gitops_step` →
-write the state (and the pull request's description) → print.
+rollout state in git (docs/gitops.md). Flags → `gitops.run.step_files` (read each state and the
+live LWS, the next step, with --wait through `stepper.drive`; write the advanced states) → the
+report (and the pull request's description).
 
 The cluster is only read, and only LeaderWorkerSets: get, list and watch.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, gitops_step
-from kubectl_disagg.core.model import namespace_for
-from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.gitops.step import Outcome
+from kubectl_disagg.gitops.run import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
+                                       exit_code, step_files)
 
-EXIT_ADVANCED = 0  # a new state was written: commit it
-EXIT_REFUSED = 3  # the live objects cannot be explained (nothing written)
-EXIT_TIMEOUT = 4  # --wait ran out of time (nothing written)
-EXIT_WAITING = 5  # the cluster does not show the committed step yet, or it is not ready (nothing written)
-EXIT_COMPLETE = 6  # nothing left to roll (nothing written)
-
-_PRIORITY = [EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING, EXIT_ADVANCED, EXIT_COMPLETE]
-_EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome.COMPLETE: EXIT_COMPLETE,
-         Outcome.REFUSED: EXIT_REFUSED}
+__all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_WAITING", "run"]
 
 
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
-        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str, *,
-        state_file: str | None = None) -> int:
-    from kubectl_disagg.gitops import files as state_files
-    from kubectl_disagg.views.gitops_report import format_pr_description, format_summary, to_document
+        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str,
+        commit: bool = False, branch: str | None = None, state_file: str | None = None) -> int:
+    from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
+                                                     format_results)
 
     sets = _options.sets_from_files(filenames, recursive)
-    if state_file and len(sets) != 1:
-        raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
-                         f"holds {len(sets)}"])
-    deadline = None if timeout is None or not wait else time.monotonic() + timeout
-    results = []
+    if commit:  # checked before anything is written
+        from kubectl_disagg.gitops.git import repository_for
+
+        repository = repository_for(sets, branch)
     with _options.session(kubeconfig, context) as cluster:
-        for ds in sets:
-            target = namespace_for(ds, namespace, cluster.default_namespace)
-            path = state_files.state_path(ds, state_file)
-            if path is None:
-                raise UserError([f"{ds.source.file}: --gitops needs the set in a file: its rollout state is "
-                                 "kept beside it"])
-            state = state_files.read_state(ds, target, state_file, missing_ok=True)
-            step, timed_out = _next_step(cluster, ds, state, target, wait, deadline)
-            results.append((ds, target, path, step, timed_out))
-    # A directory's sets step together: written all at once, or none (directory_steps).
-    steps = directory_steps([(ds, step) for ds, _, _, step, _ in results])
-    results = [(ds, target, path, step, timed_out) for (ds, target, path, _, timed_out), step in zip(results, steps)]
-    by_file: dict[str, list] = {}
-    for _, _, path, step, _ in results:
-        if step.outcome == Outcome.ADVANCED:
-            by_file.setdefault(path, []).append(step.state)
-    for path, states in by_file.items():
-        state_files.write_state(path, *states)
-    descriptions, documents, codes = [], [], []
-    for ds, target, path, step, timed_out in results:
-        code = EXIT_TIMEOUT if timed_out else _EXIT[step.outcome]
-        codes.append(code)
-        if output == "text":
-            click.echo(format_summary(ds, target, step, str(path)), nl=False)
-        else:
-            documents.append(to_document(ds, target, step, str(path)))
-        if timed_out:
-            click.echo(f"timed out after {format_duration(timeout)} waiting for disaggregatedset/{ds.name} in "
-                       f"{target}; nothing written", err=True)
-        descriptions.append(format_pr_description(ds, target, step, str(path)))
-    if output != "text":
-        click.echo(to_yaml(documents[0] if len(documents) == 1 else {"items": documents}) if output == "yaml"
-                   else to_json(documents[0] if len(documents) == 1 else {"items": documents}), nl=False)
-    if pr_description and by_file:  # the description of what was written, or nothing
-        Path(pr_description).write_text("\n".join(descriptions), encoding="utf-8")
-    return min(codes, key=_PRIORITY.index)
+        results = step_files(cluster, sets, namespace, wait=wait, timeout=timeout, state_file=state_file)
+    click.echo(format_results(results, output), nl=False)
+    for result in results:
+        if result.timed_out:
+            click.echo(f"timed out after {format_duration(timeout)} waiting for disaggregatedset/{result.ds.name} "
+                       f"in {result.namespace}; nothing written", err=True)
+    advanced = [result for result in results if result.step.outcome == Outcome.ADVANCED]
+    if pr_description and advanced:  # the description of what was written, or nothing
+        Path(pr_description).write_text(format_pr_descriptions(results), encoding="utf-8")
+    if commit and advanced:
+        message = commit_message([format_pr_description(r.ds, r.namespace, r.step, r.path) for r in advanced])
+        revision = repository.commit(sorted({r.path for r in advanced}), message, branch)
+        click.echo(f"committed {revision[:12]}{f' on new branch {branch}' if branch else ''}", err=True)
+    return exit_code(results)
 
-
-def _next_step(cluster, ds, state, namespace: str, wait: bool, deadline: float | None) -> tuple[GitopsStep, bool]:
-    """One step, or with `wait` the first that is not waiting (watching the LWS in between)."""
-    while True:
-        snapshot = cluster.snapshot(ds.name, namespace, services=False)
-        step = gitops_step(ds, state, snapshot)
-        if step.outcome != Outcome.WAITING or not wait:
-            return step, False
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            return step, True
-        cluster.wait_for_change(ds.name, namespace, snapshot.lws_resource_version,
-                                60.0 if remaining is None else min(remaining, 60.0))

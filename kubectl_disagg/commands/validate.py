@@ -6,10 +6,12 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.core.model import namespace_conflict, namespace_for
 from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.server_refusals import refusal_problems
+from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.server_dry_run import dry_run_apply
 
 
 @click.command()
@@ -46,13 +48,9 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
 
 def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
     """id(set) → (namespace, objects accepted); every refusal of every set raised at once."""
-    from kubectl_disagg.kube.cluster import Cluster  # the client loads only here
-    from kubectl_disagg.kube.server_dry_run import dry_run_apply
-    from kubectl_disagg.core.server_refusals import refusal_problems
-
     problems = []
     accepted = {}
-    with Cluster(kubeconfig=kubeconfig, context=context) as cluster:
+    with _options.session(kubeconfig, context) as cluster:
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
             objects = list(render_set(ds, target))

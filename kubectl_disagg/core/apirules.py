@@ -30,6 +30,14 @@ MAX_SUBDOMAIN_LENGTH = 253
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 
 
+NAMESPACE_MESSAGE = (f"must be a lowercase RFC 1123 label (letters, digits and '-', starting and ending with a "
+                     f"letter or digit) of at most {MAX_LABEL_LENGTH} characters")
+
+
+def is_namespace_name(name: str) -> bool:
+    return len(name) <= MAX_LABEL_LENGTH and bool(DNS1123_LABEL.fullmatch(name))
+
+
 def is_quantity(text: str) -> bool:
     return bool(_QUANTITY.fullmatch(text))
 
@@ -132,6 +140,18 @@ def _check_port(port: dict, path: tuple, report: Report) -> None:
             report(path + ("name",), f'Invalid value: "{name}": {error}')
 
 
+def _check_action_port(action: dict, path: tuple, report: Report) -> None:
+    """A probe's or lifecycle handler's port: a number from 1 to 65535 or a named port (pod
+    validation's ValidatePortNumOrName)."""
+    port = action.get("port")
+    if _is_int(port) and not 1 <= port <= 65535:
+        report(path + ("port",), f"Invalid value: {port}: must be between 1 and 65535, inclusive")
+    elif isinstance(port, str):
+        error = iana_service_name_error(port) if port else "must be a port number or a port name"
+        if error:
+            report(path + ("port",), f'Invalid value: "{port}": {error}')
+
+
 def iana_service_name_error(name: str) -> str | None:
     if len(name) > 15:
         return "must be no more than 15 characters"
@@ -173,24 +193,20 @@ def _check_resources(resources: dict, path: tuple, report: Report) -> None:
 
 
 def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
-    seen: dict[str, tuple] = {}
+    # Duplicates within one list are the list-map check's (typeschema); pod validation also
+    # wants container names unique across the three lists.
+    seen: dict[str, str] = {}
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(spec.get(kind) or ()):
             name = container.get("name") if isinstance(container, dict) else None
             if isinstance(name, str) and name:
-                if name in seen:
+                if seen.get(name, kind) != kind:
                     report(path + (kind, index, "name"), f'Duplicate value: "{name}"')
-                else:
-                    seen[name] = (kind, index)
-    volumes: set[str] = set()
+                seen.setdefault(name, kind)
     for index, volume in enumerate(spec.get("volumes") or ()):
         name = volume.get("name") if isinstance(volume, dict) else None
-        if isinstance(name, str) and name:
-            if len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name):
-                report(path + ("volumes", index, "name"), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
-            elif name in volumes:
-                report(path + ("volumes", index, "name"), f'Duplicate value: "{name}"')
-            volumes.add(name)
+        if isinstance(name, str) and name and (len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name)):
+            report(path + ("volumes", index, "name"), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
     check_labels(spec.get("nodeSelector"), path + ("nodeSelector",), report)
 
 
@@ -205,4 +221,7 @@ STRUCT_RULES: dict[str, Callable[[dict, tuple, Report], None]] = {
     "core/v1.Container": _check_container,
     "core/v1.ResourceRequirements": _check_resources,
     "core/v1.PodSpec": _check_pod_spec,
+    "core/v1.HTTPGetAction": _check_action_port,
+    "core/v1.TCPSocketAction": _check_action_port,
+    "core/v1.GRPCAction": _check_action_port,
 }

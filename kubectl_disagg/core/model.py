@@ -6,10 +6,10 @@ is acted on in follows one rule for every command (`namespace_for`).
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from kubectl_disagg.core import revision
+from kubectl_disagg.core import apirules, revision
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document, dotted
 
@@ -22,24 +22,33 @@ PLACEMENT_NONE = "None"
 SCALING_EXTERNAL = "External"
 
 
-class Placement(namedtuple("Placement", "type topology", defaults=(PLACEMENT_NONE, None))):
+@dataclass(frozen=True)
+class Placement:
     """spec.placementPolicy: None, ExclusiveSlice or ExclusiveTopology, and its node-label key."""
 
-    __slots__ = ()
+    type: str = PLACEMENT_NONE
+    topology: str | None = None
 
     @property
     def exclusive(self) -> bool:
         return self.type != PLACEMENT_NONE
 
 
-class Role(namedtuple("Role", "name replicas spec labels annotations external scaled", defaults=(False, False))):
+@dataclass(frozen=True)
+class Role:
     """One role of the set: name, replicas per slice, `spec` (the defaulted LWS spec; treat it
     as read-only), the LWS labels and annotations, and whether it scales External-ly.
 
     `scaled`: an External role whose `replicas` came from its RoleScaler (see
     `reconcile.with_scalers`), so they are its target like a Static role's."""
 
-    __slots__ = ()
+    name: str
+    replicas: int
+    spec: Mapping[str, object]
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    external: bool = False
+    scaled: bool = False
 
     @property
     def rolling_update(self) -> Mapping[str, object] | None:
@@ -50,10 +59,17 @@ class Role(namedtuple("Role", "name replicas spec labels annotations external sc
         return self.spec["leaderWorkerTemplate"]
 
 
-class DisaggregatedSet(namedtuple("DisaggregatedSet", "name namespace slices placement roles revision source")):
+@dataclass(frozen=True)
+class DisaggregatedSet:
     """A validated set: `roles` a tuple of Role in spec order, `source` the Document it came from."""
 
-    __slots__ = ()
+    name: str
+    namespace: str | None
+    slices: int
+    placement: Placement
+    roles: tuple[Role, ...]
+    revision: str
+    source: Document
 
     @property
     def has_external_roles(self) -> bool:
@@ -182,4 +198,7 @@ def namespace_for(ds: DisaggregatedSet, flag: str | None, fallback: str = DEFAUL
     conflict = namespace_conflict(ds, flag)
     if conflict is not None:
         raise UserError([conflict])
+    if flag and not ds.namespace and not apirules.is_namespace_name(flag):
+        # The document's own is validated with it; -n would put every object where none can be.
+        raise UserError([f'--namespace "{flag}": {apirules.NAMESPACE_MESSAGE}'])
     return ds.namespace or flag or fallback

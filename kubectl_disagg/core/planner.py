@@ -12,8 +12,8 @@ All of §5's divisions are real-valued; they are done here in exact integer arit
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from kubectl_disagg.core.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
@@ -33,17 +33,24 @@ class StepKind(StrEnum):
     DRAIN_AND_SCALE = "drain+scale"  # rule 3: surge blocks scale-up, so drain and scale together
 
 
-class Step(namedtuple("Step", "old new kind")):
+@dataclass(frozen=True, slots=True)
+class Step:
     """A state of a trajectory (`old`, `new`: Vector) and the StepKind that produced it."""
 
-    __slots__ = ()
+    old: Vector
+    new: Vector
+    kind: StepKind
 
 
-class PlanInputs(namedtuple("PlanInputs", "roles initial_old target configs")):
+@dataclass(frozen=True)
+class PlanInputs:
     """Everything the planner needs, per role, in role order: role names, the initial_old and
-    target Vectors, a RolloutConfig per role (each a tuple)."""
+    target Vectors, a RolloutConfig per role."""
 
-    __slots__ = ()
+    roles: tuple[str, ...]
+    initial_old: Vector
+    target: Vector
+    configs: tuple[RolloutConfig, ...]
 
 
 def role_config(role) -> RolloutConfig:
@@ -175,7 +182,8 @@ def total_steps(initial_old: Sequence[int], target: Sequence[int], configs: Sequ
 # §5's, term by term.
 
 
-class _Rollout(namedtuple("_Rollout", "initial_old target total ceiling protected")):
+@dataclass(frozen=True)
+class _Rollout:
     """What stays fixed while one rollout runs: its start, its goal and its per-role limits.
 
     `total`: totalSteps. `ceiling`: target + surge, most old + new a role may run.
@@ -183,7 +191,11 @@ class _Rollout(namedtuple("_Rollout", "initial_old target total ceiling protecte
     old + new they must keep; None for roles scaling up, which never had that capacity.
     """
 
-    __slots__ = ()
+    initial_old: Vector
+    target: Vector
+    total: int
+    ceiling: Vector
+    protected: tuple[int | None, ...]
 
     @classmethod
     def of(cls, initial_old: Vector, target: Vector, configs: Sequence[RolloutConfig]) -> _Rollout:

@@ -11,15 +11,16 @@ split, each part would explain itself only through the others.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict, namedtuple
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from kubectl_disagg.core import naming, planner
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import PlanInputs, role_config
 from kubectl_disagg.core.render import leader_worker_set, service
-from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot
+from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot, holder_of
 
 LWS = "LeaderWorkerSet"
 SERVICE = "Service"
@@ -28,13 +29,12 @@ EXTERNAL_SEED_REPLICAS = planner.EXTERNAL_SEED_REPLICAS
 
 # --- actions ----------------------------------------------------------------------------------
 
-# Named tuples, each of its own length or field types (Scale and Annotate: an int and a
-# Mapping second), so no two actions of different types are ever equal.
-
-class Create(namedtuple("Create", "object slice")):
+@dataclass(frozen=True, slots=True)
+class Create:
     """`object`: the manifest to create (a Mapping)."""
 
-    __slots__ = ()
+    object: Mapping
+    slice: int
 
     @property
     def kind(self) -> str:
@@ -50,31 +50,48 @@ class Create(namedtuple("Create", "object slice")):
         return f"create {self.kind.lower()}/{self.name}{suffix}"
 
 
-class Scale(namedtuple("Scale", "name from_replicas to_replicas resource_version slice kind revision",
-                       defaults=(LWS, ""))):
+@dataclass(frozen=True, slots=True)
+class Scale:
     """`from_replicas`: what the decision read, the write is refused if it moved meanwhile;
     `revision`: the revision group it belongs to (see `write_units`)."""
 
-    __slots__ = ()
+    name: str
+    from_replicas: int
+    to_replicas: int
+    resource_version: str
+    slice: int
+    kind: str = LWS
+    revision: str = ""
 
     def describe(self) -> str:
         return f"scale leaderworkerset/{self.name} {self.from_replicas} → {self.to_replicas}"
 
 
-class Annotate(namedtuple("Annotate", "name annotations resource_version slice replicas has_annotations kind",
-                          defaults=(LWS,))):
+@dataclass(frozen=True, slots=True)
+class Annotate:
     """`replicas`: what the annotations were computed from, the write is refused if it moved;
     `has_annotations`: whether the LWS had an annotations map when read."""
 
-    __slots__ = ()
+    name: str
+    annotations: Mapping[str, str]
+    resource_version: str
+    slice: int
+    replicas: int
+    has_annotations: bool
+    kind: str = LWS
 
     def describe(self) -> str:
         pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.annotations.items()))
         return f"annotate leaderworkerset/{self.name} {pairs}"
 
 
-class Delete(namedtuple("Delete", "kind name uid resource_version slice")):
-    __slots__ = ()
+@dataclass(frozen=True, slots=True)
+class Delete:
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    slice: int
 
     def describe(self) -> str:
         return f"delete {self.kind.lower()}/{self.name}"
@@ -86,21 +103,44 @@ Action = Create | Scale | Annotate | Delete
 # --- results ----------------------------------------------------------------------------------
 
 class Phase(StrEnum):
-    """Where a slice stands, named by what this pass does with it. Only reconcile decides it."""
+    """Where a slice stands, named by what this pass does with it. Only reconcile decides it.
 
-    STEADY = "steady"  # at the target revision and spec, settled: nothing to do
-    CONVERGING = "converging"  # no rollout: creating or scaling towards the spec
-    ROLLOUT_STARTED = "rollout started"  # this pass starts the rollout (annotations, new LWS at 0)
-    ROLLING = "rolling"  # this pass takes the planner's next step
-    WAITING = "waiting"  # the stability gate holds the next step back
-    COMPLETE = "complete"  # the rollout ended: this pass removes the drained old revision
-    STALLED = "stalled"  # old replicas remain but the planner has no move (reason in waiting_for)
-    BLOCKED = "blocked"  # an object we do not manage holds a name we would create (see `blocked`)
+    Each phase carries its words, defined here only: its `label` (where the slice stands, as
+    `rollout status` lists it: a rollout this pass would start is still pending there), and
+    `says`, the phase in a sentence (what a pass did, or in a plan what the next one does).
+    """
+
+    # value, label, what a pass did (a step report), what the next pass does (a plan)
+    STEADY = ("steady", "steady", "steady", "steady")  # at the target revision and spec, settled: nothing to do
+    CONVERGING = ("converging", "converging", "converging to spec",
+                  "converging")  # no rollout: creating or scaling towards the spec
+    ROLLOUT_STARTED = ("rollout started", "rollout pending", "rollout to revision {revision} started",
+                       "the next step starts the rollout to revision {revision}")  # annotations, new LWS at 0
+    ROLLING = ("rolling", "rolling", "rolling", "rolling to revision {revision}")  # the planner's next step
+    WAITING = ("waiting", "waiting", "waiting: {reasons}",
+               "rolling to revision {revision}, waiting: {reasons}")  # the stability gate holds the next step back
+    COMPLETE = ("complete", "complete", "rollout to revision {revision} complete",
+                "rollout to revision {revision} complete")  # the rollout ended: the drained old revision goes
+    STALLED = ("stalled", "stalled", "stalled: {reasons}",
+               "rollout to revision {revision} stalled: {reasons}")  # old replicas remain, the planner has no move
+    BLOCKED = ("blocked", "blocked", "blocked: {reasons}",
+               "blocked")  # an object we do not manage holds a name we would create (see `blocked`)
+
+    def __new__(cls, value: str, label: str, did: str, planned: str):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        member._sentences = (did, planned)
+        return member
+
+    def says(self, revision: str, reasons: Sequence[str] = (), *, planned: bool = False) -> str:
+        """The phase in a sentence: what a pass did with the slice, or with `planned` what the next
+        pass would do (a plan); `reasons` are what it waits for or why it is blocked."""
+        return self._sentences[planned].format(revision=revision, reasons="; ".join(reasons))
 
 
-class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiting_for position step_kind plan "
-                                            "old new blocked warnings",
-                             defaults=((), (), None, None, None, (), (), (), ()))):
+@dataclass(frozen=True)
+class SliceReport:
     """What one slice looks like and what this pass does with it.
 
     `revisions`: revision → role → replicas, as observed. `position`: (step i, of N) on the
@@ -110,17 +150,32 @@ class SliceReport(namedtuple("SliceReport", "slice phase revisions actions waiti
     stepped. `warnings`: e.g. an old revision group that lost a role.
     """
 
-    __slots__ = ()
+    slice: int
+    phase: Phase
+    revisions: Mapping[str, Mapping[str, int]]
+    actions: tuple[Action, ...] = ()
+    waiting_for: tuple[str, ...] = ()
+    position: tuple[int, int] | None = None
+    step_kind: str | None = None
+    plan: PlanInputs | None = None
+    old: tuple[int, ...] = ()
+    new: tuple[int, ...] = ()
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def roles(self) -> tuple[str, ...]:
         return self.plan.roles if self.plan is not None else ()
 
 
-class Reconciliation(namedtuple("Reconciliation", "actions slices problems warnings", defaults=((), ()))):
+@dataclass(frozen=True)
+class Reconciliation:
     """`problems`: an unexplainable live state, nothing may be done."""
 
-    __slots__ = ()
+    actions: tuple[Action, ...]
+    slices: tuple[SliceReport, ...]
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -199,9 +254,9 @@ def with_scalers(ds: DisaggregatedSet, snapshot: Snapshot) -> DisaggregatedSet:
     replicas = {**missing_scalers(ds, snapshot, lws),
                 **{role.name: snapshot.scalers[naming.scaler_name(ds.name, role.name)] for role in ds.roles
                    if naming.scaler_name(ds.name, role.name) in snapshot.scalers}}
-    roles = tuple(role._replace(replicas=replicas[role.name], scaled=True)
+    roles = tuple(replace(role, replicas=replicas[role.name], scaled=True)
                   if role.external and role.name in replicas else role for role in ds.roles)
-    return ds._replace(roles=roles)
+    return replace(ds, roles=roles)
 
 
 def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str) -> dict:
@@ -244,8 +299,12 @@ def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[L
     return ours_lws, ours_services, warnings
 
 
-def _foreign_names(set_name: str, snapshot: Snapshot) -> set[tuple[str, str]]:
-    return {(o.kind, o.name) for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
+def _foreign_names(set_name: str, snapshot: Snapshot) -> dict[tuple[str, str], str]:
+    """Names held by objects that are not the set's, with who holds each: those carrying the
+    set's labels, and those the stepper found at names this pass would create."""
+    foreign = {(o.kind, o.name): holder_of(snapshot.objects.get((o.kind, o.name)) or {"metadata": {"labels": o.labels}})
+               for o in (*snapshot.lws, *snapshot.services) if not o.belongs_to(set_name)}
+    return {**foreign, **snapshot.occupied}
 
 
 def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveService] = ()) -> list[str]:
@@ -271,7 +330,7 @@ def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveServic
 
 
 def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws: list[LiveLWS],
-                    services: list[LiveService], blocked_names: set[tuple[str, str]] = frozenset(),
+                    services: list[LiveService], blocked_names: Mapping[tuple[str, str], str] | None = None,
                     revision_roles: Mapping[str, set[str]] | None = None) -> SliceReport:
     """§4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
     groups = _groups(lws)
@@ -303,13 +362,14 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
                          rollout_ended=bool(actions), drained=drained)
 
     actions = list(report.actions) + _services(ds, namespace, slice_index, groups, report.actions, services)
+    blocked_names = blocked_names or {}
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
     if blocked:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
-        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER}; "
-                        "rename or delete it" for a in blocked)
-        return report._replace(phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
-    return report._replace(actions=tuple(actions), warnings=warnings)
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER} "
+                        f"({blocked_names[(a.kind, a.name)]}); rename or delete it" for a in blocked)
+        return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
+    return replace(report, actions=tuple(actions), warnings=warnings)
 
 
 def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles) -> SliceReport:
@@ -538,7 +598,7 @@ def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
 
 def undo(scale: Scale) -> Scale:
     """The scale that takes `scale` back, pinned to the count `scale` wrote."""
-    return scale._replace(from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
+    return replace(scale, from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
 
 
 def _delete(obj: LiveObject, slice_index: int) -> Delete:

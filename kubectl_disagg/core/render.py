@@ -3,14 +3,28 @@ headless Service per slice, revision and role. Pure: model in, plain dicts out."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet, Role, namespace_for
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, Role, namespace_for
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
 EXCLUSIVE_TOPOLOGY = "ExclusiveTopology"
+
+# The largest object (compact JSON) we render or accept as a set. The limit that bites is
+# etcd's: a write carrying more than its --max-request-bytes (1.5 MiB by default) is refused
+# ("etcdserver: request is too large"; above 2 MiB the API server's own etcd client refuses to
+# send it: "trying to send message larger than max (… vs. 2097152)"). The API server's 3 MiB
+# request body limit is looser and never the one hit. A dry run never reaches etcd, so neither
+# `--dry-run=server` nor `validate --server` sees it. What is stored is larger than what is sent
+# (managedFields, which record every field path under server-side apply, uid, timestamps), so
+# objects are held to 1 MiB, the bound the API server itself puts on ConfigMaps and Secrets for
+# the same reason.
+MAX_OBJECT_BYTES = 1 << 20
+# How much a rendered LWS may exceed its role's share of the set document: labels, affinity.
+_RENDER_OVERHEAD_BYTES = 64 << 10
 
 
 def deep_copy(value: object) -> object:
@@ -60,6 +74,27 @@ def leader_worker_set(ds: DisaggregatedSet, role: Role, slice_index: int, namesp
     if role.annotations:
         metadata["annotations"] = dict(role.annotations)
     return {"apiVersion": LWS_API_VERSION, "kind": LWS_KIND, "metadata": metadata, "spec": spec}
+
+
+def object_bytes(obj: object) -> int:
+    """The size of an object as sent and stored: compact JSON, UTF-8."""
+    return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def oversized_objects(ds: DisaggregatedSet, document: dict) -> list[tuple[tuple, str, int]]:
+    """(field path, what, bytes) of every object over MAX_OBJECT_BYTES: the set document itself
+    (GitOps stores it) and each role's largest LeaderWorkerSet (its last slice's)."""
+    size = object_bytes(document)
+    if size + _RENDER_OVERHEAD_BYTES <= MAX_OBJECT_BYTES:
+        return []  # no rendered object can be larger than the set plus labels and affinity
+    found = [((), f"the DisaggregatedSet {ds.name}", size)] if size > MAX_OBJECT_BYTES else []
+    namespace = ds.namespace or DEFAULT_NAMESPACE
+    for index, role in enumerate(ds.roles):
+        lws = leader_worker_set(ds, role, ds.slices - 1, namespace)
+        size = object_bytes(lws)
+        if size > MAX_OBJECT_BYTES:
+            found.append((("spec", "roles", index), f"the rendered LeaderWorkerSet {lws['metadata']['name']}", size))
+    return found
 
 
 def service(set_name: str, slice_index: int, revision: str, role: str, namespace: str) -> dict:

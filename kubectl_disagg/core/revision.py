@@ -21,22 +21,14 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from hashlib import sha256
 
 from kubectl_disagg.core import quantity
 from kubectl_disagg.core.naming import REVISION_LENGTH
 
 # Inside the zipapp this path points into the zip file: read it through the module's loader.
-# CPython's built-in SHA-256 when there is one: hashlib would load OpenSSL's libcrypto, 5–8 ms
-# of every `render` (which never opens a TLS connection) for one small hash.
-try:
-    from _sha2 import sha256 as _sha256  # CPython 3.12 and later
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256  # CPython 3.11
-    except ImportError:
-        from hashlib import sha256 as _sha256
-
-TABLE_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "revision-table.json")  # os.path: no pathlib on the render path
+TABLE_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "revision-table.json")
 
 _MISSING = object()  # a field the document leaves out: Go's zero value
 _HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -189,7 +181,7 @@ def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]]) -> bytes:
 
 def compute_revision(roles: Iterable[tuple[str, Mapping[str, object]]]) -> str:
     """First 8 hex digits of SHA-256 over `encode_roles(roles)`: the controller's revision."""
-    return _sha256(encode_roles(roles)).hexdigest()[:REVISION_LENGTH]
+    return sha256(encode_roles(roles)).hexdigest()[:REVISION_LENGTH]
 
 
 def go_json(value: object) -> bytes:
@@ -342,8 +334,6 @@ def _time(value: object) -> str | None:
         return None
     if not isinstance(value, str):
         raise RevisionInputError(f"expected an RFC 3339 time, got {_describe(value)}")
-    from datetime import datetime, timezone  # here: a time in a pod template is rare, the import is not free
-
     try:
         parsed = datetime.fromisoformat(value.replace("z", "Z"))
     except ValueError:

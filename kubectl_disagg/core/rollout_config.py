@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import namedtuple
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 # Starting point when a role says nothing: one extra group at a time, never below target.
 DEFAULT_SURGE = 1
@@ -17,10 +17,12 @@ API_DEFAULT_MAX_UNAVAILABLE = 1
 _PERCENT = re.compile(r"^(\d+)%$")
 
 
-class RolloutConfig(namedtuple("RolloutConfig", "surge unavailable")):
+@dataclass(frozen=True)
+class RolloutConfig:
     """A role's resolved budgets: replicas it may run above target, and below it."""
 
-    __slots__ = ()
+    surge: int
+    unavailable: int
 
 
 class IntOrPercentError(ValueError):

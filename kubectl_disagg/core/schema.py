@@ -8,17 +8,35 @@ themselves, to any depth, by `typeschema`.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from dataclasses import dataclass
 from collections.abc import Callable
 
 from kubectl_disagg.core import typeschema
 
-# kind: "string" | "integer" | "boolean" | "int-or-string" | "any"; enum: allowed strings.
-Scalar = namedtuple("Scalar", "kind enum", defaults=((),))
-MapOf = namedtuple("MapOf", "value")  # string keys, every value of schema `value`
-ListOf = namedtuple("ListOf", "item")
-Obj = namedtuple("Obj", "fields")  # known field name → schema; any other field is refused
-Generated = namedtuple("Generated", "struct")  # a Go struct of the generated type table (typeschema)
+@dataclass(frozen=True)
+class Scalar:
+    kind: str  # "string" | "integer" | "boolean" | "int-or-string" | "any"
+    enum: tuple[str, ...] = ()  # allowed strings
+
+
+@dataclass(frozen=True)
+class MapOf:
+    value: object  # string keys, every value of schema `value`
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: object
+
+
+@dataclass(frozen=True)
+class Obj:
+    fields: dict  # known field name → schema; any other field is refused
+
+
+@dataclass(frozen=True)
+class Generated:
+    struct: str  # a Go struct of the generated type table (typeschema)
 
 
 STRING = Scalar("string")
@@ -45,7 +63,7 @@ LWS_SPEC = Obj({
     "replicas": INTEGER,
     "startupPolicy": enum("LeaderCreated", "LeaderReady"),
     "rolloutStrategy": Obj({
-        "type": enum("RollingUpdate", ""),  # empty means the default
+        "type": enum("RollingUpdate"),  # absent means RollingUpdate; "" is refused as the CRD enum does
         "rollingUpdateConfiguration": Obj({
             "maxSurge": INT_OR_STRING,
             "maxUnavailable": INT_OR_STRING,

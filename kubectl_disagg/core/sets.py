@@ -7,20 +7,24 @@ other documents alongside for pass-through.
 
 from __future__ import annotations
 
-from collections import namedtuple
+import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import read_documents
-from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.manifests.source import Document, dotted
 from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set
+from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
 
-class LoadResult(namedtuple("LoadResult", "items warnings")):
+@dataclass(frozen=True)
+class LoadResult:
     """What the inputs held: sets and other documents in input order, plus warnings."""
 
-    __slots__ = ()
+    items: tuple[DisaggregatedSet | Document, ...]
+    warnings: tuple[Problem, ...]
 
     @property
     def sets(self) -> list[DisaggregatedSet]:
@@ -41,12 +45,24 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
         warnings.extend(notes)
         if not errors:
             try:
-                items.append(build_set(document))
+                ds = build_set(document)
             except UserError as error:  # a template value Go could not decode, found by hashing
                 problems.extend(error.problems)
+                continue
+            too_large = _too_large(document, ds)
+            problems.extend(too_large)
+            if not too_large:
+                items.append(ds)
     if problems:
         raise UserError(problems)
     return LoadResult(tuple(items), tuple(warnings))
+
+
+def set_from_object(stored: dict) -> DisaggregatedSet:
+    """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
+    metadata = stored.get("metadata") or {}
+    where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
+    return load_documents([Document(stored, where, 0, {})]).sets[0]
 
 
 def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
@@ -55,14 +71,21 @@ def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
 
 def sets_from_files(paths: Iterable[str], recursive: bool = False) -> list[DisaggregatedSet]:
     """The DisaggregatedSets in -f inputs, validated, at least one; warnings go to stderr."""
-    import sys
-
     loaded = load_sets(paths, recursive)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
     if not loaded.sets:
         raise UserError(["no DisaggregatedSet found in the input"])
     return list(loaded.sets)
+
+
+def _too_large(document: Document, ds: DisaggregatedSet) -> list[Problem]:
+    """Objects the cluster could not store (render.MAX_OBJECT_BYTES says why), found before
+    anything is rendered or written."""
+    return [Problem(document.file, document.line(path), dotted(path),
+                    f"Too long: {what} would be {size:,} bytes as JSON; the cluster stores at most "
+                    f"{MAX_OBJECT_BYTES:,} (etcd's request limit, less what the API server adds)")
+            for path, what, size in oversized_objects(ds, document.data)]
 
 
 def _check_passthrough(document: Document) -> list[Problem]:

@@ -6,14 +6,11 @@ reconcile and status are pure functions of it, so both are tested without a clus
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from kubectl_disagg.core import naming
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def _count(text: str) -> int | None:
@@ -26,10 +23,13 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-class Identity(namedtuple("Identity", "slice revision role")):
+@dataclass(frozen=True, slots=True)
+class Identity:
     """What an object's labels say it is; None where a label is missing or malformed."""
 
-    __slots__ = ()
+    slice: int | None
+    revision: str | None
+    role: str | None
 
     @classmethod
     def from_labels(cls, labels: Mapping[str, str]) -> Identity:
@@ -41,19 +41,30 @@ class Identity(namedtuple("Identity", "slice revision role")):
         return self.slice is not None and self.revision is not None and self.role is not None
 
 
-# What every live object holds, in this order, before its kind's own fields: `created` is
-# RFC 3339, so it sorts as text; `controller_set` is the DisaggregatedSet its ownerReferences
-# name as controller ("" for none): the upstream controller acts only on objects it owns that
-# way. The last field, `identity`, is read from the labels once, at construction: reconcile
-# asks for it per object per slice, and labels never change here.
-_OBJECT_FIELDS = "kind name uid resource_version labels annotations created controller_set"
-
-
+@dataclass(frozen=True, slots=True)
 class LiveObject:
-    """What LiveLWS and LiveService share (each a named tuple of _OBJECT_FIELDS, its own
-    fields, then `identity`): the questions about who the object belongs to."""
+    """What LiveLWS and LiveService share: the object's metadata and the questions about who it
+    belongs to.
 
-    __slots__ = ()
+    `created` is RFC 3339, so it sorts as text; `controller_set` is the DisaggregatedSet its
+    ownerReferences name as controller ("" for none): the upstream controller acts only on
+    objects it owns that way. `identity` is read from the labels once, at construction
+    (dataclasses.replace reads it again, from the new labels): reconcile asks for it per object
+    per slice, and labels never change here.
+    """
+
+    kind: str
+    name: str
+    uid: str
+    resource_version: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    created: str
+    controller_set: str = ""
+    identity: Identity = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "identity", Identity.from_labels(self.labels))
 
     def managed_by_us(self, set_name: str) -> bool:
         return (self.labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER
@@ -67,31 +78,18 @@ class LiveObject:
         """Part of the set, whoever runs it (kubectl-disagg or the controller): what status reads."""
         return self.managed_by_us(set_name) or self.owned_by_controller(set_name)
 
-    def __getnewargs__(self) -> tuple:
-        return tuple(self)[:-1]  # copy and pickle call __new__, which derives `identity` itself
 
-    def _replace(self, **changes):
-        """A copy with `changes`, its `identity` derived again (the named tuple's own _replace
-        would keep the old one)."""
-        fields = self._asdict()
-        del fields["identity"]
-        return type(self)(**{**fields, **changes})
-
-
-class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas generation status_replicas ready "
-                                                "updated observed_generation identity")):
+@dataclass(frozen=True, slots=True)
+class LiveLWS(LiveObject):
     """`replicas` is spec.replicas (absent counts 1, as the LWS API defaults it); the LWS
     controllers before April 2026 never set `observed_generation` (None)."""
 
-    __slots__ = ()
-
-    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
-                annotations: Mapping[str, str], created: str, controller_set: str = "", replicas: int = 1,
-                generation: int = 0, status_replicas: int = 0, ready: int = 0, updated: int = 0,
-                observed_generation: int | None = None) -> LiveLWS:
-        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
-                                   replicas, generation, status_replicas, ready, updated, observed_generation,
-                                   Identity.from_labels(labels)))
+    replicas: int = 1
+    generation: int = 0
+    status_replicas: int = 0
+    ready: int = 0
+    updated: int = 0
+    observed_generation: int | None = None
 
     @property
     def stale(self) -> bool:
@@ -104,16 +102,13 @@ class LiveLWS(LiveObject, namedtuple("LiveLWS", f"{_OBJECT_FIELDS} replicas gene
         return _count(self.annotations.get(naming.INITIAL_REPLICAS_ANNOTATION, ""))
 
 
-class LiveService(LiveObject, namedtuple("LiveService", f"{_OBJECT_FIELDS} identity")):
-    __slots__ = ()
-
-    def __new__(cls, kind: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str],
-                annotations: Mapping[str, str], created: str, controller_set: str = "") -> LiveService:
-        return tuple.__new__(cls, (kind, name, uid, resource_version, labels, annotations, created, controller_set,
-                                   Identity.from_labels(labels)))
+@dataclass(frozen=True, slots=True)
+class LiveService(LiveObject):
+    pass
 
 
-class Snapshot(namedtuple("Snapshot", "namespace lws services lws_resource_version scalers scalers_served objects")):
+@dataclass(frozen=True)
+class Snapshot:
     """Everything labelled with the set's name in its namespace, managed by us or not.
 
     `lws`, `services`: tuples of LiveLWS and LiveService. `lws_resource_version`: the LWS
@@ -121,17 +116,45 @@ class Snapshot(namedtuple("Snapshot", "namespace lws services lws_resource_versi
     `scalers`: the namespace's DisaggregatedSetRoleScalers, name → spec.replicas;
     `scalers_served`: the cluster serves the kind (its CRD is installed), so rollout step may
     create them. `objects`: the objects as read, by (kind, name), what a dry run's diffs and
-    patches start from.
+    patches start from. `occupied`: names a pass would create that an object outside the set
+    already holds, by (kind, name), with who holds it (see `occupied_by_others`).
     """
 
-    __slots__ = ()
+    namespace: str
+    lws: tuple[LiveLWS, ...] = ()
+    services: tuple[LiveService, ...] = ()
+    lws_resource_version: str = ""
+    scalers: Mapping[str, int] = field(default_factory=dict)
+    scalers_served: bool = False
+    objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    occupied: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
-    def __new__(cls, namespace: str, lws: tuple = (), services: tuple = (), lws_resource_version: str = "",
-                scalers: Mapping[str, int] | None = None, scalers_served: bool = False,
-                objects: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Snapshot:
-        return tuple.__new__(cls, (namespace, lws, services, lws_resource_version,
-                                   {} if scalers is None else scalers, scalers_served,
-                                   {} if objects is None else objects))
+
+def holder_of(obj: Mapping[str, Any]) -> str:
+    """Who holds an object, for people: its managed-by label, its controller, its field managers."""
+    metadata = obj.get("metadata") or {}
+    manager = (metadata.get("labels") or {}).get(naming.MANAGED_BY_LABEL)
+    parts = [f"managed-by label {manager!r}" if manager else "no managed-by label"]
+    for owner in metadata.get("ownerReferences") or ():
+        if owner.get("controller") is True:
+            parts.append(f"controlled by {str(owner.get('kind', '')).lower()}/{owner.get('name', '')}")
+    managers = sorted({str(entry["manager"]) for entry in metadata.get("managedFields") or () if entry.get("manager")})
+    if managers:
+        parts.append(f"field managers {', '.join(managers)}")
+    return "; ".join(parts)
+
+
+def occupied_by_others(set_name: str, found: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """Of the objects found at names a pass would create, those that are not the set's (ours or
+    the controller's for it), with who holds each: creating over them would adopt them."""
+    occupied = {}
+    for key, obj in found.items():
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        ours = labels.get(naming.NAME_LABEL) == set_name and (
+            labels.get(naming.MANAGED_BY_LABEL) == naming.MANAGER or controller_set_name(obj) == set_name)
+        if not ours:
+            occupied[key] = holder_of(obj)
+    return occupied
 
 
 def controller_set_name(obj: Mapping[str, Any]) -> str:

@@ -6,7 +6,7 @@ controller's status read ours; the per-slice detail sits beside it under its own
 
 from __future__ import annotations
 
-from collections import namedtuple
+from dataclasses import dataclass
 
 from kubectl_disagg.core.model import API_VERSION, KIND, DisaggregatedSet
 from kubectl_disagg.core.planner import format_position
@@ -19,21 +19,34 @@ REASON_READY = "AllRolesReady"
 REASON_ROLLING = "RolloutInProgress"
 
 
-class RoleStatus(namedtuple("RoleStatus", "name desired replicas ready updated")):
+@dataclass(frozen=True)
+class RoleStatus:
     """`desired`: replicas per slice × slices."""
 
-    __slots__ = ()
+    name: str
+    desired: int
+    replicas: int
+    ready: int
+    updated: int
 
     @property
     def available(self) -> bool:
         return self.replicas == self.ready == self.updated == self.desired
 
 
-class SetStatus(namedtuple("SetStatus", "name namespace revision roles slices stale problems warnings")):
+@dataclass(frozen=True)
+class SetStatus:
     """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
     status lags their spec; `problems`, `warnings`: tuples of sentences."""
 
-    __slots__ = ()
+    name: str
+    namespace: str
+    revision: str
+    roles: tuple[RoleStatus, ...]
+    slices: tuple[SliceReport, ...]
+    stale: tuple[str, ...]
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
 
     @property
     def available(self) -> bool:

@@ -83,6 +83,9 @@ def _check_metadata(metadata: dict | None, out: _Collector) -> None:
     namespace = metadata.get("namespace")
     if namespace is not None and not apirules.DNS1123_LABEL.fullmatch(namespace or "-"):
         out.error(("metadata", "namespace"), f'Invalid value: "{namespace}": must be a lowercase RFC 1123 label')
+    elif namespace is not None and not apirules.is_namespace_name(namespace):
+        out.error(("metadata", "namespace"), f'Invalid value: "{namespace}": must be no more than '
+                                             f"{apirules.MAX_LABEL_LENGTH} characters (an RFC 1123 label)")
 
 
 def _check_spec(data: dict, spec: dict, out: _Collector) -> None:
@@ -176,7 +179,7 @@ def _check_containers(pod_template: dict, path: tuple, out: _Collector) -> None:
 
 
 def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Collector) -> None:
-    if strategy.get("type") not in (None, "", "RollingUpdate"):
+    if strategy.get("type") not in (None, "RollingUpdate"):
         return  # already reported by the schema's enum check
     rolling = strategy.get("rollingUpdateConfiguration")
     if rolling is None:

@@ -1,4 +1,4 @@
-"""The second executor of a pass: reconcile's actions land in a rollout state, not a cluster. Pure.
+"""The second executor of a pass: reconcile's actions land in a rollout state, not a cluster.
 
 `gitops_step` runs a pass with it against the live LWS; `rules` replays a recorded step with it
 to check that a state in git is one the planner wrote (one decision, one way to apply it).
@@ -7,6 +7,8 @@ to check that a state in git is one the planner wrote (one decision, one way to 
 from __future__ import annotations
 
 import contextlib
+import math
+from collections.abc import Sequence
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -17,9 +19,9 @@ from kubectl_disagg.gitops.state import RolloutState, record_from_set
 
 
 class _NoLease:
-    """Git serialises writers (one pull request per step): no Lease to hold."""
+    """Git serialises writers (one pull request per step): no Lease to hold, none to renew."""
 
-    duration = 0
+    duration = math.inf
 
     def renew_if_due(self) -> None:
         pass
@@ -28,32 +30,51 @@ class _NoLease:
 class StateExecutor:
     """`stepper.Executor` over a rollout state: reconcile's actions land in the document.
 
-    `snapshot` hands out the live snapshot the step was decided on; each action rewrites the
-    state as the cluster executor would rewrite the cluster. Services follow their revision's
-    LWS in the render, so their creates and deletes need no record.
+    `snapshot` hands out the live state: the snapshot the step was decided on, or read afresh
+    from `live` when that is a cluster (something with `snapshot` and `wait_for_change`, whose
+    watch `wait_for_change` is then); each action rewrites the state as the cluster executor
+    would rewrite the cluster. Services follow their revision's LWS in the render, so their
+    creates and deletes need no record. No lease and no permission check: git review is both.
     """
 
-    def __init__(self, ds: DisaggregatedSet, state: RolloutState, snapshot: Snapshot):
-        self._ds, self._snapshot, self._name = ds, snapshot, state.name
-        self._namespace = state.namespace
-        self.records = dict(state.revisions)
-        self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()}
-        self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()}
-        self._identities = {o.name: o.identity for o in snapshot.lws}
+    def __init__(self, ds: DisaggregatedSet, state: RolloutState | None, live):
+        self._ds, self.committed = ds, state
+        self._cluster = None if isinstance(live, Snapshot) else live
+        self._snapshot = live if isinstance(live, Snapshot) else None
+        self._name = state.name if state else ds.name
+        self._namespace = state.namespace if state else None
+        self.records = dict(state.revisions) if state else {}
+        self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()} if state else {}
+        self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()} if state else {}
+        self._identities = {o.name: o.identity for o in live.lws} if self._snapshot else {}
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
+        if self._cluster is not None:
+            self._snapshot = self._cluster.snapshot(set_name, namespace, services=False)
+            self._identities = {o.name: o.identity for o in self._snapshot.lws}
         return self._snapshot
 
-    def lease(self, set_name: str, namespace: str) -> contextlib.AbstractContextManager:
+    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
+        pass  # a state file is written by whoever may commit it
+
+    def lease(self, set_name: str, namespace: str,
+              wait_until: float | None = None) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext(_NoLease())
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
-        return False  # a state changes only by a commit: one pass per step
+        if self._cluster is None:
+            return False  # a state decided on one snapshot: nothing to watch
+        return self._cluster.wait_for_change(set_name, namespace, resource_version, timeout)
 
-    def execute(self, action: Action, namespace: str) -> None:
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict:
+        return {}  # a state writes no cluster object: Argo CD applies the render, as its owner
+
+    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
         if action.kind == SERVICE:
             return
         if isinstance(action, Create):
+            if dry_run:
+                return
             labels = action.object["metadata"]["labels"]
             slice_index, revision, role = (int(labels[naming.SLICE_LABEL]), labels[naming.REVISION_LABEL],
                                            labels[naming.ROLE_LABEL])
@@ -63,6 +84,8 @@ class StateExecutor:
         identity = self._identities.get(action.name)
         if identity is None:
             raise UserError(f"leaderworkerset/{action.name} is not part of the rollout state")
+        if dry_run:
+            return  # judged (it is part of the state), not landed
         slice_index, revision, role = identity.slice, identity.revision, identity.role
         if isinstance(action, Scale):
             self._set(self.replicas, slice_index, revision, role, action.to_replicas)

@@ -8,12 +8,18 @@ states of every set of its directory, one document each.
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterable
 
+from kubectl_disagg.core.model import DisaggregatedSet, namespace_conflict, namespace_for
+from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.state import (STATE_FILE, RolloutState, find_state, is_state_document, state_document,
+                                         unmatched_states)
 from kubectl_disagg.manifests.reader import STDIN_NAME, read_documents
-from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, is_state_document, state_document
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
           "# (the first by `kubectl disagg rollout state init`).\n"
@@ -21,9 +27,7 @@ HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg r
 
 
 def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> str | None:
-    """The state file of `ds`: `explicit`, else beside the set's file (None for stdin).
-
-    Paths are strings (os.path): `render` reads states, and pathlib costs it 10 ms of imports."""
+    """The state file of `ds`: `explicit`, else beside the set's file (None for stdin)."""
     if explicit:
         return explicit
     if ds.source.file == STDIN_NAME or ds.source.file.startswith("disaggregatedset/"):
@@ -62,21 +66,52 @@ def git_driven(ds: DisaggregatedSet) -> str | None:
     return path if ds.name in names else None
 
 
+def refuse_git_driven(sets) -> list[str]:
+    """Why a plain `rollout step` may not step these sets: those driven through git."""
+    return [f"refusing to step disaggregatedset/{ds.name}: it is driven through git (its rollout state is in "
+            f"{path}); step it with `rollout step --gitops`, or give --ignore-rollout-state (Argo CD's "
+            "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds))]
+
+
+def render_files(paths: Iterable[str], recursive: bool = False, namespace: str | None = None,
+                 explicit: str | None = None, require_state: bool = False) -> tuple[list[dict], tuple[Problem, ...]]:
+    """`render` of -f inputs: the objects to apply, in input order, and the warnings.
+
+    Every set is loaded, validated and rendered before anything is returned, so that on any
+    error nothing is printed. Other documents pass through; a rollout state is read by its set,
+    never applied. `namespace` is -n (it may not contradict a document's own); `explicit` is
+    --state (one set only); `require_state` refuses a set without a state.
+    """
+    loaded = load_sets(paths, recursive)
+    conflicts = [namespace_conflict(ds, namespace) for ds in loaded.sets]
+    if any(conflicts):
+        raise UserError([problem for problem in conflicts if problem])
+    if explicit and len(loaded.sets) != 1:
+        raise UserError([f"--state {explicit}: names the rollout state of one DisaggregatedSet, and the "
+                         f"input holds {len(loaded.sets)}"])
+    # A directory is checked whole: every rollout state read as input belongs to a set of it.
+    unmatched = unmatched_states([item for item in loaded.items if not isinstance(item, DisaggregatedSet)],
+                                 [(ds.name, namespace_for(ds, namespace)) for ds in loaded.sets])
+    if unmatched:
+        raise UserError(unmatched)
+    objects: list[dict] = []
+    for item in loaded.items:
+        if isinstance(item, DisaggregatedSet):
+            objects.extend(render_with_state_file(item, namespace, explicit, require_state))
+        elif not is_state_document(item.data):
+            objects.append(item.data)
+    return objects, loaded.warnings
+
+
 def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, explicit: str | None = None,
                            require_state: bool = False) -> list[dict]:
     """`render` of one set: from its rollout state when it has one (docs/gitops.md), else steady.
 
     `namespace` is -n; `explicit` is --state; `require_state` refuses a set without a state.
-    The one entry point for every renderer (the CLI, the Argo CD plugin).
     """
-    from kubectl_disagg.core.model import namespace_for
-    from kubectl_disagg.core.render import render_set
-
     path = state_path(ds, explicit)
     if not explicit and not require_state and (path is None or not os.path.isfile(path)):
-        return list(render_set(ds, namespace))  # no state: the steady state, and no more imports
-    from kubectl_disagg.gitops.render import render_with_state
-
+        return list(render_set(ds, namespace))  # no state: the steady state
     state = read_state(ds, namespace_for(ds, namespace), explicit)
     return render_with_state(ds, state, namespace, require_state=require_state)
 
@@ -84,8 +119,6 @@ def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, e
 def write_state(path: str, *states: RolloutState) -> None:
     """Put the sets' documents into the file (the other sets' stay), replacing the file in one
     rename so that a reader never sees half a state, nor some sets' steps without the others'."""
-    import tempfile  # only a step writes: render never pays for it
-
     names = {state.name for state in states}
     others = []
     if os.path.isfile(path):

@@ -9,6 +9,8 @@ Hermetic and deterministic: no cluster, no clock, no environment.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Role
@@ -107,7 +109,7 @@ def handing_over(state: RolloutState, slice_index: int, revision: str) -> set[st
 
 def _revision_set(ds: DisaggregatedSet, record: RevisionRecord) -> DisaggregatedSet:
     """The set as it was when `record` was deployed: what its LWS are rendered from."""
-    return ds._replace(placement=record.placement, roles=tuple(_role(r) for r in record.roles),
+    return replace(ds, placement=record.placement, roles=tuple(_role(r) for r in record.roles),
                        revision=record.revision)
 
 

@@ -24,6 +24,7 @@ checked (rules 1-3), and its next step writes format 2.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
@@ -88,7 +89,7 @@ def migrated_target(ds: DisaggregatedSet, state: RolloutState) -> Target:
     record = state.revisions.get(revision)
     if record is not None and revision != ds.revision:
         by_name = {r.name: r for r in base.roles}
-        base = base._replace(roles=tuple(by_name.get(name, RoleTarget(name, 1, 1, 0)) for name in record.role_names))
+        base = replace(base, roles=tuple(by_name.get(name, RoleTarget(name, 1, 1, 0)) for name in record.role_names))
     return Target(revision, slices, base.roles)
 
 
@@ -97,7 +98,7 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
     record = state.revisions.get(target.revision)
     if record is not None:
         roles = [Role(r.name, 0, r.spec, r.labels, r.annotations, r.external) for r in record.roles]
-        base = ds._replace(placement=record.placement)
+        base = replace(ds, placement=record.placement)
     elif target.revision == ds.revision or target.slices == 0:
         roles, base = list(ds.roles), ds
     else:
@@ -112,8 +113,8 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
         wanted = by_name[role.name]
         strategy = {**(role.spec.get("rolloutStrategy") or {}), "rollingUpdateConfiguration": {
             "maxSurge": wanted.surge, "maxUnavailable": wanted.unavailable}}
-        sized.append(role._replace(replicas=wanted.replicas, spec={**role.spec, "rolloutStrategy": strategy}))
-    return base._replace(revision=target.revision, slices=target.slices, roles=tuple(sized)), ""
+        sized.append(replace(role, replicas=wanted.replicas, spec={**role.spec, "rolloutStrategy": strategy}))
+    return replace(base, revision=target.revision, slices=target.slices, roles=tuple(sized)), ""
 
 
 # --- rules 1 to 3: the point ------------------------------------------------------------------

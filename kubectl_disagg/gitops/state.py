@@ -44,8 +44,8 @@ and checks it against the set (`parse_state`); `state_document` writes one.
 from __future__ import annotations
 
 import copy
-from collections import namedtuple
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kubectl_disagg.core import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
@@ -65,17 +65,25 @@ def is_state_document(data: object) -> bool:
     return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
 
 
-class RoleRecord(namedtuple("RoleRecord", "name spec labels annotations external")):
+@dataclass(frozen=True)
+class RoleRecord:
     """What one role of a revision puts into its LWS, besides replicas and the injected labels:
     `spec` is the role's LWS spec with defaults, without replicas."""
 
-    __slots__ = ()
+    name: str
+    spec: Mapping[str, object]
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    external: bool
 
 
-class RevisionRecord(namedtuple("RevisionRecord", "revision placement roles")):
+@dataclass(frozen=True)
+class RevisionRecord:
     """One revision: its Placement and a tuple of RoleRecord in spec order."""
 
-    __slots__ = ()
+    revision: str
+    placement: Placement
+    roles: tuple[RoleRecord, ...]
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -85,16 +93,23 @@ class RevisionRecord(namedtuple("RevisionRecord", "revision placement roles")):
         return next(role for role in self.roles if role.name == name)
 
 
-class RoleTarget(namedtuple("RoleTarget", "name replicas surge unavailable")):
+@dataclass(frozen=True)
+class RoleTarget:
     """One role's replicas and resolved rollout budgets (spec §6) when the last step was taken."""
 
-    __slots__ = ()
+    name: str
+    replicas: int
+    surge: int
+    unavailable: int
 
 
-class Target(namedtuple("Target", "revision slices roles")):
+@dataclass(frozen=True)
+class Target:
     """The set as the last step saw it: its revision, slices and a tuple of RoleTarget."""
 
-    __slots__ = ()
+    revision: str
+    slices: int
+    roles: tuple[RoleTarget, ...]
 
     @classmethod
     def of(cls, ds: DisaggregatedSet) -> Target:
@@ -108,33 +123,30 @@ class Target(namedtuple("Target", "revision slices roles")):
         return cls(ds.revision, ds.slices, tuple(roles))
 
 
-class Point(namedtuple("Point", "replicas initial")):
+@dataclass(frozen=True)
+class Point:
     """One slice's deployment: revision → role → replicas, and the old revisions' initial-replicas."""
 
-    __slots__ = ()
+    replicas: Mapping[str, Counts]
+    initial: Mapping[str, Counts]
 
 
-class RolloutState(namedtuple("RolloutState", "name namespace revisions replicas initial target previous source",
-                              defaults=(None, None, None))):
+@dataclass(frozen=True)
+class RolloutState:
     """`revisions`: revision → RevisionRecord; `replicas` and `initial` (initial-replicas of old
     revisions): slice → revision → role → count, revisions in the order they were deployed.
     `target`: the Target of the last step; `previous`: slice → the Point before it (None: a
     format 1 state, or one built in memory). `source`: the Document read, for line numbers;
-    not part of the state (equality ignores it).
+    not part of the state (equality ignores it)."""
 
-    Named tuples, not dataclasses: `render` reads states, and must stay quick to start.
-    """
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RolloutState) and tuple(self)[:-1] == tuple(other)[:-1]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return hash(tuple(self)[:-1])
+    name: str
+    namespace: str
+    revisions: Mapping[str, RevisionRecord]
+    replicas: Mapping[int, Mapping[str, Counts]]
+    initial: Mapping[int, Mapping[str, Counts]]
+    target: Target | None = None
+    previous: Mapping[int, Point] | None = None
+    source: Document | None = field(default=None, compare=False)
 
     def deployed(self, slice_index: int) -> Mapping[str, Counts]:
         return self.replicas.get(slice_index, {})

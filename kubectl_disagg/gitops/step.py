@@ -1,14 +1,17 @@
-"""Rollouts through git: the next rollout state from the committed one and the live LWS. Pure.
+"""Rollouts through git: the next rollout state from the committed one and the live LWS.
 
 `gitops_step` is `rollout step` for git: the same `reconcile` over the live LWS, with a
 `StateExecutor` landing the actions in the state instead of the cluster (one decision, two
 executors). It refuses to move unless the cluster shows exactly what the state renders to.
+Pure, but for `next_step`: `stepper.drive` over a `StateExecutor` reading the cluster it is
+given, so `--wait` watches between looks as `rollout step --until-complete` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from kubectl_disagg.core import naming
@@ -23,7 +26,7 @@ from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, Roll
                                          record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_over, render_with_state
-from kubectl_disagg.rollout.stepper import Pass, run_pass
+from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
 
 # --- the state a first step writes ------------------------------------------------------------
@@ -161,6 +164,44 @@ class GitopsStep:
     reasons: tuple[str, ...] = ()  # why it waits or refuses, or what the new state does
     passed: Pass | None = None  # reconcile's pass, when one ran
     before: RolloutState | None = None
+    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_state`)
+
+    # What `stepper.drive` reads of a pass: a step that does not wait ends the drive (a state
+    # to commit is as far as git goes until it is merged); a waiting one watches the LWS.
+    @property
+    def refusal(self) -> tuple[str, ...]:
+        return self.reasons if self.outcome == Outcome.REFUSED else ()
+
+    @property
+    def complete(self) -> bool:
+        return self.outcome in (Outcome.ADVANCED, Outcome.COMPLETE)
+
+    @property
+    def done(self) -> tuple[Action, ...]:
+        return ()  # nothing lands in the cluster: only a commit changes what the next look sees
+
+
+def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, lease=None, *,
+               max_in_flight: int = 1) -> GitopsStep:
+    """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
+    `executor`, the next state decided from the committed one."""
+    live = executor.snapshot(ds.name, namespace)
+    return replace(gitops_step(ds, executor.committed, live), snapshot=live)
+
+
+def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
+              deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> tuple[GitopsStep, bool]:
+    """The next step of a git-driven rollout; with `wait`, the first that does not wait (watching
+    the LWS in between, by `stepper.drive`) until `deadline` (a `clock` value); and whether the
+    deadline came first."""
+    executor = StateExecutor(ds, state, cluster)
+    step = None
+    for step in drive(executor, ds, namespace, until_complete=wait, deadline=deadline, clock=clock,
+                      take_pass=next_state):
+        pass
+    if step is None:  # the deadline had passed before the first look
+        return next_state(executor, ds, namespace), True
+    return step, wait and step.outcome == Outcome.WAITING
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStep:
@@ -186,14 +227,14 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
                      for o in render_with_state(ds, state) if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
-    executor = StateExecutor(ds, recorded, live._replace(services=services))
+    executor = StateExecutor(ds, recorded, replace(live, services=services))
     passed = run_pass(executor, ds, namespace)
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
     # What the next render checks the step against (spec §8): the set it was decided for, and
     # the point each slice stood at before it.
-    after = after._replace(target=Target.of(ds), previous={
+    after = replace(after, target=Target.of(ds), previous={
         s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {})) for s in after.replicas})
     if passed.done:
         return _checked(ds, GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
@@ -208,7 +249,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     handed = [s for s, d in state.replicas.items() if list(d) == [ds.revision]
               and handing_over(state, s, ds.revision) & external]
     if handed:  # the state sized an External role at the end of the rollout: hand it back
-        back = after._replace(previous={**after.previous, **{
+        back = replace(after, previous={**after.previous, **{
             s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
         return _checked(ds, GitopsStep(Outcome.ADVANCED, back, (
             "hands the size of the External roles back to their autoscaler",), passed, before=state))

@@ -83,10 +83,12 @@ def _error_for(subject: str, status: int, reason: str | None, status_object: dic
     return UserError(f"{subject}: the API server answered {code}: {message}")
 
 
-def connection_error(server: str, error: BaseException) -> Unreachable:
-    """A readable error for a request that never got an HTTP answer."""
-    return Unreachable(f"cannot reach the API server at {server}: {_network_detail(error)}; "
-                     "is the cluster up, and are --kubeconfig and --context right?")
+def connection_error(server: str, error: BaseException, attempts: int = 1, elapsed: float = 0.0) -> Unreachable:
+    """A readable error for a request that never got an HTTP answer (after `attempts` sendings
+    over `elapsed` seconds: the retries that were given up)."""
+    tried = f" (gave up after {attempts} attempts over {elapsed:.0f} s)" if attempts > 1 else ""
+    return Unreachable(f"cannot reach the API server at {server}: {_network_detail(error)}{tried}; "
+                       "is the cluster up, and are --kubeconfig and --context right?")
 
 
 def _network_detail(error: BaseException) -> str:

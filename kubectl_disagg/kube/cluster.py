@@ -13,24 +13,22 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.kube.api_errors import Gone, NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.kubeconfig import load_configuration, redact_url
+from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.kube.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER, SERVICE,
                                  Resource, RestClient, with_kind)
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-
-# A granted permission is trusted for one lease term (lease.DEFAULT_LEASE_SECONDS; the lease
-# module loads only for steppers, so the figure is repeated here and a test keeps them equal).
-PERMISSION_TERM_SECONDS = 30
+# A granted permission is trusted for one lease term.
+PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
+# GETs of the names a pass would create, sent side by side in batches of this many.
+OCCUPANT_READS_AT_ONCE = 8
 
 def scale_patch(action: Scale) -> list[dict]:
     """RFC 6902: replicas from what was read to the new count, refused if they moved meanwhile."""
@@ -378,10 +376,28 @@ class Cluster:
               duration: int | None = None, wait_until: float | None = None):
         """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
         `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
-        from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder  # only steppers need it
-
         return Lease(self.client, set_name, namespace, holder or default_holder(), duration or DEFAULT_LEASE_SECONDS,
                      wait_until)
+
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
+        """The objects already at these (kind, name)s: one GET each, a few at a time side by
+        side (see `stepper.read_and_reconcile`). A pass creates a handful; a rollout's start
+        over many slices, a few per slice."""
+        found: dict[tuple[str, str], dict] = {}
+
+        def get(kind: str, name: str) -> dict | None:
+            try:
+                return self.client.get(BY_KIND[kind], namespace, name)
+            except NotFound:
+                return None
+
+        names = list(names)
+        for start in range(0, len(names), OCCUPANT_READS_AT_ONCE):
+            batch = names[start:start + OCCUPANT_READS_AT_ONCE]
+            for key, obj in zip(batch, side_by_side(*(lambda key=key: get(*key) for key in batch))):
+                if obj is not None:
+                    found[key] = obj
+        return found
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Refuse a pass its user may not carry out whole, before its first write: one

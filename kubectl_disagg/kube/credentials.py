@@ -1,17 +1,21 @@
 """Who the requests are from: a bearer token or a client certificate, kept fresh.
 
 A `Credentials` hands the transport the Authorization header for each request: a static
-token, a token file re-read as it rotates (a pod's projected service-account token), or what an
-exec credential plugin prints, run again when its credential expires or the API server answers
-401. The plugin's output never reaches a message: it may hold the credential.
+token, a token file re-read as it rotates (a pod's projected service-account token), an oidc
+auth-provider's id-token refreshed at expiry (oidc.py), or what an exec credential plugin
+prints, run again when its credential expires or the API server answers 401. The plugin's
+output never reaches a message: it may hold the credential.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube import oidc
+from kubectl_disagg.kube.exec_plugin import run_exec
 from kubectl_disagg.kube.kubeconfig import Connection, check_token
 
 TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go re-reads a token file once a minute
@@ -28,8 +32,10 @@ class Credentials:
         self._token_read_at = -float("inf")
         self._file_cached: str | None = None
         self._issued = None  # what the exec plugin last issued (exec_plugin.Issued)
+        self._oidc_config: dict | None = None  # the oidc auth-provider's config, as last refreshed
         if connection.exec_plugin is not None and not connection.token:
             self._issued = self._run_exec()
+        self.certificate_issue = 0  # counts the client certificates an exec plugin issued after the first
 
     @property
     def client_certificate(self) -> tuple[bytes, bytes] | None:
@@ -48,10 +54,12 @@ class Credentials:
                 return f"Bearer {self._token}"
             if self._connection.token_file:
                 return f"Bearer {self._file_token()}"
+            if self._connection.oidc is not None:
+                return f"Bearer {self._oidc_token()}"
             plugin = self._connection.exec_plugin
             if plugin is not None:
                 if self._issued is None or _expired(self._issued):
-                    self._issued = self._run_exec()
+                    self._reissue()
                 if self._issued.token:
                     return f"Bearer {self._issued.token}"
         return None
@@ -66,13 +74,32 @@ class Credentials:
                 self._token_read_at = -float("inf")
                 return True
             if self._connection.exec_plugin is not None:
-                self._issued = self._run_exec()
+                self._reissue()
                 return True
         return False
 
-    def _run_exec(self):
-        from kubectl_disagg.kube.exec_plugin import run_exec  # a subprocess, only for users with a plugin
+    def _oidc_token(self) -> str:
+        """The oidc id-token, refreshed once it expires (see oidc.py); only then, as client-go."""
+        provider = self._connection.oidc
+        if self._oidc_config is None:
+            self._oidc_config = provider.config
+        token = oidc.valid_id_token(self._oidc_config)
+        if token is None:
+            self._oidc_config = oidc.refreshed(replace(provider, config=self._oidc_config))
+            token = self._oidc_config["id-token"]
+            check_token(token, self._connection.whose, "oidc auth-provider")
+        return token
 
+    def _reissue(self) -> None:
+        """Run the plugin again; a new client certificate counts in `certificate_issue`, for the
+        transport to present it on new connections (client-go rotates an exec-issued
+        certificate the same way, closing the connections made with the old one)."""
+        before = self.client_certificate if self._issued is not None else None
+        self._issued = self._run_exec()
+        if self._issued.client_cert_pem and self.client_certificate != before:
+            self.certificate_issue += 1
+
+    def _run_exec(self):
         return run_exec(self._connection, self._connection.exec_plugin)
 
     def _file_token(self) -> str:

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections import namedtuple
+from dataclasses import dataclass
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
@@ -18,20 +18,27 @@ from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
 EXEC_TIMEOUT_SECONDS = 60.0
 
 
-class Issued(namedtuple("Issued", "token client_cert_pem client_key_pem expires")):
+@dataclass(frozen=True)
+class Issued:
     """What an exec plugin returned; each field may be None; `expires` is a time.time() value."""
 
-    __slots__ = ()
+    token: str | None
+    client_cert_pem: bytes | None
+    client_key_pem: bytes | None
+    expires: float | None
 
 
 def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     """Run the user's exec credential plugin once and read its ExecCredential.
 
-    Interactive plugins get the terminal only when there is one and the plugin allows it; the
-    plugin's stderr is kept off the terminal (plugins print tokens in their errors).
+    With a terminal on stdin and an `interactiveMode` other than Never, the plugin runs as
+    kubectl runs it (client-go's exec authenticator): the terminal's stdin and stderr are its
+    own, for a login prompt or a device code, and it is waited for as long as the person takes.
+    Otherwise it gets no stdin, its stderr is kept off the screen (plugins print tokens in their
+    errors) and it has EXEC_TIMEOUT_SECONDS.
     """
     user, where = connection.user_name, f"kubeconfig {connection.kubeconfig}"
-    interactive = plugin.interactive_mode != "Never" and sys.stdin is not None and sys.stdin.isatty()
+    interactive = plugin.interactive_mode != "Never" and _terminal()
     if plugin.interactive_mode == "Always" and not interactive:
         raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) needs a terminal "
                         "(interactiveMode: Always), and there is none")
@@ -46,14 +53,20 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     info = {"apiVersion": plugin.api_version, "kind": "ExecCredential", "spec": spec}
     env = {**os.environ, **dict(plugin.env), "KUBERNETES_EXEC_INFO": json.dumps(info)}
     try:
-        finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, stdin=None if interactive else subprocess.DEVNULL,
-                                  timeout=EXEC_TIMEOUT_SECONDS, check=False)
+        if interactive:  # stdin and stderr are the terminal's: the prompt shows, the answer reaches it
+            finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE, check=False)
+        else:
+            finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                      timeout=EXEC_TIMEOUT_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         raise UserError(_failure(where, user, plugin, f"did not finish in {EXEC_TIMEOUT_SECONDS:.0f} s")) from None
     except OSError as err:
         raise UserError(_failure(where, user, plugin, f"could not be started ({err.strerror or err})")) from None
     if finished.returncode != 0:
+        if interactive:
+            raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) exited with "
+                            f"status {finished.returncode} (what it printed is above)")
         raise UserError(_failure(where, user, plugin, f"exited with status {finished.returncode}"))
     issued = _parse_credential(finished.stdout, plugin)
     if issued is None:
@@ -61,6 +74,14 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     if issued.token is not None:
         check_token(issued.token, connection.whose, f"exec plugin {plugin.command}")
     return issued
+
+
+def _terminal() -> bool:
+    """Whether stdin is a terminal (client-go asks the same of os.Stdin)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def _resolve(plugin: ExecPlugin) -> str | None:

@@ -15,47 +15,76 @@ import base64
 import binascii
 import os
 import re
-from collections import namedtuple
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import load_plain
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-class ExecPlugin(namedtuple("ExecPlugin", "command args env api_version interactive_mode provide_cluster_info "
-                                          "install_hint base_dir",
-                            defaults=((), (), EXEC_API_VERSIONS[0], "IfAvailable", False, "", "."))):
+@dataclass(frozen=True)
+class ExecPlugin:
     """A user's exec credential plugin (client.authentication.k8s.io), as the kubeconfig names it.
 
     `args`: a tuple of str; `env`: a tuple of (name, value); `base_dir`: where a relative
     command is found from (the kubeconfig's directory, as kubectl does).
     """
 
-    __slots__ = ()
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    api_version: str = EXEC_API_VERSIONS[0]
+    interactive_mode: str = "IfAvailable"
+    provide_cluster_info: bool = False
+    install_hint: str = ""
+    base_dir: str = "."
 
 
-class Connection(namedtuple("Connection", "server whose ca_pem insecure tls_server_name proxy_url client_cert_pem "
-                                          "client_key_pem token token_file exec_plugin kubeconfig user_name "
-                                          "cluster_info impersonate",
-                            defaults=(None, False, None, None, None, None, None, None, None, None, "?", None, ()))):
+@dataclass(frozen=True)
+class OidcProvider:
+    """A user's oidc auth-provider: its `config` (str → str, as the kubeconfig holds it), the file
+    that holds the user entry (where refreshed tokens are written back) and how messages name it."""
+
+    config: Mapping[str, str]
+    kubeconfig_path: str | None
+    user_name: str
+    whose: str
+
+
+@dataclass(frozen=True)
+class Connection:
     """Everything needed to reach one API server as one user.
 
     `whose`: how messages name the credentials ("user alice in kubeconfig ~/.kube/config").
     PEM fields are bytes; `exec_plugin`: an ExecPlugin or None; `kubeconfig`: the file named
     in exec-plugin messages; `cluster_info`: what an exec plugin may ask for
     (provideClusterInfo); `impersonate`: Impersonate-* headers from the user's as,
-    as-groups …, a tuple of (name, value).
+    as-groups …, a tuple of (name, value); `oidc`: the user's oidc auth-provider (oidc.OidcProvider)
+    or None.
     """
 
-    __slots__ = ()
+    server: str
+    whose: str
+    ca_pem: bytes | None = None
+    insecure: bool = False
+    tls_server_name: str | None = None
+    proxy_url: str | None = None
+    client_cert_pem: bytes | None = None
+    client_key_pem: bytes | None = None
+    token: str | None = None
+    token_file: str | None = None
+    exec_plugin: ExecPlugin | None = None
+    kubeconfig: str | None = None
+    user_name: str = "?"
+    cluster_info: dict[str, Any] | None = None
+    impersonate: tuple[tuple[str, str], ...] = ()
+    oidc: OidcProvider | None = None
 
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
@@ -82,11 +111,14 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
 # --- reading and merging kubeconfig files ----------------------------------------------------
 
 
-class _Entry(namedtuple("_Entry", "body base_dir")):
-    """A kubeconfig entry (a dict) and the directory its relative paths are relative to: the
-    directory of the file that holds it."""
+@dataclass(frozen=True)
+class _Entry:
+    """A kubeconfig entry (a dict), the directory its relative paths are relative to (the
+    directory of the file that holds it) and that file."""
 
-    __slots__ = ()
+    body: dict
+    base_dir: str
+    path: str | None = None
 
 
 class _Merged:
@@ -129,7 +161,7 @@ def _merge(paths: list[str], shown: str) -> _Merged:
                 body = entry.get(key[:-1]) or {}
                 if not isinstance(body, dict):
                     raise UserError(f"kubeconfig {path}: cannot be read: {key[:-1]} {entry['name']} must be a mapping")
-                into.setdefault(entry["name"], _Entry(body, base_dir))
+                into.setdefault(entry["name"], _Entry(body, base_dir, full))
         if not merged.current_context and document.get("current-context"):
             merged.current_context = str(document["current-context"])
     if not found:
@@ -159,6 +191,10 @@ def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Conn
     if not server:
         raise UserError(f"{where}: no server URL")
     insecure = bool(cluster.body.get("insecure-skip-tls-verify"))
+    if insecure and (cluster.body.get("certificate-authority") or cluster.body.get("certificate-authority-data")):
+        # client-go's transport refuses the pair with these words (kubectl prints them)
+        raise UserError(f"{where}: specifying a root certificates file with the insecure flag is not allowed "
+                        "(insecure-skip-tls-verify and certificate-authority are both set: remove one)")
     ca_pem = None if insecure else _data_or_file(cluster, "certificate-authority", where)
     connection = Connection(
         server=server.rstrip("/"), whose=whose, ca_pem=ca_pem, insecure=insecure,
@@ -167,7 +203,8 @@ def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Conn
         client_cert_pem=_data_or_file(user, "client-certificate", whose),
         client_key_pem=_data_or_file(user, "client-key", whose),
         token=_token(user, whose), token_file=_path(user, "tokenFile"),
-        exec_plugin=_exec_plugin(user, whose), kubeconfig=shown, user_name=user_name or "?",
+        exec_plugin=_exec_plugin(user, whose), oidc=_oidc(user, user_name, whose), kubeconfig=shown,
+        user_name=user_name or "?",
         cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure), impersonate=_impersonation(user.body))
     if (connection.client_cert_pem is None) != (connection.client_key_pem is None):
         raise UserError(f"{whose}: a client certificate needs both client-certificate and client-key")
@@ -207,9 +244,8 @@ def _token(user: _Entry, whose: str) -> str | None:
     provider = user.body.get("auth-provider")
     if isinstance(provider, dict) and provider:
         name = str(provider.get("name") or "?")
-        id_token = (provider.get("config") or {}).get("id-token") if name == "oidc" else None
-        if id_token:
-            return str(id_token)  # what kubectl sends; refreshing it is the provider's business
+        if name == "oidc":
+            return None  # see `_oidc`
         raise UserError(f"{whose}: the {name} auth-provider is not supported (kubectl dropped the built-in "
                         "ones); use the provider's exec credential plugin (e.g. gke-gcloud-auth-plugin, "
                         "kubelogin) in the user entry instead")
@@ -218,6 +254,20 @@ def _token(user: _Entry, whose: str) -> str | None:
                         "servers do not accept since v1.19 (requests would run as system:anonymous); use a "
                         "token, a client certificate or an exec plugin")
     return None
+
+
+def _oidc(user: _Entry, user_name: str, whose: str) -> OidcProvider | None:
+    """The user's `auth-provider: oidc` (run by oidc.py), or None. client-go's oidc provider
+    requires an issuer and a client id before anything is sent."""
+    provider = user.body.get("auth-provider")
+    if not isinstance(provider, dict) or provider.get("name") != "oidc":
+        return None
+    config = provider.get("config") or {}
+    config = {str(key): str(value) for key, value in config.items()} if isinstance(config, dict) else {}
+    for key in ("idp-issuer-url", "client-id"):
+        if not config.get(key):
+            raise UserError(f"{whose}: the oidc auth-provider needs {key} (kubectl refuses it too)")
+    return OidcProvider(config=config, kubeconfig_path=user.path, user_name=user_name, whose=whose)
 
 
 def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:

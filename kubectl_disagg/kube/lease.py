@@ -17,8 +17,9 @@ from typing import Any, Mapping
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
-from kubectl_disagg.errors import Conflict, UserError, persisting
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.rest import LEASE, RestClient
+from kubectl_disagg.kube.wait import Deadline, until_settled
 
 LEASE_PREFIX = "kubectl-disagg-"
 DEFAULT_LEASE_SECONDS = 30
@@ -160,32 +161,39 @@ class Lease:
         raise LeaseHeld(self.name, self.namespace, "another stepper", None)
 
     def acquire_waiting(self, until: float) -> None:
-        """Acquire, queueing behind the holder until `until` (time.monotonic()): between attempts,
-        watch the Lease until it changes (released, taken, renewed) or lapses, never polling."""
-        while True:
-            try:
-                self.acquire()
-                return
-            except LeaseHeld as held:
-                remaining = until - time.monotonic()
-                if remaining <= 0:
-                    raise LeaseWaitTimedOut(held) from None
-                self._wait_for_change(remaining)
+        """Acquire, queueing behind the holder until `until` (time.monotonic(), math.inf: no limit):
+        between attempts, watch the Lease until it changes (released, taken, renewed) or lapses,
+        never polling (`wait.until_settled`)."""
+        held = None
+        for held in until_settled(self._attempt, lambda held: held is None, lambda held, seconds:
+                                  self._wait_for_change(seconds), Deadline(until)):
+            pass
+        if held is not None:
+            raise LeaseWaitTimedOut(held) from None
 
-    def _wait_for_change(self, timeout: float) -> None:
+    def _attempt(self) -> LeaseHeld | None:
+        """One acquire: None when it is ours, else who holds it."""
+        try:
+            self.acquire()
+        except LeaseHeld as held:
+            return held
+        return None
+
+    def _wait_for_change(self, timeout: float) -> bool:
+        """Watch the Lease until it changes (True) or may have lapsed (False)."""
         try:
             current = self._client.get(LEASE, self.namespace, self.name)
         except NotFound:
-            return  # released meanwhile: try at once
+            return True  # released meanwhile: try at once
         spec = current.get("spec") or {}
         now = _utcnow()
         if lease_is_free(spec, now):
-            return
+            return True
         expiry = lease_expiry(spec)
         if expiry is not None:  # wake when it lapses, should the holder have died
             timeout = min(timeout, max(1.0, (expiry - now).total_seconds() + 0.5))
-        self._client.watch(LEASE, self.namespace, "", current["metadata"]["resourceVersion"], timeout,
-                           field_selector=f"metadata.name={self.name}")
+        return self._client.watch(LEASE, self.namespace, "", current["metadata"]["resourceVersion"], timeout,
+                                  field_selector=f"metadata.name={self.name}")
 
     def renew(self) -> None:
         """Extend the lease; LeaseLost if it is no longer ours."""
@@ -210,8 +218,7 @@ class Lease:
             return
         metadata = self._object["metadata"]
         try:
-            persisting(lambda: self._client.delete(LEASE, self.namespace, self.name, metadata["uid"],
-                                                   metadata["resourceVersion"]))
+            self._client.delete(LEASE, self.namespace, self.name, metadata["uid"], metadata["resourceVersion"])
         except (Conflict, NotFound):
             pass  # someone took it over after it lapsed: it is theirs now, not ours to delete
         finally:

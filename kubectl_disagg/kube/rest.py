@@ -7,21 +7,23 @@ retried while the server says "later", and fails as a readable `UserError` (see 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
 import re
 import time
-from collections import namedtuple
-from collections.abc import Callable, Mapping
+import urllib.parse
+from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.kube.api_errors import Gone, api_error, connection_error
+from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.kube.api_errors import (AlreadyExists, Gone, NotFound, PatchRejected, api_error,
+                                         connection_error)
+from kubectl_disagg.kube.credentials import Credentials
 from kubectl_disagg.kube.transport import NetworkError, Transport
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
@@ -33,20 +35,31 @@ WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it tha
 WATCH_LINGER = 0.01
 WATCH_LINGER_AT_MOST = 0.1
 
-# Answers that say "come back later" (429 from priority and fairness, or a 5xx with
-# Retry-After) are retried after the wait the server asks for, as client-go does.
+# A request that got no answer goes again when sending it twice is safe, and so does one the
+# server answers "later" (429, or a 5xx with Retry-After; a read also on a bare 500, 502, 503,
+# 504), as client-go's rest client resends them (rest/request.go, rest/with_retry.go): at most
+# MAX_RETRIES more times. client-go waits 1 s before each resend after a lost connection (an
+# artificial Retry-After); here the first waits are shorter (a reset connection most often
+# works again at once), then the same 1 s. No resend starts RETRY_BUDGET_SECONDS after the first
+# attempt: a request that timed out (REQUEST_TIMEOUT) is not waited out again.
 MAX_RETRIES = 10
 MAX_RETRY_AFTER_SECONDS = 30.0
+RETRY_BUDGET_SECONDS = 120.0
+_READ_RETRIED_STATUSES = (500, 502, 503, 504)
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-class Resource(namedtuple("Resource", "kind group version plural")):
+@dataclass(frozen=True)
+class Resource:
     """Where a kind lives in the API (`group` is "" for the core group)."""
 
-    __slots__ = ()
+    kind: str
+    group: str
+    version: str
+    plural: str
 
     def subject(self, name: str) -> str:
         """How errors name one object: `leaderworkerset/x`, as kubectl and reconcile spell it."""
@@ -77,8 +90,6 @@ class RestClient:
     """Requests to one API server (`server`, as people may see it: no credentials in it)."""
 
     def __init__(self, connection: Any, server: str):
-        from kubectl_disagg.kube.credentials import Credentials
-
         self.server = server
         self.transport = Transport(connection, Credentials(connection))
 
@@ -104,37 +115,52 @@ class RestClient:
         when the server no longer holds history that far back: read everything again.
 
         One WATCH request, ended by the server after `timeout` (rounded up to whole seconds,
-        the API's unit) or by us after the batch: no polling.
+        the API's unit) or by us after the batch: no polling. A watch cut before its first event
+        is started again from the same resourceVersion (nothing is missed) for the time left, as
+        client-go's watchers re-establish theirs; a cut after it ends the batch.
         """
-        if timeout <= 0:
-            return []
-        seconds = max(1, math.ceil(timeout))
-        query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
-                 "timeoutSeconds": str(seconds)}
-        if field_selector:
-            query["fieldSelector"] = field_selector
+        deadline = time.monotonic() + timeout
         subject = resource.collection(namespace)
         events: list[dict] = []
-        with self._errors(subject):
-            response = self.send("GET", path_of(resource, namespace), query, stream=True,
-                                 read_timeout=seconds + WATCH_READ_SLACK)
-            try:
-                lines = response.lines()
-                first = next(lines, None)
-                if first is not None:
-                    events.append(json.loads(first))
-                    stop = time.monotonic() + linger_at_most
-                    while linger > 0 and time.monotonic() < stop:
-                        response.set_read_timeout(linger)
-                        try:
-                            line = next(lines, None)
-                        except NetworkError:
-                            break  # quiet for `linger`: the burst is over (a line cut short is read again next time)
-                        if line is None:
-                            break
-                        events.append(json.loads(line))
-            finally:
-                response.close()  # a watch cut short must not go back to the pool mid-stream
+        for attempt in itertools.count():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return []
+            seconds = max(1, math.ceil(left))
+            query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": resource_version,
+                     "timeoutSeconds": str(seconds)}
+            if field_selector:
+                query["fieldSelector"] = field_selector
+            with self._errors(subject):
+                response = self.send("GET", path_of(resource, namespace), query, stream=True,
+                                     read_timeout=seconds + WATCH_READ_SLACK)
+                try:
+                    lines = response.lines()
+                    try:
+                        first = next(lines, None)
+                    except NetworkError as cut:
+                        if attempt >= MAX_RETRIES:
+                            raise
+                        wait = backoff(attempt)
+                        if time.monotonic() + wait < deadline:
+                            time.sleep(wait)
+                            continue  # in `finally`, the broken stream is closed first
+                        raise cut
+                    if first is not None:
+                        events.append(json.loads(first))
+                        stop = time.monotonic() + linger_at_most
+                        while linger > 0 and time.monotonic() < stop:
+                            response.set_read_timeout(linger)
+                            try:
+                                line = next(lines, None)
+                            except NetworkError:
+                                break  # quiet for `linger`, or cut: the burst is over (what follows is read next time)
+                            if line is None:
+                                break
+                            events.append(json.loads(line))
+                finally:
+                    response.close()  # a watch cut short must not go back to the pool mid-stream
+            break
         for event in events:
             if event.get("type") == "ERROR":
                 status = event.get("object") or {}
@@ -148,67 +174,132 @@ class RestClient:
                   "spec": {"resourceAttributes": {"namespace": namespace, "verb": verb, "group": resource.group,
                                                   "version": resource.version, "resource": resource.plural}}}
         with self._errors(f"selfsubjectaccessreview ({verb} {resource.plural})"):
-            answer = _json(self.send("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", None, review))
+            answer = self._object("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", None, review,
+                                  repeatable=True)  # stores nothing
         return bool((answer.get("status") or {}).get("allowed"))
 
     def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
         with self._errors(resource.collection(namespace)):
-            return _json(self.send("GET", path_of(resource, namespace), {"labelSelector": label_selector}))
+            return self._object("GET", path_of(resource, namespace), {"labelSelector": label_selector})
 
     def get(self, resource: Resource, namespace: str, name: str) -> dict:
         with self._errors(resource.subject(name)):
-            return _json(self.send("GET", path_of(resource, namespace, name)))
+            return self._object("GET", path_of(resource, namespace, name))
 
     def create(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> dict:
-        with self._errors(resource.subject(body["metadata"]["name"])):
-            return _json(self.send("POST", path_of(resource, namespace),
-                                   {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body))
+        """POST. Sent again after a lost answer: an AlreadyExists then is our own first sending
+        when the stored object holds everything `body` says (read back, and returned)."""
+        name = body["metadata"]["name"]
+        try:
+            with self._errors(resource.subject(name)):
+                return self._object("POST", path_of(resource, namespace),
+                                    {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body, repeatable=True)
+        except AlreadyExists as err:
+            stored = self._ours_after_resend(err, resource, namespace, name, body)
+            if stored is None:
+                raise
+            return stored
 
     def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
-        """PUT: the body's metadata.resourceVersion makes it conditional."""
+        """PUT: the body's metadata.resourceVersion makes it conditional. Sent again after a lost
+        answer: a Conflict then is our own first sending when the stored object holds `body`."""
         name = body["metadata"]["name"]
-        with self._errors(resource.subject(name)):
-            return _json(self.send("PUT", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER}, body))
+        try:
+            with self._errors(resource.subject(name)):
+                return self._object("PUT", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER},
+                                    body, repeatable=True)
+        except Conflict as err:
+            stored = self._ours_after_resend(err, resource, namespace, name, body)
+            if stored is None:
+                raise
+            return stored
 
     def apply(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> None:
-        """Server-side apply of `body`, never forced: fields another manager owns are a conflict."""
+        """Server-side apply of `body`, never forced: fields another manager owns are a conflict.
+        The same apply twice is the apply once: it goes again after a lost answer."""
         name = body["metadata"]["name"]
         with self._errors(resource.subject(name)):
             self.send("PATCH", path_of(resource, namespace, name),
                       {"fieldManager": FIELD_MANAGER, "force": "false", **_dry_run_query(dry_run)},
-                      apply_body(body), APPLY_PATCH)
+                      apply_body(body), APPLY_PATCH, repeatable=True)
 
     def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str, *,
               dry_run: bool = False) -> None:
-        with self._errors(resource.subject(name)):
-            self.send("PATCH", path_of(resource, namespace, name),
-                      {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body, content_type)
+        """PATCH. A merge patch goes again after a lost answer (twice is once), and so does a
+        JSON patch with a `test`: refused then (its test no longer holds), it is our own first
+        sending when the stored object holds every value the patch writes."""
+        guarded = content_type == JSON_PATCH and any(op.get("op") == "test" for op in body)
+        try:
+            with self._errors(resource.subject(name)):
+                self.send("PATCH", path_of(resource, namespace, name),
+                          {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body, content_type,
+                          repeatable=content_type == MERGE_PATCH or guarded)
+        except PatchRejected as err:
+            if not (guarded and getattr(err, "resent", False)):
+                raise
+            try:
+                stored = self.get(resource, namespace, name)
+            except NotFound:
+                raise err from None
+            if not patched(stored, body):
+                raise
 
     def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
         """Merge `status` into a custom object's status subresource."""
         with self._errors(resource.subject(name) + "/status"):
             self.send("PATCH", path_of(resource, namespace, name) + "/status", {"fieldManager": FIELD_MANAGER},
-                      {"status": dict(status)}, MERGE_PATCH)
+                      {"status": dict(status)}, MERGE_PATCH, repeatable=True)
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str, *,
                dry_run: bool = False) -> None:
+        """DELETE with uid and resourceVersion preconditions. Sent again after a lost answer: a
+        404 then means the object with that uid is gone, which is what was asked."""
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
         # same as `kubectl delete`; the preconditions make a stale delete fail with 409.
         options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
                    "preconditions": {"uid": uid, "resourceVersion": resource_version}}
         if dry_run:  # in the body: a DELETE with a body ignores the options in its query
             options["dryRun"] = ["All"]
-        with self._errors(resource.subject(name)):
-            self.send("DELETE", path_of(resource, namespace, name), None, options)
+        try:
+            with self._errors(resource.subject(name)):
+                self.send("DELETE", path_of(resource, namespace, name), None, options, repeatable=True)
+        except NotFound as err:
+            if not getattr(err, "resent", False):
+                raise
+
+    def _object(self, method: str, path: str, *args: Any, **kwargs: Any) -> dict:
+        """`send`, and the answer as the API object it must be (see `api_object`)."""
+        return api_object(self.send(method, path, *args, **kwargs), self.server, method, path)
+
+    def _ours_after_resend(self, err: UserError, resource: Resource, namespace: str, name: str,
+                           body: Mapping) -> dict | None:
+        """After a write refused on its resend: the stored object when it holds what `body`
+        says (our first sending landed, its answer lost), else None. Metadata is left out: a
+        replaced object's managedFields and resourceVersion move with every write; what it
+        holds (a Lease's holder and renewTime, an Event's fields) tells ours from another's."""
+        if not getattr(err, "resent", False):
+            return None
+        try:
+            stored = self.get(resource, namespace, name)
+        except NotFound:
+            return None
+        return stored if holds(stored, {key: value for key, value in body.items() if key != "metadata"}) else None
 
     def send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
              content_type: str = "application/json", *, stream: bool = False,
-             read_timeout: float = REQUEST_TIMEOUT[1]) -> Any:
-        """One request (retried while the server says "later"); the response, 2xx only.
+             read_timeout: float = REQUEST_TIMEOUT[1], repeatable: bool | None = None) -> Any:
+        """One request, sent again as `retrying` says; the response, 2xx only.
 
         `body` is sent as it is when bytes, else as JSON. Any other answer raises `ErrorAnswer`;
         a 401 is retried once with a fresh credential when one can be had (exec plugin, token
         file). No answer at all raises `transport.NetworkError` (see `_errors`).
+
+        `repeatable` (default: a GET is, a write is not) says a request that may have landed
+        can go again: a write whose repetition changes nothing (server-side apply, a merge
+        patch, an access review), or one its own precondition refuses once it landed (a JSON
+        patch with a `test`, a delete with uid and resourceVersion, a create, a PUT with a
+        resourceVersion). An error after such a resend has `resent` set: the caller then reads
+        whether what it wanted is there (see `create`, `delete`, `replace`, `Cluster`).
         """
         url = self.transport.base + path + (("?" + _query_string(query)) if query else "")
         headers = {"Accept": "application/json"}
@@ -229,38 +320,35 @@ class RestClient:
                 return once()
             raise answer
 
-        return retrying(once)
+        return retrying(once, read=method == "GET", repeatable=method == "GET" if repeatable is None else repeatable)
 
-    def _errors(self, subject: str) -> _ReadableErrors:
+    @contextlib.contextmanager
+    def _errors(self, subject: str) -> Iterator[None]:
         """Turn failed requests about `subject` into UserErrors people can read (`with`)."""
-        return _ReadableErrors(subject, self.server)
+        try:
+            yield
+        except ErrorAnswer as error:
+            readable = api_error(subject, error.status, error.reason, error.body)
+            readable.resent = getattr(error, "resent", False)  # type: ignore[attr-defined]
+            raise readable from None
+        except NetworkError as error:
+            raise connection_error(self.server, error, getattr(error, "attempts", 1),
+                                   getattr(error, "elapsed", 0.0)) from None
 
 
-class _ReadableErrors:
-    """What `RestClient._errors` returns: a context manager of its own rather than a
-    contextlib one (that module is ~1 ms of every cluster command's start, for this alone)."""
-
-    __slots__ = ("subject", "server")
-
-    def __init__(self, subject: str, server: str):
-        self.subject, self.server = subject, server
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type | None, error: BaseException | None, traceback: object) -> None:
-        if isinstance(error, ErrorAnswer):
-            raise api_error(self.subject, error.status, error.reason, error.body) from None
-        if isinstance(error, NetworkError):
-            raise connection_error(self.server, error) from None
+def backoff(attempt: int) -> float:
+    """Seconds before resending a request that got no answer, after `attempt` (0: the first)."""
+    return min(1.0, 0.125 * 2 ** attempt)
 
 
-def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: int) -> float | None:
+def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: int, *,
+                read: bool = False) -> float | None:
     """Seconds to wait before retrying an answer, or None when it must not be retried.
 
     429 (priority and fairness, or a rate limit) is always "later": after Retry-After, else 1 s.
-    A 5xx is retried only when the server says when (Retry-After), as client-go does. The wait
-    is capped, and so are the attempts.
+    A 5xx is retried when the server says when (Retry-After), as client-go does; a read (GET,
+    safe to repeat) also after a bare 500, 502, 503 or 504, with `backoff`. The wait is capped,
+    and so are the attempts.
     """
     if attempt >= MAX_RETRIES or status is None or not (status == 429 or 500 <= status < 600):
         return None
@@ -270,26 +358,45 @@ def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: 
     except ValueError:
         seconds = None  # an HTTP date: not what the API server sends; wait the default
     if seconds is None:
-        if status != 429:
+        if status == 429:
+            seconds = 1.0
+        elif read and status in _READ_RETRIED_STATUSES:
+            seconds = backoff(attempt)
+        else:
             return None
-        seconds = 1.0
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
 
 
-def retrying(call: Callable[[], Any], sleep: Callable[[float], None] = time.sleep) -> Any:
-    """`call()`, again after the server's Retry-After while it answers 429 (or a 5xx with Retry-After).
+def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = False,
+             sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Any:
+    """`call()` (one request), again while it fails in a way worth another try, within the budget.
 
-    Safe for writes: each carries its precondition, so a retry of one that did land fails with
-    409 instead of applying twice.
+    An answer that says "later" (see `retry_after`) is waited for. A request that got no answer
+    goes again when it never left whole (nothing reached the server), or when it is
+    `repeatable`: a read, or a write whose repetition is harmless; never when the failure is
+    `lasting` (connection refused, a name that does not resolve, a certificate that does not
+    verify). Each error raised carries `attempts` and `resent` (a write went again after its
+    answer was lost: it may be its own first sending, landed, that its precondition now
+    refuses; see `RestClient.send`).
     """
+    start, resent = clock(), False
     for attempt in itertools.count():
         try:
             return call()
         except ErrorAnswer as err:
-            wait = retry_after(err.status, err.headers, attempt)
-            if wait is None:
+            err.attempts, err.resent = attempt + 1, resent
+            wait = retry_after(err.status, err.headers, attempt, read=read)
+            if wait is None or clock() - start + wait > RETRY_BUDGET_SECONDS:
                 raise
-            sleep(wait)
+        except NetworkError as err:
+            err.attempts, err.elapsed = attempt + 1, clock() - start  # type: ignore[attr-defined]
+            if attempt >= MAX_RETRIES or err.lasting or (err.sent and not repeatable):
+                raise
+            wait = 0.0 if err.reused and not err.sent else backoff(attempt)  # a kept-alive connection closed
+            if clock() - start + wait > RETRY_BUDGET_SECONDS:
+                raise
+            resent = resent or err.sent
+        sleep(wait)
 
 
 def _dry_run_query(dry_run: bool) -> dict[str, str]:
@@ -305,23 +412,36 @@ def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:
     return path if name is None else f"{path}/{_quote(name)}"
 
 
-# Percent-encoding as urllib.parse does it (not imported: it costs a cluster command ~5 ms).
-_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
-
-
-def _quote(text: str, space: str = "%20") -> str:
-    """`text` as UTF-8 with every byte but the unreserved ones escaped (`quote(text, safe='')`)."""
-    return "".join(chr(b) if b in _UNRESERVED else space if b == 0x20 else f"%{b:02X}" for b in text.encode())
+def _quote(text: str) -> str:
+    """`text` as one path segment: UTF-8, every byte but the unreserved ones escaped."""
+    return urllib.parse.quote(text, safe="")
 
 
 def _query_string(query: Mapping[str, str]) -> str:
-    """`key=value&...` as an HTML form encodes it (`urlencode`): a space is `+`."""
-    return "&".join(f"{_quote(str(key), '+')}={_quote(str(value), '+')}" for key, value in query.items())
+    """`key=value&...` as an HTML form encodes it: a space is `+`."""
+    return urllib.parse.urlencode(query)
 
 
-def _json(response: Any) -> dict:
-    """A read response's body, read whole."""
-    return json.loads(response.data) if response.data else {}
+class NotAnApiServer(UserError):
+    """A 2xx answer that is not a Kubernetes API object: the URL leads somewhere else."""
+
+
+def api_object(response: Any, server: str, method: str, path: str) -> dict:
+    """A 2xx answer's body as the API object it must be (every API answer, an object, a list or
+    a review, names its kind and apiVersion); anything else is refused naming the server, rather
+    than read as an empty object (a plain web server answering `{}` would pass for a set)."""
+    try:
+        document = json.loads(response.data)
+    except (ValueError, UnicodeDecodeError):
+        document = None
+    if isinstance(document, dict) and isinstance(document.get("kind"), str) and document["kind"] \
+            and isinstance(document.get("apiVersion"), str) and document["apiVersion"]:
+        return document
+    what = ("an empty body" if not response.data else "JSON without kind and apiVersion"
+            if isinstance(document, dict) else "something that is not a JSON object")
+    kind = response.headers.get("Content-Type") if hasattr(response.headers, "get") else None
+    raise NotAnApiServer(f"the server at {server} is not a Kubernetes API server: it answered {method} {path} "
+                         f"with {what}{f' ({kind})' if kind else ''}; are --kubeconfig and --context right?")
 
 
 # What the API server's YAML reader refuses raw (C1 controls, DEL, non-characters, lone
@@ -340,6 +460,40 @@ def apply_body(obj: Mapping) -> bytes:
     """
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     return re.sub(_YAML_UNSAFE, lambda match: f"\\u{ord(match.group()):04x}", text).encode()
+
+
+def holds(stored: object, sent: object) -> bool:
+    """Whether `stored` (an object read back) has every field `sent` gave it, at the same value
+    (the server adds fields and defaults, never drops what was sent; resourceVersion moves)."""
+    if isinstance(sent, Mapping):
+        return isinstance(stored, Mapping) and all(
+            key == "resourceVersion" or (key in stored and holds(stored[key], value)) for key, value in sent.items())
+    return stored == sent
+
+
+def patched(stored: object, operations: list) -> bool:
+    """Whether `stored` holds what the JSON patch `operations` write (add, replace: the value
+    at the path; remove: nothing there)."""
+    for op in operations:
+        if op.get("op") not in ("add", "replace", "remove"):
+            continue
+        found, value = _at_pointer(stored, op.get("path", ""))
+        if op["op"] == "remove" and found or op["op"] != "remove" and not (found and holds(value, op.get("value"))):
+            return False
+    return True
+
+
+def _at_pointer(document: object, pointer: str) -> tuple[bool, object]:
+    """(found, value) at an RFC 6901 JSON pointer."""
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(document, Mapping) and token in document:
+            document = document[token]
+        elif isinstance(document, list) and token.isdigit() and int(token) < len(document):
+            document = document[int(token)]
+        else:
+            return False, None
+    return True, document
 
 
 def with_kind(item: dict, resource: Resource) -> dict:

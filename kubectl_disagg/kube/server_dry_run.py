@@ -24,11 +24,12 @@ def dry_run_apply(client: RestClient, obj: Mapping) -> dict | None:
     name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
     query = {"dryRun": "All", "fieldValidation": "Strict", "force": "true", "fieldManager": FIELD_MANAGER}
     try:
-        client.send("PATCH", path_of(resource, namespace, name), query, apply_body(obj), APPLY_PATCH)
+        client.send("PATCH", path_of(resource, namespace, name), query, apply_body(obj), APPLY_PATCH,
+                    repeatable=True)  # stores nothing: as safe to send again as a read
     except ErrorAnswer as answer:
         if answer.status == 401:
             raise api_error(resource.subject(name), answer.status, answer.reason, answer.body) from None
         return status_of(answer.body) or {"message": f"{answer.status} {answer.reason or ''}".strip()}
     except NetworkError as err:
-        raise connection_error(client.server, err) from None
+        raise connection_error(client.server, err, getattr(err, "attempts", 1), getattr(err, "elapsed", 0.0)) from None
     return None

@@ -1,19 +1,23 @@
 """HTTP to one API server: TLS as the kubeconfig says, a proxy when one applies, kept-alive
 connections shared by concurrent requests, the user's credential on each request.
 
-HTTP/1.1 spoken here over `socket` and `ssl`: a cluster command of a small set spends most of
-its time importing modules, and the standard library's http.client alone pulls in the email
-package and urllib, a third of a `kubectl get` (BENCHMARKS.md). `RestClient` (rest.py) builds
-the requests; this module only carries them.
+HTTP/1.1 spoken here over `socket` and `ssl`. `RestClient` (rest.py) builds the requests; this
+module only carries them.
 """
 
 from __future__ import annotations
 
+import base64
+import ipaddress
 import os
+import select
 import socket
 import ssl
+import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+import urllib.parse
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from kubectl_disagg import __version__
 from kubectl_disagg.errors import UserError
@@ -32,16 +36,25 @@ class _Disconnected(ConnectionResetError):
     already given up on."""
 
 
-# The server closing a kept-alive connection just as it is reused looks like this. A read goes
-# again once on a fresh connection; a write only when it failed while being sent: after that the
-# same error can mean it landed and the answer was lost, and sent twice its precondition would
-# turn "landed" into a conflict.
-_STALE_CONNECTION = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)  # _Disconnected too
-_RETRIED_METHODS = ("GET", "HEAD")
-
-
 class NetworkError(Exception):
-    """A request that got no HTTP answer; the socket or TLS error is its __cause__."""
+    """A request that got no HTTP answer; the socket or TLS error is its __cause__.
+
+    `sent`: whether the request left whole (the server may have acted on it, its answer lost);
+    False when it failed connecting, in the TLS handshake or while being sent: the API server
+    acts on no request it did not receive whole, so any request may go again. `reused`: it went
+    on a kept-alive connection (the server most often closed it just as it was reused).
+    """
+
+    def __init__(self, message: str, *, sent: bool = True, reused: bool = False):
+        super().__init__(message)
+        self.sent, self.reused = sent, reused
+
+    @property
+    def lasting(self) -> bool:
+        """A failure that sending again will not cure: nothing listens (connection refused), the
+        name does not resolve, the certificate does not verify. client-go does not resend these
+        either (only resets, EOFs and timeouts)."""
+        return isinstance(self.__cause__, (ConnectionRefusedError, socket.gaierror, ssl.SSLCertVerificationError))
 
 
 class _Malformed(Exception):
@@ -101,12 +114,14 @@ class StreamedResponse:
     def __init__(self, answer: _Answer, connection: _Connection):
         self.status, self.reason, self.headers = answer.status, answer.reason, answer.headers
         self._body, self._connection = answer.body, connection
+        self._inflate = _inflater(answer.headers)
 
     @property
     def data(self) -> bytes:
         """The whole body (for an error answer)."""
         try:
-            return self._body.read_all()
+            data = self._body.read_all()
+            return self._inflate(data) if self._inflate else data
         except (OSError, _Malformed):
             return b""
         finally:
@@ -125,9 +140,11 @@ class StreamedResponse:
         while True:
             try:
                 piece = self._body.read_some()
+                if self._inflate is not None and piece:
+                    piece = self._inflate(piece)
             except (OSError, _Malformed) as err:
                 raise NetworkError(str(err) or type(err).__name__) from err
-            if not piece:
+            if not piece and self._body.done:
                 break
             if b"\n" not in piece:
                 partial.append(piece)
@@ -143,6 +160,26 @@ class StreamedResponse:
 
     def close(self) -> None:
         self._connection.close()
+
+
+def _inflater(headers: Headers) -> Callable[[bytes], bytes] | None:
+    """What undoes the answer's Content-Encoding: gzip (asked for with Accept-Encoding, as
+    client-go does: the API server compresses answers over 128 KiB, a large LIST), or None for
+    an answer sent as it is. Pieces go through one after another (a stream)."""
+    encoding = _tokens(headers.get("Content-Encoding"))
+    if not encoding or encoding == ["identity"]:
+        return None
+    if encoding != ["gzip"]:
+        raise _Malformed(f"an answer in {headers.get('Content-Encoding')!r}, which was not asked for")
+    inflater = zlib.decompressobj(wbits=31)
+
+    def inflate(piece: bytes) -> bytes:
+        try:
+            return inflater.decompress(piece)
+        except zlib.error as err:
+            raise _Malformed(f"a gzip answer that does not decompress ({err})") from None
+
+    return inflate
 
 
 class _Reader:
@@ -333,13 +370,17 @@ class Transport:
         self.base = connection.server  # paths are appended to it: a server URL may carry a path prefix
         url = _Url(connection.server, connection.whose)
         self._origin_length = len(url.origin)
+        self._certificate_issue = credentials.certificate_issue
         self._tls = self._ssl_context() if url.scheme == "https" else None
         self._dial = (url.host, url.port)
         self._host_field = _authority(url.host, url.port, url.default_port)
-        self._tunnel: tuple[str, dict[str, str]] | None = None
+        self._tunnel: Callable[[socket.socket], None] | None = None  # through the proxy, on a new socket
+        self._proxy_tls: str | None = None  # the https:// proxy's host name, for TLS to it
         proxy = _proxy_for(connection.proxy_url, connection.server)
         if proxy is not None:
             self._dial, self._tunnel = _proxy_route(proxy, url.host, url.port, connection.whose)
+            if proxy.lower().startswith("https://"):
+                self._proxy_tls = self._dial[0]
         self._server_name = _for_socket(connection.tls_server_name or url.host)
         self._idle: list[_Connection] = []
         self._lock = threading.Lock()
@@ -351,48 +392,57 @@ class Transport:
         when no answer came."""
         target = url[self._origin_length:] or "/"
         if any(c <= " " or c == "\x7f" for c in target):
-            raise NetworkError(f"URL can't contain control characters or spaces: {target!r}")
-        sent = {"User-Agent": self.user_agent, **(headers or {})}
-        authorization = self._credentials.authorization()
+            raise UserError(f"{self._connection.whose}: a request URL can't contain control characters or spaces: "
+                            f"{target!r}")
+        sent = {"User-Agent": self.user_agent, "Accept-Encoding": "gzip", **(headers or {})}
+        authorization = self._credentials.authorization()  # may run an exec plugin again: a new certificate
         if authorization:
             sent["Authorization"] = authorization
+        if self._tls is not None and self._certificate_issue != self._credentials.certificate_issue:
+            self._rotate()
         if body is not None:
             sent["Content-Length"] = str(len(body))
         # Impersonate-Group may repeat
         message = _message(f"{method} {target} HTTP/1.1", (("Host", self._host_field), *sent.items(),
                                                           *self._connection.impersonate)) + (body or b"")
-        for attempt in (1, 2):
-            connection = self._checkout()
-            reused, sending = connection is not None, True
-            try:
-                if connection is None:
-                    connection = self._connect()
-                connection.sock.settimeout(read_timeout)
-                connection.sock.sendall(message)
-                sending = False
-                answer = _Answer(connection.reader, method)
-                if stream:
-                    return StreamedResponse(answer, connection)
-                data = answer.body.read_all()
-            except _STALE_CONNECTION as err:
-                self._lost(connection)
-                # Refused while sending on a kept-alive connection: the server had closed it, and
-                # acts on no request it did not receive whole. Once sent, only reads go again.
-                if reused and attempt == 1 and (sending or method in _RETRIED_METHODS):
-                    continue
-                raise NetworkError(str(err) or type(err).__name__) from err
-            except ssl.SSLError as err:
-                self._lost(connection)
-                raise NetworkError(str(err)) from err
-            except (OSError, _Malformed) as err:
-                self._lost(connection)
-                raise NetworkError(str(err) or type(err).__name__) from err
-            if answer.will_close or connection.reader.buffered:
-                connection.close()  # more than the answer came: the connection is out of step
-            else:
-                self._checkin(connection)
-            return Response(answer.status, answer.reason, answer.headers, data)
-        raise AssertionError("unreachable")  # pragma: no cover
+        connection = self._checkout()
+        reused, sending = connection is not None, True
+        try:
+            if connection is None:
+                connection = self._connect()
+            connection.sock.settimeout(read_timeout)
+            connection.sock.sendall(message)
+            sending = False
+            answer = _Answer(connection.reader, method)
+            if stream:
+                return StreamedResponse(answer, connection)
+            data = answer.body.read_all()
+            inflate = _inflater(answer.headers)
+            if inflate is not None:
+                data = inflate(data)
+        except ssl.SSLError as err:
+            self._lost(connection)
+            raise NetworkError(str(err), sent=not sending, reused=reused) from err
+        except (OSError, _Malformed) as err:
+            self._lost(connection)
+            raise NetworkError(str(err) or type(err).__name__, sent=not sending, reused=reused) from err
+        if answer.will_close or connection.reader.buffered:
+            connection.close()  # more than the answer came: the connection is out of step
+        else:
+            self._checkin(connection)
+        return Response(answer.status, answer.reason, answer.headers, data)
+
+    def _rotate(self) -> None:
+        """The exec plugin issued a new client certificate: new connections present it, and the
+        kept-alive ones, made with the old one, are closed (those in use close when they fail)."""
+        with self._lock:
+            if self._certificate_issue == self._credentials.certificate_issue:
+                return  # another request rotated it
+            self._certificate_issue = self._credentials.certificate_issue
+            self._tls = self._ssl_context()
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
 
     def rejected(self) -> bool:
         """After a 401: whether a fresh credential may help (see `Credentials.rejected`)."""
@@ -429,10 +479,18 @@ class Transport:
         sock = socket.create_connection((_for_socket(host), port), timeout=CONNECT_TIMEOUT)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._proxy_tls is not None:
+                # Go's transport speaks TLS to an https:// proxy with the API server's TLS
+                # settings (its CA, the insecure flag, the client certificate), named as the proxy
+                sock = (self._tls or ssl.create_default_context()).wrap_socket(
+                    sock, server_hostname=_for_socket(self._proxy_tls))
             if self._tunnel is not None:
-                _open_tunnel(sock, *self._tunnel)
+                self._tunnel(sock)
             if self._tls is not None:
-                sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                if isinstance(sock, ssl.SSLSocket):  # TLS inside the proxy's TLS
+                    sock = _TlsInTls(sock, self._tls, self._server_name)
+                else:
+                    sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
         except BaseException:
             sock.close()
             raise
@@ -473,6 +531,58 @@ def _message(start_line: str, fields: Iterable[tuple[str, str]]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+class _TlsInTls:
+    """TLS to the API server inside the TLS to an https:// proxy: `ssl` wraps only a socket of
+    its own, so the inner TLS runs on memory buffers (an SSLObject) over the outer TLS socket.
+    Offers what `_Connection` and `_Reader` use of a socket."""
+
+    def __init__(self, outer: ssl.SSLSocket, context: ssl.SSLContext, server_name: str | bytes):
+        self._outer, self._incoming, self._outgoing = outer, ssl.MemoryBIO(), ssl.MemoryBIO()
+        name = server_name.decode() if isinstance(server_name, bytes) else server_name
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=name)
+        self._run(self._tls.do_handshake)
+
+    def _run(self, operation: Callable, *args: object):
+        while True:
+            try:
+                result = operation(*args)
+            except ssl.SSLWantReadError:
+                self._flush()
+                data = self._outer.recv(_RECEIVE_SIZE)
+                if data:
+                    self._incoming.write(data)
+                else:
+                    self._incoming.write_eof()
+                continue
+            self._flush()
+            return result
+
+    def _flush(self) -> None:
+        data = self._outgoing.read()
+        if data:
+            self._outer.sendall(data)
+
+    def recv(self, size: int) -> bytes:
+        try:
+            return self._run(self._tls.read, size)
+        except ssl.SSLZeroReturnError:  # the server closed its TLS cleanly
+            return b""
+
+    def sendall(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._run(self._tls.write, view):]
+
+    def settimeout(self, seconds: float | None) -> None:
+        self._outer.settimeout(seconds)
+
+    def fileno(self) -> int:
+        return self._outer.fileno()
+
+    def close(self) -> None:
+        self._outer.close()
+
+
 def _open_tunnel(sock: socket.socket, authority: str, proxy_headers: dict[str, str]) -> None:
     """Ask the HTTP proxy at the other end of `sock` for a tunnel to `authority` (host:port)."""
     sock.sendall(_message(f"CONNECT {authority} HTTP/1.1", (("Host", authority), *proxy_headers.items())))
@@ -490,8 +600,6 @@ def _open_tunnel(sock: socket.socket, authority: str, proxy_headers: dict[str, s
 def _readable(sock: socket.socket) -> bool:
     """Whether an idle connection's socket has something to read: nothing should be there but
     the server's close (or garbage), so the connection must not be reused."""
-    import select
-
     try:
         return bool(select.select([sock], [], [], 0)[0])
     except (OSError, ValueError):
@@ -517,8 +625,6 @@ def _load_client_certificate(context: ssl.SSLContext, cert_pem: bytes, key_pem: 
             for fd in fds:
                 os.close(fd)
         return
-    import tempfile
-
     with tempfile.TemporaryDirectory() as private:  # mode 0700
         paths = [os.path.join(private, "cert.pem"), os.path.join(private, "key.pem")]
         for path, data in zip(paths, (cert_pem, key_pem)):
@@ -569,21 +675,6 @@ def _for_socket(host: str) -> str | bytes:
     return host.encode("ascii") if host.isascii() else host
 
 
-def _unquote(text: str) -> str:
-    """`text` with its %XX escapes decoded (as UTF-8), as urllib's unquote decodes user info."""
-    if "%" not in text:
-        return text
-    head, *parts = text.encode().split(b"%")
-    decoded = bytearray(head)
-    for part in parts:
-        if len(part) >= 2 and not part[:2].translate(None, _HEX_DIGITS):
-            decoded.append(int(part[:2], 16))
-            decoded += part[2:]
-        else:
-            decoded += b"%" + part
-    return decoded.decode("utf-8", "replace")
-
-
 def _proxy_for(configured: str | None, server: str) -> str | None:
     """The proxy for `server`: the kubeconfig's proxy-url, else HTTPS_PROXY/HTTP_PROXY unless
     NO_PROXY names the host, as Go's ProxyFromEnvironment decides (loopback never proxied)."""
@@ -604,23 +695,75 @@ def _proxy_for(configured: str | None, server: str) -> str | None:
     return proxy if "://" in proxy else f"http://{proxy}"
 
 
-def _proxy_route(proxy: str, host: str, port: int, whose: str) -> tuple[tuple[str, int], tuple[str, dict]]:
-    """Where to dial for `proxy`, and the CONNECT tunnel to ask it for (authority, headers)."""
+def _proxy_route(proxy: str, host: str, port: int, whose: str) -> tuple[tuple[str, int], Callable]:
+    """Where to dial for `proxy`, and how to open the way through it to host:port on the new
+    socket: an HTTP CONNECT tunnel (http://; https://, inside TLS to the proxy), or a SOCKS5
+    CONNECT (socks5://, socks5h://: the proxy resolves the name, as Go's SOCKS dialer has it
+    do), with the proxy URL's user info."""
     url = _Url(proxy, whose) if "://" in proxy else None
-    if url is None or url.scheme != "http" or not url.host:
-        raise UserError(f"{whose}: proxy {redact_url(proxy)} is not supported (an http:// proxy is)")
+    if url is None or url.scheme not in ("http", "https", "socks5", "socks5h") or not url.host:
+        raise UserError(f"{whose}: proxy {redact_url(proxy)} is not supported (an http://, https:// or socks5:// "
+                        "proxy is)")
+    user = None if url.username is None else (urllib.parse.unquote(url.username), urllib.parse.unquote(url.password or ""))
+    if url.scheme.startswith("socks5"):
+        dial = (url.host, url.port if ":" in _after_host(proxy) else 1080)
+        return dial, lambda sock: _socks5_connect(sock, host, port, user)
     headers = {}
-    if url.username is not None:
-        import base64
+    if user is not None:
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode()
+    authority = _authority(host, port, 0)
+    return (url.host, url.port), lambda sock: _open_tunnel(sock, authority, headers)
 
-        pair = f"{_unquote(url.username)}:{_unquote(url.password or '')}".encode()
-        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(pair).decode()
-    return (url.host, url.port), (_authority(host, port, 0), headers)
+
+def _after_host(url: str) -> str:
+    """What follows the host in a URL's authority (":port" or nothing)."""
+    netloc = url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
+    return netloc.rpartition("]")[2] if netloc.startswith("[") else netloc
+
+
+_SOCKS_REPLIES = {1: "general SOCKS server failure", 2: "connection not allowed by ruleset",
+                  3: "network unreachable", 4: "host unreachable", 5: "connection refused", 6: "TTL expired",
+                  7: "command not supported", 8: "address type not supported"}
+
+
+def _socks5_connect(sock: socket.socket, host: str, port: int, user: tuple[str, str] | None) -> None:
+    """Ask the SOCKS5 proxy at the other end of `sock` to connect to host:port (RFC 1928; a
+    user name and password as RFC 1929 sends them)."""
+    def take(count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            piece = sock.recv(count - len(data))
+            if not piece:
+                raise OSError("SOCKS5 proxy closed the connection")
+            data += piece
+        return data
+
+    sock.sendall(b"\x05\x01" + (b"\x02" if user else b"\x00"))
+    version, method = take(2)
+    if version != 5 or method != (2 if user else 0):
+        raise OSError("SOCKS5 proxy refused every authentication method offered")
+    if user:
+        name, password = (part.encode() for part in user)
+        if len(name) > 255 or len(password) > 255:
+            raise OSError("SOCKS5 user name or password longer than 255 bytes")
+        sock.sendall(b"\x01" + bytes([len(name)]) + name + bytes([len(password)]) + password)
+        if take(2)[1] != 0:
+            raise OSError("SOCKS5 proxy refused the user name and password")
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+        target = (b"\x01" if address.version == 4 else b"\x04") + address.packed
+    except ValueError:
+        name = host.encode("idna") if not host.isascii() else host.encode()
+        target = b"\x03" + bytes([len(name)]) + name
+    sock.sendall(b"\x05\x01\x00" + target + port.to_bytes(2, "big"))
+    version, reply, _, kind = take(4)
+    if version != 5 or reply != 0:
+        raise OSError(f"SOCKS5 proxy could not connect: {_SOCKS_REPLIES.get(reply, f'reply {reply}')}")
+    take({1: 4, 4: 16}.get(kind) or take(1)[0])  # the address it bound, unused
+    take(2)
 
 
 def _in_cidr(host: str, cidr: str) -> bool:
-    import ipaddress
-
     try:
         return ipaddress.ip_address(host) in ipaddress.ip_network(cidr, strict=False)
     except ValueError:

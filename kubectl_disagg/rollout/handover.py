@@ -1,4 +1,7 @@
-"""Handing a running set between kubectl-disagg and the upstream controller. Pure.
+"""Handing a running set between kubectl-disagg and the upstream controller.
+
+`plan_handover` is pure; `prepare` reads what it needs from the cluster and `carry_out` writes
+the plan's patches.
 
 Both name and label a set's objects alike (the controller's revision, byte for byte), so a
 hand-over changes only who may act on them, never a pod template: nothing restarts.
@@ -20,6 +23,7 @@ owns refuses the whole hand-over.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -92,6 +96,31 @@ def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mappi
     if not uid:
         refusal.append(f"disaggregatedset/{set_name} has no uid to own objects with")
     return Handover(direction, set_name, tuple(changes), tuple(unchanged), tuple(refusal))
+
+
+CONTROLLER_RUNNING = ("stop the DisaggregatedSet controller first (it runs inside the LWS controller from "
+                      "LWS v0.9 on), then pass --controller-stopped")
+
+
+def prepare(cluster, direction: str, name: str, namespace: str, *, controller_stopped: bool = False,
+            dry_run: bool = False) -> tuple[dict, Handover]:
+    """The stored set and its hand-over, read from the cluster; to the plugin, refused unless
+    the controller was declared stopped (a dry run only shows what would change)."""
+    stored = cluster.get_set(name, namespace)
+    plan = plan_handover(direction, stored, list(cluster.snapshot(name, namespace).objects.values()))
+    if direction == TO_PLUGIN and not controller_stopped and not dry_run:
+        plan = dataclasses.replace(plan, refusal=(*plan.refusal, CONTROLLER_RUNNING))
+    return stored, plan
+
+
+def carry_out(cluster, stored: Mapping[str, Any], plan: Handover, namespace: str) -> None:
+    """Write the plan's patches, one object at a time: cut short, running the hand-over again
+    finishes the rest (the objects already handed over are unchanged then). To the plugin, the
+    set's controller-written status is cleared last."""
+    for change in plan.changes:
+        cluster.patch_object(change.kind, namespace, change.name, list(change.patch))
+    if plan.direction == TO_PLUGIN and (stored.get("status") or {}):
+        cluster.clear_set_status(plan.set_name, namespace)
 
 
 def _expected_name(set_name: str, live) -> str:

@@ -18,18 +18,22 @@ import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
+import jsonpatch
+
 from kubectl_disagg.kube.api_errors import answer_of
+from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
-from kubectl_disagg.errors import Conflict, UserError, persisting
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import deep_copy
-from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
 from kubectl_disagg.rollout.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
@@ -62,9 +66,13 @@ class Executor(Protocol):
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Raise a `UserError` unless every one of `actions` is permitted: checked whole, before a write."""
 
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> Mapping[tuple[str, str], Mapping]:
+        """The objects that already exist at these (kind, name)s, as read; absent ones left out."""
+
     def lease(self, set_name: str, namespace: str,
               wait_until: float | None = None) -> AbstractContextManager[HeldLease]:
-        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it."""
+        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it.
+        A lease of `duration` math.inf never needs renewing (nothing else can take the set)."""
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool: ...
 
@@ -76,6 +84,26 @@ def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliati
     """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
     refusal = step_refusal(ds.name, snapshot)
     return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
+
+
+def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str) -> tuple[Snapshot, Reconciliation]:
+    """Read the set and reconcile, then make sure every name the pass would create is free.
+
+    The snapshot holds what carries the set's labels; an object without them (a plain
+    `kubectl create`, another tool's) at a name this pass would create is found only by asking
+    for that name. Found, it blocks its slice, which refuses the whole pass before its first
+    write (exit 3 in `rollout step`), naming the object and who holds it.
+    """
+    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+    result = reconcile_for_step(ds, snapshot)
+    # RoleScalers are listed whole (every one in the namespace): their names are known already.
+    creates = [(action.kind, action.name) for action in result.actions
+               if isinstance(action, Create) and action.kind != naming.SCALER_KIND]
+    occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
+    if occupied:
+        snapshot = replace(snapshot, occupied=occupied)
+        result = reconcile_for_step(ds, snapshot)
+    return snapshot, result
 
 
 @dataclass(frozen=True)
@@ -143,8 +171,7 @@ class PassInterrupted(Exception):
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    snapshot, result = read_and_reconcile(executor, ds, namespace)
     return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
 
 
@@ -157,8 +184,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
     effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
     else (an unreachable server, say) raises as in a real pass.
     """
-    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    snapshot, result = read_and_reconcile(executor, ds, namespace)
     refusals: dict[int, UserError] = {}
     if result.may_proceed and result.actions:
         executor.authorize(result.actions, namespace)
@@ -204,8 +230,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
     checked whole before its first write, so a refusal (403) never cuts it in half.
     """
-    snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    snapshot, result = read_and_reconcile(executor, ds, namespace)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
@@ -238,7 +263,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
     notes = []
     if isinstance(failed, Scale):
         try:
-            persisting(lambda: executor.execute(undo(failed), namespace))
+            executor.execute(undo(failed), namespace)
             notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
         except Conflict:
             pass  # it did not land: nothing to take back
@@ -247,7 +272,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
                          "the next pass repairs the group")
     for scale in reversed(landed):
         try:
-            persisting(lambda: executor.execute(undo(scale), namespace))
+            executor.execute(undo(scale), namespace)
             notes.append(f"undid: {scale.describe()}")
         except UserError as err:
             notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")
@@ -267,20 +292,22 @@ class Retry:
 
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
           dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
-          wait_for_lease: bool = False,
-          clock: Callable[[], float] = time.monotonic) -> Iterator[Pass | Retry]:
+          wait_for_lease: bool = False, clock: Callable[[], float] = time.monotonic,
+          take_pass: Callable[..., Pass] | None = None) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
     A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
     Lease. Otherwise the set's Lease is held
     throughout: one pass, or with `until_complete` passes until one is complete or refused,
     or `deadline` (a `clock` value) passes; then the last one yielded says which. Between
-    passes that changed nothing, it watches the set instead of polling; a conflict yields a
-    `Retry` and reads again after a short jittered pause (with `until_complete` only: a
-    single pass raises `PassInterrupted` for any failed action, as for other errors).
-    Raises the executor's lease errors when another stepper holds or takes the set; with
-    `wait_for_lease`, a held lease is queued for instead, until `deadline` (`clock` is
-    time.monotonic then). A single pass runs once it has the lease, whatever the deadline.
+    passes that changed nothing, it watches the set instead of polling (`wait.until_settled`);
+    a conflict yields a `Retry` and reads again after a short jittered pause (with
+    `until_complete` only: a single pass raises `PassInterrupted` for any failed action, as
+    for other errors). Raises the executor's lease errors when another stepper holds or takes
+    the set; with `wait_for_lease`, a held lease is queued for instead, until `deadline`
+    (`clock` is time.monotonic then). A single pass runs once it has the lease, whatever the
+    deadline. `take_pass` (default `run_pass`, same arguments) is what one pass is: another
+    executor may decide its passes otherwise (a git-driven step, say) and still be driven here.
     """
     if dry_run == CLIENT:
         yield plan_pass(executor, ds, namespace)
@@ -290,46 +317,41 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
+    take = take_pass or run_pass
+    until = Deadline(deadline, clock)
     wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
     with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
-        while not (until_complete and _expired(deadline, clock)):
+        if until_complete and until.expired():
+            return
+
+        def look() -> Pass | Retry:
             try:
-                result = run_pass(executor, ds, namespace, lease, max_in_flight=max_in_flight)
+                return take(executor, ds, namespace, lease, max_in_flight=max_in_flight)
             except PassInterrupted as interrupted:
                 if not until_complete or not isinstance(interrupted.error, Conflict):
                     raise
-                yield Retry(interrupted.partial, interrupted.error.what)
+                return Retry(interrupted.partial, interrupted.error.what)
+
+        def settled(seen: Pass | Retry) -> bool:
+            return not until_complete or (not isinstance(seen, Retry) and bool(seen.refusal or seen.complete))
+
+        def watch(seen: Pass | Retry, seconds: float) -> bool:
+            if isinstance(seen, Retry):
                 # Status moves under us all the time (the LWS controller writes it): read
                 # again, after a short jittered pause so a busy writer is not raced in a loop.
                 time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
-                continue
-            yield result
-            if not until_complete or result.refusal or result.complete:
-                return
-            if not result.done and not _wait_for_change(
-                    executor, ds, namespace, result.snapshot.lws_resource_version, deadline, lease, clock):
-                return
+                return True
+            if seen.done:
+                return True  # the pass changed something: the next one looks at once
+            changed = executor.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
+            if not changed:
+                lease.renew_if_due()
+            return changed
 
-
-def _wait_for_change(executor: Executor, ds: DisaggregatedSet, namespace: str, resource_version: str,
-                     deadline: float | None, lease: HeldLease, clock: Callable[[], float]) -> bool:
-    """Watch until an LWS of the set changes (True) or the deadline passes (False).
-
-    Watches last at most a third of the lease, so the lease is renewed in time; a watch that
-    ends quietly means nothing changed, so the next one starts from the same resourceVersion.
-    """
-    while not _expired(deadline, clock):
-        chunk = lease.duration / 3
-        if deadline is not None:
-            chunk = min(chunk, deadline - clock())
-        if executor.wait_for_change(ds.name, namespace, resource_version, chunk):
-            return True
-        lease.renew_if_due()
-    return False
-
-
-def _expired(deadline: float | None, clock: Callable[[], float]) -> bool:
-    return deadline is not None and clock() >= deadline
+        # Watches last at most a third of the lease, so the lease is renewed in time; a watch that
+        # ends quietly means nothing changed, so the next one starts from the same resourceVersion.
+        yield from until_settled(look, settled, watch, until, most=min(lease.duration / 3, WATCH_SLICE_SECONDS),
+                                 rewatch=True)
 
 
 # --- what a dry run shows ---------------------------------------------------------------------
@@ -354,8 +376,6 @@ def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> lis
     change = _before_after(action, live)
     if change is None:
         return None
-    import jsonpatch  # dry runs of changes only
-
     return jsonpatch.make_patch(*change).patch
 
 

@@ -16,6 +16,10 @@ from pathlib import Path
 
 import click
 
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.manifests.reader import parse_stream
+
+
 # Cobra's ShellCompDirective bits.
 DEFAULT = 0  # the shell may complete file names when there are no candidates
 NO_FILE_COMP = 4
@@ -137,18 +141,15 @@ def _manifests_here() -> list[str]:
 
 def set_names(filenames: list[str]) -> list[str]:
     """Names of the DisaggregatedSets in these files or directories; unreadable ones are skipped
-    (a half-written file must not break completion)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    (a half-written file must not break completion). Read as every command reads manifests."""
     names: set[str] = set()
     for filename in filenames:
         path = Path(filename).expanduser()
         paths = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
         for candidate in paths:
             try:
-                documents = list(yaml.load_all(candidate.read_text(encoding="utf-8"), Loader=loader))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                documents = [document.data for document in parse_stream(candidate.read_bytes(), str(candidate))]
+            except (OSError, UserError):
                 continue
             for document in documents:
                 if isinstance(document, dict) and document.get("kind") == SET_KIND:
@@ -156,13 +157,3 @@ def set_names(filenames: list[str]) -> list[str]:
                     if isinstance(name, str):
                         names.add(name)
     return sorted(names)
-
-
-def script(shell: str) -> str:
-    """The completion script for `kubectl-disagg` typed directly in ``shell``."""
-    from kubectl_disagg.views.templating import render_template
-
-    return render_template(f"completion.{shell}.j2", helper="kubectl_complete-disagg", program="kubectl-disagg")
-
-
-SHELLS = ("bash", "zsh", "fish")

@@ -9,17 +9,9 @@ from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.core.reconcile import Phase
-from kubectl_disagg.gitops.state import RolloutState
-from kubectl_disagg.views.templating import grouped_by_slice
-
-
-def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: int) -> dict[str, tuple[int, int]]:
-    """role → (old, new) replicas in one slice of a state: new is the set's revision."""
-    counts: dict[str, list[int]] = {role: [0, 0] for role in ds.role_names}
-    for revision, roles in (state.deployed(slice_index) if state else {}).items():
-        for role, n in roles.items():
-            counts.setdefault(role, [0, 0])[0 if revision != ds.revision else 1] += n
-    return {role: (old, new) for role, (old, new) in counts.items()}
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.gitops_pr import pr_context, role_counts
+from kubectl_disagg.views.templating import grouped_by_slice, render_template
 
 
 def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
@@ -43,7 +35,6 @@ def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
             "step_kind": report.step_kind if report else None,
             "roles": roles,
             "waiting_for": list(report.waiting_for) if report else [],
-            "old_left": sum(r["old_after"] for r in roles),
         }
         items.append((slice_index, view))
     return [{"label": label, **view} for label, view in grouped_by_slice(items)]
@@ -55,28 +46,17 @@ def context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: 
         "name": ds.name, "namespace": namespace, "revision": ds.revision, "outcome": str(step.outcome),
         "state_file": state_file, "reasons": list(step.reasons), "slices": views,
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
-        "old_left": sum(view["old_left"] for view in views),
-        "revisions_after": list(step.state.revisions) if step.state else [],
-        "observed": _observed(ds, step),
     }
 
 
-def _observed(ds: DisaggregatedSet, step: GitopsStep) -> dict[str, int]:
-    """The new revision's LWS as the step read them: how many, and their ready groups."""
-    lws = [o for o in step.passed.snapshot.lws if o.identity.revision == ds.revision] if step.passed else []
-    return {"lws": len(lws), "ready": sum(o.ready for o in lws), "replicas": sum(o.replicas for o in lws)}
-
-
 def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
-    from kubectl_disagg.views.templating import render_template
-
     return render_template("gitops_step.txt.j2", step=context(ds, namespace, step, state_file))
 
 
 def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
-    from kubectl_disagg.views.templating import render_template
-
-    return render_template("gitops_pr.md.j2", step=context(ds, namespace, step, state_file))
+    """The step's pull request: its title line, a blank line, the Markdown body (a commit
+    message's shape). views/gitops_pr.py builds what it says."""
+    return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file))
 
 
 def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict:
@@ -89,3 +69,30 @@ def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fi
                      for view in slice_views(ds, step)]
     out["written"] = step.outcome == Outcome.ADVANCED
     return out
+
+
+def format_results(results, output: str) -> str:
+    """Every set's step of a run (`gitops.run.SetStep`s): summaries, or one YAML/JSON document
+    (a list under `items` for several sets)."""
+    if output == "text":
+        return "".join(format_summary(r.ds, r.namespace, r.step, r.path) for r in results)
+    documents = [to_document(r.ds, r.namespace, r.step, r.path) for r in results]
+    document = documents[0] if len(documents) == 1 else {"items": documents}
+    return to_yaml(document) if output == "yaml" else to_json(document)
+
+
+def format_pr_descriptions(results) -> str:
+    """The pull request's description: every set's step, in Markdown."""
+    return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path) for r in results)
+
+
+def commit_message(descriptions: list[str]) -> str:
+    """The commit of `--commit`: one step's pull request text as it is (title line, blank line,
+    body); several sets' under one subject naming them."""
+    if len(descriptions) == 1:
+        return descriptions[0]
+    titles = [text.split("\n", 1)[0] for text in descriptions]
+    subject = "; ".join(titles)
+    if len(subject) > 72:
+        subject = f"rollout steps of {len(titles)} sets: " + ", ".join(t.split(":", 1)[0] for t in titles)
+    return subject + "\n\n" + "\n".join(descriptions)

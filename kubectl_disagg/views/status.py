@@ -1,9 +1,5 @@
 """The `rollout status` verb without its flags: read the live LWS, derive the status, print it,
-and with --watch keep printing on every change until the set is Available.
-
-Free of click, so the command's usual spelling can run without importing it (see fastpath):
-`rollout status` is what people and scripts run most often against a cluster.
-"""
+and with --watch keep printing on every change until the set is Available."""
 
 from __future__ import annotations
 
@@ -16,12 +12,11 @@ from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, conditions, derive_status, to_document
+from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 EXIT_NOT_AVAILABLE = 3
 EXIT_TIMEOUT = 4
-# Reconcile names a phase by what the next pass does; status describes where the slice is.
-_PHASE_NAMES = {"rollout started": "rollout pending"}
-WATCH_SLICE_SECONDS = 60.0  # re-read at least this often, in case a watch event was missed
 
 
 def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, output: str, *, watch: bool = False,
@@ -30,22 +25,26 @@ def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, ou
     (without `watch`); with `watch`, report again on every change until they are, or EXIT_TIMEOUT
     at `deadline` (a time.monotonic() value)."""
     write = write or sys.stdout.write
-    while True:
+
+    def look() -> list:
         reports = [_status(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]
         write(_format([report for report, _ in reports], output))
-        pending = [(report, snapshot) for report, snapshot in reports if not report.available]
-        if not pending:
-            return 0
-        if not watch:
-            return EXIT_NOT_AVAILABLE
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            print("error: timed out waiting for the rollout to become Available", file=sys.stderr)
-            return EXIT_TIMEOUT
+        return [(report, snapshot) for report, snapshot in reports if not report.available]
+
+    def wait_for_change(pending: list, seconds: float) -> bool:
         # Sleep on a watch of the first set still moving; any LWS event means "look again".
         report, snapshot = pending[0]
-        cluster.wait_for_change(report.name, report.namespace, snapshot.lws_resource_version,
-                                timeout=min(remaining or WATCH_SLICE_SECONDS, WATCH_SLICE_SECONDS))
+        return cluster.wait_for_change(report.name, report.namespace, snapshot.lws_resource_version, timeout=seconds)
+
+    pending = None
+    for pending in until_settled(look, lambda pending: not pending or not watch, wait_for_change, Deadline(deadline)):
+        pass
+    if not pending:
+        return 0
+    if not watch:
+        return EXIT_NOT_AVAILABLE
+    print("error: timed out waiting for the rollout to become Available", file=sys.stderr)
+    return EXIT_TIMEOUT
 
 
 def _status(cluster, ds: DisaggregatedSet, namespace: str):
@@ -54,7 +53,7 @@ def _status(cluster, ds: DisaggregatedSet, namespace: str):
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # not datetime: a module only for this
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _format(reports: list[SetStatus], output: str) -> str:
@@ -65,14 +64,12 @@ def _format(reports: list[SetStatus], output: str) -> str:
 
 
 def format_text(status: SetStatus, now: str) -> str:
-    from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
-
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
     slice_table = table(
         ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
-        [[r.slice, _PHASE_NAMES.get(r.phase, r.phase), _revisions(r.revisions, status.revision), _position(r.position)]
+        [[r.slice, r.phase.label, _revisions(r.revisions, status.revision), _position(r.position)]
          for r in status.slices],
         indent="  ")
     waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices

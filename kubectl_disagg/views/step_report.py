@@ -14,6 +14,7 @@ from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Create
 from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.rollout.stepper import SERVER, Pass, PlannedAction
+from kubectl_disagg.views.templating import render_template
 
 ACCEPTED, REFUSED = "accepted", "refused"  # a server dry run's verdict on one write
 INVALID_OBJECT_CODES = (400, 422)  # the answers that name fields of the object (strict fields, schema)
@@ -64,8 +65,6 @@ def format_text(step: Pass, *, only_changed: bool = False, progress: bool = Fals
         "planned": len(step.reconciliation.actions), "done": len(step.done), "complete": step.complete,
         "only_changed": only_changed, "views": views,
     }
-    from kubectl_disagg.views.templating import render_template  # text output only: yaml and json skip Jinja2
-
     return render_template("step.txt.j2", step=context, progress=progress)
 
 

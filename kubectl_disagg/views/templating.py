@@ -1,19 +1,18 @@
 """Human-facing text (tables, reports) from Jinja2 templates in `templates/` (the package
 `kubectl_disagg.templates` once installed).
 
-Only text meant for people goes through here; manifests are built as data. Jinja2 is
-imported on first use so commands that print no report never load it.
+Only text meant for people goes through here; manifests are built as data.
 """
 
 from __future__ import annotations
 
 import functools
 
+import jinja2
+
 
 @functools.lru_cache(maxsize=1)
 def _environment():
-    import jinja2
-
     return jinja2.Environment(
         loader=jinja2.PackageLoader("kubectl_disagg.templates", "."),
         undefined=jinja2.StrictUndefined,
@@ -28,12 +27,15 @@ def render_template(name: str, **context) -> str:
     return _environment().get_template(name).render(**context)
 
 
-def table(headers: list[str], rows: list[list[str]], indent: str = "") -> list[str]:
-    """Rows of cells padded to their column's width, kubectl-style (two spaces apart)."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+def table(headers: list[str] | None, rows: list[list], indent: str = "", right: tuple[int, ...] = ()) -> list[str]:
+    """Rows of cells padded to their column's width, kubectl-style (two spaces apart): the one
+    table builder. `right`: the columns aligned right (numbers); `headers` None: rows only."""
+    lines_of = [headers, *rows] if headers is not None else list(rows)
+    widths = [max(len(str(cell)) for cell in column) for column in zip(*lines_of)]
     lines = []
-    for row in [headers, *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)]
+    for row in lines_of:
+        cells = [str(cell).rjust(width) if index in right else str(cell).ljust(width)
+                 for index, (cell, width) in enumerate(zip(row, widths))]
         lines.append((indent + "  ".join(cells)).rstrip())
     return lines
 

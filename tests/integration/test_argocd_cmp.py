@@ -1,44 +1,105 @@
-"""What the Argo CD sidecar renders, applied the way Argo CD applies it (server-side apply with
-Argo CD's field manager), then judged by the Lua health check as Argo CD would judge it."""
+"""Argo CD end to end, through its own logic (tests/argocd_harness.py): discovery → generate in
+the sidecar → split and flatten → server-side apply with Argo CD's field manager to the local
+control plane → the health Argo CD gives every object (the argocd-cm of deploy/argocd in its Lua
+VM, its built-in checks for the rest), for the Applications
+people write: no plugin block, an empty one, only `name`, only `env`, every parameter form,
+nested application directories; and a directory without a set, which discovery turns down
+cleanly."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
-from tests.argocd_sidecar import Sidecar
+from tests.argocd_harness import CUSTOMIZATIONS, health, resource_health
+from tests.argocd_sidecar import ArgoCD
 from tests.conftest import EXAMPLES
-from tests.argocd_lua import CUSTOMIZATIONS, health
 
 LWS_HEALTH = CUSTOMIZATIONS / "leaderworkerset.x-k8s.io" / "LeaderWorkerSet" / "health.lua"
 UNNAMESPACED = (EXAMPLES / "prefill-decode.yaml").read_text().replace("  namespace: serving\n", "")
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n"
+NAMED = {"name": "kubectl-disagg"}
+
+# (Application's source.plugin, where the set lives in the application directory)
+APPLICATIONS = {
+    "no-plugin-block": (None, "llama.yaml"),
+    "empty-plugin-block": ({}, "llama.yaml"),
+    "name-only": (NAMED, "llama.yaml"),
+    "env-only": ({"env": [{"name": "STRICT", "value": "false"}]}, "llama.yaml"),
+    "string-and-array-parameters": ({**NAMED, "parameters": [
+        {"name": "strict", "string": "false"}, {"name": "include", "array": ["*.yaml", "*.json"]}]}, "llama.yaml"),
+    "map-parameter-is-warned-not-refused": ({**NAMED, "parameters": [{"name": "labels", "map": {"team": "ml"}}]},
+                                            "llama.yaml"),
+    "plugin-env-array-as-commas": ({**NAMED, "env": [{"name": "INCLUDE", "value": "serving/*.yaml,*.yaml"}]},
+                                   "serving/llama.yaml"),
+    "nested-directories": ({**NAMED, "parameters": [{"name": "include", "array": ["**/*.yaml"]}]},
+                           "regions/eu/serving/llama.yaml"),
+}
 
 
-def test_generated_manifests_apply_server_side_and_become_healthy(control_plane, namespace, lws_simulator, tmp_path):
-    sidecar = Sidecar(tmp_path, {"llama.yaml": UNNAMESPACED, "settings.yaml": CONFIGMAP})
-    result = sidecar.generate({"ARGOCD_APP_NAMESPACE": namespace})
-    assert result.returncode == 0, result.stderr.decode()
-    manifests = result.stdout.decode()
-    rendered = {(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(manifests)}
-    applied = control_plane.kubectl("apply", "--server-side", "--field-manager=argocd-controller",
-                                    "-f", "-", input=manifests).stdout
-    assert applied.count("serverside-applied") == len(rendered) == 5
+def live_lws(control_plane, namespace: str) -> list[dict]:
+    return json.loads(control_plane.kubectl("get", "leaderworkersets", "-n", namespace, "-o", "json").stdout)["items"]
 
-    def live_lws() -> list[dict]:
-        return json.loads(control_plane.kubectl("get", "leaderworkersets", "-n", namespace, "-o", "json").stdout)["items"]
 
-    assert {health(LWS_HEALTH, lws)["status"] for lws in live_lws()} == {"Progressing"}
+def live_health(control_plane, objects: list[dict]) -> dict[str, dict | None]:
+    """Argo CD's health of each applied object, read back from the API server."""
+    found = {}
+    for obj in objects:
+        kind, name, namespace = obj["kind"], obj["metadata"]["name"], obj["metadata"]["namespace"]
+        live = json.loads(control_plane.kubectl("get", f"{kind}.{obj['apiVersion'].rpartition('/')[0] or ''}".rstrip("."),
+                                                name, "-n", namespace, "-o", "json").stdout)
+        found[f"{kind}/{name}"] = resource_health(live)
+    return found
+
+
+def apply(control_plane, objects: list[dict]) -> str:
+    stream = "".join("---\n" + yaml.safe_dump(obj) for obj in objects)
+    return control_plane.kubectl("apply", "--server-side", "--field-manager=argocd-controller", "-f", "-",
+                                 input=stream).stdout
+
+
+@pytest.mark.parametrize("application", list(APPLICATIONS))
+def test_applications_sync_and_become_healthy(control_plane, namespace, lws_simulator, tmp_path, application):
+    plugin, set_path = APPLICATIONS[application]
+    argocd = ArgoCD(tmp_path, {f"apps/llama/{set_path}": UNNAMESPACED, "apps/llama/settings.yaml": CONFIGMAP})
+    answer = argocd.manifests(plugin=plugin, namespace=namespace)
+    assert answer.get("error") is None and answer["sourceType"] == "Plugin"
+    objects = answer["manifests"]
+    assert sorted(o["kind"] for o in objects) == ["ConfigMap", "LeaderWorkerSet", "LeaderWorkerSet", "Service", "Service"]
+    assert {o["metadata"]["namespace"] for o in objects} == {namespace}
+    assert apply(control_plane, objects).count("serverside-applied") == 5
+
+    def statuses(found: dict[str, dict | None]) -> list[tuple[str, str | None]]:
+        return sorted((key.split("/")[0], status and status["status"]) for key, status in found.items())
+
+    assert statuses(live_health(control_plane, objects)) == [
+        ("ConfigMap", None), ("LeaderWorkerSet", "Progressing"), ("LeaderWorkerSet", "Progressing"),
+        ("Service", "Healthy"), ("Service", "Healthy")]
     lws_simulator.sync(namespace)
-    assert [health(LWS_HEALTH, lws) for lws in live_lws()] == [
-        {"status": "Healthy", "message": "All 1 groups ready and updated"},
-        {"status": "Healthy", "message": "All 2 groups ready and updated"},
-    ]  # decode (1 group) sorts before prefill (2)
-    # The next commit renders the same objects: applying again changes nothing.
-    again = sidecar.generate({"ARGOCD_APP_NAMESPACE": namespace, "ARGOCD_APP_REVISION": "0" * 40})
-    reapplied = control_plane.kubectl("apply", "--server-side", "--field-manager=argocd-controller",
-                                      "-f", "-", input=again.stdout.decode()).stdout
-    assert reapplied.count("serverside-applied") == 5
+    after = live_health(control_plane, objects)
+    assert statuses(after) == [("ConfigMap", None), ("LeaderWorkerSet", "Healthy"), ("LeaderWorkerSet", "Healthy"),
+                               ("Service", "Healthy"), ("Service", "Healthy")]
+    assert sorted(status["message"] for key, status in after.items() if key.startswith("LeaderWorkerSet/")) == [
+        "All 1 groups ready and updated", "All 2 groups ready and updated"]
+
+
+def test_a_new_commit_reapplies_without_a_rollout(control_plane, namespace, lws_simulator, tmp_path):
+    argocd = ArgoCD(tmp_path, {"apps/llama/llama.yaml": UNNAMESPACED})
+    apply(control_plane, argocd.objects(namespace=namespace))
+    lws_simulator.sync(namespace)
+    again = argocd.objects(namespace=namespace, revision="0" * 40)
+    assert apply(control_plane, again).count("serverside-applied") == 4
     # Only an annotation changed: no new generation, so nothing to roll and the LWS stay Healthy.
-    assert {health(LWS_HEALTH, lws)["status"] for lws in live_lws()} == {"Healthy"}
+    assert {health(LWS_HEALTH, lws)["status"] for lws in live_lws(control_plane, namespace)} == {"Healthy"}
+
+
+def test_a_directory_without_a_set(tmp_path):
+    argocd = ArgoCD(tmp_path, {"apps/config/settings.yaml": CONFIGMAP})
+    # Without a plugin block discovery says no, and Argo CD reads the directory as plain YAML.
+    assert argocd.manifests("apps/config", plugin=None) == {"sourceType": "Directory", "manifests": []}
+    # Naming the plugin there is refused before anything runs, with no plugin error in the message.
+    assert argocd.manifests("apps/config")["error"] == (
+        'CMP processing failed for application "llama": could not find cmp-server plugin with name '
+        '"kubectl-disagg" supporting the given repository')

@@ -125,6 +125,14 @@ class GitopsRepo:
         return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
                         str(self.control_plane.kubeconfig), "--context", READER, *self.step_args, *args)
 
+    def status(self, *args: str) -> Run:
+        return self.cli("rollout", "status", "--gitops", "-f", str(self.root), "--kubeconfig",
+                        str(self.control_plane.kubeconfig), "--context", READER, *args)
+
+    def next_action(self) -> tuple[str, int]:
+        run = self.status("-o", "json")
+        return json.loads(run.out)["nextAction"], run.code
+
     def cli(self, *argv: str) -> Run:
         self.capsys.readouterr()
         with pytest.raises(SystemExit) as exited:
@@ -262,7 +270,8 @@ def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_noth
     run = repo.step("--pr-description", str(description))
     assert run.code == EXIT_ADVANCED
     text = description.read_text()
-    assert "step 1/" in text and "Why this step is safe" in text and "→" in text
+    assert text.startswith(f"llm: rollout to {model(repo.set_file).revision}, step 1 of ")
+    assert "Why this step is safe" in text and "→" in text and "```mermaid" in text
     repo.commit("step 1")
     repo.sync()  # synced, but the LWS controller has not seen the new spec yet
     run = repo.step()
@@ -523,3 +532,77 @@ def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
     assert repo.step().code == EXIT_COMPLETE and repo.clean()
     run = repo.cli("rollout", "plan", "-f", str(repo.set_file), "--from", "2,6", "-o", "json")
     assert run.code == 0 and json.loads(run.out)["steps"][-1]["new"] == [2, 6]  # the stepper's target
+
+
+def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):
+    deploy(repo, {"prefill": 2, "decode": 1})
+    assert repo.next_action() == ("complete", EXIT_COMPLETE)
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    assert repo.next_action() == ("wait for the sync", EXIT_WAITING)  # committed, not synced
+    run = repo.status("-w", "--timeout", "2s")
+    assert run.code == EXIT_TIMEOUT and "next: wait for the sync" in run.out
+    for _ in range(20):
+        repo.sync()
+        action, code = repo.next_action()
+        if action == "complete":
+            break
+        assert (action, code) in {("wait for readiness", EXIT_WAITING), ("run rollout step --gitops", EXIT_ADVANCED)}
+        repo.simulator.sync(repo.namespace)
+        assert repo.next_action() == ("run rollout step --gitops", EXIT_ADVANCED)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit("step")
+        assert repo.next_action() == ("wait for the sync", EXIT_WAITING)
+    assert_done(repo)
+    text = repo.status().out
+    assert "next: complete" in text and "slice 0: at rest" in text
+
+
+def test_rollout_status_gitops_watch_ends_when_the_next_action_changes(repo):
+    deploy(repo, {"prefill": 1, "decode": 1})
+    repo.change_set("image 2", {"prefill": 1, "decode": 1}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    assert repo.step().code == EXIT_ADVANCED
+    repo.commit("step 1")
+    repo.sync()
+    assert repo.next_action() == ("wait for readiness", EXIT_WAITING)
+    with repo.simulator.running(repo.namespace, delay=0.5):
+        run = repo.status("-w", "--timeout", "60s")
+    assert run.code == EXIT_ADVANCED
+    assert run.out.index("next: wait for readiness") < run.out.index("next: run rollout step --gitops")
+
+
+def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(repo, monkeypatch):
+    for variable in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(variable, "rollout bot")  # the committer's identity, as a bot would set it
+    for variable in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(variable, "bot@example.invalid")
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    state_before = repo.state_file.read_text()
+    (repo.root / "notes.txt").write_text("unrelated\n")
+    run = repo.step("--commit")
+    assert run.code == 1 and "changes beyond the rollout state (notes.txt)" in run.err
+    assert repo.state_file.read_text() == state_before  # refused before anything was written
+    (repo.root / "notes.txt").unlink()
+    repo.git("branch", "taken")
+    run = repo.step("--commit", "--branch", "taken")
+    assert run.code == 1 and "the branch exists already" in run.err and repo.clean()
+    head = repo.git("rev-parse", "HEAD").strip()
+    run = repo.step("--commit", "--branch", "rollout/llm-1")
+    assert run.code == EXIT_ADVANCED and repo.clean(), run
+    revision = model(repo.set_file).revision
+    assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "rollout/llm-1"
+    assert repo.git("rev-parse", "HEAD~1").strip() == head
+    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 1 of 4"
+    body = repo.git("log", "-1", "--format=%b")
+    assert "### What this rollout is for" in body and "```mermaid" in body and "### Slice 0: step 1 of 4" in body
+    assert repo.git("show", "--name-only", "--format=", "HEAD").split() == [STATE_FILE]
+    # The next run waits (not synced): nothing to commit, nothing committed.
+    assert repo.step("--commit").code == EXIT_WAITING and repo.git("rev-parse", "HEAD~1").strip() == head
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    assert repo.step("--commit").code == EXIT_ADVANCED and repo.clean()
+    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 2 of 4"

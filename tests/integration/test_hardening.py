@@ -30,7 +30,17 @@ def with_large_template(path: Path) -> Path:
     return path
 
 
-def test_large_templates_roll_out_over_pooled_connections(stepper, tmp_path):
+def test_large_templates_roll_out_over_pooled_connections(stepper, tmp_path, monkeypatch):
+    from kubectl_disagg.kube.transport import Transport
+
+    encodings, request = [], Transport.request
+
+    def recorded(self, *args, **kwargs):
+        response = request(self, *args, **kwargs)
+        encodings.append(response.headers.get("Content-Encoding"))
+        return response
+
+    monkeypatch.setattr(Transport, "request", recorded)
     first = with_large_template(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}))
     assert len(first.read_bytes()) > 2 * 50_000
     stepper.drive(first)
@@ -39,6 +49,9 @@ def test_large_templates_roll_out_over_pooled_connections(stepper, tmp_path):
     writes = sum(len(entry["actions"]) for doc in history for entry in doc["slices"])
     assert writes >= 10  # annotations, creates, scale-ups and drains, all answered with ~100 KB objects
     assert_matches_render(model(second), stepper.live)
+    # Asked for with Accept-Encoding as client-go asks: the API server compresses answers over
+    # 128 KiB (the LISTs of these LWS), and they were read (the rollout above is right).
+    assert "gzip" in encodings
 
 
 def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypatch):

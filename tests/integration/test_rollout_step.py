@@ -476,6 +476,30 @@ def test_foreign_object_in_the_way_refuses_with_exit_3(stepper, tmp_path, api_cl
     assert stepper.live.versions() == before  # not even the other role was created
 
 
+@pytest.mark.parametrize("kind", ["LeaderWorkerSet", "Service"])
+def test_a_name_held_without_our_labels_refuses_the_whole_pass_with_exit_3(stepper, tmp_path, api_client, kind):
+    # Slice 2's last object: the pass would have written slices 0 and 1 before reaching it.
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=3)
+    name = [o for o in render_set(model(path), stepper.namespace) if o["kind"] == kind][-1]["metadata"]["name"]
+    if kind == "Service":
+        client.CoreV1Api(api_client).create_namespaced_service(stepper.namespace, {
+            "metadata": {"name": name}, "spec": {"ports": [{"port": 80}]}})
+    else:
+        squatter = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": kind, "metadata": {"name": name},
+                    "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [
+                        {"name": "other", "image": "other:1"}]}}}}}
+        client.CustomObjectsApi(api_client).create_namespaced_custom_object(
+            *LWS, stepper.namespace, "leaderworkersets", squatter)
+    before = stepper.live.versions()
+
+    run = stepper(path)
+    assert run.code == EXIT_REFUSED
+    assert (f"slice 2: blocked: {kind.lower()}/{name} exists and is not managed by kubectl-disagg "
+            "(no managed-by label; field managers ") in run.out
+    assert "refusing to step disaggregatedset/llm" in run.err
+    assert stepper.live.versions() == before  # no slice was written
+
+
 def test_unexplainable_state_refuses_with_exit_3(stepper, tmp_path, api_client):
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     stepper.drive(path)

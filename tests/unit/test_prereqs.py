@@ -132,6 +132,10 @@ def test_upstream_crds_named_but_absent(sandbox):
     assert "KUBECTL_DISAGG_CRDS=/nowhere" in only_line(sandbox, KUBECTL_DISAGG_CRDS="/nowhere")
 
 
+def test_project_forces_the_projects_crds(sandbox):
+    assert check(sandbox, "test", KUBECTL_DISAGG_CRDS="project") == (0, [])
+
+
 def test_ci_needs_the_upstream_crds(sandbox):
     assert "the upstream CRDs (CI=true" in only_line(sandbox, "test", CI="true")
     assert check(sandbox, "demo", CI="true") == (0, [])  # the demo runs on the project's CRDs

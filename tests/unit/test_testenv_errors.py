@@ -38,3 +38,11 @@ def test_a_crd_directory_without_the_needed_crds(tmp_path):
     result = run_module("testenv.controlplane", tmp_path, KUBECTL_DISAGG_CRDS=str(tmp_path))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "lack leaderworkersets.leaderworkerset.x-k8s.io" in result.stderr
+
+
+def test_project_forces_the_projects_crds(monkeypatch):
+    from testenv.controlplane import PROJECT_CRDS, ControlPlane, upstream_crds_dir
+
+    monkeypatch.setenv("KUBECTL_DISAGG_CRDS", "project")
+    assert upstream_crds_dir() is None
+    assert ControlPlane()._crd_dirs == PROJECT_CRDS

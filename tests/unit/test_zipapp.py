@@ -103,7 +103,7 @@ def test_the_completion_link_answers_kubectl(dist, home):
     answered = run(dist / "kubectl_complete-disagg", home, "rollout", "")
     assert answered.returncode == 0, answered.stderr
     lines = answered.stdout.splitlines()
-    assert {line.split("\t")[0] for line in lines[:-1]} == {"plan", "status", "step"}
+    assert {line.split("\t")[0] for line in lines[:-1]} == {"plan", "state", "status", "step"}
     assert lines[-1] == ":4"  # Cobra's ShellCompDirectiveNoFileComp
 
 

@@ -29,7 +29,7 @@ def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes 
              steady_only: bool = True) -> argocd.Generated:
     """`steady_only`: the Application turns the required rollout state off (most tests here
     are about other things); the tests of the rollout state pass False."""
-    environ = {**(STEADY_ONLY if steady_only else {}), **(environ or {})}
+    environ = {"KUBE_API_VERSIONS": LWS_APIS, **(STEADY_ONLY if steady_only else {}), **(environ or {})}
     return argocd.generate(files, argocd.read_parameters(environ), environ, state)
 
 
@@ -198,6 +198,22 @@ def test_refuses_any_invalid_document_with_every_problem():
     message = refusal({"a.yaml": broken, "b.yaml": b"kind: ConfigMap\n", "c.yaml": CONFIGMAP})
     assert "a.yaml:12: spec.roles[0].spec.replicas" in message
     assert "b.yaml:1: apiVersion: Required value" in message
+
+
+@pytest.mark.parametrize("environ", [{}, {"ARGOCD_APP_PARAMETERS": "null"}, {"ARGOCD_APP_PARAMETERS": ""},
+                                     {"ARGOCD_APP_PARAMETERS": "[]"}])
+def test_no_parameters_is_every_default(environ):
+    """Argo CD sends `null` for an Application whose plugin block sets no parameters."""
+    assert params(**environ) == params()
+
+
+def test_empty_cluster_information_renders_with_one_warning():
+    """Argo CD's source hydrator sends KUBE_VERSION and KUBE_API_VERSIONS empty."""
+    got = generate({"a.yaml": EXAMPLE}, {"KUBE_VERSION": "", "KUBE_API_VERSIONS": ""})
+    assert [o["kind"] for o in got.objects] == ["LeaderWorkerSet", "Service"] * 2
+    assert got.warnings == [argocd.NO_API_VERSIONS_WARNING]
+    assert generate({"a.yaml": CONFIGMAP}, {"KUBE_API_VERSIONS": ""}).warnings == []  # no LWS rendered
+    assert generate({"a.yaml": EXAMPLE}).warnings == []
 
 
 def test_refuses_a_cluster_without_leaderworkerset():

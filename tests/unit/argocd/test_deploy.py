@@ -53,7 +53,7 @@ def test_repo_server_sidecar():
 def test_argocd_cm_holds_the_tested_health_checks():
     data = load("argocd-cm.yaml")["data"]
     scripts = sorted((REPO / "argocd" / "resource_customizations").glob("*/*/health.lua"))
-    assert len(data) == len(scripts) == 2
+    assert len(data) == len(scripts) == 3
     for script in scripts:
         key = f"resource.customizations.health.{script.parent.parent.name}_{script.parent.name}"
         assert data[key] == script.read_text(), f"copy {script.relative_to(REPO)} into deploy/argocd/argocd-cm.yaml"

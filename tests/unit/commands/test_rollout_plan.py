@@ -8,10 +8,6 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.commands.rollout_plan import inputs_from_flags, inputs_from_set
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.planner import PlanInputs
-from kubectl_disagg.core.rollout_config import RolloutConfig
 from tests.conftest import EXAMPLES
 
 WORKED_CHECK = ["--from", "5,2", "--to", "5,2", "--max-surge", "2", "--max-unavailable", "1"]
@@ -167,30 +163,6 @@ def test_unknown_output_format_is_a_usage_error(capsys):
     assert code == 2 and out == ""
 
 
-def test_inputs_from_flags_resolves_every_role():
-    assert inputs_from_flags("5,2", "6,2", "2", "0,1", "prefill,decode") == PlanInputs(
-        roles=("prefill", "decode"),
-        initial_old=(5, 2),
-        target=(6, 2),
-        configs=(RolloutConfig(2, 0), RolloutConfig(2, 1)),
-    )
-
-
-def test_inputs_from_flags_allows_spaces_after_commas():
-    assert inputs_from_flags("5, 2", None, "1", "0", "prefill, decode").roles == ("prefill", "decode")
-
-
-def test_inputs_from_flags_raises_user_error():
-    with pytest.raises(UserError) as error:
-        inputs_from_flags("5,2", None, "0", "0", None)
-    assert error.value.lines() == [
-        '--max-surge/--max-unavailable: role "role-0" has both 0; '
-        "at least one must be positive so the rollout has room to surge or drain",
-        '--max-surge/--max-unavailable: role "role-1" has both 0; '
-        "at least one must be positive so the rollout has room to surge or drain",
-    ]
-
-
 def test_document_mode_takes_targets_and_budgets_from_the_set(capsys):
     # percent-rollout: prefill 10 (25% -> surge 3, 10% -> unavailable 1), decode 4 (surge 1, 0).
     example = str(EXAMPLES / "percent-rollout.yaml")
@@ -212,12 +184,3 @@ def test_document_mode_checks_from_against_the_roles(capsys):
 def test_document_mode_refuses_flags_the_document_answers(capsys):
     code, out, err = run(capsys, "-f", str(EXAMPLES / "percent-rollout.yaml"), "--from", "10,4", "--max-surge", "2")
     assert (code, out) == (2, "") and "--max-surge" in err
-
-
-def test_inputs_from_set():
-    from kubectl_disagg.core.sets import load_sets
-
-    (ds,) = load_sets([str(EXAMPLES / "percent-rollout.yaml")]).sets
-    assert inputs_from_set(ds, "10,4") == PlanInputs(
-        roles=("prefill", "decode"), initial_old=(10, 4), target=(10, 4),
-        configs=(RolloutConfig(3, 1), RolloutConfig(1, 0)))

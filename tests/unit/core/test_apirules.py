@@ -90,7 +90,7 @@ def test_pod_template_metadata_containers_ports_volumes():
     for expected in [
         f"{WORKER_PATH}.metadata.labels.app: Invalid value",
         f"{WORKER_PATH}.metadata.uid: unknown field",
-        f'{WORKER_PATH}.spec.containers[1].name: Duplicate value: "c"',
+        f'{WORKER_PATH}.spec.containers[1]: Duplicate value: {{"name":"c"}}',  # the list-map key, as the server says
         f"{WORKER_PATH}.spec.containers[1].ports[0].containerPort: Invalid value: 70000",
         f'{WORKER_PATH}.spec.containers[1].ports[0].name: Invalid value: "TooLongPortName1"',
         f'{WORKER_PATH}.spec.containers[1].ports[1].protocol: Unsupported value: "HTTP"',

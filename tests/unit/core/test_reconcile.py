@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +11,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale, reconcile
+from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Phase, Reconciliation, Scale, SliceReport, reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.rollout_config import resolve_config
 from tests.memory_cluster import MemoryCluster
@@ -384,8 +385,8 @@ def test_renaming_every_role_drains_the_old_revision(cluster):
 
 def test_external_roles_are_sized_by_their_autoscaler(cluster):
     ds = make_set({"prefill": 3, "decode": 1})
-    data_roles = [r._replace(external=True) if r.name == "decode" else r for r in ds.roles]
-    ds = ds._replace(roles=tuple(data_roles))
+    data_roles = [replace(r, external=True) if r.name == "decode" else r for r in ds.roles]
+    ds = replace(ds, roles=tuple(data_roles))
     rendered = [o for o in render_set(ds) if o["kind"] == "LeaderWorkerSet"]
     assert "replicas" not in rendered[1]["spec"] and rendered[0]["spec"]["replicas"] == 3
     drive(ds, cluster)
@@ -394,7 +395,7 @@ def test_external_roles_are_sized_by_their_autoscaler(cluster):
     cluster.lws()[decode]["spec"]["replicas"] = 4  # an HPA scaled it
     cluster.settle()
     assert reconcile(ds, cluster.snapshot("llm")).actions == ()  # not scaled back
-    new = ds._replace(revision="f" * 8)
+    new = replace(ds, revision="f" * 8)
     history = drive(new, cluster)
     final = {n.rsplit("-", 1)[-1]: o["spec"]["replicas"] for n, o in cluster.lws().items()}
     assert final == {"prefill": 3, "decode": 4}  # the rollout kept the autoscaled size
@@ -500,3 +501,20 @@ def test_scale_and_annotate_patches_pin_the_replicas_they_read():
         {"op": "add", "path": "/metadata/annotations/disaggregatedset.x-k8s.io~1initial-replicas", "value": "3"}]
     assert annotate_patch(Annotate("x", {key: "3"}, "9", 0, 3, False))[1] == {
         "op": "add", "path": "/metadata/annotations", "value": {key: "3"}}
+
+
+def test_each_phase_has_its_words():
+    """The words of a phase are defined on it, once: a status label and two sentences."""
+    for phase in Phase:
+        assert phase.label and phase.says("abc123") and phase.says("abc123", planned=True)
+    assert Phase.ROLLOUT_STARTED.label == "rollout pending"  # where the slice stands: not started yet
+    assert Phase.ROLLOUT_STARTED.says("abc123") == "rollout to revision abc123 started"
+    assert Phase.ROLLOUT_STARTED.says("abc123", planned=True) == "the next step starts the rollout to revision abc123"
+    assert Phase.WAITING.says("abc123", ("decode: 0/1 ready", "gate")) == "waiting: decode: 0/1 ready; gate"
+
+
+def test_blocked_slice_refuses_the_whole_set():
+    report = SliceReport(1, Phase.BLOCKED, {}, blocked=("service/x exists and is not managed by kubectl-disagg",))
+    result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, Phase.STEADY, {}), report))
+    assert list(result.refusal) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
+    assert list(Reconciliation((), (), problems=("bad",)).refusal) == ["bad"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Create, Phase, reconcile
 from kubectl_disagg.core.status import derive_status
@@ -12,7 +14,7 @@ SCALER = (naming.SCALER_KIND, "llm-decode")
 
 
 def external(ds):
-    return ds._replace(roles=tuple(r._replace(external=True) if r.name == "decode" else r for r in ds.roles))
+    return replace(ds, roles=tuple(replace(r, external=True) if r.name == "decode" else r for r in ds.roles))
 
 
 def step_until_complete(ds, cluster: MemoryCluster, hpa=None, max_passes: int = 100) -> list:

@@ -88,7 +88,8 @@ def test_name_must_fit_service_names(name):
     assert "prefixes the generated Service names" in only_error(doc)
 
 
-@pytest.mark.parametrize("namespace, valid", [("team-a", True), ("Team-A", False), ("team-a\n", False), ("", False)])
+@pytest.mark.parametrize("namespace, valid", [("team-a", True), ("Team-A", False), ("team-a\n", False), ("", False),
+                                              ("n" * 63, True), ("n" * 64, False)])
 def test_namespace_must_be_dns_label(namespace, valid):
     doc = base()
     doc["metadata"]["namespace"] = namespace
@@ -203,10 +204,12 @@ def test_rollout_strategy_type():
     assert 'spec.roles[0].spec.rolloutStrategy.type: Unsupported value: "Recreate"' in only_error(doc)
 
 
-def test_rollout_strategy_type_may_be_empty():
+def test_rollout_strategy_type_empty_is_refused_as_the_crd_enum_does():
+    # Spec §1: absent or RollingUpdate; the CRD's enum refuses "" (tests/integration/test_api_verdicts.py).
     doc = base()
     role_spec(doc, 0)["rolloutStrategy"] = {"type": ""}
-    assert errors_of(doc) == []
+    assert only_error(doc) == ('ds.yaml:17: spec.roles[0].spec.rolloutStrategy.type: '
+                               'Unsupported value: "": supported values: "RollingUpdate"')
 
 
 def test_partition_forbidden():
@@ -429,3 +432,73 @@ def test_a_pod_needs_containers_with_names():
     errors = errors_of(doc)
     assert "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers: Required value" in errors[0]
     assert "spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].name: Required value" in errors[1]
+
+
+def _worker_container(doc: dict) -> dict:
+    return role_spec(doc, 0)["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+
+
+def _mutated(mutate) -> dict:
+    doc = base()
+    mutate(doc)
+    return doc
+
+
+CONTAINER_PATH = "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0]"
+
+# Inputs a cluster refuses that kubectl-disagg once accepted: (id, document, the one error we
+# give, who refuses it in the cluster). tests/integration/test_api_verdicts.py sends each to the
+# API server: "set" = the DisaggregatedSet itself (its CRD), "pod" = the Pod the LWS controller
+# would create from the template (pod validation), "namespace" = the namespace.
+REFUSED_BY_THE_CLUSTER = [
+    ("duplicate-env", _mutated(lambda d: _worker_container(d).update(
+        env=[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}])),
+     f'ds.yaml:16: {CONTAINER_PATH}.env[1]: Duplicate value: {{"name":"A"}}', "set"),
+    ("duplicate-container-port", _mutated(lambda d: _worker_container(d).update(
+        ports=[{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}])),
+     f'ds.yaml:17: {CONTAINER_PATH}.ports[1]: Duplicate value: {{"containerPort":80,"protocol":"TCP"}}', "set"),
+    ("size-over-int32", _mutated(lambda d: role_spec(d, 0)["leaderWorkerTemplate"].update(size=100000000000)),
+     "ds.yaml:10: spec.roles[0].spec.leaderWorkerTemplate.size: Invalid value: 100000000000: "
+     "must be a 32-bit integer (from -2147483648 to 2147483647)", "set"),
+    ("probe-port-over-65535", _mutated(lambda d: _worker_container(d).update(
+        readinessProbe={"httpGet": {"port": 70000}})),
+     f"ds.yaml:17: {CONTAINER_PATH}.readinessProbe.httpGet.port: Invalid value: 70000: "
+     "must be between 1 and 65535, inclusive", "pod"),
+    ("grpc-probe-port-over-65535", _mutated(lambda d: _worker_container(d).update(
+        livenessProbe={"grpc": {"port": 65536}})),
+     f"ds.yaml:16: {CONTAINER_PATH}.livenessProbe.grpc.port: Invalid value: 65536: "
+     "must be between 1 and 65535, inclusive", "pod"),
+    ("rollout-type-empty", _mutated(lambda d: role_spec(d, 0).update(rolloutStrategy={"type": ""})),
+     'ds.yaml:17: spec.roles[0].spec.rolloutStrategy.type: Unsupported value: "": supported values: "RollingUpdate"',
+     "set"),
+    ("namespace-64-characters", _mutated(lambda d: d["metadata"].update(namespace="n" * 64)),
+     f'ds.yaml:5: metadata.namespace: Invalid value: "{"n" * 64}": must be no more than 63 characters '
+     "(an RFC 1123 label)", "namespace"),
+]
+
+
+@pytest.mark.parametrize("case", REFUSED_BY_THE_CLUSTER, ids=lambda case: case[0])
+def test_what_the_cluster_refuses_is_refused_offline_with_its_line(case):
+    _, doc, expected, _ = case
+    assert errors_of(doc) == [expected]
+
+
+def _with_env_value(size: int) -> dict:
+    doc = base()
+    _worker_container(doc)["env"] = [{"name": "BIG", "value": "x" * size}]
+    return doc
+
+
+def test_an_object_the_cluster_could_not_store_is_refused_before_rendering():
+    # render.MAX_OBJECT_BYTES: etcd refuses a write over 1.5 MiB; objects are held to 1 MiB.
+    doc = _with_env_value(1 << 20)
+    errors = errors_of(doc)
+    assert len(errors) == 2, errors
+    assert errors[0].startswith("ds.yaml:1: Too long: the DisaggregatedSet my-llm would be 1,049,")
+    assert errors[1].startswith("ds.yaml:7: spec.roles[0]: Too long: the rendered LeaderWorkerSet my-llm-0-")
+    assert errors[1].endswith("bytes as JSON; the cluster stores at most 1,048,576 "
+                              "(etcd's request limit, less what the API server adds)")
+
+
+def test_an_object_under_the_limit_is_accepted():
+    assert errors_of(_with_env_value(900_000)) == []

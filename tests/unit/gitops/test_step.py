@@ -6,18 +6,21 @@ the LWS controller (settle status); each round commits the state `gitops_step` w
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import replace
+
 import pytest
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, StateExecutor, gitops_step
+from kubectl_disagg.gitops.step import GitopsStep, Outcome, StateExecutor, gitops_step, next_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.rollout.stepper import drive, run_pass
+from kubectl_disagg.rollout.stepper import Executor, drive, run_pass
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, check_invariants, groups_by_slice, make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
@@ -311,6 +314,60 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
     assert sum(after.replicas[0][old.revision].values()) <= 4
 
 
+def test_state_executor_has_the_executors_signatures():
+    """`stepper.drive` may drive it: every method of the `Executor` protocol, spelled alike."""
+    for name in ("snapshot", "execute", "authorize", "lease", "wait_for_change"):
+        protocol = inspect.signature(getattr(Executor, name))
+        ours = inspect.signature(getattr(StateExecutor, name))
+        assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
+               [(p.name, p.kind, p.default) for p in protocol.parameters.values()], name
+
+
+class WatchedArgo:
+    """A cluster as `next_step` reads it; each watch is the next sync of Argo CD (or none)."""
+
+    def __init__(self, argo, syncs, clock):
+        self.argo, self.syncs, self.clock, self.watches = argo, list(syncs), clock, []
+
+    def snapshot(self, set_name, namespace, services=True, scalers=False):
+        return self.argo.cluster.snapshot(set_name)
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        self.watches.append(timeout)
+        sync = self.syncs.pop(0) if self.syncs else None
+        if sync is None:
+            self.clock[0] += timeout  # a quiet watch lasts its whole timeout
+            return False
+        sync()
+        return True
+
+
+def test_wait_runs_through_drive_until_the_step_can_advance():
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    clock = [0.0]
+
+    def synced():
+        argo.sync(new, state)
+        argo.cluster.settle()
+
+    cluster = WatchedArgo(argo, [None, synced], clock)
+    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=600.0, clock=lambda: clock[0])
+    assert step.outcome == Outcome.ADVANCED and not timed_out
+    assert cluster.watches == [60.0, 60.0]  # a quiet watch is watched again, 60 s at a time
+    (once, timed_out) = next_step(WatchedArgo(argo, [], clock), new, step.state, NS)
+    assert once.outcome == Outcome.WAITING and not timed_out  # without --wait: one look
+
+
+def test_wait_gives_up_at_the_deadline_waiting():
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    clock = [0.0]
+    cluster = WatchedArgo(argo, [], clock)
+    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=90.0, clock=lambda: clock[0])
+    assert step.outcome == Outcome.WAITING and timed_out and cluster.watches == [60.0, 30.0]
+
+
 # --- bad input --------------------------------------------------------------------------------
 
 
@@ -461,9 +518,10 @@ def test_pr_description_and_summary_of_a_step():
         step = gitops_step(new, state, argo.snapshot(new))
         state = step.state
     text = format_pr_description(new, NS, step, "disagg-rollout-state.yaml")
-    assert "### Slices 0-1: step 2/7\n" in text
-    assert "| decode | 3 → **2** | 1 → **1** | 3 | 1 | 0 |" in text
-    assert "4/4 groups ready" in text and "run `kubectl disagg rollout step --gitops` again" in text
+    assert text.startswith(f"llm: rollout to {new.revision}, step 2 of 7\n\n")
+    assert "### Slices 0-1: step 2 of 7 (proportional drain)\n\n" in text
+    assert "| decode | 3 → **2** | 1 → **1** | 4 → **3** of 3 + 1 | 3 |" in text
+    assert f"`llm-0-{new.revision}-decode` 1/1" in text and "run `kubectl disagg rollout step --gitops` again" in text
     summary = format_summary(new, NS, step, "disagg-rollout-state.yaml")
     assert summary.startswith("disaggregatedset/llm in serving (revision ") and "advanced, wrote" in summary
     document = to_document(new, NS, step, "disagg-rollout-state.yaml")
@@ -499,7 +557,7 @@ def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     assert [d.data["metadata"]["name"] for d in documents] == ["llm", "other"]
     assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
     assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
-    moved = second._replace(source=second.source._replace(file=str(tmp_path / "other.yaml")))
+    moved = replace(second, source=second.source._replace(file=str(tmp_path / "other.yaml")))
     assert state_path(moved) == str(path) and read_state(moved, NS).name == "other"
     with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/third"):
         read_state(make_set({"prefill": 1, "decode": 1}, name="third"), NS, str(path))

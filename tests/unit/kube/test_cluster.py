@@ -1,5 +1,5 @@
-"""The pure edges of the imperative shell: error wording, request accounting, lease arithmetic,
-durations, and what `rollout step` prints. No control plane needed."""
+"""The pure edges of the imperative shell: error wording, request accounting, durations, the
+session's configuration and `rollout step`'s flags and exit codes. No control plane needed."""
 
 from __future__ import annotations
 
@@ -21,17 +21,12 @@ from kubectl_disagg.kube import kubeconfig as kubeconfig_module
 from kubectl_disagg.kube.api_errors import AlreadyExists, Conflict, Gone, NotFound, api_error, connection_error
 from kubectl_disagg.cli import main
 from kubectl_disagg.kube.cluster import Cluster, side_by_side
-from kubectl_disagg.kube.lease import LeaseHeld, format_time, lease_expiry, lease_is_free, parse_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.kube.transport import NetworkError
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import namespace_for
-from kubectl_disagg.core.reconcile import Delete, Phase, Reconciliation, SliceReport, reconcile
-from kubectl_disagg.views.step_report import format_text, to_document
-from kubectl_disagg.rollout.stepper import Pass, PlannedAction, action_detail
 from tests.conftest import EXAMPLES
-from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 
 UTC = datetime.timezone.utc
@@ -208,40 +203,6 @@ def test_request_key(method, url, expected):
     assert request_key(method, url) == expected
 
 
-# --- lease arithmetic -----------------------------------------------------------------------------
-
-
-NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-def test_micro_time_always_has_six_fractional_digits():
-    assert format_time(NOW) == "2026-05-01T12:00:00.000000Z"  # the API rejects a MicroTime without them
-    assert parse_time(format_time(NOW)) == NOW
-    assert parse_time("not a time") is None and parse_time(None) is None
-
-
-@pytest.mark.parametrize(("spec", "free"), [
-    ({}, True),  # released
-    ({"holderIdentity": "a", "renewTime": format_time(NOW - datetime.timedelta(seconds=31)),
-      "leaseDurationSeconds": 30}, True),  # lapsed
-    ({"holderIdentity": "a", "renewTime": format_time(NOW - datetime.timedelta(seconds=29)),
-      "leaseDurationSeconds": 30}, False),
-    ({"holderIdentity": "a", "acquireTime": format_time(NOW), "leaseDurationSeconds": 30}, False),
-    ({"holderIdentity": "a"}, False),  # no way to tell when it lapses: never take it
-])
-def test_lease_is_free(spec, free):
-    assert lease_is_free(spec, NOW) is free
-
-
-def test_lease_held_names_holder_and_expiry():
-    expires = lease_expiry({"renewTime": format_time(NOW), "leaseDurationSeconds": 30})
-    error = LeaseHeld("kubectl-disagg-llm", "serving", "alice@laptop/42/ab12cd", expires, now=NOW)
-    assert error.lines()[0] == ("lease/kubectl-disagg-llm in serving is held by alice@laptop/42/ab12cd until "
-                                "2026-05-01T12:00:30.000000Z (30s from now, unless renewed): another "
-                                "`rollout step` is acting on this DisaggregatedSet")
-    assert isinstance(error, UserError)
-
-
 # --- durations ------------------------------------------------------------------------------------
 
 
@@ -269,71 +230,6 @@ def test_help_documents_every_exit_code(capsys):
     documented = [int(n) for n in re.findall(r"^ +(\d)  \w", live, re.MULTILINE)]
     assert documented == sorted({EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_TIMEOUT}) == [0, 1, 2, 3, 4]
     assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6]
-
-
-# --- what a pass prints ---------------------------------------------------------------------------
-
-
-def a_pass(ds, cluster: MemoryCluster, dry_run=None) -> Pass:
-    snapshot = cluster.snapshot(ds.name)
-    result = reconcile(ds, snapshot)
-    live = {(o["kind"], o["metadata"]["name"]): o for o in cluster.objects.values()}
-    planned = tuple(PlannedAction(a, action_detail(a, live) if dry_run else None) for a in result.actions)
-    return Pass(ds, "serving", snapshot, result, planned, done=() if dry_run else result.actions, dry_run=dry_run)
-
-
-def test_waiting_slice_says_what_it_waits_for():
-    cluster = MemoryCluster("serving")
-    old = make_set({"prefill": 2, "decode": 3}, slices=2)
-    first = reconcile(old, cluster.snapshot("llm")).actions
-    cluster.execute([a for a in first if a.kind == "LeaderWorkerSet"])  # Services not created yet
-    cluster.settle(ready_cap=lambda name, replicas: 2 if name.startswith("llm-1-") and "decode" in name else replicas)
-    step = a_pass(old, cluster)
-    text = format_text(step)
-    assert text.splitlines()[0] == f"disaggregatedset/llm in serving at revision {old.revision}: 4 changes made"
-    assert "slice 0: steady\n  - create service/" in text
-    assert "slice 1: waiting: decode: 2/3 ready\n  - create service/" in text  # serving while it waits
-    assert format_text(step, progress=True) == "slice 0: steady\nslice 1: waiting: decode: 2/3 ready\n"
-
-
-def test_rolling_slice_shows_its_position_and_counts():
-    cluster = MemoryCluster("serving")
-    old = make_set({"prefill": 2, "decode": 1})
-    for _ in range(3):
-        cluster.execute(reconcile(old, cluster.snapshot("llm")).actions)
-        cluster.settle()
-    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
-    cluster.execute(reconcile(new, cluster.snapshot("llm")).actions)  # rollout started
-    cluster.settle()
-    text = format_text(a_pass(new, cluster))
-    assert "slice 0: rolling, step 1/" in text and "(scale up) [old/new: prefill 2/0, decode 1/0]" in text
-
-
-def test_dry_run_shows_diffs_and_objects():
-    cluster = MemoryCluster("serving")
-    old = make_set({"prefill": 2, "decode": 1})
-    for _ in range(3):
-        cluster.execute(reconcile(old, cluster.snapshot("llm")).actions)
-        cluster.settle()
-    new = make_set({"prefill": 3, "decode": 1})
-    step = a_pass(new, cluster, dry_run="client")
-    text = format_text(step)
-    assert "dry run, 1 change planned, nothing changed" in text
-    assert "    -  replicas: 2\n    +  replicas: 3\n" in text
-    doc = to_document(step)
-    assert doc["dryRun"] and doc["slices"][0]["actions"][0]["diff"].startswith("--- leaderworkerset/")
-
-    fresh = MemoryCluster("serving")
-    doc = to_document(a_pass(old, fresh, dry_run="client"))
-    created = doc["slices"][0]["actions"][0]
-    assert created["object"]["kind"] == "LeaderWorkerSet" and "diff" not in created
-
-
-def test_blocked_slice_refuses_the_whole_set():
-    report = SliceReport(1, Phase.BLOCKED, {}, blocked=("service/x exists and is not managed by kubectl-disagg",))
-    result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, Phase.STEADY, {}), report))
-    assert list(result.refusal) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
-    assert list(Reconciliation((), (), problems=("bad",)).refusal) == ["bad"]
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -470,3 +366,32 @@ def test_side_by_side_raises_the_first_error_in_call_order_once_every_call_ended
     with pytest.raises(Gone, match="first asked"):
         side_by_side(fail_late, fail_early, lambda: ended.append("fine"))
     assert sorted(ended) == ["early", "fine", "late"]
+
+
+def test_a_plain_web_server_answering_empty_objects_is_named_not_read_as_a_set(tmp_path, capsys):
+    import http.server
+    import threading
+
+    class Empty(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the handler's API
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        code, out, err = run(["rollout", "status", "x", "--kubeconfig", str(write_kubeconfig(tmp_path, url))], capsys)
+    finally:
+        server.shutdown()
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f"the server at {url} is not a Kubernetes API server: it answered GET "
+        "/apis/disaggregatedset.x-k8s.io/v1/namespaces/serving/disaggregatedsets/x with JSON without kind and "
+        "apiVersion (application/json); are --kubeconfig and --context right?"]

@@ -97,6 +97,11 @@ def test_relative_paths_are_relative_to_the_kubeconfig(tmp_path):
     ({"token": "t"}, {"server": "10.0.0.1:6443"}, "is not an http(s) URL"),
     ({"token": "t"}, {"server": "https://h", "certificate-authority": "/nonexistent/ca.crt"},
      "certificate-authority /nonexistent/ca.crt: No such file or directory"),
+    # kubectl refuses the pair: "specifying a root certificates file with the insecure flag is not allowed"
+    ({"token": "t"}, {"server": "https://h", "insecure-skip-tls-verify": True, "certificate-authority": "ca.crt"},
+     "cluster c: specifying a root certificates file with the insecure flag is not allowed"),
+    ({"token": "t"}, {"server": "https://h", "insecure-skip-tls-verify": True, "certificate-authority-data": "eA=="},
+     "cluster c: specifying a root certificates file with the insecure flag is not allowed"),
 ])
 def test_bad_entries_are_named(tmp_path, user, cluster, message):
     with pytest.raises(UserError) as caught:
@@ -111,12 +116,6 @@ def test_impersonation_from_the_user_entry(tmp_path):
     assert connection.impersonate == (("Impersonate-User", "alice"), ("Impersonate-Uid", "42"),
                                       ("Impersonate-Group", "ops"), ("Impersonate-Group", "sre"),
                                       ("Impersonate-Extra-scopes", "a"), ("Impersonate-Extra-scopes", "b"))
-
-
-def test_oidc_id_token_is_sent_as_kubectl_sends_it(tmp_path):
-    path = single(tmp_path, {"auth-provider": {"name": "oidc", "config": {"id-token": "eyJ.id.token"}}})
-    connection, _ = load_configuration(str(path), None)
-    assert Credentials(connection).authorization() == "Bearer eyJ.id.token"
 
 
 def test_no_kubeconfig_anywhere_says_what_to_do(tmp_path, monkeypatch):

@@ -1,28 +1,48 @@
-"""Answers that say "later": 429 and 5xx with Retry-After are retried after the server's wait."""
+"""Requests sent again as client-go's rest client sends them: answers that say "later" after the
+server's wait; requests that got no answer when sending twice is safe, within a budget; a write
+whose resend its own precondition refuses recognised as landed. The socket tests run the real
+client against the scripted servers of test_transport."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from kubectl_disagg.kube.rest import MAX_RETRIES, MAX_RETRY_AFTER_SECONDS, ErrorAnswer, retry_after, retrying
+
+from kubectl_disagg.errors import Conflict, Unreachable
+from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
+from kubectl_disagg.kube.kubeconfig import Connection
+from kubectl_disagg.kube.rest import (JSON_PATCH, LEASE, LWS, MAX_RETRIES, MAX_RETRY_AFTER_SECONDS,
+                                      RETRY_BUDGET_SECONDS, ErrorAnswer, NotAnApiServer, RestClient, backoff, holds,
+                                      patched, retry_after, retrying)
+from kubectl_disagg.kube.transport import NetworkError
+from tests.unit.kube.test_transport import OK, Peer, Server
 
 
-@pytest.mark.parametrize(("status", "headers", "wait"), [
-    (429, {"Retry-After": "2"}, 2.0),
-    (429, {"retry-after": "0"}, 0.0),
-    (429, {}, 1.0),  # priority and fairness always sends it; a proxy may not
-    (429, {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 1.0),
-    (429, {"Retry-After": "3600"}, MAX_RETRY_AFTER_SECONDS),
-    (503, {"Retry-After": "1"}, 1.0),
-    (500, {}, None),  # a 5xx without Retry-After is an error, as in client-go
-    (409, {"Retry-After": "1"}, None),
-    (404, {}, None),
+@pytest.mark.parametrize(("status", "headers", "read", "wait"), [
+    (429, {"Retry-After": "2"}, False, 2.0),
+    (429, {"retry-after": "0"}, False, 0.0),
+    (429, {}, False, 1.0),  # priority and fairness always sends it; a proxy may not
+    (429, {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, False, 1.0),
+    (429, {"Retry-After": "3600"}, False, MAX_RETRY_AFTER_SECONDS),
+    (503, {"Retry-After": "1"}, False, 1.0),
+    (500, {}, False, None),  # a write's 5xx without Retry-After is an error, as in client-go
+    (500, {}, True, backoff(0)),  # a read is safe to send again
+    (503, {}, True, backoff(0)),
+    (501, {}, True, None),  # not implemented: sending again changes nothing
+    (409, {"Retry-After": "1"}, False, None),
+    (404, {}, True, None),
 ])
-def test_retry_after(status, headers, wait):
-    assert retry_after(status, headers, attempt=0) == wait
+def test_retry_after(status, headers, read, wait):
+    assert retry_after(status, headers, attempt=0, read=read) == wait
 
 
 def test_attempts_are_capped():
     assert retry_after(429, {"Retry-After": "1"}, attempt=MAX_RETRIES) is None
+
+
+def test_backoff_starts_short_and_settles_at_client_gos_second():
+    assert [backoff(n) for n in range(6)] == [0.125, 0.25, 0.5, 1.0, 1.0, 1.0]
 
 
 def answer(status: int, retry: str | None) -> ErrorAnswer:
@@ -30,66 +50,276 @@ def answer(status: int, retry: str | None) -> ErrorAnswer:
                        {"Retry-After": retry} if retry is not None else {})
 
 
-def test_retrying_waits_as_told_then_returns_the_answer():
-    answers = [answer(429, "2"), answer(503, "1"), "ok"]
-    slept = []
+def scripted(*outcomes):
+    """A call that raises or returns each outcome in turn; `calls` counts them."""
+    outcomes = list(outcomes)
 
     def call():
-        current = answers.pop(0)
+        call.calls += 1
+        current = outcomes.pop(0)
         if isinstance(current, Exception):
             raise current
         return current
 
-    assert retrying(call, sleep=slept.append) == "ok"
+    call.calls = 0
+    return call
+
+
+def test_retrying_waits_as_told_then_returns_the_answer():
+    slept = []
+    assert retrying(scripted(answer(429, "2"), answer(503, "1"), "ok"), sleep=slept.append) == "ok"
     assert slept == [2.0, 1.0]
 
 
 def test_retrying_lets_other_answers_through_at_once():
     slept = []
-
-    def call():
-        raise answer(409, None)
-
     with pytest.raises(ErrorAnswer) as raised:
-        retrying(call, sleep=slept.append)
-    assert raised.value.status == 409 and slept == []
+        retrying(scripted(answer(409, None)), sleep=slept.append, read=True, repeatable=True)
+    assert raised.value.status == 409 and slept == [] and raised.value.attempts == 1
 
 
 def test_retrying_gives_up_after_the_last_attempt():
-    calls = []
-
-    def call():
-        calls.append(1)
-        raise answer(429, "0")
-
+    call = scripted(*[answer(429, "0")] * (MAX_RETRIES + 1))
     with pytest.raises(ErrorAnswer):
         retrying(call, sleep=lambda seconds: None)
-    assert len(calls) == MAX_RETRIES + 1
+    assert call.calls == MAX_RETRIES + 1
 
 
-def test_persisting_sends_again_while_unreachable_then_gives_up():
-    from kubectl_disagg.errors import Conflict, Unreachable, persisting
+def reset(sent: bool = True, reused: bool = False) -> NetworkError:
+    error = NetworkError("Connection reset by peer", sent=sent, reused=reused)
+    error.__cause__ = ConnectionResetError(104, "Connection reset by peer")
+    return error
 
-    slept, calls = [], []
 
-    def flaky():
-        calls.append(1)
-        if len(calls) < 3:
-            raise Unreachable("cannot reach the API server")
-        return "done"
+def test_a_read_without_an_answer_goes_again_after_backoff():
+    slept = []
+    assert retrying(scripted(reset(), reset(), "ok"), read=True, repeatable=True, sleep=slept.append) == "ok"
+    assert slept == [backoff(0), backoff(1)]
 
-    assert persisting(flaky, sleep=slept.append) == "done" and slept == [0.5, 1.0]
 
-    def down():
-        raise Unreachable("cannot reach the API server")
+def test_a_stale_kept_alive_connection_goes_again_at_once():
+    slept = []
+    assert retrying(scripted(reset(sent=False, reused=True), "ok"), sleep=slept.append) == "ok"
+    assert slept == [0.0]
 
-    slept.clear()
+
+def test_a_write_that_may_have_landed_goes_again_only_when_repeatable():
+    with pytest.raises(NetworkError):
+        retrying(scripted(reset(), "ok"), sleep=lambda s: None)
+    assert retrying(scripted(reset(sent=False), "ok"), sleep=lambda s: None) == "ok"  # never left: always safe
+    call = scripted(reset(), answer(409, None))
+    with pytest.raises(ErrorAnswer) as raised:
+        retrying(call, repeatable=True, sleep=lambda s: None)
+    assert raised.value.resent and raised.value.attempts == 2  # its precondition refused the resend
+
+
+def test_a_lasting_failure_is_not_sent_again():
+    refused = NetworkError("Connection refused", sent=False)
+    refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    call = scripted(refused, "ok")
+    with pytest.raises(NetworkError):
+        retrying(call, read=True, repeatable=True, sleep=lambda s: None)
+    assert call.calls == 1
+
+
+def test_the_budget_caps_attempts_and_time():
+    call = scripted(*[reset()] * (MAX_RETRIES + 2))
+    with pytest.raises(NetworkError) as raised:
+        retrying(call, read=True, repeatable=True, sleep=lambda s: None)
+    assert call.calls == MAX_RETRIES + 1 and raised.value.attempts == MAX_RETRIES + 1
+    now = [0.0]
+
+    def slow():  # each attempt times out after the client's read timeout
+        now[0] += RETRY_BUDGET_SECONDS
+        raise reset()
+
+    with pytest.raises(NetworkError) as raised:
+        retrying(slow, read=True, repeatable=True, sleep=lambda s: None, clock=lambda: now[0])
+    assert raised.value.attempts == 1  # a second wait that long is not started
+
+
+def test_holds_and_patched():
+    stored = {"metadata": {"name": "x", "resourceVersion": "9", "uid": "u"}, "spec": {"replicas": 2, "a": [1]}}
+    assert holds(stored, {"metadata": {"name": "x", "resourceVersion": "3"}, "spec": {"replicas": 2}})
+    assert not holds(stored, {"spec": {"replicas": 3}}) and not holds(stored, {"spec": {"b": 1}})
+    assert patched(stored, [{"op": "test", "path": "/spec/replicas", "value": 1},
+                            {"op": "replace", "path": "/spec/replicas", "value": 2},
+                            {"op": "remove", "path": "/spec/b"}, {"op": "add", "path": "/spec/a/0", "value": 1}])
+    assert not patched(stored, [{"op": "replace", "path": "/spec/replicas", "value": 1}])
+    assert not patched(stored, [{"op": "remove", "path": "/spec/a"}])
+
+
+# --- against a scripted server -------------------------------------------------------------------
+
+
+def status(code: int, reason: str, message: str = "") -> bytes:
+    body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
+                       "message": message}).encode()
+    return b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+        code, reason.encode(), len(body), body)
+
+
+def ok(obj: dict) -> bytes:
+    body = json.dumps({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", **obj}).encode()
+    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def lost(peer: Peer) -> None:
+    """The request arrives whole (it may land), then the connection drops without an answer."""
+    peer.request()
+
+
+def one(*answers: bytes):
+    def script(peer: Peer) -> None:
+        for data in answers:
+            peer.request()
+            peer.send(data)
+        peer.request()
+    return script
+
+
+@pytest.fixture
+def client_of():
+    made = []
+
+    def make(*scripts) -> tuple[Server, RestClient]:
+        server = Server(*scripts)
+        client = RestClient(Connection(server=f"http://127.0.0.1:{server.port}", whose="the test", token="t"),
+                            "the test server")
+        made.append((server, client))
+        return server, client
+
+    yield make
+    for server, client in made:
+        client.close()
+        server.close()
+
+
+def methods(server: Server) -> list[str]:
+    return [head.split()[0] for head in server.heads]
+
+
+def test_a_read_cut_off_goes_again_on_a_fresh_connection(client_of):
+    server, client = client_of(lost, lost, one(ok({"kind": "LeaderWorkerSet", "metadata": {"name": "x"}})))
+    assert client.get(LWS, "ns", "x")["metadata"]["name"] == "x"
+    assert methods(server) == ["GET", "GET", "GET"]
+
+
+def test_a_read_that_never_gets_an_answer_names_the_attempts(client_of):
+    server, client = client_of(*[lost] * (MAX_RETRIES + 1))
+    import kubectl_disagg.kube.rest as rest
+    original, rest.backoff = rest.backoff, lambda attempt: 0.0
+    try:
+        with pytest.raises(Unreachable) as raised:
+            client.get(LWS, "ns", "x")
+    finally:
+        rest.backoff = original
+    assert f"(gave up after {MAX_RETRIES + 1} attempts over" in str(raised.value)
+    assert "the test server" in str(raised.value) and len(server.heads) == MAX_RETRIES + 1
+
+
+SCALE = [{"op": "test", "path": "/spec/replicas", "value": 1}, {"op": "replace", "path": "/spec/replicas", "value": 2}]
+REJECTED = status(422, "Invalid", "the server rejected our request due to an error in our request")
+
+
+def test_a_guarded_patch_whose_answer_was_lost_and_whose_resend_is_refused_landed(client_of):
+    server, client = client_of(lost, one(REJECTED, ok({"spec": {"replicas": 2}})))
+    client.patch(LWS, "ns", "x", SCALE, JSON_PATCH)  # no error: the first sending landed
+    assert methods(server) == ["PATCH", "PATCH", "GET"]
+
+
+def test_a_guarded_patch_refused_on_its_resend_by_someone_elses_change_is_refused(client_of):
+    server, client = client_of(lost, one(REJECTED, ok({"spec": {"replicas": 5}})))
+    with pytest.raises(Exception, match="rejected our request"):
+        client.patch(LWS, "ns", "x", SCALE, JSON_PATCH)
+    assert methods(server) == ["PATCH", "PATCH", "GET"]
+
+
+def test_a_guarded_patch_refused_on_its_first_sending_is_not_read_back(client_of):
+    server, client = client_of(one(REJECTED))
+    with pytest.raises(Exception, match="rejected our request"):
+        client.patch(LWS, "ns", "x", SCALE, JSON_PATCH)
+    assert methods(server) == ["PATCH"]
+
+
+def test_a_json_patch_without_a_test_is_not_sent_twice(client_of):
+    server, client = client_of(lost, one(OK))
     with pytest.raises(Unreachable):
-        persisting(down, sleep=slept.append)
-    assert slept == [0.5, 1.0, 2.0]
+        client.patch(LWS, "ns", "x", [{"op": "add", "path": "/spec/a/-", "value": 1}], JSON_PATCH)
+    assert methods(server) == ["PATCH"]
 
-    def refused():
-        raise Conflict("leaderworkerset/x changed since it was read")
 
+def test_a_delete_resent_and_not_found_is_done(client_of):
+    server, client = client_of(lost, one(status(404, "NotFound")))
+    client.delete(LWS, "ns", "x", "uid-1", "7")
+    assert methods(server) == ["DELETE", "DELETE"]
+    server, client = client_of(one(status(404, "NotFound")))
+    with pytest.raises(NotFound):
+        client.delete(LWS, "ns", "x", "uid-1", "7")
+
+
+LEASE_BODY = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l", "namespace": "ns"},
+              "spec": {"holderIdentity": "me", "leaseDurationSeconds": 30}}
+
+
+def test_a_create_resent_and_already_there_as_sent_is_ours(client_of):
+    stored = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "uid": "u", "resourceVersion": "4"}}
+    server, client = client_of(lost, one(status(409, "AlreadyExists"), ok(stored)))
+    assert client.create(LEASE, "ns", LEASE_BODY)["metadata"]["uid"] == "u"
+    assert methods(server) == ["POST", "POST", "GET"]
+
+
+def test_a_create_resent_and_already_there_as_someone_elses_is_refused(client_of):
+    theirs = {**LEASE_BODY, "spec": {"holderIdentity": "them", "leaseDurationSeconds": 30}}
+    server, client = client_of(lost, one(status(409, "AlreadyExists"), ok(theirs)))
+    with pytest.raises(AlreadyExists):
+        client.create(LEASE, "ns", LEASE_BODY)
+
+
+def test_a_replace_resent_and_conflicting_is_ours_when_the_stored_object_is_what_was_sent(client_of):
+    sent = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "resourceVersion": "4",
+                                       "managedFields": [{"manager": "m", "time": "2026-01-01T00:00:00Z"}]}}
+    stored = {**LEASE_BODY, "metadata": {**LEASE_BODY["metadata"], "resourceVersion": "5",
+                                         "managedFields": [{"manager": "m", "time": "2026-01-01T00:00:09Z"}]}}
+    server, client = client_of(lost, one(status(409, "Conflict"), ok(stored)))
+    assert client.replace(LEASE, "ns", sent)["metadata"]["resourceVersion"] == "5"
+    server, client = client_of(one(status(409, "Conflict")))
     with pytest.raises(Conflict):
-        persisting(refused, sleep=slept.append)
+        client.replace(LEASE, "ns", sent)
+
+
+def chunked_watch(*events: dict, close: bool = False):
+    def script(peer: Peer) -> None:
+        peer.request()
+        peer.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for event in events:
+            line = json.dumps(event).encode() + b"\n"
+            peer.send(b"%x\r\n%s\r\n" % (len(line), line))
+        if close:
+            return  # cut before the end: the connection closes in the middle of the answer
+        peer.send(b"0\r\n\r\n")
+        peer.request()
+    return script
+
+
+def test_a_watch_cut_before_its_first_event_starts_again_from_the_same_version(client_of):
+    event = {"type": "MODIFIED", "object": {"metadata": {"name": "x", "resourceVersion": "8"}}}
+    server, client = client_of(chunked_watch(close=True), chunked_watch(event))
+    assert client.next_events(LWS, "ns", "a=b", "7", timeout=5, linger=0) == [event]
+    assert len(server.heads) == 2 and all("resourceVersion=7" in head for head in server.heads)
+
+
+@pytest.mark.parametrize(("body", "what"), [
+    (b"{}", "JSON without kind and apiVersion"),
+    (b"", "an empty body"),
+    (b"<html>welcome</html>", "something that is not a JSON object"),
+])
+def test_an_answer_that_is_not_an_api_object_names_the_server(client_of, body, what):
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    _, client = client_of(one(answer))
+    with pytest.raises(NotAnApiServer) as raised:
+        client.get(LWS, "ns", "x")
+    assert raised.value.lines() == [
+        "the server at the test server is not a Kubernetes API server: it answered GET "
+        f"/apis/leaderworkerset.x-k8s.io/v1/namespaces/ns/leaderworkersets/x with {what} (text/plain); "
+        "are --kubeconfig and --context right?"]

@@ -8,11 +8,11 @@ import pathlib
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 
 import pytest
 
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.credentials import Credentials
 from kubectl_disagg.kube.kubeconfig import Connection
 from kubectl_disagg.kube.transport import NetworkError, Transport
@@ -200,20 +200,15 @@ def closing_before_the_second_answer(peer: Peer) -> None:
     peer.request()  # received whole, then closed without a word: a kept-alive connection given up on
 
 
-def test_a_read_closed_before_the_status_line_goes_again_once_on_a_fresh_connection(serve):
-    server, transport = serve(closing_before_the_second_answer, answering(OK))
-    get(transport)
-    assert get(transport).data == b"{}"
-    assert server.accepted == 2 and len(server.heads) == 3
-
-
-def test_a_write_closed_after_it_was_sent_is_not_sent_again(serve):
+def test_a_kept_alive_connection_closed_after_the_request_says_it_was_sent_on_a_reused_one(serve):
     server, transport = serve(closing_before_the_second_answer, answering(OK))
     get(transport)
     with pytest.raises(NetworkError) as caught:
         get(transport, method="POST", body=b'{"kind":"x"}')
     assert "closed connection without response" in str(caught.value)
+    assert (caught.value.sent, caught.value.reused, caught.value.lasting) == (True, True, False)
     assert server.accepted == 1 and [h.split()[0] for h in server.heads] == ["GET", "POST"]
+    assert get(transport).data == b"{}" and server.accepted == 2  # the next request: a fresh connection
 
 
 def test_a_fresh_connection_closed_before_the_status_line_is_a_network_error(serve):
@@ -221,9 +216,18 @@ def test_a_fresh_connection_closed_before_the_status_line_is_a_network_error(ser
         peer.request()
 
     server, transport = serve(closing, answering(OK))
-    with pytest.raises(NetworkError):
+    with pytest.raises(NetworkError) as caught:
         get(transport)
-    assert server.accepted == 1
+    assert server.accepted == 1 and (caught.value.sent, caught.value.reused) == (True, False)
+
+
+def test_a_refused_connection_was_not_sent_and_is_lasting():
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    with pytest.raises(NetworkError) as caught:
+        get(transport_to(f"http://127.0.0.1:{port}"))
+    assert (caught.value.sent, caught.value.lasting) == (False, True)
 
 
 # --- malformed answers ----------------------------------------------------------------------------
@@ -258,6 +262,54 @@ def test_header_fields_are_found_whatever_their_case_and_repeated_ones_kept(serv
     assert headers.get("x-folded") == "a b" and headers.get("Missing") is None
     from kubectl_disagg.kube.rest import retry_after
     assert retry_after(429, headers, 0) == 3.0
+
+
+# --- compression ----------------------------------------------------------------------------------
+
+
+def gzipped(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data)
+
+
+def test_a_gzip_answer_is_decompressed_and_the_connection_reused(serve):
+    plain = b'{"items":[' + b",".join(b'{"n":%d}' % n for n in range(2000)) + b"]}"
+    body = gzipped(plain)
+    answer = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    server, transport = serve(answering(answer, OK))
+    assert get(transport).data == plain and get(transport).data == b"{}" and server.accepted == 1
+
+
+def test_a_gzip_stream_yields_lines_as_they_decompress(serve):
+    import zlib
+
+    packer = zlib.compressobj(wbits=31)
+    first = packer.compress(b'{"a":1}\n') + packer.flush(zlib.Z_SYNC_FLUSH)
+    rest = packer.compress(b'{"b":2}\n') + packer.flush()
+
+    def watch(peer: Peer) -> None:
+        peer.request()
+        peer.send(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for piece in (first[:5], first[5:], rest):
+            peer.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+        peer.send(b"0\r\n\r\n")
+        peer.request()
+
+    _, transport = serve(watch)
+    response = get(transport, "/api?watch=true", stream=True)
+    assert list(response.lines()) == [b'{"a":1}\n', b'{"b":2}\n']
+    response.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nnotgz",
+    b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}",
+])
+def test_an_answer_that_does_not_decompress_is_a_network_error(serve, answer):
+    _, transport = serve(answering(answer, then_close=True))
+    with pytest.raises(NetworkError, match="gzip|not asked for"):
+        get(transport)
 
 
 # --- streams --------------------------------------------------------------------------------------
@@ -335,7 +387,7 @@ def test_the_request_head_as_sent(serve):
     fields = [tuple(line.split(": ", 1)) for line in lines[2:]]
     assert ("Authorization", "Bearer t0ken") in fields and ("Content-Length", "2") in fields
     assert [v for k, v in fields if k == "Impersonate-Group"] == ["a", "b"]
-    assert not any(k.lower() == "accept-encoding" for k, _ in fields)  # we never asked for gzip
+    assert ("Accept-Encoding", "gzip") in fields  # as client-go asks: large answers come compressed
     idle = transport._idle[0].sock
     assert idle.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)  # no Nagle delay on requests
 
@@ -392,6 +444,126 @@ def test_a_proxy_refusing_the_tunnel_is_a_network_error():
         server.close()
 
 
+def socks5_proxy(seen: list, reply: int = 0):
+    """A script: a SOCKS5 proxy that takes user name and password, records what it was asked
+    to connect to, then answers the request sent through it itself."""
+    def script(peer: Peer) -> None:
+        def take(count: int) -> bytes:
+            data = b""
+            while len(data) < count:
+                data += peer.sock.recv(count - len(data))
+            return data
+
+        version, count = take(2)
+        seen.append(("methods", list(take(count))))
+        peer.send(b"\x05\x02")
+        _, length = take(2)
+        name = take(length)
+        password = take(take(1)[0])
+        seen.append(("user", name, password))
+        peer.send(b"\x01\x00")
+        _, command, _, kind = take(4)
+        address = take(take(1)[0]) if kind == 3 else take(4 if kind == 1 else 16)
+        seen.append(("connect", command, kind, address, int.from_bytes(take(2), "big")))
+        peer.send(bytes([5, reply, 0, 1, 127, 0, 0, 1, 0, 80]))
+        if reply == 0:
+            peer.request()
+            peer.send(OK)
+            peer.request()
+    return script
+
+
+def test_a_socks5_proxy_carries_the_requests_and_resolves_the_name():
+    seen: list = []
+    server = Server(socks5_proxy(seen))
+    try:
+        transport = transport_to("https://api.example.test:6443", insecure=True,
+                                 proxy_url=f"socks5://us%40er:pw@127.0.0.1:{server.port}")
+        transport._tls = None  # this proxy answers the request itself, in the clear
+        assert get(transport).data == b"{}"
+        transport.close()
+    finally:
+        server.close()
+    assert seen == [("methods", [2]), ("user", b"us@er", b"pw"), ("connect", 1, 3, b"api.example.test", 6443)]
+    assert server.heads[0].startswith("GET /api HTTP/1.1\r\nHost: api.example.test:6443")
+
+
+def test_a_socks5_proxy_refusing_the_connection_is_a_network_error():
+    server = Server(socks5_proxy([], reply=5))
+    try:
+        transport = transport_to("http://10.0.0.1:8080", proxy_url=f"socks5://u:p@127.0.0.1:{server.port}")
+        with pytest.raises(NetworkError, match="SOCKS5 proxy could not connect: connection refused"):
+            get(transport)
+    finally:
+        server.close()
+
+
+def test_an_https_proxy_carries_tls_to_the_api_server_inside_its_own_tls():
+    import threading
+
+    target = Server(answering(OK, OK), tls=server_tls())
+
+    def https_proxy(peer: Peer) -> None:  # TLS to the proxy; then the bytes piped to the API server
+        head, _ = peer.request()
+        assert head.startswith(f"CONNECT 127.0.0.1:{target.port} HTTP/1.1")
+        peer.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        upstream = socket.create_connection(("127.0.0.1", target.port))
+
+        def pipe(source, sink) -> None:
+            try:
+                while data := source.recv(65536):
+                    sink.sendall(data)
+            except OSError:
+                pass
+            for end in (source, sink):  # shutdown wakes the other direction's blocked recv
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        back = threading.Thread(target=pipe, args=(upstream, peer.sock), daemon=True)
+        back.start()
+        pipe(peer.sock, upstream)
+        back.join(TIMEOUT)
+        upstream.close()
+
+    proxy = Server(https_proxy, tls=server_tls())
+    try:
+        transport = transport_to(f"https://127.0.0.1:{target.port}", insecure=True,
+                                 proxy_url=f"https://127.0.0.1:{proxy.port}")
+        assert get(transport).data == b"{}" and get(transport).data == b"{}"  # kept alive, inside both
+        transport.close()
+    finally:
+        proxy.close()
+        target.close()
+    assert proxy.accepted == 1 and target.accepted == 1 and len(target.heads) == 2
+    assert target.heads[0].startswith(f"GET /api HTTP/1.1\r\nHost: 127.0.0.1:{target.port}")
+
+
+def test_an_https_proxys_certificate_is_verified_as_the_api_servers_is():
+    proxy = Server(lambda peer: peer.request(), tls=server_tls())  # a certificate for server.unit-test
+    try:
+        transport = transport_to("https://server.unit-test:6443", ca_pem=CA.read_bytes(),
+                                 proxy_url=f"https://127.0.0.1:{proxy.port}")
+        with pytest.raises(NetworkError) as caught:
+            get(transport)  # dialled the proxy as 127.0.0.1: not the name its certificate holds
+    finally:
+        proxy.close()
+    assert isinstance(caught.value.__cause__, ssl.SSLCertVerificationError) and caught.value.lasting
+
+
+@pytest.mark.parametrize(("proxy", "message"), [
+    ("ftp://proxy.example", "the test: proxy ftp://proxy.example is not supported (an http://, https:// or "
+                            "socks5:// proxy is)"),
+    ("socks4://proxy.example", "the test: proxy socks4://proxy.example is not supported (an http://, https:// or "
+                               "socks5:// proxy is)"),
+])
+def test_other_proxies_are_refused_clearly(proxy, message):
+    with pytest.raises(UserError) as raised:
+        transport_to("https://example.test:6443", proxy_url=proxy)
+    assert raised.value.lines() == [message]
+
+
 # --- TLS ------------------------------------------------------------------------------------------
 
 
@@ -427,13 +599,51 @@ def test_tls_refuses_a_certificate_for_another_name_unless_insecure(serve):
     assert get(insecure).data == b"{}"
 
 
-# --- import cost ----------------------------------------------------------------------------------
+def self_signed(directory: pathlib.Path, name: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """A client certificate of its own (openssl, as any machine with Python's ssl has it)."""
+    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "2", "-subj", f"/CN={name}", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    return cert, key
 
 
-def test_the_transport_loads_no_http_email_or_urllib_module():
-    """http.client brings the email package and urllib: a third of a small cluster command's time."""
-    code = ("import sys\nbefore = set(sys.modules)\nimport kubectl_disagg.kube.transport, kubectl_disagg.kube.rest\n"
-            "print(sorted(m for m in set(sys.modules) - before\n"
-            "             if m.split('.')[0] in ('http', 'email', 'urllib') or m == 'encodings.idna'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+def test_an_exec_issued_client_certificate_is_rotated_when_it_expires(tmp_path, monkeypatch):
+    import json
+
+    from kubectl_disagg.kube import credentials as credentials_module
+    from kubectl_disagg.kube.kubeconfig import ExecPlugin
+
+    pairs = [self_signed(tmp_path, name) for name in ("first", "second")]
+    (tmp_path / "trusted.pem").write_bytes(b"".join(cert.read_bytes() for cert, _ in pairs))
+    for index, (cert, key) in enumerate(pairs, 1):
+        status = {"clientCertificateData": cert.read_text(), "clientKeyData": key.read_text(),
+                  "expirationTimestamp": "2999-01-01T00:00:00Z"}
+        (tmp_path / f"credential-{index}.json").write_text(json.dumps(
+            {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": status}))
+    script = tmp_path / "issue"
+    script.write_text(f"#!/bin/sh\necho run >> {tmp_path / 'runs'}\n"
+                      f"cat {tmp_path}/credential-$(wc -l < {tmp_path / 'runs'} | tr -d ' ').json\n")
+    script.chmod(0o755)
+
+    def who(peer: Peer) -> None:  # answers with the common name of each connection's client certificate
+        while peer.request()[0]:
+            subject = dict(field[0] for field in peer.sock.getpeercert()["subject"])
+            body = subject["commonName"].encode()
+            peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    server = Server(who, who, tls=server_tls(client_ca=tmp_path / "trusted.pem"))
+    connection = Connection(server=f"https://127.0.0.1:{server.port}", whose="the test", ca_pem=CA.read_bytes(),
+                            tls_server_name="server.unit-test", kubeconfig="k", user_name="u",
+                            exec_plugin=ExecPlugin(command=str(script), interactive_mode="Never"))
+    transport = Transport(connection, Credentials(connection))
+    try:
+        assert get(transport).data == b"first" and get(transport).data == b"first"  # one connection, kept
+        monkeypatch.setattr(credentials_module, "EXPIRY_MARGIN_SECONDS", 1e12)  # now it counts as expired
+        assert get(transport).data == b"second"  # the plugin ran again; a new connection presents its certificate
+        monkeypatch.setattr(credentials_module, "EXPIRY_MARGIN_SECONDS", 10.0)
+        assert get(transport).data == b"second"
+    finally:
+        transport.close()
+        server.close()
+    assert server.accepted == 2 and (tmp_path / "runs").read_text().count("run") == 2

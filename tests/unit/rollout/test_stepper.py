@@ -36,6 +36,9 @@ class MemoryExecutor:
     def authorize(self, actions, namespace):
         self.authorized.append(len(actions))
 
+    def occupants(self, names, namespace):
+        return self.cluster.occupants(names)
+
     @contextlib.contextmanager
     def lease(self, set_name, namespace, wait_until=None):
         self.leases += 1
@@ -118,3 +121,47 @@ def test_wait_for_lease_queues_until_the_deadline_or_without_limit():
     list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True))
     list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True, deadline=7.0))
     assert executor.waits == [None, float("inf"), 7.0]
+
+
+def _squat(cluster, obj, **metadata):
+    """Someone else's object at a name the set will create: its own labels, its own manager."""
+    squatter = {"apiVersion": obj["apiVersion"], "kind": obj["kind"],
+                "metadata": {"name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"], **metadata},
+                "spec": {}}
+    cluster.add(squatter)
+    return squatter
+
+
+@pytest.mark.parametrize("kind", ["LeaderWorkerSet", "Service"])
+def test_a_name_held_by_a_foreign_object_refuses_the_whole_pass_before_any_write(kind):
+    from kubectl_disagg.core.render import render_set
+
+    cluster = MemoryCluster("serving")
+    executor = MemoryExecutor(cluster)
+    ds = make_set({"prefill": 1, "decode": 1}, slices=3)
+    # Slice 2's decode: the pass would write slices 0 and 1 (and slice 2's prefill) first.
+    target = [o for o in render_set(ds, "serving") if o["kind"] == kind][-1]
+    _squat(cluster, target, labels={"app": "other"},
+           managedFields=[{"manager": "kubectl-create", "operation": "Update"}])
+    before = dict(cluster.objects)
+    (refused,) = drive(executor, ds, "serving", until_complete=False)
+    assert refused.done == () and cluster.objects == before
+    (reason,) = refused.refusal
+    assert reason == (f"slice 2: {kind.lower()}/{target['metadata']['name']} exists and is not managed by "
+                      "kubectl-disagg (no managed-by label; field managers kubectl-create); rename or delete it")
+    # A dry run says the same, without writing either.
+    (dry,) = drive(executor, ds, "serving", dry_run="client")
+    assert dry.refusal == refused.refusal and cluster.objects == before
+
+
+def test_another_sets_object_at_our_name_is_foreign_and_our_own_is_free():
+    from kubectl_disagg.core import naming
+    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.snapshot import occupied_by_others
+
+    ds = make_set({"prefill": 1, "decode": 1})
+    lws = next(render_set(ds, "serving"))
+    other = {**lws, "metadata": {**lws["metadata"], "labels": {**lws["metadata"]["labels"], naming.NAME_LABEL: "x"}}}
+    key = ("LeaderWorkerSet", lws["metadata"]["name"])
+    assert occupied_by_others(ds.name, {key: lws}) == {}
+    assert occupied_by_others(ds.name, {key: other}) == {key: "managed-by label 'kubectl-disagg'"}

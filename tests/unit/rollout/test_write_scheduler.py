@@ -137,6 +137,10 @@ class ConcurrentMemoryExecutor:
         with self.lock:
             return self.cluster.snapshot(set_name)
 
+    def occupants(self, names, namespace):
+        with self.lock:
+            return self.cluster.occupants(names)
+
     def execute(self, action, namespace):
         if action.name == self.conflict_on:
             self.conflict_on = None  # once: the next pass goes through

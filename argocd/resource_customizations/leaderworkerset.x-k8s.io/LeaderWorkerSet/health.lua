@@ -1,8 +1,12 @@
 -- Argo CD health of a LeaderWorkerSet (kubectl-disagg, docs/argocd.md).
--- Lua 5.1 with only the base, table and package libraries: no string.*, no math.*.
--- Progressing until every group is updated and ready and the controller has seen the
--- latest spec (lenient when status.observedGeneration is absent: LWS before v0.9);
--- Healthy at 0 groups when the spec asks for 0; Degraded on a failed condition.
+-- Runs in Argo CD's Lua VM without useOpenLibs: base, table and package only (no string.*,
+-- no math.*, no os). Like Argo CD's StatefulSet check: Progressing until the controller has
+-- reported status for the latest spec (status.observedGeneration, where the LWS writes it:
+-- v0.9 on; before that, judged on the counts), whatever the replica count; then until every
+-- group is updated and ready and no surplus group remains. A partitioned rollout
+-- (rolloutStrategy.rollingUpdateConfiguration.partition) is complete, and Healthy, once
+-- replicas - partition groups are updated, all are ready and the LWS is Available.
+-- Degraded on a failed condition.
 local hs = {}
 
 local failure_types = { Failed = true, Degraded = true, ReplicaFailure = true }
@@ -23,9 +27,25 @@ local function failed_condition(status)
   return nil
 end
 
+local function condition_true(status, type)
+  for _, condition in ipairs(status.conditions or {}) do
+    if condition.type == type then
+      return condition.status == "True"
+    end
+  end
+  return false
+end
+
+local spec = obj.spec or {}
 local desired = 1
-if obj.spec ~= nil and obj.spec.replicas ~= nil then
-  desired = obj.spec.replicas
+if spec.replicas ~= nil then
+  desired = spec.replicas
+end
+local partition = 0
+local strategy = spec.rolloutStrategy
+if strategy ~= nil and strategy.rollingUpdateConfiguration ~= nil
+    and strategy.rollingUpdateConfiguration.partition ~= nil then
+  partition = strategy.rollingUpdateConfiguration.partition
 end
 local status = obj.status
 
@@ -37,13 +57,8 @@ if failed ~= nil then
 end
 
 if status == nil then
-  if desired == 0 then
-    hs.status = "Healthy"
-    hs.message = "Scaled to 0 groups"
-  else
-    hs.status = "Progressing"
-    hs.message = "Waiting for the LeaderWorkerSet controller to report status"
-  end
+  hs.status = "Progressing"
+  hs.message = "Waiting for the LeaderWorkerSet controller to report status"
   return hs
 end
 
@@ -57,16 +72,33 @@ end
 local replicas = status.replicas or 0
 local ready = status.readyReplicas or 0
 local updated = status.updatedReplicas or 0
+local to_update = desired - partition
+if to_update < 0 then
+  to_update = 0
+end
 
-if updated < desired then
+if updated < to_update then
   hs.status = "Progressing"
-  hs.message = "Rolling out: " .. updated .. " of " .. desired .. " groups updated"
+  if partition > 0 then
+    hs.message = "Partitioned rollout: " .. updated .. " of " .. to_update .. " groups updated (partition " .. partition .. ")"
+  else
+    hs.message = "Rolling out: " .. updated .. " of " .. desired .. " groups updated"
+  end
 elseif replicas > desired then
   hs.status = "Progressing"
   hs.message = "Scaling down: " .. replicas .. " groups, " .. desired .. " requested"
 elseif ready < desired then
   hs.status = "Progressing"
   hs.message = "Waiting for groups to be ready: " .. ready .. " of " .. desired .. " ready"
+elseif updated < desired then
+  -- Only a partition holds groups back here: the rollout is as far as it was asked to go.
+  if condition_true(status, "Available") then
+    hs.status = "Healthy"
+    hs.message = "Partitioned rollout complete: " .. updated .. " of " .. desired .. " groups updated (partition " .. partition .. ")"
+  else
+    hs.status = "Progressing"
+    hs.message = "Partitioned rollout: waiting for the LeaderWorkerSet to be Available"
+  end
 elseif desired == 0 then
   hs.status = "Healthy"
   hs.message = "Scaled to 0 groups"

@@ -1,0 +1,82 @@
+"""The commit of a git-driven step (`rollout step --gitops --commit`), through the git CLI.
+
+Before anything is written, `prepare` checks the working tree: it must be a git repository
+whose only changes (if any) are the state files the step rewrites, and a `--branch` must not
+exist yet. After the states are written, `commit` creates the branch from HEAD (when asked),
+stages exactly the state files and commits them with the pull request's text as the message
+(its title line is the subject).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import files as state_files
+
+
+class Repository:
+    def __init__(self, directory: str):
+        if shutil.which("git") is None:
+            raise UserError(["--commit needs git on PATH"])
+        self.directory = directory
+        self.root = self._git("rev-parse", "--show-toplevel", what=f"{directory} is not in a git repository").strip()
+
+    def _git(self, *args: str, what: str, input: str | None = None) -> str:
+        run = subprocess.run(["git", "-C", self.directory, *args], capture_output=True, text=True, input=input)
+        if run.returncode != 0:
+            detail = " ".join(run.stderr.split())
+            raise UserError([f"{what}: git {args[0]}: {detail or f'exit {run.returncode}'}"])
+        return run.stdout
+
+    def relative(self, path: str) -> str:
+        return os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+
+    def prepare(self, state_files: list[str], branch: str | None) -> None:
+        """Refuse (nothing written) on changes beyond the state files, or a branch that exists."""
+        allowed = {self.relative(path) for path in state_files}
+        status = self._git("status", "--porcelain=v1", "-z", "--untracked-files=all", what="cannot read the tree")
+        dirty = []
+        entries = iter(status.split("\0"))
+        for entry in entries:
+            if not entry:
+                continue
+            code, path = entry[:2], entry[3:]
+            if code[0] in "RC":
+                next(entries, None)  # a rename's or copy's source follows
+            if path not in allowed:
+                dirty.append(path)
+        if dirty:
+            listed = ", ".join(dirty[:10]) + (f" and {len(dirty) - 10} more" if len(dirty) > 10 else "")
+            raise UserError([f"--commit: the working tree has changes beyond the rollout state ({listed}): "
+                             "commit or stash them first; nothing was written"])
+        if branch is not None:
+            self._git("check-ref-format", "--branch", branch, what=f"--branch {branch!r} is not a branch name")
+            exists = subprocess.run(["git", "-C", self.directory, "rev-parse", "--verify", "--quiet",
+                                     f"refs/heads/{branch}"], capture_output=True, text=True)
+            if exists.returncode == 0:
+                raise UserError([f"--branch {branch}: the branch exists already; nothing was written"])
+        self._git("rev-parse", "--verify", "HEAD", what="--commit needs a commit to build on")
+
+    def commit(self, state_files: list[str], message: str, branch: str | None) -> str:
+        """The new commit's hash: the state files on `branch` (created from HEAD) or the current branch."""
+        if branch is not None:
+            self._git("switch", "--quiet", "--create", branch, what=f"cannot create branch {branch}")
+        paths = [self.relative(path) for path in state_files]
+        self._git("add", "--", *paths, what="cannot stage the rollout state")
+        # --cleanup=whitespace keeps the Markdown headings (#) that the default would strip when editing.
+        self._git("commit", "--quiet", "--cleanup=whitespace", "--file=-", "--", *paths, input=message,
+                  what="cannot commit the rollout state")
+        return self._git("rev-parse", "HEAD", what="cannot read the new commit").strip()
+
+
+def repository_for(sets, branch: str | None) -> Repository:
+    """The repository holding the sets' state files, checked for `--commit` (`prepare`)."""
+    paths = sorted({path for path in (state_files.state_path(ds) for ds in sets) if path})
+    if not paths:
+        raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])
+    repository = Repository(os.path.dirname(paths[0]) or ".")
+    repository.prepare(paths, branch)
+    return repository

@@ -1,0 +1,76 @@
+"""`rollout step --gitops` over sets, as one library call: each set's committed state read from
+beside it, its next step (`step.next_step`, watching the LWS with --wait), the advanced states
+written back; and the exit code of the run. The cluster is only read, and only LWS.
+
+Every set is stepped before any state is written: an error on one writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, next_step
+from kubectl_disagg.kube.wait import Deadline
+
+EXIT_ADVANCED = 0  # a new state was written: commit it
+EXIT_REFUSED = 3  # the live objects cannot be explained (nothing written)
+EXIT_TIMEOUT = 4  # --wait ran out of time (nothing written)
+EXIT_WAITING = 5  # the cluster does not show the committed step yet, or it is not ready (nothing written)
+EXIT_COMPLETE = 6  # nothing left to roll (nothing written)
+
+_PRIORITY = [EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING, EXIT_ADVANCED, EXIT_COMPLETE]
+_EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome.COMPLETE: EXIT_COMPLETE,
+         Outcome.REFUSED: EXIT_REFUSED}
+
+
+@dataclass(frozen=True)
+class SetStep:
+    """One set's git-driven step: where its state is kept, the step, and whether --wait gave up."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    path: str
+    step: GitopsStep
+    timed_out: bool = False
+
+    @property
+    def code(self) -> int:
+        return EXIT_TIMEOUT if self.timed_out else _EXIT[self.step.outcome]
+
+
+def step_files(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, wait: bool = False,
+               timeout: float | None = None, state_file: str | None = None) -> list[SetStep]:
+    """Step each set from the state beside it (or in `state_file`, for one set); write the
+    states that advanced, all together or none (`directory_steps`: the sets step as one)."""
+    if state_file and len(sets) != 1:
+        raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
+                         f"holds {len(sets)}"])
+    deadline = Deadline.after(timeout if wait else None).at
+    results = []
+    for ds in sets:
+        target = namespace_for(ds, namespace, cluster.default_namespace)
+        path = state_files.state_path(ds, state_file)
+        if path is None:
+            raise UserError([f"{ds.source.file}: --gitops needs the set in a file: its rollout state is "
+                             "kept beside it"])
+        state = state_files.read_state(ds, target, state_file, missing_ok=True)
+        step, timed_out = next_step(cluster, ds, state, target, wait=wait, deadline=deadline)
+        results.append(SetStep(ds, target, str(path), step, timed_out))
+    steps = directory_steps([(result.ds, result.step) for result in results])
+    results = [replace(result, step=step) for result, step in zip(results, steps)]
+    by_file: dict[str, list] = {}
+    for result in results:
+        if result.step.outcome == Outcome.ADVANCED:
+            by_file.setdefault(result.path, []).append(result.step.state)
+    for path, states in by_file.items():  # one rename per file
+        state_files.write_state(path, *states)
+    return results
+
+
+def exit_code(results: Sequence[SetStep]) -> int:
+    """The run's code: the most pressing of its sets' (refused, timed out, waiting, advanced, complete)."""
+    return min((result.code for result in results), key=_PRIORITY.index)

@@ -1,0 +1,59 @@
+"""The rollout state as an object Argo CD shows (issue: where a git rollout stands). Pure.
+
+Where the destination cluster serves the kind (`KUBE_API_VERSIONS` names `SERVED_RESOURCE`),
+`cmp generate` emits each set's state beside its LeaderWorkerSets: the state document as it is
+in git, plus a `rollout` summary written from the same data, which the Lua health check
+(argocd/resource_customizations/kubectl-disagg.x-k8s.io/RolloutState) turns into Healthy at
+rest and Suspended mid-rollout:
+
+    rollout:
+      revision: 7b04d5c1          # the set's revision (the rollout's target)
+      phase: Rolling              # AtRest | Rolling
+      message: "llama: slice 0 step 2 of 4 (prefill 1→2, decode 1→1); next: rollout step --gitops"
+"""
+
+from __future__ import annotations
+
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.gitops.state import API_VERSION, KIND, RolloutState, state_document
+from kubectl_disagg.gitops.position import committed_position
+
+SERVED_RESOURCE = f"{API_VERSION}/{KIND}"
+AT_REST, ROLLING = "AtRest", "Rolling"
+NEXT = "rollout step --gitops"
+
+
+def served(kube_api_versions: str | None) -> bool:
+    return bool(kube_api_versions) and SERVED_RESOURCE in {p.strip() for p in kube_api_versions.split(",")}
+
+
+def served_object(ds: DisaggregatedSet, state: RolloutState) -> dict:
+    document = state_document(state)
+    document["rollout"] = summary(ds, state)
+    return document
+
+
+def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
+    """Phase and a one-line message: per run of slices alike, the step and old→new per role."""
+    runs: list[list] = []  # [first, last, text]
+    for slice_index in range(ds.slices):
+        deployed = state.deployed(slice_index)
+        if set(deployed) <= {ds.revision}:
+            continue
+        position = committed_position(ds, state, slice_index)
+        counts = []
+        for role in ds.role_names:
+            old = sum(c.get(role, 0) for rev, c in deployed.items() if rev != ds.revision)
+            new = deployed.get(ds.revision, {}).get(role, 0)
+            counts.append(f"{role} {old}→{new}")
+        where = f"step {position[0]} of {position[1]}" if position else "off the plan"
+        text = f"{where} ({', '.join(counts)})"
+        if runs and runs[-1][2] == text and runs[-1][1] == slice_index - 1:
+            runs[-1][1] = slice_index
+        else:
+            runs.append([slice_index, slice_index, text])
+    if not runs:
+        return {"revision": ds.revision, "phase": AT_REST, "message": f"{ds.name}: at rest at revision {ds.revision}"}
+    parts = [f"{'slice ' + str(first) if first == last else f'slices {first}-{last}'} {text}"
+             for first, last, text in runs]
+    return {"revision": ds.revision, "phase": ROLLING, "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"}

@@ -1,0 +1,97 @@
+"""Where a git-driven rollout stands and what happens next. Pure: a set, its committed state
+and a snapshot of its live LWS in, a `GitopsStatus` out (`rollout status --gitops`).
+
+The next action is the one `rollout step --gitops` would meet, decided by the same
+`gitops_step`: it can write a step (run it), the cluster does not show the commit yet (wait
+for the sync: not synced or not pruned), the new revision is not ready (wait for readiness),
+nothing is left to roll (complete), or the live objects cannot be explained (refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.gitops.position import committed_position
+from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.state import RolloutState
+from kubectl_disagg.gitops.step import Outcome, gitops_step, synced_differences
+
+LWS = "LeaderWorkerSet"
+
+
+class NextAction(StrEnum):
+    STEP = "run rollout step --gitops"
+    SYNC = "wait for the sync"
+    READY = "wait for readiness"
+    COMPLETE = "complete"
+    REFUSED = "a person must look"
+
+
+@dataclass(frozen=True)
+class SliceStatus:
+    """The committed point of one slice: `revisions` revision → role → replicas (deployment
+    order), `position` (step i, of N) on the plan of its rollout, or None when it is at rest
+    (one revision) or off the plan."""
+
+    slice: int
+    revisions: Mapping[str, Mapping[str, int]]
+    position: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class GitopsStatus:
+    """`synced`: every LWS the state renders is live with its committed replicas and annotation;
+    `pruned`: no LWS the state no longer renders is left; `ready`: the set's revision's LWS are
+    all ready, and every status is current (observedGeneration); `reasons`: why it waits or
+    refuses (one line each)."""
+
+    name: str
+    namespace: str
+    revision: str
+    has_state: bool
+    slices: tuple[SliceStatus, ...]
+    synced: bool
+    pruned: bool
+    ready: bool
+    next_action: NextAction
+    reasons: tuple[str, ...]
+
+
+def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStatus:
+    ours = [o for o in live.lws if o.managed_by_us(ds.name)]
+    new_lws = [o for o in ours if o.identity.revision == ds.revision]
+    # Ready: the new revision's LWS all ready, and no status of ours describes an older spec.
+    ready = bool(new_lws) and all(o.ready == o.replicas for o in new_lws) and not any(o.stale for o in ours)
+    if state is None:
+        return GitopsStatus(ds.name, live.namespace, ds.revision, False, (), False, False, ready, NextAction.STEP,
+                            ("no rollout state yet: `rollout step --gitops` creates it",))
+    expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
+    differences = synced_differences(expected, ours)
+    unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
+    synced = len(unpruned) == len(differences)
+    step = gitops_step(ds, state, live)
+    if step.outcome == Outcome.ADVANCED:
+        action, reasons = NextAction.STEP, ()
+    elif step.outcome == Outcome.COMPLETE:
+        action, reasons = NextAction.COMPLETE, ()
+    elif step.outcome == Outcome.REFUSED:
+        action, reasons = NextAction.REFUSED, step.reasons
+    elif differences:
+        action, reasons = NextAction.SYNC, step.reasons
+    else:
+        action, reasons = NextAction.READY, step.reasons
+    return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
+                        ready, action, tuple(reasons))
+
+
+def _slices(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceStatus, ...]:
+    out = []
+    for slice_index in range(ds.slices):
+        deployed = state.deployed(slice_index)
+        out.append(SliceStatus(slice_index, {rev: dict(c) for rev, c in deployed.items()},
+                               committed_position(ds, state, slice_index)))
+    return tuple(out)

@@ -1,0 +1,64 @@
+"""Waiting on the cluster: one deadline arithmetic and one watch reaction loop.
+
+Every command that waits (`rollout status -w`, `rollout step --until-complete`, `rollout step
+--gitops --wait`, `--wait-for-lease`) looks, and until what it sees is settled, blocks on a
+watch until something changes, then looks again: never polling, never past its deadline.
+What a look is and what a watch watches are the caller's; the loop and the clock are here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+
+WATCH_SLICE_SECONDS = 60.0  # a watch lasts at most this long, then the look is taken again (a missed event)
+
+
+class Deadline:
+    """When waiting gives up: a moment on a monotonic `clock`, or never (`at` None)."""
+
+    def __init__(self, at: float | None, clock: Callable[[], float] = time.monotonic):
+        self.at = None if at is None or at == math.inf else at
+        self.clock = clock
+
+    @classmethod
+    def after(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> Deadline:
+        """`seconds` from now; None waits without limit."""
+        return cls(None if seconds is None else clock() + seconds, clock)
+
+    def expired(self) -> bool:
+        return self.at is not None and self.clock() >= self.at
+
+    def remaining(self) -> float:
+        """Seconds left (math.inf without limit; 0 once passed)."""
+        return math.inf if self.at is None else max(0.0, self.at - self.clock())
+
+    def cap(self, most: float) -> float:
+        """How long the next wait may last: at most `most`, never past the deadline."""
+        return min(most, self.remaining())
+
+
+def until_settled(look: Callable[[], object], settled: Callable[[object], bool],
+                  watch: Callable[[object, float], bool], deadline: Deadline, *,
+                  most: float = WATCH_SLICE_SECONDS, rewatch: bool = False) -> Iterator:
+    """Each look, yielded as it is taken, until one is `settled` or the deadline passes.
+
+    Between looks, `watch(last look, seconds)` blocks until something changes (True) or
+    `seconds` pass (False): never longer than `most`, never past the deadline. A change is
+    looked at at once. A quiet watch looks again (a missed event is caught within `most`),
+    or with `rewatch` watches again (the next look would only repeat the last one); a quiet
+    watch at the deadline ends the loop. So the last look yielded is unsettled exactly when
+    the deadline ended the wait.
+    """
+    while True:
+        seen = look()
+        yield seen
+        if settled(seen):
+            return
+        while True:
+            if deadline.expired():
+                return
+            changed = watch(seen, deadline.cap(most))
+            if changed or not (rewatch or deadline.expired()):
+                break

@@ -1,0 +1,134 @@
+"""`rollout step` as one library call: drive each set (`stepper.drive`), record what each pass
+did as Events, and say how the run ended as an exit code.
+
+No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
+passed in by the command. The exit codes are the command's contract (its --help lists them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import secrets
+from collections.abc import Sequence
+from typing import Protocol
+
+from kubectl_disagg.core.controller import reconciled_by_controller
+from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
+from kubectl_disagg.kube.wait import Deadline
+from kubectl_disagg.rollout.events import event_object, events_for, set_reference
+from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+
+EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
+EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409, or in a server dry run)
+EXIT_USAGE = 2  # bad flags (click's own code for usage errors)
+EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object in the way, lease held
+EXIT_TIMEOUT = 4  # --until-complete ran out of time
+
+
+class StepPrinter(Protocol):
+    """Where a run of `rollout step` shows itself: reports, progress, warnings and errors."""
+
+    def show(self, event: Pass | Retry, *, until_complete: bool) -> None:
+        """A pass (or a retry) as it ends."""
+
+    def report(self, step: Pass, *, only_changed: bool = False) -> None: ...
+
+    def warn(self, message: str, *, once: bool = False) -> None: ...
+
+    def error(self, lines: list[str]) -> None: ...
+
+    def finished(self, step: Pass) -> None:
+        """The last pass of --until-complete: the set is complete."""
+
+    def refused_writes(self, step: Pass) -> None:
+        """A server dry run whose writes the API server would refuse: each, and why."""
+
+
+def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
+              printer: StepPrinter, *, until_complete: bool = False, dry_run: str | None = None,
+              timeout: float | None = None, max_in_flight: int = 1, wait_for_lease: bool = False,
+              ignore_controller: bool = False) -> int:
+    """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code.
+
+    With `until_complete`, sets are rolled one after another and the first that does not
+    complete stops the run; `timeout` bounds it (and the lease queue of `wait_for_lease`).
+    """
+    if sets is None:
+        stored = cluster.get_set(name, namespace or cluster.default_namespace)
+        signs = [] if ignore_controller else reconciled_by_controller(stored)
+        if signs:
+            printer.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
+            return EXIT_REFUSED
+        sets = [set_from_object(stored)]
+        regarding = set_reference(stored)
+    else:
+        regarding = None  # a file: each event regards the LeaderWorkerSet it is about
+    deadline = Deadline.after(timeout if until_complete or wait_for_lease else None).at
+    codes = []
+    for ds in sets:
+        target = namespace_for(ds, namespace, cluster.default_namespace)
+        code = step_set(cluster, ds, target, printer, until_complete=until_complete, dry_run=dry_run,
+                        deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease,
+                        regarding=regarding)
+        if code == EXIT_TIMEOUT and until_complete:
+            printer.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in {target} "
+                           "is not complete; the rollout stays where it is, run the command again to continue"])
+        codes.append(code)
+        if until_complete and code != EXIT_OK:
+            break  # sets roll one after another: the first that does not complete stops the run
+    return max(codes)
+
+
+def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, *, until_complete: bool,
+             dry_run: str | None, deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
+             regarding: dict | None = None) -> int:
+    """Drive one set, showing each pass; the exit code of how it ended."""
+    last = None
+    try:
+        with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
+                                      deadline=deadline, max_in_flight=max_in_flight,
+                                      wait_for_lease=wait_for_lease)) as passes:
+            for last in passes:
+                printer.show(last, until_complete=until_complete)
+                _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
+    except LeaseWaitTimedOut as err:
+        printer.error(err.lines())
+        return EXIT_TIMEOUT
+    except (LeaseHeld, LeaseLost) as err:
+        printer.error(err.lines())
+        return EXIT_REFUSED
+    except PassInterrupted as interrupted:
+        if interrupted.partial.done:
+            printer.report(interrupted.partial, only_changed=until_complete)
+            _record(cluster, printer, interrupted.partial, regarding)
+        raise interrupted.user_error() from None
+    if isinstance(last, Pass) and last.refusal:
+        printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
+                       *(f"  {reason}" for reason in last.refusal)])
+        return EXIT_REFUSED
+    if isinstance(last, Pass) and last.refused_writes:
+        printer.refused_writes(last)
+        return EXIT_ERROR
+    if not until_complete:
+        return EXIT_OK
+    if isinstance(last, Pass) and last.complete:
+        printer.finished(last)
+        return EXIT_OK
+    return EXIT_TIMEOUT
+
+
+def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:
+    """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    holder = default_holder()
+    for event in events_for(step, regarding):
+        try:
+            cluster.record_event(event_object(event, now, secrets.token_hex(8), holder))
+        except UserError as err:
+            printer.warn(f"could not record event {event.reason}: {err}", once=True)
+            return

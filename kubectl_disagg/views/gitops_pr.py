@@ -1,0 +1,289 @@
+"""The pull request of a git-driven step, as a reviewer reads it. Pure: a `GitopsStep` in, the
+view model of templates/gitops_pr.md.j2 out (and the commit's title line).
+
+What a reviewer needs at a glance: a title fit for a commit subject; what the rollout is for
+(the template difference between the revisions); where this step sits in the whole plan (a
+chart per role, the same numbers in a table); per slice and role the counts before → after
+against target + surge and the availability floor, with what was observed ready when the step
+was written; and why this step is safe, said with this step's numbers. A step that removes a
+revision names it and what prune deletes; a rollback says it is one; the first state of a set
+is its initial state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_disagg.core import planner
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.planner import PlanInputs, inputs_for_set, role_config
+from kubectl_disagg.core.reconcile import Phase, SliceReport
+from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.state import RolloutState, record_from_set
+from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.views import plan_chart, template_diff
+from kubectl_disagg.views.templating import grouped_by_slice
+
+INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
+    "initial", "adopted", "rolling", "removal", "record", "not advanced")
+
+
+def deployed_order(state: RolloutState | None) -> list[str]:
+    """The state's revisions in the order they were deployed (its records keep that order)."""
+    if state is None:
+        return []
+    used = {rev for deployed in state.replicas.values() for rev in deployed}
+    return [rev for rev in state.revisions if rev in used]
+
+
+def is_rollback(ds: DisaggregatedSet, state: RolloutState | None) -> bool:
+    """The set's revision is one the state deployed before another: the template went back."""
+    order = deployed_order(state)
+    return ds.revision in order and order[-1] != ds.revision
+
+
+def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict[str, Any]:
+    """Everything templates/gitops_pr.md.j2 prints, computed here."""
+    before, after = step.before, step.state
+    removed_revisions = [rev for rev in deployed_order(before) if rev not in deployed_order(after)]
+    reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
+    rollback = is_rollback(ds, before)
+    kind = _kind(step, removed_revisions, reports)
+    groups = _groups(ds, step, reports, removed_revisions)
+    old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != ds.revision] if before else []
+    new_record = (before.revisions.get(ds.revision) if before else None) or record_from_set(ds)
+    context: dict[str, Any] = {
+        "kind": kind, "rollback": rollback, "name": ds.name, "namespace": namespace, "revision": ds.revision,
+        "outcome": str(step.outcome), "reasons": list(step.reasons), "state_file": state_file,
+        "old_revisions": [rev for rev in deployed_order(before) if rev != ds.revision],
+        "changes": template_diff.changes(old_records, new_record) if old_records else None,
+        "groups": groups,
+        "removal": _removal(ds, before, after, removed_revisions) if removed_revisions else None,
+        "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
+        "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
+    }
+    context["title"] = title_line(context)
+    context["old_left"] = sum(role["old_after"] for group in groups for role in group["roles"])
+    return context
+
+
+def title_line(context: dict) -> str:
+    """The commit subject: `llama: rollout to 7b04d5c1, step 2 of 4`."""
+    name, revision, kind = context["name"], context["revision"], context["kind"]
+    verb = "rollback" if context["rollback"] else "rollout"
+    if kind == INITIAL:
+        return f"{name}: initial state at {revision}"
+    if kind == ADOPTED:
+        return f"{name}: adopt the live state at {revision}"
+    if kind == REMOVAL:
+        return f"{name}: {verb} to {revision}, remove {', '.join(context['removal']['revisions'])}"
+    if kind == ROLLING:
+        positions = sorted({tuple(g["position"]) for g in context["groups"] if g["position"]})
+        if positions:
+            first, last = positions[0], positions[-1]
+            where = (f"step {first[0]} of {first[1]}" if first == last
+                     else f"steps {first[0]}-{last[0]} of {last[1]}" if first[1] == last[1]
+                     else f"steps {first[0]}/{first[1]} to {last[0]}/{last[1]}")
+            return f"{name}: {verb} to {revision}, {where}"
+        return f"{name}: {verb} to {revision}"
+    if kind == RECORD:
+        return f"{name}: record the replicas and slices running at {revision}"
+    return f"{name}: {context['outcome']}, nothing to commit"
+
+
+def _kind(step: GitopsStep, removed: list[str], reports: dict[int, SliceReport]) -> str:
+    if step.outcome != Outcome.ADVANCED:
+        return NOT_ADVANCED
+    if step.before is None:
+        return ADOPTED if any(r.startswith("adopted") for r in step.reasons) else INITIAL
+    if removed:
+        return REMOVAL
+    if any(r.phase == Phase.ROLLING for r in reports.values()):
+        return ROLLING
+    return RECORD
+
+
+def _initial(ds: DisaggregatedSet, state: RolloutState) -> dict:
+    slices = [(s, tuple((rev, tuple(counts.items())) for rev, counts in state.deployed(s).items()))
+              for s in sorted(state.replicas)]
+    return {"slices": [{"label": label, "revisions": [{"revision": rev, "replicas": dict(counts)}
+                                                      for rev, counts in deployed]}
+                       for label, deployed in grouped_by_slice(slices)]}
+
+
+# --- per slice ------------------------------------------------------------------------------------
+
+
+def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: int) -> dict[str, tuple[int, int]]:
+    """role → (old, new) replicas in one slice of a state: new is the set's revision."""
+    counts: dict[str, list[int]] = {role: [0, 0] for role in ds.role_names}
+    for revision, roles in (state.deployed(slice_index) if state else {}).items():
+        for role, n in roles.items():
+            counts.setdefault(role, [0, 0])[0 if revision != ds.revision else 1] += n
+    return {role: (old, new) for role, (old, new) in counts.items()}
+
+
+def _observed(ds: DisaggregatedSet, step: GitopsStep, slice_index: int) -> list:
+    """The slice's LWS as the step read them: (name, revision, role, ready, replicas)."""
+    if not step.passed:
+        return []
+    order = {name: index for index, name in enumerate(ds.role_names)}
+    lws = [o for o in step.passed.snapshot.lws if o.managed_by_us(ds.name) and o.identity.slice == slice_index]
+    lws.sort(key=lambda o: (o.identity.revision == ds.revision, order.get(o.identity.role, len(order)), o.name))
+    return [(o.name, o.identity.revision, o.identity.role, o.ready, o.replicas) for o in lws]
+
+
+def _slice_plan(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None, slice_index: int):
+    """(PlanInputs, the step to mark) of the slice's rollout, or (None, None) when it has none.
+
+    A rolling slice's plan is reconcile's; the slice whose drained revision this step removes
+    has no plan left in reconcile, so it is rebuilt from the state it leaves (its last step).
+    """
+    if report is not None and report.plan is not None and report.position is not None:
+        moved = 1 if report.phase == Phase.ROLLING else 0
+        return report.plan, report.position[0] + moved
+    before = step.before
+    if before is None or report is None or report.phase != Phase.COMPLETE:
+        return None, None
+    initial = [0] * len(ds.roles)
+    for revision, counts in before.deployed(slice_index).items():
+        if revision == ds.revision:
+            continue
+        started = before.initial.get(slice_index, {}).get(revision, counts)
+        for index, role in enumerate(ds.role_names):
+            initial[index] += started.get(role, 0)
+    if not any(initial):
+        return None, None
+    inputs = inputs_for_set(ds, initial)
+    return inputs, None  # marked at the plan's end below
+
+
+def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None, slice_index: int,
+                removed: list[str]) -> dict:
+    before, after = role_counts(ds, step.before, slice_index), role_counts(ds, step.state, slice_index)
+    inputs, current = _slice_plan(ds, step, report, slice_index)
+    observed = _observed(ds, step, slice_index)
+    roles = []
+    for index, role in enumerate(ds.roles):
+        config = role_config(role)
+        old_before, new_before = before.get(role.name, (0, 0))
+        old_after, new_after = after.get(role.name, (0, 0))
+        mine = [o for o in observed if o[2] == role.name]
+        old_ready = sum(o[3] for o in mine if o[1] != ds.revision)
+        new_ready = sum(o[3] for o in mine if o[1] == ds.revision)
+        started = inputs.initial_old[index] if inputs is not None and index < len(inputs.initial_old) else None
+        roles.append({
+            "name": role.name, "target": role.replicas, "external": role.external,
+            "surge": config.surge, "unavailable": config.unavailable,
+            "ceiling": role.replicas + config.surge,
+            "floor": (role.replicas - config.unavailable) if started is None or started >= role.replicas else None,
+            "started": started,
+            "old_before": old_before, "new_before": new_before, "old_after": old_after, "new_after": new_after,
+            "old_ready": old_ready, "new_ready": new_ready,
+            "old_observed": sum(o[4] for o in mine if o[1] != ds.revision),
+            "new_observed": sum(o[4] for o in mine if o[1] == ds.revision),
+            # ready replicas this step keeps serving: old ones it leaves, new ones already ready
+            "kept_ready": min(old_after, old_ready) + min(new_after, new_ready),
+        })
+    removed_here = [rev for rev in removed if step.before and rev in step.before.deployed(slice_index)]
+    return {
+        "phase": str(report.phase) if report else "not stepped",
+        "step_kind": report.step_kind if report else None,
+        "plan": inputs, "current": current,
+        "roles": roles,
+        "groups_after": [(rev, dict(counts)) for rev, counts in (step.state.deployed(slice_index).items()
+                                                                 if step.state else ())],
+        "removed": removed_here,
+        "waiting_for": list(report.waiting_for) if report else [],
+        "observed_counts": [(o[1], o[2], o[3], o[4]) for o in observed],
+    }
+
+
+def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str]) -> list[dict]:
+    per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed)) for s in range(ds.slices)]
+    first_slice = {}
+    for label, view in grouped_by_slice(per_slice):
+        first_slice.setdefault(label, int(label.split()[1].split("-")[0]))
+    groups = []
+    for label, view in grouped_by_slice(per_slice):
+        first = first_slice[label]
+        group = {key: value for key, value in view.items() if key not in ("plan", "current", "observed_counts")}
+        group["label"] = label
+        group["several"] = "-" in label
+        group["observed"] = [{"name": name, "revision": rev, "role": role, "ready": ready, "replicas": replicas,
+                              "new": rev == ds.revision}
+                             for name, rev, role, ready, replicas in _observed(ds, step, first)]
+        group["chart"] = _chart(ds, view)
+        group["position"] = ((group["chart"]["current"], len(group["chart"]["steps"]) - 1)
+                             if group["chart"] and view["phase"] == str(Phase.ROLLING) else None)
+        group["safety"] = _safety(ds, group)
+        groups.append(group)
+    return groups
+
+
+def _chart(ds: DisaggregatedSet, view: dict) -> dict | None:
+    inputs: PlanInputs | None = view["plan"]
+    if inputs is None:
+        return None
+    try:
+        steps = planner.plan(inputs.initial_old, inputs.target, inputs.configs)
+    except planner.PlanDidNotConverge:
+        return None
+    current = view["current"] if view["current"] is not None else len(steps) - 1
+    chart = plan_chart.plan_chart(inputs, steps, current)
+    return {
+        "current": current, "steps": steps,
+        "mermaid": [plan_chart.mermaid(chart, index) for index in range(len(inputs.roles))],
+        "table": plan_chart.table(chart),
+    }
+
+
+def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:
+    """Why this step is safe, in this step's numbers (one sentence per claim)."""
+    out = []
+    ceilings = [f"{r['name']} {r['old_after']} + {r['new_after']} = {r['old_after'] + r['new_after']} of at most "
+                f"{r['ceiling']} (target {r['target']} + surge {r['surge']})" for r in group["roles"]]
+    out.append("Within the surge budget: " + "; ".join(ceilings) + ".")
+    floors = []
+    for r in group["roles"]:
+        if r["floor"] is None:
+            floors.append(f"{r['name']} scales up from {r['started']} to {r['target']}, so it has no floor to keep")
+            continue
+        text = (f"{r['name']} keeps at least {r['floor']} (target {r['target']} − max unavailable "
+                f"{r['unavailable']}): {r['old_after']} old + {r['new_after']} new after this step")
+        starting = r["new_after"] - min(r["new_after"], r["new_ready"])
+        if starting and r["old_after"] + r["new_after"] > r["kept_ready"]:
+            text += (f"; {r['kept_ready']} of them were ready when it was written, "
+                     f"{starting} new {'replica starts' if starting == 1 else 'replicas start'} with this commit")
+        floors.append(text)
+    out.append("Availability: " + "; ".join(floors) + ".")
+    new_lws = [o for o in group["observed"] if o["new"]]
+    if new_lws and not any(o["replicas"] for o in new_lws):
+        out.append("Built on a synced start: the live LeaderWorkerSets matched the previous commit, their status was "
+                   "current, and the new revision's were live at 0 replicas, as the rollout's start renders them.")
+    elif new_lws:
+        ready = ", ".join(f"`{o['name']}` {o['ready']}/{o['replicas']}" for o in new_lws)
+        where = " (in the first slice; every slice of the group was checked alike)" if group["several"] else ""
+        out.append(f"Built on ready replicas: the live LeaderWorkerSets matched the previous commit, their status "
+                   f"was current, and the new revision's were all ready: {ready}{where}.")
+    broken = [(rev, counts) for rev, counts in group["groups_after"]
+              if any(n == 0 for n in counts.values()) and any(n > 0 for n in counts.values())]
+    if not broken:
+        groups = "; ".join(f"`{rev}` " + ", ".join(f"{role} {n}" for role, n in counts.items())
+                           for rev, counts in group["groups_after"])
+        if groups:
+            out.append(f"Revision groups move whole (all roles running, or all at 0): {groups}.")
+    return out
+
+
+# --- what prune deletes -----------------------------------------------------------------------
+
+
+def _removal(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None,
+             removed: list[str]) -> dict:
+    def names(state, kind):
+        return {o["metadata"]["name"] for o in render_with_state(ds, state) if o["kind"] == kind} if state else set()
+
+    lws = sorted(names(before, "LeaderWorkerSet") - names(after, "LeaderWorkerSet"))
+    services = sorted(names(before, "Service") - names(after, "Service"))
+    return {"revisions": removed, "lws": lws, "services": services}

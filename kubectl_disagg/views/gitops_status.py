@@ -1,0 +1,44 @@
+"""`rollout status --gitops` for people (text) and programs (-o yaml|json). Pure: a
+`GitopsStatus` in, text or a document out."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core.planner import format_position
+from kubectl_disagg.gitops.status import GitopsStatus
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.templating import grouped_by_slice, render_template
+
+
+def _groups(status: GitopsStatus) -> list[dict]:
+    items = [(s.slice, (format_position(s.position), tuple((rev, tuple(c.items())) for rev, c in s.revisions.items())))
+             for s in status.slices]
+    return [{"label": label, "position": position,
+             "revisions": [{"revision": rev, "replicas": dict(counts), "new": rev == status.revision}
+                           for rev, counts in revisions]}
+            for label, (position, revisions) in grouped_by_slice(items)]
+
+
+def to_document(status: GitopsStatus, state_file: str | None) -> dict:
+    return {
+        "name": status.name, "namespace": status.namespace, "revision": status.revision,
+        "stateFile": state_file, "hasState": status.has_state,
+        "synced": status.synced, "pruned": status.pruned, "ready": status.ready,
+        "nextAction": str(status.next_action), "reasons": list(status.reasons),
+        "slices": [{"slices": group["label"], "position": group["position"],
+                    "revisions": [{"revision": r["revision"], "replicas": r["replicas"]} for r in group["revisions"]]}
+                   for group in _groups(status)],
+    }
+
+
+def format_text(status: GitopsStatus, state_file: str | None) -> str:
+    return render_template("gitops_status.txt.j2", status=status, state_file=state_file, groups=_groups(status))
+
+
+def format_looks(looks, output: str) -> str:
+    """One look at every set (`gitops.watch.SetStatus`es): text, or one YAML/JSON document (a
+    list under `items` for several sets)."""
+    if output == "text":
+        return "".join(format_text(s.status, s.path) for s in looks)
+    documents = [to_document(s.status, s.path) for s in looks]
+    document = documents[0] if len(documents) == 1 else {"items": documents}
+    return to_yaml(document) if output == "yaml" else to_json(document)

@@ -1,0 +1,97 @@
+"""`rollout step` on a terminal: the `run.StepPrinter` the command hands the run.
+
+stdout for reports (text through templates/step.txt.j2, or a stream of YAML/JSON documents),
+stderr for warnings, errors and progress (redrawn in place on a terminal).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+import click
+
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.rollout.stepper import Pass, Retry
+from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
+
+
+class Console:
+    """stdout for reports, stderr for warnings, errors and progress (redrawn on a terminal)."""
+
+    REDRAW_UP = "\x1b[{}F"  # cursor to the start of the line N lines up
+    CLEAR_LINE = "\x1b[2K"
+    CLEAR_BELOW = "\x1b[J"
+
+    def __init__(self, output: str):
+        self.output = output
+        self._documents = 0
+        self._drawn = 0  # progress lines on screen that the next progress may overwrite
+        self._stderr_tty = sys.stderr.isatty()
+        self._warned: set[str] = set()
+
+    def show(self, event: Pass | Retry, *, until_complete: bool) -> None:
+        if isinstance(event, Retry):
+            if event.partial.done:
+                self.report(event.partial, only_changed=True)
+            self.warn(f"{event.reason}; reading the state again")
+            return
+        for warning in event.reconciliation.warnings:
+            self.warn(warning, once=until_complete)
+        if not until_complete or event.done:
+            self.report(event, only_changed=until_complete)
+        else:  # a pass that changed something was just reported; say only what it waits for
+            self.progress(event)
+
+    def report(self, step: Pass, *, only_changed: bool = False) -> None:
+        if self.output == "text":
+            text = format_text(step, only_changed=only_changed)
+        elif self.output == "yaml":
+            text = ("---\n" if self._documents else "") + to_yaml(to_document(step))
+        else:
+            text = to_json(to_document(step))
+        self._documents += 1
+        self._settle()
+        click.echo(text, nl=False)
+
+    def warn(self, message: str, *, once: bool = False) -> None:
+        if once and message in self._warned:
+            return
+        self._warned.add(message)
+        self._settle()
+        click.echo(f"Warning: {message}", err=True)
+
+    def error(self, lines: list[str]) -> None:
+        self._settle()
+        for text in lines:
+            click.echo(text, err=True)
+
+    def refused_writes(self, step: Pass) -> None:
+        refused = step.refused_writes
+        self.error([*(line for planned in refused for line in refusal_lines(step, planned)),
+                    f"disaggregatedset/{step.ds.name} in {step.namespace}: the API server would refuse "
+                    f"{len(refused)} of this pass's {len(step.planned)} writes (server dry run: nothing was changed)"])
+
+    def finished(self, step: Pass) -> None:
+        if self.output == "text":
+            self._settle()
+            click.echo(f"disaggregatedset/{step.ds.name} in {step.namespace}: rollout complete at revision "
+                       f"{step.ds.revision}")
+        else:
+            self.report(step)  # the stream of documents ends with the one that says complete
+
+    def progress(self, step: Pass) -> None:
+        lines = format_text(step, progress=True).splitlines()
+        if not self._stderr_tty:
+            click.echo("".join(f"{text}\n" for text in lines), err=True, nl=False)
+            return
+        # Redrawing moves up one screen row per line: a line that wrapped would break it.
+        width = shutil.get_terminal_size().columns
+        lines = [text if len(text) < width else text[:width - 2] + "…" for text in lines]
+        redraw = self.REDRAW_UP.format(self._drawn) + self.CLEAR_BELOW if self._drawn else ""
+        click.echo(redraw + "".join(f"{self.CLEAR_LINE}{text}\n" for text in lines), err=True, nl=False)
+        self._drawn = len(lines)
+
+    def _settle(self) -> None:
+        """Anything else printed keeps the progress block on screen: the next one starts below."""
+        self._drawn = 0

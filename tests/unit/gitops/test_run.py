@@ -1,0 +1,46 @@
+"""`gitops.run`: a run of `rollout step --gitops` over set files, its writes and its exit code."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from kubectl_disagg.core.sets import sets_from_files
+from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops import run
+from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from tests.conftest import EXAMPLES
+from tests.memory_cluster import MemoryCluster
+
+
+class Cluster:
+    """An empty namespace, as `step_files` reads it."""
+
+    default_namespace = "serving"
+
+    def __init__(self):
+        self.memory = MemoryCluster("serving")
+
+    def snapshot(self, set_name, namespace, services=True, scalers=False):
+        return self.memory.snapshot(set_name)
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        raise AssertionError("without --wait, nothing is watched")
+
+
+def test_a_first_step_writes_the_state_beside_the_set(tmp_path):
+    shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
+    (ds,) = sets_from_files([str(tmp_path / "ds.yaml")])
+    (result,) = run.step_files(Cluster(), [ds], None)
+    assert result.step.outcome == Outcome.ADVANCED and result.code == run.EXIT_ADVANCED
+    assert os.path.exists(result.path) and state_files.read_state(ds, "serving") == result.step.state
+
+
+def test_the_run_exits_with_its_most_pressing_set():
+    def result(outcome, timed_out=False):
+        return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
+
+    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == run.EXIT_ADVANCED
+    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == run.EXIT_WAITING
+    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == run.EXIT_TIMEOUT
+    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == run.EXIT_REFUSED

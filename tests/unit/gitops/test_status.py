@@ -1,0 +1,80 @@
+"""`rollout status --gitops`'s decision at every point of a git-driven rollout: the next action
+and the committed position, without a cluster (MemoryArgo plays Argo CD and the LWS controller)."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core import planner
+from kubectl_disagg.gitops.status import NextAction, gitops_status
+from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.views.gitops_status import format_text, to_document
+from tests.memory_cluster import MemoryCluster
+from tests.unit.core.test_reconcile import NS, make_set
+from tests.unit.gitops.test_step import MemoryArgo, deploy, round_trip
+
+
+def status(argo, ds, state):
+    return gitops_status(ds, state, argo.snapshot(ds))
+
+
+def test_no_state_yet_means_run_the_step():
+    ds = make_set({"prefill": 2, "decode": 1})
+    result = gitops_status(ds, None, MemoryCluster(NS).snapshot(ds.name))
+    assert result.next_action == NextAction.STEP and not result.has_state
+    assert "no rollout state yet" in format_text(result, "disagg-rollout-state.yaml")
+
+
+def test_every_point_of_a_whole_rollout_names_the_right_next_action():
+    old = make_set({"prefill": 2, "decode": 2})
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(old)
+    assert status(argo, old, state).next_action == NextAction.COMPLETE
+    # The template change is committed; Argo CD has not synced it: the new LWS are missing.
+    waiting = status(argo, new, state)
+    assert waiting.next_action == NextAction.SYNC and not waiting.synced and waiting.pruned
+    assert waiting.slices[0].position == (0, len(planner.plan((2, 2), (2, 2), [planner.START_CONFIG] * 2)) - 1)
+    total = waiting.slices[0].position[1]
+    seen = []
+    for _ in range(40):
+        argo.sync(new, state)
+        current = status(argo, new, state)
+        if current.next_action == NextAction.COMPLETE:
+            break
+        if any(o.replicas > o.ready for o in argo.snapshot(new).lws if o.identity.revision == new.revision):
+            assert current.next_action == NextAction.READY and current.synced and not current.ready
+        argo.cluster.settle()
+        current = status(argo, new, state)
+        assert current.next_action == NextAction.STEP and current.synced and current.pruned and current.ready
+        seen.append(current.slices[0].position)
+        step = gitops_step(new, state, argo.snapshot(new))
+        assert step.outcome == Outcome.ADVANCED
+        state = round_trip(step.state, new)
+        committed = status(argo, new, state)  # committed, not synced yet
+        assert committed.next_action == NextAction.SYNC
+        if set(state.revisions) == {new.revision}:
+            assert committed.synced and not committed.pruned  # the removal: synced counts, not pruned
+    assert seen == [(i, total) for i in range(total + 1)]  # the last: drained, the removal next
+    assert current.slices[0].revisions == {new.revision: {"prefill": 2, "decode": 2}}
+
+
+def test_an_abort_rolls_back_with_the_same_actions():
+    old = make_set({"prefill": 3, "decode": 3})
+    new = make_set({"prefill": 3, "decode": 3}, image="img:2")
+    argo, state = deploy(old)
+    for _ in range(3):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    back = round_trip(state, old)
+    assert status(argo, old, back).next_action == NextAction.SYNC  # the revert is not synced yet
+    argo.sync(old, back)
+    argo.cluster.settle()
+    result = status(argo, old, back)
+    assert result.next_action == NextAction.STEP and result.slices[0].position is not None
+    document = to_document(result, "s.yaml")
+    assert document["nextAction"] == "run rollout step --gitops" and document["synced"] is True
+    assert [r["revision"] for r in document["slices"][0]["revisions"]] == [old.revision, new.revision]
+    text = format_text(result, "s.yaml")
+    assert text.startswith(f"disaggregatedset/llm in {NS} (revision {old.revision}): next: run rollout step")
+    assert "cluster: synced, pruned, new revision ready" in text and "slice 0: step " in text

@@ -1,0 +1,261 @@
+"""The pull request of every git-driven step, in golden files: a whole rollout (initial state,
+every step, the removal), an abort rolled back, two slices moving together.
+
+`pytest --update-golden` rewrites tests/unit/views/golden/ from the current output; review the
+diff like any other change of what reviewers read.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kubectl_disagg.core import planner
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.views.gitops_report import format_pr_description
+from kubectl_disagg.views.gitops_pr import pr_context
+from tests.memory_cluster import MemoryCluster
+from tests.unit.core.test_reconcile import NS
+from tests.unit.gitops.test_step import MemoryArgo, round_trip
+
+GOLDEN = Path(__file__).parent / "golden" / "gitops_pr"
+STATE_FILE = "apps/llama/disagg-rollout-state.yaml"
+OLD_IMAGE, NEW_IMAGE = "vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:v0.11.1"
+REPLICAS = {"prefill": 3, "decode": 2}
+
+
+def llama(image: str = OLD_IMAGE, extra_prefill_args: tuple[str, ...] = (), slices: int = 1,
+          replicas: dict[str, int] | None = None):
+    """The set of the docs: vLLM prefill and decode; v0.11.1 also turns on prefix caching."""
+    roles = []
+    for role, count in (replicas or REPLICAS).items():
+        args = ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-transfer-role",
+                "producer" if role == "prefill" else "consumer"]
+        if role == "prefill":
+            args += list(extra_prefill_args)
+        roles.append({"name": role, "spec": {"replicas": count, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
+            "spec": {"containers": [{"name": "vllm", "image": image, "args": args}]}}}}})
+    data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+            "metadata": {"name": "llama", "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
+    (ds,) = load_documents(parse_stream(to_yaml(data), "llama.yaml")).sets
+    return ds
+
+
+def upgraded(**kwargs):
+    return llama(NEW_IMAGE, ("--enable-prefix-caching",), **kwargs)
+
+
+def steps_until_complete(argo: MemoryArgo, ds, state, limit: int = 30):
+    """(step, state before) of each round of sync → ready → step → commit, until complete."""
+    out = []
+    for _ in range(limit):
+        argo.sync(ds, state)
+        argo.cluster.settle()
+        step = gitops_step(ds, state, argo.snapshot(ds))
+        if step.outcome == Outcome.COMPLETE:
+            return out, state
+        assert step.outcome == Outcome.ADVANCED, step
+        out.append(step)
+        state = round_trip(step.state, ds)
+    raise AssertionError("not complete")
+
+
+def rollout_steps(slices: int = 1) -> list[tuple[str, object, object]]:
+    """(golden name, set, step) of the initial state and of every step of the rollout."""
+    old, new = llama(slices=slices), upgraded(slices=slices)
+    argo = MemoryArgo()
+    first = gitops_step(old, None, MemoryCluster(NS).snapshot(old.name))
+    out = [("initial-state", old, first)]
+    state = round_trip(first.state, old)
+    _, state = steps_until_complete(argo, old, state)
+    steps, _ = steps_until_complete(argo, new, state)
+    out.extend((f"step-{index:02d}", new, step) for index, step in enumerate(steps, 1))
+    return out
+
+
+def abort_steps() -> list[tuple[str, object, object]]:
+    """Two steps forward, then the template reverted: every step of the rollback."""
+    old, new = llama(), upgraded()
+    argo = MemoryArgo()
+    state = round_trip(gitops_step(old, None, MemoryCluster(NS).snapshot(old.name)).state, old)
+    _, state = steps_until_complete(argo, old, state)
+    for _ in range(2):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    steps, _ = steps_until_complete(argo, old, round_trip(state, old))
+    return [(f"rollback-{index:02d}", old, step) for index, step in enumerate(steps, 1)]
+
+
+SCENARIOS = {
+    "rollout": lambda: rollout_steps(),
+    "abort": abort_steps,
+    "two-slices": lambda: rollout_steps(slices=2)[1:3],
+}
+
+
+def scenario_steps() -> dict[str, tuple[object, object]]:
+    """golden file name → (set, step) of every scenario."""
+    return {f"{scenario}-{name}.md": (ds, step) for scenario, make in SCENARIOS.items() for name, ds, step in make()}
+
+
+def rollout_descriptions() -> list[tuple[str, str]]:
+    return [(name, format_pr_description(ds, NS, step, STATE_FILE)) for name, ds, step in rollout_steps()]
+
+
+def abort_descriptions() -> list[tuple[str, str]]:
+    return [(name, format_pr_description(ds, NS, step, STATE_FILE)) for name, ds, step in abort_steps()]
+
+
+def golden_files() -> list[Path]:
+    return sorted(GOLDEN.glob("*.md"))
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_pr_descriptions_match_their_golden_files(scenario, request):
+    produced = {f"{scenario}-{name}.md": format_pr_description(ds, NS, step, STATE_FILE)
+                for name, ds, step in SCENARIOS[scenario]()}
+    if request.config.getoption("--update-golden"):
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        for path in GOLDEN.glob(f"{scenario}-*.md"):
+            path.unlink()
+        for name, text in produced.items():
+            (GOLDEN / name).write_text(text, encoding="utf-8")
+    on_disk = {p.name: p.read_text(encoding="utf-8") for p in GOLDEN.glob(f"{scenario}-*.md")}
+    assert sorted(on_disk) == sorted(produced), "run pytest --update-golden"
+    for name, text in produced.items():
+        assert text == on_disk[name], f"{name} differs: run pytest --update-golden and review the diff"
+
+
+# --- what the texts say (independent of the golden files) ---------------------------------------
+
+
+def test_the_rollout_reads_step_by_step_with_a_title_per_commit():
+    texts = dict(rollout_descriptions())
+    titles = [text.split("\n", 1)[0] for text in texts.values()]
+    new = upgraded()
+    old = llama()
+    inputs = planner.inputs_for_set(new, [REPLICAS[r] for r in new.role_names])
+    total = len(planner.plan(inputs.initial_old, inputs.target, inputs.configs)) - 1
+    assert titles[0] == f"llama: initial state at {old.revision}"
+    assert titles[1:-1] == [f"llama: rollout to {new.revision}, step {i} of {total}" for i in range(1, total + 1)]
+    assert titles[-1] == f"llama: rollout to {new.revision}, remove {old.revision}"
+    assert all(len(title) <= 72 for title in titles)
+    for text in titles and list(texts.values())[1:]:
+        assert "image vllm/vllm-openai `v0.11.0 → v0.11.1`" in text
+        assert "prefill: args 1 item added (`--enable-prefix-caching`)" in text
+        assert "+  - --enable-prefix-caching" in text and "-  vllm/vllm-openai:v0.11.0" in text
+    last = texts["step-%02d" % (total + 1)]
+    assert f"**This step removes revision `{old.revision}`.**" in last
+    assert "prune deletes its 2 LeaderWorkerSets and 2 Services" in last
+    assert f"leaderworkerset/`llama-0-{old.revision}-prefill`" in last
+
+
+def test_each_step_marks_its_place_in_the_chart_and_the_table():
+    texts = dict(rollout_descriptions())
+    for index in (1, 2):
+        text = texts[f"step-{index:02d}"]
+        marked = re.findall(r'x-axis "step" \[([^\]]*)\]', text)
+        assert marked and all(f'"{index} ◀"' in labels for labels in marked)
+        assert re.search(rf"^\| \*\*{index} ◀ this step\*\* \|", text, re.M)
+
+
+def test_why_this_is_safe_is_written_from_the_steps_numbers():
+    new = upgraded()
+    texts = dict(rollout_descriptions())
+    text = texts["step-01"]
+    # Step 1 scales prefill up by its surge of 1 while the old revision keeps all 3.
+    assert "prefill 3 + 1 = 4 of at most 4 (target 3 + surge 1)" in text
+    assert "prefill keeps at least 3 (target 3 − max unavailable 0): 3 old + 1 new after this step" in text
+    assert "the new revision's were live at 0 replicas" in text
+    assert f"`llama-0-{new.revision}-prefill` 1/1" in texts["step-02"]
+    safety = [t.split("Why this step is safe:")[1].split("###")[0] for t in texts.values() if "Why this" in t]
+    assert len(set(safety)) == len(safety), "every step says why in its own numbers"
+
+
+def test_a_rollback_is_labelled_as_one():
+    old = llama()
+    texts = dict(abort_descriptions())
+    titles = [text.split("\n", 1)[0] for text in texts.values()]
+    assert all(title.startswith(f"llama: rollback to {old.revision}") for title in titles)
+    first = next(iter(texts.values()))
+    assert "**Rollback.**" in first and "### What this rollback is for" in first
+    assert "image vllm/vllm-openai `v0.11.1 → v0.11.0`" in first
+    assert titles[-1].endswith(f", remove {upgraded().revision}")
+
+
+def test_the_context_of_a_step_that_does_not_advance():
+    new = upgraded()
+    argo = MemoryArgo()
+    old = llama()
+    state = round_trip(gitops_step(old, None, MemoryCluster(NS).snapshot(old.name)).state, old)
+    _, state = steps_until_complete(argo, old, state)
+    # The template change is committed, Argo CD has not synced it yet: the new LWS are missing.
+    step = gitops_step(new, state, argo.snapshot(new))
+    context = pr_context(new, NS, step, STATE_FILE)
+    assert context["kind"] == "not advanced" and context["title"] == f"llama: {step.outcome}, nothing to commit"
+
+
+# --- every kind of rollout reads: titles fit a subject line, the numbers are the state's -----------
+
+
+def _all_steps(argo, ds, state):
+    steps, state = steps_until_complete(argo, ds, state)
+    return steps, state
+
+
+def _check(ds, steps):
+    from kubectl_disagg.views.gitops_pr import role_counts
+
+    for step in steps:
+        text = format_pr_description(ds, NS, step, STATE_FILE)
+        title, blank, _ = text.split("\n", 2)
+        assert blank == "" and len(title) <= 72 and title.startswith(f"{ds.name}: "), title
+        context = pr_context(ds, NS, step, STATE_FILE)
+        for group in context["groups"]:
+            first = int(group["label"].split()[1].split("-")[0])
+            after = role_counts(ds, step.state, first)
+            assert {r["name"]: (r["old_after"], r["new_after"]) for r in group["roles"]} == {
+                name: after.get(name, (0, 0)) for name in ds.role_names}
+
+
+def test_a_second_template_change_mid_rollout_names_both_old_revisions():
+    from tests.unit.gitops.test_step import deploy
+
+    argo, state = deploy(llama())
+    second = upgraded()
+    for _ in range(2):
+        argo.sync(second, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(second, state, argo.snapshot(second)).state, second)
+    third = llama("vllm/vllm-openai:v0.12.0")
+    steps, _ = _all_steps(argo, third, round_trip(state, third))
+    _check(third, steps)
+    first = format_pr_description(third, NS, steps[0], STATE_FILE)
+    assert f"From `{llama().revision}`, `{second.revision}` to `{third.revision}`" in first
+    assert f" from revision {second.revision}" in first and "image vllm/vllm-openai `v0.11.1 → v0.12.0`" in first
+
+
+def test_a_rollout_that_also_scales_and_one_with_an_external_role():
+    from tests.unit.gitops.test_step import _external_set, deploy
+
+    argo, state = deploy(llama())
+    bigger = upgraded(replicas={"prefill": 4, "decode": 1})
+    steps, _ = _all_steps(argo, bigger, state)
+    _check(bigger, steps)
+    text = format_pr_description(bigger, NS, steps[0], STATE_FILE)
+    assert "decode keeps at least 1 (target 1 − max unavailable 0)" in text
+    assert "prefill scales up from 3 to 4, so it has no floor to keep" in text
+    external = _external_set("img:1")
+    argo = MemoryArgo()
+    _, state = steps_until_complete(argo, external, round_trip(
+        gitops_step(external, None, MemoryCluster(NS).snapshot(external.name)).state, external))
+    moved = _external_set("img:2")
+    steps, _ = _all_steps(argo, moved, state)
+    _check(moved, steps)
+    assert "autoscaled" in format_pr_description(moved, NS, steps[0], STATE_FILE)
