@@ -4,10 +4,14 @@ Where the destination cluster serves the kind (`KUBE_API_VERSIONS` names `SERVED
 `cmp generate` emits each set's state beside its LeaderWorkerSets: the state document as it is
 in git, plus a `rollout` summary written from the same data, which the Lua health check
 (argocd/resource_customizations/kubectl-disagg.x-k8s.io/RolloutState) turns into Healthy at
-rest and Suspended mid-rollout:
+rest and Suspended mid-rollout, and the kind's printer columns (config/crd/rolloutstates.yaml,
+generated from hack/crd/api/rolloutstate) show:
 
     rollout:
+      set: llama                  # the set (the object is named after it too)
       revision: 7b04d5c1          # the set's revision (the rollout's target)
+      step: 2/4                   # the committed step i/N of the rolling slices (the distinct ones,
+                                  # comma-separated, in slice order); absent at rest
       phase: Rolling              # AtRest | Rolling
       message: "llama: slice 0 step 2 of 4 (prefill 1→2, decode 1→1); next: rollout step --gitops"
 """
@@ -36,6 +40,7 @@ def served_object(ds: DisaggregatedSet, state: RolloutState) -> dict:
 def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
     """Phase and a one-line message: per run of slices alike, the step and old→new per role."""
     runs: list[list] = []  # [first, last, text]
+    steps: list[str] = []  # the distinct "i/N" of the rolling slices, in slice order
     for slice_index in range(ds.slices):
         deployed = state.deployed(slice_index)
         if set(deployed) <= {ds.revision}:
@@ -47,13 +52,19 @@ def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
             new = deployed.get(ds.revision, {}).get(role, 0)
             counts.append(f"{role} {old}→{new}")
         where = f"step {position[0]} of {position[1]}" if position else "off the plan"
+        step = f"{position[0]}/{position[1]}" if position else "?"
+        if step not in steps:
+            steps.append(step)
         text = f"{where} ({', '.join(counts)})"
         if runs and runs[-1][2] == text and runs[-1][1] == slice_index - 1:
             runs[-1][1] = slice_index
         else:
             runs.append([slice_index, slice_index, text])
     if not runs:
-        return {"revision": ds.revision, "phase": AT_REST, "message": f"{ds.name}: at rest at revision {ds.revision}"}
+        return {"set": ds.name, "revision": ds.revision, "phase": AT_REST,
+                "message": f"{ds.name}: at rest at revision {ds.revision}"}
     parts = [f"{'slice ' + str(first) if first == last else f'slices {first}-{last}'} {text}"
              for first, last, text in runs]
-    return {"revision": ds.revision, "phase": ROLLING, "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"}
+    return {"set": ds.name, "revision": ds.revision, "step": ",".join(steps), "phase": ROLLING,
+            "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"}
+
