@@ -14,9 +14,15 @@ generated from hack/crd/api/rolloutstate) show:
                                   # comma-separated, in slice order); absent at rest
       phase: Rolling              # AtRest | Rolling
       message: "llama: slice 0 step 2 of 4 (prefill 1→2, decode 1→1); next: rollout step --gitops"
+
+Where Argo CD applied the object, `rollout step --gitops` and `rollout status --gitops` read it
+back (`served_differences`): the cluster shows the commit only when the object is the
+committed document, besides the LWS being what it renders to.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.gitops.state import API_VERSION, KIND, RolloutState, state_document
@@ -25,6 +31,8 @@ from kubectl_disagg.gitops.position import committed_position
 SERVED_RESOURCE = f"{API_VERSION}/{KIND}"
 AT_REST, ROLLING = "AtRest", "Rolling"
 NEXT = "rollout step --gitops"
+# What the API server and Argo CD add to the object, and the summary written from the rest.
+_NOT_THE_DOCUMENT = frozenset({"apiVersion", "kind", "metadata", "status", "rollout"})
 
 
 def served(kube_api_versions: str | None) -> bool:
@@ -68,3 +76,19 @@ def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
     return {"set": ds.name, "revision": ds.revision, "step": ",".join(steps), "phase": ROLLING,
             "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"}
 
+
+def served_differences(state: RolloutState, live: Mapping | None) -> list[str]:
+    """Where the live RolloutState object differs from the committed state: `rollout step
+    --gitops` tells "synced" exactly by it (the same document as in git), besides the LWS.
+
+    `live` is None where the cluster does not serve the kind or holds no object for the set (it
+    is not deployed by Argo CD, or not yet): the LWS checks alone then tell, as before.
+    """
+    if live is None:
+        return []
+    committed = state_document(state)
+    fields = sorted(key for key in set(committed) | set(live)
+                    if key not in _NOT_THE_DOCUMENT and live.get(key) != committed.get(key))
+    if not fields:
+        return []
+    return [f"rolloutstate/{state.name}: live {', '.join(fields)} differ from the committed state (not synced)"]

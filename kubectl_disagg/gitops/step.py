@@ -24,6 +24,7 @@ from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.gitops.state import RevisionRecord, RoleRecord, RolloutState, record_from_set, record_revision
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
 
@@ -169,11 +170,13 @@ class StateExecutor:
         self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()} if state else {}
         self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()} if state else {}
         self._identities = {o.name: o.identity for o in live.lws} if self._snapshot else {}
+        self.served = None  # the live RolloutState object, read with each snapshot of a cluster
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
         if self._cluster is not None:
             self._snapshot = self._cluster.snapshot(set_name, namespace, services=False)
             self._identities = {o.name: o.identity for o in self._snapshot.lws}
+            self.served = self._cluster.rollout_state(set_name, namespace) if self.committed else None
         return self._snapshot
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
@@ -280,7 +283,7 @@ def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, le
     """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
     `executor`, the next state decided from the committed one."""
     live = executor.snapshot(ds.name, namespace)
-    return replace(gitops_step(ds, executor.committed, live), snapshot=live)
+    return replace(gitops_step(ds, executor.committed, live, executor.served), snapshot=live)
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
@@ -298,8 +301,11 @@ def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespa
     return step, wait and step.outcome == Outcome.WAITING
 
 
-def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStep:
-    """The next state of a git-driven rollout, given the state committed and the live LWS."""
+def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
+                served: Mapping | None = None) -> GitopsStep:
+    """The next state of a git-driven rollout, given the state committed, the live LWS and the
+    live RolloutState object (`served`; None where the cluster does not serve the kind or holds
+    none): it must be the committed document, and the LWS what that renders to."""
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -309,7 +315,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
         return GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
                           ("adopted the live LeaderWorkerSets into a new rollout state",))
     expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
-    differences = synced_differences(expected, ours)
+    differences = served_differences(state, served) + synced_differences(expected, ours)
     if differences:
         return GitopsStep(Outcome.WAITING, state, tuple(differences), before=state)
     stale = [f"leaderworkerset/{o.name}: status is stale (observedGeneration {o.observed_generation} < "

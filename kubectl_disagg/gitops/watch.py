@@ -1,6 +1,7 @@
 """`rollout status --gitops` over sets, as one library call: each set's committed state read from
 beside it and its live LWS judged (`status.gitops_status`); with -w, looked at again on every
-LWS change until some set's next action changes. The cluster is only read, and only LWS.
+LWS change until some set's next action changes. The cluster is only read: LWS, and the set's
+RolloutState object where the kind is served.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def looks(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, w
         out = []
         for ds, target in targets:
             snapshot = cluster.snapshot(ds.name, target, services=False)
-            out.append(SetStatus(ds, state_files.state_path(ds), snapshot,
-                                 gitops_status(ds, state_files.read_state(ds, target), snapshot)))
+            state = state_files.read_state(ds, target)
+            served = cluster.rollout_state(ds.name, target) if state is not None else None
+            out.append(SetStatus(ds, state_files.state_path(ds), snapshot, gitops_status(ds, state, snapshot, served)))
         return out
 
     def settled(seen: list[SetStatus]) -> bool:

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
+from kubectl_disagg.gitops.run import EXIT_WAITING
 from tests.integration.test_rollout_step import SET, Live, assert_matches_render, model, stepper, write_set  # noqa: F401 (fixture)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -162,6 +163,11 @@ def test_gitops_role_steps_through_git(stepper, accounts, tmp_path):
     code, _, err = run(stepper, accounts, GITOPS, "rollout", "step", "--gitops", "-f", str(directory))
     assert code == EXIT_OK, err
     assert stepper.live.lws("") == []  # the cluster is left alone: the next state is in git
+    # With a state, its RolloutState object is read too (the cluster serves the kind): none yet,
+    # so the LWS tell: not synced.
+    for command in ("step", "status"):
+        code, out, err = run(stepper, accounts, GITOPS, "rollout", command, "--gitops", "-f", str(directory))
+        assert code == EXIT_WAITING and "not live yet" in out and err == "", (command, out, err)
 
 
 @pytest.mark.parametrize(("resource", "verb", "named"), [
