@@ -223,8 +223,8 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
         cluster.authorize(scale, namespace)  # a refusal is never remembered: asked again, granted now
 
 
-def test_a_pass_reads_in_two_lists_and_asks_only_what_the_term_has_not_granted(control_plane, namespace, tmp_path,
-                                                                               lws_simulator):
+def test_a_pass_lists_twice_checks_its_creates_and_asks_only_what_is_not_granted(control_plane, namespace,
+                                                                                 tmp_path, lws_simulator):
     from benchmarks.request_count import RequestCounter
     from kubectl_disagg.kube.cluster import Cluster
     from kubectl_disagg.rollout.stepper import run_pass
@@ -237,7 +237,9 @@ def test_a_pass_reads_in_two_lists_and_asks_only_what_the_term_has_not_granted(c
             counter.clear()
             assert run_pass(cluster, first, namespace, lease).done  # creates LWS and Services
             reads = {k: n for k, n in counter.requests.items() if k[0] in ("list", "get", "watch")}
-            assert reads == {("list", "leaderworkersets"): 1, ("list", "services"): 1}  # side by side, still two
+            # two lists side by side, then one get per object the pass creates: is its name free?
+            assert reads == {("list", "leaderworkersets"): 1, ("list", "services"): 1,
+                             ("get", "leaderworkersets"): 2, ("get", "services"): 2}
             # create + patch (server-side apply) of LWS and Services, update + delete of the Lease
             assert counter.requests[("create", "selfsubjectaccessreviews")] == 6
             lws_simulator.sync(namespace)
