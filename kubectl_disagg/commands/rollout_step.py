@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, _session, load
 from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
@@ -16,6 +16,7 @@ from kubectl_disagg.views.step_console import Console
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE", "step"]
 
 DEFAULT_TIMEOUT = "30m"
+GITOPS = "kubectl_disagg.commands.rollout_step_gitops:run"  # --gitops, loaded when asked for
 
 
 @click.command(cls=_options.DryRunCommand, epilog="""\b
@@ -121,12 +122,10 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
         if name or dry_run or until_complete or wait_for_lease or not filenames:
             raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept) and "
                                    "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
-        from kubectl_disagg.commands import rollout_step_gitops
-
         if branch and not commit:
             raise click.UsageError("--branch goes with --commit")
-        ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                                         pr_description, output, commit=commit, branch=branch))
+        ctx.exit(load(GITOPS)(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
+                               pr_description, output, commit=commit, branch=branch))
     if wait or pr_description or commit or branch:
         raise click.UsageError("--wait, --pr-description, --commit and --branch go with --gitops")
     if dry_run and wait_for_lease:
@@ -136,7 +135,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
                                "nothing, so the rollout would never advance")
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
-    with _options.session(kubeconfig, context) as cluster:
+    with _session.session(kubeconfig, context) as cluster:
         ctx.exit(step_sets(cluster, sets, name, namespace, Console(output), until_complete=until_complete,
                            dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
                            wait_for_lease=wait_for_lease, ignore_controller=ignore_controller))

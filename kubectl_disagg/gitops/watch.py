@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.gitops import files as state_files
-from kubectl_disagg.gitops.run import _PRIORITY, EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING
+from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
+                                              most_pressing)
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
 from kubectl_disagg.kube.wait import Deadline, until_settled
 
@@ -65,4 +66,4 @@ def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> int:
     """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all)."""
     if timed_out:
         return EXIT_TIMEOUT
-    return min((_EXIT[s.next_action] for s in statuses), key=_PRIORITY.index)
+    return most_pressing(_EXIT[s.next_action] for s in statuses)
