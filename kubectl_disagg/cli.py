@@ -1,8 +1,9 @@
-"""Command-line entry point: a thin shell over the pure core.
+"""Command-line entry point (`kubectl-disagg`): a thin shell over the pure core.
 
 Every command runs through the click command tree in `commands/root.py`. `main` turns
 UserError into `FILE:LINE: path: message` lines on stderr with exit code 1, and never shows a
-traceback.
+traceback. kubectl's completion requests (`kubectl_complete-disagg`) enter through
+`commands/complete.py`, so a command never loads the completion engine.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import click
 
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.views.completion import Completion, complete
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,13 +75,3 @@ def _discard_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # not a real file (output captured in-process)
         pass
-
-
-def complete_main(argv: list[str] | None = None) -> None:
-    """`kubectl_complete-disagg`: the console script kubectl runs for plugin completion."""
-    words = sys.argv[1:] if argv is None else list(argv)
-    try:
-        result = complete(cli, words)
-    except Exception:  # noqa: BLE001 - a completion must never print a traceback into a prompt
-        result = Completion((), 1)  # Cobra's ShellCompDirectiveError
-    sys.stdout.write(result.lines())

@@ -79,14 +79,18 @@ PROJECT_ONLY = "project"
 PROJECT_CRDS = (REPO_ROOT / "config" / "crd", REPO_ROOT / "testenv" / "crd")
 # The upstream CRDs, the conformance reference, where a checkout has them (CI does).
 UPSTREAM_CRDS = REPO_ROOT.parent / "shared" / "crds"
+# kubectl-disagg's own API (RolloutState): no upstream counterpart, so it is installed from
+# config/crd whichever CRD directories are chosen.
+OWN_GROUP = "kubectl-disagg.x-k8s.io"
 
 # CRDs the control plane must serve; every other *.yaml in the CRD directory is
 # installed too. The LWS CRD is what kubectl-disagg writes; the
-# DisaggregatedSet ones are what it reads.
+# DisaggregatedSet ones are what it reads; the RolloutState is what Argo CD applies for it.
 REQUIRED_CRDS = (
     "leaderworkersets.leaderworkerset.x-k8s.io",
     "disaggregatedsets.disaggregatedset.x-k8s.io",
     "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io",
+    f"rolloutstates.{OWN_GROUP}",
 )
 
 
@@ -121,7 +125,7 @@ CRD_AGGREGATION_ROLE = {
     },
     "rules": [
         {
-            "apiGroups": ["leaderworkerset.x-k8s.io", "disaggregatedset.x-k8s.io"],
+            "apiGroups": ["leaderworkerset.x-k8s.io", "disaggregatedset.x-k8s.io", OWN_GROUP],
             "resources": ["*"],
             "verbs": ["get", "list", "watch"],
         }
@@ -199,21 +203,29 @@ def upstream_crds_dir() -> Path | None:
 
 
 def load_crds(directories: Sequence[Path]) -> list[dict[str, Any]]:
-    """Parse every CRD in ``directories``; fail naming the path if any is missing."""
-    # The upstream CRDs are over 1 MB each: libyaml parses them in a fraction
-    # of the time the pure-Python loader needs.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    crds = []
+    """Parse every CRD in ``directories``, plus the project's own API group's from config/crd
+    where they lack it; fail naming the path if any is missing."""
     for directory in directories:
         if not directory.is_dir():
             raise ControlPlaneError(f"CRD directory {directory} does not exist (unset {ENV_CRDS_DIR} or fix it)")
-        for path in sorted(directory.glob("*.yaml")):
-            with path.open() as f:
-                crds += [d for d in yaml.load_all(f, Loader=loader) if d and d.get("kind") == "CustomResourceDefinition"]
+    crds = [crd for directory in directories for crd in _crds_in(directory)]
+    found = {c["metadata"]["name"] for c in crds}
+    crds += [c for c in _crds_in(PROJECT_CRDS[0]) if c["spec"]["group"] == OWN_GROUP and c["metadata"]["name"] not in found]
     found = {c["metadata"]["name"] for c in crds}
     missing = [name for name in REQUIRED_CRDS if name not in found]
     if missing:
         raise ControlPlaneError(f"CRD directories {', '.join(map(str, directories))} lack {', '.join(missing)}")
+    return crds
+
+
+def _crds_in(directory: Path) -> list[dict[str, Any]]:
+    # The upstream CRDs are over 1 MB each: libyaml parses them in a fraction
+    # of the time the pure-Python loader needs.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    crds = []
+    for path in sorted(directory.glob("*.yaml")):
+        with path.open() as f:
+            crds += [d for d in yaml.load_all(f, Loader=loader) if d and d.get("kind") == "CustomResourceDefinition"]
     return crds
 
 

@@ -9,7 +9,7 @@ if sys.version_info < (3, 11):
     sys.exit(f"kubectl-disagg: error: needs python3 >= 3.11; this is {sys.version.split()[0]}")
 
 if sys.argv[0].rpartition("/")[2].startswith("kubectl_complete-"):
-    from kubectl_disagg.cli import complete_main as main
+    from kubectl_disagg.commands.complete import complete_main as main
 else:
     from kubectl_disagg.cli import main
 

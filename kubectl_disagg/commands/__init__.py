@@ -2,6 +2,11 @@
 
 The root group names each command by "module:attribute" (`LazyGroup`), as click's
 documentation does for lazily loaded subcommands: a command's module is imported when it runs.
+A mode that kubectl's habits spell as a flag but that is a command of its own (`rollout status
+--gitops`, `rollout step --gitops`: their own library, views and exit codes) is named and
+loaded the same way (`load`), so `rollout status -f` imports nothing of git-driven rollouts;
+and so is a view that renders a Jinja2 template for one `-o` choice (`rollout status -o text`),
+so `-o json|yaml` imports no template engine.
 """
 
 from __future__ import annotations
@@ -9,6 +14,12 @@ from __future__ import annotations
 import importlib
 
 import click
+
+
+def load(target: str):
+    """The attribute a "module:attribute" string names, its module imported now."""
+    module_name, attribute = target.split(":")
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 class LazyGroup(click.Group):
@@ -23,6 +34,5 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy_commands:
-            module_name, attribute = self.lazy_commands[name].split(":")
-            return getattr(importlib.import_module(module_name), attribute)
+            return load(self.lazy_commands[name])
         return super().get_command(ctx, name)

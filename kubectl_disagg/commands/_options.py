@@ -1,4 +1,8 @@
-"""Flags shared by commands, spelled and behaving as kubectl's do."""
+"""Flags shared by commands, spelled and behaving as kubectl's do, and the inputs they name.
+
+Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
+session of the commands that talk to an API server is in `_session`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ import click
 from kubectl_disagg.core import sets
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.kube.cluster import Cluster
 
 
 def filenames(required: bool = True):
@@ -92,11 +95,6 @@ def cluster(func):
                         help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(func)
 
 
-def session(kubeconfig: str | None, context: str | None):
-    """The connection every cluster command opens (as a context manager) and closes."""
-    return Cluster(kubeconfig, context)
-
-
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
@@ -110,10 +108,3 @@ def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
 def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
     """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
     return sets.sets_from_files(filenames, recursive)
-
-
-def stored_set(cluster, name: str, namespace: str | None):
-    """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
-    like a file: GitOps users apply the set itself and step or watch it by name."""
-    namespace = namespace or cluster.default_namespace
-    return sets.set_from_object(cluster.get_set(name, namespace))

@@ -1,4 +1,4 @@
-"""`kubectl disagg crds`: the DisaggregatedSet CRDs, for `| kubectl apply --server-side -f -`."""
+"""`kubectl disagg crds`: the project's CRDs, for `| kubectl apply --server-side -f -`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from kubectl_disagg.manifests.writer import format_objects
 @click.command()
 @_options.output("yaml", "json", default="yaml")
 def crds(output: str) -> None:
-    """Print the DisaggregatedSet and DisaggregatedSetRoleScaler CRDs.
+    """Print the DisaggregatedSet, DisaggregatedSetRoleScaler and RolloutState CRDs.
 
     For a cluster that stores DisaggregatedSet objects (GitOps applies the set itself) without
-    the upstream installation:
+    the upstream installation, or where Argo CD shows a git rollout's RolloutState:
 
     \b
     kubectl disagg crds | kubectl apply --server-side -f -

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out, prepare
 
 EXIT_REFUSED = 3
@@ -43,7 +43,7 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, cont
     kubectl disagg handover to-controller my-llm -n serving
     kubectl disagg handover to-plugin my-llm -n serving --controller-stopped
     """
-    with _options.session(kubeconfig, context) as cluster:
+    with _session.session(kubeconfig, context) as cluster:
         namespace = namespace or cluster.default_namespace
         stored, plan = prepare(cluster, direction, name, namespace, controller_stopped=controller_stopped,
                                dry_run=dry_run)

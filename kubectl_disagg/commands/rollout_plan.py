@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
 from kubectl_disagg.core.planner import plan as plan_rollout
@@ -94,5 +94,5 @@ def _live(sets, name: str | None, namespace: str | None, kubeconfig: str | None,
     from kubectl_disagg.rollout.plan import live_plans  # the offline plan never loads the Kubernetes client
     from kubectl_disagg.views.plan import live_sections
 
-    with _options.session(kubeconfig, context) as cluster:
-        return live_sections(live_plans(cluster, sets or [_options.stored_set(cluster, name, namespace)], namespace))
+    with _session.session(kubeconfig, context) as cluster:
+        return live_sections(live_plans(cluster, sets or [_session.stored_set(cluster, name, namespace)], namespace))

@@ -36,9 +36,10 @@ def init(filenames: tuple[str, ...], recursive: bool, namespace: str | None, sta
     `kubectl disagg rollout step --gitops` instead.
     """
     from kubectl_disagg.gitops import files
+    from kubectl_disagg.gitops.init import initial_states
 
     sets = _options.sets_from_files(filenames, recursive)
-    by_file = files.initial_states(sets, namespace, state_file)
+    by_file = initial_states(sets, namespace, state_file)
     for path, states in by_file.items():
         files.write_state(path, *states)
         for written in states:

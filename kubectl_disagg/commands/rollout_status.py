@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options, rollout_status_gitops
+from kubectl_disagg.commands import _options, _session, load
 from kubectl_disagg.kube.wait import Deadline
-from kubectl_disagg.views.status import show_status
+from kubectl_disagg.views.status import data_format, show_status
+
+GITOPS = "kubectl_disagg.commands.rollout_status_gitops:run"  # --gitops, loaded when asked for
+TEXT = "kubectl_disagg.views.status_text:format_reports"  # -o text (Jinja2), loaded when asked for
 
 
 @click.command()
@@ -48,11 +51,12 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
     deadline = Deadline.after(timeout).at
-    with _options.session(kubeconfig, context) as cluster:
+    with _session.session(kubeconfig, context) as cluster:
         if gitops:
-            raise SystemExit(rollout_status_gitops.run(sets, cluster, namespace, output, watch, deadline))
-        sets = sets or [_options.stored_set(cluster, name, namespace)]
-        code = show_status(cluster, sets, namespace, output, watch=watch, deadline=deadline, write=_echo)
+            raise SystemExit(load(GITOPS)(sets, cluster, namespace, output, watch, deadline))
+        sets = sets or [_session.stored_set(cluster, name, namespace)]
+        format = load(TEXT) if output == "text" else data_format(output)
+        code = show_status(cluster, sets, namespace, format, watch=watch, deadline=deadline, write=_echo)
     if code:
         raise SystemExit(code)
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
-from kubectl_disagg.gitops.files import refuse_git_driven
+from kubectl_disagg.commands import _options, _session, load
 from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
@@ -17,6 +16,8 @@ from kubectl_disagg.views.step_console import Console
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE", "step"]
 
 DEFAULT_TIMEOUT = "30m"
+GITOPS = "kubectl_disagg.commands.rollout_step_gitops:run"  # --gitops, loaded when asked for
+GIT_DRIVEN = "kubectl_disagg.gitops.files:refuse_git_driven"  # a set with a rollout state beside it
 
 
 @click.command(cls=_options.DryRunCommand, epilog="""\b
@@ -128,9 +129,8 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
                                    "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
         if branch and not commit:
             raise click.UsageError("--branch goes with --commit")
-        from kubectl_disagg.commands import rollout_step_gitops
-        ctx.exit(rollout_step_gitops.run(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                                         pr_description, output, commit=commit, branch=branch, state_file=state_file))
+        ctx.exit(load(GITOPS)(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
+                               pr_description, output, commit=commit, branch=branch, state_file=state_file))
     if wait or pr_description or commit or branch or state_file:
         raise click.UsageError("--wait, --pr-description, --commit, --branch and --state go with --gitops")
     if dry_run and wait_for_lease:
@@ -141,9 +141,9 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     _options.check_name_or_files(name, filenames)
     sets = _options.sets_from_files(filenames, recursive) if filenames else None
     console = Console(output)
-    if refusal := [] if dry_run or ignore_rollout_state or not sets else refuse_git_driven(sets):
+    if refusal := [] if dry_run or ignore_rollout_state or not sets else load(GIT_DRIVEN)(sets):
         ctx.exit(console.error(refusal) or EXIT_REFUSED)
-    with _options.session(kubeconfig, context) as cluster:
+    with _session.session(kubeconfig, context) as cluster:
         ctx.exit(step_sets(cluster, sets, name, namespace, console, until_complete=until_complete,
                            dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
                            wait_for_lease=wait_for_lease, ignore_controller=ignore_controller))

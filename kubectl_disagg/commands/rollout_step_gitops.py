@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.gitops.step import Outcome
 from kubectl_disagg.gitops.run import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
@@ -32,7 +32,7 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
         from kubectl_disagg.gitops.git import repository_for
 
         repository = repository_for(sets, branch)
-    with _options.session(kubeconfig, context) as cluster:
+    with _session.session(kubeconfig, context) as cluster:
         results = step_files(cluster, sets, namespace, wait=wait, timeout=timeout, state_file=state_file)
     click.echo(format_results(results, output), nl=False)
     for result in results:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.model import namespace_conflict, namespace_for
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
@@ -50,7 +50,7 @@ def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str |
     """id(set) → (namespace, objects accepted); every refusal of every set raised at once."""
     problems = []
     accepted = {}
-    with _options.session(kubeconfig, context) as cluster:
+    with _session.session(kubeconfig, context) as cluster:
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
             objects = list(render_set(ds, target))

@@ -47,11 +47,13 @@ class StateExecutor:
         self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()} if state else {}
         self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()} if state else {}
         self._identities = {o.name: o.identity for o in live.lws} if self._snapshot else {}
+        self.served = None  # the live RolloutState object, read with each snapshot of a cluster
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
         if self._cluster is not None:
             self._snapshot = self._cluster.snapshot(set_name, namespace, services=False)
             self._identities = {o.name: o.identity for o in self._snapshot.lws}
+            self.served = self._cluster.rollout_state(set_name, namespace) if self.committed else None
         return self._snapshot
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:

@@ -13,16 +13,11 @@ from dataclasses import dataclass, replace
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
+                                              most_pressing)
 from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, next_step
 from kubectl_disagg.kube.wait import Deadline
 
-EXIT_ADVANCED = 0  # a new state was written: commit it
-EXIT_REFUSED = 3  # the live objects cannot be explained (nothing written)
-EXIT_TIMEOUT = 4  # --wait ran out of time (nothing written)
-EXIT_WAITING = 5  # the cluster does not show the committed step yet, or it is not ready (nothing written)
-EXIT_COMPLETE = 6  # nothing left to roll (nothing written)
-
-_PRIORITY = [EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING, EXIT_ADVANCED, EXIT_COMPLETE]
 _EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome.COMPLETE: EXIT_COMPLETE,
          Outcome.REFUSED: EXIT_REFUSED}
 
@@ -73,4 +68,4 @@ def step_files(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None,
 
 def exit_code(results: Sequence[SetStep]) -> int:
     """The run's code: the most pressing of its sets' (refused, timed out, waiting, advanced, complete)."""
-    return min((result.code for result in results), key=_PRIORITY.index)
+    return most_pressing(result.code for result in results)

@@ -16,6 +16,7 @@ from enum import StrEnum
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.gitops.position import committed_position
+from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import Outcome, gitops_step, synced_differences
@@ -44,7 +45,8 @@ class SliceStatus:
 
 @dataclass(frozen=True)
 class GitopsStatus:
-    """`synced`: every LWS the state renders is live with its committed replicas and annotation;
+    """`synced`: every LWS the state renders is live with its committed replicas and annotation
+    (and the live RolloutState, where there is one, is the committed document);
     `pruned`: no LWS the state no longer renders is left; `ready`: the set's revision's LWS are
     all ready, and every status is current (observedGeneration); `reasons`: why it waits or
     refuses (one line each)."""
@@ -61,7 +63,10 @@ class GitopsStatus:
     reasons: tuple[str, ...]
 
 
-def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStatus:
+def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
+                  served: Mapping | None = None) -> GitopsStatus:
+    """`served`: the live RolloutState object, None where the kind is not served or there is
+    none; when there is one, synced also means it is the committed document (`gitops_step`)."""
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     new_lws = [o for o in ours if o.identity.revision == ds.revision]
     # Ready: the new revision's LWS all ready, and no status of ours describes an older spec.
@@ -70,10 +75,10 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         return GitopsStatus(ds.name, live.namespace, ds.revision, False, (), False, False, ready, NextAction.STEP,
                             ("no rollout state yet: `rollout step --gitops` creates it",))
     expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
-    differences = synced_differences(expected, ours)
+    differences = served_differences(state, served) + synced_differences(expected, ours)
     unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
     synced = len(unpruned) == len(differences)
-    step = gitops_step(ds, state, live)
+    step = gitops_step(ds, state, live, served)
     if step.outcome == Outcome.ADVANCED:
         action, reasons = NextAction.STEP, ()
     elif step.outcome == Outcome.COMPLETE:

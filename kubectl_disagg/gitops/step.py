@@ -26,6 +26,7 @@ from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, Roll
                                          record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_over, render_with_state
+from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
 
@@ -186,7 +187,7 @@ def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, le
     """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
     `executor`, the next state decided from the committed one."""
     live = executor.snapshot(ds.name, namespace)
-    return replace(gitops_step(ds, executor.committed, live), snapshot=live)
+    return replace(gitops_step(ds, executor.committed, live, executor.served), snapshot=live)
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
@@ -204,8 +205,11 @@ def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespa
     return step, wait and step.outcome == Outcome.WAITING
 
 
-def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot) -> GitopsStep:
-    """The next state of a git-driven rollout, given the state committed and the live LWS."""
+def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
+                served: Mapping | None = None) -> GitopsStep:
+    """The next state of a git-driven rollout, given the state committed, the live LWS and the
+    live RolloutState object (`served`; None where the cluster does not serve the kind or holds
+    none): it must be the committed document, and the LWS what that renders to."""
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -215,7 +219,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
         return _checked(ds, GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
                                        ("adopted the live LeaderWorkerSets into a new rollout state",)))
     expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
-    differences = synced_differences(expected, ours)
+    differences = served_differences(state, served) + synced_differences(expected, ours)
     if differences:
         return GitopsStep(Outcome.WAITING, state, tuple(differences), before=state)
     stale = [f"leaderworkerset/{o.name}: status is stale (observedGeneration {o.observed_generation} < "

@@ -1,6 +1,7 @@
 """`rollout status --gitops` over sets, as one library call: each set's committed state read from
 beside it and its live LWS judged (`status.gitops_status`); with -w, looked at again on every
-LWS change until some set's next action changes. The cluster is only read, and only LWS.
+LWS change until some set's next action changes. The cluster is only read: LWS, and the set's
+RolloutState object where the kind is served.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.gitops import files as state_files
-from kubectl_disagg.gitops.run import _PRIORITY, EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING
+from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
+                                              most_pressing)
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
 from kubectl_disagg.kube.wait import Deadline, until_settled
 
@@ -40,8 +42,9 @@ def looks(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, w
         out = []
         for ds, target in targets:
             snapshot = cluster.snapshot(ds.name, target, services=False)
-            out.append(SetStatus(ds, state_files.state_path(ds), snapshot,
-                                 gitops_status(ds, state_files.read_state(ds, target), snapshot)))
+            state = state_files.read_state(ds, target)
+            served = cluster.rollout_state(ds.name, target) if state is not None else None
+            out.append(SetStatus(ds, state_files.state_path(ds), snapshot, gitops_status(ds, state, snapshot, served)))
         return out
 
     def settled(seen: list[SetStatus]) -> bool:
@@ -63,4 +66,4 @@ def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> int:
     """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all)."""
     if timed_out:
         return EXIT_TIMEOUT
-    return min((_EXIT[s.next_action] for s in statuses), key=_PRIORITY.index)
+    return most_pressing(_EXIT[s.next_action] for s in statuses)

@@ -21,8 +21,8 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.kube.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER, SERVICE,
-                                 Resource, RestClient, with_kind)
+from kubectl_disagg.kube.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER,
+                                      ROLLOUT_STATE, SERVICE, Resource, RestClient, with_kind)
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 # A granted permission is trusted for one lease term.
@@ -212,6 +212,7 @@ class Cluster:
         # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
         self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS)
         self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
+        self._serves_rollout_states: bool | None = None  # asked once per session
 
     @property
     def transport(self) -> Any:
@@ -273,6 +274,19 @@ class Cluster:
         except NotFound:
             return {}, False
         return dict(scaler_replicas(item) for item in listed.get("items") or []), True
+
+    def rollout_state(self, set_name: str, namespace: str) -> dict | None:
+        """The set's RolloutState object as Argo CD applied it (docs/gitops.md), or None where
+        the cluster does not serve the kind (asked once, by discovery) or holds none for the set.
+        A user who may not get it where the kind is served is refused (deploy/rbac.yaml)."""
+        if self._serves_rollout_states is None:
+            self._serves_rollout_states = self.client.serves(ROLLOUT_STATE)
+        if not self._serves_rollout_states:
+            return None
+        try:
+            return self.client.get(ROLLOUT_STATE, namespace, set_name)
+        except NotFound:
+            return None
 
     def get_set(self, name: str, namespace: str) -> dict:
         """The DisaggregatedSet object stored in the cluster (its CRD installed, no controller)."""

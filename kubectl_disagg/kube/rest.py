@@ -75,6 +75,7 @@ LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
 DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
 ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsetrolescalers")
+ROLLOUT_STATE = Resource("RolloutState", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutstates")  # docs/gitops.md
 BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER)}
 
 
@@ -177,6 +178,18 @@ class RestClient:
             answer = self._object("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", None, review,
                                   repeatable=True)  # stores nothing
         return bool((answer.get("status") or {}).get("allowed"))
+
+    def serves(self, resource: Resource) -> bool:
+        """Whether the API server serves `resource`: its group version's discovery document lists
+        it. Discovery is open to every authenticated user (an access check on an object of a kind
+        not served answers 403 to a user without the grant, not 404, so it cannot tell)."""
+        path = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+        try:
+            with self._errors(f"{resource.plural} ({path})"):
+                answer = self._object("GET", path)
+        except NotFound:
+            return False
+        return any(entry.get("name") == resource.plural for entry in answer.get("resources") or ())
 
     def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
         with self._errors(resource.collection(namespace)):

@@ -1,4 +1,5 @@
-"""The DisaggregatedSet CRDs this project writes (config/crd in the repository), as data.
+"""The CRDs this project writes (config/crd in the repository), as data: DisaggregatedSet,
+DisaggregatedSetRoleScaler, and the RolloutState of a git-driven rollout (docs/gitops.md).
 
 They ship inside the package (`kubectl_disagg.crd_yaml`), so `kubectl disagg crds` can install
 the API wherever the DisaggregatedSet object itself is stored and no controller runs.

@@ -1,5 +1,8 @@
 """The `rollout status` verb without its flags: read the live LWS, derive the status, print it,
-and with --watch keep printing on every change until the set is Available."""
+and with --watch keep printing on every change until the set is Available.
+
+How a look is printed is the caller's `format`: `data_format` here for -o yaml|json, or
+`status_text.format_reports` (a Jinja2 template) for people; this module renders no template."""
 
 from __future__ import annotations
 
@@ -9,17 +12,18 @@ from collections.abc import Callable
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.manifests.writer import format_objects
-from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.status import SetStatus, conditions, derive_status, to_document
+from kubectl_disagg.core.status import SetStatus, derive_status, to_document
 from kubectl_disagg.kube.wait import Deadline, until_settled
-from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 EXIT_NOT_AVAILABLE = 3
 EXIT_TIMEOUT = 4
 
 
-def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, output: str, *, watch: bool = False,
+Format = Callable[[list[SetStatus], str], str]  # the reports and the time of the look → the text printed
+
+
+def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, format: Format, *, watch: bool = False,
                 deadline: float | None = None, write: Callable[[str], object] | None = None) -> int:
     """Report every set; the exit code: 0 when all are Available, EXIT_NOT_AVAILABLE when not
     (without `watch`); with `watch`, report again on every change until they are, or EXIT_TIMEOUT
@@ -28,7 +32,7 @@ def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, ou
 
     def look() -> list:
         reports = [_status(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]
-        write(_format([report for report, _ in reports], output))
+        write(format([report for report, _ in reports], _now()))
         return [(report, snapshot) for report, snapshot in reports if not report.available]
 
     def wait_for_change(pending: list, seconds: float) -> bool:
@@ -56,46 +60,8 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _format(reports: list[SetStatus], output: str) -> str:
-    now = _now()
-    if output in ("yaml", "json"):
+def data_format(output: str) -> Format:
+    """-o yaml|json: each report as a DisaggregatedSet document with its status."""
+    def format(reports: list[SetStatus], now: str) -> str:
         return format_objects([to_document(report, now) for report in reports], output)
-    return "\n".join(format_text(report, now) for report in reports)
-
-
-def format_text(status: SetStatus, now: str) -> str:
-    role_table = table(
-        ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
-        [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
-    slice_table = table(
-        ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
-        [[r.slice, r.phase.label, _revisions(r.revisions, status.revision), _position(r.position)]
-         for r in status.slices],
-        indent="  ")
-    waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices
-                              if r.waiting_for or r.blocked])
-    # Next actions differ per slice only by name: group them by what they do.
-    next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
-                                     for r in status.slices if r.actions])
-    return render_template("status.txt.j2", status=status, conditions=conditions(status, now),
-                           role_table=role_table, slice_table=slice_table, waits=waits,
-                           next_actions=next_actions)
-
-
-def _unsliced(action, set_name: str, slice_index: int) -> str:
-    """An action in words that are the same for every slice: names lose their "<set>-<slice>-"."""
-    return action.describe().replace(f"/{set_name}-{slice_index}-", "/")
-
-
-def _revisions(revisions, target: str) -> str:
-    parts = []
-    for revision, roles in revisions.items():
-        marker = "new" if revision == target else "old"
-        counts = " ".join(f"{role}={count}" for role, count in roles.items())
-        parts.append(f"{revision} ({marker}) {counts}")
-    return "; ".join(parts) or "none"
-
-
-def _position(position) -> str:
-    return format_position(position, missing="-")
-
+    return format

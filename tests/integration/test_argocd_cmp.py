@@ -4,7 +4,8 @@ control plane → the health Argo CD gives every object (the argocd-cm of deploy
 VM, its built-in checks for the rest), for the Applications
 people write: no plugin block, an empty one, only `name`, only `env`, every parameter form,
 nested application directories; and a directory without a set, which discovery turns down
-cleanly."""
+cleanly. Where the destination serves the RolloutState kind, a git rollout's state is applied
+with the LWS and read Suspended while it waits for the next commit, Healthy at rest."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ import json
 import pytest
 import yaml
 
-from tests.argocd_harness import CUSTOMIZATIONS, health, resource_health
+from kubectl_disagg.core.sets import sets_from_files
+from kubectl_disagg.gitops.served import SERVED_RESOURCE
+from kubectl_disagg.gitops.state import STATE_FILE, state_document
+from kubectl_disagg.gitops.step import initial_state
+from kubectl_disagg.manifests.writer import to_yaml
+from tests.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health
 from tests.argocd_sidecar import ArgoCD
 from tests.conftest import EXAMPLES
 
@@ -103,3 +109,39 @@ def test_a_directory_without_a_set(tmp_path):
     assert argocd.manifests("apps/config")["error"] == (
         'CMP processing failed for application "llama": could not find cmp-server plugin with name '
         '"kubectl-disagg" supporting the given repository')
+
+
+def test_a_served_rollout_state_is_applied_and_reads_suspended_mid_rollout(control_plane, namespace, lws_simulator,
+                                                                          tmp_path):
+    (tmp_path / "llama.yaml").write_text(UNNAMESPACED)
+    (ds,) = sets_from_files([str(tmp_path / "llama.yaml")])
+    state = to_yaml(state_document(initial_state(ds, namespace)))
+    served = LWS_API_VERSIONS + ["kubectl-disagg.x-k8s.io/v1alpha1", SERVED_RESOURCE]
+    argocd = ArgoCD(tmp_path / "at-rest", {"apps/llama/llama.yaml": UNNAMESPACED, f"apps/llama/{STATE_FILE}": state})
+    objects = argocd.objects(namespace=namespace, api_versions=served)
+    assert sorted(o["kind"] for o in objects) == ["LeaderWorkerSet", "LeaderWorkerSet", "RolloutState", "Service",
+                                                  "Service"]
+    apply(control_plane, objects)
+    lws_simulator.sync(namespace)
+    found = live_health(control_plane, objects)
+    assert found["RolloutState/llama"] == {"status": "Healthy", "message": f"llama: at rest at revision {ds.revision}"}
+    # A new image committed: the rollout starts (the new revision at 0 beside the old), and the
+    # Application waits for the next commit, as a paused Argo Rollout does.
+    rolled = UNNAMESPACED.replace("vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:v0.11.1")
+    argocd = ArgoCD(tmp_path / "rolling", {"apps/llama/llama.yaml": rolled, f"apps/llama/{STATE_FILE}": state})
+    objects = argocd.objects(namespace=namespace, api_versions=served)
+    assert [o["kind"] for o in objects].count("LeaderWorkerSet") == 4
+    apply(control_plane, objects)
+    lws_simulator.sync(namespace)
+    found = live_health(control_plane, objects)
+    assert found["RolloutState/llama"]["status"] == "Suspended"
+    assert found["RolloutState/llama"]["message"].startswith("llama: slice 0 step 0 of ")
+    assert {status["status"] for key, status in found.items() if key.startswith("LeaderWorkerSet/")} == {"Healthy"}
+    (tmp_path / "llama.yaml").write_text(rolled)
+    (target,) = sets_from_files([str(tmp_path / "llama.yaml")])
+    rollout = json.loads(control_plane.kubectl("get", "rolloutstate", "llama", "-n", namespace, "-o", "json").stdout)[
+        "rollout"]
+    assert rollout["revision"] == target.revision and rollout["step"].startswith("0/")
+    columns = control_plane.kubectl("get", "rolloutstates", "-n", namespace).stdout.splitlines()
+    assert columns[0].split() == ["NAME", "SET", "REVISION", "STEP", "PHASE", "AGE"]
+    assert columns[1].split()[:5] == ["llama", "llama", target.revision, rollout["step"], "Rolling"]

@@ -1,11 +1,13 @@
 """Git-driven rollouts against the real kube-apiserver, in a real git repository.
 
-Each round does what Argo CD and a reviewer would: render the committed tree with the config
-management plugin (`cmp generate`, its parameters at their defaults), apply it with
-server-side apply as `argocd-controller`, prune what it applied before and no longer renders;
-the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only get,
-list and watch LeaderWorkerSets) writes the next state; the round commits it. After every
-sync the rollout invariants hold on the live objects.
+Each round does what Argo CD and a reviewer would: `cmp generate` over the committed tree (for
+a cluster that serves the RolloutState kind, so the state is emitted as an object), apply it
+with server-side apply as `argocd-controller`, prune what it applied before and no longer
+renders; the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only
+get, list and watch LeaderWorkerSets and get RolloutStates) writes the next state; the round
+commits it. After every sync the rollout invariants hold on the live objects, and Argo CD's
+health of the live state object (its Lua VM, with deploy/argocd's argocd-cm) is Suspended
+mid-rollout and Healthy at rest.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kubectl_disagg.argocd import sidecar
 from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands.rollout_step_gitops import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_TIMEOUT, EXIT_WAITING
+from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import STATE_FILE
+from tests.argocd_harness import LWS_API_VERSIONS, resource_health
 from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
 
 ARGO_MANAGER = "argocd-controller"
-READER = "nobody"  # bound below to get/list/watch on LeaderWorkerSets, nothing else
+READER = "nobody"  # bound below to get/list/watch on LeaderWorkerSets and get on RolloutStates
 
 
 class GitopsRepo:
@@ -38,6 +43,7 @@ class GitopsRepo:
         self.root, self.control_plane, self.namespace = root, control_plane, namespace
         self.simulator, self.live, self.capsys = simulator, live, capsys
         self.applied: set[tuple[str, str]] = set()
+        self.serves_states = True  # KUBE_API_VERSIONS names the RolloutState kind
         self.parameters: dict[str, str] = {}  # the Application's plugin parameters (as ARGOCD_ENV_*)
         self.step_args: list[str] = []  # what every `rollout step --gitops` is given besides -f
         self.label_tracking = False  # Argo CD's tracking label on what the sync applies
@@ -67,19 +73,19 @@ class GitopsRepo:
     # -- Argo CD -----------------------------------------------------------------------------
 
     def generate_committed(self) -> Run:
-        """`cmp generate` over HEAD's tree, as Argo CD's repo server runs the plugin on a commit
-        (its parameters at their defaults, plus `parameters`)."""
-        from kubectl_disagg.argocd import sidecar
-
+        """`cmp generate` over HEAD's tree, as Argo CD's repo server renders a commit for the
+        destination cluster (its KUBE_API_VERSIONS) in the plugin's sidecar: the plugin's
+        parameters at their defaults, plus `parameters`."""
         export = self.root.parent / "export"
         subprocess.run(["rm", "-rf", str(export)], check=True)
         export.mkdir()
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=self.root, check=True, capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(export, filter="data")
-        environ = {"ARGOCD_APP_NAMESPACE": self.namespace, "ARGOCD_APP_REVISION": self.git("rev-parse", "HEAD").strip(),
-                   "KUBE_API_VERSIONS": "v1,leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
-                   **self.parameters}
+        api_versions = LWS_API_VERSIONS + ([SERVED_RESOURCE] if self.serves_states else [])
+        environ = {"ARGOCD_APP_NAME": "llm", "ARGOCD_APP_NAMESPACE": self.namespace,
+                   "ARGOCD_APP_REVISION": self.git("rev-parse", "HEAD").strip(),
+                   "KUBE_API_VERSIONS": ",".join(api_versions), **self.parameters}
         self.capsys.readouterr()
         try:
             code = sidecar.generate(environ, str(export))
@@ -88,6 +94,16 @@ class GitopsRepo:
             print(*err.lines(), sep="\n", file=sys.stderr)
         out, err = self.capsys.readouterr()
         return Run(code, out if code == 0 else "", err)
+
+    def render_committed(self) -> list[dict]:
+        run = self.generate_committed()
+        assert run.code == 0, run.err
+        warned = [line for line in run.err.splitlines() if f"does not serve {SERVED_RESOURCE}" in line]
+        assert len(warned) == (0 if self.serves_states or not self.state_committed() else 1), run.err
+        objects = [o for o in yaml.safe_load_all(run.out) if o]
+        states = [o for o in objects if o["kind"] == "RolloutState"]
+        assert len(states) == (1 if self.serves_states and self.state_committed() else 0)
+        return objects
 
     def refused_sync(self) -> str:
         """A sync Argo CD cannot start: the plugin refuses the commit (one line), nothing changes."""
@@ -98,10 +114,13 @@ class GitopsRepo:
         assert self.live.groups() == before
         return line
 
-    def sync(self) -> None:
-        run = self.generate_committed()
-        assert run.code == 0, run.err
-        objects = [o for o in yaml.safe_load_all(run.out) if o]
+    def state_committed(self) -> bool:
+        return self.state_file.name in self.git("ls-tree", "--name-only", "HEAD").split()
+
+    def sync(self, kinds: tuple[str, ...] | None = None) -> None:
+        """Apply HEAD and prune; with `kinds`, only the objects of those kinds (a sync under
+        way: Argo CD applies in waves, and a step may land between them)."""
+        objects = [o for o in self.render_committed() if kinds is None or o["kind"] in kinds]
         live = {o["metadata"]["name"]: o for o in self.live.lws()}
         for obj in objects:
             # The Application's ignoreDifferences rule for autoscaled replicas, with
@@ -111,15 +130,26 @@ class GitopsRepo:
                 obj["spec"]["replicas"] = live[obj["metadata"]["name"]]["spec"].get("replicas", 1)
         for obj in objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies
             obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
-        manifests = yaml.safe_dump_all(objects, sort_keys=False)
         rendered = {(o["kind"], o["metadata"]["name"]) for o in objects}
-        assert not any(kind == "RolloutState" for kind, _ in rendered)
         # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
         self.control_plane.kubectl("apply", "--server-side", "--force-conflicts", f"--field-manager={ARGO_MANAGER}",
-                                   "-f", "-", input=manifests)
+                                   "-f", "-", input="".join("---\n" + yaml.safe_dump(o) for o in objects))
         for kind, name in sorted(self.applied - rendered):  # prune
-            self.control_plane.kubectl("delete", kind.lower(), name, "-n", self.namespace)
-        self.applied = rendered
+            if kinds is None or kind in kinds:
+                self.control_plane.kubectl("delete", kind.lower(), name, "-n", self.namespace)
+        self.applied = rendered | {(kind, name) for kind, name in self.applied if kinds and kind not in kinds}
+
+    def live_state(self) -> dict | None:
+        found = self.control_plane.kubectl("get", "rolloutstates.kubectl-disagg.x-k8s.io", "-n", self.namespace,
+                                           "-o", "json").stdout
+        items = json.loads(found)["items"]
+        assert len(items) <= 1
+        return items[0] if items else None
+
+    def state_health(self) -> dict | None:
+        """Argo CD's health of the live RolloutState (None when there is none)."""
+        live = self.live_state()
+        return None if live is None else resource_health(live)
 
     def step(self, *args: str) -> Run:
         return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
@@ -151,6 +181,7 @@ class GitopsRepo:
             check_invariants(ds, self.live, initial)
             check_floor(ds, self.state_file, self.live)
             check_services(self.live)
+            self.check_state_health()
             self.simulator.sync(self.namespace)
             run = self.step()
             runs.append(run)
@@ -160,6 +191,22 @@ class GitopsRepo:
             assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
             self.commit(f"rollout step {len(runs)}")
         raise AssertionError(f"not complete after {max_rounds} rounds: {runs[-1]}")
+
+    def check_state_health(self) -> None:
+        """After a sync: the live state is the committed one, and Argo CD reads it Suspended while
+        a slice runs another revision than the set's (waiting for the next commit), Healthy at rest."""
+        if not self.serves_states:
+            assert self.live_state() is None
+            return
+        live, committed = self.live_state(), yaml.safe_load(self.state_file.read_text())
+        assert {k: live[k] for k in committed if k != "metadata"} == {k: v for k, v in committed.items()
+                                                                     if k != "metadata"}
+        revision = model(self.set_file).revision  # a slice not at it alone waits for the next commit
+        rolling = any({r["revision"] for r in s["revisions"]} != {revision} for s in committed["slices"])
+        assert self.state_health() == {"status": "Suspended" if rolling else "Healthy",
+                                       "message": live["rollout"]["message"]}
+        if rolling:
+            assert live["rollout"]["phase"] == "Rolling" and "next: rollout step --gitops" in live["rollout"]["message"]
 
 
 def check_floor(ds, state_file: Path, live: Live) -> None:
@@ -191,7 +238,8 @@ def check_services(live: Live) -> None:
 @pytest.fixture
 def repo(tmp_path, control_plane, namespace, lws_simulator, api_client, capsys) -> GitopsRepo:
     control_plane.kubectl("create", "role", "lws-reader", "-n", namespace, "--verb=get,list,watch",
-                          "--resource=leaderworkersets.leaderworkerset.x-k8s.io")
+                          "--resource=leaderworkersets.leaderworkerset.x-k8s.io",
+                          "--resource=rolloutstates.kubectl-disagg.x-k8s.io")
     control_plane.kubectl("create", "rolebinding", "lws-reader", "-n", namespace, "--role=lws-reader",
                           f"--user={READER}")
     return GitopsRepo(tmp_path / "repo", control_plane, namespace, lws_simulator, Live(api_client, namespace), capsys)
@@ -543,6 +591,7 @@ def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):
     assert run.code == EXIT_TIMEOUT and "next: wait for the sync" in run.out
     for _ in range(20):
         repo.sync()
+        repo.check_state_health()
         action, code = repo.next_action()
         if action == "complete":
             break
@@ -606,3 +655,86 @@ def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(
     repo.simulator.sync(repo.namespace)
     assert repo.step("--commit").code == EXIT_ADVANCED and repo.clean()
     assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 2 of 4"
+
+
+def test_an_abort_names_the_next_action_at_every_point_and_reads_suspended_until_rolled_back(repo):
+    deploy(repo, {"prefill": 2, "decode": 2})
+    old_revision = model(repo.set_file).revision
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    for round_ in range(3):
+        repo.sync()
+        repo.check_state_health()
+        repo.simulator.sync(repo.namespace)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit(f"step {round_}")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    assert repo.state_health()["status"] == "Suspended"
+    repo.change_set("revert to image 1", {"prefill": 2, "decode": 2})  # the abort: the template reverted
+    assert model(repo.set_file).revision == old_revision
+    assert repo.next_action() == ("wait for the sync", EXIT_WAITING)  # the revert is not synced yet
+    actions = []
+    for _ in range(20):
+        repo.sync()
+        repo.check_state_health()
+        live = repo.live_state()
+        assert live["rollout"]["revision"] == old_revision  # the target is the old revision again
+        action, code = repo.next_action()
+        actions.append(action)
+        if action == "complete":
+            break
+        assert (action, code) in {("wait for readiness", EXIT_WAITING), ("run rollout step --gitops", EXIT_ADVANCED)}
+        repo.simulator.sync(repo.namespace)
+        assert repo.next_action() == ("run rollout step --gitops", EXIT_ADVANCED)
+        assert repo.step().code == EXIT_ADVANCED
+        repo.commit("roll back")
+        assert repo.next_action() == ("wait for the sync", EXIT_WAITING)
+    assert actions[-1] == "complete" and len(actions) > 1
+    assert_done(repo)
+    assert repo.state_health() == {"status": "Healthy", "message": f"llm: at rest at revision {old_revision}"}
+
+
+def test_a_commit_whose_state_object_is_not_synced_yet_waits_though_the_lws_match(repo):
+    deploy(repo, {"prefill": 2, "decode": 2})
+    repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    assert repo.step().code == EXIT_ADVANCED
+    repo.commit("step 1")
+    repo.sync(kinds=("LeaderWorkerSet", "Service"))  # the LWS are synced; the state object is not yet
+    repo.simulator.sync(repo.namespace)
+    assert repo.live_state()["slices"] != yaml.safe_load(repo.state_file.read_text())["slices"]
+    run = repo.status("-o", "json")
+    document = json.loads(run.out)
+    assert (document["nextAction"], run.code) == ("wait for the sync", EXIT_WAITING)
+    assert document["synced"] is False
+    run = repo.step()
+    assert run.code == EXIT_WAITING and repo.clean()
+    # The only reason: every LWS is what the commit renders to (the LWS checks alone would step).
+    assert run.out.splitlines()[1:] == [
+        "  rolloutstate/llm: live revisions, slices, target differ from the committed state (not synced)"]
+    repo.sync()
+    repo.check_state_health()
+    assert repo.next_action() == ("run rollout step --gitops", EXIT_ADVANCED)
+
+
+def test_where_argo_cd_does_not_emit_the_state_the_lws_alone_tell(repo):
+    # KUBE_API_VERSIONS without the kind: cmp generate emits no state object (and says so), and
+    # the step decides on the LWS as it always did.
+    repo.serves_states = False
+    deploy(repo, {"prefill": 1, "decode": 1})
+    repo.change_set("image 2", {"prefill": 1, "decode": 1}, image="img:2")
+    repo.roll()
+    assert_done(repo)
+    assert repo.live_state() is None
+
+
+def test_a_user_who_may_not_read_the_served_state_is_refused(repo):
+    deploy(repo, {"prefill": 1, "decode": 1})
+    repo.control_plane.kubectl("create", "role", "lws-only", "-n", repo.namespace, "--verb=get,list,watch",
+                               "--resource=leaderworkersets.leaderworkerset.x-k8s.io")
+    repo.control_plane.kubectl("delete", "rolebinding", "lws-reader", "-n", repo.namespace)
+    repo.control_plane.kubectl("create", "rolebinding", "lws-only", "-n", repo.namespace, "--role=lws-only",
+                               f"--user={READER}")
+    run = repo.step()
+    assert run.code == 1 and "rolloutstate/llm: forbidden" in run.err and repo.clean()

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
+from kubectl_disagg.gitops.run import EXIT_WAITING
 from tests.integration.test_rollout_step import SET, Live, assert_matches_render, model, stepper, write_set  # noqa: F401 (fixture)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -162,6 +163,11 @@ def test_gitops_role_steps_through_git(stepper, accounts, tmp_path):
     code, _, err = run(stepper, accounts, GITOPS, "rollout", "step", "--gitops", "-f", str(directory))
     assert code == EXIT_OK, err
     assert stepper.live.lws("") == []  # the cluster is left alone: the next state is in git
+    # With a state, its RolloutState object is read too (the cluster serves the kind): none yet,
+    # so the LWS tell: not synced.
+    for command in ("step", "status"):
+        code, out, err = run(stepper, accounts, GITOPS, "rollout", command, "--gitops", "-f", str(directory))
+        assert code == EXIT_WAITING and "not live yet" in out and err == "", (command, out, err)
 
 
 @pytest.mark.parametrize(("resource", "verb", "named"), [
@@ -217,8 +223,8 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
         cluster.authorize(scale, namespace)  # a refusal is never remembered: asked again, granted now
 
 
-def test_a_pass_reads_in_two_lists_and_asks_only_what_the_term_has_not_granted(control_plane, namespace, tmp_path,
-                                                                               lws_simulator):
+def test_a_pass_lists_twice_checks_its_creates_and_asks_only_what_is_not_granted(control_plane, namespace,
+                                                                                 tmp_path, lws_simulator):
     from benchmarks.request_count import RequestCounter
     from kubectl_disagg.kube.cluster import Cluster
     from kubectl_disagg.rollout.stepper import run_pass
@@ -231,7 +237,9 @@ def test_a_pass_reads_in_two_lists_and_asks_only_what_the_term_has_not_granted(c
             counter.clear()
             assert run_pass(cluster, first, namespace, lease).done  # creates LWS and Services
             reads = {k: n for k, n in counter.requests.items() if k[0] in ("list", "get", "watch")}
-            assert reads == {("list", "leaderworkersets"): 1, ("list", "services"): 1}  # side by side, still two
+            # two lists side by side, then one get per object the pass creates: is its name free?
+            assert reads == {("list", "leaderworkersets"): 1, ("list", "services"): 1,
+                             ("get", "leaderworkersets"): 2, ("get", "services"): 2}
             # create + patch (server-side apply) of LWS and Services, update + delete of the Lease
             assert counter.requests[("create", "selfsubjectaccessreviews")] == 6
             lws_simulator.sync(namespace)

@@ -88,3 +88,58 @@ def test_commands_are_thin(path):
     belong to a library package (and its tests) or to views/."""
     lines = len(path.read_text().splitlines())
     assert lines < COMMAND_LINES, f"commands/{path.name} has {lines} lines"
+
+
+def _reached(module: str) -> set[str]:
+    """Every kubectl_disagg module importing `module` loads, by its import statements (a name
+    imported from a package counts as its submodule when it is one)."""
+    def targets(name: str) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse(_path_of(name).read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names
+                             if f"{node.module}.{alias.name}" in MODULES)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name.startswith("kubectl_disagg"))
+        parents = {".".join(t.split(".")[:i]) for t in found for i in range(2, t.count(".") + 1)}
+        return {t for t in found | parents if t in MODULES}
+
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(targets(name) - seen)
+    return seen
+
+
+def _path_of(module: str) -> pathlib.Path:
+    relative = pathlib.Path(*module.split("."))
+    package = PACKAGE.parent / relative / "__init__.py"
+    return package if package.exists() else (PACKAGE.parent / relative).with_suffix(".py")
+
+
+def test_render_is_offline():
+    """`render` (the Argo CD plugin's generate, `render | kubectl apply`) never reaches the
+    cluster client: nothing under kube/ is loaded, whatever the flags."""
+    reached = _reached("kubectl_disagg.commands.render") | _reached("kubectl_disagg.cli")
+    assert sorted(m for m in reached if _layer(m) in ("kube", "rollout")) == []
+
+
+def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
+    """`rollout status -f` reads the live objects and derives the controller's status; the
+    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen."""
+    reached = _reached("kubectl_disagg.commands.rollout_status")
+    assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
+
+
+def test_the_modules_loaded_by_name_exist():
+    """What `commands.load` and the lazy groups name by "module:attribute" is there."""
+    import importlib
+
+    from kubectl_disagg.commands import rollout_status, rollout_step
+
+    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS):
+        module, attribute = target.split(":")
+        assert callable(getattr(importlib.import_module(module), attribute))

@@ -24,4 +24,4 @@ def test_the_wheel_ships_templates_crds_and_both_scripts(tmp_path):
     (entry_points,) = [n for n in names if n.endswith("entry_points.txt")]
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "kubectl-disagg = kubectl_disagg.cli:main" in scripts
-    assert "kubectl_complete-disagg = kubectl_disagg.cli:complete_main" in scripts
+    assert "kubectl_complete-disagg = kubectl_disagg.commands.complete:complete_main" in scripts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.views.status import format_text
+from kubectl_disagg.views.status_text import format_text
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import derive_status, to_document

@@ -24,6 +24,9 @@ class Cluster:
     def snapshot(self, set_name, namespace, services=True, scalers=False):
         return self.memory.snapshot(set_name)
 
+    def rollout_state(self, set_name, namespace):
+        return None  # the kind is not served
+
     def wait_for_change(self, set_name, namespace, resource_version, timeout):
         raise AssertionError("without --wait, nothing is watched")
 

@@ -13,7 +13,7 @@ from tests.unit.gitops.test_step import MemoryArgo, deploy, round_trip
 
 
 def status(argo, ds, state):
-    return gitops_status(ds, state, argo.snapshot(ds))
+    return gitops_status(ds, state, argo.snapshot(ds), argo.served)
 
 
 def test_no_state_yet_means_run_the_step():
@@ -49,9 +49,11 @@ def test_every_point_of_a_whole_rollout_names_the_right_next_action():
         assert step.outcome == Outcome.ADVANCED
         state = round_trip(step.state, new)
         committed = status(argo, new, state)  # committed, not synced yet
-        assert committed.next_action == NextAction.SYNC
-        if set(state.revisions) == {new.revision}:
-            assert committed.synced and not committed.pruned  # the removal: synced counts, not pruned
+        assert committed.next_action == NextAction.SYNC and not committed.synced
+        if set(state.revisions) == {new.revision}:  # the removal, synced without prune
+            argo.sync(new, state, prune=False)
+            unpruned = status(argo, new, state)
+            assert unpruned.next_action == NextAction.SYNC and unpruned.synced and not unpruned.pruned
     assert seen == [(i, total) for i in range(total + 1)]  # the last: drained, the removal next
     assert current.slices[0].revisions == {new.revision: {"prefill": 2, "decode": 2}}
 

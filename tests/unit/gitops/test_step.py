@@ -20,6 +20,7 @@ from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
 from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.rollout.stepper import Executor, drive, run_pass
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, check_invariants, groups_by_slice, make_set
@@ -37,10 +38,12 @@ class MemoryArgo:
 
     def __init__(self):
         self.cluster = MemoryCluster(NS)
+        self.served = None  # the RolloutState object applied with the LWS (the cluster serves the kind)
 
-    def sync(self, ds, state) -> None:
+    def sync(self, ds, state, *, prune: bool = True) -> None:
+        self.served = served_object(ds, state) if state is not None else None
         wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_with_state(ds, state, NS)}
-        for key in [k for k in self.cluster.objects if k not in wanted]:
+        for key in [k for k in self.cluster.objects if k not in wanted and prune]:
             del self.cluster.objects[key]
         for key, obj in wanted.items():
             live = self.cluster.objects.get(key)
@@ -74,7 +77,7 @@ def roll(argo: MemoryArgo, ds, state, *, limit: int = 50) -> tuple[object, list[
         check_invariants(ds, argo.cluster, initial)
         _check_services(argo.cluster)
         argo.cluster.settle()
-        step = gitops_step(ds, state, argo.snapshot(ds))
+        step = gitops_step(ds, state, argo.snapshot(ds), argo.served)
         steps.append(step)
         if step.outcome == Outcome.COMPLETE:
             return state, steps
@@ -239,6 +242,28 @@ def test_second_template_change_mid_rollout():
     assert list(state.revisions) == [third.revision]
 
 
+def test_the_live_rollout_state_must_be_the_committed_one():
+    # Where the cluster serves the kind, the state object Argo CD applied is read back: LWS that
+    # happen to match are not enough while it is another commit's (a sync under way, a wave).
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo.sync(new, state)
+    argo.cluster.settle()
+    first = round_trip(gitops_step(new, state, argo.snapshot(new), argo.served).state, new)
+    argo.sync(new, first)
+    argo.cluster.settle()
+    stale = served_object(new, state)
+    waiting = gitops_step(new, first, argo.snapshot(new), stale)
+    assert waiting.outcome == Outcome.WAITING
+    assert waiting.reasons == ("rolloutstate/llm: live revisions, slices, target differ from the committed state (not synced)",)
+    assert gitops_step(new, first, argo.snapshot(new)).outcome == Outcome.ADVANCED  # the LWS alone: synced
+    assert gitops_step(new, first, argo.snapshot(new), argo.served).outcome == Outcome.ADVANCED
+    # What the API server and Argo CD add (metadata, the summary) is not the document.
+    applied = {**argo.served, "metadata": {**argo.served["metadata"], "uid": "x", "annotations": {"a": "b"}},
+               "rollout": {"phase": "Rolling"}}
+    assert gitops_step(new, first, argo.snapshot(new), applied).outcome == Outcome.ADVANCED
+
+
 def test_step_waits_until_the_state_is_synced_and_ready():
     argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
@@ -331,6 +356,9 @@ class WatchedArgo:
 
     def snapshot(self, set_name, namespace, services=True, scalers=False):
         return self.argo.cluster.snapshot(set_name)
+
+    def rollout_state(self, set_name, namespace):
+        return self.argo.served
 
     def wait_for_change(self, set_name, namespace, resource_version, timeout):
         self.watches.append(timeout)

@@ -395,3 +395,35 @@ def test_a_plain_web_server_answering_empty_objects_is_named_not_read_as_a_set(t
         f"the server at {url} is not a Kubernetes API server: it answered GET "
         "/apis/disaggregatedset.x-k8s.io/v1/namespaces/serving/disaggregatedsets/x with JSON without kind and "
         "apiVersion (application/json); are --kubeconfig and --context right?"]
+
+
+def test_a_sets_rollout_state_is_read_only_where_the_kind_is_served():
+    calls = []
+
+    class Client:
+        def __init__(self, serves):
+            self.answer = serves
+
+        def serves(self, resource):
+            calls.append(f"discovery {resource.group}/{resource.version}")
+            return self.answer
+
+        def get(self, resource, namespace, name):
+            calls.append(f"get {resource.plural}/{name}")
+            if name == "gone":
+                raise NotFound(f"rolloutstate/{name} not found (404 NotFound)")
+            return {"kind": resource.kind, "metadata": {"name": name}}
+
+    def session(serves):
+        cluster = Cluster.__new__(Cluster)  # no kubeconfig: only the reads under test
+        cluster.client, cluster._serves_rollout_states = Client(serves), None
+        return cluster
+
+    served = session(True)
+    assert served.rollout_state("llm", "serving") == {"kind": "RolloutState", "metadata": {"name": "llm"}}
+    assert served.rollout_state("gone", "serving") is None  # none applied: the LWS alone tell
+    assert calls == ["discovery kubectl-disagg.x-k8s.io/v1alpha1", "get rolloutstates/llm", "get rolloutstates/gone"]
+    calls.clear()
+    unserved = session(False)
+    assert [unserved.rollout_state("llm", "serving") for _ in range(2)] == [None, None]
+    assert calls == ["discovery kubectl-disagg.x-k8s.io/v1alpha1"]  # asked once, nothing read

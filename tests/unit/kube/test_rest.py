@@ -12,7 +12,7 @@ import pytest
 from kubectl_disagg.errors import Conflict, Unreachable
 from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.kubeconfig import Connection
-from kubectl_disagg.kube.rest import (JSON_PATCH, LEASE, LWS, MAX_RETRIES, MAX_RETRY_AFTER_SECONDS,
+from kubectl_disagg.kube.rest import (JSON_PATCH, LEASE, LWS, ROLLOUT_STATE, MAX_RETRIES, MAX_RETRY_AFTER_SECONDS,
                                       RETRY_BUDGET_SECONDS, ErrorAnswer, NotAnApiServer, RestClient, backoff, holds,
                                       patched, retry_after, retrying)
 from kubectl_disagg.kube.transport import NetworkError
@@ -323,3 +323,15 @@ def test_an_answer_that_is_not_an_api_object_names_the_server(client_of, body, w
         "the server at the test server is not a Kubernetes API server: it answered GET "
         f"/apis/leaderworkerset.x-k8s.io/v1/namespaces/ns/leaderworkersets/x with {what} (text/plain); "
         "are --kubeconfig and --context right?"]
+
+
+def test_serves_reads_the_group_versions_discovery(client_of):
+    # A group version not served answers 404 with no Status (the API server's plain "page not
+    # found"); one served lists its resources, the kind among them or not.
+    page_not_found = b"404 page not found\n"
+    not_served = b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(page_not_found), page_not_found)
+    server, client = client_of(one(not_served, ok({"resources": [{"name": "rolloutstates"}]}),
+                                   ok({"resources": [{"name": "others"}]})))
+    assert [client.serves(ROLLOUT_STATE) for _ in range(3)] == [False, True, False]
+    assert [head.split()[1] for head in server.heads] == ["/apis/kubectl-disagg.x-k8s.io/v1alpha1"] * 3

@@ -14,7 +14,7 @@ import pytest
 from kubectl_disagg.core import naming
 from kubectl_disagg.kube.api_errors import api_error, connection_error
 from kubectl_disagg.cli import main
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_USAGE, step
 from kubectl_disagg.views.completion import complete
 from kubectl_disagg.commands.root import cli
@@ -212,7 +212,7 @@ class Session(JudgingExecutor):
 def session(monkeypatch):
     cluster = MemoryCluster(NS)
     executor = Session(cluster)
-    monkeypatch.setattr(_options, "session", lambda kubeconfig, context: contextlib.nullcontext(executor))
+    monkeypatch.setattr(_session, "session", lambda kubeconfig, context: contextlib.nullcontext(executor))
     return executor
 
 

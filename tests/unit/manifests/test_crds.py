@@ -20,6 +20,7 @@ from tests.unit.test_cli import run
 
 CONFIG = REPO / "config" / "crd"
 DS_CRD = CONFIG / "disaggregatedsets.yaml"
+STATE_CRD = CONFIG / "rolloutstates.yaml"
 LWS_CRD = REPO / "testenv" / "crd" / "leaderworkersets.yaml"
 ALL_FILES = [*sorted(CONFIG.glob("*.yaml")), LWS_CRD]
 
@@ -174,7 +175,8 @@ def test_crds_command_prints_the_disaggregatedset_crds(capsys):
     assert code == 0 and err == ""
     printed = list(yaml.load_all(out, Loader=LOADER))
     assert [c["metadata"]["name"] for c in printed] == [
-        "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io", "disaggregatedsets.disaggregatedset.x-k8s.io"]
+        "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io", "disaggregatedsets.disaggregatedset.x-k8s.io",
+        "rolloutstates.kubectl-disagg.x-k8s.io"]
     assert printed == crd_documents()
     assert printed[1] == load(DS_CRD)
 
@@ -182,4 +184,29 @@ def test_crds_command_prints_the_disaggregatedset_crds(capsys):
 def test_crds_command_json(capsys):
     code, out, _ = run(["crds", "-o", "json"], capsys)
     listed = json.loads(out)
-    assert code == 0 and listed["kind"] == "List" and len(listed["items"]) == 2
+    assert code == 0 and listed["kind"] == "List" and len(listed["items"]) == 3
+
+
+def test_the_rollout_state_kind_is_what_cmp_generate_emits():
+    # The served kind (docs/gitops.md): its fields at the top level as in git, the records open
+    # for a later formatVersion, and the columns read from the summary the plugin writes.
+    from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object
+    from tests.unit.gitops.test_served import states
+
+    crd = load(STATE_CRD)
+    (version,) = crd["spec"]["versions"]
+    assert f"{crd['spec']['group']}/{version['name']}/{crd['spec']['names']['kind']}" == SERVED_RESOURCE
+    assert crd["spec"]["scope"] == "Namespaced" and crd["spec"]["names"]["plural"] == "rolloutstates"
+    assert [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]] == [
+        ("Set", ".rollout.set"), ("Revision", ".rollout.revision"), ("Step", ".rollout.step"),
+        ("Phase", ".rollout.phase"), ("Age", ".metadata.creationTimestamp")]
+    body = version["schema"]["openAPIV3Schema"]["properties"]
+    for record in (body["revisions"]["items"], body["revisions"]["items"]["properties"]["roles"]["items"],
+                   body["slices"]["items"], body["slices"]["items"]["properties"]["revisions"]["items"]):
+        assert record["x-kubernetes-preserve-unknown-fields"] is True
+    assert body["revisions"]["items"]["properties"]["roles"]["items"]["properties"]["spec"] == {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True}  # kept as written: it hashes
+    for _, ds, state in states():
+        emitted = served_object(ds, state)
+        assert schema_errors(STATE_CRD, emitted) == []
+        assert emitted["rollout"]["set"] == ds.name and "phase" in emitted["rollout"]

@@ -1,0 +1,195 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The rollout state of one DisaggregatedSet (named after it, in its namespace): per slice, the
+// revisions deployed and their replicas, and a record of every revision those slices run. Written
+// by `kubectl disagg rollout step --gitops`, read by `render`; `cmp generate` adds the `rollout`
+// summary that the columns and Argo CD's health check read. The fields sit at the top level, as
+// in the file in git: the object is that document, not a desired state with a status.
+//
+// The records are open (unknown fields kept): a newer formatVersion may record more of a
+// revision or a slice, and the plugin, not this schema, checks the format it reads.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:metadata:labels="app.kubernetes.io/part-of=kubectl-disagg"
+// +kubebuilder:printcolumn:name="Set",type=string,JSONPath=`.rollout.set`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.rollout.revision`
+// +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.rollout.step`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.rollout.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type RolloutState struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// The version of the document's format; kubectl-disagg refuses one newer than it reads.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	FormatVersion int64 `json:"formatVersion"`
+
+	// The set as the last step saw it: what that step was decided for (format 2).
+	// +optional
+	Target *Target `json:"target,omitempty"`
+
+	// One record per revision some slice runs.
+	// +required
+	Revisions []RevisionRecord `json:"revisions"`
+
+	// Per slice, the revisions deployed and their replicas.
+	// +required
+	Slices []SliceState `json:"slices"`
+
+	// Where the rollout stands, written by `cmp generate` from the fields above.
+	// +optional
+	Rollout *RolloutSummary `json:"rollout,omitempty"`
+}
+
+// RolloutStateList is a list of RolloutStates.
+//
+// +kubebuilder:object:root=true
+type RolloutStateList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RolloutState `json:"items"`
+}
+
+// Target is the set's revision, slices and per-role replicas and rollout budgets when the
+// state's last step was taken: what render replays that step with.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type Target struct {
+	// The revision the last step rolled to.
+	// +required
+	Revision string `json:"revision"`
+
+	// The set's slices.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Slices int32 `json:"slices"`
+
+	// Per role, its replicas and resolved maxSurge and maxUnavailable.
+	// +required
+	Roles []RoleTarget `json:"roles"`
+}
+
+// RoleTarget is one role's replicas and resolved rollout budgets.
+type RoleTarget struct {
+	// +required
+	Name string `json:"name"`
+	// +required
+	Replicas int32 `json:"replicas"`
+	// +required
+	MaxSurge int32 `json:"maxSurge"`
+	// +required
+	MaxUnavailable int32 `json:"maxUnavailable"`
+}
+
+// RevisionRecord is what one revision puts into its LeaderWorkerSets.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type RevisionRecord struct {
+	// The revision (the hash of its role templates).
+	// +required
+	Revision string `json:"revision"`
+
+	// The set's placementPolicy when the revision was deployed.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	PlacementPolicy *runtime.RawExtension `json:"placementPolicy,omitempty"`
+
+	// The revision's roles, in the set's order.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	Roles []RoleRecord `json:"roles"`
+}
+
+// RoleRecord is one role of a revision.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type RoleRecord struct {
+	// The role's name.
+	// +required
+	Name string `json:"name"`
+
+	// The role's LeaderWorkerSet spec as deployed (defaults applied), without replicas: kept as
+	// written, neither defaulted nor pruned, so it hashes to the revision it names.
+	// +required
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Spec runtime.RawExtension `json:"spec"`
+
+	// The role's LeaderWorkerSet labels and annotations.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Metadata *runtime.RawExtension `json:"metadata,omitempty"`
+
+	// Present for roles an autoscaler sizes (mode External).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Scaling *runtime.RawExtension `json:"scaling,omitempty"`
+}
+
+// SliceState is one slice's deployed revisions.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type SliceState struct {
+	// The slice's index.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Slice int32 `json:"slice"`
+
+	// The revisions the slice runs, in the order they were deployed.
+	// +required
+	Revisions []SliceRevision `json:"revisions"`
+
+	// The slice's revisions before the state's last step (format 2; empty: nothing deployed).
+	// +optional
+	Previous []SliceRevision `json:"previous,omitempty"`
+}
+
+// SliceRevision is one revision deployed in a slice.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type SliceRevision struct {
+	// The revision; it has a record under revisions.
+	// +required
+	Revision string `json:"revision"`
+
+	// Role name to the replicas the revision runs of it in this slice.
+	// +required
+	Replicas map[string]int32 `json:"replicas"`
+
+	// For an old revision mid-rollout: role name to the replicas it started the rollout with.
+	// +optional
+	InitialReplicas map[string]int32 `json:"initialReplicas,omitempty"`
+}
+
+// RolloutSummary says where the rollout stands, for people and for Argo CD's health check.
+type RolloutSummary struct {
+	// The set the state belongs to.
+	// +optional
+	Set string `json:"set,omitempty"`
+
+	// The set's revision: the rollout's target.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+
+	// The committed step of the plan, "i/N" (per slice, comma-separated, where slices differ);
+	// empty at rest.
+	// +optional
+	Step string `json:"step,omitempty"`
+
+	// AtRest (every slice runs the set's revision alone) or Rolling (waiting for the next commit).
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
+	// One line for people: per slice, the step and old→new replicas per role, and what is next.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

@@ -1,0 +1,19 @@
+"""The API server session of the commands that talk to one (`rollout`, `handover`,
+`validate --server`); the offline commands never import it, nor anything under `kube/`."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core import sets
+from kubectl_disagg.kube.cluster import Cluster
+
+
+def session(kubeconfig: str | None, context: str | None) -> Cluster:
+    """The connection every cluster command opens (as a context manager) and closes."""
+    return Cluster(kubeconfig, context)
+
+
+def stored_set(cluster: Cluster, name: str, namespace: str | None):
+    """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
+    like a file: GitOps users apply the set itself and step or watch it by name."""
+    namespace = namespace or cluster.default_namespace
+    return sets.set_from_object(cluster.get_set(name, namespace))

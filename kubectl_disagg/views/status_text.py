@@ -1,0 +1,51 @@
+"""`rollout status` for people (-o text): each set's roles, slices, waits and next actions,
+laid out by the `status.txt.j2` template."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core.planner import format_position
+from kubectl_disagg.core.status import SetStatus, conditions
+from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
+
+
+def format_reports(reports: list[SetStatus], now: str) -> str:
+    """One look at every set (a `views.status.Format`)."""
+    return "\n".join(format_text(report, now) for report in reports)
+
+
+def format_text(status: SetStatus, now: str) -> str:
+    role_table = table(
+        ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
+        [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
+    slice_table = table(
+        ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
+        [[r.slice, r.phase.label, _revisions(r.revisions, status.revision), _position(r.position)]
+         for r in status.slices],
+        indent="  ")
+    waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices
+                              if r.waiting_for or r.blocked])
+    # Next actions differ per slice only by name: group them by what they do.
+    next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
+                                     for r in status.slices if r.actions])
+    return render_template("status.txt.j2", status=status, conditions=conditions(status, now),
+                           role_table=role_table, slice_table=slice_table, waits=waits,
+                           next_actions=next_actions)
+
+
+def _unsliced(action, set_name: str, slice_index: int) -> str:
+    """An action in words that are the same for every slice: names lose their "<set>-<slice>-"."""
+    return action.describe().replace(f"/{set_name}-{slice_index}-", "/")
+
+
+def _revisions(revisions, target: str) -> str:
+    parts = []
+    for revision, roles in revisions.items():
+        marker = "new" if revision == target else "old"
+        counts = " ".join(f"{role}={count}" for role, count in roles.items())
+        parts.append(f"{revision} ({marker}) {counts}")
+    return "; ".join(parts) or "none"
+
+
+def _position(position) -> str:
+    return format_position(position, missing="-")
+
