@@ -21,7 +21,7 @@ from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import Document
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.render import deep_copy, passthrough_collisions
 from kubectl_disagg.gitops.state import find_state, is_state_document
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
@@ -263,23 +263,29 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
     revision = environ.get("ARGOCD_APP_REVISION") or None
     show_states = served(environ.get("KUBE_API_VERSIONS"))
     objects: list[dict] = []
+    rendered: list = []
+    passed: list = []
     for item in loaded.items:
         try:
             if isinstance(item, DisaggregatedSet):
                 namespace = namespace_for(item.namespace, parameters.namespace, destination) or DEFAULT_NAMESPACE
                 rollout = find_state(state_documents, item, namespace)
-                objects.extend(_stamped(render_with_state(item, rollout, namespace, require_state=parameters.strict),
-                                        revision))
+                own = list(_stamped(render_with_state(item, rollout, namespace, require_state=parameters.strict),
+                                    revision))
+                objects.extend(own)
+                rendered.extend((obj, item) for obj in own)
                 if rollout is not None and show_states:  # where a git rollout stands, for Argo CD to show
                     objects.extend(_stamped([served_object(item, rollout)], revision))
             elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
                 objects.append(_passthrough(item.data, parameters.namespace, destination))
+                passed.append(item)
         except UserError as err:
             problems.extend(err.problems)
         except ValueError as err:
             source = item.source if isinstance(item, DisaggregatedSet) else item
             problems.append(Problem(source.file, source.line(("metadata", "namespace")),
                                     "metadata.namespace", str(err)))
+    problems.extend(passthrough_collisions(rendered, passed, parameters.namespace or destination))
     if problems:
         raise UserError(problems)
     if not objects:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core import apirules
 from kubectl_disagg.core.revision import read_table
+from kubectl_disagg.manifests.source import dotted
 
 LEADER_WORKER_TEMPLATE = "lws.LeaderWorkerTemplate"
 
@@ -176,12 +177,12 @@ def _check_shape(value: object, shape: str, path: tuple, report: Report) -> None
         for key, item in value.items():
             _check_shape(item, shape[5:], path + (key,), report)
     else:
-        message = _scalar_error(value, shape)
+        message = _scalar_error(value, shape, path)
         if message:
             report(path, message)
 
 
-def _scalar_error(value: object, shape: str) -> str | None:
+def _scalar_error(value: object, shape: str, path: tuple) -> str | None:
     is_int = isinstance(value, int) and not isinstance(value, bool)
     if shape in ("string", "time", "microtime", "bytes"):
         ok = isinstance(value, str)
@@ -195,7 +196,13 @@ def _scalar_error(value: object, shape: str) -> str | None:
     elif shape == "intorstring":
         ok, want = is_int or isinstance(value, str), "an integer or a string"
     elif shape == "quantity":
-        if isinstance(value, (int, float)) and not isinstance(value, bool) or (
+        if isinstance(value, float) or isinstance(value, int) and not -(2**63) <= value < 2**63:
+            # A number with a fraction (`0.5`, `1e21`), or beyond int64 (which the API server
+            # decodes as a float): the CRD takes a quantity as an integer or a string only
+            # (int-or-string), and the API server refuses it in these words.
+            return ShapeMessage(f'Invalid value: "number": {dotted(path)} in body must be of type integer,string: '
+                                '"number"')
+        if isinstance(value, int) and not isinstance(value, bool) or (
                 isinstance(value, str) and apirules.is_quantity(value)):
             return None
         return f"Invalid value: {describe(value)}: {apirules.QUANTITY_MESSAGE}"
