@@ -182,8 +182,28 @@ def _check_shape(value: object, shape: str, path: tuple, report: Report) -> None
             report(path, message)
 
 
+# The JSON type the API server's schema check names, for the shapes of the type table.
+_SCHEMA_TYPES = {"string": "string", "time": "string", "microtime": "string", "bytes": "string", "bool": "boolean",
+                 "int": "integer", "uint": "integer", "float32": "number", "float64": "number"}
+
+
+def json_type(value: object) -> str:
+    """The type the API server sees (an integer beyond int64 it decodes as a float)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer" if -(2**63) <= value < 2**63 else "number"
+    return {float: "number", str: "string", dict: "object", list: "array"}.get(type(value), "null")
+
+
 def _scalar_error(value: object, shape: str, path: tuple) -> str | None:
     is_int = isinstance(value, int) and not isinstance(value, bool)
+    want_type = _SCHEMA_TYPES.get(shape)
+    if want_type is not None and value is not None:
+        got = json_type(value)
+        if got != want_type and not (want_type == "number" and got == "integer"):
+            # The CRD's schema check, in the API server's words (`value: y` is a boolean to kubectl).
+            return ShapeMessage(f'Invalid value: "{got}": {dotted(path)} in body must be of type {want_type}: "{got}"')
     if shape in ("string", "time", "microtime", "bytes"):
         ok = isinstance(value, str)
         want = "a string"

@@ -237,13 +237,14 @@ def _compose(text: bytes) -> _Node | None:
     it for go-yaml (and so is an error), is refused. Last, go-yaml takes `,[]` into a tag
     (`!a,b`), LibYAML not: they are given to LibYAML as `%2C`, `%5B`, `%5D`."""
     for _ in range(_MAX_REWRITES):
-        parser = _Parser(text)
+        parser = None
         try:
+            parser = _Parser(text)
             return _compose_events(parser, text)
         except yaml.MarkedYAMLError as err:
             mark = err.problem_mark or err.context_mark
             rewritten = None
-            if err.problem == "found unknown escape character" and mark is not None:
+            if (err.problem or "").startswith("found unknown escape character") and mark is not None:
                 rewritten = _apostrophe_escape(text, mark.index)
             elif err.problem == "found unexpected ':'" and mark is not None and err.context_mark is not None:
                 rewritten = _flow_colon(text, err.context_mark.index, mark.index)
@@ -264,6 +265,8 @@ def _compose(text: bytes) -> _Node | None:
             raise _Refused(0, (), "invalid YAML: " + " ".join(str(err).split())) from None
         except UnicodeDecodeError as err:
             raise _Refused(0, (), f"cannot read input: {err}") from None
+        except (ValueError, OverflowError, RecursionError) as err:  # PyYAML's Python parser, on odd escapes
+            raise _Refused(0, (), f"invalid YAML: {err}") from None
         finally:
             dispose = getattr(parser, "dispose", None)
             if dispose is not None:

@@ -172,21 +172,25 @@ def test_a_quantity_with_a_fraction_is_refused_as_the_api_server_refuses_it(cont
         assert f"{problem.path}: {problem.message}" in refused.stderr
 
 
-def test_a_yaml_1_1_boolean_where_a_string_belongs_is_refused_as_the_api_server_refuses_it(
+def test_kubectl_s_booleans_and_strings_where_types_differ_are_refused_in_the_api_server_s_words(
         control_plane, namespace, tmp_path):
-    """`value: y` is the boolean true to kubectl: the API server refuses the set, and so do we,
-    at the value's line."""
-    text = KUBECTL_SCALARS.format(name="boolean-env", storage="1G", memory="1Gi", cpu="1").replace(
-        'value: "1:30"', "value: y")
+    """`value: y` is the boolean true to kubectl and `replicas: 1:0` a string: the API server
+    refuses the set, and so do we, at each value's line and in the server's words (its schema
+    check; server-side apply says it earlier in other words)."""
+    text = KUBECTL_SCALARS.format(name="typed", storage="1G", memory="1Gi", cpu="1").replace(
+        'value: "1:30"', "value: y").replace("replicas: 1", "replicas: 1:0")
     path = tmp_path / "set.yaml"
     path.write_text(text)
-    refused = control_plane.kubectl("apply", "--server-side", "-n", namespace, "-f", str(path), check=False)
+    refused = control_plane.kubectl("create", "-n", namespace, "-f", str(path), check=False)
     assert refused.returncode != 0
+    applied = control_plane.kubectl("apply", "--server-side", "-n", namespace, "-f", str(path), check=False)
+    assert 'env[name="AT"].value: expected string, got &value.valueUnstructured{Value:true}' in applied.stderr
     from kubectl_disagg.errors import UserError
 
     with pytest.raises(UserError) as caught:
         load_documents(parse_stream(path.read_bytes(), str(path)))
-    line = text.splitlines().index("                value: y") + 1
-    (problem,) = caught.value.problems
-    assert problem.line == line and problem.path.endswith("env[0].value")
-    assert 'env[name="AT"].value: expected string, got &value.valueUnstructured{Value:true}' in refused.stderr
+    lines = text.splitlines()
+    assert [problem.line for problem in caught.value.problems] == [
+        lines.index("      replicas: 1:0") + 1, lines.index("                value: y") + 1]
+    for problem in caught.value.problems:
+        assert f"{problem.path}: {problem.message}" in refused.stderr
