@@ -199,11 +199,24 @@ def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict]]
                 return None
             return _yaml_after_json(text, end, documents, file)
         count += 1
+        if value is not None and re.search(r"\\u[dD][89a-fA-F]", text[at:end]):
+            value = _without_lone_surrogates(value)
         if value is not None:
             parsed, _ = read(text[at:end].encode("utf-8"), file, split_documents=False)
             lines = {path: number + line - 1 for path, number in parsed[0][2].items()} if parsed else {(): line}
             documents.append((count - 1, value, lines))
         at = end
+
+
+def _without_lone_surrogates(value: object) -> object:
+    """Go's JSON decoder reads an unpaired `\\ud800` as U+FFFD; Python's keeps it."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[list, list[Problem]]:

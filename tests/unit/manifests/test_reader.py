@@ -193,3 +193,8 @@ def test_load_plain_reads_the_first_document_as_client_go_does():
 def test_a_control_character_is_one_line_with_its_line_number():
     (line,) = problems_of(b"a: 1\nb: \x00\n")
     assert line.startswith("in.yaml:2: invalid YAML: unacceptable character #x0000") and "\n" not in line
+
+
+def test_an_unpaired_surrogate_in_json_is_what_the_api_server_stores():
+    # kubectl sends a JSON file as it is; Go's decoder on the server reads `\ud800` as U+FFFD.
+    assert parse_stream(b'{"a": "x\\ud800y\\ud83d\\ude00"}', "f")[0].data == {"a": "x\ufffdy\U0001F600"}
