@@ -15,9 +15,10 @@ From the events on, everything is go-yaml's and sigs.k8s.io/yaml's reading, done
   numbers as JSON numbers as sigs.k8s.io/yaml's `convertToJSONableObject` and Go's
   encoding/json do; what they refuse (a null key, `.inf`) is refused.
 
-Two refusals are ours, stricter than kubectl: a key given twice in one mapping (go-yaml keeps
-the last, or for keys like `1` and `"1"` either one), and documents nested deeper than
-MAX_DEPTH or expanding to more than MAX_VALUES_PER_DOCUMENT values.
+Some refusals are ours, stricter than kubectl: a key given twice in one mapping (go-yaml keeps
+the last, or for keys like `1` and `"1"` either one), a byte order mark inside a document
+(go-yaml reads it as text), and documents nested deeper than MAX_DEPTH or expanding to more
+than MAX_VALUES_PER_DOCUMENT values.
 tests/unit/manifests/test_yaml_oracle.py holds all of it to the Go code itself.
 """
 
@@ -41,6 +42,7 @@ except ImportError:  # PyYAML built without LibYAML: its Python port of the same
 
 _SCALAR, _MAPPING, _SEQUENCE, _ALIAS = range(4)
 # A line that starts a new document for kubectl (apimachinery's YAMLReader).
+_BOM = "\ufeff".encode()
 _SEPARATOR = re.compile(rb"^---([^\n]*)(?:\n|\Z)", re.MULTILINE)
 _GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000"  # strings.TrimSpace's
@@ -105,6 +107,14 @@ def read(data: bytes, file: str, split_documents: bool = True,
     documents: list[tuple[int, object, dict]] = []
     problems: list[Problem] = []
     for index, (first_line, text) in enumerate(pieces):
+        bom = text.find(_BOM, 1)
+        if bom > 0:
+            # go-yaml reads a byte order mark after the first character as text (`\ufeffkind`),
+            # LibYAML skips it at the start of a line or refuses it: refused here (ours).
+            problems.append(Problem(file, first_line + text.count(b"\n", 0, bom), "",
+                                    "a byte order mark (U+FEFF) inside the text: kubectl would read it as part "
+                                    "of a key or value"))
+            continue
         try:
             root = _compose(text)
         except _Refused as err:
