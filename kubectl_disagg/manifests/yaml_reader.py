@@ -262,7 +262,7 @@ def _compose(text: bytes) -> _Node | None:
     for _ in range(_MAX_REWRITES):
         parser = None
         try:
-            parser = _Parser(text)
+            parser = _Parser(_GoChunks(text))
             return _compose_events(parser, text)
         except yaml.MarkedYAMLError as err:
             mark = err.problem_mark or err.context_mark
@@ -298,6 +298,41 @@ def _compose(text: bytes) -> _Node | None:
 
 
 _MAX_REWRITES = 100  # beyond that many `\\'` in one document, refused (ours)
+
+
+class _GoChunks:
+    """The text as go-yaml's reader takes it in: 512 bytes at a time (less what it kept of a
+    character cut in two). Both readers check every character of what they take in, and stop
+    once the first document has ended: so a bad character after it counts for both, or for
+    neither, only if LibYAML takes in text as go-yaml does (by itself it takes 16 KiB)."""
+
+    name = "<go-yaml chunks>"
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.at = 0
+        self.kept = 0  # bytes of a character cut in two at the end of the last chunk
+
+    def read(self, size: int) -> bytes:
+        count = min(size, 512 - self.kept)
+        chunk = self.data[self.at:self.at + count]
+        self.at += len(chunk)
+        self.kept = _cut_character(self.data, self.at)
+        return chunk
+
+
+def _cut_character(data: bytes, end: int) -> int:
+    """How many bytes before `end` begin a UTF-8 character that `end` cuts."""
+    for back in range(1, 4):
+        if end - back < 0:
+            return 0
+        byte = data[end - back]
+        if byte < 0x80:
+            return 0
+        if byte >= 0xC0:
+            length = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return back if length > back else 0
+    return 0
 
 
 def _apostrophe_escape(text: bytes, index: int) -> bytes | None:
