@@ -84,7 +84,7 @@ zipapp: $(VENV)/.installed
 FUZZ_EXAMPLES ?= 2000
 FUZZ_SERVER_EXAMPLES ?= 500
 fuzz: $(VENV)/.installed testenv
-	KUBECTL_DISAGG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/core/test_fuzz.py tests/unit/manifests/test_block_yaml.py -s -q
+	KUBECTL_DISAGG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/core/test_fuzz.py tests/unit/manifests/test_yaml_oracle.py -s -q
 	KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES=$(FUZZ_SERVER_EXAMPLES) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_server.py -s -q
 
 clean:

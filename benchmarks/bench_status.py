@@ -124,7 +124,7 @@ def report(results: list[tuple[str, dict]], runs: int, load: tuple[float, float,
     print("- `kubectl-disagg rollout status -f FILE -o json --kubeconfig=… --context=admin`")
     print("- `kubectl --kubeconfig=… --context=admin -n NS get leaderworkersets,services "
           "-l disaggregatedset.x-k8s.io/name=big -o json`")
-    print("- Python floor: `python benchmarks/status_floor.py KUBECONFIG admin FILE` (ssl, block_yaml, the "
+    print("- Python floor: `python benchmarks/status_floor.py KUBECONFIG admin FILE` (ssl, the YAML reader, the "
           "same two LISTs, nothing else)")
 
 

@@ -3,8 +3,8 @@ a yardstick for start-up, not a tool.
 
     python benchmarks/status_floor.py KUBECONFIG CONTEXT FILE
 
-It reads the set's YAML and the kubeconfig with the cheapest reader there is (`block_yaml`,
-PyYAML only where that declines), opens one TLS connection (TCP_NODELAY: without it the first
+It reads the set's YAML and the kubeconfig with the product's reader (`reader.load_plain`, the
+first document only), opens one TLS connection (TCP_NODELAY: without it the first
 request waits 40 ms on a delayed ACK), sends the same two LISTs over HTTP/1.1 and prints both
 answers as JSON. No validation, no defaults, no revision, no status: whatever `rollout status`
 takes beyond this process's wall time is the price of the product itself; what this process
@@ -17,19 +17,13 @@ import socket
 import ssl
 import sys
 
-from kubectl_disagg.manifests.block_yaml import read  # the installed package, as the command runs it
+from kubectl_disagg.manifests.reader import load_plain  # the installed package, as the command runs it
 
 
 def _yaml(path: str) -> object:
     """The first document of a YAML file."""
     with open(path, "rb") as f:
-        text = f.read()
-    block = read(text)
-    if block is None:
-        import yaml
-
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return block[0][0][1] if block[0] else None
+        return load_plain(f.read())
 
 
 def _named(entries: list, name: str) -> dict:

@@ -22,7 +22,7 @@ from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import Document
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.render import deep_copy, passthrough_collisions
 from kubectl_disagg.gitops.state import find_state, is_state_document, unmatched_states
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
@@ -271,19 +271,24 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
     revision = environ.get("ARGOCD_APP_REVISION") or None
     show_states = served(environ.get("KUBE_API_VERSIONS"))
     objects: list[dict] = []
-    rendered: list[tuple[str, str]] = []
+    rendered: list = []
+    passed: list = []
+    set_names: list[tuple[str, str]] = []  # (name, namespace) of every set: what a state must match
     for item in loaded.items:
         try:
             if isinstance(item, DisaggregatedSet):
                 namespace = namespace_for(item.namespace, parameters.namespace, destination) or DEFAULT_NAMESPACE
-                rendered.append((item.name, namespace))
+                set_names.append((item.name, namespace))
                 rollout = find_state(state_documents, item, namespace)
-                objects.extend(_stamped(render_with_state(
+                own = list(_stamped(render_with_state(
                     item, rollout, namespace, require_state=parameters.strict or parameters.require_state), revision))
+                objects.extend(own)
+                rendered.extend((obj, item) for obj in own)
                 if rollout is not None and show_states:  # where a git rollout stands, for Argo CD to show
                     objects.extend(_stamped([served_object(item, rollout)], revision))
             elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
                 objects.append(_passthrough(item.data, parameters.namespace, destination))
+                passed.append(item)
         except UserError as err:
             problems.extend(err.problems)
         except ValueError as err:
@@ -292,7 +297,8 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                                     "metadata.namespace", str(err)))
     # The directory is checked whole (spec §8 rule 1): a state matching no set is refused.
     problems.extend(unmatched_states(state_documents + [d for d in loaded.items if isinstance(d, Document)],
-                                     rendered))
+                                     set_names))
+    problems.extend(passthrough_collisions(rendered, passed, parameters.namespace or destination))
     if problems:
         raise UserError(problems)
     if not objects:

@@ -13,6 +13,8 @@ A transcription of k8s.io/apimachinery's `resource.ParseQuantity` and `Quantity.
 
 from __future__ import annotations
 
+import sys
+
 DECIMAL_EXPONENT, BINARY_SI, DECIMAL_SI = "DecimalExponent", "BinarySI", "DecimalSI"
 
 _DECIMAL = {"": 0, "n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -44,7 +46,22 @@ def canonical(value: str | int | float) -> str:
         text = value.strip(_GO_SPACE)
     else:
         raise QuantityError(f"{value!r} is not a quantity")
-    return _parse_and_format(text)
+    if len(text) <= _PYTHON_INT_DIGITS:
+        return _parse_and_format(text)
+    # Go's inf.Dec has no limit on digits, Python's int-from-text has one (4,300): lifted here for
+    # this one parse, up to a length whose arithmetic stays quick; longer ones are refused (ours).
+    if len(text) > MAX_QUANTITY_LENGTH:
+        raise QuantityError(f"a quantity of {len(text):,} characters is more than {MAX_QUANTITY_LENGTH:,}")
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return _parse_and_format(text)
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
+_PYTHON_INT_DIGITS = 4000
+MAX_QUANTITY_LENGTH = 100_000
 
 
 def go_float(value: float) -> str:

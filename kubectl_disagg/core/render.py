@@ -4,10 +4,12 @@ headless Service per slice, revision and role. Pure: model in, plain dicts out."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, Role, namespace_for
+from kubectl_disagg.errors import Problem
+from kubectl_disagg.manifests.source import Document
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
@@ -160,3 +162,26 @@ def _expr(key: str, operator: str, values: list[str] | None = None) -> dict:
 
 def _term(expressions: list[dict], topology_key: str | None) -> dict:
     return {"labelSelector": {"matchExpressions": expressions}, "topologyKey": topology_key}
+
+
+def passthrough_collisions(rendered: Iterable[tuple[dict, DisaggregatedSet]], passed: Iterable[Document],
+                           namespace: str | None = None) -> list[Problem]:
+    """Documents passed through that name an object a set renders (kind, namespace, name):
+    kubectl would apply one over the other. `namespace` is -n, which places both kinds alike."""
+    owners: dict[tuple, DisaggregatedSet] = {}
+    for obj, ds in rendered:
+        metadata = obj.get("metadata") or {}
+        owners.setdefault((obj.get("kind"), metadata.get("namespace"), metadata.get("name")), ds)
+    problems = []
+    for document in passed:
+        data = document.data
+        metadata = data.get("metadata") if isinstance(data, dict) else None
+        if not isinstance(metadata, dict):
+            continue
+        where = metadata.get("namespace") or namespace or DEFAULT_NAMESPACE
+        ds = owners.get((data.get("kind"), where, metadata.get("name")))
+        if ds is not None:
+            problems.append(Problem(document.file, document.line(("metadata", "name")), "metadata.name",
+                                    f"{data['kind']} {where}/{metadata['name']} is also rendered by "
+                                    f"disaggregatedset/{ds.name} ({ds.source.file}:{ds.source.line(('metadata', 'name'))})"))
+    return problems

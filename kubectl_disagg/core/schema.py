@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from kubectl_disagg.core import typeschema
+from kubectl_disagg.manifests.source import dotted
 
 @dataclass(frozen=True)
 class Scalar:
@@ -116,9 +117,16 @@ DISAGGREGATED_SET = Obj({
 })
 
 
-def _type_error(kind: str, value: object) -> str | None:
+def _type_error(kind: str, value: object, path: tuple) -> str | None:
     if kind == "any":
         return None
+    if kind in ("string", "integer", "boolean"):
+        got = typeschema.json_type(value)
+        if got == kind:
+            return None
+        # The CRD's schema check, in the API server's words (`replicas: 1:0` is a string to kubectl).
+        return typeschema.ShapeMessage(f'Invalid value: "{got}": {dotted(path)} in body must be of type {kind}: '
+                                       f'"{got}"')
     if kind == "string":
         ok = isinstance(value, str)
     elif kind == "integer":
@@ -148,7 +156,7 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
     if value is None:
         return
     if isinstance(schema, Scalar):
-        message = _type_error(schema.kind, value)
+        message = _type_error(schema.kind, value, path)
         if message:
             report(path, message)
         elif schema.enum and value not in schema.enum:

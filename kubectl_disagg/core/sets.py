@@ -53,6 +53,7 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
             problems.extend(too_large)
             if not too_large:
                 items.append(ds)
+    problems.extend(_defined_twice([item for item in items if isinstance(item, DisaggregatedSet)]))
     if problems:
         raise UserError(problems)
     return LoadResult(tuple(items), tuple(warnings))
@@ -63,6 +64,24 @@ def set_from_object(stored: dict) -> DisaggregatedSet:
     metadata = stored.get("metadata") or {}
     where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
     return load_documents([Document(stored, where, 0, {})]).sets[0]
+
+
+def _defined_twice(sets: list[DisaggregatedSet]) -> list[Problem]:
+    """Two documents for one set (name and namespace): both would render the same objects, and
+    kubectl would apply whichever comes last. Reported at the second."""
+    first: dict[tuple, DisaggregatedSet] = {}
+    problems = []
+    for ds in sets:
+        key = (ds.namespace, ds.name)
+        if key in first:
+            other = first[key].source
+            where = f' in namespace "{ds.namespace}"' if ds.namespace else ""
+            problems.append(Problem(ds.source.file, ds.source.line(("metadata", "name")), "metadata.name",
+                                    f"disaggregatedset/{ds.name}{where} is defined twice (first at "
+                                    f"{other.file}:{other.line(('metadata', 'name'))})"))
+        else:
+            first[key] = ds
+    return problems
 
 
 def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:

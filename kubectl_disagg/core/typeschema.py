@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core import apirules
 from kubectl_disagg.core.revision import read_table
+from kubectl_disagg.manifests.source import dotted
 
 LEADER_WORKER_TEMPLATE = "lws.LeaderWorkerTemplate"
 
@@ -176,13 +177,33 @@ def _check_shape(value: object, shape: str, path: tuple, report: Report) -> None
         for key, item in value.items():
             _check_shape(item, shape[5:], path + (key,), report)
     else:
-        message = _scalar_error(value, shape)
+        message = _scalar_error(value, shape, path)
         if message:
             report(path, message)
 
 
-def _scalar_error(value: object, shape: str) -> str | None:
+# The JSON type the API server's schema check names, for the shapes of the type table.
+_SCHEMA_TYPES = {"string": "string", "time": "string", "microtime": "string", "bytes": "string", "bool": "boolean",
+                 "int": "integer", "uint": "integer", "float32": "number", "float64": "number"}
+
+
+def json_type(value: object) -> str:
+    """The type the API server sees (an integer beyond int64 it decodes as a float)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer" if -(2**63) <= value < 2**63 else "number"
+    return {float: "number", str: "string", dict: "object", list: "array"}.get(type(value), "null")
+
+
+def _scalar_error(value: object, shape: str, path: tuple) -> str | None:
     is_int = isinstance(value, int) and not isinstance(value, bool)
+    want_type = _SCHEMA_TYPES.get(shape)
+    if want_type is not None and value is not None:
+        got = json_type(value)
+        if got != want_type and not (want_type == "number" and got == "integer"):
+            # The CRD's schema check, in the API server's words (`value: y` is a boolean to kubectl).
+            return ShapeMessage(f'Invalid value: "{got}": {dotted(path)} in body must be of type {want_type}: "{got}"')
     if shape in ("string", "time", "microtime", "bytes"):
         ok = isinstance(value, str)
         want = "a string"
@@ -195,7 +216,13 @@ def _scalar_error(value: object, shape: str) -> str | None:
     elif shape == "intorstring":
         ok, want = is_int or isinstance(value, str), "an integer or a string"
     elif shape == "quantity":
-        if isinstance(value, (int, float)) and not isinstance(value, bool) or (
+        if isinstance(value, float) or isinstance(value, int) and not -(2**63) <= value < 2**63:
+            # A number with a fraction (`0.5`, `1e21`), or beyond int64 (which the API server
+            # decodes as a float): the CRD takes a quantity as an integer or a string only
+            # (int-or-string), and the API server refuses it in these words.
+            return ShapeMessage(f'Invalid value: "number": {dotted(path)} in body must be of type integer,string: '
+                                '"number"')
+        if isinstance(value, int) and not isinstance(value, bool) or (
                 isinstance(value, str) and apirules.is_quantity(value)):
             return None
         return f"Invalid value: {describe(value)}: {apirules.QUANTITY_MESSAGE}"

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterable
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_conflict, namespace_for
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.render import passthrough_collisions, render_set
 from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.render import render_with_state
@@ -95,11 +95,19 @@ def render_files(paths: Iterable[str], recursive: bool = False, namespace: str |
     if unmatched:
         raise UserError(unmatched)
     objects: list[dict] = []
+    rendered: list = []
+    passed: list = []
     for item in loaded.items:
         if isinstance(item, DisaggregatedSet):
-            objects.extend(render_with_state_file(item, namespace, explicit, require_state))
+            own = render_with_state_file(item, namespace, explicit, require_state)
+            objects.extend(own)
+            rendered.extend((obj, item) for obj in own)
         elif not is_state_document(item.data):
             objects.append(item.data)
+            passed.append(item)
+    collisions = passthrough_collisions(rendered, passed, namespace)
+    if collisions:
+        raise UserError(collisions)
     return objects, loaded.warnings
 
 

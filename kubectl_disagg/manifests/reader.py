@@ -1,8 +1,8 @@
 """Reading manifests: files, directories and stdin, several documents per stream.
 
 Every value keeps the line it came from, so validation can say `FILE:LINE: path: message`.
-Block-style YAML, what nearly every manifest is, is read by `block_yaml`; anything else, and
-every error, by PyYAML (`pyyaml_reader`), which a command then imports: it costs 25 ms.
+A stream is read as kubectl reads a file, document for document and value for value
+(`yaml_reader`, after sigs.k8s.io/yaml and go-yaml v2).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 import sys
 from collections.abc import Iterable
 
-from kubectl_disagg.manifests import block_yaml
 from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests import yaml_reader
 from kubectl_disagg.manifests.source import Document
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
@@ -25,28 +25,24 @@ def parse_stream(text: str | bytes, file: str) -> list[Document]:
     """Every non-empty document of one YAML or JSON stream; raises UserError on bad input."""
     if len(text) > MAX_INPUT_BYTES:
         raise UserError([Problem(file, 0, "", f"input is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")])
-    block = block_yaml.read(text)
-    if block is not None:
-        documents = block[0]
-    else:
-        from kubectl_disagg.manifests import pyyaml_reader
-
-        documents, problems = pyyaml_reader.read(text, file)
-        if problems:
-            raise UserError(problems)
+    documents, problems = yaml_reader.read(_bytes(text), file)
+    if problems:
+        raise UserError(problems)
     return [Document(data, file, index, lines) for index, data, lines in documents]
 
 
 def load_plain(text: bytes) -> object:
-    """One YAML document as plain data, without positions or our checks (a kubeconfig);
-    raises ValueError with the reader's message when the text is not YAML."""
-    block = block_yaml.read(text)
-    if block is not None and block[1] <= 1:
-        documents = block[0]
-        return documents[0][1] if documents else None
-    from kubectl_disagg.manifests import pyyaml_reader
+    """The first YAML document of `text` as plain data, read as client-go reads a kubeconfig
+    (the whole text to sigs.k8s.io/yaml, no splitting at `---`); raises ValueError with the
+    reader's message when it refuses the text."""
+    documents, problems = yaml_reader.read(_bytes(text), "", split_documents=False)
+    if problems:
+        raise ValueError(problems[0].message)
+    return documents[0][1] if documents else None
 
-    return pyyaml_reader.load_plain(text)
+
+def _bytes(text: str | bytes) -> bytes:
+    return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
 
 
 def expand_paths(paths: Iterable[str], recursive: bool = False) -> list[str]:

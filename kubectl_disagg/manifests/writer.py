@@ -1,8 +1,8 @@
 """Serialising objects: YAML and JSON, byte-for-byte deterministic.
 
 The YAML writer is our own, small and strict: keys sorted, block style, lists unindented
-under their key as kubectl prints them, and any string a YAML 1.1 or 1.2 reader could take
-for something else is double-quoted. It is also much faster than PyYAML's pure-Python
+under their key as kubectl prints them, and any string that kubectl's reader (go-yaml v2,
+`resolver`) or another YAML 1.1 or 1.2 reader could take for something else is double-quoted. It is also much faster than PyYAML's pure-Python
 representer, which matters when a set renders to thousands of objects.
 """
 
@@ -14,12 +14,15 @@ import math
 import re
 from collections.abc import Iterable
 
-from kubectl_disagg.manifests.block_yaml import implicit_type
+from kubectl_disagg.manifests.resolver import plain_reads_as_string
 
 OUTPUT_FORMATS = ("yaml", "json")
 _PLAIN = re.compile(r"[A-Za-z0-9_./(][A-Za-z0-9 _./=+@%,()~:-]*")
 # Words that YAML 1.1 readers (go-yaml v2, PyYAML) take as booleans, whatever the resolver says.
 _YAML11_WORDS = frozenset("y n yes no on off true false null ~".split())
+# What other YAML 1.1 readers (PyYAML) read as numbers or dates where go-yaml reads strings:
+# base 60 (`1:30`) and timestamps.
+_SEXAGESIMAL_OR_DATE = r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt \t].*)?"
 
 
 @functools.lru_cache(maxsize=65536)
@@ -30,7 +33,8 @@ def _string(value: str) -> str:
         and ": " not in value
         and value.lower() not in _YAML11_WORDS
         and not _numeric(value)
-        and implicit_type(value) == "str"
+        and plain_reads_as_string(value)
+        and not re.fullmatch(_SEXAGESIMAL_OR_DATE, value)
     ):
         return value
     return _quote(value)

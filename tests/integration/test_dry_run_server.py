@@ -11,7 +11,7 @@ import yaml
 from kubernetes import client
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
+from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 from tests.integration.test_privilege import STATUS, STEPPER, accounts, run, without_verb  # noqa: F401 (fixture)
 from tests.integration.test_rollout_step import (LWS, SET, cli, interfere_before_writes, kinds_of, model,  # noqa: F401
                                                  stepper, write_replicas, write_set)
@@ -74,9 +74,10 @@ def test_a_write_the_server_refuses_exits_1_naming_it(stepper, tmp_path, monkeyp
     assert sorted(groups.values()) == [1, 3]  # the other scale was accepted, not stored
 
 
-def test_an_unforced_create_over_someone_elses_fields_is_refused(stepper, tmp_path, api_client):
-    """An LWS of the name a create would use, not labelled as the set's (so not read), written
-    by another field manager: the create's server-side apply, never forced, conflicts."""
+def test_a_create_over_someone_elses_object_is_refused_before_any_write_is_judged(stepper, tmp_path, api_client):
+    """An LWS of the name a create would use, not labelled as the set's (so not listed), written
+    by another field manager: the pass is refused whole at planning, exit 3, naming the object and
+    its manager, as a real step would be; no write is sent, not even as a dry run."""
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     name = naming.lws_name(SET, 0, model(path).revision, "prefill")
     squatter = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
@@ -86,15 +87,10 @@ def test_an_unforced_create_over_someone_elses_fields_is_refused(stepper, tmp_pa
         *LWS, stepper.namespace, "leaderworkersets", squatter, field_manager="helm")
     before = stepper.live.versions()
 
-    run = stepper(path, "--dry-run=server", "-o", "yaml")
-    assert run.code == EXIT_ERROR
-    first, summary = run.err.splitlines()
-    assert first.startswith(f"leaderworkerset/{name}: Apply failed with 1 conflict: conflict with \"helm\"")
-    assert first.endswith("kubectl-disagg never forces field ownership: find out who else manages this object")
-    assert "would refuse 1 of this pass's 4 writes" in summary
-    (refused,) = [a for entry in yaml.safe_load(run.out)["slices"] for a in entry["actions"]
-                  if a["verdict"] == "refused"]
-    assert refused["name"] == name and refused["refusal"] == [first]
+    run = stepper(path, "--dry-run=server")
+    assert run.code == EXIT_REFUSED
+    assert (f"slice 0: blocked: leaderworkerset/{name} exists and is not managed by kubectl-disagg "
+            "(no managed-by label; field managers helm)") in run.out
     assert stepper.live.versions() == before
 
 

@@ -69,3 +69,15 @@ def test_regenerating_the_table_gives_the_committed_bytes(tmp_path):
     assert result.returncode == 0, result.stderr.decode()
     with open(revision.TABLE_PATH, "rb") as committed:
         assert result.stdout == committed.read(), "kubectl_disagg/data/revision-table.json is stale: run make generate"
+
+
+@pytest.mark.parametrize("amount", ["1" * 5000, "9" * 4301 + "Mi", "0." + "0" * 4400 + "1", "1" * 5000 + "e3",
+                                    12345678901234567890])
+def test_quantities_longer_than_pythons_int_text_limit(oracle, amount):
+    """Go's inf.Dec reads quantities of any length; Python's int from text stops at 4,300 digits."""
+    template = {"workerTemplate": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": amount}}}]}}}
+    stored = defaulted({"spec": {"roles": [{"name": "a", "spec": {"leaderWorkerTemplate": template}}]}})
+    roles = [(role["name"], role["spec"]["leaderWorkerTemplate"]) for role in stored["spec"]["roles"]]
+    go_revision, go_bytes = go_answer(oracle, stored)
+    assert revision.encode_roles(roles).decode() == go_bytes
+    assert revision.compute_revision(roles) == go_revision

@@ -87,3 +87,110 @@ def test_generated_sets_hash_alike_in_the_file_and_in_the_cluster(control_plane,
     del document["metadata"]["name"]
     stored = store(control_plane, namespace, document)
     assert role_revision(stored) == role_revision(document)
+
+
+# -- scalars read as kubectl reads them ----------------------------------------------------------
+# go-yaml reads `1e9`, `1E3`, `0o17` and `08` as numbers (PyYAML: strings) and `12:30` as a string
+# (PyYAML: 750). The API server stores a quantity written as a number in its canonical form
+# (`1e9` → "1G"), and the controller hashes that: the revision from the file must be that one.
+
+KUBECTL_SCALARS = """\
+apiVersion: disaggregatedset.x-k8s.io/v1
+kind: DisaggregatedSet
+metadata:
+  name: {name}
+spec:
+  roles:
+  - name: prefill
+    spec:
+      replicas: 1
+      leaderWorkerTemplate:
+        size: 2
+        workerTemplate:
+          spec:
+            containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.11.0
+              args: [12:30, 1:0, "--port"]
+              env:
+              - name: AT
+                value: "1:30"
+              resources:
+                limits:
+                  ephemeral-storage: {storage}
+                  memory: {memory}
+                  cpu: {cpu}
+  - name: decode
+    spec:
+      leaderWorkerTemplate:
+        workerTemplate:
+          spec:
+            containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.11.0
+              resources:
+                requests:
+                  cpu: {cpu}
+"""
+
+
+@pytest.mark.parametrize("storage, memory, cpu", [
+    ("1e9", "1E3", "08"), ("1.5e9", "0o17", "09"), ("1e3", "0x10", "1e0"), ('"1e9"', "1_000", '"0.5"'),
+    ("2e+9", "1e18", "0b11"), ("1e9", "9223372036854775807", "+1"),
+])
+def test_scalars_kubectl_reads_differently_from_yaml_1_1_hash_as_the_stored_object(
+        control_plane, namespace, tmp_path, storage, memory, cpu):
+    name = "scalars-" + str(abs(hash((storage, memory, cpu))) % 10**8)
+    path = tmp_path / "set.yaml"
+    path.write_text(KUBECTL_SCALARS.format(name=name, storage=storage, memory=memory, cpu=cpu))
+    control_plane.kubectl("apply", "--server-side", "-n", namespace, "-f", str(path))
+    stored = control_plane.request("GET", SETS.format(namespace) + "/" + name)
+    (from_file,) = load_documents(parse_stream(path.read_bytes(), str(path))).sets
+    (from_cluster,) = load_documents([Document(stored, "stored", 0, {})]).sets
+    container = stored["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+    assert container["args"] == ["12:30", "1:0", "--port"]
+    assert from_file.revision == from_cluster.revision
+
+
+@pytest.mark.parametrize("cpu", ["0.5", ".5", "1e21", "1.5", "1e20", "18446744073709551615", "9223372036854775808"])
+def test_a_quantity_with_a_fraction_is_refused_as_the_api_server_refuses_it(control_plane, namespace, tmp_path, cpu):
+    """The CRD's quantities are int-or-string: a number with a fraction, or an integer beyond int64
+    (a float to the API server), is refused, by the server in these words, and by us in the same
+    ones at its line."""
+    text = KUBECTL_SCALARS.format(name="fraction", storage="1G", memory="1Gi", cpu=cpu)
+    path = tmp_path / "set.yaml"
+    path.write_text(text)
+    refused = control_plane.kubectl("apply", "--server-side", "-n", namespace, "-f", str(path), check=False)
+    assert refused.returncode != 0
+    from kubectl_disagg.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        load_documents(parse_stream(path.read_bytes(), str(path)))
+    lines = [number for number, line in enumerate(text.splitlines(), 1) if line.strip() == f"cpu: {cpu}"]
+    assert [problem.line for problem in caught.value.problems] == lines
+    for problem in caught.value.problems:
+        assert f"{problem.path}: {problem.message}" in refused.stderr
+
+
+def test_kubectl_s_booleans_and_strings_where_types_differ_are_refused_in_the_api_server_s_words(
+        control_plane, namespace, tmp_path):
+    """`value: y` is the boolean true to kubectl and `replicas: 1:0` a string: the API server
+    refuses the set, and so do we, at each value's line and in the server's words (its schema
+    check; server-side apply says it earlier in other words)."""
+    text = KUBECTL_SCALARS.format(name="typed", storage="1G", memory="1Gi", cpu="1").replace(
+        'value: "1:30"', "value: y").replace("replicas: 1", "replicas: 1:0")
+    path = tmp_path / "set.yaml"
+    path.write_text(text)
+    refused = control_plane.kubectl("create", "-n", namespace, "-f", str(path), check=False)
+    assert refused.returncode != 0
+    applied = control_plane.kubectl("apply", "--server-side", "-n", namespace, "-f", str(path), check=False)
+    assert 'env[name="AT"].value: expected string, got &value.valueUnstructured{Value:true}' in applied.stderr
+    from kubectl_disagg.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        load_documents(parse_stream(path.read_bytes(), str(path)))
+    lines = text.splitlines()
+    assert [problem.line for problem in caught.value.problems] == [
+        lines.index("      replicas: 1:0") + 1, lines.index("                value: y") + 1]
+    for problem in caught.value.problems:
+        assert f"{problem.path}: {problem.message}" in refused.stderr

@@ -60,7 +60,8 @@ def test_render_from_stdin(capsys, monkeypatch):
 def test_invalid_input_prints_nothing_on_stdout(capsys, tmp_path):
     good = (EXAMPLES / "prefill-decode.yaml").read_text()
     bad = tmp_path / "bad.yaml"
-    bad.write_text(good + "---\n" + good.replace("replicas: 2", "replcas: 2").replace("name: decode", "name: Decode"))
+    bad.write_text(good.replace("name: llama", "name: llama-2") + "---\n"
+                   + good.replace("replicas: 2", "replcas: 2").replace("name: decode", "name: Decode"))
     code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml"), "-f", str(bad)], capsys)
     assert code == 1 and out == ""
     lines = err.splitlines()
@@ -151,7 +152,7 @@ def test_a_bad_tag_is_an_error_not_a_traceback(capsys, tmp_path):
     bad.write_text((EXAMPLES / "prefill-decode.yaml").read_text().replace("name: prefill", "name: !!bool llama", 1))
     code, out, err = run(["render", "-f", str(bad)], capsys)
     assert code == 1 and out == ""
-    assert "cannot read 'llama' as !!bool" in err and "Traceback" not in err
+    assert "cannot decode !!str `llama` as a !!bool" in err and "Traceback" not in err
 
 
 def _process(argv: list[str], **kwargs) -> subprocess.Popen:

@@ -91,7 +91,7 @@ def test_validate_crds_completion_and_plan_from_the_zip(dist, home):
     assert validated.returncode == 0 and ": valid (revision " in validated.stdout, validated.stderr
     crds = run(pyz, home, "crds")  # CRD YAML shipped as package data
     assert crds.returncode == 0, crds.stderr
-    assert [d["kind"] for d in yaml.safe_load_all(crds.stdout)] == ["CustomResourceDefinition"] * 2
+    assert [d["kind"] for d in yaml.safe_load_all(crds.stdout)] == ["CustomResourceDefinition"] * 3
     completion = run(pyz, home, "completion", "bash")  # a Jinja2 template
     assert completion.returncode == 0 and "_kubectl_disagg_complete()" in completion.stdout, completion.stderr
     plan = run(pyz, home, "rollout", "plan", "-f", str(EXAMPLE), "--from", "1,1")  # offline, a Jinja2 table

@@ -107,3 +107,9 @@ def test_go_float(number, expected):
 def test_other_values_are_refused(value):
     with pytest.raises(QuantityError):
         canonical(value)
+
+
+def test_quantities_of_any_length_never_end_in_a_traceback():
+    assert canonical("1" * 5000) == "1" * 5000
+    with pytest.raises(QuantityError, match="more than 100,000"):
+        canonical("1" * 100_001)

@@ -215,3 +215,53 @@ def test_render_does_not_mutate_the_model():
 
 def test_load_sets_reads_directories():
     assert sorted(ds.name for ds in load_sets([str(EXAMPLES)]).sets) == ["deepseek", "llama", "mixtral", "qwen-vl"]
+
+
+# -- one set, one name ------------------------------------------------------------------------
+
+def test_a_set_defined_twice_is_refused_at_the_second_document():
+    text = (EXAMPLES / "prefill-decode.yaml").read_text()
+    other = text.replace("image: ", "image: x", 1) if "image: " in text else text
+    with pytest.raises(UserError) as caught:
+        load_documents(parse_stream(text + "---\n" + other, "in.yaml"))
+    (problem,) = caught.value.problems
+    first_line = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith("  name: "))
+    assert problem.line == len(text.splitlines()) + 1 + first_line
+    assert problem.path == "metadata.name"
+    assert "is defined twice (first at in.yaml:%d)" % first_line in problem.message
+
+
+def test_the_same_name_in_two_namespaces_is_two_sets():
+    data = example_data()
+    other = copy.deepcopy(data)
+    other["metadata"]["namespace"] = "elsewhere"
+    assert len(load_documents(parse_stream(to_yaml_stream([data, other]), "in.yaml")).sets) == 2
+
+
+def _render_cli(path, capsys) -> tuple[int, str, str]:
+    from kubectl_disagg.cli import main
+
+    try:
+        main(["render", "-f", str(path)])
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_passed_through_object_may_not_take_a_rendered_name(tmp_path, capsys):
+    ds = one_set((EXAMPLES / "prefill-decode.yaml").read_text())
+    lws = next(render_set(ds))
+    clash = {"apiVersion": lws["apiVersion"], "kind": lws["kind"],
+             "metadata": {"name": lws["metadata"]["name"], "namespace": lws["metadata"]["namespace"]}}
+    path = tmp_path / "all.yaml"
+    path.write_text((EXAMPLES / "prefill-decode.yaml").read_text() + "---\n" + to_yaml(clash))
+    code, out, err = _render_cli(path, capsys)
+    assert code == 1 and out == ""
+    assert f"metadata.name: LeaderWorkerSet {lws['metadata']['namespace']}/{lws['metadata']['name']} " \
+           f"is also rendered by disaggregatedset/{ds.name}" in err
+    # Another kind with that name is another object.
+    clash["kind"] = "ConfigMap"
+    path.write_text((EXAMPLES / "prefill-decode.yaml").read_text() + "---\n" + to_yaml(clash))
+    assert _render_cli(path, capsys)[0] == 0

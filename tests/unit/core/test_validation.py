@@ -146,7 +146,7 @@ def test_slices_range(slices):
 def test_slices_type():
     doc = base()
     doc["spec"]["slices"] = "two"
-    assert 'spec.slices: Invalid value: "two": must be an integer' in only_error(doc)
+    assert 'spec.slices: Invalid value: "string": spec.slices in body must be of type integer: "string"' in only_error(doc)
 
 
 def test_worker_template_required():
@@ -341,13 +341,16 @@ def test_unknown_fields_are_rejected_with_their_path(path):
 def test_type_errors_deep_in_the_template():
     doc = base()
     role_spec(doc, 0)["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["ports"] = [{"containerPort": "80"}]
-    assert 'containers[0].ports[0].containerPort: Invalid value: "80": must be an integer' in only_error(doc)
+    assert ('containers[0].ports[0].containerPort: Invalid value: "string": spec.roles[0].spec.leaderWorkerTemplate.'
+            'workerTemplate.spec.containers[0].ports[0].containerPort in body must be of type integer: "string"'
+            in only_error(doc))
 
 
 def test_label_values_must_be_strings():
     doc = base()
     doc["spec"]["roles"][0]["metadata"] = {"labels": {"version": 2}}
-    assert "spec.roles[0].metadata.labels.version: Invalid value: 2: must be a string" in only_error(doc)
+    assert ('spec.roles[0].metadata.labels.version: Invalid value: "integer": spec.roles[0].metadata.labels.version '
+            'in body must be of type string: "integer"' in only_error(doc))
 
 
 def test_every_error_at_once_with_file_and_line():
@@ -377,7 +380,8 @@ spec:
     assert len(errors) == 3
     # A wrong type stops the semantic rules: they would only repeat it in other words.
     errors = errors_of(text.replace("slices: 0", "slices: many"))
-    assert errors == ['ds.yaml:6: spec.slices: Invalid value: "many": must be an integer',
+    assert errors == ['ds.yaml:6: spec.slices: Invalid value: "string": spec.slices in body must be of type integer: '
+                      '"string"',
                       "ds.yaml:10: spec.roles[0].spec.replcas: unknown field"]
 
 

@@ -30,12 +30,45 @@ def test_json_documents_are_read_too():
 
 
 def test_keys_are_strings_as_kubernetes_reads_them():
-    assert parse_stream("1: a\ntrue: b\n", "f")[0].data == {"1": "a", "true": "b"}
+    # sigs.k8s.io/yaml writes go-yaml's numeric and boolean keys as JSON strings, floats as float32s.
+    data = parse_stream("1: a\ny: b\n017: c\n0x1F: d\n.5: e\n1e3: f\n3.14159265358979: g\n", "f")[0].data
+    assert data == {"1": "a", "true": "b", "15": "c", "31": "d", "0.5": "e", "1000": "f", "3.1415927": "g"}
 
 
-def test_scalars_follow_yaml_1_1_like_kubernetes():
-    data = parse_stream("a: yes\nb: '1'\nc: 1.5\nd: null\ne: 2024-01-01\n", "f")[0].data
-    assert data == {"a": True, "b": "1", "c": 1.5, "d": None, "e": "2024-01-01"}
+def test_keys_kubectl_refuses():
+    assert problems_of("~: 1\n") == ["in.yaml:1: unsupported map key of type: %!s(<nil>), key: <nil>: kubectl refuses this key"]
+    (line,) = problems_of("18446744073709551615: a\n")
+    assert line.startswith("in.yaml:1: unsupported map key of type: uint64")
+    (line,) = problems_of("spec:\n  1: a\n  '1': b\n")
+    assert line == "in.yaml:3: spec.1: keys '1' (line 2) and '1' both read as '1'"
+
+
+def test_booleans_and_keys_given_twice():
+    # `y` is a boolean to kubectl, so `y:` and `true:` are the same key.
+    (line,) = problems_of("true: a\ny: b\n")
+    assert line == "in.yaml:2: true: duplicate key 'true' (first at line 1)"
+
+
+def test_scalars_follow_kubectl():
+    data = parse_stream("a: yes\nb: '1'\nc: 1.5\nd: null\ne: 2024-01-01\nf: 1:30\ng: 1e3\nh: 0o17\ni: 08\n"
+                        "j: y\nk: N\nl: 1E3\nm: 09\nx: 1.0\no: =\np: <<\n", "f")[0].data
+    assert data == {"a": True, "b": "1", "c": 1.5, "d": None, "e": "2024-01-01", "f": "1:30", "g": 1000, "h": 15,
+                    "i": 8, "j": True, "k": False, "l": 1000, "m": 9, "x": 1, "o": "=", "p": "<<"}
+    assert [type(data[k]) for k in "gix"] == [int, int, int]  # JSON's 1000, as the API server reads it
+
+
+@pytest.mark.parametrize("digits", [4301, 5000, 100_000])
+def test_huge_integers_read_as_kubectl_reads_them(digits):
+    """Past float64, go-yaml keeps the text: a string, never a traceback."""
+    data = parse_stream(f"a: {'9' * digits}\nb: 0x{'F' * digits}\nc: -{'1' * digits}\n", "f")[0].data
+    assert data == {"a": "9" * digits, "b": "0x" + "F" * digits, "c": "-" + "1" * digits}
+    assert parse_stream(f"? {'9' * digits}\n: x\n", "f")[0].data == {"9" * digits: "x"}
+    assert parse_stream("a: " + "9" * 300 + "\n", "f")[0].data == {"a": float("9" * 300)}
+
+
+def test_json_numbers_the_api_server_cannot_hold_are_refused():
+    assert problems_of('{"a": 1e400}') == ["in.yaml:1: json: number 1e400 is out of range"]
+    assert problems_of('{"a": ' + "9" * 5000 + "}") == ["in.yaml:1: json: number " + "9" * 5000 + " is out of range"]
 
 
 def test_duplicate_keys_are_refused_with_both_lines():
@@ -75,9 +108,11 @@ def test_binary_garbage_is_refused():
     assert lines and all(line.startswith("in.yaml") for line in lines)
 
 
-def test_merge_keys_explicit_wins():
-    data = parse_stream("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\n", "f")[0].data
-    assert data["other"] == {"x": 1, "y": 3}
+def test_merge_keys_in_the_order_they_appear():
+    # go-yaml merges where `<<` stands: keys after it win, keys before it are overwritten.
+    data = parse_stream("base: &b {x: 1, z: 2}\nafter:\n  <<: *b\n  z: 3\nbefore:\n  z: 3\n  <<: *b\n", "f")[0].data
+    assert data["after"] == {"x": 1, "z": 3}
+    assert data["before"] == {"x": 1, "z": 2}
 
 
 def test_directories_expand_sorted_and_recursive(tmp_path):
@@ -102,39 +137,64 @@ def test_dotted_paths():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("name: !!bool llama\n", "in.yaml:1: name: cannot read 'llama' as !!bool"),
-    ("a:\n  b: !!int many\n", "in.yaml:2: a.b: cannot read 'many' as !!int"),
-    ("a: !!float x\n", "in.yaml:1: a: cannot read 'x' as !!float"),
-    ("a: .inf\n", "in.yaml:1: a: cannot read '.inf' as !!float"),
-    ("a: !!float .nan\n", "in.yaml:1: a: cannot read '.nan' as !!float"),
-    ("a: !!null something\n", "in.yaml:1: a: cannot read 'something' as !!null"),
-    ("a: !!timestamp soon\n", "in.yaml:1: a: cannot read 'soon' as !!timestamp"),
-    ("a: !!binary aGk=\n", "in.yaml:1: a: unsupported YAML tag !!binary"),
-    ("a: !!set {x, y}\n", "in.yaml:1: a: unsupported YAML tag !!set"),
-    ("a: !!omap [x: 1]\n", "in.yaml:1: a: unsupported YAML tag !!omap"),
-    ("a: !!pairs [x: 1]\n", "in.yaml:1: a: unsupported YAML tag !!pairs"),
-    ("a: !foo bar\n", "in.yaml:1: a: unsupported YAML tag !foo"),
-    ("a: !foo {x: 1}\n", "in.yaml:1: a: unsupported YAML tag !foo"),
-    ("a: !!str [1]\n", "in.yaml:1: a: unsupported YAML tag !!str"),
+    ("name: !!bool llama\n", "in.yaml:1: name: cannot decode !!str `llama` as a !!bool"),
+    ("a:\n  b: !!int many\n", "in.yaml:2: a.b: cannot decode !!str `many` as a !!int"),
+    ("a: !!float x\n", "in.yaml:1: a: cannot decode !!str `x` as a !!float"),
+    ("a: .inf\n", "in.yaml:1: a: .inf is not a number JSON can hold (json: unsupported value: +Inf)"),
+    ("a: !!float .nan\n", "in.yaml:1: a: .nan is not a number JSON can hold (json: unsupported value: NaN)"),
+    ("a: !!null something\n", "in.yaml:1: a: cannot decode !!str `something` as a !!null"),
+    ("a: !!timestamp soon\n", "in.yaml:1: a: cannot decode !!str `soon` as a !!timestamp"),
+    ("a: !!binary aGk\n", "in.yaml:1: a: !!binary value contains invalid base64 data"),
+    ("a: &x [*x]\n", "in.yaml:1: a[0][0]: anchor 'x' value contains itself"),
+    ("a: *x\n", "in.yaml:1: unknown anchor 'x' referenced"),
+    ("a: {<<: 1}\n", "in.yaml:1: a: map merge requires map or sequence of maps as the value"),
+    ("a: [12:30, 7:]\nb: \"\\/\"\n", "in.yaml:2: invalid YAML: while parsing a quoted scalar found unknown escape"),
+    ("--- a: 1\n", "in.yaml:1: invalid YAML: invalid document separator: a: 1"),
 ])
-def test_tags_a_kubernetes_reader_cannot_read_are_refused(text, expected):
+def test_what_kubectl_refuses_is_refused(text, expected):
     lines = problems_of(text.encode())
-    assert len(lines) == 1 and lines[0].startswith(expected)
+    assert len(lines) == 1 and lines[0].startswith(expected), lines
 
 
-def test_core_schema_tags_read_as_kubernetes_reads_them():
+def test_tags_read_as_kubectl_reads_them():
     text = ("a: !!bool yes\nb: !!int '12'\nc: !!float 1\nd: !!str 12\ne: !!null ''\n"
-            "f: 2001-12-14\ng: !!timestamp 2001-12-14T21:59:43.10-05:00\nh: !!map {x: 1}\ni: !!seq [1]\nj: <<\n")
+            "f: 2001-12-14\ng: !!timestamp 2001-12-14T21:59:43.10-05:00\nh: !!map {x: 1}\ni: !!seq [1]\nj: <<\n"
+            "k: !!binary aGk=\nl: !foo bar\nm: !!set {x, y}\nr: !!str [1]\no: ! 12\n"
+            'q: "it\\\'s"\n')
     assert parse_stream(text, "f")[0].data == {
-        "a": True, "b": 12, "c": 1.0, "d": "12", "e": None, "f": "2001-12-14",
+        "a": True, "b": 12, "c": 1, "d": "12", "e": None, "f": "2001-12-14",
         "g": "2001-12-14T21:59:43.10-05:00", "h": {"x": 1}, "i": [1], "j": "<<",
+        "k": "hi", "l": "bar", "m": {"x": None, "true": None}, "r": [1], "o": "12", "q": "it's",
     }
 
 
-def test_every_bad_tag_of_a_document_is_reported_at_once():
-    assert len(problems_of(b"a: !!bool x\nb: !!int y\nc: !x z\n")) == 3
+def test_every_problem_of_a_document_is_reported_at_once():
+    assert len(problems_of(b"a: !!bool x\nb: !!int y\nc: .inf\n")) == 3
+
+
+def test_lines_of_a_stream_split_as_kubectl_splits_it():
+    docs = parse_stream("# lead\n---\n---\nkind: A\nspec:\n  roles:\n  - name: p\n    size: 2\n  -\n    name: d\n", "f")
+    (doc,) = docs
+    assert doc.data == {"kind": "A", "spec": {"roles": [{"name": "p", "size": 2}, {"name": "d"}]}}
+    assert doc.line(()) == 4 and doc.line(("spec", "roles", 0)) == 7 and doc.line(("spec", "roles", 1)) == 10
+    assert doc.line(("spec", "roles", 0, "size")) == 8
+
+
+def test_load_plain_reads_the_first_document_as_client_go_does():
+    from kubectl_disagg.manifests.reader import load_plain
+
+    assert load_plain(b"a: 1\n---\nb: 2\n") == {"a": 1}
+    assert load_plain(b"") is None
+    assert load_plain(b"a: y\nb: 0x1F\n") == {"a": True, "b": 31}
+    with pytest.raises(ValueError, match="invalid YAML"):
+        load_plain(b"a: b: c\n")
 
 
 def test_a_control_character_is_one_line_with_its_line_number():
     (line,) = problems_of(b"a: 1\nb: \x00\n")
     assert line.startswith("in.yaml:2: invalid YAML: unacceptable character #x0000") and "\n" not in line
+
+
+def test_an_unpaired_surrogate_in_json_is_what_the_api_server_stores():
+    # kubectl sends a JSON file as it is; Go's decoder on the server reads `\ud800` as U+FFFD.
+    assert parse_stream(b'{"a": "x\\ud800y\\ud83d\\ude00"}', "f")[0].data == {"a": "x\ufffdy\U0001F600"}

@@ -1,112 +1,18 @@
-"""The block-YAML reader gives what the PyYAML-based reader gives, or declines.
+"""YAML texts for the reader's differential test: seeds, mutations and a grammar of YAML text.
 
-Everything here compares `block_yaml` with `pyyaml_reader` (PyYAML, LibYAML when present) on the
-same text: documents, values, the line of every field, document indices. Declining (None) is
-always allowed; a different answer never is. Coverage is asserted too: what this tool, kubectl
-and the examples write must not fall back.
+`yaml_text(rng)` writes one random YAML stream line by line: block mappings and sequences,
+indentless and inline sequences, empty values, comments at odd indents, document markers,
+literal and folded blocks with blank and more-indented lines, every double-quoted escape, quoted
+keys, flow lists and their near misses, number-, bool- and null-like plain scalars, odd Unicode,
+CRLF; at a rate chosen per text it writes near misses (indents off by one, scalars continued on
+the next line, stray tabs). `mutate(text, rng)` damages a valid text a few edits at a time.
 """
 
 from __future__ import annotations
 
-import os
 import random
-from pathlib import Path
 
-import pytest
-import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from kubectl_disagg.manifests import block_yaml, reader as loader, pyyaml_reader, source
-from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
-from tests.conftest import EXAMPLES
-
-EXAMPLES_PER_STRATEGY = int(os.environ.get("KUBECTL_DISAGG_FUZZ_EXAMPLES", "40"))
-_RESOLVER = yaml.resolver.Resolver()
-
-
-def reference(text):
-    """The PyYAML reader's documents, or None when it reports a problem."""
-    documents, problems = pyyaml_reader.read(text, "f.yaml")
-    return None if problems else documents
-
-
-def agrees(text) -> bool:
-    """Whether block_yaml declined (False) or answered exactly as PyYAML (True); fails otherwise."""
-    ours = block_yaml.read(text)
-    if ours is None:
-        return False
-    assert ours[0] == reference(text), text
-    return True
-
-
-# -- implicit types -------------------------------------------------------------------------
-
-def pyyaml_type(value: str) -> str:
-    return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)).rsplit(":", 1)[1]
-
-
-@pytest.mark.parametrize("value", [
-    "", "~", "null", "Null", "NULL", "nULL", "yes", "Yes", "YES", "yEs", "y", "n", "no", "on", "ON", "off", "true",
-    "False", "0", "-0", "+12", "012", "0o17", "0x1F", "0b101", "1_000", "1:20", "-1:20:30", "190:20:30.15", "1.5",
-    "1.", ".5", "-.5", "1e3", "1.0e3", "1.0e+3", "1.0E-3", "._", ".inf", "-.Inf", "+.INF", ".nan", ".NaN", "-.nan",
-    "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5", "2001-1-1", "2001-12-14T21:59:43Z",
-    "<<", "=", "==", "<", "10Gi", "500m", "1.5Gi", "v1", "0.0.0.0", "127.0.0.1:6443", "-", "+", ".", "1_", "0_7",
-    "09", "0b", "0x", "1:60", "1:5", "--1", "+-1", "12:30:00",
-])
-def test_implicit_types_are_yaml_1_1s(value):
-    assert block_yaml.implicit_type(value) == pyyaml_type(value)
-
-
-@settings(max_examples=EXAMPLES_PER_STRATEGY * 50, deadline=None)
-@given(st.text(alphabet="0123456789_.:+-eExXbBoOaAfFiInNtTZz ~<=yYsSlLuU", min_size=1, max_size=14))
-def test_implicit_types_of_number_like_text(value):
-    assert block_yaml.implicit_type(value) == pyyaml_type(value)
-
-
-# -- documents written by writers -----------------------------------------------------------
-
-keys = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=10)
-scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63),
-    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30),
-    st.text(max_size=12),
-    st.sampled_from(["yes", "off", "~", "null", "1e3", "0x1F", "0755", "1:20", "2024-01-01", ".5", "<<", "=",
-                     "a: b", "x #y", "#x", "- a", "-a", "'q'", '"q"', "it's", "[a]", "{a}", "a\nb", "tab\tx",
-                     "back\\slash", " lead", "trail ", "10Gi", "500m", "http://x:80/y", "k=v", "%x", "@x"]),
-)
-values = st.recursive(scalars, lambda children: st.one_of(
-    st.lists(children, max_size=4), st.dictionaries(keys, children, max_size=4)), max_leaves=30)
-documents = st.one_of(st.dictionaries(keys, values, min_size=1, max_size=5), st.lists(values, min_size=1, max_size=4))
-
-
-@settings(max_examples=EXAMPLES_PER_STRATEGY * 10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(documents)
-def test_what_this_tool_writes_is_read_without_pyyaml(document):
-    text = to_yaml(document)
-    assert agrees(text), text  # our writer stays inside the block subset: no fallback
-    assert block_yaml.read(text)[0][0][1] == document
-
-
-@settings(max_examples=EXAMPLES_PER_STRATEGY * 5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.dictionaries(keys, values, min_size=1, max_size=4), min_size=1, max_size=4))
-def test_streams_this_tool_writes(objects):
-    text = to_yaml_stream(objects)
-    assert agrees(text), text
-    assert [data for _, data, _ in block_yaml.read(text)[0]] == objects
-
-
-@settings(max_examples=EXAMPLES_PER_STRATEGY * 10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(documents, st.sampled_from([2, 4]), st.booleans(), st.sampled_from([20, 80, 10_000]),
-       st.booleans())
-def test_what_pyyaml_writes(document, indent, explicit_start, width, allow_unicode):
-    """PyYAML's own layouts: indented lists, wrapped long strings, other quoting."""
-    text = yaml.safe_dump(document, indent=indent, explicit_start=explicit_start, width=width,
-                          allow_unicode=allow_unicode, default_flow_style=False, sort_keys=False)
-    agrees(text)
-
-
-# -- mutated documents ----------------------------------------------------------------------
+from tests.conftest import EXAMPLES, GOLDEN
 
 KUBECTL_KUBECONFIG = """\
 apiVersion: v1
@@ -141,7 +47,6 @@ users:
     token: "abc.def"
 """
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 SEEDS = [path.read_text() for path in sorted(EXAMPLES.glob("*.yaml")) + sorted(GOLDEN.glob("*.yaml"))[:2]] + [
     KUBECTL_KUBECONFIG,
     "a: 1\n---\nb:\n- x\n- y: |\n    text\n    more\n  z: >-\n    folded\n    line\n...\n",
@@ -176,76 +81,6 @@ def mutate(text: str, rng: random.Random) -> str:
         text = "\n".join(lines)
     return text
 
-
-@settings(max_examples=EXAMPLES_PER_STRATEGY * 25, deadline=None)
-@given(st.sampled_from(SEEDS), st.randoms(use_true_random=False))
-def test_mutated_documents_are_read_as_pyyaml_reads_them_or_declined(seed, rng):
-    text = mutate(seed, rng)
-    ours = block_yaml.read(text)
-    if ours is not None:
-        assert reference(text) is not None, f"PyYAML refuses this text, we read it:\n{text}"
-        assert ours[0] == reference(text), text
-
-
-# -- what must not fall back ----------------------------------------------------------------
-
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
-def test_examples_are_read_without_pyyaml(path):
-    assert agrees(path.read_bytes())
-
-
-
-
-def test_a_kubectl_kubeconfig_is_read_without_pyyaml():
-    assert block_yaml.read(KUBECTL_KUBECONFIG) is not None
-    assert loader.load_plain(KUBECTL_KUBECONFIG.encode()) == yaml.safe_load(KUBECTL_KUBECONFIG)
-
-
-# -- the kubeconfig reader ------------------------------------------------------------------
-
-@pytest.mark.parametrize("text", [
-    b"", b"# only a comment\n", b"---\n", b"a: 1\n---\nb: 2\n", b"1: one\n", b"a: 0x1F\n", b"a: [1, 2]\n",
-    b"a: &x 1\nb: *x\n", b"a: 1\na: 2\n", b"a: b: c\n", b"when: 2024-01-01\n", b"- 1.5\n", "a: \u00e9\n".encode(),
-])
-def test_load_plain_is_pyyamls(text):
-    try:
-        expected = yaml.safe_load(text)
-    except yaml.YAMLError:
-        with pytest.raises(ValueError):
-            loader.load_plain(text)
-    else:
-        assert loader.load_plain(text) == expected
-
-
-# -- details of lines and documents ---------------------------------------------------------
-
-def test_lines_and_indices_of_a_stream():
-    text = "# lead\n---\n---\nkind: A\nspec:\n  roles:\n  - name: p\n    size: 2\n  -\n    name: d\n"
-    (documents, count) = block_yaml.read(text)
-    assert count == 2
-    ((index, data, lines),) = documents
-    assert index == 1
-    assert data == {"kind": "A", "spec": {"roles": [{"name": "p", "size": 2}, {"name": "d"}]}}
-    assert lines[()] == 4 and lines[("spec", "roles", 0)] == 7 and lines[("spec", "roles", 1)] == 10
-    assert lines[("spec", "roles", 0, "size")] == 8
-    assert agrees(text)
-
-
-@pytest.mark.parametrize("text", [
-    "a: [[1]]\n", "a: [1,\n  2]\n", "a: [1,]\n", "a: {b: 1}\n", "a: &x b\n", "a: !!str 1\n", "? a\n: b\n",
-    "a: 1.5\n", "a: 0755\n", "a: x\n  y\n", "a:\tb\n", "a: 'x\n  y'\n", "a: \"\\N\"\n", "  a: 1\n",
-    "a: |2\n   x\n", "a: |\n\n  x\n", "a: |+\n  x\n", "-\n", "a: b\r\n", "a: b\u2028c\n", "\ufeffa: 1\n",
-    "<<: {}\n", "1: x\n", "a: 1\na: 2\n", "--- a\n", "%YAML 1.1\n---\na: 1\n",
-])
-def test_outside_the_subset_it_declines(text):
-    assert block_yaml.read(text) is None
-
-
-# -- text generated from a grammar ----------------------------------------------------------
-# The tests above start from data or from valid files; this generator writes YAML text line by
-# line from the constructs block_yaml claims to read, and, at a rate chosen per text, their near
-# misses: indents off by one, inline `- key:` mappings, empty items, comments everywhere, block
-# scalars at EOF, every escape, one-line flow sequences, number-like scalars, odd Unicode, CRLF.
 
 _PLAIN = ["a", "b", "name", "v1", "x y", "a:b", "http://h:80/p?q=1#f", "a#b", "10Gi", "500m", "it's", 'say "hi"',
           "a,b", "a[0]", "{x}", "x]", "0", "-0", "+1", "-1", "12", "012", "0o17", "0x1F", "0b11", "1_000", "1:20",
@@ -433,58 +268,3 @@ class _TextWriter:
 
 def yaml_text(rng: random.Random) -> str:
     return _TextWriter(rng).stream()
-
-
-def _typed(value):
-    """`value` with every scalar tagged by its type: True and 1 are equal in Python, not in YAML."""
-    if isinstance(value, dict):
-        return ("map", [(_typed(k), _typed(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("seq", [_typed(item) for item in value])
-    return (type(value).__name__, value)
-
-
-def check_text(text) -> str:
-    """"read" (as PyYAML reads it), "declined" or "refused" (by PyYAML too); fails on a difference."""
-    ours = block_yaml.read(text)
-    documents, problems = pyyaml_reader.read(text, "f.yaml")
-    if ours is None:
-        return "refused" if problems else "declined"
-    assert not problems, f"PyYAML refuses this text, block_yaml reads it: {text!r}"
-    assert [(index, _typed(data), lines) for index, data, lines in ours[0]] == \
-        [(index, _typed(data), lines) for index, data, lines in documents], repr(text)
-    if ours[1] <= 1:  # as a kubeconfig: one document, read as yaml.load reads it
-        raw = text.encode() if isinstance(text, str) else text
-        assert _typed(loader.load_plain(raw)) == _typed(yaml.load(raw, Loader=yaml.CSafeLoader)), repr(text)
-    return "read"
-
-
-@settings(max_examples=EXAMPLES_PER_STRATEGY * 25, deadline=None)
-@given(st.integers(min_value=0, max_value=2**64))
-def test_generated_text_is_read_as_pyyaml_reads_it_or_declined(seed):
-    # A seed rather than hypothesis's randoms: the generator draws hundreds of numbers a text,
-    # and recording each would make a text 20 times as slow. The seed replays it.
-    rng = random.Random(seed)
-    text = yaml_text(rng)
-    check_text(text.encode() if rng.random() < 0.1 else text)
-
-
-@pytest.mark.parametrize("text, outcome", [
-    # A clipped block scalar whose last line ends the stream has no final line break.
-    ("a: |\n  x", "read"), ("a: >\n  x\n  y", "read"), ("- |\n  x\n\n  y", "read"), ("--- \n- | # c\n \u00e9", "read"),
-    ("x.y/z: > # c\n - x", "read"), (" #\n'': > # c\n x  \n # not a comment", "read"), ("a: |\n  x\n  ", "read"),
-    ("a: |\n  x\n# c", "read"), ("a: |-\n  x", "read"),
-    # PyYAML looks for a key's `:` no further than 1024 characters from the key's start.
-    ("k" * 1024 + ": 1\n", "read"), ("k" * 1025 + ": 1\n", "refused"), ("\u00e9" * 1025 + ": 1\n", "refused"),
-    ('"' + "k" * 1022 + '": 1\n', "read"), ('"' + "k" * 1023 + '": 1\n', "refused"),
-    ("- " + "k" * 1025 + ": 1\n", "refused"), ("a:\n  " + "k" * 1025 + ":\n", "refused"),
-])
-def test_what_the_text_generator_found(text, outcome):
-    assert check_text(text) == outcome
-
-
-def test_the_loader_limits_are_above_this_readers():
-    """A document this reader declines for its size or depth still reaches PyYAML's reader,
-    which is the one that reports documents beyond the loader's limits."""
-    assert block_yaml.MAX_DEPTH < source.MAX_DEPTH
-    assert block_yaml.MAX_VALUES < source.MAX_VALUES_PER_DOCUMENT

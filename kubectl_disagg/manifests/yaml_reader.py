@@ -1,0 +1,619 @@
+"""YAML text → the JSON documents kubectl sends, each value with its line.
+
+The one YAML reader. LibYAML (PyYAML's C parser) turns the text into events; go-yaml v2.4.3,
+under sigs.k8s.io/yaml v1.6.0 in kubectl and the API server, is a port of that same parser.
+From the events on, everything is go-yaml's and sigs.k8s.io/yaml's reading, done here:
+
+- the stream is split into documents as kubectl splits a file (k8s.io/apimachinery's
+  `YAMLReader`: a line that starts with `---`), and each document is one go-yaml document;
+- nodes are composed as go-yaml's `parser` composes them (an anchor binds from where it is
+  defined, redefining one is allowed, an alias refers to the node bound when it is read);
+- values are decoded as go-yaml's `decoder` decodes into `interface{}` (`decode.go`): merge
+  keys in the order they appear, tags on collections ignored, unknown scalar tags read as
+  strings, `!!binary` decoded, its "excessive aliasing" limit;
+- scalars are resolved by `resolver` (go-yaml's `resolve.go`), keys written as strings and
+  numbers as JSON numbers as sigs.k8s.io/yaml's `convertToJSONableObject` and Go's
+  encoding/json do; what they refuse (a null key, `.inf`) is refused.
+
+Some refusals are ours, stricter than kubectl: a key given twice in one mapping (go-yaml keeps
+the last, or for keys like `1` and `"1"` either one), a byte order mark inside a document
+(go-yaml reads it as text), and documents nested deeper than MAX_DEPTH or expanding to more
+than MAX_VALUES_PER_DOCUMENT values.
+tests/unit/manifests/test_yaml_oracle.py holds all of it to the Go code itself.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+import re
+
+import yaml
+
+from kubectl_disagg.errors import Problem
+from kubectl_disagg.manifests import resolver
+from kubectl_disagg.manifests.resolver import BINARY, BOOL, FLOAT, INT, MERGE, NULL, STR
+from kubectl_disagg.manifests.source import MAX_DEPTH, MAX_VALUES_PER_DOCUMENT, FieldPath, dotted
+
+try:
+    from yaml._yaml import CParser as _Parser  # LibYAML
+except ImportError:  # PyYAML built without LibYAML: its Python port of the same parser
+    from yaml import SafeLoader as _Parser
+
+_SCALAR, _MAPPING, _SEQUENCE, _ALIAS = range(4)
+# A line that starts a new document for kubectl (apimachinery's YAMLReader).
+_BOM = "\ufeff".encode()
+_SEPARATOR = re.compile(rb"^---([^\n]*)(?:\n|\Z)", re.MULTILINE)
+_GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"  # strings.TrimSpace's
+
+
+class _Node:
+    """A node of go-yaml's tree; `plain`: a plain scalar, or a flow collection."""
+
+    __slots__ = ("kind", "line", "tag", "value", "plain", "anchor")
+
+    def __init__(self, kind: int, line: int, tag: str, value, plain: bool = False, anchor: str | None = None):
+        self.kind, self.line, self.tag, self.value, self.plain, self.anchor = kind, line, tag, value, plain, anchor
+
+
+class _Refused(Exception):
+    """A problem that ends the reading of one document, as a failf ends go-yaml's."""
+
+    def __init__(self, line: int, path: FieldPath, message: str):
+        super().__init__(message)
+        self.line, self.path, self.message = line, path, message
+
+
+# -- the stream -----------------------------------------------------------------------------
+
+def split(data: bytes) -> tuple[list[tuple[int, bytes]], list[tuple[int, str]]]:
+    """The documents of a stream as kubectl cuts it: (first line, text) of each, and the
+    separators it refuses, (line, what follows `---`). A line that starts with `---` ends the
+    document before it, or when there is none, stays the first line of the next; anything
+    after the dashes but spaces or a comment is refused. Each
+    document ends with a line break, as apimachinery's LineReader ends every line."""
+    pieces: list[tuple[int, bytes]] = []
+    refused: list[tuple[int, str]] = []
+    start, start_line = 0, 1
+    for match in _SEPARATOR.finditer(data):
+        here = start_line + data.count(b"\n", start, match.start())
+        rest = match.group(1).decode("utf-8", "replace").strip(_GO_SPACE)
+        if rest and not rest.startswith("#"):
+            refused.append((here, rest))
+        if match.start() == start:
+            continue  # nothing before it: the line opens the next document, as YAMLReader keeps it
+        pieces.append((start_line, data[start:match.start()]))
+        start, start_line = match.end(), here + 1
+    pieces.append((start_line, data[start:]))
+    return [(line, text if not text or text.endswith(b"\n") else text + b"\n") for line, text in pieces], refused
+
+
+def read(data: bytes, file: str, split_documents: bool = True,
+         json_stream: bool = True) -> tuple[list[tuple[int, object, dict]], list[Problem]]:
+    """`(index, data, lines)` of every document that is not empty or null, and every problem.
+    With `split_documents` off, the text is one document (a kubeconfig, as client-go reads it)."""
+    if split_documents and json_stream and _looks_like_json(data):
+        read_as_json = _json_stream(data, file)
+        if read_as_json is not None:
+            return read_as_json
+    if split_documents:
+        pieces, refused = split(data)
+        if refused:
+            return [], [Problem(file, line, "", f"invalid YAML: invalid document separator: {rest}")
+                        for line, rest in refused]
+    else:
+        pieces = [(1, data)]
+    documents: list[tuple[int, object, dict]] = []
+    problems: list[Problem] = []
+    for index, (first_line, text) in enumerate(pieces):
+        bom = text.find(_BOM, 1)
+        if bom > 0:
+            # go-yaml reads a byte order mark after the first character as text (`\ufeffkind`),
+            # LibYAML skips it at the start of a line or refuses it: refused here (ours).
+            problems.append(Problem(file, first_line + text.count(b"\n", 0, bom), "",
+                                    "a byte order mark (U+FEFF) inside the text: kubectl would read it as part "
+                                    "of a key or value"))
+            continue
+        try:
+            root = _compose(text)
+        except _Refused as err:
+            problems.append(Problem(file, first_line + err.line, "", err.message))
+            continue
+        if root is None:
+            continue
+        decoder = _Decoder(file, first_line)
+        try:
+            value = decoder.value(root, (), 0)
+        except _Refused as err:
+            problems.append(Problem(file, first_line + err.line, dotted(err.path), err.message))
+            continue
+        if decoder.problems:
+            problems.extend(decoder.problems)
+        elif value is not None:
+            documents.append((index, value, decoder.lines))
+    return documents, problems
+
+
+# -- JSON streams, as kubectl reads a file that starts with `{` --------------------------------
+
+def _looks_like_json(data: bytes) -> bool:
+    """apimachinery's IsJSONBuffer on the first 4096 bytes: the first non-space is `{`."""
+    head = data[:4096].decode("utf-8", "ignore").lstrip(_GO_SPACE)
+    return head.startswith("{")
+
+
+class _BadNumber(ValueError):
+    pass
+
+
+def _json_int(text: str) -> int | float:
+    digits = text.lstrip("-")
+    if len(digits) <= 19 and -(2**63) <= int(text) <= 2**63 - 1:
+        return int(text)
+    return _json_float(text)  # beyond int64 the API server holds a float64
+
+
+def _json_float(text: str) -> int | float:
+    try:
+        return resolver.json_number(float(text))
+    except ValueError:
+        raise _BadNumber(text) from None
+
+
+def _json_constant(text: str) -> object:
+    raise _BadNumber(text)
+
+
+def _json_object(pairs: list) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set = set()
+        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _BadNumber(f"duplicate key {duplicate!r}")
+    return result
+
+
+def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict]], list[Problem]] | None:
+    """A stream read as apimachinery's YAMLOrJSONDecoder reads one that looks like JSON:
+    JSON values one after another; when the first fails, the whole stream is YAML (None), and
+    when the second fails, the rest after the first is YAML. Values as the API server decodes
+    them (integers beyond int64 as floats); lines from the YAML reading of each value."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    import json
+
+    decoder = json.JSONDecoder(parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
+                               object_pairs_hook=_json_object)
+    documents: list[tuple[int, object, dict]] = []
+    count = 0
+    at = end = 0
+    while True:
+        while at < len(text) and text[at] in " \t\r\n":
+            at += 1
+        if at == len(text):
+            return documents, []
+        line = text.count("\n", 0, at) + 1
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except _BadNumber as err:
+            message = str(err)
+            return [], [Problem(file, line, "", message if message.startswith("duplicate key")
+                                else f"json: number {message} is out of range")]
+        except (ValueError, RecursionError):
+            if count > 1:
+                return [], [Problem(file, line, "", "invalid JSON: cannot read the document that starts here")]
+            if count == 0:
+                return None
+            return _yaml_after_json(text, end, documents, file)
+        count += 1
+        if value is not None and re.search(r"\\u[dD][89a-fA-F]", text[at:end]):
+            value = _without_lone_surrogates(value)
+        if value is not None:
+            parsed, _ = read(text[at:end].encode("utf-8"), file, split_documents=False)
+            lines = {path: number + line - 1 for path, number in parsed[0][2].items()} if parsed else {(): line}
+            documents.append((count - 1, value, lines))
+        at = end
+
+
+def _without_lone_surrogates(value: object) -> object:
+    """Go's JSON decoder reads an unpaired `\\ud800` as U+FFFD; Python's keeps it."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[list, list[Problem]]:
+    """After one JSON value, the rest as YAML: from past the spaces and the first line break
+    after it (YAMLOrJSONDecoder's consumeWhitespace)."""
+    at = end
+    while at < len(text) and text[at].isspace():
+        at += 1
+        if text[at - 1] == "\n":
+            break
+    shift = text.count("\n", 0, at)
+    more, problems = read(text[at:].encode("utf-8"), file, json_stream=False)
+    if problems:
+        return [], [problem._replace(line=problem.line + shift if problem.line else 0) for problem in problems]
+    return documents + [(index + 1, value, {path: number + shift for path, number in lines.items()})
+                        for index, value, lines in more], []
+
+
+# -- events → nodes, as go-yaml's parser composes them ----------------------------------------
+
+def _compose(text: bytes) -> _Node | None:
+    """The first document of `text` as a node tree, or None when there is none. Lines are
+    0-based within the text; parse errors are raised as _Refused.
+
+    LibYAML and go-yaml's port of it differ in two places. The escapes of double-quoted
+    scalars: go-yaml knows `\\'` and not `\\/`, LibYAML the other way round; so a `\\'` that
+    LibYAML refuses is given to it as `\\x27`, and a `\\/` it reads is refused here. And in a
+    flow collection go-yaml reads `[7:]` as "7:" where LibYAML refuses a `:` before `,[]{}`;
+    so such a plain scalar is given to LibYAML double-quoted (a plain scalar that ends with
+    `:` is a string to go-yaml either way), and a `?` inside a plain scalar there, which ends
+    it for go-yaml (and so is an error), is refused. Last, go-yaml takes `,[]` into a tag
+    (`!a,b`), LibYAML not: they are given to LibYAML as `%2C`, `%5B`, `%5D`."""
+    for _ in range(_MAX_REWRITES):
+        parser = None
+        try:
+            parser = _Parser(_GoChunks(text))
+            return _compose_events(parser, text)
+        except yaml.MarkedYAMLError as err:
+            mark = err.problem_mark or err.context_mark
+            rewritten = None
+            if (err.problem or "").startswith("found unknown escape character") and mark is not None:
+                rewritten = _apostrophe_escape(text, mark.index)
+            elif err.problem == "found unexpected ':'" and mark is not None and err.context_mark is not None:
+                rewritten = _flow_colon(text, err.context_mark.index, mark.index)
+            elif err.context == "while scanning a tag" and mark is not None:
+                rewritten = _tag_character(text, mark.index)
+            if rewritten is not None:
+                text = rewritten
+                continue
+            message = " ".join(filter(None, [err.context, err.problem]))
+            raise _Refused(mark.line if mark else 0, (), f"invalid YAML: {message}") from None
+        except yaml.reader.ReaderError as err:
+            position = err.position if isinstance(err.position, int) else 0
+            character = err.character if isinstance(err.character, int) else ord(err.character or "?")
+            raise _Refused(text[:position].count(b"\n"), (),
+                           f"invalid YAML: unacceptable character #x{character:04x}: "
+                           "control characters are not allowed") from None
+        except yaml.YAMLError as err:
+            raise _Refused(0, (), "invalid YAML: " + " ".join(str(err).split())) from None
+        except UnicodeDecodeError as err:
+            raise _Refused(0, (), f"cannot read input: {err}") from None
+        except (ValueError, OverflowError, RecursionError) as err:  # PyYAML's Python parser, on odd escapes
+            raise _Refused(0, (), f"invalid YAML: {err}") from None
+        finally:
+            dispose = getattr(parser, "dispose", None)
+            if dispose is not None:
+                dispose()
+    raise _Refused(0, (), "invalid YAML: too many escaped apostrophes")
+
+
+_MAX_REWRITES = 100  # beyond that many `\\'` in one document, refused (ours)
+
+
+class _GoChunks:
+    """The text as go-yaml's reader takes it in: 512 bytes at a time (less what it kept of a
+    character cut in two). Both readers check every character of what they take in, and stop
+    once the first document has ended: so a bad character after it counts for both, or for
+    neither, only if LibYAML takes in text as go-yaml does (by itself it takes 16 KiB)."""
+
+    name = "<go-yaml chunks>"
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.at = 0
+        self.kept = 0  # bytes of a character cut in two at the end of the last chunk
+
+    def read(self, size: int) -> bytes:
+        count = min(size, 512 - self.kept)
+        chunk = self.data[self.at:self.at + count]
+        self.at += len(chunk)
+        self.kept = _cut_character(self.data, self.at)
+        return chunk
+
+
+def _cut_character(data: bytes, end: int) -> int:
+    """How many bytes before `end` begin a UTF-8 character that `end` cuts."""
+    for back in range(1, 4):
+        if end - back < 0:
+            return 0
+        byte = data[end - back]
+        if byte < 0x80:
+            return 0
+        if byte >= 0xC0:
+            length = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return back if length > back else 0
+    return 0
+
+
+def _apostrophe_escape(text: bytes, index: int) -> bytes | None:
+    """`text` with the `\\'` that LibYAML stopped at (character `index`) written `\\x27`."""
+    try:
+        chars = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    for at in (index, index - 1):
+        if chars[at:at + 2] == "\\'":
+            return (chars[:at] + "\\x27" + chars[at + 2:]).encode("utf-8")
+    return None
+
+
+def _flow_colon(text: bytes, start: int, colon: int) -> bytes | None:
+    """`text` with the one-line plain scalar from character `start` to the `:` at `colon`
+    double-quoted."""
+    try:
+        chars = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    scalar = chars[start:colon + 1]
+    if not scalar or "\n" in scalar or "\r" in scalar or scalar[-1] != ":":
+        return None
+    quoted = '"' + scalar.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return (chars[:start] + quoted + chars[colon + 1:]).encode("utf-8")
+
+
+def _tag_character(text: bytes, index: int) -> bytes | None:
+    try:
+        chars = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    escaped = {",": "%2C", "[": "%5B", "]": "%5D"}.get(chars[index:index + 1])
+    return None if escaped is None else (chars[:index] + escaped + chars[index + 1:]).encode("utf-8")
+
+
+def _slash_escape(text: bytes, event) -> bool:
+    """Whether the double-quoted scalar of `event` writes `\\/`, which go-yaml refuses."""
+    try:
+        raw = text.decode("utf-8")[event.start_mark.index:event.end_mark.index]
+    except UnicodeDecodeError:
+        return False
+    return re.search(r"(?<!\\)(?:\\\\)*\\/", raw) is not None
+
+
+def _compose_events(parser, text: bytes) -> _Node | None:
+    parser.get_event()  # stream start
+    event = parser.get_event()
+    if isinstance(event, yaml.StreamEndEvent):
+        return None
+    anchors: dict[str, _Node] = {}
+    open_nodes: list[_Node] = []
+    flow = 0  # how many of the open collections are flow collections
+    while True:
+        event = parser.get_event()
+        kind = type(event)
+        line = event.start_mark.line
+        if kind is yaml.ScalarEvent:
+            tag = event.tag
+            plain = event.implicit[0]
+            if tag is None:
+                tag = "" if plain else STR
+            if event.style == '"' and "/" in event.value and _slash_escape(text, event):
+                raise _Refused(line, (), "invalid YAML: while parsing a quoted scalar found unknown escape character")
+            if flow and not event.style and "?" in event.value:
+                raise _Refused(line, (), "invalid YAML: did not find expected ',' or the end of the flow collection "
+                                         "(a `?` ends a plain scalar there)")
+            node = _Node(_SCALAR, line, tag, event.value, plain)
+        elif kind is yaml.AliasEvent:
+            target = anchors.get(event.anchor)
+            if target is None:
+                raise _Refused(line, (), f"unknown anchor '{event.anchor}' referenced")
+            node = _Node(_ALIAS, line, "", target, anchor=event.anchor)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            node = _Node(_MAPPING if kind is yaml.MappingStartEvent else _SEQUENCE, line, "", [], event.flow_style)
+            if event.anchor is not None:
+                anchors[event.anchor] = node
+            open_nodes.append(node)
+            flow += bool(event.flow_style)
+            continue
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            node = open_nodes.pop()
+            flow -= bool(node.plain)
+        else:
+            raise _Refused(line, (), f"invalid YAML: unexpected {kind.__name__}")
+        if kind is yaml.ScalarEvent and event.anchor is not None:
+            anchors[event.anchor] = node
+        if open_nodes:
+            open_nodes[-1].value.append(node)
+        else:
+            parser.get_event()  # the document's end, which go-yaml reads too
+            return node
+
+
+# -- nodes → JSON values, as go-yaml decodes and sigs.k8s.io/yaml converts --------------------
+
+def _allowed_alias_ratio(count: int) -> float:
+    """decode.go's allowedAliasRatio."""
+    if count <= 400_000:
+        return 0.99
+    if count >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * ((count - 400_000) / 3_600_000)
+
+
+def _go_replace(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Go's encoding/json writes each byte of invalid UTF-8 as one U+FFFD."""
+    return "\ufffd", error.start + 1
+
+
+codecs.register_error("kubectl_disagg.go_replace", _go_replace)
+
+
+class _Decoder:
+    def __init__(self, file: str, first_line: int):
+        self.file = file
+        self.first_line = first_line
+        self.lines: dict[FieldPath, int] = {}
+        self.problems: list[Problem] = []
+        self.decodes = 0
+        self.aliased = 0
+        self.alias_depth = 0
+        self.expanding: set[int] = set()
+        self.values = 0
+        self.reported: set[int] = set()
+
+    def _problem(self, node: _Node, path: FieldPath, message: str) -> None:
+        if id(node) in self.reported:
+            return  # once, however many aliases expand the node
+        self.reported.add(id(node))
+        self.problems.append(Problem(self.file, self.first_line + node.line, dotted(path), message))
+
+    def _count(self, node: _Node, path: FieldPath, depth: int) -> None:
+        """decode.go's unmarshal: the aliasing limit, checked at every node; and ours."""
+        self.decodes += 1
+        if self.alias_depth:
+            self.aliased += 1
+        if (self.aliased > 100 and self.decodes > 1000
+                and self.aliased / self.decodes > _allowed_alias_ratio(self.decodes)):
+            raise _Refused(node.line, path, "document contains excessive aliasing (a YAML alias bomb?)")
+        if depth > MAX_DEPTH:
+            raise _Refused(node.line, path, f"nested more than {MAX_DEPTH} levels deep")
+        self.values += 1
+        if self.values > MAX_VALUES_PER_DOCUMENT:
+            raise _Refused(node.line, path, f"document expands to more than {MAX_VALUES_PER_DOCUMENT:,} values "
+                                            "(a YAML alias bomb?)")
+
+    def value(self, node: _Node, path: FieldPath, depth: int) -> object:
+        self._count(node, path, depth)
+        if path not in self.lines:
+            self.lines[path] = self.first_line + node.line
+        kind = node.kind
+        if kind == _SCALAR:
+            return self._scalar(node, path)
+        if kind == _ALIAS:
+            return self._alias(node, path, depth, lambda target: self.value(target, path, depth))
+        if kind == _SEQUENCE:
+            return [self.value(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+        entries: dict = {}
+        self._mapping(node, path, depth, entries)
+        return self._json_object(entries, path)
+
+    def _alias(self, node: _Node, path: FieldPath, depth: int, then):
+        if id(node) in self.expanding:
+            raise _Refused(node.line, path, f"anchor '{node.anchor}' value contains itself")
+        self.expanding.add(id(node))
+        self.alias_depth += 1
+        try:
+            return then(node.value)
+        finally:
+            self.alias_depth -= 1
+            self.expanding.discard(id(node))
+
+    # scalars
+    def _resolve(self, node: _Node, path: FieldPath) -> tuple[str, object]:
+        try:
+            tag, value = resolver.resolve(node.tag, node.value)
+        except resolver.CannotDecode as err:
+            self._problem(node, path, str(err))
+            return STR, node.value
+        if tag == BINARY:
+            try:
+                raw = binascii.a2b_base64(value.replace("\n", "").replace("\r", "").encode("ascii"),
+                                          strict_mode=True)
+            except (binascii.Error, UnicodeEncodeError):
+                self._problem(node, path, "!!binary value contains invalid base64 data")
+                return STR, value
+            return STR, raw.decode("utf-8", "kubectl_disagg.go_replace")
+        return tag, value
+
+    def _scalar(self, node: _Node, path: FieldPath) -> object:
+        tag, value = self._resolve(node, path)
+        if tag == FLOAT or tag == INT:
+            try:
+                return resolver.json_number(value)
+            except ValueError as err:
+                self._problem(node, path, f"{node.value} is not a number JSON can hold ({err})")
+                return None
+        return value  # null, a boolean, or a string (timestamps and unknown tags: the text)
+
+    # mappings: `entries` is go-yaml's map[interface{}]interface{}, keyed by Go value
+    def _mapping(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+        explicit: dict = {}
+        children = node.value
+        for at in range(0, len(children), 2):
+            key_node, value_node = children[at], children[at + 1]
+            if key_node.kind == _SCALAR and key_node.value == "<<" and (key_node.plain or key_node.tag == MERGE):
+                self._merge(value_node, path, depth, entries)
+                continue
+            go_key, text = self._key(key_node, path, depth)
+            if go_key is None:
+                self.value(value_node, path + ("<key>",), depth + 1)  # go-yaml decodes it all the same
+                continue
+            if go_key in explicit:
+                self._problem(key_node, path + (text,),
+                              f"duplicate key {text!r} (first at line {explicit[go_key]})")
+            explicit[go_key] = self.first_line + key_node.line
+            self.lines[path + (text,)] = self.first_line + key_node.line
+            entries[go_key] = (text, self.value(value_node, path + (text,), depth + 1), key_node)
+
+    def _key(self, node: _Node, path: FieldPath, depth: int) -> tuple[object, str]:
+        """go-yaml's key as a Go value (hashable, NaN unequal to itself) and its JSON text."""
+        self._count(node, path, depth + 1)
+        target = node
+        if node.kind == _ALIAS:  # an anchor is never on an alias: one step reaches the node
+            target = node.value
+            self.alias_depth += 1
+            self._count(target, path, depth + 1)
+            self.alias_depth -= 1
+        if target.kind != _SCALAR:
+            raise _Refused(node.line, path, "invalid map key: mapping keys must be scalars")
+        tag, value = self._resolve(target, path)
+        if tag not in (NULL, BOOL, INT, FLOAT):
+            return ("s", value), value  # a string, a timestamp's text, an unknown tag's text
+        try:
+            text = resolver.key_string(tag, value)
+        except ValueError as err:
+            self._problem(node, path, f"{err}: kubectl refuses this key")
+            return None, ""
+        return ((tag, object()) if value != value else (tag, value)), text  # NaN keys are all distinct
+
+    def _merge(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+        """decode.go's merge: a mapping, an alias of one, or a list of those, later ones first."""
+        def is_mapping(item: _Node) -> bool:
+            return item.kind == _MAPPING or (item.kind == _ALIAS and item.value.kind == _MAPPING)
+
+        if node.kind == _SEQUENCE:
+            sources = node.value[::-1]
+            for source in sources:
+                if not is_mapping(source):
+                    raise _Refused(source.line, path, "map merge requires map or sequence of maps as the value")
+                self._merge_one(source, path, depth, entries)
+        elif is_mapping(node):
+            self._merge_one(node, path, depth, entries)
+        else:
+            raise _Refused(node.line, path, "map merge requires map or sequence of maps as the value")
+
+    def _merge_one(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+        self._count(node, path, depth)
+        if node.kind == _ALIAS:
+            self._alias(node, path, depth, lambda target: self._merge_target(target, path, depth, entries))
+        else:
+            self._mapping(node, path, depth, entries)
+
+    def _merge_target(self, target: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+        self._count(target, path, depth)
+        self._mapping(target, path, depth, entries)
+
+    def _json_object(self, entries: dict, path: FieldPath) -> dict:
+        """convertToJSONableObject: every key as a string; two Go keys with one string (`1` and
+        "1") leave kubectl's choice to chance, so they are refused."""
+        result: dict = {}
+        owners: dict = {}
+        for go_key, (text, value, key_node) in entries.items():
+            if text in owners:
+                first = owners[text]
+                self._problem(key_node, path + (text,),
+                              f"keys {first.value!r} (line {self.first_line + first.line}) and {key_node.value!r} "
+                              f"both read as {text!r}")
+                continue
+            owners[text] = key_node
+            result[text] = value
+        return result
