@@ -171,6 +171,14 @@ class GitopsRepo:
         assert "Traceback" not in err
         return Run(exited.value.code, out, err)
 
+    def advance(self, rounds: int) -> None:
+        """`rounds` rounds of sync → ready → step (each one advancing) → commit."""
+        for round_ in range(rounds):
+            self.sync()
+            self.simulator.sync(self.namespace)
+            assert self.step().code == EXIT_ADVANCED
+            self.commit(f"step {round_}")
+
     def roll(self, max_rounds: int = 40) -> list[Run]:
         """Rounds of sync → ready → step → commit until the step says complete."""
         ds = model(self.set_file)
@@ -295,11 +303,7 @@ def test_placement_change_alone_rewrites_no_deployed_pod_template(repo):
 def test_second_template_change_mid_rollout(repo):
     deploy(repo, {"prefill": 2, "decode": 2})
     repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
-    for round_ in range(3):
-        repo.sync()
-        repo.simulator.sync(repo.namespace)
-        assert repo.step().code == EXIT_ADVANCED
-        repo.commit(f"step {round_}")
+    repo.advance(3)
     assert len(repo.live.groups()[0]) == 2
     repo.change_set("image 3", {"prefill": 2, "decode": 2}, image="img:3")
     repo.roll()
@@ -406,11 +410,7 @@ def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
     old = model(repo.set_file).revision
     repo.change_set("image 2", {"prefill": 2, "decode": 2}, slices=2, image="img:2")
     new = model(repo.set_file).revision
-    for round_ in range(2):
-        repo.sync()
-        repo.simulator.sync(repo.namespace)
-        assert repo.step().code == EXIT_ADVANCED
-        repo.commit(f"step {round_}")
+    repo.advance(2)
     repo.sync()
     repo.simulator.sync(repo.namespace)
     before = repo.live.groups()
@@ -457,11 +457,7 @@ def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
 def test_an_abort_rolls_back_step_by_step(repo):
     deploy(repo, {"prefill": 3, "decode": 2})
     repo.change_set("image 2", {"prefill": 3, "decode": 2}, image="img:2")
-    for round_ in range(3):
-        repo.sync()
-        repo.simulator.sync(repo.namespace)
-        assert repo.step().code == EXIT_ADVANCED
-        repo.commit(f"step {round_}")
+    repo.advance(3)
     repo.change_set("revert image 2", {"prefill": 3, "decode": 2})
     runs = repo.roll()
     assert len(runs) > 1
@@ -471,11 +467,7 @@ def test_an_abort_rolls_back_step_by_step(repo):
 def test_a_scale_mid_rollout(repo):
     deploy(repo, {"prefill": 2, "decode": 3}, slices=2)
     repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
-    for round_ in range(2):
-        repo.sync()
-        repo.simulator.sync(repo.namespace)
-        assert repo.step().code == EXIT_ADVANCED
-        repo.commit(f"step {round_}")
+    repo.advance(2)
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
     repo.roll()
     assert_done(repo)
@@ -489,11 +481,7 @@ def test_a_state_file_of_another_name_and_adopting_what_argo_cd_synced(repo):
     repo.label_tracking = True
     assert not (repo.root / STATE_FILE).exists()
     repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
-    for round_ in range(2):
-        repo.sync()
-        repo.simulator.sync(repo.namespace)
-        assert repo.step().code == EXIT_ADVANCED
-        repo.commit(f"step {round_}")
+    repo.advance(2)
     repo.sync()
     repo.simulator.sync(repo.namespace)
     # A plain rollout step would fight the sync: refused while the set is driven through git.
