@@ -20,7 +20,7 @@ from benchmarks.request_count import request_key
 from kubectl_disagg.kube import kubeconfig as kubeconfig_module
 from kubectl_disagg.kube.api_errors import AlreadyExists, Conflict, Gone, NotFound, api_error, connection_error
 from kubectl_disagg.cli import main
-from kubectl_disagg.kube.cluster import Cluster, side_by_side
+from kubectl_disagg.kube.session import Session, side_by_side
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.kube.transport import NetworkError
@@ -155,7 +155,7 @@ def test_cli_names_a_missing_kubeconfig(tmp_path, capsys):
 
 def test_namespace_comes_from_the_flag_then_the_document_then_the_context(tmp_path):
     kubeconfig = write_kubeconfig(tmp_path, "https://127.0.0.1:6443", namespace="team-a")
-    with Cluster(str(kubeconfig)) as cluster:
+    with Session(str(kubeconfig)) as cluster:
         assert cluster.default_namespace == "team-a"
         assert cluster.server == "https://127.0.0.1:6443"
         in_document = make_set({"prefill": 1, "decode": 1})  # its document says "serving"
@@ -177,7 +177,7 @@ def test_in_a_pod_without_kubeconfig_the_service_account_is_used(tmp_path, monke
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     monkeypatch.setattr(kubeconfig_module, "SERVICE_ACCOUNT_DIR", str(account))
-    with Cluster() as cluster:
+    with Session() as cluster:
         assert (cluster.server, cluster.default_namespace) == ("https://10.96.0.1:443", "inference")
         assert cluster.client.transport._credentials.authorization() == "Bearer pod-token"
 
@@ -255,12 +255,12 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
 
 
 def test_a_broken_kubeconfig_is_a_readable_error(tmp_path):
-    from kubectl_disagg.kube.cluster import Cluster
+    from kubectl_disagg.kube.session import Session
 
     broken = tmp_path / "config"
     broken.write_text("apiVersion: v1\nclusters: [\n")
     with pytest.raises(UserError) as caught:
-        Cluster(kubeconfig=str(broken))
+        Session(kubeconfig=str(broken))
     assert caught.value.lines()[0].startswith(f"kubeconfig {broken}: cannot be read")
 
 
@@ -277,7 +277,7 @@ def test_namespace_flag_may_not_contradict_the_document(tmp_path):
 
 
 def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
-    from kubectl_disagg.kube.cluster import Forbidden, permissions_needed
+    from kubectl_disagg.kube.executor import Forbidden, permissions_needed
     from kubectl_disagg.core.reconcile import Create, Delete, Scale
     from kubectl_disagg.kube.rest import LWS
 
@@ -295,7 +295,7 @@ def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
 
 
 def test_granted_permissions_are_remembered_for_one_term_per_namespace():
-    from kubectl_disagg.kube.cluster import GrantedPermissions
+    from kubectl_disagg.kube.executor import GrantedPermissions
     from kubectl_disagg.kube.rest import LEASE, LWS
 
     now = [100.0]
@@ -313,14 +313,14 @@ def test_granted_permissions_are_remembered_for_one_term_per_namespace():
 
 
 def test_a_permission_is_trusted_for_one_lease_term():
-    from kubectl_disagg.kube.cluster import PERMISSION_TERM_SECONDS
+    from kubectl_disagg.kube.executor import PERMISSION_TERM_SECONDS
     from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS
 
     assert PERMISSION_TERM_SECONDS == DEFAULT_LEASE_SECONDS
 
 
 def test_a_watched_lws_view_takes_events_in_order_and_refuses_what_it_does_not_know():
-    from kubectl_disagg.kube.cluster import WatchedLWS
+    from kubectl_disagg.kube.session import WatchedLWS
 
     def lws(name: str, version: str, replicas: int = 1) -> dict:
         return {"metadata": {"name": name, "resourceVersion": version,
@@ -415,7 +415,7 @@ def test_a_sets_rollout_state_is_read_only_where_the_kind_is_served():
             return {"kind": resource.kind, "metadata": {"name": name}}
 
     def session(serves):
-        cluster = Cluster.__new__(Cluster)  # no kubeconfig: only the reads under test
+        cluster = Session.__new__(Session)  # no kubeconfig: only the reads under test
         cluster.client, cluster._serves_rollout_states = Client(serves), None
         return cluster
 

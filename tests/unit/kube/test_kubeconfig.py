@@ -233,8 +233,8 @@ def test_proxy_choice_follows_go(monkeypatch, env, configured, server, proxy):
 
 def test_cluster_commands_import_no_http_library(tmp_path):
     path = single(tmp_path, {"token": "t"})
-    code = ("import sys\nfrom kubectl_disagg.kube.cluster import Cluster\n"
-            f"with Cluster({str(path)!r}) as cluster: pass\n"
+    code = ("import sys\nfrom kubectl_disagg.kube.executor import ClusterExecutor\n"
+            f"with ClusterExecutor({str(path)!r}) as cluster: pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'pydantic', 'urllib3')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
