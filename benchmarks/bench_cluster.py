@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.core.sets import load_documents  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
@@ -95,7 +95,7 @@ class Figures:
 def measure(cp: ControlPlane, simulator: LWSSimulator, slices: int, roles: int, runs: int) -> Figures:
     namespace = f"bench-{slices}x{roles}"
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-    cluster = Cluster(str(cp.kubeconfig), "admin")
+    cluster = ClusterExecutor(str(cp.kubeconfig), "admin")
     counter = RequestCounter.wrap(cluster.transport)
     old = make_set(namespace, slices, roles, "img:1")
     deploy_seconds = deploy(cluster, simulator, old, namespace)

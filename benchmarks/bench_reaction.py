@@ -49,7 +49,7 @@ import yaml  # noqa: E402
 
 from benchmarks.sets import deploy, document, with_image  # noqa: E402
 from kubectl_disagg.core import naming  # noqa: E402
-from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.core.sets import load_documents  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
@@ -247,7 +247,7 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace:
     """Rollouts until `wanted` reactions are timed: the samples, and the stepper's timeline."""
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     manifest = {**manifest, "metadata": {**manifest["metadata"], "namespace": namespace}}
-    with Cluster(str(cp.kubeconfig), "admin") as cluster:
+    with ClusterExecutor(str(cp.kubeconfig), "admin") as cluster:
         deploy(cluster, simulator, load(workdir, manifest, "deployed"), namespace, DEFAULT_MAX_IN_FLIGHT)
     samples = Samples([])
     watch = NamespaceWatch(cp, namespace, manifest["metadata"]["name"])

@@ -39,7 +39,7 @@ import yaml  # noqa: E402
 
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
-from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.core.sets import load_documents  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
@@ -57,7 +57,7 @@ def compare(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: in
     path = workdir / f"{namespace}.yaml"
     path.write_text(yaml.safe_dump(doc))
     (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
-    with Cluster(str(cp.kubeconfig), "admin") as cluster:
+    with ClusterExecutor(str(cp.kubeconfig), "admin") as cluster:
         deploy(cluster, simulator, ds, namespace)
     ours = [str(Path(sys.executable).parent / "kubectl-disagg"), "rollout", "status", "-f", str(path), "-o", "json",
             f"--kubeconfig={cp.kubeconfig}", "--context=admin"]

@@ -37,7 +37,7 @@ import yaml  # noqa: E402
 
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
-from kubectl_disagg.kube.cluster import Cluster  # noqa: E402
+from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.core.sets import load_documents  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
@@ -59,7 +59,7 @@ def deployed(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     old = set_file(workdir, namespace, slices, "img:1")
     (ds,) = load_documents(parse_stream(old.read_text(), str(old))).sets
-    with Cluster(str(cp.kubeconfig), "admin") as cluster:
+    with ClusterExecutor(str(cp.kubeconfig), "admin") as cluster:
         deploy(cluster, simulator, ds, namespace, max_in_flight=DEFAULT_MAX_IN_FLIGHT)
     return set_file(workdir, namespace, slices, "img:2")
 

@@ -1,6 +1,6 @@
 """API requests counted by (verb, resource): a wrapper around a client's transport.
 
-The benchmark wraps the REST transport every request of a `Cluster` goes through, so the
+The benchmark wraps the REST transport every request of a `Session` goes through, so the
 product carries no counting of its own:
 
     counter = RequestCounter.wrap(cluster.transport)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 from testenv.lws_simulator import LWSSimulator
@@ -41,13 +41,13 @@ def with_image(doc: dict, image: str) -> dict:
     return changed
 
 
-def one_step(cluster: Cluster, ds: DisaggregatedSet, namespace: str, max_in_flight: int = 1) -> Pass:
+def one_step(cluster: ClusterExecutor, ds: DisaggregatedSet, namespace: str, max_in_flight: int = 1) -> Pass:
     """One `rollout step` pass under the set's Lease."""
     with cluster.lease(ds.name, namespace) as lease:
         return run_pass(cluster, ds, namespace, lease, max_in_flight=max_in_flight)
 
 
-def deploy(cluster: Cluster, simulator: LWSSimulator, ds: DisaggregatedSet, namespace: str,
+def deploy(cluster: ClusterExecutor, simulator: LWSSimulator, ds: DisaggregatedSet, namespace: str,
            max_in_flight: int = 1) -> float:
     """Step `ds` to steady state (at most 10 passes), settling status between passes: seconds taken."""
     started = time.perf_counter()

@@ -4,15 +4,22 @@
 from __future__ import annotations
 
 from kubectl_disagg.core import sets
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.executor import ClusterExecutor
+from kubectl_disagg.kube.session import Session
 
 
-def session(kubeconfig: str | None, context: str | None) -> Cluster:
-    """The connection every cluster command opens (as a context manager) and closes."""
-    return Cluster(kubeconfig, context)
+def session(kubeconfig: str | None, context: str | None) -> Session:
+    """The connection a reading command opens (as a context manager) and closes."""
+    return Session(kubeconfig, context)
 
 
-def stored_set(cluster: Cluster, name: str, namespace: str | None):
+def executor(kubeconfig: str | None, context: str | None) -> ClusterExecutor:
+    """The connection a writing command (`rollout step`, `handover`) opens and closes: a
+    session that also carries out actions."""
+    return ClusterExecutor(kubeconfig, context)
+
+
+def stored_set(cluster: Session, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
     namespace = namespace or cluster.default_namespace

@@ -43,7 +43,7 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, cont
     kubectl disagg handover to-controller my-llm -n serving
     kubectl disagg handover to-plugin my-llm -n serving --controller-stopped
     """
-    with _session.session(kubeconfig, context) as cluster:
+    with _session.executor(kubeconfig, context) as cluster:
         namespace = namespace or cluster.default_namespace
         stored, plan = prepare(cluster, direction, name, namespace, controller_stopped=controller_stopped,
                                dry_run=dry_run)

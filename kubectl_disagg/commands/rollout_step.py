@@ -143,7 +143,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     console = Console(output)
     if refusal := [] if dry_run or ignore_rollout_state or not sets else load(GIT_DRIVEN)(sets):
         ctx.exit(console.error(refusal) or EXIT_REFUSED)
-    with _session.session(kubeconfig, context) as cluster:
+    with _session.executor(kubeconfig, context) as cluster:
         ctx.exit(step_sets(cluster, sets, name, namespace, console, until_complete=until_complete,
                            dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
                            wait_for_lease=wait_for_lease, ignore_controller=ignore_controller))

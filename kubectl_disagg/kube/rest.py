@@ -312,7 +312,7 @@ class RestClient:
         patch, an access review), or one its own precondition refuses once it landed (a JSON
         patch with a `test`, a delete with uid and resourceVersion, a create, a PUT with a
         resourceVersion). An error after such a resend has `resent` set: the caller then reads
-        whether what it wanted is there (see `create`, `delete`, `replace`, `Cluster`).
+        whether what it wanted is there (see `create`, `delete`, `replace`, `ClusterExecutor`).
         """
         url = self.transport.base + path + (("?" + _query_string(query)) if query else "")
         headers = {"Accept": "application/json"}

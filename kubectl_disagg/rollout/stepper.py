@@ -6,8 +6,9 @@ dry run also sends each write with dryRun=All and keeps the API server's verdict
 `drive` holds the set's Lease and repeats passes, waiting for the next change in between,
 until the set is complete, refused, or out of time.
 
-Where actions land is the `Executor`: the cluster today (`cluster.Cluster`); a second one
-(a git state document, say) plugs in here instead of a second loop. No click, no printing.
+Where actions land is the `Executor`: the cluster (`kube.executor.ClusterExecutor`) or a rollout
+state (`gitops.executor.StateExecutor`), each plugged in here, not in a loop of its own. No
+click, no printing.
 """
 
 from __future__ import annotations

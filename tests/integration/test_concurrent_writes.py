@@ -4,7 +4,7 @@ slices' writes are in flight. Each leaves a state the next passes converge from.
 
 from __future__ import annotations
 
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
 from tests.integration.test_rollout_step import (  # noqa: F401
@@ -18,7 +18,7 @@ def test_a_409_in_the_middle_of_a_concurrent_rollout_start_converges(stepper, tm
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=SLICES))
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=SLICES, image="img:2")
     old_revision = next(iter(stepper.live.groups()[3]))
-    real_snapshot = Cluster.snapshot
+    real_snapshot = ClusterExecutor.snapshot
     moved: list[str] = []
 
     def snapshot(self, set_name, namespace, services=True, scalers=False):
@@ -31,14 +31,14 @@ def test_a_409_in_the_middle_of_a_concurrent_rollout_start_converges(stepper, tm
             moved.append(target.name)
         return read
 
-    monkeypatch.setattr(Cluster, "snapshot", snapshot)
+    monkeypatch.setattr(ClusterExecutor, "snapshot", snapshot)
     run = stepper(path, "--max-in-flight", str(SLICES))
     assert run.code == EXIT_ERROR
     assert f"leaderworkerset/{moved[0]} changed since it was read" in run.err
     groups = stepper.live.groups()
     assert set(groups[3]) == {old_revision}  # slice 3 stopped before its creates
     assert groups[3][old_revision]["prefill"] == 2
-    monkeypatch.setattr(Cluster, "snapshot", real_snapshot)
+    monkeypatch.setattr(ClusterExecutor, "snapshot", real_snapshot)
     stepper.drive(path)
     assert_matches_render(model(path), stepper.live)
 
@@ -48,7 +48,7 @@ def test_a_failure_inside_a_group_is_undone_while_other_slices_write(stepper, tm
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=SLICES, image="img:2")
     assert stepper(path, "--max-in-flight", "4").code == EXIT_OK  # rollout started in every slice
     stepper.simulator.sync(stepper.namespace)
-    real_execute = Cluster.execute
+    real_execute = ClusterExecutor.execute
     failed: list[str] = []
 
     def execute(self, action, namespace=None):
@@ -59,7 +59,7 @@ def test_a_failure_inside_a_group_is_undone_while_other_slices_write(stepper, tm
             raise UserError(f"leaderworkerset/{action.name}: the API server answered 500 InternalError: boom")
         return real_execute(self, action, namespace)
 
-    monkeypatch.setattr(Cluster, "execute", execute)
+    monkeypatch.setattr(ClusterExecutor, "execute", execute)
     run = stepper(path, "--max-in-flight", "4")
     assert run.code == EXIT_ERROR and failed
     prefill = failed[0].removesuffix("-decode") + "-prefill"
@@ -69,6 +69,6 @@ def test_a_failure_inside_a_group_is_undone_while_other_slices_write(stepper, tm
     for groups in stepper.live.groups().values():  # no slice's new group was left split
         new = groups[new_revision]
         assert new["prefill"] == new["decode"]
-    monkeypatch.setattr(Cluster, "execute", real_execute)
+    monkeypatch.setattr(ClusterExecutor, "execute", real_execute)
     stepper.drive(path)
     assert_matches_render(model(path), stepper.live)

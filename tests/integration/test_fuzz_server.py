@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.session import Session
 from kubectl_disagg.kube.server_dry_run import dry_run_apply
 from tests.fuzzing import check_input, mutated_templates, rendered_objects
 
@@ -24,7 +24,7 @@ FIGURES: Counter = Counter()
 
 
 def test_what_render_accepts_the_api_server_accepts(control_plane, namespace):
-    cluster = Cluster(kubeconfig=str(control_plane.kubeconfig))
+    cluster = Session(kubeconfig=str(control_plane.kubeconfig))
     @settings(max_examples=SAMPLE, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(mutated_templates())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
 from tests.integration.test_rollout_step import (
@@ -59,7 +59,7 @@ def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypa
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image="img:2")
     assert stepper(path).code == EXIT_OK  # rollout started: the new group exists at 0
     stepper.simulator.sync(stepper.namespace)
-    real_execute = Cluster.execute
+    real_execute = ClusterExecutor.execute
     failed: list[str] = []
 
     def execute(self, action, namespace=None):
@@ -69,7 +69,7 @@ def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypa
             raise UserError(f"leaderworkerset/{action.name}: the API server answered 500 InternalError: boom")
         return real_execute(self, action, namespace)
 
-    monkeypatch.setattr(Cluster, "execute", execute)
+    monkeypatch.setattr(ClusterExecutor, "execute", execute)
     run = stepper(path)
     assert run.code == EXIT_ERROR and failed
     prefill = failed[0].removesuffix("-decode") + "-prefill"
@@ -80,6 +80,6 @@ def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypa
     ]
     new = stepper.live.groups()[0][model(path).revision]
     assert new == {"prefill": 0, "decode": 0}  # never left serving prefill without decode
-    monkeypatch.setattr(Cluster, "execute", real_execute)
+    monkeypatch.setattr(ClusterExecutor, "execute", real_execute)
     stepper.drive(path)
     assert_matches_render(model(path), stepper.live)

@@ -192,14 +192,14 @@ def test_a_missing_verb_refuses_the_pass_whole_in_one_line(stepper, accounts, tm
 def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, accounts):
     """The SelfSubjectAccessReviews before a pass's first write: a grant holds for one lease
     term (no second review within it, even if revoked meanwhile), after it is asked again."""
-    from kubectl_disagg.kube.cluster import Cluster, Forbidden, GrantedPermissions
+    from kubectl_disagg.kube.executor import ClusterExecutor, Forbidden, GrantedPermissions
     from kubectl_disagg.core.reconcile import Scale
     from kubectl_disagg.kube.rest import LWS
 
     namespace = stepper.namespace
     scale = [Scale(name="x", from_replicas=1, to_replicas=2, resource_version="1", slice=0)]
     now = [0.0]
-    with Cluster(str(accounts.kubeconfig), STEPPER) as cluster:
+    with ClusterExecutor(str(accounts.kubeconfig), STEPPER) as cluster:
         cluster.permissions = GrantedPermissions(30, clock=lambda: now[0])
         cluster.authorize(scale, namespace)  # patch leaderworkersets, update + delete leases: granted
         accounts.control_plane.request(
@@ -226,12 +226,12 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
 def test_a_pass_lists_twice_checks_its_creates_and_asks_only_what_is_not_granted(control_plane, namespace,
                                                                                  tmp_path, lws_simulator):
     from benchmarks.request_count import RequestCounter
-    from kubectl_disagg.kube.cluster import Cluster
+    from kubectl_disagg.kube.executor import ClusterExecutor
     from kubectl_disagg.rollout.stepper import run_pass
 
     first, second = (model(write_set(tmp_path, namespace, {"prefill": 1, "decode": 1}, image=image))
                      for image in ("img:1", "img:2"))
-    with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
+    with ClusterExecutor(str(control_plane.kubeconfig), "admin") as cluster:
         counter = RequestCounter.wrap(cluster.transport)
         with cluster.lease(first.name, namespace) as lease:
             counter.clear()

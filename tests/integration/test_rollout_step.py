@@ -22,7 +22,7 @@ from kubernetes import client
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.kube.lease import LeaseHeld, format_time
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
@@ -352,7 +352,7 @@ def test_all_roles_paused_at_zero(stepper, tmp_path):
     assert stepper.live.groups() == {0: {model(paused).revision: {"prefill": 0, "decode": 0}}}
 
 
-def race(clusters: list[Cluster], ds: DisaggregatedSet, namespace: str) -> list:
+def race(clusters: list[ClusterExecutor], ds: DisaggregatedSet, namespace: str) -> list:
     """One pass per cluster client, all started at the same instant: each a Pass or the error."""
     barrier = threading.Barrier(len(clusters))
     outcomes: list = [None] * len(clusters)
@@ -379,7 +379,7 @@ def test_concurrent_steppers_never_act_on_the_same_state(control_plane, stepper,
     path = write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}, image="img:2")
     ds = model(path)
     initial = stepper.live.totals()
-    clusters = [Cluster(str(control_plane.kubeconfig), "admin") for _ in range(2)]
+    clusters = [ClusterExecutor(str(control_plane.kubeconfig), "admin") for _ in range(2)]
     refused = 0
     for _ in range(40):
         outcomes = race(clusters, ds, stepper.namespace)
@@ -403,7 +403,7 @@ def test_concurrent_steppers_never_act_on_the_same_state(control_plane, stepper,
 
 def test_lease_held_by_another_stepper_refuses_with_exit_3(control_plane, stepper, tmp_path):
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
-    with Cluster(str(control_plane.kubeconfig), "admin") as other:
+    with ClusterExecutor(str(control_plane.kubeconfig), "admin") as other:
         with other.lease(SET, stepper.namespace, holder="alice@laptop/4242/abc123"):
             run = stepper(path)
             assert run.code == EXIT_REFUSED
@@ -428,7 +428,7 @@ def test_expired_lease_is_taken_over(control_plane, stepper, tmp_path, api_clien
 def test_scale_computed_from_a_stale_read_is_refused(control_plane, stepper, tmp_path):
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     ds = model(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 1}))
-    with Cluster(str(control_plane.kubeconfig), "admin") as cluster:
+    with ClusterExecutor(str(control_plane.kubeconfig), "admin") as cluster:
         result = reconcile(ds, cluster.snapshot(SET, stepper.namespace))
         (scale, *_) = [a for a in result.actions if isinstance(a, Scale)]
         cluster.execute(Scale(scale.name, scale.from_replicas, 2, scale.resource_version, 0),
@@ -597,7 +597,7 @@ def test_several_sets_in_one_input_get_one_pass_each(stepper, tmp_path):
 
 def interfere_before_writes(monkeypatch, api_client, namespace: str, interference, *, every: bool) -> list[str]:
     """Have someone else write to an LWS between a pass's read and its scale (the first, or every one)."""
-    real_execute = Cluster.execute
+    real_execute = ClusterExecutor.execute
     touched: list[str] = []
 
     def execute(self, action, namespace_=None, **options):
@@ -606,7 +606,7 @@ def interfere_before_writes(monkeypatch, api_client, namespace: str, interferenc
             interference(client.CustomObjectsApi(api_client), action)
         return real_execute(self, action, namespace_, **options)
 
-    monkeypatch.setattr(Cluster, "execute", execute)
+    monkeypatch.setattr(ClusterExecutor, "execute", execute)
     return touched
 
 

@@ -108,7 +108,7 @@ def test_offline_problems_are_reported_before_the_server_is_asked(capsys, tmp_pa
 
 def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_path):
     """What the schema refuses, field by field, traced back through the role to its line."""
-    from kubectl_disagg.kube.cluster import Cluster
+    from kubectl_disagg.kube.session import Session
     from kubectl_disagg.kube.server_dry_run import dry_run_apply
     from kubectl_disagg.core.sets import load_sets
     from kubectl_disagg.core.render import render_set
@@ -122,7 +122,7 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     decode["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {
         "limits": {"nvidia.com/gpu": "lots"}}
     problems = {}
-    with Cluster(kubeconfig=str(control_plane.kubeconfig)) as cluster:
+    with Session(kubeconfig=str(control_plane.kubeconfig)) as cluster:
         for lws in (prefill, decode):
             refusal = dry_run_apply(cluster.client, lws)
             assert refusal is not None

@@ -1,6 +1,6 @@
 """A session's view of a set's LWS kept current by watch events equals a fresh LIST.
 
-`Cluster.wait_for_change` applies the change it waited for to the LWS it last listed, and the
+`Session.wait_for_change` applies the change it waited for to the LWS it last listed, and the
 next `snapshot` reads them from there (one LIST fewer: `--until-complete` reacts to a ready LWS
 without re-reading the fleet). These tests compare that view with a new session's LIST after
 status changes, a deletion, a creation, and after our own writes (which always list again).
@@ -9,14 +9,14 @@ status changes, a deletion, a creation, and after our own writes (which always l
 from __future__ import annotations
 
 from benchmarks.request_count import RequestCounter
-from kubectl_disagg.kube.cluster import Cluster
+from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.core.sets import sets_from_files
 from kubectl_disagg.core.reconcile import reconcile
 from tests.integration.test_rollout_step import stepper, write_set  # noqa: F401 (fixture)
 
 
 def fresh(stepper, name: str):
-    with Cluster(str(stepper.control_plane.kubeconfig)) as other:
+    with ClusterExecutor(str(stepper.control_plane.kubeconfig)) as other:
         return other.snapshot(name, stepper.namespace)
 
 
@@ -32,7 +32,7 @@ def test_a_watched_view_equals_a_new_list(stepper, tmp_path):
     new = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2, image="img:2")
     stepper(new)  # the rollout starts: objects the LWS controller has not seen yet
     (ds,) = sets_from_files([str(new)])
-    with Cluster(str(stepper.control_plane.kubeconfig)) as cluster:
+    with ClusterExecutor(str(stepper.control_plane.kubeconfig)) as cluster:
         counter = RequestCounter.wrap(cluster.transport)
         first = cluster.snapshot(ds.name, stepper.namespace)
         assert counter.requests[("list", "leaderworkersets")] == 1

@@ -489,7 +489,7 @@ def test_write_units_keep_a_revision_groups_scales_together():
 
 
 def test_scale_and_annotate_patches_pin_the_replicas_they_read():
-    from kubectl_disagg.kube.cluster import annotate_patch, scale_patch
+    from kubectl_disagg.kube.executor import annotate_patch, scale_patch
     from kubectl_disagg.core.reconcile import Annotate
 
     assert scale_patch(Scale("x", 3, 1, "9", 0)) == [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from kubectl_disagg.views.status_text import format_text
-from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import derive_status, to_document
 from tests.memory_cluster import MemoryCluster
@@ -87,18 +86,6 @@ def test_text_report_layout():
     assert "  ROLE     DESIRED  REPLICAS  READY  UPDATED" in lines
     assert "  prefill  2        2         2      2" in lines
     assert any(line.startswith("  0      steady") for line in lines)
-
-
-def test_durations():
-    assert parse_duration("30s") == 30 and parse_duration("5m") == 300 and parse_duration("1h30m") == 5400
-    assert parse_duration("45") == 45
-    for bad in ("5x", "m", "1h 2m", ""):
-        try:
-            parse_duration(bad)
-        except ValueError as err:
-            assert "invalid duration" in str(err)
-        else:
-            raise AssertionError(bad)
 
 
 def test_slices_saying_the_same_thing_share_a_line():

@@ -18,6 +18,8 @@ from kubectl_disagg.kube.credentials import Credentials
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.kubeconfig import load_configuration
 from kubectl_disagg.kube.transport import Transport, _proxy_for
+from tests.conftest import EXAMPLES
+from tests.unit.test_cli import run
 
 DATA = pathlib.Path(__file__).parents[2] / "data"
 CERT, KEY = DATA / "unit-test-client.crt", DATA / "unit-test-client.key"
@@ -233,8 +235,15 @@ def test_proxy_choice_follows_go(monkeypatch, env, configured, server, proxy):
 
 def test_cluster_commands_import_no_http_library(tmp_path):
     path = single(tmp_path, {"token": "t"})
-    code = ("import sys\nfrom kubectl_disagg.kube.cluster import Cluster\n"
-            f"with Cluster({str(path)!r}) as cluster: pass\n"
+    code = ("import sys\nfrom kubectl_disagg.kube.executor import ClusterExecutor\n"
+            f"with ClusterExecutor({str(path)!r}) as cluster: pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'pydantic', 'urllib3')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_cli_names_a_missing_kubeconfig(tmp_path, capsys):
+    missing = tmp_path / "nope"
+    code, _, err = run(["rollout", "step", "-f", str(EXAMPLES / "prefill-decode.yaml"),
+                        "--kubeconfig", str(missing)], capsys)
+    assert code == 1 and err.strip() == f"--kubeconfig {missing}: no such file"

@@ -17,6 +17,8 @@ from kubectl_disagg.kube.rest import (JSON_PATCH, LEASE, LWS, ROLLOUT_STATE, MAX
                                       patched, retry_after, retrying)
 from kubectl_disagg.kube.transport import NetworkError
 from tests.unit.kube.test_transport import OK, Peer, Server
+from tests.unit.kube.test_session import write_kubeconfig
+from tests.unit.test_cli import run
 
 
 @pytest.mark.parametrize(("status", "headers", "read", "wait"), [
@@ -335,3 +337,35 @@ def test_serves_reads_the_group_versions_discovery(client_of):
                                    ok({"resources": [{"name": "others"}]})))
     assert [client.serves(ROLLOUT_STATE) for _ in range(3)] == [False, True, False]
     assert [head.split()[1] for head in server.heads] == ["/apis/kubectl-disagg.x-k8s.io/v1alpha1"] * 3
+
+
+# --- an answer that is not an API object ----------------------------------------------------------
+
+
+def test_a_plain_web_server_answering_empty_objects_is_named_not_read_as_a_set(tmp_path, capsys):
+    import http.server
+    import threading
+
+    class Empty(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the handler's API
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        code, out, err = run(["rollout", "status", "x", "--kubeconfig", str(write_kubeconfig(tmp_path, url))], capsys)
+    finally:
+        server.shutdown()
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f"the server at {url} is not a Kubernetes API server: it answered GET "
+        "/apis/disaggregatedset.x-k8s.io/v1/namespaces/serving/disaggregatedsets/x with JSON without kind and "
+        "apiVersion (application/json); are --kubeconfig and --context right?"]

@@ -212,7 +212,7 @@ class Session(JudgingExecutor):
 def session(monkeypatch):
     cluster = MemoryCluster(NS)
     executor = Session(cluster)
-    monkeypatch.setattr(_session, "session", lambda kubeconfig, context: contextlib.nullcontext(executor))
+    monkeypatch.setattr(_session, "executor", lambda kubeconfig, context: contextlib.nullcontext(executor))
     return executor
 
 

@@ -16,6 +16,9 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.credentials import Credentials
 from kubectl_disagg.kube.kubeconfig import Connection
 from kubectl_disagg.kube.transport import NetworkError, Transport
+from tests.conftest import EXAMPLES
+from tests.unit.kube.test_session import write_kubeconfig
+from tests.unit.test_cli import run
 
 DATA = pathlib.Path(__file__).parents[2] / "data"
 CA, CA_KEY = DATA / "unit-test-client.crt", DATA / "unit-test-client.key"
@@ -647,3 +650,22 @@ def test_an_exec_issued_client_certificate_is_rotated_when_it_expires(tmp_path, 
         transport.close()
         server.close()
     assert server.accepted == 2 and (tmp_path / "runs").read_text().count("run") == 2
+
+
+# --- through the command line ---------------------------------------------------------------------
+
+
+def test_cli_reports_connection_refused_without_a_traceback(tmp_path, capsys):
+    with socket.socket() as probe:  # a port nobody listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    kubeconfig = write_kubeconfig(tmp_path, f"https://127.0.0.1:{port}")
+    code, _, err = run(["rollout", "step", "-f", str(EXAMPLES / "prefill-decode.yaml"), "--dry-run",
+                        "--kubeconfig", str(kubeconfig)], capsys)
+    assert code == 1
+    assert err.startswith(f"cannot reach the API server at https://127.0.0.1:{port}: connection refused")
+    assert "Traceback" not in err
+
+    code, _, err = run(["rollout", "step", "-f", str(EXAMPLES / "prefill-decode.yaml"), "--dry-run",
+                        "--kubeconfig", str(kubeconfig), "--context", "up"], capsys)
+    assert code == 1 and err.strip() == f'kubeconfig {kubeconfig}: context "up" not found (contexts: down)'

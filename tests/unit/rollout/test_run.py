@@ -4,14 +4,19 @@ Events it records, over the in-memory executor."""
 from __future__ import annotations
 
 import contextlib
+import re
+
+import pytest
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.stepper import Pass
+from tests.conftest import EXAMPLES
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
+from tests.unit.test_cli import run as cli
 
 
 class Printer:
@@ -95,3 +100,27 @@ def test_the_first_set_that_does_not_complete_stops_the_run():
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
     assert run.step_sets(cluster, sets, None, None, printer, until_complete=True, timeout=-1.0) == run.EXIT_TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
+
+
+# --- the exit codes on the command line -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["--dry-run", "--until-complete"],
+    ["--until-complete", "--timeout", "soon"],
+    ["--until-complete", "--timeout", "-5s"],
+])
+def test_usage_errors_exit_2_before_any_connection(argv, capsys):
+    code, out, err = cli(["rollout", "step", "-f", str(EXAMPLES / "prefill-decode.yaml"),
+                          "--kubeconfig", "/nonexistent", *argv], capsys)
+    assert code == 2 and out == ""
+
+
+def test_help_documents_every_exit_code(capsys):
+    code, out, _ = cli(["rollout", "step", "--help"], capsys)
+    assert code == 0
+    live, gitops = out.split("Exit codes:")[1].split("Exit codes with --gitops")
+    documented = [int(n) for n in re.findall(r"^ +(\d)  \w", live, re.MULTILINE)]
+    assert documented == sorted({run.EXIT_OK, run.EXIT_ERROR, run.EXIT_USAGE, run.EXIT_REFUSED,
+                                 run.EXIT_TIMEOUT}) == [0, 1, 2, 3, 4]
+    assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6]

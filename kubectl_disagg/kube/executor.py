@@ -1,0 +1,221 @@
+"""The cluster executor: carries out a pass's actions on the API server.
+
+`ClusterExecutor` is the `stepper.Executor` for a cluster (`gitops.executor.StateExecutor` is
+the one for a rollout state): a `Session` that also writes. It checks a pass's permissions
+before its first write, executes the actions `reconcile` returns with the preconditions that
+make them safe to race (creates by server-side apply, JSON patches pinned to what was read,
+deletes on uid and resourceVersion), writes the hand-over's patches and the stepper's Events,
+and hands out the set's Lease (see `lease`). What it reads, it reads through its `Session`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from kubectl_disagg.kube.api_errors import NotFound, PatchRejected
+from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
+from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.kube.rest import BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, Resource
+from kubectl_disagg.kube.session import Session, side_by_side
+
+# A granted permission is trusted for one lease term.
+PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
+
+
+def scale_patch(action: Scale) -> list[dict]:
+    """RFC 6902: replicas from what was read to the new count, refused if they moved meanwhile."""
+    return [{"op": "test", "path": "/spec/replicas", "value": action.from_replicas},
+            {"op": "replace", "path": "/spec/replicas", "value": action.to_replicas}]
+
+
+def annotate_patch(action: Annotate) -> list[dict]:
+    """RFC 6902: add the annotations, pinned to the replicas they were computed from.
+
+    `initial-replicas` records the replicas at the rollout's start, so it must not land on an
+    LWS someone scaled after the read. A missing annotations map is added whole: JSON patch
+    cannot add a key to a map that is not there.
+    """
+    operations: list[dict] = [{"op": "test", "path": "/spec/replicas", "value": action.replicas}]
+    if action.has_annotations:
+        operations += [{"op": "add", "path": "/metadata/annotations/" + _pointer_token(key), "value": value}
+                       for key, value in sorted(action.annotations.items())]
+    else:
+        operations.append({"op": "add", "path": "/metadata/annotations", "value": dict(action.annotations)})
+    return operations
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _tested(operations: list[dict]) -> str:
+    path = next((op["path"] for op in operations if op["op"] == "test"), "/")
+    return ".".join(part for part in path.split("/") if part)
+
+
+def permissions_needed(actions: Sequence[Action]) -> list[tuple[str, Resource]]:
+    """Every (verb, resource) a pass of `actions` uses, in a stable order: its writes, and the
+    Lease's renewal and release. Server-side apply of a new object is a patch that creates."""
+    if not actions:
+        return []
+    needed: dict[tuple[str, str], tuple[str, Resource]] = {}
+
+    def need(verb: str, resource: Resource) -> None:
+        needed.setdefault((verb, resource.plural), (verb, resource))
+
+    for action in actions:
+        resource = BY_KIND[action.kind]
+        if isinstance(action, Create):
+            need("create", resource)
+            need("patch", resource)
+        elif isinstance(action, Delete):
+            need("delete", resource)
+        else:
+            need("patch", resource)
+    need("update", LEASE)
+    need("delete", LEASE)
+    return list(needed.values())
+
+
+class Forbidden(UserError):
+    """The user lacks permissions a pass needs: named on one line, before anything is written."""
+
+    def __init__(self, missing: list[tuple[str, Resource]], namespace: str):
+        wanted = ", ".join(f"{verb} {resource.plural}" + (f".{resource.group}" if resource.group else "")
+                           for verb, resource in missing)
+        super().__init__(f"forbidden: this pass needs permission to {wanted} in namespace {namespace}, "
+                         "which this user lacks; nothing was changed (see deploy/rbac.yaml)")
+
+
+class GrantedPermissions:
+    """The (verb, resource, namespace) a session was granted, each remembered for `term` seconds.
+
+    A stepper asks before each pass's first write; within one lease term it asks again only
+    about what it was not granted yet (a refusal is never remembered). A grant revoked within
+    the term shows as a 403 on a write instead, which stops the pass like any failed write
+    (its unit taken back), so the cache trades a whole-pass refusal for a cut-short one only
+    in that window.
+    """
+
+    def __init__(self, term: float, clock: Callable[[], float] = time.monotonic):
+        self.term, self._clock = term, clock
+        self._granted: dict[tuple[str, str, str, str], float] = {}  # → clock() of the answer
+
+    def unknown(self, wanted: Sequence[tuple[str, Resource]], namespace: str) -> list[tuple[str, Resource]]:
+        """Those of `wanted` not granted within the term: what must be asked."""
+        now = self._clock()
+        return [(verb, resource) for verb, resource in wanted
+                if now - self._granted.get(_permission_key(verb, resource, namespace), -self.term) >= self.term]
+
+    def grant(self, verb: str, resource: Resource, namespace: str, answered_at: float) -> None:
+        self._granted[_permission_key(verb, resource, namespace)] = answered_at
+
+    def now(self) -> float:
+        return self._clock()
+
+
+def _permission_key(verb: str, resource: Resource, namespace: str) -> tuple[str, str, str, str]:
+    return verb, resource.group, resource.plural, namespace
+
+
+class ClusterExecutor(Session):
+    """A session that carries out passes: `execute`, `authorize` and `lease` (the reads of
+    `stepper.Executor` are the `Session`'s).
+
+    Use it as a context manager: it closes its connections on exit.
+    """
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None):
+        super().__init__(kubeconfig, context)
+        # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
+        self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS)
+
+    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
+        """Carry out one reconcile action in `namespace`, with the preconditions that make it safe to race.
+
+        Create: server-side apply, never forced. Scale and Annotate: JSON patches that test the
+        replicas that were read (see `_change`). Delete: preconditions on uid and resourceVersion.
+        A change to an object deleted since it was read is a `Conflict`: read again.
+
+        With `dry_run`, the same request goes with dryRun=All (and strict field validation): the
+        server judges it against the live objects and stores nothing; a refusal raises as usual.
+        A created RoleScaler's status is not sent then: its object does not exist to write it to.
+        """
+        if not dry_run:
+            self.forget_watched()  # our own writes are read back by a LIST, never assumed
+        if isinstance(action, Create):
+            self.client.apply(BY_KIND[action.kind], namespace, action.object, dry_run=dry_run)
+            if "status" in action.object and not dry_run:  # a RoleScaler's: apply leaves status alone
+                self.client.patch_status(BY_KIND[action.kind], namespace, action.name, action.object["status"])
+            return
+        try:
+            self._change(action, namespace, dry_run)
+        except NotFound:
+            raise Conflict(f"{action.kind.lower()}/{action.name} was deleted since it was read "
+                           "(404 NotFound)") from None
+
+    def _change(self, action: Action, namespace: str, dry_run: bool = False) -> None:
+        """Scale, Annotate, Delete: each conditional on what the decision read.
+
+        A scale or an annotation is a JSON patch whose `test` pins `spec.replicas` to the value
+        reconcile saw: the LWS controller writes status all the time, and a status write must
+        not void a replica change (a resourceVersion precondition would). A delete keeps uid and
+        resourceVersion preconditions: it only ever removes objects at 0 replicas.
+        """
+        if isinstance(action, Scale):
+            self._json_patch(LWS, namespace, action.name, scale_patch(action), dry_run)
+        elif isinstance(action, Annotate):
+            self._json_patch(LWS, namespace, action.name, annotate_patch(action), dry_run)
+        elif isinstance(action, Delete):
+            self.client.delete(BY_KIND[action.kind], namespace, action.name, action.uid, action.resource_version,
+                               dry_run=dry_run)
+        else:  # pragma: no cover - reconcile returns nothing else
+            raise TypeError(f"unknown action {action!r}")
+
+    def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list,
+                    dry_run: bool = False) -> None:
+        try:
+            self.client.patch(resource, namespace, name, operations, JSON_PATCH, dry_run=dry_run)
+        except PatchRejected:
+            raise Conflict(f"{resource.subject(name)} changed since it was read "
+                           f"({_tested(operations)} is no longer what this step read)") from None
+
+    def patch_object(self, kind: str, namespace: str, name: str, operations: list) -> None:
+        """An RFC 6902 patch whose `test` ops pin what was read: a `Conflict` when it moved."""
+        self.forget_watched()
+        self._json_patch(BY_KIND[kind], namespace, name, operations)
+
+    def clear_set_status(self, name: str, namespace: str) -> None:
+        """Remove what the controller wrote in a stored set's status (see `handover`)."""
+        self.client.patch_status(DISAGGREGATED_SET, namespace, name,
+                                 {"observedGeneration": None, "conditions": None, "roleStatuses": None})
+
+    def record_event(self, event: dict) -> None:
+        """Create one Event (see `events.event_object`)."""
+        self.client.create(EVENT, event["metadata"]["namespace"], event)
+
+    def lease(self, set_name: str, namespace: str, holder: str | None = None,
+              duration: int | None = None, wait_until: float | None = None):
+        """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
+        `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
+        return Lease(self.client, set_name, namespace, holder or default_holder(), duration or DEFAULT_LEASE_SECONDS,
+                     wait_until)
+
+    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
+        """Refuse a pass its user may not carry out whole, before its first write: one
+        SelfSubjectAccessReview per verb and resource it needs (see `permissions_needed`) and
+        was not granted within the last lease term (see `GrantedPermissions`), sent at once."""
+        asked = self.permissions.unknown(permissions_needed(actions), namespace)
+        if not asked:
+            return
+        answered_at = self.permissions.now()  # a grant counts from before it was asked
+        # Each review is a round trip: send them side by side, not one after another.
+        answers = side_by_side(*(lambda wanted=wanted: self.client.allowed(*wanted, namespace) for wanted in asked))
+        for (verb, resource), allowed in zip(asked, answers):
+            if allowed:
+                self.permissions.grant(verb, resource, namespace, answered_at)
+        missing = [wanted for wanted, allowed in zip(asked, answers) if not allowed]
+        if missing:
+            raise Forbidden(missing, namespace)

@@ -1,0 +1,242 @@
+"""A session with one API server: what every cluster command reads.
+
+`Session` is the connection a cluster command opens (with `with`) and closes: where and who
+(see `kubeconfig`), the `RestClient` its requests go through, and the reads of `rollout step`,
+`status`, `plan`, `handover` and `validate --server`: a set's live objects as a `Snapshot`
+(carrying the objects themselves, for dry-run diffs), the stored set and its RolloutState, the
+objects already at names a pass would create, and the wait for the next change (a watch that
+keeps the last LIST current). It writes nothing: carrying out a pass's actions is
+`executor.ClusterExecutor`'s job. The modules under it: `kubeconfig` (where and who), `rest`
+(requests), `api_errors` (answers as errors). Everything else in kubectl-disagg is pure and
+never imports them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Self
+
+from kubectl_disagg.core import naming
+from kubectl_disagg.kube.api_errors import Gone, NotFound
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.kubeconfig import load_configuration, redact_url
+from kubectl_disagg.kube.rest import (BY_KIND, DISAGGREGATED_SET, LWS, ROLE_SCALER, ROLLOUT_STATE, SERVICE,
+                                      RestClient, with_kind)
+from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
+
+# GETs of the names a pass would create, sent side by side in batches of this many.
+OCCUPANT_READS_AT_ONCE = 8
+
+
+def side_by_side(*calls: Callable[[], Any] | None) -> list:
+    """Each call's result, in order (None for a None call), the calls run at once in threads
+    of their own (a single one runs here). Every call ends before this returns; the first
+    failed call's error, in call order, is then raised here, as Future.result() would."""
+    results: list = [None] * len(calls)
+    errors: list[BaseException | None] = [None] * len(calls)
+
+    def run(index: int, call: Callable[[], Any]) -> None:
+        try:
+            results[index] = call()
+        except BaseException as error:  # raised below, in the caller's thread
+            errors[index] = error
+
+    asked = [(index, call) for index, call in enumerate(calls) if call is not None]
+    if len(asked) == 1:
+        run(*asked[0])
+    else:
+        threads = [threading.Thread(target=run, args=pair) for pair in asked]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
+
+
+class WatchedLWS:
+    """A set's LWS as last listed, brought up to date by watch events: objects by name, and the
+    resourceVersion they stand at. Parsed views are kept per object version, so a change to one
+    LWS of two thousand re-parses one."""
+
+    def __init__(self, items: dict[str, dict], resource_version: str):
+        self.items, self.resource_version = items, resource_version
+        self._parsed: dict[str, tuple[str, Any]] = {}
+
+    @classmethod
+    def listed(cls, answer: dict) -> WatchedLWS:
+        items = {item["metadata"]["name"]: with_kind(item, LWS) for item in answer.get("items") or []}
+        return cls(items, (answer.get("metadata") or {}).get("resourceVersion", ""))
+
+    def apply(self, event: dict) -> bool:
+        """Take one watch event in; False when it is not one this view understands (read again)."""
+        obj = event.get("object") or {}
+        metadata = obj.get("metadata") or {}
+        name, version = metadata.get("name"), metadata.get("resourceVersion")
+        if not name or not version or event.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
+            return False
+        if event["type"] == "DELETED":
+            self.items.pop(name, None)
+        else:
+            self.items[name] = with_kind(obj, LWS)
+        self.resource_version = version
+        return True
+
+    def live(self) -> tuple:
+        views = []
+        for name, obj in sorted(self.items.items()):  # a LIST's order: by name
+            version = obj["metadata"].get("resourceVersion", "")
+            cached = self._parsed.get(name)
+            if cached is None or cached[0] != version:
+                cached = self._parsed[name] = (version, lws_from_object(obj))
+            views.append(cached[1])
+        for name in set(self._parsed) - set(self.items):
+            del self._parsed[name]
+        return tuple(views)
+
+
+
+class Session:
+    """A session with one API server, reached like kubectl reaches it (see `kubeconfig`).
+
+    Use it as a context manager: it closes its connections on exit.
+    """
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None):
+        connection, self.default_namespace = load_configuration(kubeconfig, context)
+        self.server: str = redact_url(connection.server)
+        self.client = RestClient(connection, self.server)
+        self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
+        self._serves_rollout_states: bool | None = None  # asked once per session
+
+    @property
+    def transport(self) -> Any:
+        """What every request of this session goes through (see `RestClient.transport`)."""
+        return self.client.transport
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+    def snapshot(self, set_name: str, namespace: str, services: bool = True, scalers: bool = False) -> Snapshot:
+        """Every LWS and Service labelled with the set's name: one LIST each (LWS only without
+        `services`); with `scalers` (a set with External roles), the namespace's RoleScalers too,
+        so a set without External roles is read in two LISTs.
+
+        The selector does not require managed-by: objects that merely carry the set's name must
+        be seen, so reconcile can leave them alone and refuse to create over them. The LISTs go
+        out at once (each is a consistent read of its own; they never were one read together).
+        """
+        selector = f"{naming.NAME_LABEL}={set_name}"
+        watched = self._watched.get((namespace, set_name))
+        # Side by side: the reads cost one round trip, not two or three. Their errors come in
+        # the order they used to be asked in: the same failure is reported first.
+        lws_list, service_list, scaler_list = side_by_side(
+            (lambda: self.client.list(LWS, namespace, selector)) if watched is None else None,
+            (lambda: self.client.list(SERVICE, namespace, selector)) if services else None,
+            (lambda: self._scalers(namespace)) if services and scalers else None)
+        if lws_list is not None:
+            watched = WatchedLWS.listed(lws_list)
+            self._watched[(namespace, set_name)] = watched
+        service_list = service_list or {}
+        scaler_replicas_by_name, scalers_served = scaler_list or ({}, False)
+        service_items = [with_kind(item, SERVICE) for item in service_list.get("items") or []]
+        return Snapshot(
+            namespace=namespace,
+            lws=watched.live(),
+            services=tuple(service_from_object(item) for item in service_items),
+            lws_resource_version=watched.resource_version,
+            scalers=scaler_replicas_by_name,
+            scalers_served=scalers_served,
+            objects={(o["kind"], o["metadata"]["name"]): o for o in (*watched.items.values(), *service_items)},
+        )
+
+    def _scalers(self, namespace: str) -> tuple[dict[str, int], bool]:
+        """RoleScaler name → spec.replicas, and whether the kind is served (its CRD installed).
+
+        Scalers are named `<set>-<role>` and may lack our labels (the controller's): all of the
+        namespace's, a handful at most.
+        """
+        try:
+            listed = self.client.list(ROLE_SCALER, namespace, "")
+        except NotFound:
+            return {}, False
+        return dict(scaler_replicas(item) for item in listed.get("items") or []), True
+
+    def rollout_state(self, set_name: str, namespace: str) -> dict | None:
+        """The set's RolloutState object as Argo CD applied it (docs/gitops.md), or None where
+        the cluster does not serve the kind (asked once, by discovery) or holds none for the set.
+        A user who may not get it where the kind is served is refused (deploy/rbac.yaml)."""
+        if self._serves_rollout_states is None:
+            self._serves_rollout_states = self.client.serves(ROLLOUT_STATE)
+        if not self._serves_rollout_states:
+            return None
+        try:
+            return self.client.get(ROLLOUT_STATE, namespace, set_name)
+        except NotFound:
+            return None
+
+    def get_set(self, name: str, namespace: str) -> dict:
+        """The DisaggregatedSet object stored in the cluster (its CRD installed, no controller)."""
+        try:
+            return self.client.get(DISAGGREGATED_SET, namespace, name)
+        except NotFound:
+            raise UserError(f"disaggregatedset/{name} not found in namespace {namespace}") from None
+
+    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
+        """Block until an LWS of the set changes after `resource_version`: True, or False on timeout.
+
+        When `resource_version` is where this session's view of the set's LWS stands, the change
+        is applied to that view, and the next `snapshot` reads it from there instead of listing
+        every LWS again: a list at one version plus every change after it is the state at the
+        last change, exactly what a new LIST would return then (an informer's reasoning). This
+        is what lets `--until-complete` react to a ready LWS in a fleet without a 3 MB read.
+        """
+        key, selector = (namespace, set_name), f"{naming.NAME_LABEL}={set_name}"
+        watched = self._watched.get(key)
+        if watched is None or watched.resource_version != resource_version:
+            self._watched.pop(key, None)
+            return self.client.watch(LWS, namespace, selector, resource_version, timeout)
+        try:
+            events = self.client.next_events(LWS, namespace, selector, resource_version, timeout)
+        except Gone:
+            self._watched.pop(key, None)  # history compacted: read everything again
+            return True
+        if not events:
+            return False
+        if not all(watched.apply(event) for event in events):
+            self._watched.pop(key, None)
+        return True
+
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
+        """The objects already at these (kind, name)s: one GET each, a few at a time side by
+        side (see `stepper.read_and_reconcile`). A pass creates a handful; a rollout's start
+        over many slices, a few per slice."""
+        found: dict[tuple[str, str], dict] = {}
+
+        def get(kind: str, name: str) -> dict | None:
+            try:
+                return self.client.get(BY_KIND[kind], namespace, name)
+            except NotFound:
+                return None
+
+        names = list(names)
+        for start in range(0, len(names), OCCUPANT_READS_AT_ONCE):
+            batch = names[start:start + OCCUPANT_READS_AT_ONCE]
+            for key, obj in zip(batch, side_by_side(*(lambda key=key: get(*key) for key in batch))):
+                if obj is not None:
+                    found[key] = obj
+        return found
+
+    def forget_watched(self) -> None:
+        """Drop every LWS view the watch kept current: the next `snapshot` LISTs again (after
+        this session's own writes, which are read back, never assumed)."""
+        self._watched.clear()

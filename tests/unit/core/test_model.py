@@ -1,0 +1,20 @@
+"""`model`: the namespace a set is read into."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.core.model import namespace_for
+
+
+def test_namespace_flag_may_not_contradict_the_document(tmp_path):
+    from kubectl_disagg.core.sets import load_sets
+    from tests.conftest import EXAMPLES
+
+    (ds,) = load_sets([str(EXAMPLES / "prefill-decode.yaml")]).sets  # namespace: serving
+    assert namespace_for(ds, None, "default") == "serving"
+    assert namespace_for(ds, "serving", "default") == "serving"
+    with pytest.raises(UserError) as caught:
+        namespace_for(ds, "other", "default")
+    assert 'does not match --namespace "other"' in caught.value.lines()[0]

@@ -1,0 +1,47 @@
+"""`executor`: the permissions a pass needs, asked before its first write and remembered for
+one lease term. Its writes run against a real API server in tests/integration."""
+
+from __future__ import annotations
+
+
+def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
+    from kubectl_disagg.kube.executor import Forbidden, permissions_needed
+    from kubectl_disagg.core.reconcile import Create, Delete, Scale
+    from kubectl_disagg.kube.rest import LWS
+
+    scale = Scale(name="a", from_replicas=1, to_replicas=2, resource_version="1", slice=0)
+    actions = [Create(object={"kind": "Service", "metadata": {"name": "s"}}, slice=0), scale, scale,
+               Delete(kind="LeaderWorkerSet", name="b", uid="u", resource_version="2", slice=0)]
+    needed = [(verb, resource.plural) for verb, resource in permissions_needed(actions)]
+    assert needed == [("create", "services"), ("patch", "services"), ("patch", "leaderworkersets"),
+                      ("delete", "leaderworkersets"), ("update", "leases"), ("delete", "leases")]
+    assert permissions_needed([]) == []
+    message = str(Forbidden([("patch", LWS)], "serving"))
+    assert "\n" not in message
+    assert message.startswith("forbidden: this pass needs permission to patch "
+                              "leaderworkersets.leaderworkerset.x-k8s.io in namespace serving")
+
+
+def test_granted_permissions_are_remembered_for_one_term_per_namespace():
+    from kubectl_disagg.kube.executor import GrantedPermissions
+    from kubectl_disagg.kube.rest import LEASE, LWS
+
+    now = [100.0]
+    granted = GrantedPermissions(30, clock=lambda: now[0])
+    wanted = [("patch", LWS), ("update", LEASE)]
+    assert granted.unknown(wanted, "ns") == wanted  # nothing asked yet
+    granted.grant("patch", LWS, "ns", now[0])
+    assert granted.unknown(wanted, "ns") == [("update", LEASE)]
+    assert granted.unknown(wanted, "other") == wanted  # a grant is per namespace
+    assert granted.unknown([("delete", LWS)], "ns") == [("delete", LWS)]  # and per verb
+    now[0] = 129.9
+    assert granted.unknown(wanted, "ns") == [("update", LEASE)]
+    now[0] = 130.0  # the term is over: ask again
+    assert granted.unknown(wanted, "ns") == wanted
+
+
+def test_a_permission_is_trusted_for_one_lease_term():
+    from kubectl_disagg.kube.executor import PERMISSION_TERM_SECONDS
+    from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS
+
+    assert PERMISSION_TERM_SECONDS == DEFAULT_LEASE_SECONDS
