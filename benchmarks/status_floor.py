@@ -1,7 +1,7 @@
 """The least a CPython process can do to answer what `rollout status -f FILE -o json` answers:
 a yardstick for start-up, not a tool.
 
-    python benchmarks/status_floor.py KUBECONFIG CONTEXT FILE
+    python benchmarks/status_floor.py KUBECONFIG CONTEXT FILE [--click]
 
 It reads the set's YAML and the kubeconfig with the product's reader (`reader.load_plain`, the
 first document only), opens one TLS connection (TCP_NODELAY: without it the first
@@ -10,6 +10,9 @@ answers as JSON. No validation, no defaults, no revision, no status: whatever `r
 takes beyond this process's wall time is the price of the product itself; what this process
 takes is the price of Python, ssl and reading the YAML. Only what the local control plane's
 kubeconfig uses is handled (a CA file and a token).
+
+With `--click` it first imports click, the one argument parser every kubectl-disagg command
+goes through (issue 25): the least a process can do that parses its flags as the product must.
 """
 
 import json
@@ -54,6 +57,8 @@ def _get(stream, sock: socket.socket, host: str, path: str, token: str) -> dict:
 
 def main() -> None:
     kubeconfig_path, context_name, filename = sys.argv[1:4]
+    if "--click" in sys.argv[4:]:
+        import click  # noqa: F401  the parser's import is the price measured here
     document = _yaml(filename)
     kubeconfig = _yaml(kubeconfig_path)
     context = _named(kubeconfig["contexts"], context_name)["context"]
