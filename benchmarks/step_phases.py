@@ -22,7 +22,7 @@ WRAPPED = [
     ("kubectl_disagg.kube.session", "Session.wait_for_change", "watch"),
     ("kubectl_disagg.kube.session", "Session.snapshot", "snapshot"),
     ("kubectl_disagg.kube.rest", "RestClient.list", "list"),
-    ("kubectl_disagg.kube.rest", "_json", "decode"),
+    ("kubectl_disagg.kube.rest", "api_object", "decode"),
     ("kubectl_disagg.rollout.stepper", "reconcile_for_step", "reconcile"),
     ("kubectl_disagg.kube.executor", "ClusterExecutor.authorize", "authorize"),
     ("kubectl_disagg.kube.rest", "RestClient.allowed", "access review"),
