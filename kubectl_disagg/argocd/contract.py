@@ -24,6 +24,7 @@ from kubectl_disagg.manifests.source import Document
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
 from kubectl_disagg.core.render import deep_copy, passthrough_collisions
 from kubectl_disagg.gitops.state import find_state, is_state_document, unmatched_states
+from kubectl_disagg.gitops.autoscalers import scaler_targets
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
@@ -274,6 +275,7 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
     rendered: list = []
     passed: list = []
     set_names: list[tuple[str, str]] = []  # (name, namespace) of every set: what a state must match
+    git_sets: list = []  # (set, namespace) of the sets rendered from a rollout state
     for item in loaded.items:
         try:
             if isinstance(item, DisaggregatedSet):
@@ -284,6 +286,8 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
                     item, rollout, namespace, require_state=parameters.strict or parameters.require_state), revision))
                 objects.extend(own)
                 rendered.extend((obj, item) for obj in own)
+                if rollout is not None:
+                    git_sets.append((item, namespace))
                 if rollout is not None and show_states:  # where a git rollout stands, for Argo CD to show
                     objects.extend(_stamped([served_object(item, rollout)], revision))
             elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
@@ -299,6 +303,7 @@ def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mappin
     problems.extend(unmatched_states(state_documents + [d for d in loaded.items if isinstance(d, Document)],
                                      set_names))
     problems.extend(passthrough_collisions(rendered, passed, parameters.namespace or destination))
+    problems.extend(scaler_targets(git_sets, passed, objects, parameters.namespace or destination))
     if problems:
         raise UserError(problems)
     if not objects:

@@ -15,6 +15,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, namespace_conflict, name
 from kubectl_disagg.core.render import passthrough_collisions, render_set
 from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.gitops.autoscalers import scaler_targets
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import (STATE_FILE, RolloutState, find_state, is_state_document, state_document,
                                          unmatched_states)
@@ -97,31 +98,36 @@ def render_files(paths: Iterable[str], recursive: bool = False, namespace: str |
     objects: list[dict] = []
     rendered: list = []
     passed: list = []
+    git_sets: list = []  # (set, namespace) of the sets rendered from a rollout state
     for item in loaded.items:
         if isinstance(item, DisaggregatedSet):
-            own = render_with_state_file(item, namespace, explicit, require_state)
+            own, state = render_with_state_file(item, namespace, explicit, require_state)
             objects.extend(own)
             rendered.extend((obj, item) for obj in own)
+            if state is not None:
+                git_sets.append((item, state.namespace))
         elif not is_state_document(item.data):
             objects.append(item.data)
             passed.append(item)
-    collisions = passthrough_collisions(rendered, passed, namespace)
-    if collisions:
-        raise UserError(collisions)
+    problems = passthrough_collisions(rendered, passed, namespace)
+    problems += scaler_targets(git_sets, passed, objects, namespace)
+    if problems:
+        raise UserError(problems)
     return objects, loaded.warnings
 
 
 def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, explicit: str | None = None,
-                           require_state: bool = False) -> list[dict]:
-    """`render` of one set: from its rollout state when it has one (docs/gitops.md), else steady.
+                           require_state: bool = False) -> tuple[list[dict], RolloutState | None]:
+    """`render` of one set: from its rollout state when it has one (docs/gitops.md), else steady;
+    and the state it was rendered from (None: none).
 
     `namespace` is -n; `explicit` is --state; `require_state` refuses a set without a state.
     """
     path = state_path(ds, explicit)
     if not explicit and not require_state and (path is None or not os.path.isfile(path)):
-        return list(render_set(ds, namespace))  # no state: the steady state
+        return list(render_set(ds, namespace)), None  # no state: the steady state
     state = read_state(ds, namespace_for(ds, namespace), explicit)
-    return render_with_state(ds, state, namespace, require_state=require_state)
+    return render_with_state(ds, state, namespace, require_state=require_state), state
 
 
 def write_state(path: str, *states: RolloutState) -> None:
