@@ -27,6 +27,10 @@ from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_repli
 
 # GETs of the names a pass would create, sent side by side in batches of this many.
 OCCUPANT_READS_AT_ONCE = 8
+# Above this many names, one LIST per kind of the whole namespace answers instead: a rollout's
+# start over 100 slices × 10 roles would otherwise send 2,000 GETs (a second of a ten-second
+# step, BENCHMARKS.md), where two LISTs of the namespace cost about what the step's own LISTs do.
+OCCUPANT_GETS_MOST = 32
 
 
 def side_by_side(*calls: Callable[[], Any] | None) -> list:
@@ -220,6 +224,9 @@ class Session:
         """The objects already at these (kind, name)s: one GET each, a few at a time side by
         side (see `stepper.read_and_reconcile`). A pass creates a handful; a rollout's start
         over many slices, a few per slice."""
+        names = list(names)
+        if len(names) > OCCUPANT_GETS_MOST:
+            return self._occupants_listed(names, namespace)
         found: dict[tuple[str, str], dict] = {}
 
         def get(kind: str, name: str) -> dict | None:
@@ -228,12 +235,25 @@ class Session:
             except NotFound:
                 return None
 
-        names = list(names)
         for start in range(0, len(names), OCCUPANT_READS_AT_ONCE):
             batch = names[start:start + OCCUPANT_READS_AT_ONCE]
             for key, obj in zip(batch, side_by_side(*(lambda key=key: get(*key) for key in batch))):
                 if obj is not None:
                     found[key] = obj
+        return found
+
+    def _occupants_listed(self, names: list[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
+        """`occupants` by one LIST per kind of the namespace, every label (an occupant need not
+        carry ours), the kinds side by side."""
+        kinds = sorted({kind for kind, _ in names})
+        wanted = set(names)
+        found: dict[tuple[str, str], dict] = {}
+        answers = side_by_side(*(lambda kind=kind: self.client.list(BY_KIND[kind], namespace, "") for kind in kinds))
+        for kind, answer in zip(kinds, answers):
+            for item in answer.get("items") or []:
+                key = (kind, (item.get("metadata") or {}).get("name"))
+                if key in wanted:
+                    found[key] = with_kind(item, BY_KIND[kind])
         return found
 
     def forget_watched(self) -> None:

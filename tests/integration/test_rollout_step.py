@@ -25,6 +25,7 @@ from kubectl_disagg.cli import main
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.kube.lease import LeaseHeld, format_time
+from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
 from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -477,9 +478,12 @@ def test_foreign_object_in_the_way_refuses_with_exit_3(stepper, tmp_path, api_cl
 
 
 @pytest.mark.parametrize("kind", ["LeaderWorkerSet", "Service"])
-def test_a_name_held_without_our_labels_refuses_the_whole_pass_with_exit_3(stepper, tmp_path, api_client, kind):
-    # Slice 2's last object: the pass would have written slices 0 and 1 before reaching it.
-    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=3)
+@pytest.mark.parametrize("slices", [3, 9])  # 9 slices: more names than the stepper reads one by one (LISTed)
+def test_a_name_held_without_our_labels_refuses_the_whole_pass_with_exit_3(stepper, tmp_path, api_client, kind,
+                                                                          slices):
+    # The last slice's last object: the pass would have written the other slices before reaching it.
+    assert (slices * 2 * 2 > OCCUPANT_GETS_MOST) == (slices == 9)
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=slices)
     name = [o for o in render_set(model(path), stepper.namespace) if o["kind"] == kind][-1]["metadata"]["name"]
     if kind == "Service":
         client.CoreV1Api(api_client).create_namespaced_service(stepper.namespace, {
@@ -494,7 +498,7 @@ def test_a_name_held_without_our_labels_refuses_the_whole_pass_with_exit_3(stepp
 
     run = stepper(path)
     assert run.code == EXIT_REFUSED
-    assert (f"slice 2: blocked: {kind.lower()}/{name} exists and is not managed by kubectl-disagg "
+    assert (f"slice {slices - 1}: blocked: {kind.lower()}/{name} exists and is not managed by kubectl-disagg "
             "(no managed-by label; field managers ") in run.out
     assert "refusing to step disaggregatedset/llm" in run.err
     assert stepper.live.versions() == before  # no slice was written

@@ -14,7 +14,7 @@ import yaml
 
 from kubectl_disagg.kube import kubeconfig as kubeconfig_module
 from kubectl_disagg.kube.api_errors import Gone, NotFound
-from kubectl_disagg.kube.session import Session, side_by_side
+from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST, Session, side_by_side
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import namespace_for
 from tests.unit.core.test_reconcile import make_set
@@ -158,3 +158,35 @@ def test_a_sets_rollout_state_is_read_only_where_the_kind_is_served():
     unserved = session(False)
     assert [unserved.rollout_state("llm", "serving") for _ in range(2)] == [None, None]
     assert calls == ["discovery kubectl-disagg.x-k8s.io/v1alpha1"]  # asked once, nothing read
+
+
+@pytest.mark.parametrize("count", [3, OCCUPANT_GETS_MOST, OCCUPANT_GETS_MOST + 1, 500])
+def test_occupants_are_the_same_whether_read_by_name_or_listed(count):
+    """A few names are read one GET each; many, by one LIST per kind of the namespace: either
+    way the objects at those names, whoever's they are, and nothing else."""
+    names = [("LeaderWorkerSet", f"llm-{i}-new-decode") if i % 2 else ("Service", f"llm-{i}-new-decode-prv")
+             for i in range(count)]
+    stored = {key: {"metadata": {"name": key[1], "labels": {"team": "other"}}} for key in names[::7]}
+    stored[("Service", "unrelated")] = {"metadata": {"name": "unrelated"}}
+    requests = []
+
+    class Client:
+        def get(self, resource, namespace, name):
+            requests.append("get")
+            if (resource.kind, name) not in stored:
+                raise NotFound(f"{resource.plural}/{name} not found")
+            return {"apiVersion": "x", "kind": resource.kind, **stored[(resource.kind, name)]}
+
+        def list(self, resource, namespace, label_selector):
+            requests.append(f"list {resource.plural} {label_selector!r}")
+            return {"items": [obj for (kind, _), obj in stored.items() if kind == resource.kind]}
+
+    cluster = Session.__new__(Session)  # no kubeconfig: only the reads under test
+    cluster.client = Client()
+    found = cluster.occupants(names, "serving")
+    assert set(found) == {key for key in names if key in stored}
+    assert all(obj["kind"] == key[0] and obj["metadata"]["name"] == key[1] for key, obj in found.items())
+    if count > OCCUPANT_GETS_MOST:
+        assert sorted(requests) == ["list leaderworkersets ''", "list services ''"]
+    else:
+        assert requests == ["get"] * count
