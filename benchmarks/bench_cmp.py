@@ -5,8 +5,9 @@
 
 Two inputs, generated like bench_render.py's from examples/prefill-decode.yaml: the example
 itself (2 roles x 1 slice) and 10 roles x 100 slices (1,000 LWS + 1,000 Services). For each,
-`cmp generate` runs in a directory holding only the input, with Argo CD's variables set, and
-`render -f input.yaml` on the same file; the two alternate run by run after one warm-up each.
+`cmp generate` runs in a directory holding the input and the rollout state `rollout state init`
+writes for it (what a repository driven through git holds; the plugin refuses a set without
+one), with Argo CD's variables set, and `render -f input.yaml` on the same files; the two alternate run by run after one warm-up each.
 Targets (issue 10): generate within 1.0x render's median on the example; 2,000 objects under 2 s.
 Exit status 0 even when a target is missed (a report); 2 when a program fails.
 """
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 directory = Path(tmp) / f"case{index}" / "app"
                 directory.mkdir(parents=True)
                 (directory / "input.yaml").write_text(text)
+                measure([disagg, "rollout", "state", "init", "-f", str(directory)])
                 rows.append((label, expected, *bench(disagg, directory, expected, runs)))
         print(f"- load average after: {load_average()}\n")
     except (BenchError, CommandFailed, OSError) as err:
