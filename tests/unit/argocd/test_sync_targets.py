@@ -18,7 +18,10 @@ from functools import cache
 import pytest
 import yaml
 
+from kubectl_disagg.core.naming import (REPLICAS_OWNER_ANNOTATION, REPLICAS_OWNER_AUTOSCALER,
+                                        REPLICAS_OWNER_HANDING_BACK, REPLICAS_OWNER_JQ)
 from tests.argocd_harness import SyncError, argocd_source, sync_targets
+from tests.conftest import REPO
 
 
 @cache
@@ -179,3 +182,72 @@ def test_a_jq_expression_that_does_not_parse_fails_the_sync():
 def test_a_live_object_not_yet_created_applies_the_target_as_rendered():
     _, target = deployment()
     assert upstream(None, target, [{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]) == target
+# The shipped Application's rule on a LeaderWorkerSet's size
+
+
+def application_ignores() -> list[dict]:
+    return yaml.safe_load((REPO / "deploy" / "argocd" / "application.yaml").read_text())["spec"]["ignoreDifferences"]
+
+
+def lws(replicas: int, owner: str | None, *, live: bool) -> dict:
+    metadata = {"name": "llama-decode", "namespace": "serving",
+                "annotations": {} if owner is None else {REPLICAS_OWNER_ANNOTATION: owner}}
+    if live:
+        metadata |= {"uid": "5a1d7c2e-0b8f-4e61-9d3a-7c4b2e1f0a93", "resourceVersion": "42"}
+    obj = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": metadata,
+           "spec": {"replicas": replicas, "leaderWorkerTemplate": {"size": 2}}}
+    if live:
+        obj["status"] = {"replicas": replicas, "readyReplicas": replicas}
+    return obj
+
+
+def applied_replicas(live_owner, target_owner, *, ignores=None) -> int | None:
+    (patched,) = sync_targets([(lws(7, live_owner, live=True), lws(3, target_owner, live=False))],
+                              application_ignores() if ignores is None else ignores)
+    return patched["spec"].get("replicas")
+
+
+OLD_RULE = [{"group": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet", "jqPathExpressions": [
+    f'select(.metadata.annotations["{REPLICAS_OWNER_ANNOTATION}"] == "{REPLICAS_OWNER_AUTOSCALER}") | .spec.replicas']}]
+
+
+def test_the_former_rule_drops_spec_replicas_at_the_hand_back():
+    """Live (state-sized, unannotated) and target (annotated) normalize differently: the
+    target loses spec.replicas, the live keeps it, so nothing restores it; server-side apply
+    then drops the field the sync's manager alone owned (the CRD default: 1 replica)."""
+    assert applied_replicas(REPLICAS_OWNER_AUTOSCALER, REPLICAS_OWNER_AUTOSCALER, ignores=OLD_RULE) == 7
+    assert applied_replicas(REPLICAS_OWNER_AUTOSCALER, None, ignores=OLD_RULE) == 3
+    assert applied_replicas(None, REPLICAS_OWNER_AUTOSCALER, ignores=OLD_RULE) is None
+
+
+@pytest.mark.parametrize(("live_owner", "target_owner", "applied"), [
+    (REPLICAS_OWNER_AUTOSCALER, REPLICAS_OWNER_AUTOSCALER, 7),  # at rest: the autoscaler's size kept
+    (REPLICAS_OWNER_AUTOSCALER, None, 3),  # a rollout takes the size
+    (None, None, 3),  # during the rollout
+    (None, REPLICAS_OWNER_HANDING_BACK, 3),  # the hand-back: the target side alone matches nothing
+    (REPLICAS_OWNER_HANDING_BACK, REPLICAS_OWNER_HANDING_BACK, 3),  # still the state's (selfHeal)
+    (REPLICAS_OWNER_HANDING_BACK, REPLICAS_OWNER_AUTOSCALER, 7),  # live carries it: the autoscaler's again
+    (None, REPLICAS_OWNER_AUTOSCALER, None),  # skipping handing-back would drop the field
+])
+def test_the_shipped_rule_applies_a_size_in_every_ownership_state(live_owner, target_owner, applied):
+    """Live 7 (the autoscaler's), rendered 3 (the state's): what the sync applies."""
+    assert applied_replicas(live_owner, target_owner) == applied
+
+
+OWNERS = (None, REPLICAS_OWNER_AUTOSCALER, REPLICAS_OWNER_HANDING_BACK)
+
+
+@pytest.mark.parametrize("live_owner", OWNERS)
+@pytest.mark.parametrize("target_owner", OWNERS)
+def test_the_unit_tests_model_of_the_sync_is_argo_cds(live_owner, target_owner):
+    """tests/unit/gitops' in-memory Argo CD sizes an LWS as the harness does."""
+    from tests.unit.gitops.test_step import applied_replicas as model
+
+    assert model(lws(7, live_owner, live=True), lws(3, target_owner, live=False)) == \
+        applied_replicas(live_owner, target_owner)
+
+
+def test_the_shipped_application_carries_the_one_rule():
+    (rule,) = application_ignores()
+    assert rule == {"group": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet",
+                    "jqPathExpressions": [REPLICAS_OWNER_JQ]}
