@@ -2,7 +2,9 @@
 
 Each round does what Argo CD and a reviewer would: `cmp generate` over the committed tree (for
 a cluster that serves the RolloutState kind, so the state is emitted as an object), apply it
-with server-side apply as `argocd-controller`, prune what it applied before and no longer
+with server-side apply as `argocd-controller` after Argo CD's own RespectIgnoreDifferences
+normalization against the live objects (the Application of deploy/argocd, through the
+harness: tests/argocd_harness.py `sync_targets`), prune what it applied before and no longer
 renders; the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only
 get, list and watch LeaderWorkerSets and get RolloutStates) writes the next state; the round
 commits it. After every sync the rollout invariants hold on the live objects, and Argo CD's
@@ -135,10 +137,13 @@ class GitopsRepo:
         for obj in rendered_objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies
             obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
         before = {o["metadata"]["name"]: o for o in self.live.lws()}
-        # Only LeaderWorkerSets have an ignore rule; another kind's target applies as rendered
-        # whatever its live object (Argo CD's default overrides ignore /status alone).
-        objects = sync_targets([(before.get(o["metadata"]["name"]) if o["kind"] == "LeaderWorkerSet" else None, o)
-                                for o in rendered_objects], application_ignores(),
+        state = self.live_state()
+        live = {("LeaderWorkerSet", name): o for name, o in before.items()} | {
+            ("Service", o["metadata"]["name"]): {"apiVersion": "v1", "kind": "Service", **o}  # (list items lack them)
+            for o in self.live.services()} | (
+            {("RolloutState", state["metadata"]["name"]): state} if state else {})
+        objects = sync_targets([(live.get((o["kind"], o["metadata"]["name"])), o) for o in rendered_objects],
+                               application_ignores(),
                                tracking_method="label" if self.label_tracking else "annotation")
         rendered = {(o["kind"], o["metadata"]["name"]) for o in objects}
         # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
@@ -518,6 +523,12 @@ def test_a_state_file_of_another_name_and_adopting_what_argo_cd_synced(repo):
     repo.roll()
     repo.label_tracking = False
     repo.sync()
+    # Annotation tracking leaves the instance label it finds live (util/argo/resource_tracking.go
+    # Normalize drops it from the live side only), and RespectIgnoreDifferences carries it over.
+    objects = repo.live.lws() + repo.live.services()
+    assert objects and all(o["metadata"]["labels"]["app.kubernetes.io/instance"] == "llm" for o in objects)
+    repo.control_plane.kubectl("label", "leaderworkerset,service", "-l", naming.set_selector(SET),
+                               "app.kubernetes.io/instance-", "-n", repo.namespace)
     assert_done(repo)
 
 

@@ -247,7 +247,12 @@ def test_the_unit_tests_model_of_the_sync_is_argo_cds(live_owner, target_owner):
         applied_replicas(live_owner, target_owner)
 
 
-def test_the_shipped_application_carries_the_one_rule():
+def test_the_shipped_application_and_the_docs_carry_the_one_rule():
     (rule,) = application_ignores()
     assert rule == {"group": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet",
                     "jqPathExpressions": [REPLICAS_OWNER_JQ]}
+    application = yaml.safe_load((REPO / "deploy" / "argocd" / "application.yaml").read_text())
+    assert "RespectIgnoreDifferences=true" in application["spec"]["syncPolicy"]["syncOptions"]
+    stated = [line.strip().removeprefix("- ") for path in sorted((REPO / "docs").glob("*.md"))
+              for line in path.read_text().splitlines() if f'["{REPLICAS_OWNER_ANNOTATION}"] ==' in line]
+    assert stated == [REPLICAS_OWNER_JQ]  # docs/gitops.md "Argo CD settings"
