@@ -16,6 +16,11 @@ Entry points, for any test:
 - `generate_manifests(...)`: one repo-server manifest generation for an Application whose
   source uses the plugin (discovery, the plugin's variables, generate in a sidecar, the
   output split and flattened): the objects Argo CD would apply, or the error it would show.
+- `sync_targets(pairs, ignore_differences)`: what a sync with `RespectIgnoreDifferences=true`
+  applies, given each (live, target) pair (live None: not created yet): Argo CD's
+  normalizeTargetResources over the Application's ignoreDifferences and the resource
+  overrides in force (by default Argo CD's own: `/status` ignored on every kind). From a
+  shell: `argocd-harness sync-targets < REQUEST.json`.
 
 Without a Go toolchain these tests skip, except in CI (CI=true) where they must run.
 """
@@ -161,3 +166,32 @@ def generate_manifests(repo_root: Path, app_path: str, *, plugin: dict | None, s
 
 LWS_API_VERSIONS = ["v1", "v1/ConfigMap", "v1/Service", "apps/v1", "apps/v1/Deployment",
                     "leaderworkerset.x-k8s.io/v1", "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"]
+
+
+# What SettingsManager.GetResourceOverrides gives with argocd-cm's compare options unset
+# (ignoreResourceStatusField defaults to "all"): /status ignored on every group and kind.
+DEFAULT_RESOURCE_OVERRIDES = {"*/*": {"ignoreDifferences": {"jsonPointers": ["/status"]}}}
+
+
+class SyncError(Exception):
+    """Argo CD's normalization refused the sync (a bad jq expression or JSON pointer, ...)."""
+
+
+def sync_targets(pairs: list[tuple[dict | None, dict]], ignore_differences: list[dict], *,
+                 resource_overrides: dict | None = None, tracking_method: str = "annotation",
+                 app_label_key: str = "app.kubernetes.io/instance") -> list[dict | None]:
+    """The target Argo CD applies for each (live, target) pair in a sync with
+    RespectIgnoreDifferences=true (controller/sync.go normalizeTargetResources): the
+    Application's `ignore_differences`, the `resource_overrides` of argocd-cm
+    (DEFAULT_RESOURCE_OVERRIDES when None), annotation tracking (Argo CD 3's default)."""
+    request = {"ignoreDifferences": ignore_differences,
+               "resourceOverrides": DEFAULT_RESOURCE_OVERRIDES if resource_overrides is None else resource_overrides,
+               "trackingMethod": tracking_method, "appLabelKey": app_label_key,
+               "pairs": [{"live": live, "target": target} for live, target in pairs]}
+    result = subprocess.run([str(harness()), "sync-targets"], input=json.dumps(request), capture_output=True,
+                            text=True, timeout=60, check=False)
+    if result.returncode == 1:
+        raise SyncError(result.stderr.strip())
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return json.loads(result.stdout)["targets"]

@@ -20,6 +20,10 @@
 //	    One repo-server manifest generation for an Application (see ManifestsRequest):
 //	    source type, the plugin's variables, the objects Argo CD would apply, or the error
 //	    Argo CD would show. Exit 0 either way; 2 only when the harness is misused.
+//	argocd-harness sync-targets < REQUEST.json
+//	    The objects a sync with RespectIgnoreDifferences=true applies (see
+//	    SyncTargetsRequest): {"targets": [obj|null, ...]}, one per pair; an error Argo CD's
+//	    normalization would fail the sync with exits 1 with it on stderr.
 package main
 
 import (
@@ -30,11 +34,26 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: argocd-harness health [--open-libs] SCRIPT OBJECT | resource-health --argocd-cm CM [--built-in DIR] OBJECT | health-tests DIR | plugin-config DIR | manifests REQUEST.json")
+	fmt.Fprintln(os.Stderr, "usage: argocd-harness health [--open-libs] SCRIPT OBJECT | resource-health --argocd-cm CM [--built-in DIR] OBJECT | health-tests DIR | plugin-config DIR | manifests REQUEST.json | sync-targets < REQUEST.json")
 	os.Exit(2)
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "sync-targets" {
+		var request SyncTargetsRequest
+		decoder := json.NewDecoder(os.Stdin)
+		decoder.DisallowUnknownFields()
+		if err := decoder.Decode(&request); err != nil {
+			fmt.Fprintln(os.Stderr, "sync-targets request:", err)
+			os.Exit(2)
+		}
+		targets, err := syncTargets(&request)
+		if err != nil {
+			fatal(err)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"targets": targets})
+		return
+	}
 	if len(os.Args) < 3 {
 		usage()
 	}

@@ -41,38 +41,43 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
         for revision, roles in _slice_layout(ds, state, slice_index):
             record = records[revision]
             view = _revision_set(ds, record)
-            for role_name, replicas, initial, autoscaled in roles:
+            for role_name, replicas, initial, owner in roles:
                 lws = leader_worker_set(view, _role(record.role(role_name)), slice_index, namespace, replicas)
                 if initial is not None:
                     annotations = lws["metadata"].setdefault("annotations", {})
                     annotations[naming.INITIAL_REPLICAS_ANNOTATION] = str(initial)
-                if autoscaled:
+                if owner is not None:
                     annotations = lws["metadata"].setdefault("annotations", {})
-                    annotations[naming.REPLICAS_OWNER_ANNOTATION] = naming.REPLICAS_OWNER_AUTOSCALER
+                    annotations[naming.REPLICAS_OWNER_ANNOTATION] = owner
                 objects.append(lws)
                 objects.append(service(ds.name, slice_index, revision, role_name, namespace))
     return objects
 
 
 def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
-    """[(revision, [(role, replicas or None, initial-replicas or None, autoscaled)])] for one slice.
+    """[(revision, [(role, replicas or None, initial-replicas or None, owner)])] for one slice.
 
-    `autoscaled`: an External role's LWS whose size the autoscaler owns here (at rest, and an
-    old revision at the start of a rollout): it carries the replicas-owner annotation, and its
-    replicas (the count last recorded, never the autoscaler's, which render cannot know) are
-    only what Argo CD creates it with or compares to: its ignoreDifferences rule
-    (docs/autoscaling.md) makes it keep the live size. A step records that size, and from then
-    on the state sizes the role until the rollout ends (a start over a rollout keeps the sizes
-    the state gave).
+    `owner` (the replicas-owner annotation, or None): `autoscaler` on an External role's LWS
+    whose size the autoscaler owns here (at rest, and an old revision at the start of a
+    rollout): its replicas (the count last recorded, never the autoscaler's, which render
+    cannot know) are only what Argo CD creates it with or compares to: its ignoreDifferences
+    rule (docs/autoscaling.md) makes it keep the live size. A step records that size, and from
+    then on the state sizes the role until the rollout ends (a start over a rollout keeps the
+    sizes the state gave). At rest right after the state sized it (`handing_over`), the role
+    is `handing-back`: Argo CD applies the state's count, and the live object carrying the
+    annotation is what lets the next state's `autoscaler` keep the live size (docs/gitops.md
+    "Handing a size back").
     """
     deployed = state.deployed(slice_index)
     records = state.revisions
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
         recorded = deployed.get(ds.revision, {})
+        handing = handing_over(state, slice_index, ds.revision)
         return [(ds.revision, [(role.name, recorded.get(role.name, EXTERNAL_SEED_REPLICAS), None,
-                                role.name not in handing_over(state, slice_index, ds.revision))
-                               if role.external else (role.name, role.replicas, None, False)
+                                naming.REPLICAS_OWNER_HANDING_BACK if role.name in handing
+                                else naming.REPLICAS_OWNER_AUTOSCALER)
+                               if role.external else (role.name, role.replicas, None, None)
                                for role in ds.roles])]
     # A revision the state does not know starts a rollout: like the controller, every old
     # revision then remembers the replicas it has now, else the ones its rollout started from.
@@ -88,22 +93,27 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
                           and role not in handing_over(state, slice_index, revision))
             # An autoscaled size is not known here: its initial-replicas is what the step reads live.
             started = None if not old or autoscaled else initial.get(revision, {}).get(role, n)
-            entries.append((role, n, started, autoscaled))
+            entries.append((role, n, started, naming.REPLICAS_OWNER_AUTOSCALER if autoscaled else None))
         layout.append((revision, entries))
     if starting:
         # A template change the state does not know yet: the controller's "rollout started" step.
-        layout.append((ds.revision, [(role.name, 0, None, False) for role in ds.roles]))
+        layout.append((ds.revision, [(role.name, 0, None, None) for role in ds.roles]))
     return layout
 
 
 def handing_over(state: RolloutState, slice_index: int, revision: str) -> set[str]:
-    """Roles at rest whose size the last step changed (a rollout that ended with an External
-    role at 0 gives it its capacity back): the state applies it once more, until the next
-    step hands the role back to its autoscaler."""
+    """Roles at rest that the state sized at the last step: every role when that step ended a
+    rollout (the point before it ran another revision too; the state sized each role all
+    along), else the roles whose size it changed (a rollout that ended with an External role
+    at 0 gives it its capacity back). An External one is `handing-back` until the next step
+    hands it to its autoscaler: Argo CD applies the state's count once more, and the live
+    object carrying the annotation is what lets `autoscaler` keep the live size."""
     before = (state.previous or {}).get(slice_index)
     if before is None:
         return set()
     was, now = before.replicas.get(revision, {}), state.deployed(slice_index).get(revision, {})
+    if set(before.replicas) - {revision}:
+        return set(now)
     return {role for role, n in now.items() if role in was and was[role] != n}
 
 

@@ -293,7 +293,8 @@ def _checked(ds: DisaggregatedSet, step: GitopsStep) -> GitopsStep:
 
 
 def autoscaled(objects: list[dict]) -> set[str]:
-    """The LWS whose size the autoscaler owns in this render (not the state's to compare)."""
+    """The LWS whose size the autoscaler owns in this render (not the state's to compare).
+    A `handing-back` LWS is not among them: Argo CD still applies the state's count to it."""
     return {o["metadata"]["name"] for o in objects
             if (o["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
             == naming.REPLICAS_OWNER_AUTOSCALER}
@@ -361,6 +362,10 @@ def synced_differences(expected: list[dict], live: list[LiveLWS]) -> list[str]:
         want = obj["spec"].get("replicas")
         if name in autoscaled([obj]):
             want = None  # the autoscaler's: any size is synced
+        owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
+        if owner is not None and have.annotations.get(naming.REPLICAS_OWNER_ANNOTATION) != owner:
+            # `handing-back` must be live before a state says `autoscaler` (docs/gitops.md).
+            out.append(f"leaderworkerset/{name}: {naming.REPLICAS_OWNER_ANNOTATION} annotation not synced yet")
         if want is not None and have.replicas != want:
             out.append(f"leaderworkerset/{name}: live replicas {have.replicas}, committed {want} (not synced)")
         want_initial = (obj["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION)

@@ -2,7 +2,9 @@
 
 Each round does what Argo CD and a reviewer would: `cmp generate` over the committed tree (for
 a cluster that serves the RolloutState kind, so the state is emitted as an object), apply it
-with server-side apply as `argocd-controller`, prune what it applied before and no longer
+with server-side apply as `argocd-controller` after Argo CD's own RespectIgnoreDifferences
+normalization against the live objects (the Application of deploy/argocd, through the
+harness: tests/argocd_harness.py `sync_targets`), prune what it applied before and no longer
 renders; the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only
 get, list and watch LeaderWorkerSets and get RolloutStates) writes the next state; the round
 commits it. After every sync the rollout invariants hold on the live objects, and Argo CD's
@@ -29,11 +31,19 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands.rollout_step_gitops import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_TIMEOUT, EXIT_WAITING
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import STATE_FILE
-from tests.argocd_harness import LWS_API_VERSIONS, resource_health
+from tests.argocd_harness import LWS_API_VERSIONS, resource_health, sync_targets
+from tests.conftest import REPO
 from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
 
 ARGO_MANAGER = "argocd-controller"
 READER = "nobody"  # bound below to get/list/watch on LeaderWorkerSets and get on RolloutStates
+
+
+def application_ignores() -> list[dict]:
+    """The ignoreDifferences of the Application deploy/argocd ships."""
+    application = yaml.safe_load((REPO / "deploy" / "argocd" / "application.yaml").read_text())
+    assert "RespectIgnoreDifferences=true" in application["spec"]["syncPolicy"]["syncOptions"]
+    return application["spec"]["ignoreDifferences"]
 
 
 class GitopsRepo:
@@ -119,17 +129,22 @@ class GitopsRepo:
 
     def sync(self, kinds: tuple[str, ...] | None = None) -> None:
         """Apply HEAD and prune; with `kinds`, only the objects of those kinds (a sync under
-        way: Argo CD applies in waves, and a step may land between them)."""
-        objects = [o for o in self.render_committed() if kinds is None or o["kind"] in kinds]
-        live = {o["metadata"]["name"]: o for o in self.live.lws()}
-        for obj in objects:
-            # The Application's ignoreDifferences rule for autoscaled replicas, with
-            # RespectIgnoreDifferences (docs/autoscaling.md): Argo CD applies the live value.
-            owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
-            if owner == naming.REPLICAS_OWNER_AUTOSCALER and obj["metadata"]["name"] in live:
-                obj["spec"]["replicas"] = live[obj["metadata"]["name"]]["spec"].get("replicas", 1)
-        for obj in objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies
+        way: Argo CD applies in waves, and a step may land between them). What is applied is
+        what Argo CD applies: the shipped Application's ignoreDifferences with
+        RespectIgnoreDifferences, against the live objects (tests/argocd_harness.py
+        `sync_targets`). No LWS falls below its live size unless the commit asked for it."""
+        rendered_objects = [o for o in self.render_committed() if kinds is None or o["kind"] in kinds]
+        for obj in rendered_objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies
             obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
+        before = {o["metadata"]["name"]: o for o in self.live.lws()}
+        state = self.live_state()
+        live = {("LeaderWorkerSet", name): o for name, o in before.items()} | {
+            ("Service", o["metadata"]["name"]): {"apiVersion": "v1", "kind": "Service", **o}  # (list items lack them)
+            for o in self.live.services()} | (
+            {("RolloutState", state["metadata"]["name"]): state} if state else {})
+        objects = sync_targets([(live.get((o["kind"], o["metadata"]["name"])), o) for o in rendered_objects],
+                               application_ignores(),
+                               tracking_method="label" if self.label_tracking else "annotation")
         rendered = {(o["kind"], o["metadata"]["name"]) for o in objects}
         # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
         self.control_plane.kubectl("apply", "--server-side", "--force-conflicts", f"--field-manager={ARGO_MANAGER}",
@@ -138,6 +153,15 @@ class GitopsRepo:
             if kinds is None or kind in kinds:
                 self.control_plane.kubectl("delete", kind.lower(), name, "-n", self.namespace)
         self.applied = rendered | {(kind, name) for kind, name in self.applied if kinds and kind not in kinds}
+        after = {o["metadata"]["name"]: o["spec"].get("replicas") for o in self.live.lws()}
+        for obj in rendered_objects:
+            name = obj["metadata"]["name"]
+            if obj["kind"] == "LeaderWorkerSet" and name in before and name in after:
+                was = before[name]["spec"].get("replicas", 1)
+                assert after[name] >= was or after[name] == obj["spec"].get("replicas"), (
+                    f"leaderworkerset/{name} fell from {was} to {after[name]} at a sync; the commit said "
+                    f"{obj['spec'].get('replicas')} ({naming.REPLICAS_OWNER_ANNOTATION}: "
+                    f"{(obj['metadata'].get('annotations') or {}).get(naming.REPLICAS_OWNER_ANNOTATION)})")
 
     def live_state(self) -> dict | None:
         found = self.control_plane.kubectl("get", "rolloutstates.kubectl-disagg.x-k8s.io", "-n", self.namespace,
@@ -499,6 +523,12 @@ def test_a_state_file_of_another_name_and_adopting_what_argo_cd_synced(repo):
     repo.roll()
     repo.label_tracking = False
     repo.sync()
+    # Annotation tracking leaves the instance label it finds live (util/argo/resource_tracking.go
+    # Normalize drops it from the live side only), and RespectIgnoreDifferences carries it over.
+    objects = repo.live.lws() + repo.live.services()
+    assert objects and all(o["metadata"]["labels"]["app.kubernetes.io/instance"] == "llm" for o in objects)
+    repo.control_plane.kubectl("label", "leaderworkerset,service", "-l", naming.set_selector(SET),
+                               "app.kubernetes.io/instance-", "-n", repo.namespace)
     assert_done(repo)
 
 
@@ -527,15 +557,25 @@ def _decode_sizes(repo) -> dict[str, int]:
     return {revision: roles["decode"] for revision, roles in repo.live.groups().get(0, {}).items()}
 
 
+def _external(repo, prefill: int = 2, **kwargs) -> None:
+    repo.change_set("set", {"prefill": prefill, "decode": 1}, **kwargs)
+    document = yaml.safe_load(repo.set_file.read_text())
+    document["spec"]["roles"][1]["scaling"] = {"mode": "External"}
+    repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("decode is autoscaled")
+
+
+def _decode_owners(repo) -> dict[str, str | None]:
+    return {o["metadata"]["name"]: (o["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
+            for o in repo.live.lws() if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"}
+
+
 def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
     """The sync's field manager vs an autoscaler writing through /scale with its own: the
-    autoscaled size survives every sync at rest, the start of a rollout, each step and its end."""
+    autoscaled size survives every sync at rest, the start of a rollout, each step and its end
+    (each sync is Argo CD's: `GitopsRepo.sync` fails on an LWS falling below its live size)."""
     def external(**kwargs):
-        repo.change_set("set", {"prefill": 2, "decode": 1}, **kwargs)
-        document = yaml.safe_load(repo.set_file.read_text())
-        document["spec"]["roles"][1]["scaling"] = {"mode": "External"}
-        repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
-        repo.commit("decode is autoscaled")
+        _external(repo, **kwargs)
 
     external()
     assert repo.cli("rollout", "state", "init", "-f", str(repo.root)).code == 0
@@ -568,6 +608,55 @@ def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
     assert repo.step().code == EXIT_COMPLETE and repo.clean()
     run = repo.cli("rollout", "plan", "-f", str(repo.set_file), "--from", "2,6", "-o", "json")
     assert run.code == 0 and json.loads(run.out)["steps"][-1]["new"] == [2, 6]  # the stepper's target
+
+
+def test_an_autoscaled_role_through_a_rollout_an_abort_and_a_scale(repo):
+    """Argo CD's sync of an External role across a git rollout that is aborted (the template
+    reverted mid-way), rolled back, handed back to the autoscaler, then a scale of another role:
+    at no synced point does an LWS fall below its live size unless the state commanded it, the
+    rollback ends at the size the state gave, and the hand-back goes through `handing-back` on
+    the live object before `autoscaler`."""
+    _external(repo)
+    assert repo.cli("rollout", "state", "init", "-f", str(repo.root)).code == 0
+    repo.commit("rollout state")
+    repo.roll()
+    old = model(repo.set_file).revision
+    _autoscale(repo, old, 3)
+    repo.simulator.sync(repo.namespace)
+    _external(repo, image="img:2")
+    new = model(repo.set_file).revision
+    repo.advance(3)  # the rollout is under way: the state sizes decode
+    assert set(_decode_owners(repo).values()) == {None}
+    _external(repo)  # abort: the template reverted
+    seen = []
+    for _ in range(30):
+        repo.sync()  # (an LWS below its live size fails it, unless the state commanded that size:
+        owners = set(_decode_owners(repo).values())  # a rollout over a rollout drains a group at a time)
+        if not seen or seen[-1] != owners:
+            seen.append(owners)
+        repo.simulator.sync(repo.namespace)
+        run = repo.step()
+        if run.code == EXIT_COMPLETE:
+            break
+        assert run.code == EXIT_ADVANCED, run
+        repo.commit("step")
+    assert seen[-2:] == [{naming.REPLICAS_OWNER_HANDING_BACK}, {naming.REPLICAS_OWNER_AUTOSCALER}], seen
+    (rest,) = yaml.safe_load(repo.state_file.read_text())["slices"][0]["revisions"]
+    assert new != old and _decode_sizes(repo) == {old: rest["replicas"]["decode"]}  # the size the state gave
+    _autoscale(repo, old, 5)
+    repo.simulator.sync(repo.namespace)
+    repo.sync()
+    assert _decode_sizes(repo) == {old: 5}
+    _external(repo, prefill=3)  # a scale of the other role: direct, decode stays the autoscaler's
+    for _ in range(5):
+        repo.sync()
+        assert _decode_sizes(repo) == {old: 5}
+        repo.simulator.sync(repo.namespace)
+        run = repo.step()
+        if run.code == EXIT_COMPLETE:
+            break
+        repo.commit("step")
+    assert run.code == EXIT_COMPLETE and repo.live.groups() == {0: {old: {"prefill": 3, "decode": 5}}}
 
 
 def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):

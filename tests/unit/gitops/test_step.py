@@ -53,12 +53,12 @@ class MemoryArgo:
                 self.cluster.add(obj)
                 continue
             before = live["spec"]
+            spec = dict(obj["spec"])
+            if obj["kind"] == "LeaderWorkerSet":  # ignoreDifferences + RespectIgnoreDifferences
+                replicas = applied_replicas(live, obj)
+                spec["replicas"] = 1 if replicas is None else replicas  # a field dropped: the API's default
             live["metadata"]["labels"] = obj["metadata"]["labels"]
             live["metadata"]["annotations"] = obj["metadata"].get("annotations", {})
-            spec = dict(obj["spec"])
-            owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
-            if owner == naming.REPLICAS_OWNER_AUTOSCALER and "replicas" in before:
-                spec["replicas"] = before["replicas"]  # ignoreDifferences + RespectIgnoreDifferences
             if spec != before:
                 live["spec"] = spec
                 live["metadata"]["generation"] += 1
@@ -66,6 +66,20 @@ class MemoryArgo:
 
     def snapshot(self, ds):
         return self.cluster.snapshot(ds.name)
+
+
+def applied_replicas(live: dict, target: dict) -> int | None:
+    """The spec.replicas Argo CD applies to an LWS under the shipped Application's rule
+    (naming.REPLICAS_OWNER_JQ): the target's unless the rule strips it from the target; then
+    the live one if it strips it from the live object too, else none (server-side apply then
+    drops the field). tests/unit/argocd/test_sync_targets.py holds this to Argo CD's own code."""
+    def ignored(obj: dict, is_live: bool) -> bool:
+        owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
+        return owner == naming.REPLICAS_OWNER_AUTOSCALER or (owner == naming.REPLICAS_OWNER_HANDING_BACK and is_live)
+
+    if not ignored(target, False):
+        return target["spec"].get("replicas")
+    return live["spec"].get("replicas") if ignored(live, True) else None
 
 
 def roll(argo: MemoryArgo, ds, state, *, limit: int = 50) -> tuple[object, list[GitopsStep]]:
@@ -518,6 +532,44 @@ def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_throu
     sizes = {o["metadata"]["labels"][naming.ROLE_LABEL]: o["spec"]["replicas"] for o in argo.cluster.lws().values()}
     assert sizes == {"prefill": 2, "decode": 3}
     assert list(state.revisions) == [new.revision]
+
+
+def test_an_external_role_is_handed_back_through_handing_back():
+    """The replicas-owner annotation of the External role's LWS, state after state: the
+    autoscaler's at rest, the state's during the rollout, `handing-back` at the first state at
+    rest (Argo CD applies the state's count, and the live object takes the annotation), then
+    the autoscaler's again; at no synced point does the role run less than it did."""
+    old, new = _external_set("img:1"), _external_set("img:2")
+    argo = MemoryArgo()
+    state, _ = roll(argo, old, None)
+    for lws in argo.cluster.lws().values():
+        if lws["metadata"]["labels"][naming.ROLE_LABEL] == "decode":
+            lws["spec"]["replicas"] = 3  # the autoscaler grew it
+    owners, sizes = [], []
+    for _ in range(30):
+        rendered = [o for o in render_with_state(new, state, NS) if o["kind"] == "LeaderWorkerSet"
+                    and o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"]
+        owner = {(o["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION) for o in rendered}
+        if not owners or owners[-1] != owner:
+            owners.append(owner)
+        argo.sync(new, state)
+        sizes.append(sum(o["spec"]["replicas"] for o in argo.cluster.lws().values()
+                         if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"))
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new), argo.served)
+        if step.outcome == Outcome.COMPLETE:
+            break
+        assert step.outcome == Outcome.ADVANCED, step
+        state = round_trip(step.state, new)
+    assert owners == [{naming.REPLICAS_OWNER_AUTOSCALER, None}, {None}, {naming.REPLICAS_OWNER_HANDING_BACK},
+                      {naming.REPLICAS_OWNER_AUTOSCALER}]
+    assert min(sizes) >= 3 and sizes[-1] == 3, sizes
+    (decode,) = [o for o in argo.cluster.lws().values() if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"]
+    decode["spec"]["replicas"] = 5  # the autoscaler has it back: a sync keeps it, no commit
+    argo.sync(new, state)
+    argo.cluster.settle()
+    assert decode["spec"]["replicas"] == 5
+    assert gitops_step(new, state, argo.snapshot(new), argo.served).outcome == Outcome.COMPLETE
 
 
 def test_reverting_the_template_change_rolls_the_state_back():
