@@ -610,6 +610,38 @@ def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
     assert run.code == 0 and json.loads(run.out)["steps"][-1]["new"] == [2, 6]  # the stepper's target
 
 
+def test_an_hpa_on_the_role_scaler_is_refused_at_the_sync_and_one_on_the_lws_autoscales(repo):
+    """docs/autoscaling.md's HPA targets the RoleScaler, which nothing creates when git drives the
+    set: committed beside it, the sync is refused with one line naming the LWS to target; the
+    HPA pointed there syncs, and what it writes through /scale survives the next sync."""
+    _external(repo)
+    assert repo.cli("rollout", "state", "init", "-f", str(repo.root)).code == 0
+    repo.commit("rollout state")
+    repo.roll()
+    revision = model(repo.set_file).revision
+    lws = f"llm-0-{revision}-decode"
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "llm-decode", "namespace": repo.namespace},
+           "spec": {"minReplicas": 1, "maxReplicas": 8, "scaleTargetRef": {
+               "apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSetRoleScaler",
+               "name": "llm-decode"}}}
+    (repo.root / "hpa.yaml").write_text(yaml.safe_dump(hpa, sort_keys=False))
+    repo.commit("autoscale decode as docs/autoscaling.md says")
+    before = repo.live.groups()
+    line = repo.refused_sync()
+    assert line.startswith("hpa.yaml:") and "spec.scaleTargetRef" in line and "driven through git" in line
+    assert f"target the LeaderWorkerSet {lws} " in line
+    assert repo.live.groups() == before
+    hpa["spec"]["scaleTargetRef"] = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                                     "name": lws}
+    (repo.root / "hpa.yaml").write_text(yaml.safe_dump(hpa, sort_keys=False))
+    repo.commit("autoscale the LWS")
+    repo.sync()
+    _autoscale(repo, revision, 3)
+    repo.sync()
+    assert _decode_sizes(repo) == {revision: 3}
+
+
 def test_an_autoscaled_role_through_a_rollout_an_abort_and_a_scale(repo):
     """Argo CD's sync of an External role across a git rollout that is aborted (the template
     reverted mid-way), rolled back, handed back to the autoscaler, then a scale of another role:
