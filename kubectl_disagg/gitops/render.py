@@ -63,7 +63,7 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     cannot know) are only what Argo CD creates it with or compares to: its ignoreDifferences
     rule (docs/autoscaling.md) makes it keep the live size. A step records that size, and from
     then on the state sizes the role until the rollout ends (a start over a rollout keeps the
-    sizes the state gave). At rest right after the state sized it (`handing_over`), the role
+    sizes the state gave). At rest while the state still sizes it (`handing_back`), the role
     is `handing-back`: Argo CD applies the state's count, and the live object carrying the
     annotation is what lets the next state's `autoscaler` keep the live size (docs/gitops.md
     "Handing a size back").
@@ -73,7 +73,7 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
         recorded = deployed.get(ds.revision, {})
-        handing = handing_over(state, slice_index, ds.revision)
+        handing = handing_back(ds, state, slice_index)
         return [(ds.revision, [(role.name, recorded.get(role.name, EXTERNAL_SEED_REPLICAS), None,
                                 naming.REPLICAS_OWNER_HANDING_BACK if role.name in handing
                                 else naming.REPLICAS_OWNER_AUTOSCALER)
@@ -99,6 +99,18 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
         # A template change the state does not know yet: the controller's "rollout started" step.
         layout.append((ds.revision, [(role.name, 0, None, None) for role in ds.roles]))
     return layout
+
+
+def handing_back(ds: DisaggregatedSet, state: RolloutState, slice_index: int) -> set[str]:
+    """The set's External roles at rest whose size the state applied until now, so that Argo
+    CD's field manager owns it: those the last step sized (`handing_over`), and those the
+    revision's record does not mark External (a role made External at rest: the state gave its
+    replicas until this commit). Each renders `handing-back` until a step hands it back."""
+    record = state.revisions.get(ds.revision)
+    external = {role.name for role in ds.roles if role.external}
+    was_fixed = {name for name in external
+                 if record is not None and name in record.role_names and not record.role(name).external}
+    return (handing_over(state, slice_index, ds.revision) & external) | was_fixed
 
 
 def handing_over(state: RolloutState, slice_index: int, revision: str) -> set[str]:

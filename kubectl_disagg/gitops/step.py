@@ -25,7 +25,7 @@ from kubectl_disagg.gitops.rules import state_problems
 from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RolloutState, Target, record_from_set,
                                          record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
-from kubectl_disagg.gitops.render import handing_over, render_with_state
+from kubectl_disagg.gitops.render import handing_back, render_with_state
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
@@ -249,15 +249,22 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     if _deployed(after) != _deployed(state):  # a direct scale or slice change is live: record it
         return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
                                        passed, before=state))
-    external = {role.name for role in ds.roles if role.external}
-    handed = [s for s, d in state.replicas.items() if list(d) == [ds.revision]
-              and handing_over(state, s, ds.revision) & external]
-    if handed:  # the state sized an External role at the end of the rollout: hand it back
-        back = replace(after, previous={**after.previous, **{
+    handed = [s for s, d in state.replicas.items() if list(d) == [ds.revision] and handing_back(ds, state, s)]
+    if handed:  # the state sized an External role until now: hand it back (its record says External)
+        back = replace(after, revisions={**after.revisions, ds.revision: _external_as_set(
+            after.revisions[ds.revision], ds)}, previous={**after.previous, **{
             s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
         return _checked(ds, GitopsStep(Outcome.ADVANCED, back, (
             "hands the size of the External roles back to their autoscaler",), passed, before=state))
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
+
+
+def _external_as_set(record: RevisionRecord, ds: DisaggregatedSet) -> RevisionRecord:
+    """The record with each role's External mark as the set has it now (the mark is no part of
+    the revision: a role can become External at rest)."""
+    external = {role.name: role.external for role in ds.roles}
+    return replace(record, roles=tuple(replace(role, external=external.get(role.name, role.external))
+                                       for role in record.roles))
 
 
 def directory_steps(steps: list[tuple[DisaggregatedSet, GitopsStep]]) -> list[GitopsStep]:

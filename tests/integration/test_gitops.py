@@ -610,6 +610,32 @@ def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
     assert run.code == 0 and json.loads(run.out)["steps"][-1]["new"] == [2, 6]  # the stepper's target
 
 
+def test_a_role_made_external_at_rest_is_handed_back_without_a_drop(repo):
+    """The state sized decode (Argo CD's field manager owns its replicas) until a commit makes
+    it External, which is no part of the revision: that commit renders `handing-back`, so the
+    sync keeps the state's count, and the step after it hands the size to the autoscaler."""
+    deploy(repo, {"prefill": 2, "decode": 3})
+    revision = model(repo.set_file).revision
+    document = yaml.safe_load(repo.set_file.read_text())
+    document["spec"]["roles"][1]["scaling"] = {"mode": "External"}
+    repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("decode is autoscaled now")
+    assert model(repo.set_file).revision == revision
+    repo.sync()  # (fails on an LWS falling below its live size unless the commit said so)
+    assert _decode_sizes(repo) == {revision: 3}
+    assert set(_decode_owners(repo).values()) == {naming.REPLICAS_OWNER_HANDING_BACK}
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "hands the size of the External roles back" in run.out, run
+    repo.commit("hand decode to its autoscaler")
+    repo.sync()
+    assert set(_decode_owners(repo).values()) == {naming.REPLICAS_OWNER_AUTOSCALER}
+    _autoscale(repo, revision, 5)
+    repo.simulator.sync(repo.namespace)
+    repo.sync()
+    assert _decode_sizes(repo) == {revision: 5}
+    assert repo.step().code == EXIT_COMPLETE and repo.clean()
+
+
 def test_an_hpa_on_the_role_scaler_is_refused_at_the_sync_and_one_on_the_lws_autoscales(repo):
     """docs/autoscaling.md's HPA targets the RoleScaler, which nothing creates when git drives the
     set: committed beside it, the sync is refused with one line naming the LWS to target; the

@@ -503,10 +503,10 @@ def test_corrupted_yaml_names_the_file_and_line():
     assert raised.value.lines()[0].startswith("disagg-rollout-state.yaml:")
 
 
-def _external_set(image: str):
+def _external_set(image: str, decode: int = 2):
     from kubectl_disagg.core.sets import load_documents
 
-    data = make_set({"prefill": 2, "decode": 2}, image=image).source.data
+    data = make_set({"prefill": 2, "decode": decode}, image=image).source.data
     roles = [dict(role) for role in data["spec"]["roles"]]
     roles[1]["scaling"] = {"mode": "External"}
     data = {**data, "spec": {**data["spec"], "roles": roles}}
@@ -570,6 +570,35 @@ def test_an_external_role_is_handed_back_through_handing_back():
     argo.cluster.settle()
     assert decode["spec"]["replicas"] == 5
     assert gitops_step(new, state, argo.snapshot(new), argo.served).outcome == Outcome.COMPLETE
+
+
+def test_a_role_made_external_at_rest_renders_handing_back_then_the_autoscalers():
+    """External is no part of the revision, so making a role External at rest keeps its LWS:
+    the state sized it until then (Argo CD's field manager owns its replicas), so the first
+    render says `handing-back` at the state's count, and the step after the sync hands it back
+    (the record then marks the role External) to render `autoscaler`."""
+    fixed = make_set({"prefill": 2, "decode": 3})
+    argo, state = deploy(fixed)
+    external = _external_set("img:1", decode=3)
+    assert external.revision == fixed.revision
+
+    def decode_owners(current):
+        return {(o["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
+                for o in render_with_state(external, current, NS)
+                if o["kind"] == "LeaderWorkerSet" and o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"}
+
+    assert decode_owners(state) == {naming.REPLICAS_OWNER_HANDING_BACK}
+    argo.sync(external, state)
+    argo.cluster.settle()
+    step = gitops_step(external, state, argo.snapshot(external), argo.served)
+    assert step.outcome == Outcome.ADVANCED and step.reasons == (
+        "hands the size of the External roles back to their autoscaler",)
+    state = round_trip(step.state, external)
+    assert decode_owners(state) == {naming.REPLICAS_OWNER_AUTOSCALER}
+    assert state.revisions[external.revision].role("decode").external
+    argo.sync(external, state)
+    argo.cluster.settle()
+    assert gitops_step(external, state, argo.snapshot(external), argo.served).outcome == Outcome.COMPLETE
 
 
 def test_reverting_the_template_change_rolls_the_state_back():
