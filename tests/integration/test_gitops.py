@@ -559,10 +559,15 @@ def _decode_sizes(repo) -> dict[str, int]:
 
 def _external(repo, prefill: int = 2, **kwargs) -> None:
     repo.change_set("set", {"prefill": prefill, "decode": 1}, **kwargs)
+    _decode_external(repo, "decode is autoscaled")
+
+
+def _decode_external(repo, message: str) -> None:
+    """Commit the set file with decode's `scaling.mode: External`."""
     document = yaml.safe_load(repo.set_file.read_text())
     document["spec"]["roles"][1]["scaling"] = {"mode": "External"}
     repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
-    repo.commit("decode is autoscaled")
+    repo.commit(message)
 
 
 def _decode_owners(repo) -> dict[str, str | None]:
@@ -616,10 +621,7 @@ def test_a_role_made_external_at_rest_is_handed_back_without_a_drop(repo):
     sync keeps the state's count, and the step after it hands the size to the autoscaler."""
     deploy(repo, {"prefill": 2, "decode": 3})
     revision = model(repo.set_file).revision
-    document = yaml.safe_load(repo.set_file.read_text())
-    document["spec"]["roles"][1]["scaling"] = {"mode": "External"}
-    repo.set_file.write_text(yaml.safe_dump(document, sort_keys=False))
-    repo.commit("decode is autoscaled now")
+    _decode_external(repo, "decode is autoscaled now")
     assert model(repo.set_file).revision == revision
     repo.sync()  # (fails on an LWS falling below its live size unless the commit said so)
     assert _decode_sizes(repo) == {revision: 3}
