@@ -210,6 +210,13 @@ def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
     check_labels(spec.get("nodeSelector"), path + ("nodeSelector",), report)
 
 
+def _check_sub_group_policy(policy: dict, path: tuple, report: Report) -> None:
+    """The LWS CRD's `Minimum=1` on subGroupSize (0 would divide a group into nothing)."""
+    size = policy.get("subGroupSize")
+    if _is_int(size) and size < 1:
+        report(path + ("subGroupSize",), f"Invalid value: {size}: should be greater than or equal to 1")
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -224,4 +231,5 @@ STRUCT_RULES: dict[str, Callable[[dict, tuple, Report], None]] = {
     "core/v1.HTTPGetAction": _check_action_port,
     "core/v1.TCPSocketAction": _check_action_port,
     "core/v1.GRPCAction": _check_action_port,
+    "lws.SubGroupPolicy": _check_sub_group_policy,
 }

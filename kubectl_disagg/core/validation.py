@@ -8,7 +8,7 @@ from kubectl_disagg.manifests.source import Document, dotted
 from kubectl_disagg.core.model import API_VERSION, KIND, PLACEMENT_NONE, SCALING_EXTERNAL
 from kubectl_disagg.core.typeschema import ShapeMessage
 from kubectl_disagg.core.rollout_config import (
-    API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent,
+    API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent, unless_null,
 )
 
 MIN_ROLES, MAX_ROLES = 2, 10
@@ -191,7 +191,7 @@ def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Co
     scaled = {}
     for key, default, round_up in (("maxSurge", API_DEFAULT_MAX_SURGE, True),
                                    ("maxUnavailable", API_DEFAULT_MAX_UNAVAILABLE, False)):
-        value = rolling.get(key, default)
+        value = unless_null(rolling.get(key), default)
         try:
             scaled[key] = scale_int_or_percent(value, replicas, round_up)
         except IntOrPercentError as err:

@@ -506,3 +506,28 @@ def test_an_object_the_cluster_could_not_store_is_refused_before_rendering():
 
 def test_an_object_under_the_limit_is_accepted():
     assert errors_of(_with_env_value(900_000)) == []
+
+
+# Where the project's CRD and we parted ways (tests/integration/test_crds.py sends each to the
+# API server): (id, document, the one error we give, or None where the server accepts it).
+SCHEMA_VERDICTS = [
+    ("network-config-empty", _mutated(lambda d: role_spec(d, 0).update(networkConfig={})),
+     "ds.yaml:15: spec.roles[0].spec.networkConfig.subdomainPolicy: Required value"),
+    ("sub-group-size-0", _mutated(lambda d: role_spec(d, 0)["leaderWorkerTemplate"].update(
+        size=2, subGroupPolicy={"subGroupSize": 0})),
+     "ds.yaml:12: spec.roles[0].spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: 0: "
+     "should be greater than or equal to 1"),
+    ("max-surge-leading-zero", _mutated(lambda d: role_spec(d, 0).update(
+        rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": "05%"}})),
+     "ds.yaml:18: spec.roles[0].spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge: Invalid value: '05%': "
+     "must be a percentage without leading zeros, e.g. \"5%\", got '05%'"),
+    ("max-surge-null", _mutated(lambda d: role_spec(d, 0).update(
+        rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": None, "maxUnavailable": None}})), None),
+]
+
+
+@pytest.mark.parametrize("case", SCHEMA_VERDICTS, ids=lambda case: case[0])
+def test_the_crds_verdicts_offline(case):
+    """networkConfig {}, subGroupSize 0 and "05%" were accepted; maxSurge null was refused ("got NoneType")."""
+    _, doc, expected = case
+    assert errors_of(doc) == ([expected] if expected else [])
