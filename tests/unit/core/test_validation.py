@@ -531,3 +531,62 @@ def test_the_crds_verdicts_offline(case):
     """networkConfig {}, subGroupSize 0 and "05%" were accepted; maxSurge null was refused ("got NoneType")."""
     _, doc, expected = case
     assert errors_of(doc) == ([expected] if expected else [])
+
+
+def _container_update(**fields):
+    return lambda d: _worker_container(d).update(fields)
+
+
+def _template_update(**fields):
+    return lambda d: role_spec(d, 0)["leaderWorkerTemplate"].update(fields)
+
+
+def _pod_spec_update(**fields):
+    return lambda d: role_spec(d, 0)["leaderWorkerTemplate"]["workerTemplate"]["spec"].update(fields)
+
+
+def _placement(topology):
+    return lambda d: d["spec"].update(placementPolicy={"type": "ExclusiveSlice", "topology": topology})
+
+
+GPU = "nvidia.com/gpu"
+# Templates the LWS CRD accepts and no StatefulSet can be made of (the API server's pod and
+# StatefulSet validation refuses them when the LWS controller creates one): (id, mutation of
+# base(), the path our one error names). tests/integration/test_validate_server.py sends the
+# StatefulSets of each to the API server and finds the same refusal at the same path.
+POD_TEMPLATE_REFUSALS = [
+    ("topology-not-a-label-key", _placement("rack zone"), "spec.placementPolicy.topology"),
+    ("gpu-fraction", _container_update(resources={"limits": {GPU: "1.5"}}), f"{CONTAINER_PATH}.resources.limits.{GPU}"),
+    ("gpu-milli", _container_update(resources={"limits": {GPU: "1m"}}), f"{CONTAINER_PATH}.resources.limits.{GPU}"),
+    ("extended-requests-only", _container_update(resources={"requests": {GPU: "1"}}),
+     f"{CONTAINER_PATH}.resources.limits"),
+    ("no-image", lambda d: _worker_container(d).pop("image"), f"{CONTAINER_PATH}.image"),
+    ("restart-never", _pod_spec_update(restartPolicy="Never"),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.restartPolicy"),
+    ("resource-without-domain", _container_update(resources={"limits": {"gpu": "1"}}),
+     f"{CONTAINER_PATH}.resources.limits.gpu"),
+    ("env-name-with-equals", _container_update(env=[{"name": "A=B", "value": "1"}]), f"{CONTAINER_PATH}.env[0].name"),
+    ("empty-liveness-probe", _container_update(livenessProbe={}), f"{CONTAINER_PATH}.livenessProbe"),
+    ("empty-leader-template", _template_update(size=2, leaderTemplate={}),
+     "spec.roles[0].spec.leaderWorkerTemplate.leaderTemplate.spec.containers"),
+]
+
+
+@pytest.mark.parametrize("case", POD_TEMPLATE_REFUSALS, ids=lambda case: case[0])
+def test_a_template_no_statefulset_can_be_made_of_is_refused(case):
+    """Each was accepted, rendered, and never got a pod."""
+    _, mutate, path = case
+    (error,) = errors_of(_mutated(mutate))
+    assert error.split(": ")[1] == path, error
+
+
+@pytest.mark.parametrize("mutate", [
+    _container_update(resources={"limits": {GPU: "2", "cpu": "1.5", "memory": "1.5Gi"}, "requests": {GPU: "2"}}),
+    _container_update(resources={"limits": {"kubernetes.io/anything": "1m"}}),
+    _container_update(env=[{"name": "my.var-1 x", "value": "1"}]),  # relaxed names: printable ASCII
+    _container_update(livenessProbe={"httpGet": {"port": 80}}, lifecycle={"preStop": {"sleep": {"seconds": 1}}}),
+    _pod_spec_update(restartPolicy="Always"),
+    _placement("topology.kubernetes.io/zone"),
+], ids=["integer-extended", "native-prefixed", "relaxed-env", "one-handler", "restart-always", "label-key"])
+def test_what_a_statefulset_accepts_stays_accepted(mutate):
+    assert errors_of(_mutated(mutate)) == []
