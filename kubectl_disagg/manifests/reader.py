@@ -37,13 +37,14 @@ def parse_stream(text: str | bytes, file: str) -> list[Document]:
 
 
 def _flattened(document: Document, problems: list[Problem]) -> list[Document]:
-    """The objects `document` stands for, as kubectl reads them: itself, or, for a list, its items
-    (a list inside a list flattened too), each keeping the lines of its values.
+    """The objects `document` stands for, as kubectl reads them: itself, or, for a list, its items,
+    each keeping the lines of its values.
 
     After apimachinery's unstructured decoding (unstructuredJSONScheme.decode, decodeToList: a
     document with an `items` key is a list; an item naming neither kind nor apiVersion gets the
     list's apiVersion and its kind without the `List` suffix) and cli-runtime's
-    FlattenListVisitor (nested lists flattened; the items' own metadata kept).
+    FlattenListVisitor (the items' own metadata kept). An item that is a list itself kubectl
+    refuses (ExtractList: "*unstructured.Unstructured is not a list"), and so do we.
     """
     data = document.data
     if not (isinstance(data, dict) and "items" in data and isinstance(data.get("kind"), str) and data["kind"]):
@@ -66,8 +67,14 @@ def _flattened(document: Document, problems: list[Problem]) -> list[Document]:
             continue
         if not item.get("kind") and not item.get("apiVersion"):
             item = {"apiVersion": data.get("apiVersion"), "kind": data["kind"].removesuffix("List"), **item}
-        lines = by_item.get(position, {(): document.line(path)})
-        found.extend(_flattened(Document(item, document.file, document.index, lines), problems))
+        if isinstance(item.get("items"), list):
+            problems.append(Problem(document.file, document.line(path), f"items[{position}]",
+                                    "a list inside a list, which kubectl does not read: put its items in the outer list"))
+        elif not item["kind"]:  # an item of a `kind: List` that names no kind
+            problems.append(Problem(document.file, document.line(path), f"items[{position}]",
+                                    "kind not set: each item of a List names its apiVersion and kind"))
+        else:
+            found.append(Document(item, document.file, document.index, by_item.get(position, {(): document.line(path)})))
     return found
 
 

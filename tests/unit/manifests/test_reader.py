@@ -222,13 +222,10 @@ items:
 - apiVersion: v1
   kind: ConfigMap
   metadata: {name: a}
-- kind: List
-  apiVersion: v1
-  items:
-  - apiVersion: v1
-    kind: Secret
-    metadata:
-      name: inner
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: inner
 ---
 apiVersion: example.com/v1
 kind: WidgetList
@@ -241,19 +238,24 @@ items:
 
 
 def test_a_list_stands_for_its_items_as_kubectl_flattens_it():
-    """A DisaggregatedSet inside a `kind: List` was never seen (validate: "no DisaggregatedSet found")."""
+    """A DisaggregatedSet inside a `kind: List` was never seen (validate: "no DisaggregatedSet found");
+    tests/integration/test_render_apply.py reads the same lists with kubectl."""
     docs = parse_stream(LIST, "l.yaml")
     assert [(d.data.get("apiVersion"), d.data["kind"]) for d in docs] == [
         ("v1", "ConfigMap"), ("v1", "Secret"), ("example.com/v1", "Widget"), ("v1", "ConfigMap")]
     assert docs[2].data == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                             "spec": {"size": 3}}  # kind and apiVersion from the list, as decodeToList does
-    assert docs[1].line(("metadata", "name")) == 14 and docs[0].line(()) == 5
-    assert docs[2].line(("spec", "size")) == 20 and docs[2].line(("kind",)) == 19
+    assert docs[1].line(("metadata", "name")) == 11 and docs[0].line(()) == 5
+    assert docs[2].line(("spec", "size")) == 17 and docs[2].line(("kind",)) == 16
 
 
 @pytest.mark.parametrize("text, expected", [
     ("kind: List\napiVersion: v1\nitems: 3\n", ["in.yaml:3: items: must be a list of objects"]),
     ("kind: List\napiVersion: v1\nitems:\n- a\n- kind: X\n", ["in.yaml:4: items[0]: must be an object"]),
+    ("kind: List\napiVersion: v1\nitems:\n- kind: List\n  apiVersion: v1\n  items: []\n",
+     ["in.yaml:4: items[0]: a list inside a list, which kubectl does not read: put its items in the outer list"]),
+    ("kind: List\napiVersion: v1\nitems:\n- metadata: {name: x}\n",
+     ["in.yaml:4: items[0]: kind not set: each item of a List names its apiVersion and kind"]),
 ])
 def test_a_list_whose_items_are_not_objects_is_refused(text, expected):
     assert problems_of(text) == expected
