@@ -179,6 +179,10 @@ def _check_container(container: dict, path: tuple, report: Report) -> None:
         report(path + ("name",), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
     if not container.get("image"):  # validateContainerCommon
         report(path + ("image",), "Required value: a container needs an image")
+    for key in ("livenessProbe", "startupProbe"):  # validateLivenessProbe, validateStartupProbe
+        threshold = (container.get(key) or {}).get("successThreshold") if isinstance(container.get(key), dict) else None
+        if _is_int(threshold) and threshold not in (0, 1):  # 0 is defaulted to 1
+            report(path + (key, "successThreshold"), f"Invalid value: {threshold}: must be 1")
     for index, variable in enumerate(container.get("env") or ()):  # ValidateEnv, IsRelaxedEnvVarName
         env_name = variable.get("name") if isinstance(variable, dict) else None
         if isinstance(env_name, str) and env_name and not all(" " <= c <= "~" and c != "=" for c in env_name):
@@ -211,6 +215,9 @@ def _check_resources(resources: dict, path: tuple, report: Report) -> None:
                 report(path + (kind, name), f"Invalid value: {quantity!r}: must be an integer")
             values.setdefault(kind, {})[name] = number
     limits = resources.get("limits") or {}
+    named = {*limits, *(resources.get("requests") or {})}
+    if any(name.startswith("hugepages-") for name in named) and not named & {"cpu", "memory"}:
+        report(path, "Forbidden: HugePages require cpu or memory")
     for name, request in values.get("requests", {}).items():
         limit = values.get("limits", {}).get(name)
         overcommit = _is_native_resource(name) and not name.startswith("hugepages-")  # IsOvercommitAllowed
@@ -261,6 +268,59 @@ def _check_handler(handler: dict, path: tuple, report: Report) -> None:
         report(path + (key,), "Forbidden: may not specify more than 1 handler type")
 
 
+def _check_probe(probe: dict, path: tuple, report: Report) -> None:
+    """validateProbe: one handler, counts not negative, a grace period above 0."""
+    _check_handler(probe, path, report)
+    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
+        value = probe.get(key)
+        if _is_int(value) and value < 0:
+            report(path + (key,), f"Invalid value: {value}: must be greater than or equal to 0")
+    grace = probe.get("terminationGracePeriodSeconds")
+    if _is_int(grace) and grace <= 0:
+        report(path + ("terminationGracePeriodSeconds",), f"Invalid value: {grace}: must be greater than 0")
+
+
+def _check_exec(action: dict, path: tuple, report: Report) -> None:
+    if not action.get("command"):  # validateExecAction
+        report(path + ("command",), "Required value")
+
+
+def _check_env_var(variable: dict, path: tuple, report: Report) -> None:
+    if variable.get("value") and variable.get("valueFrom") is not None:  # validateEnvVarValueFrom
+        report(path + ("valueFrom",), "Invalid value: may not be specified when `value` is not empty")
+
+
+def _check_toleration(toleration: dict, path: tuple, report: Report) -> None:
+    if toleration.get("operator") == "Exists" and toleration.get("value"):  # ValidateTolerations
+        report(path + ("operator",), f'Invalid value: "{toleration["value"]}": value must be empty when '
+                                     "`operator` is 'Exists'")
+
+
+def _check_node_selector(selector: dict, path: tuple, report: Report) -> None:
+    if not selector.get("nodeSelectorTerms"):  # ValidateNodeSelector
+        report(path + ("nodeSelectorTerms",), "Required value: must have at least one node selector term")
+
+
+def _check_spread(constraint: dict, path: tuple, report: Report) -> None:
+    skew = constraint.get("maxSkew")
+    if _is_int(skew) and skew <= 0:  # validateTopologySpreadConstraints
+        report(path + ("maxSkew",), f"Invalid value: {skew}: must be greater than zero")
+
+
+def _check_security_context(context: dict, path: tuple, report: Report) -> None:
+    for key in ("runAsUser", "runAsGroup"):  # ValidateNonnegativeField on user and group IDs
+        value = context.get(key)
+        if _is_int(value) and value < 0:
+            report(path + (key,), f"Invalid value: {value}: must be between 0 and 2147483647, inclusive")
+
+
+def _check_claim_template(claim: dict, path: tuple, report: Report) -> None:
+    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    if "storage" not in requests:  # ValidatePersistentVolumeClaimSpec: a claim asks for storage
+        report(path + ("spec", "resources", "requests", "storage"), "Required value: a claim template needs "
+                                                                     "resources.requests.storage")
+
+
 def _check_affinity_term(term: dict, path: tuple, report: Report) -> None:
     """validatePodAffinityTerm: the topologyKey is a label key."""
     key = term.get("topologyKey")
@@ -287,9 +347,26 @@ def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
             report(path + ("volumes", index, "name"), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
     check_labels(spec.get("nodeSelector"), path + ("nodeSelector",), report)
     policy = spec.get("restartPolicy")
-    if policy not in (None, "Always"):  # apps ValidateStatefulSetSpec: a StatefulSet's pods always restart
+    if policy not in (None, "", "Always"):  # "" is defaulted to Always first  # apps ValidateStatefulSetSpec: a StatefulSet's pods always restart
         report(path + ("restartPolicy",), f'Unsupported value: "{policy}": supported values: "Always" '
                                           "(the LWS controller runs pods in StatefulSets)")
+    if spec.get("activeDeadlineSeconds") is not None:  # apps ValidatePodTemplateSpecForStatefulSet
+        report(path + ("activeDeadlineSeconds",), "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported")
+    for key in ("serviceAccountName", "nodeName", "priorityClassName"):  # ValidatePodSpec: DNS subdomains
+        value = spec.get(key)
+        if isinstance(value, str) and value and (len(value) > MAX_SUBDOMAIN_LENGTH or
+                                                 not DNS1123_SUBDOMAIN.fullmatch(value)):
+            report(path + (key,), f'Invalid value: "{value}": must be a lowercase RFC 1123 subdomain')
+    if spec.get("dnsPolicy") == "None" and not spec.get("dnsConfig"):  # validateDNSPolicy
+        report(path + ("dnsConfig",), "Required value: must provide `dnsConfig` when `dnsPolicy` is None")
+    volumes = {volume.get("name") for volume in spec.get("volumes") or () if isinstance(volume, dict)}
+    for kind in ("initContainers", "containers"):  # ValidateVolumeMounts: a mount names a volume
+        for index, container in enumerate(spec.get(kind) or ()):
+            for position, mount in enumerate((container.get("volumeMounts") or ()) if isinstance(container, dict)
+                                             else ()):
+                name = mount.get("name") if isinstance(mount, dict) else None
+                if isinstance(name, str) and name not in volumes:
+                    report(path + (kind, index, "volumeMounts", position, "name"), f'Not found: "{name}"')
 
 
 def _check_sub_group_policy(policy: dict, path: tuple, report: Report) -> None:
@@ -313,8 +390,16 @@ STRUCT_RULES: dict[str, Callable[[dict, tuple, Report], None]] = {
     "core/v1.HTTPGetAction": _check_action_port,
     "core/v1.TCPSocketAction": _check_action_port,
     "core/v1.GRPCAction": _check_action_port,
-    "core/v1.Probe": _check_handler,
+    "core/v1.Probe": _check_probe,
     "core/v1.LifecycleHandler": _check_handler,
+    "core/v1.ExecAction": _check_exec,
+    "core/v1.EnvVar": _check_env_var,
+    "core/v1.Toleration": _check_toleration,
+    "core/v1.NodeSelector": _check_node_selector,
+    "core/v1.TopologySpreadConstraint": _check_spread,
+    "core/v1.SecurityContext": _check_security_context,
+    "core/v1.PodSecurityContext": _check_security_context,
+    "core/v1.PersistentVolumeClaim": _check_claim_template,
     "core/v1.PodAffinityTerm": _check_affinity_term,
     "lws.SubGroupPolicy": _check_sub_group_policy,
 }

@@ -11,9 +11,9 @@ import pytest
 
 from kubectl_disagg.cli import main
 from tests.conftest import EXAMPLES
-from tests.unit.core.test_validation import (GPU, POD_TEMPLATE_REFUSALS, WORKER, _container_update, _mutated,
-                                            _placement, _pod_spec_update, _template_update, _worker_container, base,
-                                            errors_of)
+from tests.unit.core.test_validation import (GPU, MORE_POD_TEMPLATE_REFUSALS, POD_TEMPLATE_REFUSALS, WORKER,
+                                            _container_update, _mutated, _placement, _pod_spec_update,
+                                            _template_update, _worker_container, base, errors_of)
 
 EXAMPLE = EXAMPLES / "prefill-decode.yaml"
 
@@ -232,12 +232,19 @@ MUTATIONS = [
 ]
 
 
+MUTATIONS += [(name, mutate) for name, mutate, _ in MORE_POD_TEMPLATE_REFUSALS] + [
+    ("empty-policies", _container_update(terminationMessagePolicy="", imagePullPolicy="")),
+    ("claim-with-storage", _template_update(volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])),
+]
+
+
 def test_offline_and_the_server_agree_on_a_fleet_of_templates(cluster, namespace):
     """Seeded combinations of one to three mutations: each refused offline exactly when the API
     server refuses its LWS or the StatefulSets made of it."""
     import random
     generator = random.Random(34)
-    cases = [tuple(generator.sample(MUTATIONS, generator.randint(1, 3))) for _ in range(150)]
+    cases = [tuple(generator.sample(MUTATIONS, generator.randint(1, 3))) for _ in range(200)]
     cases += [(mutation,) for mutation in MUTATIONS]
     disagree = []
     for combination in cases:

@@ -590,3 +590,60 @@ def test_a_template_no_statefulset_can_be_made_of_is_refused(case):
 ], ids=["integer-extended", "native-prefixed", "relaxed-env", "one-handler", "restart-always", "label-key"])
 def test_what_a_statefulset_accepts_stays_accepted(mutate):
     assert errors_of(_mutated(mutate)) == []
+
+
+# More of pod validation, each found by sending templates to the API server as StatefulSets
+# (tests/integration/test_validate_server.py holds them in its fleet): (id, mutation, our path).
+MORE_POD_TEMPLATE_REFUSALS = [
+    ("hugepages-alone", _container_update(resources={"limits": {"hugepages-2Mi": "2Mi"}}),
+     f"{CONTAINER_PATH}.resources"),
+    ("exec-without-command", _container_update(livenessProbe={"exec": {}}), f"{CONTAINER_PATH}.livenessProbe.exec.command"),
+    ("probe-period-negative", _container_update(livenessProbe={"tcpSocket": {"port": 80}, "periodSeconds": -1}),
+     f"{CONTAINER_PATH}.livenessProbe.periodSeconds"),
+    ("probe-grace-0", _container_update(livenessProbe={"tcpSocket": {"port": 80}, "terminationGracePeriodSeconds": 0}),
+     f"{CONTAINER_PATH}.livenessProbe.terminationGracePeriodSeconds"),
+    ("liveness-success-2", _container_update(livenessProbe={"tcpSocket": {"port": 80}, "successThreshold": 2}),
+     f"{CONTAINER_PATH}.livenessProbe.successThreshold"),
+    ("mount-without-volume", _container_update(volumeMounts=[{"name": "nope", "mountPath": "/x"}]),
+     f"{CONTAINER_PATH}.volumeMounts[0].name"),
+    ("dns-none-without-config", _pod_spec_update(dnsPolicy="None"),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.dnsConfig"),
+    ("service-account-name", _pod_spec_update(serviceAccountName="Bad_Name"),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.serviceAccountName"),
+    ("node-name", _pod_spec_update(nodeName="Bad_Name"), "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.nodeName"),
+    ("priority-class-name", _pod_spec_update(priorityClassName="Bad_Name"),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.priorityClassName"),
+    ("run-as-user-negative", _container_update(securityContext={"runAsUser": -1}),
+     f"{CONTAINER_PATH}.securityContext.runAsUser"),
+    ("active-deadline", _pod_spec_update(activeDeadlineSeconds=60),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.activeDeadlineSeconds"),
+    ("toleration-exists-with-value", _pod_spec_update(tolerations=[{"key": "a", "operator": "Exists", "value": "x"}]),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.tolerations[0].operator"),
+    ("node-affinity-without-terms", _pod_spec_update(affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.affinity.nodeAffinity."
+     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"),
+    ("spread-skew-0", _pod_spec_update(topologySpreadConstraints=[
+        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
+     "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.topologySpreadConstraints[0].maxSkew"),
+    ("env-value-and-value-from", _container_update(env=[{"name": "A", "value": "x", "valueFrom": {
+        "fieldRef": {"fieldPath": "metadata.name"}}}]), f"{CONTAINER_PATH}.env[0].valueFrom"),
+    ("claim-without-storage", _template_update(volumeClaimTemplates=[
+        {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]),
+     "spec.roles[0].spec.leaderWorkerTemplate.volumeClaimTemplates[0].spec.resources.requests.storage"),
+]
+
+
+@pytest.mark.parametrize("case", MORE_POD_TEMPLATE_REFUSALS, ids=lambda case: case[0])
+def test_more_of_pod_validation_is_checked_offline(case):
+    _, mutate, path = case
+    (error,) = errors_of(_mutated(mutate))
+    assert error.split(": ")[1] == path, error
+
+
+@pytest.mark.parametrize("mutate", [
+    _container_update(terminationMessagePolicy="", imagePullPolicy=""), _pod_spec_update(restartPolicy="", dnsPolicy=""),
+], ids=["container-defaults", "pod-defaults"])
+def test_an_empty_policy_is_the_default_the_api_server_fills_in(mutate):
+    """"" was refused as an unsupported value; the API server's defaulting replaces it first."""
+    assert errors_of(_mutated(mutate)) == []
