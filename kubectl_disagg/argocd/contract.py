@@ -133,6 +133,9 @@ def _from_json(text: str | None) -> list[tuple[str, object]]:
         items = json.loads(text)
     except ValueError as err:
         raise UserError([f"ARGOCD_APP_PARAMETERS: not JSON: {err}"]) from None
+    except RecursionError:  # Argo CD's parameter list is three levels deep: list, item, array or map
+        raise UserError(["ARGOCD_APP_PARAMETERS: nested too deeply to be a list of {name, string|array|map}"]) \
+            from None
     if items is None:
         return []
     if not isinstance(items, list):

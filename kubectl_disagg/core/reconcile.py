@@ -366,7 +366,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
     if blocked:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
-        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER} "
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not disaggregatedset/{ds.name}'s "
                         f"({blocked_names[(a.kind, a.name)]}); rename or delete it" for a in blocked)
         return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
     return replace(report, actions=tuple(actions), warnings=warnings)

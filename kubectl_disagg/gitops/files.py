@@ -130,6 +130,17 @@ def render_with_state_file(ds: DisaggregatedSet, namespace: str | None = None, e
     return render_with_state(ds, state, namespace, require_state=require_state), state
 
 
+def _file_mode(path: str) -> int:
+    """The mode the state file keeps (an existing file's), or a new file gets under the umask, as
+    git and editors write files; mkstemp's own 0600 would hide a committed state from the group."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_state(path: str, *states: RolloutState) -> None:
     """Put the sets' documents into the file (the other sets' stay), replacing the file in one
     rename so that a reader never sees half a state, nor some sets' steps without the others'."""
@@ -145,6 +156,7 @@ def write_state(path: str, *states: RolloutState) -> None:
     os.makedirs(directory, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
     try:
+        os.fchmod(handle, _file_mode(path))
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(temporary, path)

@@ -138,8 +138,8 @@ def test_the_modules_loaded_by_name_exist():
     """What `commands.load` and the lazy groups name by "module:attribute" is there."""
     import importlib
 
-    from kubectl_disagg.commands import rollout_status, rollout_step
+    from kubectl_disagg.commands import _options, rollout_status, rollout_step
 
-    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS):
+    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS, _options.VERBOSITY):
         module, attribute = target.split(":")
         assert callable(getattr(importlib.import_module(module), attribute))

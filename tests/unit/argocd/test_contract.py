@@ -93,6 +93,7 @@ def test_unknown_parameters_are_named_once():
 @pytest.mark.parametrize("environ, message", [
     ({"ARGOCD_APP_PARAMETERS": "[{"}, "ARGOCD_APP_PARAMETERS: not JSON"),
     ({"ARGOCD_APP_PARAMETERS": "{}"}, "expected a JSON list"),
+    ({"ARGOCD_APP_PARAMETERS": "[" * 50_000 + "]" * 50_000}, "ARGOCD_APP_PARAMETERS: nested too deeply"),
     ({"PARAM_STRICT": "yes"}, 'parameter strict: Invalid value: "yes"'),
     ({"PARAM_NAMESPACE": "Prod"}, 'parameter namespace: Invalid value: "Prod"'),
     ({"PARAM_NAMESPACE": "prod\n"}, 'parameter namespace: Invalid value: "prod\\n"'),
@@ -272,3 +273,15 @@ def test_strict_refuses_anything_doubtful():
     assert refusal({"a.yaml": EXAMPLE}, {**strict, "PARAM_COLOUR": "red"}) == "strict: unknown parameter PARAM_COLOUR"
     lenient = generate({"a.yaml": EXAMPLE}, {"PARAM_COLOUR": "red"})
     assert lenient.warnings == ["unknown parameter PARAM_COLOUR"]
+
+
+def test_parameters_nested_without_end_are_one_line_from_cmp_generate(tmp_path, monkeypatch, capsys):
+    """50,000 levels of JSON raised RecursionError out of `cmp generate` (a traceback)."""
+    from kubectl_disagg.cli import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARGOCD_APP_PARAMETERS", "[" * 50_000 + "]" * 50_000)
+    with pytest.raises(SystemExit) as exited:
+        main(["cmp", "generate"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "ARGOCD_APP_PARAMETERS: nested too deeply to be a list of {name, string|array|map}"]

@@ -258,7 +258,7 @@ def test_foreign_objects_with_colliding_labels_are_left_alone(cluster):
     assert any("left untouched" in w for w in result.warnings)
     assert result.slices[0].phase == "blocked"
     assert result.actions == ()
-    assert "not managed by kubectl-disagg" in result.slices[0].blocked[0]
+    assert "is not disaggregatedset/llm's (no managed-by label" in result.slices[0].blocked[0]
 
 
 def test_foreign_object_of_another_name_is_ignored(cluster):
