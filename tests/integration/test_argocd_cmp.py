@@ -14,7 +14,7 @@ import json
 import pytest
 import yaml
 
-from kubectl_disagg.core.sets import sets_from_files
+from tests.conftest import sets_from_files
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import STATE_FILE, state_document
 from kubectl_disagg.gitops.step import initial_state

@@ -67,7 +67,11 @@ def _generate(tmp_path, api_versions: str | None):
     environ = {"ARGOCD_APP_NAMESPACE": NS}
     if api_versions is not None:
         environ["KUBE_API_VERSIONS"] = api_versions
-    return generate(files, read_parameters(environ), environ, to_yaml(state_document(mid)).encode())
+    from kubectl_disagg.gitops import directory
+
+    parameters = read_parameters(environ)
+    files[parameters.state_file] = to_yaml(state_document(mid)).encode()
+    return generate(directory.walked("", files, parameters.reading), parameters, environ)
 
 
 def test_cmp_generate_emits_the_state_only_where_the_cluster_serves_it(tmp_path):
