@@ -110,19 +110,3 @@ def repository_for(paths: list[str | None], branch: str | None) -> Repository:
     repository = Repository(os.path.dirname(paths[0]) or ".")
     repository.prepare(paths, branch)
     return repository
-
-
-def said(run: subprocess.CompletedProcess) -> str:
-    """What a failed git said, on one line: its stderr (else its stdout), else its exit code."""
-    text = run.stderr.strip() or run.stdout.strip()
-    return " ".join(text.split()) if text else f"exit {run.returncode}"
-
-
-def repository_for(sets, branch: str | None) -> Repository:
-    """The repository holding the sets' state files, checked for `--commit` (`prepare`)."""
-    paths = sorted({path for path in (state_files.state_path(ds) for ds in sets) if path})
-    if not paths:
-        raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])
-    repository = Repository(os.path.dirname(paths[0]) or ".")
-    repository.prepare(paths, branch)
-    return repository
