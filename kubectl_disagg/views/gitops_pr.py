@@ -12,11 +12,12 @@ is its initial state.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import PlanInputs, inputs_for_set, role_config
+from kubectl_disagg.core.planner import PlanInputs, StepKind, inputs_for_set, role_config
 from kubectl_disagg.core.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
@@ -49,7 +50,7 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
     rollback = is_rollback(ds, before)
     kind = _kind(step, removed_revisions, reports)
-    groups = _groups(ds, step, reports, removed_revisions)
+    groups = _groups(ds, step, reports, removed_revisions, rollback)
     old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != ds.revision] if before else []
     new_record = (before.revisions.get(ds.revision) if before else None) or record_from_set(ds)
     context: dict[str, Any] = {
@@ -199,7 +200,8 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
     }
 
 
-def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str]) -> list[dict]:
+def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str],
+            rollback: bool = False) -> list[dict]:
     per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed)) for s in range(ds.slices)]
     first_slice = {}
     for label, view in grouped_by_slice(per_slice):
@@ -213,7 +215,7 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
         group["observed"] = [{"name": name, "revision": rev, "role": role, "ready": ready, "replicas": replicas,
                               "new": rev == ds.revision}
                              for name, rev, role, ready, replicas in _observed(ds, step, first)]
-        group["chart"] = _chart(ds, view)
+        group["chart"] = _chart(ds, view, rollback)
         group["position"] = ((group["chart"]["current"], len(group["chart"]["steps"]) - 1)
                              if group["chart"] and view["phase"] == str(Phase.ROLLING) else None)
         group["safety"] = _safety(ds, group)
@@ -221,7 +223,7 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
     return groups
 
 
-def _chart(ds: DisaggregatedSet, view: dict) -> dict | None:
+def _chart(ds: DisaggregatedSet, view: dict, rollback: bool = False) -> dict | None:
     inputs: PlanInputs | None = view["plan"]
     if inputs is None:
         return None
@@ -230,12 +232,25 @@ def _chart(ds: DisaggregatedSet, view: dict) -> dict | None:
     except planner.PlanDidNotConverge:
         return None
     current = view["current"] if view["current"] is not None else len(steps) - 1
+    if rollback:  # numbered from where the rollout stood, not from a start that never ran
+        stood = _rollback_start(steps, current)
+        steps = [replace(steps[stood], kind=StepKind.INITIAL), *steps[stood + 1:]]
+        current -= stood
     chart = plan_chart.plan_chart(inputs, steps, current)
     return {
         "current": current, "steps": steps,
         "mermaid": [plan_chart.mermaid(chart, index) for index in range(len(inputs.roles))],
         "table": plan_chart.table(chart),
     }
+
+
+def _rollback_start(steps: list, current: int) -> int:
+    """Where a rollback's plan stands when it begins: the reverted revision runs already, so
+    the plan's ramp-up to it (the old revision kept whole) never ran; the rollback starts at
+    the ramp's end, its last point before the old revision drains (the plan's start while the
+    rollback itself still ramps up)."""
+    ramp = max(index for index, step in enumerate(steps) if step.old == steps[0].old)
+    return ramp if current > ramp else 0
 
 
 def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:

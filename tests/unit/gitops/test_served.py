@@ -40,7 +40,7 @@ def test_the_summary_says_where_the_rollout_stands():
         "set": "llm", "revision": old.revision, "phase": "AtRest", "message": f"llm: at rest at revision {old.revision}"}
     assert served_object(new, mid)["rollout"] == {
         "set": "llm", "revision": new.revision, "step": "2/4", "phase": "Rolling",
-        "message": "llm: slice 0 step 2 of 4 (prefill 1→1, decode 1→1); next: rollout step --gitops"}
+        "message": "llm: slice 0 step 2 of 4 (old/new: prefill 1/1, decode 1/1); next: rollout step --gitops"}
     assert {k: v for k, v in served_object(new, mid).items() if k != "rollout"} == state_document(mid)
 
 
