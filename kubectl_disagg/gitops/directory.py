@@ -228,7 +228,10 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
 
     def take(path: str, content: bytes | None = None) -> None:
         if path not in files:
-            files[path] = _read_bytes(path) if content is None else content
+            try:
+                files[path] = _read_bytes(path) if content is None else content
+            except UserError as err:  # every input that cannot be read, at once
+                missing.extend(err.problems)
 
     for raw in paths:
         if raw == STDIN:
@@ -243,6 +246,10 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
             left_out_sets.update(walk.left_out_sets)
         elif os.path.isfile(raw):
             take(raw)
+            if raw not in files:
+                continue
+            if reading.explicit and os.path.normpath(raw) == os.path.normpath(reading.explicit):
+                continue  # --state FILE named with -f too: read as the state it is
             if is_state_file(os.path.basename(raw), reading):
                 walked_states.append(raw)
             else:
@@ -281,7 +288,9 @@ def walked(root: str, files: Mapping[str, bytes], reading: Reading) -> Tree:
     """The `Tree` of one directory walk, pure: `files` maps each listed path relative to `root`
     (with `/`) to its bytes. Paths come back joined to `root` ("" keeps them relative)."""
     picked, left_out, states = choose(files, reading)
-    chosen = [relative for relative in picked if SKIP_MARKER not in files[relative]]
+    explicit = os.path.normpath(reading.explicit) if reading.explicit else None  # --state FILE: a state file
+    chosen = [relative for relative in picked if SKIP_MARKER not in files[relative]
+              and os.path.normpath(os.path.join(root, relative)) != explicit]
     names: set[str] = set()
     for relative in left_out:
         names.update(_set_names(files[relative], relative))
@@ -308,8 +317,8 @@ def _set_names(content: bytes, path: str) -> set[str]:
 def _state_outside_its_file(entries: list[SetEntry], documents: list[Document],
                             reading: Reading) -> tuple[list[SetEntry], list[Problem]]:
     return entries, [Problem(d.file, d.line(("kind",)), "kind",
-                             f"a {STATE_KIND} is read from the state file beside its set ({reading.state_name}), "
-                             "not from a manifest: move it there") for d in documents]
+                             f"a {STATE_KIND} is read from the state file beside its set ({reading.state_name}, "
+                             "or the file --state names), not from a manifest") for d in documents]
 
 
 PER_SET_KINDS: dict[str, Callable[[list[SetEntry], list[Document], Reading],
@@ -338,22 +347,9 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
     `states` False: the sets only, their states neither read nor checked (the commands that
     drive the cluster directly, `rollout plan`; they refuse a git-driven set by its state file).
     """
-    documents: list[Document] = []
-    problems: list[Problem | str] = []
-    empty = []
-    for path in tree.chosen:
-        try:
-            found = parse_stream(tree.files[path], path)
-        except UserError as err:
-            problems.extend(err.problems)
-            continue
-        if not found:
-            empty.append(path)
-        documents.extend(found)
-    if problems:
-        raise UserError(problems)
-    loaded = load_documents(documents)
+    loaded, empty = _manifests(tree)
     sets = loaded.sets
+    problems: list[Problem | str] = []
     if reading.explicit and len(sets) != 1:
         raise UserError([f"--state {reading.explicit}: names the rollout state of one DisaggregatedSet, and the "
                          f"input holds {len(sets)}"])
@@ -398,9 +394,40 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
     for path in tree.walked_states if states else ():
         problems.extend(unmatched_states([d for d in documents_of(path)
                                           if _state_name(d) not in tree.left_out_sets], matched))
+    items = _per_set_documents(loaded.items, entries, reading, problems)
+    if problems:
+        raise UserError(problems)
+    read = [*tree.chosen, *(path for path in state_documents if path in tree.files)]
+    return Directory(tuple(items), tuple(dict.fromkeys(read)), tuple(empty), loaded.warnings)
+
+
+def _manifests(tree: Tree):
+    """The chosen manifests parsed and loaded (`core.sets.load_documents`: sets validated), and
+    those that held no document; every problem of every file at once."""
+    documents: list[Document] = []
+    problems: list[Problem] = []
+    empty = []
+    for path in tree.chosen:
+        try:
+            found = parse_stream(tree.files[path], path)
+        except UserError as err:
+            problems.extend(err.problems)
+            continue
+        if not found:
+            empty.append(path)
+        documents.extend(found)
+    if problems:
+        raise UserError(problems)
+    return load_documents(documents), empty
+
+
+def _per_set_documents(loaded_items, entries: Mapping[int, SetEntry], reading: Reading,
+                       problems: list) -> list[SetEntry | Document]:
+    """Sets and passed-through documents in input order; the documents of PER_SET_KINDS handed
+    to their kind's entry (attached to their sets, or refused into `problems`)."""
     by_kind: dict[str, list[Document]] = {}
     items: list[SetEntry | Document] = []
-    for item in loaded.items:
+    for item in loaded_items:
         if isinstance(item, DisaggregatedSet):
             if id(item) in entries:
                 items.append(entries[id(item)])
@@ -409,14 +436,12 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
         else:
             items.append(item)
     for kind, found in by_kind.items():
-        updated, refused = PER_SET_KINDS[kind]([i for i in items if isinstance(i, SetEntry)], found, reading)
+        sets = [item for item in items if isinstance(item, SetEntry)]
+        updated, refused = PER_SET_KINDS[kind](sets, found, reading)
         problems.extend(refused)
-        replaced = {id(old.ds): new for old, new in zip([i for i in items if isinstance(i, SetEntry)], updated)}
-        items = [replaced.get(id(i.ds), i) if isinstance(i, SetEntry) else i for i in items]
-    if problems:
-        raise UserError(problems)
-    read = [*tree.chosen, *(path for path in state_documents if path in tree.files)]
-    return Directory(tuple(items), tuple(dict.fromkeys(read)), tuple(empty), loaded.warnings)
+        replaced = {id(old.ds): new for old, new in zip(sets, updated)}
+        items = [replaced.get(id(item.ds), item) if isinstance(item, SetEntry) else item for item in items]
+    return items
 
 
 def _state_name(document: Document) -> str | None:

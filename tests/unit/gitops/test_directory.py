@@ -11,7 +11,6 @@ fnmatch, whose `*` crosses `/` as gobwas's does). The four layouts of issue 29 a
 from __future__ import annotations
 
 import fnmatch
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -370,3 +369,13 @@ def test_the_state_file_name_is_a_parameter(tmp_path):
     reading = directory.Reading(state_name="states.yaml")
     (entry,) = directory.load(directory.walked("", files, reading), reading, namespace=NS).sets
     assert entry.state is not None and entry.state_path == "states.yaml"
+
+
+def test_the_explicit_state_file_in_a_walked_directory_is_no_manifest(tmp_path):
+    (tmp_path / "alpha.yaml").write_text(a_set("alpha"))
+    (tmp_path / "llm-state.yaml").write_bytes(_state_of("alpha"))
+    reading = directory.Reading(explicit=str(tmp_path / "llm-state.yaml"))
+    (entry,) = directory.read([str(tmp_path)], reading, namespace=NS, explicit_must_hold=True).sets
+    assert entry.state is not None and entry.state_path == str(tmp_path / "llm-state.yaml")
+    with pytest.raises(UserError, match="is read from the state file beside its set"):
+        directory.read([str(tmp_path)], namespace=NS)  # without --state it is a manifest holding a state
