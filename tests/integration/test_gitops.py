@@ -950,3 +950,30 @@ def test_a_commit_git_cannot_make_leaves_the_tree_and_branches_as_they_were(repo
     lock.unlink()
     assert repo.state_file.read_bytes() == before and repo.clean() and repo.git("rev-parse", "HEAD").strip() == head
     assert repo.step("--commit").code == EXIT_ADVANCED and repo.clean()
+
+
+def test_adopting_a_set_rendered_and_applied_whose_image_changed_before_its_first_git_step(repo):
+    """issue 29's fourth layout: v1 deployed with `render | kubectl apply --server-side` (Argo CD's
+    tracking label on its objects), the image changed in git, then the first step: it adopts v1
+    at its live replicas (it was refused as a hand edit), and the steps after it roll to v2."""
+    repo.change_set("add the set", {"prefill": 2, "decode": 3}, slices=2)
+    rendered = repo.cli("render", "-f", str(repo.set_file), "-n", repo.namespace)
+    assert rendered.code == 0, rendered.err
+    objects = [o for o in yaml.safe_load_all(rendered.out) if o]
+    for obj in objects:
+        obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
+    repo.control_plane.kubectl("apply", "--server-side", "-f", "-",
+                               input="".join("---\n" + yaml.safe_dump(o) for o in objects))
+    repo.simulator.sync(repo.namespace)
+    v1 = model(repo.set_file).revision
+    repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "adopted" in run.out, run
+    state = yaml.safe_load(repo.state_file.read_text())
+    assert state["target"]["revision"] == v1
+    assert [[(r["revision"], r["replicas"]) for r in s["revisions"]] for s in state["slices"]] == [
+        [(v1, {"prefill": 2, "decode": 3})]] * 2
+    repo.commit("adopt")
+    runs = repo.roll()
+    assert len(runs) > 2
+    assert_done(repo)
