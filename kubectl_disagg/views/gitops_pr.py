@@ -19,6 +19,7 @@ from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import PlanInputs, StepKind, inputs_for_set, role_config
 from kubectl_disagg.core.reconcile import Phase, SliceReport
+from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
@@ -27,20 +28,6 @@ from kubectl_disagg.views.templating import grouped_by_slice
 
 INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
-
-
-def deployed_order(state: RolloutState | None) -> list[str]:
-    """The state's revisions in the order they were deployed (its records keep that order)."""
-    if state is None:
-        return []
-    used = {rev for deployed in state.replicas.values() for rev in deployed}
-    return [rev for rev in state.revisions if rev in used]
-
-
-def is_rollback(ds: DisaggregatedSet, state: RolloutState | None) -> bool:
-    """The set's revision is one the state deployed before another: the template went back."""
-    order = deployed_order(state)
-    return ds.revision in order and order[-1] != ds.revision
 
 
 def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict[str, Any]:
@@ -233,7 +220,7 @@ def _chart(ds: DisaggregatedSet, view: dict, rollback: bool = False) -> dict | N
         return None
     current = view["current"] if view["current"] is not None else len(steps) - 1
     if rollback:  # numbered from where the rollout stood, not from a start that never ran
-        stood = _rollback_start(steps, current)
+        stood = rollback_start(steps, current)
         steps = [replace(steps[stood], kind=StepKind.INITIAL), *steps[stood + 1:]]
         current -= stood
     chart = plan_chart.plan_chart(inputs, steps, current)
@@ -242,15 +229,6 @@ def _chart(ds: DisaggregatedSet, view: dict, rollback: bool = False) -> dict | N
         "mermaid": [plan_chart.mermaid(chart, index) for index in range(len(inputs.roles))],
         "table": plan_chart.table(chart),
     }
-
-
-def _rollback_start(steps: list, current: int) -> int:
-    """Where a rollback's plan stands when it begins: the reverted revision runs already, so
-    the plan's ramp-up to it (the old revision kept whole) never ran; the rollback starts at
-    the ramp's end, its last point before the old revision drains (the plan's start while the
-    rollback itself still ramps up)."""
-    ramp = max(index for index, step in enumerate(steps) if step.old == steps[0].old)
-    return ramp if current > ramp else 0
 
 
 def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:
