@@ -19,6 +19,14 @@ Which files are read (docs/argocd.md "Which files are read"):
 - the rollout state of a set from the state file (`disagg-rollout-state.yaml`, or the name
   given) in the directory of the set's own file; state files are never manifests.
 
+What Argo CD v3.5.1 itself does, which this follows: reposerver/repository/repository.go reads
+`.argocd-source.yaml` and `.argocd-source-<app>.yaml` at the application's path and merges them
+into its source (mergeSourceParameters), and for a Directory source takes `*.yaml|yml|json`
+files, matches `include`/`exclude` against the path relative to the application with
+util/glob (gobwas/glob, no separators) and skips files holding the skip-file-rendering marker
+(getPotentiallyValidManifestFile); the cmp-server gets the whole checkout, `.git` included
+(util/cmp/stream.go), so skipping it is the plugin's to do.
+
 A state names its set; one that names no set of the directory is refused (spec §8 rule 1),
 except a state of a set that `include`/`exclude` left out: what they leave out is left out
 whole, the set with its state.
