@@ -6,11 +6,10 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options, _session
-from kubectl_disagg.core.model import namespace_conflict, namespace_for
+from kubectl_disagg.core.model import namespace_for
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.core.statefulsets import statefulsets
-from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.server_dry_run import dry_run_apply
 
@@ -29,14 +28,14 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
 
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
     """
-    loaded = load_sets(filenames, recursive)
+    from kubectl_disagg.gitops import directory as directories
+
+    loaded = directories.read(filenames, directories.Reading(recursive), namespace=namespace)
     _options.print_warnings(loaded.warnings)
-    conflicts = [problem for problem in (namespace_conflict(ds, namespace) for ds in loaded.sets) if problem]
-    if conflicts:
-        raise UserError(conflicts)
-    accepted = _dry_run(loaded.sets, namespace, kubeconfig, context) if server and loaded.sets else {}
+    sets = [entry.ds for entry in loaded.sets]
+    accepted = _dry_run(sets, namespace, kubeconfig, context) if server and sets else {}
     lines = []
-    for ds in loaded.sets:
+    for ds in sets:
         roles = ", ".join(f"{role.name}×{role.replicas}" for role in ds.roles)
         where = accepted.get(id(ds), (namespace_for(ds, namespace), 0, 0))
         verdict = (f"; {where[1]} rendered objects accepted by the API server (dry run), with the {where[2]} "

@@ -27,7 +27,7 @@ from kubectl_disagg.errors import Conflict
 from kubectl_disagg.kube.lease import LeaseHeld, format_time
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.reconcile import Scale, reconcile
 from kubectl_disagg.core.render import render_set

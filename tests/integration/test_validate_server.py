@@ -115,7 +115,7 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     """What the schema refuses, field by field, traced back through the role to its line."""
     from kubectl_disagg.kube.session import Session
     from kubectl_disagg.kube.server_dry_run import dry_run_apply
-    from kubectl_disagg.core.sets import load_sets
+    from tests.conftest import load_sets
     from kubectl_disagg.core.render import render_set
     from kubectl_disagg.core.server_refusals import refusal_problems
 

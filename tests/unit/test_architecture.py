@@ -129,8 +129,9 @@ def test_render_is_offline():
 
 def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
     """`rollout status -f` reads the live objects and derives the controller's status; the
-    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen."""
-    reached = _reached("kubectl_disagg.commands.rollout_status")
+    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen.
+    Of gitops/ it reaches only the one reader of -f inputs, `gitops.directory`, and what that needs."""
+    reached = _reached("kubectl_disagg.commands.rollout_status") - _reached("kubectl_disagg.gitops.directory")
     assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import field_path, refusal_problems
 from tests.conftest import EXAMPLES
