@@ -1,4 +1,5 @@
-"""Flags shared by commands, spelled and behaving as kubectl's do, and the inputs they name.
+"""Flags shared by commands, spelled and behaving as kubectl's do (the inputs -f names are read
+by `_inputs`).
 
 Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
 session of the commands that talk to an API server is in `_session`.
@@ -10,7 +11,7 @@ import click
 
 from kubectl_disagg.commands import load
 from kubectl_disagg.core.durations import parse_duration
-from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.errors import Problem
 
 
 def filenames(required: bool = True):
@@ -127,30 +128,3 @@ def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
 def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
     if bool(name) == bool(filenames):
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
-
-
-def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
-    """The DisaggregatedSets in -f inputs, read as every command reads a directory
-    (`gitops.directory`, loaded when asked for), validated, warnings printed; at least one."""
-    from kubectl_disagg.gitops import directory as directories
-
-    reading = directories.Reading(recursive)
-    return [entry.ds for entry in _with_sets(directories, directories.read_tree(filenames, reading), reading).sets]
-
-
-def tree_of_sets(filenames: tuple[str, ...], reading):
-    """The -f inputs as `gitops.directory` reads them (`Tree`), checked to hold at least one
-    valid set (warnings printed); its states are read by the command that needs them."""
-    from kubectl_disagg.gitops import directory as directories
-
-    tree = directories.read_tree(filenames, reading)
-    _with_sets(directories, tree, reading)
-    return tree
-
-
-def _with_sets(directories, tree, reading):
-    directory = directories.load(tree, reading, states=False)
-    print_warnings(directory.warnings)
-    if not directory.sets:
-        raise UserError(["no DisaggregatedSet found in the input"])
-    return directory

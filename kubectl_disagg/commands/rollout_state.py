@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _inputs, _options
 
 
 @click.group()
@@ -40,7 +40,7 @@ def init(filenames: tuple[str, ...], recursive: bool, namespace: str | None, sta
     from kubectl_disagg.gitops.init import initial_states
 
     reading = directories.Reading(recursive, explicit=state_file)
-    by_file = initial_states(directories.load(_options.tree_of_sets(filenames, reading), reading,
+    by_file = initial_states(directories.load(_inputs.tree_of_sets(filenames, reading), reading,
                                               namespace=namespace, fallback=""))
     for path, states in by_file.items():
         files.write_state(path, *states)

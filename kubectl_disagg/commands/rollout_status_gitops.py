@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _inputs
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.watch import exit_code, looks
 from kubectl_disagg.views.gitops_status import format_looks
@@ -18,7 +18,7 @@ from kubectl_disagg.views.gitops_status import format_looks
 def checked(filenames: tuple[str, ...], recursive: bool) -> tuple:
     """The -f inputs and how to read them, checked to hold a set before the cluster is asked."""
     reading = directories.Reading(recursive)
-    _options.tree_of_sets(filenames, reading)
+    _inputs.tree_of_sets(filenames, reading)
     return filenames, reading
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from kubectl_disagg.commands import _options, _session
+from kubectl_disagg.commands import _inputs, _session
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
@@ -31,7 +31,7 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
                                                      format_results)
 
     reading = directories.Reading(recursive, explicit=state_file)
-    tree = _options.tree_of_sets(filenames, reading)
+    tree = _inputs.tree_of_sets(filenames, reading)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 
