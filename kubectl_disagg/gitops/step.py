@@ -21,11 +21,11 @@ from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, LWS, SERVICE
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor
-from kubectl_disagg.gitops.rules import state_problems
+from kubectl_disagg.gitops.rules import set_at_target, state_problems, upgraded
 from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RolloutState, Target, record_from_set,
                                          record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
-from kubectl_disagg.gitops.render import handing_back, render_with_state
+from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
@@ -218,8 +218,15 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
                                            ("created the rollout state: the set deploys at its revision and replicas",)))
         return _checked(ds, GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
                                        ("adopted the live LeaderWorkerSets into a new rollout state",)))
-    expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
-    differences = served_differences(state, served) + synced_differences(expected, ours)
+    read, committed = state, upgraded(ds, state)  # a format 1 state: checked against the live LWS here
+    for synced, state, expected in _synced_renders(ds, committed, live):
+        if not synced_differences(expected, ours):
+            break
+    else:
+        synced, state, expected = next(_synced_renders(ds, committed, live))
+    # (a state never synced before a commit render refuses: its object is not live either)
+    differences = (served_differences(read, served) if state is committed else []) + \
+        synced_differences(expected, ours)
     if differences:
         return GitopsStep(Outcome.WAITING, state, tuple(differences), before=state)
     stale = [f"leaderworkerset/{o.name}: status is stale (observedGeneration {o.observed_generation} < "
@@ -229,7 +236,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
 
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
-                     for o in render_with_state(ds, state) if o["kind"] == SERVICE)
+                     for o in rendered(synced, state) if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
     passed = run_pass(executor, ds, namespace)
@@ -256,7 +263,42 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
             s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
         return _checked(ds, GitopsStep(Outcome.ADVANCED, back, (
             "hands the size of the External roles back to their autoscaler",), passed, before=state))
+    if read is not committed:  # nothing left to roll, but render refuses format 1: write format 2
+        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("rewrites the rollout state in format 2",),
+                                       passed, before=state))
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
+
+
+def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot):
+    """(set, state, its LWS) whose render the cluster may run. `ds` and the committed state; for
+    a set that gained slices, which render refuses until a step records them (spec §8 rule 1),
+    the sync of that commit never comes: the set on the slices the state records, or the set its
+    last step saw (the commit also changed the template), each with the committed state or, when
+    that was not synced before the refused commit, the points its last step started from (a
+    revision it removed read back from its live LWS, checked as adoption checks it)."""
+    if ds.slices <= state.target.slices:
+        yield ds, state, _lws(render_with_state(ds, state))
+        return
+    then, _ = set_at_target(ds, state, state.target)
+    sets = [replace(ds, slices=state.target.slices)] + ([then] if then is not None else [])
+    for synced in sets:
+        yield synced, state, _lws(render_with_state(synced, state))
+    ours = sorted((o for o in live.lws if o.managed_by_us(ds.name) and o.identity.complete),
+                  key=lambda o: (o.created, o.name))
+    try:
+        records = {**state.revisions, **{rev: _record_from_live(ds, rev, ours, live)
+                                         for p in state.previous.values() for rev in p.replicas
+                                         if rev not in state.revisions}}
+        before = replace(state, revisions=records, replicas={s: p.replicas for s, p in state.previous.items()},
+                         initial={s: p.initial for s, p in state.previous.items() if p.initial})
+    except UserError:
+        return  # a revision not live as recorded: not what runs
+    for synced in sets:  # (compared with the live LWS, which are the check)
+        yield synced, before, _lws(rendered(synced, before))
+
+
+def _lws(objects: list[dict]) -> list[dict]:
+    return [o for o in objects if o["kind"] == LWS]
 
 
 def _external_as_set(record: RevisionRecord, ds: DisaggregatedSet) -> RevisionRecord:

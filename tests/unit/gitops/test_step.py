@@ -188,11 +188,21 @@ def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
     assert render_with_state(changed, state, NS) == list(render_set(ds, NS))
 
 
-def test_scale_and_slices_change_directly_in_steady_state():
+def test_scale_changes_directly_and_a_slice_is_added_by_a_step():
+    """Replicas apply at once in steady state; a slice the set gains is refused until a step
+    records it (the state alone cannot tell a new slice from a recorded one deleted by hand)."""
     ds = make_set({"prefill": 2, "decode": 1})
-    _, state = deploy(ds)
+    argo, state = deploy(ds)
+    scaled = make_set({"prefill": 4, "decode": 1})
+    assert render_with_state(scaled, state, NS) == list(render_set(scaled, NS))
     bigger = make_set({"prefill": 4, "decode": 1}, slices=2)
-    assert render_with_state(bigger, state, NS) == list(render_set(bigger, NS))
+    with pytest.raises(UserError, match="slice 1 has no counts: the set has 2 slices"):
+        render_with_state(bigger, state, NS)
+    argo.sync(scaled, state)  # what the commit before synced
+    argo.cluster.settle()
+    step = gitops_step(bigger, state, argo.snapshot(bigger))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    assert render_with_state(bigger, round_trip(step.state, bigger), NS) == list(render_set(bigger, NS))
 
 
 def test_strict_mode_refuses_a_set_without_state():
