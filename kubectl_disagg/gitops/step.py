@@ -209,7 +209,9 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
                 served: Mapping | None = None) -> GitopsStep:
     """The next state of a git-driven rollout, given the state committed, the live LWS and the
     live RolloutState object (`served`; None where the cluster does not serve the kind or holds
-    none): it must be the committed document, and the LWS what that renders to."""
+    none): it must be the committed document, and the LWS what that renders to (for a set that
+    gained slices, what the cluster may run instead: `_synced_renders`). A format 1 state is
+    read as its own previous point, which the live LWS must show; its next step writes format 2."""
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:

@@ -205,6 +205,35 @@ def test_scale_changes_directly_and_a_slice_is_added_by_a_step():
     assert render_with_state(bigger, round_trip(step.state, bigger), NS) == list(render_set(bigger, NS))
 
 
+def test_a_slice_gained_with_a_template_change_or_over_an_unsynced_step_is_added_by_the_next_step():
+    """Render refuses the commit that grows the set, so Argo CD never syncs it: the step finds
+    what runs (the committed state's render without the rollout that commit started, or the
+    points before a step whose commit never synced) and records the new slice from there."""
+    ds = make_set({"prefill": 2, "decode": 2})
+    argo, state = deploy(ds)
+    grown = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=2)  # a template change too
+    with pytest.raises(UserError, match="slice 1 has no counts"):
+        argo.sync(grown, state)
+    step = gitops_step(grown, state, argo.snapshot(grown))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    started = round_trip(step.state, grown)
+    assert list(started.replicas[0]) == [ds.revision, grown.revision] and list(started.replicas[1]) == [grown.revision]
+
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(ds)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    argo.sync(new, state)  # the step's commit syncs; the next one's will not
+    argo.cluster.settle()
+    unsynced = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    grown = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=2)
+    step = gitops_step(grown, unsynced, argo.snapshot(grown))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    assert step.state.previous[0].replicas == state.replicas[0] and 1 in step.state.replicas
+    argo.sync(grown, round_trip(step.state, grown))
+
+
 def test_strict_mode_refuses_a_set_without_state():
     ds = make_set({"prefill": 1, "decode": 1})
     with pytest.raises(UserError, match="no rollout state"):
