@@ -7,6 +7,8 @@ before rendering from it, and `rollout step --gitops` checks every state it writ
    last step rolled to (`target.revision`), and every slice the set has: a slice the set gained
    is recorded by a step before it renders (the state alone cannot tell it from a recorded
    slice deleted by hand, which would render at full size and replace what runs there);
+   And mid-rollout the targets are the set's: `target.roles` equals them (External roles aside),
+   so a change of the set's replicas or budgets is recorded by a step before it renders;
 2. groups: a revision runs all its roles or none;
 3. bounds: per role, old + new stays within max(target + max(maxSurge, 1), initial), and a role
    that started at or above its target keeps target − maxUnavailable (the planner's floor; with
@@ -72,6 +74,13 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
         if slice_index not in state.replicas:
             problems.append(lines.problem(("slices",), "slices", GROWN.format(
                 slice=slice_index, slices=ds.slices, target=target.slices, docs=DOCS)))
+    # And the targets: mid-rollout the bounds are the set's, so a target edited in the state
+    # (a budget widened, a replica count lowered) widens nothing; a change of the set's
+    # replicas or budgets is recorded by a step before it renders.
+    changed = _changed_targets(target, Target.of(ds), {role.name for role in ds.roles if role.external})
+    if changed and any(len(deployed) > 1 for s, deployed in state.replicas.items() if s < ds.slices):
+        problems.append(lines.problem(("target", "roles"), "target.roles", TARGETS.format(
+            changed="; ".join(changed), docs=DOCS)))
     previous = {s: p for s, p in state.previous.items() if s < then.slices}
     stepped = replay(then, state.namespace, previous)
     for slice_index in range(target.slices):
@@ -98,6 +107,23 @@ FORMAT_1 = ("a format 1 state records no previous point, so render cannot check 
 GROWN = ("slice {slice} has no counts: the set has {slices} slices, the state's last step was for {target}, and "
          "a slice without counts would render at full size, replacing whatever runs there. Run `kubectl disagg "
          "rollout step --gitops -f DIR` to add it (rule: every slice of the set is recorded, {docs})")
+
+
+TARGETS = ("the set's targets are not the ones the state's last step was taken for ({changed}): mid-rollout "
+           "the bounds come from the set, so run `kubectl disagg rollout step --gitops -f DIR` to record them "
+           "(rule: the targets come from the set, {docs})")
+
+
+def _changed_targets(recorded: Target, wanted: Target, external: set[str]) -> list[str]:
+    """How the set's role targets differ from the recorded ones, as people read it (but for
+    External roles: their target is the capacity their rollout started with, not `replicas`)."""
+    def text(role: RoleTarget | None) -> str:
+        return "none" if role is None else \
+            f"replicas {role.replicas}, maxSurge {role.surge}, maxUnavailable {role.unavailable}"
+    old, new = {r.name: r for r in recorded.roles}, {r.name: r for r in wanted.roles}
+    return [f"{name}: {text(old.get(name))} in the state, {text(new.get(name))} in the set"
+            for name in [*new, *(n for n in old if n not in new)]
+            if name not in external and old.get(name) != new.get(name)]
 
 
 def upgraded(ds: DisaggregatedSet, state: RolloutState) -> RolloutState:

@@ -221,11 +221,8 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
         return _checked(ds, GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
                                        ("adopted the live LeaderWorkerSets into a new rollout state",)))
     read, committed = state, upgraded(ds, state)  # a format 1 state: checked against the live LWS here
-    for synced, state, expected in _synced_renders(ds, committed, live):
-        if not synced_differences(expected, ours):
-            break
-    else:
-        synced, state, expected = next(_synced_renders(ds, committed, live))
+    candidates = _synced_renders(ds, committed, live)
+    synced, state, expected = next((c for c in candidates if not synced_differences(c[2], ours)), candidates[0])
     # (a state never synced before a commit render refuses: its object is not live either)
     differences = (served_differences(read, served) if state is committed else []) + \
         synced_differences(expected, ours)
@@ -271,32 +268,39 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
 
 
-def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot):
-    """(set, state, its LWS) whose render the cluster may run. `ds` and the committed state; for
-    a set that gained slices, which render refuses until a step records them (spec §8 rule 1),
-    the sync of that commit never comes: the set on the slices the state records, or the set its
-    last step saw (the commit also changed the template), each with the committed state or, when
+def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> list[tuple]:
+    """[(set, state, its LWS)] whose render the cluster may run: `ds` and the committed state.
+    For a set that gained slices or changed its targets mid-rollout, which render refuses until
+    a step records them (spec §8), the sync of that commit never comes: the set on the slices
+    the state records, or the set its last step saw, each with the committed state or, when
     that was not synced before the refused commit, the points its last step started from (a
     revision it removed read back from its live LWS, checked as adoption checks it)."""
-    if ds.slices <= state.target.slices:
-        yield ds, state, _lws(render_with_state(ds, state))
-        return
+    try:
+        return [(ds, state, _lws(render_with_state(ds, state)))]
+    except UserError as refused:
+        error = refused
     then, _ = set_at_target(ds, state, state.target)
-    sets = [replace(ds, slices=state.target.slices)] + ([then] if then is not None else [])
+    sets = [replace(ds, slices=min(ds.slices, state.target.slices))] + ([then] if then is not None else [])
+    candidates = []
     for synced in sets:
-        yield synced, state, _lws(render_with_state(synced, state))
+        try:
+            candidates.append((synced, state, _lws(render_with_state(synced, state))))
+        except UserError:
+            continue
+    if not candidates:
+        raise error
     ours = sorted((o for o in live.lws if o.managed_by_us(ds.name) and o.identity.complete),
                   key=lambda o: (o.created, o.name))
     try:
         records = {**state.revisions, **{rev: _record_from_live(ds, rev, ours, live)
                                          for p in state.previous.values() for rev in p.replicas
                                          if rev not in state.revisions}}
-        before = replace(state, revisions=records, replicas={s: p.replicas for s, p in state.previous.items()},
-                         initial={s: p.initial for s, p in state.previous.items() if p.initial})
     except UserError:
-        return  # a revision not live as recorded: not what runs
-    for synced in sets:  # (compared with the live LWS, which are the check)
-        yield synced, before, _lws(rendered(synced, before))
+        return candidates  # a revision not live as recorded: not what runs
+    before = replace(state, revisions=records, replicas={s: p.replicas for s, p in state.previous.items()},
+                     initial={s: p.initial for s, p in state.previous.items() if p.initial})
+    # (compared with the live LWS, which are the check)
+    return candidates + [(synced, before, _lws(rendered(synced, before))) for synced in sets]
 
 
 def _lws(objects: list[dict]) -> list[dict]:

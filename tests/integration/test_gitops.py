@@ -565,10 +565,18 @@ def test_an_abort_rolls_back_step_by_step(repo):
 
 
 def test_a_scale_mid_rollout(repo):
+    """Mid-rollout the bounds are the set's: its new targets sync once a step has recorded them."""
     deploy(repo, {"prefill": 2, "decode": 3}, slices=2)
     repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
     repo.advance(2)
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
+    line = repo.refused_sync()
+    assert "target.roles: the set's targets are not the ones the state's last step was taken for" in line, line
+    assert "decode: replicas 3, maxSurge 1, maxUnavailable 0 in the state, replicas 1" in line, line
+    assert repo.step().code == EXIT_ADVANCED  # from what runs: the state for the set its last step saw
+    repo.commit("rollout step: the new targets")
     repo.roll()
     assert_done(repo)
 

@@ -120,9 +120,11 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
             ds = the_set()
         try:
             argo.sync(ds, state)  # renders: every rule holds for the committed state
-        except UserError as refused:  # a slice the set gained waits for the step that records it
-            assert ds.slices > state.target.slices, refused.lines()
-            assert all("has no counts" in line for line in refused.lines()), refused.lines()
+        except UserError as refused:  # a slice the set gained, or its targets changed mid-rollout,
+            # wait for the step that records them (Argo CD syncs nothing meanwhile)
+            assert ds.slices > state.target.slices or (not external and Target.of(ds).roles != state.target.roles), \
+                refused.lines()
+            assert all("has no counts" in line or "target.roles" in line for line in refused.lines()), refused.lines()
         for slice_index, groups in groups_by_slice(argo.cluster).items():
             if len(groups) == 1:  # at rest: a revision seen before starts a new rollout when it comes back
                 seen = {key for key in seen if key[0] != slice_index} | {(slice_index, next(iter(groups)))}
@@ -383,15 +385,38 @@ def test_previous_equal_to_the_counts_widens_no_bound():
     assert render_with_state(new, parse_state(parsed, new, NS), NS) == render_with_state(new, state, NS)
 
 
-def test_a_step_written_then_a_change_of_replicas_still_renders():
+def test_a_change_of_replicas_mid_rollout_is_recorded_by_a_step_before_it_renders():
     new, argo, state = _rolled(2)
-    scaled = make_set({"prefill": 2, "decode": 4}, image="img:2")
-    assert render_with_state(scaled, state, NS)  # the state's own target explains it
-    argo.sync(scaled, state)
+    argo.sync(new, state)
     argo.cluster.settle()
-    step = gitops_step(scaled, state, argo.snapshot(scaled))
+    scaled = make_set({"prefill": 2, "decode": 4}, image="img:2")
+    with pytest.raises(UserError, match="target.roles: the set's targets are not the ones .*decode: replicas 2, "
+                                        "maxSurge 1, maxUnavailable 0 in the state, replicas 4"):
+        render_with_state(scaled, state, NS)
+    step = gitops_step(scaled, state, argo.snapshot(scaled))  # what runs: the state for the set it saw
     assert step.outcome == Outcome.ADVANCED
     assert render_with_state(scaled, round_trip(step.state, scaled), NS)
+
+
+def test_targets_widened_in_the_state_widen_no_bound():
+    """The targets come from the set: budgets or replicas edited in `target` (with `previous`
+    copied) cannot let the old revision go to 0 mid-rollout."""
+    new, state, old_revision = _mid_rollout()
+
+    def widened(document):
+        for role in document["target"]["roles"]:
+            role.update(maxSurge=100, maxUnavailable=100)
+        _copied(lambda entry: next(r for r in entry["revisions"] if r["revision"] == old_revision).update(
+            replicas={"prefill": 0, "decode": 0}))(document)
+
+    def lowered(document):
+        for role in document["target"]["roles"]:
+            role["replicas"] = 1
+        _copied(lambda entry: next(r for r in entry["revisions"] if r["revision"] == old_revision).update(
+            replicas={"prefill": 0, "decode": 0}))(document)
+    for edit in (widened, lowered):
+        lines = _refused(new, state, edit)
+        assert any("target.roles: the set's targets are not" in line for line in lines), lines
 
 
 def _format_1(document):
