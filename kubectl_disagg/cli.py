@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from kubectl_disagg.commands._options import kubectl_spellings
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import UserError
 
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run_click(args: list[str]) -> int:
     try:
-        code = cli.main(args=args, prog_name="kubectl-disagg", standalone_mode=False)
+        code = cli.main(args=kubectl_spellings(args), prog_name="kubectl-disagg", standalone_mode=False)
     except click.exceptions.Abort as err:
         if isinstance(err.__cause__, KeyboardInterrupt):  # Ctrl-C: said once, by `_guarded`
             raise err.__cause__ from None

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.core import sets
+from kubectl_disagg.commands import load
 from kubectl_disagg.core.durations import parse_duration
-from kubectl_disagg.errors import Problem
+from kubectl_disagg.errors import Problem, UserError
 
 
 def filenames(required: bool = True):
@@ -89,10 +89,34 @@ def timeout(default: str, help: str):
 
 
 def cluster(func):
-    """--kubeconfig and --context, like kubectl."""
+    """--kubeconfig, --context and -v/--v, like kubectl."""
+    func = click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, expose_value=False,
+                        callback=_set_verbosity, metavar="N",
+                        help="Log level of the API requests on stderr, as kubectl's: 6 each request with its "
+                             "status and latency, 7 also headers, 8 also bodies (cut at 10 KiB), 9 whole "
+                             "bodies; credentials are masked.")(func)
     func = click.option("--context", default=None, help="The kubeconfig context to use.")(func)
     return click.option("--kubeconfig", default=None, type=click.Path(dir_okay=False),
                         help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(func)
+
+
+VERBOSITY = "kubectl_disagg.kube.verbosity:set_level"  # loaded by name: offline commands never load kube/
+
+
+def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> None:
+    if level:
+        load(VERBOSITY)(level)
+
+
+def kubectl_spellings(args: list[str]) -> list[str]:
+    """`args` with kubectl's `-v=N` spelled `-v N` (pflag takes a short flag's value after `=`,
+    click would read "=N")."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:]
+        out.extend(["-v", arg[3:]] if arg.startswith("-v=") else [arg])
+    return out
 
 
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
@@ -106,5 +130,27 @@ def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
 
 
 def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
-    """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
-    return sets.sets_from_files(filenames, recursive)
+    """The DisaggregatedSets in -f inputs, read as every command reads a directory
+    (`gitops.directory`, loaded when asked for), validated, warnings printed; at least one."""
+    from kubectl_disagg.gitops import directory as directories
+
+    reading = directories.Reading(recursive)
+    return [entry.ds for entry in _with_sets(directories, directories.read_tree(filenames, reading), reading).sets]
+
+
+def tree_of_sets(filenames: tuple[str, ...], reading):
+    """The -f inputs as `gitops.directory` reads them (`Tree`), checked to hold at least one
+    valid set (warnings printed); its states are read by the command that needs them."""
+    from kubectl_disagg.gitops import directory as directories
+
+    tree = directories.read_tree(filenames, reading)
+    _with_sets(directories, tree, reading)
+    return tree
+
+
+def _with_sets(directories, tree, reading):
+    directory = directories.load(tree, reading, states=False)
+    print_warnings(directory.warnings)
+    if not directory.sets:
+        raise UserError(["no DisaggregatedSet found in the input"])
+    return directory

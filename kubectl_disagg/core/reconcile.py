@@ -336,7 +336,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     groups = _groups(lws)
     if revision_roles is None:
         revision_roles = _revision_roles(lws, services)
-    warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision))
+    warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision, ds.role_names))
     order = {name: index for index, name in enumerate(ds.role_names)}
     observed = {rev: {role: group[role].replicas for role in sorted(group, key=lambda r: (order.get(r, len(order)), r))}
                 for rev, group in sorted(groups.items())}
@@ -366,7 +366,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
     if blocked:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
-        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER} "
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not disaggregatedset/{ds.name}'s "
                         f"({blocked_names[(a.kind, a.name)]}); rename or delete it" for a in blocked)
         return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
     return replace(report, actions=tuple(actions), warnings=warnings)
@@ -492,14 +492,20 @@ def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: d
 
 
 def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
-                  revision_roles: Mapping[str, set[str]], target: str) -> list[str]:
-    """Old revision groups with some roles at 0 or missing while others still run: say so."""
+                  revision_roles: Mapping[str, set[str]], target: str, order: Sequence[str] = ()) -> list[str]:
+    """Old revision groups with some roles at 0 or missing while others still run: say so,
+    roles in spec order (`order`; others after them by name)."""
+    rank = {name: index for index, name in enumerate(order)}
+
+    def in_order(names):
+        return sorted(names, key=lambda r: (rank.get(r, len(rank)), r))
+
     warnings = []
     for revision, group in sorted(groups.items()):
         if revision == target or all(o.replicas == 0 for o in group.values()):
             continue
-        idle = sorted(role for role, o in group.items() if o.replicas == 0)
-        missing = sorted(revision_roles.get(revision, set()) - set(group))
+        idle = in_order(role for role, o in group.items() if o.replicas == 0)
+        missing = in_order(revision_roles.get(revision, set()) - set(group))
         if idle or missing:
             what = "; ".join(part for part in (
                 f"no LeaderWorkerSet for {', '.join(missing)}" if missing else "",

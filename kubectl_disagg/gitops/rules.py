@@ -172,7 +172,7 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
                       "under revisions (edited by hand?)")
     by_name = {r.name: r for r in target.roles}
     if set(by_name) != {r.name for r in roles}:
-        return None, (f"target.roles name {', '.join(sorted(by_name))}, but revision {target.revision} has roles "
+        return None, (f"target.roles name {', '.join(by_name)}, but revision {target.revision} has roles "
                       f"{', '.join(r.name for r in roles)} (edited by hand?)")
     sized = []
     for role in roles:

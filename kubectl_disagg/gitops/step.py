@@ -22,8 +22,9 @@ from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor
 from kubectl_disagg.gitops.rules import set_at_target, state_problems, upgraded
-from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RolloutState, Target, record_from_set,
-                                         record_revision)
+from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RoleTarget, RolloutState, Target,
+                                         record_from_set, record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
@@ -63,7 +64,29 @@ def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> Rol
     # How the live objects got here is not known: the state starts from them (its point is checked).
     previous = {s: Point({rev: dict(c) for rev, c in d.items()}, {rev: dict(c) for rev, c in initial.get(s, {}).items()})
                 for s, d in replicas.items()}
-    return RolloutState(ds.name, namespace, records, replicas, initial, Target.of(ds), previous)
+    return RolloutState(ds.name, namespace, records, replicas, initial, _adopted_target(ds, records, replicas, ours),
+                        previous)
+
+
+def _adopted_target(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord], replicas: Mapping[int, Mapping],
+                    ours: list[LiveLWS]) -> Target:
+    """The set as the step that left the live objects saw it: the set itself when its revision
+    runs; else (its template changed in git since) the newest live revision, in the slices that
+    run, sized as the set sizes its roles (a role it no longer has: as most of it runs). The
+    state records what runs, and the step after it starts the rollout to the set's revision."""
+    if ds.revision in records or not ours:
+        return Target.of(ds)
+    newest = ours[-1].identity.revision  # the revision the live objects were last rolled to
+    of_set = {role.name: role for role in Target.of(ds).roles}
+    roles = []
+    for role in records[newest].roles:
+        if role.name in of_set:
+            roles.append(of_set[role.name])
+            continue
+        most = max(sum(counts.get(role.name, 0) for counts in deployed.values()) for deployed in replicas.values())
+        config = resolve_config(None, most)
+        roles.append(RoleTarget(role.name, most, config.surge, config.unavailable))
+    return Target(newest, max(replicas) + 1, tuple(roles))
 
 
 def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], snapshot: Snapshot) -> RevisionRecord:

@@ -15,6 +15,7 @@ mid-rollout and Healthy at rest.
 from __future__ import annotations
 
 import io
+import os
 import json
 import re
 import subprocess
@@ -50,17 +51,20 @@ def application_ignores() -> list[dict]:
 class GitopsRepo:
     """A git repository holding the set, synced to the cluster the way Argo CD syncs it."""
 
-    def __init__(self, root: Path, control_plane, namespace: str, simulator, live: Live, capsys):
+    def __init__(self, root: Path, control_plane, namespace: str, simulator, live: Live, capsys, app_path: str = ""):
+        """`app_path`: the Application's directory in the repository, where the set lives."""
         self.root, self.control_plane, self.namespace = root, control_plane, namespace
+        self.app_path = app_path
         self.simulator, self.live, self.capsys = simulator, live, capsys
         self.applied: set[tuple[str, str]] = set()
         self.serves_states = True  # KUBE_API_VERSIONS names the RolloutState kind
         self.parameters: dict[str, str] = {}  # the Application's plugin parameters (as ARGOCD_ENV_*)
         self.step_args: list[str] = []  # what every `rollout step --gitops` is given besides -f
         self.label_tracking = False  # Argo CD's tracking label on what the sync applies
-        self.set_file = root / "llm.yaml"
-        self.state_file = root / STATE_FILE
-        root.mkdir()
+        self.set_file = root / app_path / "llm.yaml"
+        self.state_file = root / app_path / STATE_FILE
+        self.target = str(root / app_path)  # what `-f` names (relative to the working directory, if so)
+        self.set_file.parent.mkdir(parents=True)
         self.git("init", "-q", "-b", "main")
 
     def git(self, *args: str) -> str:
@@ -99,7 +103,7 @@ class GitopsRepo:
                    "KUBE_API_VERSIONS": ",".join(api_versions), **self.parameters}
         self.capsys.readouterr()
         try:
-            code = sidecar.generate(environ, str(export))
+            code = sidecar.generate(environ, str(export / self.app_path))
         except UserError as err:
             code = 1
             print(*err.lines(), sep="\n", file=sys.stderr)
@@ -126,7 +130,7 @@ class GitopsRepo:
         return line
 
     def state_committed(self) -> bool:
-        return self.state_file.name in self.git("ls-tree", "--name-only", "HEAD").split()
+        return str(self.state_file.relative_to(self.root)) in self.git("ls-tree", "-r", "--name-only", "HEAD").split()
 
     def sync(self, kinds: tuple[str, ...] | None = None) -> None:
         """Apply HEAD and prune; with `kinds`, only the objects of those kinds (a sync under
@@ -177,11 +181,11 @@ class GitopsRepo:
         return None if live is None else resource_health(live)
 
     def step(self, *args: str) -> Run:
-        return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
+        return self.cli("rollout", "step", "--gitops", "-f", self.target, "--kubeconfig",
                         str(self.control_plane.kubeconfig), "--context", READER, *self.step_args, *args)
 
     def status(self, *args: str) -> Run:
-        return self.cli("rollout", "status", "--gitops", "-f", str(self.root), "--kubeconfig",
+        return self.cli("rollout", "status", "--gitops", "-f", self.target, "--kubeconfig",
                         str(self.control_plane.kubeconfig), "--context", READER, *args)
 
     def next_action(self) -> tuple[str, int]:
@@ -959,3 +963,101 @@ def test_a_user_who_may_not_read_the_served_state_is_refused(repo):
                                f"--user={READER}")
     run = repo.step()
     assert run.code == 1 and "rolloutstate/llm: forbidden" in run.err and repo.clean()
+
+
+@pytest.mark.parametrize("where", ["the repository's top", "the set's directory"])
+def test_the_bot_loop_commits_every_step_of_a_set_two_directories_down(where, tmp_path, control_plane, namespace,
+                                                                       lws_simulator, api_client, capsys,
+                                                                       monkeypatch):
+    """docs/gitops.md's bot loop (`--commit --branch` per step, merged, synced) for a set in
+    serving/llama, run from the repository's top (`-f serving/llama`) and from the set's own
+    directory (`-f .`): git runs at the top with paths relative to it."""
+    for variable, value in (("GIT_AUTHOR_NAME", "bot"), ("GIT_COMMITTER_NAME", "bot"),
+                            ("GIT_AUTHOR_EMAIL", "bot@example.invalid"), ("GIT_COMMITTER_EMAIL", "bot@example.invalid")):
+        monkeypatch.setenv(variable, value)
+    control_plane.kubectl("create", "role", "lws-reader", "-n", namespace, "--verb=get,list,watch",
+                          "--resource=leaderworkersets.leaderworkerset.x-k8s.io",
+                          "--resource=rolloutstates.kubectl-disagg.x-k8s.io")
+    control_plane.kubectl("create", "rolebinding", "lws-reader", "-n", namespace, "--role=lws-reader",
+                          f"--user={READER}")
+    repo = GitopsRepo(tmp_path / "repo", control_plane, namespace, lws_simulator, Live(api_client, namespace), capsys,
+                      app_path="serving/llama")
+    cwd = repo.root if where == "the repository's top" else repo.set_file.parent
+    monkeypatch.chdir(cwd)
+    repo.target = os.path.relpath(repo.set_file.parent, cwd)
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    committed = []
+    for number in range(1, 20):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        repo.git("switch", "-q", "--detach", "main")
+        run = repo.step("--commit", "--branch", f"rollout/llm-{number}")
+        if run.code == EXIT_COMPLETE:
+            break
+        assert run.code == EXIT_ADVANCED and repo.clean(), run
+        assert repo.git("show", "--name-only", "--format=", "HEAD").split() == ["serving/llama/" + STATE_FILE]
+        committed.append(repo.git("log", "-1", "--format=%s").strip())
+        repo.git("switch", "-q", "main")
+        repo.git("merge", "-q", "--ff-only", f"rollout/llm-{number}")  # the pull request, merged
+    else:
+        raise AssertionError(f"not complete after {number} steps: {committed}")
+    assert len(committed) >= 2 and committed[0].endswith("step 1 of " + committed[0].rsplit(" ", 1)[1])
+    assert_done(repo)
+
+
+def test_a_commit_git_cannot_make_leaves_the_tree_and_branches_as_they_were(repo, monkeypatch):
+    """A concurrent git (its index.lock held) or a refusing hook: exit 1 with git's own words,
+    the state file as it was, no branch created, HEAD where it was."""
+    for variable, value in (("GIT_AUTHOR_NAME", "bot"), ("GIT_COMMITTER_NAME", "bot"),
+                            ("GIT_AUTHOR_EMAIL", "bot@example.invalid"), ("GIT_COMMITTER_EMAIL", "bot@example.invalid")):
+        monkeypatch.setenv(variable, value)
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    before, head = repo.state_file.read_bytes(), repo.git("rev-parse", "HEAD").strip()
+    hook = repo.root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'pre-commit: rollout commits are frozen today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    run = repo.step("--commit", "--branch", "rollout/llm-1")
+    assert run.code == 1 and "pre-commit: rollout commits are frozen today" in run.err, run
+    assert "nothing was written" in run.err
+    assert repo.state_file.read_bytes() == before and repo.clean()
+    assert repo.git("branch", "--list", "rollout/llm-1") == "" and repo.git("rev-parse", "HEAD").strip() == head
+    assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    hook.unlink()
+    lock = repo.root / ".git" / "index.lock"
+    lock.write_text("")  # another git holds the index
+    run = repo.step("--commit")
+    assert run.code == 1 and "index.lock" in run.err and "File exists" in run.err, run
+    lock.unlink()
+    assert repo.state_file.read_bytes() == before and repo.clean() and repo.git("rev-parse", "HEAD").strip() == head
+    assert repo.step("--commit").code == EXIT_ADVANCED and repo.clean()
+
+
+def test_adopting_a_set_rendered_and_applied_whose_image_changed_before_its_first_git_step(repo):
+    """issue 29's fourth layout: v1 deployed with `render | kubectl apply --server-side` (Argo CD's
+    tracking label on its objects), the image changed in git, then the first step: it adopts v1
+    at its live replicas (it was refused as a hand edit), and the steps after it roll to v2."""
+    repo.change_set("add the set", {"prefill": 2, "decode": 3}, slices=2)
+    rendered = repo.cli("render", "-f", str(repo.set_file), "-n", repo.namespace)
+    assert rendered.code == 0, rendered.err
+    objects = [o for o in yaml.safe_load_all(rendered.out) if o]
+    for obj in objects:
+        obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
+    repo.control_plane.kubectl("apply", "--server-side", "-f", "-",
+                               input="".join("---\n" + yaml.safe_dump(o) for o in objects))
+    repo.simulator.sync(repo.namespace)
+    v1 = model(repo.set_file).revision
+    repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "adopted" in run.out, run
+    state = yaml.safe_load(repo.state_file.read_text())
+    assert state["target"]["revision"] == v1
+    assert [[(r["revision"], r["replicas"]) for r in s["revisions"]] for s in state["slices"]] == [
+        [(v1, {"prefill": 2, "decode": 3})]] * 2
+    repo.commit("adopt")
+    runs = repo.roll()
+    assert len(runs) > 2
+    assert_done(repo)

@@ -258,7 +258,7 @@ def test_foreign_objects_with_colliding_labels_are_left_alone(cluster):
     assert any("left untouched" in w for w in result.warnings)
     assert result.slices[0].phase == "blocked"
     assert result.actions == ()
-    assert "not managed by kubectl-disagg" in result.slices[0].blocked[0]
+    assert "is not disaggregatedset/llm's (no managed-by label" in result.slices[0].blocked[0]
 
 
 def test_foreign_object_of_another_name_is_ignored(cluster):
@@ -518,3 +518,15 @@ def test_blocked_slice_refuses_the_whole_set():
     result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, Phase.STEADY, {}), report))
     assert list(result.refusal) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
     assert list(Reconciliation((), (), problems=("bad",)).refusal) == ["bad"]
+
+
+def test_a_broken_group_names_its_roles_in_spec_order():
+    from types import SimpleNamespace
+
+    from kubectl_disagg.core.reconcile import broken_groups
+
+    group = {"encode": SimpleNamespace(replicas=1), "prefill": SimpleNamespace(replicas=0),
+             "decode": SimpleNamespace(replicas=0)}
+    (warning,) = broken_groups(0, {"old": group}, {"old": {"prefill", "decode", "encode", "router"}}, "new",
+                               ["router", "prefill", "decode", "encode"])
+    assert "no LeaderWorkerSet for router; prefill, decode at 0 replicas" in warning

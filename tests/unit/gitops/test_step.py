@@ -695,7 +695,7 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
 def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     from kubectl_disagg.manifests.reader import read_documents
     from kubectl_disagg.gitops.state import STATE_FILE, find_state
-    from kubectl_disagg.gitops.files import read_state, state_path, write_state
+    from kubectl_disagg.gitops.files import state_path, write_state
 
     first, second = make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 2, "decode": 2}, name="other")
     path = tmp_path / STATE_FILE
@@ -706,9 +706,85 @@ def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
     assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
     moved = replace(second, source=second.source._replace(file=str(tmp_path / "other.yaml")))
-    assert state_path(moved) == str(path) and read_state(moved, NS).name == "other"
-    with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/third"):
-        read_state(make_set({"prefill": 1, "decode": 1}, name="third"), NS, str(path))
+    assert state_path(moved) == str(path)
     path.write_text(path.read_text() + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     with pytest.raises(UserError, match="holds only RolloutState documents"):
         find_state(read_documents([str(path)]), first, NS)
+
+
+# --- adoption after the template changed in git (issue 29, defect 4) ----------------------------
+
+
+def _adopts_exactly_what_runs(ds_in_git, cluster):
+    """Adopt the live fleet for the set as git now has it; the state must render the live LWS
+    exactly (spec and replicas), plus at most the set's own revision at 0 (a rollout starting)."""
+    adopted = gitops_step(ds_in_git, None, cluster.snapshot(ds_in_git.name))
+    assert adopted.outcome == Outcome.ADVANCED, adopted.reasons
+    state = round_trip(adopted.state, ds_in_git)
+    rendered = {o["metadata"]["name"]: o for o in render_with_state(ds_in_git, state, NS)
+                if o["kind"] == "LeaderWorkerSet"}
+    live = cluster.lws()
+    for name, obj in live.items():
+        assert rendered[name]["spec"] == obj["spec"], name
+    for name in set(rendered) - set(live):
+        assert rendered[name]["metadata"]["labels"][naming.REVISION_LABEL] == ds_in_git.revision, name
+        assert rendered[name]["spec"]["replicas"] == 0, name
+    return state
+
+
+def test_adopting_a_set_whose_template_changed_before_its_first_git_step():
+    """Deployed at v1 by `render | kubectl apply`, the image changed in git, then the first
+    `rollout step --gitops`: the state records v1 at its live replicas, and the step after
+    it starts the rollout to v2 (it was refused as a hand edit)."""
+    v1 = make_set({"prefill": 2, "decode": 3}, slices=2)
+    v2 = make_set({"prefill": 2, "decode": 3}, image="img:2", slices=2)
+    live = MemoryExecutor(MemoryCluster(NS))
+    list(drive(live, v1, NS))
+    live.cluster.settle()
+    state = _adopts_exactly_what_runs(v2, live.cluster)
+    assert set(state.revisions) == {v1.revision} and state.target.revision == v1.revision
+    assert state.replicas == {s: {v1.revision: {"prefill": 2, "decode": 3}} for s in range(2)}
+    argo = MemoryArgo()
+    argo.cluster = live.cluster
+    argo.sync(v2, state)
+    argo.cluster.settle()
+    started = gitops_step(v2, state, argo.snapshot(v2))
+    assert started.outcome == Outcome.ADVANCED, started.reasons
+    assert any(v2.revision in counts for counts in started.state.replicas.values())
+    roll(argo, v2, round_trip(started.state, v2))
+    assert_steady(argo, v2)
+
+
+def _fleets():
+    from hypothesis import strategies as st
+
+    return st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(0, 4),
+                     st.sampled_from(["unchanged", "changed", "changed-at-rest"]),
+                     st.sampled_from([None, {"maxSurge": 0, "maxUnavailable": 1}, {"maxSurge": 2, "maxUnavailable": 0}]))
+
+
+def test_adopting_random_live_fleets_renders_them_exactly():
+    """Property: a live fleet left by the planner (several revisions, slices drained to any
+    point, the template in git unchanged since or changed again) is adopted into a state that
+    renders exactly the live LWS."""
+    from hypothesis import given, settings
+
+    @settings(deadline=None)
+    @given(_fleets())
+    def check(fleet):
+        prefill, decode, slices, passes, template, rolling = fleet
+        budgets = {"prefill": rolling, "decode": rolling} if rolling else None
+        v1 = make_set({"prefill": prefill, "decode": decode}, slices=slices, rolling=budgets)
+        v2 = make_set({"prefill": prefill, "decode": decode}, image="img:2", slices=slices, rolling=budgets)
+        v3 = make_set({"prefill": prefill, "decode": decode}, image="img:3", slices=slices, rolling=budgets)
+        live = MemoryExecutor(MemoryCluster(NS))
+        list(drive(live, v1, NS))
+        live.cluster.settle()
+        if template != "changed-at-rest":
+            for _ in range(passes):  # the rollout to v2 started live, stopped anywhere
+                run_pass(live, v2, NS)
+                live.cluster.settle()
+        in_git = {"unchanged": v2, "changed": v3, "changed-at-rest": v2}[template]
+        _adopts_exactly_what_runs(in_git, live.cluster)
+
+    check()

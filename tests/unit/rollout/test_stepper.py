@@ -147,8 +147,8 @@ def test_a_name_held_by_a_foreign_object_refuses_the_whole_pass_before_any_write
     (refused,) = drive(executor, ds, "serving", until_complete=False)
     assert refused.done == () and cluster.objects == before
     (reason,) = refused.refusal
-    assert reason == (f"slice 2: {kind.lower()}/{target['metadata']['name']} exists and is not managed by "
-                      "kubectl-disagg (no managed-by label; field managers kubectl-create); rename or delete it")
+    assert reason == (f"slice 2: {kind.lower()}/{target['metadata']['name']} exists and is not "
+                      "disaggregatedset/llm's (no managed-by label; field managers kubectl-create); rename or delete it")
     # A dry run says the same, without writing either.
     (dry,) = drive(executor, ds, "serving", dry_run="client")
     assert dry.refusal == refused.refusal and cluster.objects == before
@@ -164,4 +164,19 @@ def test_another_sets_object_at_our_name_is_foreign_and_our_own_is_free():
     other = {**lws, "metadata": {**lws["metadata"], "labels": {**lws["metadata"]["labels"], naming.NAME_LABEL: "x"}}}
     key = ("LeaderWorkerSet", lws["metadata"]["name"])
     assert occupied_by_others(ds.name, {key: lws}) == {}
-    assert occupied_by_others(ds.name, {key: other}) == {key: "managed-by label 'kubectl-disagg'"}
+    assert occupied_by_others(ds.name, {key: other}) == {key: "managed-by label 'kubectl-disagg'; set label 'x'"}
+
+
+def test_another_sets_object_is_refused_in_words_that_do_not_contradict_its_labels():
+    """It read "not managed by kubectl-disagg (managed-by label 'kubectl-disagg')"."""
+    from kubectl_disagg.core import naming
+    from kubectl_disagg.core.render import render_set
+
+    cluster = MemoryCluster("serving")
+    ds = make_set({"prefill": 1, "decode": 1})
+    target = next(render_set(ds, "serving"))
+    _squat(cluster, target, labels={**target["metadata"]["labels"], naming.NAME_LABEL: "other"})
+    (refused,) = drive(MemoryExecutor(cluster), ds, "serving", until_complete=False)
+    (reason,) = refused.refusal
+    assert reason == (f"slice 0: leaderworkerset/{target['metadata']['name']} exists and is not disaggregatedset/llm's "
+                      "(managed-by label 'kubectl-disagg'; set label 'other'); rename or delete it")
