@@ -33,6 +33,12 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
                              + MISSING_STATE.format(file=state_file)])
         return list(render_set(ds, namespace))
     check_state(ds, state)  # only a state the planner could have written renders (spec §8)
+    return rendered(ds, state)
+
+
+def rendered(ds: DisaggregatedSet, state: RolloutState) -> list[dict]:
+    """`render_with_state` without the rules: only for a step's own states (checked when it wrote
+    them, or compared with the live LWS, which are the check there), never for what is applied."""
     namespace = state.namespace
     records = dict(state.revisions)
     records.setdefault(ds.revision, record_from_set(ds))

@@ -20,7 +20,7 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import PlanInputs, StepKind, inputs_for_set, role_config
 from kubectl_disagg.core.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
-from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.render import rendered
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.views import plan_chart, template_diff
@@ -275,7 +275,8 @@ def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:
 def _removal(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None,
              removed: list[str]) -> dict:
     def names(state, kind):
-        return {o["metadata"]["name"] for o in render_with_state(ds, state) if o["kind"] == kind} if state else set()
+        # (both states are the step's: checked, or compared with the live LWS)
+        return {o["metadata"]["name"] for o in rendered(ds, state) if o["kind"] == kind} if state else set()
 
     lws = sorted(names(before, "LeaderWorkerSet") - names(after, "LeaderWorkerSet"))
     services = sorted(names(before, "Service") - names(after, "Service"))

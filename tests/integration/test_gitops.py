@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -433,15 +434,19 @@ def _entry(document, slice_index, revision):
     return next(r for r in entry["revisions"] if r["revision"] == revision)
 
 
-def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
-    deploy(repo, {"prefill": 2, "decode": 2}, slices=2)
+def _two_steps_in(repo, replicas: dict[str, int], slices: int):
+    """A rollout two steps in, synced and ready: (old revision, new revision, live groups)."""
+    deploy(repo, replicas, slices=slices)
     old = model(repo.set_file).revision
-    repo.change_set("image 2", {"prefill": 2, "decode": 2}, slices=2, image="img:2")
-    new = model(repo.set_file).revision
+    repo.change_set("image 2", replicas, slices=slices, image="img:2")
     repo.advance(2)
     repo.sync()
     repo.simulator.sync(repo.namespace)
-    before = repo.live.groups()
+    return old, model(repo.set_file).revision, repo.live.groups()
+
+
+def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
+    old, new, before = _two_steps_in(repo, {"prefill": 2, "decode": 2}, 2)
 
     def old_at_zero(document):
         _entry(document, 0, old)["replicas"] = {"prefill": 0, "decode": 0}
@@ -482,6 +487,77 @@ def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
     assert_done(repo)
 
 
+def _refused_everywhere(repo, edit) -> list[str]:
+    """Commit a hand edit of the state: `cmp generate` and `render -f DIR` both exit 1 with
+    FILE:LINE lines and nothing on stdout, nothing syncs; then revert it."""
+    document = yaml.safe_load(repo.state_file.read_text())
+    edit(document)
+    repo.state_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("hand edit")
+    try:
+        generated = repo.generate_committed()
+        rendered = repo.cli("render", "-f", str(repo.root))
+        for run in (generated, rendered):
+            assert run.code == 1 and run.out == "", run
+        lines = [line.removeprefix(f"{repo.root}/") for line in rendered.err.splitlines()]
+        assert all(re.match(rf"{STATE_FILE}:\d+: \S+: ", line) and line in generated.err for line in lines), (
+            rendered.err, generated.err)  # (the plugin's one line for Argo CD's message holds them all)
+        return lines
+    finally:
+        repo.git("revert", "--no-edit", "HEAD")
+
+
+def test_state_edits_that_would_replace_slices_whole_are_refused_and_a_slice_is_added_by_a_step(repo):
+    """Issue 34, items 1 and 2, through `render -f DIR` and `cmp generate`: from three slices
+    mid-rollout (old 6 and new 2 of 7 per slice), edits that rendered a big bang with exit 0."""
+    old, new, before = _two_steps_in(repo, {"prefill": 3, "decode": 4}, 3)
+    assert {rev: sum(counts.values()) for rev, counts in before[2].items()} == {old: 6, new: 2}
+
+    def no_slices(document):
+        document["target"]["slices"] = 0
+        document["slices"] = []
+
+    def two_slices(document):
+        document["target"]["slices"] = 2
+        document["slices"] = [entry for entry in document["slices"] if entry["slice"] != 2]
+
+    def format_1(document):
+        document["formatVersion"] = 1
+        del document["target"]
+        for entry in document["slices"]:
+            del entry["previous"]
+            _entry(document, entry["slice"], old)["replicas"] = {"prefill": 0, "decode": 0}
+            _entry(document, entry["slice"], new)["replicas"] = {"prefill": 3, "decode": 4}
+
+    def copied(counts):
+        def edit(document):
+            for entry in document["slices"]:
+                _entry(document, entry["slice"], counts[0])["replicas"] = counts[1]
+                entry["previous"] = [dict(r) for r in entry["revisions"]]
+        return edit
+
+    cases = {
+        no_slices: (3, "slice 0 has no counts: the set has 3 slices, the state's last step was for 0"),
+        two_slices: (1, "slices: slice 2 has no counts: the set has 3 slices, the state's last step was for 2"),
+        format_1: (1, "formatVersion: a format 1 state records no previous point"),
+        copied((old, {"prefill": 0, "decode": 0})): (6, "(rule: capacity never below the floor)"),
+        copied((new, {"prefill": 3, "decode": 4})): (6, "(rule: within target + maxSurge)"),
+    }
+    for edit, (count, rule) in cases.items():
+        lines = _refused_everywhere(repo, edit)
+        assert len(lines) == count and rule in lines[0], (rule, lines)
+    assert repo.live.groups() == before  # nothing ever synced
+
+    repo.change_set("a fourth slice", {"prefill": 3, "decode": 4}, slices=4, image="img:2")
+    line = repo.refused_sync()
+    assert "slice 3 has no counts: the set has 4 slices" in line and "rollout step --gitops" in line, line
+    run = repo.step()  # reads the live LWS: the state's render for its three slices
+    assert run.code == EXIT_ADVANCED and "create leaderworkerset/llm-3-" in run.out, run
+    repo.commit("rollout step: a fourth slice")
+    repo.roll()
+    assert_done(repo)
+
+
 def test_an_abort_rolls_back_step_by_step(repo):
     deploy(repo, {"prefill": 3, "decode": 2})
     repo.change_set("image 2", {"prefill": 3, "decode": 2}, image="img:2")
@@ -493,10 +569,18 @@ def test_an_abort_rolls_back_step_by_step(repo):
 
 
 def test_a_scale_mid_rollout(repo):
+    """Mid-rollout the bounds are the set's: its new targets sync once a step has recorded them."""
     deploy(repo, {"prefill": 2, "decode": 3}, slices=2)
     repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
     repo.advance(2)
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
+    line = repo.refused_sync()
+    assert "target.roles: the set's targets are not the ones the state's last step was taken for" in line, line
+    assert "decode: replicas 3, maxSurge 1, maxUnavailable 0 in the state, replicas 1" in line, line
+    assert repo.step().code == EXIT_ADVANCED  # from what runs: the state for the set its last step saw
+    repo.commit("rollout step: the new targets")
     repo.roll()
     assert_done(repo)
 

@@ -188,11 +188,50 @@ def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
     assert render_with_state(changed, state, NS) == list(render_set(ds, NS))
 
 
-def test_scale_and_slices_change_directly_in_steady_state():
+def test_scale_changes_directly_and_a_slice_is_added_by_a_step():
+    """Replicas apply at once in steady state; a slice the set gains is refused until a step
+    records it (the state alone cannot tell a new slice from a recorded one deleted by hand)."""
     ds = make_set({"prefill": 2, "decode": 1})
-    _, state = deploy(ds)
+    argo, state = deploy(ds)
+    scaled = make_set({"prefill": 4, "decode": 1})
+    assert render_with_state(scaled, state, NS) == list(render_set(scaled, NS))
     bigger = make_set({"prefill": 4, "decode": 1}, slices=2)
-    assert render_with_state(bigger, state, NS) == list(render_set(bigger, NS))
+    with pytest.raises(UserError, match="slice 1 has no counts: the set has 2 slices"):
+        render_with_state(bigger, state, NS)
+    argo.sync(scaled, state)  # what the commit before synced
+    argo.cluster.settle()
+    step = gitops_step(bigger, state, argo.snapshot(bigger))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    assert render_with_state(bigger, round_trip(step.state, bigger), NS) == list(render_set(bigger, NS))
+
+
+def test_a_slice_gained_with_a_template_change_or_over_an_unsynced_step_is_added_by_the_next_step():
+    """Render refuses the commit that grows the set, so Argo CD never syncs it: the step finds
+    what runs (the committed state's render without the rollout that commit started, or the
+    points before a step whose commit never synced) and records the new slice from there."""
+    ds = make_set({"prefill": 2, "decode": 2})
+    argo, state = deploy(ds)
+    grown = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=2)  # a template change too
+    with pytest.raises(UserError, match="slice 1 has no counts"):
+        argo.sync(grown, state)
+    step = gitops_step(grown, state, argo.snapshot(grown))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    started = round_trip(step.state, grown)
+    assert list(started.replicas[0]) == [ds.revision, grown.revision] and list(started.replicas[1]) == [grown.revision]
+
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(ds)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    argo.sync(new, state)  # the step's commit syncs; the next one's will not
+    argo.cluster.settle()
+    unsynced = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    grown = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=2)
+    step = gitops_step(grown, unsynced, argo.snapshot(grown))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    assert step.state.previous[0].replicas == state.replicas[0] and 1 in step.state.replicas
+    argo.sync(grown, round_trip(step.state, grown))
 
 
 def test_strict_mode_refuses_a_set_without_state():
