@@ -1,9 +1,9 @@
 """Carrying out a pass's writes concurrently, without breaking the orders that matter.
 
 A dependency-respecting scheduler. A pass's actions come cut into write units
-(`reconcile.write_units`: all scales of one revision group in one slice land together or are
-undone). Every ordering the rollout relies on lies inside one slice: the writes of a unit;
-a rollout start's annotations before its creates; scale-ups before drains; a revision's
+(`reconcile.write_units`: all scales of one step in one slice land together or are
+undone). Every ordering the rollout relies on lies inside one slice: the writes of a unit
+(a step's drains before its scale-ups); a rollout start's annotations before its creates; a revision's
 Service deletes after the deletes of its LWS. So the dependency graph is one chain per slice,
 in reconcile's order, and different slices are independent. The scheduler runs the chains
 side by side, at most `max_in_flight` writes at a time (each worker has one request out),

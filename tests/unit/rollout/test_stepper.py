@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from kubectl_disagg.core import naming
+from kubectl_disagg.core.reconcile import Scale, write_units
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
 from tests.memory_cluster import MemoryCluster
@@ -165,3 +167,90 @@ def test_another_sets_object_at_our_name_is_foreign_and_our_own_is_free():
     key = ("LeaderWorkerSet", lws["metadata"]["name"])
     assert occupied_by_others(ds.name, {key: lws}) == {}
     assert occupied_by_others(ds.name, {key: other}) == {key: "managed-by label 'kubectl-disagg'"}
+
+
+# --- a step that drains and scales up at once (issue 34, item 3) ------------------------------
+
+# Two roles with maxSurge 0, maxUnavailable 1: the rollout's steps include §5's drain+scale, in
+# which the old group drains and the new one grows in the same pass.
+DRAIN_AND_SCALE = dict(replicas={"prefill": 1, "decode": 3},
+                       rolling={role: {"maxSurge": 0, "maxUnavailable": 1} for role in ("prefill", "decode")})
+
+
+class RecordingExecutor(MemoryExecutor):
+    """Every replica state, per role summed over revisions, after each write; `refuse(action)`
+    says which write the "server" refuses (an admission policy), with a non-conflict error."""
+
+    def __init__(self, cluster, refuse=lambda action: False):
+        super().__init__(cluster)
+        self.refuse, self.points, self.writes = refuse, [], []
+
+    def totals(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for obj in self.cluster.lws().values():
+            role = obj["metadata"]["labels"][naming.ROLE_LABEL]
+            totals[role] = totals.get(role, 0) + obj["spec"]["replicas"]
+        return totals
+
+    def execute(self, action, namespace):
+        from kubectl_disagg.errors import UserError
+
+        if self.refuse(action):
+            raise UserError(f"{action.kind.lower()}/{action.name}: admission webhook denied the request")
+        from tests import memory_cluster
+
+        try:
+            super().execute(action, namespace)
+        except memory_cluster.Conflict as err:  # as the cluster executor says it
+            raise Conflict(str(err)) from None
+        self.writes.append(action)
+        self.points.append(self.totals())
+
+
+def _rolled_to_drain_and_scale(executor):
+    """A steady set, then its template changed, stepped until its next pass drains and scales."""
+    list(drive(executor, make_set(**DRAIN_AND_SCALE), "serving"))
+    new = make_set(**DRAIN_AND_SCALE, image="img:2")
+    for _ in range(10):
+        (step,) = drive(executor, new, "serving", dry_run="client")
+        scales = [a for a in step.reconciliation.actions if isinstance(a, Scale)]
+        if any(a.to_replicas < a.from_replicas for a in scales) and any(a.to_replicas > a.from_replicas for a in scales):
+            return new, step
+        list(drive(executor, new, "serving", until_complete=False))
+        executor.cluster.settle()
+    raise AssertionError("the rollout never reached a drain+scale step")
+
+
+def test_a_drain_and_scale_step_drains_before_it_scales_up_in_one_unit():
+    executor = RecordingExecutor(MemoryCluster("serving"))
+    new, step = _rolled_to_drain_and_scale(executor)
+    assert step.reconciliation.slices[0].step_kind == "drain+scale"
+    scales = [a for a in step.reconciliation.actions if isinstance(a, Scale)]
+    assert [a.to_replicas < a.from_replicas for a in scales] == sorted(
+        (a.to_replicas < a.from_replicas for a in scales), reverse=True)  # every drain before every scale-up
+    assert write_units(scales) == [tuple(scales)]  # one unit: it lands whole or is taken back
+    before = executor.totals()
+    executor.points.clear()
+    (done,) = drive(executor, new, "serving", until_complete=False)
+    after = executor.totals()
+    for point in executor.points:  # no role passes through more than it starts or ends with
+        assert all(point[role] <= max(before[role], after[role]) for role in point), (before, point, after)
+
+
+@pytest.mark.parametrize("refused", ["drain", "scale-up"])
+def test_a_refused_write_in_a_drain_and_scale_step_leaves_the_slice_as_it_was(refused):
+    cluster = MemoryCluster("serving")
+    new, step = _rolled_to_drain_and_scale(RecordingExecutor(cluster))
+    before = {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()}
+
+    def refuse(action):  # the last drain, or the last scale-up, of the unit
+        scales = [a for a in step.reconciliation.actions if isinstance(a, Scale)]
+        wanted = [a for a in scales if (a.to_replicas < a.from_replicas) == (refused == "drain")]
+        return isinstance(action, Scale) and action.name == wanted[-1].name and action.to_replicas == wanted[-1].to_replicas
+
+    executor = RecordingExecutor(cluster, refuse)
+    with pytest.raises(PassInterrupted) as interrupted:
+        list(drive(executor, new, "serving", until_complete=False))
+    assert "admission webhook denied" in str(interrupted.value)
+    assert {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()} == before
+    assert any(note.startswith("undid: ") for note in interrupted.value.undo_notes)
