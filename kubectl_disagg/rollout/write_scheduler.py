@@ -14,13 +14,18 @@ never left half-written on purpose), and the failing unit's earlier writes are u
 caller's `undo_unit`. Everything that landed stays: each write carries its precondition, so
 what is left is a state the next pass reads and converges from. With `max_in_flight=1` the
 writes go out one at a time in exactly reconcile's order.
+
+An interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM and SIGHUP, which the command line turns
+into one) stops the pass the same way: no new unit starts, the units under way end, landed or
+taken back, and only then does the interrupt go on. The writes go out from worker threads, so
+the interrupt never lands between two writes of a unit.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kubectl_disagg.errors import Conflict, UserError
@@ -88,13 +93,39 @@ def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], N
                 landed.extend(written)
 
     work = chains(units)
-    if max_in_flight == 1 or len(work) <= 1:
-        for chain in work:
-            run_chain(chain)
-    else:
-        with ThreadPoolExecutor(max_workers=min(max_in_flight, len(work))) as pool:
-            for future in [pool.submit(run_chain, chain) for chain in work]:
-                future.result()  # anything but a UserError is a bug: let it through
+    pending: queue.SimpleQueue = queue.SimpleQueue()
+    for chain in work:
+        pending.put(chain)
+    bugs: list[BaseException] = []
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                chain = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                run_chain(chain)
+            except BaseException as bug:  # anything but a UserError is a bug: raised to the caller
+                bugs.append(bug)
+                stop.set()
+
+    # The writes go out from workers, never from the caller's thread: a signal (Ctrl-C,
+    # SIGTERM) interrupts only the caller, which then lets the units under way end.
+    workers = [threading.Thread(target=worker, name="write") for _ in range(max(1, min(max_in_flight, len(work))))]
+    try:
+        for thread in workers:
+            thread.start()
+        for thread in workers:
+            thread.join()
+    except KeyboardInterrupt:
+        stop.set()  # no new unit starts; each one under way lands whole or is taken back ...
+        for thread in workers:
+            if thread.ident is not None:  # (one not started yet sees `stop` and starts nothing)
+                thread.join()
+        raise  # ... before the interrupt goes on (and the Lease is released)
+    if bugs:
+        raise bugs[0]
     landed.sort(key=lambda action: order[id(action)])
     return Outcome(landed, _first_error(errors), undo_notes)
 

@@ -12,6 +12,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Scale, write_units
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from tests import memory_cluster
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 
@@ -33,7 +34,10 @@ class MemoryExecutor:
         if self.conflicts:
             self.conflicts -= 1
             raise Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
-        self.cluster.execute([action])
+        try:
+            self.cluster.execute([action])
+        except memory_cluster.Conflict as err:  # as the cluster executor says it
+            raise Conflict(str(err)) from None
 
     def authorize(self, actions, namespace):
         self.authorized.append(len(actions))
@@ -197,12 +201,7 @@ class RecordingExecutor(MemoryExecutor):
 
         if self.refuse(action):
             raise UserError(f"{action.kind.lower()}/{action.name}: admission webhook denied the request")
-        from tests import memory_cluster
-
-        try:
-            super().execute(action, namespace)
-        except memory_cluster.Conflict as err:  # as the cluster executor says it
-            raise Conflict(str(err)) from None
+        super().execute(action, namespace)
         self.writes.append(action)
         self.points.append(self.totals())
 
@@ -254,3 +253,146 @@ def test_a_refused_write_in_a_drain_and_scale_step_leaves_the_slice_as_it_was(re
     assert "admission webhook denied" in str(interrupted.value)
     assert {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()} == before
     assert any(note.startswith("undid: ") for note in interrupted.value.undo_notes)
+
+
+# --- signals, a restarting API server, a permission revoked mid-unit (issue 34, item 5) -------
+
+
+def _forbidden(action):
+    from kubectl_disagg.kube.api_errors import api_error
+
+    return api_error(f"{action.kind.lower()}/{action.name}", 403, "Forbidden",
+                     '{"kind":"Status","code":403,"reason":"Forbidden","message":"patch is forbidden"}')
+
+
+def _unreachable():
+    from kubectl_disagg.errors import Unreachable
+
+    return Unreachable("cannot reach the API server at https://127.0.0.1:1: connection refused")
+
+
+def _groups(cluster) -> dict:
+    groups: dict = {}
+    for obj in cluster.lws().values():
+        labels = obj["metadata"]["labels"]
+        groups.setdefault((labels[naming.SLICE_LABEL], labels[naming.REVISION_LABEL]), []).append(
+            obj["spec"]["replicas"])
+    return groups
+
+
+def _split(cluster) -> dict:
+    return {group: counts for group, counts in _groups(cluster).items() if 0 in counts and any(counts)}
+
+
+def _steady_then_changed(executor, slices=1):
+    list(drive(executor, make_set({"prefill": 1, "decode": 1, "encode": 1}, slices=slices), "serving"))
+    new = make_set({"prefill": 1, "decode": 1, "encode": 1}, slices=slices, image="img:2")
+    list(drive(executor, new, "serving", until_complete=False))  # the rollout starts: new LWS at 0
+    executor.cluster.settle()
+    return new
+
+
+def test_an_undo_refused_while_the_permission_is_revoked_is_sent_again_until_it_lands(monkeypatch):
+    """patch revoked after the unit's first scale: the rest are refused (403), and so is the
+    undo at first; given back, the undo lands and the group is whole again."""
+    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.sleep", lambda seconds: None)
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    new = _steady_then_changed(executor)
+    writes, refused_undos = [], [3]
+    execute = executor.execute
+
+    def revoked(action, namespace):
+        if writes and action.to_replicas < action.from_replicas and refused_undos[0]:
+            refused_undos[0] -= 1
+            raise _forbidden(action)  # the undo, while the permission is still revoked
+        if writes and action.to_replicas > action.from_replicas:
+            raise _forbidden(action)
+        execute(action, namespace)
+        writes.append(action)
+
+    executor.execute = revoked
+    with pytest.raises(PassInterrupted) as interrupted:
+        list(drive(executor, new, "serving", until_complete=False))
+    assert "forbidden" in str(interrupted.value) and refused_undos == [0]
+    assert interrupted.value.undo_notes == [f"undid: {writes[0].describe()}"]
+    assert not _split(executor.cluster)
+
+
+def test_an_undo_gives_up_at_its_deadline_and_says_so(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    new = _steady_then_changed(executor)
+    writes = []
+    execute = executor.execute
+
+    def gone(action, namespace):
+        if writes:
+            raise _unreachable()
+        execute(action, namespace)
+        writes.append(action)
+
+    executor.execute = gone
+    with pytest.raises(PassInterrupted) as interrupted:
+        list(drive(executor, new, "serving", until_complete=False))
+    notes = interrupted.value.undo_notes
+    assert any(note.startswith("could not undo (cannot reach") for note in notes), notes
+    assert 25 <= clock[0] <= 31  # UNDO_PATIENCE_SECONDS, not one attempt
+
+
+def test_until_complete_waits_out_an_api_server_restart(monkeypatch):
+    """Reads and writes refused (connection refused) for a while, in the middle of a unit: the
+    unit is taken back once the server answers, and the same run goes on to complete."""
+    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.sleep", lambda seconds: None)
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    new = _steady_then_changed(executor)
+    down = {"requests": 0}
+    execute, snapshot = executor.execute, executor.snapshot
+    writes = []
+
+    def maybe_down():
+        if 0 < down["requests"] < 12:  # the server went away after the first write
+            down["requests"] += 1
+            raise _unreachable()
+
+    def executing(action, namespace):
+        maybe_down()
+        execute(action, namespace)
+        writes.append(action)
+        down["requests"] = down["requests"] or len(writes) == 1
+
+    def reading(*args, **kwargs):
+        maybe_down()
+        return snapshot(*args, **kwargs)
+
+    executor.execute, executor.snapshot = executing, reading
+    events = list(drive(executor, new, "serving"))
+    retries = [e for e in events if isinstance(e, Retry)]
+    assert retries and all("waiting for the API server" in r.reason for r in retries)
+    assert isinstance(events[-1], Pass) and events[-1].complete
+
+
+def test_an_interrupt_lets_the_unit_under_way_finish_and_starts_no_other():
+    """Ctrl-C (or SIGTERM, which the command line makes one) during a unit's first write: the
+    unit's other writes still land, the next slice's unit never starts, the interrupt goes on."""
+    import os
+    import signal
+
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    new = _steady_then_changed(executor, slices=2)
+    execute, writes = executor.execute, []
+
+    def interrupting(action, namespace):
+        if not writes:
+            os.kill(os.getpid(), signal.SIGINT)  # the main thread, waiting for the workers, is interrupted
+            import time
+            time.sleep(0.1)  # ... while this write is still out
+        execute(action, namespace)
+        writes.append(action)
+
+    executor.execute = interrupting
+    with pytest.raises(KeyboardInterrupt):
+        list(drive(executor, new, "serving", until_complete=False))
+    assert len(writes) == 3 and {w.slice for w in writes} == {0}  # one whole unit
+    assert not _split(executor.cluster)
