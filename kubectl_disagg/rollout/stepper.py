@@ -33,6 +33,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.provenance import unrendered
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.reconcile import reconcile
@@ -89,9 +90,13 @@ class Executor(Protocol):
 
 
 def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
-    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
+    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)
+    or when an LWS of the set is not the one its revision renders (see `provenance`)."""
     refusal = step_refusal(ds.name, snapshot)
-    return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
+    if refusal:
+        return Reconciliation((), (), refusal)
+    result, foreign = reconcile(ds, snapshot), unrendered(ds, snapshot)
+    return Reconciliation((), (), (*result.problems, *foreign), result.warnings) if foreign else result
 
 
 def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str) -> tuple[Snapshot, Reconciliation]:

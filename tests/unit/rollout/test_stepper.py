@@ -396,3 +396,27 @@ def test_an_interrupt_lets_the_unit_under_way_finish_and_starts_no_other():
         list(drive(executor, new, "serving", until_complete=False))
     assert len(writes) == 3 and {w.slice for w in writes} == {0}  # one whole unit
     assert not _split(executor.cluster)
+
+
+# --- an LWS that is not the one its revision renders (issue 34, item 4) -----------------------
+
+
+def test_a_planted_lws_under_the_next_revisions_name_refuses_every_pass_and_is_never_scaled():
+    from kubectl_disagg.core.render import leader_worker_set
+
+    cluster = MemoryCluster("serving")
+    executor = MemoryExecutor(cluster)
+    list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving"))
+    new = make_set({"prefill": 1, "decode": 1}, image="img:2")
+    for role in new.roles:  # someone else's, with our labels, before the rollout starts
+        planted = leader_worker_set(new, role, 0, "serving", replicas=0)
+        planted["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = "evil.example/miner"
+        cluster.add(planted)
+    before = {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()}
+    (refused,) = drive(executor, new, "serving")
+    assert refused.refusal and not refused.done and not refused.reconciliation.actions
+    assert all("is not the one kubectl-disagg made" in reason and "containers[0].image differs" in reason
+               for reason in refused.refusal) and len(refused.refusal) == 2
+    assert {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()} == before
+    (planned,) = drive(executor, new, "serving", dry_run="client")
+    assert planned.refusal == refused.refusal  # a dry run says so too
