@@ -89,33 +89,37 @@ class Executor(Protocol):
 # --- one pass ---------------------------------------------------------------------------------
 
 
-def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
-    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)
-    or when an LWS of the set is not the one its revision renders (see `provenance`)."""
+def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, *, provenance: bool = False) -> Reconciliation:
+    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`);
+    with `provenance` (the cluster's passes: there every LWS of the set must be ours), also when
+    an LWS of the set is not the one its revision renders (see `core.provenance`)."""
     refusal = step_refusal(ds.name, snapshot)
     if refusal:
         return Reconciliation((), (), refusal)
-    result, foreign = reconcile(ds, snapshot), unrendered(ds, snapshot)
+    result = reconcile(ds, snapshot)
+    foreign = unrendered(ds, snapshot) if provenance else ()
     return Reconciliation((), (), (*result.problems, *foreign), result.warnings) if foreign else result
 
 
-def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str) -> tuple[Snapshot, Reconciliation]:
+def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str, *,
+                       provenance: bool = False) -> tuple[Snapshot, Reconciliation]:
     """Read the set and reconcile, then make sure every name the pass would create is free.
 
     The snapshot holds what carries the set's labels; an object without them (a plain
     `kubectl create`, another tool's) at a name this pass would create is found only by asking
     for that name. Found, it blocks its slice, which refuses the whole pass before its first
-    write (exit 3 in `rollout step`), naming the object and who holds it.
+    write (exit 3 in `rollout step`), naming the object and who holds it. `provenance`: see
+    `reconcile_for_step` (a git-driven step's LWS are applied by Argo CD, not by us).
     """
     snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    result = reconcile_for_step(ds, snapshot, provenance=provenance)
     # RoleScalers are listed whole (every one in the namespace): their names are known already.
     creates = [(action.kind, action.name) for action in result.actions
                if isinstance(action, Create) and action.kind != naming.SCALER_KIND]
     occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
     if occupied:
         snapshot = replace(snapshot, occupied=occupied)
-        result = reconcile_for_step(ds, snapshot)
+        result = reconcile_for_step(ds, snapshot, provenance=provenance)
     return snapshot, result
 
 
@@ -184,7 +188,7 @@ class PassInterrupted(Exception):
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
     """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot, result = read_and_reconcile(executor, ds, namespace)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, provenance=True)
     return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
 
 
@@ -197,7 +201,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
     effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
     else (an unreachable server, say) raises as in a real pass.
     """
-    snapshot, result = read_and_reconcile(executor, ds, namespace)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, provenance=True)
     refusals: dict[int, UserError] = {}
     if result.may_proceed and result.actions:
         executor.authorize(result.actions, namespace)
@@ -233,7 +237,7 @@ def _described(actions: Sequence[Action], snapshot: Snapshot,
 
 
 def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
-             max_in_flight: int = 1, deadline: float | None = None) -> Pass:
+             max_in_flight: int = 1, deadline: float | None = None, provenance: bool = False) -> Pass:
     """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
 
     A failing action stops the pass: `PassInterrupted` carries what was done before it. The
@@ -244,9 +248,9 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     concurrently (`write_scheduler`; the executor must then be thread-safe), and the actions
     carried out are those that landed, in reconcile's order. Under a lease, the pass's
     permissions are checked whole before its first write, so a permission missing at the start
-    never cuts it in half.
+    never cuts it in half. `provenance`: see `reconcile_for_step` (`drive` asks for it).
     """
-    snapshot, result = read_and_reconcile(executor, ds, namespace)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, provenance=provenance)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
@@ -389,7 +393,9 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
-    take = take_pass or functools.partial(run_pass, deadline=deadline)
+    # The cluster's own passes: each LWS checked to be ours, an unreachable server waited out.
+    cluster_passes = take_pass is None
+    take = take_pass or functools.partial(run_pass, deadline=deadline, provenance=True)
     until = Deadline(deadline, clock)
     wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
     with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
@@ -400,11 +406,12 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
             try:
                 return take(executor, ds, namespace, lease, max_in_flight=max_in_flight)
             except PassInterrupted as interrupted:
-                if not until_complete or not isinstance(interrupted.error, (Conflict, Unreachable)):
+                waited_out = (Conflict, Unreachable) if cluster_passes else Conflict
+                if not until_complete or not isinstance(interrupted.error, waited_out):
                     raise
                 return Retry(interrupted.partial, _retry_reason(interrupted.error))
             except Unreachable as err:  # a read: the API server restarting is waited out
-                if not until_complete:
+                if not until_complete or not cluster_passes:
                     raise
                 return Retry(Pass(ds, namespace, Snapshot(namespace), Reconciliation((), ())), _retry_reason(err))
 
@@ -424,6 +431,8 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
                 if not changed:
                     lease.renew_if_due()
             except Unreachable:
+                if not cluster_passes:
+                    raise
                 time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
                 return True  # the API server went away: look again (a look waits it out)
             return changed
