@@ -98,31 +98,42 @@ def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], N
         pending.put(chain)
     bugs: list[BaseException] = []
 
+    unfinished = [0]
+    finished = threading.Event()  # every worker has returned
+
     def worker() -> None:
-        while not stop.is_set():
-            try:
-                chain = pending.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                run_chain(chain)
-            except BaseException as bug:  # anything but a UserError is a bug: raised to the caller
-                bugs.append(bug)
-                stop.set()
+        try:
+            while not stop.is_set():
+                try:
+                    chain = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    run_chain(chain)
+                except BaseException as bug:  # anything but a UserError is a bug: raised to the caller
+                    bugs.append(bug)
+                    stop.set()
+        finally:
+            with lock:
+                unfinished[0] -= 1
+                if not unfinished[0]:
+                    finished.set()
 
     # The writes go out from workers, never from the caller's thread: a signal (Ctrl-C,
-    # SIGTERM) interrupts only the caller, which then lets the units under way end.
+    # SIGTERM) interrupts only the caller, which then lets the units under way end. It waits
+    # on an Event, not in Thread.join(): a join interrupted by a signal can mark a thread that
+    # still runs as stopped (CPython 3.11's handling of bpo-45274), and nothing would wait for it.
     workers = [threading.Thread(target=worker, name="write") for _ in range(max(1, min(max_in_flight, len(work))))]
+    unfinished[0] = len(workers)
     try:
         for thread in workers:
             thread.start()
-        for thread in workers:
-            thread.join()
+        finished.wait()
     except KeyboardInterrupt:
         stop.set()  # no new unit starts; each one under way lands whole or is taken back ...
-        for thread in workers:
-            if thread.ident is not None:  # (one not started yet sees `stop` and starts nothing)
-                thread.join()
+        # (a worker never started counts as finished; one starting sees `stop` and writes nothing)
+        while not finished.wait(0.05) and any(thread.is_alive() for thread in workers):
+            pass
         raise  # ... before the interrupt goes on (and the Lease is released)
     if bugs:
         raise bugs[0]
