@@ -1,19 +1,16 @@
 """Whether a live LeaderWorkerSet is the one its revision renders (issue 34, item 4). Pure.
 
 Labels and a name say which slice, revision and role an LWS stands for; anyone who may create
-an LWS can give it ours. Before a pass counts or scales an LWS it checks that the object is
-what kubectl-disagg would have made:
+an LWS can give it ours. Before a pass counts or scales an LWS of the target revision it checks
+that the template it carries is the one the set renders for that slice and role (compared as
+the API server stores and the controller's revision hashes it: defaults filled in, unknown
+fields dropped, quantities canonical). A planted LWS (applied under the next revision's name,
+with our labels, another image) or a template patched after it was made fails, and the pass is
+refused, naming it, what differs and who else wrote its spec (its field managers).
 
-* the template it carries is the one the set renders for that slice, revision and role
-  (compared as the API server stores and the controller's revision hashes it: defaults filled
-  in, unknown fields dropped, quantities canonical), where the set renders that revision: the
-  target revision; an old revision's templates are no longer in the set;
-* nobody else wrote its spec: every field manager of the object itself (not of its `status`
-  or `scale` subresource: the LWS controller and autoscalers write those) that owns a field of
-  `spec` other than `spec.replicas` (which autoscalers and `kubectl scale` may set) is ours.
-
-A planted LWS (applied under the next revision's name, with our labels, another image) or a
-template patched after we created it fails one or both, and the pass is refused, naming it.
+Who applied an LWS is not itself a reason to refuse: `render | kubectl apply --server-side` and
+Argo CD apply exactly what kubectl-disagg renders, under their own field managers. An old
+revision's templates are no longer in the set, so its LWS are not checked.
 """
 
 from __future__ import annotations
@@ -32,27 +29,24 @@ LWS_KIND = "LeaderWorkerSet"
 
 
 def unrendered(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[str, ...]:
-    """Why some of the set's LWS (managed by us) are not what the set renders: one line each."""
+    """Why some of the set's LWS at its target revision (managed by us) are not what the set
+    renders: one line each."""
     roles = {role.name: role for role in ds.roles}
     reasons = []
     for live in snapshot.lws:
-        if not live.managed_by_us(ds.name):
-            continue  # another's: left alone (reconcile), or the controller's (refused whole)
-        obj = snapshot.objects.get((LWS_KIND, live.name)) or {}
-        problems = []
-        writers = foreign_spec_managers(obj)
-        if writers:
-            problems.append(f"its spec was written by {', '.join(writers)}, not {naming.MANAGER}")
         identity = live.identity
         role = roles.get(identity.role or "")
-        if identity.revision == ds.revision and role is not None and identity.slice is not None:
-            rendered = leader_worker_set(ds, role, identity.slice, snapshot.namespace)
-            differs = template_difference(obj, rendered)
-            if differs:
-                problems.append(f"its template is not the one revision {ds.revision} renders ({differs})")
-        if problems:
-            reasons.append(f"leaderworkerset/{live.name} is not the one {naming.MANAGER} made: "
-                           f"{'; '.join(problems)}. Delete it (the next pass makes it again) or undo the change")
+        if (not live.managed_by_us(ds.name) or identity.revision != ds.revision or role is None
+                or identity.slice is None):
+            continue  # another's (left alone by reconcile), or the controller's (refused whole)
+        obj = snapshot.objects.get((LWS_KIND, live.name)) or {}
+        differs = template_difference(obj, leader_worker_set(ds, role, identity.slice, snapshot.namespace))
+        if differs:
+            writers = foreign_spec_managers(obj)
+            by = f"; its spec was also written by {', '.join(writers)}" if writers else ""
+            reasons.append(f"leaderworkerset/{live.name} is not the one revision {ds.revision} renders: its "
+                           f"template differs ({differs}){by}. Delete it (the next pass makes it again) "
+                           "or undo the change")
     return tuple(reasons)
 
 

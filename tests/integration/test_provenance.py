@@ -40,9 +40,8 @@ def test_an_lws_planted_under_the_next_revisions_name_is_refused_not_adopted(ste
     with stepper.simulator.running(stepper.namespace, delay=0, interval=0.05):
         run = stepper(target, "--until-complete", "--timeout", "20s")
     assert run.code == EXIT_REFUSED, run.err
-    assert f"leaderworkerset/{name} is not the one kubectl-disagg made" in run.err
-    assert "written by kubectl, not kubectl-disagg" in run.err
-    assert "containers[0].image differs" in run.err
+    assert f"leaderworkerset/{name} is not the one revision {model(target).revision} renders" in run.err
+    assert "containers[0].image differs" in run.err and "its spec was also written by kubectl." in run.err
     after = _lws(stepper, name)
     assert after["spec"]["replicas"] == 0 and after["metadata"]["generation"] == 1  # never scaled
 
@@ -57,17 +56,23 @@ def test_a_template_patched_after_we_made_it_is_refused_not_up_to_date_for_ever(
     for args in ((), ("--dry-run",), ("--until-complete", "--timeout", "10s")):
         run = stepper(path, *args)
         assert run.code == EXIT_REFUSED, (args, run.out, run.err)
-        assert f"leaderworkerset/{name} is not the one kubectl-disagg made: its spec was written by " \
-               "kubectl-patch, not kubectl-disagg; its template is not the one revision" in run.err
+        assert f"leaderworkerset/{name} is not the one revision {model(path).revision} renders: its template " \
+               "differs (spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image differs); its spec " \
+               "was also written by kubectl-patch." in run.err
     # Deleted, as the refusal says, the next pass makes it again as rendered.
     stepper.control_plane.kubectl("delete", "leaderworkerset", name, "-n", stepper.namespace)
     stepper.drive(path)
     assert_matches_render(model(path), stepper.live)
 
 
-def test_status_and_scale_written_by_others_are_no_reason_to_refuse(stepper, tmp_path):
+def test_what_others_applied_as_rendered_and_their_scales_are_no_reason_to_refuse(stepper, tmp_path):
+    """`render | kubectl apply --server-side` (the README's quick start), status written by the
+    simulator, a `kubectl scale`: all stepped as usual."""
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
-    stepper.drive(path)  # the simulator writes every status
+    manifest = tmp_path / "rendered.yaml"
+    manifest.write_text(yaml.safe_dump_all(list(render_set(model(path), stepper.namespace))))
+    stepper.control_plane.kubectl("apply", "--server-side", "-f", str(manifest))
+    stepper.drive(path)
     name = next(obj["metadata"]["name"] for obj in stepper.live.lws() if obj["metadata"]["name"].endswith("-decode"))
     stepper.control_plane.kubectl("scale", "leaderworkerset", name, "-n", stepper.namespace, "--replicas", "2")
     run = stepper(path)  # scaled back to the spec's 1

@@ -415,7 +415,7 @@ def test_a_planted_lws_under_the_next_revisions_name_refuses_every_pass_and_is_n
     before = {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()}
     (refused,) = drive(executor, new, "serving")
     assert refused.refusal and not refused.done and not refused.reconciliation.actions
-    assert all("is not the one kubectl-disagg made" in reason and "containers[0].image differs" in reason
+    assert all(f"is not the one revision {new.revision} renders" in reason and "containers[0].image differs" in reason
                for reason in refused.refusal) and len(refused.refusal) == 2
     assert {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()} == before
     (planned,) = drive(executor, new, "serving", dry_run="client")
