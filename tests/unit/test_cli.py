@@ -120,6 +120,22 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
     assert code == 130 and out == "" and err.strip() == "Interrupted."
 
 
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_a_command_as_ctrl_c_does(capsys, monkeypatch, signame):
+    import os
+    import signal
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), getattr(signal, signame))
+        raise AssertionError("the signal did not interrupt the command")
+
+    before = signal.getsignal(getattr(signal, signame))
+    monkeypatch.setattr("kubectl_disagg.commands.render.render_files", killed)
+    code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml")], capsys)
+    assert code == 128 + getattr(signal, signame) and out == "" and err.strip() == f"Terminated ({signame})."
+    assert signal.getsignal(getattr(signal, signame)) is before  # put back once the command ended
+
+
 def test_console_script_module_entry():
     result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "--version"], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0 and "kubectl-disagg" in result.stdout

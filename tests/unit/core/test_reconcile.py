@@ -475,16 +475,16 @@ def test_services_live_as_long_as_their_revision_has_lws(cluster):
     assert_matches_render(new, cluster)
 
 
-def test_write_units_keep_a_revision_groups_scales_together():
+def test_write_units_keep_a_slices_step_together():
     from kubectl_disagg.core.reconcile import undo, write_units
 
-    a = Scale("llm-0-new-prefill", 0, 1, "1", 0, revision="new")
-    b = Scale("llm-0-new-decode", 0, 1, "2", 0, revision="new")
     c = Scale("llm-0-old-prefill", 2, 0, "3", 0, revision="old")
     d = Scale("llm-0-old-decode", 1, 0, "4", 0, revision="old")
+    a = Scale("llm-0-new-prefill", 0, 1, "1", 0, revision="new")
+    b = Scale("llm-0-new-decode", 0, 1, "2", 0, revision="new")
     e = Scale("llm-1-new-prefill", 0, 1, "5", 1, revision="new")
     delete = Delete("Service", "x", "u", "6", 0)
-    assert write_units([a, b, c, d, e, delete]) == [(a, b), (c, d), (e,), (delete,)]
+    assert write_units([c, d, a, b, e, delete]) == [(c, d, a, b), (e,), (delete,)]
     assert undo(a) == Scale("llm-0-new-prefill", 1, 0, "1", 0, revision="new")
 
 
