@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import dataclasses
 import re
 
 import yaml
@@ -240,7 +241,7 @@ def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[l
     shift = text.count("\n", 0, at)
     more, problems = read(text[at:].encode("utf-8"), file, json_stream=False)
     if problems:
-        return [], [problem._replace(line=problem.line + shift if problem.line else 0) for problem in problems]
+        return [], [dataclasses.replace(problem, line=problem.line + shift if problem.line else 0) for problem in problems]
     return documents + [(index + 1, value, {path: number + shift for path, number in lines.items()})
                         for index, value, lines in more], []
 
