@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import dataclasses
 import re
 
 import yaml
@@ -240,7 +241,7 @@ def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[l
     shift = text.count("\n", 0, at)
     more, problems = read(text[at:].encode("utf-8"), file, json_stream=False)
     if problems:
-        return [], [problem._replace(line=problem.line + shift if problem.line else 0) for problem in problems]
+        return [], [dataclasses.replace(problem, line=problem.line + shift if problem.line else 0) for problem in problems]
     return documents + [(index + 1, value, {path: number + shift for path, number in lines.items()})
                         for index, value, lines in more], []
 
@@ -251,32 +252,38 @@ def _compose(text: bytes) -> _Node | None:
     """The first document of `text` as a node tree, or None when there is none. Lines are
     0-based within the text; parse errors are raised as _Refused.
 
-    LibYAML and go-yaml's port of it differ in two places. The escapes of double-quoted
-    scalars: go-yaml knows `\\'` and not `\\/`, LibYAML the other way round; so a `\\'` that
-    LibYAML refuses is given to it as `\\x27`, and a `\\/` it reads is refused here. And in a
-    flow collection go-yaml reads `[7:]` as "7:" where LibYAML refuses a `:` before `,[]{}`;
-    so such a plain scalar is given to LibYAML double-quoted (a plain scalar that ends with
-    `:` is a string to go-yaml either way), and a `?` inside a plain scalar there, which ends
-    it for go-yaml (and so is an error), is refused. Last, go-yaml takes `,[]` into a tag
-    (`!a,b`), LibYAML not: they are given to LibYAML as `%2C`, `%5B`, `%5D`."""
+    LibYAML and go-yaml's port of it differ in three places; where LibYAML stops, or reads on,
+    the text is rewritten so that it reads as go-yaml reads it, and parsed again. The escapes of
+    double-quoted scalars: go-yaml knows `\\'` and not `\\/`, LibYAML the other way round; so a
+    `\\'` that LibYAML refuses is given to it as `\\x27`, and a `\\/` it reads is refused here.
+    In a flow collection go-yaml reads `[7:]` as "7:" where LibYAML refuses a `:` before `,[]{}`;
+    so such a plain scalar is given to LibYAML double-quoted (a plain scalar that ends with `:`
+    is a string to go-yaml either way), and a `?` inside a plain scalar there, which ends it for
+    go-yaml (and so is an error), is refused. And go-yaml takes `,[]` into a tag (`!a,b`, `!!,`),
+    LibYAML not: it refuses the text there, or, in a flow collection, ends the tag at a `,`
+    (`[!a,b]` is two items to LibYAML, a tag `!a,b]` in a sequence never closed to go-yaml).
+    Either way the rest of go-yaml's tag is given to LibYAML with `%2C`, `%5B`, `%5D`."""
+    in_tag = False  # whether a `,[]` was taken into a tag, for the message
     for _ in range(_MAX_REWRITES):
         parser = None
         try:
             parser = _Parser(_GoChunks(text))
             return _compose_events(parser, text)
+        except _Rewrite as rewrite:
+            text, in_tag = rewrite.text, True
         except yaml.MarkedYAMLError as err:
             mark = err.problem_mark or err.context_mark
-            rewritten = None
-            if (err.problem or "").startswith("found unknown escape character") and mark is not None:
-                rewritten = _apostrophe_escape(text, mark.index)
-            elif err.problem == "found unexpected ':'" and mark is not None and err.context_mark is not None:
-                rewritten = _flow_colon(text, err.context_mark.index, mark.index)
-            elif err.context == "while scanning a tag" and mark is not None:
-                rewritten = _tag_character(text, mark.index)
+            rewritten = _rewritten(text, err)
             if rewritten is not None:
-                text = rewritten
+                text, in_tag = rewritten, in_tag or err.context in _TAG_CONTEXTS
+                continue
+            rewritten = _tag_before_comma_ahead(text, err)
+            if rewritten is not None:
+                text, in_tag = rewritten, True
                 continue
             message = " ".join(filter(None, [err.context, err.problem]))
+            if in_tag:
+                message += " (kubectl reads a `,`, `[` or `]` right after a tag as part of the tag)"
             raise _Refused(mark.line if mark else 0, (), f"invalid YAML: {message}") from None
         except yaml.reader.ReaderError as err:
             position = err.position if isinstance(err.position, int) else 0
@@ -291,13 +298,20 @@ def _compose(text: bytes) -> _Node | None:
         except (ValueError, OverflowError, RecursionError) as err:  # PyYAML's Python parser, on odd escapes
             raise _Refused(0, (), f"invalid YAML: {err}") from None
         finally:
-            dispose = getattr(parser, "dispose", None)
-            if dispose is not None:
-                dispose()
-    raise _Refused(0, (), "invalid YAML: too many escaped apostrophes")
+            _dispose(parser)
+    raise _Refused(0, (), f"invalid YAML: more than {_MAX_REWRITES} escaped apostrophes, `:` before `,[]{{}}` in flow "
+                          "collections and `,[]` in tags in one document: too many to read")
 
 
-_MAX_REWRITES = 100  # beyond that many `\\'` in one document, refused (ours)
+_MAX_REWRITES = 100  # beyond that many rewrites of one document, refused (ours)
+
+
+class _Rewrite(Exception):
+    """The text rewritten where LibYAML read on past a place go-yaml reads otherwise."""
+
+    def __init__(self, text: bytes):
+        super().__init__()
+        self.text = text
 
 
 class _GoChunks:
@@ -335,47 +349,121 @@ def _cut_character(data: bytes, end: int) -> int:
     return 0
 
 
-def _apostrophe_escape(text: bytes, index: int) -> bytes | None:
-    """`text` with the `\\'` that LibYAML stopped at (character `index`) written `\\x27`."""
+def _characters(text: bytes) -> tuple[str, int] | None:
+    """The text as characters, and what to add to the index of a LibYAML mark to find its
+    character there (LibYAML does not count a byte order mark at the start); None when the
+    text is not UTF-8."""
     try:
         chars = text.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    return chars, int(chars.startswith("\ufeff"))
+
+
+def _rewritten(text: bytes, err: yaml.MarkedYAMLError) -> bytes | None:
+    """`text` rewritten where LibYAML refused it and go-yaml reads on, or None."""
+    mark = err.problem_mark or err.context_mark
+    decoded = _characters(text)
+    if mark is None or decoded is None:
+        return None
+    chars, shift = decoded
+    rewritten = None
+    if (err.problem or "").startswith("found unknown escape character"):
+        rewritten = _apostrophe_escape(chars, mark.index + shift)
+    elif err.problem == "found unexpected ':'" and err.context_mark is not None:
+        rewritten = _flow_colon(chars, err.context_mark.index + shift, mark.index + shift)
+    elif err.context in _TAG_CONTEXTS:
+        rewritten = _tag_rest(chars, mark.index + shift)
+    return None if rewritten is None else rewritten.encode("utf-8")
+
+
+def _apostrophe_escape(chars: str, index: int) -> str | None:
+    """`chars` with the `\\'` that LibYAML stopped at (character `index`) written `\\x27`."""
     for at in (index, index - 1):
         if chars[at:at + 2] == "\\'":
-            return (chars[:at] + "\\x27" + chars[at + 2:]).encode("utf-8")
+            return chars[:at] + "\\x27" + chars[at + 2:]
     return None
 
 
-def _flow_colon(text: bytes, start: int, colon: int) -> bytes | None:
-    """`text` with the one-line plain scalar from character `start` to the `:` at `colon`
+def _flow_colon(chars: str, start: int, colon: int) -> str | None:
+    """`chars` with the one-line plain scalar from character `start` to the `:` at `colon`
     double-quoted."""
-    try:
-        chars = text.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
     scalar = chars[start:colon + 1]
     if not scalar or "\n" in scalar or "\r" in scalar or scalar[-1] != ":":
         return None
     quoted = '"' + scalar.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return (chars[:start] + quoted + chars[colon + 1:]).encode("utf-8")
+    return chars[:start] + quoted + chars[colon + 1:]
 
 
-def _tag_character(text: bytes, index: int) -> bytes | None:
-    try:
-        chars = text.decode("utf-8")
-    except UnicodeDecodeError:
+# What go-yaml's scanner takes into a tag (yaml_parser_scan_tag_uri): LibYAML's characters and `,[]`.
+_GO_TAG_CHARACTERS = re.compile(r"[0-9A-Za-z_\-;/?:@&=+$,.!~*'()\[\]%]*")
+_URI_ESCAPES = {",": "%2C", "[": "%5B", "]": "%5D"}
+_TAG_CONTEXTS = ("while scanning a tag", "while parsing a tag")  # LibYAML's errors in a tag
+
+
+def _tag_rest(chars: str, index: int) -> str | None:
+    """`chars` with what go-yaml takes into a tag from character `index` on, where LibYAML
+    ended the tag at a `,`, `[` or `]`, written with those escaped."""
+    if chars[index:index + 1] not in _URI_ESCAPES:
         return None
-    escaped = {",": "%2C", "[": "%5B", "]": "%5D"}.get(chars[index:index + 1])
-    return None if escaped is None else (chars[:index] + escaped + chars[index + 1:]).encode("utf-8")
+    end = _GO_TAG_CHARACTERS.match(chars, index).end()
+    rest = "".join(_URI_ESCAPES.get(char, char) for char in chars[index:end])
+    return chars[:index] + rest + chars[end:]
+
+
+_PROPERTY_GAP = re.compile("[ \t\r\n\x85\u2028\u2029]")
+
+
+def _tag_before_comma(text: bytes, event) -> bytes | None:
+    """`text` rewritten when the empty scalar `event` (in a flow collection) ends with a tag
+    that a `,` follows directly: LibYAML ends the tag there, go-yaml reads on."""
+    decoded = _characters(text)
+    if decoded is None:
+        return None
+    chars, shift = decoded
+    start, end = event.start_mark.index + shift, event.end_mark.index + shift
+    if chars[end:end + 1] != "," or not _PROPERTY_GAP.split(chars[start:end])[-1].startswith("!"):
+        return None
+    rewritten = _tag_rest(chars, end)
+    return None if rewritten is None else rewritten.encode("utf-8")
+
+
+def _tag_before_comma_ahead(text: bytes, err: yaml.MarkedYAMLError) -> bytes | None:
+    """`text` rewritten at a tag followed by `,` before what LibYAML refused (`err`), when it
+    refused it while scanning on ahead of the tag's event (to see whether a flow collection is
+    a key): the events of the text up to there show that tag."""
+    marks = [mark.index for mark in (err.context_mark, err.problem_mark) if mark is not None]
+    decoded = _characters(text)
+    if not marks or decoded is None:
+        return None
+    chars, shift = decoded
+    before = chars[:min(marks) + shift].encode("utf-8")
+    parser = None
+    try:
+        parser = _Parser(before)
+        _compose_events(parser, before)
+    except _Rewrite as rewrite:
+        return rewrite.text + text[len(before):]
+    except (yaml.YAMLError, _Refused, ValueError, OverflowError, RecursionError):
+        pass  # the text up to `mark` holds no such tag
+    finally:
+        _dispose(parser)
+    return None
+
+
+def _dispose(parser) -> None:
+    dispose = getattr(parser, "dispose", None)
+    if dispose is not None:
+        dispose()
 
 
 def _slash_escape(text: bytes, event) -> bool:
     """Whether the double-quoted scalar of `event` writes `\\/`, which go-yaml refuses."""
-    try:
-        raw = text.decode("utf-8")[event.start_mark.index:event.end_mark.index]
-    except UnicodeDecodeError:
+    decoded = _characters(text)
+    if decoded is None:
         return False
+    chars, shift = decoded
+    raw = chars[event.start_mark.index + shift:event.end_mark.index + shift]
     return re.search(r"(?<!\\)(?:\\\\)*\\/", raw) is not None
 
 
@@ -396,6 +484,10 @@ def _compose_events(parser, text: bytes) -> _Node | None:
             plain = event.implicit[0]
             if tag is None:
                 tag = "" if plain else STR
+            if flow and tag and not event.value and not event.style:
+                rewritten = _tag_before_comma(text, event)
+                if rewritten is not None:
+                    raise _Rewrite(rewritten)
             if event.style == '"' and "/" in event.value and _slash_escape(text, event):
                 raise _Refused(line, (), "invalid YAML: while parsing a quoted scalar found unknown escape character")
             if flow and not event.style and "?" in event.value:

@@ -150,6 +150,9 @@ def test_dotted_paths():
     ("a: {<<: 1}\n", "in.yaml:1: a: map merge requires map or sequence of maps as the value"),
     ("a: [12:30, 7:]\nb: \"\\/\"\n", "in.yaml:2: invalid YAML: while parsing a quoted scalar found unknown escape"),
     ("--- a: 1\n", "in.yaml:1: invalid YAML: invalid document separator: a: 1"),
+    # `!,]` is one tag to go-yaml, and the sequence never ends
+    ("a: [!,]\n", "in.yaml:2: invalid YAML: while parsing a flow sequence did not find expected ',' or ']' "
+                  "(kubectl reads a `,`, `[` or `]` right after a tag as part of the tag)"),
 ])
 def test_what_kubectl_refuses_is_refused(text, expected):
     lines = problems_of(text.encode())
