@@ -42,6 +42,7 @@ __all__ = [
     "PartiallyReady",
     "Stale",
     "desired_status",
+    "lws_conditions",
 ]
 
 GROUP, VERSION, PLURAL = "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
@@ -109,10 +110,43 @@ def desired_status(
     ready = behaviour.ready(desired)
     if ready is None:
         return None
-    status = {"replicas": desired, "readyReplicas": ready, "updatedReplicas": desired}
+    status: dict[str, Any] = {"replicas": desired, "readyReplicas": ready, "updatedReplicas": desired}
     if observed_generation:
         status["observedGeneration"] = lws["metadata"]["generation"]
+    status["conditions"] = lws_conditions(lws, available=ready == desired)
     return status
+
+
+# The LWS controller's two exclusive conditions (makeCondition in its leaderworkerset_controller.go).
+_LWS_CONDITIONS = {
+    True: ("Available", "AllGroupsReady", "All replicas are ready"),
+    False: ("Progressing", "GroupsProgressing", "Replicas are progressing"),
+}
+
+
+def lws_conditions(lws: LWS, *, available: bool) -> list[dict[str, Any]]:
+    """The conditions the LWS controller leaves on ``lws`` (as read) when it is ``available`` or
+    not, as its setCondition keeps them: the true one is added the first time it holds, the other
+    of the pair flips to False, and a condition once added is never removed, so an LWS that was
+    ever available keeps an ``Available`` condition. A new condition's lastTransitionTime is the
+    LWS's creationTimestamp (the simulator has no clock of its own to stamp)."""
+    kind, reason, message = _LWS_CONDITIONS[available]
+    meta = lws["metadata"]
+    generation = meta.get("generation", 1)
+    previous = [dict(c) for c in (lws.get("status") or {}).get("conditions") or []]
+    found = False
+    for condition in previous:
+        if condition["type"] == kind:
+            found = True
+            if condition["status"] != "True" or condition.get("observedGeneration") != generation:
+                condition.update(status="True", observedGeneration=generation, reason=reason, message=message)
+        elif condition["type"] in ("Available", "Progressing") and condition["status"] == "True":
+            condition.update(status="False", observedGeneration=generation)
+    if not found:
+        previous.append({"type": kind, "status": "True", "observedGeneration": generation,
+                         "lastTransitionTime": meta.get("creationTimestamp") or "1970-01-01T00:00:00Z",
+                         "reason": reason, "message": message})
+    return previous
 
 
 # --------------------------------------------------------------------------

@@ -60,7 +60,14 @@ def scale_lws(cp: ControlPlane, namespace: str, name: str, replicas: int) -> dic
 
 
 def status_of(cp: ControlPlane, namespace: str, name: str) -> dict:
-    return get_lws(cp, namespace, name).get("status") or {}
+    """The LWS's status counts (its conditions: `conditions_of`)."""
+    status = dict(get_lws(cp, namespace, name).get("status") or {})
+    status.pop("conditions", None)
+    return status
+
+
+def conditions_of(cp: ControlPlane, namespace: str, name: str) -> list[tuple[str, str]]:
+    return [(c["type"], c["status"]) for c in (get_lws(cp, namespace, name).get("status") or {}).get("conditions", [])]
 
 
 def leftover_processes(marker: str) -> list[int]:
@@ -202,6 +209,22 @@ def test_simulator_follows_spec_replicas(control_plane, namespace, lws_simulator
         "replicas": 5, "readyReplicas": 5, "updatedReplicas": 5, "observedGeneration": 2}
 
 
+def test_simulator_keeps_conditions_as_the_lws_controller_does(control_plane, namespace, lws_simulator):
+    # The LWS controller adds Available the first time it holds and only flips it afterwards:
+    # an LWS that was ever available keeps the condition through a scale-up.
+    create_lws(control_plane, namespace, "grows", 2)
+    lws_simulator.never_ready("grows")
+    lws_simulator.sync(namespace)
+    assert conditions_of(control_plane, namespace, "grows") == [("Progressing", "True")]
+    lws_simulator.healthy("grows")
+    lws_simulator.sync(namespace)
+    assert conditions_of(control_plane, namespace, "grows") == [("Progressing", "False"), ("Available", "True")]
+    scale_lws(control_plane, namespace, "grows", 3)
+    lws_simulator.partially_ready(2, name="grows")
+    lws_simulator.sync(namespace)
+    assert conditions_of(control_plane, namespace, "grows") == [("Progressing", "True"), ("Available", "False")]
+
+
 def test_simulator_sync_honours_label_selector(control_plane, namespace, lws_simulator):
     create_lws(control_plane, namespace, "mine", 1, labels={"team": "a"})
     create_lws(control_plane, namespace, "theirs", 1, labels={"team": "b"})
@@ -248,7 +271,8 @@ def test_simulator_stale_leaves_status_behind(control_plane, namespace, lws_simu
     assert lws_simulator.sync(namespace) == []
     lws = get_lws(control_plane, namespace, "frozen")
     assert lws["metadata"]["generation"] == 2
-    assert lws["status"] == {"replicas": 2, "readyReplicas": 2, "updatedReplicas": 2, "observedGeneration": 1}
+    assert status_of(control_plane, namespace, "frozen") == {
+        "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2, "observedGeneration": 1}
 
 
 def test_simulator_legacy_controller_omits_observed_generation(control_plane, namespace, api_client):
