@@ -70,8 +70,11 @@ cached_build() {
   # Build next to the destination so the final rename stays on one filesystem.
   trap cleanup EXIT
   BUILD_TMP="$(mktemp -d "${cache_root}/.build-${version}.XXXXXX")"
-  log "downloading modules pinned by ${MODULE_DIR}/go.sum ..."
-  "${GO_BIN}" -C "${MODULE_DIR}" mod download || die "go mod download failed"
+  # A caller whose module only appears inside build_into (MODULE_DIR empty) downloads there.
+  if [[ -n "${MODULE_DIR}" ]]; then
+    log "downloading modules pinned by ${MODULE_DIR}/go.sum ..."
+    "${GO_BIN}" -C "${MODULE_DIR}" mod download || die "go mod download failed"
+  fi
   mkdir -p "${BUILD_TMP}/bin"
   build_into "${BUILD_TMP}"
   echo "${want}" >"${BUILD_TMP}/stamp"
