@@ -20,7 +20,6 @@ readonly LOG_NAME=build-upstream-tools
 readonly KUBE_DIR="${HACK_DIR}/kube-tools"
 readonly KWOK_DIR="${HACK_DIR}/kwok"
 readonly BINARIES=(kube-controller-manager kube-scheduler kwok)
-readonly VERSION_PKGS=(k8s.io/component-base/version k8s.io/client-go/pkg/version)
 export CGO_ENABLED=0
 export GOFLAGS="-mod=readonly"
 MODULE_DIR="${KUBE_DIR}"
@@ -36,13 +35,8 @@ module_version() {
 
 # As hack/build-testenv.sh stamps kube-apiserver: the version the way release builds report it.
 set_flags() {
-  local version="$1" kwok_version="$2" major minor ldflags="-s -w" pkg
-  IFS=. read -r major minor _ <<<"${version#v}"
-  for pkg in "${VERSION_PKGS[@]}"; do
-    ldflags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major}"
-    ldflags+=" -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
-  done
-  KUBE_FLAGS=(-trimpath -buildvcs=false "-ldflags=${ldflags}")
+  local version="$1" kwok_version="$2"
+  KUBE_FLAGS=(-trimpath -buildvcs=false "-ldflags=$(kube_ldflags "${version}")")
   KWOK_FLAGS=(-trimpath -buildvcs=false "-ldflags=-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${kwok_version#v}")
 }
 

@@ -201,6 +201,12 @@ class UpstreamStack:
         self._processes[name] = proc
         return proc
 
+    def _config(self, component: str, api_version: str, kind: str, **fields: Any) -> Path:
+        """A component's configuration file in the work dir."""
+        path = self.workdir / f"{component}.yaml"
+        path.write_text(yaml.safe_dump({"apiVersion": api_version, "kind": kind, **fields}))
+        return path
+
     def _start_cluster_components(self) -> None:
         assert self._tools_bin is not None
         kubeconfig = self._kubeconfig()
@@ -212,13 +218,9 @@ class UpstreamStack:
             "--secure-port=0",
             "--use-service-account-credentials=false",
         ])
-        scheduler_config = self.workdir / "kube-scheduler.yaml"
-        scheduler_config.write_text(yaml.safe_dump({
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": kubeconfig},
-            "leaderElection": {"leaderElect": False},
-        }))
+        scheduler_config = self._config("kube-scheduler", "kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration",
+                                        clientConnection={"kubeconfig": kubeconfig},
+                                        leaderElection={"leaderElect": False})
         self._launch("kube-scheduler", [
             str(self._tools_bin / "kube-scheduler"), f"--config={scheduler_config}", "--secure-port=0",
         ])
@@ -269,16 +271,10 @@ class UpstreamStack:
             certs.mkdir()
             _sign_serving_cert(self.workdir, certs)
             (self._webhook_port,) = _free_ports(1)
-        config = self.workdir / "lws-manager.yaml"
-        config.write_text(yaml.safe_dump({
-            "apiVersion": "config.lws.x-k8s.io/v1alpha1",
-            "kind": "Configuration",
-            "leaderElection": {"leaderElect": False},
-            "internalCertManagement": {"enable": False},
-            "webhook": {"host": "127.0.0.1", "port": self._webhook_port, "certDir": str(certs)},
-            "metrics": {"bindAddress": "0"},
-            "health": {"healthProbeBindAddress": "0"},
-        }))
+        config = self._config("lws-manager", "config.lws.x-k8s.io/v1alpha1", "Configuration",
+                              leaderElection={"leaderElect": False}, internalCertManagement={"enable": False},
+                              webhook={"host": "127.0.0.1", "port": self._webhook_port, "certDir": str(certs)},
+                              metrics={"bindAddress": "0"}, health={"healthProbeBindAddress": "0"})
         self._launch("lws-manager", [str(self._lws_bin / "lws-manager"), f"--config={config}",
                                      f"--kubeconfig={self._kubeconfig()}"])
         self._until(self._webhook_listening, f"LWS manager webhooks on 127.0.0.1:{self._webhook_port}", "lws-manager")

@@ -35,6 +35,19 @@ is_complete() {
   done
 }
 
+# kube_ldflags VERSION: -s -w and the -X flags that stamp a Kubernetes binary's version the way
+# upstream's release builds do (without them it reports v0.0.0-master and kubectl warns about
+# version skew), for k8s.io/component-base and k8s.io/client-go.
+kube_ldflags() {
+  local version="$1" major minor ldflags="-s -w" pkg
+  IFS=. read -r major minor _ <<<"${version#v}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major}"
+    ldflags+=" -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
+  done
+  echo "${ldflags}"
+}
+
 # build_one OUT PACKAGE: one binary of the tools module
 build_one() {
   local out="$1" pkg="$2" start=${SECONDS}
