@@ -11,7 +11,7 @@ and cascading deletes behave as in a cluster.
 The manager runs with its internal certificate management off; its webhooks serve on
 127.0.0.1 with a certificate signed by the control plane's CA, and the webhook
 configurations of its ``config/webhook`` name that URL with the CA bundle. Its CRDs are the
-extracted source's ``config/crd/bases``.
+extracted source's ``config/crd/bases`` (``$KUBECTL_DISAGG_CRDS`` names others).
 
 Usage::
 
@@ -44,6 +44,7 @@ from typing import Any
 import yaml
 
 from testenv.controlplane import (
+    ENV_CRDS_DIR,
     REPO_ROOT,
     ControlPlane,
     ControlPlaneError,
@@ -133,7 +134,9 @@ class UpstreamStack:
         lws_bin, self._tools_bin = binaries or ensure_upstream()
         self._lws_bin = lws_bin
         self.source = lws_bin.parent / "src"
-        self.cp = ControlPlane(crds=self.source / "config" / "crd" / "bases", start_timeout=self.start_timeout)
+        # The manager's own CRDs, unless $KUBECTL_DISAGG_CRDS names others (ControlPlane reads it).
+        crds = None if os.environ.get(ENV_CRDS_DIR) else self.source / "config" / "crd" / "bases"
+        self.cp = ControlPlane(crds=crds, start_timeout=self.start_timeout)
         self.cp.start()
         try:
             self._start_cluster_components()
