@@ -18,7 +18,6 @@ readonly HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly LOG_NAME=build-testenv
 readonly MODULE_DIR="${HACK_DIR}/testenv"
 readonly BINARIES=(kube-apiserver etcd kubectl)
-readonly VERSION_PKGS=(k8s.io/component-base/version k8s.io/client-go/pkg/version)
 # kube-apiserver, etcd and kubectl are all released as static binaries.
 export CGO_ENABLED=0
 # The tools module's go.sum is complete and must stay untouched by builds.
@@ -31,17 +30,10 @@ k8s_version() {
   awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "${MODULE_DIR}/go.mod"
 }
 
-# -s -w: no symbol tables or DWARF (about a third smaller). The -X flags stamp
-# the version the way upstream's release builds do; without them the binaries
-# report v0.0.0-master and kubectl warns about version skew.
+# -s -w: no symbol tables or DWARF (about a third smaller); the version stamped
+# as release builds stamp it (see kube_ldflags).
 set_build_flags() {
-  local version="$1" major minor ldflags="-s -w" pkg
-  IFS=. read -r major minor _ <<<"${version#v}"
-  for pkg in "${VERSION_PKGS[@]}"; do
-    ldflags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major}"
-    ldflags+=" -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
-  done
-  BUILD_FLAGS=(-trimpath -buildvcs=false "-ldflags=${ldflags}")
+  BUILD_FLAGS=(-trimpath -buildvcs=false "-ldflags=$(kube_ldflags "$1")")
 }
 
 # Anything that changes the produced binaries must change the fingerprint.

@@ -42,6 +42,13 @@ check_command() {  # check_command NAME HOW-TO-GET-IT
 }
 
 # The Go toolchain, only when the control plane binaries still have to be built.
+# The upstream stack is built too, or has no source to be built from (build-lws-manager.sh: 3).
+upstream_built() {
+  local status=0
+  bash "${HACK_DIR}/build-lws-manager.sh" --is-built >/dev/null 2>&1 || status=$?
+  [[ ${status} -eq 3 ]] || { [[ ${status} -eq 0 ]] && bash "${HACK_DIR}/build-upstream-tools.sh" --is-built >/dev/null 2>&1; }
+}
+
 check_go() {
   if [[ -n "${KUBECTL_DISAGG_TESTENV_BIN:-}" ]]; then
     local bin
@@ -51,7 +58,7 @@ check_go() {
     done
     return
   fi
-  if bash "${HACK_DIR}/build-testenv.sh" --is-built >/dev/null 2>&1; then
+  if bash "${HACK_DIR}/build-testenv.sh" --is-built >/dev/null 2>&1 && upstream_built; then
     return  # built before: no Go needed
   fi
   local required go version

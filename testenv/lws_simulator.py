@@ -6,12 +6,14 @@ would: ``status.replicas``, ``readyReplicas``, ``updatedReplicas`` and
 ``observedGeneration``, following ``spec.replicas`` (absent counts 1), through
 the ``/status`` subresource like a real controller.
 
-Two ways to drive it:
+Three ways to drive it:
 
 * ``sim.sync(namespace)``: one deterministic pass, for tests;
+* ``sim.advance(namespace)``: one write per LWS along the real controller's way
+  (after a scale, first the status it reports on the way, then the target);
 * ``with sim.running(namespace, delay=2): ...``: a background reconcile loop
-  that lets each LWS catch up ``delay`` seconds after its spec changed, for
-  demos.
+  that lets each LWS catch up ``delay`` seconds after its spec changed (half
+  way there, the status on the way), for demos.
 
 Failure modes are configured per LWS by name, labels or predicate; the most
 recently configured matching rule wins::
@@ -42,6 +44,8 @@ __all__ = [
     "PartiallyReady",
     "Stale",
     "desired_status",
+    "lws_conditions",
+    "status_on_the_way",
 ]
 
 GROUP, VERSION, PLURAL = "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
@@ -109,10 +113,68 @@ def desired_status(
     ready = behaviour.ready(desired)
     if ready is None:
         return None
-    status = {"replicas": desired, "readyReplicas": ready, "updatedReplicas": desired}
+    status: dict[str, Any] = _counts(desired, ready, desired)
     if observed_generation:
         status["observedGeneration"] = lws["metadata"]["generation"]
+    status["conditions"] = lws_conditions(lws, available=ready == desired)
     return status
+
+
+def _counts(replicas: int, ready: int, updated: int) -> dict[str, Any]:
+    """The LWS status counts as the LWS API writes them: zero is left out (omitempty), which a
+    merge patch says with null."""
+    counts = {"replicas": replicas, "readyReplicas": ready, "updatedReplicas": updated}
+    return {key: value or None for key, value in counts.items()}
+
+
+def status_on_the_way(lws: LWS, target: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The status the real LWS controller reports between a scale and ``target``, or None
+    when it goes there in one write. It observes the new generation first: scaled up, the
+    groups it is still creating are updated but not yet counted or ready (updatedReplicas above
+    readyReplicas, replicas below spec); scaled down, those it is still removing stay counted
+    and ready (replicas and readyReplicas above spec)."""
+    status = lws.get("status") or {}
+    generation = lws["metadata"]["generation"]
+    replicas = status.get("replicas") or 0
+    wanted = target.get("replicas") or 0
+    if "observedGeneration" not in target or status.get("observedGeneration") == generation or replicas == wanted:
+        return None
+    ready = status.get("readyReplicas") or 0
+    updated = wanted if wanted > replicas else min(status.get("updatedReplicas") or 0, replicas)
+    return {**_counts(replicas, ready, updated), "observedGeneration": generation,
+            "conditions": lws_conditions(lws, available=False)}
+
+
+# The LWS controller's two exclusive conditions (makeCondition in its leaderworkerset_controller.go).
+_LWS_CONDITIONS = {
+    True: ("Available", "AllGroupsReady", "All replicas are ready"),
+    False: ("Progressing", "GroupsProgressing", "Replicas are progressing"),
+}
+
+
+def lws_conditions(lws: LWS, *, available: bool) -> list[dict[str, Any]]:
+    """The conditions the LWS controller leaves on ``lws`` (as read) when it is ``available`` or
+    not, as its setCondition keeps them: the true one is added the first time it holds, the other
+    of the pair flips to False, and a condition once added is never removed, so an LWS that was
+    ever available keeps an ``Available`` condition. A new condition's lastTransitionTime is the
+    LWS's creationTimestamp (the simulator has no clock of its own to stamp)."""
+    kind, reason, message = _LWS_CONDITIONS[available]
+    meta = lws["metadata"]
+    generation = meta.get("generation", 1)
+    previous = [dict(c) for c in (lws.get("status") or {}).get("conditions") or []]
+    found = False
+    for condition in previous:
+        if condition["type"] == kind:
+            found = True
+            if condition["status"] != "True" or condition.get("observedGeneration") != generation:
+                condition.update(status="True", observedGeneration=generation, reason=reason, message=message)
+        elif condition["type"] in ("Available", "Progressing") and condition["status"] == "True":
+            condition.update(status="False", observedGeneration=generation)
+    if not found:
+        previous.append({"type": kind, "status": "True", "observedGeneration": generation,
+                         "lastTransitionTime": meta.get("creationTimestamp") or "1970-01-01T00:00:00Z",
+                         "reason": reason, "message": message})
+    return previous
 
 
 # --------------------------------------------------------------------------
@@ -217,6 +279,17 @@ class LWSSimulator:
         written = [lws["metadata"]["name"] for lws in self._list(namespace, label_selector) if self.settle(lws)]
         return sorted(written)
 
+    def advance(self, namespace: str | None = None, label_selector: str | None = None) -> list[str]:
+        """One write per matching LWS along the real controller's way: the status it reports on
+        the way (see `status_on_the_way`) when there is one, else the target. Two passes after a
+        scale end where one :meth:`sync` does. Returns the names written, sorted."""
+        written = []
+        for lws in self._list(namespace, label_selector):
+            target = self._target(lws)
+            if target is not None and self._write(lws, status_on_the_way(lws, target) or target):
+                written.append(lws["metadata"]["name"])
+        return sorted(written)
+
     def pending(self, lws: LWS) -> bool:
         """Whether ``lws`` (an object as read) reports a status other than its behaviour's."""
         target = self._target(lws)
@@ -287,8 +360,12 @@ class LWSSimulator:
             previous, since = pending.get(key, (None, now))
             if previous != target:
                 since = now  # the spec moved again: the delay restarts
+            on_the_way = status_on_the_way(lws, target)
             if now - since >= delay:
                 self._write(lws, target)
+            elif now - since >= delay / 2 and on_the_way is not None:
+                self._write(lws, on_the_way)  # half way: as the real controller reports a scale
+                still_pending[key] = (target, since)
             else:
                 still_pending[key] = (target, since)
         return still_pending

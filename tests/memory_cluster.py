@@ -10,6 +10,7 @@ import itertools
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
+from testenv.lws_simulator import lws_conditions
 
 
 class Conflict(Exception):
@@ -98,7 +99,8 @@ class MemoryCluster:
             replicas = obj["spec"].get("replicas", 1)
             ready = replicas if ready_cap is None else min(replicas, ready_cap(name, replicas))
             obj["status"] = {"replicas": replicas, "readyReplicas": ready, "updatedReplicas": replicas,
-                             "observedGeneration": obj["metadata"]["generation"]}
+                             "observedGeneration": obj["metadata"]["generation"],
+                             "conditions": lws_conditions(obj, available=ready == replicas)}
 
     def lws(self) -> dict[str, dict]:
         return {name: o for (kind, name), o in self.objects.items() if kind == "LeaderWorkerSet"}

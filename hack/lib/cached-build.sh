@@ -35,6 +35,19 @@ is_complete() {
   done
 }
 
+# kube_ldflags VERSION: -s -w and the -X flags that stamp a Kubernetes binary's version the way
+# upstream's release builds do (without them it reports v0.0.0-master and kubectl warns about
+# version skew), for k8s.io/component-base and k8s.io/client-go.
+kube_ldflags() {
+  local version="$1" major minor ldflags="-s -w" pkg
+  IFS=. read -r major minor _ <<<"${version#v}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major}"
+    ldflags+=" -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
+  done
+  echo "${ldflags}"
+}
+
 # build_one OUT PACKAGE: one binary of the tools module
 build_one() {
   local out="$1" pkg="$2" start=${SECONDS}
@@ -70,8 +83,11 @@ cached_build() {
   # Build next to the destination so the final rename stays on one filesystem.
   trap cleanup EXIT
   BUILD_TMP="$(mktemp -d "${cache_root}/.build-${version}.XXXXXX")"
-  log "downloading modules pinned by ${MODULE_DIR}/go.sum ..."
-  "${GO_BIN}" -C "${MODULE_DIR}" mod download || die "go mod download failed"
+  # A caller whose module only appears inside build_into (MODULE_DIR empty) downloads there.
+  if [[ -n "${MODULE_DIR}" ]]; then
+    log "downloading modules pinned by ${MODULE_DIR}/go.sum ..."
+    "${GO_BIN}" -C "${MODULE_DIR}" mod download || die "go mod download failed"
+  fi
   mkdir -p "${BUILD_TMP}/bin"
   build_into "${BUILD_TMP}"
   echo "${want}" >"${BUILD_TMP}/stamp"

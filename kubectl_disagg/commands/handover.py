@@ -1,6 +1,6 @@
 """`kubectl disagg handover`: hand a running set to the controller, or back.
 
-Flags → `handover.prepare` (read, plan) → print → `handover.carry_out` (the patches) → print.
+Flags → `handover.prepare` (read, plan) → print → `handover.carry_out` (the writes) → print.
 """
 
 from __future__ import annotations
@@ -16,37 +16,39 @@ EXIT_REFUSED = 3
 @click.command(epilog="""\b
 Exit codes:
   0  handed over (with --dry-run: would be)
-  1  error: API or network error, an object changed meanwhile (run it again)
+  1  error: API or network error, an object changed meanwhile, or the garbage
+     collector did not let the set go within --timeout (run it again)
   2  usage: invalid flags
-  3  refused: an object would not be adopted, or the controller was not
-     declared stopped (to-plugin); nothing was changed""")
+  3  refused: an object would not be adopted, or (to-plugin) the set is
+     mid-rollout; nothing was changed""")
 @click.argument("direction", type=click.Choice([TO_CONTROLLER, TO_PLUGIN]))
 @click.argument("name")
 @_options.namespace
 @_options.cluster
 @click.option("--dry-run", is_flag=True, help="Print what would change, change nothing.")
-@click.option("--controller-stopped", is_flag=True,
-              help="to-plugin: confirm the DisaggregatedSet controller no longer runs (it would fight the plugin).")
+@_options.timeout("60s", "to-plugin: how long to wait for the garbage collector to orphan the set's objects (0: no limit).")
 @click.pass_context
-def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, controller_stopped) -> None:
+def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, timeout) -> None:
     """Hand the stored DisaggregatedSet NAME's running objects to the controller, or back.
 
     Names, labels and pod templates are already identical on both sides: only ownership
     changes, so no pod restarts. to-controller adds the ownerReference the controller
-    requires (the stored set as controller) to every LeaderWorkerSet and Service;
-    to-plugin (with the controller stopped) labels them managed-by kubectl-disagg, removes
-    that ownerReference and clears the set's controller-written status. Every object must
-    be adoptable, or nothing is changed.
+    stamps on its objects (the stored set as controller) to every LeaderWorkerSet and
+    Service. to-plugin, with the controller running, labels them managed-by kubectl-disagg
+    and deletes the stored set with propagationPolicy=Orphan: the garbage collector removes
+    the set's ownerReference from each object, which stays. Step the set from its files
+    after that (rollout step -f); stored again, the controller takes it back. Every object
+    must be adoptable, or nothing is changed.
 
     \b
     kubectl disagg handover to-controller my-llm -n serving --dry-run
     kubectl disagg handover to-controller my-llm -n serving
-    kubectl disagg handover to-plugin my-llm -n serving --controller-stopped
+    kubectl disagg handover to-plugin my-llm -n serving --dry-run
+    kubectl disagg handover to-plugin my-llm -n serving
     """
     with _session.executor(kubeconfig, context) as cluster:
         namespace = namespace or cluster.default_namespace
-        stored, plan = prepare(cluster, direction, name, namespace, controller_stopped=controller_stopped,
-                               dry_run=dry_run)
+        stored, plan = prepare(cluster, direction, name, namespace)
         if plan.refusal:
             click.echo(f"refusing to hand disaggregatedset/{name} {direction}; nothing was changed:", err=True)
             for reason in plan.refusal:
@@ -56,7 +58,10 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, cont
             click.echo(("would " if dry_run else "") + change.summary)
         for subject in plan.unchanged:
             click.echo(f"{subject}: already handed over")
+        if plan.orphan:
+            click.echo(("would " if dry_run else "") + plan.orphan)
         if dry_run:
             return
-        carry_out(cluster, stored, plan, namespace)
-        click.echo(f"disaggregatedset/{name} in {namespace} handed {direction}: {len(plan.changes)} objects changed")
+        carry_out(cluster, stored, plan, namespace, timeout)
+        click.echo(f"disaggregatedset/{name} in {namespace} handed {direction}: {len(plan.changes)} objects changed"
+                   + ("; step it with rollout step -f from now on" if plan.orphan else ""))

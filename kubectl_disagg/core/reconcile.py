@@ -425,7 +425,9 @@ def _planner_view(roles, initial_old, current_old, current_new, target, configs)
 
 
 def _stability_gate(ds: DisaggregatedSet, target_group: Mapping[str, LiveLWS]) -> list[str]:
-    """Why the next step must wait: every target LWS settled (replicas == ready, status fresh)."""
+    """Why the next step must wait: every target LWS settled (status fresh, replicas == ready ==
+    status.replicas: after a scale-down the LWS controller reports the groups it is still
+    removing, ready, for a while after it observed the new spec)."""
     waiting = []
     for role in ds.roles:
         obj = target_group.get(role.name)
@@ -436,6 +438,9 @@ def _stability_gate(ds: DisaggregatedSet, target_group: Mapping[str, LiveLWS]) -
                            f"< generation {obj.generation})")
         elif obj.ready != obj.replicas:
             waiting.append(f"{role.name}: {obj.ready}/{obj.replicas} ready")
+        elif obj.status_replicas > obj.replicas:
+            waiting.append(f"{role.name}: {obj.status_replicas - obj.replicas} of {obj.status_replicas} groups "
+                           "still being removed")
     return waiting
 
 

@@ -90,6 +90,9 @@ class LiveLWS(LiveObject):
     ready: int = 0
     updated: int = 0
     observed_generation: int | None = None
+    # The LWS controller writes an Available condition once the LWS is first available and
+    # only flips it afterwards: whether this LWS has ever been available.
+    been_available: bool = False
 
     @property
     def stale(self) -> bool:
@@ -196,6 +199,8 @@ def lws_from_object(obj: Mapping[str, Any]) -> LiveLWS:
         ready=_int(status.get("readyReplicas"), 0),
         updated=_int(status.get("updatedReplicas"), 0),
         observed_generation=observed if isinstance(observed, int) else None,
+        been_available=any(isinstance(c, Mapping) and c.get("type") == "Available"
+                           for c in status.get("conditions") or ()),
     )
 
 

@@ -1,7 +1,11 @@
 """Status derived from the live LWS (spec §7), never stored: a pure function of a snapshot.
 
-The shape follows DisaggregatedSetStatus (roleStatuses, conditions) so tools that read the
-controller's status read ours; the per-slice detail sits beside it under its own key.
+The shape and words are the DisaggregatedSet controller's (`updateStatus` in its
+disaggregatedset_controller.go), so tools that read the controller's status read ours:
+roleStatuses with zero counts left out, a `Progressing` condition, and beside it an `Available`
+one once the set has been available, both with the controller's reason and message, and the
+set's generation as `observedGeneration` where it is known (a stored set). The per-slice detail
+sits beside it under its own keys.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ AVAILABLE = "Available"
 PROGRESSING = "Progressing"
 REASON_READY = "AllRolesReady"
 REASON_ROLLING = "RolloutInProgress"
+MESSAGE_READY = "All roles have reached their desired replica count, ready and updated to the current revision"
+MESSAGE_ROLLING = "Not all roles have reached their desired replica count, ready and updated to the current revision"
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,9 @@ class RoleStatus:
 @dataclass(frozen=True)
 class SetStatus:
     """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
-    status lags their spec; `problems`, `warnings`: tuples of sentences."""
+    status lags their spec; `problems`, `warnings`: tuples of sentences; `generation`: the stored
+    set's metadata.generation (None for a file); `been_available`: every role has an LWS that
+    has been available (the LWS controller's own record), so the set has been too."""
 
     name: str
     namespace: str
@@ -47,6 +55,8 @@ class SetStatus:
     stale: tuple[str, ...]
     problems: tuple[str, ...]
     warnings: tuple[str, ...]
+    generation: int | None = None
+    been_available: bool = False
 
     @property
     def available(self) -> bool:
@@ -70,7 +80,14 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
         stale=tuple(sorted(o.name for o in ours if o.stale)),
         problems=reconciliation.problems,
         warnings=reconciliation.warnings,
+        generation=_generation(ds),
+        been_available=all(any(o.been_available for o in ours if o.identity.role == role.name) for role in ds.roles),
     )
+
+
+def _generation(ds: DisaggregatedSet) -> int | None:
+    value = (ds.source.data.get("metadata") or {}).get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _desired(ds: DisaggregatedSet, role, lws: list[LiveLWS]) -> int:
@@ -94,24 +111,31 @@ def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLW
 
 
 def conditions(status: SetStatus, now: str) -> list[dict]:
-    """metav1.Conditions; `now` is passed in so this stays a pure function."""
-    if status.available:
-        reason, message = REASON_READY, "every role has all replicas ready at the current revision"
-    else:
-        reason = REASON_ROLLING
-        # Per role, not per slice: a condition message stays one readable line at 100 slices.
-        message = "; ".join(status.problems) or "; ".join(
-            f"{r.name}: {r.ready}/{r.desired} ready, {r.updated}/{r.desired} updated"
-            for r in status.roles if not r.available) or "rolling out"
-    return [
-        _condition(AVAILABLE, status.available, reason, message, now),
-        _condition(PROGRESSING, not status.available, reason, message, now),
-    ]
+    """metav1.Conditions as the controller keeps them; `now` is passed in so this stays pure.
+
+    `Progressing` is always there; `Available` joins it once the set has been available (the
+    controller adds a condition when it first becomes true and only flips it afterwards). Both
+    carry the reason and message of the state the set is in.
+    """
+    available = status.available
+    reason, message = (REASON_READY, MESSAGE_READY) if available else (REASON_ROLLING, MESSAGE_ROLLING)
+    found = [_condition(PROGRESSING, not available, reason, message, status.generation, now)]
+    if available or status.been_available:
+        found.append(_condition(AVAILABLE, available, reason, message, status.generation, now))
+    return found
 
 
-def _condition(kind: str, value: bool, reason: str, message: str, now: str) -> dict:
-    return {"type": kind, "status": "True" if value else "False", "reason": reason,
-            "message": message, "lastTransitionTime": now}
+def _condition(kind: str, value: bool, reason: str, message: str, generation: int | None, now: str) -> dict:
+    condition = {"type": kind, "status": "True" if value else "False"}
+    if generation is not None:
+        condition["observedGeneration"] = generation
+    return condition | {"lastTransitionTime": now, "reason": reason, "message": message}
+
+
+def _role_document(role: RoleStatus) -> dict:
+    """A RoleStatus as the controller writes it: counts of zero left out (omitempty)."""
+    counts = {"replicas": role.replicas, "readyReplicas": role.ready, "updatedReplicas": role.updated}
+    return {"name": role.name} | {key: value for key, value in counts.items() if value}
 
 
 def to_document(status: SetStatus, now: str) -> dict:
@@ -120,18 +144,19 @@ def to_document(status: SetStatus, now: str) -> dict:
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {"name": status.name, "namespace": status.namespace},
-        "status": {
-            "roleStatuses": [
-                {"name": r.name, "replicas": r.replicas, "readyReplicas": r.ready, "updatedReplicas": r.updated}
-                for r in status.roles
-            ],
-            "conditions": conditions(status, now),
-        },
+        "status": _status_document(status, now),
         "slices": [_slice_document(report) for report in status.slices],
         "revision": status.revision,
         "staleLeaderWorkerSets": list(status.stale),
         "problems": list(status.problems),
     }
+
+
+def _status_document(status: SetStatus, now: str) -> dict:
+    document = {"roleStatuses": [_role_document(r) for r in status.roles], "conditions": conditions(status, now)}
+    if status.generation is not None:
+        document["observedGeneration"] = status.generation
+    return document
 
 
 def _slice_document(report: SliceReport) -> dict:

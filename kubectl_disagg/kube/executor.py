@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.kube.api_errors import NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
@@ -22,6 +23,14 @@ from kubectl_disagg.kube.session import Session, side_by_side
 
 # A granted permission is trusted for one lease term.
 PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
+# A delete refused because a status write moved the object is sent again this often at most.
+DELETE_ATTEMPTS = 5
+
+
+def _still_drained(obj: dict) -> bool:
+    """What a reconcile Delete relies on: the object is still ours, and an LWS still at 0 replicas."""
+    ours = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER
+    return ours and (obj.get("kind") != "LeaderWorkerSet" or (obj.get("spec") or {}).get("replicas", 1) == 0)
 
 
 def scale_patch(action: Scale) -> list[dict]:
@@ -169,10 +178,27 @@ class ClusterExecutor(Session):
         elif isinstance(action, Annotate):
             self._json_patch(LWS, namespace, action.name, annotate_patch(action), dry_run)
         elif isinstance(action, Delete):
-            self.client.delete(BY_KIND[action.kind], namespace, action.name, action.uid, action.resource_version,
-                               dry_run=dry_run)
+            self._delete_pinned(BY_KIND[action.kind], namespace, action.name, action.uid, action.resource_version,
+                                _still_drained, dry_run=dry_run)
         else:  # pragma: no cover - reconcile returns nothing else
             raise TypeError(f"unknown action {action!r}")
+
+    def _delete_pinned(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str,
+                       still_holds: Callable[[dict], bool], **options) -> None:
+        """A delete pinned to the uid and resourceVersion read. Refused (409) because the object
+        moved since, it is read again: when it is the same object and `still_holds` for it
+        (what the decision relied on; a controller's status write changes neither), the delete
+        goes again pinned to the version just read; otherwise the Conflict stands."""
+        for _ in range(DELETE_ATTEMPTS - 1):
+            try:
+                self.client.delete(resource, namespace, name, uid, resource_version, **options)
+                return
+            except Conflict:
+                current = self.client.get(resource, namespace, name)
+                if current["metadata"].get("uid") != uid or not still_holds(current):
+                    raise
+                resource_version = current["metadata"]["resourceVersion"]
+        self.client.delete(resource, namespace, name, uid, resource_version, **options)
 
     def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list,
                     dry_run: bool = False) -> None:
@@ -187,10 +213,31 @@ class ClusterExecutor(Session):
         self.forget_watched()
         self._json_patch(BY_KIND[kind], namespace, name, operations)
 
-    def clear_set_status(self, name: str, namespace: str) -> None:
-        """Remove what the controller wrote in a stored set's status (see `handover`)."""
-        self.client.patch_status(DISAGGREGATED_SET, namespace, name,
-                                 {"observedGeneration": None, "conditions": None, "roleStatuses": None})
+    def orphan_set(self, stored: dict, timeout: float | None) -> None:
+        """Delete the stored set as read (uid and resourceVersion pinned), orphaning its objects,
+        and wait for the garbage collector to let it go (see `handover`): watched, not polled;
+        a `UserError` after `timeout` seconds (None: no limit)."""
+        metadata = stored["metadata"]
+        name, namespace = metadata["name"], metadata["namespace"]
+        generation = metadata.get("generation")
+        try:
+            self._delete_pinned(DISAGGREGATED_SET, namespace, name, metadata["uid"], metadata["resourceVersion"],
+                                lambda now: now["metadata"].get("generation") == generation, propagation="Orphan")
+        except NotFound:
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                version = self.client.get(DISAGGREGATED_SET, namespace, name)["metadata"]["resourceVersion"]
+            except NotFound:
+                return
+            left = 60.0 if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                raise UserError(f"disaggregatedset/{name} is deleted but still waits for the garbage collector to "
+                                "orphan its objects (is kube-controller-manager running?); run the hand-over "
+                                "again to wait for it")
+            self.client.watch(DISAGGREGATED_SET, namespace, "", version, min(left, 60.0),
+                              field_selector=f"metadata.name={name}")
 
     def record_event(self, event: dict) -> None:
         """Create one Event (see `events.event_object`)."""

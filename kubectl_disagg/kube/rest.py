@@ -265,12 +265,13 @@ class RestClient:
                       {"status": dict(status)}, MERGE_PATCH, repeatable=True)
 
     def delete(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str, *,
-               dry_run: bool = False) -> None:
+               dry_run: bool = False, propagation: str = "Background") -> None:
         """DELETE with uid and resourceVersion preconditions. Sent again after a lost answer: a
         404 then means the object with that uid is gone, which is what was asked."""
         # Background: the LWS's StatefulSets and pods go through the garbage collector, the
         # same as `kubectl delete`; the preconditions make a stale delete fail with 409.
-        options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
+        # Orphan: the collector removes the object's ownerReferences from its dependents instead.
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation,
                    "preconditions": {"uid": uid, "resourceVersion": resource_version}}
         if dry_run:  # in the body: a DELETE with a body ignores the options in its query
             options["dryRun"] = ["All"]

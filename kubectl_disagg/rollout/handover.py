@@ -1,20 +1,25 @@
 """Handing a running set between kubectl-disagg and the upstream controller.
 
 `plan_handover` is pure; `prepare` reads what it needs from the cluster and `carry_out` writes
-the plan's patches.
+the plan.
 
 Both name and label a set's objects alike (the controller's revision, byte for byte), so a
 hand-over changes only who may act on them, never a pod template: nothing restarts.
 
-- to the controller: each LWS and Service gets the ownerReference the controller requires
-  (the stored DisaggregatedSet as controller, its UID); our managed-by label stays (the
-  controller filters by ownership and labels it does not look at are inert), and `rollout
+- to the controller: each LWS and Service gets the ownerReference the controller stamps on what
+  it creates (the stored DisaggregatedSet as controller, its UID); our managed-by label stays
+  (the controller filters by ownership and labels it does not look at are inert), and `rollout
   step` refuses the set from then on.
-- to kubectl-disagg (the controller stopped first): each object gets the managed-by label and
-  loses the ownerReference naming the set as controller (kept, `rollout step` would refuse the
-  set; other ownerReferences stay). The objects then outlive a deletion of the stored set, as
-  every kubectl-disagg object does. The set's status, written by the controller, is cleared so
-  `rollout step NAME` does not take it for a running controller (see `controller`).
+- to kubectl-disagg, with the controller running: the DisaggregatedSet controller lives in the
+  LWS manager, whose LWS webhooks refuse every LWS write while it is stopped, so it cannot be
+  stopped for this. Each object gets the managed-by label, then the stored set is deleted with
+  `propagationPolicy: Orphan` (pinned to its uid and resourceVersion): the garbage collector
+  removes the set's ownerReference from every dependent before the set goes, so the controller
+  never sees a stored set whose objects it does not own (it would write a status and refuse, in
+  a loop, to adopt them). The set then lives in its files (`rollout step -f`): stored again, the
+  controller would take it back. Refused mid-rollout: while the collector orphans the objects
+  one by one, the controller still acts on those it owns, and a rollout step taken on half of
+  a revision group would not be the one either side plans.
 
 Every object must be adoptable, or nothing is changed: an object carrying the set's name label
 that neither side manages, one whose name does not match its labels, or one another controller
@@ -23,7 +28,6 @@ owns refuses the whole hand-over.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -44,19 +48,22 @@ class Change:
 
 @dataclass(frozen=True)
 class Handover:
+    """`orphan`: to the plugin, the stored set's orphaning delete (what it says), else None."""
+
     direction: str
     set_name: str
     changes: tuple[Change, ...]
     unchanged: tuple[str, ...]  # kind/name already on the receiving side
     refusal: tuple[str, ...]
+    orphan: str | None = None
 
 
 def owner_reference(stored: Mapping[str, Any]) -> dict:
-    """The ownerReference the controller stamps on the set's LWS and Services."""
+    """The ownerReference the controller stamps on the set's LWS and Services (its
+    lws_manager.go and service_manager.go: controller, no blockOwnerDeletion)."""
     metadata = stored.get("metadata") or {}
     return {"apiVersion": stored.get("apiVersion", f"{naming.SET_GROUP}/v1"), "kind": naming.SET_KIND,
-            "name": metadata.get("name", ""), "uid": metadata.get("uid", ""),
-            "controller": True, "blockOwnerDeletion": True}
+            "name": metadata.get("name", ""), "uid": metadata.get("uid", ""), "controller": True}
 
 
 def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mapping[str, Any]]) -> Handover:
@@ -84,43 +91,48 @@ def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mappi
         elif direction == TO_CONTROLLER:
             changes.append(Change(live.kind, live.name, _pinned(obj, _add_owner(owners, stored)),
                                   f"{subject}: add ownerReference disaggregatedset/{set_name} (controller, uid {uid})"))
-        elif ours and not theirs:
+        elif ours:
             unchanged.append(subject)
         else:
-            patch = [] if ours else [_add_label(obj)]
-            kept = [o for o in owners if not (o.get("controller") is True and o.get("uid") == uid)]
-            patch.append({"op": "replace", "path": "/metadata/ownerReferences", "value": kept})
-            changes.append(Change(live.kind, live.name, _pinned(obj, patch),
-                                  f"{subject}: " + ("" if ours else f"label {naming.MANAGED_BY_LABEL}="
-                                                    f"{naming.MANAGER}, ") + "remove the controller ownerReference"))
+            changes.append(Change(live.kind, live.name, _pinned(obj, [_add_label(obj)]),
+                                  f"{subject}: label {naming.MANAGED_BY_LABEL}={naming.MANAGER}"))
     if not uid:
         refusal.append(f"disaggregatedset/{set_name} has no uid to own objects with")
-    return Handover(direction, set_name, tuple(changes), tuple(unchanged), tuple(refusal))
+    orphan = None
+    if direction == TO_PLUGIN:
+        refusal.extend(_mid_rollout(set_name, objects))
+        orphan = (f"disaggregatedset/{set_name}: delete it with propagationPolicy=Orphan (uid {uid}); the garbage "
+                  "collector removes its ownerReference from every LWS, Service and RoleScaler, which stay")
+    return Handover(direction, set_name, tuple(changes), tuple(unchanged), tuple(refusal), orphan)
 
 
-CONTROLLER_RUNNING = ("stop the DisaggregatedSet controller first (it runs inside the LWS controller from "
-                      "LWS v0.9 on), then pass --controller-stopped")
+def _mid_rollout(set_name: str, objects: list[Mapping[str, Any]]) -> list[str]:
+    revisions: dict[str, set[str]] = {}
+    for obj in objects:
+        if obj.get("kind") == "LeaderWorkerSet":
+            identity = lws_from_object(obj).identity
+            revisions.setdefault(identity.slice, set()).add(identity.revision)
+    return [f"disaggregatedset/{set_name} is mid-rollout (slice {slice_index} has revisions "
+            f"{', '.join(sorted(found))}): the controller acts on what it still owns while its objects are "
+            "orphaned one by one; hand it over once the rollout is complete"
+            for slice_index, found in sorted(revisions.items()) if len(found) > 1]
 
 
-def prepare(cluster, direction: str, name: str, namespace: str, *, controller_stopped: bool = False,
-            dry_run: bool = False) -> tuple[dict, Handover]:
-    """The stored set and its hand-over, read from the cluster; to the plugin, refused unless
-    the controller was declared stopped (a dry run only shows what would change)."""
+def prepare(cluster, direction: str, name: str, namespace: str) -> tuple[dict, Handover]:
+    """The stored set and its hand-over, read from the cluster."""
     stored = cluster.get_set(name, namespace)
-    plan = plan_handover(direction, stored, list(cluster.snapshot(name, namespace).objects.values()))
-    if direction == TO_PLUGIN and not controller_stopped and not dry_run:
-        plan = dataclasses.replace(plan, refusal=(*plan.refusal, CONTROLLER_RUNNING))
-    return stored, plan
+    return stored, plan_handover(direction, stored, list(cluster.snapshot(name, namespace).objects.values()))
 
 
-def carry_out(cluster, stored: Mapping[str, Any], plan: Handover, namespace: str) -> None:
-    """Write the plan's patches, one object at a time: cut short, running the hand-over again
-    finishes the rest (the objects already handed over are unchanged then). To the plugin, the
-    set's controller-written status is cleared last."""
+def carry_out(cluster, stored: Mapping[str, Any], plan: Handover, namespace: str, timeout: float | None) -> None:
+    """Write the plan's patches, one object at a time, then (to the plugin) delete the stored
+    set orphaning its objects and wait, up to `timeout` seconds, until the garbage collector has
+    let it go. Cut short, running the hand-over again finishes the rest (the objects already
+    handed over are unchanged then)."""
     for change in plan.changes:
         cluster.patch_object(change.kind, namespace, change.name, list(change.patch))
-    if plan.direction == TO_PLUGIN and (stored.get("status") or {}):
-        cluster.clear_set_status(plan.set_name, namespace)
+    if plan.orphan:
+        cluster.orphan_set(stored, timeout)
 
 
 def _expected_name(set_name: str, live) -> str:

@@ -25,8 +25,7 @@ SET_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{}/disaggregatedsets/{
 
 def controller_owner(stored: dict) -> dict:
     return {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-            "name": stored["metadata"]["name"], "uid": stored["metadata"]["uid"],
-            "controller": True, "blockOwnerDeletion": True}
+            "name": stored["metadata"]["name"], "uid": stored["metadata"]["uid"], "controller": True}
 
 
 def hand_to_controller(stepper: Stepper, stored: dict) -> list[str]:

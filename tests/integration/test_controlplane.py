@@ -60,7 +60,14 @@ def scale_lws(cp: ControlPlane, namespace: str, name: str, replicas: int) -> dic
 
 
 def status_of(cp: ControlPlane, namespace: str, name: str) -> dict:
-    return get_lws(cp, namespace, name).get("status") or {}
+    """The LWS's status counts (its conditions: `conditions_of`)."""
+    status = dict(get_lws(cp, namespace, name).get("status") or {})
+    status.pop("conditions", None)
+    return status
+
+
+def conditions_of(cp: ControlPlane, namespace: str, name: str) -> list[tuple[str, str]]:
+    return [(c["type"], c["status"]) for c in (get_lws(cp, namespace, name).get("status") or {}).get("conditions", [])]
 
 
 def leftover_processes(marker: str) -> list[int]:
@@ -202,6 +209,54 @@ def test_simulator_follows_spec_replicas(control_plane, namespace, lws_simulator
         "replicas": 5, "readyReplicas": 5, "updatedReplicas": 5, "observedGeneration": 2}
 
 
+def test_simulator_keeps_conditions_as_the_lws_controller_does(control_plane, namespace, lws_simulator):
+    # The LWS controller adds Available the first time it holds and only flips it afterwards:
+    # an LWS that was ever available keeps the condition through a scale-up.
+    create_lws(control_plane, namespace, "grows", 2)
+    lws_simulator.never_ready("grows")
+    lws_simulator.sync(namespace)
+    assert conditions_of(control_plane, namespace, "grows") == [("Progressing", "True")]
+    lws_simulator.healthy("grows")
+    lws_simulator.sync(namespace)
+    assert conditions_of(control_plane, namespace, "grows") == [("Progressing", "False"), ("Available", "True")]
+    scale_lws(control_plane, namespace, "grows", 3)
+    lws_simulator.partially_ready(2, name="grows")
+    lws_simulator.sync(namespace)
+    assert conditions_of(control_plane, namespace, "grows") == [("Progressing", "True"), ("Available", "False")]
+
+
+def test_simulator_reports_a_new_lws_at_zero_with_no_counts_and_only_available(control_plane, namespace,
+                                                                              lws_simulator):
+    create_lws(control_plane, namespace, "empty", 0)
+    lws_simulator.sync(namespace)
+    assert status_of(control_plane, namespace, "empty") == {"observedGeneration": 1}
+    assert conditions_of(control_plane, namespace, "empty") == [("Available", "True")]
+
+
+def test_simulator_advances_a_scale_the_way_the_lws_controller_reports_it(control_plane, namespace, lws_simulator):
+    create_lws(control_plane, namespace, "moving", 3)
+    lws_simulator.sync(namespace)
+    scale_lws(control_plane, namespace, "moving", 5)
+    # Up: the new generation observed first, the groups being created updated but not yet
+    # counted or ready; then there.
+    assert lws_simulator.advance(namespace) == ["moving"]
+    assert status_of(control_plane, namespace, "moving") == {
+        "replicas": 3, "readyReplicas": 3, "updatedReplicas": 5, "observedGeneration": 2}
+    assert conditions_of(control_plane, namespace, "moving") == [("Available", "False"), ("Progressing", "True")]
+    assert lws_simulator.advance(namespace) == ["moving"]
+    assert status_of(control_plane, namespace, "moving") == {
+        "replicas": 5, "readyReplicas": 5, "updatedReplicas": 5, "observedGeneration": 2}
+    # Down: observed at once, the groups being removed still counted and ready for a while.
+    scale_lws(control_plane, namespace, "moving", 2)
+    lws_simulator.advance(namespace)
+    assert status_of(control_plane, namespace, "moving") == {
+        "replicas": 5, "readyReplicas": 5, "updatedReplicas": 5, "observedGeneration": 3}
+    lws_simulator.advance(namespace)
+    assert status_of(control_plane, namespace, "moving") == {
+        "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2, "observedGeneration": 3}
+    assert lws_simulator.advance(namespace) == []
+
+
 def test_simulator_sync_honours_label_selector(control_plane, namespace, lws_simulator):
     create_lws(control_plane, namespace, "mine", 1, labels={"team": "a"})
     create_lws(control_plane, namespace, "theirs", 1, labels={"team": "b"})
@@ -214,8 +269,8 @@ def test_simulator_never_ready(control_plane, namespace, lws_simulator):
     create_lws(control_plane, namespace, "fine", 2)
     lws_simulator.never_ready("stuck")
     lws_simulator.sync(namespace)
-    assert status_of(control_plane, namespace, "stuck") == {
-        "replicas": 2, "readyReplicas": 0, "updatedReplicas": 2, "observedGeneration": 1}
+    assert status_of(control_plane, namespace, "stuck") == {  # zero left out, as the LWS API does
+        "replicas": 2, "updatedReplicas": 2, "observedGeneration": 1}
     assert status_of(control_plane, namespace, "fine")["readyReplicas"] == 2
 
 
@@ -235,7 +290,7 @@ def test_simulator_latest_rule_wins(control_plane, namespace, lws_simulator):
     lws_simulator.never_ready(labels={"set": "x"})
     lws_simulator.healthy(predicate=lambda lws: lws["metadata"]["name"] == "b")
     lws_simulator.sync(namespace)
-    assert status_of(control_plane, namespace, "a")["readyReplicas"] == 0
+    assert "readyReplicas" not in status_of(control_plane, namespace, "a")  # zero: left out
     assert status_of(control_plane, namespace, "b")["readyReplicas"] == 2
 
 
@@ -248,7 +303,8 @@ def test_simulator_stale_leaves_status_behind(control_plane, namespace, lws_simu
     assert lws_simulator.sync(namespace) == []
     lws = get_lws(control_plane, namespace, "frozen")
     assert lws["metadata"]["generation"] == 2
-    assert lws["status"] == {"replicas": 2, "readyReplicas": 2, "updatedReplicas": 2, "observedGeneration": 1}
+    assert status_of(control_plane, namespace, "frozen") == {
+        "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2, "observedGeneration": 1}
 
 
 def test_simulator_legacy_controller_omits_observed_generation(control_plane, namespace, api_client):
@@ -279,8 +335,10 @@ def test_simulator_background_mode_follows_after_delay(control_plane, namespace,
         assert time.monotonic() - started >= delay
 
         scale_lws(control_plane, namespace, "bg", 3)
+        # Half way the new generation is observed with the new group not yet ready, then it is.
         wait_for(lambda: status_of(control_plane, namespace, "bg").get("observedGeneration") == 2)
-        assert status_of(control_plane, namespace, "bg")["readyReplicas"] == 3
+        wait_for(lambda: status_of(control_plane, namespace, "bg").get("readyReplicas") == 3)
+        assert status_of(control_plane, namespace, "bg")["observedGeneration"] == 2
     assert lws_simulator.errors == []
 
 

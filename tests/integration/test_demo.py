@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from tests.conftest import REPO
+from testenv.upstream import unavailable_reason
 
 
 def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
@@ -21,3 +22,7 @@ def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
     assert out.count(": Available") == 2
     assert "rollout to revision" in out and "dry run" in out
     assert "cleaning up" in out.splitlines()[-1]
+    # It says what plays the LWS controller: the real one where its source is beside the clone.
+    real = unavailable_reason() is None
+    assert ("starting the upstream stack" in out) == real
+    assert ("the LWS status simulator plays the LWS controller" in out) == (not real)

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.commands.rollout_step import EXIT_OK, EXIT_REFUSED
-from tests.integration.test_beside_controller import SERVICE_PATH, SET_PATH, cli, controller_owner
+from kubectl_disagg.commands.rollout_step import EXIT_REFUSED
+from tests.integration.test_beside_controller import SERVICE_PATH, cli, controller_owner
 from tests.integration.test_revision_stored import store
 from tests.integration.test_rollout_step import SET, Stepper, write_set
 
@@ -35,7 +35,7 @@ def deployed(stepper: Stepper, tmp_path) -> dict:
     return stored
 
 
-def test_plugin_to_controller_and_back_changes_ownership_only(stepper, tmp_path):
+def test_plugin_to_controller_changes_ownership_only(stepper, tmp_path):
     stored = deployed(stepper, tmp_path)
     before = every_object(stepper)
     assert len(before) == 8
@@ -60,23 +60,7 @@ def test_plugin_to_controller_and_back_changes_ownership_only(stepper, tmp_path)
     code, out, _ = cli(stepper, "handover", "to-controller", *args)
     assert code == 0 and out.count("already handed over") == 8
 
-    # The controller writes status; stopping it is the user's part.
-    stored = stepper.control_plane.request("GET", SET_PATH.format(stepper.namespace, SET))
-    stored["status"] = {"observedGeneration": 1}
-    stepper.control_plane.request("PUT", SET_PATH.format(stepper.namespace, SET) + "/status", stored)
-    code, _, err = cli(stepper, "handover", "to-plugin", *args)
-    assert code == EXIT_REFUSED and "--controller-stopped" in err
-    code, out, err = cli(stepper, "handover", "to-plugin", *args, "--controller-stopped")
-    assert code == 0, err
-    back = every_object(stepper)
-    for key, obj in back.items():
-        assert obj["metadata"].get("ownerReferences", []) == [], key
-        assert obj["metadata"]["labels"][naming.MANAGED_BY_LABEL] == naming.MANAGER, key
-        assert obj["spec"] == before[key]["spec"], key
-    assert "status" not in stepper.control_plane.request("GET", SET_PATH.format(stepper.namespace, SET)) or not \
-        stepper.control_plane.request("GET", SET_PATH.format(stepper.namespace, SET))["status"]
-    code, out, err = cli(stepper, "rollout", "step", *args)  # the plugin steps it again
-    assert code == EXIT_OK, err
+    # Back to the plugin needs the garbage collector: tests/integration/test_upstream_handover.py.
 
 
 def test_an_object_that_would_not_be_adopted_refuses_the_whole_handover(stepper, tmp_path):

@@ -117,6 +117,22 @@ def test_steady_state_scale_up_and_down_is_not_a_rollout(cluster):
     assert_matches_render(smaller, cluster)
 
 
+def test_a_scale_down_waits_until_the_lws_reports_its_groups_gone(cluster):
+    # The real LWS controller observes a scale-down at once but reports the groups it is still
+    # removing, ready, for a while: not settled until status.replicas comes down too.
+    drive(make_set({"prefill": 2, "decode": 1}), cluster)
+    smaller = make_set({"prefill": 1, "decode": 1})
+    cluster.execute(reconcile(smaller, cluster.snapshot("llm")).actions)
+    cluster.settle()
+    prefill = next(o for name, o in cluster.lws().items() if name.endswith("-prefill"))
+    prefill["status"].update(replicas=2, readyReplicas=1, updatedReplicas=2)
+    result = reconcile(smaller, cluster.snapshot("llm"))
+    assert not result.complete
+    assert result.slices[0].waiting_for == ("prefill: 1 of 2 groups still being removed",)
+    cluster.settle()
+    assert reconcile(smaller, cluster.snapshot("llm")).complete
+
+
 def test_template_change_follows_the_worked_check(cluster):
     """§5's worked check, through reconcile: (5,2)→(5,2), surge 2, unavailable 1."""
     rolling = {"prefill": {"maxSurge": 2, "maxUnavailable": 1}, "decode": {"maxSurge": 2, "maxUnavailable": 1}}

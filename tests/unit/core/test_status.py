@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from kubectl_disagg.views.status_text import format_text
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import derive_status, to_document
@@ -28,8 +30,44 @@ def test_available_once_every_role_is_ready_at_the_target_revision():
         {"name": "prefill", "replicas": 4, "readyReplicas": 4, "updatedReplicas": 4},
         {"name": "decode", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2},
     ]
+    # The controller's order: Progressing (there from the start), then Available (added once true).
     assert [(c["type"], c["status"], c["reason"]) for c in doc["conditions"]] == [
-        ("Available", "True", "AllRolesReady"), ("Progressing", "False", "AllRolesReady")]
+        ("Progressing", "False", "AllRolesReady"), ("Available", "True", "AllRolesReady")]
+    assert {c["message"] for c in doc["conditions"]} == {
+        "All roles have reached their desired replica count, ready and updated to the current revision"}
+
+
+def test_before_first_availability_only_progressing_with_the_controllers_message():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 2, "decode": 1})
+    cluster.execute(reconcile(ds, cluster.snapshot("llm")).actions)
+    cluster.settle(ready_cap=lambda name, replicas: 0 if name.endswith("decode") else replicas)
+    (condition,) = to_document(status_of(ds, cluster), NOW)["status"]["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == ("Progressing", "True", "RolloutInProgress")
+    assert condition["message"] == ("Not all roles have reached their desired replica count, ready and updated "
+                                    "to the current revision")
+
+
+def test_zero_counts_are_left_out_as_the_controller_omits_them():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 2, "decode": 1})
+    cluster.execute(reconcile(ds, cluster.snapshot("llm")).actions)
+    cluster.settle(ready_cap=lambda name, replicas: 0 if name.endswith("decode") else replicas)
+    doc = to_document(status_of(ds, cluster), NOW)["status"]
+    assert doc["roleStatuses"] == [{"name": "prefill", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2},
+                                   {"name": "decode", "replicas": 1, "updatedReplicas": 1}]
+    assert "observedGeneration" not in doc  # a file has no generation
+
+
+def test_a_stored_sets_generation_is_observed_in_status_and_every_condition():
+    cluster = MemoryCluster(NS)
+    ds = make_set({"prefill": 1, "decode": 1})
+    drive(ds, cluster)
+    stored = dataclasses.replace(ds, source=ds.source._replace(
+        data={**ds.source.data, "metadata": {**ds.source.data["metadata"], "generation": 7}}))
+    doc = to_document(status_of(stored, cluster), NOW)["status"]
+    assert doc["observedGeneration"] == 7
+    assert [c["observedGeneration"] for c in doc["conditions"]] == [7, 7]
 
 
 def test_mid_rollout_counts_all_revisions_but_updated_only_the_target():
@@ -96,8 +134,8 @@ def test_slices_saying_the_same_thing_share_a_line():
     text = format_text(status_of(ds, cluster), NOW)
     assert "  slices 0-3 waiting for: prefill: 0/2 ready; decode: 0/1 ready" in text
     conditions = [line for line in text.splitlines() if line.startswith("  Progressing=True")]
-    assert conditions == ["  Progressing=True (RolloutInProgress): prefill: 0/8 ready, 8/8 updated; "
-                          "decode: 0/4 ready, 4/4 updated"]
+    assert conditions == ["  Progressing=True (RolloutInProgress): Not all roles have reached their desired "
+                          "replica count, ready and updated to the current revision"]
 
 
 def test_grouping_keeps_runs_apart():

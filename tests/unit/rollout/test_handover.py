@@ -25,16 +25,30 @@ def test_to_controller_adds_the_owner_reference_pinned_to_the_version_read():
     (change,) = plan.changes
     assert change.patch == ({"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
                             {"op": "add", "path": "/metadata/ownerReferences", "value": [OWNER]})
+    # As the controller stamps it (its lws_manager.go): controller, no blockOwnerDeletion.
     assert OWNER == {**{k: STORED[k] for k in ("apiVersion", "kind")}, "name": "llm", "uid": "u-1",
-                     "controller": True, "blockOwnerDeletion": True}
+                     "controller": True}
 
 
-def test_to_plugin_labels_and_drops_only_the_sets_controller_reference():
+def test_to_plugin_labels_and_leaves_the_references_to_the_orphaning_delete():
     other = {"apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "u-9"}
-    (change,) = plan_handover(TO_PLUGIN, STORED, [lws(managed=False, owners=[OWNER, other])]).changes
-    assert change.patch[1:] == (
-        {"op": "add", "path": "/metadata/labels/app.kubernetes.io~1managed-by", "value": naming.MANAGER},
-        {"op": "replace", "path": "/metadata/ownerReferences", "value": [other]})
+    plan = plan_handover(TO_PLUGIN, STORED, [lws(managed=False, owners=[OWNER, other]),
+                                             lws("llm-0-abcd1234-decode", owners=[OWNER], role="decode")])
+    (change,) = plan.changes
+    assert change.patch == ({"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+                            {"op": "add", "path": "/metadata/labels/app.kubernetes.io~1managed-by",
+                             "value": naming.MANAGER})
+    assert plan.unchanged == ("leaderworkerset/llm-0-abcd1234-decode",)
+    assert plan.refusal == () and "propagationPolicy=Orphan (uid u-1)" in plan.orphan
+    assert plan_handover(TO_CONTROLLER, STORED, [lws()]).orphan is None
+
+
+def test_to_plugin_refuses_a_set_mid_rollout():
+    objects = [lws(owners=[OWNER]), lws("llm-0-ffff0000-prefill", owners=[OWNER])]
+    objects[1]["metadata"]["labels"][naming.REVISION_LABEL] = "ffff0000"
+    (refusal,) = plan_handover(TO_PLUGIN, STORED, objects).refusal
+    assert refusal.startswith("disaggregatedset/llm is mid-rollout (slice 0 has revisions abcd1234, ffff0000)")
+    assert plan_handover(TO_CONTROLLER, STORED, objects).refusal == ()
 
 
 def test_anything_not_adoptable_refuses():
