@@ -15,7 +15,7 @@ import copy
 import pytest
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from tests.integration.test_rollout_step import assert_matches_render
 from tests.upstream_cluster import POD_PATH, Side, set_document, with_images
 
