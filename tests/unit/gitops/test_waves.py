@@ -19,7 +19,7 @@ from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import parse_state
-from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.unit.core.test_reconcile import NS, make_set
 from tests.unit.gitops.test_step import deploy
 
@@ -131,11 +131,7 @@ def paced_objects():
 
 @pytest.mark.parametrize("name", ["suspended-at-gate", "degraded-aborted"])
 def test_the_health_testdata_is_what_the_plugin_emits_under_a_policy(name, request):
-    path = HEALTH / "testdata" / f"{name}.yaml"
-    text = to_yaml(paced_objects()[name])
-    if request.config.getoption("--update-golden"):
-        path.write_text(text)
-    assert path.read_text() == text, "run pytest --update-golden"
+    check_state_testdata(request, name, paced_objects()[name])
 
 
 def test_the_pull_request_of_the_step_that_opens_a_wave_names_it():
