@@ -2,17 +2,22 @@
 
 Every command runs through the click command tree in `commands/root.py`. `main` turns
 UserError into `FILE:LINE: path: message` lines on stderr with exit code 1, and never shows a
-traceback. kubectl's completion requests (`kubectl_complete-disagg`) enter through
+traceback. SIGTERM and SIGHUP stop a command as Ctrl-C does (a `rollout step` finishes the
+write unit under way and releases its Lease), exiting 128 + the signal's number. kubectl's completion requests (`kubectl_complete-disagg`) enter through
 `commands/complete.py`, so a command never loads the completion engine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 
 import click
 
+from kubectl_disagg.commands._options import kubectl_spellings
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import UserError
 
@@ -21,12 +26,42 @@ def main(argv: list[str] | None = None) -> None:
     """The process entry point (argv None: the command line); raises SystemExit like any click
     program, so that it can be called in-process."""
     args = sys.argv[1:] if argv is None else list(argv)
-    sys.exit(_guarded(lambda: _run_click(args)))
+    with _terminations_interrupt():
+        sys.exit(_guarded(lambda: _run_click(args)))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, taken as Ctrl-C is: `signum` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _terminations_interrupt():
+    """While a command runs, SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt) in the
+    main thread, as SIGINT does, instead of ending the process where it stands: the unit of
+    writes under way ends whole and the Lease is released. Their handlers before are put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may handle signals (an in-process caller's thread)
+        return
+    wanted = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    before = {signum: signal.signal(signum, _raise_terminated) for signum in wanted}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def _run_click(args: list[str]) -> int:
     try:
-        code = cli.main(args=args, prog_name="kubectl-disagg", standalone_mode=False)
+        code = cli.main(args=kubectl_spellings(args), prog_name="kubectl-disagg", standalone_mode=False)
     except click.exceptions.Abort as err:
         if isinstance(err.__cause__, KeyboardInterrupt):  # Ctrl-C: said once, by `_guarded`
             raise err.__cause__ from None
@@ -53,6 +88,9 @@ def _guarded(run) -> int:
         for line in err.lines():
             print(line, file=sys.stderr)
         return 1
+    except Terminated as terminated:
+        print(f"Terminated ({terminated}).", file=sys.stderr)
+        return 128 + terminated.signum
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return 130

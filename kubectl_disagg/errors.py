@@ -7,10 +7,12 @@ from dataclasses import dataclass
 
 # What must not reach a terminal raw from a message: whatever str.splitlines() splits on (one
 # problem stays one line, whatever the input held) and every other control character (C0 but the
-# tab, DEL, C1: an ESC from a manifest value would colour or rewrite the terminal). Compiled on
+# tab, DEL, C1: an ESC from a manifest value would colour or rewrite the terminal), and the
+# bidirectional controls (Unicode's Bidi_Control: U+061C, U+200E-F, U+202A-E, U+2066-9), which make
+# a terminal show a message's text in another order than it holds (CVE-2021-42574). Compiled on
 # first use (re caches it): a class with characters beyond Latin-1 takes milliseconds to compile,
 # and a command that succeeds never prints a problem.
-_UNPRINTABLE = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]"
+_UNPRINTABLE = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
 
 
 def escaped(text: str) -> str:

@@ -14,6 +14,10 @@ leaderworkersets and services and applies the armed fault to the Nth one. A TCP 
 toxiproxy toxic) is added by faultproxy itself when the Nth write arrives, and taken away
 once the connection closed or the client sent its next request; meanwhile every other request
 and every new connection waits, so the toxic hits that one answer and nothing else.
+
+`ApiServerRestart` kills the control plane's kube-apiserver (SIGKILL, as a crash) and starts it
+again with the same flags on the same port, over the same etcd: for a client, connections are
+refused until it is back.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -31,6 +37,8 @@ from typing import Any
 import yaml
 
 from testenv.controlplane import REPO_ROOT, ControlPlane, ControlPlaneError, _free_ports, _Process
+
+RESTART_TIMEOUT = 180.0  # a loaded 2-core machine starts kube-apiserver in 10 to 60 s
 
 BUILD_SCRIPT = REPO_ROOT / "hack" / "build-faults.sh"
 BINARIES = ("toxiproxy-server", "faultproxy")
@@ -197,3 +205,49 @@ class FaultPath:
             "cluster": CONTEXT, "user": "admin", "namespace": "default"}})
         self.kubeconfig.write_text(yaml.safe_dump(config, sort_keys=False))
         self.kubeconfig.chmod(0o600)
+
+
+class ApiServerRestart:
+    """Kill `control_plane`'s kube-apiserver now (`kill`, synchronous: once it returns nothing
+    answers) and start it again from a thread after `down` seconds (`back` is set once it is
+    ready again; `seconds_down` then says for how long nothing answered)."""
+
+    def __init__(self, control_plane: ControlPlane, down: float = 1.0):
+        self.cp, self.down = control_plane, down
+        self.back = threading.Event()
+        self.seconds_down = 0.0
+        self.error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def kill(self) -> None:
+        old = self.cp._apiserver
+        assert old is not None and old.running(), "kube-apiserver is not running"
+        argv, log = list(old.popen.args), old.log_path
+        old._signal_group(signal.SIGKILL)
+        old.popen.wait()
+        old._log.close()
+        killed = time.monotonic()
+        self._thread = threading.Thread(target=self._start_again, args=(argv, log, killed), daemon=True)
+        self._thread.start()
+
+    def _start_again(self, argv: list[str], log: Path, killed: float) -> None:
+        try:
+            time.sleep(self.down)
+            self.cp._apiserver = process = _Process("kube-apiserver", argv, log.with_name("kube-apiserver-restarted.log"))
+            self.cp._wait(process, f"{self.cp.server}/readyz", time.monotonic() + RESTART_TIMEOUT,
+                          lambda body: body.strip() == b"ok")
+            self.seconds_down = time.monotonic() - killed
+        except BaseException as error:  # noqa: BLE001 - reported by wait()
+            self.error = error
+        finally:
+            self.back.set()
+        # kube-apiserver dies with the thread that started it (PR_SET_PDEATHSIG, see
+        # controlplane._die_with_parent): this one lives as long as the process.
+        threading.Event().wait()
+
+    def wait(self, timeout: float = RESTART_TIMEOUT + 30) -> float:
+        """Until kube-apiserver answers again; the seconds it was down."""
+        assert self.back.wait(timeout), "kube-apiserver did not come back"
+        if self.error is not None:
+            raise self.error
+        return self.seconds_down

@@ -55,3 +55,21 @@ def require_vectors() -> list[dict]:
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden from the current output")
+
+
+class _Sets(list):
+    @property
+    def sets(self) -> list:
+        return list(self)
+
+
+def load_sets(paths, recursive: bool = False) -> _Sets:
+    """The sets of -f inputs, read as every command reads them (`gitops.directory`, states
+    not read): `load_sets(paths).sets`."""
+    from kubectl_disagg.gitops import directory
+
+    return _Sets(entry.ds for entry in directory.read(list(paths), directory.Reading(recursive), states=False).sets)
+
+
+def sets_from_files(paths, recursive: bool = False) -> list:
+    return load_sets(paths, recursive).sets

@@ -2,8 +2,8 @@
 
 Argo CD's sidecar runs `kubectl-disagg cmp generate` in the application's directory with its
 parameters in the environment. Everything here works on plain data handed in by the shell
-(`sidecar.py`): the environment as a mapping, the directory as a listing of
-relative paths and the bytes of the files chosen. Nothing reads the network, the clock or
+(`sidecar.py`): the environment as a mapping and the directory as read by
+`gitops.directory` (the one way every command reads a directory; the parameters say how). Nothing reads the network, the clock or
 HOME, so the output depends on the commit and the parameters only, as Argo CD's cache
 assumes.
 """
@@ -18,14 +18,10 @@ from dataclasses import dataclass
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.manifests.source import Document
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set
-from kubectl_disagg.core.render import deep_copy, passthrough_collisions
-from kubectl_disagg.gitops.state import find_state, is_state_document, unmatched_states
-from kubectl_disagg.gitops.autoscalers import scaler_targets
-from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_disaggregated_set
+from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
@@ -33,9 +29,9 @@ REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
 
 # Name → announced default. The same names and defaults are announced in plugin.yaml;
 # Argo CD shows announced defaults but never sends them, so they are applied here.
-DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
-DEFAULT_STATE_FILE = "disagg-rollout-state.yaml"
-PARAMETERS = ("namespace", "include", "strict", "rollout-state", "require-rollout-state")
+DEFAULT_INCLUDE = directories.DEFAULT_INCLUDE
+DEFAULT_STATE_FILE = directories.STATE_FILE
+PARAMETERS = ("namespace", "recurse", "include", "exclude", "strict", "rollout-state", "require-rollout-state")
 
 # Built-in kinds that live outside namespaces: they never get the application's namespace.
 CLUSTER_SCOPED_KINDS = frozenset({
@@ -60,6 +56,13 @@ class Parameters:
     state_file: str
     unknown: tuple[str, ...]
     require_state: bool = True
+    recurse: bool = False
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def reading(self) -> directories.Reading:
+        """How the application directory is read (`gitops.directory`)."""
+        return directories.Reading(self.recurse, self.include, self.exclude, self.state_file)
 
 
 @dataclass(frozen=True)
@@ -95,20 +98,10 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
             raw.setdefault(name, value)
     problems = []
     namespace = _string(raw, "namespace", "", problems)
-    include = raw.get("include", list(DEFAULT_INCLUDE))
-    if isinstance(include, str):
-        include = [part.strip() for part in include.split(",") if part.strip()]
-    if not isinstance(include, list) or not include or not all(isinstance(g, str) and g for g in include):
-        problems.append("parameter include: needs one or more globs (comma-separated or an array)")
-        include = []
-    include = [glob.removeprefix("./") for glob in include]
-    strict_text = _string(raw, "strict", "false", problems).lower()
-    if strict_text not in ("true", "false"):
-        problems.append(f"parameter strict: Invalid value: {json.dumps(strict_text)}: must be true or false")
-    require_text = _string(raw, "require-rollout-state", "true", problems).lower()
-    if require_text not in ("true", "false"):
-        problems.append(f"parameter require-rollout-state: Invalid value: {json.dumps(require_text)}: "
-                        "must be true or false")
+    include = _globs(raw, "include", list(DEFAULT_INCLUDE), problems)
+    exclude = _globs(raw, "exclude", [], problems)
+    strict_text, require_text, recurse_text = (_flag(raw, name, default, problems) for name, default in (
+        ("strict", "false"), ("require-rollout-state", "true"), ("recurse", "false")))
     state_file = _string(raw, "rollout-state", DEFAULT_STATE_FILE, problems)
     if state_file.startswith("/") or ".." in state_file.split("/"):
         problems.append(f"parameter rollout-state: Invalid value: {json.dumps(state_file)}: "
@@ -116,10 +109,32 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
     if namespace and (len(namespace) > 63 or not DNS1123_LABEL.fullmatch(namespace)):
         problems.append(f"parameter namespace: Invalid value: {json.dumps(namespace)}: "
                         "must be a lowercase RFC 1123 label")
+    if not problems:
+        problems.extend(directories.check_globs(directories.Reading(recurse_text == "true", include, exclude)))
     if problems:
         raise UserError(problems)
     return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown),
-                      require_text != "false")
+                      require_text != "false", recurse_text == "true", tuple(exclude))
+
+
+def _globs(raw: Mapping[str, object], name: str, default: list[str], problems: list[str]) -> tuple[str, ...]:
+    """An array of globs, or one string with commas (outside `{a,b}`); relative to the
+    application directory."""
+    globs = raw.get(name, default)
+    if isinstance(globs, str):
+        globs = [part.strip() for part in re.split(r",(?![^{]*})", globs) if part.strip()]
+    if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs) or (
+            name == "include" and not globs):
+        problems.append(f"parameter {name}: needs one or more globs (comma-separated or an array)")
+        return ()
+    return tuple(glob.removeprefix("./") for glob in globs)
+
+
+def _flag(raw: Mapping[str, object], name: str, default: str, problems: list[str]) -> str:
+    text = _string(raw, name, default, problems).lower()
+    if text not in ("true", "false"):
+        problems.append(f"parameter {name}: Invalid value: {json.dumps(text)}: must be true or false")
+    return text
 
 
 def _from_json(text: str | None) -> list[tuple[str, object]]:
@@ -133,6 +148,9 @@ def _from_json(text: str | None) -> list[tuple[str, object]]:
         items = json.loads(text)
     except ValueError as err:
         raise UserError([f"ARGOCD_APP_PARAMETERS: not JSON: {err}"]) from None
+    except RecursionError:  # Argo CD's parameter list is three levels deep: list, item, array or map
+        raise UserError(["ARGOCD_APP_PARAMETERS: nested too deeply to be a list of {name, string|array|map}"]) \
+            from None
     if items is None:
         return []
     if not isinstance(items, list):
@@ -179,39 +197,7 @@ def _string(raw: Mapping[str, object], name: str, default: str, problems: list[s
     return value
 
 
-# --- the directory --------------------------------------------------------------------------
-
-def glob_regex(pattern: str) -> re.Pattern:
-    """A glob over relative paths: `*` and `?` stay within one directory and, as in a shell,
-    do not match a leading dot (Argo CD's `.argocd-source*.yaml` files stay out); `**/`
-    matches any number of directories."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append(r"(?:[^/.][^/]*/)*")
-            i += 3
-            continue
-        char = pattern[i]
-        at_segment_start = i == 0 or pattern[i - 1] == "/"
-        if char == "*":
-            out.append(("(?![.])" if at_segment_start else "") + "[^/]*")
-        elif char == "?":
-            out.append(("(?![.])" if at_segment_start else "") + "[^/]")
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out))
-
-
-def select_files(listing: Iterable[str], parameters: Parameters) -> list[str]:
-    """The relative paths of the listing that the include globs match, the rollout state
-    file excluded, in a stable byte-wise order."""
-    patterns = [glob_regex(pattern) for pattern in parameters.include]
-    chosen = {path for path in listing
-              if path != parameters.state_file and any(p.fullmatch(path) for p in patterns)}
-    return sorted(chosen, key=lambda path: path.encode("utf-8", "surrogateescape"))
-
+# --- discovery -----------------------------------------------------------------------------
 
 def holds_set(text: bytes) -> bool:
     """Whether a file holds a DisaggregatedSet (for discovery): one that does not parse but
@@ -235,84 +221,48 @@ def namespace_for(own: str | None, parameter: str | None, destination: str | Non
 
 # --- generate -------------------------------------------------------------------------------
 
-def generate(files: Mapping[str, bytes], parameters: Parameters, environ: Mapping[str, str],
-             state: bytes | None = None) -> Generated:
-    """Every object of the directory: DisaggregatedSets rendered, other documents passed
-    through, namespaces settled. `files` maps relative path → content, in order; `state` is
-    the rollout state file's content, if there is one (docs/gitops.md): each set renders as
-    far as its state has rolled it, and in strict mode a set without one is refused.
+def generate(tree: directories.Tree, parameters: Parameters, environ: Mapping[str, str]) -> Generated:
+    """Every object of the directory (`tree`, read as the parameters say): DisaggregatedSets
+    rendered, other documents passed through, namespaces settled. Each set renders as far as
+    the rollout state beside it has rolled it (docs/gitops.md); a set without one is refused
+    unless `require-rollout-state` is false (never in strict mode).
     Raises UserError for anything Argo CD must not apply."""
-    documents: list[Document] = []
-    problems: list[Problem] = []
-    state_documents: list[Document] = []
-    if state is not None:
-        try:
-            state_documents = parse_stream(state, parameters.state_file)
-        except UserError as err:
-            problems.extend(err.problems)
-    for path, text in files.items():
-        try:
-            found = parse_stream(text, path)
-        except UserError as err:
-            problems.extend(err.problems)
-            continue
-        if not found and parameters.strict:
-            problems.append(Problem(path, 0, "", "strict: file holds no document"))
-        documents.extend(found)
-    if problems:
-        raise UserError(problems)
-    loaded = load_documents(documents)
-    warnings = [str(w) for w in loaded.warnings]
-    warnings += [f"unknown parameter {name}" for name in parameters.unknown]
-    if parameters.strict and warnings:
-        raise UserError([f"strict: {warning}" for warning in warnings])
-    if parameters.strict and not loaded.sets:
-        raise UserError(["strict: no DisaggregatedSet in the application directory"])
     destination = environ.get("ARGOCD_APP_NAMESPACE") or None
     revision = environ.get("ARGOCD_APP_REVISION") or None
     show_states = served(environ.get("KUBE_API_VERSIONS"))
+    directory = directories.load(tree, parameters.reading, namespace=parameters.namespace,
+                                 fallback=destination or DEFAULT_NAMESPACE, flag="namespace parameter")
+    if parameters.strict and directory.empty:
+        raise UserError([Problem(path, 0, "", "strict: file holds no document") for path in directory.empty])
+    warnings = [str(w) for w in directory.warnings]
+    warnings += [f"unknown parameter {name}" for name in parameters.unknown]
+    if parameters.strict and warnings:
+        raise UserError([f"strict: {warning}" for warning in warnings])
+    if parameters.strict and not directory.sets:
+        raise UserError(["strict: no DisaggregatedSet in the application directory"])
+    rendered, problems = directories.render(directory, require_state=parameters.strict or parameters.require_state,
+                                            namespace=parameters.namespace or destination, reading=parameters.reading)
     objects: list[dict] = []
-    rendered: list = []
-    passed: list = []
-    set_names: list[tuple[str, str]] = []  # (name, namespace) of every set: what a state must match
-    git_sets: list = []  # (set, namespace) of the sets rendered from a rollout state
-    for item in loaded.items:
+    for item, own in rendered:
+        if isinstance(item, directories.SetEntry):
+            objects.extend(_stamped(own, revision))
+            if item.state is not None and show_states:  # where a git rollout stands, for Argo CD to show
+                objects.extend(_stamped([served_object(item.ds, item.state)], revision))
+            continue
         try:
-            if isinstance(item, DisaggregatedSet):
-                namespace = namespace_for(item.namespace, parameters.namespace, destination) or DEFAULT_NAMESPACE
-                set_names.append((item.name, namespace))
-                rollout = find_state(state_documents, item, namespace)
-                own = list(_stamped(render_with_state(
-                    item, rollout, namespace, require_state=parameters.strict or parameters.require_state), revision))
-                objects.extend(own)
-                rendered.extend((obj, item) for obj in own)
-                if rollout is not None:
-                    git_sets.append((item, namespace))
-                if rollout is not None and show_states:  # where a git rollout stands, for Argo CD to show
-                    objects.extend(_stamped([served_object(item, rollout)], revision))
-            elif not is_state_document(item.data):  # a rollout state is read by its set, never applied
-                objects.append(_passthrough(item.data, parameters.namespace, destination))
-                passed.append(item)
-        except UserError as err:
-            problems.extend(err.problems)
+            objects.append(_passthrough(item.data, parameters.namespace, destination))
         except ValueError as err:
-            source = item.source if isinstance(item, DisaggregatedSet) else item
-            problems.append(Problem(source.file, source.line(("metadata", "namespace")),
-                                    "metadata.namespace", str(err)))
-    # The directory is checked whole (spec §8 rule 1): a state matching no set is refused.
-    problems.extend(unmatched_states(state_documents + [d for d in loaded.items if isinstance(d, Document)],
-                                     set_names))
-    problems.extend(passthrough_collisions(rendered, passed, parameters.namespace or destination))
-    problems.extend(scaler_targets(git_sets, passed, objects, parameters.namespace or destination))
+            problems.append(Problem(item.file, item.line(("metadata", "namespace")), "metadata.namespace", str(err)))
     if problems:
         raise UserError(problems)
     if not objects:
         raise UserError(["no objects to render: the include globs matched no manifests "
                          f"({', '.join(parameters.include)}), and an empty render with prune "
                          "would delete every resource of the application"])
-    if loaded.sets:
+    if directory.sets:
         warnings += check_api_versions(environ.get("KUBE_API_VERSIONS"))
-    if state_documents and environ.get("KUBE_API_VERSIONS") and not show_states:
+    if any(entry.state is not None for entry in directory.sets) and environ.get("KUBE_API_VERSIONS") \
+            and not show_states:
         warnings.append(f"the destination cluster does not serve {SERVED_RESOURCE} (KUBE_API_VERSIONS): the "
                         "rollout state is not emitted, so Argo CD cannot show where a git rollout stands")
     return Generated(objects, warnings)

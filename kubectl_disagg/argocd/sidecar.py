@@ -1,7 +1,8 @@
 """What Argo CD's sidecar runs: the environment and the application directory in, manifests out.
 
 The click commands in `commands/cmp.py` (the argv of plugin.yaml) call these functions. The
-only I/O is reading the directory and writing stdout/stderr.
+only I/O is reading the directory (as every command reads one: `gitops.directory`) and writing
+stdout/stderr.
 """
 
 from __future__ import annotations
@@ -12,43 +13,17 @@ from collections.abc import Mapping
 
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES
 from kubectl_disagg.manifests.writer import format_objects
-
-
-def list_directory(directory: str) -> list[str]:
-    """Relative paths (with `/`) of the regular files under `directory`; hidden directories
-    (`.git`) skipped, symlinked directories not followed."""
-    listing = []
-    for root, dirs, names in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        relative = os.path.relpath(root, directory)
-        for name in names:
-            path = name if relative == "." else f"{relative}/{name}".replace(os.sep, "/")
-            if os.path.isfile(os.path.join(root, name)):
-                listing.append(path)
-    return listing
-
-
-def _read(directory: str, paths: list[str]) -> dict[str, bytes]:
-    files = {}
-    for path in paths:
-        try:
-            with open(os.path.join(directory, path), "rb") as handle:
-                files[path] = handle.read(MAX_INPUT_BYTES + 1)
-        except OSError as err:
-            raise UserError([f"{path}: {err.strerror or err}"]) from None
-    return files
 
 
 def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     """Write the application's manifests to stdout, or refuse with one line on stderr."""
     try:
         parameters = argocd.read_parameters(environ)
-        paths = argocd.select_files(list_directory(directory), parameters)
-        state = (_read(directory, [parameters.state_file])[parameters.state_file]
-                 if os.path.isfile(os.path.join(directory, parameters.state_file)) else None)
-        result = argocd.generate(_read(directory, paths), parameters, environ, state)
+        tree = directories.read_walk(directory, parameters.reading, shown_as="")
+        result = argocd.generate(tree, parameters, environ)
     except UserError as err:
         # Argo CD shows stderr in the UI as one message: say everything on one line.
         raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None
@@ -68,7 +43,8 @@ def discover(environ: Mapping[str, str], directory: str = ".") -> int:
         parameters = argocd.read_parameters(environ)
     except UserError as err:
         raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None
-    for path in argocd.select_files(list_directory(directory), parameters):
+    chosen, _, _ = directories.choose(directories.list_tree(directory, parameters.recurse), parameters.reading)
+    for path in chosen:
         try:
             with open(os.path.join(directory, path), "rb") as handle:
                 text = handle.read(MAX_INPUT_BYTES + 1)

@@ -1,4 +1,5 @@
-"""Flags shared by commands, spelled and behaving as kubectl's do, and the inputs they name.
+"""Flags shared by commands, spelled and behaving as kubectl's do (the inputs -f names are read
+by `_inputs`).
 
 Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
 session of the commands that talk to an API server is in `_session`.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.core import sets
+from kubectl_disagg.commands import load
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
 
@@ -89,10 +90,34 @@ def timeout(default: str, help: str):
 
 
 def cluster(func):
-    """--kubeconfig and --context, like kubectl."""
+    """--kubeconfig, --context and -v/--v, like kubectl."""
+    func = click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, expose_value=False,
+                        callback=_set_verbosity, metavar="N",
+                        help="Log level of the API requests on stderr, as kubectl's: 6 each request with its "
+                             "status and latency, 7 also headers, 8 also bodies (cut at 10 KiB), 9 whole "
+                             "bodies; credentials are masked.")(func)
     func = click.option("--context", default=None, help="The kubeconfig context to use.")(func)
     return click.option("--kubeconfig", default=None, type=click.Path(dir_okay=False),
                         help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(func)
+
+
+VERBOSITY = "kubectl_disagg.kube.verbosity:set_level"  # loaded by name: offline commands never load kube/
+
+
+def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> None:
+    if level:
+        load(VERBOSITY)(level)
+
+
+def kubectl_spellings(args: list[str]) -> list[str]:
+    """`args` with kubectl's `-v=N` spelled `-v N` (pflag takes a short flag's value after `=`,
+    click would read "=N")."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:]
+        out.extend(["-v", arg[3:]] if arg.startswith("-v=") else [arg])
+    return out
 
 
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
@@ -103,8 +128,3 @@ def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
 def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
     if bool(name) == bool(filenames):
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
-
-
-def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
-    """The DisaggregatedSets in -f inputs (validated, warnings printed); at least one."""
-    return sets.sets_from_files(filenames, recursive)

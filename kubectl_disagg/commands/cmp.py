@@ -23,7 +23,8 @@ def generate() -> None:
     """Render the current directory for Argo CD.
 
     Parameters come from ARGOCD_APP_PARAMETERS, then PARAM_*, then ARGOCD_ENV_*:
-    namespace, include (globs), strict (true|false), rollout-state (file name).
+    namespace, recurse (true|false), include and exclude (globs), strict (true|false),
+    rollout-state (file name), require-rollout-state (true|false).
     Exit 1 with one line on stderr and nothing on stdout when there is nothing safe to apply.
     """
     raise SystemExit(cmp_sidecar.generate(os.environ, "."))

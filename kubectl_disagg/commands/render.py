@@ -7,7 +7,7 @@ import sys
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.gitops.files import render_files
+from kubectl_disagg.gitops.directory import render_files
 from kubectl_disagg.manifests.writer import format_objects
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import click
 
-from kubectl_disagg.commands import _options, _session
+from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
 from kubectl_disagg.core.planner import plan as plan_rollout
@@ -65,7 +65,7 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
         if conflicting:
             raise click.UsageError(f"{', '.join(conflicting)}: with -f, targets, budgets and role names "
                                    "come from the DisaggregatedSet")
-        sets = _options.sets_from_files(filenames, recursive)
+        sets = _inputs.sets_from_files(filenames, recursive)
         if from_ is None:
             plans, sets = _live(sets, None, namespace, kubeconfig, context)
         else:

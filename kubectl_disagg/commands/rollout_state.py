@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _inputs, _options
 
 
 @click.group()
@@ -35,11 +35,13 @@ def init(filenames: tuple[str, ...], recursive: bool, namespace: str | None, sta
     set without a namespace unless -n gives it. A set already running is adopted by
     `kubectl disagg rollout step --gitops` instead.
     """
+    from kubectl_disagg.gitops import directory as directories
     from kubectl_disagg.gitops import files
     from kubectl_disagg.gitops.init import initial_states
 
-    sets = _options.sets_from_files(filenames, recursive)
-    by_file = initial_states(sets, namespace, state_file)
+    reading = directories.Reading(recursive, explicit=state_file)
+    by_file = initial_states(directories.load(_inputs.tree_of_sets(filenames, reading), reading,
+                                              namespace=namespace, fallback=""))
     for path, states in by_file.items():
         files.write_state(path, *states)
         for written in states:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options, _session, load
+from kubectl_disagg.commands import _inputs, _options, _session, load
 from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.views.status import data_format, show_status
 
@@ -51,11 +51,13 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
     if gitops and (name or not filenames):
         raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept), not NAME")
     _options.check_name_or_files(name, filenames)
-    sets = _options.sets_from_files(filenames, recursive) if filenames else None
+    # --gitops: the sets and their states, read (again at every look) as every command reads a directory
+    inputs = load(GITOPS.replace(":run", ":checked"))(filenames, recursive) if gitops else None
+    sets = _inputs.sets_from_files(filenames, recursive) if filenames and not gitops else None
     deadline = Deadline.after(timeout).at
     with _session.session(kubeconfig, context) as cluster:
         if gitops:
-            raise SystemExit(load(GITOPS)(sets, cluster, namespace, output, watch, deadline))
+            raise SystemExit(load(GITOPS)(inputs, cluster, namespace, output, watch, deadline))
         sets = sets or [_session.stored_set(cluster, name, namespace)]
         format = load(TEXT) if output == "text" else data_format(output)
         code = show_status(cluster, sets, namespace, format, watch=watch, deadline=deadline, write=_echo)

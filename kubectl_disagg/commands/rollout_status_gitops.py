@@ -9,14 +9,27 @@ from __future__ import annotations
 
 import click
 
+from kubectl_disagg.commands import _inputs
+from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.watch import exit_code, looks
 from kubectl_disagg.views.gitops_status import format_looks
 
 
-def run(sets, cluster, namespace: str | None, output: str, watch: bool, deadline: float | None) -> int:
+def checked(filenames: tuple[str, ...], recursive: bool) -> tuple:
+    """The -f inputs and how to read them, checked to hold a set before the cluster is asked."""
+    reading = directories.Reading(recursive)
+    _inputs.tree_of_sets(filenames, reading)
+    return filenames, reading
+
+
+def run(inputs: tuple, cluster, namespace: str | None, output: str, watch: bool, deadline: float | None) -> int:
+
+    def read() -> directories.Directory:  # again at every look: a pull may have moved the state
+        return directories.read(*inputs, namespace=namespace, fallback=cluster.default_namespace,
+                                explicit_must_hold=True)
 
     printed, seen, first = None, [], None
-    for seen in looks(cluster, sets, namespace, watch=watch, deadline=deadline):
+    for seen in looks(cluster, read, watch=watch, deadline=deadline):
         first = first or [s.status.next_action for s in seen]
         text = format_looks(seen, output)
         if text != printed:

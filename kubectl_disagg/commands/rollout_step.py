@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options, _session, load
+from kubectl_disagg.commands import _inputs, _options, _session, load
 from kubectl_disagg.commands._exit_codes import STEP_EXIT_CODES
 from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
@@ -115,7 +115,7 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
         raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
                                "nothing, so the rollout would never advance")
     _options.check_name_or_files(name, filenames)
-    sets = _options.sets_from_files(filenames, recursive) if filenames else None
+    sets = _inputs.sets_from_files(filenames, recursive) if filenames else None
     console = Console(output)
     if refusal := [] if dry_run or ignore_rollout_state or not sets else load(GIT_DRIVEN)(sets):
         ctx.exit(console.error(refusal) or EXIT_REFUSED)

@@ -12,11 +12,14 @@ from pathlib import Path
 
 import click
 
-from kubectl_disagg.commands import _options, _session
+from kubectl_disagg.commands import _inputs, _session
 from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.gitops.files import restore
 from kubectl_disagg.gitops.step import Outcome
 from kubectl_disagg.gitops.run import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
-                                       exit_code, step_files)
+                                       exit_code, step_files, write_steps)
 
 __all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_WAITING", "run"]
 
@@ -27,13 +30,16 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
     from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
                                                      format_results)
 
-    sets = _options.sets_from_files(filenames, recursive)
+    reading = directories.Reading(recursive, explicit=state_file)
+    tree = _inputs.tree_of_sets(filenames, reading)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 
-        repository = repository_for(sets, branch)
+        planned = directories.load(tree, reading, namespace=namespace, states=False)
+        repository = repository_for([entry.state_path for entry in planned.sets], branch)
     with _session.session(kubeconfig, context) as cluster:
-        results = step_files(cluster, sets, namespace, wait=wait, timeout=timeout, state_file=state_file)
+        results = step_files(cluster, tree, reading, namespace, wait=wait, timeout=timeout)
+    before = write_steps(results)
     click.echo(format_results(results, output), nl=False)
     for result in results:
         if result.timed_out:
@@ -44,7 +50,11 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
         Path(pr_description).write_text(format_pr_descriptions(results), encoding="utf-8")
     if commit and advanced:
         message = commit_message([format_pr_description(r.ds, r.namespace, r.step, r.path) for r in advanced])
-        revision = repository.commit(sorted({r.path for r in advanced}), message, branch)
+        try:
+            revision = repository.commit(sorted({r.path for r in advanced}), message, branch)
+        except UserError as err:
+            restore(before)  # the commit could not be made: nothing stays written
+            raise UserError([f"{problem}; nothing was written" for problem in err.problems]) from None
         click.echo(f"committed {revision[:12]}{f' on new branch {branch}' if branch else ''}", err=True)
     return exit_code(results)
 

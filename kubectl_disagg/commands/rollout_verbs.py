@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options, _session, load
+from kubectl_disagg.commands import _inputs, _options, _session, load
 
 GITOPS = "kubectl_disagg.commands.rollout_verbs_gitops:run"  # --gitops, loaded when asked for
 EXIT_CODES = """\b
@@ -64,7 +64,7 @@ def verb_command(verb: str) -> click.Command:
         if pr_description or commit or state_file:
             raise click.UsageError("--pr-description, --commit and --state go with --gitops")
         _options.check_name_or_files(name, filenames)
-        sets = _options.sets_from_files(filenames, recursive) if filenames else None
+        sets = _inputs.sets_from_files(filenames, recursive) if filenames else None
         from kubectl_disagg.rollout.verbs import run_verb
 
         with _session.executor(kubeconfig, context) as cluster:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options, _session
-from kubectl_disagg.core.model import namespace_conflict, namespace_for
+from kubectl_disagg.core.model import namespace_for
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.core.policy import resolve_waves
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.statefulsets import statefulsets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.server_dry_run import dry_run_apply
 
@@ -19,7 +19,8 @@ from kubectl_disagg.kube.server_dry_run import dry_run_apply
 @_options.filenames()
 @_options.namespace
 @click.option("--server", is_flag=True,
-              help="Also send every rendered object to the API server as a server-side apply dry run "
+              help="Also send every rendered object, and the StatefulSets the LWS controller makes of "
+                   "each LeaderWorkerSet, to the API server as server-side apply dry runs "
                    "(dryRun=All, strict field validation); nothing is stored.")
 @_options.cluster
 def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None, server: bool,
@@ -28,17 +29,18 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
 
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
     """
-    loaded = load_sets(filenames, recursive)
+    from kubectl_disagg.gitops import directory as directories
+
+    loaded = directories.read(filenames, directories.Reading(recursive), namespace=namespace)
     _options.print_warnings(loaded.warnings)
-    conflicts = [problem for problem in (namespace_conflict(ds, namespace) for ds in loaded.sets) if problem]
-    if conflicts:
-        raise UserError(conflicts)
-    accepted = _dry_run(loaded.sets, namespace, kubeconfig, context) if server and loaded.sets else {}
+    sets = [entry.ds for entry in loaded.sets]
+    accepted = _dry_run(sets, namespace, kubeconfig, context) if server and sets else {}
     lines = []
-    for ds in loaded.sets:
+    for ds in sets:
         roles = ", ".join(f"{role.name}×{role.replicas}" for role in ds.roles)
-        where = accepted.get(id(ds), (namespace_for(ds, namespace), 0))
-        verdict = f"; {where[1]} rendered objects accepted by the API server (dry run)" if server else ""
+        where = accepted.get(id(ds), (namespace_for(ds, namespace), 0, 0))
+        verdict = (f"; {where[1]} rendered objects accepted by the API server (dry run), with the {where[2]} "
+                   "StatefulSets the LWS controller makes of them") if server else ""
         lines.append(f"{ds.source.file}: disaggregatedset/{ds.name} in {where[0]}: valid "
                      f"(revision {ds.revision}, {ds.slices} slice{'s' if ds.slices != 1 else ''}, roles {roles})"
                      f"{verdict}")
@@ -52,18 +54,22 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
 
 
 def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
-    """id(set) → (namespace, objects accepted); every refusal of every set raised at once."""
+    """id(set) → (namespace, objects accepted, StatefulSets accepted); every refusal of every set
+    raised at once."""
     problems = []
     accepted = {}
     with _session.session(kubeconfig, context) as cluster:
         for ds in sets:
             target = namespace_for(ds, namespace, cluster.default_namespace)
             objects = list(render_set(ds, target))
-            for obj in objects:
+            # Each LWS template also as the StatefulSet the LWS controller makes of it: only
+            # there does the server's pod validation judge it.
+            made = [sts for obj in objects if obj["kind"] == "LeaderWorkerSet" for sts in statefulsets(obj)]
+            for obj in objects + made:
                 refusal = dry_run_apply(cluster.client, obj)
                 if refusal is not None:
                     problems.extend(refusal_problems(ds, obj, refusal))
-            accepted[id(ds)] = (target, len(objects))
+            accepted[id(ds)] = (target, len(objects), len(made))
     if problems:
         raise UserError(problems)
     return accepted

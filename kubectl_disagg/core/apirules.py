@@ -1,14 +1,17 @@
 """Rules the API server applies beyond types: names, labels, annotations, quantities, ports.
 
 The same rules as k8s.io/apimachinery's validation and the pod validation the StatefulSets of
-an LWS go through, so a set we accept renders objects the API server accepts. Each
-`STRUCT_RULES` entry runs after `typeschema` has checked that struct's field types.
+an LWS go through (k8s.io/kubernetes pkg/apis/core/validation and pkg/apis/apps/validation,
+v1.36: each rule names the function it follows), so a set we accept renders objects the API
+server accepts, and templates the LWS controller can make StatefulSets of. Each `STRUCT_RULES`
+entry runs after `typeschema` has checked that struct's field types.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation, localcontext
 
 Report = Callable[[tuple, str], None]
 
@@ -42,20 +45,28 @@ def is_quantity(text: str) -> bool:
     return bool(_QUANTITY.fullmatch(text))
 
 
-def _quantity_value(text: object) -> float | None:
-    """An approximate numeric value, enough to compare signs and sizes."""
+_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+             "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "k": 10**3, "M": 10**6, "G": 10**9,
+             "T": 10**12, "P": 10**15, "E": 10**18}
+
+
+def _quantity_value(text: object) -> Decimal | None:
+    """The exact value of a quantity (None: not one), to compare signs and sizes and to tell
+    whole numbers."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    if not isinstance(text, str) or not is_quantity(text):
+        return Decimal(str(text))
+    if not isinstance(text, str) or not is_quantity(text) or len(text) > 64:  # longer: the type check's
         return None
-    suffixes = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-                "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+    number, factor = text, 1
     for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"):
         if text.endswith(suffix):
-            return float(text[: -len(suffix)]) * suffixes[suffix]
+            number, factor = text[: -len(suffix)], _SUFFIXES[suffix]
+            break
     try:
-        return float(text)
-    except (ValueError, OverflowError):
+        with localcontext() as context:
+            context.prec = 100
+            return Decimal(number) * factor
+    except (InvalidOperation, ValueError):
         return None
 
 
@@ -166,6 +177,17 @@ def _check_container(container: dict, path: tuple, report: Report) -> None:
     name = container.get("name")
     if isinstance(name, str) and name and (len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name)):
         report(path + ("name",), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
+    if not container.get("image"):  # validateContainerCommon
+        report(path + ("image",), "Required value: a container needs an image")
+    for key in ("livenessProbe", "startupProbe"):  # validateLivenessProbe, validateStartupProbe
+        threshold = (container.get(key) or {}).get("successThreshold") if isinstance(container.get(key), dict) else None
+        if _is_int(threshold) and threshold not in (0, 1):  # 0 is defaulted to 1
+            report(path + (key, "successThreshold"), f"Invalid value: {threshold}: must be 1")
+    for index, variable in enumerate(container.get("env") or ()):  # ValidateEnv, IsRelaxedEnvVarName
+        env_name = variable.get("name") if isinstance(variable, dict) else None
+        if isinstance(env_name, str) and env_name and not all(" " <= c <= "~" and c != "=" for c in env_name):
+            report(path + ("env", index, "name"), f'Invalid value: "{env_name}": a valid environment variable name '
+                                                  "must consist only of printable ASCII characters other than '='")
     seen: dict[str, int] = {}
     for index, port in enumerate(container.get("ports") or ()):
         port_name = port.get("name") if isinstance(port, dict) else None
@@ -176,20 +198,136 @@ def _check_container(container: dict, path: tuple, report: Report) -> None:
 
 
 def _check_resources(resources: dict, path: tuple, report: Report) -> None:
-    values: dict[str, dict[str, float]] = {}
+    """A container's requests and limits (validateResourceRequirements)."""
+    values: dict[str, dict[str, Decimal]] = {}
     for kind in ("limits", "requests"):
         for name, quantity in (resources.get(kind) or {}).items():
+            error = container_resource_name_error(name)
+            if error:
+                report(path + (kind, name), f'Invalid value: "{name}": {error}')
             number = _quantity_value(quantity)
             if number is None:
                 continue  # malformed: the type check reports it
             if number < 0:
                 report(path + (kind, name), f"Invalid value: {quantity!r}: must be greater than or equal to 0")
+            elif _is_extended_resource(name) and (number * 1000).to_integral_value(rounding="ROUND_CEILING") % 1000:
+                # ValidateResourceQuantityValue: IsIntegerResourceName, judged on MilliValue()
+                report(path + (kind, name), f"Invalid value: {quantity!r}: must be an integer")
             values.setdefault(kind, {})[name] = number
+    limits = resources.get("limits") or {}
+    named = {*limits, *(resources.get("requests") or {})}
+    if any(name.startswith("hugepages-") for name in named) and not named & {"cpu", "memory"}:
+        report(path, "Forbidden: HugePages require cpu or memory")
     for name, request in values.get("requests", {}).items():
         limit = values.get("limits", {}).get(name)
-        if limit is not None and request > limit:
+        overcommit = _is_native_resource(name) and not name.startswith("hugepages-")  # IsOvercommitAllowed
+        if name not in limits and not overcommit:
+            report(path + ("limits",), f"Required value: Limit must be set for non overcommitable resources "
+                                       f"({name} is requested)")
+        elif limit is not None and request != limit and not overcommit:
             report(path + ("requests", name), f"Invalid value: {resources['requests'][name]!r}: "
-                                              f"must be less than or equal to {name} limit of {resources['limits'][name]}")
+                                              f"must be equal to {name} limit of {limits[name]}")
+        elif limit is not None and request > limit:
+            report(path + ("requests", name), f"Invalid value: {resources['requests'][name]!r}: "
+                                              f"must be less than or equal to {name} limit of {limits[name]}")
+
+
+def container_resource_name_error(name: str) -> str | None:
+    """validateContainerResourceName: a qualified name; without a domain one of the standard
+    container resources (cpu, memory, ephemeral-storage, hugepages-*); with one, a native
+    (kubernetes.io/) or extended resource name."""
+    error = qualified_name_error(name)
+    if error:
+        return error
+    if "/" not in name:
+        if name not in ("cpu", "memory", "ephemeral-storage") and not name.startswith("hugepages-"):
+            return "must be a standard resource for containers (cpu, memory, ephemeral-storage, hugepages-<size>)"
+    elif not _is_native_resource(name) and not _is_extended_resource(name):
+        return "doesn't follow extended resource name standard"
+    return None
+
+
+def _is_native_resource(name: str) -> bool:
+    """helper.IsNativeResource: no domain, or the kubernetes.io one."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_extended_resource(name: str) -> bool:
+    """helper.IsExtendedResourceName: another domain's, and a qualified name as quota would spell it."""
+    return not _is_native_resource(name) and not name.startswith("requests.") and \
+        qualified_name_error(f"requests.{name}") is None
+
+
+def _check_handler(handler: dict, path: tuple, report: Report) -> None:
+    """A probe's or lifecycle hook's action: exactly one (validateProbe, validateLifecycle ->
+    validateHandler)."""
+    given = [key for key in ("exec", "httpGet", "tcpSocket", "grpc", "sleep") if handler.get(key) is not None]
+    if not given:
+        report(path, "Required value: must specify a handler type (exec, httpGet, tcpSocket, grpc or sleep)")
+    for key in given[1:]:
+        report(path + (key,), "Forbidden: may not specify more than 1 handler type")
+
+
+def _check_probe(probe: dict, path: tuple, report: Report) -> None:
+    """validateProbe: one handler, counts not negative, a grace period above 0."""
+    _check_handler(probe, path, report)
+    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
+        value = probe.get(key)
+        if _is_int(value) and value < 0:
+            report(path + (key,), f"Invalid value: {value}: must be greater than or equal to 0")
+    grace = probe.get("terminationGracePeriodSeconds")
+    if _is_int(grace) and grace <= 0:
+        report(path + ("terminationGracePeriodSeconds",), f"Invalid value: {grace}: must be greater than 0")
+
+
+def _check_exec(action: dict, path: tuple, report: Report) -> None:
+    if not action.get("command"):  # validateExecAction
+        report(path + ("command",), "Required value")
+
+
+def _check_env_var(variable: dict, path: tuple, report: Report) -> None:
+    if variable.get("value") and variable.get("valueFrom") is not None:  # validateEnvVarValueFrom
+        report(path + ("valueFrom",), "Invalid value: may not be specified when `value` is not empty")
+
+
+def _check_toleration(toleration: dict, path: tuple, report: Report) -> None:
+    if toleration.get("operator") == "Exists" and toleration.get("value"):  # ValidateTolerations
+        report(path + ("operator",), f'Invalid value: "{toleration["value"]}": value must be empty when '
+                                     "`operator` is 'Exists'")
+
+
+def _check_node_selector(selector: dict, path: tuple, report: Report) -> None:
+    if not selector.get("nodeSelectorTerms"):  # ValidateNodeSelector
+        report(path + ("nodeSelectorTerms",), "Required value: must have at least one node selector term")
+
+
+def _check_spread(constraint: dict, path: tuple, report: Report) -> None:
+    skew = constraint.get("maxSkew")
+    if _is_int(skew) and skew <= 0:  # validateTopologySpreadConstraints
+        report(path + ("maxSkew",), f"Invalid value: {skew}: must be greater than zero")
+
+
+def _check_security_context(context: dict, path: tuple, report: Report) -> None:
+    for key in ("runAsUser", "runAsGroup"):  # ValidateNonnegativeField on user and group IDs
+        value = context.get(key)
+        if _is_int(value) and value < 0:
+            report(path + (key,), f"Invalid value: {value}: must be between 0 and 2147483647, inclusive")
+
+
+def _check_claim_template(claim: dict, path: tuple, report: Report) -> None:
+    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    if "storage" not in requests:  # ValidatePersistentVolumeClaimSpec: a claim asks for storage
+        report(path + ("spec", "resources", "requests", "storage"), "Required value: a claim template needs "
+                                                                     "resources.requests.storage")
+
+
+def _check_affinity_term(term: dict, path: tuple, report: Report) -> None:
+    """validatePodAffinityTerm: the topologyKey is a label key."""
+    key = term.get("topologyKey")
+    if isinstance(key, str):
+        error = qualified_name_error(key) if key else "can not be empty"
+        if error:
+            report(path + ("topologyKey",), f'Invalid value: "{key}": {error}')
 
 
 def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
@@ -208,6 +346,34 @@ def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
         if isinstance(name, str) and name and (len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name)):
             report(path + ("volumes", index, "name"), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
     check_labels(spec.get("nodeSelector"), path + ("nodeSelector",), report)
+    policy = spec.get("restartPolicy")
+    if policy not in (None, "", "Always"):  # "" is defaulted to Always first  # apps ValidateStatefulSetSpec: a StatefulSet's pods always restart
+        report(path + ("restartPolicy",), f'Unsupported value: "{policy}": supported values: "Always" '
+                                          "(the LWS controller runs pods in StatefulSets)")
+    if spec.get("activeDeadlineSeconds") is not None:  # apps ValidatePodTemplateSpecForStatefulSet
+        report(path + ("activeDeadlineSeconds",), "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported")
+    for key in ("serviceAccountName", "nodeName", "priorityClassName"):  # ValidatePodSpec: DNS subdomains
+        value = spec.get(key)
+        if isinstance(value, str) and value and (len(value) > MAX_SUBDOMAIN_LENGTH or
+                                                 not DNS1123_SUBDOMAIN.fullmatch(value)):
+            report(path + (key,), f'Invalid value: "{value}": must be a lowercase RFC 1123 subdomain')
+    if spec.get("dnsPolicy") == "None" and not spec.get("dnsConfig"):  # validateDNSPolicy
+        report(path + ("dnsConfig",), "Required value: must provide `dnsConfig` when `dnsPolicy` is None")
+    volumes = {volume.get("name") for volume in spec.get("volumes") or () if isinstance(volume, dict)}
+    for kind in ("initContainers", "containers"):  # ValidateVolumeMounts: a mount names a volume
+        for index, container in enumerate(spec.get(kind) or ()):
+            for position, mount in enumerate((container.get("volumeMounts") or ()) if isinstance(container, dict)
+                                             else ()):
+                name = mount.get("name") if isinstance(mount, dict) else None
+                if isinstance(name, str) and name not in volumes:
+                    report(path + (kind, index, "volumeMounts", position, "name"), f'Not found: "{name}"')
+
+
+def _check_sub_group_policy(policy: dict, path: tuple, report: Report) -> None:
+    """The LWS CRD's `Minimum=1` on subGroupSize (0 would divide a group into nothing)."""
+    size = policy.get("subGroupSize")
+    if _is_int(size) and size < 1:
+        report(path + ("subGroupSize",), f"Invalid value: {size}: should be greater than or equal to 1")
 
 
 def _is_int(value: object) -> bool:
@@ -224,4 +390,16 @@ STRUCT_RULES: dict[str, Callable[[dict, tuple, Report], None]] = {
     "core/v1.HTTPGetAction": _check_action_port,
     "core/v1.TCPSocketAction": _check_action_port,
     "core/v1.GRPCAction": _check_action_port,
+    "core/v1.Probe": _check_probe,
+    "core/v1.LifecycleHandler": _check_handler,
+    "core/v1.ExecAction": _check_exec,
+    "core/v1.EnvVar": _check_env_var,
+    "core/v1.Toleration": _check_toleration,
+    "core/v1.NodeSelector": _check_node_selector,
+    "core/v1.TopologySpreadConstraint": _check_spread,
+    "core/v1.SecurityContext": _check_security_context,
+    "core/v1.PodSecurityContext": _check_security_context,
+    "core/v1.PersistentVolumeClaim": _check_claim_template,
+    "core/v1.PodAffinityTerm": _check_affinity_term,
+    "lws.SubGroupPolicy": _check_sub_group_policy,
 }

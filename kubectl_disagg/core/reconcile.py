@@ -366,7 +366,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     groups = _groups(lws)
     if revision_roles is None:
         revision_roles = _revision_roles(lws, services)
-    warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision))
+    warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision, ds.role_names))
     observed = _observed(ds, groups)
     actions: list[Action] = []
 
@@ -394,7 +394,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     blocked = [a for a in actions if isinstance(a, Create) and (a.kind, a.name) in blocked_names]
     if blocked:
         # Creating over a name someone else's object holds would adopt it: stop this slice.
-        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not managed by {naming.MANAGER} "
+        reasons = tuple(f"{a.kind.lower()}/{a.name} exists and is not disaggregatedset/{ds.name}'s "
                         f"({blocked_names[(a.kind, a.name)]}); rename or delete it" for a in blocked)
         return replace(report, phase=Phase.BLOCKED, actions=(), waiting_for=(), blocked=reasons, warnings=warnings)
     return replace(report, actions=tuple(actions), warnings=warnings)
@@ -435,12 +435,15 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
                   f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
         return SliceReport(slice_index, Phase.STALLED, observed, tuple(actions), (reason,), position, **view)
 
+    # Drains first: a step that drains and scales up at once (§5's force drain) exists because
+    # scaling up first would pass target + maxSurge, and the pods a scale-up adds serve nothing
+    # for a while anyway, so draining first costs no serving capacity (see `write_units`).
+    budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
+    actions.extend(_drain_old_groups(old_groups, budget, slice_index, revision_roles))
     for role, new in zip(roles, step.new):
         obj = target_group.get(role)
         if obj is not None and new > obj.replicas:
             actions.append(_scale(obj, new, slice_index))
-    budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
-    actions.extend(_drain_old_groups(old_groups, budget, slice_index, revision_roles))
     return SliceReport(slice_index, Phase.ROLLING, observed, tuple(actions), (), position, str(step.kind), **view)
 
 
@@ -520,14 +523,20 @@ def _drain_old_groups(old_groups: Mapping[str, Mapping[str, LiveLWS]], budget: d
 
 
 def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
-                  revision_roles: Mapping[str, set[str]], target: str) -> list[str]:
-    """Old revision groups with some roles at 0 or missing while others still run: say so."""
+                  revision_roles: Mapping[str, set[str]], target: str, order: Sequence[str] = ()) -> list[str]:
+    """Old revision groups with some roles at 0 or missing while others still run: say so,
+    roles in spec order (`order`; others after them by name)."""
+    rank = {name: index for index, name in enumerate(order)}
+
+    def in_order(names):
+        return sorted(names, key=lambda r: (rank.get(r, len(rank)), r))
+
     warnings = []
     for revision, group in sorted(groups.items()):
         if revision == target or all(o.replicas == 0 for o in group.values()):
             continue
-        idle = sorted(role for role, o in group.items() if o.replicas == 0)
-        missing = sorted(revision_roles.get(revision, set()) - set(group))
+        idle = in_order(role for role, o in group.items() if o.replicas == 0)
+        missing = in_order(revision_roles.get(revision, set()) - set(group))
         if idle or missing:
             what = "; ".join(part for part in (
                 f"no LeaderWorkerSet for {', '.join(missing)}" if missing else "",
@@ -608,16 +617,19 @@ def _scale(obj: LiveLWS, to: int, slice_index: int) -> Scale:
 def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
     """The pass's actions, in order, cut into the runs that must land together or not at all.
 
-    Consecutive scales of one revision group in one slice form a unit: half of a unit would
-    leave a group split (a new group serving prefill without decode, an old group drained on
-    one role only), so an executor that fails inside a unit undoes the unit's earlier writes.
+    Consecutive scales in one slice form a unit: one step of the slice (a rolling step's
+    drains of old groups and scale-ups of the new one, or a convergence's scales). Half of a
+    unit would leave a group split (a new group serving prefill without decode, an old group
+    drained on one role only) or a role past target + maxSurge (scaled up, its drain not
+    landed), so an executor that fails inside a unit undoes the unit's earlier writes. In a
+    rolling step reconcile puts the drains before the scale-ups: every point the unit passes
+    through holds each role at or below the larger of where it starts and where it ends.
     Every other action is a unit of its own.
     """
     units: list[list[Action]] = []
     for action in actions:
         previous = units[-1][-1] if units else None
-        if (isinstance(action, Scale) and isinstance(previous, Scale)
-                and (previous.slice, previous.revision) == (action.slice, action.revision)):
+        if isinstance(action, Scale) and isinstance(previous, Scale) and previous.slice == action.slice:
             units[-1].append(action)
         else:
             units.append([action])

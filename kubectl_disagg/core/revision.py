@@ -179,6 +179,12 @@ def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]]) -> bytes:
     return go_json(payload)
 
 
+def encode_template(template: dict) -> bytes:
+    """One LeaderWorkerTemplate as the controller's revision encodes it, defaults filled in (in
+    place): two templates the API server stores alike encode alike (see `provenance`)."""
+    return go_json(_encode(table().root, fill_defaults(template)))
+
+
 def compute_revision(roles: Iterable[tuple[str, Mapping[str, object]]]) -> str:
     """First 8 hex digits of SHA-256 over `encode_roles(roles)`: the controller's revision."""
     return sha256(encode_roles(roles)).hexdigest()[:REVISION_LENGTH]

@@ -44,6 +44,8 @@ def scale_int_or_percent(value: int | str, total: int, round_up: bool) -> int:
         percent = int(match.group(1))
         if percent > 100:
             raise IntOrPercentError(f"must not be greater than 100%, got {value!r}")
+        if match.group(1) != str(percent):  # the CRD's rule: ^(100|[1-9]?[0-9])%$
+            raise IntOrPercentError(f'must be a percentage without leading zeros, e.g. "5%", got {value!r}')
         exact = percent * total / 100
         return math.ceil(exact) if round_up else math.floor(exact)
     raise IntOrPercentError(f"must be an integer or a percentage, got {type(value).__name__}")
@@ -58,12 +60,17 @@ def resolve_config(rolling_update: Mapping | None, target: int) -> RolloutConfig
     """
     if rolling_update is None:
         return RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)
-    surge = scale_int_or_percent(rolling_update.get("maxSurge", API_DEFAULT_MAX_SURGE), target, True)
+    surge = scale_int_or_percent(unless_null(rolling_update.get("maxSurge"), API_DEFAULT_MAX_SURGE), target, True)
     unavailable = scale_int_or_percent(
-        rolling_update.get("maxUnavailable", API_DEFAULT_MAX_UNAVAILABLE), target, False
+        unless_null(rolling_update.get("maxUnavailable"), API_DEFAULT_MAX_UNAVAILABLE), target, False
     )
     if unavailable > 0:
         return RolloutConfig(surge, unavailable)
     if surge > 0:
         return RolloutConfig(surge, 0)
     return RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)
+
+
+def unless_null(value: int | str | None, default: int) -> int | str:
+    """A null value is unset, as the API server reads it (it prunes the null, then defaults)."""
+    return default if value is None else value

@@ -33,6 +33,7 @@ class ListOf:
 @dataclass(frozen=True)
 class Obj:
     fields: dict  # known field name → schema; any other field is refused
+    required: tuple[str, ...] = ()  # fields that must be set (null is unset), as the CRD's `required`
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ LWS_SPEC = Obj({
             "partition": INTEGER,
         }),
     }),
-    "networkConfig": Obj({"subdomainPolicy": enum("Shared", "UniquePerReplica")}),
+    "networkConfig": Obj({"subdomainPolicy": enum("Shared", "UniquePerReplica")}, required=("subdomainPolicy",)),
     # Pod templates and claim templates: the Kubernetes types themselves, generated from Go.
     "leaderWorkerTemplate": Generated(typeschema.LEADER_WORKER_TEMPLATE),
 })
@@ -176,6 +177,9 @@ def check(value: object, schema: object, path: tuple, report: Report) -> None:
                 report(path + (key,), UNKNOWN_FIELD)
             else:
                 check(item, sub, path + (key,), report)
+        for key in schema.required:
+            if value.get(key) is None:
+                report(path + (key,), "Required value")
     elif isinstance(schema, MapOf):
         if not isinstance(value, dict):
             report(path, typeschema.wrong_type(value, "an object"))

@@ -14,6 +14,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.statefulsets import template_of
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 # Strict field validation and server-side apply name the field at the start of the message:
@@ -33,12 +34,15 @@ def field_path(text: str) -> tuple:
 
 
 def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
-    """The document path a rendered object's field came from (the nearest one that exists)."""
+    """The document path a rendered object's field came from (the nearest one that exists); for
+    a StatefulSet made of a rendered LWS, the pod template it was made of."""
     role = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.ROLE_LABEL)
     names = ds.role_names
     if role not in names:
         return ("metadata",)
     role_path = ("spec", "roles", names.index(role))
+    if obj.get("kind") == "StatefulSet":
+        return _template_source(ds, obj, role_path, path)
     if obj.get("kind") != "LeaderWorkerSet" or not path:
         return role_path
     if path[0] == "spec":
@@ -48,6 +52,19 @@ def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
     if path[:2] == ("metadata", "name"):
         return role_path + ("name",)
     return role_path
+
+
+def _template_source(ds: DisaggregatedSet, statefulset: dict, role_path: tuple, path: tuple) -> tuple:
+    lws_template_path = role_path + ("spec", "leaderWorkerTemplate")
+    if path[:2] == ("spec", "volumeClaimTemplates"):
+        return lws_template_path + path[1:]
+    if path[:2] != ("spec", "template"):
+        return role_path
+    role_template = ds.source.data["spec"]["roles"][role_path[2]]["spec"]["leaderWorkerTemplate"]
+    template_path = lws_template_path + (template_of(statefulset, role_template),)
+    if "topologyKey" in path and ds.placement.exclusive and template_path + path[2:] not in ds.source.lines:
+        return ("spec", "placementPolicy", "topology")  # the affinity render adds: its topologyKey
+    return template_path + path[2:]
 
 
 def _rejoin(document, path: tuple) -> tuple:

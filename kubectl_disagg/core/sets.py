@@ -1,18 +1,16 @@
 """Loading: manifests in, validated DisaggregatedSets out (all problems at once).
 
-`load_sets` reads files, directories or stdin; `load_documents` takes documents already
-parsed (a set stored in the cluster, a benchmark's). Sets come back in input order, with the
+`load_documents` takes documents already parsed (a directory's, read by
+`gitops.directory`; a set stored in the cluster; a benchmark's). Sets come back in input order, with the
 other documents alongside for pass-through.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.reader import read_documents
 from kubectl_disagg.manifests.source import Document, dotted
 from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set
 from kubectl_disagg.core.policy import is_policy_document, policies_for
@@ -92,20 +90,6 @@ def _defined_twice(sets: list[DisaggregatedSet]) -> list[Problem]:
         else:
             first[key] = ds
     return problems
-
-
-def load_sets(paths: Iterable[str], recursive: bool = False) -> LoadResult:
-    return load_documents(read_documents(paths, recursive))
-
-
-def sets_from_files(paths: Iterable[str], recursive: bool = False) -> list[DisaggregatedSet]:
-    """The DisaggregatedSets in -f inputs, validated, at least one; warnings go to stderr."""
-    loaded = load_sets(paths, recursive)
-    for warning in loaded.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
-    if not loaded.sets:
-        raise UserError(["no DisaggregatedSet found in the input"])
-    return list(loaded.sets)
 
 
 def _too_large(document: Document, ds: DisaggregatedSet) -> list[Problem]:

@@ -135,6 +135,9 @@ def holder_of(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata") or {}
     manager = (metadata.get("labels") or {}).get(naming.MANAGED_BY_LABEL)
     parts = [f"managed-by label {manager!r}" if manager else "no managed-by label"]
+    owner_set = (metadata.get("labels") or {}).get(naming.NAME_LABEL)
+    if manager == naming.MANAGER and owner_set:  # ours, but another set's: say whose
+        parts.append(f"set label {owner_set!r}")
     for owner in metadata.get("ownerReferences") or ():
         if owner.get("controller") is True:
             parts.append(f"controlled by {str(owner.get('kind', '')).lower()}/{owner.get('name', '')}")

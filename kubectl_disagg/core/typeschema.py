@@ -42,6 +42,11 @@ ENUMS = {
     "core/v1.PodSpec.dnsPolicy": ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"),
 }
 
+# Of those, the pod template's: the API server's defaulting (SetDefaults_Container, _PodSpec,
+# _ContainerPort) replaces "" before validation, so "" means the default there.
+DEFAULTED_WHEN_EMPTY = frozenset(name for name in ENUMS if name.startswith("core/v1."))
+
+
 @dataclass(frozen=True)
 class Field:
     """`keys`: the list-map keys of a list field (() for a set, None for any other field)."""
@@ -112,7 +117,8 @@ def check(value: object, struct: str, path: tuple, report: Report) -> None:
                 _check_int32(item, path + (name,), report)
             if field.keys is not None and isinstance(item, list):
                 _check_unique(item, field, path + (name,), report)
-            if field.enum and isinstance(item, str) and item not in field.enum:
+            if field.enum and isinstance(item, str) and item not in field.enum and \
+                    not (item == "" and f"{struct}.{name}" in DEFAULTED_WHEN_EMPTY):
                 supported = ", ".join(f'"{v}"' for v in field.enum)
                 report(path + (name,), f'Unsupported value: "{item}": supported values: {supported}')
     for field in known.values():

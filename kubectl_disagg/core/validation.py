@@ -8,7 +8,7 @@ from kubectl_disagg.manifests.source import Document, dotted
 from kubectl_disagg.core.model import API_VERSION, KIND, PLACEMENT_NONE, SCALING_EXTERNAL
 from kubectl_disagg.core.typeschema import ShapeMessage
 from kubectl_disagg.core.rollout_config import (
-    API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent,
+    API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent, unless_null,
 )
 
 MIN_ROLES, MAX_ROLES = 2, 10
@@ -155,7 +155,9 @@ def _check_role_spec(role: dict, path: tuple, set_spec: dict, out: _Collector) -
     if not 0 <= replicas <= MAX_REPLICAS:
         out.error(spec_path + ("replicas",), f"Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
     for key in ("workerTemplate", "leaderTemplate"):
-        if template.get(key):
+        if template.get(key) or (key == "leaderTemplate" and template.get(key) == {}):
+            # `leaderTemplate: {}` is a leader template all the same: the LWS controller makes the
+            # leader StatefulSet of it, and a pod without containers is refused.
             _check_containers(template[key], spec_path + ("leaderWorkerTemplate", key), out)
     size = template.get("size")
     if size is not None and size < 1:
@@ -191,7 +193,7 @@ def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Co
     scaled = {}
     for key, default, round_up in (("maxSurge", API_DEFAULT_MAX_SURGE, True),
                                    ("maxUnavailable", API_DEFAULT_MAX_UNAVAILABLE, False)):
-        value = rolling.get(key, default)
+        value = unless_null(rolling.get(key), default)
         try:
             scaled[key] = scale_int_or_percent(value, replicas, round_up)
         except IntOrPercentError as err:
@@ -229,9 +231,15 @@ def _check_placement(spec: dict, out: _Collector) -> None:
     placement = spec.get("placementPolicy")
     if not placement:
         return
-    if (placement.get("type") or PLACEMENT_NONE) != PLACEMENT_NONE and not placement.get("topology"):
+    topology = placement.get("topology")
+    if (placement.get("type") or PLACEMENT_NONE) != PLACEMENT_NONE and not topology:
         out.error(("spec", "placementPolicy", "topology"),
                   f"Required value: a node label key is required for type {placement['type']}")
+    elif (placement.get("type") or PLACEMENT_NONE) != PLACEMENT_NONE and isinstance(topology, str):
+        error = apirules.qualified_name_error(topology)  # it becomes the affinity terms' topologyKey
+        if error:
+            out.error(("spec", "placementPolicy", "topology"), f'Invalid value: "{topology}": must be a node '
+                                                               f"label key, the pod affinity's topologyKey: {error}")
 
 
 def _check_all_or_nothing(roles: list[object], out: _Collector) -> None:

@@ -14,21 +14,24 @@ import shutil
 import subprocess
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import files as state_files
 
 
 class Repository:
+    """The repository holding `directory`; git runs at its top, with paths relative to it, from
+    whatever directory the command was started in."""
+
     def __init__(self, directory: str):
         if shutil.which("git") is None:
             raise UserError(["--commit needs git on PATH"])
         self.directory = directory
         self.root = self._git("rev-parse", "--show-toplevel", what=f"{directory} is not in a git repository").strip()
+        self.directory = self.root
+        self.head: str | None = None  # the branch checked out (or the commit, detached), set by prepare
 
     def _git(self, *args: str, what: str, input: str | None = None) -> str:
         run = subprocess.run(["git", "-C", self.directory, *args], capture_output=True, text=True, input=input)
         if run.returncode != 0:
-            detail = " ".join(run.stderr.split())
-            raise UserError([f"{what}: git {args[0]}: {detail or f'exit {run.returncode}'}"])
+            raise UserError([f"{what}: git {args[0]}: {said(run)}"])
         return run.stdout
 
     def relative(self, path: str) -> str:
@@ -59,22 +62,49 @@ class Repository:
             if exists.returncode == 0:
                 raise UserError([f"--branch {branch}: the branch exists already; nothing was written"])
         self._git("rev-parse", "--verify", "HEAD", what="--commit needs a commit to build on")
+        branch_now = subprocess.run(["git", "-C", self.directory, "symbolic-ref", "--quiet", "--short", "HEAD"],
+                                    capture_output=True, text=True)
+        self.head = branch_now.stdout.strip() if branch_now.returncode == 0 else None
 
     def commit(self, state_files: list[str], message: str, branch: str | None) -> str:
-        """The new commit's hash: the state files on `branch` (created from HEAD) or the current branch."""
-        if branch is not None:
-            self._git("switch", "--quiet", "--create", branch, what=f"cannot create branch {branch}")
+        """The new commit's hash: the state files on `branch` (created from HEAD) or the current
+        branch. When it cannot be made, the index and the branches are put back as they were
+        (the caller puts the files back) and the error says what git said."""
+        start = self._git("rev-parse", "HEAD", what="cannot read HEAD").strip()
         paths = [self.relative(path) for path in state_files]
-        self._git("add", "--", *paths, what="cannot stage the rollout state")
-        # --cleanup=whitespace keeps the Markdown headings (#) that the default would strip when editing.
-        self._git("commit", "--quiet", "--cleanup=whitespace", "--file=-", "--", *paths, input=message,
-                  what="cannot commit the rollout state")
-        return self._git("rev-parse", "HEAD", what="cannot read the new commit").strip()
+        created = False
+        try:
+            if branch is not None:
+                self._git("switch", "--quiet", "--create", branch, what=f"cannot create branch {branch}")
+                created = True
+            self._git("add", "--", *paths, what="cannot stage the rollout state")
+            # --cleanup=whitespace keeps the Markdown headings (#) that the default would strip when editing.
+            self._git("commit", "--quiet", "--cleanup=whitespace", "--file=-", "--", *paths, input=message,
+                      what="cannot commit the rollout state")
+            return self._git("rev-parse", "HEAD", what="cannot read the new commit").strip()
+        except UserError:
+            self._undo(start, paths, branch if created else None)
+            raise
+
+    def _undo(self, start: str, paths: list[str], created: str | None) -> None:
+        """Back to where `commit` started: the paths unstaged, a branch it created removed."""
+        quiet = {"capture_output": True, "text": True}
+        subprocess.run(["git", "-C", self.directory, "reset", "--quiet", start, "--", *paths], **quiet)
+        if created is not None:
+            back = ["switch", "--quiet", self.head] if self.head else ["switch", "--quiet", "--detach", start]
+            subprocess.run(["git", "-C", self.directory, *back], **quiet)
+            subprocess.run(["git", "-C", self.directory, "branch", "--quiet", "-D", created], **quiet)
 
 
-def repository_for(sets, branch: str | None) -> Repository:
-    """The repository holding the sets' state files, checked for `--commit` (`prepare`)."""
-    paths = sorted({path for path in (state_files.state_path(ds) for ds in sets) if path})
+def said(run: subprocess.CompletedProcess) -> str:
+    """What a failed git said, on one line: its stderr (else its stdout), else its exit code."""
+    text = run.stderr.strip() or run.stdout.strip()
+    return " ".join(text.split()) if text else f"exit {run.returncode}"
+
+
+def repository_for(paths: list[str | None], branch: str | None) -> Repository:
+    """The repository holding the state files (`paths`), checked for `--commit` (`prepare`)."""
+    paths = sorted({path for path in paths if path})
     if not paths:
         raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])
     repository = Repository(os.path.dirname(paths[0]) or ".")

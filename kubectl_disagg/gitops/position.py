@@ -9,8 +9,38 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.gitops.state import RolloutState
 
 
+def deployed_order(state: RolloutState | None) -> list[str]:
+    """The state's revisions in the order they were deployed (its records keep that order)."""
+    if state is None:
+        return []
+    used = {rev for deployed in state.replicas.values() for rev in deployed}
+    return [rev for rev in state.revisions if rev in used]
+
+
+def is_rollback(ds: DisaggregatedSet, state: RolloutState | None) -> bool:
+    """The set's revision is one the state deployed before another: the template went back."""
+    order = deployed_order(state)
+    return ds.revision in order and order[-1] != ds.revision
+
+
+def rollback_start(trajectory, current: int) -> int:
+    """Where a rollback's plan stands when it begins: the reverted revision runs already, so
+    the plan's ramp-up to it (the old revision kept whole) never ran; the rollback starts at
+    the ramp's end, its last point before the old revision drains (the plan's start while the
+    rollback itself still ramps up). Its steps are numbered from there."""
+    ramp = max(index for index, step in enumerate(trajectory) if step.old == trajectory[0].old)
+    return ramp if current > ramp else 0
+
+
+def numbered(ds: DisaggregatedSet, state: RolloutState | None, trajectory, current: int) -> tuple[int, int]:
+    """(step i, of N) of point `current` of a slice's plan; a rollback's from where it stood."""
+    start = rollback_start(trajectory, current) if is_rollback(ds, state) else 0
+    return current - start, len(trajectory) - 1 - start
+
+
 def committed_position(ds: DisaggregatedSet, state: RolloutState, slice_index: int) -> tuple[int, int] | None:
-    """(step i, of N) of the slice's committed counts on the plan from where its rollout began."""
+    """(step i, of N) of the slice's committed counts on the plan from where its rollout began
+    (a rollback's: from where the rollout stood)."""
     deployed = state.deployed(slice_index)
     olds = {rev: counts for rev, counts in deployed.items() if rev != ds.revision}
     if not olds:
@@ -26,4 +56,4 @@ def committed_position(ds: DisaggregatedSet, state: RolloutState, slice_index: i
     except planner.PlanDidNotConverge:
         return None
     index = planner.find_position(trajectory, old, new)
-    return None if index is None else (index, len(trajectory) - 1)
+    return None if index is None else numbered(ds, state, trajectory, index)

@@ -22,7 +22,7 @@ from kubectl_disagg.gitops.state import MISSING_STATE, STATE_FILE, RevisionRecor
 
 
 def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespace: str | None = None,
-                      *, require_state: bool = False) -> list[dict]:
+                      *, require_state: bool = False, state_file: str = STATE_FILE) -> list[dict]:
     """The objects of `ds` as far as `state` has rolled it; the steady state without a state.
 
     Deterministic and hermetic: slice, then revision in deployment order, then role, each LWS
@@ -31,11 +31,17 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
     if state is None:
         if require_state:
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name}: "
-                             + MISSING_STATE.format(file=STATE_FILE)])
+                             + MISSING_STATE.format(file=state_file)])
         return list(render_set(ds, namespace))
     check_state(ds, state)  # only a state the planner could have written renders (spec §8)
     if problems := wave_problems(ds, state):  # ... and that its RolloutPolicy let move (spec §9)
         raise UserError(problems)
+    return rendered(ds, state)
+
+
+def rendered(ds: DisaggregatedSet, state: RolloutState) -> list[dict]:
+    """`render_with_state` without the rules: only for a step's own states (checked when it wrote
+    them, or compared with the live LWS, which are the check there), never for what is applied."""
     namespace = state.namespace
     records = dict(state.revisions)
     records.setdefault(ds.revision, record_from_set(ds))

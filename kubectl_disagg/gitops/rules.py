@@ -4,21 +4,28 @@ A state in git is an input people edit and merge, so `render` and `cmp generate`
 before rendering from it, and `rollout step --gitops` checks every state it writes the same way:
 
 1. slices: the state records exactly the slices `0..target.slices-1`, each with the revision its
-   last step rolled to (`target.revision`);
+   last step rolled to (`target.revision`), and every slice the set has: a slice the set gained
+   is recorded by a step before it renders (the state alone cannot tell it from a recorded
+   slice deleted by hand, which would render at full size and replace what runs there);
+   And mid-rollout the targets are the set's: `target.roles` equals them (External roles aside),
+   so a change of the set's replicas or budgets is recorded by a step before it renders;
 2. groups: a revision runs all its roles or none;
-3. bounds: per role, old + new stays within max(target + max(maxSurge, 1), initial) (plus what
-   new runs above a target lowered mid-rollout: the planner never shrinks new), and a role
+3. bounds: per role, old + new stays within max(target + max(maxSurge, 1), initial), and a role
    that started at or above its target keeps target − maxUnavailable (the planner's floor; with
    two old revisions or more, reconcile's coordinated drain takes a group whole, which may cut
-   below it for a step, so there rule 4 alone holds the state to what the stepper does);
+   below it for a step, so there rule 4 alone holds the state to what the stepper does). Only
+   a slice that rule 4 sees take a step widens them, to the point it came from (targets may
+   have changed since; a target lowered mid-rollout leaves new above it, and the planner never
+   shrinks new): a `previous` equal to the counts widens nothing;
 4. one step: each slice's counts are its `previous` point, or what one reconcile pass makes of
    that point (one planner step, the start of a rollout, the removal of a drained revision, a
-   scale or a slice change at rest), replayed here with the planner for the recorded `target`.
+   scale or a slice change), replayed here with the planner for the recorded `target`.
 
 The replay runs reconcile (core/reconcile.py, the stepper's own decision) over the previous
 point as if it were live and settled, and lands its actions with the `StateExecutor`, exactly
-as `gitops_step` did when it wrote the state. A format 1 state has no `previous`: its point is
-checked (rules 1-3), and its next step writes format 2.
+as `gitops_step` did when it wrote the state. A format 1 state has no `previous`, so rule 4
+cannot hold it: it never renders, and the step (which reads its point from the live LWS,
+`upgraded`) rewrites it in format 2.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ DOCS = "docs/gitops.md"
 
 def check_state(ds: DisaggregatedSet, state: RolloutState) -> None:
     """Raise UserError, every problem at once, when `state` is not one the planner could have
-    written for `ds` (its name; the rest comes from the state's own `target`)."""
+    written for `ds` (its name and slices; the rest comes from the state's own `target`)."""
     problems = state_problems(ds, state)
     if problems:
         raise UserError(problems)
@@ -49,7 +56,9 @@ def check_state(ds: DisaggregatedSet, state: RolloutState) -> None:
 
 def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
     lines = _Lines(state)
-    target = state.target or migrated_target(ds, state)
+    if state.target is None or state.previous is None:
+        return [lines.problem(("formatVersion",), "formatVersion", FORMAT_1)]
+    target = state.target
     problems: list[Problem] = []
     then, why = set_at_target(ds, state, target)
     if then is None:
@@ -59,6 +68,21 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
                                       f"slice {slice_index} is recorded, but the state's last step was for "
                                       f"{target.slices} slice(s): a slice is added or removed by a step, not by hand "
                                       f"(rule: one document per slice of the set, {DOCS})"))
+    # The slices come from the set too: a slice it has and the state does not record would
+    # render at full size, replacing whatever runs there, so a step records it first.
+    for slice_index in range(target.slices, ds.slices):
+        if slice_index not in state.replicas:
+            problems.append(lines.problem(("slices",), "slices", GROWN.format(
+                slice=slice_index, slices=ds.slices, target=target.slices, docs=DOCS)))
+    # And the targets: mid-rollout the bounds are the set's, so a target edited in the state
+    # (a budget widened, a replica count lowered) widens nothing; a change of the set's
+    # replicas or budgets is recorded by a step before it renders.
+    changed = _changed_targets(target, Target.of(ds), {role.name for role in ds.roles if role.external})
+    if changed and any(len(deployed) > 1 for s, deployed in state.replicas.items() if s < ds.slices):
+        problems.append(lines.problem(("target", "roles"), "target.roles", TARGETS.format(
+            changed="; ".join(changed), docs=DOCS)))
+    previous = {s: p for s, p in state.previous.items() if s < then.slices}
+    stepped = replay(then, state.namespace, previous)
     for slice_index in range(target.slices):
         deployed = state.replicas.get(slice_index)
         if not deployed:
@@ -67,10 +91,52 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
                                           f"(rule: a slice without counts would render its new revision at full "
                                           f"size, {DOCS})"))
             continue
-        problems.extend(_check_point(lines, then, state, slice_index))
-    if state.previous is None:
-        return problems
-    return problems + _check_steps(lines, then, state)
+        # The point a verified step came from may widen the bounds (its targets may have
+        # changed since); a `previous` equal to the counts, or one they are not a step from,
+        # widens nothing: the bounds hold for every point, whatever `previous` says.
+        before = previous.get(slice_index)
+        now = _now(state, slice_index)
+        moved = before is not None and not _same(now, before) and _same(now, stepped.get(slice_index, Point({}, {})))
+        problems.extend(_check_point(lines, then, state, slice_index, before if moved else None))
+    return problems + _check_steps(lines, then, state, previous, stepped)
+
+
+FORMAT_1 = ("a format 1 state records no previous point, so render cannot check that its counts are one step "
+            f"from what runs (rule: one step at a time, {DOCS}): run `kubectl disagg rollout step --gitops -f DIR` "
+            "once, which checks them against the live LeaderWorkerSets and rewrites the state in format 2")
+GROWN = ("slice {slice} has no counts: the set has {slices} slices, the state's last step was for {target}, and "
+         "a slice without counts would render at full size, replacing whatever runs there. Run `kubectl disagg "
+         "rollout step --gitops -f DIR` to add it (rule: every slice of the set is recorded, {docs})")
+
+
+TARGETS = ("the set's targets are not the ones the state's last step was taken for ({changed}): mid-rollout "
+           "the bounds come from the set, so run `kubectl disagg rollout step --gitops -f DIR` to record them "
+           "(rule: the targets come from the set, {docs})")
+
+
+def _changed_targets(recorded: Target, wanted: Target, external: set[str]) -> list[str]:
+    """How the set's role targets differ from the recorded ones, as people read it (but for
+    External roles: their target is the capacity their rollout started with, not `replicas`)."""
+    def text(role: RoleTarget | None) -> str:
+        return "none" if role is None else \
+            f"replicas {role.replicas}, maxSurge {role.surge}, maxUnavailable {role.unavailable}"
+    old, new = {r.name: r for r in recorded.roles}, {r.name: r for r in wanted.roles}
+    return [f"{name}: {text(old.get(name))} in the state, {text(new.get(name))} in the set"
+            for name in [*new, *(n for n in old if n not in new)]
+            if name not in external and old.get(name) != new.get(name)]
+
+
+def upgraded(ds: DisaggregatedSet, state: RolloutState) -> RolloutState:
+    """A format 1 state as format 2, for the step that reads it against the live LWS: its
+    migrated target, and each slice's own point as `previous` (render refuses format 1)."""
+    if state.target is not None and state.previous is not None:
+        return state
+    return replace(state, target=state.target or migrated_target(ds, state),
+                   previous={s: _now(state, s) for s in state.replicas})
+
+
+def _now(state: RolloutState, slice_index: int) -> Point:
+    return Point(state.replicas.get(slice_index, {}), state.initial.get(slice_index, {}))
 
 
 # --- the set the last step was taken for ------------------------------------------------------
@@ -99,14 +165,14 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
     if record is not None:
         roles = [Role(r.name, 0, r.spec, r.labels, r.annotations, r.external) for r in record.roles]
         base = replace(ds, placement=record.placement)
-    elif target.revision == ds.revision or target.slices == 0:
+    elif target.revision == ds.revision:
         roles, base = list(ds.roles), ds
     else:
         return None, (f"the last step rolled to revision {target.revision}, which the state does not record "
                       "under revisions (edited by hand?)")
     by_name = {r.name: r for r in target.roles}
     if set(by_name) != {r.name for r in roles}:
-        return None, (f"target.roles name {', '.join(sorted(by_name))}, but revision {target.revision} has roles "
+        return None, (f"target.roles name {', '.join(by_name)}, but revision {target.revision} has roles "
                       f"{', '.join(r.name for r in roles)} (edited by hand?)")
     sized = []
     for role in roles:
@@ -120,7 +186,8 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
 # --- rules 1 to 3: the point ------------------------------------------------------------------
 
 
-def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, slice_index: int) -> list[Problem]:
+def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, slice_index: int,
+                 before: Point | None) -> list[Problem]:
     deployed = state.replicas[slice_index]
     initial = state.initial.get(slice_index, {})
     problems = []
@@ -140,13 +207,14 @@ def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, sli
         return problems
     if len(deployed) == 1:
         return problems  # at rest: render sizes it from the set (scaling is direct)
-    before = (state.previous or {}).get(slice_index)
     for role, total, start, goal, config, new in _role_totals(then, deployed, initial):
         # A step never takes a role further out of bounds than the point it came from was (the
         # targets or budgets may have changed since); a target lowered mid-rollout leaves new
-        # above it, and the planner never shrinks new.
+        # above it, and the planner never shrinks new (nor grows it past its target). Only a
+        # verified step's point widens the bounds (`before`; None: the point alone).
         was = None if before is None else sum(counts.get(role, 0) for counts in before.replicas.values())
-        ceiling = max(goal + max(config.surge, 1), start, was or 0) + max(0, new - goal)
+        was_new = 0 if before is None else before.replicas.get(then.revision, {}).get(role, 0)
+        ceiling = max(goal + max(config.surge, 1), start, was or 0) + max(0, min(new, was_new) - goal)
         path = lines.entry(slice_index, next(iter(deployed))) + ("replicas", role)
         if goal > 0 and total > ceiling:
             problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role} "
@@ -155,7 +223,7 @@ def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, sli
         floor = goal - config.unavailable if was is None else min(goal - config.unavailable, was)
         # With two old revisions or more (a template change mid-rollout) reconcile drains a
         # group whole (§4), which may take a role below its floor for a step: rule 4 checks that.
-        if start >= goal and total < floor and len(deployed) == 2:
+        if start >= goal and total < floor and (len(deployed) == 2 or before is None):
             problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role} "
                                           f"across its revisions, below its target {goal} minus maxUnavailable "
                                           f"{config.unavailable} ({floor}) (rule: capacity never below the floor)"))
@@ -186,13 +254,12 @@ def _role_totals(then: DisaggregatedSet, deployed: Mapping[str, Mapping[str, int
 # --- rule 4: one step from the previous point -------------------------------------------------
 
 
-def _check_steps(lines: _Lines, then: DisaggregatedSet, state: RolloutState) -> list[Problem]:
-    previous = {s: p for s, p in state.previous.items() if s < then.slices}
-    stepped = replay(then, state.namespace, previous)
+def _check_steps(lines: _Lines, then: DisaggregatedSet, state: RolloutState, previous: Mapping[int, Point],
+                 stepped: Mapping[int, Point]) -> list[Problem]:
     problems = []
     for slice_index in range(then.slices):
         before = previous.get(slice_index)
-        now = Point(state.replicas.get(slice_index, {}), state.initial.get(slice_index, {}))
+        now = _now(state, slice_index)
         if before is None or _same(now, before):
             continue
         after = stepped.get(slice_index, Point({}, {}))

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
                                               EXIT_WAITING, most_pressing)
@@ -37,33 +38,35 @@ class SetStep:
         return EXIT_TIMEOUT if self.timed_out else _EXIT[self.step.outcome]
 
 
-def step_files(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, wait: bool = False,
-               timeout: float | None = None, state_file: str | None = None) -> list[SetStep]:
-    """Step each set from the state beside it (or in `state_file`, for one set); write the
-    states that advanced, all together or none (`directory_steps`: the sets step as one)."""
-    if state_file and len(sets) != 1:
-        raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
-                         f"holds {len(sets)}"])
+def step_files(cluster, tree: directories.Tree, reading: directories.Reading, namespace: str | None, *,
+               wait: bool = False, timeout: float | None = None) -> list[SetStep]:
+    """Step each set of the inputs (`tree`, read as `gitops.directory` reads every directory)
+    from the state beside it (or in `reading.explicit`, for one set); write the states that
+    advanced, all together or none (`directory_steps`: the sets step as one)."""
+    directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
     deadline = Deadline.after(timeout if wait else None).at
     results = []
-    for ds in sets:
-        target = namespace_for(ds, namespace, cluster.default_namespace)
-        path = state_files.state_path(ds, state_file)
-        if path is None:
-            raise UserError([f"{ds.source.file}: --gitops needs the set in a file: its rollout state is "
+    for entry in directory.sets:
+        if entry.state_path is None:
+            raise UserError([f"{entry.ds.source.file}: --gitops needs the set in a file: its rollout state is "
                              "kept beside it"])
-        state = state_files.read_state(ds, target, state_file, missing_ok=True)
-        step, timed_out = next_step(cluster, ds, state, target, wait=wait, deadline=deadline)
-        results.append(SetStep(ds, target, str(path), step, timed_out))
+        step, timed_out = next_step(cluster, entry.ds, entry.state, entry.namespace, wait=wait, deadline=deadline)
+        results.append(SetStep(entry.ds, entry.namespace, entry.state_path, step, timed_out))
     steps = directory_steps([(result.ds, result.step) for result in results])
-    results = [replace(result, step=step) for result, step in zip(results, steps)]
+    return [replace(result, step=step) for result, step in zip(results, steps)]
+
+
+def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
+    """Write the states that advanced, one rename per file; what each file held before (None:
+    it did not exist), for `state_files.restore` when the commit of them cannot be made."""
     by_file: dict[str, list] = {}
     for result in results:
         if result.step.outcome == Outcome.ADVANCED:
             by_file.setdefault(result.path, []).append(result.step.state)
-    for path, states in by_file.items():  # one rename per file
+    before = state_files.contents(by_file)
+    for path, states in by_file.items():
         state_files.write_state(path, *states)
-    return results
+    return before
 
 
 def exit_code(results: Sequence[SetStep]) -> int:

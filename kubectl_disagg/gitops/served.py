@@ -13,7 +13,7 @@ generated from hack/crd/api/rolloutstate) show:
       step: 2/4                   # the committed step i/N of the rolling slices (the distinct ones,
                                   # comma-separated, in slice order); absent at rest
       phase: Rolling              # AtRest | Rolling
-      message: "llama: slice 0 step 2 of 4 (prefill 1→2, decode 1→1); next: rollout step --gitops"
+      message: "llama: slice 0 step 2 of 4 (old/new: prefill 1/2, decode 1/1); next: rollout step --gitops"
 
 Where Argo CD applied the object, `rollout step --gitops` and `rollout status --gitops` read it
 back (`served_differences`): the cluster shows the commit only when the object is the
@@ -47,7 +47,8 @@ def served_object(ds: DisaggregatedSet, state: RolloutState) -> dict:
 
 
 def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
-    """Phase and a one-line message: per run of slices alike, the step and old→new per role."""
+    """Phase and a one-line message: per run of slices alike, the step and the old/new counts
+    per role (`old/new: prefill 1/2`, as the step report writes them; `→` always reads before → after)."""
     runs: list[list] = []  # [first, last, text]
     steps: list[str] = []  # the distinct "i/N" of the rolling slices, in slice order
     for slice_index in range(ds.slices):
@@ -59,12 +60,12 @@ def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
         for role in ds.role_names:
             old = sum(c.get(role, 0) for rev, c in deployed.items() if rev != ds.revision)
             new = deployed.get(ds.revision, {}).get(role, 0)
-            counts.append(f"{role} {old}→{new}")
+            counts.append(f"{role} {old}/{new}")
         where = f"step {position[0]} of {position[1]}" if position else "off the plan"
         step = f"{position[0]}/{position[1]}" if position else "?"
         if step not in steps:
             steps.append(step)
-        text = f"{where} ({', '.join(counts)})"
+        text = f"{where} (old/new: {', '.join(counts)})"
         if runs and runs[-1][2] == text and runs[-1][1] == slice_index - 1:
             runs[-1][1] = slice_index
         else:

@@ -33,8 +33,8 @@ placement), so `render` reproduces an old revision exactly after the set's docum
         replicas: {decode: 4, prefill: 2}
 
 `target` and `previous` (format 2) let `render` check that the state is one the planner could
-have written (gitops/rules.py, spec §8); a format 1 state reads as one whose last step changed
-nothing, so only its point is checked, and the next step writes format 2.
+have written (gitops/rules.py, spec §8); a format 1 state (`target` and `previous` None) cannot
+be held to them, so render refuses it and the next step, reading the live LWS, writes format 2.
 
 The file `disagg-rollout-state.yaml` beside the sets holds one such document per set (the Argo
 CD plugin's `rollout-state` parameter names the same file). `find_state` picks a set's document

@@ -21,11 +21,12 @@ from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, LWS, SERVICE
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor
-from kubectl_disagg.gitops.rules import state_problems
-from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RolloutState, Target, record_from_set,
-                                         record_revision)
+from kubectl_disagg.gitops.rules import set_at_target, state_problems, upgraded
+from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RoleTarget, RolloutState, Target,
+                                         record_from_set, record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
-from kubectl_disagg.gitops.render import handing_back, render_with_state
+from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.waves import NO_CLOCK, Paced, with_position
 from kubectl_disagg.rollout.progressive import utcnow
@@ -65,7 +66,29 @@ def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> Rol
     # How the live objects got here is not known: the state starts from them (its point is checked).
     previous = {s: Point({rev: dict(c) for rev, c in d.items()}, {rev: dict(c) for rev, c in initial.get(s, {}).items()})
                 for s, d in replicas.items()}
-    return RolloutState(ds.name, namespace, records, replicas, initial, Target.of(ds), previous)
+    return RolloutState(ds.name, namespace, records, replicas, initial, _adopted_target(ds, records, replicas, ours),
+                        previous)
+
+
+def _adopted_target(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord], replicas: Mapping[int, Mapping],
+                    ours: list[LiveLWS]) -> Target:
+    """The set as the step that left the live objects saw it: the set itself when its revision
+    runs; else (its template changed in git since) the newest live revision, in the slices that
+    run, sized as the set sizes its roles (a role it no longer has: as most of it runs). The
+    state records what runs, and the step after it starts the rollout to the set's revision."""
+    if ds.revision in records or not ours:
+        return Target.of(ds)
+    newest = ours[-1].identity.revision  # the revision the live objects were last rolled to
+    of_set = {role.name: role for role in Target.of(ds).roles}
+    roles = []
+    for role in records[newest].roles:
+        if role.name in of_set:
+            roles.append(of_set[role.name])
+            continue
+        most = max(sum(counts.get(role.name, 0) for counts in deployed.values()) for deployed in replicas.values())
+        config = resolve_config(None, most)
+        roles.append(RoleTarget(role.name, most, config.surge, config.unavailable))
+    return Target(newest, max(replicas) + 1, tuple(roles))
 
 
 def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], snapshot: Snapshot) -> RevisionRecord:
@@ -216,8 +239,10 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
                 served: Mapping | None = None, now=None) -> GitopsStep:
     """The next state of a git-driven rollout, given the state committed, the live LWS and the
     live RolloutState object (`served`; None where the cluster does not serve the kind or holds
-    none): it must be the committed document, and the LWS what that renders to. With a
-    RolloutPolicy, `now` (a datetime) is what its gates are judged at (gitops/waves.py)."""
+    none): it must be the committed document, and the LWS what that renders to (for a set that
+    gained slices, what the cluster may run instead: `_synced_renders`). A format 1 state is
+    read as its own previous point, which the live LWS must show; its next step writes format 2.
+    With a RolloutPolicy, `now` (a datetime) is what its gates are judged at (gitops/waves.py)."""
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -226,8 +251,12 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
                                            ("created the rollout state: the set deploys at its revision and replicas",)))
         return _checked(ds, GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
                                        ("adopted the live LeaderWorkerSets into a new rollout state",)))
-    expected = [o for o in render_with_state(ds, state) if o["kind"] == LWS]
-    differences = served_differences(state, served) + synced_differences(expected, ours)
+    read, committed = state, upgraded(ds, state)  # a format 1 state: checked against the live LWS here
+    candidates = _synced_renders(ds, committed, live)
+    synced, state, expected = next((c for c in candidates if not synced_differences(c[2], ours)), candidates[0])
+    # (a state never synced before a commit render refuses: its object is not live either)
+    differences = (served_differences(read, served) if state is committed else []) + \
+        synced_differences(expected, ours)
     if differences:
         return GitopsStep(Outcome.WAITING, state, tuple(differences), before=state)
     stale = [f"leaderworkerset/{o.name}: status is stale (observedGeneration {o.observed_generation} < "
@@ -237,7 +266,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
 
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
-                     for o in render_with_state(ds, state) if o["kind"] == SERVICE)
+                     for o in rendered(synced, state) if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
     paced = None if ds.policy is None else Paced(ds, state, now or NO_CLOCK)
@@ -274,7 +303,49 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
             s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
         return _checked(ds, GitopsStep(Outcome.ADVANCED, back, (
             "hands the size of the External roles back to their autoscaler",), passed, before=state))
+    if read is not committed:  # nothing left to roll, but render refuses format 1: write format 2
+        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("rewrites the rollout state in format 2",),
+                                       passed, before=state))
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
+
+
+def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> list[tuple]:
+    """[(set, state, its LWS)] whose render the cluster may run: `ds` and the committed state.
+    For a set that gained slices or changed its targets mid-rollout, which render refuses until
+    a step records them (spec §8), the sync of that commit never comes: the set on the slices
+    the state records, or the set its last step saw, each with the committed state or, when
+    that was not synced before the refused commit, the points its last step started from (a
+    revision it removed read back from its live LWS, checked as adoption checks it)."""
+    try:
+        return [(ds, state, _lws(render_with_state(ds, state)))]
+    except UserError as refused:
+        error = refused
+    then, _ = set_at_target(ds, state, state.target)
+    sets = [replace(ds, slices=min(ds.slices, state.target.slices))] + ([then] if then is not None else [])
+    candidates = []
+    for synced in sets:
+        try:
+            candidates.append((synced, state, _lws(render_with_state(synced, state))))
+        except UserError:
+            continue
+    if not candidates:
+        raise error
+    ours = sorted((o for o in live.lws if o.managed_by_us(ds.name) and o.identity.complete),
+                  key=lambda o: (o.created, o.name))
+    try:
+        records = {**state.revisions, **{rev: _record_from_live(ds, rev, ours, live)
+                                         for p in state.previous.values() for rev in p.replicas
+                                         if rev not in state.revisions}}
+    except UserError:
+        return candidates  # a revision not live as recorded: not what runs
+    before = replace(state, revisions=records, replicas={s: p.replicas for s, p in state.previous.items()},
+                     initial={s: p.initial for s, p in state.previous.items() if p.initial})
+    # (compared with the live LWS, which are the check)
+    return candidates + [(synced, before, _lws(rendered(synced, before))) for synced in sets]
+
+
+def _lws(objects: list[dict]) -> list[dict]:
+    return [o for o in objects if o["kind"] == LWS]
 
 
 def _external_as_set(record: RevisionRecord, ds: DisaggregatedSet) -> RevisionRecord:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime
 import getpass
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE
 from kubectl_disagg.core.waves import VerbRefused
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import change_state
@@ -40,22 +40,18 @@ def local_user() -> str:
         return "unknown"
 
 
-def verb_files(sets: Sequence[DisaggregatedSet], namespace: str | None, default_namespace: str, verb: str, *,
-               full: bool = False, state_file: str | None = None, by: str | None = None,
-               now: datetime.datetime | None = None) -> list[GitVerb]:
-    """The verb over each set's committed state, written beside it; VerbRefused names the set."""
-    if state_file and len(sets) != 1:
-        raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
-                         f"holds {len(sets)}"])
+def verb_files(tree: directories.Tree, reading: directories.Reading, namespace: str | None, verb: str, *,
+               full: bool = False, by: str | None = None, now: datetime.datetime | None = None) -> list[GitVerb]:
+    """The verb over each set's committed state (the inputs `tree`, read as `gitops.directory`
+    reads every directory), written beside it; VerbRefused names the set."""
+    directory = directories.load(tree, reading, namespace=namespace, fallback=DEFAULT_NAMESPACE)
     now, by = now or utcnow(), by or local_user()
     out = []
-    for ds in sets:
-        target = namespace_for(ds, namespace, default_namespace)
+    for entry in directory.sets:
+        ds, target, path, state = entry.ds, entry.namespace, entry.state_path, entry.state
         if ds.policy is None:
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no RolloutPolicy beside it: its "
                              "rollouts are not paced"])
-        path = state_files.state_path(ds, state_file)
-        state = state_files.read_state(ds, target, state_file)
         if path is None or state is None:
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no rollout state beside it yet: "
                              "`kubectl disagg rollout step --gitops -f DIR` writes the first"])
@@ -64,9 +60,16 @@ def verb_files(sets: Sequence[DisaggregatedSet], namespace: str | None, default_
         except VerbRefused as refused:
             raise VerbRefused(f"disaggregatedset/{ds.name} in {target}: {refused}") from None
         out.append(GitVerb(VerbResult(ds, target, verb, before, after, full), written, path, by))
+    return out
+
+
+def write_verbs(done: list[GitVerb]) -> dict[str, bytes | None]:
+    """Write the states, one rename per file; what each file held before, for
+    `state_files.restore` when the commit of them cannot be made."""
     by_file: dict[str, list[RolloutState]] = {}
-    for done in out:
-        by_file.setdefault(done.path, []).append(done.state)
+    for each in done:
+        by_file.setdefault(each.path, []).append(each.state)
+    before = state_files.contents(by_file)
     for path, states in by_file.items():
         state_files.write_state(path, *states)
-    return out
+    return before

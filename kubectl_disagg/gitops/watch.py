@@ -6,12 +6,12 @@ RolloutState object where the kind is served.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops.directory import Directory
 from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
                                               EXIT_WAITING, most_pressing)
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
@@ -31,20 +31,21 @@ class SetStatus:
     status: GitopsStatus
 
 
-def looks(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, watch: bool = False,
+def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
           deadline: float | None = None) -> Iterator[list[SetStatus]]:
-    """Each look at every set, yielded as it is taken; with `watch`, until a next action changes
-    from the first look's or `deadline` (a time.monotonic() value) passes."""
-    targets = [(ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]
+    """Each look at every set of the directory (`read` again for each: a pull may move a
+    state), yielded as it is taken; with `watch`, until a next action changes from the first
+    look's or `deadline` (a time.monotonic() value) passes."""
     first: list = []
+    several = len(read().sets) > 1
 
     def look() -> list[SetStatus]:
         out = []
-        for ds, target in targets:
+        for entry in read().sets:
+            ds, target, state = entry.ds, entry.namespace, entry.state
             snapshot = cluster.snapshot(ds.name, target, services=False)
-            state = state_files.read_state(ds, target)
             served = cluster.rollout_state(ds.name, target) if state is not None else None
-            out.append(SetStatus(ds, state_files.state_path(ds), snapshot, gitops_status(ds, state, snapshot, served)))
+            out.append(SetStatus(ds, entry.state_path, snapshot, gitops_status(ds, state, snapshot, served)))
         return out
 
     def settled(seen: list[SetStatus]) -> bool:
@@ -59,7 +60,7 @@ def looks(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, w
                                        timeout=seconds)
 
     yield from until_settled(look, settled, wait_for_change, Deadline(deadline),
-                             most=60.0 if len(targets) == 1 else 5.0)
+                             most=5.0 if several else 60.0)
 
 
 def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> int:

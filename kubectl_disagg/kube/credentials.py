@@ -16,7 +16,7 @@ from dataclasses import replace
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube import oidc
 from kubectl_disagg.kube.exec_plugin import run_exec
-from kubectl_disagg.kube.kubeconfig import Connection, check_token
+from kubectl_disagg.kube.kubeconfig import Connection, check_token, read_bounded
 
 TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go re-reads a token file once a minute
 EXPIRY_MARGIN_SECONDS = 10.0  # refresh an exec credential this long before it expires
@@ -107,8 +107,7 @@ class Credentials:
         if now - self._token_read_at >= TOKEN_FILE_REREAD_SECONDS or self._file_cached is None:
             path = self._connection.token_file or ""
             try:
-                with open(path, encoding="utf-8") as f:
-                    token = f.read().strip()
+                token = read_bounded(path).decode("utf-8").strip()
             except (OSError, UnicodeDecodeError) as err:
                 raise UserError(f"{self._connection.whose}: cannot read the token file {path}: "
                                 f"{getattr(err, 'strerror', None) or err}") from None

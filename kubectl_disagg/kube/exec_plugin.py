@@ -8,6 +8,7 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -56,9 +57,7 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
         if interactive:  # stdin and stderr are the terminal's: the prompt shows, the answer reaches it
             finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE, check=False)
         else:
-            finished = subprocess.run([command, *plugin.args], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                      timeout=EXEC_TIMEOUT_SECONDS, check=False)
+            finished = _run_quietly([command, *plugin.args], env)
     except subprocess.TimeoutExpired:
         raise UserError(_failure(where, user, plugin, f"did not finish in {EXEC_TIMEOUT_SECONDS:.0f} s")) from None
     except OSError as err:
@@ -74,6 +73,24 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     if issued.token is not None:
         check_token(issued.token, connection.whose, f"exec plugin {plugin.command}")
     return issued
+
+
+def _run_quietly(argv: list[str], env: dict) -> subprocess.CompletedProcess:
+    """The plugin without a terminal, within EXEC_TIMEOUT_SECONDS, in a process group of its own:
+    at the timeout (or Ctrl-C) the whole group is killed, so that no child it started outlives it
+    (killing the plugin alone left a `sleep` or a browser helper running)."""
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=EXEC_TIMEOUT_SECONDS)
+        except BaseException:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:  # the group is already gone
+                pass
+            process.wait()
+            raise
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
 
 
 def _terminal() -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.manifests.reader import load_plain
+from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES, load_plain
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -137,8 +137,7 @@ def _merge(paths: list[str], shown: str) -> _Merged:
     for path in paths:
         full = os.path.expanduser(path)
         try:
-            with open(full, "rb") as f:
-                document = load_plain(f.read())
+            document = load_plain(read_bounded(full))
         except FileNotFoundError:
             continue
         except OSError as err:
@@ -231,8 +230,7 @@ def _data_or_file(entry: _Entry, key: str, where: str) -> bytes | None:
     if path is None:
         return None
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_bounded(path)
     except OSError as err:
         raise UserError(f"{where}: {key} {path}: {err.strerror or err}") from None
 
@@ -365,6 +363,17 @@ def redact_url(text: str) -> str:
     if "@" not in text:
         return text
     return re.sub(_URL_USERINFO, lambda m: m.group("scheme") + "***@", text)
+
+
+def read_bounded(path: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a file a kubeconfig names (or the kubeconfig itself), at most `limit`; raises
+    OSError, whose strerror says so, for a larger one: `/dev/zero` as a tokenFile would otherwise
+    be read until memory runs out."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(0, f"larger than {limit // (1024 * 1024)} MiB", path)
+    return data
 
 
 def check_token(token: str, whose: str, source: str) -> None:

@@ -76,7 +76,8 @@ DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
 ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsetrolescalers")
 ROLLOUT_STATE = Resource("RolloutState", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutstates")  # docs/gitops.md
-BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER)}
+STATEFULSET = Resource("StatefulSet", "apps", "v1", "statefulsets")  # validate --server's dry runs only
+BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER, STATEFULSET)}
 
 
 class ErrorAnswer(Exception):

@@ -15,12 +15,14 @@ import socket
 import ssl
 import tempfile
 import threading
+import time
 import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from kubectl_disagg import __version__
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube import verbosity
 from kubectl_disagg.kube.kubeconfig import redact_url
 
 CONNECT_TIMEOUT = 10.0
@@ -403,8 +405,20 @@ class Transport:
         if body is not None:
             sent["Content-Length"] = str(len(body))
         # Impersonate-Group may repeat
-        message = _message(f"{method} {target} HTTP/1.1", (("Host", self._host_field), *sent.items(),
-                                                          *self._connection.impersonate)) + (body or b"")
+        fields = (("Host", self._host_field), *sent.items(), *self._connection.impersonate)
+        message = _message(f"{method} {target} HTTP/1.1", fields) + (body or b"")
+        started = time.monotonic()
+        try:
+            response = self._round_trip(method, message, read_timeout, stream)
+        except NetworkError as err:
+            verbosity.round_trip(method, url, list(fields), body, f"(no answer: {err})", started)
+            raise
+        verbosity.round_trip(method, url, list(fields), body, f"{response.status} {response.reason}".strip(), started,
+                             None if stream else response.data)
+        return response
+
+    def _round_trip(self, method: str, message: bytes, read_timeout: float,
+                    stream: bool) -> Response | StreamedResponse:
         connection = self._checkout()
         reused, sending = connection is not None, True
         try:

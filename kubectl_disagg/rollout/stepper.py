@@ -13,9 +13,12 @@ click, no printing.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import math
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -28,8 +31,9 @@ from kubectl_disagg.kube.api_errors import answer_of
 from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
-from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.errors import Conflict, Unreachable, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.provenance import unrendered
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Action, Admission, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.reconcile import reconcile
@@ -38,6 +42,10 @@ from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
 from kubectl_disagg.rollout.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
+# A unit cut short is taken back however long the API server takes to answer again (a restart,
+# a permission restored): until the run's deadline, and for at least one lease term.
+UNDO_PATIENCE_SECONDS = 30.0
+UNDO_BACKOFF_SECONDS = (0.1, 2.0)  # the first wait between undo attempts, and the longest
 CLIENT, SERVER = "client", "server"  # dry runs: described only; also judged by the API server
 
 
@@ -84,37 +92,44 @@ class Executor(Protocol):
 Admit = Callable[[DisaggregatedSet, Snapshot], tuple[DisaggregatedSet, Admission]]
 
 
-def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, admit: Admit | None = None) -> Reconciliation:
+def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, admit: Admit | None = None, *,
+                       provenance: bool = False) -> Reconciliation:
     """`reconcile`, refused outright when the upstream controller owns the set (see `controller`);
-    with `admit` (a RolloutPolicy's pass: rollout/progressive.py), over the slices it admits and
-    toward the set it says (the stable revision after an abort)."""
+    with `provenance` (the cluster's passes: there every LWS of the set must be ours), also when
+    an LWS of the set is not the one its revision renders (see `core.provenance`); with `admit`
+    (a RolloutPolicy's pass: rollout/progressive.py), over the slices it admits and toward the
+    set it says (the stable revision after an abort)."""
     refusal = step_refusal(ds.name, snapshot)
     if refusal:
         return Reconciliation((), (), refusal)
     if admit is None:
-        return reconcile(ds, snapshot)
-    target, admission = admit(ds, snapshot)
-    return reconcile(target, snapshot, admission)
+        result = reconcile(ds, snapshot)
+    else:
+        target, admission = admit(ds, snapshot)
+        result = reconcile(target, snapshot, admission)
+    foreign = unrendered(ds, snapshot) if provenance else ()
+    return Reconciliation((), (), (*result.problems, *foreign), result.warnings) if foreign else result
 
 
-def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str,
-                       admit: Admit | None = None) -> tuple[Snapshot, Reconciliation]:
+def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None, *,
+                       provenance: bool = False) -> tuple[Snapshot, Reconciliation]:
     """Read the set and reconcile, then make sure every name the pass would create is free.
 
     The snapshot holds what carries the set's labels; an object without them (a plain
     `kubectl create`, another tool's) at a name this pass would create is found only by asking
     for that name. Found, it blocks its slice, which refuses the whole pass before its first
-    write (exit 3 in `rollout step`), naming the object and who holds it.
+    write (exit 3 in `rollout step`), naming the object and who holds it. `provenance`: see
+    `reconcile_for_step` (a git-driven step's LWS are applied by Argo CD, not by us).
     """
     snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot, admit)
+    result = reconcile_for_step(ds, snapshot, admit, provenance=provenance)
     # RoleScalers are listed whole (every one in the namespace): their names are known already.
     creates = [(action.kind, action.name) for action in result.actions
                if isinstance(action, Create) and action.kind != naming.SCALER_KIND]
     occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
     if occupied:
         snapshot = replace(snapshot, occupied=occupied)
-        result = reconcile_for_step(ds, snapshot, admit)
+        result = reconcile_for_step(ds, snapshot, admit, provenance=provenance)
     return snapshot, result
 
 
@@ -188,7 +203,7 @@ class PassInterrupted(Exception):
 
 def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None) -> Pass:
     """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot, result = read_and_reconcile(executor, ds, namespace, admit)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, admit, provenance=True)
     return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
 
 
@@ -202,7 +217,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
     effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
     else (an unreachable server, say) raises as in a real pass.
     """
-    snapshot, result = read_and_reconcile(executor, ds, namespace, admit)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, admit, provenance=True)
     refusals: dict[int, UserError] = {}
     if result.may_proceed and result.actions:
         executor.authorize(result.actions, namespace)
@@ -238,31 +253,52 @@ def _described(actions: Sequence[Action], snapshot: Snapshot,
 
 
 def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
-             max_in_flight: int = 1, admit: Admit | None = None) -> Pass:
+             max_in_flight: int = 1, deadline: float | None = None, provenance: bool = False,
+             admit: Admit | None = None) -> Pass:
     """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
 
     A failing action stops the pass: `PassInterrupted` carries what was done before it. The
-    actions land in `write_units` (a revision group's scales): a unit cut short is taken back,
-    so no revision group is ever left split. With `max_in_flight` above 1 the units of different
-    slices go out concurrently (`write_scheduler`; the executor must then be thread-safe), and
-    the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
-    checked whole before its first write, so a refusal (403) never cuts it in half.
+    actions land in `write_units` (a slice's step): a unit cut short is taken back, so no
+    revision group is ever left split, each undo sent again while it fails in a way time may
+    cure (no answer, 429, 5xx, 403) until `deadline` (a time.monotonic() value), and for at least
+    UNDO_PATIENCE_SECONDS. With `max_in_flight` above 1 the units of different slices go out
+    concurrently (`write_scheduler`; the executor must then be thread-safe), and the actions
+    carried out are those that landed, in reconcile's order. Under a lease, the pass's
+    permissions are checked whole before its first write, so a permission missing at the start
+    never cuts it in half. `provenance`: see `reconcile_for_step` (`drive` asks for it).
     """
-    snapshot, result = read_and_reconcile(executor, ds, namespace, admit)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, admit, provenance=provenance)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
     if lease is not None:
         executor.authorize(result.actions, namespace)
-    outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace),
-                        lambda landed, failed, err, unit: _undo_unit(
-                            executor, landed, namespace, _may_have_landed(failed, err, unit)), max_in_flight=max_in_flight,
+    keep_alive = _one_at_a_time(lease.renew_if_due if lease is not None else None)
+
+    def undo_unit(landed: list[Action], failed: Action, err: UserError, unit: tuple[Action, ...]) -> list[str]:
+        until = max(deadline if deadline is not None else -math.inf, time.monotonic() + UNDO_PATIENCE_SECONDS)
+        return _undo_unit(executor, landed, namespace, _may_have_landed(failed, err, unit), until, keep_alive)
+
+    outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace), undo_unit,
+                        max_in_flight=max_in_flight,
                         # a start over 100 slices is thousands of writes: outlast them all
-                        before_write=None if lease is None else lease.renew_if_due)
+                        before_write=keep_alive)
     if outcome.error is not None:
         raise PassInterrupted(Pass(ds, namespace, snapshot, result, planned, tuple(outcome.done)), outcome.error,
                               outcome.undo_notes) from None
     return Pass(ds, namespace, snapshot, result, planned, tuple(outcome.done))
+
+
+def _one_at_a_time(call: Callable[[], None] | None) -> Callable[[], None] | None:
+    """`call` behind a lock: the Lease is renewed from the scheduler's workers and the undos."""
+    if call is None:
+        return None
+    lock = threading.Lock()
+
+    def serialized() -> None:
+        with lock:
+            call()
+    return serialized
 
 
 def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -> Action | None:
@@ -271,17 +307,19 @@ def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -
     return action if len(unit) > 1 and not isinstance(err, Conflict) else None
 
 
-def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed: Action | None = None) -> list[str]:
+def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed: Action | None = None,
+               until: float = -math.inf, keep_alive: Callable[[], None] | None = None) -> list[str]:
     """Take back the writes of a unit cut short, newest first, so no revision group stays split.
 
     The write that failed is taken back too: an answer lost on the way (connection cut, reset,
     timed out) does not mean the write did not land. Its undo is pinned to the count it would
     have written, so when it did not land the server refuses the undo and nothing changes.
+    Each undo goes again while it fails in a way time may cure (see `_undo`), until `until`.
     """
     notes = []
     if isinstance(failed, Scale):
         try:
-            executor.execute(undo(failed), namespace)
+            _undo(executor, failed, namespace, until, keep_alive)
             notes.append(f"undid: {failed.describe()} (it had landed; its answer was lost)")
         except Conflict:
             pass  # it did not land: nothing to take back
@@ -290,19 +328,56 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
                          "the next pass repairs the group")
     for scale in reversed(landed):
         try:
-            executor.execute(undo(scale), namespace)
+            _undo(executor, scale, namespace, until, keep_alive)
             notes.append(f"undid: {scale.describe()}")
         except UserError as err:
             notes.append(f"could not undo ({err}): {scale.describe()}; the next pass repairs the group")
     return notes
 
 
+def _undo(executor: Executor, scale: Scale, namespace: str, until: float,
+          keep_alive: Callable[[], None] | None) -> None:
+    """One undo, sent again after a growing pause while it fails in a way time may cure and
+    `until` (a time.monotonic() value) has not passed: no answer (the API server restarting),
+    429 or 5xx, or 403 (a permission revoked mid-pass and given back). A 409 is final: the
+    object moved, the undo is not ours to make."""
+    wait = UNDO_BACKOFF_SECONDS[0]
+    while True:
+        try:
+            if keep_alive is not None:
+                with contextlib.suppress(Unreachable):  # nobody takes the Lease from a server that is down
+                    keep_alive()
+            executor.execute(undo(scale), namespace)
+            return
+        except Conflict:
+            raise
+        except UserError as err:
+            if not _curable(err, forbidden=True) or time.monotonic() + wait > until:
+                raise
+        time.sleep(wait * (0.5 + random.random() / 2))
+        wait = min(wait * 2, UNDO_BACKOFF_SECONDS[1])
+
+
+def _curable(err: UserError, *, forbidden: bool = False) -> bool:
+    """Whether `err` is a failure time may cure: no answer at all (connection refused while the
+    API server restarts), 429 or a 5xx; with `forbidden`, also a 403."""
+    if isinstance(err, Unreachable):
+        return True
+    code = (answer_of(err) or {}).get("code")
+    return isinstance(code, int) and (code == 429 or 500 <= code <= 599 or (forbidden and code == 403))
+
+
 # --- passes until done ------------------------------------------------------------------------
+
+
+def _retry_reason(err: UserError) -> str:
+    return err.what if isinstance(err, Conflict) else f"{err} (waiting for the API server)"
 
 
 @dataclass(frozen=True)
 class Retry:
-    """A pass hit a write computed from a state that has moved on: `drive` reads again."""
+    """A pass hit a write computed from a state that has moved on, or found the API server
+    gone (with `until_complete`, until the deadline): `drive` reads again."""
 
     partial: Pass  # what that pass carried out before the conflict
     reason: str  # e.g. "leaderworkerset/x changed since it was read (409 Conflict)"
@@ -338,7 +413,9 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
-    take = take_pass or run_pass
+    # The cluster's own passes: each LWS checked to be ours, an unreachable server waited out.
+    cluster_passes = take_pass is None
+    take = take_pass or functools.partial(run_pass, deadline=deadline, provenance=True)
     until = Deadline(deadline, clock)
     wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
     with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
@@ -349,9 +426,14 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
             try:
                 return take(executor, ds, namespace, lease, max_in_flight=max_in_flight, **policy)
             except PassInterrupted as interrupted:
-                if not until_complete or not isinstance(interrupted.error, Conflict):
+                waited_out = (Conflict, Unreachable) if cluster_passes else Conflict
+                if not until_complete or not isinstance(interrupted.error, waited_out):
                     raise
-                return Retry(interrupted.partial, interrupted.error.what)
+                return Retry(interrupted.partial, _retry_reason(interrupted.error))
+            except Unreachable as err:  # a read: the API server restarting is waited out
+                if not until_complete or not cluster_passes:
+                    raise
+                return Retry(Pass(ds, namespace, Snapshot(namespace), Reconciliation((), ())), _retry_reason(err))
 
         def settled(seen: Pass | Retry) -> bool:
             return not until_complete or (not isinstance(seen, Retry) and bool(
@@ -365,9 +447,15 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
                 return True
             if seen.done:
                 return True  # the pass changed something: the next one looks at once
-            changed = executor.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
-            if not changed:
-                lease.renew_if_due()
+            try:
+                changed = executor.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
+                if not changed:
+                    lease.renew_if_due()
+            except Unreachable:
+                if not cluster_passes:
+                    raise
+                time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
+                return True  # the API server went away: look again (a look waits it out)
             return changed
 
         # Watches last at most a third of the lease, so the lease is renewed in time; a watch that

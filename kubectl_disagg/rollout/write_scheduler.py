@@ -1,9 +1,9 @@
 """Carrying out a pass's writes concurrently, without breaking the orders that matter.
 
 A dependency-respecting scheduler. A pass's actions come cut into write units
-(`reconcile.write_units`: all scales of one revision group in one slice land together or are
-undone). Every ordering the rollout relies on lies inside one slice: the writes of a unit;
-a rollout start's annotations before its creates; scale-ups before drains; a revision's
+(`reconcile.write_units`: all scales of one step in one slice land together or are
+undone). Every ordering the rollout relies on lies inside one slice: the writes of a unit
+(a step's drains before its scale-ups); a rollout start's annotations before its creates; a revision's
 Service deletes after the deletes of its LWS. So the dependency graph is one chain per slice,
 in reconcile's order, and different slices are independent. The scheduler runs the chains
 side by side, at most `max_in_flight` writes at a time (each worker has one request out),
@@ -14,13 +14,18 @@ never left half-written on purpose), and the failing unit's earlier writes are u
 caller's `undo_unit`. Everything that landed stays: each write carries its precondition, so
 what is left is a state the next pass reads and converges from. With `max_in_flight=1` the
 writes go out one at a time in exactly reconcile's order.
+
+An interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM and SIGHUP, which the command line turns
+into one) stops the pass the same way: no new unit starts, the units under way end, landed or
+taken back, and only then does the interrupt go on. The writes go out from worker threads, so
+the interrupt never lands between two writes of a unit.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kubectl_disagg.errors import Conflict, UserError
@@ -88,13 +93,50 @@ def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], N
                 landed.extend(written)
 
     work = chains(units)
-    if max_in_flight == 1 or len(work) <= 1:
-        for chain in work:
-            run_chain(chain)
-    else:
-        with ThreadPoolExecutor(max_workers=min(max_in_flight, len(work))) as pool:
-            for future in [pool.submit(run_chain, chain) for chain in work]:
-                future.result()  # anything but a UserError is a bug: let it through
+    pending: queue.SimpleQueue = queue.SimpleQueue()
+    for chain in work:
+        pending.put(chain)
+    bugs: list[BaseException] = []
+
+    unfinished = [0]
+    finished = threading.Event()  # every worker has returned
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    chain = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    run_chain(chain)
+                except BaseException as bug:  # anything but a UserError is a bug: raised to the caller
+                    bugs.append(bug)
+                    stop.set()
+        finally:
+            with lock:
+                unfinished[0] -= 1
+                if not unfinished[0]:
+                    finished.set()
+
+    # The writes go out from workers, never from the caller's thread: a signal (Ctrl-C,
+    # SIGTERM) interrupts only the caller, which then lets the units under way end. It waits
+    # on an Event, not in Thread.join(): a join interrupted by a signal can mark a thread that
+    # still runs as stopped (CPython 3.11's handling of bpo-45274), and nothing would wait for it.
+    workers = [threading.Thread(target=worker, name="write") for _ in range(max(1, min(max_in_flight, len(work))))]
+    unfinished[0] = len(workers)
+    try:
+        for thread in workers:
+            thread.start()
+        finished.wait()
+    except KeyboardInterrupt:
+        stop.set()  # no new unit starts; each one under way lands whole or is taken back ...
+        # (a worker never started counts as finished; one starting sees `stop` and writes nothing)
+        while not finished.wait(0.05) and any(thread.is_alive() for thread in workers):
+            pass
+        raise  # ... before the interrupt goes on (and the Lease is released)
+    if bugs:
+        raise bugs[0]
     landed.sort(key=lambda action: order[id(action)])
     return Outcome(landed, _first_error(errors), undo_notes)
 

@@ -12,13 +12,15 @@ is its initial state.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import PlanInputs, inputs_for_set, role_config
+from kubectl_disagg.core.planner import PlanInputs, StepKind, inputs_for_set, role_config
 from kubectl_disagg.core.reconcile import Phase, SliceReport
-from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
+from kubectl_disagg.gitops.render import rendered
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.gitops.waves import opened_wave
@@ -31,20 +33,6 @@ INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
 
 
-def deployed_order(state: RolloutState | None) -> list[str]:
-    """The state's revisions in the order they were deployed (its records keep that order)."""
-    if state is None:
-        return []
-    used = {rev for deployed in state.replicas.values() for rev in deployed}
-    return [rev for rev in state.revisions if rev in used]
-
-
-def is_rollback(ds: DisaggregatedSet, state: RolloutState | None) -> bool:
-    """The set's revision is one the state deployed before another: the template went back."""
-    order = deployed_order(state)
-    return ds.revision in order and order[-1] != ds.revision
-
-
 def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict[str, Any]:
     """Everything templates/gitops_pr.md.j2 prints, computed here."""
     before, after = step.before, step.state
@@ -52,7 +40,7 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
     rollback = is_rollback(ds, before)
     kind = _kind(step, removed_revisions, reports)
-    groups = _groups(ds, step, reports, removed_revisions)
+    groups = _groups(ds, step, reports, removed_revisions, rollback)
     old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != ds.revision] if before else []
     new_record = (before.revisions.get(ds.revision) if before else None) or record_from_set(ds)
     context: dict[str, Any] = {
@@ -213,7 +201,8 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
     }
 
 
-def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str]) -> list[dict]:
+def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str],
+            rollback: bool = False) -> list[dict]:
     per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed)) for s in range(ds.slices)]
     first_slice = {}
     for label, view in grouped_by_slice(per_slice):
@@ -227,7 +216,7 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
         group["observed"] = [{"name": name, "revision": rev, "role": role, "ready": ready, "replicas": replicas,
                               "new": rev == ds.revision}
                              for name, rev, role, ready, replicas in _observed(ds, step, first)]
-        group["chart"] = _chart(ds, view)
+        group["chart"] = _chart(ds, view, rollback)
         group["position"] = ((group["chart"]["current"], len(group["chart"]["steps"]) - 1)
                              if group["chart"] and view["phase"] == str(Phase.ROLLING) else None)
         group["safety"] = _safety(ds, group)
@@ -235,7 +224,7 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
     return groups
 
 
-def _chart(ds: DisaggregatedSet, view: dict) -> dict | None:
+def _chart(ds: DisaggregatedSet, view: dict, rollback: bool = False) -> dict | None:
     inputs: PlanInputs | None = view["plan"]
     if inputs is None:
         return None
@@ -244,6 +233,10 @@ def _chart(ds: DisaggregatedSet, view: dict) -> dict | None:
     except planner.PlanDidNotConverge:
         return None
     current = view["current"] if view["current"] is not None else len(steps) - 1
+    if rollback:  # numbered from where the rollout stood, not from a start that never ran
+        stood = rollback_start(steps, current)
+        steps = [replace(steps[stood], kind=StepKind.INITIAL), *steps[stood + 1:]]
+        current -= stood
     chart = plan_chart.plan_chart(inputs, steps, current)
     return {
         "current": current, "steps": steps,
@@ -296,7 +289,8 @@ def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:
 def _removal(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None,
              removed: list[str]) -> dict:
     def names(state, kind):
-        return {o["metadata"]["name"] for o in render_with_state(ds, state) if o["kind"] == kind} if state else set()
+        # (both states are the step's: checked, or compared with the live LWS)
+        return {o["metadata"]["name"] for o in rendered(ds, state) if o["kind"] == kind} if state else set()
 
     lws = sorted(names(before, "LeaderWorkerSet") - names(after, "LeaderWorkerSet"))
     services = sorted(names(before, "Service") - names(after, "Service"))

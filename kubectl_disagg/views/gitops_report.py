@@ -7,7 +7,9 @@ from typing import Any
 
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core import planner
 from kubectl_disagg.core.planner import role_config
+from kubectl_disagg.gitops.position import is_rollback, numbered
 from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.gitops_pr import pr_context, role_counts
@@ -30,8 +32,7 @@ def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
                           "old_after": after.get(role.name, (0, 0))[0], "new_after": after.get(role.name, (0, 0))[1]})
         view = {
             "phase": str(report.phase) if report else "not stepped",
-            "position": (f"{report.position[0] + (1 if report.phase == Phase.ROLLING else 0)}/{report.position[1]}"
-                         if report and report.position else None),
+            "position": _position(ds, step, report),
             "step_kind": report.step_kind if report else None,
             "roles": roles,
             "waiting_for": list(report.waiting_for) if report else [],
@@ -96,3 +97,18 @@ def commit_message(descriptions: list[str]) -> str:
     if len(subject) > 72:
         subject = f"rollout steps of {len(titles)} sets: " + ", ".join(t.split(":", 1)[0] for t in titles)
     return subject + "\n\n" + "\n".join(descriptions)
+
+
+def _position(ds, step, report) -> str | None:
+    """`i/N` of the step on its slice's plan (a rollback's numbered from where it stood)."""
+    if not report or not report.position:
+        return None
+    current = report.position[0] + (1 if report.phase == Phase.ROLLING else 0)
+    if report.plan is None or not is_rollback(ds, step.before):
+        return f"{current}/{report.position[1]}"
+    plan = report.plan
+    try:
+        trajectory = planner.plan(plan.initial_old, plan.target, plan.configs)
+    except planner.PlanDidNotConverge:
+        return f"{current}/{report.position[1]}"
+    return "{}/{}".format(*numbered(ds, step.before, trajectory, current))

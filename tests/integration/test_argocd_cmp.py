@@ -14,7 +14,7 @@ import json
 import pytest
 import yaml
 
-from kubectl_disagg.core.sets import sets_from_files
+from tests.conftest import sets_from_files
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import STATE_FILE, state_document
 from kubectl_disagg.gitops.step import initial_state
@@ -38,9 +38,10 @@ APPLICATIONS = {
         {"name": "strict", "string": "false"}, {"name": "include", "array": ["*.yaml", "*.json"]}]}, "llama.yaml"),
     "map-parameter-is-warned-not-refused": ({**NAMED, "parameters": [{"name": "labels", "map": {"team": "ml"}}]},
                                             "llama.yaml"),
-    "plugin-env-array-as-commas": ({**NAMED, "env": [{"name": "INCLUDE", "value": "serving/*.yaml,*.yaml"}]},
+    "plugin-env-array-as-commas": ({**NAMED, "env": [{"name": "RECURSE", "value": "true"},
+                                                     {"name": "INCLUDE", "value": "serving/*.yaml,*.yaml"}]},
                                    "serving/llama.yaml"),
-    "nested-directories": ({**NAMED, "parameters": [{"name": "include", "array": ["**/*.yaml"]}]},
+    "nested-directories": ({**NAMED, "parameters": [{"name": "recurse", "string": "true"}]},
                            "regions/eu/serving/llama.yaml"),
 }
 

@@ -24,7 +24,7 @@ from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
 from tests.conftest import EXAMPLES, GOLDEN, require_crds
 from tests.integration.conftest import session_crds
-from tests.unit.core.test_validation import WORKER, base
+from tests.unit.core.test_validation import SCHEMA_VERDICTS, WORKER, base, errors_of
 from testenv.controlplane import PROJECT_CRDS, ControlPlane
 
 MANIFESTS = sorted(EXAMPLES.glob("*.yaml")) + sorted(GOLDEN.glob("*.yaml"))
@@ -242,3 +242,32 @@ def test_the_crds_command_output_installs(planes):
     assert result.returncode == 0, result.stderr
     # two DisaggregatedSet kinds, RolloutPolicy, RolloutState
     assert result.stdout.count("serverside-applied (server dry run)") == 4
+
+
+# The API server's words for the cases where the project's CRD and our offline schema once
+# parted ways; None: accepted.
+SCHEMA_SERVER_SAYS = {
+    "network-config-empty": "spec.roles[0].spec.networkConfig.subdomainPolicy: Required value",
+    "sub-group-size-0": "subGroupSize in body should be greater than or equal to 1",
+    "max-surge-leading-zero": "must be a non-negative integer or a percentage from 0% to 100%",
+    "max-surge-null": None,
+}
+
+
+@pytest.mark.parametrize("case", SCHEMA_VERDICTS, ids=lambda case: case[0])
+def test_offline_and_the_project_crd_give_the_same_verdict(planes, case):
+    name, doc, ours = case
+    result = planes("project").kubectl("create", "--dry-run=server", "--validate=strict", "-f", "-",
+                                       input=to_yaml(doc), check=False)
+    says = SCHEMA_SERVER_SAYS[name]
+    assert (result.returncode != 0) == (says is not None) == bool(errors_of(doc)), result.stderr
+    if says:
+        assert says in result.stderr, result.stderr
+        assert errors_of(doc) == [ours]
+
+
+def test_a_null_surge_is_accepted_by_both_crds(crd_plane):
+    (doc,) = [case[1] for case in SCHEMA_VERDICTS if case[0] == "max-surge-null"]
+    result = crd_plane.kubectl("create", "--dry-run=server", "--validate=strict", "-f", "-", input=to_yaml(doc),
+                               check=False)
+    assert result.returncode == 0 and errors_of(doc) == [], result.stderr

@@ -89,7 +89,7 @@ def test_a_create_over_someone_elses_object_is_refused_before_any_write_is_judge
 
     run = stepper(path, "--dry-run=server")
     assert run.code == EXIT_REFUSED
-    assert (f"slice 0: blocked: leaderworkerset/{name} exists and is not managed by kubectl-disagg "
+    assert (f"slice 0: blocked: leaderworkerset/{name} exists and is not disaggregatedset/llm's "
             "(no managed-by label; field managers helm)") in run.out
     assert stepper.live.versions() == before
 

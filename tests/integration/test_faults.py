@@ -385,3 +385,137 @@ def test_a_whole_rollout_through_a_path_resetting_a_quarter_of_its_connections_c
     check_points(model(target), recorder.stop())
     assert rig.faults.state().fired and losses.after_sending >= 1, losses  # the armed reset at least
     print(f"connections lost: {losses}")
+
+
+# --- a signal, a restarting API server, a permission revoked: mid-unit (issue 34, item 5) ----------
+
+
+def wait_fired(faults: FaultPath, process: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until the armed write has arrived at faultproxy; fail at once if `process` exits first."""
+    deadline = time.monotonic() + timeout
+    while not faults.state().fired:
+        if process.poll() is not None:
+            out, err = process.communicate()
+            raise AssertionError(f"exited {process.returncode} before the armed write:\n{out}{err}")
+        assert time.monotonic() < deadline, "the armed write never came"
+        time.sleep(0.01)
+
+
+def lease_of(rig: Rig, name: str = SET) -> dict | None:
+    try:
+        return client.CoordinationV1Api(rig.api).read_namespaced_lease(f"kubectl-disagg-{name}", rig.namespace)
+    except client.exceptions.ApiException as err:
+        if err.status == 404:
+            return None
+        raise
+
+
+SIGNAL_CASES = [(name, p) for name in ("SIGTERM", "SIGHUP") for p in (2, 3)]  # the scale-up unit, the drain unit
+
+
+@pytest.mark.parametrize(("signame", "pass_number"), SIGNAL_CASES, ids=[f"{s}-pass{p}" for s, p in SIGNAL_CASES])
+def test_a_termination_signal_mid_unit_lets_the_unit_end_and_releases_the_lease(rig, tmp_path, signame,
+                                                                                 pass_number):
+    """The signal arrives while the unit's first write is out (its answer held back 1 s): the
+    unit's other write still goes, the process exits 128 + the signal, the Lease is released
+    at once (not left to lapse in 30 s), and no group is split."""
+    target, recorder = rollout(rig, tmp_path)
+    rig.passes(target, pass_number - 1)
+    rig.faults.arm(1, toxic={"name": "latency", "stream": "downstream", **TOXICS["latency"]})
+    process = rig.faulty_process(target)
+    wait_fired(rig.faults, process)
+    process.send_signal(getattr(signal, signame))
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + getattr(signal, signame), err
+    assert f"Terminated ({signame})." in err and "Traceback" not in err, err
+    assert rig.faults.state().writes == WRITES_PER_PASS[pass_number - 1]  # the whole unit, and nothing after it
+    assert not split_groups(rig.stepper.live), err
+    assert lease_of(rig) is None
+    rig.recover(target)
+    check_points(model(target), recorder.stop())
+
+
+def _three_slices(rig: Rig, tmp_path: Path) -> Path:
+    """A steady 3-slice {prefill, decode, encode: 1}, its template changed and the rollout started:
+    the next pass scales the new group up in every slice, a unit of 3 per slice."""
+    replicas = {"prefill": 1, "decode": 1, "encode": 1}
+    rig.stepper.drive(write_set(tmp_path, rig.namespace, replicas, slices=3))
+    target = write_set(tmp_path, rig.namespace, replicas, slices=3, image="img:2")
+    assert rig.stepper(target).code == EXIT_OK  # the rollout starts
+    rig.stepper.simulator.sync(rig.namespace)
+    return target
+
+
+def after_first_scale_up(monkeypatch, hook) -> None:
+    """Run `hook()` once, right after the first scale-up of a pass has landed."""
+    from kubectl_disagg.core.reconcile import Scale
+    from kubectl_disagg.kube.executor import ClusterExecutor
+
+    execute, fired = ClusterExecutor.execute, threading.Event()
+
+    def executing(self, action, namespace, **options):
+        execute(self, action, namespace, **options)
+        if isinstance(action, Scale) and action.to_replicas > action.from_replicas and not fired.is_set():
+            fired.set()
+            hook()
+
+    monkeypatch.setattr(ClusterExecutor, "execute", executing)
+
+
+def test_an_api_server_restart_mid_unit_is_waited_out_within_the_timeout(rig, tmp_path, monkeypatch, control_plane):
+    """kube-apiserver killed right after the first scale of a unit (every later write and read
+    refused): the unit is taken back once the server answers again, and the same
+    `--until-complete` run goes on to finish the rollout."""
+    from testenv.faults import ApiServerRestart
+
+    target = _three_slices(rig, tmp_path)
+    restart = ApiServerRestart(control_plane, down=1.0)
+    after_first_scale_up(monkeypatch, restart.kill)
+    with rig.stepper.simulator.running(rig.namespace, delay=0, interval=0.05):
+        run = rig.stepper(target, "--until-complete", "--timeout", "4m")
+    seconds_down = restart.wait()
+    print(f"kube-apiserver down for {seconds_down:.1f} s")
+    assert run.code == EXIT_OK, run.err
+    assert "connection refused" in run.err and "waiting for the API server" in run.err
+    assert not split_groups(rig.stepper.live)
+    assert_matches_render(model(target), rig.stepper.live)
+
+
+def test_a_permission_revoked_mid_unit_leaves_no_group_split(rig, tmp_path, monkeypatch, control_plane, namespace):
+    """The stepper's `patch` on leaderworkersets revoked right after its first scale (and given
+    back 2 s later): every unit cut short is taken back, its undo sent again while it is
+    refused, and the pass exits 1 saying what it undid."""
+    from tests.integration.test_privilege import RBAC_API, STEPPER, Accounts, without_verb
+
+    accounts = Accounts(control_plane, namespace, tmp_path)
+    target = _three_slices(rig, tmp_path)
+    role = accounts.role(STEPPER)
+    path = f"{RBAC_API}/namespaces/{namespace}/roles/{STEPPER}"
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
+        "user": f"system:serviceaccount:{namespace}:{STEPPER}",
+        "resourceAttributes": {"namespace": namespace, "verb": "patch", "group": "leaderworkerset.x-k8s.io",
+                               "resource": "leaderworkersets"}}}
+
+    def allowed() -> bool:
+        return control_plane.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                                     review)["status"].get("allowed", False)
+
+    def revoke() -> None:
+        control_plane.request("PUT", path, without_verb(role, "leaderworkersets", "patch", STEPPER))
+        while allowed():  # the authorizer's cache has seen it: the next write is refused
+            time.sleep(0.005)
+        threading.Timer(2.0, lambda: control_plane.request("PUT", path, role)).start()
+
+    after_first_scale_up(monkeypatch, revoke)
+    capsys = rig.stepper.capsys
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "step", "-f", str(target), "--kubeconfig", str(accounts.kubeconfig), "--context", STEPPER])
+    out, err = capsys.readouterr()
+    assert exited.value.code == EXIT_ERROR, err
+    assert "forbidden" in err.lower() and "undid: scale leaderworkerset/" in err and "could not undo" not in err, err
+    assert not split_groups(rig.stepper.live), err
+    deadline = time.monotonic() + 10
+    while not allowed() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    rig.recover(target)

@@ -15,7 +15,9 @@ mid-rollout and Healthy at rest.
 from __future__ import annotations
 
 import io
+import os
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -49,17 +51,20 @@ def application_ignores() -> list[dict]:
 class GitopsRepo:
     """A git repository holding the set, synced to the cluster the way Argo CD syncs it."""
 
-    def __init__(self, root: Path, control_plane, namespace: str, simulator, live: Live, capsys):
+    def __init__(self, root: Path, control_plane, namespace: str, simulator, live: Live, capsys, app_path: str = ""):
+        """`app_path`: the Application's directory in the repository, where the set lives."""
         self.root, self.control_plane, self.namespace = root, control_plane, namespace
+        self.app_path = app_path
         self.simulator, self.live, self.capsys = simulator, live, capsys
         self.applied: set[tuple[str, str]] = set()
         self.serves_states = True  # KUBE_API_VERSIONS names the RolloutState kind
         self.parameters: dict[str, str] = {}  # the Application's plugin parameters (as ARGOCD_ENV_*)
         self.step_args: list[str] = []  # what every `rollout step --gitops` is given besides -f
         self.label_tracking = False  # Argo CD's tracking label on what the sync applies
-        self.set_file = root / "llm.yaml"
-        self.state_file = root / STATE_FILE
-        root.mkdir()
+        self.set_file = root / app_path / "llm.yaml"
+        self.state_file = root / app_path / STATE_FILE
+        self.target = str(root / app_path)  # what `-f` names (relative to the working directory, if so)
+        self.set_file.parent.mkdir(parents=True)
         self.git("init", "-q", "-b", "main")
 
     def git(self, *args: str) -> str:
@@ -98,7 +103,7 @@ class GitopsRepo:
                    "KUBE_API_VERSIONS": ",".join(api_versions), **self.parameters}
         self.capsys.readouterr()
         try:
-            code = sidecar.generate(environ, str(export))
+            code = sidecar.generate(environ, str(export / self.app_path))
         except UserError as err:
             code = 1
             print(*err.lines(), sep="\n", file=sys.stderr)
@@ -125,7 +130,7 @@ class GitopsRepo:
         return line
 
     def state_committed(self) -> bool:
-        return self.state_file.name in self.git("ls-tree", "--name-only", "HEAD").split()
+        return str(self.state_file.relative_to(self.root)) in self.git("ls-tree", "-r", "--name-only", "HEAD").split()
 
     def sync(self, kinds: tuple[str, ...] | None = None) -> None:
         """Apply HEAD and prune; with `kinds`, only the objects of those kinds (a sync under
@@ -176,11 +181,11 @@ class GitopsRepo:
         return None if live is None else resource_health(live)
 
     def step(self, *args: str) -> Run:
-        return self.cli("rollout", "step", "--gitops", "-f", str(self.root), "--kubeconfig",
+        return self.cli("rollout", "step", "--gitops", "-f", self.target, "--kubeconfig",
                         str(self.control_plane.kubeconfig), "--context", READER, *self.step_args, *args)
 
     def status(self, *args: str) -> Run:
-        return self.cli("rollout", "status", "--gitops", "-f", str(self.root), "--kubeconfig",
+        return self.cli("rollout", "status", "--gitops", "-f", self.target, "--kubeconfig",
                         str(self.control_plane.kubeconfig), "--context", READER, *args)
 
     def next_action(self) -> tuple[str, int]:
@@ -429,15 +434,19 @@ def _entry(document, slice_index, revision):
     return next(r for r in entry["revisions"] if r["revision"] == revision)
 
 
-def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
-    deploy(repo, {"prefill": 2, "decode": 2}, slices=2)
+def _two_steps_in(repo, replicas: dict[str, int], slices: int):
+    """A rollout two steps in, synced and ready: (old revision, new revision, live groups)."""
+    deploy(repo, replicas, slices=slices)
     old = model(repo.set_file).revision
-    repo.change_set("image 2", {"prefill": 2, "decode": 2}, slices=2, image="img:2")
-    new = model(repo.set_file).revision
+    repo.change_set("image 2", replicas, slices=slices, image="img:2")
     repo.advance(2)
     repo.sync()
     repo.simulator.sync(repo.namespace)
-    before = repo.live.groups()
+    return old, model(repo.set_file).revision, repo.live.groups()
+
+
+def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
+    old, new, before = _two_steps_in(repo, {"prefill": 2, "decode": 2}, 2)
 
     def old_at_zero(document):
         _entry(document, 0, old)["replicas"] = {"prefill": 0, "decode": 0}
@@ -478,6 +487,77 @@ def test_hand_edits_that_break_the_plan_are_refused_at_the_sync(repo):
     assert_done(repo)
 
 
+def _refused_everywhere(repo, edit) -> list[str]:
+    """Commit a hand edit of the state: `cmp generate` and `render -f DIR` both exit 1 with
+    FILE:LINE lines and nothing on stdout, nothing syncs; then revert it."""
+    document = yaml.safe_load(repo.state_file.read_text())
+    edit(document)
+    repo.state_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("hand edit")
+    try:
+        generated = repo.generate_committed()
+        rendered = repo.cli("render", "-f", str(repo.root))
+        for run in (generated, rendered):
+            assert run.code == 1 and run.out == "", run
+        lines = [line.removeprefix(f"{repo.root}/") for line in rendered.err.splitlines()]
+        assert all(re.match(rf"{STATE_FILE}:\d+: \S+: ", line) and line in generated.err for line in lines), (
+            rendered.err, generated.err)  # (the plugin's one line for Argo CD's message holds them all)
+        return lines
+    finally:
+        repo.git("revert", "--no-edit", "HEAD")
+
+
+def test_state_edits_that_would_replace_slices_whole_are_refused_and_a_slice_is_added_by_a_step(repo):
+    """Issue 34, items 1 and 2, through `render -f DIR` and `cmp generate`: from three slices
+    mid-rollout (old 6 and new 2 of 7 per slice), edits that rendered a big bang with exit 0."""
+    old, new, before = _two_steps_in(repo, {"prefill": 3, "decode": 4}, 3)
+    assert {rev: sum(counts.values()) for rev, counts in before[2].items()} == {old: 6, new: 2}
+
+    def no_slices(document):
+        document["target"]["slices"] = 0
+        document["slices"] = []
+
+    def two_slices(document):
+        document["target"]["slices"] = 2
+        document["slices"] = [entry for entry in document["slices"] if entry["slice"] != 2]
+
+    def format_1(document):
+        document["formatVersion"] = 1
+        del document["target"]
+        for entry in document["slices"]:
+            del entry["previous"]
+            _entry(document, entry["slice"], old)["replicas"] = {"prefill": 0, "decode": 0}
+            _entry(document, entry["slice"], new)["replicas"] = {"prefill": 3, "decode": 4}
+
+    def copied(counts):
+        def edit(document):
+            for entry in document["slices"]:
+                _entry(document, entry["slice"], counts[0])["replicas"] = counts[1]
+                entry["previous"] = [dict(r) for r in entry["revisions"]]
+        return edit
+
+    cases = {
+        no_slices: (3, "slice 0 has no counts: the set has 3 slices, the state's last step was for 0"),
+        two_slices: (1, "slices: slice 2 has no counts: the set has 3 slices, the state's last step was for 2"),
+        format_1: (1, "formatVersion: a format 1 state records no previous point"),
+        copied((old, {"prefill": 0, "decode": 0})): (6, "(rule: capacity never below the floor)"),
+        copied((new, {"prefill": 3, "decode": 4})): (6, "(rule: within target + maxSurge)"),
+    }
+    for edit, (count, rule) in cases.items():
+        lines = _refused_everywhere(repo, edit)
+        assert len(lines) == count and rule in lines[0], (rule, lines)
+    assert repo.live.groups() == before  # nothing ever synced
+
+    repo.change_set("a fourth slice", {"prefill": 3, "decode": 4}, slices=4, image="img:2")
+    line = repo.refused_sync()
+    assert "slice 3 has no counts: the set has 4 slices" in line and "rollout step --gitops" in line, line
+    run = repo.step()  # reads the live LWS: the state's render for its three slices
+    assert run.code == EXIT_ADVANCED and "create leaderworkerset/llm-3-" in run.out, run
+    repo.commit("rollout step: a fourth slice")
+    repo.roll()
+    assert_done(repo)
+
+
 def test_an_abort_rolls_back_step_by_step(repo):
     deploy(repo, {"prefill": 3, "decode": 2})
     repo.change_set("image 2", {"prefill": 3, "decode": 2}, image="img:2")
@@ -489,10 +569,18 @@ def test_an_abort_rolls_back_step_by_step(repo):
 
 
 def test_a_scale_mid_rollout(repo):
+    """Mid-rollout the bounds are the set's: its new targets sync once a step has recorded them."""
     deploy(repo, {"prefill": 2, "decode": 3}, slices=2)
     repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
     repo.advance(2)
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
+    line = repo.refused_sync()
+    assert "target.roles: the set's targets are not the ones the state's last step was taken for" in line, line
+    assert "decode: replicas 3, maxSurge 1, maxUnavailable 0 in the state, replicas 1" in line, line
+    assert repo.step().code == EXIT_ADVANCED  # from what runs: the state for the set its last step saw
+    repo.commit("rollout step: the new targets")
     repo.roll()
     assert_done(repo)
 
@@ -875,3 +963,101 @@ def test_a_user_who_may_not_read_the_served_state_is_refused(repo):
                                f"--user={READER}")
     run = repo.step()
     assert run.code == 1 and "rolloutstate/llm: forbidden" in run.err and repo.clean()
+
+
+@pytest.mark.parametrize("where", ["the repository's top", "the set's directory"])
+def test_the_bot_loop_commits_every_step_of_a_set_two_directories_down(where, tmp_path, control_plane, namespace,
+                                                                       lws_simulator, api_client, capsys,
+                                                                       monkeypatch):
+    """docs/gitops.md's bot loop (`--commit --branch` per step, merged, synced) for a set in
+    serving/llama, run from the repository's top (`-f serving/llama`) and from the set's own
+    directory (`-f .`): git runs at the top with paths relative to it."""
+    for variable, value in (("GIT_AUTHOR_NAME", "bot"), ("GIT_COMMITTER_NAME", "bot"),
+                            ("GIT_AUTHOR_EMAIL", "bot@example.invalid"), ("GIT_COMMITTER_EMAIL", "bot@example.invalid")):
+        monkeypatch.setenv(variable, value)
+    control_plane.kubectl("create", "role", "lws-reader", "-n", namespace, "--verb=get,list,watch",
+                          "--resource=leaderworkersets.leaderworkerset.x-k8s.io",
+                          "--resource=rolloutstates.kubectl-disagg.x-k8s.io")
+    control_plane.kubectl("create", "rolebinding", "lws-reader", "-n", namespace, "--role=lws-reader",
+                          f"--user={READER}")
+    repo = GitopsRepo(tmp_path / "repo", control_plane, namespace, lws_simulator, Live(api_client, namespace), capsys,
+                      app_path="serving/llama")
+    cwd = repo.root if where == "the repository's top" else repo.set_file.parent
+    monkeypatch.chdir(cwd)
+    repo.target = os.path.relpath(repo.set_file.parent, cwd)
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    committed = []
+    for number in range(1, 20):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        repo.git("switch", "-q", "--detach", "main")
+        run = repo.step("--commit", "--branch", f"rollout/llm-{number}")
+        if run.code == EXIT_COMPLETE:
+            break
+        assert run.code == EXIT_ADVANCED and repo.clean(), run
+        assert repo.git("show", "--name-only", "--format=", "HEAD").split() == ["serving/llama/" + STATE_FILE]
+        committed.append(repo.git("log", "-1", "--format=%s").strip())
+        repo.git("switch", "-q", "main")
+        repo.git("merge", "-q", "--ff-only", f"rollout/llm-{number}")  # the pull request, merged
+    else:
+        raise AssertionError(f"not complete after {number} steps: {committed}")
+    assert len(committed) >= 2 and committed[0].endswith("step 1 of " + committed[0].rsplit(" ", 1)[1])
+    assert_done(repo)
+
+
+def test_a_commit_git_cannot_make_leaves_the_tree_and_branches_as_they_were(repo, monkeypatch):
+    """A concurrent git (its index.lock held) or a refusing hook: exit 1 with git's own words,
+    the state file as it was, no branch created, HEAD where it was."""
+    for variable, value in (("GIT_AUTHOR_NAME", "bot"), ("GIT_COMMITTER_NAME", "bot"),
+                            ("GIT_AUTHOR_EMAIL", "bot@example.invalid"), ("GIT_COMMITTER_EMAIL", "bot@example.invalid")):
+        monkeypatch.setenv(variable, value)
+    deploy(repo, {"prefill": 2, "decode": 1})
+    repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
+    repo.sync()
+    repo.simulator.sync(repo.namespace)
+    before, head = repo.state_file.read_bytes(), repo.git("rev-parse", "HEAD").strip()
+    hook = repo.root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'pre-commit: rollout commits are frozen today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    run = repo.step("--commit", "--branch", "rollout/llm-1")
+    assert run.code == 1 and "pre-commit: rollout commits are frozen today" in run.err, run
+    assert "nothing was written" in run.err
+    assert repo.state_file.read_bytes() == before and repo.clean()
+    assert repo.git("branch", "--list", "rollout/llm-1") == "" and repo.git("rev-parse", "HEAD").strip() == head
+    assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    hook.unlink()
+    lock = repo.root / ".git" / "index.lock"
+    lock.write_text("")  # another git holds the index
+    run = repo.step("--commit")
+    assert run.code == 1 and "index.lock" in run.err and "File exists" in run.err, run
+    lock.unlink()
+    assert repo.state_file.read_bytes() == before and repo.clean() and repo.git("rev-parse", "HEAD").strip() == head
+    assert repo.step("--commit").code == EXIT_ADVANCED and repo.clean()
+
+
+def test_adopting_a_set_rendered_and_applied_whose_image_changed_before_its_first_git_step(repo):
+    """issue 29's fourth layout: v1 deployed with `render | kubectl apply --server-side` (Argo CD's
+    tracking label on its objects), the image changed in git, then the first step: it adopts v1
+    at its live replicas (it was refused as a hand edit), and the steps after it roll to v2."""
+    repo.change_set("add the set", {"prefill": 2, "decode": 3}, slices=2)
+    rendered = repo.cli("render", "-f", str(repo.set_file), "-n", repo.namespace)
+    assert rendered.code == 0, rendered.err
+    objects = [o for o in yaml.safe_load_all(rendered.out) if o]
+    for obj in objects:
+        obj["metadata"].setdefault("labels", {})["app.kubernetes.io/instance"] = "llm"
+    repo.control_plane.kubectl("apply", "--server-side", "-f", "-",
+                               input="".join("---\n" + yaml.safe_dump(o) for o in objects))
+    repo.simulator.sync(repo.namespace)
+    v1 = model(repo.set_file).revision
+    repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
+    run = repo.step()
+    assert run.code == EXIT_ADVANCED and "adopted" in run.out, run
+    state = yaml.safe_load(repo.state_file.read_text())
+    assert state["target"]["revision"] == v1
+    assert [[(r["revision"], r["replicas"]) for r in s["revisions"]] for s in state["slices"]] == [
+        [(v1, {"prefill": 2, "decode": 3})]] * 2
+    repo.commit("adopt")
+    runs = repo.roll()
+    assert len(runs) > 2
+    assert_done(repo)

@@ -69,3 +69,63 @@ def test_viewer_cannot_apply_rendered_objects(control_plane):
     # The viewer may read what is there (nothing), but not write.
     listed = control_plane.kubectl("get", "leaderworkersets", "-n", "default", user="viewer", check=False)
     assert listed.returncode == 0
+
+
+
+LISTED = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: first}
+- apiVersion: v1
+  kind: Secret
+  metadata: {name: second}
+- apiVersion: disaggregatedset.x-k8s.io/v1
+  kind: DisaggregatedSet
+  metadata: {name: listed}
+  spec:
+    roles:
+    - name: prefill
+      spec: {leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: i:1}]}}}}
+    - name: decode
+      spec: {leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: i:1}]}}}}
+---
+apiVersion: v1
+kind: ConfigMapList
+items:
+- metadata: {name: kind-from-the-list}
+---
+apiVersion: v1
+kind: ServiceList
+items: []
+"""
+NESTED = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n" \
+         "    kind: Secret\n    metadata: {name: nested}\n"
+
+
+def _object_names(text: str) -> list[str]:
+    from kubectl_disagg.manifests.reader import parse_stream
+    return [f"{d.data['kind'].lower()}.{d.data['apiVersion'].split('/')[0]}/{d.data['metadata']['name']}"
+            if "/" in d.data["apiVersion"] else f"{d.data['kind'].lower()}/{d.data['metadata']['name']}"
+            for d in parse_stream(text, "list.yaml")]
+
+
+def test_a_list_is_read_into_the_objects_kubectl_reads_from_it(control_plane, namespace):
+    """kubectl's resource builder (the oracle) reads a list as its items; so does our reader, and
+    render renders the set among them."""
+    from kubectl_disagg.errors import UserError
+    theirs = control_plane.kubectl("create", "--dry-run=client", "-n", namespace, "-o", "name", "-f", "-",
+                                   input=LISTED).stdout.split()
+    assert _object_names(LISTED) == theirs == ["configmap/first", "secret/second",
+                                               "disaggregatedset.disaggregatedset.x-k8s.io/listed",
+                                               "configmap/kind-from-the-list"]
+    rendered = subprocess.run([sys.executable, "-m", "kubectl_disagg", "render", "-f", "-", "-n", namespace],
+                              input=LISTED, capture_output=True, text=True, check=True).stdout
+    assert [kind for kind, _ in names(rendered)].count("LeaderWorkerSet") == 2  # the set inside, rendered
+    # A list inside a list: kubectl refuses it, and so do we.
+    nested = control_plane.kubectl("create", "--dry-run=client", "-o", "name", "-f", "-", input=NESTED, check=False)
+    assert nested.returncode != 0 and "is not a list" in nested.stderr
+    with pytest.raises(UserError, match="a list inside a list"):
+        _object_names(NESTED)

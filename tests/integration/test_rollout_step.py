@@ -27,7 +27,7 @@ from kubectl_disagg.errors import Conflict
 from kubectl_disagg.kube.lease import LeaseHeld, format_time
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST
 from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.reconcile import Scale, reconcile
 from kubectl_disagg.core.render import render_set
@@ -471,8 +471,8 @@ def test_foreign_object_in_the_way_refuses_with_exit_3(stepper, tmp_path, api_cl
 
     run = stepper(path)
     assert run.code == EXIT_REFUSED
-    assert f"slice 0: blocked: leaderworkerset/{squatter['metadata']['name']} exists and is not managed by " \
-           "kubectl-disagg" in run.out
+    assert f"slice 0: blocked: leaderworkerset/{squatter['metadata']['name']} exists and is not " \
+           "disaggregatedset/llm's" in run.out
     assert "refusing to step disaggregatedset/llm" in run.err
     assert stepper.live.versions() == before  # not even the other role was created
 
@@ -498,7 +498,7 @@ def test_a_name_held_without_our_labels_refuses_the_whole_pass_with_exit_3(stepp
 
     run = stepper(path)
     assert run.code == EXIT_REFUSED
-    assert (f"slice {slices - 1}: blocked: {kind.lower()}/{name} exists and is not managed by kubectl-disagg "
+    assert (f"slice {slices - 1}: blocked: {kind.lower()}/{name} exists and is not disaggregatedset/llm's "
             "(no managed-by label; field managers ") in run.out
     assert "refusing to step disaggregatedset/llm" in run.err
     assert stepper.live.versions() == before  # no slice was written

@@ -3,6 +3,7 @@ refusal traced back to the document's FILE:LINE."""
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 
@@ -10,6 +11,9 @@ import pytest
 
 from kubectl_disagg.cli import main
 from tests.conftest import EXAMPLES
+from tests.unit.core.test_validation import (GPU, MORE_POD_TEMPLATE_REFUSALS, POD_TEMPLATE_REFUSALS, WORKER,
+                                            _container_update, _mutated, _placement, _pod_spec_update,
+                                            _template_update, _worker_container, base, errors_of)
 
 EXAMPLE = EXAMPLES / "prefill-decode.yaml"
 
@@ -39,7 +43,8 @@ def test_a_valid_set_is_accepted_and_nothing_is_stored(capsys, control_plane, na
     code, out, err = validate(capsys, control_plane, "-f", str(path))
     assert (code, err) == (0, "")
     assert f"disaggregatedset/llama in {namespace}: valid" in out
-    assert "4 rendered objects accepted by the API server (dry run)" in out
+    assert ("4 rendered objects accepted by the API server (dry run), with the 4 StatefulSets the LWS "
+            "controller makes of them") in out
     stored = json.loads(control_plane.kubectl("get", "leaderworkersets,services", "-n", namespace, "-o", "json").stdout)
     assert stored["items"] == []
 
@@ -93,7 +98,7 @@ def test_a_user_who_may_not_write_gets_one_refusal_per_object(capsys, control_pl
     out, err = capsys.readouterr()
     assert exited.value.code == 1 and out == ""
     lines = err.splitlines()
-    assert len(lines) == 4 and all("forbidden" in line for line in lines)
+    assert len(lines) == 8 and all("forbidden" in line for line in lines)  # 4 objects, 4 StatefulSets of them
     assert lines[0].startswith(f"{path}:{line_of(path, '- name: prefill')}: spec.roles[0]: refused by the API server")
 
 
@@ -110,7 +115,7 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     """What the schema refuses, field by field, traced back through the role to its line."""
     from kubectl_disagg.kube.session import Session
     from kubectl_disagg.kube.server_dry_run import dry_run_apply
-    from kubectl_disagg.core.sets import load_sets
+    from tests.conftest import load_sets
     from kubectl_disagg.core.render import render_set
     from kubectl_disagg.core.server_refusals import refusal_problems
 
@@ -143,3 +148,111 @@ def test_characters_beyond_the_basic_plane_and_c1_controls_reach_the_server_inta
     path = in_namespace(tmp_path, namespace, text)
     code, out, err = validate(capsys, control_plane, "-f", str(path))
     assert (code, err) == (0, "") and "4 rendered objects accepted" in out
+
+
+# --- pod templates as the StatefulSets the LWS controller makes of them ----------------------
+
+def server_problems(cluster, doc: dict, namespace: str) -> list:
+    """Every refusal the API server gives the rendered objects of `doc` and the StatefulSets made
+    of its LWS (offline validation skipped: the server judges alone), traced to the document."""
+    from kubectl_disagg.core.model import build_set
+    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.server_refusals import refusal_problems
+    from kubectl_disagg.core.statefulsets import statefulsets
+    from kubectl_disagg.kube.server_dry_run import dry_run_apply
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.manifests.writer import to_yaml
+
+    (document,) = parse_stream(to_yaml(doc), "ds.yaml")
+    ds = build_set(document)
+    problems = []
+    for obj in render_set(ds, namespace):
+        for sent in [obj, *(statefulsets(obj) if obj["kind"] == "LeaderWorkerSet" else ())]:
+            refusal = dry_run_apply(cluster.client, sent)
+            if refusal is not None:
+                problems.extend(refusal_problems(ds, sent, refusal))
+    return problems
+
+
+@pytest.fixture(scope="module")
+def cluster(control_plane):
+    from kubectl_disagg.kube.session import Session
+    with Session(kubeconfig=str(control_plane.kubeconfig)) as session:
+        yield session
+
+
+@pytest.mark.parametrize("case", POD_TEMPLATE_REFUSALS, ids=lambda case: case[0])
+def test_the_api_server_refuses_each_template_where_we_do(cluster, namespace, case):
+    """The LWS of each is accepted; the StatefulSet the LWS controller would make of it is not,
+    and the refusal lands on the path (and line) our offline error names."""
+    _, mutate, path = case
+    doc = _mutated(mutate)
+    (ours,) = errors_of(doc)
+    problems = server_problems(cluster, doc, namespace)
+    assert problems and all("refused by the API server (statefulset/" in p.message for p in problems), problems
+    assert path in {p.path for p in problems}, [str(p) for p in problems]
+    assert ours.split(": ")[0] in {f"{p.file}:{p.line}" for p in problems if p.path == path}
+
+
+MUTATIONS = [
+    ("no-image", lambda d: _worker_container(d).pop("image")),
+    ("empty-image", _container_update(image="")),
+    ("env-equals", _container_update(env=[{"name": "A=B", "value": "1"}])),
+    ("env-space", _container_update(env=[{"name": "A B", "value": "1"}])),
+    ("env-unicode", _container_update(env=[{"name": "Ä", "value": "1"}])),
+    ("env-digit", _container_update(env=[{"name": "1A", "value": "1"}])),
+    ("gpu-fraction", _container_update(resources={"limits": {GPU: "1.5"}})),
+    ("gpu-milli", _container_update(resources={"limits": {GPU: "1m"}})),
+    ("gpu-nearly-one", _container_update(resources={"limits": {GPU: "0.9999"}})),
+    ("gpu-two", _container_update(resources={"limits": {GPU: "2"}, "requests": {GPU: "2"}})),
+    ("gpu-unequal", _container_update(resources={"limits": {GPU: "2"}, "requests": {GPU: "1"}})),
+    ("gpu-requests-only", _container_update(resources={"requests": {GPU: "1"}})),
+    ("gpu-limits-only", _container_update(resources={"limits": {GPU: "1"}})),
+    ("bare-gpu", _container_update(resources={"limits": {"gpu": "1"}})),
+    ("requests-prefixed", _container_update(resources={"limits": {"requests.example.com/x": "1"}})),
+    ("native-prefixed", _container_update(resources={"limits": {"kubernetes.io/x": "1"}})),
+    ("cpu-fraction", _container_update(resources={"limits": {"cpu": "1.5", "memory": "1Gi"}})),
+    ("cpu-over-limit", _container_update(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "2"}})),
+    ("liveness-empty", _container_update(livenessProbe={})),
+    ("readiness-two-handlers", _container_update(readinessProbe={"exec": {"command": ["x"]}, "httpGet": {"port": 80}})),
+    ("startup-tcp", _container_update(startupProbe={"tcpSocket": {"port": 80}})),
+    ("post-start-empty", _container_update(lifecycle={"postStart": {}})),
+    ("pre-stop-sleep", _container_update(lifecycle={"preStop": {"sleep": {"seconds": 1}}})),
+    ("restart-never", _pod_spec_update(restartPolicy="Never")),
+    ("restart-on-failure", _pod_spec_update(restartPolicy="OnFailure")),
+    ("restart-always", _pod_spec_update(restartPolicy="Always")),
+    ("leader-empty", _template_update(size=2, leaderTemplate={})),
+    ("leader-ok", _template_update(size=2, leaderTemplate=copy.deepcopy(WORKER))),
+    ("size-one", _template_update(size=1)),
+    ("topology-space", _placement("rack zone")),
+    ("topology-two-slashes", _placement("a/b/c")),
+    ("topology-zone", _placement("topology.kubernetes.io/zone")),
+    ("affinity-key-bad", _pod_spec_update(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "not a key", "labelSelector": {"matchLabels": {"a": "b"}}}]}})),
+]
+
+
+MUTATIONS += [(name, mutate) for name, mutate, _ in MORE_POD_TEMPLATE_REFUSALS] + [
+    ("empty-policies", _container_update(terminationMessagePolicy="", imagePullPolicy="")),
+    ("claim-with-storage", _template_update(volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])),
+]
+
+
+def test_offline_and_the_server_agree_on_a_fleet_of_templates(cluster, namespace):
+    """Seeded combinations of one to three mutations: each refused offline exactly when the API
+    server refuses its LWS or the StatefulSets made of it."""
+    import random
+    generator = random.Random(34)
+    cases = [tuple(generator.sample(MUTATIONS, generator.randint(1, 3))) for _ in range(200)]
+    cases += [(mutation,) for mutation in MUTATIONS]
+    disagree = []
+    for combination in cases:
+        doc = base()
+        for _, mutate in combination:
+            mutate(doc)
+        ours, theirs = bool(errors_of(doc)), bool(server_problems(cluster, doc, namespace))
+        if ours != theirs:
+            disagree.append(([name for name, _ in combination], ours, theirs))
+    print(f"{len(cases) - len(disagree)} of {len(cases)} templates: offline and server agree")
+    assert disagree == []

@@ -129,8 +129,9 @@ def test_render_is_offline():
 
 def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
     """`rollout status -f` reads the live objects and derives the controller's status; the
-    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen."""
-    reached = _reached("kubectl_disagg.commands.rollout_status")
+    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen.
+    Of gitops/ it reaches only the one reader of -f inputs, `gitops.directory`, and what that needs."""
+    reached = _reached("kubectl_disagg.commands.rollout_status") - _reached("kubectl_disagg.gitops.directory")
     assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
 
 
@@ -138,8 +139,8 @@ def test_the_modules_loaded_by_name_exist():
     """What `commands.load` and the lazy groups name by "module:attribute" is there."""
     import importlib
 
-    from kubectl_disagg.commands import rollout_status, rollout_step
+    from kubectl_disagg.commands import _options, rollout_status, rollout_step
 
-    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS):
+    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS, _options.VERBOSITY):
         module, attribute = target.split(":")
         assert callable(getattr(importlib.import_module(module), attribute))

@@ -120,6 +120,22 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch):
     assert code == 130 and out == "" and err.strip() == "Interrupted."
 
 
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_a_command_as_ctrl_c_does(capsys, monkeypatch, signame):
+    import os
+    import signal
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), getattr(signal, signame))
+        raise AssertionError("the signal did not interrupt the command")
+
+    before = signal.getsignal(getattr(signal, signame))
+    monkeypatch.setattr("kubectl_disagg.commands.render.render_files", killed)
+    code, out, err = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml")], capsys)
+    assert code == 128 + getattr(signal, signame) and out == "" and err.strip() == f"Terminated ({signame})."
+    assert signal.getsignal(getattr(signal, signame)) is before  # put back once the command ended
+
+
 def test_console_script_module_entry():
     result = subprocess.run([sys.executable, "-m", "kubectl_disagg", "--version"], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0 and "kubectl-disagg" in result.stdout
@@ -223,3 +239,22 @@ def test_a_namespace_flag_the_api_server_would_refuse_is_refused(capsys, tmp_pat
     code, out, err = run(["render", "-n", "n" * 64, "-f", str(path)], capsys)
     assert code == 1 and out == ""
     assert f'--namespace "{"n" * 64}": must be a lowercase RFC 1123 label' in err and "at most 63 characters" in err
+
+
+def test_a_set_inside_a_list_is_validated_and_rendered_with_its_lines(capsys, tmp_path):
+    """A DisaggregatedSet in a `kind: List` was passed through raw by render and unseen by validate."""
+    example = (EXAMPLES / "prefill-decode.yaml").read_text()
+    body = "".join(f"  {line}\n" if line.strip() and not line.startswith("#") else "" for line in example.splitlines())
+    item = "- " + body[2:]
+    listed = tmp_path / "list.yaml"
+    listed.write_text("apiVersion: v1\nkind: List\nitems:\n" + item)
+    code, out, _ = run(["validate", "-f", str(listed)], capsys)
+    _, direct, _ = run(["validate", "-f", str(EXAMPLES / "prefill-decode.yaml")], capsys)
+    assert code == 0 and out.split(": ", 1)[1] == direct.split(": ", 1)[1]
+    code, out, _ = run(["render", "-f", str(listed)], capsys)
+    _, rendered, _ = run(["render", "-f", str(EXAMPLES / "prefill-decode.yaml")], capsys)
+    assert code == 0 and out == rendered
+    listed.write_text("apiVersion: v1\nkind: List\nitems:\n" + item.replace("replicas: 1", "replicas: 0"))
+    code, out, err = run(["validate", "-f", str(listed)], capsys)
+    line = next(n for n, text in enumerate(listed.read_text().splitlines(), 1) if text.strip() == "roles:")
+    assert code == 1 and err.startswith(f"{listed}:{line}: spec.roles: Invalid value: replicas must be zero")

@@ -9,6 +9,7 @@ import yaml
 
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.manifests.writer import to_yaml_stream
 from tests.conftest import EXAMPLES, REPO
 
@@ -30,7 +31,9 @@ def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes 
     """`steady_only`: the Application turns the required rollout state off (most tests here
     are about other things); the tests of the rollout state pass False."""
     environ = {"KUBE_API_VERSIONS": LWS_APIS, **(STEADY_ONLY if steady_only else {}), **(environ or {})}
-    return argocd.generate(files, argocd.read_parameters(environ), environ, state)
+    parameters = argocd.read_parameters(environ)
+    listed = {**files, **({parameters.state_file: state} if state is not None else {})}
+    return argocd.generate(directories.walked("", listed, parameters.reading), parameters, environ)
 
 
 def refusal(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None,
@@ -48,7 +51,8 @@ def test_defaults_are_the_ones_plugin_yaml_announces():
     defaults = params()
     assert set(announced) == set(argocd.PARAMETERS)
     assert announced == {"namespace": "", "include": list(defaults.include), "strict": "false",
-                         "rollout-state": defaults.state_file, "require-rollout-state": "true"}
+                         "rollout-state": defaults.state_file, "require-rollout-state": "true", "recurse": "false",
+                         "exclude": list(defaults.exclude)}
     assert (defaults.namespace, defaults.strict, defaults.unknown, defaults.require_state) == (None, False, (), True)
 
 
@@ -68,12 +72,12 @@ def test_app_parameters_win_over_param_variables_which_win_over_plugin_env():
 
 
 @pytest.mark.parametrize("environ", [
-    {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "include", "array": ["a/*.yaml", "b.json"]}])},
-    {"PARAM_INCLUDE_1": "b.json", "PARAM_INCLUDE_0": "a/*.yaml"},
-    {"ARGOCD_ENV_INCLUDE": "./a/*.yaml, b.json"},
+    {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "include", "array": ["a*.yaml", "b.json"]}])},
+    {"PARAM_INCLUDE_1": "b.json", "PARAM_INCLUDE_0": "a*.yaml"},
+    {"ARGOCD_ENV_INCLUDE": "./a*.yaml, b.json"},
 ])
 def test_include_as_array_or_comma_separated(environ):
-    assert params(**environ).include == ("a/*.yaml", "b.json")
+    assert params(**environ).include == ("a*.yaml", "b.json")
 
 
 def test_values_are_data_not_code():
@@ -93,6 +97,7 @@ def test_unknown_parameters_are_named_once():
 @pytest.mark.parametrize("environ, message", [
     ({"ARGOCD_APP_PARAMETERS": "[{"}, "ARGOCD_APP_PARAMETERS: not JSON"),
     ({"ARGOCD_APP_PARAMETERS": "{}"}, "expected a JSON list"),
+    ({"ARGOCD_APP_PARAMETERS": "[" * 50_000 + "]" * 50_000}, "ARGOCD_APP_PARAMETERS: nested too deeply"),
     ({"PARAM_STRICT": "yes"}, 'parameter strict: Invalid value: "yes"'),
     ({"PARAM_NAMESPACE": "Prod"}, 'parameter namespace: Invalid value: "Prod"'),
     ({"PARAM_NAMESPACE": "prod\n"}, 'parameter namespace: Invalid value: "prod\\n"'),
@@ -109,13 +114,20 @@ def test_bad_parameters(environ, message):
 
 # --- files ---------------------------------------------------------------------------------
 
-def test_globs_stay_in_their_directory_and_skip_dot_files():
-    listing = ["a.yaml", "b.yml", "c.json", "d.txt", ".argocd-source.yaml", "sub/e.yaml",
-               "sub/deeper/f.yaml", "disagg-rollout-state.yaml"]
-    assert argocd.select_files(listing, params()) == ["a.yaml", "b.yml", "c.json"]
-    assert argocd.select_files(listing, params(PARAM_INCLUDE="**/*.yaml")) == [
-        "a.yaml", "sub/deeper/f.yaml", "sub/e.yaml"]
-    assert argocd.select_files(listing, params(PARAM_INCLUDE="sub/?.yaml")) == ["sub/e.yaml"]
+def test_include_and_exclude_choose_as_argo_cd_does():
+    listing = ["a.yaml", "b.yml", "c.json", "d.txt", "sub/e.yaml", "sub/deeper/f.yaml", "disagg-rollout-state.yaml"]
+    chosen = lambda **environ: directories.choose(listing, params(**environ).reading)[0]  # noqa: E731
+    assert chosen() == ["a.yaml", "b.yml", "c.json"]
+    assert chosen(PARAM_RECURSE="true") == ["a.yaml", "b.yml", "c.json", "sub/deeper/f.yaml", "sub/e.yaml"]
+    assert chosen(PARAM_RECURSE="true", PARAM_INCLUDE="sub/*.yaml") == ["sub/deeper/f.yaml", "sub/e.yaml"]
+    assert chosen(PARAM_RECURSE="true", PARAM_INCLUDE="sub/?.yaml") == ["sub/e.yaml"]
+    assert chosen(PARAM_RECURSE="true", PARAM_EXCLUDE="sub/deeper/*") == ["a.yaml", "b.yml", "c.json", "sub/e.yaml"]
+    assert chosen(PARAM_INCLUDE="{a,c}.*") == ["a.yaml", "c.json"]
+
+
+def test_an_include_below_the_top_needs_recurse():
+    with pytest.raises(UserError, match="read only with the recurse parameter true"):
+        params(PARAM_INCLUDE="**/*.yaml")
 
 
 def test_discovery_sees_sets_even_broken_ones():
@@ -272,3 +284,15 @@ def test_strict_refuses_anything_doubtful():
     assert refusal({"a.yaml": EXAMPLE}, {**strict, "PARAM_COLOUR": "red"}) == "strict: unknown parameter PARAM_COLOUR"
     lenient = generate({"a.yaml": EXAMPLE}, {"PARAM_COLOUR": "red"})
     assert lenient.warnings == ["unknown parameter PARAM_COLOUR"]
+
+
+def test_parameters_nested_without_end_are_one_line_from_cmp_generate(tmp_path, monkeypatch, capsys):
+    """50,000 levels of JSON raised RecursionError out of `cmp generate` (a traceback)."""
+    from kubectl_disagg.cli import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARGOCD_APP_PARAMETERS", "[" * 50_000 + "]" * 50_000)
+    with pytest.raises(SystemExit) as exited:
+        main(["cmp", "generate"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "ARGOCD_APP_PARAMETERS: nested too deeply to be a list of {name, string|array|map}"]

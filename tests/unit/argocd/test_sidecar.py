@@ -87,13 +87,13 @@ def test_discovery_for_unnamed_and_named_plugins(tmp_path):
         assert argocd.manifests(other)["error"] == f'CMP processing failed for application "llama": {NO_PLUGIN}'
 
 
-def test_nested_directories_are_discovered_and_rendered_with_include(tmp_path):
+def test_nested_directories_are_discovered_and_rendered_with_recurse(tmp_path):
     argocd = ArgoCD(tmp_path, app({"prefill-decode/llama.yaml": EXAMPLE, "config/settings.yaml": CONFIGMAP}))
-    include = {"name": "include", "array": ["**/*.yaml"]}
-    rendered = argocd.objects(plugin={"name": "kubectl-disagg", "parameters": [include]})
+    recurse = {"name": "recurse", "string": "true"}
+    rendered = argocd.objects(plugin={"name": "kubectl-disagg", "parameters": [recurse]})
     assert [o["kind"] for o in rendered] == ["ConfigMap"] + ["LeaderWorkerSet", "Service"] * 2
-    assert argocd.manifests()["error"].endswith(NO_PLUGIN)  # the default include reads only the top level
-    env = {"env": [{"name": "INCLUDE", "value": "prefill-decode/*.yaml"}]}
+    assert argocd.manifests()["error"].endswith(NO_PLUGIN)  # without recurse only the top level is read
+    env = {"env": [{"name": "RECURSE", "value": "true"}, {"name": "INCLUDE", "value": "prefill-decode/*.yaml"}]}
     assert [o["kind"] for o in argocd.objects(plugin=env)] == ["LeaderWorkerSet", "Service"] * 2
 
 

@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from kubectl_disagg.core import apirules, typeschema
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
 from tests.conftest import EXAMPLES, LWS_CRD, require_crds
 from tests.unit.core.test_validation import base, errors_of, only_error, role_spec

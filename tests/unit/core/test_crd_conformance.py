@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
 from tests.conftest import DS_CRD, EXAMPLES, LWS_CRD, require_crds
 from tests.crd_schema import schema_errors

@@ -9,7 +9,7 @@ from kubectl_disagg.core.model import namespace_for
 
 
 def test_namespace_flag_may_not_contradict_the_document(tmp_path):
-    from kubectl_disagg.core.sets import load_sets
+    from tests.conftest import load_sets
     from tests.conftest import EXAMPLES
 
     (ds,) = load_sets([str(EXAMPLES / "prefill-decode.yaml")]).sets  # namespace: serving

@@ -36,7 +36,7 @@ def test_inputs_from_flags_raises_user_error():
 
 
 def test_inputs_from_set():
-    from kubectl_disagg.core.sets import load_sets
+    from tests.conftest import load_sets
 
     (ds,) = load_sets([str(EXAMPLES / "percent-rollout.yaml")]).sets
     assert inputs_from_set(ds, "10,4") == PlanInputs(

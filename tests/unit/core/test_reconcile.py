@@ -258,7 +258,7 @@ def test_foreign_objects_with_colliding_labels_are_left_alone(cluster):
     assert any("left untouched" in w for w in result.warnings)
     assert result.slices[0].phase == "blocked"
     assert result.actions == ()
-    assert "not managed by kubectl-disagg" in result.slices[0].blocked[0]
+    assert "is not disaggregatedset/llm's (no managed-by label" in result.slices[0].blocked[0]
 
 
 def test_foreign_object_of_another_name_is_ignored(cluster):
@@ -475,16 +475,16 @@ def test_services_live_as_long_as_their_revision_has_lws(cluster):
     assert_matches_render(new, cluster)
 
 
-def test_write_units_keep_a_revision_groups_scales_together():
+def test_write_units_keep_a_slices_step_together():
     from kubectl_disagg.core.reconcile import undo, write_units
 
-    a = Scale("llm-0-new-prefill", 0, 1, "1", 0, revision="new")
-    b = Scale("llm-0-new-decode", 0, 1, "2", 0, revision="new")
     c = Scale("llm-0-old-prefill", 2, 0, "3", 0, revision="old")
     d = Scale("llm-0-old-decode", 1, 0, "4", 0, revision="old")
+    a = Scale("llm-0-new-prefill", 0, 1, "1", 0, revision="new")
+    b = Scale("llm-0-new-decode", 0, 1, "2", 0, revision="new")
     e = Scale("llm-1-new-prefill", 0, 1, "5", 1, revision="new")
     delete = Delete("Service", "x", "u", "6", 0)
-    assert write_units([a, b, c, d, e, delete]) == [(a, b), (c, d), (e,), (delete,)]
+    assert write_units([c, d, a, b, e, delete]) == [(c, d, a, b), (e,), (delete,)]
     assert undo(a) == Scale("llm-0-new-prefill", 1, 0, "1", 0, revision="new")
 
 
@@ -518,3 +518,15 @@ def test_blocked_slice_refuses_the_whole_set():
     result = Reconciliation((Delete("Service", "y", "u", "1", 0),), (SliceReport(0, Phase.STEADY, {}), report))
     assert list(result.refusal) == ["slice 1: service/x exists and is not managed by kubectl-disagg"]
     assert list(Reconciliation((), (), problems=("bad",)).refusal) == ["bad"]
+
+
+def test_a_broken_group_names_its_roles_in_spec_order():
+    from types import SimpleNamespace
+
+    from kubectl_disagg.core.reconcile import broken_groups
+
+    group = {"encode": SimpleNamespace(replicas=1), "prefill": SimpleNamespace(replicas=0),
+             "decode": SimpleNamespace(replicas=0)}
+    (warning,) = broken_groups(0, {"old": group}, {"old": {"prefill", "decode", "encode", "router"}}, "new",
+                               ["router", "prefill", "decode", "encode"])
+    assert "no LeaderWorkerSet for router; prefill, decode at 0 replicas" in warning

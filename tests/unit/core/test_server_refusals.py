@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.sets import load_sets
+from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import field_path, refusal_problems
 from tests.conftest import EXAMPLES
@@ -61,3 +61,37 @@ def test_apply_bodies_read_back_as_the_object_and_hold_nothing_yaml_refuses():
     assert b"\\ud83d" not in body and "\U0001F680".encode() in body
     assert json.loads(body) == obj and yaml.safe_load(body.decode()) == obj
     assert not any(0x7f <= ord(c) <= 0x9f for c in body.decode())
+
+
+def test_a_statefulset_refusal_lands_on_the_template_it_was_made_of():
+    from kubectl_disagg.core.statefulsets import statefulsets
+    ds, rendered = objects()
+    leader, workers = statefulsets(rendered[0])  # size 2: a leader StatefulSet and the first group's workers
+    assert (leader["metadata"]["name"], workers["metadata"]["name"]) == (rendered[0]["metadata"]["name"],
+                                                                         rendered[0]["metadata"]["name"] + "-0")
+    assert leader["spec"]["template"]["spec"] == rendered[0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    status = {"message": "x", "details": {"causes": [
+        {"field": "spec.template.spec.containers[0].image", "message": "Required value"}]}}
+    (problem,) = refusal_problems(ds, workers, status)
+    assert (problem.line, problem.path) == (
+        19, "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image")
+    assert "refused by the API server (statefulset/llama-0-" in problem.message
+
+
+def test_a_leader_template_and_the_placement_topology_are_traced_too():
+    from kubectl_disagg.core.statefulsets import statefulsets
+    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.manifests.reader import parse_stream
+    text = EXAMPLE.read_text().replace("        workerTemplate:\n", "        leaderTemplate:\n          spec:\n"
+                                       "            containers: [{name: l, image: l:1}]\n        workerTemplate:\n", 1)
+    text = text.replace("spec:\n  roles:", "spec:\n  placementPolicy: {type: ExclusiveSlice, topology: zone}\n  roles:", 1)
+    (ds,) = load_documents(parse_stream(text, "ds.yaml")).sets
+    lws = next(render_set(ds))
+    leader, _ = statefulsets(lws)
+    assert leader["spec"]["template"]["spec"]["containers"][0]["name"] == "l"
+    status = {"message": "x", "details": {"causes": [
+        {"field": "spec.template.spec.restartPolicy", "message": "Unsupported value"},
+        {"field": "spec.template.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+                  ".topologyKey", "message": "Invalid value"}]}}
+    assert [p.path for p in refusal_problems(ds, leader, status)] == [
+        "spec.roles[0].spec.leaderWorkerTemplate.leaderTemplate.spec.restartPolicy", "spec.placementPolicy.topology"]

@@ -87,8 +87,16 @@ def test_cmp_generate_refuses_it_too(tmp_path, capsys):
     state = (directory / "disagg-rollout-state.yaml").read_bytes()
     environ = {"KUBE_API_VERSIONS": "v1,leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"}
     with pytest.raises(UserError) as refused:
-        argocd.generate(files, argocd.read_parameters(environ), environ, state)
+        _generate(files, environ, state)
     (line,) = refused.value.lines()
     assert line.startswith("hpa.yaml:9: spec.scaleTargetRef: HorizontalPodAutoscaler") and "docs/autoscaling.md" in line
     del files["hpa.yaml"]
-    assert argocd.generate(files, argocd.read_parameters(environ), environ, state).objects
+    assert _generate(files, environ, state).objects
+
+
+def _generate(files: dict, environ: dict, state: bytes):
+    from kubectl_disagg.gitops import directory
+
+    parameters = argocd.read_parameters(environ)
+    tree = directory.walked("", {**files, parameters.state_file: state}, parameters.reading)
+    return argocd.generate(tree, parameters, environ)

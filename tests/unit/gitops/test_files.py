@@ -77,3 +77,20 @@ def test_a_plain_rollout_step_refuses_a_set_driven_through_git(tmp_path, capsys)
     assert "disaggregatedset/llm: it is driven through git" in err and "--ignore-rollout-state" in err
     code, _, err = _run(["rollout", "step", "-f", str(directory), "--state", "x.yaml"], capsys)
     assert code == 2 and "go with --gitops" in err
+
+
+def test_the_state_file_gets_the_mode_of_a_new_file_under_the_umask(tmp_path, capsys):
+    """It was written 0600 whatever the umask (mkstemp's mode), so the group could not read it."""
+    import os
+    directory = _directory(tmp_path, make_set({"prefill": 2, "decode": 1}))
+    state_file = directory / "disagg-rollout-state.yaml"
+    previous = os.umask(0o002)
+    try:
+        assert _run(["rollout", "state", "init", "-f", str(directory)], capsys)[0] == 0
+        assert state_file.stat().st_mode & 0o777 == 0o664
+        state_file.unlink()
+        os.umask(0o027)
+        assert _run(["rollout", "state", "init", "-f", str(directory)], capsys)[0] == 0
+        assert state_file.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(previous)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.rules import state_problems
-from kubectl_disagg.gitops.state import parse_state, state_document
+from kubectl_disagg.gitops.state import Target, parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
@@ -118,7 +118,13 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
             elif change == "autoscale" and external:
                 _autoscale(argo, ds, amount)
             ds = the_set()
-        argo.sync(ds, state)  # renders: every rule holds for the committed state
+        try:
+            argo.sync(ds, state)  # renders: every rule holds for the committed state
+        except UserError as refused:  # a slice the set gained, or its targets changed mid-rollout,
+            # wait for the step that records them (Argo CD syncs nothing meanwhile)
+            assert ds.slices > state.target.slices or (not external and Target.of(ds).roles != state.target.roles), \
+                refused.lines()
+            assert all("has no counts" in line or "target.roles" in line for line in refused.lines()), refused.lines()
         for slice_index, groups in groups_by_slice(argo.cluster).items():
             if len(groups) == 1:  # at rest: a revision seen before starts a new rollout when it comes back
                 seen = {key for key in seen if key[0] != slice_index} | {(slice_index, next(iter(groups)))}
@@ -150,6 +156,90 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
 
 
 # --- hand edits -------------------------------------------------------------------------------
+
+
+COUNT_EDITS = st.sampled_from(["keep", "keep", "zero", "full", "minus", "plus"])
+
+
+def _edit_counts(entry, old_edit, new_edit, new, start):
+    """One slice's counts edited: the old revisions' by `old_edit`, the new one's by `new_edit`."""
+    full = {role.name: role.replicas for role in new.roles}
+    for deployed in entry["revisions"]:
+        is_new = deployed["revision"] == new.revision
+        edit, counts = (new_edit, deployed["replicas"]) if is_new else (old_edit, deployed["replicas"])
+        changed = {"keep": dict(counts), "zero": {r: 0 for r in counts},
+                   "full": dict(full) if is_new else {r: start.get(r, n) for r, n in counts.items()},
+                   "minus": {r: max(0, n - 1) for r, n in counts.items()},
+                   "plus": {r: n + 1 for r, n in counts.items()}}[edit]
+        deployed["replicas"] = changed
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prefill=st.integers(1, 4), decode=st.integers(1, 4), slices=st.integers(1, 3), steps=st.integers(1, 4),
+       surge=st.sampled_from([None, {"maxSurge": 0, "maxUnavailable": 1}, {"maxSurge": 2, "maxUnavailable": 1}]),
+       shape=st.sampled_from(["counts", "previous copied", "format 1", "no slices", "fewer slices"]),
+       edits=st.lists(st.tuples(COUNT_EDITS, COUNT_EDITS), min_size=3, max_size=3))
+def test_a_mutated_state_renders_only_within_every_bound_of_every_slice(prefill, decode, slices, steps, surge,
+                                                                        shape, edits):
+    """Spec §8 against hand edits (issue 34): from a point of a rollout, the state's counts
+    edited, with `previous` kept or copied from them, the state turned into format 1, or its
+    slices dropped with `target.slices` to match. Either render refuses it (FILE:LINE), or every
+    slice the set has renders within every bound of rule 2 from the point that runs: groups
+    whole, no revision dropped while it runs, old + new within target + maxSurge and, for a
+    role that started at its target, at or above target − maxUnavailable."""
+    rolling = None if surge is None else {"prefill": surge, "decode": surge}
+    sizes = {"prefill": prefill, "decode": decode}
+    new = make_set(sizes, image="img:2", slices=slices, rolling=rolling)
+    argo, state = deploy(make_set(sizes, slices=slices, rolling=rolling))
+    for _ in range(steps):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new))
+        if step.outcome != Outcome.ADVANCED:
+            break
+        state = round_trip(step.state, new)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    live = groups_by_slice(argo.cluster)
+    document = state_document(state)
+    for entry, (old_edit, new_edit) in zip(document["slices"], edits):
+        start = next(iter(state.initial.get(entry["slice"], {}).values()), {})
+        _edit_counts(entry, old_edit, new_edit, new, start)
+        if shape == "previous copied":
+            entry["previous"] = [dict(r) for r in entry["revisions"]]
+    if shape == "format 1":
+        _format_1(document)
+    elif shape in ("no slices", "fewer slices"):
+        kept = slices - 1 if shape == "fewer slices" else 0
+        document["target"]["slices"] = kept
+        document["slices"] = [entry for entry in document["slices"] if entry["slice"] < kept]
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    try:
+        mutated = MemoryArgo()
+        mutated.sync(new, parse_state(parsed, new, NS))
+    except UserError as refused:
+        lines = refused.lines()
+        assert all(line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit()
+                   for line in lines), lines
+        event(f"{shape}: refused")
+        return
+    event(f"{shape}: renders")
+    assert shape in ("counts", "previous copied")
+    rendered = groups_by_slice(mutated.cluster)
+    targets = {role.name: role for role in Target.of(new).roles}
+    for slice_index in range(new.slices):
+        groups = rendered.get(slice_index, {})
+        for revision, counts in live.get(slice_index, {}).items():
+            assert revision in groups or not any(counts.values()), (slice_index, revision, live, groups)
+        for revision, counts in groups.items():
+            assert all(n == 0 for n in counts.values()) or all(n > 0 for n in counts.values()), (slice_index, groups)
+        if len(groups) == 1:
+            continue  # at rest: the set's revision at the set's replicas
+        for name, role in targets.items():
+            total = sum(counts.get(name, 0) for counts in groups.values())
+            assert total <= role.replicas + max(role.surge, 1), (slice_index, name, live, groups)
+            assert total >= role.replicas - role.unavailable, (slice_index, name, live, groups)
+
 
 
 def _rolled(steps: int, replicas=None, rolling=None, slices: int = 1):
@@ -233,34 +323,150 @@ def test_dropping_or_adding_slices_is_refused():
     assert any("slice 7 is recorded" in line for line in lines), lines
 
 
-def test_a_step_written_then_a_change_of_replicas_still_renders():
+# Issue 34, items 1 and 2: from three slices mid-rollout (old 4 + new 3 of a target of 7 per
+# slice), edits that each rendered a big bang with exit 0.
+
+def _mid_rollout():
+    new, _, state = _rolled(2, replicas={"prefill": 3, "decode": 4}, slices=3)
+    old_revision = next(r for r in state.replicas[0] if r != new.revision)
+    return new, state, old_revision
+
+
+def test_a_state_edited_down_to_no_slices_is_refused_for_every_slice_of_the_set():
+    new, state, _ = _mid_rollout()
+
+    def none(document):
+        document["target"]["slices"] = 0
+        document["slices"] = []
+    lines = _refused(new, state, none)
+    for slice_index in range(3):
+        assert any(f"slice {slice_index} has no counts: the set has 3 slices" in line for line in lines), lines
+
+
+def test_a_slice_deleted_with_target_slices_lowered_is_refused():
+    new, state, _ = _mid_rollout()
+
+    def fewer(document):
+        document["target"]["slices"] = 2
+        document["slices"] = [entry for entry in document["slices"] if entry["slice"] != 2]
+    (line,) = _refused(new, state, fewer)
+    assert "slices: slice 2 has no counts: the set has 3 slices, the state's last step was for 2" in line
+    assert "every slice of the set is recorded" in line
+
+
+def _copied(edit):
+    """`edit` each slice's counts, and copy them into its `previous`."""
+    def edited(document):
+        for entry in document["slices"]:
+            edit(entry)
+            entry["previous"] = [dict(r) for r in entry["revisions"]]
+    return edited
+
+
+def test_previous_equal_to_the_counts_widens_no_bound():
+    new, state, old_revision = _mid_rollout()
+
+    def old_at_zero(entry):  # capacity 7 → 3 per slice
+        next(r for r in entry["revisions"] if r["revision"] == old_revision)["replicas"] = {"prefill": 0, "decode": 0}
+    lines = _refused(new, state, _copied(old_at_zero))
+    assert len(lines) == 6 and all("capacity never below the floor" in line for line in lines), lines
+    assert any("slice 2 runs 1 replicas of decode across its revisions, below its target 4 minus maxUnavailable 0"
+               in line for line in lines), lines
+
+    def new_at_full(entry):  # old kept: 3 + 3 prefill, 3 + 4 decode per slice
+        next(r for r in entry["revisions"] if r["revision"] == new.revision)["replicas"] = {"prefill": 3, "decode": 4}
+    lines = _refused(new, state, _copied(new_at_full))
+    assert len(lines) == 6 and all("within target + maxSurge" in line for line in lines), lines
+    assert any("slice 0 runs 7 replicas of decode across its revisions, more than its target 4 plus surge allows (5)"
+               in line for line in lines), lines
+    document = state_document(state)
+    _copied(lambda entry: None)(document)
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    assert render_with_state(new, parse_state(parsed, new, NS), NS) == render_with_state(new, state, NS)
+
+
+def test_a_change_of_replicas_mid_rollout_is_recorded_by_a_step_before_it_renders():
     new, argo, state = _rolled(2)
-    scaled = make_set({"prefill": 2, "decode": 4}, image="img:2")
-    assert render_with_state(scaled, state, NS)  # the state's own target explains it
-    argo.sync(scaled, state)
+    argo.sync(new, state)
     argo.cluster.settle()
-    step = gitops_step(scaled, state, argo.snapshot(scaled))
+    scaled = make_set({"prefill": 2, "decode": 4}, image="img:2")
+    with pytest.raises(UserError, match="target.roles: the set's targets are not the ones .*decode: replicas 2, "
+                                        "maxSurge 1, maxUnavailable 0 in the state, replicas 4"):
+        render_with_state(scaled, state, NS)
+    step = gitops_step(scaled, state, argo.snapshot(scaled))  # what runs: the state for the set it saw
     assert step.outcome == Outcome.ADVANCED
     assert render_with_state(scaled, round_trip(step.state, scaled), NS)
 
 
-def test_a_format_1_state_is_read_and_its_point_checked():
-    new, _, state = _rolled(2)
-    document = state_document(state)
+def test_targets_widened_in_the_state_widen_no_bound():
+    """The targets come from the set: budgets or replicas edited in `target` (with `previous`
+    copied) cannot let the old revision go to 0 mid-rollout."""
+    new, state, old_revision = _mid_rollout()
+
+    def widened(document):
+        for role in document["target"]["roles"]:
+            role.update(maxSurge=100, maxUnavailable=100)
+        _copied(lambda entry: next(r for r in entry["revisions"] if r["revision"] == old_revision).update(
+            replicas={"prefill": 0, "decode": 0}))(document)
+
+    def lowered(document):
+        for role in document["target"]["roles"]:
+            role["replicas"] = 1
+        _copied(lambda entry: next(r for r in entry["revisions"] if r["revision"] == old_revision).update(
+            replicas={"prefill": 0, "decode": 0}))(document)
+    for edit in (widened, lowered):
+        lines = _refused(new, state, edit)
+        assert any("target.roles: the set's targets are not" in line for line in lines), lines
+
+
+def _format_1(document):
     document["formatVersion"] = 1
     del document["target"]
     for entry in document["slices"]:
         del entry["previous"]
+
+
+def test_a_format_1_state_never_renders_and_its_next_step_writes_format_2():
+    """A format 1 state has no `previous`, so render cannot hold it to the one-step rule: it is
+    refused, even at the point that ran; the step, which reads the live LWS, rewrites it."""
+    new, argo, state = _rolled(2)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    old_revision = next(r for r in state.replicas[0] if r != new.revision)
+
+    def jump(document):  # old at 0 and new at full: a point of the plan, but not the next one
+        _format_1(document)
+        _entry(document, old_revision)["replicas"] = {"prefill": 0, "decode": 0}
+        _entry(document, new.revision)["replicas"] = {"prefill": 2, "decode": 2}
+    for edit in (_format_1, jump):
+        lines = _refused(new, state, edit)
+        assert len(lines) == 1 and lines[0].split(":", 2)[2].startswith(" formatVersion: a format 1"), lines
+        assert "one step at a time" in lines[0] and "rollout step --gitops" in lines[0]
+    document = state_document(state)
+    _format_1(document)
     (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
     migrated = parse_state(parsed, new, NS)
     assert migrated.previous is None and migrated.target is None
-    assert render_with_state(new, migrated, NS) == render_with_state(new, state, NS)
-    old_revision = next(r for r in state.replicas[0] if r != new.revision)
-    _entry(document, old_revision)["replicas"] = {"prefill": 0, "decode": 0}
-    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
-    with pytest.raises(UserError, match="capacity never below"):
-        render_with_state(new, parse_state(parsed, new, NS), NS)
+    step = gitops_step(new, migrated, argo.snapshot(new))  # the live LWS are its point: the next step
+    assert step.outcome == Outcome.ADVANCED and step.state == gitops_step(new, state, argo.snapshot(new)).state
+    jumped = state_document(state)
+    jump(jumped)
+    (parsed,) = parse_stream(to_yaml(jumped), "disagg-rollout-state.yaml")
+    step = gitops_step(new, parse_state(parsed, new, NS), argo.snapshot(new))
+    assert step.outcome == Outcome.WAITING and "not synced" in step.reasons[0]
 
+
+def test_a_format_1_state_at_rest_is_rewritten_by_a_step_with_nothing_to_roll():
+    ds = make_set({"prefill": 2, "decode": 2})
+    argo, state = deploy(ds)
+    document = state_document(state)
+    _format_1(document)
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    step = gitops_step(ds, parse_state(parsed, ds, NS), argo.snapshot(ds))
+    assert step.outcome == Outcome.ADVANCED and step.reasons == ("rewrites the rollout state in format 2",)
+    rewritten = round_trip(step.state, ds)
+    assert rewritten.previous is not None and render_with_state(ds, rewritten, NS) == render_with_state(ds, state, NS)
+    assert gitops_step(ds, rewritten, argo.snapshot(ds)).outcome == Outcome.COMPLETE
 
 
 # --- several sets in one directory ---------------------------------------------------------------

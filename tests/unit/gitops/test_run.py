@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from kubectl_disagg.core.sets import sets_from_files
-from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops import directory
 from kubectl_disagg.gitops import run
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from tests.conftest import EXAMPLES
@@ -33,10 +32,13 @@ class Cluster:
 
 def test_a_first_step_writes_the_state_beside_the_set(tmp_path):
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
-    (ds,) = sets_from_files([str(tmp_path / "ds.yaml")])
-    (result,) = run.step_files(Cluster(), [ds], None)
+    reading = directory.Reading()
+    (result,) = run.step_files(Cluster(), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
     assert result.step.outcome == Outcome.ADVANCED and result.code == run.EXIT_ADVANCED
-    assert os.path.exists(result.path) and state_files.read_state(ds, "serving") == result.step.state
+    assert not os.path.exists(result.path)  # stepping writes nothing; write_steps does
+    assert run.write_steps([result]) == {result.path: None}
+    (entry,) = directory.read([str(tmp_path / "ds.yaml")]).sets
+    assert entry.state_path == result.path and entry.state == result.step.state
 
 
 def test_the_run_exits_with_its_most_pressing_set():

@@ -40,7 +40,7 @@ def test_the_summary_says_where_the_rollout_stands():
         "set": "llm", "revision": old.revision, "phase": "AtRest", "message": f"llm: at rest at revision {old.revision}"}
     assert served_object(new, mid)["rollout"] == {
         "set": "llm", "revision": new.revision, "step": "2/4", "phase": "Rolling",
-        "message": "llm: slice 0 step 2 of 4 (prefill 1→1, decode 1→1); next: rollout step --gitops"}
+        "message": "llm: slice 0 step 2 of 4 (old/new: prefill 1/1, decode 1/1); next: rollout step --gitops"}
     assert {k: v for k, v in served_object(new, mid).items() if k != "rollout"} == state_document(mid)
 
 
@@ -67,7 +67,11 @@ def _generate(tmp_path, api_versions: str | None):
     environ = {"ARGOCD_APP_NAMESPACE": NS}
     if api_versions is not None:
         environ["KUBE_API_VERSIONS"] = api_versions
-    return generate(files, read_parameters(environ), environ, to_yaml(state_document(mid)).encode())
+    from kubectl_disagg.gitops import directory
+
+    parameters = read_parameters(environ)
+    files[parameters.state_file] = to_yaml(state_document(mid)).encode()
+    return generate(directory.walked("", files, parameters.reading), parameters, environ)
 
 
 def test_cmp_generate_emits_the_state_only_where_the_cluster_serves_it(tmp_path):

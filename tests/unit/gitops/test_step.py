@@ -188,11 +188,50 @@ def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
     assert render_with_state(changed, state, NS) == list(render_set(ds, NS))
 
 
-def test_scale_and_slices_change_directly_in_steady_state():
+def test_scale_changes_directly_and_a_slice_is_added_by_a_step():
+    """Replicas apply at once in steady state; a slice the set gains is refused until a step
+    records it (the state alone cannot tell a new slice from a recorded one deleted by hand)."""
     ds = make_set({"prefill": 2, "decode": 1})
-    _, state = deploy(ds)
+    argo, state = deploy(ds)
+    scaled = make_set({"prefill": 4, "decode": 1})
+    assert render_with_state(scaled, state, NS) == list(render_set(scaled, NS))
     bigger = make_set({"prefill": 4, "decode": 1}, slices=2)
-    assert render_with_state(bigger, state, NS) == list(render_set(bigger, NS))
+    with pytest.raises(UserError, match="slice 1 has no counts: the set has 2 slices"):
+        render_with_state(bigger, state, NS)
+    argo.sync(scaled, state)  # what the commit before synced
+    argo.cluster.settle()
+    step = gitops_step(bigger, state, argo.snapshot(bigger))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    assert render_with_state(bigger, round_trip(step.state, bigger), NS) == list(render_set(bigger, NS))
+
+
+def test_a_slice_gained_with_a_template_change_or_over_an_unsynced_step_is_added_by_the_next_step():
+    """Render refuses the commit that grows the set, so Argo CD never syncs it: the step finds
+    what runs (the committed state's render without the rollout that commit started, or the
+    points before a step whose commit never synced) and records the new slice from there."""
+    ds = make_set({"prefill": 2, "decode": 2})
+    argo, state = deploy(ds)
+    grown = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=2)  # a template change too
+    with pytest.raises(UserError, match="slice 1 has no counts"):
+        argo.sync(grown, state)
+    step = gitops_step(grown, state, argo.snapshot(grown))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    started = round_trip(step.state, grown)
+    assert list(started.replicas[0]) == [ds.revision, grown.revision] and list(started.replicas[1]) == [grown.revision]
+
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(ds)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    argo.sync(new, state)  # the step's commit syncs; the next one's will not
+    argo.cluster.settle()
+    unsynced = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    grown = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=2)
+    step = gitops_step(grown, unsynced, argo.snapshot(grown))
+    assert step.outcome == Outcome.ADVANCED, step.reasons
+    assert step.state.previous[0].replicas == state.replicas[0] and 1 in step.state.replicas
+    argo.sync(grown, round_trip(step.state, grown))
 
 
 def test_strict_mode_refuses_a_set_without_state():
@@ -656,7 +695,7 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
 def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     from kubectl_disagg.manifests.reader import read_documents
     from kubectl_disagg.gitops.state import STATE_FILE, find_state
-    from kubectl_disagg.gitops.files import read_state, state_path, write_state
+    from kubectl_disagg.gitops.files import state_path, write_state
 
     first, second = make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 2, "decode": 2}, name="other")
     path = tmp_path / STATE_FILE
@@ -667,9 +706,85 @@ def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
     assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
     moved = replace(second, source=second.source._replace(file=str(tmp_path / "other.yaml")))
-    assert state_path(moved) == str(path) and read_state(moved, NS).name == "other"
-    with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/third"):
-        read_state(make_set({"prefill": 1, "decode": 1}, name="third"), NS, str(path))
+    assert state_path(moved) == str(path)
     path.write_text(path.read_text() + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     with pytest.raises(UserError, match="holds only RolloutState documents"):
         find_state(read_documents([str(path)]), first, NS)
+
+
+# --- adoption after the template changed in git (issue 29, defect 4) ----------------------------
+
+
+def _adopts_exactly_what_runs(ds_in_git, cluster):
+    """Adopt the live fleet for the set as git now has it; the state must render the live LWS
+    exactly (spec and replicas), plus at most the set's own revision at 0 (a rollout starting)."""
+    adopted = gitops_step(ds_in_git, None, cluster.snapshot(ds_in_git.name))
+    assert adopted.outcome == Outcome.ADVANCED, adopted.reasons
+    state = round_trip(adopted.state, ds_in_git)
+    rendered = {o["metadata"]["name"]: o for o in render_with_state(ds_in_git, state, NS)
+                if o["kind"] == "LeaderWorkerSet"}
+    live = cluster.lws()
+    for name, obj in live.items():
+        assert rendered[name]["spec"] == obj["spec"], name
+    for name in set(rendered) - set(live):
+        assert rendered[name]["metadata"]["labels"][naming.REVISION_LABEL] == ds_in_git.revision, name
+        assert rendered[name]["spec"]["replicas"] == 0, name
+    return state
+
+
+def test_adopting_a_set_whose_template_changed_before_its_first_git_step():
+    """Deployed at v1 by `render | kubectl apply`, the image changed in git, then the first
+    `rollout step --gitops`: the state records v1 at its live replicas, and the step after
+    it starts the rollout to v2 (it was refused as a hand edit)."""
+    v1 = make_set({"prefill": 2, "decode": 3}, slices=2)
+    v2 = make_set({"prefill": 2, "decode": 3}, image="img:2", slices=2)
+    live = MemoryExecutor(MemoryCluster(NS))
+    list(drive(live, v1, NS))
+    live.cluster.settle()
+    state = _adopts_exactly_what_runs(v2, live.cluster)
+    assert set(state.revisions) == {v1.revision} and state.target.revision == v1.revision
+    assert state.replicas == {s: {v1.revision: {"prefill": 2, "decode": 3}} for s in range(2)}
+    argo = MemoryArgo()
+    argo.cluster = live.cluster
+    argo.sync(v2, state)
+    argo.cluster.settle()
+    started = gitops_step(v2, state, argo.snapshot(v2))
+    assert started.outcome == Outcome.ADVANCED, started.reasons
+    assert any(v2.revision in counts for counts in started.state.replicas.values())
+    roll(argo, v2, round_trip(started.state, v2))
+    assert_steady(argo, v2)
+
+
+def _fleets():
+    from hypothesis import strategies as st
+
+    return st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(0, 4),
+                     st.sampled_from(["unchanged", "changed", "changed-at-rest"]),
+                     st.sampled_from([None, {"maxSurge": 0, "maxUnavailable": 1}, {"maxSurge": 2, "maxUnavailable": 0}]))
+
+
+def test_adopting_random_live_fleets_renders_them_exactly():
+    """Property: a live fleet left by the planner (several revisions, slices drained to any
+    point, the template in git unchanged since or changed again) is adopted into a state that
+    renders exactly the live LWS."""
+    from hypothesis import given, settings
+
+    @settings(deadline=None)
+    @given(_fleets())
+    def check(fleet):
+        prefill, decode, slices, passes, template, rolling = fleet
+        budgets = {"prefill": rolling, "decode": rolling} if rolling else None
+        v1 = make_set({"prefill": prefill, "decode": decode}, slices=slices, rolling=budgets)
+        v2 = make_set({"prefill": prefill, "decode": decode}, image="img:2", slices=slices, rolling=budgets)
+        v3 = make_set({"prefill": prefill, "decode": decode}, image="img:3", slices=slices, rolling=budgets)
+        live = MemoryExecutor(MemoryCluster(NS))
+        list(drive(live, v1, NS))
+        live.cluster.settle()
+        if template != "changed-at-rest":
+            for _ in range(passes):  # the rollout to v2 started live, stopped anywhere
+                run_pass(live, v2, NS)
+                live.cluster.settle()
+        in_git = {"unchanged": v2, "changed": v3, "changed-at-rest": v2}[template]
+        _adopts_exactly_what_runs(in_git, live.cluster)
+
+    check()

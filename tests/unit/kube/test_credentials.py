@@ -101,3 +101,13 @@ def test_exec_plugin_printing_a_broken_token_is_refused(tmp_path, capsys, caplog
 ])
 def test_redact_url(text, expected):
     assert redact_url(text) == expected
+
+
+@pytest.mark.parametrize("key", ["tokenFile", "client-certificate"])
+def test_a_credential_file_without_end_is_refused_in_one_line(tmp_path, capsys, caplog, key):
+    """/dev/zero as a tokenFile (or a certificate) was read until memory ran out (MemoryError)."""
+    user = {"tokenFile": "/dev/zero"} if key == "tokenFile" else \
+        {"client-certificate": "/dev/zero", "client-key": "/dev/zero"}
+    code, err = run_status(kubeconfig(tmp_path, user), capsys, caplog)
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "/dev/zero" in err and "larger than 10 MiB" in err

@@ -86,13 +86,38 @@ def test_interactive_means_no_timeout_and_the_terminal_inherited(tmp_path, monke
 def test_without_a_terminal_or_with_never_the_plugin_runs_quietly_with_a_limit(tmp_path, monkeypatch, mode, terminal):
     calls = []
     monkeypatch.setattr(exec_plugin, "_terminal", lambda: terminal)
-    monkeypatch.setattr(exec_plugin.subprocess, "run",
-                        lambda argv, **kwargs: calls.append(kwargs) or subprocess.CompletedProcess(
+    monkeypatch.setattr(exec_plugin, "_run_quietly",
+                        lambda argv, env: calls.append(argv) or subprocess.CompletedProcess(
                             argv, 0, credential("tok").encode()))
     connection, _ = load_configuration(str(single(tmp_path, login_plugin(tmp_path, mode))), None)
     Credentials(connection)
-    assert calls[0]["timeout"] == exec_plugin.EXEC_TIMEOUT_SECONDS
-    assert calls[0]["stdin"] is subprocess.DEVNULL and calls[0]["stderr"] is subprocess.PIPE
+    assert len(calls) == 1
+
+
+def test_a_plugin_past_its_timeout_is_killed_with_every_child_it_started(tmp_path, monkeypatch):
+    """Killing the plugin alone left its children running after the timeout."""
+    monkeypatch.setattr(exec_plugin, "_terminal", lambda: False)
+    monkeypatch.setattr(exec_plugin, "EXEC_TIMEOUT_SECONDS", 1.0)
+    pid_file = tmp_path / "child.pid"
+    script = plugin(tmp_path, f"sleep 300 </dev/null >/dev/null 2>&1 &\necho $! > {pid_file}\nsleep 300\n")
+    connection, _ = load_configuration(str(single(tmp_path, exec_user(script))), None)
+    with pytest.raises(UserError) as raised:
+        Credentials(connection)
+    assert "did not finish in 1 s" in raised.value.lines()[0]
+    child = int(pid_file.read_text())
+    for _ in range(100):  # SIGKILL is delivered at once; the exit shows when its parent (init) reaps it
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as stat:
+            if stat.read().split(") ")[1].startswith("Z"):
+                break
+        import time
+        time.sleep(0.05)
+    else:
+        os.kill(child, 9)
+        raise AssertionError("the plugin's child outlived the timeout")
 
 
 def test_a_failing_interactive_plugin_points_at_what_it_printed(tmp_path, monkeypatch):

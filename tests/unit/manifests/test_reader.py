@@ -198,3 +198,69 @@ def test_a_control_character_is_one_line_with_its_line_number():
 def test_an_unpaired_surrogate_in_json_is_what_the_api_server_stores():
     # kubectl sends a JSON file as it is; Go's decoder on the server reads `\ud800` as U+FFFD.
     assert parse_stream(b'{"a": "x\\ud800y\\ud83d\\ude00"}', "f")[0].data == {"a": "x\ufffdy\U0001F600"}
+
+
+def test_a_path_that_is_not_a_regular_file_says_what_it_is(tmp_path):
+    """A FIFO or /dev/zero was reported as "no such file or directory"."""
+    import os
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError) as caught:
+        expand_paths([str(fifo), "/dev/zero", str(tmp_path / "missing.yaml")])
+    assert caught.value.lines() == [
+        f"{fifo}: not a regular file (a named pipe); give a file, a directory or - for stdin",
+        "/dev/zero: not a regular file (a character device); give a file, a directory or - for stdin",
+        f"{tmp_path / 'missing.yaml'}: no such file or directory",
+    ]
+
+
+LIST = """\
+apiVersion: v1
+kind: List
+metadata: {resourceVersion: ""}
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: a}
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: inner
+---
+apiVersion: example.com/v1
+kind: WidgetList
+items:
+- metadata: {name: w}
+  spec: {size: 3}
+- apiVersion: v1
+  kind: ConfigMap
+"""
+
+
+def test_a_list_stands_for_its_items_as_kubectl_flattens_it():
+    """A DisaggregatedSet inside a `kind: List` was never seen (validate: "no DisaggregatedSet found");
+    tests/integration/test_render_apply.py reads the same lists with kubectl."""
+    docs = parse_stream(LIST, "l.yaml")
+    assert [(d.data.get("apiVersion"), d.data["kind"]) for d in docs] == [
+        ("v1", "ConfigMap"), ("v1", "Secret"), ("example.com/v1", "Widget"), ("v1", "ConfigMap")]
+    assert docs[2].data == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                            "spec": {"size": 3}}  # kind and apiVersion from the list, as decodeToList does
+    assert docs[1].line(("metadata", "name")) == 11 and docs[0].line(()) == 5
+    assert docs[2].line(("spec", "size")) == 17 and docs[2].line(("kind",)) == 16
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("kind: List\napiVersion: v1\nitems: 3\n", ["in.yaml:3: items: must be a list of objects"]),
+    ("kind: List\napiVersion: v1\nitems:\n- a\n- kind: X\n", ["in.yaml:4: items[0]: must be an object"]),
+    ("kind: List\napiVersion: v1\nitems:\n- kind: List\n  apiVersion: v1\n  items: []\n",
+     ["in.yaml:4: items[0]: a list inside a list, which kubectl does not read: put its items in the outer list"]),
+    ("kind: List\napiVersion: v1\nitems:\n- metadata: {name: x}\n",
+     ["in.yaml:4: items[0]: kind not set: each item of a List names its apiVersion and kind"]),
+])
+def test_a_list_whose_items_are_not_objects_is_refused(text, expected):
+    assert problems_of(text) == expected
+
+
+def test_an_empty_list_is_no_document_and_items_without_a_kind_are_data():
+    assert parse_stream("kind: List\napiVersion: v1\nitems: null\n", "l.yaml") == []
+    assert [d.data for d in parse_stream("items: [1]\n", "l.yaml")] == [{"items": [1]}]

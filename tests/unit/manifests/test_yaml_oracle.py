@@ -80,7 +80,7 @@ def test_every_yaml_and_json_file_of_the_repository():
 
 def rendered_examples() -> list[list[dict]]:
     from kubectl_disagg.core.render import render_set
-    from kubectl_disagg.core.sets import load_sets
+    from tests.conftest import load_sets
 
     return [[obj for ds in load_sets([str(path)]).sets for obj in render_set(ds)]
             for path in sorted(EXAMPLES.glob("*.yaml"))]

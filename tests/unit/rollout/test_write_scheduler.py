@@ -10,7 +10,7 @@ import time
 import pytest
 
 from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.core.reconcile import Annotate, Create, Scale, reconcile, write_units
+from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale, reconcile, write_units
 from kubectl_disagg.rollout.stepper import PassInterrupted, run_pass
 from kubectl_disagg.rollout.write_scheduler import chains, run_units
 from tests.memory_cluster import MemoryCluster
@@ -54,18 +54,19 @@ def create(name: str, slice_index: int) -> Create:
 
 
 def pass_actions(slices: int) -> list:
-    """Per slice: annotate, create, then a two-role scale-up unit and a two-role drain unit."""
+    """Per slice: annotate, create, then a two-role drain and scale-up unit, then a delete."""
     actions = []
     for s in range(slices):
         actions += [annotate(f"old-{s}", s), create(f"new-{s}", s),
+                    scale(f"old-{s}-a", s, "old", 0), scale(f"old-{s}-b", s, "old", 0),
                     scale(f"new-{s}-a", s, "new"), scale(f"new-{s}-b", s, "new"),
-                    scale(f"old-{s}-a", s, "old", 0), scale(f"old-{s}-b", s, "old", 0)]
+                    Delete("Service", f"gone-{s}", "u", "1", s)]
     return actions
 
 
 def test_units_of_one_slice_form_one_chain_in_order():
     units = write_units(pass_actions(3))
-    assert [[len(u) for u in chain] for chain in chains(units)] == [[1, 1, 2, 2]] * 3
+    assert [[len(u) for u in chain] for chain in chains(units)] == [[1, 1, 4, 1]] * 3
     assert {a.slice for chain in chains(units) for unit in chain for a in unit} == {0, 1, 2}
 
 
@@ -78,7 +79,7 @@ def test_every_write_lands_each_slice_in_order_and_never_more_than_the_limit(max
     assert sorted(recorder.order) == sorted(a.name for a in actions)
     for s in range(20):
         mine = [name for name in recorder.order if name.endswith(f"-{s}") or f"-{s}-" in name]
-        assert mine == [f"old-{s}", f"new-{s}", f"new-{s}-a", f"new-{s}-b", f"old-{s}-a", f"old-{s}-b"]
+        assert mine == [f"old-{s}", f"new-{s}", f"old-{s}-a", f"old-{s}-b", f"new-{s}-a", f"new-{s}-b", f"gone-{s}"]
     assert 1 <= recorder.peak <= max_in_flight
     if max_in_flight == 1:
         assert recorder.order == [a.name for a in actions]  # one at a time, exactly reconcile's order
@@ -97,16 +98,17 @@ def test_a_failure_stops_new_units_and_undoes_the_unit_it_cut_short():
 
     outcome = run_units(write_units(actions), recorder.execute, undo_unit, max_in_flight=4)
     assert isinstance(outcome.error, Conflict) and "new-3-b" in str(outcome.error)
-    assert undone == ["new-3-a"] and outcome.undo_notes == ["undid: scale leaderworkerset/new-3-a 0 → 1"]
+    assert undone == ["old-3-a", "old-3-b", "new-3-a"]
+    assert outcome.undo_notes == [f"undid: {a.describe()}" for a in actions if a.name in undone]
     done = [a.name for a in outcome.done]
-    assert "new-3-a" not in done and "new-3-b" not in done
-    # Slice 3 stopped at the failing unit: its drain never started.
-    assert "old-3-a" not in recorder.order and "old-3-b" not in recorder.order
+    assert not {"old-3-a", "old-3-b", "new-3-a", "new-3-b"} & set(done)
+    # Slice 3 stopped at the failing unit: its delete never started.
+    assert "gone-3" not in recorder.order
     # Whatever landed elsewhere landed as whole units, in slice order.
     for s in range(10):
         mine = [name for name in done if name.endswith(f"-{s}") or f"-{s}-" in name]
-        full = [f"old-{s}", f"new-{s}", f"new-{s}-a", f"new-{s}-b", f"old-{s}-a", f"old-{s}-b"]
-        assert mine == full[:len(mine)] and len(mine) in (0, 1, 2, 4, 6)
+        full = [f"old-{s}", f"new-{s}", f"old-{s}-a", f"old-{s}-b", f"new-{s}-a", f"new-{s}-b", f"gone-{s}"]
+        assert mine == full[:len(mine)] and len(mine) in (0, 1, 2, 6, 7)
     assert len(done) < len(actions)
 
 

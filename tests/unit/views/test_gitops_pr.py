@@ -259,3 +259,35 @@ def test_a_rollout_that_also_scales_and_one_with_an_external_role():
     steps, _ = _all_steps(argo, moved, state)
     _check(moved, steps)
     assert "autoscaled" in format_pr_description(moved, NS, steps[0], STATE_FILE)
+
+
+def test_a_rollback_is_numbered_from_where_the_rollout_stood():
+    """Reverted after three steps (the old revision still mostly up): the rollback's plan starts
+    where the rollout stood, so its first commit is step 1, not a step of a start that never ran."""
+    from tests.unit.gitops.test_step import NS, deploy, make_set, round_trip
+
+    v1, v2 = make_set({"prefill": 4, "decode": 4}), make_set({"prefill": 4, "decode": 4}, image="img:2")
+    argo, state = deploy(v1)
+    for _ in range(3):
+        argo.sync(v2, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(v2, state, argo.snapshot(v2), argo.served).state, v2)
+    from kubectl_disagg.gitops.served import served_object
+    from kubectl_disagg.views.gitops_report import slice_views
+
+    titles, tables, positions, messages = [], [], [], []
+    for _ in range(3):
+        argo.sync(v1, state)
+        argo.cluster.settle()
+        step = gitops_step(v1, state, argo.snapshot(v1), argo.served)
+        assert step.outcome == Outcome.ADVANCED
+        text = format_pr_description(v1, NS, step, "disagg-rollout-state.yaml")
+        titles.append(text.splitlines()[0])
+        tables.append(text)
+        positions.extend(view for view in slice_views(v1, step) if view["position"])
+        messages.append(served_object(v1, step.state)["rollout"]["message"])
+        state = round_trip(step.state, v1)
+    assert [t.split(", ", 1)[1] for t in titles] == ["step 1 of 2", "step 2 of 2", f"remove {v2.revision}"]
+    assert "### Slice 0: step 1 of 2" in tables[0]
+    assert [view["position"] for view in positions] == ["1/2", "2/2"]  # rollout step --gitops says the same
+    assert "slice 0 step 1 of 2 (old/new: prefill 1/4, decode 1/4)" in messages[0]  # and the RolloutState

@@ -1,0 +1,34 @@
+"""The inputs -f names, read as every command reads a directory (`gitops.directory`, loaded
+only when a command asks for it, so that `--help` and the offline start stay light)."""
+
+from __future__ import annotations
+
+from kubectl_disagg.commands._options import print_warnings
+from kubectl_disagg.errors import UserError
+
+
+def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
+    """The DisaggregatedSets in -f inputs, read as every command reads a directory
+    (`gitops.directory`, loaded when asked for), validated, warnings printed; at least one."""
+    from kubectl_disagg.gitops import directory as directories
+
+    reading = directories.Reading(recursive)
+    return [entry.ds for entry in _with_sets(directories, directories.read_tree(filenames, reading), reading).sets]
+
+
+def tree_of_sets(filenames: tuple[str, ...], reading):
+    """The -f inputs as `gitops.directory` reads them (`Tree`), checked to hold at least one
+    valid set (warnings printed); its states are read by the command that needs them."""
+    from kubectl_disagg.gitops import directory as directories
+
+    tree = directories.read_tree(filenames, reading)
+    _with_sets(directories, tree, reading)
+    return tree
+
+
+def _with_sets(directories, tree, reading):
+    directory = directories.load(tree, reading, states=False)
+    print_warnings(directory.warnings)
+    if not directory.sets:
+        raise UserError(["no DisaggregatedSet found in the input"])
+    return directory
