@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_disagg.cli import main
 from tests.unit.core.test_policy import POLICY, SET
-
-
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    return exited.value.code, out, err
+from tests.unit.test_cli import run
 
 
 def test_validate_names_the_policy_beside_the_set(tmp_path, capsys):
