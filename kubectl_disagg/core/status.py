@@ -45,7 +45,8 @@ class SetStatus:
     """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
     status lags their spec; `problems`, `warnings`: tuples of sentences; `generation`: the stored
     set's metadata.generation (None for a file); `been_available`: every role has an LWS that
-    has been available (the LWS controller's own record), so the set has been too."""
+    has been available (the LWS controller's own record), so the set has been too; `rollout`:
+    with a RolloutPolicy, where the rollout stands and what holds it (rollout/progressive.py)."""
 
     name: str
     namespace: str
@@ -57,6 +58,7 @@ class SetStatus:
     warnings: tuple[str, ...]
     generation: int | None = None
     been_available: bool = False
+    rollout: tuple[str, ...] = ()
 
     @property
     def available(self) -> bool:
