@@ -1,0 +1,81 @@
+"""An analysis gate run with a fake clock: measurements at their times, verdicts, the timeout."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_disagg.core.analysis import FAILED, PASSED, Check, Condition, Sample
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.rollout.analysis import AnalysisTimeout, run_gate
+
+TTFT = Check("ttft", "prefill", 'a{revision="{{revision}}"}', Condition("<", 0.5), 60, 5, 1, "fail")
+TPOT = Check("tpot", "decode", 'b{role="{{role}}"}', Condition("<", 0.05), 30, 3, 0, "fail")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def answering(table: dict):
+    asked: list[str] = []
+
+    def query(expression: str):
+        asked.append(expression)
+        answer = table[expression.split("{")[0]]
+        value = answer.pop(0) if isinstance(answer, list) else answer
+        if isinstance(value, Exception):
+            raise value
+        return (Sample(value),)
+    query.asked = asked
+    return query
+
+
+def test_measures_every_interval_until_count():
+    clock, progress = Clock(), []
+    query = answering({"a": 0.3, "b": 0.01})
+    run = run_gate([TTFT, TPOT], {"revision": "r1", "role": "decode"}, query, clock=clock, sleep=clock.sleep,
+                   progress=progress.append)
+    assert run.phase == PASSED
+    assert run.why == "ttft: 0.3 < 0.5 at 5 measurements; tpot: 0.01 < 0.05 at 3 measurements"
+    assert [j.measurement.at for j in run.verdicts[0].judged] == [1000, 1060, 1120, 1180, 1240]
+    assert [j.measurement.at for j in run.verdicts[1].judged] == [1000, 1030, 1060]
+    assert clock.now == 1240 and len(progress) == 6
+    assert query.asked[:2] == ['a{revision="r1"}', 'b{role="decode"}']
+
+
+def test_a_failed_check_ends_the_gate_at_once():
+    clock = Clock()
+    query = answering({"a": [0.3, 0.9, 0.8, 0.1, 0.1], "b": 0.01})
+    run = run_gate([TTFT, TPOT], {"revision": "r", "role": "d"}, query, clock=clock, sleep=clock.sleep)
+    assert run.phase == FAILED and clock.now == 1120
+    assert run.why == ("ttft: 2 of 3 measurements failed (failureLimit 1): 0.9 is not < 0.5; 0.8 is not < 0.5")
+
+
+def test_no_answer_is_a_failed_measurement():
+    clock = Clock()
+    query = answering({"b": UserError("Prometheus at http://x: no answer: connection refused")})
+    run = run_gate([TPOT], {"role": "d"}, query, clock=clock, sleep=clock.sleep)
+    assert run.phase == FAILED
+    assert run.verdicts[0].judged[0].measurement.error == "Prometheus at http://x: no answer: connection refused"
+
+
+def test_timeout_refused_before_the_first_measurement_or_ends_without_verdict():
+    clock = Clock()
+    with pytest.raises(AnalysisTimeout, match=r"at least 4m0s .* more than --timeout 1m0s"):
+        run_gate([TTFT], {"revision": "r"}, answering({"a": 0.1}), timeout=60, clock=clock, sleep=clock.sleep)
+    assert clock.now == 1000
+
+    def slow_query(expression):
+        clock.now += 70  # each answer takes 70 s: the measurements fall behind
+        return (Sample(0.1),)
+    with pytest.raises(AnalysisTimeout, match="did not end within --timeout 4m10s"):
+        run_gate([TTFT], {"revision": "r"}, slow_query, timeout=250, clock=clock, sleep=clock.sleep)
