@@ -15,7 +15,7 @@ import urllib.parse
 
 from kubectl_disagg.core.analysis import Prometheus, Sample
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.api_errors import api_error, network_detail
+from kubectl_disagg.kube.api_errors import network_detail, status_of
 from kubectl_disagg.kube.kubeconfig import Connection
 from kubectl_disagg.kube.rest import ErrorAnswer, RestClient
 from kubectl_disagg.kube.transport import NetworkError
@@ -81,7 +81,11 @@ def error_line(status: int, reason: str | None, body: bytes) -> str:
         answer = None
     if isinstance(answer, dict) and answer.get("status") == "error":
         return f"{status} {answer.get('errorType') or 'error'}: {answer.get('error') or 'no details given'}"
-    return str(api_error("the query", status, reason, body))
+    # Else the API server's proxy answered for Prometheus (a metav1.Status), or something else did.
+    status_object = status_of(body)
+    code = f"{status} {status_object.get('reason') or reason or ''}".strip()
+    message = str(status_object.get("message") or "").strip()
+    return f"{code}: {message}" if message else code
 
 
 def samples(body: bytes, where: str) -> tuple[Sample, ...]:
