@@ -336,6 +336,12 @@ def slices_alternation(slices: list[int]) -> str:
     return "|".join(str(index) for index in sorted(set(slices)))
 
 
+def placeholder_values(set_name: str, namespace: str, revision: str, slices: range | list[int]) -> dict[str, str]:
+    """What a gate's queries are filled with ({{role}} is each check's own)."""
+    return {"set": set_name, "namespace": namespace, "revision": revision,
+            "slices": slices_alternation(list(slices))}
+
+
 def fill(query: str, values: dict[str, str]) -> str:
     """`query` with every placeholder replaced by its value, quoted for where it stands."""
     out, last = [], 0
@@ -475,6 +481,11 @@ def record(verdict: Verdict) -> dict:
         "message": verdict.why,
         "measurements": [_measurement_record(j) for j in verdict.judged],
     }
+
+
+def gate_record(verdicts: list[Verdict] | tuple[Verdict, ...], phase: str, message: str) -> dict:
+    """A gate's verdict as the position records it (`phase` is what the wave decision reads)."""
+    return {"phase": phase, "message": message, "checks": [record(verdict) for verdict in verdicts]}
 
 
 def _measurement_record(judged: Judged) -> dict:

@@ -52,7 +52,7 @@ def least_duration(checks: list[Check]) -> float:
 def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, timeout: float | None = None,
              clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
              progress: Callable[[GateRun], None] = lambda run: None) -> GateRun:
-    """Measure `checks` (queries filled with `values`) until their verdict."""
+    """Measure `checks` (queries filled with `values`: see `analysis.placeholder_values`) until their verdict."""
     if timeout is not None and least_duration(checks) > timeout:
         raise AnalysisTimeout(
             f"the analysis takes at least {format_duration(least_duration(checks))} (count × interval of "
@@ -78,9 +78,10 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, timeo
 
 
 def measure(check: Check, values: dict[str, str], query: Query, clock: Callable[[], float]) -> Measurement:
-    """One measurement of `check`: its samples, or the error that stands for them (a failed one)."""
+    """One measurement of `check` (its role filled in for {{role}}): its samples, or the error
+    that stands for them (a failed one)."""
     at = clock()
     try:
-        return Measurement(at, tuple(query(analysis.fill(check.query, values))))
+        return Measurement(at, tuple(query(analysis.fill(check.query, {**values, "role": check.role}))))
     except UserError as error:
         return Measurement(at, error="; ".join(error.lines()))

@@ -21,7 +21,7 @@ from tests.prometheus_oracle import missing, require
 TTFT_QUERY = ('histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{'
               'namespace="{{namespace}}", set="{{set}}", role="{{role}}", revision="{{revision}}", '
               'slice=~"{{slices}}"}[5s])))')
-VALUES = {"set": "llama", "namespace": "serving", "role": "prefill", "revision": "new", "slices": "0"}
+VALUES = analysis.placeholder_values("llama", "serving", "new", [0])
 
 
 def ttft(count: int = 3, no_data: str = "fail") -> Check:

@@ -232,3 +232,11 @@ def test_record_has_every_value_and_time():
         "measurements": [{"time": "2023-11-14T22:13:20.000Z", "ok": True, "values": [0.3]},
                          {"time": "2023-11-14T22:14:20.000Z", "ok": False, "values": ["+Inf"]},
                          {"time": "2023-11-14T22:15:20.000Z", "ok": False, "error": "x"}]}
+
+
+def test_gate_record_and_values():
+    verdict = analysis.judge(CHECK, [m(1_700_000_000, 0.3)])
+    assert analysis.gate_record([verdict], "running", "x") == {"phase": "running", "message": "x",
+                                                               "checks": [analysis.record(verdict)]}
+    assert analysis.placeholder_values("s", "n", "r", range(3)) == {"set": "s", "namespace": "n", "revision": "r",
+                                                                    "slices": "0|1|2"}

@@ -42,7 +42,7 @@ def answering(table: dict):
 def test_measures_every_interval_until_count():
     clock, progress = Clock(), []
     query = answering({"a": 0.3, "b": 0.01})
-    run = run_gate([TTFT, TPOT], {"revision": "r1", "role": "decode"}, query, clock=clock, sleep=clock.sleep,
+    run = run_gate([TTFT, TPOT], {"revision": "r1"}, query, clock=clock, sleep=clock.sleep,
                    progress=progress.append)
     assert run.phase == PASSED
     assert run.why == "ttft: 0.3 < 0.5 at 5 measurements; tpot: 0.01 < 0.05 at 3 measurements"
@@ -55,7 +55,7 @@ def test_measures_every_interval_until_count():
 def test_a_failed_check_ends_the_gate_at_once():
     clock = Clock()
     query = answering({"a": [0.3, 0.9, 0.8, 0.1, 0.1], "b": 0.01})
-    run = run_gate([TTFT, TPOT], {"revision": "r", "role": "d"}, query, clock=clock, sleep=clock.sleep)
+    run = run_gate([TTFT, TPOT], {"revision": "r"}, query, clock=clock, sleep=clock.sleep)
     assert run.phase == FAILED and clock.now == 1120
     assert run.why == ("ttft: 2 of 3 measurements failed (failureLimit 1): 0.9 is not < 0.5; 0.8 is not < 0.5")
 
@@ -63,7 +63,7 @@ def test_a_failed_check_ends_the_gate_at_once():
 def test_no_answer_is_a_failed_measurement():
     clock = Clock()
     query = answering({"b": UserError("Prometheus at http://x: no answer: connection refused")})
-    run = run_gate([TPOT], {"role": "d"}, query, clock=clock, sleep=clock.sleep)
+    run = run_gate([TPOT], {}, query, clock=clock, sleep=clock.sleep)
     assert run.phase == FAILED
     assert run.verdicts[0].judged[0].measurement.error == "Prometheus at http://x: no answer: connection refused"
 
