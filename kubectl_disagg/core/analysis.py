@@ -344,27 +344,41 @@ def placeholder_values(set_name: str, namespace: str, revision: str, slices: ran
 
 def fill(query: str, values: dict[str, str]) -> str:
     """`query` with every placeholder replaced by its value, quoted for where it stands."""
-    out, last = [], 0
+    return _filled(query, values)[0]
+
+
+def _filled(query: str, values: dict[str, str]) -> tuple[str, list[tuple[int, int]]]:
+    """The filled query, and (offset in it, offset in `query`) where each stretch of `query` resumes."""
+    out, last, shifts, length = [], 0, [(0, 0)], 0
     for slot in _slots(query):
         out.append(query[last:slot.start])
         value = values[slot.name]
         # slices is already the regex the placeholder means (digits and |): only string-quoted.
         out.append(quote_value(value, slot.quote, slot.regex and slot.name != "slices"))
+        length += (slot.start - last) + len(out[-1])
         last = slot.end
+        shifts.append((length, last))
     out.append(query[last:])
-    return "".join(out)
+    return "".join(out), shifts
+
+
+def _template_offset(shifts: list[tuple[int, int]], position: int) -> int:
+    """Where an offset into the filled query falls in the template (inside a value: its placeholder's end)."""
+    filled_at, template_at = max((shift for shift in shifts if shift[0] <= position), default=(0, 0))
+    return template_at + (position - filled_at)
 
 
 def query_error(query: str) -> str | None:
     """Why `query`, its placeholders filled, is no query for a check; None when it is one."""
     try:
-        filled = fill(query, _SAMPLE_VALUES)
+        filled, shifts = _filled(query, _SAMPLE_VALUES)
     except ValueError as error:
         return f"Invalid value: {error}"
     try:
         parsed = promql.parse(filled)
     except promql.PromQLError as error:
-        return f"Invalid value: PromQL parse error at {promql.position_text(filled, error.position)}: {error.message}"
+        where = promql.position_text(query, _template_offset(shifts, error.position))
+        return f"Invalid value: PromQL parse error at {where}: {error.message}"
     if parsed.type not in (promql.VECTOR, promql.SCALAR):
         return f"Invalid value: the query gives a {parsed.type}: a check compares an instant vector or a scalar"
     return None

@@ -109,6 +109,12 @@ def test_every_problem_at_once():
                                                            ["13", " analysis.checks[1].role"]]
 
 
+def test_parse_errors_point_into_the_query_as_written():
+    query = 'sum(rate(m{revision="{{revision}}", slice=~"{{slices}}"}[5m])) +'
+    assert analysis.query_error(query) == f"Invalid value: PromQL parse error at 1:{len(query) + 1}: unexpected end of input"
+    assert analysis.query_error('m{a="{{set}}"} )').startswith("Invalid value: PromQL parse error at 1:16: ")
+
+
 def test_a_matrix_query_is_no_check():
     assert "gives a range vector" in analysis.query_error("rate(x[5m])[5m:]")
 
