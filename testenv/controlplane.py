@@ -79,7 +79,7 @@ PROJECT_ONLY = "project"
 PROJECT_CRDS = (REPO_ROOT / "config" / "crd", REPO_ROOT / "testenv" / "crd")
 # The upstream CRDs, the conformance reference, where a checkout has them (CI does).
 UPSTREAM_CRDS = REPO_ROOT.parent / "shared" / "crds"
-# kubectl-disagg's own API (RolloutState): no upstream counterpart, so it is installed from
+# kubectl-disagg's own API (RolloutState, RolloutPolicy): no upstream counterpart, so it is installed from
 # config/crd whichever CRD directories are chosen.
 OWN_GROUP = "kubectl-disagg.x-k8s.io"
 
@@ -91,6 +91,7 @@ REQUIRED_CRDS = (
     "disaggregatedsets.disaggregatedset.x-k8s.io",
     "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io",
     f"rolloutstates.{OWN_GROUP}",
+    f"rolloutpolicies.{OWN_GROUP}",
 )
 
 

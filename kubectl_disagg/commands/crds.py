@@ -12,10 +12,11 @@ from kubectl_disagg.manifests.writer import format_objects
 @click.command()
 @_options.output("yaml", "json", default="yaml")
 def crds(output: str) -> None:
-    """Print the DisaggregatedSet, DisaggregatedSetRoleScaler and RolloutState CRDs.
+    """Print the DisaggregatedSet, DisaggregatedSetRoleScaler, RolloutPolicy and RolloutState CRDs.
 
     For a cluster that stores DisaggregatedSet objects (GitOps applies the set itself) without
-    the upstream installation, or where Argo CD shows a git rollout's RolloutState:
+    the upstream installation, where a RolloutPolicy paces a set's rollouts, or where Argo CD
+    shows a git rollout's RolloutState:
 
     \b
     kubectl disagg crds | kubectl apply --server-side -f -

@@ -7,7 +7,7 @@ is acted on in follows one rule for every command (`namespace_for`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubectl_disagg.core import apirules, revision
 from kubectl_disagg.errors import Problem, UserError
@@ -61,7 +61,8 @@ class Role:
 
 @dataclass(frozen=True)
 class DisaggregatedSet:
-    """A validated set: `roles` a tuple of Role in spec order, `source` the Document it came from."""
+    """A validated set: `roles` a tuple of Role in spec order, `source` the Document it came from;
+    `policy`: its RolloutPolicy (core/policy.py), read beside it, or None (every slice at once)."""
 
     name: str
     namespace: str | None
@@ -70,6 +71,7 @@ class DisaggregatedSet:
     roles: tuple[Role, ...]
     revision: str
     source: Document
+    policy: object = field(default=None, compare=False)
 
     @property
     def has_external_roles(self) -> bool:

@@ -125,6 +125,8 @@ class Phase(StrEnum):
                "rollout to revision {revision} stalled: {reasons}")  # old replicas remain, the planner has no move
     BLOCKED = ("blocked", "blocked", "blocked: {reasons}",
                "blocked")  # an object we do not manage holds a name we would create (see `blocked`)
+    HELD = ("held", "held", "held: {reasons}",
+            "held: {reasons}")  # a RolloutPolicy keeps the slice where it is this pass (core/waves.py)
 
     def __new__(cls, value: str, label: str, did: str, planned: str):
         member = str.__new__(cls, value)
@@ -170,12 +172,14 @@ class SliceReport:
 
 @dataclass(frozen=True)
 class Reconciliation:
-    """`problems`: an unexplainable live state, nothing may be done."""
+    """`problems`: an unexplainable live state, nothing may be done. `stopped`: why a
+    RolloutPolicy holds the rollout still (a gate, a pause, an abort over): no pass moves it on."""
 
     actions: tuple[Action, ...]
     slices: tuple[SliceReport, ...]
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    stopped: tuple[str, ...] = ()
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -200,8 +204,19 @@ class Reconciliation:
 
 # --- the pass ---------------------------------------------------------------------------------
 
-def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
-    """The actions of one pass over every slice of `ds`, given what the cluster holds."""
+@dataclass(frozen=True)
+class Admission:
+    """What a RolloutPolicy lets a pass do (core/waves.py decides it): `held`, slice → why it
+    stays as it is (no action at all: no target LWS, no initial-replicas annotation);
+    `stopped`, why the rollout as a whole does not move on."""
+
+    held: Mapping[int, str]
+    stopped: tuple[str, ...] = ()
+
+
+def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | None = None) -> Reconciliation:
+    """The actions of one pass over every slice of `ds`, given what the cluster holds; with
+    `admission`, only over the slices it does not hold."""
     lws, services, warnings = _claimable(ds.name, snapshot)
     problems = explain(ds.name, lws, services)
     blocked_names = _foreign_names(ds.name, snapshot)
@@ -219,12 +234,27 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
     for obj in services:
         by_slice[obj.identity.slice][1].append(obj)
     revision_roles = _revision_roles(lws, services)
-    reports = [reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names,
-                               revision_roles)
+    held = admission.held if admission is not None else {}
+    reports = [_held(ds, slice_index, by_slice[slice_index][0], held[slice_index]) if slice_index in held
+               else reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names,
+                                    revision_roles)
                for slice_index in range(ds.slices)]
     actions = removed + tuple(a for report in reports for a in report.actions)
     warnings += [w for report in reports for w in report.warnings]
-    return Reconciliation(actions, tuple(reports), (), tuple(warnings))
+    return Reconciliation(actions, tuple(reports), (), tuple(warnings),
+                          admission.stopped if admission is not None else ())
+
+
+def _held(ds: DisaggregatedSet, slice_index: int, lws: list[LiveLWS], reason: str) -> SliceReport:
+    """A slice the policy holds: reported as it stands, nothing done to it."""
+    return SliceReport(slice_index, Phase.HELD, _observed(ds, _groups(lws)), (), (reason,))
+
+
+def _observed(ds: DisaggregatedSet, groups: Mapping[str, Mapping[str, LiveLWS]]) -> dict[str, dict[str, int]]:
+    """revision → role → replicas, roles in spec order (removed ones after, by name)."""
+    order = {name: index for index, name in enumerate(ds.role_names)}
+    return {rev: {role: group[role].replicas for role in sorted(group, key=lambda r: (order.get(r, len(order)), r))}
+            for rev, group in sorted(groups.items())}
 
 
 # --- RoleScalers: an External role's target, where an autoscaler sets it ----------------------
@@ -337,9 +367,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     if revision_roles is None:
         revision_roles = _revision_roles(lws, services)
     warnings = tuple(broken_groups(slice_index, groups, revision_roles, ds.revision))
-    order = {name: index for index, name in enumerate(ds.role_names)}
-    observed = {rev: {role: group[role].replicas for role in sorted(group, key=lambda r: (order.get(r, len(order)), r))}
-                for rev, group in sorted(groups.items())}
+    observed = _observed(ds, groups)
     actions: list[Action] = []
 
     # 2.1 Old groups drained to zero on every role are done with.

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import read_documents
 from kubectl_disagg.manifests.source import Document, dotted
 from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set
+from kubectl_disagg.core.policy import is_policy_document, policies_for
 from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
@@ -32,10 +33,15 @@ class LoadResult:
 
 
 def load_documents(documents: Iterable[Document]) -> LoadResult:
+    """Sets (each with its RolloutPolicy, read beside it and never passed through) and the
+    other documents, in input order; every problem at once."""
     items: list[DisaggregatedSet | Document] = []
     problems: list[Problem] = []
     warnings: list[Problem] = []
+    documents = list(documents)
     for document in documents:
+        if is_policy_document(document.data):
+            continue
         if not is_disaggregated_set(document.data):
             problems.extend(_check_passthrough(document))
             items.append(document)
@@ -54,8 +60,12 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
             if not too_large:
                 items.append(ds)
     problems.extend(_defined_twice([item for item in items if isinstance(item, DisaggregatedSet)]))
+    policies, policy_problems = policies_for(documents, [i for i in items if isinstance(i, DisaggregatedSet)])
+    problems.extend(policy_problems)
     if problems:
         raise UserError(problems)
+    items = [replace(i, policy=policies.get((i.namespace, i.name))) if isinstance(i, DisaggregatedSet) else i
+             for i in items]
     return LoadResult(tuple(items), tuple(warnings))
 
 

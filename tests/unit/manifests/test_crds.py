@@ -176,7 +176,7 @@ def test_crds_command_prints_the_disaggregatedset_crds(capsys):
     printed = list(yaml.load_all(out, Loader=LOADER))
     assert [c["metadata"]["name"] for c in printed] == [
         "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io", "disaggregatedsets.disaggregatedset.x-k8s.io",
-        "rolloutstates.kubectl-disagg.x-k8s.io"]
+        "rolloutpolicies.kubectl-disagg.x-k8s.io", "rolloutstates.kubectl-disagg.x-k8s.io"]
     assert printed == crd_documents()
     assert printed[1] == load(DS_CRD)
 
@@ -184,7 +184,7 @@ def test_crds_command_prints_the_disaggregatedset_crds(capsys):
 def test_crds_command_json(capsys):
     code, out, _ = run(["crds", "-o", "json"], capsys)
     listed = json.loads(out)
-    assert code == 0 and listed["kind"] == "List" and len(listed["items"]) == 3
+    assert code == 0 and listed["kind"] == "List" and len(listed["items"]) == 4
 
 
 def test_the_rollout_state_kind_is_what_cmp_generate_emits():
@@ -199,7 +199,7 @@ def test_the_rollout_state_kind_is_what_cmp_generate_emits():
     assert crd["spec"]["scope"] == "Namespaced" and crd["spec"]["names"]["plural"] == "rolloutstates"
     assert [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]] == [
         ("Set", ".rollout.set"), ("Revision", ".rollout.revision"), ("Step", ".rollout.step"),
-        ("Phase", ".rollout.phase"), ("Age", ".metadata.creationTimestamp")]
+        ("Wave", ".rollout.wave"), ("Phase", ".rollout.phase"), ("Age", ".metadata.creationTimestamp")]
     body = version["schema"]["openAPIV3Schema"]["properties"]
     for record in (body["revisions"]["items"], body["revisions"]["items"]["properties"]["roles"]["items"],
                    body["slices"]["items"], body["slices"]["items"]["properties"]["revisions"]["items"]):

@@ -19,6 +19,7 @@ import (
 // +kubebuilder:printcolumn:name="Set",type=string,JSONPath=`.rollout.set`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.rollout.revision`
 // +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.rollout.step`
+// +kubebuilder:printcolumn:name="Wave",type=string,JSONPath=`.rollout.wave`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.rollout.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RolloutState struct {
@@ -41,6 +42,14 @@ type RolloutState struct {
 	// Per slice, the revisions deployed and their replicas.
 	// +required
 	Slices []SliceState `json:"slices"`
+
+	// Where a RolloutPolicy's rollout stands (spec §9): the waves reached, the gates passed
+	// (when, by whom), paused, aborted and the analysis verdicts. Written by `rollout step` (in
+	// the cluster) and by `rollout promote|pause|resume|abort` (there, or in git with --gitops).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Position *runtime.RawExtension `json:"position,omitempty"`
 
 	// Where the rollout stands, written by `cmp generate` from the fields above.
 	// +optional
@@ -185,9 +194,14 @@ type RolloutSummary struct {
 	// +optional
 	Step string `json:"step,omitempty"`
 
-	// AtRest (every slice runs the set's revision alone) or Rolling (waiting for the next commit).
+	// AtRest (every slice runs the set's revision alone), Rolling (waiting for the next step),
+	// and with a RolloutPolicy: AtGate (held after a wave), Paused, Aborted.
 	// +optional
 	Phase string `json:"phase,omitempty"`
+
+	// With a RolloutPolicy: the wave the rollout has reached, "i/N".
+	// +optional
+	Wave string `json:"wave,omitempty"`
 
 	// One line for people: per slice, the step and old→new replicas per role, and what is next.
 	// +optional

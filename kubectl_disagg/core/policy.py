@@ -1,0 +1,366 @@
+"""The RolloutPolicy (spec §9): which slices of a set move, and when. Parsing and checks. Pure.
+
+    apiVersion: kubectl-disagg.x-k8s.io/v1alpha1
+    kind: RolloutPolicy
+    metadata: {name: llama, namespace: serving}
+    spec:
+      targetRef: {name: llama}      # the DisaggregatedSet; at most one policy per set
+      maxSlicesInFlight: 2          # or "10%": slices started and not yet complete, at once
+      waves:                        # cumulative, in slice index order: slice 0 is the canary
+      - slices: 1
+        pause: {}                   # hold until `rollout promote`
+      - slices: "25%"
+        analysis: [ttft]            # names of spec.analysis.checks
+        pause: {duration: 15m}      # soak: this long after the wave's last slice completed
+      analysis: {checks: [...]}     # checked by core/analysis.py where it exists
+      onFailure: abort              # abort | pause
+
+A policy is read beside its set (a document of the same `-f` input) or from the cluster for
+`NAME`; `render` and `cmp generate` never pass it through. `parse_policy` checks a document on
+its own, `policies_for` matches the policies of an input to its sets, and `resolve_waves` turns
+the waves into slice counts for a set's `slices` (a last wave of 100% implied).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kubectl_disagg.core.durations import parse_duration
+from kubectl_disagg.errors import Problem
+from kubectl_disagg.manifests.source import Document, dotted
+
+API_VERSION = "kubectl-disagg.x-k8s.io/v1alpha1"
+KIND = "RolloutPolicy"
+ABORT, PAUSE = "abort", "pause"
+ON_FAILURE = (ABORT, PAUSE)
+ANALYSIS_MODULE = "kubectl_disagg.core.analysis"  # issue 33's checks; validated there where present
+
+_PERCENT = re.compile(r"^([0-9]+)%$")
+_SPEC_FIELDS = frozenset({"targetRef", "maxSlicesInFlight", "waves", "analysis", "onFailure"})
+_WAVE_FIELDS = frozenset({"slices", "pause", "analysis"})
+
+IntOrPercent = int | str  # 3, or "25%"
+
+
+def is_policy_document(data: object) -> bool:
+    return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
+
+
+@dataclass(frozen=True)
+class Wave:
+    """One wave as written: `slices` (cumulative, a count or "N%"), its gates: `analysis` (the
+    names of checks that must pass) then `pause` (None: none; `manual`: until `rollout promote`;
+    else `duration` seconds after the wave completed)."""
+
+    slices: IntOrPercent
+    analysis: tuple[str, ...] = ()
+    pause: bool = False
+    duration: float | None = None  # with pause: the soak, in seconds (None: until promoted)
+
+
+@dataclass(frozen=True)
+class RolloutPolicy:
+    """`analysis`: spec.analysis as core/analysis.py models it, else the raw mapping (or None).
+    `source`: the document read, for line numbers (None: built in memory)."""
+
+    name: str
+    namespace: str | None
+    target: str
+    waves: tuple[Wave, ...] = ()
+    max_in_flight: IntOrPercent | None = None
+    on_failure: str = ABORT
+    analysis: object = None
+    source: Document | None = None
+
+    def budget(self, slices: int) -> int | None:
+        """Slices that may be in flight at once for a set of `slices` (None: no limit)."""
+        return None if self.max_in_flight is None else max(1, _resolve(self.max_in_flight, slices))
+
+
+@dataclass(frozen=True)
+class ResolvedWave:
+    """A wave for a set of a given size: slices `start`..`end-1` join with it; its gates follow
+    once they are complete. `implied`: the 100% wave added when the policy ends short of it."""
+
+    index: int
+    start: int
+    end: int
+    analysis: tuple[str, ...] = ()
+    pause: bool = False
+    duration: float | None = None
+    implied: bool = False
+
+    @property
+    def slices(self) -> range:
+        return range(self.start, self.end)
+
+    @property
+    def gated(self) -> bool:
+        return bool(self.analysis) or self.pause
+
+
+def resolve_waves(policy: RolloutPolicy | None, slices: int) -> tuple[ResolvedWave, ...]:
+    """The waves of `policy` for a set of `slices`: counts capped at `slices`, percentages rounded
+    up (at least 1), never fewer than the wave before (a wave that rounds to no more slices
+    admits none: its gates follow the previous wave's), and a last 100% wave when the policy
+    ends short of it. No policy: one wave of every slice."""
+    waves: list[ResolvedWave] = []
+    start = 0
+    for index, wave in enumerate(policy.waves if policy is not None else ()):
+        end = max(start, min(slices, max(1, _resolve(wave.slices, slices))))
+        waves.append(ResolvedWave(index, start, end, wave.analysis, wave.pause, wave.duration))
+        start = end
+    if not waves or start < slices:
+        waves.append(ResolvedWave(len(waves), start, slices, implied=bool(waves)))
+    return tuple(waves)
+
+
+def _resolve(value: IntOrPercent, total: int) -> int:
+    if isinstance(value, int):
+        return value
+    return math.ceil(int(_PERCENT.match(value).group(1)) * total / 100)
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+class _Checker:
+    def __init__(self, document: Document):
+        self.document, self.problems = document, []
+
+    def fail(self, path: tuple, message: str) -> None:
+        self.problems.append(Problem(self.document.file, self.document.line(path), dotted(path), message))
+
+
+def parse_policy(document: Document) -> tuple[RolloutPolicy | None, list[Problem]]:
+    """The policy in `document`, or None with every problem found (FILE:LINE: path: message)."""
+    check = _Checker(document)
+    data = document.data
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str) or not name:
+        check.fail(("metadata", "name"), "Required value: a RolloutPolicy needs a name")
+    if namespace is not None and not isinstance(namespace, str):
+        check.fail(("metadata", "namespace"), "must be a string")
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        check.fail(("spec",), "Required value: a RolloutPolicy needs a spec with a targetRef")
+        return None, check.problems
+    for key in sorted(set(spec) - _SPEC_FIELDS, key=str):
+        check.fail(("spec", key), f'unknown field "{key}" (known: {", ".join(sorted(_SPEC_FIELDS))})')
+    target_ref = spec.get("targetRef")
+    target = target_ref.get("name") if isinstance(target_ref, dict) else None
+    if not isinstance(target, str) or not target:
+        check.fail(("spec", "targetRef", "name"), "Required value: the name of the DisaggregatedSet this policy paces")
+    budget = spec.get("maxSlicesInFlight")
+    if budget is not None and not _int_or_percent(budget, minimum=1):
+        check.fail(("spec", "maxSlicesInFlight"), f'must be an integer of at least 1 or a percentage like "10%" '
+                   f"(1% to 100%), got {budget!r}")
+    on_failure = spec.get("onFailure", ABORT)
+    if on_failure not in ON_FAILURE:
+        check.fail(("spec", "onFailure"), f'Unsupported value: {on_failure!r}: supported values: "abort", "pause"')
+    analysis, check_names = _analysis(check, spec.get("analysis"))
+    waves = _waves(check, spec.get("waves"), check_names)
+    if check.problems:
+        return None, check.problems
+    return RolloutPolicy(name, namespace, target, waves, budget, on_failure, analysis, document), []
+
+
+def _int_or_percent(value: object, minimum: int) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= minimum
+    # As the CRD's rule: 1% to 100%, no leading zero.
+    return isinstance(value, str) and re.fullmatch(r"(100|[1-9][0-9]?)%", value) is not None
+
+
+def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
+    """spec.analysis: validated by core/analysis.py where that module exists, kept raw otherwise.
+    The check names waves may refer to (None: no analysis, so any name is unknown)."""
+    if raw is None:
+        return None, None
+    path = ("spec", "analysis")
+    if not isinstance(raw, dict):
+        check.fail(path, "must be a mapping with the checks (checks: [{name: ..., query: ...}])")
+        return None, None
+    names: set[str] = set()
+    checks = raw.get("checks")
+    for index, entry in enumerate(checks if isinstance(checks, list) else ()):
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            names.add(entry["name"])
+    model: object = raw
+    validate = _analysis_validator()
+    if validate is not None:
+        model, problems = validate(raw, path, check.document.line)
+        check.problems.extend(_as_problem(check, p) for p in problems)
+    elif not isinstance(checks, list):
+        check.fail(path + ("checks",), "must be a list of checks, each with a name")
+    return model, names
+
+
+def _analysis_validator() -> Callable | None:
+    """core/analysis.py's `validate_analysis(raw, path_prefix, locate) -> (model | None, problems)`,
+    `locate` being the document's path → line; None where that module is not there."""
+    try:
+        module = importlib.import_module(ANALYSIS_MODULE)
+    except ModuleNotFoundError as missing:
+        if missing.name != ANALYSIS_MODULE:
+            raise
+        return None
+    return getattr(module, "validate_analysis", None)
+
+
+def _as_problem(check: _Checker, problem: object) -> Problem:
+    """A problem from the analysis checks: a Problem already, or a (field path, message) pair."""
+    if isinstance(problem, Problem):
+        return problem
+    path, message = problem
+    return Problem(check.document.file, check.document.line(tuple(path)), dotted(tuple(path)), message)
+
+
+def _waves(check: _Checker, raw: object, check_names: set[str] | None) -> tuple[Wave, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        check.fail(("spec", "waves"), "must be a list of waves (- slices: 1)")
+        return ()
+    waves = []
+    last: dict[type, tuple[int, int]] = {}  # per form (count, percentage): the last value and its wave
+    for index, entry in enumerate(raw):
+        path = ("spec", "waves", index)
+        if not isinstance(entry, dict):
+            check.fail(path, "must be a mapping with slices (and pause, analysis)")
+            continue
+        for key in sorted(set(entry) - _WAVE_FIELDS, key=str):
+            check.fail(path + (key,), f'unknown field "{key}" (known: analysis, pause, slices)')
+        slices = entry.get("slices")
+        if slices is None:
+            check.fail(path + ("slices",), 'Required value: how many slices the rollout has reached after this '
+                       'wave (a count, or a percentage like "25%")')
+        elif not _int_or_percent(slices, minimum=1):
+            check.fail(path + ("slices",), f'must be a count of at least 1 or a percentage like "25%" (1% to 100%), '
+                       f"got {slices!r}")
+        else:
+            form, value = (int, slices) if isinstance(slices, int) else (str, int(_PERCENT.match(slices).group(1)))
+            if form in last and value <= last[form][0]:
+                check.fail(path + ("slices",), f"waves are cumulative and strictly increasing: {slices!r} is not "
+                           f"more than wave {last[form][1]}'s {raw[last[form][1]]['slices']!r}")
+            last[form] = (value, index)
+        waves.append(Wave(slices, *_gates(check, path, entry, check_names)))
+    return tuple(waves)
+
+
+def _gates(check: _Checker, path: tuple, entry: Mapping, check_names: set[str] | None):
+    analysis = entry.get("analysis", [])
+    names: list[str] = []
+    if not isinstance(analysis, list) or not all(isinstance(n, str) for n in analysis):
+        check.fail(path + ("analysis",), "must be a list of check names (of spec.analysis.checks)")
+    else:
+        for position, name in enumerate(analysis):
+            if name in names:
+                check.fail(path + ("analysis", position), f'check "{name}" is named twice')
+            elif check_names is None or name not in check_names:
+                known = ", ".join(sorted(check_names or ())) or "none: spec.analysis has no checks"
+                check.fail(path + ("analysis", position), f'unknown check "{name}" (known: {known})')
+            names.append(name)
+    pause = entry.get("pause")
+    duration = None
+    if "pause" in entry and not isinstance(pause, dict):
+        check.fail(path + ("pause",), "must be {} (until rollout promote) or {duration: 15m} (a soak)")
+    elif isinstance(pause, dict):
+        for key in sorted(set(pause) - {"duration"}, key=str):
+            check.fail(path + ("pause", key), f'unknown field "{key}" (known: duration)')
+        if "duration" in pause:
+            duration = _duration(check, path + ("pause", "duration"), pause["duration"])
+    return tuple(names), isinstance(pause, dict), duration
+
+
+def _duration(check: _Checker, path: tuple, raw: object) -> float | None:
+    try:
+        seconds = parse_duration(raw) if isinstance(raw, str) else None
+    except ValueError as err:
+        check.fail(path, str(err))
+        return None
+    if seconds is None or seconds <= 0:
+        check.fail(path, f"must be a positive duration like 15m or 1h30m, got {raw!r}")
+        return None
+    return seconds
+
+
+# --- policies beside their sets ---------------------------------------------------------------
+
+
+def policies_for(documents: Iterable[Document], sets: Sequence) -> tuple[dict[tuple, RolloutPolicy], list[Problem]]:
+    """The policy of each set (keyed by (namespace, name) of the set) among `documents`, and
+    every problem: a policy that does not parse, names no set of the input, or is the second
+    for its set, and waves that admit fewer slices than the wave before for the set's size.
+
+    A policy matches a set of its name in its namespace; a document without a namespace
+    matches whichever the set's is (both get `-n`'s, or the context's, as kubectl fills it)."""
+    by_set: dict[tuple, RolloutPolicy] = {}
+    problems: list[Problem] = []
+    documents = list(documents)
+    # Sets of the input that did not validate: their own problems say why, not "no such set".
+    named = {((d.data.get("metadata") or {}).get("name")) for d in documents
+             if isinstance(d.data, dict) and d.data.get("kind") == "DisaggregatedSet"
+             and isinstance(d.data.get("metadata"), dict)}
+    for document in documents:
+        if not is_policy_document(document.data):
+            continue
+        policy, found = parse_policy(document)
+        problems.extend(found)
+        if policy is None:
+            continue
+        matches = [ds for ds in sets if ds.name == policy.target
+                   and (policy.namespace is None or ds.namespace is None or ds.namespace == policy.namespace)]
+        where = f" in namespace {policy.namespace}" if policy.namespace else ""
+        if not matches and policy.target in named and policy.target not in {ds.name for ds in sets}:
+            continue
+        if not matches:
+            problems.append(Problem(document.file, document.line(("spec", "targetRef", "name")), "spec.targetRef.name",
+                                    f"names disaggregatedset/{policy.target}{where}, which is not in the input "
+                                    "(a policy is read beside its set: give both to -f)"))
+            continue
+        for ds in matches:
+            key = (ds.namespace, ds.name)
+            if key in by_set:
+                first = by_set[key].source
+                problems.append(Problem(document.file, document.line(("spec", "targetRef", "name")),
+                                        "spec.targetRef.name",
+                                        f"a second RolloutPolicy for disaggregatedset/{ds.name} (the first: "
+                                        f"rolloutpolicy/{by_set[key].name} at {first.file}:{first.line(('metadata',))}); "
+                                        "a set has at most one"))
+                continue
+            problems.extend(check_against_set(policy, ds.slices))
+            by_set[key] = policy
+    return by_set, problems
+
+
+def check_against_set(policy: RolloutPolicy, slices: int) -> list[Problem]:
+    """Waves that, for a set of `slices`, would admit fewer slices than the wave before them
+    (a count after a larger percentage, say): the rollout could never reach them."""
+    if policy.source is None:
+        return []
+    problems = []
+    previous = 0
+    for index, wave in enumerate(policy.waves):
+        reached = min(slices, max(1, _resolve(wave.slices, slices)))
+        if reached < previous:
+            path = ("spec", "waves", index, "slices")
+            problems.append(Problem(policy.source.file, policy.source.line(path), dotted(path),
+                                    f"admits {reached} of the set's {slices} slices, fewer than the {previous} "
+                                    f"the wave before reached: waves are cumulative"))
+        previous = max(previous, reached)
+    return problems
+
+
+def policy_from_object(stored: Mapping) -> tuple[RolloutPolicy | None, list[Problem]]:
+    """A RolloutPolicy object as the API returns it."""
+    metadata = stored.get("metadata") or {}
+    return parse_policy(Document(dict(stored), f"rolloutpolicy/{metadata.get('name')} in "
+                                               f"{metadata.get('namespace')}", 0, {}))

@@ -1,0 +1,360 @@
+"""Which slices a pass may move, under a RolloutPolicy (spec §9). Pure: the clock is `now`.
+
+From the set's slices as they stand (`slice_progress`: pending, in flight, done), the policy's
+waves and budget, and the position (core/position.py), `decide` says which slices this pass may
+move, which are held and why, the gate the rollout waits at, and the position after it (a wave
+completed, a soak passed, the next wave reached: recorded so any later call can tell). The
+reconcile pass (§4) then runs only for the slices that move; inside a slice nothing changes.
+
+Gates follow a wave once every slice of it is done, in this order: analysis (passes on a
+recorded verdict `passed`; `failed` does the policy's onFailure), then pause (`pause: {}` on
+`rollout promote`, `pause: {duration}` that long after the wave completed). `promote` passes the
+gate the rollout waits at (`--full`: every later one, and the budget is lifted). Without a
+policy there is one wave of every slice and no budget: everything moves, as the controller does.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.policy import ABORT, ResolvedWave, RolloutPolicy, resolve_waves
+from kubectl_disagg.core.position import (ANALYSIS, FAILED, FULL, PASSED, PAUSE, PROMOTED, SOAKED, VERDICT,
+                                          Position, Stamp, for_revision, parse_time, timestamp)
+from kubectl_disagg.core.reconcile import Admission
+from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.stable import stable_set
+
+
+class Progress(StrEnum):
+    """A slice against the rollout's revision: `pending` runs only older revisions (never
+    started), `in flight` runs both, `done` runs only the new one, `empty` runs nothing yet."""
+
+    PENDING = "pending"
+    IN_FLIGHT = "in flight"
+    DONE = "done"
+    EMPTY = "empty"
+
+
+class Hold(StrEnum):
+    """Why a slice with work to do does not move this pass."""
+
+    WAVE = "its wave has not started"
+    BUDGET = "maxSlicesInFlight slices are in flight"
+    PAUSED = "the rollout is paused"
+    ABORTED = "the rollout was aborted before its wave"
+
+
+class State(StrEnum):
+    ROLLING = "Rolling"
+    AT_GATE = "AtGate"
+    PAUSED = "Paused"
+    ABORTED = "Aborted"
+    COMPLETE = "Complete"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The gate the rollout waits at: after wave `wave`, `kind` ANALYSIS (`checks`, and
+    `failed` when the recorded verdict failed) or PAUSE (`until`: when a soak passes, None
+    until promoted)."""
+
+    wave: int
+    kind: str
+    checks: tuple[str, ...] = ()
+    until: str | None = None
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class WaveEvent:
+    """A change of the position this decision made: `reason` in the controller's style."""
+
+    reason: str  # WaveStarted | WaveCompleted | GatePassed | RolloutAborted | RolloutPaused
+    wave: int
+    detail: str = ""
+
+
+WAVE_STARTED, WAVE_COMPLETED, GATE_PASSED = "WaveStarted", "WaveCompleted", "GatePassed"
+ABORTED, PAUSED, RESUMED, PROMOTED_EVENT = "RolloutAborted", "RolloutPaused", "RolloutResumed", "RolloutPromoted"
+
+
+@dataclass(frozen=True)
+class WaveDecision:
+    """`moves`: the slices this pass may reconcile (ascending); `held`: slice → Hold for every
+    other slice; `target`: the revision the moving slices go to (the stable one after an
+    abort); `position`: after this decision, `events` what changed in it."""
+
+    state: State
+    moves: tuple[int, ...]
+    held: Mapping[int, Hold]
+    waves: tuple[ResolvedWave, ...]
+    wave: int
+    target: str
+    position: Position
+    gate: Gate | None = None
+    budget: int | None = None
+    in_flight: tuple[int, ...] = ()
+    events: tuple[WaveEvent, ...] = field(default=())
+
+    @property
+    def held_still(self) -> bool:
+        """Nothing may move that has a rollout to do: a gate, a pause, or an abort over."""
+        return self.state in (State.AT_GATE, State.PAUSED) or (self.state == State.ABORTED and not self.moves)
+
+
+def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot) -> tuple[Progress, ...]:
+    """Each slice of the set against `revision`, from its LeaderWorkerSets (ours or the controller's)."""
+    revisions: dict[int, set[str]] = {}
+    for obj in snapshot.lws:
+        if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.slice < slices:
+            revisions.setdefault(obj.identity.slice, set()).add(obj.identity.revision)
+    return tuple(_progress(revisions.get(s, set()), revision) for s in range(slices))
+
+
+def _progress(revisions: set[str], revision: str) -> Progress:
+    if not revisions:
+        return Progress.EMPTY
+    if revision not in revisions:
+        return Progress.PENDING
+    return Progress.DONE if revisions == {revision} else Progress.IN_FLIGHT
+
+
+def stable_revision(set_name: str, revision: str, snapshot: Snapshot) -> str:
+    """The revision a rollout to `revision` rolls from: the older one most LeaderWorkerSets run
+    ("" when none does)."""
+    counts: dict[str, int] = {}
+    for obj in snapshot.lws:
+        if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.revision != revision:
+            counts[obj.identity.revision] = counts.get(obj.identity.revision, 0) + 1
+    return max(sorted(counts), key=lambda r: counts[r]) if counts else ""
+
+
+def decide(policy: RolloutPolicy | None, revision: str, position: Position, progress: Sequence[Progress],
+           now: datetime.datetime) -> WaveDecision:
+    """Which slices move this pass, which are held and why, for the rollout to `revision`.
+
+    `position` is this rollout's (see position.for_revision); `progress` one entry per slice.
+    """
+    slices = len(progress)
+    waves = resolve_waves(policy, slices)
+    budget = None if policy is None or position.full is not None else policy.budget(slices)
+    in_flight = tuple(s for s, p in enumerate(progress) if p == Progress.IN_FLIGHT)
+    base = dict(waves=waves, budget=budget, in_flight=in_flight)
+    if position.aborted is not None:
+        return _aborted(position, progress, base)
+    if position.paused is not None:
+        held = {s: Hold.PAUSED for s in range(slices)}
+        return WaveDecision(State.PAUSED, (), held, wave=min(position.wave, len(waves) - 1), target=revision,
+                            position=position, **base)
+    if not in_flight and Progress.PENDING not in progress:
+        # No rollout under way (or it has ended): every slice is the set's revision, steady.
+        return WaveDecision(State.COMPLETE, tuple(range(slices)), {}, wave=len(waves) - 1, target=revision,
+                            position=position, **base)
+
+    events: list[WaveEvent] = []
+    wave, gate = min(position.wave, len(waves) - 1), None
+    moved_on = wave != position.wave
+    while True:
+        current = waves[wave]
+        if any(progress[s] in (Progress.PENDING, Progress.IN_FLIGHT) for s in range(current.end)):
+            break
+        if wave not in position.completed:
+            position = replace(position, completed={**position.completed, wave: timestamp(now)})
+            events.append(WaveEvent(WAVE_COMPLETED, wave))
+        if wave == len(waves) - 1:
+            break
+        position, gate, passed = _gates(policy, current, position, now)
+        events.extend(passed)
+        if gate is not None:
+            if gate.failed and policy is not None:
+                return _failed(policy, revision, position, progress, now, base, events, wave, gate)
+            break
+        wave += 1
+        moved_on = True
+        events.append(WaveEvent(WAVE_STARTED, wave))
+    if moved_on:
+        position = replace(position, wave=wave)
+
+    moves, held = [], {}
+    starts = 0
+    admitted = range(waves[wave].end)
+    for s, p in enumerate(progress):
+        if p != Progress.PENDING:
+            moves.append(s)  # done or empty: steady work; in flight: it has started, it goes on
+        elif s not in admitted:
+            held[s] = Hold.WAVE
+        elif budget is None or len(in_flight) + starts < budget:
+            moves.append(s)
+            starts += 1
+        else:
+            held[s] = Hold.BUDGET
+    state = State.AT_GATE if gate is not None and not in_flight and not starts else State.ROLLING
+    return WaveDecision(state, tuple(moves), held, wave=wave, target=revision, position=position, gate=gate,
+                        events=tuple(events), **base)
+
+
+def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position, now: datetime.datetime):
+    """The gates after a done `wave`, passed where their condition holds: (position, the gate
+    still waited at or None, the GatePassed events)."""
+    events = []
+    at, full = timestamp(now), position.full is not None
+    if wave.analysis and not position.passed(wave.index, ANALYSIS):
+        verdict = position.verdict(wave.index)
+        if full or verdict == PASSED:
+            position = position.with_gate(wave.index, ANALYSIS, at, position.full.by if full else "analysis",
+                                          FULL if full else VERDICT)
+            events.append(WaveEvent(GATE_PASSED, wave.index, ANALYSIS))
+        else:
+            return position, Gate(wave.index, ANALYSIS, wave.analysis, failed=verdict == FAILED), events
+    if wave.pause and not position.passed(wave.index, PAUSE):
+        until = None
+        if wave.duration is not None:
+            ends = parse_time(position.completed[wave.index]) + datetime.timedelta(seconds=wave.duration)
+            until = timestamp(ends)
+        if full or (until is not None and now >= parse_time(until)):
+            position = position.with_gate(wave.index, PAUSE, at, position.full.by if full else "soak",
+                                          FULL if full else SOAKED)
+            events.append(WaveEvent(GATE_PASSED, wave.index, PAUSE))
+        else:
+            return position, Gate(wave.index, PAUSE, until=until), events
+    return position, None, events
+
+
+def _failed(policy, revision, position, progress, now, base, events, wave, gate) -> WaveDecision:
+    """A failed analysis verdict: the policy's onFailure, abort or pause, recorded."""
+    stamp = Stamp(timestamp(now), "analysis", f"analysis {', '.join(gate.checks)} failed after wave {wave}")
+    if policy.on_failure == ABORT:
+        position = replace(position, wave=wave, aborted=stamp)
+        decision = _aborted(position, progress, base)
+        return replace(decision, gate=gate, events=(*events, WaveEvent(ABORTED, wave, stamp.reason)))
+    position = replace(position, wave=wave, paused=stamp)
+    held = {s: Hold.PAUSED for s in range(len(progress))}
+    return WaveDecision(State.PAUSED, (), held, wave=wave, target=revision, position=position, gate=gate,
+                        events=(*events, WaveEvent(PAUSED, wave, stamp.reason)), **base)
+
+
+def _aborted(position: Position, progress: Sequence[Progress], base: Mapping) -> WaveDecision:
+    """After an abort every slice that has the new revision goes back to the stable one; the
+    slices that never started are left as they are (never written)."""
+    moves = tuple(s for s, p in enumerate(progress) if p != Progress.PENDING)
+    held = {s: Hold.ABORTED for s, p in enumerate(progress) if p == Progress.PENDING}
+    return WaveDecision(State.ABORTED, moves, held, wave=position.wave, target=position.stable,
+                        position=position, **base)
+
+
+# --- the verbs: what each does to the position ------------------------------------------------
+
+
+class VerbRefused(ValueError):
+    """A verb that cannot apply to the position as it stands (the message says why)."""
+
+
+def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bool = False) -> Position:
+    """Pass the gate the rollout waits at (`full`: every remaining gate, and lift the budget).
+
+    Only a pause is passed by hand: an analysis gate waits for its verdict (or `--full`)."""
+    position = decision.position
+    at = timestamp(now)
+    if position.aborted is not None:
+        raise VerbRefused("the rollout was aborted: it stays so until the set's template changes")
+    if full:
+        return replace(position, full=Stamp(at, by))
+    gate = decision.gate or _next_gate(decision)
+    if gate is None:
+        raise VerbRefused("no gate to pass: the remaining waves have none (promote --full lifts the budget)")
+    if gate.kind == ANALYSIS:
+        raise VerbRefused(f"wave {gate.wave}'s gate is analysis ({', '.join(gate.checks)}): it passes on its "
+                          "verdict; promote --full passes it without one")
+    return position.with_gate(gate.wave, PAUSE, at, by, PROMOTED)
+
+
+def _next_gate(decision: WaveDecision) -> Gate | None:
+    """The first gate not yet passed from the current wave on (a promote before the wave is done)."""
+    for wave in decision.waves[decision.wave:-1]:
+        if wave.analysis and not decision.position.passed(wave.index, ANALYSIS):
+            return Gate(wave.index, ANALYSIS, wave.analysis)
+        if wave.pause and not decision.position.passed(wave.index, PAUSE):
+            return Gate(wave.index, PAUSE)
+    return None
+
+
+def pause(position: Position, now: datetime.datetime, by: str) -> Position:
+    if position.aborted is not None:
+        raise VerbRefused("the rollout was aborted: nothing moves forward to pause")
+    return position if position.paused is not None else replace(position, paused=Stamp(timestamp(now), by))
+
+
+def resume(position: Position) -> Position:
+    """Lift a pause; a failed verdict that paused the rollout is dropped, so its analysis runs again."""
+    if position.paused is None:
+        raise VerbRefused("the rollout is not paused")
+    failed = {w for w, v in position.verdicts.items() if isinstance(v, Mapping) and v.get("phase") == FAILED}
+    return replace(position, paused=None, verdicts={w: v for w, v in position.verdicts.items() if w not in failed})
+
+
+def abort(position: Position, now: datetime.datetime, by: str) -> Position:
+    if position.aborted is not None:
+        return position
+    if not position.stable:
+        raise VerbRefused("no stable revision to go back to: no slice ran another revision")
+    return replace(position, aborted=Stamp(timestamp(now), by, "rollout abort"), paused=None)
+
+
+# --- one pass's admission ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Passage:
+    """What a pass under a policy works with: the `decision`, the `admission` reconcile takes,
+    and `target`, the set to reconcile (after an abort, the stable revision rebuilt from its
+    live LWS: core/stable.py), None when there is nothing to reconcile toward."""
+
+    decision: WaveDecision
+    admission: Admission
+    target: DisaggregatedSet | None
+
+
+def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime) -> Passage:
+    """The decision for one pass over `ds` (which has a policy), from the recorded position."""
+    rollout = ds.revision
+    if recorded is not None and recorded.aborted is not None and recorded.stable == ds.revision:
+        rollout = recorded.revision  # the set is back at the stable revision: the abort goes on
+    progress = slice_progress(ds.name, rollout, ds.slices, snapshot)
+    if rollout != ds.revision and not any(p in (Progress.IN_FLIGHT, Progress.DONE) for p in progress):
+        rollout, recorded = ds.revision, None  # the abort is over: every slice is stable again
+        progress = slice_progress(ds.name, rollout, ds.slices, snapshot)
+    position = for_revision(recorded, rollout, stable_revision(ds.name, rollout, snapshot))
+    decision = decide(ds.policy, rollout, position, progress, now)
+    target = ds if decision.target == ds.revision else stable_set(ds, snapshot, decision.target)
+    held = {s: hold.value for s, hold in decision.held.items()}
+    if target is None:
+        held = {s: Hold.ABORTED.value for s in range(ds.slices)}
+        target = ds
+    return Passage(decision, Admission(held, stopped_reasons(decision)), target)
+
+
+def stopped_reasons(decision: WaveDecision) -> tuple[str, ...]:
+    """Why the rollout does not move on, in words (empty while it does)."""
+    if decision.state == State.PAUSED:
+        return ("the rollout is paused: `kubectl disagg rollout resume` continues it",)
+    if decision.state == State.ABORTED and not decision.moves:
+        return ("the rollout was aborted and every slice is back at the stable revision "
+                f"{decision.target}: change the set's template to end it",)
+    if decision.state != State.AT_GATE or decision.gate is None:
+        return ()
+    return (gate_sentence(decision.gate),)
+
+
+def gate_sentence(gate: Gate) -> str:
+    """What passes `gate`, in a sentence."""
+    if gate.kind == ANALYSIS:
+        return (f"wave {gate.wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
+                "`kubectl disagg rollout promote --full` skips it")
+    if gate.until is not None:
+        return (f"wave {gate.wave} soaks until {gate.until}: a step after that passes it, "
+                "`kubectl disagg rollout promote` passes it now")
+    return f"wave {gate.wave} is paused: `kubectl disagg rollout promote` starts the next wave"

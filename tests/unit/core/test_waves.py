@@ -1,0 +1,244 @@
+"""Waves, budget and gates over random fleets, policies and step orders (spec §9), against the
+in-memory cluster: reconcile (§4) runs only where `admit` lets it, and is exactly §4 there."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
+from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position
+from kubectl_disagg.core.reconcile import Phase, reconcile
+from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, promote,
+                                       resume, slice_progress)
+from tests.memory_cluster import MemoryCluster
+from tests.unit.core.test_reconcile import NS, make_set
+
+T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+P, F, D = Progress.PENDING, Progress.IN_FLIGHT, Progress.DONE
+
+
+def policy(*waves: Wave, budget=None, on_failure="abort") -> RolloutPolicy:
+    return RolloutPolicy("llm", NS, "llm", tuple(waves), budget, on_failure)
+
+
+def fleet(slices: int, policy_: RolloutPolicy | None, replicas=None):
+    """A cluster running the set at img:1, and the set changed to img:2 with `policy_`."""
+    replicas = replicas or {"prefill": 1, "decode": 1}
+    cluster = MemoryCluster(NS)
+    for obj in render_set(make_set(replicas, "img:1", slices), NS):
+        cluster.add(obj)
+    cluster.settle()
+    return cluster, replace(make_set(replicas, "img:2", slices), policy=policy_)
+
+
+# --- the decision, example by example -----------------------------------------------------------
+
+def test_the_canary_moves_alone_then_holds_at_its_pause():
+    canary = policy(Wave(1, pause=True))
+    first = decide(canary, "r2", Position("r2", "r1"), (P, P, P, P), T0)
+    assert first.moves == (0,) and first.held == {1: Hold.WAVE, 2: Hold.WAVE, 3: Hold.WAVE}
+    assert first.state == State.ROLLING and first.gate is None
+    done = decide(canary, "r2", first.position, (D, P, P, P), T0)
+    assert done.state == State.AT_GATE and done.gate.kind == PAUSE and done.moves == (0,)
+    assert done.position.completed == {0: "2026-12-01T12:00:00Z"}
+    promoted = promote(done, T0, "alice")
+    after = decide(canary, "r2", promoted, (D, P, P, P), T0)
+    assert after.moves == (0, 1, 2, 3) and after.wave == 1 and after.state == State.ROLLING
+    assert after.position.passed(0, PAUSE).by == "alice"
+
+
+def test_the_budget_starts_slices_in_index_order():
+    paced = policy(budget=2)
+    decision = decide(paced, "r2", Position("r2", "r1"), (D, F, P, P, P), T0)
+    assert decision.moves == (0, 1, 2) and decision.held == {3: Hold.BUDGET, 4: Hold.BUDGET}
+    assert decide(replace(paced, max_in_flight="50%"), "r2", Position("r2", "r1"), (P,) * 4, T0).moves == (0, 1)
+
+
+def test_a_soak_passes_on_its_own_once_its_time_has_come():
+    soak = policy(Wave(1, pause=True, duration=900))
+    at_gate = decide(soak, "r2", Position("r2", "r1"), (D, P), T0)
+    assert at_gate.gate.until == "2026-12-01T12:15:00Z" and at_gate.moves == (0,)
+    early = decide(soak, "r2", at_gate.position, (D, P), T0 + datetime.timedelta(minutes=14))
+    assert early.state == State.AT_GATE
+    later = decide(soak, "r2", at_gate.position, (D, P), T0 + datetime.timedelta(minutes=15))
+    assert later.moves == (0, 1) and later.position.passed(0, PAUSE).how == SOAKED
+
+
+def test_an_analysis_gate_passes_on_a_passed_verdict_and_a_failed_one_aborts():
+    checked = policy(Wave(1, analysis=("ttft",)))
+    waiting = decide(checked, "r2", Position("r2", "r1"), (D, P), T0)
+    assert waiting.state == State.AT_GATE and waiting.gate.checks == ("ttft",)
+    with pytest.raises(VerbRefused, match="passes on its verdict"):
+        promote(waiting, T0, "alice")
+    passed = replace(waiting.position, verdicts={0: {"phase": "passed"}})
+    assert decide(checked, "r2", passed, (D, P), T0).position.passed(0, "analysis").how == VERDICT
+    failed = decide(checked, "r2", replace(waiting.position, verdicts={0: {"phase": "failed"}}), (D, P), T0)
+    assert failed.state == State.ABORTED and failed.target == "r1" and failed.moves == (0,)
+    assert failed.held == {1: Hold.ABORTED}
+    paused = decide(replace(checked, on_failure="pause"), "r2",
+                    replace(waiting.position, verdicts={0: {"phase": "failed"}}), (D, P), T0)
+    assert paused.state == State.PAUSED and paused.moves == ()
+    assert resume(paused.position).verdicts == {}  # the analysis runs again
+
+
+def test_pause_holds_every_slice_and_resume_lifts_it():
+    decision = decide(policy(), "r2", pause(Position("r2", "r1"), T0, "bob"), (F, P), T0)
+    assert decision.state == State.PAUSED and decision.moves == () and decision.held == {0: Hold.PAUSED,
+                                                                                          1: Hold.PAUSED}
+    with pytest.raises(VerbRefused):
+        resume(Position("r2", "r1"))
+
+
+def test_promote_full_passes_every_gate_and_lifts_the_budget():
+    gated = policy(Wave(1, pause=True), Wave(2, pause=True), budget=1)
+    full = promote(decide(gated, "r2", Position("r2", "r1"), (P,) * 4, T0), T0, "carol", full=True)
+    decision = decide(gated, "r2", full, (D, D, P, P), T0)
+    assert decision.moves == (0, 1, 2, 3) and decision.budget is None
+    assert [(g.wave, g.how) for g in decision.position.gates] == [(0, FULL), (1, FULL)]
+
+
+def test_at_rest_nothing_is_held_and_the_position_is_left_alone():
+    position = Position("r2", "r1")
+    decision = decide(policy(Wave(1, pause=True)), "r2", position, (D, D), T0)
+    assert decision.state == State.COMPLETE and decision.moves == (0, 1) and decision.position == position
+
+
+def test_abort_is_refused_without_a_stable_revision_and_stays():
+    with pytest.raises(VerbRefused):
+        abort(Position("r2", ""), T0, "dave")
+    aborted = abort(Position("r2", "r1"), T0, "dave")
+    assert abort(aborted, T0, "erin") == aborted
+    with pytest.raises(VerbRefused):
+        promote(decide(policy(), "r2", aborted, (D, P), T0), T0, "erin")
+
+
+# --- against the in-memory cluster ---------------------------------------------------------------
+
+def run_pass(ds, cluster, position, now):
+    snapshot = cluster.snapshot(ds.name)
+    passage = admit(ds, snapshot, position, now)
+    result = reconcile(passage.target, snapshot, passage.admission)
+    return passage, result, snapshot
+
+
+def test_untouched_slices_get_no_target_lws_and_no_annotation():
+    cluster, ds = fleet(4, policy(Wave(1, pause=True)))
+    before = {name: obj["metadata"].get("annotations") for name, obj in cluster.lws().items() if "-1-" in name}
+    passage, result, _ = run_pass(ds, cluster, None, T0)
+    assert {a.slice for a in result.actions} == {0}
+    assert [r.phase for r in result.slices] == [Phase.ROLLOUT_STARTED, Phase.HELD, Phase.HELD, Phase.HELD]
+    cluster.execute(result.actions)
+    after = {name: obj["metadata"].get("annotations") for name, obj in cluster.lws().items() if "-1-" in name}
+    assert after == before
+
+
+def test_abort_brings_the_admitted_slices_back_and_leaves_the_others_unwritten():
+    cluster, ds = fleet(4, policy(Wave(2, pause=True)))
+    position, now = None, T0
+    for _ in range(40):
+        passage, result, _ = run_pass(ds, cluster, position, now)
+        position = passage.decision.position
+        if passage.decision.state == State.AT_GATE:
+            break
+        cluster.execute(result.actions)
+        cluster.settle()
+    untouched = {k: v["metadata"]["resourceVersion"] for k, v in cluster.lws().items() if "-2-" in k or "-3-" in k}
+    position = abort(position, now, "dave")
+    for _ in range(40):
+        passage, result, _ = run_pass(ds, cluster, position, now)
+        position = passage.decision.position
+        if not result.actions:
+            break
+        assert {a.slice for a in result.actions} <= {0, 1}
+        cluster.execute(result.actions)
+        cluster.settle()
+    stable = make_set({"prefill": 1, "decode": 1}, "img:1", 4).revision
+    assert {obj["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] for obj in cluster.lws().values()} == {
+        stable}
+    assert {k: v["metadata"]["resourceVersion"] for k, v in cluster.lws().items() if "-2-" in k or "-3-" in k} == untouched
+    assert passage.decision.held_still and passage.admission.stopped
+
+
+@st.composite
+def scenarios(draw):
+    slices = draw(st.integers(1, 5))
+    counts = sorted(draw(st.sets(st.integers(1, slices), max_size=3)))
+    waves = tuple(Wave(count, pause=draw(st.booleans()), duration=draw(st.sampled_from([None, 60.0])))
+                  for count in counts)
+    budget = draw(st.sampled_from([None, 1, 2, "50%"]))
+    replicas = draw(st.sampled_from([{"prefill": 1, "decode": 1}, {"prefill": 2, "decode": 1}]))
+    ops = draw(st.lists(st.sampled_from(["settle", "settle", "partial", "promote", "tick", "pause", "resume"]),
+                        min_size=10, max_size=60))
+    return slices, policy(*waves, budget=budget), replicas, ops
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios())
+def test_waves_budget_order_and_gates_hold_over_any_step_order(scenario):
+    slices, paced, replicas, ops = scenario
+    cluster, ds = fleet(slices, paced, replicas)
+    waves = resolve_waves(paced, slices)
+    budget = paced.budget(slices)
+    position, now = None, T0
+    promoted: set[int] = set()
+    for op in ops + ["promote", "resume"] + ["settle", "promote"] * 100:
+        passage, result, snapshot = run_pass(ds, cluster, position, now)
+        decision = passage.decision
+        progress = slice_progress(ds.name, ds.revision, slices, snapshot)
+        started = sorted({a.slice for a in result.actions} & {s for s, p in enumerate(progress) if p == P})
+        # a slice never moves before its wave
+        assert all(s < waves[decision.wave].end for s in started)
+        # slices start in index order: no pending slice below one that starts is left behind
+        pending = [s for s, p in enumerate(progress) if p == P]
+        assert started == pending[:len(started)]
+        # never more than the budget in flight
+        in_flight = {s for s, p in enumerate(progress) if p == F} | set(started)
+        if budget is not None and decision.position.full is None:
+            assert len(in_flight) <= budget
+        # every slice that moves follows the planner exactly: §4 as without a policy
+        plain = reconcile(ds, snapshot)
+        for report in result.slices:
+            if report.slice in decision.moves:
+                assert report == plain.slices[report.slice]
+            else:
+                assert report.actions == () and report.phase == Phase.HELD
+        # a gate never passes without its condition
+        for gate in decision.position.gates:
+            if gate.how == PROMOTED:
+                assert gate.wave in promoted
+            elif gate.how == SOAKED:
+                completed = datetime.datetime.fromisoformat(decision.position.completed[gate.wave])
+                assert now >= completed + datetime.timedelta(seconds=waves[gate.wave].duration)
+        for wave in range(decision.position.wave):
+            if waves[wave].pause:
+                assert decision.position.passed(wave, PAUSE) is not None
+        position = decision.position
+        if op in ("settle", "partial"):
+            cluster.execute(result.actions)
+            if op == "settle":
+                cluster.settle()
+            else:
+                cluster.settle(ready_cap=lambda name, replicas: replicas - 1 if replicas > 1 else replicas)
+        elif op == "promote":
+            try:
+                gate_wave = (decision.gate or passage.decision.gate or None)
+                position = promote(decision, now, "tester")
+                promoted.add(gate_wave.wave if gate_wave else position.gates[-1].wave)
+            except VerbRefused:
+                pass
+        elif op == "tick":
+            now += datetime.timedelta(seconds=30)
+        elif op == "pause":
+            position = pause(position, now, "tester")
+        elif op == "resume" and position.paused is not None:
+            position = resume(position)
+        if decision.state == State.COMPLETE and not result.actions:
+            break
+    else:
+        raise AssertionError(f"not complete: {decision}")
