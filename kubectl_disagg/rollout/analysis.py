@@ -11,6 +11,7 @@ measurement, and one that runs out of time ends without a verdict (`AnalysisTime
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -18,6 +19,8 @@ from typing import Callable
 from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import Check, Measurement, Verdict
 from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.position import ANALYSIS
+from kubectl_disagg.core.waves import State
 from kubectl_disagg.errors import UserError
 
 Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError when no answer
@@ -85,3 +88,46 @@ def measure(check: Check, values: dict[str, str], query: Query, clock: Callable[
         return Measurement(at, tuple(query(analysis.fill(check.query, {**values, "role": check.role}))))
     except UserError as error:
         return Measurement(at, error="; ".join(error.lines()))
+
+
+class GateAnalysis:
+    """What a step does at an analysis gate that has no verdict yet: measure it, and give the
+    position the verdict (the decision taken again from it then passes the gate or does the
+    policy's onFailure). `query_for` makes the query function of a policy's Prometheus;
+    `progress_for` the progress callback of a gate ("wave 1: ttft, tpot")."""
+
+    def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
+                 deadline: float | None = None, monotonic: Callable[[], float] = time.monotonic,
+                 progress_for: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None),
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
+        self.query_for, self.deadline, self.monotonic = query_for, deadline, monotonic
+        self.progress_for, self.clock, self.sleep = progress_for, clock, sleep
+        self.runs: list[tuple[int, GateRun]] = []  # (wave, run) of each analysis measured, in order
+
+    def __call__(self, ds, namespace: str, decision) -> object | None:
+        """The position with the verdict of the gate `decision` waits at, or None when it waits
+        at no analysis without a verdict (a pause, a soak, a verdict already recorded)."""
+        gate = pending_gate(decision)
+        if gate is None:
+            return None
+        policy_analysis = ds.policy.analysis
+        checks = [policy_analysis.check(name) for name in gate.checks]
+        values = analysis.placeholder_values(ds.name, namespace, decision.target,
+                                             range(decision.waves[gate.wave].end))
+        timeout = None if self.deadline is None else max(0.0, self.deadline - self.monotonic())
+        run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), timeout=timeout,
+                       clock=self.clock, sleep=self.sleep,
+                       progress=self.progress_for(f"wave {gate.wave + 1}: {', '.join(gate.checks)}"))
+        self.runs.append((gate.wave, run))
+        position = decision.position
+        return dataclasses.replace(position, verdicts={**position.verdicts,
+                                                       gate.wave: analysis.gate_record(run.verdicts, run.phase, run.why)})
+
+
+def pending_gate(decision):
+    """The analysis gate `decision` waits at with no verdict recorded (every slice of its wave
+    complete, nothing in flight), or None."""
+    gate = decision.gate
+    if gate is None or gate.kind != ANALYSIS or gate.failed or decision.state != State.AT_GATE:
+        return None
+    return gate if decision.position.verdict(gate.wave) is None else None

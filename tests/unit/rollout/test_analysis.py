@@ -1,12 +1,18 @@
-"""An analysis gate run with a fake clock: measurements at their times, verdicts, the timeout."""
+"""An analysis gate run with a fake clock: measurements at their times, verdicts, the timeout, and
+the verdict a wave's gate gets."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
-from kubectl_disagg.core.analysis import FAILED, PASSED, Check, Condition, Sample
+from kubectl_disagg.core.analysis import FAILED, PASSED, Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.waves import Progress, State, decide
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.rollout.analysis import AnalysisTimeout, run_gate
+from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateAnalysis, pending_gate, run_gate
 
 TTFT = Check("ttft", "prefill", 'a{revision="{{revision}}"}', Condition("<", 0.5), 60, 5, 1, "fail")
 TPOT = Check("tpot", "decode", 'b{role="{{role}}"}', Condition("<", 0.05), 30, 3, 0, "fail")
@@ -79,3 +85,36 @@ def test_timeout_refused_before_the_first_measurement_or_ends_without_verdict():
         return (Sample(0.1),)
     with pytest.raises(AnalysisTimeout, match="did not end within --timeout 4m10s"):
         run_gate([TTFT], {"revision": "r"}, slow_query, timeout=250, clock=clock, sleep=clock.sleep)
+
+
+# --- at a wave's analysis gate ----------------------------------------------------------------
+
+T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+D, P = Progress.DONE, Progress.PENDING
+ANALYSIS = Analysis(Prometheus(address="http://prometheus:9090"), (TTFT, TPOT))
+
+
+class SetStub:
+    name = "llama"
+
+    def __init__(self, on_failure: str):
+        self.policy = RolloutPolicy("llama", "serving", "llama", (Wave(1, analysis=("ttft", "tpot")),), None,
+                                    on_failure, ANALYSIS)
+
+
+@pytest.mark.parametrize("latency, on_failure, after", [(0.3, "abort", State.ROLLING), (0.9, "abort", State.ABORTED),
+                                                         (0.9, "pause", State.PAUSED)])
+def test_the_verdict_passes_the_gate_or_does_on_failure(latency, on_failure, after):
+    ds, clock = SetStub(on_failure), Clock()
+    at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
+    assert at_gate.state == State.AT_GATE and pending_gate(at_gate).checks == ("ttft", "tpot")
+    query = answering({"a": latency, "b": 0.01})
+    gates = GateAnalysis(lambda prometheus: query, clock=clock, sleep=clock.sleep)
+    position = gates(ds, "serving", at_gate)
+    assert query.asked[0] == 'a{revision="r2"}'
+    recorded = position.verdicts[0]
+    assert recorded["phase"] == ("passed" if latency < 0.5 else "failed")
+    assert [c["check"] for c in recorded["checks"]] == ["ttft", "tpot"]
+    decision = decide(ds.policy, "r2", position, (D, P, P), T0)
+    assert decision.state == after
+    assert pending_gate(decision) is None and gates(ds, "serving", decision) is None  # measured once
