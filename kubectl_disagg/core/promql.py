@@ -370,21 +370,11 @@ class _Parser:
                 duration = self.take()
                 if duration.kind != "duration":
                     raise PromQLError(duration.position, f"unexpected {_describe(duration)} in offset, expected duration")
-                if node.kind not in ("selector", "matrix", "subquery"):
-                    raise PromQLError(token.position, "offset modifier must be preceded by an instant vector "
-                                                      "selector or range vector selector or a subquery")
-                if node.offset:
-                    raise PromQLError(token.position, "offset may not be set multiple times")
-                node.offset = True
+                _modify(node, "offset", token, "offset modifier", "offset may not be set multiple times")
             elif self.at_op("@"):
                 token = self.take()
                 self.at_timestamp()
-                if node.kind not in ("selector", "matrix", "subquery"):
-                    raise PromQLError(token.position, "@ modifier must be preceded by an instant vector "
-                                                      "selector or range vector selector or a subquery")
-                if node.at:
-                    raise PromQLError(token.position, "@ <timestamp> may not be set multiple times")
-                node.at = True
+                _modify(node, "at", token, "@ modifier", "@ <timestamp> may not be set multiple times")
             else:
                 return node
 
@@ -550,6 +540,16 @@ class _Parser:
             raise PromQLError(args[0].position, f"expected type {_AGGREGATION_PARAMS[op.value]} in aggregation "
                                                 f"parameter, got {args[0].type}")
         return _Node(VECTOR, position=op.position)
+
+
+def _modify(node: _Node, modifier: str, token: _Token, what: str, twice: str) -> None:
+    """Set `modifier` (offset or at) on `node`, where Prometheus allows it: once, on a selector or subquery."""
+    if node.kind not in ("selector", "matrix", "subquery"):
+        raise PromQLError(token.position, f"{what} must be preceded by an instant vector selector or range "
+                                          "vector selector or a subquery")
+    if getattr(node, modifier):
+        raise PromQLError(token.position, twice)
+    setattr(node, modifier, True)
 
 
 def _binary(op: _Token, left: _Node, right: _Node, modifiers: dict) -> _Node:
