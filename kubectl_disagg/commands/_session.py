@@ -23,4 +23,6 @@ def stored_set(cluster: Session, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
     namespace = namespace or cluster.default_namespace
-    return sets.set_from_object(cluster.get_set(name, namespace))
+    from kubectl_disagg.rollout.progressive import with_stored_policy  # its RolloutPolicy, if any
+
+    return with_stored_policy(cluster, sets.set_from_object(cluster.get_set(name, namespace)), namespace)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options, _session, load
+from kubectl_disagg.commands._exit_codes import STEP_EXIT_CODES
 from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
@@ -20,32 +21,7 @@ GITOPS = "kubectl_disagg.commands.rollout_step_gitops:run"  # --gitops, loaded w
 GIT_DRIVEN = "kubectl_disagg.gitops.files:refuse_git_driven"  # a set with a rollout state beside it
 
 
-@click.command(cls=_options.DryRunCommand, epilog="""\b
-Exit codes:
-  0  done: every pass ran (with --until-complete: every set is complete;
-     with --dry-run=server: the API server would accept every write)
-  1  error: invalid input, an API or network error, a write the server refused
-     (409: something changed since it was read; run the step again; with
-     --dry-run=server: every write it would refuse is listed)
-  2  usage: invalid flags
-  3  refused (that pass changed nothing): the live objects cannot be explained,
-     an object not managed by kubectl-disagg is in the way, another stepper
-     holds (or took over) the set's lease, or the DisaggregatedSet controller
-     runs the set (its objects are owned by it, or the stored set's status
-     shows it reconciles it: see --ignore-controller)
-  4  timeout: --until-complete ran out of time (the rollout stays where it is),
-     or --wait-for-lease gave up before the lease was free
-
-\b
-Exit codes with --gitops (docs/gitops.md):
-  0  advanced: the next state was written beside the set; commit it
-  1  error: invalid input or state file, an API or network error
-  2  usage: invalid flags
-  3  refused: the live objects cannot be explained (nothing written)
-  4  timeout: --wait ran out of time (nothing written)
-  5  waiting: the cluster does not show the committed state yet (not
-     synced or pruned), or the new revision is not ready (nothing written)
-  6  complete: the rollout is done (nothing written)""")
+@click.command(cls=_options.DryRunCommand, epilog=STEP_EXIT_CODES)
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace

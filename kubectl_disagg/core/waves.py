@@ -350,11 +350,12 @@ def stopped_reasons(decision: WaveDecision) -> tuple[str, ...]:
 
 
 def gate_sentence(gate: Gate) -> str:
-    """What passes `gate`, in a sentence."""
+    """What passes `gate`, in a sentence (waves counted from 1, as people count them)."""
+    wave = gate.wave + 1
     if gate.kind == ANALYSIS:
-        return (f"wave {gate.wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
+        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
                 "`kubectl disagg rollout promote --full` skips it")
     if gate.until is not None:
-        return (f"wave {gate.wave} soaks until {gate.until}: a step after that passes it, "
+        return (f"wave {wave} soaks until {gate.until}: a step after that passes it, "
                 "`kubectl disagg rollout promote` passes it now")
-    return f"wave {gate.wave} is paused: `kubectl disagg rollout promote` starts the next wave"
+    return f"wave {wave} is paused: `kubectl disagg rollout promote` starts the next wave"

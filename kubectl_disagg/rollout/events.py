@@ -22,7 +22,10 @@ SCALING_DOWN = "ScalingDown"
 LWS_DELETED = "LWSDeleted"
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 _ACTIONS = {ROLLING_UPDATE_STARTED: "RollingUpdate", ROLLING_UPDATE_COMPLETED: "RollingUpdate",
-            SCALING_UP: "Scale", SCALING_DOWN: "Scale", LWS_DELETED: "Delete"}
+            SCALING_UP: "Scale", SCALING_DOWN: "Scale", LWS_DELETED: "Delete",
+            # a RolloutPolicy's position (core/waves.py, rollout/progressive.py)
+            **{reason: "Rollout" for reason in ("WaveStarted", "WaveCompleted", "GatePassed", "RolloutAborted",
+                                                "RolloutPaused", "RolloutResumed", "RolloutPromoted")}}
 
 
 @dataclass(frozen=True)

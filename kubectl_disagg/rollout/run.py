@@ -21,6 +21,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
 from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.rollout.events import event_object, events_for, set_reference
+from kubectl_disagg.rollout.progressive import Progressive, with_stored_policy
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
 
 EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
@@ -28,6 +29,7 @@ EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server
 EXIT_USAGE = 2  # bad flags (click's own code for usage errors)
 EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object in the way, lease held
 EXIT_TIMEOUT = 4  # --until-complete ran out of time
+EXIT_HELD = 7  # a RolloutPolicy holds the rollout (a gate, a pause, an abort over): that pass changed nothing
 
 
 class StepPrinter(Protocol):
@@ -64,7 +66,7 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
         if signs:
             printer.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
             return EXIT_REFUSED
-        sets = [set_from_object(stored)]
+        sets = [with_stored_policy(cluster, set_from_object(stored), namespace or cluster.default_namespace)]
         regarding = set_reference(stored)
     else:
         regarding = None  # a file: each event regards the LeaderWorkerSet it is about
@@ -89,10 +91,12 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
              regarding: dict | None = None) -> int:
     """Drive one set, showing each pass; the exit code of how it ended."""
     last = None
+    paced = None if ds.policy is None else {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run),
+                                                                 warn=printer.warn).admit}
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=deadline, max_in_flight=max_in_flight,
-                                      wait_for_lease=wait_for_lease)) as passes:
+                                      wait_for_lease=wait_for_lease, **(paced or {}))) as passes:
             for last in passes:
                 printer.show(last, until_complete=until_complete)
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
@@ -114,6 +118,10 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     if isinstance(last, Pass) and last.refused_writes:
         printer.refused_writes(last)
         return EXIT_ERROR
+    if isinstance(last, Pass) and last.stopped and not last.done:
+        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; nothing was changed:",
+                       *(f"  {reason}" for reason in last.stopped)])
+        return EXIT_HELD
     if not until_complete:
         return EXIT_OK
     if isinstance(last, Pass) and last.complete:

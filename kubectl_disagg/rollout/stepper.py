@@ -31,7 +31,7 @@ from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.core.reconcile import Action, Annotate, Create, Reconciliation, Scale, undo, write_units
+from kubectl_disagg.core.reconcile import Action, Admission, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
@@ -81,13 +81,24 @@ class Executor(Protocol):
 # --- one pass ---------------------------------------------------------------------------------
 
 
-def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot) -> Reconciliation:
-    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`)."""
+Admit = Callable[[DisaggregatedSet, Snapshot], tuple[DisaggregatedSet, Admission]]
+
+
+def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, admit: Admit | None = None) -> Reconciliation:
+    """`reconcile`, refused outright when the upstream controller owns the set (see `controller`);
+    with `admit` (a RolloutPolicy's pass: rollout/progressive.py), over the slices it admits and
+    toward the set it says (the stable revision after an abort)."""
     refusal = step_refusal(ds.name, snapshot)
-    return Reconciliation((), (), refusal) if refusal else reconcile(ds, snapshot)
+    if refusal:
+        return Reconciliation((), (), refusal)
+    if admit is None:
+        return reconcile(ds, snapshot)
+    target, admission = admit(ds, snapshot)
+    return reconcile(target, snapshot, admission)
 
 
-def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str) -> tuple[Snapshot, Reconciliation]:
+def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str,
+                       admit: Admit | None = None) -> tuple[Snapshot, Reconciliation]:
     """Read the set and reconcile, then make sure every name the pass would create is free.
 
     The snapshot holds what carries the set's labels; an object without them (a plain
@@ -96,14 +107,14 @@ def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str)
     write (exit 3 in `rollout step`), naming the object and who holds it.
     """
     snapshot = executor.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    result = reconcile_for_step(ds, snapshot)
+    result = reconcile_for_step(ds, snapshot, admit)
     # RoleScalers are listed whole (every one in the namespace): their names are known already.
     creates = [(action.kind, action.name) for action in result.actions
                if isinstance(action, Create) and action.kind != naming.SCALER_KIND]
     occupied = occupied_by_others(ds.name, executor.occupants(creates, namespace)) if creates else {}
     if occupied:
         snapshot = replace(snapshot, occupied=occupied)
-        result = reconcile_for_step(ds, snapshot)
+        result = reconcile_for_step(ds, snapshot, admit)
     return snapshot, result
 
 
@@ -142,6 +153,11 @@ class Pass:
     def complete(self) -> bool:
         return self.reconciliation.complete
 
+    @property
+    def stopped(self) -> tuple[str, ...]:
+        """Why a RolloutPolicy holds the rollout still (a gate, a pause, an abort over)."""
+        return self.reconciliation.stopped
+
     def shown(self) -> list[PlannedAction]:
         """The actions to list: planned ones (with detail) in a dry run, else those carried out."""
         if self.refusal:
@@ -170,13 +186,14 @@ class PassInterrupted(Exception):
         return UserError([*self.error.lines(), *self.undo_notes, note])
 
 
-def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str) -> Pass:
+def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None) -> Pass:
     """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
-    snapshot, result = read_and_reconcile(executor, ds, namespace)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, admit)
     return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
 
 
-def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_in_flight: int = 1) -> Pass:
+def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_in_flight: int = 1,
+               admit: Admit | None = None) -> Pass:
     """A server dry run: the pass `run_pass` would make, each write sent with dryRun=All.
 
     The same read, reconcile, permission check (first, so a missing verb is refused alike) and
@@ -185,7 +202,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
     effect: nothing lands). A refusal is kept on its `PlannedAction`, not raised; anything
     else (an unreachable server, say) raises as in a real pass.
     """
-    snapshot, result = read_and_reconcile(executor, ds, namespace)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, admit)
     refusals: dict[int, UserError] = {}
     if result.may_proceed and result.actions:
         executor.authorize(result.actions, namespace)
@@ -221,7 +238,7 @@ def _described(actions: Sequence[Action], snapshot: Snapshot,
 
 
 def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
-             max_in_flight: int = 1) -> Pass:
+             max_in_flight: int = 1, admit: Admit | None = None) -> Pass:
     """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
 
     A failing action stops the pass: `PassInterrupted` carries what was done before it. The
@@ -231,7 +248,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     the actions carried out are those that landed, in reconcile's order. Under a lease, the pass's permissions are
     checked whole before its first write, so a refusal (403) never cuts it in half.
     """
-    snapshot, result = read_and_reconcile(executor, ds, namespace)
+    snapshot, result = read_and_reconcile(executor, ds, namespace, admit)
     planned = tuple(PlannedAction(action) for action in result.actions)
     if not result.may_proceed:
         return Pass(ds, namespace, snapshot, result, planned)
@@ -294,7 +311,7 @@ class Retry:
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
           dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
           wait_for_lease: bool = False, clock: Callable[[], float] = time.monotonic,
-          take_pass: Callable[..., Pass] | None = None) -> Iterator[Pass | Retry]:
+          take_pass: Callable[..., Pass] | None = None, admit: Admit | None = None) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
     A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
@@ -309,12 +326,15 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
     (`clock` is time.monotonic then). A single pass runs once it has the lease, whatever the
     deadline. `take_pass` (default `run_pass`, same arguments) is what one pass is: another
     executor may decide its passes otherwise (a git-driven step, say) and still be driven here.
+    `admit` (a RolloutPolicy's, rollout/progressive.py) says which slices each pass may move; a
+    pass it holds still (a gate, a pause) ends a drive like a complete one.
     """
+    policy = {} if admit is None else {"admit": admit}
     if dry_run == CLIENT:
-        yield plan_pass(executor, ds, namespace)
+        yield plan_pass(executor, ds, namespace, **policy)
         return
     if dry_run == SERVER:
-        yield check_pass(executor, ds, namespace, max_in_flight=max_in_flight)
+        yield check_pass(executor, ds, namespace, max_in_flight=max_in_flight, **policy)
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
@@ -327,14 +347,15 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
 
         def look() -> Pass | Retry:
             try:
-                return take(executor, ds, namespace, lease, max_in_flight=max_in_flight)
+                return take(executor, ds, namespace, lease, max_in_flight=max_in_flight, **policy)
             except PassInterrupted as interrupted:
                 if not until_complete or not isinstance(interrupted.error, Conflict):
                     raise
                 return Retry(interrupted.partial, interrupted.error.what)
 
         def settled(seen: Pass | Retry) -> bool:
-            return not until_complete or (not isinstance(seen, Retry) and bool(seen.refusal or seen.complete))
+            return not until_complete or (not isinstance(seen, Retry) and bool(
+                seen.refusal or seen.complete or (seen.stopped and not seen.done)))
 
         def watch(seen: Pass | Retry, seconds: float) -> bool:
             if isinstance(seen, Retry):

@@ -75,7 +75,8 @@ def test_set_names_from_the_current_directory(monkeypatch, tmp_path):
 def test_the_executable_speaks_cobra():
     out = subprocess.run([str(HELPER), "rollout", ""], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["plan", "state", "status", "step"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["abort", "pause", "plan", "promote", "resume", "state", "status",
+                                                         "step"]
     assert lines[-1] == ":4"
 
 

@@ -122,5 +122,5 @@ def test_help_documents_every_exit_code(capsys):
     live, gitops = out.split("Exit codes:")[1].split("Exit codes with --gitops")
     documented = [int(n) for n in re.findall(r"^ +(\d)  \w", live, re.MULTILINE)]
     assert documented == sorted({run.EXIT_OK, run.EXIT_ERROR, run.EXIT_USAGE, run.EXIT_REFUSED,
-                                 run.EXIT_TIMEOUT}) == [0, 1, 2, 3, 4]
-    assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6]
+                                 run.EXIT_TIMEOUT, run.EXIT_HELD}) == [0, 1, 2, 3, 4, 7]
+    assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6, 7]

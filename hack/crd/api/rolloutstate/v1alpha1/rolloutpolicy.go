@@ -45,6 +45,7 @@ type RolloutPolicySpec struct {
 	// (at least 1) or a percentage of the set's slices, rounded up. Absent: no limit.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="must be at least 1 or a percentage from 1% to 100%"
 	MaxSlicesInFlight *intstr.IntOrString `json:"maxSlicesInFlight,omitempty"`
 
@@ -80,6 +81,7 @@ type Wave struct {
 	// Cumulative: a count (at least 1) or a percentage of the set's slices, rounded up.
 	// +required
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="must be at least 1 or a percentage from 1% to 100%"
 	Slices intstr.IntOrString `json:"slices"`
 

@@ -1,0 +1,219 @@
+"""A RolloutPolicy's rollout against the cluster (spec §9): the position kept in the set's
+RolloutState object, read before each pass and written when the decision moved it.
+
+`Progressive.admit` is what `stepper.drive` calls for each pass: it reads the RolloutState
+(a GET), decides (core/waves.py) with the clock it was given, writes the position back when it
+changed (a create, or a PUT pinned to the resourceVersion read: a promote in between is a
+conflict, never lost), records the decision's Events, and hands reconcile the slices it may
+move. A dry run reads and decides, never writes. `change_position` is what the verbs (promote,
+pause, resume, abort) do: read, change, write, under the same precondition.
+
+The object is the served RolloutState kind (config/crd/rolloutstates.yaml) with no slices of
+its own (those are git mode's): its `position` and the `rollout` summary its columns and Argo
+CD's health check read.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from kubectl_disagg.core import naming
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.policy import policy_from_object
+from kubectl_disagg.core.position import Position, parse_position, position_document
+from kubectl_disagg.core.reconcile import Admission
+from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.waves import Passage, State, WaveDecision, admit, stopped_reasons
+from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
+from kubectl_disagg.kube.lease import default_holder
+from kubectl_disagg.kube.rest import ROLLOUT_STATE, Resource
+from kubectl_disagg.rollout.events import StepEvent, event_object
+
+ROLLOUT_POLICY = Resource("RolloutPolicy", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutpolicies")
+STATE_API_VERSION = f"{ROLLOUT_STATE.group}/{ROLLOUT_STATE.version}"
+FORMAT_VERSION = 2
+# Where the summary's phase comes from: the RolloutState's health check reads it (argocd/).
+PHASES = {State.COMPLETE: "AtRest", State.ROLLING: "Rolling", State.AT_GATE: "AtGate", State.PAUSED: "Paused",
+          State.ABORTED: "Aborted"}
+EVENT_MESSAGES = {
+    "WaveStarted": "Wave {wave} of {waves} started: slices up to {end} admitted",
+    "WaveCompleted": "Wave {wave} of {waves} completed",
+    "GatePassed": "The {detail} gate after wave {wave} passed",
+    "RolloutAborted": "Rollout aborted at wave {wave}: {detail}",
+    "RolloutPaused": "Rollout paused at wave {wave}: {detail}",
+    "RolloutResumed": "Rollout resumed at wave {wave}",
+    "RolloutPromoted": "Rollout promoted at wave {wave}: {detail}",
+}
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+# --- the object (pure) ------------------------------------------------------------------------
+
+
+def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
+    """The `rollout` of the object: set, revision, wave "i/N", phase and one line for people."""
+    wave = decision.waves[decision.wave]
+    reached = f"wave {decision.wave + 1} of {len(decision.waves)} (slices 0-{max(wave.end - 1, 0)})"
+    stopped = stopped_reasons(decision)
+    if decision.state == State.COMPLETE:
+        message = f"{ds.name}: at rest at revision {ds.revision}"
+    elif stopped:
+        message = f"{ds.name}: {reached}; {stopped[0]}"
+    elif decision.state == State.ABORTED:
+        message = f"{ds.name}: aborted at {reached}; rolling back to revision {decision.target}"
+    else:
+        message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
+    return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
+            "phase": PHASES[decision.state], "message": message}
+
+
+def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,
+                 stored: Mapping | None) -> dict:
+    """The RolloutState to write: `stored`'s resourceVersion pins it (None: created)."""
+    metadata: dict = {"name": ds.name, "namespace": namespace,
+                      "labels": {naming.NAME_LABEL: ds.name, naming.MANAGED_BY_LABEL: naming.MANAGER}}
+    if stored is not None:
+        metadata["resourceVersion"] = stored["metadata"]["resourceVersion"]
+    return {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "metadata": metadata,
+            "formatVersion": FORMAT_VERSION, "revisions": [], "slices": [],
+            "position": position_document(position), "rollout": summary(ds, decision)}
+
+
+def recorded_position(stored: Mapping | None) -> Position | None:
+    """The position in a stored RolloutState (None: none yet). A git-driven set's state (it has
+    slices) is refused: its rollout goes through commits, not `rollout step`."""
+    if stored is None:
+        return None
+    name = (stored.get("metadata") or {}).get("name")
+    if stored.get("slices"):
+        raise UserError(f"rolloutstate/{name} records a git-driven rollout (its slices): step it with "
+                        "`kubectl disagg rollout step --gitops -f DIR`")
+    if stored.get("position") is None:
+        return None
+    position, problems = parse_position(stored["position"], f"rolloutstate/{name}", lambda path: 0)
+    if problems:
+        raise UserError(problems)
+    return position
+
+
+def wave_events(decision: WaveDecision, events, regarding: Mapping[str, str]) -> list[StepEvent]:
+    """The decision's changes of the position as Events (wave numbers counted from 1)."""
+    out = []
+    for event in events:
+        end = decision.waves[min(event.wave, len(decision.waves) - 1)].end
+        message = EVENT_MESSAGES[event.reason].format(wave=event.wave + 1, waves=len(decision.waves),
+                                                      end=max(end - 1, 0), detail=event.detail)
+        out.append(StepEvent(event.reason, message, regarding, "Warning" if event.reason == "RolloutAborted"
+                             else "Normal"))
+    return out
+
+
+# --- against the cluster ----------------------------------------------------------------------
+
+
+class Progressive:
+    """One set's paced rollout in the cluster: `admit` for each pass of `drive`."""
+
+    def __init__(self, cluster, namespace: str, *, dry_run: bool = False,
+                 clock: Callable[[], datetime.datetime] = utcnow, warn: Callable[[str], None] | None = None):
+        self.cluster, self.namespace, self.dry_run, self.clock = cluster, namespace, dry_run, clock
+        self.warn = warn or (lambda message: None)
+        self.passage: Passage | None = None
+        self._served = False  # the RolloutState kind, asked once
+
+    def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
+        if not self._served:
+            self._served = ensure_served(self.cluster, ds.name)
+        stored = self.cluster.rollout_state(ds.name, self.namespace)
+        recorded = recorded_position(stored)
+        passage = admit(ds, snapshot, recorded, self.clock())
+        self.passage = passage
+        decision = passage.decision
+        if not self.dry_run and (stored is None or decision.position != recorded
+                                 or (stored.get("rollout") or {}) != summary(ds, decision)):
+            written = write_state(self.cluster, state_object(ds, self.namespace, decision.position, decision, stored))
+            self.record(wave_events(decision, decision.events, reference(written)))
+        return passage.target, passage.admission
+
+    def record(self, events: list[StepEvent]) -> None:
+        now = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        for event in events:
+            try:
+                self.cluster.record_event(event_object(event, now, secrets.token_hex(8), default_holder()))
+            except UserError as err:
+                self.warn(f"could not record event {event.reason}: {err}")
+                return
+
+
+def reference(obj: Mapping) -> dict:
+    metadata = obj.get("metadata") or {}
+    return {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "name": metadata.get("name", ""),
+            "namespace": metadata.get("namespace", ""), "uid": metadata.get("uid", "")}
+
+
+def ensure_served(cluster, name: str) -> bool:
+    """True, or refused where the cluster does not serve the RolloutState kind."""
+    if not cluster.client.serves(ROLLOUT_STATE):
+        raise UserError(f"disaggregatedset/{name} has a RolloutPolicy, whose position is kept in a RolloutState, "
+                        "and this cluster does not serve that kind: install it with "
+                        "`kubectl disagg crds | kubectl apply --server-side -f -`")
+    return True
+
+
+def read_state(cluster, name: str, namespace: str) -> dict | None:
+    """The set's RolloutState (None: none yet); refused where the kind is not served."""
+    ensure_served(cluster, name)
+    return cluster.rollout_state(name, namespace)
+
+
+def write_state(cluster, body: dict) -> dict:
+    """Create the object, or replace it pinned to the resourceVersion it was read at."""
+    namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    if "resourceVersion" not in body["metadata"]:
+        try:
+            return cluster.client.create(ROLLOUT_STATE, namespace, body)
+        except AlreadyExists:
+            raise Conflict(f"rolloutstate/{name} was created by someone else since it was read") from None
+    return cluster.client.replace(ROLLOUT_STATE, namespace, body)
+
+
+def with_stored_policy(cluster, ds: DisaggregatedSet, namespace: str) -> DisaggregatedSet:
+    """A stored set (NAME) with the RolloutPolicy of the cluster that names it, if any."""
+    if not cluster.client.serves(ROLLOUT_POLICY):
+        return ds
+    try:
+        listed = cluster.client.list(ROLLOUT_POLICY, namespace, "")
+    except NotFound:
+        return ds
+    mine = [item for item in listed.get("items") or []
+            if ((item.get("spec") or {}).get("targetRef") or {}).get("name") == ds.name]
+    if len(mine) > 1:
+        names = ", ".join(f"rolloutpolicy/{item['metadata']['name']}" for item in mine)
+        raise UserError(f"disaggregatedset/{ds.name} in {namespace} has more than one RolloutPolicy ({names}); "
+                        "a set has at most one")
+    if not mine:
+        return ds
+    policy, problems = policy_from_object(mine[0])
+    if problems:
+        raise UserError(problems)
+    return replace(ds, policy=policy)
+
+
+def change_position(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
+                    change: Callable[[WaveDecision], Position], clock: Callable[[], datetime.datetime] = utcnow
+                    ) -> tuple[WaveDecision, WaveDecision, dict]:
+    """A verb: the decision as it stands, `change` applied to it, written pinned. Returns the
+    decision before, the one after and the object written."""
+    stored = read_state(cluster, ds.name, namespace)
+    decision = admit(ds, snapshot, recorded_position(stored), clock()).decision
+    position = change(decision)
+    after = admit(ds, snapshot, position, clock()).decision
+    written = write_state(cluster, state_object(ds, namespace, position, after, stored))
+    return decision, after, written

@@ -1,0 +1,103 @@
+"""`rollout promote|pause|resume|abort` against the cluster, as one library call (spec §9.5).
+
+Each verb holds the set's Lease (a verb never races a step), reads the LWS and the RolloutState,
+changes the position (core/waves.py: `promote`, `pause`, `resume`, `abort`), writes it pinned to
+the resourceVersion read, and records an Event. Nothing else is written: the next `rollout
+step` acts on the new position (after an abort, it rolls the admitted slices back).
+"""
+
+from __future__ import annotations
+
+import datetime
+import getpass
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.waves import (ABORTED, PAUSED, PROMOTED_EVENT, RESUMED, VerbRefused, WaveDecision,
+                                       WaveEvent, abort, pause, promote, resume)
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost
+from kubectl_disagg.rollout.progressive import Progressive, change_position, reference, utcnow, wave_events
+from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
+
+PROMOTE, PAUSE, RESUME, ABORT = "promote", "pause", "resume", "abort"
+SELF_SUBJECT_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+@dataclass(frozen=True)
+class VerbResult:
+    """What a verb did to one set: the decision it found and the position it wrote."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    verb: str
+    before: WaveDecision
+    after: WaveDecision
+    full: bool = False
+
+
+def change_for(verb: str, now: datetime.datetime, by: str, full: bool) -> Callable[[WaveDecision], Position]:
+    return {
+        PROMOTE: lambda decision: promote(decision, now, by, full=full),
+        PAUSE: lambda decision: pause(decision.position, now, by),
+        RESUME: lambda decision: resume(decision.position),
+        ABORT: lambda decision: abort(decision.position, now, by),
+    }[verb]
+
+
+EVENTS = {PROMOTE: PROMOTED_EVENT, PAUSE: PAUSED, RESUME: RESUMED, ABORT: ABORTED}
+
+
+def whoami(cluster) -> str:
+    """The user the API server sees (a SelfSubjectReview: --as, the kubeconfig's user), else
+    the local user name."""
+    try:
+        answer = cluster.client.send("POST", SELF_SUBJECT_REVIEW, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}, repeatable=True)
+        name = json.loads(answer.data)["status"]["userInfo"]["username"]
+        if isinstance(name, str) and name:
+            return name
+    except Exception:  # noqa: BLE001 — who did it is a courtesy; the verb goes on without it
+        pass
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def run_verb(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, verb: str, printer, *,
+             full: bool = False, clock: Callable[[], datetime.datetime] = utcnow) -> int:
+    """The verb over each set; the exit code (3 when any set refused it, leaving it as it was)."""
+    by = whoami(cluster)
+    codes = []
+    for ds in sets:
+        target = namespace_for(ds, namespace, cluster.default_namespace)
+        if ds.policy is None:
+            printer.error([f"disaggregatedset/{ds.name} in {target} has no RolloutPolicy: its rollouts are not paced "
+                           "(nothing to promote, pause, resume or abort)"])
+            codes.append(EXIT_ERROR)
+            continue
+        try:
+            with cluster.lease(ds.name, target):
+                snapshot = cluster.snapshot(ds.name, target, services=False)
+                before, after, written = change_position(cluster, ds, target, snapshot,
+                                                         change_for(verb, clock(), by, full), clock)
+        except VerbRefused as refused:
+            printer.error([f"refusing to {verb} disaggregatedset/{ds.name} in {target}: {refused}"])
+            codes.append(EXIT_REFUSED)
+            continue
+        except (LeaseHeld, LeaseLost) as err:
+            printer.error(err.lines())
+            codes.append(EXIT_REFUSED)
+            continue
+        detail = "--full" if full else f"by {by}"
+        Progressive(cluster, target, clock=clock, warn=printer.warn).record(
+            wave_events(before, [WaveEvent(EVENTS[verb], before.wave, detail)], reference(written)))
+        printer.done(VerbResult(ds, target, verb, before, after, full))
+        codes.append(EXIT_OK)
+    if not codes:
+        raise UserError("no DisaggregatedSet to act on")
+    return max(codes)

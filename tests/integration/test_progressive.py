@@ -1,0 +1,170 @@
+"""Progressive rollouts (spec §9) on the real kube-apiserver, driven only through the CLI: a
+RolloutPolicy beside the set, the position in the set's RolloutState, the verbs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from kubectl_disagg.core import naming
+from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK, EXIT_REFUSED
+from tests.integration.test_rollout_step import assert_matches_render, cli, model, stepper, write_set  # noqa: F401
+
+ROLES = {"prefill": 1, "decode": 1}
+
+
+def paced(tmp_path: Path, namespace: str, image: str, spec: dict, slices: int = 4) -> Path:
+    """A directory with the set at `image` and its RolloutPolicy."""
+    directory = tmp_path / image.replace(":", "-")
+    directory.mkdir()
+    write_set(directory, namespace, ROLES, image=image, slices=slices)
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": namespace},
+              "spec": {"targetRef": {"name": "llm"}, **spec}}
+    (directory / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    return directory
+
+
+def revisions(stepper) -> dict[int, set[str]]:
+    return {s: set(groups) for s, groups in stepper.live.groups().items()}
+
+
+def versions_of(stepper, slices) -> dict[str, str]:
+    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in stepper.live.lws()
+            if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
+
+
+def rollout_state(stepper) -> dict:
+    return client.CustomObjectsApi(stepper.live.api).get_namespaced_custom_object(
+        "kubectl-disagg.x-k8s.io", "v1alpha1", stepper.namespace, "rolloutstates", "llm")
+
+
+def verb(stepper, name: str, directory: Path, *extra: str) -> tuple[int, str, str]:
+    return cli(stepper, "rollout", name, "-f", str(directory), *extra)
+
+
+def until_held_or_complete(stepper, directory: Path, simulator) -> "object":
+    with simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        return stepper(directory, "--until-complete", "--timeout", "2m")
+
+
+def start(stepper, tmp_path, spec: dict):
+    """The set deployed at img:1, then changed to img:2 under `spec`: (old dir, new dir, old revision)."""
+    old = paced(tmp_path, stepper.namespace, "img:1", spec)
+    stepper.drive(old)
+    return old, paced(tmp_path, stepper.namespace, "img:2", spec), model(old).revision
+
+
+def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper, tmp_path, lws_simulator):
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]})
+    untouched = versions_of(stepper, {1, 2, 3})
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    assert "wave 1 is paused: `kubectl disagg rollout promote` starts the next wave" in run.err
+    target = model(new).revision
+    assert revisions(stepper) == {0: {target}, 1: {stable}, 2: {stable}, 3: {stable}}
+    assert versions_of(stepper, {1, 2, 3}) == untouched  # never written: no LWS, no annotation
+    state = rollout_state(stepper)
+    assert state["rollout"]["phase"] == "AtGate" and state["rollout"]["wave"] == "1/2"
+    again = stepper(new)
+    assert again.code == EXIT_HELD and versions_of(stepper, {1, 2, 3}) == untouched
+
+    code, out, err = verb(stepper, "promote", new)
+    assert code == EXIT_OK, err
+    assert "promoted: the pause after wave 1 passed" in out
+    gate = rollout_state(stepper)["position"]["gates"][0]
+    assert gate["wave"] == 0 and gate["how"] == "promote" and gate["by"] == "admin"
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_OK, run.err
+    assert_matches_render(model(new), stepper.live)
+    assert rollout_state(stepper)["rollout"]["phase"] == "AtRest"
+
+
+def test_max_slices_in_flight_1_never_has_two_slices_mid_rollout(stepper, tmp_path):
+    old, new, stable = start(stepper, tmp_path, {"maxSlicesInFlight": 1})
+    for _ in range(80):
+        run = stepper(new, "-o", "json")
+        assert run.code == EXIT_OK, run.err
+        mid = [s for s, revs in revisions(stepper).items() if len(revs) > 1]
+        assert len(mid) <= 1, revisions(stepper)
+        if run.json()["complete"]:
+            break
+        stepper.simulator.sync(stepper.namespace)
+    else:
+        raise AssertionError("not complete")
+    assert_matches_render(model(new), stepper.live)
+
+
+def test_pause_holds_and_resume_continues(stepper, tmp_path, lws_simulator):
+    old, new, stable = start(stepper, tmp_path, {"maxSlicesInFlight": 2})
+    assert stepper(new).code == EXIT_OK  # slices 0 and 1 start
+    code, out, err = verb(stepper, "pause", new)
+    assert code == EXIT_OK and "paused at wave 1 of 1" in out, err
+    before = versions_of(stepper, {0, 1, 2, 3})
+    lws_simulator.sync(stepper.namespace)
+    settled = versions_of(stepper, {0, 1, 2, 3})
+    run = stepper(new)
+    assert run.code == EXIT_HELD and "the rollout is paused" in run.err
+    assert versions_of(stepper, {0, 1, 2, 3}) == settled and before.keys() == settled.keys()
+    assert rollout_state(stepper)["rollout"]["phase"] == "Paused"
+    assert verb(stepper, "pause", new)[0] == EXIT_OK  # paused already: no change
+    code, out, err = verb(stepper, "resume", new)
+    assert code == EXIT_OK and "resumed" in out, err
+    assert until_held_or_complete(stepper, new, lws_simulator).code == EXIT_OK
+    assert_matches_render(model(new), stepper.live)
+    code, _, err = verb(stepper, "resume", new)
+    assert code == EXIT_REFUSED and "not paused" in err
+
+
+def test_abort_after_a_two_slice_wave_brings_both_back_and_never_writes_the_others(stepper, tmp_path,
+                                                                                       lws_simulator):
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 2, "pause": {}}]})
+    untouched = versions_of(stepper, {2, 3})
+    assert until_held_or_complete(stepper, new, lws_simulator).code == EXIT_HELD
+    assert revisions(stepper)[1] == {model(new).revision}
+    code, out, err = verb(stepper, "abort", new)
+    assert code == EXIT_OK, err
+    assert f"rolls slices 0, 1 back to revision {stable}; slices 2, 3 never started" in out
+    assert rollout_state(stepper)["rollout"]["phase"] == "Aborted"
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    assert "the rollout was aborted and every slice is back at the stable revision" in run.err
+    assert revisions(stepper) == {s: {stable} for s in range(4)}
+    assert versions_of(stepper, {2, 3}) == untouched
+    assert_matches_render(model(old), stepper.live)
+    # aborted until the template changes: back to the stable one ends it
+    assert until_held_or_complete(stepper, old, lws_simulator).code == EXIT_OK
+    assert rollout_state(stepper)["rollout"]["phase"] == "AtRest"
+
+
+def test_a_soak_passes_on_its_own(stepper, tmp_path, lws_simulator):
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {"duration": "3s"}}]})
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD and "wave 1 soaks until" in run.err, run.err
+    time.sleep(3.5)
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_OK, run.err
+    assert_matches_render(model(new), stepper.live)
+    gate = rollout_state(stepper)["position"]["gates"][0]
+    assert gate["how"] == "duration"
+
+
+def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_simulator):
+    pytest.importorskip("kubernetes")
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}]})
+    api = client.CustomObjectsApi(stepper.live.api)
+    for path in new.iterdir():
+        document = yaml.safe_load(path.read_text())
+        group, version = document["apiVersion"].split("/")
+        plural = "rolloutpolicies" if document["kind"] == "RolloutPolicy" else "disaggregatedsets"
+        api.create_namespaced_custom_object(group, version, stepper.namespace, plural, document)
+    with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        code, out, err = cli(stepper, "rollout", "step", "llm", "-n", stepper.namespace, "--until-complete",
+                             "--timeout", "2m")
+    assert code == EXIT_HELD, err
+    assert revisions(stepper)[1] == {stable}
+    assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == EXIT_OK
