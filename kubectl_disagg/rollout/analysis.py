@@ -22,6 +22,7 @@ from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.position import ANALYSIS
 from kubectl_disagg.core.waves import State
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.prometheus import PrometheusClient
 
 Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError when no answer
 
@@ -94,7 +95,7 @@ class GateAnalysis:
     """What a step does at an analysis gate that has no verdict yet: measure it, and give the
     position the verdict (the decision taken again from it then passes the gate or does the
     policy's onFailure). `query_for` makes the query function of a policy's Prometheus;
-    `progress_for` the progress callback of a gate ("wave 1: ttft, tpot")."""
+    `progress_for` the progress callback of a gate ("wave 1")."""
 
     def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
                  deadline: float | None = None, monotonic: Callable[[], float] = time.monotonic,
@@ -117,7 +118,7 @@ class GateAnalysis:
         timeout = None if self.deadline is None else max(0.0, self.deadline - self.monotonic())
         run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), timeout=timeout,
                        clock=self.clock, sleep=self.sleep,
-                       progress=self.progress_for(f"wave {gate.wave + 1}: {', '.join(gate.checks)}"))
+                       progress=self.progress_for(f"wave {gate.wave + 1}"))
         self.runs.append((gate.wave, run))
         position = decision.position
         return dataclasses.replace(position, verdicts={**position.verdicts,
@@ -131,3 +132,11 @@ def pending_gate(decision):
     if gate is None or gate.kind != ANALYSIS or gate.failed or decision.state != State.AT_GATE:
         return None
     return gate if decision.position.verdict(gate.wave) is None else None
+
+
+def gate_analysis(rest, deadline: float | None, progress_for: Callable[[str], Callable[[GateRun], None]]
+                  ) -> GateAnalysis:
+    """The GateAnalysis of a cluster session: Prometheus at its address, or through `rest`'s
+    API server (the kubeconfig's credentials) for a Service; `deadline` on time.monotonic."""
+    return GateAnalysis(lambda endpoint: PrometheusClient.for_endpoint(endpoint, rest).query, deadline=deadline,
+                        progress_for=progress_for)

@@ -67,7 +67,8 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
     elif stopped:
         message = f"{ds.name}: {reached}; {stopped[0]}"
     elif decision.state == State.ABORTED:
-        message = f"{ds.name}: aborted at {reached}; rolling back to revision {decision.target}"
+        why = decision.position.aborted.reason if decision.position.aborted else ""
+        message = f"{ds.name}: aborted at {reached} ({why}); rolling back to revision {decision.target}"
     else:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
@@ -122,8 +123,10 @@ class Progressive:
     """One set's paced rollout in the cluster: `admit` for each pass of `drive`."""
 
     def __init__(self, cluster, namespace: str, *, dry_run: bool = False,
-                 clock: Callable[[], datetime.datetime] = utcnow, warn: Callable[[str], None] | None = None):
+                 clock: Callable[[], datetime.datetime] = utcnow, warn: Callable[[str], None] | None = None,
+                 analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None):
         self.cluster, self.namespace, self.dry_run, self.clock = cluster, namespace, dry_run, clock
+        self.analyze = analyze  # at an analysis gate without a verdict: measure it (rollout/analysis.py)
         self.warn = warn or (lambda message: None)
         self.passage: Passage | None = None
         self._served = False  # the RolloutState kind, asked once
@@ -134,6 +137,9 @@ class Progressive:
         stored = self.cluster.rollout_state(ds.name, self.namespace)
         recorded = recorded_position(stored)
         passage = admit(ds, snapshot, recorded, self.clock())
+        measured = None if self.dry_run or self.analyze is None else self.analyze(ds, self.namespace, passage.decision)
+        if measured is not None:  # the verdict: the same pass passes the gate or does onFailure
+            passage = admit(ds, snapshot, measured, self.clock())
         self.passage = passage
         decision = passage.decision
         if not self.dry_run and (stored is None or decision.position != recorded

@@ -33,6 +33,15 @@ def serve(exporter: LatencyExporter, seconds: float, revision: str = "new", slic
                  revision=revision, slice=slice_)
 
 
+def serve_for(exporter: LatencyExporter, prometheus: PrometheusServer, seconds: float, *, namespace: str,
+              set_: str, revision: str, role: str = "prefill", slice_: str = "0") -> None:
+    """`seconds` of time to first token for one series, once Prometheus has counted it."""
+    exporter.set("vllm:time_to_first_token_seconds", seconds, namespace=namespace, set=set_, role=role,
+                 revision=revision, slice=slice_)
+    prometheus.wait_for_samples(f'rate(vllm:time_to_first_token_seconds_count{{revision="{revision}", '
+                                f'namespace="{namespace}"}}[5s]) > 0')
+
+
 @pytest.fixture(scope="module")
 def exporter():
     exporter = LatencyExporter()

@@ -1,0 +1,93 @@
+"""Analysis gates end to end (spec §9.4): `rollout step --until-complete` on the real API server,
+the canary's latencies served by the test's exporter and measured by a real Prometheus."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK
+from testenv.prometheus import LatencyExporter, PrometheusServer
+from tests.integration.test_analysis import serve_for
+from tests.integration.test_progressive import (paced, revisions, rollout_state, until_held_or_complete,
+                                                versions_of)
+from tests.integration.test_rollout_step import assert_matches_render, model, stepper  # noqa: F401
+from tests.prometheus_oracle import require
+
+TTFT = ('histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{'
+        'namespace="{{namespace}}", set="{{set}}", role="{{role}}", revision="{{revision}}", '
+        'slice=~"{{slices}}"}[5s])))')
+
+
+@pytest.fixture(scope="module")
+def exporter():
+    exporter = LatencyExporter()
+    yield exporter
+    exporter.close()
+
+
+@pytest.fixture(scope="module")
+def prometheus(exporter):
+    server = PrometheusServer(require("prometheus"), [exporter.address])
+    yield server
+    server.close()
+
+
+def gated(address: str, on_failure: str = "abort") -> dict:
+    return {"waves": [{"slices": 1, "analysis": ["ttft"]}, {"slices": "100%"}], "onFailure": on_failure,
+            "analysis": {"prometheus": {"address": address}, "checks": [
+                {"name": "ttft", "role": "prefill", "query": TTFT, "successCondition": "< 0.5",
+                 "interval": "1s", "count": 3}]}}
+
+
+def start(stepper, tmp_path, spec):
+    old = paced(tmp_path, stepper.namespace, "img:1", spec)
+    stepper.drive(old)
+    new = paced(tmp_path, stepper.namespace, "img:2", spec)
+    return new, model(old).revision, model(new).revision
+
+
+def test_a_good_canary_completes_through_its_gate_with_the_values(stepper, tmp_path, lws_simulator, exporter,
+                                                                  prometheus):
+    new, stable, target = start(stepper, tmp_path, gated(prometheus.address))
+    serve_for(exporter, prometheus, 0.1, namespace=stepper.namespace, set_="llm", revision=target)
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_OK, run.err
+    assert_matches_render(model(new), stepper.live)
+    verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "passed" and verdict["message"].startswith("ttft: 0.09")
+    (check,) = verdict["checks"]
+    assert [m["ok"] for m in check["measurements"]] == [True] * 3
+    assert all(0.08 < m["values"][0] <= 0.1 and m["time"].endswith("Z") for m in check["measurements"])
+    assert "analysis wave 1: ttft [" in run.err  # the progress went to stderr
+
+
+@pytest.mark.parametrize("on_failure", ["abort", "pause"])
+def test_a_slow_canary_does_on_failure_and_leaves_every_other_slice_untouched(stepper, tmp_path, lws_simulator,
+                                                                              exporter, prometheus, on_failure):
+    new, stable, target = start(stepper, tmp_path, gated(prometheus.address, on_failure))
+    serve_for(exporter, prometheus, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
+    untouched = versions_of(stepper, {1, 2, 3})
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    state = rollout_state(stepper)
+    verdict = state["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "failed"
+    assert verdict["message"].startswith("ttft: 1 of 1 measurements failed (failureLimit 0): 2.4")
+    assert versions_of(stepper, {1, 2, 3}) == untouched  # never written
+    if on_failure == "abort":
+        assert revisions(stepper) == {s: {stable} for s in range(4)}  # the canary rolled back
+        assert state["rollout"]["phase"] == "Aborted"
+    else:
+        assert revisions(stepper)[0] == {target}  # paused where it stands
+        assert state["rollout"]["phase"] == "Paused"
+    assert "2.4" in state["rollout"]["message"]
+
+
+def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lws_simulator):
+    new, stable, target = start(stepper, tmp_path, gated("http://127.0.0.1:1"))
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "failed"
+    assert "error: Prometheus at http://127.0.0.1:1: no answer: connection refused" in verdict["message"]
+    assert revisions(stepper) == {s: {stable} for s in range(4)}
