@@ -1,0 +1,34 @@
+"""The analysis section of a step's pull request: the verdicts it recorded, every value."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core import analysis
+from kubectl_disagg.core.analysis import Check, Condition, Measurement, Sample
+from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
+
+TTFT = Check("ttft", "prefill", "q", Condition("<", 0.5), 60, 2, 0, "fail")
+
+
+def record(*values) -> dict:
+    measurements = [Measurement(1_764_626_045 + 60 * i, (Sample(v),)) for i, v in enumerate(values)]
+    verdict = analysis.judge(TTFT, measurements)
+    return analysis.gate_record([verdict], verdict.phase, verdict.why)
+
+
+def test_only_what_the_step_recorded():
+    passed = record(0.3, 0.31)
+    assert recorded_verdicts({0: passed}, {0: passed}) == []
+    (shown,) = recorded_verdicts({}, {0: passed})
+    assert shown["wave"] == 1 and shown["phase"] == "passed"
+
+
+def test_the_markdown_carries_every_value():
+    text = verdicts_markdown(recorded_verdicts(None, {1: record(0.3, 0.9)}))
+    assert text == (
+        "**Analysis after wave 2: failed.** ttft: 1 of 2 measurements failed (failureLimit 0): 0.9 is not < 0.5\n"
+        "\n"
+        "| check | role | condition | measurements (UTC) |\n"
+        "| --- | --- | --- | --- |\n"
+        "| ttft | prefill | `< 0.5` | 21:54:05 0.3; 21:55:05 0.9 ✗ |\n"
+        "\n")
+    assert verdicts_markdown([]) == ""
