@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from kubectl_disagg.errors import Problem
+from kubectl_disagg.manifests.source import dotted
 
 ANALYSIS, PAUSE = "analysis", "pause"  # the gates after a wave, in the order they are passed
 PROMOTED, SOAKED, VERDICT, FULL = "promote", "duration", "verdict", "promote --full"
@@ -126,7 +127,7 @@ def parse_position(raw: object, file: str, line_of, prefix: tuple = ("position",
 
     def fail(path: tuple, message: str) -> None:
         full = prefix + path
-        problems.append(Problem(file, line_of(full), ".".join(str(p) for p in full), message))
+        problems.append(Problem(file, line_of(full), dotted(full), message))
 
     if not isinstance(raw, dict):
         fail((), "must be a mapping (revision, stable, wave, ...)")

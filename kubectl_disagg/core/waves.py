@@ -16,7 +16,7 @@ policy there is one wave of every slice and no budget: everything moves, as the 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -49,11 +49,13 @@ class Hold(StrEnum):
 
 
 class State(StrEnum):
+    """Where the rollout stands; the value is the RolloutState's `rollout.phase` (argocd/ reads it)."""
+
     ROLLING = "Rolling"
     AT_GATE = "AtGate"
     PAUSED = "Paused"
     ABORTED = "Aborted"
-    COMPLETE = "Complete"
+    COMPLETE = "AtRest"
 
 
 @dataclass(frozen=True)
@@ -320,15 +322,23 @@ class Passage:
     target: DisaggregatedSet | None
 
 
+def the_rollout(revision: str, recorded: Position | None, progress_of: Callable[[str], tuple[Progress, ...]]
+                ) -> tuple[str, Position | None, tuple[Progress, ...]]:
+    """Which rollout a pass is about: the set's `revision`, or, when an aborted rollout's set went
+    back to its stable revision, the aborted one until no slice has it any more (then the
+    position is done with). With the progress of each slice against it (`progress_of`)."""
+    if recorded is not None and recorded.aborted is not None and recorded.stable == revision:
+        progress = progress_of(recorded.revision)
+        if any(p in (Progress.IN_FLIGHT, Progress.DONE) for p in progress):
+            return recorded.revision, recorded, progress  # the abort goes on
+        recorded = None  # the abort is over: every slice is stable again
+    return revision, recorded, progress_of(revision)
+
+
 def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime) -> Passage:
     """The decision for one pass over `ds` (which has a policy), from the recorded position."""
-    rollout = ds.revision
-    if recorded is not None and recorded.aborted is not None and recorded.stable == ds.revision:
-        rollout = recorded.revision  # the set is back at the stable revision: the abort goes on
-    progress = slice_progress(ds.name, rollout, ds.slices, snapshot)
-    if rollout != ds.revision and not any(p in (Progress.IN_FLIGHT, Progress.DONE) for p in progress):
-        rollout, recorded = ds.revision, None  # the abort is over: every slice is stable again
-        progress = slice_progress(ds.name, rollout, ds.slices, snapshot)
+    rollout, recorded, progress = the_rollout(
+        ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
     position = for_revision(recorded, rollout, stable_revision(ds.name, rollout, snapshot))
     decision = decide(ds.policy, rollout, position, progress, now)
     target = ds if decision.target == ds.revision else stable_set(ds, snapshot, decision.target)
@@ -339,17 +349,18 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     return Passage(decision, Admission(held, stopped_reasons(decision)), target)
 
 
-def stopped_reasons(decision: WaveDecision) -> tuple[str, ...]:
-    """Why the rollout does not move on, in words (empty while it does)."""
+def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
+    """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
+    that pass it are the --gitops ones."""
     if decision.state == State.PAUSED:
         return (f"the rollout is paused{_by_analysis(decision.position.paused)}: "
-                "`kubectl disagg rollout resume` continues it",)
+                f"{_command('resume', gitops)} continues it",)
     if decision.state == State.ABORTED and not decision.moves:
         return (f"the rollout was aborted{_by_analysis(decision.position.aborted)} and every slice is back at "
                 f"the stable revision {decision.target}: change the set's template to end it",)
     if decision.state != State.AT_GATE or decision.gate is None:
         return ()
-    return (gate_sentence(decision.gate),)
+    return (gate_sentence(decision.gate, gitops),)
 
 
 def _by_analysis(stamp: Stamp | None) -> str:
@@ -357,13 +368,17 @@ def _by_analysis(stamp: Stamp | None) -> str:
     return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
 
 
-def gate_sentence(gate: Gate) -> str:
+def _command(verb: str, gitops: bool, flags: str = "") -> str:
+    return f"`kubectl disagg rollout {verb}{flags}{' --gitops -f DIR' if gitops else ''}`"
+
+
+def gate_sentence(gate: Gate, gitops: bool = False) -> str:
     """What passes `gate`, in a sentence (waves counted from 1, as people count them)."""
     wave = gate.wave + 1
     if gate.kind == ANALYSIS:
         return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
-                "`kubectl disagg rollout promote --full` skips it")
+                f"{_command('promote', gitops, ' --full')} skips it")
     if gate.until is not None:
         return (f"wave {wave} soaks until {gate.until}: a step after that passes it, "
-                "`kubectl disagg rollout promote` passes it now")
-    return f"wave {wave} is paused: `kubectl disagg rollout promote` starts the next wave"
+                f"{_command('promote', gitops)} passes it now")
+    return f"wave {wave} is paused: {_command('promote', gitops)} starts the next wave"

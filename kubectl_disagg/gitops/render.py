@@ -17,6 +17,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
+from kubectl_disagg.gitops.waves import held_layout, wave_problems
 from kubectl_disagg.gitops.state import MISSING_STATE, STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 
@@ -33,6 +34,8 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
                              + MISSING_STATE.format(file=STATE_FILE)])
         return list(render_set(ds, namespace))
     check_state(ds, state)  # only a state the planner could have written renders (spec §8)
+    if problems := wave_problems(ds, state):  # ... and that its RolloutPolicy let move (spec §9)
+        raise UserError(problems)
     namespace = state.namespace
     records = dict(state.revisions)
     records.setdefault(ds.revision, record_from_set(ds))
@@ -70,6 +73,8 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     """
     deployed = state.deployed(slice_index)
     records = state.revisions
+    if deployed and (held := held_layout(ds, state, slice_index)) is not None:
+        return held  # a RolloutPolicy keeps the slice as the state records it (gitops/waves.py)
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
         recorded = deployed.get(ds.revision, {})

@@ -131,7 +131,8 @@ def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, sli
             problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} revision {revision} has some "
                                           f"roles at 0 and others running ({_counts(counts)}): a revision group "
                                           "runs all its roles or none (rule: groups move together)"))
-    if then.revision not in deployed:
+    unmoved = _same(Point(deployed, initial), (state.previous or {}).get(slice_index, Point({}, {})))
+    if then.revision not in deployed and not (then.policy is not None and unmoved):  # held by a RolloutPolicy
         problems.append(lines.problem(lines.slice_path(slice_index) + ("revisions",),
                                       f"slices[slice {slice_index}].revisions",
                                       f"slice {slice_index} does not record revision {then.revision}, the one its "

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.gitops.state import API_VERSION, KIND, RolloutState, state_document
 from kubectl_disagg.gitops.position import committed_position
+from kubectl_disagg.gitops.waves import paced_summary
 
 SERVED_RESOURCE = f"{API_VERSION}/{KIND}"
 AT_REST, ROLLING = "AtRest", "Rolling"
@@ -69,12 +70,12 @@ def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
         else:
             runs.append([slice_index, slice_index, text])
     if not runs:
-        return {"set": ds.name, "revision": ds.revision, "phase": AT_REST,
-                "message": f"{ds.name}: at rest at revision {ds.revision}"}
+        return paced_summary(ds, state, {"set": ds.name, "revision": ds.revision, "phase": AT_REST,
+                                         "message": f"{ds.name}: at rest at revision {ds.revision}"})
     parts = [f"{'slice ' + str(first) if first == last else f'slices {first}-{last}'} {text}"
              for first, last, text in runs]
-    return {"set": ds.name, "revision": ds.revision, "step": ",".join(steps), "phase": ROLLING,
-            "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"}
+    return paced_summary(ds, state, {"set": ds.name, "revision": ds.revision, "step": ",".join(steps),
+                                     "phase": ROLLING, "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"})
 
 
 def served_differences(state: RolloutState, live: Mapping | None) -> list[str]:

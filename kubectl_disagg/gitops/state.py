@@ -51,6 +51,7 @@ from kubectl_disagg.core import revision as revision_hash  # `revision` names a 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document
 from kubectl_disagg.core.model import SCALING_EXTERNAL, DisaggregatedSet, Placement, PLACEMENT_NONE
+from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.rollout_config import IntOrPercentError, resolve_config
 
 API_VERSION = "kubectl-disagg.x-k8s.io/v1alpha1"
@@ -137,7 +138,8 @@ class RolloutState:
     revisions): slice → revision → role → count, revisions in the order they were deployed.
     `target`: the Target of the last step; `previous`: slice → the Point before it (None: a
     format 1 state, or one built in memory). `source`: the Document read, for line numbers;
-    not part of the state (equality ignores it)."""
+    not part of the state (equality ignores it). `position`: where a RolloutPolicy's rollout
+    stands (core/position.py), None without one."""
 
     name: str
     namespace: str
@@ -147,6 +149,7 @@ class RolloutState:
     target: Target | None = None
     previous: Mapping[int, Point] | None = None
     source: Document | None = field(default=None, compare=False)
+    position: Position | None = None
 
     def deployed(self, slice_index: int) -> Mapping[str, Counts]:
         return self.replicas.get(slice_index, {})
@@ -191,6 +194,8 @@ def state_document(state: RolloutState) -> dict:
                                          "maxUnavailable": r.unavailable} for r in state.target.roles]}
     document["revisions"] = [_record_document(state.revisions[rev]) for rev in used]
     document["slices"] = slices
+    if state.position is not None:
+        document["position"] = position_document(state.position)
     return document
 
 
@@ -292,6 +297,10 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
     revisions = _read_revisions(reader, data.get("revisions"))
     replicas, initial, previous = _read_slices(reader, data.get("slices"), revisions)
     target = _read_target(reader, data.get("target")) if version == 2 else None
+    position = None
+    if data.get("position") is not None:
+        position, problems = parse_position(data["position"], document.file, document.line)
+        reader.problems.extend(problems)
     if version == 2 and "target" not in data:
         reader.fail((), "target", "a format 2 state records the set its last step was taken for: "
                     "write it with `kubectl disagg rollout step --gitops` or `rollout state init`")
@@ -303,7 +312,7 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
                         "a format 2 state records each slice's point before the last step (`previous`)")
         reader.raise_if_failed()
     return RolloutState(ds.name, namespace, revisions, replicas, initial, target,
-                        previous if version == 2 else None, document)
+                        previous if version == 2 else None, document, position)
 
 
 class _Reader:

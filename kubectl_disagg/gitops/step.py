@@ -27,6 +27,8 @@ from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, Roll
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_back, render_with_state
 from kubectl_disagg.gitops.served import served_differences
+from kubectl_disagg.gitops.waves import NO_CLOCK, Paced, with_position
+from kubectl_disagg.rollout.progressive import utcnow
 from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
 
 
@@ -156,6 +158,7 @@ class Outcome(StrEnum):
     WAITING = "waiting"  # the cluster does not show the state's step yet (or it is not settled)
     COMPLETE = "complete"  # nothing left to roll
     REFUSED = "refused"  # the live objects cannot be explained; a person must look
+    HELD = "held"  # a RolloutPolicy holds the rollout (a gate, paused, aborted over): a verb passes it
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,11 @@ class GitopsStep:
 
     @property
     def complete(self) -> bool:
-        return self.outcome in (Outcome.ADVANCED, Outcome.COMPLETE)
+        return self.outcome in (Outcome.ADVANCED, Outcome.COMPLETE, Outcome.HELD)
+
+    @property
+    def stopped(self) -> tuple[str, ...]:
+        return self.reasons if self.outcome == Outcome.HELD else ()
 
     @property
     def done(self) -> tuple[Action, ...]:
@@ -187,7 +194,7 @@ def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, le
     """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
     `executor`, the next state decided from the committed one."""
     live = executor.snapshot(ds.name, namespace)
-    return replace(gitops_step(ds, executor.committed, live, executor.served), snapshot=live)
+    return replace(gitops_step(ds, executor.committed, live, executor.served, now=utcnow()), snapshot=live)
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
@@ -206,10 +213,11 @@ def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespa
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
-                served: Mapping | None = None) -> GitopsStep:
+                served: Mapping | None = None, now=None) -> GitopsStep:
     """The next state of a git-driven rollout, given the state committed, the live LWS and the
     live RolloutState object (`served`; None where the cluster does not serve the kind or holds
-    none): it must be the committed document, and the LWS what that renders to."""
+    none): it must be the committed document, and the LWS what that renders to. With a
+    RolloutPolicy, `now` (a datetime) is what its gates are judged at (gitops/waves.py)."""
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -232,14 +240,24 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
                      for o in render_with_state(ds, state) if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
-    passed = run_pass(executor, ds, namespace)
+    paced = None if ds.policy is None else Paced(ds, state, now or NO_CLOCK)
+    passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
     # What the next render checks the step against (spec §8): the set it was decided for, and
     # the point each slice stood at before it.
-    after = replace(after, target=Target.of(ds), previous={
-        s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {})) for s in after.replicas})
+    # (after an abort the step rolled toward the stable revision: that is the set it was decided for)
+    toward = ds if paced is None or paced.passage is None else paced.passage.target
+    after = replace(after, target=Target.of(toward), position=state.position if paced is None else paced.position,
+                    previous={s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {}))
+                              for s in after.replicas})
+    if paced is not None and passed.stopped and not passed.done:
+        if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
+            return _checked(ds, GitopsStep(Outcome.ADVANCED, with_position(state, paced.position),
+                                           ("records where the rollout stands: " + "; ".join(passed.stopped),),
+                                           passed, before=state))
+        return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
     if passed.done:
         return _checked(ds, GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
                                        before=state))

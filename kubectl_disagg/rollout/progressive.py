@@ -36,9 +36,6 @@ from kubectl_disagg.rollout.events import StepEvent, event_object
 ROLLOUT_POLICY = Resource("RolloutPolicy", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutpolicies")
 STATE_API_VERSION = f"{ROLLOUT_STATE.group}/{ROLLOUT_STATE.version}"
 FORMAT_VERSION = 2
-# Where the summary's phase comes from: the RolloutState's health check reads it (argocd/).
-PHASES = {State.COMPLETE: "AtRest", State.ROLLING: "Rolling", State.AT_GATE: "AtGate", State.PAUSED: "Paused",
-          State.ABORTED: "Aborted"}
 EVENT_MESSAGES = {
     "WaveStarted": "Wave {wave} of {waves} started: slices up to {end} admitted",
     "WaveCompleted": "Wave {wave} of {waves} completed",
@@ -72,7 +69,7 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
     else:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
-            "phase": PHASES[decision.state], "message": message}
+            "phase": str(decision.state), "message": message}
 
 
 def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,

@@ -5,6 +5,10 @@
 -- reviewed commit, with the plugin's own summary (`rollout.message`); Degraded for a state the
 -- plugin would refuse: a slice naming a revision without a record, a count that is not a whole
 -- number of 0 or more, a revision group with some roles at 0 and others running.
+-- With a RolloutPolicy (spec §9) the summary's phase says more: AtGate (held after a wave) and
+-- Paused are Suspended, with the command that passes them; Aborted is Degraded. The object
+-- `rollout step` keeps in the cluster (a position, no slices of its own) is Progressing while
+-- a step moves it on.
 local hs = {}
 
 local function degraded(message)
@@ -59,6 +63,19 @@ end
 
 local rollout = obj.rollout or {}
 local name = (obj.metadata and obj.metadata.name) or "rollout"
+if rollout.phase == "AtGate" or rollout.phase == "Paused" then
+  hs.status = "Suspended"
+  hs.message = rollout.message or (name .. ": held; rollout promote or rollout resume passes it")
+  return hs
+end
+if rollout.phase == "Aborted" then
+  return degraded(rollout.message or (name .. ": the rollout was aborted"))
+end
+if rollout.phase == "Rolling" and #(obj.slices or {}) == 0 and obj.position ~= nil then
+  hs.status = "Progressing"
+  hs.message = rollout.message or (name .. ": rolling; next: rollout step")
+  return hs
+end
 if rollout.phase == "Rolling" or (rollout.phase == nil and rolling) then
   hs.status = "Suspended"
   hs.message = rollout.message or (name .. ": mid-rollout; next: rollout step --gitops")

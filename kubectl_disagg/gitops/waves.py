@@ -1,0 +1,151 @@
+"""A RolloutPolicy's rollout through git (spec §9.6): the position in the state file. Pure.
+
+The position lives in the set's rollout state (`position:`, core/position.py), so the same
+decisions come from the same position as in the cluster (core/waves.py). Here:
+
+- `Paced`: what `gitops_step` hands a pass (`admit`) and records in the next state;
+- `state_decision`: the decision from the committed state alone (what the verbs and the
+  served summary read; no clock at render: a soak passes only when a step records it);
+- `wave_problems`: spec §8 extended: a state that starts a slice outside the admitted waves,
+  or moves one while the rollout is paused, is refused by `render` and `cmp generate`;
+- `with_position`: the state a verb writes (nothing deployed changes: its last step moved nothing).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.position import Position, for_revision
+from kubectl_disagg.core.reconcile import Admission
+from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.waves import (Passage, Progress, State, WaveDecision, admit, decide, stopped_reasons,
+                                       the_rollout)
+from kubectl_disagg.errors import Problem
+from kubectl_disagg.gitops.state import Point, RolloutState
+from kubectl_disagg.manifests.source import dotted
+
+# Render has no clock: a soak is judged passed only once a step recorded it.
+NO_CLOCK = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+@dataclass
+class Paced:
+    """One git-driven pass under a policy: `admit` for `run_pass`, the passage it decided."""
+
+    ds: DisaggregatedSet
+    state: RolloutState | None
+    now: datetime.datetime
+    passage: Passage | None = field(default=None)
+
+    def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
+        self.passage = admit(ds, snapshot, self.state.position if self.state else None, self.now)
+        # what passes a gate here is a --gitops verb's commit
+        return self.passage.target, replace(self.passage.admission,
+                                            stopped=stopped_reasons(self.passage.decision, gitops=True))
+
+    @property
+    def position(self) -> Position | None:
+        return None if self.passage is None else self.passage.decision.position
+
+    def moved(self) -> bool:
+        """The decision moved the position (a wave completed or reached, a gate passed)."""
+        before = self.state.position if self.state else None
+        return self.passage is not None and self.passage.decision.position != before
+
+
+def state_progress(ds: DisaggregatedSet, state: RolloutState, revision: str) -> tuple[Progress, ...]:
+    """Each slice against `revision`, as the state deploys it."""
+    out = []
+    for slice_index in range(ds.slices):
+        deployed = set(state.deployed(slice_index))
+        out.append(Progress.EMPTY if not deployed else Progress.PENDING if revision not in deployed
+                   else Progress.DONE if deployed == {revision} else Progress.IN_FLIGHT)
+    return tuple(out)
+
+
+def state_decision(ds: DisaggregatedSet, state: RolloutState,
+                   now: datetime.datetime = NO_CLOCK) -> WaveDecision:
+    """The decision the committed state stands at (the same as a step's, but read from git)."""
+    rollout, recorded, progress = the_rollout(ds.revision, state.position,
+                                              lambda revision: state_progress(ds, state, revision))
+    stable = next((rev for s in range(ds.slices) for rev in state.deployed(s) if rev != rollout), "")
+    return decide(ds.policy, rollout, for_revision(recorded, rollout, stable), progress, now)
+
+
+def with_position(state: RolloutState, position: Position) -> RolloutState:
+    """`state` with `position`, its last step moving nothing (each slice's previous is its point)."""
+    return replace(state, position=position, previous={
+        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+
+
+def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[WaveDecision], Position],
+                 now: datetime.datetime) -> tuple[WaveDecision, WaveDecision, RolloutState]:
+    """A verb through git: the decision before, the one after, and the state to write."""
+    before = state_decision(ds, state, now)
+    after_state = with_position(state, change(before))
+    return before, state_decision(ds, after_state, now), after_state
+
+
+def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
+    """Slices the state's last step moved where the policy would not let a step move them."""
+    if ds.policy is None or state.previous is None:
+        return []
+    decision = state_decision(ds, replace(state, replicas={s: p.replicas for s, p in state.previous.items()},
+                                          initial={s: p.initial for s, p in state.previous.items()}))
+    problems = []
+    for slice_index in sorted(state.replicas):
+        previous = state.previous.get(slice_index)
+        if previous is None or not previous.replicas or slice_index >= ds.slices:
+            continue  # nothing deployed before: a new slice, not a rollout
+        moved = dict(state.deployed(slice_index)) != dict(previous.replicas)
+        if not moved or slice_index in decision.moves:
+            continue
+        why = decision.held.get(slice_index)
+        problems.append(_problem(state, slice_index, f"slice {slice_index} moved, but the RolloutPolicy holds it "
+                                 f"({why.value if why else 'not admitted'}; the position is at wave "
+                                 f"{decision.wave + 1} of {len(decision.waves)}): a step never moves it there"))
+    return problems
+
+
+def _problem(state: RolloutState, slice_index: int, message: str) -> Problem:
+    document = state.source
+    if document is None:
+        return Problem("rollout state", 0, f"slices[slice {slice_index}]", message)
+    entries = document.data.get("slices") if isinstance(document.data, dict) else None
+    index = next((i for i, e in enumerate(entries or []) if isinstance(e, dict) and e.get("slice") == slice_index), 0)
+    path = ("slices", index, "revisions")
+    return Problem(document.file, document.line(path), dotted(path), message)
+
+
+def paced_summary(ds: DisaggregatedSet, state: RolloutState, summary: dict) -> dict:
+    """The served summary (gitops/served.py) with the wave, and the phase a gate, a pause or an
+    abort gives it (AtGate, Paused, Aborted: Suspended or Degraded in Argo CD, argocd/)."""
+    if ds.policy is None:
+        return summary
+    decision = state_decision(ds, state)
+    summary = {**summary, "wave": f"{decision.wave + 1}/{len(decision.waves)}"}
+    stopped = stopped_reasons(decision, gitops=True)
+    if stopped or decision.state == State.ABORTED:
+        where = f"wave {decision.wave + 1} of {len(decision.waves)}"
+        why = stopped[0] if stopped else f"rolling back to revision {decision.target}; next: rollout step --gitops"
+        summary.update(phase=str(decision.state), message=f"{ds.name}: {where}; {why}")
+    return summary
+
+
+def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
+    """How render lays out a slice the policy keeps as it is (render.py's `_slice_layout` form:
+    [(revision, [(role, replicas, initial-replicas or None, owner)])]), or None to lay it out
+    as without a policy: a held slice renders exactly what the state records (no new revision
+    at 0, no initial-replicas it has not recorded), and so does every slice after an abort,
+    whose steps record each LWS they create or annotate."""
+    if ds.policy is None:
+        return None
+    decision = state_decision(ds, state)
+    if slice_index not in decision.held and decision.target == ds.revision:
+        return None
+    initial = state.initial.get(slice_index, {})
+    return [(revision, [(role, n, initial.get(revision, {}).get(role), None) for role, n in counts.items()])
+            for revision, counts in state.deployed(slice_index).items()]

@@ -1,0 +1,138 @@
+"""A RolloutPolicy through git (spec §9.6): the position in the state file, the step held at a
+gate, a verb's state, render refusing a slice moved outside its wave, and what Argo CD shows."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import replace
+
+import pytest
+
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.waves import State, abort, promote
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops.render import render_with_state
+from kubectl_disagg.gitops.served import served_object
+from kubectl_disagg.gitops.state import state_document
+from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.gitops.waves import change_state, state_decision
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.gitops.state import parse_state
+from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.unit.core.test_reconcile import NS, make_set
+from tests.unit.gitops.test_step import deploy
+
+HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
+NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+CANARY = RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),))
+
+
+def sets(policy=CANARY):
+    old = make_set({"prefill": 1, "decode": 1}, slices=3)
+    return old, replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=3), policy=policy)
+
+
+def reread(state, ds):
+    (document,) = parse_stream(to_yaml(state_document(state)), "disagg-rollout-state.yaml")
+    return parse_state(document, ds, NS)
+
+
+def roll_until_held(argo, ds, state, limit=40):
+    """Sync, settle, step, commit until the step is held (or complete); the last step too."""
+    for _ in range(limit):
+        argo.sync(ds, state)
+        argo.cluster.settle()
+        step = gitops_step(ds, state, argo.snapshot(ds), argo.served, now=NOW)
+        if step.outcome in (Outcome.HELD, Outcome.COMPLETE):
+            return state, step
+        assert step.outcome == Outcome.ADVANCED, step
+        state = reread(step.state, ds)
+    raise AssertionError("never held")
+
+
+def held_at_the_canary():
+    old, new = sets()
+    argo, state = deploy(old)
+    state, step = roll_until_held(argo, new, state)
+    return argo, new, state, step
+
+
+def test_the_canary_rolls_alone_and_the_step_holds_at_its_gate():
+    argo, new, state, step = held_at_the_canary()
+    assert step.outcome == Outcome.HELD
+    assert step.reasons == ("wave 1 is paused: `kubectl disagg rollout promote --gitops -f DIR` starts the next wave",)
+    assert [set(state.deployed(s)) for s in range(3)] == [{new.revision}, {sets()[0].revision}, {sets()[0].revision}]
+    assert state.position.completed == {0: "2026-12-01T12:00:00Z"}  # recorded by a commit of its own
+    assert served_object(new, state)["rollout"]["phase"] == "AtGate"
+
+
+def test_one_promote_commit_lets_it_finish():
+    argo, new, state, _ = held_at_the_canary()
+    before, after, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    assert before.state == State.AT_GATE and after.state == State.ROLLING
+    state, step = roll_until_held(argo, new, reread(promoted, new))
+    assert step.outcome == Outcome.COMPLETE
+    assert all(set(state.deployed(s)) == {new.revision} for s in range(3))
+
+
+def test_render_refuses_a_state_that_moves_a_slice_outside_the_admitted_waves():
+    argo, new, state, _ = held_at_the_canary()
+    # edited by hand: slice 1 started as a step would start it, while the canary's gate holds
+    document = state_document(state)
+    slice1 = document["slices"][1]
+    slice1["previous"] = [dict(entry) for entry in slice1["revisions"]]
+    slice1["revisions"][0]["initialReplicas"] = dict(slice1["revisions"][0]["replicas"])
+    slice1["revisions"].append({"revision": new.revision, "replicas": {"prefill": 0, "decode": 0}})
+    document["revisions"].append(next(r for r in state_document(reread(state, new))["revisions"]
+                                      if r["revision"] == new.revision))
+    document["revisions"] = list({r["revision"]: r for r in document["revisions"]}.values())
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as refused:
+        render_with_state(new, parse_state(parsed, new, NS), NS)
+    (line,) = [line for line in refused.value.lines() if "RolloutPolicy" in line]
+    assert line.startswith("disagg-rollout-state.yaml:") and ": slices[1].revisions: slice 1 moved, but the " \
+        "RolloutPolicy holds it (its wave has not started; the position is at wave 1 of 2)" in line
+
+
+def test_abort_through_git_rolls_the_canary_back_and_is_degraded():
+    argo, new, state, _ = held_at_the_canary()
+    _, after, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    assert after.state == State.ABORTED and after.moves == (0,)
+    assert health(HEALTH / "health.lua", served_object(new, aborted))["status"] == "Degraded"
+    state, step = roll_until_held(argo, new, reread(aborted, new))
+    assert all(set(state.deployed(s)) == {sets()[0].revision} for s in range(3))
+    assert step.outcome == Outcome.HELD and "aborted" in step.reasons[0]
+
+
+def test_without_a_policy_the_state_has_no_position():
+    old, _ = sets()
+    _, state = deploy(old)
+    assert state.position is None and "position" not in state_document(state)
+
+
+def test_the_served_summary_names_the_wave_and_the_command():
+    argo, new, state, _ = held_at_the_canary()
+    rollout = served_object(new, state)["rollout"]
+    assert rollout["wave"] == "1/2"
+    assert rollout["message"] == ("llm: wave 1 of 2; wave 1 is paused: `kubectl disagg rollout promote --gitops "
+                                  "-f DIR` starts the next wave")
+    assert health(HEALTH / "health.lua", served_object(new, state)) == {"status": "Suspended",
+                                                                        "message": rollout["message"]}
+    assert state_decision(new, state).gate.wave == 0
+
+
+def paced_objects():
+    """(testdata name, the RolloutState object Argo CD sees): held at the canary's gate, aborted."""
+    argo, new, state, _ = held_at_the_canary()
+    _, _, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    return {"suspended-at-gate": served_object(new, state), "degraded-aborted": served_object(new, aborted)}
+
+
+@pytest.mark.parametrize("name", ["suspended-at-gate", "degraded-aborted"])
+def test_the_health_testdata_is_what_the_plugin_emits_under_a_policy(name, request):
+    path = HEALTH / "testdata" / f"{name}.yaml"
+    text = to_yaml(paced_objects()[name])
+    if request.config.getoption("--update-golden"):
+        path.write_text(text)
+    assert path.read_text() == text, "run pytest --update-golden"

@@ -1,0 +1,70 @@
+"""The RolloutState `rollout step` keeps in the cluster for a RolloutPolicy: the object, its
+summary, and what Argo CD's health check makes of it."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.position import Position, parse_position
+from kubectl_disagg.core.waves import admit, pause
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.rollout.progressive import recorded_position, state_object
+from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.unit.core.test_waves import fleet
+
+HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
+NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+
+
+def cluster_objects():
+    cluster, ds = fleet(4, RolloutPolicy("llm", "serving", "llm", (Wave(1, pause=True),), 2))
+    snapshot = cluster.snapshot(ds.name)
+    rolling = admit(ds, snapshot, None, NOW).decision
+    paused = admit(ds, snapshot, pause(rolling.position, NOW, "bob"), NOW).decision
+    return {"progressing": state_object(ds, "serving", rolling.position, rolling, None),
+            "suspended-paused": state_object(ds, "serving", paused.position, paused,
+                                             {"metadata": {"resourceVersion": "7"}})}
+
+
+def test_the_object_records_the_position_and_round_trips():
+    objects = cluster_objects()
+    assert objects["progressing"]["rollout"] == {
+        "set": "llm", "revision": objects["progressing"]["rollout"]["revision"], "wave": "1/2", "phase": "Rolling",
+        "message": "llm: wave 1 of 2 (slices 0-0); next: kubectl disagg rollout step"}
+    assert objects["suspended-paused"]["metadata"]["resourceVersion"] == "7"  # the write is pinned
+    position = recorded_position(objects["suspended-paused"])
+    assert position.paused.by == "bob" and position.stable
+
+
+def test_a_git_driven_state_is_not_stepped_in_the_cluster():
+    with pytest.raises(UserError, match="git-driven rollout"):
+        recorded_position({"metadata": {"name": "llm"}, "slices": [{"slice": 0}]})
+
+
+def test_a_position_with_problems_is_refused_at_its_field():
+    _, problems = parse_position({"wave": -1, "gates": [{"wave": 0}]}, "state.yaml", lambda path: 3)
+    assert [str(p) for p in problems] == [
+        "state.yaml:3: position.wave: must be a wave index (0 or more), got -1",
+        "state.yaml:3: position.gates[0]: needs wave (index), gate (analysis or pause), at (RFC 3339), by and how"]
+    assert parse_position({}, "s", lambda p: 0) == (Position(), [])
+
+
+@pytest.mark.parametrize("name", ["progressing", "suspended-paused"])
+def test_the_health_testdata_is_what_rollout_step_writes(name, request):
+    path = HEALTH / "testdata" / f"{name}.yaml"
+    text = to_yaml(cluster_objects()[name])
+    if request.config.getoption("--update-golden"):
+        path.write_text(text)
+    assert path.read_text() == text, "run pytest --update-golden"
+
+
+def test_health_of_the_cluster_object():
+    objects = cluster_objects()
+    assert health(HEALTH / "health.lua", objects["progressing"])["status"] == "Progressing"
+    paused = health(HEALTH / "health.lua", objects["suspended-paused"])
+    assert paused == {"status": "Suspended", "message": objects["suspended-paused"]["rollout"]["message"]}
+    assert "`kubectl disagg rollout resume` continues it" in paused["message"]
