@@ -55,7 +55,7 @@ def verb_command(verb: str) -> click.Command:
                 commit, state_file, full=False) -> None:
         from kubectl_disagg.views.verbs import VerbConsole
 
-        console = VerbConsole(output)
+        console = VerbConsole(output, gitops)
         if gitops:
             if name or not filenames:
                 raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept)")

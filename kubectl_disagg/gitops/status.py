@@ -20,6 +20,7 @@ from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import Outcome, gitops_step, synced_differences
+from kubectl_disagg.rollout.progressive import utcnow
 
 LWS = "LeaderWorkerSet"
 
@@ -30,6 +31,7 @@ class NextAction(StrEnum):
     READY = "wait for readiness"
     COMPLETE = "complete"
     REFUSED = "a person must look"
+    HELD = "held by the RolloutPolicy: a --gitops verb's commit passes it"
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,10 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     differences = served_differences(state, served) + synced_differences(expected, ours)
     unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
     synced = len(unpruned) == len(differences)
-    step = gitops_step(ds, state, live, served)
-    if step.outcome == Outcome.ADVANCED:
+    step = gitops_step(ds, state, live, served, now=utcnow())
+    if step.outcome == Outcome.HELD:  # a gate, a pause, an abort over (spec §9): the reasons name the verb
+        action, reasons = NextAction.HELD, step.reasons
+    elif step.outcome == Outcome.ADVANCED:
         action, reasons = NextAction.STEP, ()
     elif step.outcome == Outcome.COMPLETE:
         action, reasons = NextAction.COMPLETE, ()

@@ -168,3 +168,59 @@ def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_s
     assert code == EXIT_HELD, err
     assert revisions(stepper)[1] == {stable}
     assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == EXIT_OK
+
+
+# --- through git and the Argo CD harness -------------------------------------------------------
+
+from tests.integration.test_gitops import EXIT_ADVANCED, EXIT_COMPLETE, deploy, repo  # noqa: E402,F401
+
+
+def rounds(repo, until: set[int], limit: int = 40):
+    """Sync (as Argo CD does) → ready → step → commit, until the step's code is in `until`."""
+    for index in range(limit):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        run = repo.step()
+        if run.code in until:
+            return run
+        assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
+        repo.commit(f"rollout step {index}")
+    raise AssertionError("never reached")
+
+
+def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(repo):
+    deploy(repo, ROLES, slices=4)
+    stable = model(repo.set_file).revision
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": repo.namespace},
+              "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    repo.change_set("new image, paced", ROLES, slices=4, image="img:2")
+    target = model(repo.set_file).revision
+    untouched = versions_of_git(repo, {1, 2, 3})
+    held = rounds(repo, {EXIT_HELD})
+    assert "wave 1 is paused: `kubectl disagg rollout promote --gitops -f DIR` starts the next wave" in held.out
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {0: {target}, 1: {stable}, 2: {stable},
+                                                                   3: {stable}}
+    assert versions_of_git(repo, {1, 2, 3}) == untouched  # no new revision, no annotation, same spec
+    health = repo.state_health()
+    assert health["status"] == "Suspended" and "rollout promote --gitops" in health["message"], health
+    assert all("RolloutPolicy" not in o["kind"] for o in repo.render_committed())  # never passed through
+
+    promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
+    assert promoted.code == EXIT_OK and "committed" in promoted.err, promoted
+    assert repo.clean() and "rollout promote at wave 1 of 2" in repo.git("log", "-1", "--format=%s")
+    done = rounds(repo, {EXIT_COMPLETE})
+    assert done.code == EXIT_COMPLETE
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
+    assert repo.state_health()["status"] == "Healthy"
+
+
+def versions_of_git(repo, slices) -> dict[str, tuple]:
+    """What a sync could change of the slices' LWS (each sync stamps the commit on every object,
+    and the LWS controller writes status): spec and generation, labels, our annotations."""
+    return {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"], o["metadata"]["labels"],
+                                    (o["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION))
+            for o in repo.live.lws() if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}

@@ -1,0 +1,72 @@
+"""`rollout promote|pause|resume|abort --gitops -f DIR`: the position changed in the state file
+beside each set (spec §9.6), one reviewed commit; the cluster is not read.
+
+The decision comes from the committed state alone (gitops/waves.py `state_decision`); the new
+state differs from it only in `position:` (its last step moved no slice). Every set's verb is
+decided before any state is written: one refusal writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import getpass
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.waves import VerbRefused
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops.state import RolloutState
+from kubectl_disagg.gitops.waves import change_state
+from kubectl_disagg.rollout.progressive import utcnow
+from kubectl_disagg.rollout.verbs import VerbResult, change_for
+
+
+@dataclass(frozen=True)
+class GitVerb:
+    """One set's verb through git: what it did (`result`), the state to write and where."""
+
+    result: VerbResult
+    state: RolloutState
+    path: str
+    by: str
+
+
+def local_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def verb_files(sets: Sequence[DisaggregatedSet], namespace: str | None, default_namespace: str, verb: str, *,
+               full: bool = False, state_file: str | None = None, by: str | None = None,
+               now: datetime.datetime | None = None) -> list[GitVerb]:
+    """The verb over each set's committed state, written beside it; VerbRefused names the set."""
+    if state_file and len(sets) != 1:
+        raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
+                         f"holds {len(sets)}"])
+    now, by = now or utcnow(), by or local_user()
+    out = []
+    for ds in sets:
+        target = namespace_for(ds, namespace, default_namespace)
+        if ds.policy is None:
+            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no RolloutPolicy beside it: its "
+                             "rollouts are not paced"])
+        path = state_files.state_path(ds, state_file)
+        state = state_files.read_state(ds, target, state_file)
+        if path is None or state is None:
+            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no rollout state beside it yet: "
+                             "`kubectl disagg rollout step --gitops -f DIR` writes the first"])
+        try:
+            before, after, written = change_state(ds, state, change_for(verb, now, by, full), now)
+        except VerbRefused as refused:
+            raise VerbRefused(f"disaggregatedset/{ds.name} in {target}: {refused}") from None
+        out.append(GitVerb(VerbResult(ds, target, verb, before, after, full), written, path, by))
+    by_file: dict[str, list[RolloutState]] = {}
+    for done in out:
+        by_file.setdefault(done.path, []).append(done.state)
+    for path, states in by_file.items():
+        state_files.write_state(path, *states)
+    return out
