@@ -24,6 +24,7 @@ __all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EX
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
         context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str,
         commit: bool = False, branch: str | None = None, state_file: str | None = None) -> int:
+    from kubectl_disagg.views.analysis_progress import AnalysisProgress
     from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
                                                      format_results)
 
@@ -33,7 +34,8 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
 
         repository = repository_for(sets, branch)
     with _session.session(kubeconfig, context) as cluster:
-        results = step_files(cluster, sets, namespace, wait=wait, timeout=timeout, state_file=state_file)
+        results = step_files(cluster, sets, namespace, wait=wait, timeout=timeout, state_file=state_file,
+                             analysis_progress=AnalysisProgress)
     click.echo(format_results(results, output), nl=False)
     for result in results:
         if result.timed_out:

@@ -353,18 +353,19 @@ def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, 
     """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
     that pass it are the --gitops ones."""
     if decision.state == State.PAUSED:
-        return (f"the rollout is paused{_by_analysis(decision.position.paused)}: "
+        return (f"the rollout is paused{by_analysis(decision.position.paused)}: "
                 f"{_command('resume', gitops)} continues it",)
     if decision.state == State.ABORTED and not decision.moves:
-        return (f"the rollout was aborted{_by_analysis(decision.position.aborted)} and every slice is back at "
+        return (f"the rollout was aborted{by_analysis(decision.position.aborted)} and every slice is back at "
                 f"the stable revision {decision.target}: change the set's template to end it",)
     if decision.state != State.AT_GATE or decision.gate is None:
         return ()
     return (gate_sentence(decision.gate, gitops),)
 
 
-def _by_analysis(stamp: Stamp | None) -> str:
-    """Why an analysis stopped the rollout, with its failing values (empty when a person did)."""
+def by_analysis(stamp: Stamp | None) -> str:
+    """Why an analysis stopped the rollout, with its failing values, as " (...)" (empty when a
+    person did)."""
     return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
 
 

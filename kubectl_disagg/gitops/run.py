@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
                                               EXIT_WAITING, most_pressing)
@@ -38,13 +39,17 @@ class SetStep:
 
 
 def step_files(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *, wait: bool = False,
-               timeout: float | None = None, state_file: str | None = None) -> list[SetStep]:
+               timeout: float | None = None, state_file: str | None = None,
+               analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
     """Step each set from the state beside it (or in `state_file`, for one set); write the
-    states that advanced, all together or none (`directory_steps`: the sets step as one)."""
+    states that advanced, all together or none (`directory_steps`: the sets step as one). An
+    analysis gate a step reaches is measured first (`analysis_progress`: where it shows), bounded
+    by `timeout`."""
     if state_file and len(sets) != 1:
         raise UserError([f"--state {state_file}: names the rollout state of one DisaggregatedSet, and the input "
                          f"holds {len(sets)}"])
     deadline = Deadline.after(timeout if wait else None).at
+    analyze = gate_analysis(cluster, Deadline.after(timeout).at, analysis_progress)
     results = []
     for ds in sets:
         target = namespace_for(ds, namespace, cluster.default_namespace)
@@ -53,7 +58,7 @@ def step_files(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None,
             raise UserError([f"{ds.source.file}: --gitops needs the set in a file: its rollout state is "
                              "kept beside it"])
         state = state_files.read_state(ds, target, state_file, missing_ok=True)
-        step, timed_out = next_step(cluster, ds, state, target, wait=wait, deadline=deadline)
+        step, timed_out = next_step(cluster, ds, state, target, wait=wait, deadline=deadline, analyze=analyze)
         results.append(SetStep(ds, target, str(path), step, timed_out))
     steps = directory_steps([(result.ds, result.step) for result in results])
     results = [replace(result, step=step) for result, step in zip(results, steps)]

@@ -134,9 +134,10 @@ def pending_gate(decision):
     return gate if decision.position.verdict(gate.wave) is None else None
 
 
-def gate_analysis(rest, deadline: float | None, progress_for: Callable[[str], Callable[[GateRun], None]]
+def gate_analysis(cluster, deadline: float | None, progress_for: Callable[[str], Callable[[GateRun], None]]
                   ) -> GateAnalysis:
-    """The GateAnalysis of a cluster session: Prometheus at its address, or through `rest`'s
-    API server (the kubeconfig's credentials) for a Service; `deadline` on time.monotonic."""
-    return GateAnalysis(lambda endpoint: PrometheusClient.for_endpoint(endpoint, rest).query, deadline=deadline,
-                        progress_for=progress_for)
+    """The GateAnalysis of a cluster session: Prometheus at its address, or through the session's
+    API server (`cluster.client`, the kubeconfig's credentials) for a Service; `deadline` on
+    time.monotonic."""
+    return GateAnalysis(lambda endpoint: PrometheusClient.for_endpoint(endpoint, cluster.client).query,
+                        deadline=deadline, progress_for=progress_for)

@@ -26,7 +26,7 @@ from kubectl_disagg.core.policy import policy_from_object
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import Passage, State, WaveDecision, admit, stopped_reasons
+from kubectl_disagg.core.waves import by_analysis, Passage, State, WaveDecision, admit, stopped_reasons
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.lease import default_holder
@@ -64,8 +64,8 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
     elif stopped:
         message = f"{ds.name}: {reached}; {stopped[0]}"
     elif decision.state == State.ABORTED:
-        why = decision.position.aborted.reason if decision.position.aborted else ""
-        message = f"{ds.name}: aborted at {reached} ({why}); rolling back to revision {decision.target}"
+        message = (f"{ds.name}: aborted at {reached}{by_analysis(decision.position.aborted)}; rolling back to "
+                   f"revision {decision.target}")
     else:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",

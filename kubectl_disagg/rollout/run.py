@@ -97,7 +97,7 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     last = None
     paced = None if ds.policy is None else {"admit": Progressive(
         cluster, namespace, dry_run=bool(dry_run), warn=printer.warn,
-        analyze=gate_analysis(cluster.client, deadline, printer.analysis_progress)).admit}
+        analyze=gate_analysis(cluster, deadline, printer.analysis_progress)).admit}
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=deadline, max_in_flight=max_in_flight,

@@ -8,23 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubectl_disagg.core.position import Position
 from kubectl_disagg.views.templating import render_template
 
 
-def recorded_verdicts(before: Mapping[int, Mapping] | None, after: Mapping[int, Mapping] | None) -> list[dict]:
-    """The verdicts new in `after` (by wave), as the template shows them (waves counted from 1)."""
-    before = before or {}
+def recorded_verdicts(before: Position | None, after: Position | None) -> list[dict]:
+    """The verdicts new in the position `after` (by wave), as the template shows them (waves
+    counted from 1), with what a failed one made of the rollout (`then`: aborted, paused)."""
+    earlier = before.verdicts if before is not None else {}
     out = []
-    for wave, record in sorted((after or {}).items()):
-        if before.get(wave) == record or not isinstance(record, Mapping):
+    for wave, record in sorted((after.verdicts if after is not None else {}).items()):
+        if earlier.get(wave) == record or not isinstance(record, Mapping):
             continue
         checks = []
         for check in record.get("checks") or []:
             checks.append({"name": check.get("check"), "role": check.get("role"),
                            "condition": check.get("successCondition"),
                            "measurements": [_measurement(m) for m in check.get("measurements") or []]})
+        then = ("aborted" if after.aborted is not None and after.aborted.by == "analysis" else
+                "paused" if after.paused is not None and after.paused.by == "analysis" else "")
         out.append({"wave": wave + 1, "phase": record.get("phase"), "message": record.get("message", ""),
-                    "checks": checks})
+                    "checks": checks, "then": then})
     return out
 
 

@@ -21,6 +21,7 @@ from kubectl_disagg.core.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
 from kubectl_disagg.views import plan_chart, template_diff
 from kubectl_disagg.views.templating import grouped_by_slice
 
@@ -62,7 +63,10 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
         "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
     }
-    context["title"] = title_line(context)
+    verdicts = recorded_verdicts(before.position if before else None, after.position if after else None)
+    context["analysis"] = verdicts_markdown(verdicts)
+    context["title"] = title_line(context) + "".join(f"; analysis after wave {v['wave']} {v['phase']}"
+                                                      for v in verdicts)
     context["old_left"] = sum(role["old_after"] for group in groups for role in group["roles"])
     return context
 

@@ -91,3 +91,66 @@ def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lw
     assert verdict["phase"] == "failed"
     assert "error: Prometheus at http://127.0.0.1:1: no answer: connection refused" in verdict["message"]
     assert revisions(stepper) == {s: {stable} for s in range(4)}
+
+
+# --- through git and the Argo CD harness -------------------------------------------------------
+
+from kubectl_disagg.gitops.exit_codes import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD  # noqa: E402
+from tests.integration.test_gitops import deploy, repo  # noqa: E402,F401
+from tests.integration.test_progressive import ROLES, versions_of_git  # noqa: E402
+
+
+def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object, list[str]]:
+    """Sync → ready → step (with its pull request text) → commit, until the step's code is in
+    `until`: the last run and the pull request texts of the commits."""
+    texts = []
+    for index in range(limit):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        run = repo.step("--pr-description", str(pr_file))
+        if run.code in until:
+            return run, texts
+        assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
+        texts.append(pr_file.read_text())
+        repo.commit(f"rollout step {index}")
+    raise AssertionError("never reached")
+
+
+def paced_through_git(repo, address: str, on_failure: str = "abort") -> tuple[str, str]:
+    deploy(repo, ROLES, slices=4)
+    stable = model(repo.set_file).revision
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": repo.namespace},
+              "spec": {"targetRef": {"name": "llm"}, **gated(address, on_failure)}}
+    (repo.root / "policy.yaml").write_text(__import__("yaml").safe_dump(policy, sort_keys=False))
+    repo.change_set("new image, gated on analysis", ROLES, slices=4, image="img:2")
+    return stable, model(repo.set_file).revision
+
+
+def test_through_git_the_pull_request_carries_the_values_and_the_rollout_completes(repo, tmp_path, exporter,
+                                                                                   prometheus):
+    stable, target = paced_through_git(repo, prometheus.address)
+    serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=target)
+    done, texts = git_rounds(repo, tmp_path / "pr.md", {EXIT_COMPLETE})
+    (opening,) = [text for text in texts if "**Analysis after wave 1: passed.** ttft: 0.09" in text]
+    assert opening.splitlines()[0].endswith("; analysis after wave 1 passed")
+    assert "at 3 measurements" in opening and "| ttft | prefill | `< 0.5` |" in opening
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
+    assert repo.state_health()["status"] == "Healthy"
+
+
+def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degraded(repo, tmp_path, exporter,
+                                                                                 prometheus):
+    stable, target = paced_through_git(repo, prometheus.address)
+    serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
+    untouched = versions_of_git(repo, {1, 2, 3})
+    held, texts = git_rounds(repo, tmp_path / "pr.md", {EXIT_HELD})
+    (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
+    assert "2.425 is not < 0.5" in failing and "✗" in failing and "`onFailure: abort` follows" in failing
+    assert failing.splitlines()[0].endswith("; analysis after wave 1 failed")
+    repo.sync()
+    health = repo.state_health()
+    assert health["status"] == "Degraded" and "ttft" in health["message"] and "2.425" in health["message"], health
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {stable} for s in range(4)}
+    assert versions_of_git(repo, {1, 2, 3}) == untouched
