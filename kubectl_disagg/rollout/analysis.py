@@ -95,14 +95,16 @@ class GateAnalysis:
     """What a step does at an analysis gate that has no verdict yet: measure it, and give the
     position the verdict (the decision taken again from it then passes the gate or does the
     policy's onFailure). `query_for` makes the query function of a policy's Prometheus;
-    `progress_for` the progress callback of a gate ("wave 1")."""
+    `progress_for` the progress callback of a gate ("wave 1"); `keep_alive` is called at least
+    every KEEP_ALIVE_SECONDS while it waits (the pass's Lease renewed)."""
 
     def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
                  deadline: float | None = None, monotonic: Callable[[], float] = time.monotonic,
                  progress_for: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None),
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+                 keep_alive: Callable[[], None] = lambda: None):
         self.query_for, self.deadline, self.monotonic = query_for, deadline, monotonic
-        self.progress_for, self.clock, self.sleep = progress_for, clock, sleep
+        self.progress_for, self.clock, self.sleep, self.keep_alive = progress_for, clock, sleep, keep_alive
         self.runs: list[tuple[int, GateRun]] = []  # (wave, run) of each analysis measured, in order
 
     def __call__(self, ds, namespace: str, decision) -> object | None:
@@ -117,12 +119,28 @@ class GateAnalysis:
                                              range(decision.waves[gate.wave].end))
         timeout = None if self.deadline is None else max(0.0, self.deadline - self.monotonic())
         run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), timeout=timeout,
-                       clock=self.clock, sleep=self.sleep,
+                       clock=self.clock, sleep=self._wait,
                        progress=self.progress_for(f"wave {gate.wave + 1}"))
         self.runs.append((gate.wave, run))
+        self.keep_alive()
         position = decision.position
         return dataclasses.replace(position, verdicts={**position.verdicts,
                                                        gate.wave: analysis.gate_record(run.verdicts, run.phase, run.why)})
+
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep `seconds` in stretches of at most KEEP_ALIVE_SECONDS, keeping the set's Lease
+        alive in between: a pass holds it while its gate is measured, for minutes."""
+        end = self.clock() + seconds
+        while True:
+            self.keep_alive()
+            left = end - self.clock()
+            if left <= 0:
+                return
+            self.sleep(min(left, KEEP_ALIVE_SECONDS))
+
+
+KEEP_ALIVE_SECONDS = 5.0  # a Lease lasts 30 s and is renewed after a third of it
 
 
 def pending_gate(decision):
@@ -138,6 +156,11 @@ def gate_analysis(cluster, deadline: float | None, progress_for: Callable[[str],
                   ) -> GateAnalysis:
     """The GateAnalysis of a cluster session: Prometheus at its address, or through the session's
     API server (`cluster.client`, the kubeconfig's credentials) for a Service; `deadline` on
-    time.monotonic."""
+    time.monotonic; the Lease the pass holds renewed while it waits."""
+    def keep_alive() -> None:
+        lease = getattr(cluster, "current_lease", None)  # the Lease the pass holds, if any
+        if lease is not None and lease.held:
+            lease.renew_if_due()
+
     return GateAnalysis(lambda endpoint: PrometheusClient.for_endpoint(endpoint, cluster.client).query,
-                        deadline=deadline, progress_for=progress_for)
+                        deadline=deadline, progress_for=progress_for, keep_alive=keep_alive)

@@ -31,6 +31,7 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.lease import default_holder
 from kubectl_disagg.kube.rest import ROLLOUT_STATE, Resource
+from kubectl_disagg.rollout.analysis import pending_gate
 from kubectl_disagg.rollout.events import StepEvent, event_object
 
 ROLLOUT_POLICY = Resource("RolloutPolicy", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutpolicies")
@@ -70,6 +71,14 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
             "phase": str(decision.state), "message": message}
+
+
+def measuring(body: dict, gate, since: datetime.datetime) -> dict:
+    """`body` while the analysis of `gate` is measured: Rolling (Progressing in Argo CD)."""
+    rollout = body["rollout"]
+    return {**body, "rollout": {**rollout, "phase": str(State.ROLLING), "message": (
+        f"{rollout['set']}: wave {gate.wave + 1}: measuring analysis {', '.join(gate.checks)} since "
+        f"{since.strftime('%Y-%m-%dT%H:%M:%SZ')}")}}
 
 
 def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,
@@ -134,9 +143,13 @@ class Progressive:
         stored = self.cluster.rollout_state(ds.name, self.namespace)
         recorded = recorded_position(stored)
         passage = admit(ds, snapshot, recorded, self.clock())
-        measured = None if self.dry_run or self.analyze is None else self.analyze(ds, self.namespace, passage.decision)
-        if measured is not None:  # the verdict: the same pass passes the gate or does onFailure
-            passage = admit(ds, snapshot, measured, self.clock())
+        gate = None if self.dry_run or self.analyze is None else pending_gate(passage.decision)
+        if gate is not None:
+            # Progressing while it measures (Argo CD reads the phase), then the verdict: the same
+            # pass passes the gate or does onFailure.
+            stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, passage.decision.position,
+                                                                      passage.decision, stored), gate, self.clock()))
+            passage = admit(ds, snapshot, self.analyze(ds, self.namespace, passage.decision), self.clock())
         self.passage = passage
         decision = passage.decision
         if not self.dry_run and (stored is None or decision.position != recorded

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK
+from kubectl_disagg.views.analysis_progress import AnalysisProgress
+from tests.argocd_harness import resource_health
 from testenv.prometheus import LatencyExporter, PrometheusServer
 from tests.integration.test_analysis import serve_for
 from tests.integration.test_progressive import (paced, revisions, rollout_state, until_held_or_complete,
@@ -47,9 +49,13 @@ def start(stepper, tmp_path, spec):
 
 
 def test_a_good_canary_completes_through_its_gate_with_the_values(stepper, tmp_path, lws_simulator, exporter,
-                                                                  prometheus):
+                                                                  prometheus, monkeypatch):
     new, stable, target = start(stepper, tmp_path, gated(prometheus.address))
     serve_for(exporter, prometheus, 0.1, namespace=stepper.namespace, set_="llm", revision=target)
+    seen = []  # the live RolloutState's health as Argo CD gives it, at each measurement
+    shown = AnalysisProgress.__call__
+    monkeypatch.setattr(AnalysisProgress, "__call__", lambda self, run: (
+        seen.append(resource_health(rollout_state(stepper))), shown(self, run)))
     run = until_held_or_complete(stepper, new, lws_simulator)
     assert run.code == EXIT_OK, run.err
     assert_matches_render(model(new), stepper.live)
@@ -59,6 +65,8 @@ def test_a_good_canary_completes_through_its_gate_with_the_values(stepper, tmp_p
     assert [m["ok"] for m in check["measurements"]] == [True] * 3
     assert all(0.08 < m["values"][0] <= 0.1 and m["time"].endswith("Z") for m in check["measurements"])
     assert "analysis wave 1: ttft [" in run.err  # the progress went to stderr
+    assert len(seen) == 3 and all(h["status"] == "Progressing" for h in seen), seen
+    assert "wave 1: measuring analysis ttft since" in seen[0]["message"]
 
 
 @pytest.mark.parametrize("on_failure", ["abort", "pause"])

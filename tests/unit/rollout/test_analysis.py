@@ -118,3 +118,13 @@ def test_the_verdict_passes_the_gate_or_does_on_failure(latency, on_failure, aft
     decision = decide(ds.policy, "r2", position, (D, P, P), T0)
     assert decision.state == after
     assert pending_gate(decision) is None and gates(ds, "serving", decision) is None  # measured once
+
+
+def test_waiting_at_a_gate_keeps_the_lease_alive():
+    ds, clock, kept = SetStub("abort"), Clock(), []
+    at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
+    gates = GateAnalysis(lambda prometheus: answering({"a": 0.1, "b": 0.01}), clock=clock, sleep=clock.sleep,
+                         keep_alive=lambda: kept.append(clock.now))
+    gates(ds, "serving", at_gate)
+    assert clock.now == 1240 and max(clock.sleeps) <= 5  # 4 minutes of intervals, slept 5 s at a time
+    assert all(b - a <= 5 for a, b in zip(kept, kept[1:])) and kept[-1] == 1240
