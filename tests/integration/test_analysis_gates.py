@@ -4,40 +4,24 @@ the canary's latencies served by the test's exporter and measured by a real Prom
 from __future__ import annotations
 
 import pytest
+import yaml
 
+from kubectl_disagg.gitops.exit_codes import EXIT_ADVANCED, EXIT_COMPLETE
+from kubectl_disagg.gitops.exit_codes import EXIT_HELD as GIT_HELD
 from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from tests.argocd_harness import resource_health
-from testenv.prometheus import LatencyExporter, PrometheusServer
-from tests.integration.test_analysis import serve_for
-from tests.integration.test_progressive import (paced, revisions, rollout_state, until_held_or_complete,
-                                                versions_of)
+from tests.integration.test_analysis import TTFT_QUERY, exporter, prometheus, serve_for  # noqa: F401 (fixtures)
+from tests.integration.test_gitops import deploy, repo  # noqa: F401 (fixture)
+from tests.integration.test_progressive import (ROLES, paced, revisions, rollout_state, until_held_or_complete,
+                                                versions_of, versions_of_git)
 from tests.integration.test_rollout_step import assert_matches_render, model, stepper  # noqa: F401
-from tests.prometheus_oracle import require
-
-TTFT = ('histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{'
-        'namespace="{{namespace}}", set="{{set}}", role="{{role}}", revision="{{revision}}", '
-        'slice=~"{{slices}}"}[5s])))')
-
-
-@pytest.fixture(scope="module")
-def exporter():
-    exporter = LatencyExporter()
-    yield exporter
-    exporter.close()
-
-
-@pytest.fixture(scope="module")
-def prometheus(exporter):
-    server = PrometheusServer(require("prometheus"), [exporter.address])
-    yield server
-    server.close()
 
 
 def gated(address: str, on_failure: str = "abort") -> dict:
     return {"waves": [{"slices": 1, "analysis": ["ttft"]}, {"slices": "100%"}], "onFailure": on_failure,
             "analysis": {"prometheus": {"address": address}, "checks": [
-                {"name": "ttft", "role": "prefill", "query": TTFT, "successCondition": "< 0.5",
+                {"name": "ttft", "role": "prefill", "query": TTFT_QUERY, "successCondition": "< 0.5",
                  "interval": "1s", "count": 3}]}}
 
 
@@ -103,11 +87,6 @@ def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lw
 
 # --- through git and the Argo CD harness -------------------------------------------------------
 
-from kubectl_disagg.gitops.exit_codes import EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD  # noqa: E402
-from tests.integration.test_gitops import deploy, repo  # noqa: E402,F401
-from tests.integration.test_progressive import ROLES, versions_of_git  # noqa: E402
-
-
 def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object, list[str]]:
     """Sync → ready → step (with its pull request text) → commit, until the step's code is in
     `until`: the last run and the pull request texts of the commits."""
@@ -130,7 +109,7 @@ def paced_through_git(repo, address: str, on_failure: str = "abort") -> tuple[st
     policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
               "metadata": {"name": "llm", "namespace": repo.namespace},
               "spec": {"targetRef": {"name": "llm"}, **gated(address, on_failure)}}
-    (repo.root / "policy.yaml").write_text(__import__("yaml").safe_dump(policy, sort_keys=False))
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
     repo.change_set("new image, gated on analysis", ROLES, slices=4, image="img:2")
     return stable, model(repo.set_file).revision
 
@@ -153,7 +132,7 @@ def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degrade
     stable, target = paced_through_git(repo, prometheus.address)
     serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
     untouched = versions_of_git(repo, {1, 2, 3})
-    held, texts = git_rounds(repo, tmp_path / "pr.md", {EXIT_HELD})
+    held, texts = git_rounds(repo, tmp_path / "pr.md", {GIT_HELD})
     (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
     assert "2.425 is not < 0.5" in failing and "✗" in failing and "`onFailure: abort` follows" in failing
     assert failing.splitlines()[0].endswith("; analysis after wave 1 failed")
