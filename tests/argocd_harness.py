@@ -75,6 +75,17 @@ def argocd_source() -> Path:
     return Path(info["Dir"])
 
 
+def check_state_testdata(request, name: str, obj: dict) -> None:
+    """The RolloutState health check's testdata file `name` is `obj` as YAML (rewritten with
+    pytest --update-golden): what the plugin or `rollout step` emits, never written by hand."""
+    from kubectl_disagg.manifests.writer import to_yaml
+
+    path = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState" / "testdata" / f"{name}.yaml"
+    if request.config.getoption("--update-golden"):
+        path.write_text(to_yaml(obj))
+    assert path.read_text() == to_yaml(obj), "run pytest --update-golden"
+
+
 def health(script: Path, obj: dict, *, open_libs: bool = False) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
         json.dump(obj, handle)

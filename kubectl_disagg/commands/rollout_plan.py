@@ -57,7 +57,7 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
         if any(value is not None for value in (from_, to, max_surge, max_unavailable, roles)):
             raise click.UsageError("with NAME, the plan comes from the live cluster: --from, --to, --max-surge, "
                                    "--max-unavailable and --roles go with -f or alone")
-        plans = _live(None, name, namespace, kubeconfig, context)
+        plans, sets = _live(None, name, namespace, kubeconfig, context)
     elif filenames:
         conflicting = [flag for flag, value in (("--to", to), ("--max-surge", max_surge),
                                                 ("--max-unavailable", max_unavailable), ("--roles", roles))
@@ -67,7 +67,7 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
                                    "come from the DisaggregatedSet")
         sets = _options.sets_from_files(filenames, recursive)
         if from_ is None:
-            plans = _live(sets, None, namespace, kubeconfig, context)
+            plans, sets = _live(sets, None, namespace, kubeconfig, context)
         else:
             plans = [(f"disaggregatedset/{ds.name}", inputs_from_set(ds, from_), None) for ds in sets]
     elif from_ is None:
@@ -76,8 +76,9 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
         inputs = inputs_from_flags(from_, to, max_surge or "1", max_unavailable or "0", roles)
         plans = [(None, inputs, None)]
     computed = [(title, inputs, _trajectory(inputs, steps)) for title, inputs, steps in plans]
+    paced = [ds for ds in (sets if name or filenames else ()) if ds.policy is not None]
     # Written in one piece: a failure above leaves stdout empty.
-    click.echo(format_plans(computed, output), nl=False)
+    click.echo(format_plans(computed, output, paced), nl=False)
 
 
 def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:
@@ -95,4 +96,5 @@ def _live(sets, name: str | None, namespace: str | None, kubeconfig: str | None,
     from kubectl_disagg.views.plan import live_sections
 
     with _session.session(kubeconfig, context) as cluster:
-        return live_sections(live_plans(cluster, sets or [_session.stored_set(cluster, name, namespace)], namespace))
+        sets = sets or [_session.stored_set(cluster, name, namespace)]
+        return live_sections(live_plans(cluster, sets, namespace)), sets

@@ -45,6 +45,8 @@ def status(name, filenames, recursive, namespace, kubeconfig, context, output, w
       0  next: run rollout step --gitops    5  next: wait for the sync or readiness
       3  the live objects cannot be explained   6  complete
       4  --watch timed out before the next action changed
+      7  held by the set's RolloutPolicy (a gate, a pause, an abort over):
+         the reasons name the --gitops verb that passes it
     """
     if gitops and (name or not filenames):
         raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept), not NAME")

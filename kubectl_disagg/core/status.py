@@ -37,7 +37,8 @@ class RoleStatus:
 @dataclass(frozen=True)
 class SetStatus:
     """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
-    status lags their spec; `problems`, `warnings`: tuples of sentences."""
+    status lags their spec; `problems`, `warnings`: tuples of sentences; `rollout`: with a
+    RolloutPolicy, where the rollout stands and what holds it (rollout/progressive.py)."""
 
     name: str
     namespace: str
@@ -47,6 +48,7 @@ class SetStatus:
     stale: tuple[str, ...]
     problems: tuple[str, ...]
     warnings: tuple[str, ...]
+    rollout: tuple[str, ...] = ()
 
     @property
     def available(self) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.position import Position, for_revision
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
@@ -156,3 +157,15 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     initial = state.initial.get(slice_index, {})
     return [(revision, [(role, n, initial.get(revision, {}).get(role), None) for role, n in counts.items()])
             for revision, counts in state.deployed(slice_index).items()]
+
+
+def opened_wave(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None):
+    """The wave a step opens (a ResolvedWave: its slices join the rollout), or None."""
+    if ds.policy is None or after is None or after.position is None:
+        return None
+    was = before.position.wave if before is not None and before.position is not None else 0
+    if after.position.wave <= was or after.position.revision != (before.position.revision if before and
+                                                                   before.position else after.position.revision):
+        return None
+    waves = resolve_waves(ds.policy, ds.slices)
+    return waves[min(after.position.wave, len(waves) - 1)]

@@ -14,6 +14,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
 from kubectl_disagg.core.reconcile import SliceReport, reconcile
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.rollout.progressive import paced_view
 
 SlicePlan = tuple[SliceReport, PlanInputs, tuple[Step, ...]]
 
@@ -25,7 +26,11 @@ def live_plans(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None
                                   scalers=ds.has_external_roles) for ds in sets]
     plans = []
     for ds, snapshot in zip(sets, snapshots):
-        result = reconcile(ds, snapshot)
+        if ds.policy is None:
+            result = reconcile(ds, snapshot)
+        else:  # the slices a step would hold (its wave, the budget, a gate) as held
+            passage, _ = paced_view(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace), snapshot)
+            result = reconcile(passage.target, snapshot, passage.admission)
         if result.problems:
             raise UserError(list(result.problems))
         plans.append((ds, [slice_plan(ds, report) for report in result.slices]))

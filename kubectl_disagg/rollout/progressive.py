@@ -233,3 +233,20 @@ def change_position(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Sna
     after = admit(ds, snapshot, position, clock()).decision
     written = write_state(cluster, state_object(ds, namespace, position, after, stored))
     return decision, after, written
+
+
+def position_lines(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
+    """Where a paced rollout stands, for `rollout status`: the wave, the budget, what holds it."""
+    wave = decision.waves[decision.wave]
+    budget = "" if decision.budget is None else (f"; {len(decision.in_flight)} of at most {decision.budget} "
+                                                 "slices in flight")
+    where = (f"RolloutPolicy: {decision.state}, wave {decision.wave + 1} of {len(decision.waves)} "
+             f"(slices 0-{max(wave.end - 1, 0)}){budget}")
+    return (where, *(f"held: {reason}" for reason in stopped_reasons(decision, gitops)))
+
+
+def paced_view(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
+               clock: Callable[[], datetime.datetime] = utcnow) -> tuple[Passage, tuple[str, ...]]:
+    """The decision a step would take now, read only (nothing written), and its lines."""
+    passage = admit(ds, snapshot, recorded_position(read_state(cluster, ds.name, namespace)), clock())
+    return passage, position_lines(passage.decision)

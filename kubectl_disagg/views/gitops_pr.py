@@ -21,9 +21,12 @@ from kubectl_disagg.core.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.gitops.waves import opened_wave
+from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
 from kubectl_disagg.views import plan_chart, template_diff
 from kubectl_disagg.views.templating import grouped_by_slice
+from kubectl_disagg.views.waves import gate_words, slice_range
 
 INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
@@ -62,6 +65,7 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
         "removal": _removal(ds, before, after, removed_revisions) if removed_revisions else None,
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
         "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
+        "wave": _opened_wave(ds, before, after),
     }
     verdicts = recorded_verdicts(before.position if before else None, after.position if after else None)
     context["analysis"] = verdicts_markdown(verdicts)
@@ -69,6 +73,16 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
                                                       for v in verdicts)
     context["old_left"] = sum(role["old_after"] for group in groups for role in group["roles"])
     return context
+
+
+def _opened_wave(ds: DisaggregatedSet, before, after) -> dict | None:
+    """The wave this step opens under the set's RolloutPolicy, in words (None: it opens none)."""
+    wave = opened_wave(ds, before, after)
+    if wave is None:
+        return None
+    last = wave.index == len(resolve_waves(ds.policy, ds.slices)) - 1
+    return {"number": wave.index + 1, "of": len(resolve_waves(ds.policy, ds.slices)),
+            "slices": slice_range(wave.start, wave.end), "gates": "" if last else gate_words(wave)}
 
 
 def title_line(context: dict) -> str:

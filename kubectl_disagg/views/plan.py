@@ -10,12 +10,22 @@ from kubectl_disagg.core.planner import PlanInputs, Step
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
+from kubectl_disagg.views.waves import waves_document, waves_lines
 
 TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge, the ceiling a scale-up respects
 
 
-def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]], output: str) -> str:
-    """One plan prints as itself; several (sets, slices) as titled sections or a list."""
+def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]], output: str,
+                 paced: Sequence = ()) -> str:
+    """One plan prints as itself; several (sets, slices) as titled sections or a list. `paced`:
+    the sets with a RolloutPolicy, whose waves and gates come first (views/waves.py)."""
+    if paced and output in ("table", "chart"):
+        lines = [line for ds in paced for line in waves_lines(ds, chart=output == "chart")]
+        return "\n".join(lines) + "\n" + format_plans(plans, output)
+    if paced:
+        document = {"policies": [waves_document(ds) for ds in paced],
+                    "plans": [{"title": title, **_document(inputs, steps)} for title, inputs, steps in plans]}
+        return to_json(document) if output == "json" else to_yaml(document)
     if output == "chart":
         return format_charts(plans)
     if len(plans) == 1 and (plans[0][0] is None or output != "table"):

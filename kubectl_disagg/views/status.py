@@ -9,12 +9,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, derive_status, to_document
 from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.rollout.progressive import paced_view
 
 EXIT_NOT_AVAILABLE = 3
 EXIT_TIMEOUT = 4
@@ -53,7 +55,11 @@ def show_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, fo
 
 def _status(cluster, ds: DisaggregatedSet, namespace: str):
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
-    return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
+    if ds.policy is None:
+        return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
+    passage, lines = paced_view(cluster, ds, namespace, snapshot)  # a RolloutPolicy's position, read only
+    status = derive_status(ds, snapshot, reconcile(passage.target, snapshot, passage.admission))
+    return replace(status, rollout=lines), snapshot
 
 
 def _now() -> str:

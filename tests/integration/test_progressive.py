@@ -72,6 +72,15 @@ def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper
     assert state["rollout"]["phase"] == "AtGate" and state["rollout"]["wave"] == "1/2"
     again = stepper(new)
     assert again.code == EXIT_HELD and versions_of(stepper, {1, 2, 3}) == untouched
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
+    assert "RolloutPolicy: AtGate, wave 1 of 2 (slices 0-0)" in out
+    assert "held: wave 1 is paused: `kubectl disagg rollout promote` starts the next wave" in out
+    listed = stepper.control_plane.kubectl("get", "rolloutstates.kubectl-disagg.x-k8s.io", "-n", stepper.namespace)
+    assert listed.stdout.split("\n")[0].split()[:6] == ["NAME", "SET", "REVISION", "STEP", "WAVE", "PHASE"]
+    assert listed.stdout.split("\n")[1].split()[3:5] == ["1/2", "AtGate"]  # (STEP is git mode's: empty)
+    events = stepper.control_plane.kubectl("get", "events.events.k8s.io", "-n", stepper.namespace,
+                                           "-o", "jsonpath={.items[*].reason}").stdout.split()
+    assert {"WaveCompleted"} <= set(events) and "WaveStarted" not in events
 
     code, out, err = verb(stepper, "promote", new)
     assert code == EXIT_OK, err
@@ -82,6 +91,9 @@ def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper
     assert run.code == EXIT_OK, run.err
     assert_matches_render(model(new), stepper.live)
     assert rollout_state(stepper)["rollout"]["phase"] == "AtRest"
+    events = stepper.control_plane.kubectl("get", "events.events.k8s.io", "-n", stepper.namespace,
+                                           "-o", "jsonpath={.items[*].reason}").stdout.split()
+    assert {"RolloutPromoted", "WaveStarted"} <= set(events)
 
 
 def test_max_slices_in_flight_1_never_has_two_slices_mid_rollout(stepper, tmp_path):
@@ -151,6 +163,9 @@ def test_a_soak_passes_on_its_own(stepper, tmp_path, lws_simulator):
     assert_matches_render(model(new), stepper.live)
     gate = rollout_state(stepper)["position"]["gates"][0]
     assert gate["how"] == "duration"
+    events = stepper.control_plane.kubectl("get", "events.events.k8s.io", "-n", stepper.namespace,
+                                           "-o", "jsonpath={.items[*].reason}").stdout.split()
+    assert "GatePassed" in events  # the soak passed on its own
 
 
 def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_simulator):

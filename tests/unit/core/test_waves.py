@@ -242,3 +242,4 @@ def test_waves_budget_order_and_gates_hold_over_any_step_order(scenario):
             break
     else:
         raise AssertionError(f"not complete: {decision}")
+

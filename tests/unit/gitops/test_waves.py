@@ -19,7 +19,7 @@ from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import parse_state
-from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.unit.core.test_reconcile import NS, make_set
 from tests.unit.gitops.test_step import deploy
 
@@ -131,8 +131,35 @@ def paced_objects():
 
 @pytest.mark.parametrize("name", ["suspended-at-gate", "degraded-aborted"])
 def test_the_health_testdata_is_what_the_plugin_emits_under_a_policy(name, request):
-    path = HEALTH / "testdata" / f"{name}.yaml"
-    text = to_yaml(paced_objects()[name])
-    if request.config.getoption("--update-golden"):
-        path.write_text(text)
-    assert path.read_text() == text, "run pytest --update-golden"
+    check_state_testdata(request, name, paced_objects()[name])
+
+
+def test_the_pull_request_of_the_step_that_opens_a_wave_names_it():
+    from kubectl_disagg.views.gitops_report import format_pr_description
+
+    argo, new, state, _ = held_at_the_canary()
+    _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    promoted = reread(promoted, new)
+    argo.sync(new, promoted)
+    argo.cluster.settle()
+    step = gitops_step(new, promoted, argo.snapshot(new), argo.served, now=NOW)
+    assert step.outcome == Outcome.ADVANCED and step.state.position.wave == 1
+    text = format_pr_description(new, NS, step, "disagg-rollout-state.yaml")
+    assert "**This step opens wave 2 of 2 of the set's RolloutPolicy:** slices 1-2 join the rollout." in text
+    before = format_pr_description(new, NS, replace(step, state=promoted, before=promoted), "x")
+    assert "opens wave" not in before
+
+
+def test_the_verb_pull_request_names_the_verb_the_wave_and_who():
+    from kubectl_disagg.gitops.verbs import GitVerb
+    from kubectl_disagg.rollout.verbs import VerbResult
+    from kubectl_disagg.views.verbs import verb_pr_description
+
+    _, new, state, _ = held_at_the_canary()
+    before, after, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    text = verb_pr_description(GitVerb(VerbResult(new, NS, "promote", before, after), promoted, "x/state.yaml",
+                                       "alice"))
+    title, _, body = text.partition("\n\n")
+    assert title == "llm: rollout promote at wave 1 of 2"
+    assert "the pause after wave 1 passed; the next `kubectl disagg rollout step --gitops -f DIR` goes on" in body
+    assert "| by | alice |" in body

@@ -11,9 +11,8 @@ from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.position import Position, parse_position
 from kubectl_disagg.core.waves import admit, pause
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
-from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.unit.core.test_waves import fleet
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
@@ -55,11 +54,7 @@ def test_a_position_with_problems_is_refused_at_its_field():
 
 @pytest.mark.parametrize("name", ["progressing", "suspended-paused"])
 def test_the_health_testdata_is_what_rollout_step_writes(name, request):
-    path = HEALTH / "testdata" / f"{name}.yaml"
-    text = to_yaml(cluster_objects()[name])
-    if request.config.getoption("--update-golden"):
-        path.write_text(text)
-    assert path.read_text() == text, "run pytest --update-golden"
+    check_state_testdata(request, name, cluster_objects()[name])
 
 
 def test_health_of_the_cluster_object():

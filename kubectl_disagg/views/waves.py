@@ -1,0 +1,56 @@
+"""A RolloutPolicy's waves and gates as `rollout plan` shows them, over the set's slices: lines
+for the table, a bar per wave for -o chart, a list for -o yaml|json. Pure."""
+
+from __future__ import annotations
+
+from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.views.templating import table
+
+BAR = "█"
+
+
+def slice_range(start: int, end: int) -> str:
+    if end - start <= 0:
+        return "no new slice"
+    return f"slice {start}" if end - start == 1 else f"slices {start}-{end - 1}"
+
+
+def gate_words(wave) -> str:
+    gates = []
+    if wave.analysis:
+        gates.append(f"analysis {', '.join(wave.analysis)}")
+    if wave.pause:
+        gates.append(f"a {format_duration(wave.duration)} soak" if wave.duration is not None
+                     else "a pause until `kubectl disagg rollout promote`")
+    return ", then ".join(gates) or "none"
+
+
+def waves_document(ds) -> dict:
+    """-o yaml|json: the policy's waves resolved for the set."""
+    policy = ds.policy
+    return {"set": ds.name, "maxSlicesInFlight": policy.budget(ds.slices), "onFailure": policy.on_failure,
+            "waves": [{"wave": w.index + 1, "slices": list(w.slices), "analysis": list(w.analysis),
+                       "pause": None if not w.pause else ({"duration": format_duration(w.duration)}
+                                                          if w.duration is not None else {})}
+                      for w in resolve_waves(policy, ds.slices)]}
+
+
+def waves_lines(ds, chart: bool = False, width: int = 60) -> list[str]:
+    """The waves as a table (WAVE, SLICES, GATES AFTER IT); with `chart`, a bar of each wave's
+    share of the slices beside it."""
+    policy = ds.policy
+    waves = resolve_waves(policy, ds.slices)
+    budget = policy.budget(ds.slices)
+    head = (f"disaggregatedset/{ds.name} RolloutPolicy {policy.name}: {len(waves)} wave"
+            f"{'' if len(waves) == 1 else 's'}, {'no limit on' if budget is None else f'at most {budget}'} slices "
+            f"in flight, a failed check does {policy.on_failure}")
+    rows = []
+    for wave in waves:
+        row = [wave.index + 1, slice_range(wave.start, wave.end), gate_words(wave) if wave is not waves[-1] else "-"]
+        if chart:
+            cells = max(1, round(width * (wave.end - wave.start) / max(ds.slices, 1))) if wave.end > wave.start else 0
+            row.insert(2, " " * round(width * wave.start / max(ds.slices, 1)) + BAR * cells)
+        rows.append(row)
+    headers = ["WAVE", "SLICES", *(["SLICES 0.." + str(max(ds.slices - 1, 0))] if chart else []), "GATES AFTER IT"]
+    return [head, *table(headers, rows, indent="  ", right=(0,)), ""]
