@@ -240,4 +240,5 @@ def test_the_crds_command_output_installs(planes):
     result = cp.kubectl("apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-", input=printed,
                         check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("serverside-applied (server dry run)") == 3  # two DisaggregatedSet kinds, RolloutState
+    # two DisaggregatedSet kinds, RolloutPolicy, RolloutState
+    assert result.stdout.count("serverside-applied (server dry run)") == 4

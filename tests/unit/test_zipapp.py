@@ -91,7 +91,7 @@ def test_validate_crds_completion_and_plan_from_the_zip(dist, home):
     assert validated.returncode == 0 and ": valid (revision " in validated.stdout, validated.stderr
     crds = run(pyz, home, "crds")  # CRD YAML shipped as package data
     assert crds.returncode == 0, crds.stderr
-    assert [d["kind"] for d in yaml.safe_load_all(crds.stdout)] == ["CustomResourceDefinition"] * 3
+    assert [d["kind"] for d in yaml.safe_load_all(crds.stdout)] == ["CustomResourceDefinition"] * 4
     completion = run(pyz, home, "completion", "bash")  # a Jinja2 template
     assert completion.returncode == 0 and "_kubectl_disagg_complete()" in completion.stdout, completion.stderr
     plan = run(pyz, home, "rollout", "plan", "-f", str(EXAMPLE), "--from", "1,1")  # offline, a Jinja2 table
@@ -103,7 +103,8 @@ def test_the_completion_link_answers_kubectl(dist, home):
     answered = run(dist / "kubectl_complete-disagg", home, "rollout", "")
     assert answered.returncode == 0, answered.stderr
     lines = answered.stdout.splitlines()
-    assert {line.split("\t")[0] for line in lines[:-1]} == {"plan", "state", "status", "step"}
+    assert {line.split("\t")[0] for line in lines[:-1]} == {"abort", "pause", "plan", "promote", "resume", "state",
+                                                             "status", "step"}
     assert lines[-1] == ":4"  # Cobra's ShellCompDirectiveNoFileComp
 
 
