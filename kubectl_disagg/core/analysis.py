@@ -194,7 +194,8 @@ def _url_error(address: object) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "must be an http:// or https:// URL with a host, such as http://prometheus.monitoring:9090"
     if parts.query or parts.fragment or parts.username or parts.password:
-        return "must not carry a query, a fragment or credentials (credentials come from the kubeconfig)"
+        return ("must not carry a query, a fragment or credentials (a Service reached through the API "
+                "server's proxy uses the kubeconfig's)")
     return None
 
 
