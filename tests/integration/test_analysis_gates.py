@@ -11,16 +11,19 @@ from kubectl_disagg.gitops.exit_codes import EXIT_HELD as GIT_HELD
 from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from tests.argocd_harness import resource_health
-from tests.integration.test_analysis import TTFT_QUERY, exporter, prometheus, serve_for  # noqa: F401 (fixtures)
+from tests.integration.test_analysis import (TTFT_QUERY, expose, exporter, prometheus,  # noqa: F401 (fixtures)
+                                             prometheus_in_a_namespace, serve_for)
 from tests.integration.test_gitops import deploy, repo  # noqa: F401 (fixture)
 from tests.integration.test_progressive import (ROLES, paced, revisions, rollout_state, until_held_or_complete,
                                                 versions_of, versions_of_git)
 from tests.integration.test_rollout_step import assert_matches_render, model, stepper  # noqa: F401
 
 
-def gated(address: str, on_failure: str = "abort") -> dict:
+def gated(address: str | dict, on_failure: str = "abort") -> dict:
+    """A canary wave gated on ttft; `address` a URL, or the Prometheus mapping itself."""
+    endpoint = address if isinstance(address, dict) else {"address": address}
     return {"waves": [{"slices": 1, "analysis": ["ttft"]}, {"slices": "100%"}], "onFailure": on_failure,
-            "analysis": {"prometheus": {"address": address}, "checks": [
+            "analysis": {"prometheus": endpoint, "checks": [
                 {"name": "ttft", "role": "prefill", "query": TTFT_QUERY, "successCondition": "< 0.5",
                  "interval": "1s", "count": 3}]}}
 
@@ -73,6 +76,21 @@ def test_a_slow_canary_does_on_failure_and_leaves_every_other_slice_untouched(st
         assert revisions(stepper)[0] == {target}  # paused where it stands
         assert state["rollout"]["phase"] == "Paused"
     assert "2.4" in state["rollout"]["message"]
+
+
+def test_through_the_service_proxy_a_slow_canary_aborts(stepper, tmp_path, lws_simulator,
+                                                        prometheus_in_a_namespace):
+    server, inner, netns = prometheus_in_a_namespace
+    expose(stepper.control_plane, stepper.namespace, "prometheus", netns.inside)
+    service = {"service": {"namespace": stepper.namespace, "name": "prometheus", "port": "web"}}
+    new, stable, target = start(stepper, tmp_path, gated(service))
+    serve_for(inner, server, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
+    untouched = versions_of(stepper, {1, 2, 3})
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "failed" and "2.425 is not < 0.5" in verdict["message"]
+    assert revisions(stepper) == {s: {stable} for s in range(4)} and versions_of(stepper, {1, 2, 3}) == untouched
 
 
 def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lws_simulator):
