@@ -63,3 +63,57 @@ def test_connection_refused_is_one_line():
     with pytest.raises(PrometheusError) as raised:
         client.query("up")
     assert str(raised.value) == "Prometheus at http://127.0.0.1:1: no answer: connection refused"
+
+
+class Answers:
+    """A local HTTP server answering each request with the next (status, headers, body)."""
+
+    def __init__(self, *answers):
+        import http.server
+        import threading
+        self.answers, self.paths = list(answers), []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                outer.paths.append(self.path)
+                status, headers, body = outer.answers.pop(0)
+                self.send_response(status)
+                for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.address = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+SCALAR = body({"resultType": "scalar", "result": [1, "0.25"]})
+BAD = json.dumps({"status": "error", "errorType": "bad_data", "error": "parse error"}).encode()
+
+
+def test_a_read_is_retried_as_every_read_is():
+    server = Answers((503, {"Retry-After": "0"}, b"busy"), (200, {}, SCALAR))
+    try:
+        assert PrometheusClient.at_address(server.address).query('up{a="b"}') == (Sample(0.25),)
+        assert len(server.paths) == 2 and server.paths[0].startswith("/api/v1/query?query=up%7Ba%3D%22b%22%7D")
+    finally:
+        server.close()
+
+
+def test_a_refused_query_is_not_retried():
+    server = Answers((400, {"Content-Type": "application/json"}, BAD))
+    try:
+        with pytest.raises(PrometheusError, match=r"^Prometheus at http://127\.0\.0\.1:\d+/prefix: 400 bad_data: parse error$"):
+            PrometheusClient.at_address(server.address + "/prefix").query("up")
+        assert server.paths[0].startswith("/prefix/api/v1/query?")
+    finally:
+        server.close()
