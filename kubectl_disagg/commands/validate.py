@@ -9,6 +9,7 @@ from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.model import namespace_conflict, namespace_for
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
+from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.server_dry_run import dry_run_apply
@@ -41,6 +42,10 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
         lines.append(f"{ds.source.file}: disaggregatedset/{ds.name} in {where[0]}: valid "
                      f"(revision {ds.revision}, {ds.slices} slice{'s' if ds.slices != 1 else ''}, roles {roles})"
                      f"{verdict}")
+        if ds.policy is not None:
+            waves = len(resolve_waves(ds.policy, ds.slices))
+            lines.append(f"{ds.policy.source.file}: rolloutpolicy/{ds.policy.name}: valid (paces "
+                         f"disaggregatedset/{ds.name}: {waves} wave{'s' if waves != 1 else ''})")
     if not lines:
         lines.append("no DisaggregatedSet found")
     click.echo("\n".join(lines))

@@ -75,6 +75,11 @@ class Position:
         recorded = self.verdicts.get(wave)
         return recorded.get("phase") if isinstance(recorded, Mapping) else None
 
+    def with_verdict(self, wave: int, verdict: Mapping) -> Position:
+        """The analysis verdict of `wave` recorded (opaque data; its `phase` is PASSED or FAILED):
+        the next decision passes the gate on `passed` and does the policy's onFailure on `failed`."""
+        return replace(self, verdicts={**self.verdicts, wave: dict(verdict)})
+
     def with_gate(self, wave: int, gate: str, at: str, by: str, how: str) -> Position:
         if self.passed(wave, gate):
             return self

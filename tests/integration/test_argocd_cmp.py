@@ -143,5 +143,5 @@ def test_a_served_rollout_state_is_applied_and_reads_suspended_mid_rollout(contr
         "rollout"]
     assert rollout["revision"] == target.revision and rollout["step"].startswith("0/")
     columns = control_plane.kubectl("get", "rolloutstates", "-n", namespace).stdout.splitlines()
-    assert columns[0].split() == ["NAME", "SET", "REVISION", "STEP", "PHASE", "AGE"]
+    assert columns[0].split() == ["NAME", "SET", "REVISION", "STEP", "WAVE", "PHASE", "AGE"]  # WAVE: a policy's
     assert columns[1].split()[:5] == ["llama", "llama", target.revision, rollout["step"], "Rolling"]

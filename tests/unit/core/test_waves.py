@@ -76,7 +76,7 @@ def test_an_analysis_gate_passes_on_a_passed_verdict_and_a_failed_one_aborts():
     assert waiting.state == State.AT_GATE and waiting.gate.checks == ("ttft",)
     with pytest.raises(VerbRefused, match="passes on its verdict"):
         promote(waiting, T0, "alice")
-    passed = replace(waiting.position, verdicts={0: {"phase": "passed"}})
+    passed = waiting.position.with_verdict(0, {"phase": "passed", "values": [0.2]})
     assert decide(checked, "r2", passed, (D, P), T0).position.passed(0, "analysis").how == VERDICT
     failed = decide(checked, "r2", replace(waiting.position, verdicts={0: {"phase": "failed"}}), (D, P), T0)
     assert failed.state == State.ABORTED and failed.target == "r1" and failed.moves == (0,)

@@ -1,0 +1,51 @@
+"""The rollout verbs' flags, and `validate` naming the policy it checked (offline)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_disagg.cli import main
+from tests.unit.core.test_policy import POLICY, SET
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    out, err = capsys.readouterr()
+    return exited.value.code, out, err
+
+
+def test_validate_names_the_policy_beside_the_set(tmp_path, capsys):
+    (tmp_path / "ds.yaml").write_text(SET + POLICY)
+    code, out, _ = run(["validate", "-f", str(tmp_path)], capsys)
+    assert code == 0
+    assert out.splitlines()[1] == f"{tmp_path / 'ds.yaml'}: rolloutpolicy/llama: valid (paces disaggregatedset/llama: " \
+                                  "3 waves)"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["rollout", "promote", "--gitops", "llm"], "--gitops takes -f"),
+    (["rollout", "pause", "llm", "--commit"], "--pr-description, --commit and --state go with --gitops"),
+    (["rollout", "abort"], "give either NAME"),
+])
+def test_usage_errors_exit_2(argv, message, capsys):
+    code, _, err = run(argv, capsys)
+    assert code == 2 and message in err
+
+
+def test_only_promote_has_full(capsys):
+    assert run(["rollout", "resume", "--full", "x"], capsys)[0] == 2
+    code, out, _ = run(["rollout", "promote", "--help"], capsys)
+    assert code == 0 and "--full" in out and "Exit codes:" in out
+
+
+def test_a_gitops_verb_without_a_state_is_an_error(tmp_path, capsys):
+    (tmp_path / "ds.yaml").write_text(SET + POLICY)
+    code, _, err = run(["rollout", "promote", "--gitops", "-f", str(tmp_path)], capsys)
+    assert code == 1 and "has no rollout state beside it yet" in err
+
+
+def test_a_gitops_verb_without_a_policy_is_an_error(tmp_path, capsys):
+    (tmp_path / "ds.yaml").write_text(SET)
+    code, _, err = run(["rollout", "pause", "--gitops", "-f", str(tmp_path)], capsys)
+    assert code == 1 and "has no RolloutPolicy beside it" in err
