@@ -11,7 +11,6 @@ measurement, and one that runs out of time ends without a verdict (`AnalysisTime
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -123,9 +122,7 @@ class GateAnalysis:
                        progress=self.progress_for(f"wave {gate.wave + 1}"))
         self.runs.append((gate.wave, run))
         self.keep_alive()
-        position = decision.position
-        return dataclasses.replace(position, verdicts={**position.verdicts,
-                                                       gate.wave: analysis.gate_record(run.verdicts, run.phase, run.why)})
+        return decision.position.with_verdict(gate.wave, analysis.gate_record(run.verdicts, run.phase, run.why))
 
 
     def _wait(self, seconds: float) -> None:
