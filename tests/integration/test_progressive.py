@@ -222,6 +222,8 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     health = repo.state_health()
     assert health["status"] == "Suspended" and "rollout promote --gitops" in health["message"], health
     assert all("RolloutPolicy" not in o["kind"] for o in repo.render_committed())  # never passed through
+    status = repo.status()
+    assert status.code == EXIT_HELD and "rollout promote --gitops -f DIR" in status.out, status
 
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
     assert promoted.code == EXIT_OK and "committed" in promoted.err, promoted
