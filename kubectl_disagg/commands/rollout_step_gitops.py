@@ -27,6 +27,7 @@ __all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EX
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
         context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str,
         commit: bool = False, branch: str | None = None, state_file: str | None = None) -> int:
+    from kubectl_disagg.views.analysis_progress import AnalysisProgress
     from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
                                                      format_results)
 
@@ -38,7 +39,8 @@ def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kube
         planned = directories.load(tree, reading, namespace=namespace, states=False)
         repository = repository_for([entry.state_path for entry in planned.sets], branch)
     with _session.session(kubeconfig, context) as cluster:
-        results = step_files(cluster, tree, reading, namespace, wait=wait, timeout=timeout)
+        results = step_files(cluster, tree, reading, namespace, wait=wait, timeout=timeout,
+                             analysis_progress=AnalysisProgress)
     before = write_steps(results)
     click.echo(format_results(results, output), nl=False)
     for result in results:

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kubectl_disagg.core.analysis import Analysis, role_problems
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
@@ -132,8 +133,11 @@ class _Checker:
     def __init__(self, document: Document):
         self.document, self.problems = document, []
 
+    def problem(self, path: tuple, message: str) -> Problem:
+        return Problem(self.document.file, self.document.line(path), dotted(path), message)
+
     def fail(self, path: tuple, message: str) -> None:
-        self.problems.append(Problem(self.document.file, self.document.line(path), dotted(path), message))
+        self.problems.append(self.problem(path, message))
 
 
 def parse_policy(document: Document) -> tuple[RolloutPolicy | None, list[Problem]]:
@@ -196,7 +200,7 @@ def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
     model: object = raw
     validate = _analysis_validator()
     if validate is not None:
-        model, problems = validate(raw, path, check.document.line)
+        model, problems = validate(raw, path, check.problem)
         check.problems.extend(_as_problem(check, p) for p in problems)
     elif not isinstance(checks, list):
         check.fail(path + ("checks",), "must be a list of checks, each with a name")
@@ -205,7 +209,7 @@ def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
 
 def _analysis_validator() -> Callable | None:
     """core/analysis.py's `validate_analysis(raw, path_prefix, locate) -> (model | None, problems)`,
-    `locate` being the document's path → line; None where that module is not there."""
+    `locate` being the document's (path, message) → Problem; None where that module is not there."""
     try:
         module = importlib.import_module(ANALYSIS_MODULE)
     except ModuleNotFoundError as missing:
@@ -337,8 +341,16 @@ def policies_for(documents: Iterable[Document], sets: Sequence) -> tuple[dict[tu
                                         "a set has at most one"))
                 continue
             problems.extend(check_against_set(policy, ds.slices))
+            problems.extend(_analysis_roles(policy, document, ds.role_names))
             by_set[key] = policy
     return by_set, problems
+
+
+def _analysis_roles(policy: RolloutPolicy, document: Document, roles: Sequence[str]) -> list[Problem]:
+    """Checks whose role is not one of the set's."""
+    if not isinstance(policy.analysis, Analysis):
+        return []
+    return role_problems(policy.analysis, list(roles), ("spec", "analysis"), _Checker(document).problem)
 
 
 def check_against_set(policy: RolloutPolicy, slices: int) -> list[Problem]:

@@ -228,7 +228,9 @@ def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
 
 def _failed(policy, revision, position, progress, now, base, events, wave, gate) -> WaveDecision:
     """A failed analysis verdict: the policy's onFailure, abort or pause, recorded."""
-    stamp = Stamp(timestamp(now), "analysis", f"analysis {', '.join(gate.checks)} failed after wave {wave}")
+    verdict = position.verdicts.get(wave) or {}
+    stamp = Stamp(timestamp(now), "analysis", f"analysis failed after wave {wave + 1}: "
+                  + str(verdict.get("message") or ", ".join(gate.checks)))
     if policy.on_failure == ABORT:
         position = replace(position, wave=wave, aborted=stamp)
         decision = _aborted(position, progress, base)
@@ -351,13 +353,20 @@ def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, 
     """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
     that pass it are the --gitops ones."""
     if decision.state == State.PAUSED:
-        return (f"the rollout is paused: {_command('resume', gitops)} continues it",)
+        return (f"the rollout is paused{by_analysis(decision.position.paused)}: "
+                f"{_command('resume', gitops)} continues it",)
     if decision.state == State.ABORTED and not decision.moves:
-        return ("the rollout was aborted and every slice is back at the stable revision "
-                f"{decision.target}: change the set's template to end it",)
+        return (f"the rollout was aborted{by_analysis(decision.position.aborted)} and every slice is back at "
+                f"the stable revision {decision.target}: change the set's template to end it",)
     if decision.state != State.AT_GATE or decision.gate is None:
         return ()
     return (gate_sentence(decision.gate, gitops),)
+
+
+def by_analysis(stamp: Stamp | None) -> str:
+    """Why an analysis stopped the rollout, with its failing values, as " (...)" (empty when a
+    person did)."""
+    return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
 
 
 def _command(verb: str, gitops: bool, flags: str = "") -> str:

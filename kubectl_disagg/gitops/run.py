@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
                                               EXIT_WAITING, most_pressing)
@@ -39,18 +40,22 @@ class SetStep:
 
 
 def step_files(cluster, tree: directories.Tree, reading: directories.Reading, namespace: str | None, *,
-               wait: bool = False, timeout: float | None = None) -> list[SetStep]:
+               wait: bool = False, timeout: float | None = None,
+               analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
     """Step each set of the inputs (`tree`, read as `gitops.directory` reads every directory)
     from the state beside it (or in `reading.explicit`, for one set); write the states that
-    advanced, all together or none (`directory_steps`: the sets step as one)."""
+    advanced, all together or none (`directory_steps`: the sets step as one). An analysis gate a
+    step reaches is measured first (`analysis_progress`: where it shows), bounded by `timeout`."""
     directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
     deadline = Deadline.after(timeout if wait else None).at
+    analyze = gate_analysis(cluster, Deadline.after(timeout).at, analysis_progress)
     results = []
     for entry in directory.sets:
         if entry.state_path is None:
             raise UserError([f"{entry.ds.source.file}: --gitops needs the set in a file: its rollout state is "
                              "kept beside it"])
-        step, timed_out = next_step(cluster, entry.ds, entry.state, entry.namespace, wait=wait, deadline=deadline)
+        step, timed_out = next_step(cluster, entry.ds, entry.state, entry.namespace, wait=wait, deadline=deadline,
+                                     analyze=analyze)
         results.append(SetStep(entry.ds, entry.namespace, entry.state_path, step, timed_out))
     steps = directory_steps([(result.ds, result.step) for result in results])
     return [replace(result, step=step) for result, step in zip(results, steps)]

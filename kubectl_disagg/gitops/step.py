@@ -9,6 +9,7 @@ given, so `--wait` watches between looks as `rollout step --until-complete` does
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -213,36 +214,42 @@ class GitopsStep:
 
 
 def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, lease=None, *,
-               max_in_flight: int = 1) -> GitopsStep:
+               max_in_flight: int = 1, analyze=None) -> GitopsStep:
     """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
-    `executor`, the next state decided from the committed one."""
+    `executor`, the next state decided from the committed one (`analyze`: see `gitops_step`)."""
     live = executor.snapshot(ds.name, namespace)
-    return replace(gitops_step(ds, executor.committed, live, executor.served, now=utcnow()), snapshot=live)
+    return replace(gitops_step(ds, executor.committed, live, executor.served, now=utcnow(), analyze=analyze),
+                   snapshot=live)
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
-              deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> tuple[GitopsStep, bool]:
+              deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
+              analyze=None) -> tuple[GitopsStep, bool]:
     """The next step of a git-driven rollout; with `wait`, the first that does not wait (watching
     the LWS in between, by `stepper.drive`) until `deadline` (a `clock` value); and whether the
-    deadline came first."""
+    deadline came first. `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
     executor = StateExecutor(ds, state, cluster)
+    look = functools.partial(next_state, analyze=analyze)
     step = None
     for step in drive(executor, ds, namespace, until_complete=wait, deadline=deadline, clock=clock,
-                      take_pass=next_state):
+                      take_pass=look):
         pass
     if step is None:  # the deadline had passed before the first look
-        return next_state(executor, ds, namespace), True
+        return look(executor, ds, namespace), True
     return step, wait and step.outcome == Outcome.WAITING
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
-                served: Mapping | None = None, now=None) -> GitopsStep:
+                served: Mapping | None = None, now=None, analyze=None) -> GitopsStep:
     """The next state of a git-driven rollout, given the state committed, the live LWS and the
     live RolloutState object (`served`; None where the cluster does not serve the kind or holds
     none): it must be the committed document, and the LWS what that renders to (for a set that
     gained slices, what the cluster may run instead: `_synced_renders`). A format 1 state is
     read as its own previous point, which the live LWS must show; its next step writes format 2.
-    With a RolloutPolicy, `now` (a datetime) is what its gates are judged at (gitops/waves.py)."""
+    With a RolloutPolicy, `now` (a datetime) is what its gates are judged at (gitops/waves.py), and
+    `analyze` (rollout/analysis.py's GateAnalysis) measures an analysis gate without a verdict
+    before the state is decided: the state written carries the verdict, and opens the next wave
+    or records the abort (or the pause) the verdict calls for."""
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -269,7 +276,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
                      for o in rendered(synced, state) if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
-    paced = None if ds.policy is None else Paced(ds, state, now or NO_CLOCK)
+    paced = None if ds.policy is None else Paced(ds, state, now or NO_CLOCK, analyze=analyze)
     passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)

@@ -22,7 +22,7 @@ from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.position import Position, for_revision
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (Passage, Progress, State, WaveDecision, admit, decide, stopped_reasons,
+from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, decide, stopped_reasons,
                                        the_rollout)
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.state import Point, RolloutState
@@ -40,9 +40,15 @@ class Paced:
     state: RolloutState | None
     now: datetime.datetime
     passage: Passage | None = field(default=None)
+    # at an analysis gate without a verdict: measure it (rollout/analysis.py's GateAnalysis), so
+    # the state this step writes carries the verdict and what it decides
+    analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
         self.passage = admit(ds, snapshot, self.state.position if self.state else None, self.now)
+        measured = None if self.analyze is None else self.analyze(ds, snapshot.namespace, self.passage.decision)
+        if measured is not None:
+            self.passage = admit(ds, snapshot, measured, self.now)
         # what passes a gate here is a --gitops verb's commit
         return self.passage.target, replace(self.passage.admission,
                                             stopped=stopped_reasons(self.passage.decision, gitops=True))
@@ -131,7 +137,8 @@ def paced_summary(ds: DisaggregatedSet, state: RolloutState, summary: dict) -> d
     stopped = stopped_reasons(decision, gitops=True)
     if stopped or decision.state == State.ABORTED:
         where = f"wave {decision.wave + 1} of {len(decision.waves)}"
-        why = stopped[0] if stopped else f"rolling back to revision {decision.target}; next: rollout step --gitops"
+        why = stopped[0] if stopped else (f"rolling back to revision {decision.target}"
+                                          f"{by_analysis(decision.position.aborted)}; next: rollout step --gitops")
         summary.update(phase=str(decision.state), message=f"{ds.name}: {where}; {why}")
     return summary
 

@@ -87,11 +87,11 @@ def connection_error(server: str, error: BaseException, attempts: int = 1, elaps
     """A readable error for a request that never got an HTTP answer (after `attempts` sendings
     over `elapsed` seconds: the retries that were given up)."""
     tried = f" (gave up after {attempts} attempts over {elapsed:.0f} s)" if attempts > 1 else ""
-    return Unreachable(f"cannot reach the API server at {server}: {_network_detail(error)}{tried}; "
+    return Unreachable(f"cannot reach the API server at {server}: {network_detail(error)}{tried}; "
                        "is the cluster up, and are --kubeconfig and --context right?")
 
 
-def _network_detail(error: BaseException) -> str:
+def network_detail(error: BaseException) -> str:
     cause = _root_cause(error)
     if isinstance(cause, ssl.SSLCertVerificationError):
         return f"TLS certificate verification failed ({cause.verify_message})"

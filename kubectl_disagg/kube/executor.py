@@ -247,8 +247,10 @@ class ClusterExecutor(Session):
               duration: int | None = None, wait_until: float | None = None):
         """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
         `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
-        return Lease(self.client, set_name, namespace, holder or default_holder(), duration or DEFAULT_LEASE_SECONDS,
-                     wait_until)
+        # Kept: a long wait inside a pass (an analysis gate) renews it (rollout/analysis.py).
+        self.current_lease = Lease(self.client, set_name, namespace, holder or default_holder(),
+                                   duration or DEFAULT_LEASE_SECONDS, wait_until)
+        return self.current_lease
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         """Refuse a pass its user may not carry out whole, before its first write: one

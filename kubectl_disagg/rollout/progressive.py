@@ -26,11 +26,12 @@ from kubectl_disagg.core.policy import policy_from_object
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import Passage, State, WaveDecision, admit, stopped_reasons
+from kubectl_disagg.core.waves import by_analysis, Passage, State, WaveDecision, admit, stopped_reasons
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.lease import default_holder
 from kubectl_disagg.kube.rest import ROLLOUT_STATE, Resource
+from kubectl_disagg.rollout.analysis import pending_gate
 from kubectl_disagg.rollout.events import StepEvent, event_object
 
 ROLLOUT_POLICY = Resource("RolloutPolicy", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutpolicies")
@@ -64,11 +65,20 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
     elif stopped:
         message = f"{ds.name}: {reached}; {stopped[0]}"
     elif decision.state == State.ABORTED:
-        message = f"{ds.name}: aborted at {reached}; rolling back to revision {decision.target}"
+        message = (f"{ds.name}: aborted at {reached}{by_analysis(decision.position.aborted)}; rolling back to "
+                   f"revision {decision.target}")
     else:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
             "phase": str(decision.state), "message": message}
+
+
+def measuring(body: dict, gate, since: datetime.datetime) -> dict:
+    """`body` while the analysis of `gate` is measured: Rolling (Progressing in Argo CD)."""
+    rollout = body["rollout"]
+    return {**body, "rollout": {**rollout, "phase": str(State.ROLLING), "message": (
+        f"{rollout['set']}: wave {gate.wave + 1}: measuring analysis {', '.join(gate.checks)} since "
+        f"{since.strftime('%Y-%m-%dT%H:%M:%SZ')}")}}
 
 
 def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,
@@ -119,8 +129,10 @@ class Progressive:
     """One set's paced rollout in the cluster: `admit` for each pass of `drive`."""
 
     def __init__(self, cluster, namespace: str, *, dry_run: bool = False,
-                 clock: Callable[[], datetime.datetime] = utcnow, warn: Callable[[str], None] | None = None):
+                 clock: Callable[[], datetime.datetime] = utcnow, warn: Callable[[str], None] | None = None,
+                 analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None):
         self.cluster, self.namespace, self.dry_run, self.clock = cluster, namespace, dry_run, clock
+        self.analyze = analyze  # at an analysis gate without a verdict: measure it (rollout/analysis.py)
         self.warn = warn or (lambda message: None)
         self.passage: Passage | None = None
         self._served = False  # the RolloutState kind, asked once
@@ -131,6 +143,13 @@ class Progressive:
         stored = self.cluster.rollout_state(ds.name, self.namespace)
         recorded = recorded_position(stored)
         passage = admit(ds, snapshot, recorded, self.clock())
+        gate = None if self.dry_run or self.analyze is None else pending_gate(passage.decision)
+        if gate is not None:
+            # Progressing while it measures (Argo CD reads the phase), then the verdict: the same
+            # pass passes the gate or does onFailure.
+            stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, passage.decision.position,
+                                                                      passage.decision, stored), gate, self.clock()))
+            passage = admit(ds, snapshot, self.analyze(ds, self.namespace, passage.decision), self.clock())
         self.passage = passage
         decision = passage.decision
         if not self.dry_run and (stored is None or decision.position != recorded

@@ -11,7 +11,7 @@ import contextlib
 import datetime
 import secrets
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Callable, Protocol
 
 from kubectl_disagg.core.controller import reconciled_by_controller
 from kubectl_disagg.core.durations import format_duration
@@ -21,6 +21,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
 from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.rollout.events import event_object, events_for, set_reference
+from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, with_stored_policy
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
 
@@ -49,6 +50,9 @@ class StepPrinter(Protocol):
 
     def refused_writes(self, step: Pass) -> None:
         """A server dry run whose writes the API server would refuse: each, and why."""
+
+    def analysis_progress(self, gate: str) -> Callable:
+        """Where an analysis gate's run shows its progress (rollout/analysis.py's GateRun)."""
 
 
 def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
@@ -91,8 +95,9 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
              regarding: dict | None = None) -> int:
     """Drive one set, showing each pass; the exit code of how it ended."""
     last = None
-    paced = None if ds.policy is None else {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run),
-                                                                 warn=printer.warn).admit}
+    paced = None if ds.policy is None else {"admit": Progressive(
+        cluster, namespace, dry_run=bool(dry_run), warn=printer.warn,
+        analyze=gate_analysis(cluster, deadline, printer.analysis_progress)).admit}
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=deadline, max_in_flight=max_in_flight,
@@ -100,7 +105,7 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
             for last in passes:
                 printer.show(last, until_complete=until_complete)
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
-    except LeaseWaitTimedOut as err:
+    except (LeaseWaitTimedOut, AnalysisTimeout) as err:
         printer.error(err.lines())
         return EXIT_TIMEOUT
     except (LeaseHeld, LeaseLost) as err:

@@ -25,6 +25,7 @@ from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.gitops.waves import opened_wave
 from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
 from kubectl_disagg.views import plan_chart, template_diff
 from kubectl_disagg.views.templating import grouped_by_slice
 from kubectl_disagg.views.waves import gate_words, slice_range
@@ -54,7 +55,10 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
         "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
         "wave": _opened_wave(ds, before, after),
     }
-    context["title"] = title_line(context)
+    verdicts = recorded_verdicts(before.position if before else None, after.position if after else None)
+    context["analysis"] = verdicts_markdown(verdicts)
+    context["title"] = title_line(context) + "".join(f"; analysis after wave {v['wave']} {v['phase']}"
+                                                      for v in verdicts)
     context["old_left"] = sum(role["old_after"] for group in groups for role in group["roles"])
     return context
 

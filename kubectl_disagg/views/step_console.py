@@ -13,6 +13,7 @@ import click
 
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.stepper import Pass, Retry
+from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
 
 
@@ -71,6 +72,10 @@ class Console:
         self.error([*(line for planned in refused for line in refusal_lines(step, planned)),
                     f"disaggregatedset/{step.ds.name} in {step.namespace}: the API server would refuse "
                     f"{len(refused)} of this pass's {len(step.planned)} writes (server dry run: nothing was changed)"])
+
+    def analysis_progress(self, gate: str) -> AnalysisProgress:
+        self._settle()
+        return AnalysisProgress(gate)
 
     def finished(self, step: Pass) -> None:
         if self.output == "text":

@@ -41,8 +41,8 @@ spec:
     analysis: [ttft]
     pause: {duration: 15m}
   analysis:
-    checks:
-    - {name: ttft, query: q}
+    checks: [{name: ttft, role: prefill, query: 'vllm:ttft{revision="{{revision}}"}', successCondition: "< 0.5"}]
+    prometheus: {address: "http://prometheus.monitoring:9090"}
   onFailure: pause
 """
 
@@ -140,3 +140,9 @@ def test_policies_for_is_pure_over_documents_and_sets():
     sets = load_documents(documents[:1]).sets
     by_set, found = policies_for(documents, sets)
     assert found == [] and list(by_set) == [("serving", "llama")]
+
+
+def test_a_check_names_a_role_of_the_set():
+    assert problems(SET + POLICY.replace("role: prefill", "role: prefil")) == [
+        'ds.yaml:29: spec.analysis.checks[0].role: Invalid value: "prefil": not a role of the set '
+        "(roles: prefill, decode)"]

@@ -6,7 +6,8 @@
 -- plugin would refuse: a slice naming a revision without a record, a count that is not a whole
 -- number of 0 or more, a revision group with some roles at 0 and others running.
 -- With a RolloutPolicy (spec §9) the summary's phase says more: AtGate (held after a wave) and
--- Paused are Suspended, with the command that passes them; Aborted is Degraded. The object
+-- Paused are Suspended, with the command that passes them; Aborted is Degraded, and so is a
+-- pause a failed analysis made (the check and its values in the message). The object
 -- `rollout step` keeps in the cluster (a position, no slices of its own) is Progressing while
 -- a step moves it on.
 local hs = {}
@@ -63,6 +64,11 @@ end
 
 local rollout = obj.rollout or {}
 local name = (obj.metadata and obj.metadata.name) or "rollout"
+-- A pause an analysis called for (onFailure: pause) is a failure to look at, not a gate.
+local paused = (obj.position or {}).paused
+if rollout.phase == "Paused" and paused ~= nil and paused.by == "analysis" then
+  return degraded(rollout.message or (name .. ": " .. tostring(paused.reason)))
+end
 if rollout.phase == "AtGate" or rollout.phase == "Paused" then
   hs.status = "Suspended"
   hs.message = rollout.message or (name .. ": held; rollout promote or rollout resume passes it")

@@ -1,0 +1,163 @@
+"""One analysis gate run from its first measurement to its verdict (spec §9.4).
+
+The checks of a gate are measured side by side, each `count` times `interval` apart (the first at
+once), through one `PrometheusClient`; the pure `core.analysis.judge` says after each measurement
+whether a check passed, failed or runs on. A failed check ends the run at once (the gate fails);
+the run ends passed when every check passed. The clock and the sleep are injected (tests run an
+hour of measurements in no time), progress goes to a callback (the command draws it on stderr),
+and `timeout` bounds the whole run: a run that cannot end in time is refused before its first
+measurement, and one that runs out of time ends without a verdict (`AnalysisTimeout`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from kubectl_disagg.core import analysis
+from kubectl_disagg.core.analysis import Check, Measurement, Verdict
+from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.position import ANALYSIS
+from kubectl_disagg.core.waves import State
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.prometheus import PrometheusClient
+
+Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError when no answer
+
+
+class AnalysisTimeout(UserError):
+    """The analysis ran out of --timeout before its verdict: nothing is recorded."""
+
+
+@dataclass(frozen=True)
+class GateRun:
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def phase(self) -> str:
+        phases = {verdict.phase for verdict in self.verdicts}
+        if analysis.FAILED in phases:
+            return analysis.FAILED
+        return analysis.PASSED if phases == {analysis.PASSED} else analysis.RUNNING
+
+    @property
+    def why(self) -> str:
+        return "; ".join(verdict.why for verdict in self.verdicts
+                         if self.phase != analysis.FAILED or verdict.phase == analysis.FAILED)
+
+
+def least_duration(checks: list[Check]) -> float:
+    """The shortest time in which every check can take its `count` measurements."""
+    return max((check.count - 1) * check.interval for check in checks)
+
+
+def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, timeout: float | None = None,
+             clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+             progress: Callable[[GateRun], None] = lambda run: None) -> GateRun:
+    """Measure `checks` (queries filled with `values`: see `analysis.placeholder_values`) until their verdict."""
+    if timeout is not None and least_duration(checks) > timeout:
+        raise AnalysisTimeout(
+            f"the analysis takes at least {format_duration(least_duration(checks))} (count × interval of "
+            f"{', '.join(c.name for c in checks)}), more than --timeout {format_duration(timeout)}")
+    started = clock()
+    taken: dict[str, list[Measurement]] = {check.name: [] for check in checks}
+    while True:
+        run = GateRun(tuple(analysis.judge(check, taken[check.name]) for check in checks))
+        if run.phase != analysis.RUNNING:
+            return run
+        running = [check for check, verdict in zip(checks, run.verdicts) if verdict.phase == analysis.RUNNING]
+        due = min(analysis.next_measurement_at(check, taken[check.name], started) for check in running)
+        if timeout is not None and max(due, clock()) > started + timeout:
+            raise AnalysisTimeout(f"the analysis did not end within --timeout {format_duration(timeout)}: "
+                                  f"{run.why}")
+        wait = due - clock()
+        if wait > 0:
+            sleep(wait)
+        for check in running:
+            if analysis.next_measurement_at(check, taken[check.name], started) <= due:
+                taken[check.name].append(measure(check, values, query, clock))
+        progress(GateRun(tuple(analysis.judge(check, taken[check.name]) for check in checks)))
+
+
+def measure(check: Check, values: dict[str, str], query: Query, clock: Callable[[], float]) -> Measurement:
+    """One measurement of `check` (its role filled in for {{role}}): its samples, or the error
+    that stands for them (a failed one)."""
+    at = clock()
+    try:
+        return Measurement(at, tuple(query(analysis.fill(check.query, {**values, "role": check.role}))))
+    except UserError as error:
+        return Measurement(at, error="; ".join(error.lines()))
+
+
+class GateAnalysis:
+    """What a step does at an analysis gate that has no verdict yet: measure it, and give the
+    position the verdict (the decision taken again from it then passes the gate or does the
+    policy's onFailure). `query_for` makes the query function of a policy's Prometheus;
+    `progress_for` the progress callback of a gate ("wave 1"); `keep_alive` is called at least
+    every KEEP_ALIVE_SECONDS while it waits (the pass's Lease renewed)."""
+
+    def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
+                 deadline: float | None = None, monotonic: Callable[[], float] = time.monotonic,
+                 progress_for: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None),
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+                 keep_alive: Callable[[], None] = lambda: None):
+        self.query_for, self.deadline, self.monotonic = query_for, deadline, monotonic
+        self.progress_for, self.clock, self.sleep, self.keep_alive = progress_for, clock, sleep, keep_alive
+        self.runs: list[tuple[int, GateRun]] = []  # (wave, run) of each analysis measured, in order
+
+    def __call__(self, ds, namespace: str, decision) -> object | None:
+        """The position with the verdict of the gate `decision` waits at, or None when it waits
+        at no analysis without a verdict (a pause, a soak, a verdict already recorded)."""
+        gate = pending_gate(decision)
+        if gate is None:
+            return None
+        policy_analysis = ds.policy.analysis
+        checks = [policy_analysis.check(name) for name in gate.checks]
+        values = analysis.placeholder_values(ds.name, namespace, decision.target,
+                                             range(decision.waves[gate.wave].end))
+        timeout = None if self.deadline is None else max(0.0, self.deadline - self.monotonic())
+        run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), timeout=timeout,
+                       clock=self.clock, sleep=self._wait,
+                       progress=self.progress_for(f"wave {gate.wave + 1}"))
+        self.runs.append((gate.wave, run))
+        self.keep_alive()
+        return decision.position.with_verdict(gate.wave, analysis.gate_record(run.verdicts, run.phase, run.why))
+
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep `seconds` in stretches of at most KEEP_ALIVE_SECONDS, keeping the set's Lease
+        alive in between: a pass holds it while its gate is measured, for minutes."""
+        end = self.clock() + seconds
+        while True:
+            self.keep_alive()
+            left = end - self.clock()
+            if left <= 0:
+                return
+            self.sleep(min(left, KEEP_ALIVE_SECONDS))
+
+
+KEEP_ALIVE_SECONDS = 5.0  # a Lease lasts 30 s and is renewed after a third of it
+
+
+def pending_gate(decision):
+    """The analysis gate `decision` waits at with no verdict recorded (every slice of its wave
+    complete, nothing in flight), or None."""
+    gate = decision.gate
+    if gate is None or gate.kind != ANALYSIS or gate.failed or decision.state != State.AT_GATE:
+        return None
+    return gate if decision.position.verdict(gate.wave) is None else None
+
+
+def gate_analysis(cluster, deadline: float | None, progress_for: Callable[[str], Callable[[GateRun], None]]
+                  ) -> GateAnalysis:
+    """The GateAnalysis of a cluster session: Prometheus at its address, or through the session's
+    API server (`cluster.client`, the kubeconfig's credentials) for a Service; `deadline` on
+    time.monotonic; the Lease the pass holds renewed while it waits."""
+    def keep_alive() -> None:
+        lease = getattr(cluster, "current_lease", None)  # the Lease the pass holds, if any
+        if lease is not None and lease.held:
+            lease.renew_if_due()
+
+    return GateAnalysis(lambda endpoint: PrometheusClient.for_endpoint(endpoint, cluster.client).query,
+                        deadline=deadline, progress_for=progress_for, keep_alive=keep_alive)

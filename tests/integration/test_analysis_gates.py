@@ -1,0 +1,161 @@
+"""Analysis gates end to end (spec §9.4): `rollout step --until-complete` on the real API server,
+the canary's latencies served by the test's exporter and measured by a real Prometheus."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from kubectl_disagg.gitops.exit_codes import EXIT_ADVANCED, EXIT_COMPLETE
+from kubectl_disagg.gitops.exit_codes import EXIT_HELD as GIT_HELD
+from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK
+from kubectl_disagg.views.analysis_progress import AnalysisProgress
+from tests.argocd_harness import resource_health
+from tests.integration.test_analysis import (TTFT_QUERY, expose, exporter, prometheus,  # noqa: F401 (fixtures)
+                                             prometheus_in_a_namespace, serve_for)
+from tests.integration.test_gitops import deploy, repo  # noqa: F401 (fixture)
+from tests.integration.test_progressive import (ROLES, paced, revisions, rollout_state, until_held_or_complete,
+                                                versions_of, versions_of_git)
+from tests.integration.test_rollout_step import assert_matches_render, model, stepper  # noqa: F401
+
+
+def gated(address: str | dict, on_failure: str = "abort") -> dict:
+    """A canary wave gated on ttft; `address` a URL, or the Prometheus mapping itself."""
+    endpoint = address if isinstance(address, dict) else {"address": address}
+    return {"waves": [{"slices": 1, "analysis": ["ttft"]}, {"slices": "100%"}], "onFailure": on_failure,
+            "analysis": {"prometheus": endpoint, "checks": [
+                {"name": "ttft", "role": "prefill", "query": TTFT_QUERY, "successCondition": "< 0.5",
+                 "interval": "1s", "count": 3}]}}
+
+
+def start(stepper, tmp_path, spec):
+    old = paced(tmp_path, stepper.namespace, "img:1", spec)
+    stepper.drive(old)
+    new = paced(tmp_path, stepper.namespace, "img:2", spec)
+    return new, model(old).revision, model(new).revision
+
+
+def test_a_good_canary_completes_through_its_gate_with_the_values(stepper, tmp_path, lws_simulator, exporter,
+                                                                  prometheus, monkeypatch):
+    new, stable, target = start(stepper, tmp_path, gated(prometheus.address))
+    serve_for(exporter, prometheus, 0.1, namespace=stepper.namespace, set_="llm", revision=target)
+    seen = []  # the live RolloutState's health as Argo CD gives it, at each measurement
+    shown = AnalysisProgress.__call__
+    monkeypatch.setattr(AnalysisProgress, "__call__", lambda self, run: (
+        seen.append(resource_health(rollout_state(stepper))), shown(self, run)))
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_OK, run.err
+    assert_matches_render(model(new), stepper.live)
+    verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "passed" and verdict["message"].startswith("ttft: 0.09")
+    (check,) = verdict["checks"]
+    assert [m["ok"] for m in check["measurements"]] == [True] * 3
+    assert all(0.08 < m["values"][0] <= 0.1 and m["time"].endswith("Z") for m in check["measurements"])
+    assert "analysis wave 1: ttft [" in run.err  # the progress went to stderr
+    assert len(seen) == 3 and all(h["status"] == "Progressing" for h in seen), seen
+    assert "wave 1: measuring analysis ttft since" in seen[0]["message"]
+
+
+@pytest.mark.parametrize("on_failure", ["abort", "pause"])
+def test_a_slow_canary_does_on_failure_and_leaves_every_other_slice_untouched(stepper, tmp_path, lws_simulator,
+                                                                              exporter, prometheus, on_failure):
+    new, stable, target = start(stepper, tmp_path, gated(prometheus.address, on_failure))
+    serve_for(exporter, prometheus, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
+    untouched = versions_of(stepper, {1, 2, 3})
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    state = rollout_state(stepper)
+    verdict = state["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "failed"
+    assert verdict["message"].startswith("ttft: 1 of 1 measurements failed (failureLimit 0): 2.4")
+    assert versions_of(stepper, {1, 2, 3}) == untouched  # never written
+    if on_failure == "abort":
+        assert revisions(stepper) == {s: {stable} for s in range(4)}  # the canary rolled back
+        assert state["rollout"]["phase"] == "Aborted"
+    else:
+        assert revisions(stepper)[0] == {target}  # paused where it stands
+        assert state["rollout"]["phase"] == "Paused"
+    assert "2.4" in state["rollout"]["message"]
+
+
+def test_through_the_service_proxy_a_slow_canary_aborts(stepper, tmp_path, lws_simulator,
+                                                        prometheus_in_a_namespace):
+    server, inner, netns = prometheus_in_a_namespace
+    expose(stepper.control_plane, stepper.namespace, "prometheus", netns.inside)
+    service = {"service": {"namespace": stepper.namespace, "name": "prometheus", "port": "web"}}
+    new, stable, target = start(stepper, tmp_path, gated(service))
+    serve_for(inner, server, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
+    untouched = versions_of(stepper, {1, 2, 3})
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "failed" and "2.425 is not < 0.5" in verdict["message"]
+    assert revisions(stepper) == {s: {stable} for s in range(4)} and versions_of(stepper, {1, 2, 3}) == untouched
+
+
+def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lws_simulator):
+    new, stable, target = start(stepper, tmp_path, gated("http://127.0.0.1:1"))
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == EXIT_HELD, run.err
+    verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
+    assert verdict["phase"] == "failed"
+    assert "error: Prometheus at http://127.0.0.1:1: no answer: connection refused" in verdict["message"]
+    assert revisions(stepper) == {s: {stable} for s in range(4)}
+
+
+# --- through git and the Argo CD harness -------------------------------------------------------
+
+def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object, list[str]]:
+    """Sync → ready → step (with its pull request text) → commit, until the step's code is in
+    `until`: the last run and the pull request texts of the commits."""
+    texts = []
+    for index in range(limit):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        run = repo.step("--pr-description", str(pr_file))
+        if run.code in until:
+            return run, texts
+        assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
+        texts.append(pr_file.read_text())
+        repo.commit(f"rollout step {index}")
+    raise AssertionError("never reached")
+
+
+def paced_through_git(repo, address: str, on_failure: str = "abort") -> tuple[str, str]:
+    deploy(repo, ROLES, slices=4)
+    stable = model(repo.set_file).revision
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": repo.namespace},
+              "spec": {"targetRef": {"name": "llm"}, **gated(address, on_failure)}}
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    repo.change_set("new image, gated on analysis", ROLES, slices=4, image="img:2")
+    return stable, model(repo.set_file).revision
+
+
+def test_through_git_the_pull_request_carries_the_values_and_the_rollout_completes(repo, tmp_path, exporter,
+                                                                                   prometheus):
+    stable, target = paced_through_git(repo, prometheus.address)
+    serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=target)
+    done, texts = git_rounds(repo, tmp_path / "pr.md", {EXIT_COMPLETE})
+    (opening,) = [text for text in texts if "**Analysis after wave 1: passed.** ttft: 0.09" in text]
+    assert opening.splitlines()[0].endswith("; analysis after wave 1 passed")
+    assert "at 3 measurements" in opening and "| ttft | prefill | `< 0.5` |" in opening
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
+    assert repo.state_health()["status"] == "Healthy"
+
+
+def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degraded(repo, tmp_path, exporter,
+                                                                                 prometheus):
+    stable, target = paced_through_git(repo, prometheus.address)
+    serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
+    untouched = versions_of_git(repo, {1, 2, 3})
+    held, texts = git_rounds(repo, tmp_path / "pr.md", {GIT_HELD})
+    (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
+    assert "2.425 is not < 0.5" in failing and "✗" in failing and "`onFailure: abort` follows" in failing
+    assert failing.splitlines()[0].endswith("; analysis after wave 1 failed")
+    repo.sync()
+    health = repo.state_health()
+    assert health["status"] == "Degraded" and "ttft" in health["message"] and "2.425" in health["message"], health
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {stable} for s in range(4)}
+    assert versions_of_git(repo, {1, 2, 3}) == untouched

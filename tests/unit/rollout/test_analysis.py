@@ -1,0 +1,130 @@
+"""An analysis gate run with a fake clock: measurements at their times, verdicts, the timeout, and
+the verdict a wave's gate gets."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from kubectl_disagg.core.analysis import FAILED, PASSED, Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.waves import Progress, State, decide
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateAnalysis, pending_gate, run_gate
+
+TTFT = Check("ttft", "prefill", 'a{revision="{{revision}}"}', Condition("<", 0.5), 60, 5, 1, "fail")
+TPOT = Check("tpot", "decode", 'b{role="{{role}}"}', Condition("<", 0.05), 30, 3, 0, "fail")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def answering(table: dict):
+    asked: list[str] = []
+
+    def query(expression: str):
+        asked.append(expression)
+        answer = table[expression.split("{")[0]]
+        value = answer.pop(0) if isinstance(answer, list) else answer
+        if isinstance(value, Exception):
+            raise value
+        return (Sample(value),)
+    query.asked = asked
+    return query
+
+
+def test_measures_every_interval_until_count():
+    clock, progress = Clock(), []
+    query = answering({"a": 0.3, "b": 0.01})
+    run = run_gate([TTFT, TPOT], {"revision": "r1"}, query, clock=clock, sleep=clock.sleep,
+                   progress=progress.append)
+    assert run.phase == PASSED
+    assert run.why == "ttft: 0.3 < 0.5 at 5 measurements; tpot: 0.01 < 0.05 at 3 measurements"
+    assert [j.measurement.at for j in run.verdicts[0].judged] == [1000, 1060, 1120, 1180, 1240]
+    assert [j.measurement.at for j in run.verdicts[1].judged] == [1000, 1030, 1060]
+    assert clock.now == 1240 and len(progress) == 6
+    assert query.asked[:2] == ['a{revision="r1"}', 'b{role="decode"}']
+
+
+def test_a_failed_check_ends_the_gate_at_once():
+    clock = Clock()
+    query = answering({"a": [0.3, 0.9, 0.8, 0.1, 0.1], "b": 0.01})
+    run = run_gate([TTFT, TPOT], {"revision": "r"}, query, clock=clock, sleep=clock.sleep)
+    assert run.phase == FAILED and clock.now == 1120
+    assert run.why == ("ttft: 2 of 3 measurements failed (failureLimit 1): 0.9 is not < 0.5; 0.8 is not < 0.5")
+
+
+def test_no_answer_is_a_failed_measurement():
+    clock = Clock()
+    query = answering({"b": UserError("Prometheus at http://x: no answer: connection refused")})
+    run = run_gate([TPOT], {}, query, clock=clock, sleep=clock.sleep)
+    assert run.phase == FAILED
+    assert run.verdicts[0].judged[0].measurement.error == "Prometheus at http://x: no answer: connection refused"
+
+
+def test_timeout_refused_before_the_first_measurement_or_ends_without_verdict():
+    clock = Clock()
+    with pytest.raises(AnalysisTimeout, match=r"at least 4m0s .* more than --timeout 1m0s"):
+        run_gate([TTFT], {"revision": "r"}, answering({"a": 0.1}), timeout=60, clock=clock, sleep=clock.sleep)
+    assert clock.now == 1000
+
+    def slow_query(expression):
+        clock.now += 70  # each answer takes 70 s: the measurements fall behind
+        return (Sample(0.1),)
+    with pytest.raises(AnalysisTimeout, match="did not end within --timeout 4m10s"):
+        run_gate([TTFT], {"revision": "r"}, slow_query, timeout=250, clock=clock, sleep=clock.sleep)
+
+
+# --- at a wave's analysis gate ----------------------------------------------------------------
+
+T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+D, P = Progress.DONE, Progress.PENDING
+ANALYSIS = Analysis(Prometheus(address="http://prometheus:9090"), (TTFT, TPOT))
+
+
+class SetStub:
+    name = "llama"
+
+    def __init__(self, on_failure: str):
+        self.policy = RolloutPolicy("llama", "serving", "llama", (Wave(1, analysis=("ttft", "tpot")),), None,
+                                    on_failure, ANALYSIS)
+
+
+@pytest.mark.parametrize("latency, on_failure, after", [(0.3, "abort", State.ROLLING), (0.9, "abort", State.ABORTED),
+                                                         (0.9, "pause", State.PAUSED)])
+def test_the_verdict_passes_the_gate_or_does_on_failure(latency, on_failure, after):
+    ds, clock = SetStub(on_failure), Clock()
+    at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
+    assert at_gate.state == State.AT_GATE and pending_gate(at_gate).checks == ("ttft", "tpot")
+    query = answering({"a": latency, "b": 0.01})
+    gates = GateAnalysis(lambda prometheus: query, clock=clock, sleep=clock.sleep)
+    position = gates(ds, "serving", at_gate)
+    assert query.asked[0] == 'a{revision="r2"}'
+    recorded = position.verdicts[0]
+    assert recorded["phase"] == ("passed" if latency < 0.5 else "failed")
+    assert [c["check"] for c in recorded["checks"]] == ["ttft", "tpot"]
+    decision = decide(ds.policy, "r2", position, (D, P, P), T0)
+    assert decision.state == after
+    assert pending_gate(decision) is None and gates(ds, "serving", decision) is None  # measured once
+
+
+def test_waiting_at_a_gate_keeps_the_lease_alive():
+    ds, clock, kept = SetStub("abort"), Clock(), []
+    at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
+    gates = GateAnalysis(lambda prometheus: answering({"a": 0.1, "b": 0.01}), clock=clock, sleep=clock.sleep,
+                         keep_alive=lambda: kept.append(clock.now))
+    gates(ds, "serving", at_gate)
+    assert clock.now == 1240 and max(clock.sleeps) <= 5  # 4 minutes of intervals, slept 5 s at a time
+    assert all(b - a <= 5 for a, b in zip(kept, kept[1:])) and kept[-1] == 1240
