@@ -6,6 +6,8 @@ namespace, `rollout step --until-complete` runs it from a file in another. Then:
 - the objects each leaves are equal field for field (minus what the API server sets, the
   ownerReference and our managed-by label);
 - during a template change every LWS's sequence of `spec.replicas` is the same on both sides;
+- `rollout plan` of the change lists, per role, exactly the counts the controller's old and new
+  LWS pass through;
 - `rollout status NAME -o json` on the controller's set equals the `.status` the controller
   wrote (all but lastTransitionTime, which says when we looked), at rest and at a point held
   mid-rollout by pausing kwok's nodes.
@@ -92,6 +94,35 @@ def replicas(side: Side) -> dict[str, int]:
             if key[0] == "LeaderWorkerSet"}
 
 
+def distinct(values) -> list[int]:
+    """`values` with consecutive repeats counted once (as ReplicaRecorder records them)."""
+    out: list[int] = []
+    for value in values:
+        if not out or out[-1] != value:
+            out.append(value)
+    return out
+
+
+def assert_plan_is_the_controllers_path(plugin: Side, path, case: str, sequences: dict[str, list[int]],
+                                        new: set[str]) -> None:
+    """`rollout plan -f` from the set's counts: per role, its old and its new counts over the
+    steps are the sequences every old and new LWS of that role went through under the controller
+    (`new`: the names of the LWS of the set's revision)."""
+    counts = ",".join(str(role["replicas"]) for role in SETS[case]["roles"])
+    code, out, err = plugin.cli("rollout", "plan", "-f", str(path), "--from", counts, "-o", "json")
+    assert code == EXIT_OK, err
+    plan = json.loads(out)
+    compared = 0
+    for index, role_name in enumerate(plan["roles"]):
+        planned = {True: distinct(step["new"][index] for step in plan["steps"]),
+                   False: distinct(step["old"][index] for step in plan["steps"])}
+        for name, seen in sequences.items():
+            if name.endswith(f"-{role_name}"):
+                assert seen == planned[name in new], (name, seen, planned[name in new])
+                compared += 1
+    assert compared == len(sequences)
+
+
 def assert_status_matches(controller: Side) -> None:
     theirs = without_times(settled_status(controller))
     assert without_times(our_status(controller)) == theirs
@@ -120,6 +151,8 @@ def test_objects_replica_sequences_and_status_equal_the_controllers(case, sides,
         assert "reading the state again" not in err, err
         wait_until(lambda: set(plugin.objects(NAME)) == set(controller.objects(NAME)), "the drained LWS deleted")
     print(case, by_controller.sequences, sorted(by_controller.deleted))
+    assert_plan_is_the_controllers_path(plugin, plugin.write(second, "v2"), case, by_controller.sequences,
+                                        {key[1] for key in controller.objects(NAME) if key[0] == "LeaderWorkerSet"})
     assert len(by_controller.sequences) == 2 * len(SETS[case]["roles"]) * SETS[case].get("slices", 1)
     assert by_plugin.sequences == by_controller.sequences
     assert by_plugin.deleted == by_controller.deleted
