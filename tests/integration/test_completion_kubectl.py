@@ -60,4 +60,4 @@ __start_kubectl kubectl "" rollout 2>/dev/null
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
     out = subprocess.run(["bash", "-c", program], env=env, capture_output=True, text=True, timeout=60).stdout
-    assert out.split() == ["plan", "state", "status", "step"]
+    assert out.split() == ["abort", "pause", "plan", "promote", "resume", "state", "status", "step"]
