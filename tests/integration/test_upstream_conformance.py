@@ -20,6 +20,8 @@ import time
 
 import pytest
 
+from kubectl_disagg.core.planner import next_step
+from kubectl_disagg.core.rollout_config import RolloutConfig
 from tests.upstream_cluster import ReplicaRecorder, Side, comparable, set_document, wait_until, with_images, without_times
 from testenv.upstream import ZONE_LABEL
 
@@ -172,6 +174,45 @@ def test_status_mid_rollout_equals_the_controllers(case, sides, upstream_stack):
     assert_status_matches(controller)
 
 
+def held_by_reading(held_first: dict[str, int], held_second: dict[str, int], *, drained_listed: bool) -> dict[str, int]:
+    """Where the controller holds after v3 over a held v2 of the "surge" set, by its reading.
+
+    Its first v3 step drains v2's LWS to 0 (newest first) and v1's by the rest of the budget.
+    The next reconcile deletes v2's drained LWS, then lists the slice from its informer cache:
+    if the cache still holds them (`drained_listed`), v2's initial-replicas annotation still
+    counts in initialOld and the first scale-up of v3 is smaller. Which reading it gets is
+    informer timing (the controller's own, not ours): CI has seen both."""
+    first_old = [name for name in held_first if name in held_second]  # v1's, still serving
+    drained = [name for name in held_first if name not in held_second]  # v2's
+    new = sorted(name for name in held_second if name not in held_first)  # v3's
+    roles = [role["name"] for role in SETS["surge"]["roles"]]
+    by_role = lambda names, counts: [sum(counts[n] for n in names if n.endswith(f"-{r}")) for r in roles]
+    target = [role["replicas"] for role in SETS["surge"]["roles"]]
+    initial = by_role(first_old, held_first)  # v1's initial-replicas annotation, set when v3 began
+    if drained_listed:
+        initial = [a + b for a, b in zip(initial, by_role(drained, held_first))]
+    configs = [RolloutConfig(role["rolling"]["maxSurge"], 0) for role in SETS["surge"]["roles"]]
+    step = next_step(initial, by_role(first_old, held_second), [0] * len(roles), target, configs)
+    assert step is not None
+    point = {name: held_second[name] for name in first_old}
+    for name in new:
+        point[name] = next(step.new[i] for i, r in enumerate(roles) if name.endswith(f"-{r}"))
+    return point
+
+
+def assert_held_where_the_controller_holds(ours: dict[str, int], held_first: dict[str, int],
+                                           held_second: dict[str, int]) -> None:
+    """We list fresh, so we hold where the controller holds when its cache has caught up; the
+    controller's own point must be that one or the one of its stale reading (both from its
+    arithmetic, which the other tests prove ours equals)."""
+    fresh = held_by_reading(held_first, held_second, drained_listed=False)
+    stale = held_by_reading(held_first, held_second, drained_listed=True)
+    assert fresh != stale, "this set must tell the two readings apart"
+    assert held_second in (fresh, stale), ("the controller held where neither reading leads", held_second)
+    assert ours == fresh, ("held where the controller holds on a fresh reading after v3", ours, held_second)
+    print("controller's reading after v3:", "stale" if held_second == stale else "fresh")
+
+
 def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_stack):
     controller, plugin = sides
     first = document("surge")
@@ -199,7 +240,7 @@ def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_st
             assert replicas(plugin) == held_first, "held at the same point as the controller after v2"
             code, _, err = plugin.step_until_complete(plugin.write(third, "v3"), timeout="10s")
             assert code == EXIT_TIMEOUT, err
-            assert replicas(plugin) == held_second, "held at the same point as the controller after v3"
+            assert_held_where_the_controller_holds(replicas(plugin), held_first, held_second)
         code, _, err = plugin.step_until_complete(plugin.write(third, "v3"))
         assert code == EXIT_OK, err
         wait_until(lambda: set(plugin.objects(NAME)) == set(controller.objects(NAME)), "the drained LWS deleted")
