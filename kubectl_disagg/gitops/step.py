@@ -3,8 +3,8 @@
 `gitops_step` is `rollout step` for git: the same `reconcile` over the live LWS, with a
 `StateExecutor` landing the actions in the state instead of the cluster (one decision, two
 executors). It refuses to move unless the cluster shows exactly what the state renders to.
-Pure, but for `next_step`: `stepper.drive` over a `StateExecutor` reading the cluster it is
-given, so `--wait` watches between looks as `rollout step --until-complete` does.
+Pure, but for `next_step`: it reads the cluster it is given and, with `--wait`, watches the LWS
+between looks in the one wait loop every command waits in (`until_settled`).
 
 A step decides once: the committed state rendered (and checked, spec §8) once, one reconcile
 pass over the live LWS, the state it writes checked against that pass, and what its views
@@ -13,7 +13,6 @@ read (`step_view`) computed with it.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -37,7 +36,8 @@ from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import NO_CLOCK, Paced, with_position
 from kubectl_disagg.rollout.progressive import utcnow
-from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
+from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
 # --- the state a first step writes ------------------------------------------------------------
@@ -198,51 +198,34 @@ class GitopsStep:
     reasons: tuple[str, ...] = ()  # why it waits or refuses, or what the new state does
     passed: Pass | None = None  # reconcile's pass, when one ran
     before: RolloutState | None = None
-    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_state`)
+    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_step`)
     view: StepView = StepView()  # what its views read (the pull request), computed with it
-
-    # What `stepper.drive` reads of a pass: a step that does not wait ends the drive (a state
-    # to commit is as far as git goes until it is merged); a waiting one watches the LWS.
-    @property
-    def refusal(self) -> tuple[str, ...]:
-        return self.reasons if self.outcome == Outcome.REFUSED else ()
-
-    @property
-    def complete(self) -> bool:
-        return self.outcome in (Outcome.ADVANCED, Outcome.COMPLETE, Outcome.HELD)
-
-    @property
-    def stopped(self) -> tuple[str, ...]:
-        return self.reasons if self.outcome == Outcome.HELD else ()
-
-    @property
-    def done(self) -> tuple[Action, ...]:
-        return ()  # nothing lands in the cluster: only a commit changes what the next look sees
-
-
-def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, lease=None, *,
-               max_in_flight: int = 1, analyze=None) -> GitopsStep:
-    """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
-    `executor`, the next state decided from the committed one (`analyze`: see `gitops_step`)."""
-    live = executor.snapshot(ds.name, namespace)
-    return replace(gitops_step(ds, executor.committed, live, executor.served, now=utcnow(), analyze=analyze),
-                   snapshot=live)
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
               deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
               analyze=None) -> tuple[GitopsStep, bool]:
-    """The next step of a git-driven rollout; with `wait`, the first that does not wait (watching
-    the LWS in between, by `stepper.drive`) until `deadline` (a `clock` value); and whether the
-    deadline came first. `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
-    executor = StateExecutor(ds, state, cluster)
-    look = functools.partial(next_state, analyze=analyze)
+    """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
+    `cluster`; with `wait`, the first that does not wait, watching the LWS between looks until
+    `deadline` (a `clock` value); and whether the deadline came first. Nothing lands in the
+    cluster, so no Lease is held: a state to commit is as far as git goes until it is merged.
+    `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
+    until = Deadline(deadline, clock)
+
+    def look() -> GitopsStep:
+        live = cluster.snapshot(ds.name, namespace, services=False)
+        served = cluster.rollout_state(ds.name, namespace) if state is not None else None
+        return replace(gitops_step(ds, state, live, served, now=utcnow(), analyze=analyze), snapshot=live)
+
+    def watch(seen: GitopsStep, seconds: float) -> bool:
+        return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
+
+    if wait and until.expired():  # the deadline had passed before the first look
+        return look(), True
     step = None
-    for step in drive(executor, ds, namespace, until_complete=wait, deadline=deadline, clock=clock,
-                      take_pass=look):
+    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,
+                              rewatch=True):
         pass
-    if step is None:  # the deadline had passed before the first look
-        return look(executor, ds, namespace), True
     return step, wait and step.outcome == Outcome.WAITING
 
 

@@ -393,8 +393,8 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
 
 
 def test_state_executor_has_the_executors_signatures():
-    """`stepper.drive` may drive it: every method of the `Executor` protocol, spelled alike."""
-    for name in ("snapshot", "execute", "authorize", "lease", "wait_for_change"):
+    """`stepper.run_pass` may run it: every method of the `Executor` protocol a pass calls, spelled alike."""
+    for name in ("snapshot", "execute", "authorize", "occupants"):
         protocol = inspect.signature(getattr(Executor, name))
         ours = inspect.signature(getattr(StateExecutor, name))
         assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
@@ -423,7 +423,7 @@ class WatchedArgo:
         return True
 
 
-def test_wait_runs_through_drive_until_the_step_can_advance():
+def test_wait_watches_the_lws_until_the_step_can_advance():
     argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
     clock = [0.0]
