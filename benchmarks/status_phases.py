@@ -34,7 +34,7 @@ def main() -> None:
     from kubectl_disagg.core.sets import sets_from_files
     from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     from kubectl_disagg.core.status import derive_status, to_document
-    from kubectl_disagg.kube import rest, session as session_module
+    from kubectl_disagg.kube.client import rest, session as session_module
     from kubectl_disagg.manifests.writer import format_objects
     lap("imports (entry point, click, the status command: core, cluster modules, output)")
     (ds,) = sets_from_files((filename,), False)

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.kube.api_errors import NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.kube.rest import BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, Resource
+from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, NotFound,
+                                        PatchRejected, Resource)
 from kubectl_disagg.kube.session import Session, side_by_side
 
 # A granted permission is trusted for one lease term.

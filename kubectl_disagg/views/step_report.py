@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_disagg.kube.api_errors import answer_of
+from kubectl_disagg.kube.client import ApiError
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Create
 from kubectl_disagg.core.server_refusals import refusal_problems
@@ -48,7 +48,7 @@ def refusal_lines(step: Pass, planned: PlannedAction) -> list[str]:
     """
     if planned.refusal is None:
         return []
-    answer = answer_of(planned.refusal)
+    answer = planned.refusal.answer if isinstance(planned.refusal, ApiError) else None
     if isinstance(planned.action, Create) and answer and answer.get("code") in INVALID_OBJECT_CODES:
         return [str(problem) for problem in refusal_problems(step.ds, dict(planned.action.object), answer)]
     return planned.refusal.lines()

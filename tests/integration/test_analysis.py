@@ -11,9 +11,9 @@ import pytest
 
 from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import Check, Condition
-from kubectl_disagg.kube.kubeconfig import load_configuration
-from kubectl_disagg.kube.prometheus import PrometheusClient
-from kubectl_disagg.kube.rest import RestClient
+from kubectl_disagg.kube.client.kubeconfig import load_configuration
+from kubectl_disagg.kube.client.prometheus import PrometheusClient
+from kubectl_disagg.kube.client.rest import RestClient
 from kubectl_disagg.rollout.analysis import run_gate
 from testenv.prometheus import LatencyExporter, NetworkNamespace, PrometheusServer
 from tests.prometheus_oracle import missing, require

@@ -274,7 +274,7 @@ def test_a_refused_write_in_a_drain_and_scale_step_leaves_the_slice_as_it_was(re
 
 
 def _forbidden(action):
-    from kubectl_disagg.kube.api_errors import api_error
+    from kubectl_disagg.kube.client.api_errors import api_error
 
     return api_error(f"{action.kind.lower()}/{action.name}", 403, "Forbidden",
                      '{"kind":"Status","code":403,"reason":"Forbidden","message":"patch is forbidden"}')

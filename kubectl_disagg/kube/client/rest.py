@@ -2,7 +2,15 @@
 
 Paths, queries and bodies are built here (bodies encoded once, no typed models) and carried by
 `transport` (a benchmark may wrap it to count requests). Every request has a bounded wait, is
-retried while the server says "later", and fails as a readable `UserError` (see api_errors).
+retried while the server says "later", and fails as a readable `ApiError` (see api_errors) or,
+with no answer at all, `Unreachable`.
+
+Why it is long (about 530 lines): each verb carries its own rule for going again after a lost
+answer, as client-go's does (rest/request.go, rest/with_retry.go), and the read-back that tells
+our own landed first sending from someone else's change (`create`, `replace`, `patch`,
+`delete`, with `holds` and `patched`); the watch batches a burst of events and starts again
+after a cut from the same resourceVersion. These share `send` and `retrying`, one policy for
+every request, which is why they are kept together rather than spread over modules.
 """
 
 from __future__ import annotations
@@ -19,11 +27,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.kube.api_errors import (AlreadyExists, Gone, NotFound, PatchRejected, api_error,
-                                         connection_error)
-from kubectl_disagg.kube.credentials import Credentials
-from kubectl_disagg.kube.transport import NetworkError, Transport
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.client.api_errors import (AlreadyExists, ApiConflict, ApiError, Gone, NotFound, PatchRejected,
+                                                api_error, connection_error)
+from kubectl_disagg.kube.client.credentials import Credentials
+from kubectl_disagg.kube.client.kubeconfig import load_configuration, redact_url
+from kubectl_disagg.kube.client.transport import NetworkError, Transport
 
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
@@ -81,11 +90,20 @@ BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER, S
 
 
 class ErrorAnswer(Exception):
-    """A non-2xx answer, raw: status, HTTP reason, body (a metav1.Status, usually) and headers."""
+    """A non-2xx answer, raw: status, HTTP reason, body (a metav1.Status, usually) and headers,
+    and the request it answered (`GET /api/v1/...`)."""
 
-    def __init__(self, status: int, reason: str | None, body: bytes, headers: Mapping[str, str]):
+    def __init__(self, status: int, reason: str | None, body: bytes, headers: Mapping[str, str],
+                 request: str = ""):
         super().__init__(f"{status} {reason or ''}".strip())
-        self.status, self.reason, self.body, self.headers = status, reason, body, headers
+        self.status, self.reason, self.body, self.headers, self.request = status, reason, body, headers, request
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[RestClient, str]:
+    """The client of the API server that `--kubeconfig` and `--context` name, reached as kubectl
+    reaches it (see `kubeconfig.load_configuration`), and the context's namespace."""
+    connection, namespace = load_configuration(kubeconfig, context)
+    return RestClient(connection, redact_url(connection.server)), namespace
 
 
 class RestClient:
@@ -222,7 +240,7 @@ class RestClient:
             with self._errors(resource.subject(name)):
                 return self._object("PUT", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER},
                                     body, repeatable=True)
-        except Conflict as err:
+        except ApiConflict as err:
             stored = self._ours_after_resend(err, resource, namespace, name, body)
             if stored is None:
                 raise
@@ -249,7 +267,7 @@ class RestClient:
                           {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body, content_type,
                           repeatable=content_type == MERGE_PATCH or guarded)
         except PatchRejected as err:
-            if not (guarded and getattr(err, "resent", False)):
+            if not (guarded and err.resent):
                 raise
             try:
                 stored = self.get(resource, namespace, name)
@@ -279,20 +297,20 @@ class RestClient:
             with self._errors(resource.subject(name)):
                 self.send("DELETE", path_of(resource, namespace, name), None, options, repeatable=True)
         except NotFound as err:
-            if not getattr(err, "resent", False):
+            if not err.resent:
                 raise
 
     def _object(self, method: str, path: str, *args: Any, **kwargs: Any) -> dict:
         """`send`, and the answer as the API object it must be (see `api_object`)."""
         return api_object(self.send(method, path, *args, **kwargs), self.server, method, path)
 
-    def _ours_after_resend(self, err: UserError, resource: Resource, namespace: str, name: str,
+    def _ours_after_resend(self, err: ApiError, resource: Resource, namespace: str, name: str,
                            body: Mapping) -> dict | None:
         """After a write refused on its resend: the stored object when it holds what `body`
         says (our first sending landed, its answer lost), else None. Metadata is left out: a
         replaced object's managedFields and resourceVersion move with every write; what it
         holds (a Lease's holder and renewTime, an Event's fields) tells ours from another's."""
-        if not getattr(err, "resent", False):
+        if not err.resent:
             return None
         try:
             stored = self.get(resource, namespace, name)
@@ -329,7 +347,8 @@ class RestClient:
             response = self.transport.request(method, url, payload, headers, read_timeout=read_timeout, stream=stream)
             if 200 <= response.status <= 299:
                 return response
-            answer = ErrorAnswer(response.status, response.reason, response.data, response.headers)
+            answer = ErrorAnswer(response.status, response.reason, response.data, response.headers,
+                                 f"{method} {path}")
             if response.status == 401 and not refreshed and self.transport.rejected():
                 refreshed = True
                 return once()
@@ -339,12 +358,13 @@ class RestClient:
 
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:
-        """Turn failed requests about `subject` into UserErrors people can read (`with`)."""
+        """Turn failed requests about `subject` into errors people can read (`with`): an answer
+        into an `ApiError`, no answer into `Unreachable`."""
         try:
             yield
         except ErrorAnswer as error:
-            readable = api_error(subject, error.status, error.reason, error.body)
-            readable.resent = getattr(error, "resent", False)  # type: ignore[attr-defined]
+            readable = api_error(subject, error.status, error.reason, error.body, request=error.request)
+            readable.resent = getattr(error, "resent", False)
             raise readable from None
         except NetworkError as error:
             raise connection_error(self.server, error, getattr(error, "attempts", 1),

@@ -10,13 +10,13 @@ import json
 import pytest
 
 from kubectl_disagg.errors import Conflict, Unreachable
-from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
-from kubectl_disagg.kube.kubeconfig import Connection
-from kubectl_disagg.kube.rest import (JSON_PATCH, LEASE, LWS, ROLLOUT_STATE, MAX_RETRIES, MAX_RETRY_AFTER_SECONDS,
+from kubectl_disagg.kube.client.api_errors import AlreadyExists, NotFound
+from kubectl_disagg.kube.client.kubeconfig import Connection
+from kubectl_disagg.kube.client.rest import (JSON_PATCH, LEASE, LWS, ROLLOUT_STATE, MAX_RETRIES, MAX_RETRY_AFTER_SECONDS,
                                       RETRY_BUDGET_SECONDS, ErrorAnswer, NotAnApiServer, RestClient, backoff, holds,
                                       patched, retry_after, retrying)
-from kubectl_disagg.kube.transport import NetworkError
-from tests.unit.kube.test_transport import OK, Peer, Server
+from kubectl_disagg.kube.client.transport import NetworkError
+from tests.unit.kube.client.test_transport import OK, Peer, Server
 from tests.unit.kube.test_session import write_kubeconfig
 from tests.unit.test_cli import run
 
@@ -209,7 +209,7 @@ def test_a_read_cut_off_goes_again_on_a_fresh_connection(client_of):
 
 def test_a_read_that_never_gets_an_answer_names_the_attempts(client_of):
     server, client = client_of(*[lost] * (MAX_RETRIES + 1))
-    import kubectl_disagg.kube.rest as rest
+    import kubectl_disagg.kube.client.rest as rest
     original, rest.backoff = rest.backoff, lambda attempt: 0.0
     try:
         with pytest.raises(Unreachable) as raised:
