@@ -97,6 +97,7 @@ class ErrorAnswer(Exception):
                  request: str = ""):
         super().__init__(f"{status} {reason or ''}".strip())
         self.status, self.reason, self.body, self.headers, self.request = status, reason, body, headers, request
+        self.attempts, self.resent = 1, False  # set by `retrying`
 
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[RestClient, str]:
@@ -364,7 +365,7 @@ class RestClient:
             yield
         except ErrorAnswer as error:
             readable = api_error(subject, error.status, error.reason, error.body, request=error.request)
-            readable.resent = getattr(error, "resent", False)
+            readable.resent = error.resent
             raise readable from None
         except NetworkError as error:
             raise connection_error(self.server, error, getattr(error, "attempts", 1),
