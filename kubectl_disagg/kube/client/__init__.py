@@ -2,10 +2,11 @@
 
 Inside: `kubeconfig.py` (where and who, merged as kubectl merges it), `credentials.py`,
 `exec_plugin.py`, `oidc.py` (fresh credentials), `transport.py` (our HTTP/1.1 over TLS, the
-proxies, gzip), `rest.py` (requests, resent as client-go resends them), `api_errors.py` (answers
-as errors), `verbosity.py` (kubectl's `-v`), `server_dry_run.py` (`validate --server`'s dry run)
-and `prometheus.py` (Prometheus's query API over the same transport). Outside this package
-nothing imports those modules: the rest of kubectl-disagg uses the names below.
+proxies, gzip), `rest.py` (requests), `retry.py` (sent again as client-go sends them again),
+`api_errors.py` (answers as errors), `verbosity.py` (kubectl's `-v`), `server_dry_run.py`
+(`validate --server`'s dry run) and `prometheus.py` (Prometheus's query API over the same
+transport). Outside this package nothing imports those modules: the rest of kubectl-disagg uses
+the names below (tests/unit/test_architecture.py holds it).
 """
 
 from kubectl_disagg.kube.client.api_errors import AlreadyExists, ApiError, Gone, NotFound, PatchRejected

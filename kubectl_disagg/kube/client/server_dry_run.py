@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from kubectl_disagg.kube.client.api_errors import api_error, connection_error, status_of
-from kubectl_disagg.kube.client.rest import APPLY_PATCH, BY_KIND, FIELD_MANAGER, ErrorAnswer, RestClient, apply_body, path_of
+from kubectl_disagg.kube.client.rest import APPLY_PATCH, BY_KIND, FIELD_MANAGER, RestClient, apply_body, path_of
+from kubectl_disagg.kube.client.retry import ErrorAnswer
 from kubectl_disagg.kube.client.transport import NetworkError
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
     from kubectl_disagg.kube.executor import Forbidden, permissions_needed
     from kubectl_disagg.core.reconcile import Create, Delete, Scale
-    from kubectl_disagg.kube.client.rest import LWS
+    from kubectl_disagg.kube.client import LWS
 
     scale = Scale(name="a", from_replicas=1, to_replicas=2, resource_version="1", slice=0)
     actions = [Create(object={"kind": "Service", "metadata": {"name": "s"}}, slice=0), scale, scale,
@@ -25,7 +25,7 @@ def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
 
 def test_granted_permissions_are_remembered_for_one_term_per_namespace():
     from kubectl_disagg.kube.executor import GrantedPermissions
-    from kubectl_disagg.kube.client.rest import LEASE, LWS
+    from kubectl_disagg.kube.client import LEASE, LWS
 
     now = [100.0]
     granted = GrantedPermissions(30, clock=lambda: now[0])

@@ -263,7 +263,7 @@ def test_header_fields_are_found_whatever_their_case_and_repeated_ones_kept(serv
     assert headers.get("content-type") == "application/json" and "Content-Type" in headers
     assert headers.get_all("WARNING") == ['299 - "first"', '299 - "second"']
     assert headers.get("x-folded") == "a b" and headers.get("Missing") is None
-    from kubectl_disagg.kube.client.rest import retry_after
+    from kubectl_disagg.kube.client.retry import retry_after
     assert retry_after(429, headers, 0) == 3.0
 
 
