@@ -1,6 +1,6 @@
 """The cluster executor: carries out a pass's actions on the API server.
 
-`ClusterExecutor` is the `stepper.Executor` for a cluster (`gitops.executor.StateExecutor` is
+`ClusterExecutor` is the `executors.Executor` for a cluster (`gitops.executor.StateExecutor` is
 the one for a rollout state): a `Session` that also writes. It checks a pass's permissions
 before its first write, executes the actions `reconcile` returns with the preconditions that
 make them safe to race (creates by server-side apply, JSON patches pinned to what was read,
@@ -132,7 +132,7 @@ def _permission_key(verb: str, resource: Resource, namespace: str) -> tuple[str,
 
 class ClusterExecutor(Session):
     """A session that carries out passes: `execute`, `authorize` and `lease` (the reads of
-    `stepper.Executor` are the `Session`'s).
+    `executors.Executor` are the `Session`'s).
 
     Use it as a context manager: it closes its connections on exit.
     """

@@ -119,6 +119,18 @@ def test_a_long_module_says_why_it_is_long(path):
     assert "lines on purpose" in top, f"{path.relative_to(PACKAGE)} has {len(text.splitlines())} lines and no word on why"
 
 
+# Views draw what the decisions carry (the actions' objects, the API server's answer to a refused
+# write): none reads the cluster client's modules. (views.status waited with kube/wait.py; the
+# one wait is wait.py now, below kube/.)
+VIEWS_STILL_IMPORTING_KUBE: set[str] = set()
+
+
+def test_no_view_imports_the_cluster_client():
+    importing = sorted(module for module, targets in MODULES.items()
+                       if _layer(module) == "views" and any(_layer(target) == "kube" for target in targets))
+    assert importing == sorted(VIEWS_STILL_IMPORTING_KUBE), "a view imports kube/ (or one no longer does)"
+
+
 COMMAND_LINES = 150
 
 
