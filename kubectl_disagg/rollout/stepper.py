@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.kube.api_errors import answer_of
-from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from kubectl_disagg.kube.client import ApiError
+from kubectl_disagg.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
@@ -191,7 +191,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
             try:
                 executor.execute(action, namespace, dry_run=True)
             except UserError as err:
-                if answer_of(err) is None and not isinstance(err, Conflict):
+                if not isinstance(err, (ApiError, Conflict)):
                     raise _NoAnswer(err) from None  # no verdict came: the server was not reached
                 refusals[id(action)] = err
 
@@ -217,7 +217,7 @@ def _described(actions: Sequence[Action], snapshot: Snapshot,
     for action in actions:
         refusal = (refusals or {}).get(id(action))
         described.append(PlannedAction(action, *_before_after(action, snapshot.objects), refusal,
-                                       None if refusal is None else answer_of(refusal)))
+                                       refusal.answer if isinstance(refusal, ApiError) else None))
     return tuple(described)
 
 
@@ -348,8 +348,8 @@ def _curable(err: UserError, *, forbidden: bool = False) -> bool:
     API server restarts), 429 or a 5xx; with `forbidden`, also a 403."""
     if isinstance(err, Unreachable):
         return True
-    code = (answer_of(err) or {}).get("code")
-    return isinstance(code, int) and (code == 429 or 500 <= code <= 599 or (forbidden and code == 403))
+    code = err.status if isinstance(err, ApiError) else None
+    return code is not None and (code == 429 or 500 <= code <= 599 or (forbidden and code == 403))
 
 
 # --- passes until done ------------------------------------------------------------------------

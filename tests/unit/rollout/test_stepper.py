@@ -274,7 +274,7 @@ def test_a_refused_write_in_a_drain_and_scale_step_leaves_the_slice_as_it_was(re
 
 
 def _forbidden(action):
-    from kubectl_disagg.kube.api_errors import api_error
+    from kubectl_disagg.kube.client.api_errors import api_error
 
     return api_error(f"{action.kind.lower()}/{action.name}", 403, "Forbidden",
                      '{"kind":"Status","code":403,"reason":"Forbidden","message":"patch is forbidden"}')
@@ -475,7 +475,7 @@ def test_a_pass_that_writes_carries_no_objects():
 
 
 def test_a_server_dry_runs_refusal_carries_the_api_servers_answer():
-    from kubectl_disagg.kube.api_errors import api_error
+    from kubectl_disagg.kube.client.api_errors import api_error
 
     class Judging(MemoryExecutor):
         def execute(self, action, namespace, *, dry_run=False):
