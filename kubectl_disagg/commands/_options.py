@@ -101,7 +101,7 @@ def cluster(func):
                         help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(func)
 
 
-VERBOSITY = "kubectl_disagg.kube.verbosity:set_level"  # loaded by name: offline commands never load kube/
+VERBOSITY = "kubectl_disagg.kube.client:set_verbosity"  # loaded by name: offline commands never load kube/
 
 
 def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _inputs, _options, _session, load
-from kubectl_disagg.kube.wait import Deadline
+from kubectl_disagg.wait import Deadline
 from kubectl_disagg.views.status import data_format, show_status
 
 GITOPS = "kubectl_disagg.commands.rollout_status_gitops:run"  # --gitops, loaded when asked for

@@ -17,7 +17,7 @@ from kubectl_disagg.gitops.state import RolloutState, record_from_set
 
 
 class StateExecutor:
-    """The part of `stepper.Executor` a pass uses (`run_pass`), over a rollout state: reconcile's
+    """The part of `executors.Executor` a pass uses (`run_pass`), over a rollout state: reconcile's
     actions land in the document, each rewriting the state as the cluster executor would
     rewrite the cluster. `snapshot` hands out the live state the step was decided on. Services
     follow their revision's LWS in the render, so their creates and deletes need no record. No

@@ -18,7 +18,7 @@ from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
                                               EXIT_WAITING, most_pressing)
 from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, next_step
-from kubectl_disagg.kube.wait import Deadline
+from kubectl_disagg.wait import Deadline
 
 _EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome.COMPLETE: EXIT_COMPLETE,
          Outcome.REFUSED: EXIT_REFUSED, Outcome.HELD: EXIT_HELD}

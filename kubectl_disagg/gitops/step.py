@@ -36,7 +36,7 @@ from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import NO_CLOCK, Paced, with_position
 from kubectl_disagg.rollout.progressive import utcnow
-from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.wait import Deadline, until_settled
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 

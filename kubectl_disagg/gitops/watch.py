@@ -15,7 +15,7 @@ from kubectl_disagg.gitops.directory import Directory
 from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
                                               EXIT_WAITING, most_pressing)
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
-from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.wait import Deadline, until_settled
 
 _EXIT = {NextAction.STEP: EXIT_ADVANCED, NextAction.SYNC: EXIT_WAITING, NextAction.READY: EXIT_WAITING,
          NextAction.COMPLETE: EXIT_COMPLETE, NextAction.REFUSED: EXIT_REFUSED, NextAction.HELD: EXIT_HELD}

@@ -15,7 +15,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, derive_status, to_document
-from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.wait import Deadline, until_settled
 from kubectl_disagg.rollout.progressive import paced_view
 
 EXIT_NOT_AVAILABLE = 3
