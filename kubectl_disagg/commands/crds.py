@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.manifests.crds import crd_documents
 from kubectl_disagg.manifests.writer import format_objects
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @_options.output("yaml", "json", default="yaml")
 def crds(output: str) -> None:
     """Print the DisaggregatedSet, DisaggregatedSetRoleScaler, RolloutPolicy and RolloutState CRDs.

@@ -7,11 +7,12 @@ import sys
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.gitops.directory import render_files
 from kubectl_disagg.manifests.writer import format_objects
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @_options.filenames()
 @_options.namespace
 @_options.output("yaml", "json", default="yaml")

@@ -19,10 +19,11 @@ from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
 from kubectl_disagg.core.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.views.plan import format_plans
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace

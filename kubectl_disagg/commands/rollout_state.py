@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _inputs, _options
+from kubectl_disagg.exits import Exit, help_text
 
 
 @click.group()
@@ -16,7 +17,7 @@ def state() -> None:
     """The rollout state of a git-driven rollout (docs/gitops.md)."""
 
 
-@state.command()
+@state.command(epilog=help_text(Exit))
 @_options.filenames()
 @_options.namespace
 @click.option("--state", "state_file", metavar="FILE", default=None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _inputs
+from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.watch import exit_code, looks
 from kubectl_disagg.views.gitops_status import format_looks
@@ -22,7 +23,7 @@ def checked(filenames: tuple[str, ...], recursive: bool) -> tuple:
     return filenames, reading
 
 
-def run(inputs: tuple, cluster, namespace: str | None, output: str, watch: bool, deadline: float | None) -> int:
+def run(inputs: tuple, cluster, namespace: str | None, output: str, watch: bool, deadline: float | None) -> GitopsExit:
 
     def read() -> directories.Directory:  # again at every look: a pull may have moved the state
         return directories.read(*inputs, namespace=namespace, fallback=cluster.default_namespace,

@@ -9,19 +9,18 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _inputs, _options, _session, load
-from kubectl_disagg.commands._exit_codes import STEP_EXIT_CODES
-from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
+from kubectl_disagg.exits import GitopsExit, StepExit, help_text
+from kubectl_disagg.rollout.run import step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
-
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE", "step"]
 
 DEFAULT_TIMEOUT = "30m"
 GITOPS = "kubectl_disagg.commands.rollout_step_gitops:run"  # --gitops, loaded when asked for
 GIT_DRIVEN = "kubectl_disagg.gitops.files:refuse_git_driven"  # a set with a rollout state beside it
 
 
-@click.command(cls=_options.DryRunCommand, epilog=STEP_EXIT_CODES)
+@click.command(cls=_options.DryRunCommand, epilog=help_text(StepExit) + "\n\n"
+               + help_text(GitopsExit, "Exit codes with --gitops (docs/gitops.md):"))
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -60,12 +59,11 @@ GIT_DRIVEN = "kubectl_disagg.gitops.files:refuse_git_driven"  # a set with a rol
               "disagg-rollout-state.yaml beside the set's file, as the plugin's rollout-state parameter).")
 @click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git (a rollout state "
               "beside its file) directly; Argo CD's self-heal would undo it.")
-@click.pass_context
-def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
+def step(name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
          kubeconfig: str | None, context: str | None, dry_run: str, until_complete: bool,
          wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
          pr_description: str | None, max_in_flight: int, ignore_controller: bool, commit: bool,
-         branch: str | None, state_file: str | None, ignore_rollout_state: bool) -> None:
+         branch: str | None, state_file: str | None, ignore_rollout_state: bool) -> int:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -105,8 +103,8 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
                                    "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
         if branch and not commit:
             raise click.UsageError("--branch goes with --commit")
-        ctx.exit(load(GITOPS)(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                               pr_description, output, commit=commit, branch=branch, state_file=state_file))
+        return load(GITOPS)(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
+                            pr_description, output, commit=commit, branch=branch, state_file=state_file)
     if wait or pr_description or commit or branch or state_file:
         raise click.UsageError("--wait, --pr-description, --commit, --branch and --state go with --gitops")
     if dry_run and wait_for_lease:
@@ -118,8 +116,9 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     sets = _inputs.sets_from_files(filenames, recursive) if filenames else None
     console = Console(output)
     if refusal := [] if dry_run or ignore_rollout_state or not sets else load(GIT_DRIVEN)(sets):
-        ctx.exit(console.error(refusal) or EXIT_REFUSED)
+        console.error(refusal)
+        return StepExit.REFUSED
     with _session.executor(kubeconfig, context) as cluster:
-        ctx.exit(step_sets(cluster, sets, name, namespace, console, until_complete=until_complete,
-                           dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
-                           wait_for_lease=wait_for_lease, ignore_controller=ignore_controller))
+        return step_sets(cluster, sets, name, namespace, console, until_complete=until_complete,
+                         dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
+                         wait_for_lease=wait_for_lease, ignore_controller=ignore_controller)

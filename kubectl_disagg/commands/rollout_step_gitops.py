@@ -18,15 +18,13 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import restore
 from kubectl_disagg.gitops.step import Outcome
-from kubectl_disagg.gitops.run import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
-                                       exit_code, step_files, write_steps)
-
-__all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_WAITING", "run"]
+from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.gitops.run import exit_code, step_files, write_steps
 
 
 def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
         context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str,
-        commit: bool = False, branch: str | None = None, state_file: str | None = None) -> int:
+        commit: bool = False, branch: str | None = None, state_file: str | None = None) -> GitopsExit:
     from kubectl_disagg.views.analysis_progress import AnalysisProgress
     from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
                                                      format_results)

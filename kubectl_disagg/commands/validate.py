@@ -7,15 +7,16 @@ import click
 
 from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
-from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.statefulsets import statefulsets
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.kube.server_dry_run import dry_run_apply
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @_options.filenames()
 @_options.namespace
 @click.option("--server", is_flag=True,

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.exits import GitopsExit, most_pressing
 from kubectl_disagg.gitops.directory import Directory
-from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
-                                              EXIT_WAITING, most_pressing)
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
 from kubectl_disagg.kube.wait import Deadline, until_settled
 
-_EXIT = {NextAction.STEP: EXIT_ADVANCED, NextAction.SYNC: EXIT_WAITING, NextAction.READY: EXIT_WAITING,
-         NextAction.COMPLETE: EXIT_COMPLETE, NextAction.REFUSED: EXIT_REFUSED, NextAction.HELD: EXIT_HELD}
+_EXIT = {NextAction.STEP: GitopsExit.ADVANCED, NextAction.SYNC: GitopsExit.WAITING,
+         NextAction.READY: GitopsExit.WAITING, NextAction.COMPLETE: GitopsExit.COMPLETE,
+         NextAction.REFUSED: GitopsExit.REFUSED, NextAction.HELD: GitopsExit.HELD}
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
                              most=5.0 if several else 60.0)
 
 
-def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> int:
+def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> GitopsExit:
     """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all)."""
     if timed_out:
-        return EXIT_TIMEOUT
+        return GitopsExit.TIMEOUT
     return most_pressing(_EXIT[s.next_action] for s in statuses)

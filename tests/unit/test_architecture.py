@@ -1,7 +1,7 @@
 """The house by concern: each package imports only the packages below it, and none imports in a cycle.
 
-The layers, lowest first: `errors` (problems for people), `manifests` (reading and writing YAML/JSON,
-the document source type), `core` (the pure domain: model, validation, revision, planner, render,
+The layers, lowest first: `errors` (problems for people), `exits` (every command's exit codes),
+`manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain: model, validation, revision, planner, render,
 reconcile, status), `kube` (the API server: kubeconfig, credentials, transport, REST, lease, wait),
 `rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
 hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
@@ -17,7 +17,7 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "kubectl_disagg"
-LAYERS = ["errors", "manifests", "core", "kube", "rollout", "gitops", "argocd", "views", "commands", "cli"]
+LAYERS = ["errors", "exits", "manifests", "core", "kube", "rollout", "gitops", "argocd", "views", "commands", "cli"]
 
 
 def _module_name(path: pathlib.Path) -> str:
