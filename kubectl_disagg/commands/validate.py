@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.model import namespace_for
 from kubectl_disagg.core.policy import resolve_waves
@@ -65,7 +66,7 @@ def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str |
             objects = list(render_set(ds, target))
             # Each LWS template also as the StatefulSet the LWS controller makes of it: only
             # there does the server's pod validation judge it.
-            made = [sts for obj in objects if obj["kind"] == "LeaderWorkerSet" for sts in statefulsets(obj)]
+            made = [sts for obj in objects if obj["kind"] == naming.LWS_KIND for sts in statefulsets(obj)]
             for obj in objects + made:
                 refusal = dry_run_apply(cluster.client, obj)
                 if refusal is not None:

@@ -1,4 +1,5 @@
-"""Identity of rendered objects (spec §2): names and labels (the revision: revision.py)."""
+"""Identity of rendered objects (spec §2): kinds, API versions, names, labels and annotations,
+each spelled here once (the revision: revision.py)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,22 @@ ARGOCD_TRACKING_LABEL = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
 
 SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
+SET_API_VERSION = f"{SET_GROUP}/v1"
 SET_KIND = "DisaggregatedSet"
-
 SCALER_KIND = "DisaggregatedSetRoleScaler"
+
+LWS_GROUP = "leaderworkerset.x-k8s.io"
+LWS_VERSION = "v1"
+LWS_API_VERSION = f"{LWS_GROUP}/{LWS_VERSION}"
+LWS_KIND = "LeaderWorkerSet"
+SERVICE_KIND = "Service"
+
+# The project's own kinds (config/crd/): a set's RolloutPolicy and a git rollout's RolloutState.
+PLUGIN_GROUP = "kubectl-disagg.x-k8s.io"
+PLUGIN_VERSION = "v1alpha1"
+PLUGIN_API_VERSION = f"{PLUGIN_GROUP}/{PLUGIN_VERSION}"
+POLICY_KIND = "RolloutPolicy"
+STATE_KIND = "RolloutState"
 
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"

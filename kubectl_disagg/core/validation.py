@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubectl_disagg.core import apirules, naming, schema
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
-from kubectl_disagg.core.model import API_VERSION, KIND, PLACEMENT_NONE, SCALING_EXTERNAL
+from kubectl_disagg.core.model import PLACEMENT_NONE, SCALING_EXTERNAL
 from kubectl_disagg.core.typeschema import ShapeMessage
 from kubectl_disagg.core.rollout_config import (
     API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent, unless_null,
@@ -63,10 +63,11 @@ def _in_file_order(problems: list[Problem]) -> list[Problem]:
 
 
 def _check_type_meta(data: dict, out: _Collector) -> None:
-    if data.get("apiVersion") != API_VERSION:
-        out.error(("apiVersion",), f'Unsupported value: "{data.get("apiVersion")}": supported values: "{API_VERSION}"')
-    if data.get("kind") != KIND:
-        out.error(("kind",), f'Unsupported value: "{data.get("kind")}": supported values: "{KIND}"')
+    if data.get("apiVersion") != naming.SET_API_VERSION:
+        out.error(("apiVersion",),
+                  f'Unsupported value: "{data.get("apiVersion")}": supported values: "{naming.SET_API_VERSION}"')
+    if data.get("kind") != naming.SET_KIND:
+        out.error(("kind",), f'Unsupported value: "{data.get("kind")}": supported values: "{naming.SET_KIND}"')
 
 
 def _check_metadata(metadata: dict | None, out: _Collector) -> None:

@@ -22,7 +22,7 @@ _EXIT = {NextAction.STEP: GitopsExit.ADVANCED, NextAction.SYNC: GitopsExit.WAITI
 
 
 @dataclass(frozen=True)
-class SetStatus:
+class SetLook:
     """One set's look: where its state is kept, the live LWS read, and the GitopsStatus."""
 
     ds: DisaggregatedSet
@@ -32,28 +32,28 @@ class SetStatus:
 
 
 def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
-          deadline: float | None = None) -> Iterator[list[SetStatus]]:
+          deadline: float | None = None) -> Iterator[list[SetLook]]:
     """Each look at every set of the directory (`read` again for each: a pull may move a
     state), yielded as it is taken; with `watch`, until a next action changes from the first
     look's or `deadline` (a time.monotonic() value) passes."""
     first: list = []
     several = len(read().sets) > 1
 
-    def look() -> list[SetStatus]:
+    def look() -> list[SetLook]:
         out = []
         for entry in read().sets:
             ds, target, state = entry.ds, entry.namespace, entry.state
             snapshot = cluster.snapshot(ds.name, target, services=False)
             served = cluster.rollout_state(ds.name, target) if state is not None else None
-            out.append(SetStatus(ds, entry.state_path, snapshot, gitops_status(ds, state, snapshot, served)))
+            out.append(SetLook(ds, entry.state_path, snapshot, gitops_status(ds, state, snapshot, served)))
         return out
 
-    def settled(seen: list[SetStatus]) -> bool:
+    def settled(seen: list[SetLook]) -> bool:
         actions = [s.status.next_action for s in seen]
         first[:] = first or actions
         return not watch or actions != first
 
-    def wait_for_change(seen: list[SetStatus], seconds: float) -> bool:
+    def wait_for_change(seen: list[SetLook], seconds: float) -> bool:
         # Sleep on a watch of the first set's LWS; the others are looked at again within seconds.
         s = seen[0]
         return cluster.wait_for_change(s.ds.name, s.snapshot.namespace, s.snapshot.lws_resource_version,

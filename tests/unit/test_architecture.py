@@ -144,3 +144,33 @@ def test_the_modules_loaded_by_name_exist():
     for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS, _options.VERBOSITY):
         module, attribute = target.split(":")
         assert callable(getattr(importlib.import_module(module), attribute))
+
+
+# Spelled outside core/naming.py still, until those modules are reworked: the client's table of
+# resources (kube/) and the pull request view's prune list.
+KINDS_SPELLED_ELSEWHERE = {"kube/rest.py", "kube/executor.py", "views/gitops_pr.py"}
+
+
+def test_kinds_and_api_versions_are_spelled_once():
+    """Each kind, API group and version is a constant of `core/naming.py`; a second spelling
+    elsewhere is how a rename leaves one place behind."""
+    from kubectl_disagg.core import naming
+
+    spellings = {naming.LWS_KIND, naming.LWS_GROUP, naming.LWS_API_VERSION, naming.SERVICE_KIND,
+                 naming.SET_KIND, naming.SET_GROUP, naming.SET_API_VERSION, naming.SCALER_KIND,
+                 naming.POLICY_KIND, naming.STATE_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_API_VERSION}
+    found = sorted({str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                    for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.Constant) and node.value in spellings} - {"core/naming.py"})
+    assert sorted(set(found) - KINDS_SPELLED_ELSEWHERE) == []
+
+
+def test_each_type_name_means_one_thing():
+    """A class name is defined in one module only (module-private `_Names` aside): two types
+    under one name send a reader to the wrong one."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                defined.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
