@@ -8,7 +8,6 @@ never change meaning.
 
 from __future__ import annotations
 
-import textwrap
 from enum import IntEnum
 
 HELP_WIDTH = 78  # the column at which --help's exit-code lines are wrapped
@@ -150,6 +149,18 @@ def help_text(codes: type[ExitCode], title: str = "Exit codes:", words: dict | N
     lines = ["\b", title]
     for code in codes:
         text = (words or {}).get(code, code.help)
-        lines += textwrap.wrap(text, HELP_WIDTH, initial_indent=f"  {code.value}  ",
-                               subsequent_indent=" " * (4 + len(str(code.value))), break_on_hyphens=False)
+        lines += _wrapped(text, f"  {code.value}  ", " " * (4 + len(str(code.value))))
     return "\n".join(lines)
+
+
+def _wrapped(text: str, first: str, rest: str) -> list[str]:
+    """`text` filled to HELP_WIDTH at spaces (what textwrap does, without importing it into every
+    command's start)."""
+    lines, line = [], first
+    for word in text.split():
+        if line.strip() and len(line) + 1 + len(word) > HELP_WIDTH:
+            lines.append(line)
+            line = rest + word
+        else:
+            line += ("" if line.endswith(" ") else " ") + word
+    return lines + [line]

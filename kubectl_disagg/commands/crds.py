@@ -12,7 +12,8 @@ from kubectl_disagg.manifests.writer import format_objects
 
 @click.command(epilog=help_text(Exit))
 @_options.output("yaml", "json", default="yaml")
-def crds(output: str) -> None:
+@_options.pass_options
+def crds(options: _options.Options) -> None:
     """Print the DisaggregatedSet, DisaggregatedSetRoleScaler, RolloutPolicy and RolloutState CRDs.
 
     For a cluster that stores DisaggregatedSet objects (GitOps applies the set itself) without
@@ -22,4 +23,4 @@ def crds(output: str) -> None:
     \b
     kubectl disagg crds | kubectl apply --server-side -f -
     """
-    click.echo(format_objects(crd_documents(), output), nl=False)
+    click.echo(format_objects(crd_documents(), options.output), nl=False)

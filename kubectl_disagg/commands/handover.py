@@ -16,10 +16,11 @@ from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out,
 @click.argument("direction", type=click.Choice([TO_CONTROLLER, TO_PLUGIN]))
 @click.argument("name")
 @_options.namespace
-@_options.cluster
+@_session.cluster
 @click.option("--dry-run", is_flag=True, help="Print what would change, change nothing.")
 @_options.timeout("60s", "to-plugin: how long to wait for the garbage collector to orphan the set's objects (0: no limit).")
-def handover(direction, name, namespace, kubeconfig, context, dry_run, timeout) -> HandoverExit:
+@_options.pass_options
+def handover(options: _options.Options, direction, name, dry_run, timeout) -> HandoverExit:
     """Hand the stored DisaggregatedSet NAME's running objects to the controller, or back.
 
     Names, labels and pod templates are already identical on both sides: only ownership
@@ -37,8 +38,8 @@ def handover(direction, name, namespace, kubeconfig, context, dry_run, timeout) 
     kubectl disagg handover to-plugin my-llm -n serving --dry-run
     kubectl disagg handover to-plugin my-llm -n serving
     """
-    with _session.executor(kubeconfig, context) as cluster:
-        namespace = namespace or cluster.default_namespace
+    with _session.executor(options) as cluster:
+        namespace = options.namespace or cluster.default_namespace
         stored, plan = prepare(cluster, direction, name, namespace)
         if plan.refusal:
             click.echo(f"refusing to hand disaggregatedset/{name} {direction}; nothing was changed:", err=True)

@@ -8,12 +8,13 @@ from pathlib import Path
 import click
 
 from kubectl_disagg.commands import _inputs
+from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.waves import VerbRefused
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import VerbExit
 
 
-def run(filenames, recursive, namespace, verb, console, *, full=False, state_file=None, pr_description=None,
+def run(options: Options, verb, console, *, full=False, state_file=None, pr_description=None,
         commit=False) -> VerbExit:
     from kubectl_disagg.gitops import directory as directories
     from kubectl_disagg.gitops.files import restore
@@ -21,8 +22,9 @@ def run(filenames, recursive, namespace, verb, console, *, full=False, state_fil
     from kubectl_disagg.views.gitops_report import commit_message
     from kubectl_disagg.views.verbs import verb_pr_description
 
-    reading = directories.Reading(recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(filenames, reading)
+    namespace = options.namespace
+    reading = directories.Reading(options.recursive, explicit=state_file)
+    tree = _inputs.tree_of_sets(options.filenames, reading)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 

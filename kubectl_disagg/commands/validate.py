@@ -24,19 +24,20 @@ from kubectl_disagg.kube.server_dry_run import dry_run_apply
               help="Also send every rendered object, and the StatefulSets the LWS controller makes of "
                    "each LeaderWorkerSet, to the API server as server-side apply dry runs "
                    "(dryRun=All, strict field validation); nothing is stored.")
-@_options.cluster
-def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None, server: bool,
-             kubeconfig: str | None, context: str | None) -> None:
+@_session.cluster
+@_options.pass_options
+def validate(options: _options.Options, server: bool) -> None:
     """Check DisaggregatedSets against every rule the API server and controller apply.
 
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
     """
     from kubectl_disagg.gitops import directory as directories
 
-    loaded = directories.read(filenames, directories.Reading(recursive), namespace=namespace)
+    namespace = options.namespace
+    loaded = directories.read(options.filenames, directories.Reading(options.recursive), namespace=namespace)
     _options.print_warnings(loaded.warnings)
     sets = [entry.ds for entry in loaded.sets]
-    accepted = _dry_run(sets, namespace, kubeconfig, context) if server and sets else {}
+    accepted = _dry_run(sets, options) if server and sets else {}
     lines = []
     for ds in sets:
         roles = ", ".join(f"{role.name}×{role.replicas}" for role in ds.roles)
@@ -55,14 +56,14 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
     click.echo("\n".join(lines))
 
 
-def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
+def _dry_run(sets, options: _options.Options) -> dict:
     """id(set) → (namespace, objects accepted, StatefulSets accepted); every refusal of every set
     raised at once."""
     problems = []
     accepted = {}
-    with _session.session(kubeconfig, context) as cluster:
+    with _session.session(options) as cluster:
         for ds in sets:
-            target = namespace_for(ds, namespace, cluster.default_namespace)
+            target = namespace_for(ds, options.namespace, cluster.default_namespace)
             objects = list(render_set(ds, target))
             # Each LWS template also as the StatefulSet the LWS controller makes of it: only
             # there does the server's pod validation judge it.

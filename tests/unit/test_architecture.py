@@ -90,12 +90,14 @@ def test_commands_are_thin(path):
     assert lines < COMMAND_LINES, f"commands/{path.name} has {lines} lines"
 
 
-def _reached(module: str) -> set[str]:
-    """Every kubectl_disagg module importing `module` loads, by its import statements (a name
-    imported from a package counts as its submodule when it is one)."""
+def _reached(module: str, at_import: bool = False) -> set[str]:
+    """Every kubectl_disagg module importing `module` may load, by its import statements (a name
+    imported from a package counts as its submodule when it is one); `at_import`: only those
+    loaded when it is imported (its module-level imports, not those a function makes when called)."""
     def targets(name: str) -> set[str]:
         found = set()
-        for node in ast.walk(ast.parse(_path_of(name).read_text())):
+        tree = ast.parse(_path_of(name).read_text())
+        for node in (tree.body if at_import else ast.walk(tree)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
                 found.add(node.module)
                 found.update(f"{node.module}.{alias.name}" for alias in node.names
@@ -129,21 +131,18 @@ def test_render_is_offline():
 
 def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
     """`rollout status -f` reads the live objects and derives the controller's status; the
-    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen.
-    Of gitops/ it reaches only the one reader of -f inputs, `gitops.directory`, and what that needs."""
-    reached = _reached("kubectl_disagg.commands.rollout_status") - _reached("kubectl_disagg.gitops.directory")
+    `--gitops` mode and the `-o text` view (a Jinja2 template) are imported where they are chosen.
+    Of gitops/ it loads only the one reader of -f inputs, `gitops.directory`, and what that needs."""
+    reached = _reached("kubectl_disagg.commands.rollout_status", at_import=True) - _reached(
+        "kubectl_disagg.gitops.directory")
     assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
 
 
-def test_the_modules_loaded_by_name_exist():
-    """What `commands.load` and the lazy groups name by "module:attribute" is there."""
-    import importlib
-
-    from kubectl_disagg.commands import _options, rollout_status, rollout_step
-
-    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS, _options.VERBOSITY):
-        module, attribute = target.split(":")
-        assert callable(getattr(importlib.import_module(module), attribute))
+def test_imports_at_import_time_only_is_narrower():
+    """The check above can fail: the command's modes do reach gitops/ and the template engine."""
+    reached = _reached("kubectl_disagg.commands.rollout_status")
+    assert "kubectl_disagg.commands.rollout_status_gitops" in reached
+    assert "kubectl_disagg.views.templating" in reached
 
 
 # Spelled outside core/naming.py still, until those modules are reworked: the client's table of

@@ -213,7 +213,7 @@ class Session(JudgingExecutor):
 def session(monkeypatch):
     cluster = MemoryCluster(NS)
     executor = Session(cluster)
-    monkeypatch.setattr(_session, "executor", lambda kubeconfig, context: contextlib.nullcontext(executor))
+    monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(executor))
     return executor
 
 
