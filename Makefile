@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: readme test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -31,6 +31,10 @@ test: check-test $(VENV)/.installed testenv argocd-harness mermaid
 ## mermaid: mermaid from the npm registry into the per-user cache, for the pull request chart test (needs npm)
 mermaid:
 	hack/mermaid/install.sh >/dev/null
+
+## readme: the README's package table, made again from the packages' docstrings
+readme:
+	$(PYTHON) hack/package_table.py --write
 
 ## unit: the tests that need no control plane
 unit: $(VENV)/.installed

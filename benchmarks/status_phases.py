@@ -34,12 +34,13 @@ def main() -> None:
     from kubectl_disagg.core.sets import sets_from_files
     from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     from kubectl_disagg.core.status import derive_status, to_document
-    from kubectl_disagg.kube import rest, session as session_module
+    from kubectl_disagg.kube.client import rest
+    from kubectl_disagg.kube.client.kubeconfig import load_configuration
     from kubectl_disagg.manifests.writer import format_objects
     lap("imports (entry point, click, the status command: core, cluster modules, output)")
     (ds,) = sets_from_files((filename,), False)
     lap("read and validate the file")
-    connection, _ = session_module.load_configuration(kubeconfig, None)
+    connection, _ = load_configuration(kubeconfig, None)
     client = rest.RestClient(connection, connection.server)
     lap("kubeconfig and client set-up")
     selector = f"{naming.NAME_LABEL}={ds.name}"

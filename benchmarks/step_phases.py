@@ -21,11 +21,11 @@ WRAPPED = [
     # (module, attribute path, label)
     ("kubectl_disagg.kube.session", "Session.wait_for_change", "watch"),
     ("kubectl_disagg.kube.session", "Session.snapshot", "snapshot"),
-    ("kubectl_disagg.kube.rest", "RestClient.list", "list"),
-    ("kubectl_disagg.kube.rest", "api_object", "decode"),
+    ("kubectl_disagg.kube.client.rest", "RestClient.list", "list"),
+    ("kubectl_disagg.kube.client.rest", "api_object", "decode"),
     ("kubectl_disagg.rollout.stepper", "reconcile_for_step", "reconcile"),
     ("kubectl_disagg.kube.executor", "ClusterExecutor.authorize", "authorize"),
-    ("kubectl_disagg.kube.rest", "RestClient.allowed", "access review"),
+    ("kubectl_disagg.kube.client.rest", "RestClient.allowed", "access review"),
     ("kubectl_disagg.kube.lease", "Lease.renew", "lease renewal"),
     ("kubectl_disagg.kube.executor", "ClusterExecutor.execute", "write"),
 ]

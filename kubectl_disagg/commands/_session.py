@@ -8,9 +8,9 @@ import click
 
 from kubectl_disagg.commands._options import Options, gathered
 from kubectl_disagg.core import sets
+from kubectl_disagg.kube.client import set_verbosity
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.kube.session import Session
-from kubectl_disagg.kube.verbosity import set_level
 
 
 def cluster(func):
@@ -29,7 +29,7 @@ def cluster(func):
 
 def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> None:
     if level:
-        set_level(level)
+        set_verbosity(level)
 
 
 def session(options: Options) -> Session:

@@ -11,7 +11,7 @@ import click
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit, help_text
-from kubectl_disagg.kube.wait import Deadline
+from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.status import watch_status
 from kubectl_disagg.views.status import data_format
 

@@ -14,8 +14,8 @@ from kubectl_disagg.commands._options import Options
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.watch import exit_code, looks
-from kubectl_disagg.kube.wait import Deadline
 from kubectl_disagg.views.gitops_status import format_looks
+from kubectl_disagg.wait import Deadline
 
 
 def run(options: Options, watch: bool, timeout: float | None) -> GitopsExit:

@@ -14,7 +14,7 @@ from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.core.statefulsets import statefulsets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import Exit, help_text
-from kubectl_disagg.kube.server_dry_run import dry_run_apply
+from kubectl_disagg.kube.client import dry_run_apply
 
 
 @click.command(epilog=help_text(Exit))

@@ -5,6 +5,10 @@ its FILE:LINE through the caller's `locate`); `fill` substitutes a query's place
 value quoted for the string literal it stands in (regex-quoted in a `=~`/`!~` matcher), so no name
 can add or change a selector; `judge` turns measurements into a verdict. No I/O, no clock: the
 measurements carry their times, taken by the runner (`rollout/analysis.py`).
+
+About 500 lines on purpose: the three stages share the `Check` type and §9.4's vocabulary
+(placeholders, noData, failureLimit) and are read in that order; `promql.py`, the one part of
+use on its own, is already its own module.
 """
 
 from __future__ import annotations

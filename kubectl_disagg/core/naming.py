@@ -32,7 +32,8 @@ ARGOCD_TRACKING_LABEL = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
 
 SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
-SET_API_VERSION = f"{SET_GROUP}/v1"
+SET_VERSION = "v1"
+SET_API_VERSION = f"{SET_GROUP}/{SET_VERSION}"
 SET_KIND = "DisaggregatedSet"
 SCALER_KIND = "DisaggregatedSetRoleScaler"
 

@@ -7,6 +7,10 @@ table with argument types, aggregations, vector matching. The result is the expr
 every label matcher it holds (the templating's proof that a substituted name stays one value).
 `tests/unit/core/test_promql.py` runs a corpus through Prometheus's own parser (`promtool check
 rules`) and this one; they must agree on every expression.
+
+About 600 lines on purpose: a lexer and a parser of one grammar, read beside Prometheus's own
+files; the parser's rules call each other (an expression holds expressions), so split modules
+would import each other in a cycle, and the lexer alone is no use to anything else here.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ states, the documents that pass through, and every check that needs the director
 (their `-f` inputs, `-R`) and the Argo CD plugin's `cmp generate` and `cmp discover` (its
 `recurse`, `include`, `exclude` and `rollout-state` parameters) all call `read` or `load` here.
 
+About 500 lines on purpose: it is the one directory pipeline (which files, their globs, the
+per-set documents, the checks over the whole directory); a second module for any of its stages
+would be a second way in, which is what this module replaced.
+
 Which files are read (docs/argocd.md "Which files are read"):
 
 - the files under each directory, its subdirectories too with `recursive` (`-R`, the plugin's

@@ -28,7 +28,7 @@ class _NoLease:
 
 
 class StateExecutor:
-    """`stepper.Executor` over a rollout state: reconcile's actions land in the document.
+    """`executors.Executor` over a rollout state: reconcile's actions land in the document.
 
     `snapshot` hands out the live state: the snapshot the step was decided on, or read afresh
     from `live` when that is a cluster (something with `snapshot` and `wait_for_change`, whose

@@ -17,7 +17,7 @@ from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.exits import GitopsExit, most_pressing
 from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, next_step
-from kubectl_disagg.kube.wait import Deadline
+from kubectl_disagg.wait import Deadline
 
 _EXIT = {Outcome.ADVANCED: GitopsExit.ADVANCED, Outcome.WAITING: GitopsExit.WAITING,
          Outcome.COMPLETE: GitopsExit.COMPLETE, Outcome.REFUSED: GitopsExit.REFUSED, Outcome.HELD: GitopsExit.HELD}

@@ -14,7 +14,7 @@ from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.exits import GitopsExit, most_pressing
 from kubectl_disagg.gitops.directory import Directory
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
-from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.wait import Deadline, until_settled
 
 _EXIT = {NextAction.STEP: GitopsExit.ADVANCED, NextAction.SYNC: GitopsExit.WAITING,
          NextAction.READY: GitopsExit.WAITING, NextAction.COMPLETE: GitopsExit.COMPLETE,

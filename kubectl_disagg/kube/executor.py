@@ -1,6 +1,6 @@
 """The cluster executor: carries out a pass's actions on the API server.
 
-`ClusterExecutor` is the `stepper.Executor` for a cluster (`gitops.executor.StateExecutor` is
+`ClusterExecutor` is the `executors.Executor` for a cluster (`gitops.executor.StateExecutor` is
 the one for a rollout state): a `Session` that also writes. It checks a pass's permissions
 before its first write, executes the actions `reconcile` returns with the preconditions that
 make them safe to race (creates by server-side apply, JSON patches pinned to what was read,
@@ -14,12 +14,13 @@ import time
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.kube.api_errors import NotFound, PatchRejected
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.kube.rest import BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, Resource
+from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, NotFound,
+                                        PatchRejected, Resource)
 from kubectl_disagg.kube.session import Session, side_by_side
+from kubectl_disagg.wait import Deadline, until_settled
 
 # A granted permission is trusted for one lease term.
 PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
@@ -30,7 +31,7 @@ DELETE_ATTEMPTS = 5
 def _still_drained(obj: dict) -> bool:
     """What a reconcile Delete relies on: the object is still ours, and an LWS still at 0 replicas."""
     ours = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER
-    return ours and (obj.get("kind") != "LeaderWorkerSet" or (obj.get("spec") or {}).get("replicas", 1) == 0)
+    return ours and (obj.get("kind") != naming.LWS_KIND or (obj.get("spec") or {}).get("replicas", 1) == 0)
 
 
 def scale_patch(action: Scale) -> list[dict]:
@@ -131,7 +132,7 @@ def _permission_key(verb: str, resource: Resource, namespace: str) -> tuple[str,
 
 class ClusterExecutor(Session):
     """A session that carries out passes: `execute`, `authorize` and `lease` (the reads of
-    `stepper.Executor` are the `Session`'s).
+    `executors.Executor` are the `Session`'s).
 
     Use it as a context manager: it closes its connections on exit.
     """
@@ -225,19 +226,25 @@ class ClusterExecutor(Session):
                                 lambda now: now["metadata"].get("generation") == generation, propagation="Orphan")
         except NotFound:
             return
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
+
+        def look() -> str | None:
+            """The stored set's resourceVersion, None once it is gone."""
             try:
-                version = self.client.get(DISAGGREGATED_SET, namespace, name)["metadata"]["resourceVersion"]
+                return self.client.get(DISAGGREGATED_SET, namespace, name)["metadata"]["resourceVersion"]
             except NotFound:
-                return
-            left = 60.0 if deadline is None else deadline - time.monotonic()
-            if left <= 0:
-                raise UserError(f"disaggregatedset/{name} is deleted but still waits for the garbage collector to "
-                                "orphan its objects (is kube-controller-manager running?); run the hand-over "
-                                "again to wait for it")
-            self.client.watch(DISAGGREGATED_SET, namespace, "", version, min(left, 60.0),
-                              field_selector=f"metadata.name={name}")
+                return None
+
+        def watch(version: str, seconds: float) -> bool:
+            return self.client.watch(DISAGGREGATED_SET, namespace, "", version, seconds,
+                                     field_selector=f"metadata.name={name}")
+
+        version = None
+        for version in until_settled(look, lambda version: version is None, watch, Deadline.after(timeout)):
+            pass
+        if version is not None:
+            raise UserError(f"disaggregatedset/{name} is deleted but still waits for the garbage collector to "
+                            "orphan its objects (is kube-controller-manager running?); run the hand-over "
+                            "again to wait for it")
 
     def record_event(self, event: dict) -> None:
         """Create one Event (see `events.event_object`)."""

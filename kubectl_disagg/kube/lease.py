@@ -16,10 +16,9 @@ import time
 from typing import Any, Mapping
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.kube.rest import LEASE, RestClient
-from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.kube.client import LEASE, AlreadyExists, NotFound, RestClient
+from kubectl_disagg.wait import Deadline, until_settled
 
 LEASE_PREFIX = "kubectl-disagg-"
 DEFAULT_LEASE_SECONDS = 30

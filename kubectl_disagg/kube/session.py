@@ -6,9 +6,8 @@
 (carrying the objects themselves, for dry-run diffs), the stored set and its RolloutState, the
 objects already at names a pass would create, and the wait for the next change (a watch that
 keeps the last LIST current). It writes nothing: carrying out a pass's actions is
-`executor.ClusterExecutor`'s job. The modules under it: `kubeconfig` (where and who), `rest`
-(requests), `api_errors` (answers as errors). Everything else in kubectl-disagg is pure and
-never imports them.
+`executor.ClusterExecutor`'s job. Under it, the API client (`kube.client`: where and who,
+requests, answers as errors), reached through that package's face only.
 """
 
 from __future__ import annotations
@@ -18,11 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.kube.api_errors import Gone, NotFound
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.kubeconfig import load_configuration, redact_url
-from kubectl_disagg.kube.rest import (BY_KIND, DISAGGREGATED_SET, LWS, ROLE_SCALER, ROLLOUT_STATE, SERVICE,
-                                      RestClient, with_kind)
+from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, LWS, ROLE_SCALER, ROLLOUT_STATE, SERVICE, Gone,
+                                        NotFound, connect, with_kind)
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 # GETs of the names a pass would create, sent side by side in batches of this many.
@@ -110,9 +107,8 @@ class Session:
     """
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None):
-        connection, self.default_namespace = load_configuration(kubeconfig, context)
-        self.server: str = redact_url(connection.server)
-        self.client = RestClient(connection, self.server)
+        self.client, self.default_namespace = connect(kubeconfig, context)
+        self.server: str = self.client.server
         self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
         self._serves_rollout_states: bool | None = None  # asked once per session
 

@@ -21,7 +21,7 @@ from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.position import ANALYSIS
 from kubectl_disagg.core.waves import State
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.prometheus import PrometheusClient
+from kubectl_disagg.kube.client import PrometheusClient
 
 Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError when no answer
 

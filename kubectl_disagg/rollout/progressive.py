@@ -28,9 +28,8 @@ from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.waves import by_analysis, Passage, State, WaveDecision, admit, stopped_reasons
 from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
+from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
 from kubectl_disagg.kube.lease import default_holder
-from kubectl_disagg.kube.rest import ROLLOUT_STATE, Resource
 from kubectl_disagg.rollout.analysis import pending_gate
 from kubectl_disagg.rollout.events import StepEvent, event_object
 

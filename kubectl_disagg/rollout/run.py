@@ -21,7 +21,7 @@ from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
-from kubectl_disagg.kube.wait import Deadline
+from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.events import event_object, events_for, set_reference
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, with_stored_policy

@@ -18,7 +18,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, derive_status
 from kubectl_disagg.exits import StatusExit
-from kubectl_disagg.kube.wait import Deadline, until_settled
+from kubectl_disagg.wait import Deadline, until_settled
 from kubectl_disagg.rollout.progressive import paced_view
 
 Format = Callable[[list[SetStatus], str], str]  # the reports and the time of the look → the text printed

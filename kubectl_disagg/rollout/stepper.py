@@ -1,44 +1,40 @@
 """Stepping a set, as a library: passes of `reconcile` carried out by an executor.
 
 A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
-describes them: one `PlannedAction` per action, with its object diff and JSON patch; a server
-dry run also sends each write with dryRun=All and keeps the API server's verdict on it).
+describes them: one `PlannedAction` per action, with the object it starts from and the one it
+leaves, which views/action_detail.py draws as YAML, a diff and a JSON patch; a server dry run
+also sends each write with dryRun=All and keeps the API server's verdict on it).
 `drive` holds the set's Lease and repeats passes, waiting for the next change in between,
 until the set is complete, refused, or out of time.
 
-Where actions land is the `Executor`: the cluster (`kube.executor.ClusterExecutor`) or a rollout
-state (`gitops.executor.StateExecutor`), each plugged in here, not in a loop of its own. No
-click, no printing.
+Where actions land is the `Executor` (rollout/executors.py): the cluster
+(`kube.executor.ClusterExecutor`) or a rollout state (`gitops.executor.StateExecutor`), each
+plugged in here, not in a loop of its own. No click, no printing, no pictures.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import math
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-import jsonpatch
-
-from kubectl_disagg.kube.api_errors import answer_of
-from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from kubectl_disagg.kube.client import ApiError
+from kubectl_disagg.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.provenance import unrendered
-from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Action, Admission, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
+from kubectl_disagg.rollout.executors import Executor, HeldLease
 from kubectl_disagg.rollout.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
@@ -47,43 +43,6 @@ CONFLICT_BACKOFF_SECONDS = 0.5
 UNDO_PATIENCE_SECONDS = 30.0
 UNDO_BACKOFF_SECONDS = (0.1, 2.0)  # the first wait between undo attempts, and the longest
 CLIENT, SERVER = "client", "server"  # dry runs: described only; also judged by the API server
-
-
-# --- where actions land -----------------------------------------------------------------------
-
-
-class HeldLease(Protocol):
-    """The per-set lock an executor hands out: renewed while a pass writes."""
-
-    duration: int
-
-    def renew_if_due(self) -> None: ...
-
-
-class Executor(Protocol):
-    """Reads a set's live state and carries out reconcile's actions on it.
-
-    `execute` raises a `UserError`; a `Conflict` means "what was read has moved on: read
-    again", and `drive` retries it.
-    """
-
-    def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot: ...
-
-    def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
-        """Carry out `action`; with `dry_run`, have it judged only (nothing stored), refusals raised alike."""
-
-    def authorize(self, actions: Sequence[Action], namespace: str) -> None:
-        """Raise a `UserError` unless every one of `actions` is permitted: checked whole, before a write."""
-
-    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> Mapping[tuple[str, str], Mapping]:
-        """The objects that already exist at these (kind, name)s, as read; absent ones left out."""
-
-    def lease(self, set_name: str, namespace: str,
-              wait_until: float | None = None) -> AbstractContextManager[HeldLease]:
-        """The set's lock; with `wait_until` (a `time.monotonic()` value or math.inf), queue for it.
-        A lease of `duration` math.inf never needs renewing (nothing else can take the set)."""
-
-    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool: ...
 
 
 # --- one pass ---------------------------------------------------------------------------------
@@ -135,12 +94,18 @@ def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str,
 
 @dataclass(frozen=True)
 class PlannedAction:
-    """One action of a pass, with (in a dry run) what it does to its object."""
+    """One action of a pass, with (in a dry run) what it does to its object, as data.
+
+    `before` is the live object a change starts from, as read (None for a create); `after` the
+    object the action leaves: a create's whole object, or `before` changed by this step. Both
+    None outside a dry run, for a delete, and for a change of an object that was not read.
+    """
 
     action: Action
-    detail: str | None = None  # the object a create makes (YAML), or the unified diff of a change
-    patch: list | None = None  # a change as an RFC 6902 JSON patch
+    before: Mapping | None = None
+    after: Mapping | None = None
     refusal: UserError | None = None  # a server dry run: why the API server refused the write
+    answer: Mapping | None = None  # the API server's answer (its metav1.Status) behind `refusal`
 
     @property
     def slice(self) -> int:
@@ -226,7 +191,7 @@ def check_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, *, max_
             try:
                 executor.execute(action, namespace, dry_run=True)
             except UserError as err:
-                if answer_of(err) is None and not isinstance(err, Conflict):
+                if not isinstance(err, (ApiError, Conflict)):
                     raise _NoAnswer(err) from None  # no verdict came: the server was not reached
                 refusals[id(action)] = err
 
@@ -248,8 +213,28 @@ class _NoAnswer(Exception):
 
 def _described(actions: Sequence[Action], snapshot: Snapshot,
                refusals: Mapping[int, UserError] | None = None) -> tuple[PlannedAction, ...]:
-    return tuple(PlannedAction(action, action_detail(action, snapshot.objects), action_patch(action, snapshot.objects),
-                               (refusals or {}).get(id(action))) for action in actions)
+    described = []
+    for action in actions:
+        refusal = (refusals or {}).get(id(action))
+        described.append(PlannedAction(action, *_before_after(action, snapshot.objects), refusal,
+                                       refusal.answer if isinstance(refusal, ApiError) else None))
+    return tuple(described)
+
+
+def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[Mapping | None, Mapping | None]:
+    """The object `action` starts from (as read) and the one it leaves; see `PlannedAction`."""
+    if isinstance(action, Create):
+        return None, action.object
+    before = live.get((action.kind, action.name)) if isinstance(action, (Scale, Annotate)) else None
+    if before is None:
+        return None, None  # a delete (or an object not read) has nothing to show
+    after = deep_copy(dict(before))
+    if isinstance(action, Scale):
+        after.setdefault("spec", {})["replicas"] = action.to_replicas
+    else:
+        metadata = after.setdefault("metadata", {})
+        metadata["annotations"] = {**(metadata.get("annotations") or {}), **action.annotations}
+    return before, after
 
 
 def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
@@ -363,8 +348,8 @@ def _curable(err: UserError, *, forbidden: bool = False) -> bool:
     API server restarts), 429 or a 5xx; with `forbidden`, also a 403."""
     if isinstance(err, Unreachable):
         return True
-    code = (answer_of(err) or {}).get("code")
-    return isinstance(code, int) and (code == 429 or 500 <= code <= 599 or (forbidden and code == 403))
+    code = err.status if isinstance(err, ApiError) else None
+    return code is not None and (code == 429 or 500 <= code <= 599 or (forbidden and code == 403))
 
 
 # --- passes until done ------------------------------------------------------------------------
@@ -462,50 +447,3 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         # ends quietly means nothing changed, so the next one starts from the same resourceVersion.
         yield from until_settled(look, settled, watch, until, most=min(lease.duration / 3, WATCH_SLICE_SECONDS),
                                  rewatch=True)
-
-
-# --- what a dry run shows ---------------------------------------------------------------------
-
-
-def action_detail(action: Action, live: Mapping[tuple[str, str], Mapping]) -> str | None:
-    """What an action does to the object: the whole object for a create, a diff for a change."""
-    if isinstance(action, Create):
-        return to_yaml(dict(action.object))
-    change = _before_after(action, live)
-    if change is None:
-        return None  # a delete needs no picture
-    before, after = change
-    subject = f"{action.kind.lower()}/{action.name}"
-    return "".join(difflib.unified_diff(
-        to_yaml(before).splitlines(keepends=True), to_yaml(after).splitlines(keepends=True),
-        f"{subject} (live)", f"{subject} (after this step)"))
-
-
-def action_patch(action: Action, live: Mapping[tuple[str, str], Mapping]) -> list | None:
-    """The same change as an RFC 6902 JSON patch, for -o json|yaml readers."""
-    change = _before_after(action, live)
-    if change is None:
-        return None
-    return jsonpatch.make_patch(*change).patch
-
-
-def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[dict, dict] | None:
-    if not isinstance(action, (Scale, Annotate)):
-        return None
-    before = live.get((action.kind, action.name))
-    if before is None:
-        return None
-    before = _displayed(before)
-    after = _displayed(before)
-    if isinstance(action, Scale):
-        after.setdefault("spec", {})["replicas"] = action.to_replicas
-    else:
-        after["metadata"]["annotations"] = {**(after["metadata"].get("annotations") or {}), **action.annotations}
-    return before, after
-
-
-def _displayed(obj: Mapping) -> dict:
-    """A copy without managedFields, which nobody reads in a diff."""
-    shown = deep_copy(dict(obj))
-    shown["metadata"] = {k: v for k, v in (shown.get("metadata") or {}).items() if k != "managedFields"}
-    return shown

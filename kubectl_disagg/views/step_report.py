@@ -1,19 +1,20 @@
 """What a pass looks like to people and to programs: the view of a `stepper.Pass`.
 
 `to_document` is the `-o yaml|json` shape; `format_text` lays the same view out through
-templates/step.txt.j2 (the report, or with `progress` one line per slice); `refusal_lines` says
-why the API server refused a write of a server dry run. Pure.
+templates/step.txt.j2 (the report, or with `progress` one line per slice), each planned action of
+a dry run drawn by views/action_detail.py; `refusal_lines` says why the API server refused a write
+of a server dry run (from the answer the pass kept). Pure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kubectl_disagg.kube.api_errors import answer_of
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Create
 from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.rollout.stepper import SERVER, Pass, PlannedAction
+from kubectl_disagg.views.action_detail import action_detail, action_patch
 from kubectl_disagg.views.templating import render_template
 
 ACCEPTED, REFUSED = "accepted", "refused"  # a server dry run's verdict on one write
@@ -48,14 +49,14 @@ def refusal_lines(step: Pass, planned: PlannedAction) -> list[str]:
     """
     if planned.refusal is None:
         return []
-    answer = answer_of(planned.refusal)
+    answer = planned.answer
     if isinstance(planned.action, Create) and answer and answer.get("code") in INVALID_OBJECT_CODES:
-        return [str(problem) for problem in refusal_problems(step.ds, dict(planned.action.object), answer)]
+        return [str(problem) for problem in refusal_problems(step.ds, dict(planned.action.object), dict(answer))]
     return planned.refusal.lines()
 
 
 def format_text(step: Pass, *, only_changed: bool = False, progress: bool = False) -> str:
-    views = [{**view, "actions": [{"text": planned.action.describe(), "detail": (planned.detail or "").rstrip("\n"),
+    views = [{**view, "actions": [{"text": planned.action.describe(), "detail": (action_detail(planned) or "").rstrip("\n"),
                                    "verdict": verdict(step, planned), "refusal": refusal_lines(step, planned)}
                                   for planned in view["actions"]]} for view in slice_views(step)]
     context = {
@@ -105,11 +106,12 @@ def _action_document(step: Pass, planned: PlannedAction) -> dict:
         doc["verdict"] = judged
         if judged == REFUSED:
             doc["refusal"] = refusal_lines(step, planned)
-    if planned.detail is not None:  # a dry run: the object a create would make, the diff of a change
+    if planned.after is not None:  # a dry run: the object a create would make, the diff of a change
         if isinstance(action, Create):
             doc["object"] = dict(action.object)
         else:
-            doc["diff"] = planned.detail
-    if planned.patch is not None:
-        doc["patch"] = planned.patch
+            doc["diff"] = action_detail(planned)
+    patch = action_patch(planned)
+    if patch is not None:
+        doc["patch"] = patch
     return doc

@@ -11,9 +11,7 @@ import pytest
 
 from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import Check, Condition
-from kubectl_disagg.kube.kubeconfig import load_configuration
-from kubectl_disagg.kube.prometheus import PrometheusClient
-from kubectl_disagg.kube.rest import RestClient
+from kubectl_disagg.kube.client import PrometheusClient, connect
 from kubectl_disagg.rollout.analysis import run_gate
 from testenv.prometheus import LatencyExporter, NetworkNamespace, PrometheusServer
 from tests.prometheus_oracle import missing, require
@@ -152,8 +150,7 @@ def test_through_the_api_servers_service_proxy(control_plane, namespace, prometh
     expose(control_plane, namespace, "prometheus", netns.inside)
     serve(inner, 0.1)
     server.wait_for_samples('rate(vllm:time_to_first_token_seconds_count[5s]) > 0')
-    connection, _ = load_configuration(str(control_plane.kubeconfig), "admin")
-    rest = RestClient(connection, control_plane.server)
+    rest, _ = connect(str(control_plane.kubeconfig), "admin")
     endpoint = analysis.Prometheus(namespace=namespace, service="prometheus", port="web")
     run = run_gate([ttft()], VALUES, PrometheusClient.for_endpoint(endpoint, rest).query)
     assert run.phase == analysis.PASSED, run.why

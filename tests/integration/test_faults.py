@@ -350,8 +350,8 @@ def test_a_whole_rollout_through_a_path_resetting_a_quarter_of_its_connections_c
     first 4 KiB from the server (in the middle of some answer, after its request landed), both
     by toxiproxy's dice; and, so that every run meets at least one loss, the answer to the 8th
     write reset as it flows: one `rollout step --until-complete` run must finish the whole
-    rollout, every read and write that got no answer sent again as `rest.retrying` allows."""
-    from kubectl_disagg.kube.transport import NetworkError, Transport
+    rollout, every read and write that got no answer sent again as `retry.retrying` allows."""
+    from kubectl_disagg.kube.client.transport import NetworkError, Transport
 
     losses, request, connect = Losses(), Transport.request, Transport._connect
 

@@ -32,7 +32,7 @@ def with_large_template(path: Path) -> Path:
 
 
 def test_large_templates_roll_out_over_pooled_connections(stepper, tmp_path, monkeypatch):
-    from kubectl_disagg.kube.transport import Transport
+    from kubectl_disagg.kube.client.transport import Transport
 
     encodings, request = [], Transport.request
 

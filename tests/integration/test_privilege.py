@@ -193,7 +193,7 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
     term (no second review within it, even if revoked meanwhile), after it is asked again."""
     from kubectl_disagg.kube.executor import ClusterExecutor, Forbidden, GrantedPermissions
     from kubectl_disagg.core.reconcile import Scale
-    from kubectl_disagg.kube.rest import LWS
+    from kubectl_disagg.kube.client import LWS
 
     namespace = stepper.namespace
     scale = [Scale(name="x", from_replicas=1, to_replicas=2, resource_version="1", slice=0)]

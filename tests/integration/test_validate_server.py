@@ -114,7 +114,7 @@ def test_offline_problems_are_reported_before_the_server_is_asked(capsys, tmp_pa
 def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_path):
     """What the schema refuses, field by field, traced back through the role to its line."""
     from kubectl_disagg.kube.session import Session
-    from kubectl_disagg.kube.server_dry_run import dry_run_apply
+    from kubectl_disagg.kube.client import dry_run_apply
     from tests.conftest import load_sets
     from kubectl_disagg.core.render import render_set
     from kubectl_disagg.core.server_refusals import refusal_problems
@@ -159,7 +159,7 @@ def server_problems(cluster, doc: dict, namespace: str) -> list:
     from kubectl_disagg.core.render import render_set
     from kubectl_disagg.core.server_refusals import refusal_problems
     from kubectl_disagg.core.statefulsets import statefulsets
-    from kubectl_disagg.kube.server_dry_run import dry_run_apply
+    from kubectl_disagg.kube.client import dry_run_apply
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml
 

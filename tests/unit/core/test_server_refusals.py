@@ -55,7 +55,7 @@ def test_apply_bodies_read_back_as_the_object_and_hold_nothing_yaml_refuses():
 
     import yaml
 
-    from kubectl_disagg.kube.rest import apply_body
+    from kubectl_disagg.kube.client.rest import apply_body
     obj = {"metadata": {"annotations": {"a": "\U0001F680 \u008b \x7f \ufeff é \u2028"}}}
     body = apply_body(obj)
     assert b"\\ud83d" not in body and "\U0001F680".encode() in body

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.api_errors import AlreadyExists, NotFound
+from kubectl_disagg.kube.client.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.lease import (Lease, LeaseHeld, LeaseWaitTimedOut, format_time, lease_expiry, lease_is_free,
                                        parse_time)
 

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from kubectl_disagg.kube import kubeconfig as kubeconfig_module
-from kubectl_disagg.kube.api_errors import Gone, NotFound
+from kubectl_disagg.kube.client import kubeconfig as kubeconfig_module
+from kubectl_disagg.kube.client.api_errors import Gone, NotFound
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST, Session, side_by_side
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import namespace_for

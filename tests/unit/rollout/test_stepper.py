@@ -274,7 +274,7 @@ def test_a_refused_write_in_a_drain_and_scale_step_leaves_the_slice_as_it_was(re
 
 
 def _forbidden(action):
-    from kubectl_disagg.kube.api_errors import api_error
+    from kubectl_disagg.kube.client.api_errors import api_error
 
     return api_error(f"{action.kind.lower()}/{action.name}", 403, "Forbidden",
                      '{"kind":"Status","code":403,"reason":"Forbidden","message":"patch is forbidden"}')
@@ -435,3 +435,57 @@ def test_a_planted_lws_under_the_next_revisions_name_refuses_every_pass_and_is_n
     assert {name: obj["spec"]["replicas"] for name, obj in cluster.lws().items()} == before
     (planned,) = drive(executor, new, "serving", dry_run="client")
     assert planned.refusal == refused.refusal  # a dry run says so too
+
+
+# --- what a dry run carries: the objects, as data (views/action_detail.py draws them) ----------
+
+
+def test_a_dry_run_carries_each_actions_object_as_read_and_as_it_leaves_it():
+    from kubectl_disagg.core.reconcile import Annotate, Create, Delete
+
+    cluster = MemoryCluster("serving")
+    executor = MemoryExecutor(cluster)
+    list(drive(executor, make_set({"prefill": 2, "decode": 1}, slices=2), "serving"))
+    (scaled,) = drive(executor, make_set({"prefill": 3, "decode": 1}, slices=2), "serving", dry_run="client")
+    (started,) = drive(executor, make_set({"prefill": 2, "decode": 1}, slices=2, image="img:2"), "serving",
+                       dry_run="client")
+    (shrunk,) = drive(executor, make_set({"prefill": 2, "decode": 1}, slices=1), "serving", dry_run="client")
+    by_kind = {}
+    for planned in (*scaled.planned, *started.planned, *shrunk.planned):
+        by_kind.setdefault(type(planned.action), []).append(planned)
+    assert set(by_kind) == {Scale, Annotate, Create, Delete}
+    for planned in by_kind[Scale] + by_kind[Annotate]:
+        live = scaled.snapshot.objects[(planned.action.kind, planned.action.name)]
+        assert planned.before == live and planned.after != live
+        assert {**planned.after, "spec": live["spec"], "metadata": live["metadata"]} == live  # only these move
+    for planned in by_kind[Scale]:
+        assert planned.after["spec"] == {**planned.before["spec"], "replicas": planned.action.to_replicas}
+    for planned in by_kind[Annotate]:
+        assert planned.after["metadata"]["annotations"] == {**(planned.before["metadata"].get("annotations") or {}),
+                                                            **planned.action.annotations}
+        assert "annotations" not in planned.before["metadata"]  # the live object read is left alone
+    assert all(p.before is None and p.after is p.action.object for p in by_kind[Create])
+    assert all(p.before is None and p.after is None for p in by_kind[Delete])
+
+
+def test_a_pass_that_writes_carries_no_objects():
+    executor = MemoryExecutor(MemoryCluster("serving"))
+    (step,) = drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", until_complete=False)
+    assert step.done and all(p.before is None and p.after is None for p in step.planned)
+
+
+def test_a_server_dry_runs_refusal_carries_the_api_servers_answer():
+    from kubectl_disagg.kube.client.api_errors import api_error
+
+    class Judging(MemoryExecutor):
+        def execute(self, action, namespace, *, dry_run=False):
+            if dry_run and action.kind == "LeaderWorkerSet":
+                raise api_error(f"leaderworkerset/{action.name}", 422, "Unprocessable Entity",
+                                '{"kind":"Status","code":422,"reason":"Invalid","message":"bad"}')
+
+    (checked,) = drive(Judging(MemoryCluster("serving")), make_set({"prefill": 1, "decode": 1}), "serving",
+                       dry_run="server")
+    refused = checked.refused_writes
+    assert refused and all(p.action.kind == "LeaderWorkerSet" for p in refused)
+    assert all(p.answer == {"kind": "Status", "code": 422, "reason": "Invalid", "message": "bad"} for p in refused)
+    assert all(p.answer is None for p in checked.planned if p.refusal is None)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.rollout.stepper import Pass, PlannedAction, action_detail
+from kubectl_disagg.rollout.stepper import Pass, PlannedAction, plan_pass
 from kubectl_disagg.views.step_report import format_text, to_document
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
+from tests.unit.rollout.test_stepper import MemoryExecutor
 
 
 def a_pass(ds, cluster: MemoryCluster, dry_run=None) -> Pass:
+    """A dry run as `plan_pass` describes it, or a pass that carried out every action."""
+    if dry_run:
+        return plan_pass(MemoryExecutor(cluster), ds, "serving")
     snapshot = cluster.snapshot(ds.name)
     result = reconcile(ds, snapshot)
-    live = {(o["kind"], o["metadata"]["name"]): o for o in cluster.objects.values()}
-    planned = tuple(PlannedAction(a, action_detail(a, live) if dry_run else None) for a in result.actions)
-    return Pass(ds, "serving", snapshot, result, planned, done=() if dry_run else result.actions, dry_run=dry_run)
+    return Pass(ds, "serving", snapshot, result, tuple(PlannedAction(a) for a in result.actions), done=result.actions)
 
 
 def test_waiting_slice_says_what_it_waits_for():

@@ -15,8 +15,8 @@ import time
 import urllib.parse
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.kubeconfig import Connection, OidcProvider
-from kubectl_disagg.kube.transport import NetworkError, Transport
+from kubectl_disagg.kube.client.kubeconfig import Connection, OidcProvider
+from kubectl_disagg.kube.client.transport import NetworkError, Transport
 from kubectl_disagg.manifests.reader import load_plain
 from kubectl_disagg.manifests.writer import to_yaml
 

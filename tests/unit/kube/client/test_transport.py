@@ -13,14 +13,14 @@ import threading
 import pytest
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.credentials import Credentials
-from kubectl_disagg.kube.kubeconfig import Connection
-from kubectl_disagg.kube.transport import NetworkError, Transport
+from kubectl_disagg.kube.client.credentials import Credentials
+from kubectl_disagg.kube.client.kubeconfig import Connection
+from kubectl_disagg.kube.client.transport import NetworkError, Transport
 from tests.conftest import EXAMPLES
 from tests.unit.kube.test_session import write_kubeconfig
 from tests.unit.test_cli import run
 
-DATA = pathlib.Path(__file__).parents[2] / "data"
+DATA = pathlib.Path(__file__).parents[3] / "data"
 CA, CA_KEY = DATA / "unit-test-client.crt", DATA / "unit-test-client.key"
 SERVER_CERT, SERVER_KEY = DATA / "unit-test-server.crt", DATA / "unit-test-server.key"  # DNS:server.unit-test
 TIMEOUT = 5.0
@@ -263,7 +263,7 @@ def test_header_fields_are_found_whatever_their_case_and_repeated_ones_kept(serv
     assert headers.get("content-type") == "application/json" and "Content-Type" in headers
     assert headers.get_all("WARNING") == ['299 - "first"', '299 - "second"']
     assert headers.get("x-folded") == "a b" and headers.get("Missing") is None
-    from kubectl_disagg.kube.rest import retry_after
+    from kubectl_disagg.kube.client.retry import retry_after
     assert retry_after(429, headers, 0) == 3.0
 
 
@@ -357,7 +357,7 @@ def test_a_stream_read_timeout_ends_the_wait(serve):
 def test_a_chunked_body_reads_on_after_a_timeout_between_chunks():
     """A read that times out waiting for the next chunk's size has already taken the previous
     chunk's CRLF: reading again must not take the size line for it."""
-    from kubectl_disagg.kube.transport import _Body, _Reader
+    from kubectl_disagg.kube.client.transport import _Body, _Reader
 
     ours, theirs = socket.socketpair()
     with ours, theirs:
@@ -614,8 +614,8 @@ def self_signed(directory: pathlib.Path, name: str) -> tuple[pathlib.Path, pathl
 def test_an_exec_issued_client_certificate_is_rotated_when_it_expires(tmp_path, monkeypatch):
     import json
 
-    from kubectl_disagg.kube import credentials as credentials_module
-    from kubectl_disagg.kube.kubeconfig import ExecPlugin
+    from kubectl_disagg.kube.client import credentials as credentials_module
+    from kubectl_disagg.kube.client.kubeconfig import ExecPlugin
 
     pairs = [self_signed(tmp_path, name) for name in ("first", "second")]
     (tmp_path / "trusted.pem").write_bytes(b"".join(cert.read_bytes() for cert, _ in pairs))

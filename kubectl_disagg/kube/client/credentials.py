@@ -14,9 +14,9 @@ import time
 from dataclasses import replace
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube import oidc
-from kubectl_disagg.kube.exec_plugin import run_exec
-from kubectl_disagg.kube.kubeconfig import Connection, check_token, read_bounded
+import kubectl_disagg.kube.client.oidc as oidc
+from kubectl_disagg.kube.client.exec_plugin import run_exec
+from kubectl_disagg.kube.client.kubeconfig import Connection, check_token, read_bounded
 
 TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go re-reads a token file once a minute
 EXPIRY_MARGIN_SECONDS = 10.0  # refresh an exec credential this long before it expires

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.kube.kubeconfig import redact_url
+from kubectl_disagg.kube.client.kubeconfig import redact_url
 from tests.conftest import EXAMPLES
 
 SECRET = "s3cr3t-Tok3n"

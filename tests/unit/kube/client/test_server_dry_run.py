@@ -12,7 +12,7 @@ import json
 import pytest
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.kube.api_errors import api_error, connection_error
+from kubectl_disagg.kube.client.api_errors import api_error, connection_error
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.commands.rollout_step import step

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from kubectl_disagg.kube.api_errors import api_error, connection_error, status_of
-from kubectl_disagg.kube.rest import APPLY_PATCH, BY_KIND, FIELD_MANAGER, ErrorAnswer, RestClient, apply_body, path_of
-from kubectl_disagg.kube.transport import NetworkError
+from kubectl_disagg.kube.client.api_errors import api_error, connection_error, status_of
+from kubectl_disagg.kube.client.rest import APPLY_PATCH, BY_KIND, FIELD_MANAGER, RestClient, apply_body, path_of
+from kubectl_disagg.kube.client.retry import ErrorAnswer
+from kubectl_disagg.kube.client.transport import NetworkError
 
 
 def dry_run_apply(client: RestClient, obj: Mapping) -> dict | None:

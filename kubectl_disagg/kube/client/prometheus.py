@@ -15,10 +15,11 @@ import urllib.parse
 
 from kubectl_disagg.core.analysis import Prometheus, Sample
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.api_errors import network_detail, status_of
-from kubectl_disagg.kube.kubeconfig import Connection
-from kubectl_disagg.kube.rest import ErrorAnswer, RestClient
-from kubectl_disagg.kube.transport import NetworkError
+from kubectl_disagg.kube.client.api_errors import network_detail, status_of
+from kubectl_disagg.kube.client.kubeconfig import Connection
+from kubectl_disagg.kube.client.rest import RestClient
+from kubectl_disagg.kube.client.retry import ErrorAnswer
+from kubectl_disagg.kube.client.transport import NetworkError
 
 QUERY_TIMEOUT = 30.0  # seconds: Prometheus's own default query timeout is 2 min; a gate should not hang
 

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.credentials import Credentials
-from kubectl_disagg.kube.kubeconfig import load_configuration
-from tests.unit.kube.test_kubeconfig import write
+from kubectl_disagg.kube.client.credentials import Credentials
+from kubectl_disagg.kube.client.kubeconfig import load_configuration
+from tests.unit.kube.client.test_kubeconfig import write
 
 SECRET = "s3cret-refresh"
 

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from kubectl_disagg.core.analysis import Prometheus, Sample
-from kubectl_disagg.kube import prometheus
-from kubectl_disagg.kube.prometheus import PrometheusClient, PrometheusError
+from kubectl_disagg.kube.client import prometheus
+from kubectl_disagg.kube.client.prometheus import PrometheusClient, PrometheusError
 
 
 def body(data: dict) -> bytes:

@@ -13,15 +13,15 @@ import time
 import pytest
 import yaml
 
-from kubectl_disagg.kube import credentials as credentials_module
-from kubectl_disagg.kube.credentials import Credentials
+from kubectl_disagg.kube.client import credentials as credentials_module
+from kubectl_disagg.kube.client.credentials import Credentials
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.kubeconfig import load_configuration
-from kubectl_disagg.kube.transport import Transport, _proxy_for
+from kubectl_disagg.kube.client.kubeconfig import load_configuration
+from kubectl_disagg.kube.client.transport import Transport, _proxy_for
 from tests.conftest import EXAMPLES
 from tests.unit.test_cli import run
 
-DATA = pathlib.Path(__file__).parents[2] / "data"
+DATA = pathlib.Path(__file__).parents[3] / "data"
 CERT, KEY = DATA / "unit-test-client.crt", DATA / "unit-test-client.key"
 
 

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.kubeconfig import Connection, ExecPlugin, check_token
+from kubectl_disagg.kube.client.kubeconfig import Connection, ExecPlugin, check_token
 
 EXEC_TIMEOUT_SECONDS = 60.0
 

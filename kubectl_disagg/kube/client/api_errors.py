@@ -1,8 +1,9 @@
 """API answers and network failures as errors people can act on (pure: no client calls).
 
-`api_error` maps an HTTP status and its metav1.Status body to a typed `UserError`, so callers
-can tell "read again and retry" (`Conflict`) from "give up"; `connection_error` names the
-network failure behind a request that got no answer.
+`api_error` maps an HTTP status and its metav1.Status body to an `ApiError`, which keeps the
+answer as data (status code, reason, the decoded Status, the request) and reads as one line,
+typed so callers can tell "read again and retry" (`ApiConflict`, a `Conflict`) from "give up";
+`connection_error` names the network failure behind a request that got no answer.
 """
 
 from __future__ import annotations
@@ -16,71 +17,101 @@ from kubectl_disagg.errors import Conflict, Unreachable, UserError
 PATCH_REJECTED_MESSAGE = "the server rejected our request due to an error in our request"
 
 
-class NotFound(UserError):
-    pass
+class ApiError(UserError):
+    """The API server answered a request with something other than a success.
+
+    What it answered is data: `status` (the HTTP status code), `reason` (the Status's reason,
+    `NotFound`, `Invalid`..., else the HTTP reason), `answer` (the decoded metav1.Status with its
+    `code`; empty of anything else when the body was not one), `subject` (the object or
+    collection asked about, `leaderworkerset/x`) and `request` (`PATCH /apis/...`, when known).
+    `resent`: the request had gone again after a lost answer (see `rest.RestClient.send`). Its
+    text is the one line people read.
+    """
+
+    STATUS, REASON = 500, "InternalError"  # a kind's own status and reason, when none is given
+
+    def __init__(self, message: str, *, status: int | None = None, reason: str | None = None,
+                 answer: dict | None = None, subject: str = "", request: str = "", resent: bool = False):
+        self.status = self.STATUS if status is None else status
+        self.reason = self.REASON if reason is None else reason
+        self.answer = {"code": self.status} if answer is None else answer
+        self.subject, self.request, self.resent = subject, request, resent
+        super().__init__(message)
 
 
-class AlreadyExists(UserError):
-    pass
+class NotFound(ApiError):
+    STATUS, REASON = 404, "NotFound"
 
 
-class Gone(UserError):
+class AlreadyExists(ApiError):
+    STATUS, REASON = 409, "AlreadyExists"
+
+
+class Gone(ApiError):
     """A watch asked for a resourceVersion the server has already compacted away."""
 
+    STATUS, REASON = 410, "Expired"
 
-class PatchRejected(UserError):
+
+class PatchRejected(ApiError):
     """422 without details: what the API server answers when a JSON patch `test` (or a path it
     names) does not hold against the stored object."""
 
+    STATUS, REASON = 422, "Invalid"
 
-def api_error(subject: str, status: int, reason: str | None, body: str | bytes | None) -> UserError:
+
+class ApiConflict(ApiError, Conflict):
+    """409: what was read has changed since (a resourceVersion or uid precondition failed): a
+    `Conflict`, read again and act again."""
+
+    STATUS, REASON = 409, "Conflict"
+
+
+def api_error(subject: str, status: int, reason: str | None, body: str | bytes | None, *,
+              request: str = "") -> ApiError:
     """A readable error for an API answer about `subject` (e.g. "leaderworkerset/x").
 
     Pure: the status code, the HTTP reason and the body (a metav1.Status, usually) in, one
     line out, typed so callers can tell "read again and retry" from "give up". The error keeps
-    the answer (see `answer_of`): a server dry run traces an invalid object's causes to FILE:LINE.
+    the answer: a server dry run traces an invalid object's causes to FILE:LINE.
     """
     status_object = status_of(body)
-    error = _error_for(subject, status, reason, status_object)
-    error.answer = {**status_object, "code": status}  # type: ignore[attr-defined]
-    return error
-
-
-def answer_of(error: UserError) -> dict | None:
-    """The API server's answer (its metav1.Status) behind `error`, or None when no answer came."""
-    return getattr(error, "answer", None)
-
-
-def _error_for(subject: str, status: int, reason: str | None, status_object: dict) -> UserError:
     message = str(status_object.get("message") or "").strip() or (reason or "").strip() or "no details given"
     api_reason = str(status_object.get("reason") or reason or "").strip()
+    kind, text = _error_for(subject, status, api_reason, message, status_object)
+    return kind(text, status=status, reason=api_reason, answer={**status_object, "code": status},
+                subject=subject, request=request)
+
+
+def _error_for(subject: str, status: int, api_reason: str, message: str,
+               status_object: dict) -> tuple[type[ApiError], str]:
     code = f"{status} {api_reason}".strip()
     if status == 409 and api_reason == "AlreadyExists":
-        return AlreadyExists(f"{subject} already exists ({code})")
+        return AlreadyExists, f"{subject} already exists ({code})"
     if status == 409 and message.startswith("Apply failed"):
         # Server-side apply found fields another manager owns; forcing would silently take
         # them over, which is exactly what a stepper must not do.
-        return UserError(f"{subject}: {message} ({code}); kubectl-disagg never forces field "
-                         "ownership: find out who else manages this object")
+        return ApiError, (f"{subject}: {message} ({code}); kubectl-disagg never forces field "
+                          "ownership: find out who else manages this object")
     if status == 409:
-        return Conflict(f"{subject} changed since it was read ({code})")
+        return ApiConflict, f"{subject} changed since it was read ({code})"
     if status == 404:
         details = status_object.get("details") or {}
         if details.get("kind") == "namespaces":  # e.g. creating the Lease in a namespace that is not there
-            return NotFound(f"namespace {details.get('name', '?')} not found ({code})")
-        return NotFound(f"{subject} not found ({code})")
+            return NotFound, f"namespace {details.get('name', '?')} not found ({code})"
+        return NotFound, f"{subject} not found ({code})"
     if status == 410:
-        return Gone(f"{subject}: {message} ({code})")
+        return Gone, f"{subject}: {message} ({code})"
     if status == 403:
-        return UserError(f"{subject}: forbidden: {_after(message, 'forbidden: ')}")
+        return ApiError, f"{subject}: forbidden: {_after(message, 'forbidden: ')}"
     if status == 401:
-        return UserError(f"{subject}: unauthorized ({code}): the API server rejected the credentials "
-                         "of this kubeconfig context; log in again or choose another --context")
+        return ApiError, (f"{subject}: unauthorized ({code}): the API server rejected the credentials "
+                          "of this kubeconfig context; log in again or choose another --context")
     if status == 422 and message == PATCH_REJECTED_MESSAGE and not status_object.get("details"):
-        return PatchRejected(f"{subject} is invalid ({code}): {message}")
+        return PatchRejected, f"{subject} is invalid ({code}): {message}"
     if status == 422:
-        return UserError(f"{subject} is invalid ({code}): {message}")
-    return UserError(f"{subject}: the API server answered {code}: {message}")
+        return ApiError, f"{subject} is invalid ({code}): {message}"
+    return ApiError, f"{subject}: the API server answered {code}: {message}"
 
 
 def connection_error(server: str, error: BaseException, attempts: int = 1, elapsed: float = 0.0) -> Unreachable:

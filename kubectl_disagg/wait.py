@@ -1,9 +1,12 @@
-"""Waiting on the cluster: one deadline arithmetic and one watch reaction loop.
+"""The one wait: a deadline's arithmetic and a watch reaction loop.
 
 Every command that waits (`rollout status -w`, `rollout step --until-complete`, `rollout step
---gitops --wait`, `--wait-for-lease`) looks, and until what it sees is settled, blocks on a
-watch until something changes, then looks again: never polling, never past its deadline.
-What a look is and what a watch watches are the caller's; the loop and the clock are here.
+--gitops --wait`, `--wait-for-lease`, a hand-over waiting for the garbage collector) looks, and
+until what it sees is settled, blocks on a watch until something changes, then looks again:
+never polling, never past its deadline. What a look is and what a watch watches are the
+caller's (the API server, a git directory, a Lease); the loop and the clock are here. It knows
+nothing of the API server, so it sits below `kube/` (which waits for a Lease with it) and above
+the pure `core/` (which reads no clock).
 """
 
 from __future__ import annotations

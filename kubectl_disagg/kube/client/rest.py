@@ -2,7 +2,9 @@
 
 Paths, queries and bodies are built here (bodies encoded once, no typed models) and carried by
 `transport` (a benchmark may wrap it to count requests). Every request has a bounded wait, is
-retried while the server says "later", and fails as a readable `UserError` (see api_errors).
+retried while the server says "later", and fails as a readable `ApiError` (see api_errors) or,
+with no answer at all, `Unreachable`. When a request goes again is `retry`'s, one policy for
+every request.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ import re
 import time
 import urllib.parse
 from dataclasses import dataclass
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.kube.api_errors import (AlreadyExists, Gone, NotFound, PatchRejected, api_error,
-                                         connection_error)
-from kubectl_disagg.kube.credentials import Credentials
-from kubectl_disagg.kube.transport import NetworkError, Transport
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.client.api_errors import (AlreadyExists, ApiConflict, ApiError, Gone, NotFound, PatchRejected,
+                                                api_error, connection_error)
+from kubectl_disagg.kube.client.credentials import Credentials
+from kubectl_disagg.kube.client.kubeconfig import load_configuration, redact_url
+from kubectl_disagg.kube.client.retry import MAX_RETRIES, ErrorAnswer, backoff, retrying
+from kubectl_disagg.kube.client.transport import NetworkError, Transport
 
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
@@ -34,18 +38,6 @@ WATCH_READ_SLACK = 10  # the server ends a watch at timeoutSeconds; allow it tha
 # controller settling many objects at once is read as one change, not one pass per object.
 WATCH_LINGER = 0.01
 WATCH_LINGER_AT_MOST = 0.1
-
-# A request that got no answer goes again when sending it twice is safe, and so does one the
-# server answers "later" (429, or a 5xx with Retry-After; a read also on a bare 500, 502, 503,
-# 504), as client-go's rest client resends them (rest/request.go, rest/with_retry.go): at most
-# MAX_RETRIES more times. client-go waits 1 s before each resend after a lost connection (an
-# artificial Retry-After); here the first waits are shorter (a reset connection most often
-# works again at once), then the same 1 s. No resend starts RETRY_BUDGET_SECONDS after the first
-# attempt: a request that timed out (REQUEST_TIMEOUT) is not waited out again.
-MAX_RETRIES = 10
-MAX_RETRY_AFTER_SECONDS = 30.0
-RETRY_BUDGET_SECONDS = 120.0
-_READ_RETRIED_STATUSES = (500, 502, 503, 504)
 
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
@@ -69,23 +61,22 @@ class Resource:
         return f"{self.plural} in namespace {namespace}"
 
 
-LWS = Resource("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
-SERVICE = Resource("Service", "", "v1", "services")
+LWS = Resource(naming.LWS_KIND, naming.LWS_GROUP, naming.LWS_VERSION, "leaderworkersets")
+SERVICE = Resource(naming.SERVICE_KIND, "", "v1", "services")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
-DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
+DISAGGREGATED_SET = Resource(naming.SET_KIND, naming.SET_GROUP, naming.SET_VERSION, "disaggregatedsets")
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
-ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsetrolescalers")
-ROLLOUT_STATE = Resource("RolloutState", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutstates")  # docs/gitops.md
+ROLE_SCALER = Resource(naming.SCALER_KIND, naming.SET_GROUP, naming.SET_VERSION, "disaggregatedsetrolescalers")
+ROLLOUT_STATE = Resource(naming.STATE_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_VERSION, "rolloutstates")  # docs/gitops.md
 STATEFULSET = Resource("StatefulSet", "apps", "v1", "statefulsets")  # validate --server's dry runs only
 BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER, STATEFULSET)}
 
 
-class ErrorAnswer(Exception):
-    """A non-2xx answer, raw: status, HTTP reason, body (a metav1.Status, usually) and headers."""
-
-    def __init__(self, status: int, reason: str | None, body: bytes, headers: Mapping[str, str]):
-        super().__init__(f"{status} {reason or ''}".strip())
-        self.status, self.reason, self.body, self.headers = status, reason, body, headers
+def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[RestClient, str]:
+    """The client of the API server that `--kubeconfig` and `--context` name, reached as kubectl
+    reaches it (see `kubeconfig.load_configuration`), and the context's namespace."""
+    connection, namespace = load_configuration(kubeconfig, context)
+    return RestClient(connection, redact_url(connection.server)), namespace
 
 
 class RestClient:
@@ -222,7 +213,7 @@ class RestClient:
             with self._errors(resource.subject(name)):
                 return self._object("PUT", path_of(resource, namespace, name), {"fieldManager": FIELD_MANAGER},
                                     body, repeatable=True)
-        except Conflict as err:
+        except ApiConflict as err:
             stored = self._ours_after_resend(err, resource, namespace, name, body)
             if stored is None:
                 raise
@@ -249,7 +240,7 @@ class RestClient:
                           {"fieldManager": FIELD_MANAGER, **_dry_run_query(dry_run)}, body, content_type,
                           repeatable=content_type == MERGE_PATCH or guarded)
         except PatchRejected as err:
-            if not (guarded and getattr(err, "resent", False)):
+            if not (guarded and err.resent):
                 raise
             try:
                 stored = self.get(resource, namespace, name)
@@ -279,20 +270,20 @@ class RestClient:
             with self._errors(resource.subject(name)):
                 self.send("DELETE", path_of(resource, namespace, name), None, options, repeatable=True)
         except NotFound as err:
-            if not getattr(err, "resent", False):
+            if not err.resent:
                 raise
 
     def _object(self, method: str, path: str, *args: Any, **kwargs: Any) -> dict:
         """`send`, and the answer as the API object it must be (see `api_object`)."""
         return api_object(self.send(method, path, *args, **kwargs), self.server, method, path)
 
-    def _ours_after_resend(self, err: UserError, resource: Resource, namespace: str, name: str,
+    def _ours_after_resend(self, err: ApiError, resource: Resource, namespace: str, name: str,
                            body: Mapping) -> dict | None:
         """After a write refused on its resend: the stored object when it holds what `body`
         says (our first sending landed, its answer lost), else None. Metadata is left out: a
         replaced object's managedFields and resourceVersion move with every write; what it
         holds (a Lease's holder and renewTime, an Event's fields) tells ours from another's."""
-        if not getattr(err, "resent", False):
+        if not err.resent:
             return None
         try:
             stored = self.get(resource, namespace, name)
@@ -329,7 +320,8 @@ class RestClient:
             response = self.transport.request(method, url, payload, headers, read_timeout=read_timeout, stream=stream)
             if 200 <= response.status <= 299:
                 return response
-            answer = ErrorAnswer(response.status, response.reason, response.data, response.headers)
+            answer = ErrorAnswer(response.status, response.reason, response.data, response.headers,
+                                 f"{method} {path}")
             if response.status == 401 and not refreshed and self.transport.rejected():
                 refreshed = True
                 return once()
@@ -339,79 +331,17 @@ class RestClient:
 
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:
-        """Turn failed requests about `subject` into UserErrors people can read (`with`)."""
+        """Turn failed requests about `subject` into errors people can read (`with`): an answer
+        into an `ApiError`, no answer into `Unreachable`."""
         try:
             yield
         except ErrorAnswer as error:
-            readable = api_error(subject, error.status, error.reason, error.body)
-            readable.resent = getattr(error, "resent", False)  # type: ignore[attr-defined]
+            readable = api_error(subject, error.status, error.reason, error.body, request=error.request)
+            readable.resent = error.resent
             raise readable from None
         except NetworkError as error:
             raise connection_error(self.server, error, getattr(error, "attempts", 1),
                                    getattr(error, "elapsed", 0.0)) from None
-
-
-def backoff(attempt: int) -> float:
-    """Seconds before resending a request that got no answer, after `attempt` (0: the first)."""
-    return min(1.0, 0.125 * 2 ** attempt)
-
-
-def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: int, *,
-                read: bool = False) -> float | None:
-    """Seconds to wait before retrying an answer, or None when it must not be retried.
-
-    429 (priority and fairness, or a rate limit) is always "later": after Retry-After, else 1 s.
-    A 5xx is retried when the server says when (Retry-After), as client-go does; a read (GET,
-    safe to repeat) also after a bare 500, 502, 503 or 504, with `backoff`. The wait is capped,
-    and so are the attempts.
-    """
-    if attempt >= MAX_RETRIES or status is None or not (status == 429 or 500 <= status < 600):
-        return None
-    raw = next((value for key, value in (headers or {}).items() if key.lower() == "retry-after"), None)
-    try:
-        seconds = float(raw) if raw is not None else None
-    except ValueError:
-        seconds = None  # an HTTP date: not what the API server sends; wait the default
-    if seconds is None:
-        if status == 429:
-            seconds = 1.0
-        elif read and status in _READ_RETRIED_STATUSES:
-            seconds = backoff(attempt)
-        else:
-            return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
-
-
-def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = False,
-             sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Any:
-    """`call()` (one request), again while it fails in a way worth another try, within the budget.
-
-    An answer that says "later" (see `retry_after`) is waited for. A request that got no answer
-    goes again when it never left whole (nothing reached the server), or when it is
-    `repeatable`: a read, or a write whose repetition is harmless; never when the failure is
-    `lasting` (connection refused, a name that does not resolve, a certificate that does not
-    verify). Each error raised carries `attempts` and `resent` (a write went again after its
-    answer was lost: it may be its own first sending, landed, that its precondition now
-    refuses; see `RestClient.send`).
-    """
-    start, resent = clock(), False
-    for attempt in itertools.count():
-        try:
-            return call()
-        except ErrorAnswer as err:
-            err.attempts, err.resent = attempt + 1, resent
-            wait = retry_after(err.status, err.headers, attempt, read=read)
-            if wait is None or clock() - start + wait > RETRY_BUDGET_SECONDS:
-                raise
-        except NetworkError as err:
-            err.attempts, err.elapsed = attempt + 1, clock() - start  # type: ignore[attr-defined]
-            if attempt >= MAX_RETRIES or err.lasting or (err.sent and not repeatable):
-                raise
-            wait = 0.0 if err.reused and not err.sent else backoff(attempt)  # a kept-alive connection closed
-            if clock() - start + wait > RETRY_BUDGET_SECONDS:
-                raise
-            resent = resent or err.sent
-        sleep(wait)
 
 
 def _dry_run_query(dry_run: bool) -> dict[str, str]:

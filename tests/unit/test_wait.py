@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from kubectl_disagg.kube.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from kubectl_disagg.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
 
 
 class Clock:
