@@ -1,4 +1,5 @@
-"""One module per command, in the manner of kubectl plugins.
+"""One module per command, in the manner of kubectl plugins: the flags (the shared ones in one
+`Options` on click's context), one library call, one view, and the exit code returned to `cli.py`.
 
 A group names each of its commands by the dotted path of the click command (`LazyGroup`, as
 click's documentation loads subcommands lazily): a command's module is imported when it runs or
