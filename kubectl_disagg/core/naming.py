@@ -11,7 +11,12 @@ REVISION_LABEL = LABEL_PREFIX + "revision"
 INITIAL_REPLICAS_ANNOTATION = LABEL_PREFIX + "initial-replicas"
 APP_LABEL = "app"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # set by the LWS controller; 0 on leaders
+# The LWS controller's own labels and annotations.
+LWS_PREFIX = "leaderworkerset.sigs.k8s.io/"
+WORKER_INDEX_LABEL = LWS_PREFIX + "worker-index"  # set by the LWS controller; 0 on leaders
+LWS_NAME_LABEL = LWS_PREFIX + "name"
+GROUP_INDEX_LABEL = LWS_PREFIX + "group-index"
+EXCLUSIVE_TOPOLOGY_ANNOTATIONS = (LWS_PREFIX + "exclusive-topology", LWS_PREFIX + "subgroup-exclusive-topology")
 MANAGER = "kubectl-disagg"
 # Stamped by the Argo CD plugin on what it renders (argocd/contract.py): the commit, not the object.
 SOURCE_REVISION_ANNOTATION = "kubectl-disagg/source-revision"

@@ -14,10 +14,6 @@ from kubectl_disagg.core.rollout_config import (
 MIN_ROLES, MAX_ROLES = 2, 10
 MIN_SLICES, MAX_SLICES = 1, 100
 MAX_REPLICAS = 1_000_000
-EXCLUSIVE_TOPOLOGY_ANNOTATIONS = (
-    "leaderworkerset.sigs.k8s.io/exclusive-topology",
-    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
-)
 
 
 class _Collector:
@@ -222,7 +218,7 @@ def _check_exclusive_annotations(role: dict, path: tuple, placement_type: str, o
         places.append((path + ("spec", "leaderWorkerTemplate", key, "metadata", "annotations"),
                        pod_metadata.get("annotations")))
     for where, present in places:
-        for annotation in EXCLUSIVE_TOPOLOGY_ANNOTATIONS:
+        for annotation in naming.EXCLUSIVE_TOPOLOGY_ANNOTATIONS:
             if annotation in (present or {}):
                 out.error(where + (annotation,),
                           f"Forbidden: cannot be combined with spec.placementPolicy.type {placement_type}")

@@ -204,16 +204,18 @@ KINDS_SPELLED_ELSEWHERE = {"views/gitops_pr.py"}
 
 
 def test_kinds_and_api_versions_are_spelled_once():
-    """Each kind, API group and version is a constant of `core/naming.py`; a second spelling
-    elsewhere is how a rename leaves one place behind."""
+    """Each kind, API group and version, and each label or annotation key, is a constant of
+    `core/naming.py`; a second spelling elsewhere is how a rename leaves one place behind."""
     from kubectl_disagg.core import naming
 
     spellings = {naming.LWS_KIND, naming.LWS_GROUP, naming.LWS_API_VERSION, naming.SERVICE_KIND,
                  naming.SET_KIND, naming.SET_GROUP, naming.SET_API_VERSION, naming.SCALER_KIND,
                  naming.POLICY_KIND, naming.STATE_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_API_VERSION}
+    prefixes = (naming.LABEL_PREFIX, naming.LWS_PREFIX, naming.ARGOCD_PREFIX, "app.kubernetes.io/")  # label keys
     found = sorted({str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
                     for node in ast.walk(ast.parse(path.read_text()))
-                    if isinstance(node, ast.Constant) and node.value in spellings} - {"core/naming.py"})
+                    if isinstance(node, ast.Constant) and (node.value in spellings or isinstance(node.value, str)
+                                                           and node.value.startswith(prefixes))} - {"core/naming.py"})
     assert sorted(set(found) - KINDS_SPELLED_ELSEWHERE) == []
 
 
