@@ -3,8 +3,8 @@
 Cold: in a fresh interpreter, loading the generated type table and hashing
 examples/prefill-decode.yaml for the first time (the table is read and its structs compiled
 on first use), best of 15 processes. Warm: `fill_defaults` + `compute_revision` of an
-already loaded set, best of 5 repeats of 200. Also the whole `load_sets` of the example
-(read, validate, default, hash) cold, the number `render` pays.
+already loaded set, best of 5 repeats of 200. Also the whole loading of the example (read,
+validate, default, hash: `load_documents` of the parsed stream) cold, the number `render` pays.
 
     python benchmarks/bench_revision.py
 """
@@ -22,10 +22,12 @@ BIG = ROOT / "examples" / "encode-prefill-decode.yaml"
 
 COLD = f"""
 import time
-import kubectl_disagg.core.sets as load
 from kubectl_disagg.core import revision
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.manifests.reader import parse_stream
 start = time.perf_counter()
-(ds,) = load.load_sets([{str(EXAMPLE)!r}]).sets
+with open({str(EXAMPLE)!r}) as f:
+    (ds,) = load_documents(parse_stream(f.read(), {str(EXAMPLE)!r})).sets
 loaded = time.perf_counter()
 revision._table = None
 start_hash = time.perf_counter()
@@ -44,9 +46,10 @@ def warm(path: Path) -> float:
     import copy
 
     from kubectl_disagg.core import revision
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.manifests.reader import parse_stream
 
-    (ds,) = load_sets([str(path)]).sets
+    (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
     roles = [(role.name, role.template) for role in ds.roles]
 
     def once():
@@ -57,7 +60,7 @@ def warm(path: Path) -> float:
 
 def main() -> None:
     load_ms, hash_ms = cold()
-    print(f"cold load_sets of {EXAMPLE.name} (read, validate, default, hash): {load_ms:.2f} ms")
+    print(f"cold loading of {EXAMPLE.name} (read, validate, default, hash): {load_ms:.2f} ms")
     print(f"cold table load + first hash of {EXAMPLE.name}: {hash_ms:.2f} ms")
     for path in (EXAMPLE, BIG):
         print(f"warm fill_defaults + compute_revision, {path.name}: {warm(path):.3f} ms")

@@ -1,33 +1,35 @@
-"""The template-change step at 2,000 objects against `kubectl apply --server-side` of the same objects.
+"""The template-change step at 2,000 objects against its floor: the same writes sent by a
+minimal client of our own at the same concurrency; `kubectl apply --server-side` beside them.
 
-Starts a local control plane, and per run: deploys a set of 100 slices × 10 roles (img:1) to
-steady state in a fresh namespace (`rollout step` passes, the LWS simulator settling status),
-then times, as whole processes:
+Starts a local control plane. First it records the writes of one template-change step
+(`step_writes.py`, on a set deployed for it). Then per run, on two sets of 100 slices × 10 roles
+freshly deployed at img:1 in namespaces of their own (`rollout step` passes, the LWS simulator
+settling status), it times as whole processes, one after the other (their order swapped every
+other run):
 
 - `kubectl-disagg rollout step -f NEW` where NEW changes the image: the pass that starts the
-  rollout, 1,000 annotations + 1,000 creates (server-side apply), at `--max-in-flight 1` (one
-  write at a time, as before concurrent writes) and at the default;
-- `kubectl apply --server-side -f OBJECTS` of the same 1,000 LWS and 1,000 Services (NEW
-  rendered) into an empty namespace;
-- `kubectl-disagg rollout step -f NEW --dry-run=server` just before the concurrent step: the
-  same 2,000 writes sent with dryRun=All (nothing stored, so the step after it is unchanged).
+  rollout, 1,000 annotations + 1,000 LWS and 1,000 Services created, `--max-in-flight` at its
+  default;
+- the floor, `write_floor.py`: the recorded writes sent to the other set at the same
+  concurrency (the API server and etcd on this machine, and the least a client spends);
 
-Each rollout start needs a freshly deployed set, so runs are few (`--runs`, default 2); the
-three commands alternate within each run. Target (the budget of issue 25): step ≤ 0.8× kubectl
-apply at 2,000 objects (a smaller --slices measures the same ratio at fewer objects).
+and `kubectl apply --server-side -f OBJECTS` of the same 1,000 LWS and 1,000 Services (NEW
+rendered) into an empty namespace, reported beside them. Each rollout start needs a freshly
+deployed set, so runs are few (`--runs`, default 3). Budget (issue 30, medians, `budgets.py`):
+the step at most 1.10× its floor. Target (issue 14): peak RSS ≤ 150 MB.
 
-    python benchmarks/bench_step.py [--runs 2] [--slices 100]
+    python benchmarks/bench_step.py [--runs 3] [--slices 100]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
+from benchmarks.budgets import print_budgets, s, spread, times  # noqa: E402
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
@@ -45,7 +48,8 @@ from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
 
 ROLES = 10
-TARGET_RATIO = 0.8  # step median ÷ kubectl apply --server-side median, at most
+BUDGET_TIMES_FLOOR = 1.10  # step median ÷ floor median, at most
+HERE = Path(__file__).resolve().parent
 
 
 def set_file(workdir: Path, namespace: str, slices: int, image: str) -> Path:
@@ -64,62 +68,96 @@ def deployed(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace
     return set_file(workdir, namespace, slices, "img:2")
 
 
+def objects_in(cp: ControlPlane, namespace: str) -> int:
+    lws = cp.request("GET", f"/apis/leaderworkerset.x-k8s.io/v1/namespaces/{namespace}/leaderworkersets")
+    services = cp.request("GET", f"/api/v1/namespaces/{namespace}/services")
+    return len(lws["items"]) + len(services["items"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--slices", type=int, default=100)
     args = parser.parse_args()
     load = os.getloadavg()
     ours = str(Path(sys.executable).parent / "kubectl-disagg")
-    times: dict[str, list[float]] = {"one at a time": [], "concurrent": [], "kubectl": [], "server dry run": []}
-    cpu: dict[str, list[float]] = {k: [] for k in times}  # the command's own user + system time
+    times_s: dict[str, list[float]] = {"step": [], "floor": [], "kubectl": []}
+    cpu: dict[str, list[float]] = {k: [] for k in times_s}  # the command's own user + system time
     rss: list[float] = []
     with ControlPlane() as cp, cp.api_client() as api, tempfile.TemporaryDirectory() as tmp:
         simulator = LWSSimulator(api)
         workdir = Path(tmp)
-        kubectl = [str(cp.bin_dir / "kubectl"), f"--kubeconfig={cp.kubeconfig}", "--context=admin"]
+        cluster = [f"--kubeconfig={cp.kubeconfig}", "--context=admin"]
+        print("recording the step's writes...", file=sys.stderr, flush=True)
+        writes = workdir / "writes.jsonl"
+        new = deployed(cp, simulator, workdir, "step-record", args.slices)
+        recording, _ = measure([sys.executable, str(HERE / "step_writes.py"), str(writes), "rollout", "step", "-f",
+                                str(new), *cluster, "-o", "json"])
+        timeline = [json.loads(line) for line in writes.open()]
+        recorded = len(timeline)
+        first_sent = min(w["sent"] for w in timeline)
+        last_answered = max(w["answered"] for w in timeline)
+        floor_writes: list[float] = []
         for run in range(args.runs):
             print(f"run {run + 1}: deploying...", file=sys.stderr, flush=True)
-            for label, flag in (("one at a time", "1"), ("concurrent", str(DEFAULT_MAX_IN_FLIGHT))):
-                new = deployed(cp, simulator, workdir, f"step-{run}-{flag}", args.slices)
-                if label == "concurrent":
-                    dry_run, _ = measure([ours, "rollout", "step", "-f", str(new), "--dry-run=server",
-                                          f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
-                    times["server dry run"].append(dry_run.seconds)
-                    cpu["server dry run"].append(dry_run.cpu_seconds)
-                step, _ = measure([ours, "rollout", "step", "-f", str(new), "--max-in-flight", flag,
-                                   f"--kubeconfig={cp.kubeconfig}", "--context=admin", "-o", "json"])
-                times[label].append(step.seconds)
-                cpu[label].append(step.cpu_seconds)
-                if label == "concurrent":
-                    rss.append(step.peak_kib * 1024 / 1e6)
-                namespace = f"apply-{run}-{flag}"
-                cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-                rendered = workdir / f"{namespace}.yaml"
-                rendered.write_bytes(subprocess.run([ours, "render", "-f", str(new)],
-                                                    check=True, capture_output=True).stdout.replace(
-                    f"namespace: step-{run}-{flag}".encode(), f"namespace: {namespace}".encode()))
-                if label == "one at a time":
-                    apply, _ = measure([*kubectl, "apply", "--server-side", "-f", str(rendered)])
-                    times["kubectl"].append(apply.seconds)
-                    cpu["kubectl"].append(apply.cpu_seconds)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
+            step_ns, floor_ns = f"step-{run}", f"floor-{run}"
+            new = deployed(cp, simulator, workdir, step_ns, args.slices)
+            deployed(cp, simulator, workdir, floor_ns, args.slices)
+            commands = {
+                "step": [ours, "rollout", "step", "-f", str(new), *cluster, "-o", "json"],
+                "floor": [sys.executable, str(HERE / "write_floor.py"), str(cp.kubeconfig), "admin", str(writes),
+                          "step-record", floor_ns, "--in-flight", str(DEFAULT_MAX_IN_FLIGHT)],
+            }
+            for label in ("step", "floor") if run % 2 == 0 else ("floor", "step"):
+                done, out = measure(commands[label], capture=True)
+                if label == "floor":
+                    floor_writes.append(float(out.split()[1]))
+                times_s[label].append(done.seconds)
+                cpu[label].append(done.cpu_seconds)
+                if label == "step":
+                    rss.append(done.peak_kib * 1024 / 1e6)
+            if objects_in(cp, step_ns) != objects_in(cp, floor_ns):
+                raise RuntimeError(f"the floor left {objects_in(cp, floor_ns)} objects, the step "
+                                   f"{objects_in(cp, step_ns)}: not the same writes")
+            namespace = f"apply-{run}"
+            cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+            rendered = workdir / f"{namespace}.yaml"
+            rendered.write_bytes(subprocess.run([ours, "render", "-f", str(new)], check=True,
+                                                capture_output=True).stdout.replace(
+                f"namespace: {step_ns}".encode(), f"namespace: {namespace}".encode()))
+            done, _ = measure([str(cp.bin_dir / "kubectl"), *cluster, "apply", "--server-side", "-f", str(rendered)])
+            times_s["kubectl"].append(done.seconds)
+            cpu["kubectl"].append(done.cpu_seconds)
+            print(f"run {run + 1}: step {times_s['step'][-1]:.1f} s, floor {times_s['floor'][-1]:.1f} s, kubectl "
+                  f"apply {done.seconds:.1f} s (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     objects = args.slices * ROLES * 2
     print(f"\n#### Template-change step at {objects:,} objects ({args.runs} runs, load average before "
-          f"{load[0]:.1f})\n")
-    print("| command | median s | min s | client CPU s (median) |")
-    print("|---|--:|--:|--:|")
-    for label, command in (("one at a time", "`rollout step -f new.yaml --max-in-flight 1`"),
-                           ("concurrent", f"`rollout step -f new.yaml` (--max-in-flight {DEFAULT_MAX_IN_FLIGHT})"),
-                           ("kubectl", "`kubectl apply --server-side -f objects.yaml`"),
-                           ("server dry run", "`rollout step -f new.yaml --dry-run=server`")):
-        print(f"| {command} | {med[label]:.1f} | {min(times[label]):.1f} | {cpu_med[label]:.1f} |")
-    ratio = med["concurrent"] / med["kubectl"]
-    print(f"\n- {'PASS' if ratio <= TARGET_RATIO else 'FAIL'}  {objects:,} objects: step ≤ {TARGET_RATIO}× kubectl "
-          f"apply --server-side (median): {med['concurrent']:.2f} s vs {med['kubectl']:.2f} s = {ratio:.2f}×")
+          f"{load[0]:.1f}; {recorded:,} writes, {DEFAULT_MAX_IN_FLIGHT} in flight)\n")
+    print("| command | median s | min s | max s | client CPU s (median) |")
+    print("|---|--:|--:|--:|--:|")
+    for label, command in (("step", f"`rollout step -f new.yaml` (--max-in-flight {DEFAULT_MAX_IN_FLIGHT})"),
+                           ("floor", f"the floor: `write_floor.py`, the same {recorded:,} writes, "
+                                     f"{DEFAULT_MAX_IN_FLIGHT} in flight"),
+                           ("kubectl", "`kubectl apply --server-side -f objects.yaml` (beside them)")):
+        print(f"| {command} | {statistics.median(times_s[label]):.1f} | {min(times_s[label]):.1f} "
+              f"| {max(times_s[label]):.1f} | {statistics.median(cpu[label]):.1f} |")
+    print("\n| run | step s | floor s | step ÷ floor | the floor's writes alone s | kubectl apply s |")
+    print("|--:|--:|--:|--:|--:|--:|")
+    for run in range(args.runs):
+        print(f"| {run + 1} | {times_s['step'][run]:.1f} | {times_s['floor'][run]:.1f} "
+              f"| {times_s['step'][run] / times_s['floor'][run]:.2f}× | {floor_writes[run]:.1f} "
+              f"| {times_s['kubectl'][run]:.1f} |")
+    print(f"\nThe recorded step (`step_writes.py`, the same command run in process with its writes timed; "
+          f"one run, before the timed runs): {recording.seconds:.1f} s in all, {first_sent:.1f} s before its "
+          f"first write (start-up, the Lease, the reads, reconcile), {last_answered - first_sent:.1f} s from "
+          f"its first write sent to its last answered, {recording.seconds - last_answered:.1f} s after.")
+    print_budgets([times(f"rollout step, template change, {objects:,} objects", times_s["step"], times_s["floor"],
+                         f"the same {recorded:,} writes by a minimal client, {DEFAULT_MAX_IN_FLIGHT} in flight",
+                         BUDGET_TIMES_FLOOR, unit=s)])
+    print(f"  (beside it, not a budget: kubectl apply --server-side {spread(times_s['kubectl'], s)}, the step "
+          f"{statistics.median(times_s['step']) / statistics.median(times_s['kubectl']):.2f}× it)")
     peak = max(rss)
-    print(f"- {'PASS' if peak <= 150 else 'FAIL'}  step peak RSS ≤ 150 MB: {peak:.1f} MB")
+    print(f"\nTargets (issue 14):\n\n- {'PASS' if peak <= 150 else 'FAIL'}  step peak RSS ≤ 150 MB: {peak:.1f} MB")
     return 0
 
 

@@ -31,7 +31,7 @@ def main() -> None:
     import kubectl_disagg.commands.rollout_status  # noqa: F401  (the command, what it uses: core, cluster, output)
     from kubectl_disagg.core import naming
     from kubectl_disagg.core.reconcile import reconcile
-    from kubectl_disagg.core.sets import sets_from_files
+    from kubectl_disagg.commands._inputs import sets_from_files
     from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     from kubectl_disagg.core.status import derive_status, to_document
     from kubectl_disagg.kube.client import rest

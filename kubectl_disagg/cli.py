@@ -1,10 +1,12 @@
 """Command-line entry point (`kubectl-disagg`): a thin shell over the pure core.
 
-Every command runs through the click command tree in `commands/root.py`. `main` turns
-UserError into `FILE:LINE: path: message` lines on stderr with exit code 1, and never shows a
-traceback. SIGTERM and SIGHUP stop a command as Ctrl-C does (a `rollout step` finishes the
-write unit under way and releases its Lease), exiting 128 + the signal's number. kubectl's completion requests (`kubectl_complete-disagg`) enter through
-`commands/complete.py`, so a command never loads the completion engine.
+Every command runs through the click command tree in `commands/root.py` and returns its exit
+code (`exits.py`, one table for every command); `main` is the one place the process exits.
+It turns UserError into `FILE:LINE: path: message` lines on stderr with exit code 1, and never
+shows a traceback. SIGTERM and SIGHUP stop a command as Ctrl-C does (a `rollout step` finishes
+the write unit under way and releases its Lease), exiting 128 + the signal's number. kubectl's
+completion requests (`kubectl_complete-disagg`) enter through `commands/complete.py`, so a
+command never loads the completion engine.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import click
 from kubectl_disagg.commands._options import kubectl_spellings
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import Exit, terminated
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     program, so that it can be called in-process."""
     args = sys.argv[1:] if argv is None else list(argv)
     with _terminations_interrupt():
-        sys.exit(_guarded(lambda: _run_click(args)))
+        sys.exit(int(_guarded(lambda: _run_click(args))))
 
 
 class Terminated(KeyboardInterrupt):
@@ -66,16 +69,11 @@ def _run_click(args: list[str]) -> int:
         if isinstance(err.__cause__, KeyboardInterrupt):  # Ctrl-C: said once, by `_guarded`
             raise err.__cause__ from None
         click.echo("Aborted.", err=True)
-        return 130
+        return Exit.INTERRUPTED
     except click.ClickException as err:
         err.show()
         return err.exit_code
-    except SystemExit as exited:  # a command's own exit code (rollout status: 3 when not Available)
-        code = exited.code
-        if isinstance(code, str):
-            print(code, file=sys.stderr)
-            return 1
-    return code if isinstance(code, int) else 0
+    return code if isinstance(code, int) else Exit.OK  # what the command returned (None: success)
 
 
 def _guarded(run) -> int:
@@ -87,21 +85,21 @@ def _guarded(run) -> int:
         sys.stdout.flush()
         for line in err.lines():
             print(line, file=sys.stderr)
-        return 1
-    except Terminated as terminated:
-        print(f"Terminated ({terminated}).", file=sys.stderr)
-        return 128 + terminated.signum
+        return Exit.ERROR
+    except Terminated as signalled:
+        print(f"Terminated ({signalled}).", file=sys.stderr)
+        return terminated(signalled.signum)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
-        return 130
+        return Exit.INTERRUPTED
     except BrokenPipeError:
         # `render | head` closes the pipe early; that is not an error worth a traceback.
         _discard_stdout()
-        return 0
+        return Exit.OK
     except OSError as err:  # writing the output (a full disk), or a read no command turned into a UserError
         _discard_stdout()
         print(f"error: {err.strerror or err}", file=sys.stderr)
-        return 1
+        return Exit.ERROR
 
 
 def _discard_stdout() -> None:

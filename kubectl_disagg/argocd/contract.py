@@ -24,7 +24,7 @@ from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
-LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"
+LWS_RESOURCE = f"{naming.LWS_API_VERSION}/{naming.LWS_KIND}"
 REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
 
 # Name → announced default. The same names and defaults are announced in plugin.yaml;
@@ -66,7 +66,7 @@ class Parameters:
 
 
 @dataclass(frozen=True)
-class Generated:
+class GeneratedManifests:
     objects: list[dict]
     warnings: list[str]
 
@@ -221,7 +221,7 @@ def namespace_for(own: str | None, parameter: str | None, destination: str | Non
 
 # --- generate -------------------------------------------------------------------------------
 
-def generate(tree: directories.Tree, parameters: Parameters, environ: Mapping[str, str]) -> Generated:
+def generate(tree: directories.Tree, parameters: Parameters, environ: Mapping[str, str]) -> GeneratedManifests:
     """Every object of the directory (`tree`, read as the parameters say): DisaggregatedSets
     rendered, other documents passed through, namespaces settled. Each set renders as far as
     the rollout state beside it has rolled it (docs/gitops.md); a set without one is refused
@@ -265,7 +265,7 @@ def generate(tree: directories.Tree, parameters: Parameters, environ: Mapping[st
             and not show_states:
         warnings.append(f"the destination cluster does not serve {SERVED_RESOURCE} (KUBE_API_VERSIONS): the "
                         "rollout state is not emitted, so Argo CD cannot show where a git rollout stands")
-    return Generated(objects, warnings)
+    return GeneratedManifests(objects, warnings)
 
 
 NO_API_VERSIONS_WARNING = ("KUBE_API_VERSIONS is empty (Argo CD's source hydrator sends no cluster "

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import CmpExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES
 from kubectl_disagg.manifests.writer import format_objects
 
 
-def generate(environ: Mapping[str, str], directory: str = ".") -> int:
+def generate(environ: Mapping[str, str], directory: str = ".") -> CmpExit:
     """Write the application's manifests to stdout, or refuse with one line on stderr."""
     try:
         parameters = argocd.read_parameters(environ)
@@ -30,10 +31,10 @@ def generate(environ: Mapping[str, str], directory: str = ".") -> int:
     for warning in result.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
     sys.stdout.write(format_objects(result.objects, "yaml"))
-    return 0
+    return CmpExit.OK
 
 
-def discover(environ: Mapping[str, str], directory: str = ".") -> int:
+def discover(environ: Mapping[str, str], directory: str = ".") -> CmpExit:
     """Argo CD's `discover.find.command`: print the first file that the `include` parameter
     selects and that holds a DisaggregatedSet, and exit 0; print nothing and exit 0 when
     none does (the cmp-server's "no"). The repo-server runs it for named plugins too, with
@@ -52,5 +53,5 @@ def discover(environ: Mapping[str, str], directory: str = ".") -> int:
             continue
         if argocd.holds_set(text):
             print(path)
-            return 0
-    return 0
+            return CmpExit.OK
+    return CmpExit.OK

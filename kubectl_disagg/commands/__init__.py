@@ -1,12 +1,11 @@
-"""One module per command, in the manner of kubectl plugins.
+"""One module per command, in the manner of kubectl plugins: the flags (the shared ones in one
+`Options` on click's context), one library call, one view, and the exit code returned to `cli.py`.
 
-The root group names each command by "module:attribute" (`LazyGroup`), as click's
-documentation does for lazily loaded subcommands: a command's module is imported when it runs.
-A mode that kubectl's habits spell as a flag but that is a command of its own (`rollout status
---gitops`, `rollout step --gitops`: their own library, views and exit codes) is named and
-loaded the same way (`load`), so `rollout status -f` imports nothing of git-driven rollouts;
-and so is a view that renders a Jinja2 template for one `-o` choice (`rollout status -o text`),
-so `-o json|yaml` imports no template engine.
+A group names each of its commands by the dotted path of the click command (`LazyGroup`, as
+click's documentation loads subcommands lazily): a command's module is imported when it runs or
+is listed, never at start-up. What a command needs only in one mode (`--gitops`, `-o text`) it
+imports where that mode begins, so `rollout status -f` imports nothing of git-driven rollouts
+and `-o json|yaml` no template engine.
 """
 
 from __future__ import annotations
@@ -16,23 +15,25 @@ import importlib
 import click
 
 
-def load(target: str):
-    """The attribute a "module:attribute" string names, its module imported now."""
-    module_name, attribute = target.split(":")
-    return getattr(importlib.import_module(module_name), attribute)
-
-
 class LazyGroup(click.Group):
-    """A click group whose subcommands are "module:attribute" strings, imported on use."""
+    """A click group whose subcommands are "package.module.command" paths, imported on use;
+    what a path names must be a click command."""
 
-    def __init__(self, *args, lazy_commands: dict[str, str] | None = None, **kwargs):
+    def __init__(self, *args, lazy_subcommands: dict[str, str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.lazy_commands = dict(lazy_commands or {})
+        self.lazy_subcommands = dict(lazy_subcommands or {})
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+        return sorted({*super().list_commands(ctx), *self.lazy_subcommands})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.lazy_commands:
-            return load(self.lazy_commands[name])
+        if name in self.lazy_subcommands:
+            return self._load(name)
         return super().get_command(ctx, name)
+
+    def _load(self, name: str) -> click.Command:
+        module_name, attribute = self.lazy_subcommands[name].rsplit(".", 1)
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.lazy_subcommands[name]} is not a click command (lazy subcommand {name!r})")
+        return command

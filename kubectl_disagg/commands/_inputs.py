@@ -3,17 +3,18 @@ only when a command asks for it, so that `--help` and the offline start stay lig
 
 from __future__ import annotations
 
-from kubectl_disagg.commands._options import print_warnings
+from kubectl_disagg.commands._options import Options, print_warnings
 from kubectl_disagg.errors import UserError
 
 
-def sets_from_files(filenames: tuple[str, ...], recursive: bool) -> list:
+def sets_from_files(options: Options) -> list:
     """The DisaggregatedSets in -f inputs, read as every command reads a directory
     (`gitops.directory`, loaded when asked for), validated, warnings printed; at least one."""
     from kubectl_disagg.gitops import directory as directories
 
-    reading = directories.Reading(recursive)
-    return [entry.ds for entry in _with_sets(directories, directories.read_tree(filenames, reading), reading).sets]
+    reading = directories.Reading(options.recursive)
+    tree = directories.read_tree(options.filenames, reading)
+    return [entry.ds for entry in _with_sets(directories, tree, reading).sets]
 
 
 def tree_of_sets(filenames: tuple[str, ...], reading):

@@ -2,30 +2,52 @@
 by `_inputs`).
 
 Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
-session of the commands that talk to an API server is in `_session`.
+session of the commands that talk to an API server, and its flags, are in `_session`.
 """
 
 from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import load
+from kubectl_disagg.commands._modes import Command
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
 
 
+class Options:
+    """The flags every command shares, as kubectl spells them: gathered on click's context by
+    each flag's callback (`pass_options` hands them to the command), not passed one by one.
+    The class attributes are the defaults of a command without the flag."""
+
+    filenames: tuple[str, ...] = ()
+    recursive: bool = False
+    namespace: str | None = None
+    output: str = ""
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+pass_options = click.make_pass_decorator(Options, ensure=True)
+
+
+def gathered(ctx: click.Context, param: click.Parameter, value):
+    """The callback of a shared flag: its value kept in the context's `Options`."""
+    setattr(ctx.ensure_object(Options), param.name, value)
+    return value
+
+
 def filenames(required: bool = True):
     def decorate(func):
-        func = click.option("-R", "--recursive", is_flag=True,
+        func = click.option("-R", "--recursive", is_flag=True, expose_value=False, callback=gathered,
                             help="Process the directories used in -f recursively.")(func)
         return click.option("-f", "--filename", "filenames", multiple=True, required=required,
-                            metavar="PATH",
+                            metavar="PATH", expose_value=False, callback=gathered,
                             help="File, directory or - (stdin) holding manifests. Repeatable.")(func)
     return decorate
 
 
 def namespace(func):
-    return click.option("-n", "--namespace", default=None,
+    return click.option("-n", "--namespace", default=None, expose_value=False, callback=gathered,
                         help="Namespace of documents that name none (default: the context's, else default); "
                              "it may not contradict a document's own.")(func)
 
@@ -40,7 +62,7 @@ def dry_run(help: str):
                         flag_value="client", show_default=True, help=help)
 
 
-class DryRunCommand(click.Command):
+class DryRunCommand(Command):
     """A command with `dry_run`: `--dry-run NAME` reads NAME as the argument it always was.
 
     Click gives an option with an optional value the next word unless it looks like a flag;
@@ -65,7 +87,7 @@ def bare_dry_run(args: list[str]) -> list[str]:
 
 def output(*choices: str, default: str):
     return click.option("-o", "--output", type=click.Choice(choices), default=default, show_default=True,
-                        help="Output format.")
+                        expose_value=False, callback=gathered, help="Output format.")
 
 
 class Duration(click.ParamType):
@@ -89,26 +111,6 @@ def timeout(default: str, help: str):
                         help=help)
 
 
-def cluster(func):
-    """--kubeconfig, --context and -v/--v, like kubectl."""
-    func = click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, expose_value=False,
-                        callback=_set_verbosity, metavar="N",
-                        help="Log level of the API requests on stderr, as kubectl's: 6 each request with its "
-                             "status and latency, 7 also headers, 8 also bodies (cut at 10 KiB), 9 whole "
-                             "bodies; credentials are masked.")(func)
-    func = click.option("--context", default=None, help="The kubeconfig context to use.")(func)
-    return click.option("--kubeconfig", default=None, type=click.Path(dir_okay=False),
-                        help="Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(func)
-
-
-VERBOSITY = "kubectl_disagg.kube.client:set_verbosity"  # loaded by name: offline commands never load kube/
-
-
-def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> None:
-    if level:
-        load(VERBOSITY)(level)
-
-
 def kubectl_spellings(args: list[str]) -> list[str]:
     """`args` with kubectl's `-v=N` spelled `-v N` (pflag takes a short flag's value after `=`,
     click would read "=N")."""
@@ -125,6 +127,6 @@ def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
         click.echo(f"Warning: {warning}", err=True)
 
 
-def check_name_or_files(name: str | None, filenames: tuple[str, ...]) -> None:
-    if bool(name) == bool(filenames):
+def check_name_or_files(name: str | None, options: Options) -> None:
+    if bool(name) == bool(options.filenames):
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")

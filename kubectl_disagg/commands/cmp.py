@@ -11,6 +11,7 @@ import os
 import click
 
 from kubectl_disagg.argocd import sidecar as cmp_sidecar
+from kubectl_disagg.exits import CMP_DISCOVER, CmpExit, help_text
 
 
 @click.group()
@@ -18,22 +19,18 @@ def cmp() -> None:
     """Argo CD config management plugin (run by the sidecar, see docs/argocd.md)."""
 
 
-@cmp.command()
-def generate() -> None:
+@cmp.command(epilog=help_text(CmpExit))
+def generate() -> int:
     """Render the current directory for Argo CD.
 
     Parameters come from ARGOCD_APP_PARAMETERS, then PARAM_*, then ARGOCD_ENV_*:
     namespace, recurse (true|false), include and exclude (globs), strict (true|false),
     rollout-state (file name), require-rollout-state (true|false).
-    Exit 1 with one line on stderr and nothing on stdout when there is nothing safe to apply.
     """
-    raise SystemExit(cmp_sidecar.generate(os.environ, "."))
+    return cmp_sidecar.generate(os.environ, ".")
 
 
-@cmp.command()
-def discover() -> None:
-    """Print a file holding a DisaggregatedSet among those `include` selects (nothing if none).
-
-    Exit 0 either way (Argo CD's "no" is empty output); exit 1 only on invalid parameters.
-    """
-    raise SystemExit(cmp_sidecar.discover(os.environ, "."))
+@cmp.command(epilog=help_text(CmpExit, words=CMP_DISCOVER))
+def discover() -> int:
+    """Print a file holding a DisaggregatedSet among those `include` selects (nothing if none)."""
+    return cmp_sidecar.discover(os.environ, ".")

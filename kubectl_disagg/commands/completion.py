@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import click
 
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.views.templating import render_template
 
 SHELLS = ("bash", "zsh", "fish")
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion(shell: str) -> None:
     """Print the shell completion script for kubectl-disagg.

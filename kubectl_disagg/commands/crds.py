@@ -5,13 +5,15 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.manifests.crds import crd_documents
 from kubectl_disagg.manifests.writer import format_objects
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @_options.output("yaml", "json", default="yaml")
-def crds(output: str) -> None:
+@_options.pass_options
+def crds(options: _options.Options) -> None:
     """Print the DisaggregatedSet, DisaggregatedSetRoleScaler, RolloutPolicy and RolloutState CRDs.
 
     For a cluster that stores DisaggregatedSet objects (GitOps applies the set itself) without
@@ -21,4 +23,4 @@ def crds(output: str) -> None:
     \b
     kubectl disagg crds | kubectl apply --server-side -f -
     """
-    click.echo(format_objects(crd_documents(), output), nl=False)
+    click.echo(format_objects(crd_documents(), options.output), nl=False)

@@ -8,27 +8,19 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options, _session
+from kubectl_disagg.exits import HandoverExit, help_text
 from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out, prepare
 
-EXIT_REFUSED = 3
 
-
-@click.command(epilog="""\b
-Exit codes:
-  0  handed over (with --dry-run: would be)
-  1  error: API or network error, an object changed meanwhile, or the garbage
-     collector did not let the set go within --timeout (run it again)
-  2  usage: invalid flags
-  3  refused: an object would not be adopted, or (to-plugin) the set is
-     mid-rollout; nothing was changed""")
+@click.command(epilog=help_text(HandoverExit))
 @click.argument("direction", type=click.Choice([TO_CONTROLLER, TO_PLUGIN]))
 @click.argument("name")
 @_options.namespace
-@_options.cluster
+@_session.cluster
 @click.option("--dry-run", is_flag=True, help="Print what would change, change nothing.")
 @_options.timeout("60s", "to-plugin: how long to wait for the garbage collector to orphan the set's objects (0: no limit).")
-@click.pass_context
-def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, timeout) -> None:
+@_options.pass_options
+def handover(options: _options.Options, direction, name, dry_run, timeout) -> HandoverExit:
     """Hand the stored DisaggregatedSet NAME's running objects to the controller, or back.
 
     Names, labels and pod templates are already identical on both sides: only ownership
@@ -46,14 +38,14 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, time
     kubectl disagg handover to-plugin my-llm -n serving --dry-run
     kubectl disagg handover to-plugin my-llm -n serving
     """
-    with _session.executor(kubeconfig, context) as cluster:
-        namespace = namespace or cluster.default_namespace
+    with _session.executor(options) as cluster:
+        namespace = options.namespace or cluster.default_namespace
         stored, plan = prepare(cluster, direction, name, namespace)
         if plan.refusal:
             click.echo(f"refusing to hand disaggregatedset/{name} {direction}; nothing was changed:", err=True)
             for reason in plan.refusal:
                 click.echo(f"  {reason}", err=True)
-            ctx.exit(EXIT_REFUSED)
+            return HandoverExit.REFUSED
         for change in plan.changes:
             click.echo(("would " if dry_run else "") + change.summary)
         for subject in plan.unchanged:
@@ -61,7 +53,8 @@ def handover(ctx, direction, name, namespace, kubeconfig, context, dry_run, time
         if plan.orphan:
             click.echo(("would " if dry_run else "") + plan.orphan)
         if dry_run:
-            return
+            return HandoverExit.OK
         carry_out(cluster, stored, plan, namespace, timeout)
         click.echo(f"disaggregatedset/{name} in {namespace} handed {direction}: {len(plan.changes)} objects changed"
                    + ("; step it with rollout step -f from now on" if plan.orphan else ""))
+    return HandoverExit.OK

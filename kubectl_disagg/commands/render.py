@@ -7,11 +7,12 @@ import sys
 import click
 
 from kubectl_disagg.commands import _options
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.gitops.directory import render_files
 from kubectl_disagg.manifests.writer import format_objects
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @_options.filenames()
 @_options.namespace
 @_options.output("yaml", "json", default="yaml")
@@ -19,8 +20,8 @@ from kubectl_disagg.manifests.writer import format_objects
               help="The set's rollout state (default: disagg-rollout-state.yaml beside the set's file, if there).")
 @click.option("--require-state", is_flag=True,
               help="Refuse a set without a rollout state instead of rendering its steady state.")
-def render(filenames: tuple[str, ...], recursive: bool, namespace: str | None, output: str, state: str | None,
-           require_state: bool) -> None:
+@_options.pass_options
+def render(options: _options.Options, state: str | None, require_state: bool) -> None:
     """Expand DisaggregatedSets into LeaderWorkerSets and headless Services.
 
     Other documents pass through unchanged, so a GitOps directory renders whole:
@@ -31,7 +32,7 @@ def render(filenames: tuple[str, ...], recursive: bool, namespace: str | None, o
     A set with a rollout state (a git-driven rollout, see docs/gitops.md) renders as far as
     the state has rolled it: every deployed revision at its recorded replicas.
     """
-    objects, warnings = render_files(filenames, recursive, namespace, state, require_state)
+    objects, warnings = render_files(options.filenames, options.recursive, options.namespace, state, require_state)
     _options.print_warnings(warnings)
     # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.
-    sys.stdout.write(format_objects(objects, output))
+    sys.stdout.write(format_objects(objects, options.output))

@@ -7,15 +7,15 @@ import click
 from kubectl_disagg.commands import LazyGroup
 
 
-@click.group(cls=LazyGroup, lazy_commands={
-    "plan": "kubectl_disagg.commands.rollout_plan:plan",
-    "step": "kubectl_disagg.commands.rollout_step:step",
-    "status": "kubectl_disagg.commands.rollout_status:status",
-    "state": "kubectl_disagg.commands.rollout_state:state",
-    "promote": "kubectl_disagg.commands.rollout_verbs:promote",
-    "pause": "kubectl_disagg.commands.rollout_verbs:pause",
-    "resume": "kubectl_disagg.commands.rollout_verbs:resume",
-    "abort": "kubectl_disagg.commands.rollout_verbs:abort",
+@click.group(cls=LazyGroup, lazy_subcommands={
+    "plan": "kubectl_disagg.commands.rollout_plan.plan",
+    "step": "kubectl_disagg.commands.rollout_step.step",
+    "status": "kubectl_disagg.commands.rollout_status.status",
+    "state": "kubectl_disagg.commands.rollout_state.state",
+    "promote": "kubectl_disagg.commands.rollout_verbs.promote",
+    "pause": "kubectl_disagg.commands.rollout_verbs.pause",
+    "resume": "kubectl_disagg.commands.rollout_verbs.resume",
+    "abort": "kubectl_disagg.commands.rollout_verbs.abort",
 })
 def rollout() -> None:
     """Plan, step and watch coordinated rollouts across roles."""

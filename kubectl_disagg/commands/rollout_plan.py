@@ -19,14 +19,15 @@ from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
 from kubectl_disagg.core.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.views.plan import format_plans
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
-@_options.cluster
+@_session.cluster
 @click.option("--from", "from_", metavar="N[,N...]",
               help="Old-revision replicas per role when the rollout starts, e.g. 5,2.")
 @click.option("--to", metavar="N[,N...]",
@@ -38,8 +39,9 @@ from kubectl_disagg.views.plan import format_plans
 @click.option("--roles", metavar="NAME[,NAME...]",
               help="Role names for the output (default role-0,role-1,...).")
 @_options.output("table", "chart", "json", "yaml", default="table")
-def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str | None, to: str | None,
-         max_surge: str | None, max_unavailable: str | None, roles: str | None, output: str) -> None:
+@_options.pass_options
+def plan(options: _options.Options, name, from_: str | None, to: str | None, max_surge: str | None,
+         max_unavailable: str | None, roles: str | None) -> None:
     """Show every step of a coordinated rollout, as the controller would take them.
 
     \b
@@ -51,23 +53,23 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
     kubectl disagg rollout plan NAME                    # the same for a set stored in the cluster
                                                         # (run by kubectl-disagg or by the controller)
     """
-    if name and filenames:
+    if name and options.filenames:
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
     if name:
         if any(value is not None for value in (from_, to, max_surge, max_unavailable, roles)):
             raise click.UsageError("with NAME, the plan comes from the live cluster: --from, --to, --max-surge, "
                                    "--max-unavailable and --roles go with -f or alone")
-        plans, sets = _live(None, name, namespace, kubeconfig, context)
-    elif filenames:
+        plans, sets = _live(None, name, options)
+    elif options.filenames:
         conflicting = [flag for flag, value in (("--to", to), ("--max-surge", max_surge),
                                                 ("--max-unavailable", max_unavailable), ("--roles", roles))
                        if value is not None]
         if conflicting:
             raise click.UsageError(f"{', '.join(conflicting)}: with -f, targets, budgets and role names "
                                    "come from the DisaggregatedSet")
-        sets = _inputs.sets_from_files(filenames, recursive)
+        sets = _inputs.sets_from_files(options)
         if from_ is None:
-            plans, sets = _live(sets, None, namespace, kubeconfig, context)
+            plans, sets = _live(sets, None, options)
         else:
             plans = [(f"disaggregatedset/{ds.name}", inputs_from_set(ds, from_), None) for ds in sets]
     elif from_ is None:
@@ -76,9 +78,9 @@ def plan(name, filenames, recursive, namespace, kubeconfig, context, from_: str 
         inputs = inputs_from_flags(from_, to, max_surge or "1", max_unavailable or "0", roles)
         plans = [(None, inputs, None)]
     computed = [(title, inputs, _trajectory(inputs, steps)) for title, inputs, steps in plans]
-    paced = [ds for ds in (sets if name or filenames else ()) if ds.policy is not None]
+    paced = [ds for ds in (sets if name or options.filenames else ()) if ds.policy is not None]
     # Written in one piece: a failure above leaves stdout empty.
-    click.echo(format_plans(computed, output, paced), nl=False)
+    click.echo(format_plans(computed, options.output, paced), nl=False)
 
 
 def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:
@@ -90,11 +92,11 @@ def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:
         raise UserError([f"internal error, please report it: {err}"]) from err
 
 
-def _live(sets, name: str | None, namespace: str | None, kubeconfig: str | None, context: str | None) -> list:
+def _live(sets, name: str | None, options: _options.Options) -> list:
     """The live plans of `sets` (from files), or of the set `name` stored in the cluster."""
     from kubectl_disagg.rollout.plan import live_plans  # the offline plan never loads the Kubernetes client
     from kubectl_disagg.views.plan import live_sections
 
-    with _session.session(kubeconfig, context) as cluster:
-        sets = sets or [_session.stored_set(cluster, name, namespace)]
-        return live_sections(live_plans(cluster, sets, namespace)), sets
+    with _session.session(options) as cluster:
+        sets = sets or [_session.stored_set(cluster, name, options.namespace)]
+        return live_sections(live_plans(cluster, sets, options.namespace)), sets

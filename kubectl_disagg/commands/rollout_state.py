@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _inputs, _options
+from kubectl_disagg.exits import Exit, help_text
 
 
 @click.group()
@@ -16,13 +17,14 @@ def state() -> None:
     """The rollout state of a git-driven rollout (docs/gitops.md)."""
 
 
-@state.command()
+@state.command(epilog=help_text(Exit))
 @_options.filenames()
 @_options.namespace
 @click.option("--state", "state_file", metavar="FILE", default=None,
               help="The state file (default: disagg-rollout-state.yaml beside each set's file; "
                    "the Argo CD plugin's rollout-state parameter names the same file).")
-def init(filenames: tuple[str, ...], recursive: bool, namespace: str | None, state_file: str | None) -> None:
+@_options.pass_options
+def init(options: _options.Options, state_file: str | None) -> None:
     """Write the first rollout state of each set: its revision and replicas in every slice.
 
     Run it before the first commit that Argo CD deploys, and commit the state with the set:
@@ -39,9 +41,9 @@ def init(filenames: tuple[str, ...], recursive: bool, namespace: str | None, sta
     from kubectl_disagg.gitops import files
     from kubectl_disagg.gitops.init import initial_states
 
-    reading = directories.Reading(recursive, explicit=state_file)
-    by_file = initial_states(directories.load(_inputs.tree_of_sets(filenames, reading), reading,
-                                              namespace=namespace, fallback=""))
+    reading = directories.Reading(options.recursive, explicit=state_file)
+    by_file = initial_states(directories.load(_inputs.tree_of_sets(options.filenames, reading), reading,
+                                              namespace=options.namespace, fallback=""))
     for path, states in by_file.items():
         files.write_state(path, *states)
         for written in states:

@@ -9,32 +9,32 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _inputs
+from kubectl_disagg.commands import _inputs, _session
+from kubectl_disagg.commands._options import Options
+from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.watch import exit_code, looks
 from kubectl_disagg.views.gitops_status import format_looks
+from kubectl_disagg.wait import Deadline
 
 
-def checked(filenames: tuple[str, ...], recursive: bool) -> tuple:
-    """The -f inputs and how to read them, checked to hold a set before the cluster is asked."""
-    reading = directories.Reading(recursive)
-    _inputs.tree_of_sets(filenames, reading)
-    return filenames, reading
+def run(options: Options, watch: bool, timeout: float | None) -> GitopsExit:
+    reading = directories.Reading(options.recursive)
+    _inputs.tree_of_sets(options.filenames, reading)  # checked to hold a set before the cluster is asked
+    deadline = Deadline.after(timeout).at
+    with _session.session(options) as cluster:
 
+        def read() -> directories.Directory:  # again at every look: a pull may have moved the state
+            return directories.read(options.filenames, reading, namespace=options.namespace,
+                                    fallback=cluster.default_namespace, explicit_must_hold=True)
 
-def run(inputs: tuple, cluster, namespace: str | None, output: str, watch: bool, deadline: float | None) -> int:
-
-    def read() -> directories.Directory:  # again at every look: a pull may have moved the state
-        return directories.read(*inputs, namespace=namespace, fallback=cluster.default_namespace,
-                                explicit_must_hold=True)
-
-    printed, seen, first = None, [], None
-    for seen in looks(cluster, read, watch=watch, deadline=deadline):
-        first = first or [s.status.next_action for s in seen]
-        text = format_looks(seen, output)
-        if text != printed:
-            click.echo(("---\n" if printed is not None and output == "yaml" else "") + text, nl=False)
-            printed = text
+        printed, seen, first = None, [], None
+        for seen in looks(cluster, read, watch=watch, deadline=deadline):
+            first = first or [s.status.next_action for s in seen]
+            text = format_looks(seen, options.output)
+            if text != printed:
+                click.echo(("---\n" if printed is not None and options.output == "yaml" else "") + text, nl=False)
+                printed = text
     timed_out = watch and [s.status.next_action for s in seen] == first
     if timed_out:
         click.echo("timed out waiting for the next action to change", err=True)

@@ -8,24 +8,26 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _inputs, _options, _session, load
-from kubectl_disagg.commands._exit_codes import STEP_EXIT_CODES
-from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, step_sets
+from kubectl_disagg.commands import _inputs, _options, _session
+from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
+from kubectl_disagg.exits import GitopsExit, StepExit, help_text
+from kubectl_disagg.rollout.run import step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE", "step"]
-
 DEFAULT_TIMEOUT = "30m"
-GITOPS = "kubectl_disagg.commands.rollout_step_gitops:run"  # --gitops, loaded when asked for
-GIT_DRIVEN = "kubectl_disagg.gitops.files:refuse_git_driven"  # a set with a rollout state beside it
+# Which flags go with --gitops (a step written into git) and which only with a step in the cluster.
+MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_complete", "wait_for_lease"),
+              only=("wait", "pr_description", "commit", "branch", "state_file")),
+         Mode("commit", only=("branch",))]
 
 
-@click.command(cls=_options.DryRunCommand, epilog=STEP_EXIT_CODES)
+@click.command(cls=_options.DryRunCommand, modes=MODES, epilog=help_text(StepExit) + "\n\n"
+               + help_text(GitopsExit, "Exit codes with --gitops (docs/gitops.md):"))
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
-@_options.cluster
+@_session.cluster
 @_options.dry_run("Print the actions and the object changes (diffs), change nothing. client (a bare --dry-run): "
                   "plan only; server: also send every write of the pass to the API server as a dry run "
                   "(dryRun=All), each marked accepted or refused, nothing stored.")
@@ -60,12 +62,11 @@ GIT_DRIVEN = "kubectl_disagg.gitops.files:refuse_git_driven"  # a set with a rol
               "disagg-rollout-state.yaml beside the set's file, as the plugin's rollout-state parameter).")
 @click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git (a rollout state "
               "beside its file) directly; Argo CD's self-heal would undo it.")
-@click.pass_context
-def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recursive: bool, namespace: str | None,
-         kubeconfig: str | None, context: str | None, dry_run: str, until_complete: bool,
-         wait_for_lease: bool, timeout: float | None, output: str, gitops: bool, wait: bool,
-         pr_description: str | None, max_in_flight: int, ignore_controller: bool, commit: bool,
-         branch: str | None, state_file: str | None, ignore_rollout_state: bool) -> None:
+@_options.pass_options
+def step(options: _options.Options, name: str | None, dry_run: str, until_complete: bool, wait_for_lease: bool,
+         timeout: float | None, gitops: bool, wait: bool, pr_description: str | None, max_in_flight: int,
+         ignore_controller: bool, commit: bool, branch: str | None, state_file: str | None,
+         ignore_rollout_state: bool) -> int:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -98,28 +99,31 @@ def step(ctx: click.Context, name: str | None, filenames: tuple[str, ...], recur
     against the live objects as they are, and marked accepted or refused; a refused create
     is traced back to the set's FILE:LINE where the server names a field.
     """
+    if gitops:  # its own library and views, imported only here
+        from kubectl_disagg.commands import rollout_step_gitops
+
+        return rollout_step_gitops.run(options, wait, timeout, pr_description, commit=commit, branch=branch,
+                                       state_file=state_file)
     dry_run = None if dry_run == "none" else dry_run
-    if gitops:
-        if name or dry_run or until_complete or wait_for_lease or not filenames:
-            raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept) and "
-                                   "neither NAME, --dry-run, --until-complete nor --wait-for-lease")
-        if branch and not commit:
-            raise click.UsageError("--branch goes with --commit")
-        ctx.exit(load(GITOPS)(filenames, recursive, namespace, kubeconfig, context, wait, timeout,
-                               pr_description, output, commit=commit, branch=branch, state_file=state_file))
-    if wait or pr_description or commit or branch or state_file:
-        raise click.UsageError("--wait, --pr-description, --commit, --branch and --state go with --gitops")
     if dry_run and wait_for_lease:
         raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for")
     if dry_run and until_complete:
         raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
                                "nothing, so the rollout would never advance")
-    _options.check_name_or_files(name, filenames)
-    sets = _inputs.sets_from_files(filenames, recursive) if filenames else None
-    console = Console(output)
-    if refusal := [] if dry_run or ignore_rollout_state or not sets else load(GIT_DRIVEN)(sets):
-        ctx.exit(console.error(refusal) or EXIT_REFUSED)
-    with _session.executor(kubeconfig, context) as cluster:
-        ctx.exit(step_sets(cluster, sets, name, namespace, console, until_complete=until_complete,
-                           dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
-                           wait_for_lease=wait_for_lease, ignore_controller=ignore_controller))
+    _options.check_name_or_files(name, options)
+    sets = _inputs.sets_from_files(options) if options.filenames else None
+    console = Console(options.output)
+    if refusal := [] if dry_run or ignore_rollout_state or not sets else _git_driven(sets):
+        console.error(refusal)
+        return StepExit.REFUSED
+    with _session.executor(options) as cluster:
+        return step_sets(cluster, sets, name, options.namespace, console, until_complete=until_complete,
+                         dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
+                         wait_for_lease=wait_for_lease, ignore_controller=ignore_controller)
+
+
+def _git_driven(sets) -> list[str]:
+    """The refusal of sets with a rollout state beside them (stepped through git, not here)."""
+    from kubectl_disagg.gitops.files import refuse_git_driven
+
+    return refuse_git_driven(sets)

@@ -13,36 +13,35 @@ from pathlib import Path
 import click
 
 from kubectl_disagg.commands import _inputs, _session
+from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import restore
 from kubectl_disagg.gitops.step import Outcome
-from kubectl_disagg.gitops.run import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_WAITING,
-                                       exit_code, step_files, write_steps)
-
-__all__ = ["EXIT_ADVANCED", "EXIT_COMPLETE", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_WAITING", "run"]
+from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.gitops.run import exit_code, step_files, write_steps
 
 
-def run(filenames: tuple[str, ...], recursive: bool, namespace: str | None, kubeconfig: str | None,
-        context: str | None, wait: bool, timeout: float | None, pr_description: str | None, output: str,
-        commit: bool = False, branch: str | None = None, state_file: str | None = None) -> int:
+def run(options: Options, wait: bool, timeout: float | None, pr_description: str | None, *, commit: bool = False,
+        branch: str | None = None, state_file: str | None = None) -> GitopsExit:
     from kubectl_disagg.views.analysis_progress import AnalysisProgress
     from kubectl_disagg.views.gitops_report import (commit_message, format_pr_description, format_pr_descriptions,
                                                      format_results)
 
-    reading = directories.Reading(recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(filenames, reading)
+    namespace = options.namespace
+    reading = directories.Reading(options.recursive, explicit=state_file)
+    tree = _inputs.tree_of_sets(options.filenames, reading)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 
         planned = directories.load(tree, reading, namespace=namespace, states=False)
         repository = repository_for([entry.state_path for entry in planned.sets], branch)
-    with _session.session(kubeconfig, context) as cluster:
+    with _session.session(options) as cluster:
         results = step_files(cluster, tree, reading, namespace, wait=wait, timeout=timeout,
                              analysis_progress=AnalysisProgress)
     before = write_steps(results)
-    click.echo(format_results(results, output), nl=False)
+    click.echo(format_results(results, options.output), nl=False)
     for result in results:
         if result.timed_out:
             click.echo(f"timed out after {format_duration(timeout)} waiting for disaggregatedset/{result.ds.name} "

@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _inputs, _options, _session, load
+from kubectl_disagg.commands import _inputs, _options, _session
+from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
+from kubectl_disagg.exits import VerbExit, help_text
 
-GITOPS = "kubectl_disagg.commands.rollout_verbs_gitops:run"  # --gitops, loaded when asked for
-EXIT_CODES = """\b
-Exit codes:
-  0  done: the position was written (the next rollout step acts on it)
-  1  error: invalid input, no RolloutPolicy for the set, an API or network error
-     (409: the RolloutState changed since it was read; run it again)
-  2  usage: invalid flags
-  3  refused (nothing written): the verb does not apply where the rollout
-     stands (the message says why), or another stepper holds the set's lease"""
+MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("pr_description", "commit", "state_file"))]
 
 HELP = {
     "promote": ("Pass the gate a paced rollout waits at (a pause after a wave, or a soak before its time).",
@@ -35,13 +29,13 @@ HELP = {
 def verb_command(verb: str) -> click.Command:
     summary, more = HELP[verb]
 
-    @click.command(verb, help=f"{summary}\n\n{more}\n\nGive NAME (the set stored in the cluster) or -f (the "
+    @click.command(verb, cls=Command, modes=MODES, help=f"{summary}\n\n{more}\n\nGive NAME (the set stored in the cluster) or -f (the "
                    "set and its RolloutPolicy); the position is kept in the set's RolloutState. With --gitops "
-                   "-f DIR, in the state file beside the set: one reviewed commit.", epilog=EXIT_CODES)
+                   "-f DIR, in the state file beside the set: one reviewed commit.", epilog=help_text(VerbExit))
     @click.argument("name", required=False)
     @_options.filenames(required=False)
     @_options.namespace
-    @_options.cluster
+    @_session.cluster
     @_options.output("text", "yaml", "json", default="text")
     @click.option("--gitops", is_flag=True, help="Write the position into the state file beside the set "
                   "(disagg-rollout-state.yaml) instead of the cluster.")
@@ -50,26 +44,24 @@ def verb_command(verb: str) -> click.Command:
     @click.option("--commit", is_flag=True, help="With --gitops: commit the state file (git), the pull "
                   "request's text as the message; refuses a working tree with other changes.")
     @click.option("--state", "state_file", metavar="FILE", help="With --gitops: the state file.")
-    @click.pass_context
-    def command(ctx, name, filenames, recursive, namespace, kubeconfig, context, output, gitops, pr_description,
-                commit, state_file, full=False) -> None:
+    @_options.pass_options
+    def command(options: _options.Options, name, gitops, pr_description, commit, state_file,
+                full=False) -> VerbExit:
         from kubectl_disagg.views.verbs import VerbConsole
 
-        console = VerbConsole(output, gitops)
-        if gitops:
-            if name or not filenames:
-                raise click.UsageError("--gitops takes -f (the set's file or directory, where its state is kept)")
-            ctx.exit(load(GITOPS)(filenames, recursive, namespace, verb, console, full=full, state_file=state_file,
-                                  pr_description=pr_description, commit=commit))
-        if pr_description or commit or state_file:
-            raise click.UsageError("--pr-description, --commit and --state go with --gitops")
-        _options.check_name_or_files(name, filenames)
-        sets = _inputs.sets_from_files(filenames, recursive) if filenames else None
+        console = VerbConsole(options.output, gitops)
+        if gitops:  # its own library, imported only here
+            from kubectl_disagg.commands import rollout_verbs_gitops
+
+            return rollout_verbs_gitops.run(options, verb, console, full=full, state_file=state_file,
+                                            pr_description=pr_description, commit=commit)
+        _options.check_name_or_files(name, options)
+        sets = _inputs.sets_from_files(options) if options.filenames else None
         from kubectl_disagg.rollout.verbs import run_verb
 
-        with _session.executor(kubeconfig, context) as cluster:
-            sets = sets or [_session.stored_set(cluster, name, namespace)]
-            ctx.exit(run_verb(cluster, sets, namespace, verb, console, full=full))
+        with _session.executor(options) as cluster:
+            sets = sets or [_session.stored_set(cluster, name, options.namespace)]
+            return run_verb(cluster, sets, options.namespace, verb, console, full=full)
 
     if verb == "promote":
         command = click.option("--full", is_flag=True, help="Pass every remaining gate and lift the budget.")(command)

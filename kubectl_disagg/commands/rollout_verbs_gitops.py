@@ -8,21 +8,23 @@ from pathlib import Path
 import click
 
 from kubectl_disagg.commands import _inputs
+from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.waves import VerbRefused
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.rollout.run import EXIT_OK, EXIT_REFUSED
+from kubectl_disagg.exits import VerbExit
 
 
-def run(filenames, recursive, namespace, verb, console, *, full=False, state_file=None, pr_description=None,
-        commit=False) -> int:
+def run(options: Options, verb, console, *, full=False, state_file=None, pr_description=None,
+        commit=False) -> VerbExit:
     from kubectl_disagg.gitops import directory as directories
     from kubectl_disagg.gitops.files import restore
     from kubectl_disagg.gitops.verbs import verb_files, write_verbs
     from kubectl_disagg.views.gitops_report import commit_message
     from kubectl_disagg.views.verbs import verb_pr_description
 
-    reading = directories.Reading(recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(filenames, reading)
+    namespace = options.namespace
+    reading = directories.Reading(options.recursive, explicit=state_file)
+    tree = _inputs.tree_of_sets(options.filenames, reading)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 
@@ -32,7 +34,7 @@ def run(filenames, recursive, namespace, verb, console, *, full=False, state_fil
         done = verb_files(tree, reading, namespace, verb, full=full)
     except VerbRefused as refused:
         console.error([f"refusing to {verb}: {refused}; nothing was written"])
-        return EXIT_REFUSED
+        return VerbExit.REFUSED
     before = write_verbs(done)
     for each in done:
         console.done(each.result)
@@ -46,4 +48,4 @@ def run(filenames, recursive, namespace, verb, console, *, full=False, state_fil
             restore(before)  # the commit could not be made: nothing stays written
             raise UserError([f"{problem}; nothing was written" for problem in err.problems]) from None
         click.echo(f"committed {revision[:12]}", err=True)
-    return EXIT_OK
+    return VerbExit.OK

@@ -13,14 +13,14 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 @click.group(
     cls=LazyGroup,
     context_settings=CONTEXT_SETTINGS,
-    lazy_commands={
-        "render": "kubectl_disagg.commands.render:render",
-        "validate": "kubectl_disagg.commands.validate:validate",
-        "rollout": "kubectl_disagg.commands.rollout:rollout",
-        "cmp": "kubectl_disagg.commands.cmp:cmp",
-        "crds": "kubectl_disagg.commands.crds:crds",
-        "completion": "kubectl_disagg.commands.completion:completion",
-        "handover": "kubectl_disagg.commands.handover:handover",
+    lazy_subcommands={
+        "render": "kubectl_disagg.commands.render.render",
+        "validate": "kubectl_disagg.commands.validate.validate",
+        "rollout": "kubectl_disagg.commands.rollout.rollout",
+        "cmp": "kubectl_disagg.commands.cmp.cmp",
+        "crds": "kubectl_disagg.commands.crds.crds",
+        "completion": "kubectl_disagg.commands.completion.completion",
+        "handover": "kubectl_disagg.commands.handover.handover",
     },
 )
 @click.version_option(__version__, prog_name="kubectl-disagg")

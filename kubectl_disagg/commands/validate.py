@@ -5,36 +5,39 @@ from __future__ import annotations
 
 import click
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
-from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.statefulsets import statefulsets
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import Exit, help_text
 from kubectl_disagg.kube.client import dry_run_apply
 
 
-@click.command()
+@click.command(epilog=help_text(Exit))
 @_options.filenames()
 @_options.namespace
 @click.option("--server", is_flag=True,
               help="Also send every rendered object, and the StatefulSets the LWS controller makes of "
                    "each LeaderWorkerSet, to the API server as server-side apply dry runs "
                    "(dryRun=All, strict field validation); nothing is stored.")
-@_options.cluster
-def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None, server: bool,
-             kubeconfig: str | None, context: str | None) -> None:
+@_session.cluster
+@_options.pass_options
+def validate(options: _options.Options, server: bool) -> None:
     """Check DisaggregatedSets against every rule the API server and controller apply.
 
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
     """
     from kubectl_disagg.gitops import directory as directories
 
-    loaded = directories.read(filenames, directories.Reading(recursive), namespace=namespace)
+    namespace = options.namespace
+    loaded = directories.read(options.filenames, directories.Reading(options.recursive), namespace=namespace)
     _options.print_warnings(loaded.warnings)
     sets = [entry.ds for entry in loaded.sets]
-    accepted = _dry_run(sets, namespace, kubeconfig, context) if server and sets else {}
+    accepted = _dry_run(sets, options) if server and sets else {}
     lines = []
     for ds in sets:
         roles = ", ".join(f"{role.name}×{role.replicas}" for role in ds.roles)
@@ -53,18 +56,18 @@ def validate(filenames: tuple[str, ...], recursive: bool, namespace: str | None,
     click.echo("\n".join(lines))
 
 
-def _dry_run(sets, namespace: str | None, kubeconfig: str | None, context: str | None) -> dict:
+def _dry_run(sets, options: _options.Options) -> dict:
     """id(set) → (namespace, objects accepted, StatefulSets accepted); every refusal of every set
     raised at once."""
     problems = []
     accepted = {}
-    with _session.session(kubeconfig, context) as cluster:
+    with _session.session(options) as cluster:
         for ds in sets:
-            target = namespace_for(ds, namespace, cluster.default_namespace)
+            target = namespace_for(ds, options.namespace, cluster.default_namespace)
             objects = list(render_set(ds, target))
             # Each LWS template also as the StatefulSet the LWS controller makes of it: only
             # there does the server's pod validation judge it.
-            made = [sts for obj in objects if obj["kind"] == "LeaderWorkerSet" for sts in statefulsets(obj)]
+            made = [sts for obj in objects if obj["kind"] == naming.LWS_KIND for sts in statefulsets(obj)]
             for obj in objects + made:
                 refusal = dry_run_apply(cluster.client, obj)
                 if refusal is not None:

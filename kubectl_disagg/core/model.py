@@ -9,13 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kubectl_disagg.core import apirules, revision
+from kubectl_disagg.core import apirules, naming, revision
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document, dotted
 
-GROUP = "disaggregatedset.x-k8s.io"
-API_VERSION = f"{GROUP}/v1"
-KIND = "DisaggregatedSet"
 
 DEFAULT_NAMESPACE = "default"
 PLACEMENT_NONE = "None"
@@ -94,9 +91,9 @@ def is_disaggregated_set(data: object) -> bool:
     if not isinstance(data, dict):
         return False
     api_version = data.get("apiVersion")
-    return data.get("kind") == KIND or (
-        isinstance(api_version, str) and api_version.split("/")[0] == GROUP
-        and data.get("kind") != "DisaggregatedSetRoleScaler"
+    return data.get("kind") == naming.SET_KIND or (
+        isinstance(api_version, str) and api_version.split("/")[0] == naming.SET_GROUP
+        and data.get("kind") != naming.SCALER_KIND
     )
 
 

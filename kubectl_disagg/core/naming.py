@@ -1,4 +1,5 @@
-"""Identity of rendered objects (spec §2): names and labels (the revision: revision.py)."""
+"""Identity of rendered objects (spec §2): kinds, API versions, names, labels and annotations,
+each spelled here once (the revision: revision.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ REVISION_LABEL = LABEL_PREFIX + "revision"
 INITIAL_REPLICAS_ANNOTATION = LABEL_PREFIX + "initial-replicas"
 APP_LABEL = "app"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # set by the LWS controller; 0 on leaders
+# The LWS controller's own labels and annotations.
+LWS_PREFIX = "leaderworkerset.sigs.k8s.io/"
+WORKER_INDEX_LABEL = LWS_PREFIX + "worker-index"  # set by the LWS controller; 0 on leaders
+LWS_NAME_LABEL = LWS_PREFIX + "name"
+GROUP_INDEX_LABEL = LWS_PREFIX + "group-index"
+EXCLUSIVE_TOPOLOGY_ANNOTATIONS = (LWS_PREFIX + "exclusive-topology", LWS_PREFIX + "subgroup-exclusive-topology")
 MANAGER = "kubectl-disagg"
 # Stamped by the Argo CD plugin on what it renders (argocd/contract.py): the commit, not the object.
 SOURCE_REVISION_ANNOTATION = "kubectl-disagg/source-revision"
@@ -31,9 +37,23 @@ ARGOCD_TRACKING_LABEL = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
 
 SET_GROUP = "disaggregatedset.x-k8s.io"  # whose ownerReferences mark the controller's objects
+SET_VERSION = "v1"
+SET_API_VERSION = f"{SET_GROUP}/{SET_VERSION}"
 SET_KIND = "DisaggregatedSet"
-
 SCALER_KIND = "DisaggregatedSetRoleScaler"
+
+LWS_GROUP = "leaderworkerset.x-k8s.io"
+LWS_VERSION = "v1"
+LWS_API_VERSION = f"{LWS_GROUP}/{LWS_VERSION}"
+LWS_KIND = "LeaderWorkerSet"
+SERVICE_KIND = "Service"
+
+# The project's own kinds (config/crd/): a set's RolloutPolicy and a git rollout's RolloutState.
+PLUGIN_GROUP = "kubectl-disagg.x-k8s.io"
+PLUGIN_VERSION = "v1alpha1"
+PLUGIN_API_VERSION = f"{PLUGIN_GROUP}/{PLUGIN_VERSION}"
+POLICY_KIND = "RolloutPolicy"
+STATE_KIND = "RolloutState"
 
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"

@@ -29,13 +29,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, role_problems
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
 
-API_VERSION = "kubectl-disagg.x-k8s.io/v1alpha1"
-KIND = "RolloutPolicy"
 ABORT, PAUSE = "abort", "pause"
 ON_FAILURE = (ABORT, PAUSE)
 ANALYSIS_MODULE = "kubectl_disagg.core.analysis"  # issue 33's checks; validated there where present
@@ -48,7 +47,7 @@ IntOrPercent = int | str  # 3, or "25%"
 
 
 def is_policy_document(data: object) -> bool:
-    return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
+    return isinstance(data, dict) and data.get("kind") == naming.POLICY_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION
 
 
 @dataclass(frozen=True)
@@ -311,7 +310,7 @@ def policies_for(documents: Iterable[Document], sets: Sequence) -> tuple[dict[tu
     documents = list(documents)
     # Sets of the input that did not validate: their own problems say why, not "no such set".
     named = {((d.data.get("metadata") or {}).get("name")) for d in documents
-             if isinstance(d.data, dict) and d.data.get("kind") == "DisaggregatedSet"
+             if isinstance(d.data, dict) and d.data.get("kind") == naming.SET_KIND
              and isinstance(d.data.get("metadata"), dict)}
     for document in documents:
         if not is_policy_document(document.data):

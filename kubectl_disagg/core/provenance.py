@@ -25,8 +25,6 @@ from kubectl_disagg.core.render import deep_copy, leader_worker_set
 from kubectl_disagg.core.revision import RevisionInputError, encode_template
 from kubectl_disagg.core.snapshot import Snapshot
 
-LWS_KIND = "LeaderWorkerSet"
-
 
 def unrendered(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[str, ...]:
     """Why some of the set's LWS at its target revision (managed by us) are not what the set
@@ -39,7 +37,7 @@ def unrendered(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[str, ...]:
         if (not live.managed_by_us(ds.name) or identity.revision != ds.revision or role is None
                 or identity.slice is None):
             continue  # another's (left alone by reconcile), or the controller's (refused whole)
-        obj = snapshot.objects.get((LWS_KIND, live.name)) or {}
+        obj = snapshot.objects.get((naming.LWS_KIND, live.name)) or {}
         differs = template_difference(obj, leader_worker_set(ds, role, identity.slice, snapshot.namespace))
         if differs:
             writers = foreign_spec_managers(obj)

@@ -22,8 +22,6 @@ from kubectl_disagg.core.planner import PlanInputs, role_config
 from kubectl_disagg.core.render import leader_worker_set, service
 from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot, holder_of
 
-LWS = "LeaderWorkerSet"
-SERVICE = "Service"
 EXTERNAL_SEED_REPLICAS = planner.EXTERNAL_SEED_REPLICAS
 
 
@@ -46,7 +44,7 @@ class Create:
 
     def describe(self) -> str:
         replicas = self.object.get("spec", {}).get("replicas")
-        suffix = f" with {replicas} replica{'' if replicas == 1 else 's'}" if self.kind == LWS else ""
+        suffix = f" with {replicas} replica{'' if replicas == 1 else 's'}" if self.kind == naming.LWS_KIND else ""
         return f"create {self.kind.lower()}/{self.name}{suffix}"
 
 
@@ -60,7 +58,7 @@ class Scale:
     to_replicas: int
     resource_version: str
     slice: int
-    kind: str = LWS
+    kind: str = naming.LWS_KIND
     revision: str = ""
 
     def describe(self) -> str:
@@ -78,7 +76,7 @@ class Annotate:
     slice: int
     replicas: int
     has_annotations: bool
-    kind: str = LWS
+    kind: str = naming.LWS_KIND
 
     def describe(self) -> str:
         pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.annotations.items()))
@@ -593,7 +591,7 @@ def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Ma
     Service goes only once its revision has no LWS left, never while its pods may serve.
     """
     roles_by_revision = {revision: set(group) for revision, group in groups.items()}
-    if any(isinstance(a, Create) and a.kind == LWS for a in lws_actions):
+    if any(isinstance(a, Create) and a.kind == naming.LWS_KIND for a in lws_actions):
         roles_by_revision.setdefault(ds.revision, set()).update(ds.role_names)
     existing = {(s.identity.revision, s.identity.role): s for s in services}
     actions: list[Action] = []

@@ -11,8 +11,6 @@ from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, Role,
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document
 
-LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
-LWS_KIND = "LeaderWorkerSet"
 EXCLUSIVE_TOPOLOGY = "ExclusiveTopology"
 
 # The largest object (compact JSON) we render or accept as a set. The limit that bites is
@@ -75,7 +73,7 @@ def leader_worker_set(ds: DisaggregatedSet, role: Role, slice_index: int, namesp
     }
     if role.annotations:
         metadata["annotations"] = dict(role.annotations)
-    return {"apiVersion": LWS_API_VERSION, "kind": LWS_KIND, "metadata": metadata, "spec": spec}
+    return {"apiVersion": naming.LWS_API_VERSION, "kind": naming.LWS_KIND, "metadata": metadata, "spec": spec}
 
 
 def object_bytes(obj: object) -> int:
@@ -103,7 +101,7 @@ def service(set_name: str, slice_index: int, revision: str, role: str, namespace
     """Headless Service selecting the pods of one LWS (a slice, revision and role)."""
     return {
         "apiVersion": "v1",
-        "kind": "Service",
+        "kind": naming.SERVICE_KIND,
         "metadata": {
             "name": naming.service_name(set_name, slice_index, revision, role),
             "namespace": namespace,

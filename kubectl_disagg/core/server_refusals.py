@@ -43,7 +43,7 @@ def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
     role_path = ("spec", "roles", names.index(role))
     if obj.get("kind") == "StatefulSet":
         return _template_source(ds, obj, role_path, path)
-    if obj.get("kind") != "LeaderWorkerSet" or not path:
+    if obj.get("kind") != naming.LWS_KIND or not path:
         return role_path
     if path[0] == "spec":
         return role_path + path

@@ -191,7 +191,7 @@ def lws_from_object(obj: Mapping[str, Any]) -> LiveLWS:
     status = obj.get("status") or {}
     observed = status.get("observedGeneration")
     return LiveLWS(
-        kind="LeaderWorkerSet",
+        kind=naming.LWS_KIND,
         **_metadata(obj),
         replicas=_int(spec.get("replicas"), 1),
         generation=_int((obj.get("metadata") or {}).get("generation"), 0),
@@ -210,4 +210,4 @@ def scaler_replicas(obj: Mapping[str, Any]) -> tuple[str, int]:
 
 
 def service_from_object(obj: Mapping[str, Any]) -> LiveService:
-    return LiveService(kind="Service", **_metadata(obj))
+    return LiveService(kind=naming.SERVICE_KIND, **_metadata(obj))

@@ -34,7 +34,7 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
     spec_order = {name: index for index, name in enumerate(ds.role_names)}
     roles = []
     for name in sorted(found, key=lambda r: (spec_order.get(r, len(spec_order)), r)):
-        live = snapshot.objects.get(("LeaderWorkerSet", found[name][0].name))
+        live = snapshot.objects.get((naming.LWS_KIND, found[name][0].name))
         if live is None:
             return None
         current = next((role for role in ds.roles if role.name == name), None)

@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.render import deep_copy
 
-LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
-GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 LEADER, WORKERS = "leader", "workers"
 
 
@@ -31,7 +29,7 @@ def statefulsets(lws: Mapping) -> list[dict]:
                          {naming.WORKER_INDEX_LABEL: "0"})]
     if (lws_template.get("size") or 1) > 1:
         made.append(_statefulset(lws, f"{lws['metadata']['name']}-0", lws_template.get("workerTemplate"),
-                                 {GROUP_INDEX_LABEL: "0"}))
+                                 {naming.GROUP_INDEX_LABEL: "0"}))
     return made
 
 
@@ -46,7 +44,7 @@ def template_of(statefulset: Mapping, role_template: Mapping) -> str:
 
 def _statefulset(lws: Mapping, name: str, template: Mapping | None, selector: dict) -> dict:
     template = deep_copy(template) if template is not None else {}
-    selector = {LWS_NAME_LABEL: lws["metadata"]["name"], **selector}
+    selector = {naming.LWS_NAME_LABEL: lws["metadata"]["name"], **selector}
     metadata = template.get("metadata") or {}
     metadata["labels"] = {**(metadata.get("labels") or {}), **selector}
     template["metadata"] = metadata

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubectl_disagg.core.model import API_VERSION, KIND, DisaggregatedSet
+from kubectl_disagg.core import naming
+from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Reconciliation, SliceReport, with_scalers
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
@@ -143,8 +144,8 @@ def _role_document(role: RoleStatus) -> dict:
 def to_document(status: SetStatus, now: str) -> dict:
     """The `-o yaml|json` shape: DisaggregatedSetStatus under `status`, our detail under `slices`."""
     return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
+        "apiVersion": naming.SET_API_VERSION,
+        "kind": naming.SET_KIND,
         "metadata": {"name": status.name, "namespace": status.namespace},
         "status": _status_document(status, now),
         "slices": [_slice_document(report) for report in status.slices],

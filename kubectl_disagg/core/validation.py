@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubectl_disagg.core import apirules, naming, schema
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
-from kubectl_disagg.core.model import API_VERSION, KIND, PLACEMENT_NONE, SCALING_EXTERNAL
+from kubectl_disagg.core.model import PLACEMENT_NONE, SCALING_EXTERNAL
 from kubectl_disagg.core.typeschema import ShapeMessage
 from kubectl_disagg.core.rollout_config import (
     API_DEFAULT_MAX_SURGE, API_DEFAULT_MAX_UNAVAILABLE, IntOrPercentError, scale_int_or_percent, unless_null,
@@ -14,10 +14,6 @@ from kubectl_disagg.core.rollout_config import (
 MIN_ROLES, MAX_ROLES = 2, 10
 MIN_SLICES, MAX_SLICES = 1, 100
 MAX_REPLICAS = 1_000_000
-EXCLUSIVE_TOPOLOGY_ANNOTATIONS = (
-    "leaderworkerset.sigs.k8s.io/exclusive-topology",
-    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
-)
 
 
 class _Collector:
@@ -63,10 +59,11 @@ def _in_file_order(problems: list[Problem]) -> list[Problem]:
 
 
 def _check_type_meta(data: dict, out: _Collector) -> None:
-    if data.get("apiVersion") != API_VERSION:
-        out.error(("apiVersion",), f'Unsupported value: "{data.get("apiVersion")}": supported values: "{API_VERSION}"')
-    if data.get("kind") != KIND:
-        out.error(("kind",), f'Unsupported value: "{data.get("kind")}": supported values: "{KIND}"')
+    if data.get("apiVersion") != naming.SET_API_VERSION:
+        out.error(("apiVersion",),
+                  f'Unsupported value: "{data.get("apiVersion")}": supported values: "{naming.SET_API_VERSION}"')
+    if data.get("kind") != naming.SET_KIND:
+        out.error(("kind",), f'Unsupported value: "{data.get("kind")}": supported values: "{naming.SET_KIND}"')
 
 
 def _check_metadata(metadata: dict | None, out: _Collector) -> None:
@@ -221,7 +218,7 @@ def _check_exclusive_annotations(role: dict, path: tuple, placement_type: str, o
         places.append((path + ("spec", "leaderWorkerTemplate", key, "metadata", "annotations"),
                        pod_metadata.get("annotations")))
     for where, present in places:
-        for annotation in EXCLUSIVE_TOPOLOGY_ANNOTATIONS:
+        for annotation in naming.EXCLUSIVE_TOPOLOGY_ANNOTATIONS:
             if annotation in (present or {}):
                 out.error(where + (annotation,),
                           f"Forbidden: cannot be combined with spec.placementPolicy.type {placement_type}")

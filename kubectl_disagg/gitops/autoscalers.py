@@ -62,7 +62,7 @@ def _autoscaled_lws(rendered: Iterable[dict]) -> dict[tuple[str, str, str], str]
     for obj in rendered:
         metadata = obj.get("metadata") or {}
         annotations = metadata.get("annotations") or {}
-        if obj.get("kind") != "LeaderWorkerSet" or \
+        if obj.get("kind") != naming.LWS_KIND or \
                 annotations.get(naming.REPLICAS_OWNER_ANNOTATION) != naming.REPLICAS_OWNER_AUTOSCALER:
             continue
         labels = metadata.get("labels") or {}

@@ -44,6 +44,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set, namespace_conflict,
                                        namespace_for)
 from kubectl_disagg.core.render import passthrough_collisions
@@ -51,7 +52,6 @@ from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.autoscalers import scaler_targets
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.gitops.state import KIND as STATE_KIND
 from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, is_state_document, unmatched_states
 from kubectl_disagg.manifests.reader import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, STDIN, STDIN_NAME, parse_stream
 from kubectl_disagg.manifests.source import Document
@@ -329,22 +329,22 @@ def _set_names(content: bytes, path: str) -> set[str]:
 def _state_outside_its_file(entries: list[SetEntry], documents: list[Document],
                             reading: Reading) -> tuple[list[SetEntry], list[Problem]]:
     return entries, [Problem(d.file, d.line(("kind",)), "kind",
-                             f"a {STATE_KIND} is read from the state file beside its set ({reading.state_name}, "
+                             f"a {naming.STATE_KIND} is read from the state file beside its set ({reading.state_name}, "
                              "or the file --state names), not from a manifest") for d in documents]
 
 
 PER_SET_KINDS: dict[str, Callable[[list[SetEntry], list[Document], Reading],
                                   tuple[list[SetEntry], list[Problem]]]] = {
-    STATE_KIND: _state_outside_its_file,
+    naming.STATE_KIND: _state_outside_its_file,
 }
 
 
 def _per_set_kind(document: Document) -> str | None:
     data = document.data
     if is_state_document(data):
-        return STATE_KIND
+        return naming.STATE_KIND
     kind = data.get("kind") if isinstance(data, dict) else None
-    return kind if kind in PER_SET_KINDS and kind != STATE_KIND else None
+    return kind if kind in PER_SET_KINDS and kind != naming.STATE_KIND else None
 
 
 def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = None,

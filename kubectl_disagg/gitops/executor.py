@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, SERVICE, Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
@@ -43,7 +43,7 @@ class StateExecutor:
         return {}  # a state writes no cluster object: Argo CD applies the render, as its owner
 
     def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
-        if action.kind == SERVICE:
+        if action.kind == naming.SERVICE_KIND:
             return
         if isinstance(action, Create):
             if dry_run:

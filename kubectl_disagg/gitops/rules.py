@@ -317,7 +317,7 @@ def _live(set_name: str, points: Mapping[int, Point]):
             for role, replicas in counts.items():
                 started = point.initial.get(revision, {}).get(role)
                 annotations = {} if started is None else {naming.INITIAL_REPLICAS_ANNOTATION: str(started)}
-                yield LiveLWS("LeaderWorkerSet", naming.lws_name(set_name, slice_index, revision, role), "", "",
+                yield LiveLWS(naming.LWS_KIND, naming.lws_name(set_name, slice_index, revision, role), "", "",
                               naming.lws_labels(set_name, slice_index, revision, role), annotations,
                               f"{order:08d}", "", replicas, 1, replicas, replicas, replicas, 1)
 

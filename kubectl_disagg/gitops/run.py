@@ -15,13 +15,12 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops import files as state_files
-from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
-                                              EXIT_WAITING, most_pressing)
+from kubectl_disagg.exits import GitopsExit, most_pressing
 from kubectl_disagg.gitops.step import GitopsStep, Outcome, directory_steps, next_step
 from kubectl_disagg.wait import Deadline
 
-_EXIT = {Outcome.ADVANCED: EXIT_ADVANCED, Outcome.WAITING: EXIT_WAITING, Outcome.COMPLETE: EXIT_COMPLETE,
-         Outcome.REFUSED: EXIT_REFUSED, Outcome.HELD: EXIT_HELD}
+_EXIT = {Outcome.ADVANCED: GitopsExit.ADVANCED, Outcome.WAITING: GitopsExit.WAITING,
+         Outcome.COMPLETE: GitopsExit.COMPLETE, Outcome.REFUSED: GitopsExit.REFUSED, Outcome.HELD: GitopsExit.HELD}
 
 
 @dataclass(frozen=True)
@@ -36,7 +35,7 @@ class SetStep:
 
     @property
     def code(self) -> int:
-        return EXIT_TIMEOUT if self.timed_out else _EXIT[self.step.outcome]
+        return GitopsExit.TIMEOUT if self.timed_out else _EXIT[self.step.outcome]
 
 
 def step_files(cluster, tree: directories.Tree, reading: directories.Reading, namespace: str | None, *,

@@ -25,11 +25,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.gitops.state import API_VERSION, KIND, RolloutState, state_document
+from kubectl_disagg.core import naming
+from kubectl_disagg.gitops.state import RolloutState, state_document
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.waves import paced_summary
 
-SERVED_RESOURCE = f"{API_VERSION}/{KIND}"
+SERVED_RESOURCE = f"{naming.PLUGIN_API_VERSION}/{naming.STATE_KIND}"
 AT_REST, ROLLING = "AtRest", "Rolling"
 NEXT = "rollout step --gitops"
 # What the API server and Argo CD add to the object, and the summary written from the rest.

@@ -47,6 +47,7 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document
@@ -54,8 +55,6 @@ from kubectl_disagg.core.model import SCALING_EXTERNAL, DisaggregatedSet, Placem
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.rollout_config import IntOrPercentError, resolve_config
 
-API_VERSION = "kubectl-disagg.x-k8s.io/v1alpha1"
-KIND = "RolloutState"
 FORMAT_VERSION = 2
 STATE_FILE = "disagg-rollout-state.yaml"  # beside the sets, one RolloutState document per set
 
@@ -63,7 +62,7 @@ Counts = Mapping[str, int]  # role → replicas
 
 
 def is_state_document(data: object) -> bool:
-    return isinstance(data, dict) and data.get("kind") == KIND and data.get("apiVersion") == API_VERSION
+    return isinstance(data, dict) and data.get("kind") == naming.STATE_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION
 
 
 @dataclass(frozen=True)
@@ -183,8 +182,8 @@ def state_document(state: RolloutState) -> dict:
             entry["previous"] = _point_document(previous.replicas, previous.initial)
         slices.append(entry)
     document = {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
+        "apiVersion": naming.PLUGIN_API_VERSION,
+        "kind": naming.STATE_KIND,
         "formatVersion": FORMAT_VERSION,
         "metadata": {"name": state.name, "namespace": state.namespace},
     }
@@ -231,9 +230,10 @@ def _record_document(record: RevisionRecord) -> dict:
 def find_state(documents: list[Document], ds: DisaggregatedSet, namespace: str) -> RolloutState | None:
     """The state of `ds` among the documents of a state file (None when it has none), checked."""
     mine = [d for d in documents if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") == ds.name]
-    others = [d for d in documents if d not in mine and not (isinstance(d.data, dict) and d.data.get("kind") == KIND)]
-    problems = [Problem(d.file, d.line(("kind",)), "kind", f"a rollout state file holds only {KIND} documents")
-                for d in others]
+    others = [d for d in documents
+              if d not in mine and not (isinstance(d.data, dict) and d.data.get("kind") == naming.STATE_KIND)]
+    problems = [Problem(d.file, d.line(("kind",)), "kind",
+                        f"a rollout state file holds only {naming.STATE_KIND} documents") for d in others]
     if len(mine) > 1:
         problems.append(Problem(mine[1].file, mine[1].line(("metadata", "name")), "metadata.name",
                                 f"a second rollout state for disaggregatedset/{ds.name}"))
@@ -275,9 +275,9 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
     if not isinstance(data, dict):
         reader.fail((), "", "a RolloutState document must be a mapping")
         reader.raise_if_failed()
-    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
-        reader.fail(("kind",), "kind", f"expected apiVersion {API_VERSION} and kind {KIND}, got "
-                    f"{data.get('apiVersion')!r} and {data.get('kind')!r}")
+    if data.get("apiVersion") != naming.PLUGIN_API_VERSION or data.get("kind") != naming.STATE_KIND:
+        reader.fail(("kind",), "kind", f"expected apiVersion {naming.PLUGIN_API_VERSION} and kind "
+                    f"{naming.STATE_KIND}, got {data.get('apiVersion')!r} and {data.get('kind')!r}")
         reader.raise_if_failed()
     version = data.get("formatVersion")
     if not _is_count(version) or version < 1:

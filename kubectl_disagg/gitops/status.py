@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.gitops.position import committed_position
@@ -21,8 +22,6 @@ from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import Outcome, gitops_step, synced_differences
 from kubectl_disagg.rollout.progressive import utcnow
-
-LWS = "LeaderWorkerSet"
 
 
 class NextAction(StrEnum):
@@ -77,7 +76,7 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         return GitopsStatus(ds.name, live.namespace, ds.revision, False, (), False, False, ready, NextAction.STEP,
                             ("no rollout state yet: `rollout step --gitops` creates it",))
     objects = render_with_state(ds, state)  # checked here (spec §8), once: the step reads the same render
-    expected = [o for o in objects if o["kind"] == LWS]
+    expected = [o for o in objects if o["kind"] == naming.LWS_KIND]
     differences = served_differences(state, served) + synced_differences(expected, ours)
     unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
     synced = len(unpruned) == len(differences)

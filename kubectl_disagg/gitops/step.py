@@ -21,8 +21,9 @@ from enum import StrEnum
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Placement
+from kubectl_disagg.core.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
 from kubectl_disagg.core.planner import role_config
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, LWS, SERVICE
+from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor

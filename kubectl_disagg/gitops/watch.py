@@ -11,18 +11,18 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.exits import GitopsExit, most_pressing
 from kubectl_disagg.gitops.directory import Directory
-from kubectl_disagg.gitops.exit_codes import (EXIT_ADVANCED, EXIT_COMPLETE, EXIT_HELD, EXIT_REFUSED, EXIT_TIMEOUT,
-                                              EXIT_WAITING, most_pressing)
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
 from kubectl_disagg.wait import Deadline, until_settled
 
-_EXIT = {NextAction.STEP: EXIT_ADVANCED, NextAction.SYNC: EXIT_WAITING, NextAction.READY: EXIT_WAITING,
-         NextAction.COMPLETE: EXIT_COMPLETE, NextAction.REFUSED: EXIT_REFUSED, NextAction.HELD: EXIT_HELD}
+_EXIT = {NextAction.STEP: GitopsExit.ADVANCED, NextAction.SYNC: GitopsExit.WAITING,
+         NextAction.READY: GitopsExit.WAITING, NextAction.COMPLETE: GitopsExit.COMPLETE,
+         NextAction.REFUSED: GitopsExit.REFUSED, NextAction.HELD: GitopsExit.HELD}
 
 
 @dataclass(frozen=True)
-class SetStatus:
+class SetLook:
     """One set's look: where its state is kept, the live LWS read, and the GitopsStatus."""
 
     ds: DisaggregatedSet
@@ -32,28 +32,28 @@ class SetStatus:
 
 
 def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
-          deadline: float | None = None) -> Iterator[list[SetStatus]]:
+          deadline: float | None = None) -> Iterator[list[SetLook]]:
     """Each look at every set of the directory (`read` again for each: a pull may move a
     state), yielded as it is taken; with `watch`, until a next action changes from the first
     look's or `deadline` (a time.monotonic() value) passes."""
     first: list = []
     several = len(read().sets) > 1
 
-    def look() -> list[SetStatus]:
+    def look() -> list[SetLook]:
         out = []
         for entry in read().sets:
             ds, target, state = entry.ds, entry.namespace, entry.state
             snapshot = cluster.snapshot(ds.name, target, services=False)
             served = cluster.rollout_state(ds.name, target) if state is not None else None
-            out.append(SetStatus(ds, entry.state_path, snapshot, gitops_status(ds, state, snapshot, served)))
+            out.append(SetLook(ds, entry.state_path, snapshot, gitops_status(ds, state, snapshot, served)))
         return out
 
-    def settled(seen: list[SetStatus]) -> bool:
+    def settled(seen: list[SetLook]) -> bool:
         actions = [s.status.next_action for s in seen]
         first[:] = first or actions
         return not watch or actions != first
 
-    def wait_for_change(seen: list[SetStatus], seconds: float) -> bool:
+    def wait_for_change(seen: list[SetLook], seconds: float) -> bool:
         # Sleep on a watch of the first set's LWS; the others are looked at again within seconds.
         s = seen[0]
         return cluster.wait_for_change(s.ds.name, s.snapshot.namespace, s.snapshot.lws_resource_version,
@@ -63,8 +63,8 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
                              most=5.0 if several else 60.0)
 
 
-def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> int:
+def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> GitopsExit:
     """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all)."""
     if timed_out:
-        return EXIT_TIMEOUT
+        return GitopsExit.TIMEOUT
     return most_pressing(_EXIT[s.next_action] for s in statuses)

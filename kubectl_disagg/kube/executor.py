@@ -31,7 +31,7 @@ DELETE_ATTEMPTS = 5
 def _still_drained(obj: dict) -> bool:
     """What a reconcile Delete relies on: the object is still ours, and an LWS still at 0 replicas."""
     ours = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER
-    return ours and (obj.get("kind") != "LeaderWorkerSet" or (obj.get("spec") or {}).get("replicas", 1) == 0)
+    return ours and (obj.get("kind") != naming.LWS_KIND or (obj.get("spec") or {}).get("replicas", 1) == 0)
 
 
 def scale_patch(action: Scale) -> list[dict]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import LWS, Create, Delete, Phase, Scale
+from kubectl_disagg.core.reconcile import Create, Delete, Phase, Scale
 from kubectl_disagg.rollout.stepper import Pass
 
 ROLLING_UPDATE_STARTED = "RollingUpdateStarted"
@@ -20,7 +20,6 @@ ROLLING_UPDATE_COMPLETED = "RollingUpdateCompleted"
 SCALING_UP = "ScalingUp"
 SCALING_DOWN = "ScalingDown"
 LWS_DELETED = "LWSDeleted"
-LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 _ACTIONS = {ROLLING_UPDATE_STARTED: "RollingUpdate", ROLLING_UPDATE_COMPLETED: "RollingUpdate",
             SCALING_UP: "Scale", SCALING_DOWN: "Scale", LWS_DELETED: "Delete",
             # a RolloutPolicy's position (core/waves.py, rollout/progressive.py)
@@ -42,7 +41,7 @@ class StepEvent:
 
 
 def lws_reference(name: str, namespace: str, uid: str = "") -> dict:
-    reference = {"apiVersion": LWS_API_VERSION, "kind": LWS, "name": name, "namespace": namespace}
+    reference = {"apiVersion": naming.LWS_API_VERSION, "kind": naming.LWS_KIND, "name": name, "namespace": namespace}
     return {**reference, "uid": uid} if uid else reference
 
 
@@ -78,11 +77,11 @@ def events_for(step: Pass, regarding: Mapping[str, str] | None = None) -> list[S
             reason = SCALING_UP if action.to_replicas > action.from_replicas else SCALING_DOWN
             events.append(StepEvent(reason, f"Scaled leaderworkerset/{action.name} from {action.from_replicas} "
                                             f"to {action.to_replicas}", about(action.name)))
-        elif isinstance(action, Create) and action.kind == LWS and action.object["spec"].get("replicas", 1):
+        elif isinstance(action, Create) and action.kind == naming.LWS_KIND and action.object["spec"].get("replicas", 1):
             replicas = action.object["spec"].get("replicas", 1)
             events.append(StepEvent(SCALING_UP, f"Created leaderworkerset/{action.name} with {replicas} "
                                                 f"replica{'' if replicas == 1 else 's'}", about(action.name)))
-        elif isinstance(action, Delete) and action.kind == LWS:
+        elif isinstance(action, Delete) and action.kind == naming.LWS_KIND:
             events.append(StepEvent(LWS_DELETED, f"Deleted leaderworkerset/{action.name}", about(action.name)))
     return events
 

@@ -72,7 +72,7 @@ def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mappi
     uid = (stored.get("metadata") or {}).get("uid", "")
     changes, unchanged, refusal = [], [], []
     for obj in objects:
-        live = (lws_from_object if obj.get("kind") == "LeaderWorkerSet" else service_from_object)(obj)
+        live = (lws_from_object if obj.get("kind") == naming.LWS_KIND else service_from_object)(obj)
         subject = f"{live.kind.lower()}/{live.name}"
         owners = list((obj.get("metadata") or {}).get("ownerReferences") or [])
         other = [o for o in owners if o.get("controller") is True and o.get("uid") != uid]
@@ -109,7 +109,7 @@ def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mappi
 def _mid_rollout(set_name: str, objects: list[Mapping[str, Any]]) -> list[str]:
     revisions: dict[str, set[str]] = {}
     for obj in objects:
-        if obj.get("kind") == "LeaderWorkerSet":
+        if obj.get("kind") == naming.LWS_KIND:
             identity = lws_from_object(obj).identity
             revisions.setdefault(identity.slice, set()).add(identity.revision)
     return [f"disaggregatedset/{set_name} is mid-rollout (slice {slice_index} has revisions "
@@ -140,7 +140,7 @@ def _expected_name(set_name: str, live) -> str:
     if not identity.complete:
         return "(a complete slice, revision and role label)"
     name = naming.lws_name(set_name, identity.slice, identity.revision, identity.role)
-    return name if live.kind == "LeaderWorkerSet" else name + naming.SERVICE_SUFFIX
+    return name if live.kind == naming.LWS_KIND else name + naming.SERVICE_SUFFIX
 
 
 def _add_owner(owners: list, stored: Mapping[str, Any]) -> list[dict]:

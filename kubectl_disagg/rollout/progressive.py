@@ -33,7 +33,7 @@ from kubectl_disagg.kube.lease import default_holder
 from kubectl_disagg.rollout.analysis import pending_gate
 from kubectl_disagg.rollout.events import StepEvent, event_object
 
-ROLLOUT_POLICY = Resource("RolloutPolicy", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutpolicies")
+ROLLOUT_POLICY = Resource(naming.POLICY_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_VERSION, "rolloutpolicies")
 STATE_API_VERSION = f"{ROLLOUT_STATE.group}/{ROLLOUT_STATE.version}"
 FORMAT_VERSION = 2
 EVENT_MESSAGES = {

@@ -2,7 +2,8 @@
 did as Events, and say how the run ended as an exit code.
 
 No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
-passed in by the command. The exit codes are the command's contract (its --help lists them).
+passed in by the command. The exit codes are `exits.StepExit`, the command's contract (its
+--help lists them).
 """
 
 from __future__ import annotations
@@ -18,19 +19,13 @@ from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.events import event_object, events_for, set_reference
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, with_stored_policy
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
-
-EXIT_OK = 0  # every pass ran; with --until-complete, every set is complete
-EXIT_ERROR = 1  # bad input, API or network error, a write refused by the server (e.g. 409, or in a server dry run)
-EXIT_USAGE = 2  # bad flags (click's own code for usage errors)
-EXIT_REFUSED = 3  # nothing changed: unexplainable live state, a foreign object in the way, lease held
-EXIT_TIMEOUT = 4  # --until-complete ran out of time
-EXIT_HELD = 7  # a RolloutPolicy holds the rollout (a gate, a pause, an abort over): that pass changed nothing
 
 
 class StepPrinter(Protocol):
@@ -58,7 +53,7 @@ class StepPrinter(Protocol):
 def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
               printer: StepPrinter, *, until_complete: bool = False, dry_run: str | None = None,
               timeout: float | None = None, max_in_flight: int = 1, wait_for_lease: bool = False,
-              ignore_controller: bool = False) -> int:
+              ignore_controller: bool = False) -> StepExit:
     """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code.
 
     With `until_complete`, sets are rolled one after another and the first that does not
@@ -69,7 +64,7 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
         signs = [] if ignore_controller else reconciled_by_controller(stored)
         if signs:
             printer.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
-            return EXIT_REFUSED
+            return StepExit.REFUSED
         sets = [with_stored_policy(cluster, set_from_object(stored), namespace or cluster.default_namespace)]
         regarding = set_reference(stored)
     else:
@@ -81,18 +76,18 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
         code = step_set(cluster, ds, target, printer, until_complete=until_complete, dry_run=dry_run,
                         deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease,
                         regarding=regarding)
-        if code == EXIT_TIMEOUT and until_complete:
+        if code == StepExit.TIMEOUT and until_complete:
             printer.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in {target} "
                            "is not complete; the rollout stays where it is, run the command again to continue"])
         codes.append(code)
-        if until_complete and code != EXIT_OK:
+        if until_complete and code != StepExit.OK:
             break  # sets roll one after another: the first that does not complete stops the run
     return max(codes)
 
 
 def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, *, until_complete: bool,
              dry_run: str | None, deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
-             regarding: dict | None = None) -> int:
+             regarding: dict | None = None) -> StepExit:
     """Drive one set, showing each pass; the exit code of how it ended."""
     last = None
     paced = None if ds.policy is None else {"admit": Progressive(
@@ -107,10 +102,10 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
     except (LeaseWaitTimedOut, AnalysisTimeout) as err:
         printer.error(err.lines())
-        return EXIT_TIMEOUT
+        return StepExit.TIMEOUT
     except (LeaseHeld, LeaseLost) as err:
         printer.error(err.lines())
-        return EXIT_REFUSED
+        return StepExit.REFUSED
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
             printer.report(interrupted.partial, only_changed=until_complete)
@@ -119,20 +114,20 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     if isinstance(last, Pass) and last.refusal:
         printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
                        *(f"  {reason}" for reason in last.refusal)])
-        return EXIT_REFUSED
+        return StepExit.REFUSED
     if isinstance(last, Pass) and last.refused_writes:
         printer.refused_writes(last)
-        return EXIT_ERROR
+        return StepExit.ERROR
     if isinstance(last, Pass) and last.stopped and not last.done:
         printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; nothing was changed:",
                        *(f"  {reason}" for reason in last.stopped)])
-        return EXIT_HELD
+        return StepExit.HELD
     if not until_complete:
-        return EXIT_OK
+        return StepExit.OK
     if isinstance(last, Pass) and last.complete:
         printer.finished(last)
-        return EXIT_OK
-    return EXIT_TIMEOUT
+        return StepExit.OK
+    return StepExit.TIMEOUT
 
 
 def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:

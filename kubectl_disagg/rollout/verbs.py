@@ -19,9 +19,9 @@ from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.waves import (ABORTED, PAUSED, PROMOTED_EVENT, RESUMED, VerbRefused, WaveDecision,
                                        WaveEvent, abort, pause, promote, resume)
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import VerbExit
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost
 from kubectl_disagg.rollout.progressive import Progressive, change_position, reference, utcnow, wave_events
-from kubectl_disagg.rollout.run import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 
 PROMOTE, PAUSE, RESUME, ABORT = "promote", "pause", "resume", "abort"
 SELF_SUBJECT_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
@@ -69,7 +69,7 @@ def whoami(cluster) -> str:
 
 
 def run_verb(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, verb: str, printer, *,
-             full: bool = False, clock: Callable[[], datetime.datetime] = utcnow) -> int:
+             full: bool = False, clock: Callable[[], datetime.datetime] = utcnow) -> VerbExit:
     """The verb over each set; the exit code (3 when any set refused it, leaving it as it was)."""
     by = whoami(cluster)
     codes = []
@@ -78,7 +78,7 @@ def run_verb(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, v
         if ds.policy is None:
             printer.error([f"disaggregatedset/{ds.name} in {target} has no RolloutPolicy: its rollouts are not paced "
                            "(nothing to promote, pause, resume or abort)"])
-            codes.append(EXIT_ERROR)
+            codes.append(VerbExit.ERROR)
             continue
         try:
             with cluster.lease(ds.name, target):
@@ -87,17 +87,17 @@ def run_verb(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, v
                                                          change_for(verb, clock(), by, full), clock)
         except VerbRefused as refused:
             printer.error([f"refusing to {verb} disaggregatedset/{ds.name} in {target}: {refused}"])
-            codes.append(EXIT_REFUSED)
+            codes.append(VerbExit.REFUSED)
             continue
         except (LeaseHeld, LeaseLost) as err:
             printer.error(err.lines())
-            codes.append(EXIT_REFUSED)
+            codes.append(VerbExit.REFUSED)
             continue
         detail = "--full" if full else f"by {by}"
         Progressive(cluster, target, clock=clock, warn=printer.warn).record(
             wave_events(before, [WaveEvent(EVENTS[verb], before.wave, detail)], reference(written)))
         printer.done(VerbResult(ds, target, verb, before, after, full))
-        codes.append(EXIT_OK)
+        codes.append(VerbExit.OK)
     if not codes:
         raise UserError("no DisaggregatedSet to act on")
     return max(codes)

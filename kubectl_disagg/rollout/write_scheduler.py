@@ -36,7 +36,7 @@ MAX_IN_FLIGHT_LIMIT = 64  # connections the REST client keeps pooled
 
 
 @dataclass
-class Outcome:
+class WritesCarriedOut:
     """What a scheduled pass carried out: `done` in reconcile's order; `error` the failure, if any."""
 
     done: list[Action] = field(default_factory=list)
@@ -55,7 +55,7 @@ def chains(units: Sequence[tuple[Action, ...]]) -> list[list[tuple[Action, ...]]
 def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], None],
               undo_unit: Callable[[list[Action], Action, UserError, tuple[Action, ...]], list[str]], *,
               max_in_flight: int = 1,
-              before_write: Callable[[], None] | None = None) -> Outcome:
+              before_write: Callable[[], None] | None = None) -> WritesCarriedOut:
     """Execute `units` (see the module doc); never raises a `UserError`, returns it in the outcome.
 
     `before_write` runs before every write, one call at a time (the Lease's renewal).
@@ -138,7 +138,7 @@ def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], N
     if bugs:
         raise bugs[0]
     landed.sort(key=lambda action: order[id(action)])
-    return Outcome(landed, _first_error(errors), undo_notes)
+    return WritesCarriedOut(landed, _first_error(errors), undo_notes)
 
 
 def _first_error(errors: list[UserError]) -> UserError | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
 
@@ -26,7 +27,6 @@ NO_FILE_COMP = 4
 FILTER_FILE_EXT = 8  # the candidates are file extensions to complete files with
 
 MANIFEST_EXTENSIONS = ("yaml", "yml", "json")
-SET_KIND = "DisaggregatedSet"
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def complete(root: click.Command, words: list[str]) -> Completion:
         return _matching(subcommands, current)
     if any(isinstance(p, click.Argument) for p in position.command.params):
         names = set_names(position.filenames or _manifests_here())
-        return _matching([(name, SET_KIND) for name in names], current)
+        return _matching([(name, naming.SET_KIND) for name in names], current)
     return Completion((), NO_FILE_COMP)
 
 
@@ -152,7 +152,7 @@ def set_names(filenames: list[str]) -> list[str]:
             except (OSError, UserError):
                 continue
             for document in documents:
-                if isinstance(document, dict) and document.get("kind") == SET_KIND:
+                if isinstance(document, dict) and document.get("kind") == naming.SET_KIND:
                     name = (document.get("metadata") or {}).get("name")
                     if isinstance(name, str):
                         names.add(name)

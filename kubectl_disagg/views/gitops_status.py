@@ -35,7 +35,7 @@ def format_text(status: GitopsStatus, state_file: str | None) -> str:
 
 
 def format_looks(looks, output: str) -> str:
-    """One look at every set (`gitops.watch.SetStatus`es): text, or one YAML/JSON document (a
+    """One look at every set (`gitops.watch.SetLook`s): text, or one YAML/JSON document (a
     list under `items` for several sets)."""
     if output == "text":
         return "".join(format_text(s.status, s.path) for s in looks)

@@ -9,7 +9,7 @@ from kubectl_disagg.views.templating import grouped_by_slice, render_template, t
 
 
 def format_reports(reports: list[SetStatus], now: str) -> str:
-    """One look at every set (a `views.status.Format`)."""
+    """One look at every set (a `rollout.status.Format`)."""
     return "\n".join(format_text(report, now) for report in reports)
 
 

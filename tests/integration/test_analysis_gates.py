@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kubectl_disagg.gitops.exit_codes import EXIT_ADVANCED, EXIT_COMPLETE
-from kubectl_disagg.gitops.exit_codes import EXIT_HELD as GIT_HELD
-from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK
+from kubectl_disagg.exits import GitopsExit, StepExit
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from tests.argocd_harness import resource_health
 from tests.integration.test_analysis import (TTFT_QUERY, expose, exporter, prometheus,  # noqa: F401 (fixtures)
@@ -44,7 +42,7 @@ def test_a_good_canary_completes_through_its_gate_with_the_values(stepper, tmp_p
     monkeypatch.setattr(AnalysisProgress, "__call__", lambda self, run: (
         seen.append(resource_health(rollout_state(stepper))), shown(self, run)))
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert_matches_render(model(new), stepper.live)
     verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
     assert verdict["phase"] == "passed" and verdict["message"].startswith("ttft: 0.09")
@@ -63,7 +61,7 @@ def test_a_slow_canary_does_on_failure_and_leaves_every_other_slice_untouched(st
     serve_for(exporter, prometheus, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
     untouched = versions_of(stepper, {1, 2, 3})
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_HELD, run.err
+    assert run.code == StepExit.HELD, run.err
     state = rollout_state(stepper)
     verdict = state["position"]["verdicts"]["0"]
     assert verdict["phase"] == "failed"
@@ -87,7 +85,7 @@ def test_through_the_service_proxy_a_slow_canary_aborts(stepper, tmp_path, lws_s
     serve_for(inner, server, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
     untouched = versions_of(stepper, {1, 2, 3})
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_HELD, run.err
+    assert run.code == StepExit.HELD, run.err
     verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
     assert verdict["phase"] == "failed" and "2.425 is not < 0.5" in verdict["message"]
     assert revisions(stepper) == {s: {stable} for s in range(4)} and versions_of(stepper, {1, 2, 3}) == untouched
@@ -96,7 +94,7 @@ def test_through_the_service_proxy_a_slow_canary_aborts(stepper, tmp_path, lws_s
 def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lws_simulator):
     new, stable, target = start(stepper, tmp_path, gated("http://127.0.0.1:1"))
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_HELD, run.err
+    assert run.code == StepExit.HELD, run.err
     verdict = rollout_state(stepper)["position"]["verdicts"]["0"]
     assert verdict["phase"] == "failed"
     assert "error: Prometheus at http://127.0.0.1:1: no answer: connection refused" in verdict["message"]
@@ -115,7 +113,7 @@ def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object,
         run = repo.step("--pr-description", str(pr_file))
         if run.code in until:
             return run, texts
-        assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
+        assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
         texts.append(pr_file.read_text())
         repo.commit(f"rollout step {index}")
     raise AssertionError("never reached")
@@ -136,7 +134,7 @@ def test_through_git_the_pull_request_carries_the_values_and_the_rollout_complet
                                                                                    prometheus):
     stable, target = paced_through_git(repo, prometheus.address)
     serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=target)
-    done, texts = git_rounds(repo, tmp_path / "pr.md", {EXIT_COMPLETE})
+    done, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.COMPLETE})
     (opening,) = [text for text in texts if "**Analysis after wave 1: passed.** ttft: 0.09" in text]
     assert opening.splitlines()[0].endswith("; analysis after wave 1 passed")
     assert "at 3 measurements" in opening and "| ttft | prefill | `< 0.5` |" in opening
@@ -150,7 +148,7 @@ def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degrade
     stable, target = paced_through_git(repo, prometheus.address)
     serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
     untouched = versions_of_git(repo, {1, 2, 3})
-    held, texts = git_rounds(repo, tmp_path / "pr.md", {GIT_HELD})
+    held, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.HELD})
     (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
     assert "2.425 is not < 0.5" in failing and "✗" in failing and "`onFailure: abort` follows" in failing
     assert failing.splitlines()[0].endswith("; analysis after wave 1 failed")

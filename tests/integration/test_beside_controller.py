@@ -13,7 +13,7 @@ import json
 import yaml
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.commands.rollout_step import EXIT_OK, EXIT_REFUSED
+from kubectl_disagg.exits import StepExit
 from tests.integration.test_revision_stored import store
 from tests.integration.test_rollout_step import SET, Stepper, cli, stepper, write_set  # noqa: F401 (fixture)
 
@@ -80,13 +80,13 @@ def test_status_and_plan_follow_a_controller_run_set_and_step_refuses_it(stepper
     for argv in (["rollout", "step", SET, "-n", stepper.namespace], ["rollout", "step", "-f", str(new)],
                  ["rollout", "step", "-f", str(new), "--dry-run"]):
         code, out, err = cli(stepper, *argv)
-        assert code == EXIT_REFUSED, (argv, err)
+        assert code == StepExit.REFUSED, (argv, err)
         assert "refused, nothing changed" in out
         assert f"refusing to step disaggregatedset/{SET}" in err
         assert "the DisaggregatedSet controller owns this set" in err and "handover" in err
     # --ignore-controller only overrides the stored status heuristic, never ownership.
     code, _, err = cli(stepper, "rollout", "step", SET, "-n", stepper.namespace, "--ignore-controller")
-    assert code == EXIT_REFUSED and "the DisaggregatedSet controller owns this set" in err
+    assert code == StepExit.REFUSED and "the DisaggregatedSet controller owns this set" in err
     assert stepper.live.versions() == before
 
 
@@ -97,24 +97,24 @@ def test_step_refuses_a_stored_set_whose_status_a_controller_writes(stepper, tmp
     stepper.control_plane.request("PUT", SET_PATH.format(stepper.namespace, SET) + "/status", stored)
 
     code, out, err = cli(stepper, "rollout", "step", SET, "-n", stepper.namespace)
-    assert code == EXIT_REFUSED and out == ""
+    assert code == StepExit.REFUSED and out == ""
     assert "status.observedGeneration, which only the DisaggregatedSet controller writes" in err
     assert "--ignore-controller" in err
     assert stepper.live.versions() == {}
 
     code, out, err = cli(stepper, "rollout", "step", SET, "-n", stepper.namespace, "--ignore-controller")
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert len(stepper.live.lws()) == 2
     # A file says nothing about a controller: only ownership stops it.
     code, _, err = cli(stepper, "rollout", "step", "-f", str(path))
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
 
 
 def test_kubectl_events_shows_what_each_step_did(stepper, tmp_path):
     old = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     store(stepper.control_plane, stepper.namespace, yaml.safe_load(old.read_text()))
     code, _, err = cli(stepper, "rollout", "step", SET, "-n", stepper.namespace)
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     stepper.simulator.sync(stepper.namespace)
     new = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image="img:2")
     stepper.drive(new)  # a file: events regard the LeaderWorkerSets

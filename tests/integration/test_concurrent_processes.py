@@ -23,7 +23,7 @@ import pytest
 from kubernetes import client, watch
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.commands.rollout_step import EXIT_OK
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LEASE_PREFIX
 from kubectl_disagg.core.rollout_config import resolve_config
 from tests.integration.test_rollout_step import SET, assert_matches_render, model, stepper, write_set  # noqa: F401
@@ -193,7 +193,7 @@ def test_concurrent_until_complete_processes_never_double_step(stepper, tmp_path
     events = recorder.stop()
 
     for pid, _, err, code in finished:
-        assert code == EXIT_OK, f"process {pid}: {err}"
+        assert code == StepExit.OK, f"process {pid}: {err}"
         assert "Traceback" not in err
     writes = replay(ds, recorder.initial, events)
     reported = {pid: reported_lws_actions(out) for pid, out, _, _ in finished}

@@ -7,8 +7,9 @@ from __future__ import annotations
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.exits import StepExit
 from tests.integration.test_rollout_step import (  # noqa: F401
-    EXIT_ERROR, EXIT_OK, assert_matches_render, model, stepper, write_set,
+    assert_matches_render, model, stepper, write_set,
 )
 
 SLICES = 6
@@ -33,7 +34,7 @@ def test_a_409_in_the_middle_of_a_concurrent_rollout_start_converges(stepper, tm
 
     monkeypatch.setattr(ClusterExecutor, "snapshot", snapshot)
     run = stepper(path, "--max-in-flight", str(SLICES))
-    assert run.code == EXIT_ERROR
+    assert run.code == StepExit.ERROR
     assert f"leaderworkerset/{moved[0]} changed since it was read" in run.err
     groups = stepper.live.groups()
     assert set(groups[3]) == {old_revision}  # slice 3 stopped before its creates
@@ -46,7 +47,7 @@ def test_a_409_in_the_middle_of_a_concurrent_rollout_start_converges(stepper, tm
 def test_a_failure_inside_a_group_is_undone_while_other_slices_write(stepper, tmp_path, monkeypatch):
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=SLICES))
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=SLICES, image="img:2")
-    assert stepper(path, "--max-in-flight", "4").code == EXIT_OK  # rollout started in every slice
+    assert stepper(path, "--max-in-flight", "4").code == StepExit.OK  # rollout started in every slice
     stepper.simulator.sync(stepper.namespace)
     real_execute = ClusterExecutor.execute
     failed: list[str] = []
@@ -61,7 +62,7 @@ def test_a_failure_inside_a_group_is_undone_while_other_slices_write(stepper, tm
 
     monkeypatch.setattr(ClusterExecutor, "execute", execute)
     run = stepper(path, "--max-in-flight", "4")
-    assert run.code == EXIT_ERROR and failed
+    assert run.code == StepExit.ERROR and failed
     prefill = failed[0].removesuffix("-decode") + "-prefill"
     assert f"undid: scale leaderworkerset/{prefill} 0 → 1" in run.err
     new_revision = model(path).revision

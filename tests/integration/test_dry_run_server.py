@@ -11,7 +11,7 @@ import yaml
 from kubernetes import client
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
+from kubectl_disagg.exits import StepExit
 from tests.integration.test_privilege import STATUS, STEPPER, accounts, run, without_verb  # noqa: F401 (fixture)
 from tests.integration.test_rollout_step import (LWS, SET, cli, interfere_before_writes, kinds_of, model,  # noqa: F401
                                                  stepper, write_replicas, write_set)
@@ -30,7 +30,7 @@ def test_every_kind_of_write_is_accepted_and_nothing_is_stored(stepper, tmp_path
     as a server dry run is accepted whole and leaves every object (and the Lease) as it was."""
     first = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
     run = stepper(first, "--dry-run=server")
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert "server dry run, 4 changes planned, all accepted by the API server, nothing changed" in run.out
     assert run.out.count(": accepted by the API server\n") == 4
     assert stepper.live.versions() == {} and leases(api_client, stepper.namespace) == []
@@ -40,12 +40,12 @@ def test_every_kind_of_write_is_accepted_and_nothing_is_stored(stepper, tmp_path
         for _ in range(30):
             before = stepper.live.versions()
             checked = stepper(path, "--dry-run=server", "-o", "json")
-            assert checked.code == EXIT_OK, checked.err
+            assert checked.code == StepExit.OK, checked.err
             doc = checked.json()
             assert doc["dryRunStrategy"] == "server" and set(verdicts(doc)) <= {"accepted"}
             assert stepper.live.versions() == before and leases(api_client, stepper.namespace) == []
             real = stepper(path, "-o", "json")
-            assert real.code == EXIT_OK, real.err
+            assert real.code == StepExit.OK, real.err
             assert kinds_of(real.json()) == kinds_of(doc)  # the dry run planned the pass that then ran
             seen.update(kinds_of(doc))
             if real.json()["complete"]:
@@ -60,7 +60,7 @@ def test_a_write_the_server_refuses_exits_1_naming_it(stepper, tmp_path, monkeyp
     touched = interfere_before_writes(monkeypatch, api_client, stepper.namespace,
                                       lambda api, a: write_replicas(api, a, stepper.namespace, 3), every=False)
     run = stepper(path, "--dry-run=server")
-    assert run.code == EXIT_ERROR
+    assert run.code == StepExit.ERROR
     (name,) = touched  # someone scaled it between the read and the dry-run scale: its JSON patch test fails
     assert run.err.splitlines() == [
         f"leaderworkerset/{name} changed since it was read (spec.replicas is no longer what this step read); "
@@ -88,7 +88,7 @@ def test_a_create_over_someone_elses_object_is_refused_before_any_write_is_judge
     before = stepper.live.versions()
 
     run = stepper(path, "--dry-run=server")
-    assert run.code == EXIT_REFUSED
+    assert run.code == StepExit.REFUSED
     assert (f"slice 0: blocked: leaderworkerset/{name} exists and is not disaggregatedset/llm's "
             "(no managed-by label; field managers helm)") in run.out
     assert stepper.live.versions() == before
@@ -130,10 +130,10 @@ def test_a_create_refused_by_admission_is_traced_to_file_and_line(stepper, tmp_p
     line = ds.source.line(("spec", "roles", 1))  # an admission refusal names no field: the role it came from
 
     deadline = time.monotonic() + 30
-    while (run := stepper(path, "--dry-run=server")).code == EXIT_OK:  # the policy takes a moment to load
+    while (run := stepper(path, "--dry-run=server")).code == StepExit.OK:  # the policy takes a moment to load
         assert time.monotonic() < deadline, "the admission policy never took effect"
         time.sleep(0.5)
-    assert run.code == EXIT_ERROR
+    assert run.code == StepExit.ERROR
     first, summary = run.err.splitlines()
     assert first.startswith(f"{path}:{line}: spec.roles[1]: refused by the API server (leaderworkerset/{decode}): "
                             f"leaderworkersets.leaderworkerset.x-k8s.io \"{decode}\" is forbidden: "
@@ -147,7 +147,7 @@ def test_a_create_refused_by_admission_is_traced_to_file_and_line(stepper, tmp_p
         "POST", f"/apis/disaggregatedset.x-k8s.io/v1/namespaces/{stepper.namespace}/disaggregatedsets", document)
     code, _, err = cli(stepper, "rollout", "step", SET, "-n", stepper.namespace, "--dry-run=server",
                        "--context", "admin")
-    assert code == EXIT_ERROR
+    assert code == StepExit.ERROR
     assert err.splitlines()[0].startswith(f"disaggregatedset/{SET} in {stepper.namespace}: spec.roles[1]: refused by "
                                           f"the API server (leaderworkerset/{decode}): ")
     assert stepper.live.versions() == {}
@@ -156,19 +156,19 @@ def test_a_create_refused_by_admission_is_traced_to_file_and_line(stepper, tmp_p
 def test_permissions_are_checked_first_and_dry_run_writes_need_them(stepper, accounts, tmp_path):
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     code, out, err = run(stepper, accounts, STEPPER, "rollout", "step", "-f", str(path), "--dry-run=server")
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert "all accepted by the API server" in out
 
     name = "no-patch-leaderworkersets"
     accounts.add_account(name, without_verb(accounts.role(STEPPER), "leaderworkersets", "patch", name))
     code, out, err = run(stepper, accounts, name, "rollout", "step", "-f", str(path), "--dry-run=server")
-    assert code == EXIT_ERROR and out == ""
+    assert code == StepExit.ERROR and out == ""
     assert err.strip().splitlines() == [
         f"forbidden: this pass needs permission to patch leaderworkersets.leaderworkerset.x-k8s.io in namespace "
         f"{stepper.namespace}, which this user lacks; nothing was changed (see deploy/rbac.yaml)"]
 
     code, out, err = run(stepper, accounts, STATUS, "rollout", "step", "-f", str(path), "--dry-run=server")
-    assert code == EXIT_ERROR and out == ""
+    assert code == StepExit.ERROR and out == ""
     (line,) = err.strip().splitlines()
     assert line.startswith("forbidden: this pass needs permission to create leaderworkersets.leaderworkerset.x-k8s.io")
     assert stepper.live.versions() == {}
@@ -181,7 +181,7 @@ def test_a_role_scaler_create_is_judged_without_its_status_write(stepper, tmp_pa
 
     path = with_external_decode(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     run = stepper(path, "--dry-run=server", "-o", "json")
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     actions = {a["name"]: a["verdict"] for entry in run.json()["slices"] for a in entry["actions"]}
     assert actions[f"{SET}-decode"] == "accepted"
     listed = stepper.control_plane.kubectl("get", "disaggregatedsetrolescalers", "-n", stepper.namespace, "-o", "json")

@@ -37,7 +37,7 @@ from kubernetes import client, watch
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.cli import main
-from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core.rollout_config import resolve_config
 from testenv.faults import CONTEXT, FaultPath, ensure_fault_binaries
 from tests.integration.test_rollout_step import (  # noqa: F401 - stepper is a fixture
@@ -191,14 +191,14 @@ class Rig:
         """`count` clean passes, status settled after each."""
         for _ in range(count):
             run = self.stepper(path)
-            assert run.code == EXIT_OK, run.err
+            assert run.code == StepExit.OK, run.err
             self.stepper.simulator.sync(self.namespace)
 
     def recover(self, path: Path) -> Run:
         """The same command, run again on the direct path: it must finish the rollout."""
         with self.stepper.simulator.running(self.namespace, delay=0, interval=0.05):
             run = self.stepper(path, "--until-complete", "--timeout", "1m")
-        assert run.code == EXIT_OK, run.err
+        assert run.code == StepExit.OK, run.err
         assert_matches_render(model(path), self.stepper.live)
         return run
 
@@ -240,7 +240,7 @@ def test_the_rollout_under_test_makes_these_writes(rig, tmp_path):
     for pass_number, writes in enumerate(WRITES_PER_PASS, 1):
         rig.faults.reset()
         run = rig.faulty_step(target)
-        assert run.code == EXIT_OK, run.err
+        assert run.code == StepExit.OK, run.err
         assert rig.faults.state().writes == writes, (pass_number, run.out)
         rig.stepper.simulator.sync(rig.namespace)
     assert_matches_render(model(target), rig.stepper.live)
@@ -305,7 +305,7 @@ def test_a_fault_at_a_write_then_running_again_converges(rig, tmp_path, kind, pa
         # write whose answer was lost (timeout, reset, cut) is sent again, its precondition
         # telling a landed first sending from someone else's change. A 500 without Retry-After
         # and a 409 are the server's verdict on a write: they end the pass.
-        assert run.code == (EXIT_ERROR if kind in ("500", "409") else EXIT_OK), run.err
+        assert run.code == (StepExit.ERROR if kind in ("500", "409") else StepExit.OK), run.err
         # A stepper that lived to see the fault leaves no group split behind it, however the
         # write ended (landed or not, answer lost or not): it takes the whole unit back.
         assert not split_groups(rig.stepper.live), run.err
@@ -324,7 +324,7 @@ def test_until_complete_rides_out_a_conflict_and_a_lost_answer(rig, tmp_path, ki
     with rig.stepper.simulator.running(rig.namespace, delay=0, interval=0.05):
         run = rig.faulty_step(target, "--until-complete", "--timeout", "1m")
     assert rig.faults.state().fired
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     if kind == "409":
         assert "409" in run.err and "reading the state again" in run.err
     assert_matches_render(model(target), rig.stepper.live)
@@ -380,7 +380,7 @@ def test_a_whole_rollout_through_a_path_resetting_a_quarter_of_its_connections_c
                              attributes={"bytes": 4096}), \
             rig.stepper.simulator.running(rig.namespace, delay=0, interval=0.05):
         run = rig.faulty_step(target, "--until-complete", "--timeout", "2m")
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert_matches_render(model(target), rig.stepper.live)
     check_points(model(target), recorder.stop())
     assert rig.faults.state().fired and losses.after_sending >= 1, losses  # the armed reset at least
@@ -441,7 +441,7 @@ def _three_slices(rig: Rig, tmp_path: Path) -> Path:
     replicas = {"prefill": 1, "decode": 1, "encode": 1}
     rig.stepper.drive(write_set(tmp_path, rig.namespace, replicas, slices=3))
     target = write_set(tmp_path, rig.namespace, replicas, slices=3, image="img:2")
-    assert rig.stepper(target).code == EXIT_OK  # the rollout starts
+    assert rig.stepper(target).code == StepExit.OK  # the rollout starts
     rig.stepper.simulator.sync(rig.namespace)
     return target
 
@@ -475,7 +475,7 @@ def test_an_api_server_restart_mid_unit_is_waited_out_within_the_timeout(rig, tm
         run = rig.stepper(target, "--until-complete", "--timeout", "4m")
     seconds_down = restart.wait()
     print(f"kube-apiserver down for {seconds_down:.1f} s")
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert "connection refused" in run.err and "waiting for the API server" in run.err
     assert not split_groups(rig.stepper.live)
     assert_matches_render(model(target), rig.stepper.live)
@@ -512,7 +512,7 @@ def test_a_permission_revoked_mid_unit_leaves_no_group_split(rig, tmp_path, monk
     with pytest.raises(SystemExit) as exited:
         main(["rollout", "step", "-f", str(target), "--kubeconfig", str(accounts.kubeconfig), "--context", STEPPER])
     out, err = capsys.readouterr()
-    assert exited.value.code == EXIT_ERROR, err
+    assert exited.value.code == StepExit.ERROR, err
     assert "forbidden" in err.lower() and "undid: scale leaderworkerset/" in err and "could not undo" not in err, err
     assert not split_groups(rig.stepper.live), err
     deadline = time.monotonic() + 10

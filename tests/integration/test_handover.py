@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.commands.rollout_step import EXIT_REFUSED
+from kubectl_disagg.exits import StepExit
 from tests.integration.test_beside_controller import SERVICE_PATH, cli, controller_owner
 from tests.integration.test_revision_stored import store
 from tests.integration.test_rollout_step import SET, Stepper, write_set
@@ -56,7 +56,7 @@ def test_plugin_to_controller_changes_ownership_only(stepper, tmp_path):
         assert obj["metadata"]["labels"] == before[key]["metadata"]["labels"], key
         assert obj["spec"] == before[key]["spec"], key  # nothing restarts
         assert obj["metadata"].get("generation") == before[key]["metadata"].get("generation"), key
-    assert cli(stepper, "rollout", "step", *args)[0] == EXIT_REFUSED
+    assert cli(stepper, "rollout", "step", *args)[0] == StepExit.REFUSED
     code, out, _ = cli(stepper, "handover", "to-controller", *args)
     assert code == 0 and out.count("already handed over") == 8
 
@@ -71,6 +71,6 @@ def test_an_object_that_would_not_be_adopted_refuses_the_whole_handover(stepper,
                                   content_type="application/merge-patch+json")
     before = every_object(stepper)
     code, out, err = cli(stepper, "handover", "to-controller", SET, "-n", stepper.namespace)
-    assert code == EXIT_REFUSED and out == ""
+    assert code == StepExit.REFUSED and out == ""
     assert f"service/{service['metadata']['name']} carries the set's name label but neither" in err
     assert every_object(stepper) == before

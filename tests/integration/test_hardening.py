@@ -12,8 +12,9 @@ import yaml
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.exits import StepExit
 from tests.integration.test_rollout_step import (
-    EXIT_ERROR, EXIT_OK, SET, _role_totals, assert_matches_render, model, stepper, write_set,  # noqa: F401
+    SET, _role_totals, assert_matches_render, model, stepper, write_set,  # noqa: F401
 )
 
 ENV_VARS = 600  # ~90 bytes each: a ~55 KB pod template per role, ~110 KB per LWS with managedFields
@@ -57,7 +58,7 @@ def test_large_templates_roll_out_over_pooled_connections(stepper, tmp_path, mon
 def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypatch):
     stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image="img:2")
-    assert stepper(path).code == EXIT_OK  # rollout started: the new group exists at 0
+    assert stepper(path).code == StepExit.OK  # rollout started: the new group exists at 0
     stepper.simulator.sync(stepper.namespace)
     real_execute = ClusterExecutor.execute
     failed: list[str] = []
@@ -71,7 +72,7 @@ def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypa
 
     monkeypatch.setattr(ClusterExecutor, "execute", execute)
     run = stepper(path)
-    assert run.code == EXIT_ERROR and failed
+    assert run.code == StepExit.ERROR and failed
     prefill = failed[0].removesuffix("-decode") + "-prefill"
     assert run.err.splitlines() == [
         f"leaderworkerset/{failed[0]}: the API server answered 500 InternalError: boom",
@@ -114,7 +115,7 @@ def test_every_point_of_a_drain_and_scale_pass_stays_within_where_it_starts_and_
     kinds = []
     for _ in range(12):
         run = stepper(target, "-o", "json")
-        assert run.code == EXIT_OK, run.err
+        assert run.code == StepExit.OK, run.err
         kinds.append((run.json()["slices"][0].get("rollout") or {}).get("stepKind"))
         stepper.simulator.sync(stepper.namespace)
         boundaries.append(len(_wait_caught_up(recorder, stepper)) - 1)
@@ -150,7 +151,7 @@ def test_a_drain_refused_by_admission_leaves_no_role_above_its_bound(stepper, tm
     stepper.drive(write_set(tmp_path, stepper.namespace, DRAIN_AND_SCALE, rolling=NO_SURGE))
     target = write_set(tmp_path, stepper.namespace, DRAIN_AND_SCALE, rolling=NO_SURGE, image="img:2")
     for _ in range(PASSES_BEFORE_DRAIN_AND_SCALE):
-        assert stepper(target).code == EXIT_OK
+        assert stepper(target).code == StepExit.OK
         stepper.simulator.sync(stepper.namespace)
     (planned,) = stepper(target, "--dry-run", "-o", "json").json()["slices"]
     assert planned["rollout"]["stepKind"] == "drain+scale", planned
@@ -170,11 +171,11 @@ def test_a_drain_refused_by_admission_leaves_no_role_above_its_bound(stepper, tm
                                                    "kubernetes.io/metadata.name": namespace}}}}})
     try:
         deadline = time.monotonic() + 30
-        while (check := stepper(target, "--dry-run=server")).code == EXIT_OK:  # the policy takes a moment to load
+        while (check := stepper(target, "--dry-run=server")).code == StepExit.OK:  # the policy takes a moment to load
             assert time.monotonic() < deadline, "the admission policy never took effect"
             time.sleep(0.5)
         run = stepper(target)
-        assert run.code == EXIT_ERROR and "no drains during the change freeze" in run.err, run.err
+        assert run.code == StepExit.ERROR and "no drains during the change freeze" in run.err, run.err
         assert "no action of this pass was carried out" in run.err, run.err
         assert stepper.live.totals() == before  # nothing scaled up past its bound, nothing left split
     finally:

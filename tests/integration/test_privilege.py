@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK
-from kubectl_disagg.gitops.run import EXIT_WAITING
+from kubectl_disagg.exits import GitopsExit, StepExit
 from tests.integration.test_rollout_step import SET, Live, assert_matches_render, model, stepper, write_set  # noqa: F401 (fixture)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,13 +129,13 @@ def test_status_role_reads_and_may_not_step(stepper, accounts, tmp_path):
                  ["rollout", "plan", "-f", str(path)], ["rollout", "step", "-f", str(path), "--dry-run"],
                  ["rollout", "step", SET, "--dry-run"]):
         code, out, err = run(stepper, accounts, STATUS, *args)
-        assert code == EXIT_OK, (args, err)
+        assert code == StepExit.OK, (args, err)
         assert out
 
     before = everything(stepper.live)
     changed = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2")
     code, out, err = run(stepper, accounts, STATUS, "rollout", "step", "-f", str(changed))
-    assert code == EXIT_ERROR and out == ""
+    assert code == StepExit.ERROR and out == ""
     assert err.strip().splitlines() == [
         f'lease/kubectl-disagg-{SET}: forbidden: User "system:serviceaccount:{stepper.namespace}:{STATUS}" '
         f'cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "{stepper.namespace}"']
@@ -150,7 +149,7 @@ def test_stepper_role_rolls_out_to_the_end(stepper, accounts, tmp_path, lws_simu
         for path in (first, second):
             code, _, err = run(stepper, accounts, STEPPER, "rollout", "step", "-f", str(path), "--until-complete",
                                "--wait-for-lease", "--timeout", "2m")
-            assert code == EXIT_OK, err
+            assert code == StepExit.OK, err
             assert "forbidden" not in err
     assert lws_simulator.errors == []
     assert_matches_render(model(second), stepper.live)  # creates, scales, annotations, deletes: all allowed
@@ -161,13 +160,13 @@ def test_gitops_role_steps_through_git(stepper, accounts, tmp_path):
     directory.mkdir()
     write_set(directory, stepper.namespace, {"prefill": 1, "decode": 1})
     code, _, err = run(stepper, accounts, GITOPS, "rollout", "step", "--gitops", "-f", str(directory))
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert stepper.live.lws("") == []  # the cluster is left alone: the next state is in git
     # With a state, its RolloutState object is read too (the cluster serves the kind): none yet,
     # so the LWS tell: not synced.
     for command in ("step", "status"):
         code, out, err = run(stepper, accounts, GITOPS, "rollout", command, "--gitops", "-f", str(directory))
-        assert code == EXIT_WAITING and "not live yet" in out and err == "", (command, out, err)
+        assert code == GitopsExit.WAITING and "not live yet" in out and err == "", (command, out, err)
 
 
 @pytest.mark.parametrize(("resource", "verb", "named"), [
@@ -180,7 +179,7 @@ def test_a_missing_verb_refuses_the_pass_whole_in_one_line(stepper, accounts, tm
     accounts.add_account(name, without_verb(accounts.role(STEPPER), resource, verb, name))
     path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
     code, out, err = run(stepper, accounts, name, "rollout", "step", "-f", str(path))
-    assert code == EXIT_ERROR and out == ""
+    assert code == StepExit.ERROR and out == ""
     (line,) = err.strip().splitlines()
     assert line == (f"forbidden: this pass needs permission to {named} in namespace {stepper.namespace}, which this "
                     "user lacks; nothing was changed (see deploy/rbac.yaml)")

@@ -11,7 +11,7 @@ import yaml
 from kubernetes import client
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.rollout.run import EXIT_HELD, EXIT_OK, EXIT_REFUSED
+from kubectl_disagg.exits import GitopsExit, StepExit
 from tests.integration.test_rollout_step import assert_matches_render, cli, model, stepper, write_set  # noqa: F401
 
 ROLES = {"prefill": 1, "decode": 1}
@@ -63,7 +63,7 @@ def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper
     old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]})
     untouched = versions_of(stepper, {1, 2, 3})
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_HELD, run.err
+    assert run.code == StepExit.HELD, run.err
     assert "wave 1 is paused: `kubectl disagg rollout promote` starts the next wave" in run.err
     target = model(new).revision
     assert revisions(stepper) == {0: {target}, 1: {stable}, 2: {stable}, 3: {stable}}
@@ -71,7 +71,7 @@ def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper
     state = rollout_state(stepper)
     assert state["rollout"]["phase"] == "AtGate" and state["rollout"]["wave"] == "1/2"
     again = stepper(new)
-    assert again.code == EXIT_HELD and versions_of(stepper, {1, 2, 3}) == untouched
+    assert again.code == StepExit.HELD and versions_of(stepper, {1, 2, 3}) == untouched
     code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
     assert "RolloutPolicy: AtGate, wave 1 of 2 (slices 0-0)" in out
     assert "held: wave 1 is paused: `kubectl disagg rollout promote` starts the next wave" in out
@@ -83,12 +83,12 @@ def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper
     assert {"WaveCompleted"} <= set(events) and "WaveStarted" not in events
 
     code, out, err = verb(stepper, "promote", new)
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert "promoted: the pause after wave 1 passed" in out
     gate = rollout_state(stepper)["position"]["gates"][0]
     assert gate["wave"] == 0 and gate["how"] == "promote" and gate["by"] == "admin"
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert_matches_render(model(new), stepper.live)
     assert rollout_state(stepper)["rollout"]["phase"] == "AtRest"
     events = stepper.control_plane.kubectl("get", "events.events.k8s.io", "-n", stepper.namespace,
@@ -100,7 +100,7 @@ def test_max_slices_in_flight_1_never_has_two_slices_mid_rollout(stepper, tmp_pa
     old, new, stable = start(stepper, tmp_path, {"maxSlicesInFlight": 1})
     for _ in range(80):
         run = stepper(new, "-o", "json")
-        assert run.code == EXIT_OK, run.err
+        assert run.code == StepExit.OK, run.err
         mid = [s for s, revs in revisions(stepper).items() if len(revs) > 1]
         assert len(mid) <= 1, revisions(stepper)
         if run.json()["complete"]:
@@ -113,53 +113,53 @@ def test_max_slices_in_flight_1_never_has_two_slices_mid_rollout(stepper, tmp_pa
 
 def test_pause_holds_and_resume_continues(stepper, tmp_path, lws_simulator):
     old, new, stable = start(stepper, tmp_path, {"maxSlicesInFlight": 2})
-    assert stepper(new).code == EXIT_OK  # slices 0 and 1 start
+    assert stepper(new).code == StepExit.OK  # slices 0 and 1 start
     code, out, err = verb(stepper, "pause", new)
-    assert code == EXIT_OK and "paused at wave 1 of 1" in out, err
+    assert code == StepExit.OK and "paused at wave 1 of 1" in out, err
     before = versions_of(stepper, {0, 1, 2, 3})
     lws_simulator.sync(stepper.namespace)
     settled = versions_of(stepper, {0, 1, 2, 3})
     run = stepper(new)
-    assert run.code == EXIT_HELD and "the rollout is paused" in run.err
+    assert run.code == StepExit.HELD and "the rollout is paused" in run.err
     assert versions_of(stepper, {0, 1, 2, 3}) == settled and before.keys() == settled.keys()
     assert rollout_state(stepper)["rollout"]["phase"] == "Paused"
-    assert verb(stepper, "pause", new)[0] == EXIT_OK  # paused already: no change
+    assert verb(stepper, "pause", new)[0] == StepExit.OK  # paused already: no change
     code, out, err = verb(stepper, "resume", new)
-    assert code == EXIT_OK and "resumed" in out, err
-    assert until_held_or_complete(stepper, new, lws_simulator).code == EXIT_OK
+    assert code == StepExit.OK and "resumed" in out, err
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.OK
     assert_matches_render(model(new), stepper.live)
     code, _, err = verb(stepper, "resume", new)
-    assert code == EXIT_REFUSED and "not paused" in err
+    assert code == StepExit.REFUSED and "not paused" in err
 
 
 def test_abort_after_a_two_slice_wave_brings_both_back_and_never_writes_the_others(stepper, tmp_path,
                                                                                        lws_simulator):
     old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 2, "pause": {}}]})
     untouched = versions_of(stepper, {2, 3})
-    assert until_held_or_complete(stepper, new, lws_simulator).code == EXIT_HELD
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
     assert revisions(stepper)[1] == {model(new).revision}
     code, out, err = verb(stepper, "abort", new)
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert f"rolls slices 0, 1 back to revision {stable}; slices 2, 3 never started" in out
     assert rollout_state(stepper)["rollout"]["phase"] == "Aborted"
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_HELD, run.err
+    assert run.code == StepExit.HELD, run.err
     assert "the rollout was aborted and every slice is back at the stable revision" in run.err
     assert revisions(stepper) == {s: {stable} for s in range(4)}
     assert versions_of(stepper, {2, 3}) == untouched
     assert_matches_render(model(old), stepper.live)
     # aborted until the template changes: back to the stable one ends it
-    assert until_held_or_complete(stepper, old, lws_simulator).code == EXIT_OK
+    assert until_held_or_complete(stepper, old, lws_simulator).code == StepExit.OK
     assert rollout_state(stepper)["rollout"]["phase"] == "AtRest"
 
 
 def test_a_soak_passes_on_its_own(stepper, tmp_path, lws_simulator):
     old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {"duration": "3s"}}]})
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_HELD and "wave 1 soaks until" in run.err, run.err
+    assert run.code == StepExit.HELD and "wave 1 soaks until" in run.err, run.err
     time.sleep(3.5)
     run = until_held_or_complete(stepper, new, lws_simulator)
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert_matches_render(model(new), stepper.live)
     gate = rollout_state(stepper)["position"]["gates"][0]
     assert gate["how"] == "duration"
@@ -180,14 +180,14 @@ def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_s
     with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
         code, out, err = cli(stepper, "rollout", "step", "llm", "-n", stepper.namespace, "--until-complete",
                              "--timeout", "2m")
-    assert code == EXIT_HELD, err
+    assert code == StepExit.HELD, err
     assert revisions(stepper)[1] == {stable}
-    assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == EXIT_OK
+    assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == StepExit.OK
 
 
 # --- through git and the Argo CD harness -------------------------------------------------------
 
-from tests.integration.test_gitops import EXIT_ADVANCED, EXIT_COMPLETE, deploy, repo  # noqa: E402,F401
+from tests.integration.test_gitops import deploy, repo  # noqa: E402,F401
 
 
 def rounds(repo, until: set[int], limit: int = 40):
@@ -198,7 +198,7 @@ def rounds(repo, until: set[int], limit: int = 40):
         run = repo.step()
         if run.code in until:
             return run
-        assert run.code == EXIT_ADVANCED, (run.code, run.out, run.err)
+        assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
         repo.commit(f"rollout step {index}")
     raise AssertionError("never reached")
 
@@ -213,7 +213,7 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     repo.change_set("new image, paced", ROLES, slices=4, image="img:2")
     target = model(repo.set_file).revision
     untouched = versions_of_git(repo, {1, 2, 3})
-    held = rounds(repo, {EXIT_HELD})
+    held = rounds(repo, {StepExit.HELD})
     assert "wave 1 is paused: `kubectl disagg rollout promote --gitops -f DIR` starts the next wave" in held.out
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {0: {target}, 1: {stable}, 2: {stable},
@@ -223,13 +223,13 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     assert health["status"] == "Suspended" and "rollout promote --gitops" in health["message"], health
     assert all("RolloutPolicy" not in o["kind"] for o in repo.render_committed())  # never passed through
     status = repo.status()
-    assert status.code == EXIT_HELD and "rollout promote --gitops -f DIR" in status.out, status
+    assert status.code == StepExit.HELD and "rollout promote --gitops -f DIR" in status.out, status
 
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
-    assert promoted.code == EXIT_OK and "committed" in promoted.err, promoted
+    assert promoted.code == StepExit.OK and "committed" in promoted.err, promoted
     assert repo.clean() and "rollout promote at wave 1 of 2" in repo.git("log", "-1", "--format=%s")
-    done = rounds(repo, {EXIT_COMPLETE})
-    assert done.code == EXIT_COMPLETE
+    done = rounds(repo, {GitopsExit.COMPLETE})
+    assert done.code == GitopsExit.COMPLETE
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
     assert repo.state_health()["status"] == "Healthy"

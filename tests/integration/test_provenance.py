@@ -9,7 +9,7 @@ import json
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.commands.rollout_step import EXIT_OK, EXIT_REFUSED
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core.render import render_set
 from tests.integration.test_rollout_step import (  # noqa: F401 - stepper is a fixture
     LWS, assert_matches_render, model, stepper, write_set,
@@ -39,7 +39,7 @@ def test_an_lws_planted_under_the_next_revisions_name_is_refused_not_adopted(ste
 
     with stepper.simulator.running(stepper.namespace, delay=0, interval=0.05):
         run = stepper(target, "--until-complete", "--timeout", "20s")
-    assert run.code == EXIT_REFUSED, run.err
+    assert run.code == StepExit.REFUSED, run.err
     assert f"leaderworkerset/{name} is not the one revision {model(target).revision} renders" in run.err
     assert "containers[0].image differs" in run.err and "its spec was also written by kubectl." in run.err
     after = _lws(stepper, name)
@@ -55,7 +55,7 @@ def test_a_template_patched_after_we_made_it_is_refused_not_up_to_date_for_ever(
                                                "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/image"}]))
     for args in ((), ("--dry-run",), ("--until-complete", "--timeout", "10s")):
         run = stepper(path, *args)
-        assert run.code == EXIT_REFUSED, (args, run.out, run.err)
+        assert run.code == StepExit.REFUSED, (args, run.out, run.err)
         assert f"leaderworkerset/{name} is not the one revision {model(path).revision} renders: its template " \
                "differs (spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image differs); its spec " \
                "was also written by kubectl-patch." in run.err
@@ -76,5 +76,5 @@ def test_what_others_applied_as_rendered_and_their_scales_are_no_reason_to_refus
     name = next(obj["metadata"]["name"] for obj in stepper.live.lws() if obj["metadata"]["name"].endswith("-decode"))
     stepper.control_plane.kubectl("scale", "leaderworkerset", name, "-n", stepper.namespace, "--replicas", "2")
     run = stepper(path)  # scaled back to the spec's 1
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert _lws(stepper, name)["spec"]["replicas"] == 1

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.views.status import EXIT_NOT_AVAILABLE, EXIT_TIMEOUT
+from kubectl_disagg.exits import StatusExit
 from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
 
 
@@ -36,7 +36,7 @@ def test_status_mid_rollout_in_every_output(stepper, tmp_path):
     outputs = {}
     for output in ("text", "json", "yaml"):
         code, outputs[output], err = cli(stepper, "rollout", "status", "-f", str(new), "-o", output)
-        assert code == EXIT_NOT_AVAILABLE and outputs[output] and err == ""
+        assert code == StatusExit.NOT_AVAILABLE and outputs[output] and err == ""
     as_json, as_yaml = json.loads(outputs["json"]), yaml.safe_load(outputs["yaml"])
     assert as_json["slices"] == as_yaml["slices"] and as_json["status"]["roleStatuses"] == as_yaml["status"]["roleStatuses"]
     assert [s["phase"] for s in as_json["slices"]] != ["steady"]
@@ -68,7 +68,7 @@ def test_status_mid_rollout_is_not_available_and_says_why(stepper, tmp_path):
     stepper.simulator.sync(stepper.namespace)
     stepper(new)  # first scale-up: the LWS controller has not seen it yet
     code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
-    assert code == EXIT_NOT_AVAILABLE
+    assert code == StatusExit.NOT_AVAILABLE
     assert "Progressing" in out.splitlines()[0]
     assert "slice 0 waiting for: prefill: status is stale (observedGeneration 1 < generation 2)" in out
     assert "stale status: leaderworkerset/llm-0-" in out
@@ -87,7 +87,7 @@ def test_status_by_name_reads_the_set_stored_in_the_cluster(stepper, tmp_path):
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     stepper.control_plane.kubectl("apply", "--server-side", "-f", str(path))
     code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
-    assert code == EXIT_NOT_AVAILABLE  # nothing deployed yet
+    assert code == StatusExit.NOT_AVAILABLE  # nothing deployed yet
     stepper.drive(path)
     code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
     assert code == 0 and "Available" in out.splitlines()[0]
@@ -114,7 +114,7 @@ def test_watch_times_out(stepper, tmp_path, lws_simulator):
     lws_simulator.never_ready(labels={"disaggregatedset.x-k8s.io/role": "decode"})
     lws_simulator.sync(stepper.namespace)
     code, _, err = cli(stepper, "rollout", "status", "-f", str(path), "-w", "--timeout", "2s")
-    assert code == EXIT_TIMEOUT and "timed out" in err
+    assert code == StatusExit.TIMEOUT and "timed out" in err
 
 
 def test_live_plan_shows_the_remaining_trajectory(stepper, tmp_path):

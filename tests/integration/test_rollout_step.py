@@ -26,7 +26,7 @@ from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.kube.lease import LeaseHeld, format_time
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST
-from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT
+from kubectl_disagg.exits import StepExit
 from tests.conftest import load_sets
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.reconcile import Scale, reconcile
@@ -179,7 +179,7 @@ class Stepper:
         history = []
         for _ in range(max_passes):
             run = self(path, "-o", "json")
-            assert run.code == EXIT_OK, run.err
+            assert run.code == StepExit.OK, run.err
             doc = run.json()
             history.append(doc)
             check_invariants(ds, self.live, initial)
@@ -315,7 +315,7 @@ def test_new_revision_never_ready_waits_without_further_surge(stepper, tmp_path)
     stepper.simulator.never_ready(labels={naming.REVISION_LABEL: revision})
     seen = []
     for _ in range(8):
-        assert stepper(path).code == EXIT_OK
+        assert stepper(path).code == StepExit.OK
         stepper.simulator.sync(stepper.namespace)
         seen.append(stepper.live.groups()[0][revision])
     assert seen[-1] == seen[2]  # nothing moves after the first surge
@@ -407,11 +407,11 @@ def test_lease_held_by_another_stepper_refuses_with_exit_3(control_plane, steppe
     with ClusterExecutor(str(control_plane.kubeconfig), "admin") as other:
         with other.lease(SET, stepper.namespace, holder="alice@laptop/4242/abc123"):
             run = stepper(path)
-            assert run.code == EXIT_REFUSED
+            assert run.code == StepExit.REFUSED
             assert "held by alice@laptop/4242/abc123 until" in run.err
             assert stepper.live.lws("") == []  # nothing was done
-            assert stepper(path, "--dry-run").code == EXIT_OK  # a dry run takes no lease
-        assert stepper(path).code == EXIT_OK  # released on exit
+            assert stepper(path, "--dry-run").code == StepExit.OK  # a dry run takes no lease
+        assert stepper(path).code == StepExit.OK  # released on exit
 
 
 def test_expired_lease_is_taken_over(control_plane, stepper, tmp_path, api_client):
@@ -421,7 +421,7 @@ def test_expired_lease_is_taken_over(control_plane, stepper, tmp_path, api_clien
         "metadata": {"name": f"kubectl-disagg-{SET}"},
         "spec": {"holderIdentity": "crashed@host/1/dead00", "leaseDurationSeconds": 30,
                  "renewTime": format_time(long_ago), "acquireTime": format_time(long_ago)}})
-    assert stepper(path).code == EXIT_OK
+    assert stepper(path).code == StepExit.OK
     leases = client.CoordinationV1Api(api_client).list_namespaced_lease(stepper.namespace).items
     assert leases == []  # taken over, then released
 
@@ -450,7 +450,7 @@ def test_foreign_lws_with_colliding_labels_is_left_untouched(stepper, tmp_path, 
     created = api.create_namespaced_custom_object(*LWS, stepper.namespace, "leaderworkersets", foreign)
 
     run = stepper(path)
-    assert run.code == EXIT_OK
+    assert run.code == StepExit.OK
     assert "Warning: leaderworkerset/someone-elses carries this set's labels but is managed by helm" in run.err
     stepper.drive(path)
     after = api.get_namespaced_custom_object(*LWS, stepper.namespace, "leaderworkersets", "someone-elses")
@@ -470,7 +470,7 @@ def test_foreign_object_in_the_way_refuses_with_exit_3(stepper, tmp_path, api_cl
     before = stepper.live.versions()
 
     run = stepper(path)
-    assert run.code == EXIT_REFUSED
+    assert run.code == StepExit.REFUSED
     assert f"slice 0: blocked: leaderworkerset/{squatter['metadata']['name']} exists and is not " \
            "disaggregatedset/llm's" in run.out
     assert "refusing to step disaggregatedset/llm" in run.err
@@ -497,7 +497,7 @@ def test_a_name_held_without_our_labels_refuses_the_whole_pass_with_exit_3(stepp
     before = stepper.live.versions()
 
     run = stepper(path)
-    assert run.code == EXIT_REFUSED
+    assert run.code == StepExit.REFUSED
     assert (f"slice {slices - 1}: blocked: {kind.lower()}/{name} exists and is not disaggregatedset/llm's "
             "(no managed-by label; field managers ") in run.out
     assert "refusing to step disaggregatedset/llm" in run.err
@@ -513,7 +513,7 @@ def test_unexplainable_state_refuses_with_exit_3(stepper, tmp_path, api_client):
         *LWS, stepper.namespace, "leaderworkersets", impostor)
     before = stepper.live.versions()
     run = stepper(path, "-o", "yaml")
-    assert run.code == EXIT_REFUSED
+    assert run.code == StepExit.REFUSED
     assert "should be named" in run.err and "are both slice 0" in run.err
     assert yaml.safe_load(run.out)["refused"]
     assert stepper.live.versions() == before
@@ -525,7 +525,7 @@ def test_dry_run_changes_nothing_and_shows_diffs(stepper, tmp_path, api_client):
     before = stepper.live.versions()
 
     run = stepper(path, "--dry-run")
-    assert run.code == EXIT_OK
+    assert run.code == StepExit.OK
     assert "dry run, 6 changes planned, nothing changed" in run.out  # 2 annotations, 2 LWS, 2 Services
     assert "+    disaggregatedset.x-k8s.io/initial-replicas: \"2\"" in run.out  # the annotate diff
     assert "image: img:2" in run.out  # the whole object a create would make
@@ -548,7 +548,7 @@ def test_until_complete_with_background_simulator(stepper, tmp_path, lws_simulat
     path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2}, slices=2, image="img:2")
     with lws_simulator.running(stepper.namespace, delay=0.1, interval=0.05):
         run = stepper(path, "--until-complete", "--timeout", "2m")
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert "disaggregatedset/llm in " in run.out and "rollout complete at revision" in run.out
     assert "slice 1: waiting:" in run.err  # progress, one line per slice per pass (not a terminal)
     assert lws_simulator.errors == []
@@ -561,7 +561,7 @@ def test_until_complete_times_out_when_a_role_never_becomes_ready(stepper, tmp_p
     lws_simulator.never_ready(naming.lws_name(SET, 0, model(path).revision, "decode"))
     with lws_simulator.running(stepper.namespace, delay=0, interval=0.05):
         run = stepper(path, "--until-complete", "--timeout", "3s")
-    assert run.code == EXIT_TIMEOUT
+    assert run.code == StepExit.TIMEOUT
     assert "timed out after 3s: disaggregatedset/llm" in run.err
     # Between passes it watches, it does not poll: a handful of waiting passes in three seconds
     # (one is enough when the simulator's status writes arrive as one batch of watch events).
@@ -574,14 +574,14 @@ def test_viewer_is_refused_with_a_readable_message(stepper, tmp_path, control_pl
     name = f"rbac-{stepper.namespace[-6:]}"
     path = write_set(tmp_path, "default", {"prefill": 1, "decode": 1}, name=name)
     run = stepper(path, context="viewer")
-    assert run.code == EXIT_ERROR
+    assert run.code == StepExit.ERROR
     assert run.err.strip() == (f'lease/kubectl-disagg-{name}: forbidden: User "viewer" cannot create resource '
                                '"leases" in API group "coordination.k8s.io" in the namespace "default"')
-    assert stepper(path, "--dry-run", context="viewer").code == EXIT_OK  # reading is allowed
+    assert stepper(path, "--dry-run", context="viewer").code == StepExit.OK  # reading is allowed
 
     other = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     run = stepper(other, "--dry-run", context="viewer")
-    assert run.code == EXIT_ERROR
+    assert run.code == StepExit.ERROR
     assert 'leaderworkersets in namespace' in run.err and 'forbidden: User "viewer" cannot list' in run.err
 
 
@@ -591,7 +591,7 @@ def test_several_sets_in_one_input_get_one_pass_each(stepper, tmp_path):
     both = tmp_path / "both.yaml"
     both.write_text(first.read_text() + "---\n" + second.read_text())
     run = stepper(both)
-    assert run.code == EXIT_OK
+    assert run.code == StepExit.OK
     assert run.out.count("4 changes made") == 2
     assert set(stepper.live.groups("alpha")[0]) == {model(first).revision}
     assert set(stepper.live.groups("beta")[0]) == {model(second).revision}
@@ -634,7 +634,7 @@ def test_status_written_before_every_write_never_interrupts_a_pass(stepper, tmp_
                                       lambda api, a: write_status(api, a, stepper.namespace), every=True)
     history = stepper.drive(write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2"))
     assert len(touched) >= 4 and len(history) >= 4  # every scale of the rollout raced a status write
-    assert stepper(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}, image="img:2")).code == EXIT_OK
+    assert stepper(write_set(tmp_path, stepper.namespace, {"prefill": 3, "decode": 2}, image="img:2")).code == StepExit.OK
     assert _role_totals(stepper.live.groups()[0]) == {"prefill": 3, "decode": 2}
 
 
@@ -645,7 +645,7 @@ def test_a_replica_change_between_read_and_scale_fails_the_step_with_exit_1(step
     touched = interfere_before_writes(monkeypatch, api_client, stepper.namespace,
                                       lambda api, a: write_replicas(api, a, stepper.namespace, 3), every=False)
     run = stepper(path)
-    assert run.code == EXIT_ERROR
+    assert run.code == StepExit.ERROR
     assert run.err.splitlines() == [
         f"leaderworkerset/{touched[0]} changed since it was read (spec.replicas is no longer what this step "
         "read); run the step again",
@@ -662,7 +662,7 @@ def test_until_complete_reads_again_after_losing_a_race(stepper, tmp_path, monke
         lambda api, a: write_replicas(api, a, stepper.namespace, a.to_replicas), every=False)
     with lws_simulator.running(stepper.namespace, delay=0, interval=0.05):
         run = stepper(path, "--until-complete", "--timeout", "1m")
-    assert run.code == EXIT_OK, run.err
+    assert run.code == StepExit.OK, run.err
     assert (f"Warning: leaderworkerset/{touched[0]} changed since it was read (spec.replicas is no longer what "
             "this step read); reading the state again") in run.err
     assert_matches_render(model(path), stepper.live)

@@ -20,12 +20,12 @@ import time
 
 import pytest
 
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core.planner import next_step
 from kubectl_disagg.core.rollout_config import RolloutConfig
 from tests.upstream_cluster import ReplicaRecorder, Side, comparable, set_document, wait_until, with_images, without_times
 from testenv.upstream import ZONE_LABEL
 
-EXIT_OK, EXIT_TIMEOUT = 0, 4
 NAME = "llm"
 
 
@@ -112,7 +112,7 @@ def assert_plan_is_the_controllers_path(plugin: Side, path, case: str, sequences
     (`new`: the names of the LWS of the set's revision)."""
     counts = ",".join(str(role["replicas"]) for role in SETS[case]["roles"])
     code, out, err = plugin.cli("rollout", "plan", "-f", str(path), "--from", counts, "-o", "json")
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     plan = json.loads(out)
     compared = 0
     for index, role_name in enumerate(plan["roles"]):
@@ -138,7 +138,7 @@ def test_objects_replica_sequences_and_status_equal_the_controllers(case, sides,
     controller.apply(first)
     controller.controller_at_rest(NAME)
     code, _, err = plugin.step_until_complete(plugin.write(first, "v1"))
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert_same_objects(controller, plugin)
     assert_status_matches(controller)
 
@@ -147,7 +147,7 @@ def test_objects_replica_sequences_and_status_equal_the_controllers(case, sides,
         controller.controller_at_rest(NAME)
     with ReplicaRecorder(upstream_stack, plugin.namespace) as by_plugin:
         code, _, err = plugin.step_until_complete(plugin.write(second, "v2"))
-        assert code == EXIT_OK, err
+        assert code == StepExit.OK, err
         # The LWS controller's status writes move a drained LWS under its delete: sent again
         # pinned to the new version, never a "changed since it was read" warning.
         assert "reading the state again" not in err, err
@@ -220,7 +220,7 @@ def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_st
     controller.apply(first)
     controller.controller_at_rest(NAME)
     code, _, err = plugin.step_until_complete(plugin.write(first, "v1"))
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
 
     with ReplicaRecorder(upstream_stack, controller.namespace) as by_controller:
         with upstream_stack.nodes_paused():
@@ -236,13 +236,13 @@ def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_st
     with ReplicaRecorder(upstream_stack, plugin.namespace) as by_plugin:
         with upstream_stack.nodes_paused():
             code, _, err = plugin.step_until_complete(plugin.write(second, "v2"), timeout="10s")
-            assert code == EXIT_TIMEOUT, err  # held where the controller was held
+            assert code == StepExit.TIMEOUT, err  # held where the controller was held
             assert replicas(plugin) == held_first, "held at the same point as the controller after v2"
             code, _, err = plugin.step_until_complete(plugin.write(third, "v3"), timeout="10s")
-            assert code == EXIT_TIMEOUT, err
+            assert code == StepExit.TIMEOUT, err
             assert_held_where_the_controller_holds(replicas(plugin), held_first, held_second)
         code, _, err = plugin.step_until_complete(plugin.write(third, "v3"))
-        assert code == EXIT_OK, err
+        assert code == StepExit.OK, err
         wait_until(lambda: set(plugin.objects(NAME)) == set(controller.objects(NAME)), "the drained LWS deleted")
     assert held["roleStatuses"]
     # Past the held points both react to readiness as it arrives: pods of two revisions become

@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 import time
 
+from kubectl_disagg.exits import HandoverExit, StepExit
 from kubectl_disagg.core import naming
 from tests.upstream_cluster import Side, set_document, wait_until, with_images
 
-EXIT_OK, EXIT_REFUSED = 0, 3
 NAME = "llm"
 
 
@@ -35,13 +35,13 @@ def test_controller_to_plugin_orphans_the_objects_and_restarts_nothing(upstream_
     args = ("handover", "to-plugin", NAME, "-n", side.namespace)
 
     code, out, err = side.cli(*args, "--dry-run")
-    assert code == EXIT_OK, err
+    assert code == HandoverExit.OK, err
     assert out.count("would leaderworkerset/") == 2 and out.count("would service/") == 2
     assert "would disaggregatedset/llm: delete it with propagationPolicy=Orphan" in out
     assert stored_exists(side) and side.objects(NAME) == objects  # a dry run changes nothing
 
     code, out, err = side.cli(*args)
-    assert code == EXIT_OK, err
+    assert code == HandoverExit.OK, err
     assert "step it with rollout step -f from now on" in out
     assert not stored_exists(side)
     time.sleep(3)  # anything the garbage collector would still take, it takes now
@@ -55,7 +55,7 @@ def test_controller_to_plugin_orphans_the_objects_and_restarts_nothing(upstream_
 
     # The plugin runs it now, from its file, and the controller stays out of it.
     code, out, err = side.step_until_complete(side.write(two_roles(side.namespace, prefill=3), "scaled"))
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert set(pods.items()) <= set(side.pods().items()) and len(side.pods()) == 7
 
 
@@ -69,7 +69,7 @@ def test_to_plugin_refuses_a_set_mid_rollout(upstream_stack, upstream_namespaces
         wait_until(lambda: len({k[1] for k in side.objects(NAME) if k[0] == "LeaderWorkerSet"}) > 2,
                    "the new revision's LWS")
         code, out, err = side.cli("handover", "to-plugin", NAME, "-n", side.namespace)
-    assert code == EXIT_REFUSED and out == ""
+    assert code == HandoverExit.REFUSED and out == ""
     assert "disaggregatedset/llm is mid-rollout (slice 0 has revisions" in err
     assert stored_exists(side)
 
@@ -79,12 +79,12 @@ def test_plugin_to_controller_adopts_in_place_and_the_controller_scales_it(upstr
     side = Side(upstream_stack, upstream_namespaces(), capsys, tmp_path)
     document = two_roles(side.namespace)
     code, _, err = side.step_until_complete(side.write(document, "v1"))
-    assert code == EXIT_OK, err
+    assert code == HandoverExit.OK, err
     wait_until(lambda: len(side.pods()) == 5 and all(side.pods()), "the plugin's pods")
     pods = side.pods()
     side.apply(document)  # stored: the controller finds the objects and refuses to adopt them
     code, out, err = side.cli("handover", "to-controller", NAME, "-n", side.namespace)
-    assert code == EXIT_OK, err
+    assert code == HandoverExit.OK, err
     stored = side.controller_at_rest(NAME)
     owner = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet", "name": NAME,
              "uid": stored["metadata"]["uid"], "controller": True}

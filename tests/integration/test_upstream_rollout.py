@@ -14,12 +14,12 @@ import copy
 
 import pytest
 
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core import naming
 from tests.conftest import load_sets
 from tests.integration.test_rollout_step import assert_matches_render
 from tests.upstream_cluster import POD_PATH, Side, set_document, with_images
 
-EXIT_OK, EXIT_TIMEOUT = 0, 4
 NAME = "llm"
 
 
@@ -84,16 +84,16 @@ def test_deploy_then_scale_up_and_down_waits_for_the_real_status(side):
                             ("up", two_roles(side.namespace, prefill=4, decode=2)),
                             ("down", two_roles(side.namespace, prefill=1, decode=1))):
         code, err = step(side, document, label)
-        assert code == EXIT_OK, err
+        assert code == StepExit.OK, err
         assert_really_complete(side, document)
 
 
 def test_template_change_over_two_slices(side):
     first = two_roles(side.namespace, slices=2)
-    assert step(side, first, "v1")[0] == EXIT_OK
+    assert step(side, first, "v1")[0] == StepExit.OK
     second = with_images(first, "img:2")
     code, err = step(side, second, "v2")
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert_really_complete(side, second)
 
 
@@ -102,20 +102,20 @@ def test_roles_added_and_removed_and_slices_raised_and_lowered(side):
               ("slices", two_roles(side.namespace, extra=True, slices=3)), ("back", two_roles(side.namespace))]
     for label, document in shapes:
         code, err = step(side, document, label)
-        assert code == EXIT_OK, (label, err)
+        assert code == StepExit.OK, (label, err)
         assert_really_complete(side, document)
 
 
 def test_an_abort_mid_rollout_returns_to_the_old_revision(side, upstream_stack):
     first = two_roles(side.namespace, prefill=3, decode=2)
-    assert step(side, first, "v1")[0] == EXIT_OK
+    assert step(side, first, "v1")[0] == StepExit.OK
     pods = side.pods()
     with upstream_stack.nodes_paused():  # the new revision's pods never become ready: held mid-way
         code, err = step(side, with_images(first, "img:2"), "v2", timeout="8s")
-        assert code == EXIT_TIMEOUT, err
+        assert code == StepExit.TIMEOUT, err
     revisions = {o["metadata"]["labels"][naming.REVISION_LABEL] for o in side.objects(NAME).values()}
     assert len(revisions) == 2
     code, err = step(side, copy.deepcopy(first), "abort")  # the old template again: roll back
-    assert code == EXIT_OK, err
+    assert code == StepExit.OK, err
     assert_really_complete(side, first)
     assert side.pods() == pods  # the old revision's pods, by uid: the abort restarted none

@@ -1,8 +1,8 @@
 """The house by concern: each package imports only the packages below it, and none imports in a cycle.
 
-The layers, lowest first: `errors` (problems for people), `manifests` (reading and writing YAML/JSON,
-the document source type), `core` (the pure domain: model, validation, revision, planner, render,
-reconcile, status), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
+The layers, lowest first: `errors` (problems for people), `exits` (every command's exit codes),
+`manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain:
+model, validation, revision, planner, render, reconcile, status), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
 server: the client wing `kube.client` behind its face, the session, the executor, the lease),
 `rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
 hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
@@ -18,7 +18,8 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "kubectl_disagg"
-LAYERS = ["errors", "manifests", "core", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands", "cli"]
+LAYERS = ["errors", "exits", "manifests", "core", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
+          "cli"]
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -142,12 +143,14 @@ def test_commands_are_thin(path):
     assert lines < COMMAND_LINES, f"commands/{path.name} has {lines} lines"
 
 
-def _reached(module: str) -> set[str]:
-    """Every kubectl_disagg module importing `module` loads, by its import statements (a name
-    imported from a package counts as its submodule when it is one)."""
+def _reached(module: str, at_import: bool = False) -> set[str]:
+    """Every kubectl_disagg module importing `module` may load, by its import statements (a name
+    imported from a package counts as its submodule when it is one); `at_import`: only those
+    loaded when it is imported (its module-level imports, not those a function makes when called)."""
     def targets(name: str) -> set[str]:
         found = set()
-        for node in ast.walk(ast.parse(_path_of(name).read_text())):
+        tree = ast.parse(_path_of(name).read_text())
+        for node in (tree.body if at_import else ast.walk(tree)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
                 found.add(node.module)
                 found.update(f"{node.module}.{alias.name}" for alias in node.names
@@ -181,18 +184,47 @@ def test_render_is_offline():
 
 def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
     """`rollout status -f` reads the live objects and derives the controller's status; the
-    `--gitops` mode and the `-o text` view (a Jinja2 template) are loaded by name when chosen.
-    Of gitops/ it reaches only the one reader of -f inputs, `gitops.directory`, and what that needs."""
-    reached = _reached("kubectl_disagg.commands.rollout_status") - _reached("kubectl_disagg.gitops.directory")
+    `--gitops` mode and the `-o text` view (a Jinja2 template) are imported where they are chosen.
+    Of gitops/ it loads only the one reader of -f inputs, `gitops.directory`, and what that needs."""
+    reached = _reached("kubectl_disagg.commands.rollout_status", at_import=True) - _reached(
+        "kubectl_disagg.gitops.directory")
     assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
 
 
-def test_the_modules_loaded_by_name_exist():
-    """What `commands.load` and the lazy groups name by "module:attribute" is there."""
-    import importlib
+def test_imports_at_import_time_only_is_narrower():
+    """The check above can fail: the command's modes do reach gitops/ and the template engine."""
+    reached = _reached("kubectl_disagg.commands.rollout_status")
+    assert "kubectl_disagg.commands.rollout_status_gitops" in reached
+    assert "kubectl_disagg.views.templating" in reached
 
-    from kubectl_disagg.commands import _options, rollout_status, rollout_step
 
-    for target in (rollout_status.GITOPS, rollout_status.TEXT, rollout_step.GITOPS, _options.VERBOSITY):
-        module, attribute = target.split(":")
-        assert callable(getattr(importlib.import_module(module), attribute))
+# Spelled outside core/naming.py still, until that module is reworked: the pull request view's
+# prune list.
+KINDS_SPELLED_ELSEWHERE = {"views/gitops_pr.py"}
+
+
+def test_kinds_and_api_versions_are_spelled_once():
+    """Each kind, API group and version, and each label or annotation key, is a constant of
+    `core/naming.py`; a second spelling elsewhere is how a rename leaves one place behind."""
+    from kubectl_disagg.core import naming
+
+    spellings = {naming.LWS_KIND, naming.LWS_GROUP, naming.LWS_API_VERSION, naming.SERVICE_KIND,
+                 naming.SET_KIND, naming.SET_GROUP, naming.SET_API_VERSION, naming.SCALER_KIND,
+                 naming.POLICY_KIND, naming.STATE_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_API_VERSION}
+    prefixes = (naming.LABEL_PREFIX, naming.LWS_PREFIX, naming.ARGOCD_PREFIX, "app.kubernetes.io/")  # label keys
+    found = sorted({str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                    for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.Constant) and (node.value in spellings or isinstance(node.value, str)
+                                                           and node.value.startswith(prefixes))} - {"core/naming.py"})
+    assert sorted(set(found) - KINDS_SPELLED_ELSEWHERE) == []
+
+
+def test_each_type_name_means_one_thing():
+    """A class name is defined in one module only (module-private `_Names` aside): two types
+    under one name send a reader to the wrong one."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                defined.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}

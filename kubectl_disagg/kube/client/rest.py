@@ -61,13 +61,13 @@ class Resource:
         return f"{self.plural} in namespace {namespace}"
 
 
-LWS = Resource("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
-SERVICE = Resource("Service", "", "v1", "services")
+LWS = Resource(naming.LWS_KIND, naming.LWS_GROUP, naming.LWS_VERSION, "leaderworkersets")
+SERVICE = Resource(naming.SERVICE_KIND, "", "v1", "services")
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases")
-DISAGGREGATED_SET = Resource("DisaggregatedSet", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")
+DISAGGREGATED_SET = Resource(naming.SET_KIND, naming.SET_GROUP, naming.SET_VERSION, "disaggregatedsets")
 EVENT = Resource("Event", "events.k8s.io", "v1", "events")
-ROLE_SCALER = Resource("DisaggregatedSetRoleScaler", "disaggregatedset.x-k8s.io", "v1", "disaggregatedsetrolescalers")
-ROLLOUT_STATE = Resource("RolloutState", "kubectl-disagg.x-k8s.io", "v1alpha1", "rolloutstates")  # docs/gitops.md
+ROLE_SCALER = Resource(naming.SCALER_KIND, naming.SET_GROUP, naming.SET_VERSION, "disaggregatedsetrolescalers")
+ROLLOUT_STATE = Resource(naming.STATE_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_VERSION, "rolloutstates")  # docs/gitops.md
 STATEFULSET = Resource("StatefulSet", "apps", "v1", "statefulsets")  # validate --server's dry runs only
 BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER, STATEFULSET)}
 

@@ -27,7 +27,7 @@ STEADY_ONLY = {"ARGOCD_ENV_REQUIRE_ROLLOUT_STATE": "false"}  # a directory deplo
 
 
 def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None,
-             steady_only: bool = True) -> argocd.Generated:
+             steady_only: bool = True) -> argocd.GeneratedManifests:
     """`steady_only`: the Application turns the required rollout state off (most tests here
     are about other things); the tests of the rollout state pass False."""
     environ = {"KUBE_API_VERSIONS": LWS_APIS, **(STEADY_ONLY if steady_only else {}), **(environ or {})}

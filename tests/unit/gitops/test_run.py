@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.gitops import run
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
@@ -34,7 +35,7 @@ def test_a_first_step_writes_the_state_beside_the_set(tmp_path):
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
     reading = directory.Reading()
     (result,) = run.step_files(Cluster(), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
-    assert result.step.outcome == Outcome.ADVANCED and result.code == run.EXIT_ADVANCED
+    assert result.step.outcome == Outcome.ADVANCED and result.code == GitopsExit.ADVANCED
     assert not os.path.exists(result.path)  # stepping writes nothing; write_steps does
     assert run.write_steps([result]) == {result.path: None}
     (entry,) = directory.read([str(tmp_path / "ds.yaml")]).sets
@@ -45,7 +46,7 @@ def test_the_run_exits_with_its_most_pressing_set():
     def result(outcome, timed_out=False):
         return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
 
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == run.EXIT_ADVANCED
-    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == run.EXIT_WAITING
-    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == run.EXIT_TIMEOUT
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == run.EXIT_REFUSED
+    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == GitopsExit.ADVANCED
+    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == GitopsExit.WAITING
+    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == GitopsExit.TIMEOUT
+    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == GitopsExit.REFUSED

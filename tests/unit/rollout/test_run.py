@@ -9,6 +9,7 @@ import re
 import pytest
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.stepper import Pass
@@ -62,7 +63,7 @@ class Cluster(MemoryExecutor):
 def test_until_complete_shows_every_pass_records_events_and_exits_0():
     cluster, printer = Cluster(MemoryCluster("serving")), Printer()
     ds = make_set({"prefill": 2, "decode": 1})
-    assert run.step_sets(cluster, [ds], None, None, printer, until_complete=True) == run.EXIT_OK
+    assert run.step_sets(cluster, [ds], None, None, printer, until_complete=True) == StepExit.OK
     assert printer.shown and all(isinstance(p, Pass) for p in printer.shown) and printer.shown[-1].complete
     assert printer.finished_sets == [ds.name] and printer.errors == []
     assert {e["reason"] for e in cluster.events} == {"ScalingUp"}
@@ -72,7 +73,7 @@ def test_until_complete_shows_every_pass_records_events_and_exits_0():
 def test_an_event_that_cannot_be_recorded_only_warns_once():
     cluster, printer = Cluster(MemoryCluster("serving"), events_fail=True), Printer()
     assert run.step_sets(cluster, [make_set({"prefill": 2, "decode": 1})], None, None, printer,
-                         until_complete=True) == run.EXIT_OK
+                         until_complete=True) == StepExit.OK
     assert printer.warnings == ["could not record event ScalingUp: events.events.k8s.io is forbidden"]
 
 
@@ -85,20 +86,20 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
         yield
 
     cluster.lease = held
-    assert run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer) == run.EXIT_REFUSED
+    assert run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer) == StepExit.REFUSED
     assert "held by alice" in printer.errors[0]
 
     cluster, printer = Cluster(MemoryCluster("serving")), Printer()
     code = run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer, until_complete=True,
                          timeout=-1.0)
-    assert code == run.EXIT_TIMEOUT and printer.shown == []
+    assert code == StepExit.TIMEOUT and printer.shown == []
     assert printer.errors[-1].startswith("timed out after") and "run the command again" in printer.errors[-1]
 
 
 def test_the_first_set_that_does_not_complete_stops_the_run():
     cluster, printer = Cluster(MemoryCluster("serving")), Printer()
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
-    assert run.step_sets(cluster, sets, None, None, printer, until_complete=True, timeout=-1.0) == run.EXIT_TIMEOUT
+    assert run.step_sets(cluster, sets, None, None, printer, until_complete=True, timeout=-1.0) == StepExit.TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
 
 
@@ -121,6 +122,6 @@ def test_help_documents_every_exit_code(capsys):
     assert code == 0
     live, gitops = out.split("Exit codes:")[1].split("Exit codes with --gitops")
     documented = [int(n) for n in re.findall(r"^ +(\d)  \w", live, re.MULTILINE)]
-    assert documented == sorted({run.EXIT_OK, run.EXIT_ERROR, run.EXIT_USAGE, run.EXIT_REFUSED,
-                                 run.EXIT_TIMEOUT, run.EXIT_HELD}) == [0, 1, 2, 3, 4, 7]
+    assert documented == sorted({StepExit.OK, StepExit.ERROR, StepExit.USAGE, StepExit.REFUSED,
+                                 StepExit.TIMEOUT, StepExit.HELD}) == [0, 1, 2, 3, 4, 7]
     assert [int(n) for n in re.findall(r"^ +(\d)  \w", gitops, re.MULTILINE)] == [0, 1, 2, 3, 4, 5, 6, 7]

@@ -15,7 +15,8 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.kube.client.api_errors import api_error, connection_error
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands import _options, _session
-from kubectl_disagg.commands.rollout_step import EXIT_ERROR, EXIT_OK, EXIT_USAGE, step
+from kubectl_disagg.commands.rollout_step import step
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.views.completion import complete
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import Conflict, UserError
@@ -63,7 +64,7 @@ def test_server_dry_run_usage_errors_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["rollout", "step", "-f", "ds.yaml", "--kubeconfig", "/nonexistent", *argv])
     out, err = capsys.readouterr()
-    assert exited.value.code == EXIT_USAGE and out == "" and "Error:" in err
+    assert exited.value.code == StepExit.USAGE and out == "" and "Error:" in err
 
 
 def test_completion_offers_the_values_after_the_equals_sign_only():
@@ -212,7 +213,7 @@ class Session(JudgingExecutor):
 def session(monkeypatch):
     cluster = MemoryCluster(NS)
     executor = Session(cluster)
-    monkeypatch.setattr(_session, "executor", lambda kubeconfig, context: contextlib.nullcontext(executor))
+    monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(executor))
     return executor
 
 
@@ -234,7 +235,7 @@ def write(tmp_path, ds_replicas: dict[str, int]):
 def test_exit_0_when_every_write_would_be_accepted(session, tmp_path, capsys):
     _, path = write(tmp_path, {"prefill": 1, "decode": 1})
     code, out, err = run_step(path, "--dry-run=server", capsys=capsys)
-    assert (code, err) == (EXIT_OK, "")
+    assert (code, err) == (StepExit.OK, "")
     assert "server dry run, 4 changes planned, all accepted by the API server, nothing changed" in out
     assert session.leases == 0 and session.cluster.objects == {} and session.events == []
 
@@ -250,7 +251,7 @@ def test_exit_1_lists_every_refusal_one_per_action(session, tmp_path, capsys):
          "message": f'services "{service.name}" is forbidden: denied by a policy'}))
 
     code, out, err = run_step(path, "--dry-run=server", capsys=capsys)
-    assert code == EXIT_ERROR
+    assert code == StepExit.ERROR
     lines = err.splitlines()
     assert len(lines) == 4 and lines[-1] == (f"disaggregatedset/llm in {NS}: the API server would refuse 3 of this "
                                              "pass's 4 writes (server dry run: nothing was changed)")
@@ -263,7 +264,7 @@ def test_exit_1_lists_every_refusal_one_per_action(session, tmp_path, capsys):
     assert "3 refused by the API server, nothing changed" in out
 
     code, out, err = run_step(path, "--dry-run=server", "-o", "json", capsys=capsys)
-    assert code == EXIT_ERROR
+    assert code == StepExit.ERROR
     doc = json.loads(out)
     verdicts = {a["name"]: a["verdict"] for a in doc["slices"][0]["actions"]}
     assert verdicts == {**{c.name: "refused" for c in creates}, service.name: "refused",
@@ -276,6 +277,6 @@ def test_client_dry_run_sends_nothing(session, tmp_path, capsys):
     for flag in ("--dry-run", "--dry-run=client"):
         code, out, _ = run_step(path, flag, "-o", "json", capsys=capsys)
         doc = json.loads(out)
-        assert code == EXIT_OK and (doc["dryRun"], doc["dryRunStrategy"]) == (True, "client")
+        assert code == StepExit.OK and (doc["dryRun"], doc["dryRunStrategy"]) == (True, "client")
         assert "verdict" not in doc["slices"][0]["actions"][0]
     assert session.sent == [] and session.authorized == []

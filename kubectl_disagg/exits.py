@@ -1,0 +1,166 @@
+"""The exit codes of every command, in one table: one `IntEnum` per command (or family of
+commands that share their codes), each code with the words its `--help` lists (`help_text`).
+
+The library computes a code from this table, the command returns it, and `cli.py` alone ends
+the process with it. The numbers are a contract (scripts, CI jobs and docs rely on them): they
+never change meaning.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+HELP_WIDTH = 78  # the column at which --help's exit-code lines are wrapped
+
+
+class ExitCode(IntEnum):
+    """A code with the words that explain it (`help`)."""
+
+    help: str
+
+    def __new__(cls, value: int, help: str = ""):
+        code = int.__new__(cls, value)
+        code._value_ = value
+        code.help = help
+        return code
+
+
+class Exit(ExitCode):
+    """What every command may end with, whatever it does."""
+
+    OK = 0, "success"
+    ERROR = 1, "error: invalid input, an API or network error"
+    USAGE = 2, "usage: invalid flags"  # click's own code for usage errors
+    INTERRUPTED = 130, "interrupted (Ctrl-C); SIGTERM and SIGHUP end with 128 + their number"
+
+
+def terminated(signum: int) -> int:
+    """The code of a run a signal stopped, as a shell reports it: 128 + the signal's number."""
+    return 128 + signum
+
+
+class StepExit(ExitCode):
+    """`rollout step` against the cluster."""
+
+    OK = 0, ("done: every pass ran (with --until-complete: every set is complete; with --dry-run=server: "
+             "the API server would accept every write)")
+    ERROR = 1, ("error: invalid input, an API or network error, a write the server refused (409: something "
+                "changed since it was read; run the step again; with --dry-run=server: every write it would "
+                "refuse is listed)")
+    USAGE = 2, "usage: invalid flags"
+    REFUSED = 3, ("refused (that pass changed nothing): the live objects cannot be explained, an object not "
+                  "managed by kubectl-disagg is in the way, another stepper holds (or took over) the set's lease, "
+                  "or the DisaggregatedSet controller runs the set (its objects are owned by it, or the stored "
+                  "set's status shows it reconciles it: see --ignore-controller)")
+    TIMEOUT = 4, ("timeout: --until-complete ran out of time (the rollout stays where it is), or "
+                  "--wait-for-lease gave up before the lease was free")
+    HELD = 7, ("held: the set's RolloutPolicy holds the rollout (at a gate after a wave, paused, or aborted and "
+               "rolled back) and the pass changed nothing; the message says what passes it (rollout promote, "
+               "resume, a soak's end)")
+
+
+class GitopsExit(ExitCode):
+    """`rollout step --gitops` (what a step did) and `rollout status --gitops` (what the next
+    action is): docs/gitops.md."""
+
+    ADVANCED = 0, "advanced: the next state was written beside the set; commit it"
+    ERROR = 1, "error: invalid input or state file, an API or network error"
+    USAGE = 2, "usage: invalid flags"
+    REFUSED = 3, "refused: the live objects cannot be explained (nothing written)"
+    TIMEOUT = 4, "timeout: --wait ran out of time (nothing written)"
+    WAITING = 5, ("waiting: the cluster does not show the committed state yet (not synced or pruned), or the new "
+                  "revision is not ready (nothing written)")
+    COMPLETE = 6, "complete: the rollout is done (nothing written)"
+    HELD = 7, ("held: the set's RolloutPolicy holds the rollout (a gate, paused, aborted and rolled back); "
+               "nothing written; the message says what passes it")
+
+
+# Of several sets' codes, the one that asks most of the operator comes first.
+_GITOPS_PRIORITY = [GitopsExit.REFUSED, GitopsExit.TIMEOUT, GitopsExit.WAITING, GitopsExit.HELD,
+                    GitopsExit.ADVANCED, GitopsExit.COMPLETE]
+
+
+def most_pressing(codes) -> GitopsExit:
+    """Of several sets' git-driven codes, the one that asks most of the operator."""
+    return min((GitopsExit(code) for code in codes), key=_GITOPS_PRIORITY.index)
+
+
+# `rollout status --gitops` reads the same codes as the next action to take.
+GITOPS_NEXT_ACTION = {
+    GitopsExit.ADVANCED: "next: run rollout step --gitops",
+    GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
+    GitopsExit.USAGE: "usage error",
+    GitopsExit.REFUSED: "the live objects cannot be explained",
+    GitopsExit.TIMEOUT: "--watch timed out before the next action changed",
+    GitopsExit.WAITING: "next: wait for the sync or readiness",
+    GitopsExit.COMPLETE: "complete",
+    GitopsExit.HELD: ("held by the set's RolloutPolicy (a gate, a pause, an abort over): the reasons name the "
+                      "--gitops verb that passes it"),
+}
+
+
+class StatusExit(ExitCode):
+    """`rollout status` against the cluster."""
+
+    AVAILABLE = 0, "Available: every role has all replicas ready at the current revision"
+    ERROR = 1, "error (invalid input, API server unreachable or refusing)"
+    USAGE = 2, "usage error"
+    NOT_AVAILABLE = 3, "not Available (without --watch)"
+    TIMEOUT = 4, "--watch timed out before the set became Available"
+
+
+class VerbExit(ExitCode):
+    """`rollout promote|pause|resume|abort`, against the cluster or --gitops."""
+
+    OK = 0, "done: the position was written (the next rollout step acts on it)"
+    ERROR = 1, ("error: invalid input, no RolloutPolicy for the set, an API or network error (409: the "
+                "RolloutState changed since it was read; run it again)")
+    USAGE = 2, "usage: invalid flags"
+    REFUSED = 3, ("refused (nothing written): the verb does not apply where the rollout stands (the message says "
+                  "why), or another stepper holds the set's lease")
+
+
+class HandoverExit(ExitCode):
+    """`handover to-controller|to-plugin`."""
+
+    OK = 0, "handed over (with --dry-run: would be)"
+    ERROR = 1, ("error: API or network error, an object changed meanwhile, or the garbage collector did not let "
+                "the set go within --timeout (run it again)")
+    USAGE = 2, "usage: invalid flags"
+    REFUSED = 3, ("refused: an object would not be adopted, or (to-plugin) the set is mid-rollout; nothing was "
+                  "changed")
+
+
+class CmpExit(ExitCode):
+    """`cmp generate|discover`, run by Argo CD's repo-server sidecar."""
+
+    OK = 0, "rendered: the manifests on stdout"
+    ERROR = 1, "nothing safe to apply: one line on stderr, nothing on stdout"
+
+
+# `cmp discover` reads the same codes: Argo CD's "no" is empty output, not an exit code.
+CMP_DISCOVER = {CmpExit.OK: "answered: the file found, or nothing when none holds a set",
+                CmpExit.ERROR: "invalid parameters: one line on stderr"}
+
+
+def help_text(codes: type[ExitCode], title: str = "Exit codes:", words: dict | None = None) -> str:
+    """`codes` as a --help epilog section (click keeps a `\\b` paragraph as written): one line per
+    code, its words (or `words[code]`) wrapped beneath; the process-level codes (Ctrl-C) left out."""
+    lines = ["\b", title]
+    for code in codes:
+        text = (words or {}).get(code, code.help)
+        lines += _wrapped(text, f"  {code.value}  ", " " * (4 + len(str(code.value))))
+    return "\n".join(lines)
+
+
+def _wrapped(text: str, first: str, rest: str) -> list[str]:
+    """`text` filled to HELP_WIDTH at spaces (what textwrap does, without importing it into every
+    command's start)."""
+    lines, line = [], first
+    for word in text.split():
+        if line.strip() and len(line) + 1 + len(word) > HELP_WIDTH:
+            lines.append(line)
+            line = rest + word
+        else:
+            line += ("" if line.endswith(" ") else " ") + word
+    return lines + [line]
