@@ -1,6 +1,6 @@
 """`kubectl disagg rollout step --gitops -f DIR`: the next step of a rollout, as a change to the
 rollout state in git (docs/gitops.md). Flags → `gitops.run.step_files` (read each state and the
-live LWS, the next step, with --wait through `stepper.drive`; write the advanced states) → the
+live LWS, the next step, with --wait watching them in `wait.until_settled`; write the advanced states) → the
 report (and the pull request's description).
 
 The cluster is only read, and only LeaderWorkerSets: get, list and watch.

@@ -1,13 +1,11 @@
 """The second executor of a pass: reconcile's actions land in a rollout state, not a cluster.
 
-`gitops_step` runs a pass with it against the live LWS; `rules` replays a recorded step with it
+`gitops_step` runs its one pass with it over the live LWS; `rules` replays a recorded step with it
 to check that a state in git is one the planner wrote (one decision, one way to apply it).
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 from collections.abc import Sequence
 
 from kubectl_disagg.core import naming
@@ -18,55 +16,28 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 
 
-class _NoLease:
-    """Git serialises writers (one pull request per step): no Lease to hold, none to renew."""
-
-    duration = math.inf
-
-    def renew_if_due(self) -> None:
-        pass
-
-
 class StateExecutor:
-    """`executors.Executor` over a rollout state: reconcile's actions land in the document.
-
-    `snapshot` hands out the live state: the snapshot the step was decided on, or read afresh
-    from `live` when that is a cluster (something with `snapshot` and `wait_for_change`, whose
-    watch `wait_for_change` is then); each action rewrites the state as the cluster executor
-    would rewrite the cluster. Services follow their revision's LWS in the render, so their
-    creates and deletes need no record. No lease and no permission check: git review is both.
+    """The part of `executors.Executor` a pass uses (`run_pass`), over a rollout state: reconcile's
+    actions land in the document, each rewriting the state as the cluster executor would
+    rewrite the cluster. `snapshot` hands out the live state the step was decided on. Services
+    follow their revision's LWS in the render, so their creates and deletes need no record. No
+    lease, no watch and no permission check: git serialises writers and review is both.
     """
 
-    def __init__(self, ds: DisaggregatedSet, state: RolloutState | None, live):
-        self._ds, self.committed = ds, state
-        self._cluster = None if isinstance(live, Snapshot) else live
-        self._snapshot = live if isinstance(live, Snapshot) else None
+    def __init__(self, ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot):
+        self._ds, self._snapshot = ds, live
         self._name = state.name if state else ds.name
         self._namespace = state.namespace if state else None
         self.records = dict(state.revisions) if state else {}
         self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()} if state else {}
         self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()} if state else {}
-        self._identities = {o.name: o.identity for o in live.lws} if self._snapshot else {}
-        self.served = None  # the live RolloutState object, read with each snapshot of a cluster
+        self._identities = {o.name: o.identity for o in live.lws}
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
-        if self._cluster is not None:
-            self._snapshot = self._cluster.snapshot(set_name, namespace, services=False)
-            self._identities = {o.name: o.identity for o in self._snapshot.lws}
-            self.served = self._cluster.rollout_state(set_name, namespace) if self.committed else None
         return self._snapshot
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         pass  # a state file is written by whoever may commit it
-
-    def lease(self, set_name: str, namespace: str,
-              wait_until: float | None = None) -> contextlib.AbstractContextManager:
-        return contextlib.nullcontext(_NoLease())
-
-    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
-        if self._cluster is None:
-            return False  # a state decided on one snapshot: nothing to watch
-        return self._cluster.wait_for_change(set_name, namespace, resource_version, timeout)
 
     def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict:
         return {}  # a state writes no cluster object: Argo CD applies the render, as its owner

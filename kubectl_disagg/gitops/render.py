@@ -46,21 +46,35 @@ def rendered(ds: DisaggregatedSet, state: RolloutState) -> list[dict]:
     records = dict(state.revisions)
     records.setdefault(ds.revision, record_from_set(ds))
     objects: list[dict] = []
+    views: dict[str, DisaggregatedSet] = {}
+    for slice_index, revision, role_name, replicas, initial, owner in _layout(ds, state):
+        record = records[revision]
+        view = views.get(revision) or views.setdefault(revision, _revision_set(ds, record))
+        lws = leader_worker_set(view, _role(record.role(role_name)), slice_index, namespace, replicas)
+        if initial is not None:
+            annotations = lws["metadata"].setdefault("annotations", {})
+            annotations[naming.INITIAL_REPLICAS_ANNOTATION] = str(initial)
+        if owner is not None:
+            annotations = lws["metadata"].setdefault("annotations", {})
+            annotations[naming.REPLICAS_OWNER_ANNOTATION] = owner
+        objects.append(lws)
+        objects.append(service(ds.name, slice_index, revision, role_name, namespace))
+    return objects
+
+
+def rendered_names(ds: DisaggregatedSet, state: RolloutState) -> tuple[set[str], set[str]]:
+    """The names of the LeaderWorkerSets and of the Services `rendered` makes, without making
+    them (what prune deletes between two of a step's states)."""
+    lws = {naming.lws_name(ds.name, s, revision, role) for s, revision, role, *_ in _layout(ds, state)}
+    return lws, {name + naming.SERVICE_SUFFIX for name in lws}
+
+
+def _layout(ds: DisaggregatedSet, state: RolloutState):
+    """(slice, revision, role, replicas, initial-replicas, owner) of every LWS, in render order."""
     for slice_index in range(ds.slices):
         for revision, roles in _slice_layout(ds, state, slice_index):
-            record = records[revision]
-            view = _revision_set(ds, record)
             for role_name, replicas, initial, owner in roles:
-                lws = leader_worker_set(view, _role(record.role(role_name)), slice_index, namespace, replicas)
-                if initial is not None:
-                    annotations = lws["metadata"].setdefault("annotations", {})
-                    annotations[naming.INITIAL_REPLICAS_ANNOTATION] = str(initial)
-                if owner is not None:
-                    annotations = lws["metadata"].setdefault("annotations", {})
-                    annotations[naming.REPLICAS_OWNER_ANNOTATION] = owner
-                objects.append(lws)
-                objects.append(service(ds.name, slice_index, revision, role_name, namespace))
-    return objects
+                yield slice_index, revision, role_name, replicas, initial, owner
 
 
 def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):

@@ -23,7 +23,9 @@ before rendering from it, and `rollout step --gitops` checks every state it writ
 
 The replay runs reconcile (core/reconcile.py, the stepper's own decision) over the previous
 point as if it were live and settled, and lands its actions with the `StateExecutor`, exactly
-as `gitops_step` did when it wrote the state. A format 1 state has no `previous`, so rule 4
+as `gitops_step` did when it wrote the state (which checks that state against the pass it ran,
+`ran`, where that pass read exactly what the replay would: the pass is not computed twice).
+Only the slices a state moved are replayed, and none when it moved none. A format 1 state has no `previous`, so rule 4
 cannot hold it: it never renders, and the step (which reads its point from the live LWS,
 `upgraded`) rewrites it in format 2.
 """
@@ -54,7 +56,10 @@ def check_state(ds: DisaggregatedSet, state: RolloutState) -> None:
         raise UserError(problems)
 
 
-def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
+def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, Point] | None = None) -> list[Problem]:
+    """Every rule `state` breaks. `ran`: slice → the point a reconcile pass the caller ran made of
+    the slice's previous point, over exactly what rule 4's replay would read (the step that
+    wrote `state`, `gitops_step`); those slices are not replayed again."""
     lines = _Lines(state)
     if state.target is None or state.previous is None:
         return [lines.problem(("formatVersion",), "formatVersion", FORMAT_1)]
@@ -82,7 +87,7 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
         problems.append(lines.problem(("target", "roles"), "target.roles", TARGETS.format(
             changed="; ".join(changed), docs=DOCS)))
     previous = {s: p for s, p in state.previous.items() if s < then.slices}
-    stepped = replay(then, state.namespace, previous)
+    stepped = _stepped(then, state, previous, ran or {})
     for slice_index in range(target.slices):
         deployed = state.replicas.get(slice_index)
         if not deployed:
@@ -278,6 +283,15 @@ def _check_steps(lines: _Lines, then: DisaggregatedSet, state: RolloutState, pre
                        f"{_point(now)} (rule: one step at a time, {DOCS})")
         problems.append(lines.problem(path, _dotted(path), message))
     return problems
+
+
+def _stepped(then: DisaggregatedSet, state: RolloutState, previous: Mapping[int, Point],
+             ran: Mapping[int, Point]) -> dict[int, Point]:
+    """Rule 4's next point of each slice the state moved from its previous one: `ran`'s, else
+    replayed (nothing is replayed when no slice needs it: a state at rest, or a step's own)."""
+    moved = [s for s, before in previous.items() if not _same(_now(state, s), before)]
+    replayed = replay(then, state.namespace, previous) if any(s not in ran for s in moved) else {}
+    return {s: ran[s] if s in ran else replayed.get(s, Point({}, {})) for s in moved}
 
 
 def replay(then: DisaggregatedSet, namespace: str, points: Mapping[int, Point]) -> dict[int, Point]:

@@ -3,13 +3,16 @@
 `gitops_step` is `rollout step` for git: the same `reconcile` over the live LWS, with a
 `StateExecutor` landing the actions in the state instead of the cluster (one decision, two
 executors). It refuses to move unless the cluster shows exactly what the state renders to.
-Pure, but for `next_step`: `stepper.drive` over a `StateExecutor` reading the cluster it is
-given, so `--wait` watches between looks as `rollout step --until-complete` does.
+Pure, but for `next_step`: it reads the cluster it is given and, with `--wait`, watches the LWS
+between looks in the one wait loop every command waits in (`until_settled`).
+
+A step decides once: the committed state rendered (and checked, spec §8) once, one reconcile
+pass over the live LWS, the state it writes checked against that pass, and what its views
+read (`step_view`) computed with it.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -19,6 +22,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Placement
 from kubectl_disagg.core.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
+from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.errors import Problem
@@ -30,9 +34,11 @@ from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, Role
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
+from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import NO_CLOCK, Paced, with_position
 from kubectl_disagg.rollout.progressive import utcnow
-from kubectl_disagg.rollout.stepper import Pass, drive, run_pass
+from kubectl_disagg.wait import Deadline, until_settled
+from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
 # --- the state a first step writes ------------------------------------------------------------
@@ -193,55 +199,40 @@ class GitopsStep:
     reasons: tuple[str, ...] = ()  # why it waits or refuses, or what the new state does
     passed: Pass | None = None  # reconcile's pass, when one ran
     before: RolloutState | None = None
-    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_state`)
-
-    # What `stepper.drive` reads of a pass: a step that does not wait ends the drive (a state
-    # to commit is as far as git goes until it is merged); a waiting one watches the LWS.
-    @property
-    def refusal(self) -> tuple[str, ...]:
-        return self.reasons if self.outcome == Outcome.REFUSED else ()
-
-    @property
-    def complete(self) -> bool:
-        return self.outcome in (Outcome.ADVANCED, Outcome.COMPLETE, Outcome.HELD)
-
-    @property
-    def stopped(self) -> tuple[str, ...]:
-        return self.reasons if self.outcome == Outcome.HELD else ()
-
-    @property
-    def done(self) -> tuple[Action, ...]:
-        return ()  # nothing lands in the cluster: only a commit changes what the next look sees
-
-
-def next_state(executor: StateExecutor, ds: DisaggregatedSet, namespace: str, lease=None, *,
-               max_in_flight: int = 1, analyze=None) -> GitopsStep:
-    """One look of a git-driven step, as `stepper.drive` takes a pass: the live LWS read through
-    `executor`, the next state decided from the committed one (`analyze`: see `gitops_step`)."""
-    live = executor.snapshot(ds.name, namespace)
-    return replace(gitops_step(ds, executor.committed, live, executor.served, now=utcnow(), analyze=analyze),
-                   snapshot=live)
+    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_step`)
+    view: StepView = StepView()  # what its views read (the pull request), computed with it
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
               deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
               analyze=None) -> tuple[GitopsStep, bool]:
-    """The next step of a git-driven rollout; with `wait`, the first that does not wait (watching
-    the LWS in between, by `stepper.drive`) until `deadline` (a `clock` value); and whether the
-    deadline came first. `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
-    executor = StateExecutor(ds, state, cluster)
-    look = functools.partial(next_state, analyze=analyze)
+    """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
+    `cluster`; with `wait`, the first that does not wait, watching the LWS between looks until
+    `deadline` (a `clock` value); and whether the deadline came first. Nothing lands in the
+    cluster, so no Lease is held: a state to commit is as far as git goes until it is merged.
+    `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
+    until = Deadline(deadline, clock)
+
+    def look() -> GitopsStep:
+        live = cluster.snapshot(ds.name, namespace, services=False)
+        served = cluster.rollout_state(ds.name, namespace) if state is not None else None
+        return replace(gitops_step(ds, state, live, served, now=utcnow(), analyze=analyze), snapshot=live)
+
+    def watch(seen: GitopsStep, seconds: float) -> bool:
+        return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
+
+    if wait and until.expired():  # the deadline had passed before the first look
+        return look(), True
     step = None
-    for step in drive(executor, ds, namespace, until_complete=wait, deadline=deadline, clock=clock,
-                      take_pass=look):
+    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,
+                              rewatch=True):
         pass
-    if step is None:  # the deadline had passed before the first look
-        return look(executor, ds, namespace), True
     return step, wait and step.outcome == Outcome.WAITING
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
-                served: Mapping | None = None, now=None, analyze=None) -> GitopsStep:
+                served: Mapping | None = None, now=None, analyze=None, *,
+                committed_render: list[dict] | None = None) -> GitopsStep:
     """The next state of a git-driven rollout, given the state committed, the live LWS and the
     live RolloutState object (`served`; None where the cluster does not serve the kind or holds
     none): it must be the committed document, and the LWS what that renders to (for a set that
@@ -250,7 +241,18 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     With a RolloutPolicy, `now` (a datetime) is what its gates are judged at (gitops/waves.py), and
     `analyze` (rollout/analysis.py's GateAnalysis) measures an analysis gate without a verdict
     before the state is decided: the state written carries the verdict, and opens the next wave
-    or records the abort (or the pause) the verdict calls for."""
+    or records the abort (or the pause) the verdict calls for. `committed_render`: what
+    `render_with_state(ds, state)` returned, where the caller has it (`rollout status --gitops`).
+
+    One pass, decided once: the committed state rendered (and so checked, spec §8) once, one
+    reconcile over the live LWS, and the state it writes checked against that pass (`_ran`);
+    the state writer, the views (`view`) and `rollout status --gitops` all read this result."""
+    step = _decided(ds, state, live, served, now, analyze, committed_render)
+    return replace(step, view=step_view(ds, step.before, step.state, step.passed))
+
+
+def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, served: Mapping | None,
+             now, analyze, committed_render: list[dict] | None) -> GitopsStep:
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -260,8 +262,10 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
         return _checked(ds, GitopsStep(Outcome.ADVANCED, adopt_state(ds, namespace, live),
                                        ("adopted the live LeaderWorkerSets into a new rollout state",)))
     read, committed = state, upgraded(ds, state)  # a format 1 state: checked against the live LWS here
-    candidates = _synced_renders(ds, committed, live)
-    synced, state, expected = next((c for c in candidates if not synced_differences(c[2], ours)), candidates[0])
+    candidates = ([(ds, committed, committed_render)] if committed_render is not None and read is committed
+                  else _synced_renders(ds, committed, live))
+    synced, state, objects = next((c for c in candidates if not synced_differences(_lws(c[2]), ours)), candidates[0])
+    expected = _lws(objects)
     # (a state never synced before a commit render refuses: its object is not live either)
     differences = (served_differences(read, served) if state is committed else []) + \
         synced_differences(expected, ours)
@@ -274,7 +278,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
 
     # Services are not read (the step reads LWS only): the state's are those it renders.
     services = tuple(LiveService(SERVICE, o["metadata"]["name"], "", "", o["metadata"]["labels"], {}, "")
-                     for o in rendered(synced, state) if o["kind"] == SERVICE)
+                     for o in objects if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
     paced = None if ds.policy is None else Paced(ds, state, now or NO_CLOCK, analyze=analyze)
@@ -289,43 +293,47 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     after = replace(after, target=Target.of(toward), position=state.position if paced is None else paced.position,
                     previous={s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {}))
                               for s in after.replicas})
+
+    def checked(outcome: GitopsStep) -> GitopsStep:
+        return _checked(ds, outcome, _ran(ds, toward, outcome.state, passed))
+
     if paced is not None and passed.stopped and not passed.done:
         if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
-            return _checked(ds, GitopsStep(Outcome.ADVANCED, with_position(state, paced.position),
-                                           ("records where the rollout stands: " + "; ".join(passed.stopped),),
-                                           passed, before=state))
+            return checked(GitopsStep(Outcome.ADVANCED, with_position(state, paced.position),
+                                      ("records where the rollout stands: " + "; ".join(passed.stopped),),
+                                      passed, before=state))
         return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
     if passed.done:
-        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
-                                       before=state))
+        return checked(GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
+                                  before=state))
     if not passed.complete:
         waiting = tuple(f"slice {r.slice}: {reason}" for r in passed.reconciliation.slices for reason in r.waiting_for)
         return GitopsStep(Outcome.WAITING, state, waiting or ("nothing to do yet",), passed, before=state)
     if _deployed(after) != _deployed(state):  # a direct scale or slice change is live: record it
-        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
-                                       passed, before=state))
+        return checked(GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
+                                  passed, before=state))
     handed = [s for s, d in state.replicas.items() if list(d) == [ds.revision] and handing_back(ds, state, s)]
     if handed:  # the state sized an External role until now: hand it back (its record says External)
         back = replace(after, revisions={**after.revisions, ds.revision: _external_as_set(
             after.revisions[ds.revision], ds)}, previous={**after.previous, **{
             s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
-        return _checked(ds, GitopsStep(Outcome.ADVANCED, back, (
+        return checked(GitopsStep(Outcome.ADVANCED, back, (
             "hands the size of the External roles back to their autoscaler",), passed, before=state))
     if read is not committed:  # nothing left to roll, but render refuses format 1: write format 2
-        return _checked(ds, GitopsStep(Outcome.ADVANCED, after, ("rewrites the rollout state in format 2",),
-                                       passed, before=state))
+        return checked(GitopsStep(Outcome.ADVANCED, after, ("rewrites the rollout state in format 2",),
+                                  passed, before=state))
     return GitopsStep(Outcome.COMPLETE, state, (), passed, before=state)
 
 
 def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> list[tuple]:
-    """[(set, state, its LWS)] whose render the cluster may run: `ds` and the committed state.
+    """[(set, state, its objects)] whose render the cluster may run: `ds` and the committed state.
     For a set that gained slices or changed its targets mid-rollout, which render refuses until
     a step records them (spec §8), the sync of that commit never comes: the set on the slices
     the state records, or the set its last step saw, each with the committed state or, when
     that was not synced before the refused commit, the points its last step started from (a
     revision it removed read back from its live LWS, checked as adoption checks it)."""
     try:
-        return [(ds, state, _lws(render_with_state(ds, state)))]
+        return [(ds, state, render_with_state(ds, state))]
     except UserError as refused:
         error = refused
     then, _ = set_at_target(ds, state, state.target)
@@ -333,7 +341,7 @@ def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -
     candidates = []
     for synced in sets:
         try:
-            candidates.append((synced, state, _lws(render_with_state(synced, state))))
+            candidates.append((synced, state, render_with_state(synced, state)))
         except UserError:
             continue
     if not candidates:
@@ -349,7 +357,7 @@ def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -
     before = replace(state, revisions=records, replicas={s: p.replicas for s, p in state.previous.items()},
                      initial={s: p.initial for s, p in state.previous.items() if p.initial})
     # (compared with the live LWS, which are the check)
-    return candidates + [(synced, before, _lws(rendered(synced, before))) for synced in sets]
+    return candidates + [(synced, before, rendered(synced, before)) for synced in sets]
 
 
 def _lws(objects: list[dict]) -> list[dict]:
@@ -375,9 +383,9 @@ def directory_steps(steps: list[tuple[DisaggregatedSet, GitopsStep]]) -> list[Gi
     if not holding:
         return [step for _, step in steps]
     names = ", ".join(f"disaggregatedset/{name}" for name in holding)
-    return [GitopsStep(Outcome.WAITING, step.before if step.before is not None else step.state, (
-                f"its next step is ready, but {names} cannot step yet: the sets of a directory step "
-                "together (one pull request), so nothing is written",), step.passed, before=step.before)
+    return [replace(step, outcome=Outcome.WAITING, state=step.before if step.before is not None else step.state,
+                    reasons=(f"its next step is ready, but {names} cannot step yet: the sets of a directory step "
+                             "together (one pull request), so nothing is written",))
             if step.outcome == Outcome.ADVANCED else step for _, step in steps]
 
 
@@ -385,15 +393,49 @@ def _deployed(state: RolloutState) -> tuple:
     return state.revisions, state.replicas, state.initial
 
 
-def _checked(ds: DisaggregatedSet, step: GitopsStep) -> GitopsStep:
+def _checked(ds: DisaggregatedSet, step: GitopsStep, ran: Mapping[int, Point] | None = None) -> GitopsStep:
     """The step, unless the state it would write breaks a rule of spec §8 (then nothing is
-    written: render would refuse it, so a bot never commits a state that cannot sync)."""
-    problems: list[Problem] = state_problems(ds, step.state)
+    written: render would refuse it, so a bot never commits a state that cannot sync). `ran`:
+    the pass's own outcome where it stands for rule 4's replay (`_ran`)."""
+    problems: list[Problem] = state_problems(ds, step.state, ran)
     if not problems:
         return step
     return GitopsStep(Outcome.REFUSED, step.before, tuple(f"the next state would break a rule of spec §8: "
                                                           f"{p.path}: {p.message}" for p in problems),
                       step.passed, before=step.before)
+
+
+def _ran(ds: DisaggregatedSet, toward: DisaggregatedSet, state: RolloutState, passed: Pass) -> dict[int, Point]:
+    """Slice → the point the pass made of it, for the slices where the pass read exactly what
+    rule 4's replay of `state` reads (spec §8), so the check takes the pass for the replay: the
+    set the state's target names decides as the set the pass reconciled (`toward`: revision,
+    slices, each role's replicas, External mark and budgets), no RoleScaler sizes a role, and
+    the slice's live LWS are its previous point (replicas, initial-replicas) with one old
+    revision at most (reconcile drains several newest first, by creation, which the replay
+    reads from the state's order). Reconcile reads readiness only to wait: a slice it moved
+    was settled, as the replay takes every slice. Any other slice is replayed by the check."""
+    then, _ = set_at_target(ds, state, state.target) if state.target is not None else (None, "")
+    if then is None or _decides(then) != _decides(toward) or passed.snapshot.scalers:
+        return {}
+    live: dict[int, dict[tuple[str, str], tuple[int, int]]] = {}
+    for o in passed.snapshot.lws:
+        if o.identity.complete:
+            key = (o.identity.revision, o.identity.role)
+            seen = live.setdefault(o.identity.slice, {})
+            seen[key] = (-1, -1) if key in seen or not o.managed_by_us(ds.name) else \
+                (o.replicas, o.initial_replicas if o.initial_replicas is not None else o.replicas)
+    ran = {}
+    for slice_index, before in (state.previous or {}).items():
+        point = {(rev, role): (n, before.initial.get(rev, {}).get(role, n))
+                 for rev, counts in before.replicas.items() for role, n in counts.items()}
+        if live.get(slice_index, {}) == point and len(set(before.replicas) - {then.revision}) <= 1:
+            ran[slice_index] = Point(state.replicas.get(slice_index, {}), state.initial.get(slice_index, {}))
+    return ran
+
+
+def _decides(ds: DisaggregatedSet) -> tuple:
+    """What reconcile's decision reads of a set, but for the LWS it reads."""
+    return ds.name, ds.revision, ds.slices, tuple((r.name, r.replicas, r.external, role_config(r)) for r in ds.roles)
 
 
 def autoscaled(objects: list[dict]) -> set[str]:

@@ -1,5 +1,6 @@
-"""The pull request of a git-driven step, as a reviewer reads it. Pure: a `GitopsStep` in, the
-view model of templates/gitops_pr.md.j2 out (and the commit's title line).
+"""The pull request of a git-driven step, as a reviewer reads it. Pure: a `GitopsStep` and the
+`StepView` it carries in (gitops/step_view.py: what took the planner or a render to know), the
+context of templates/gitops_pr.md.j2 out (and the commit's title line). Neither plans nor renders.
 
 What a reviewer needs at a glance: a title fit for a commit subject; what the rollout is for
 (the template difference between the revisions); where this step sits in the whole plan (a
@@ -15,14 +16,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import PlanInputs, StepKind, inputs_for_set, role_config
+from kubectl_disagg.core.planner import StepKind, role_config
 from kubectl_disagg.core.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
-from kubectl_disagg.gitops.render import rendered
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.gitops.step_view import ObservedLWS, SlicePlan
 from kubectl_disagg.gitops.waves import opened_wave
 from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
@@ -50,7 +50,8 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
         "old_revisions": [rev for rev in deployed_order(before) if rev != ds.revision],
         "changes": template_diff.changes(old_records, new_record) if old_records else None,
         "groups": groups,
-        "removal": _removal(ds, before, after, removed_revisions) if removed_revisions else None,
+        "removal": ({"revisions": removed_revisions, "lws": list(step.view.pruned_lws),
+                     "services": list(step.view.pruned_services)} if removed_revisions else None),
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
         "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
         "wave": _opened_wave(ds, before, after),
@@ -129,54 +130,25 @@ def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: i
     return {role: (old, new) for role, (old, new) in counts.items()}
 
 
-def _observed(ds: DisaggregatedSet, step: GitopsStep, slice_index: int) -> list:
-    """The slice's LWS as the step read them: (name, revision, role, ready, replicas)."""
-    if not step.passed:
-        return []
-    order = {name: index for index, name in enumerate(ds.role_names)}
-    lws = [o for o in step.passed.snapshot.lws if o.managed_by_us(ds.name) and o.identity.slice == slice_index]
-    lws.sort(key=lambda o: (o.identity.revision == ds.revision, order.get(o.identity.role, len(order)), o.name))
-    return [(o.name, o.identity.revision, o.identity.role, o.ready, o.replicas) for o in lws]
-
-
-def _slice_plan(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None, slice_index: int):
-    """(PlanInputs, the step to mark) of the slice's rollout, or (None, None) when it has none.
-
-    A rolling slice's plan is reconcile's; the slice whose drained revision this step removes
-    has no plan left in reconcile, so it is rebuilt from the state it leaves (its last step).
-    """
-    if report is not None and report.plan is not None and report.position is not None:
-        moved = 1 if report.phase == Phase.ROLLING else 0
-        return report.plan, report.position[0] + moved
-    before = step.before
-    if before is None or report is None or report.phase != Phase.COMPLETE:
-        return None, None
-    initial = [0] * len(ds.roles)
-    for revision, counts in before.deployed(slice_index).items():
-        if revision == ds.revision:
-            continue
-        started = before.initial.get(slice_index, {}).get(revision, counts)
-        for index, role in enumerate(ds.role_names):
-            initial[index] += started.get(role, 0)
-    if not any(initial):
-        return None, None
-    inputs = inputs_for_set(ds, initial)
-    return inputs, None  # marked at the plan's end below
+def _observed(step: GitopsStep, slice_index: int) -> tuple[ObservedLWS, ...]:
+    """The slice's LWS as the step read them (none when no pass ran)."""
+    return step.view.observed.get(slice_index, ()) if step.passed else ()
 
 
 def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None, slice_index: int,
                 removed: list[str]) -> dict:
     before, after = role_counts(ds, step.before, slice_index), role_counts(ds, step.state, slice_index)
-    inputs, current = _slice_plan(ds, step, report, slice_index)
-    observed = _observed(ds, step, slice_index)
+    plan: SlicePlan | None = step.view.plans.get(slice_index) if report is not None else None
+    inputs = plan.inputs if plan is not None else None
+    observed = _observed(step, slice_index)
     roles = []
     for index, role in enumerate(ds.roles):
         config = role_config(role)
         old_before, new_before = before.get(role.name, (0, 0))
         old_after, new_after = after.get(role.name, (0, 0))
-        mine = [o for o in observed if o[2] == role.name]
-        old_ready = sum(o[3] for o in mine if o[1] != ds.revision)
-        new_ready = sum(o[3] for o in mine if o[1] == ds.revision)
+        mine = [o for o in observed if o.role == role.name]
+        old_ready = sum(o.ready for o in mine if o.revision != ds.revision)
+        new_ready = sum(o.ready for o in mine if o.revision == ds.revision)
         started = inputs.initial_old[index] if inputs is not None and index < len(inputs.initial_old) else None
         roles.append({
             "name": role.name, "target": role.replicas, "external": role.external,
@@ -186,8 +158,8 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
             "started": started,
             "old_before": old_before, "new_before": new_before, "old_after": old_after, "new_after": new_after,
             "old_ready": old_ready, "new_ready": new_ready,
-            "old_observed": sum(o[4] for o in mine if o[1] != ds.revision),
-            "new_observed": sum(o[4] for o in mine if o[1] == ds.revision),
+            "old_observed": sum(o.replicas for o in mine if o.revision != ds.revision),
+            "new_observed": sum(o.replicas for o in mine if o.revision == ds.revision),
             # ready replicas this step keeps serving: old ones it leaves, new ones already ready
             "kept_ready": min(old_after, old_ready) + min(new_after, new_ready),
         })
@@ -195,13 +167,13 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
     return {
         "phase": str(report.phase) if report else "not stepped",
         "step_kind": report.step_kind if report else None,
-        "plan": inputs, "current": current,
+        "plan": plan,
         "roles": roles,
         "groups_after": [(rev, dict(counts)) for rev, counts in (step.state.deployed(slice_index).items()
                                                                  if step.state else ())],
         "removed": removed_here,
         "waiting_for": list(report.waiting_for) if report else [],
-        "observed_counts": [(o[1], o[2], o[3], o[4]) for o in observed],
+        "observed_counts": [(o.revision, o.role, o.ready, o.replicas) for o in observed],
     }
 
 
@@ -214,13 +186,13 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
     groups = []
     for label, view in grouped_by_slice(per_slice):
         first = first_slice[label]
-        group = {key: value for key, value in view.items() if key not in ("plan", "current", "observed_counts")}
+        group = {key: value for key, value in view.items() if key not in ("plan", "observed_counts")}
         group["label"] = label
         group["several"] = "-" in label
-        group["observed"] = [{"name": name, "revision": rev, "role": role, "ready": ready, "replicas": replicas,
-                              "new": rev == ds.revision}
-                             for name, rev, role, ready, replicas in _observed(ds, step, first)]
-        group["chart"] = _chart(ds, view, rollback)
+        group["observed"] = [{"name": o.name, "revision": o.revision, "role": o.role, "ready": o.ready,
+                              "replicas": o.replicas, "new": o.revision == ds.revision}
+                             for o in _observed(step, first)]
+        group["chart"] = _chart(view["plan"], rollback)
         group["position"] = ((group["chart"]["current"], len(group["chart"]["steps"]) - 1)
                              if group["chart"] and view["phase"] == str(Phase.ROLLING) else None)
         group["safety"] = _safety(ds, group)
@@ -228,23 +200,19 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
     return groups
 
 
-def _chart(ds: DisaggregatedSet, view: dict, rollback: bool = False) -> dict | None:
-    inputs: PlanInputs | None = view["plan"]
-    if inputs is None:
+def _chart(plan: SlicePlan | None, rollback: bool = False) -> dict | None:
+    if plan is None or plan.steps is None:
         return None
-    try:
-        steps = planner.plan(inputs.initial_old, inputs.target, inputs.configs)
-    except planner.PlanDidNotConverge:
-        return None
-    current = view["current"] if view["current"] is not None else len(steps) - 1
+    steps = list(plan.steps)
+    current = plan.current if plan.current is not None else len(steps) - 1
     if rollback:  # numbered from where the rollout stood, not from a start that never ran
         stood = rollback_start(steps, current)
         steps = [replace(steps[stood], kind=StepKind.INITIAL), *steps[stood + 1:]]
         current -= stood
-    chart = plan_chart.plan_chart(inputs, steps, current)
+    chart = plan_chart.plan_chart(plan.inputs, steps, current)
     return {
         "current": current, "steps": steps,
-        "mermaid": [plan_chart.mermaid(chart, index) for index in range(len(inputs.roles))],
+        "mermaid": [plan_chart.mermaid(chart, index) for index in range(len(plan.inputs.roles))],
         "table": plan_chart.table(chart),
     }
 
@@ -285,17 +253,3 @@ def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:
         if groups:
             out.append(f"Revision groups move whole (all roles running, or all at 0): {groups}.")
     return out
-
-
-# --- what prune deletes -----------------------------------------------------------------------
-
-
-def _removal(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None,
-             removed: list[str]) -> dict:
-    def names(state, kind):
-        # (both states are the step's: checked, or compared with the live LWS)
-        return {o["metadata"]["name"] for o in rendered(ds, state) if o["kind"] == kind} if state else set()
-
-    lws = sorted(names(before, "LeaderWorkerSet") - names(after, "LeaderWorkerSet"))
-    services = sorted(names(before, "Service") - names(after, "Service"))
-    return {"revisions": removed, "lws": lws, "services": services}

@@ -7,7 +7,6 @@ from typing import Any
 
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core import planner
 from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.gitops.position import is_rollback, numbered
 from kubectl_disagg.core.reconcile import Phase
@@ -104,11 +103,7 @@ def _position(ds, step, report) -> str | None:
     if not report or not report.position:
         return None
     current = report.position[0] + (1 if report.phase == Phase.ROLLING else 0)
-    if report.plan is None or not is_rollback(ds, step.before):
+    plan = step.view.plans.get(report.slice)  # the step's plan of the slice: reconcile's
+    if report.plan is None or not is_rollback(ds, step.before) or plan is None or plan.steps is None:
         return f"{current}/{report.position[1]}"
-    plan = report.plan
-    try:
-        trajectory = planner.plan(plan.initial_old, plan.target, plan.configs)
-    except planner.PlanDidNotConverge:
-        return f"{current}/{report.position[1]}"
-    return "{}/{}".format(*numbered(ds, step.before, trajectory, current))
+    return "{}/{}".format(*numbered(ds, step.before, list(plan.steps), current))

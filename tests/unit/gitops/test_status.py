@@ -80,3 +80,19 @@ def test_an_abort_rolls_back_with_the_same_actions():
     text = format_text(result, "s.yaml")
     assert text.startswith(f"disaggregatedset/llm in {NS} (revision {old.revision}): next: run rollout step")
     assert "cluster: synced, pruned, new revision ready" in text and "slice 0: step " in text
+
+
+def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
+    """Issue 30: `rollout status --gitops` renders (and so checks, spec §8) the committed state
+    once, and the step it asks about reads that render: one replay, one pass, one render.
+    Before: the step rendered and replayed the committed state a second time."""
+    from kubectl_disagg.gitops import render, rules
+    from kubectl_disagg.rollout import stepper
+    from tests.unit.gitops.test_step import Counted, _mid_rollout
+
+    argo, new, state = _mid_rollout()
+    replays = Counted(monkeypatch, rules, "replay")
+    passes = Counted(monkeypatch, stepper, "reconcile")
+    renders = Counted(monkeypatch, render, "rendered")
+    assert status(argo, new, state).next_action == NextAction.STEP
+    assert (replays.calls, passes.calls, renders.calls) == (1, 1, 1)

@@ -394,8 +394,8 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
 
 
 def test_state_executor_has_the_executors_signatures():
-    """`stepper.drive` may drive it: every method of the `Executor` protocol, spelled alike."""
-    for name in ("snapshot", "execute", "authorize", "lease", "wait_for_change"):
+    """`stepper.run_pass` may run it: every method of the `Executor` protocol a pass calls, spelled alike."""
+    for name in ("snapshot", "execute", "authorize", "occupants"):
         protocol = inspect.signature(getattr(Executor, name))
         ours = inspect.signature(getattr(StateExecutor, name))
         assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
@@ -424,7 +424,7 @@ class WatchedArgo:
         return True
 
 
-def test_wait_runs_through_drive_until_the_step_can_advance():
+def test_wait_watches_the_lws_until_the_step_can_advance():
     argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
     clock = [0.0]
@@ -439,6 +439,76 @@ def test_wait_runs_through_drive_until_the_step_can_advance():
     assert cluster.watches == [60.0, 60.0]  # a quiet watch is watched again, 60 s at a time
     (once, timed_out) = next_step(WatchedArgo(argo, [], clock), new, step.state, NS)
     assert once.outcome == Outcome.WAITING and not timed_out  # without --wait: one look
+
+
+class Counted:
+    """`module.name` wrapped in a counter (monkeypatched back after the test)."""
+
+    def __init__(self, monkeypatch, module, name: str):
+        self.calls, wrapped = 0, getattr(module, name)
+
+        def counting(*args, **kwargs):
+            self.calls += 1
+            return wrapped(*args, **kwargs)
+        monkeypatch.setattr(module, name, counting)
+
+
+def _mid_rollout(slices: int = 3):
+    """A rollout one planner step in, synced and ready: (Argo, the set, the committed state)."""
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}, slices=slices))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=slices)
+    for _ in range(2):  # the rollout's start, then its first step
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new))
+        assert step.outcome == Outcome.ADVANCED, step
+        state = round_trip(step.state, new)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    return argo, new, state
+
+
+def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_render(monkeypatch):
+    """Issue 30: a git step reconciles the live LWS once (the pass), replays once (the §8 check
+    of the committed state, which every slice moved), and checks the state it writes against
+    that pass instead of replaying it again; the summary, -o yaml and the pull request read what
+    the step computed. Before: three reconciles (the committed check, the pass, the check of
+    the new state) and the pull request planned again."""
+    from kubectl_disagg.core import planner
+    from kubectl_disagg.gitops import render, rules
+    from kubectl_disagg.rollout import stepper
+    from kubectl_disagg.views import gitops_pr, gitops_report
+
+    argo, new, state = _mid_rollout()
+    replays = Counted(monkeypatch, rules, "replay")
+    passes = Counted(monkeypatch, stepper, "reconcile")
+    renders = Counted(monkeypatch, render, "rendered")
+    step, timed_out = next_step(WatchedArgo(argo, [], [0.0]), new, state, NS)
+    assert step.outcome == Outcome.ADVANCED and not timed_out, step
+    assert (replays.calls, passes.calls, renders.calls) == (1, 1, 1)
+    assert set(step.state.previous) == {0, 1, 2} and all(step.state.previous[s] != state.previous[s] for s in range(3))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a view planned or rendered")
+    for module, name in ((planner, "plan"), (render, "rendered"), (render, "render_with_state")):
+        monkeypatch.setattr(module, name, refused)
+    assert not hasattr(gitops_pr, "planner") and not hasattr(gitops_pr, "rendered")
+    text = gitops_report.format_pr_description(new, NS, step, "f") + gitops_report.format_summary(new, NS, step, "f")
+    gitops_report.to_document(new, NS, step, "f")
+    assert "rollout to " in text and "step 3 of 4" in text and "slices 0-2: step 3/4" in text
+    assert (replays.calls, passes.calls) == (1, 1)
+
+
+def test_a_step_whose_pass_cannot_stand_for_the_replay_is_replayed(monkeypatch):
+    """Where the set the state's target names does not decide as the one the pass reconciled
+    (here its budgets), the check replays the step as render will."""
+    from kubectl_disagg.gitops import rules, step as steps
+
+    argo, new, state = _mid_rollout(slices=1)
+    replays = Counted(monkeypatch, rules, "replay")
+    monkeypatch.setattr(steps, "_decides", lambda ds: id(ds))  # no two sets alike
+    step = gitops_step(new, state, argo.snapshot(new))
+    assert step.outcome == Outcome.ADVANCED and replays.calls == 2
 
 
 def test_wait_gives_up_at_the_deadline_waiting():
