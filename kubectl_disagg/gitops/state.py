@@ -1,5 +1,8 @@
 """The rollout state of a git-driven rollout: what is deployed, kept in git beside the set. Pure.
 
+About 470 lines on purpose: the document's reader and its writer are one format, read beside
+each other (every field read is a field written); format 1's upgrade rides with them.
+
 A `RolloutState` document records, per slice, the revisions deployed and the replicas of each
 of their roles (and, for old revisions, the replicas they started the rollout with), plus for
 every revision the fields that reach its LeaderWorkerSets (role specs, role metadata,

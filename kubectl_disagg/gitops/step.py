@@ -1,5 +1,8 @@
 """Rollouts through git: the next rollout state from the committed one and the live LWS.
 
+About 520 lines on purpose: the one decision of a git step, from the committed state to the
+state it writes and what its views read, kept together so that it is computed once (issue 30).
+
 `gitops_step` is `rollout step` for git: the same `reconcile` over the live LWS, with a
 `StateExecutor` landing the actions in the state instead of the cluster (one decision, two
 executors). It refuses to move unless the cluster shows exactly what the state renders to.
