@@ -97,6 +97,11 @@ def is_disaggregated_set(data: object) -> bool:
     )
 
 
+def is_policy_document(data: object) -> bool:
+    """A RolloutPolicy (core/policy.py reads it), told apart from the documents passed through."""
+    return isinstance(data, dict) and data.get("kind") == naming.POLICY_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION
+
+
 # --- defaulting -----------------------------------------------------------------------------
 
 def default_role_spec(spec: Mapping[str, object] | None) -> dict:

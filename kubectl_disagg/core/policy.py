@@ -23,31 +23,26 @@ the waves into slice counts for a set's `slices` (a last wave of 100% implied).
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.analysis import Analysis, role_problems
+from kubectl_disagg.core.analysis import Analysis, role_problems, validate_analysis
 from kubectl_disagg.core.durations import parse_duration
+from kubectl_disagg.core.model import is_policy_document
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
 
 ABORT, PAUSE = "abort", "pause"
 ON_FAILURE = (ABORT, PAUSE)
-ANALYSIS_MODULE = "kubectl_disagg.core.analysis"  # issue 33's checks; validated there where present
 
 _PERCENT = re.compile(r"^([0-9]+)%$")
 _SPEC_FIELDS = frozenset({"targetRef", "maxSlicesInFlight", "waves", "analysis", "onFailure"})
 _WAVE_FIELDS = frozenset({"slices", "pause", "analysis"})
 
 IntOrPercent = int | str  # 3, or "25%"
-
-
-def is_policy_document(data: object) -> bool:
-    return isinstance(data, dict) and data.get("kind") == naming.POLICY_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION
 
 
 @dataclass(frozen=True)
@@ -196,26 +191,9 @@ def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
     for index, entry in enumerate(checks if isinstance(checks, list) else ()):
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             names.add(entry["name"])
-    model: object = raw
-    validate = _analysis_validator()
-    if validate is not None:
-        model, problems = validate(raw, path, check.problem)
-        check.problems.extend(_as_problem(check, p) for p in problems)
-    elif not isinstance(checks, list):
-        check.fail(path + ("checks",), "must be a list of checks, each with a name")
+    model, problems = validate_analysis(raw, path, check.problem)
+    check.problems.extend(_as_problem(check, p) for p in problems)
     return model, names
-
-
-def _analysis_validator() -> Callable | None:
-    """core/analysis.py's `validate_analysis(raw, path_prefix, locate) -> (model | None, problems)`,
-    `locate` being the document's (path, message) → Problem; None where that module is not there."""
-    try:
-        module = importlib.import_module(ANALYSIS_MODULE)
-    except ModuleNotFoundError as missing:
-        if missing.name != ANALYSIS_MODULE:
-            raise
-        return None
-    return getattr(module, "validate_analysis", None)
 
 
 def _as_problem(check: _Checker, problem: object) -> Problem:

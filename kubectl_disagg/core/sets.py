@@ -12,8 +12,7 @@ from dataclasses import dataclass, replace
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document, dotted
-from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set
-from kubectl_disagg.core.policy import is_policy_document, policies_for
+from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set, is_policy_document
 from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
@@ -58,8 +57,13 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
             if not too_large:
                 items.append(ds)
     problems.extend(_defined_twice([item for item in items if isinstance(item, DisaggregatedSet)]))
-    policies, policy_problems = policies_for(documents, [i for i in items if isinstance(i, DisaggregatedSet)])
-    problems.extend(policy_problems)
+    policies: dict = {}
+    if any(is_policy_document(document.data) for document in documents):
+        # The RolloutPolicy's reader (and its analysis checks, a PromQL parser) is loaded where a
+        # policy is read: `render | kubectl apply` of a plain set does not pay for it (BENCHMARKS.md).
+        from kubectl_disagg.core.policy import policies_for
+        policies, policy_problems = policies_for(documents, [i for i in items if isinstance(i, DisaggregatedSet)])
+        problems.extend(policy_problems)
     if problems:
         raise UserError(problems)
     items = [replace(i, policy=policies.get((i.namespace, i.name))) if isinstance(i, DisaggregatedSet) else i

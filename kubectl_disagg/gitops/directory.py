@@ -47,11 +47,10 @@ from dataclasses import dataclass, field
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set, namespace_conflict,
                                        namespace_for)
-from kubectl_disagg.core.render import passthrough_collisions
+from kubectl_disagg.core.render import passthrough_collisions, render_set
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.autoscalers import scaler_targets
-from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, is_state_document, unmatched_states
 from kubectl_disagg.manifests.reader import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, STDIN, STDIN_NAME, parse_stream
 from kubectl_disagg.manifests.source import Document
@@ -489,8 +488,7 @@ def render(directory: Directory, *, require_state: bool = False, namespace: str 
     for item in directory.items:
         if isinstance(item, SetEntry):
             try:
-                own = render_with_state(item.ds, item.state, item.namespace, require_state=require_state,
-                                        state_file=reading.state_name)
+                own = _rendered_set(item, require_state, reading)
             except UserError as err:
                 problems.extend(err.problems)
                 continue
@@ -507,6 +505,17 @@ def render(directory: Directory, *, require_state: bool = False, namespace: str 
     problems = passthrough_collisions(rendered, directory.passthrough, namespace)
     problems += scaler_targets(git_sets, directory.passthrough, objects, namespace)
     return out, problems
+
+
+def _rendered_set(item: SetEntry, require_state: bool, reading: Reading) -> list[dict]:
+    """A set's objects: the steady state, or as far as its rollout state has rolled it. The rules
+    a state must keep (spec §8, §9: gitops/render.py, and the replay they run) are loaded for a
+    set with a state only: `render | kubectl apply` of a plain set does not pay for them."""
+    if item.state is None and not require_state:
+        return list(render_set(item.ds, item.namespace))
+    from kubectl_disagg.gitops.render import render_with_state
+    return render_with_state(item.ds, item.state, item.namespace, require_state=require_state,
+                             state_file=reading.state_name)
 
 
 def render_objects(directory: Directory, *, require_state: bool = False, namespace: str | None = None,

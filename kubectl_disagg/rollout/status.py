@@ -19,7 +19,6 @@ from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, derive_status
 from kubectl_disagg.exits import StatusExit
 from kubectl_disagg.wait import Deadline, until_settled
-from kubectl_disagg.rollout.progressive import paced_view
 
 Format = Callable[[list[SetStatus], str], str]  # the reports and the time of the look → the text printed
 
@@ -54,7 +53,10 @@ def _status(cluster, ds: DisaggregatedSet, namespace: str):
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     if ds.policy is None:
         return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
-    passage, lines = paced_view(cluster, ds, namespace, snapshot)  # a RolloutPolicy's position, read only
+    # A RolloutPolicy's position, read only; its machinery (waves, gates, the RolloutState object)
+    # is loaded for a set with a policy only: status of a plain set does not pay for it.
+    from kubectl_disagg.rollout.progressive import paced_view
+    passage, lines = paced_view(cluster, ds, namespace, snapshot)
     status = derive_status(ds, snapshot, reconcile(passage.target, snapshot, passage.admission))
     return replace(status, rollout=lines), snapshot
 

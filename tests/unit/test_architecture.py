@@ -225,3 +225,16 @@ def test_each_type_name_means_one_thing():
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 defined.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
     assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
+
+
+def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
+    """`render -f` of a set with no rollout state and no RolloutPolicy (`render | kubectl apply`,
+    the plugin at rest) loads neither the rules a state must keep (spec §8: the replay, the
+    reconcile pass) nor the policy reader and its PromQL parser: they load where a state or a
+    policy is read. Their import is most of render's start-up above its floor (BENCHMARKS.md)."""
+    loaded = _reached("kubectl_disagg.commands.render", at_import=True) | _reached(
+        "kubectl_disagg.gitops.directory", at_import=True)
+    heavy = {"kubectl_disagg.gitops.render", "kubectl_disagg.gitops.rules", "kubectl_disagg.core.reconcile",
+             "kubectl_disagg.core.policy", "kubectl_disagg.core.analysis", "kubectl_disagg.core.promql"}
+    assert sorted(loaded & heavy) == []
+    assert heavy <= _reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"
