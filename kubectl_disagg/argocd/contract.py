@@ -30,7 +30,7 @@ REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
 # Name → announced default. The same names and defaults are announced in plugin.yaml;
 # Argo CD shows announced defaults but never sends them, so they are applied here.
 DEFAULT_INCLUDE = directories.DEFAULT_INCLUDE
-DEFAULT_STATE_FILE = directories.STATE_FILE
+DEFAULT_STATE_FILE = naming.STATE_FILE
 PARAMETERS = ("namespace", "recurse", "include", "exclude", "strict", "rollout-state", "require-rollout-state")
 
 # Built-in kinds that live outside namespaces: they never get the application's namespace.

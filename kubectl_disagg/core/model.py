@@ -97,6 +97,11 @@ def is_disaggregated_set(data: object) -> bool:
     )
 
 
+def is_state_document(data: object) -> bool:
+    """A RolloutState (gitops/state.py reads it): a set's rollout state, kept in git beside it."""
+    return isinstance(data, dict) and data.get("kind") == naming.STATE_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION
+
+
 def is_policy_document(data: object) -> bool:
     """A RolloutPolicy (core/policy.py reads it), told apart from the documents passed through."""
     return isinstance(data, dict) and data.get("kind") == naming.POLICY_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION

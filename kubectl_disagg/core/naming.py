@@ -54,6 +54,7 @@ PLUGIN_VERSION = "v1alpha1"
 PLUGIN_API_VERSION = f"{PLUGIN_GROUP}/{PLUGIN_VERSION}"
 POLICY_KIND = "RolloutPolicy"
 STATE_KIND = "RolloutState"
+STATE_FILE = "disagg-rollout-state.yaml"  # beside the sets, one RolloutState document per set
 
 REVISION_LENGTH = 8
 SERVICE_SUFFIX = "-prv"

@@ -43,17 +43,20 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set, namespace_conflict,
+from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set, is_state_document, namespace_conflict,
                                        namespace_for)
 from kubectl_disagg.core.render import passthrough_collisions, render_set
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.autoscalers import scaler_targets
-from kubectl_disagg.gitops.state import STATE_FILE, RolloutState, find_state, is_state_document, unmatched_states
 from kubectl_disagg.manifests.reader import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, STDIN, STDIN_NAME, parse_stream
 from kubectl_disagg.manifests.source import Document
+
+if TYPE_CHECKING:  # read where a state file holds something (`_state_of`)
+    from kubectl_disagg.gitops.state import RolloutState
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 SKIP_MARKER = b"+argocd:skip-file-rendering"  # Argo CD's Directory source skips a file holding it
@@ -68,7 +71,7 @@ class Reading:
     recursive: bool = False
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = ()
-    state_name: str = STATE_FILE
+    state_name: str = naming.STATE_FILE
     explicit: str | None = None
 
 
@@ -338,6 +341,16 @@ PER_SET_KINDS: dict[str, Callable[[list[SetEntry], list[Document], Reading],
 }
 
 
+def _state_of(documents: list[Document], ds: DisaggregatedSet, namespace: str) -> RolloutState | None:
+    """The state of `ds` in its state file's documents, or None. The state document's reader
+    (gitops/state.py) is loaded where a state file holds something: a directory without one does
+    not pay for it."""
+    if not documents:
+        return None
+    from kubectl_disagg.gitops.state import find_state
+    return find_state(documents, ds, namespace)
+
+
 def _per_set_kind(document: Document) -> str | None:
     data = document.data
     if is_state_document(data):
@@ -393,7 +406,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
             if reading.explicit and explicit_must_hold and path not in tree.files:
                 problems.append(Problem(path, 0, "", "no such file or directory"))
             try:
-                state = find_state(documents_of(path), ds, target)
+                state = _state_of(documents_of(path), ds, target)
             except UserError as err:
                 problems.extend(err.problems)
             if state is None and reading.explicit and explicit_must_hold and path in tree.files:
@@ -403,6 +416,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
     # set of it; the states of sets that include/exclude left out are left out with them.
     matched = [(entry.ds.name, entry.namespace) for entry in entries.values()]
     for path in tree.walked_states if states else ():
+        from kubectl_disagg.gitops.state import unmatched_states  # a state file was walked: its reader
         problems.extend(unmatched_states([d for d in documents_of(path)
                                           if _state_name(d) not in tree.left_out_sets], matched))
     items = _per_set_documents(loaded.items, entries, reading, problems)

@@ -13,7 +13,8 @@ import tempfile
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory
-from kubectl_disagg.gitops.state import RolloutState, is_state_document, state_document
+from kubectl_disagg.core.model import is_state_document
+from kubectl_disagg.gitops.state import RolloutState, state_document
 from kubectl_disagg.manifests.reader import read_documents
 from kubectl_disagg.manifests.writer import to_yaml
 

@@ -18,7 +18,8 @@ from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
 from kubectl_disagg.gitops.waves import held_layout, wave_problems
-from kubectl_disagg.gitops.state import MISSING_STATE, STATE_FILE, RevisionRecord, RoleRecord, RolloutState, record_from_set
+from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.gitops.state import MISSING_STATE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 
 def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespace: str | None = None,

@@ -54,18 +54,13 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document
-from kubectl_disagg.core.model import SCALING_EXTERNAL, DisaggregatedSet, Placement, PLACEMENT_NONE
+from kubectl_disagg.core.model import SCALING_EXTERNAL, is_state_document, DisaggregatedSet, Placement, PLACEMENT_NONE
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.rollout_config import IntOrPercentError, resolve_config
 
 FORMAT_VERSION = 2
-STATE_FILE = "disagg-rollout-state.yaml"  # beside the sets, one RolloutState document per set
 
 Counts = Mapping[str, int]  # role → replicas
-
-
-def is_state_document(data: object) -> bool:
-    return isinstance(data, dict) and data.get("kind") == naming.STATE_KIND and data.get("apiVersion") == naming.PLUGIN_API_VERSION
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import yaml
 
 from tests.conftest import sets_from_files
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
-from kubectl_disagg.gitops.state import STATE_FILE, state_document
+from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.gitops.step import initial_state
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health

@@ -234,7 +234,8 @@ def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
     policy is read. Their import is most of render's start-up above its floor (BENCHMARKS.md)."""
     loaded = _reached("kubectl_disagg.commands.render", at_import=True) | _reached(
         "kubectl_disagg.gitops.directory", at_import=True)
-    heavy = {"kubectl_disagg.gitops.render", "kubectl_disagg.gitops.rules", "kubectl_disagg.core.reconcile",
+    heavy = {"kubectl_disagg.gitops.state", "kubectl_disagg.gitops.render", "kubectl_disagg.gitops.rules",
+             "kubectl_disagg.core.reconcile",
              "kubectl_disagg.core.policy", "kubectl_disagg.core.analysis", "kubectl_disagg.core.promql"}
     assert sorted(loaded & heavy) == []
     assert heavy <= _reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"

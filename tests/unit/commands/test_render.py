@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-STATE_AND_POLICY = ("kubectl_disagg.gitops.rules", "kubectl_disagg.core.reconcile", "kubectl_disagg.core.policy",
-                    "kubectl_disagg.core.promql")
+STATE_AND_POLICY = ("kubectl_disagg.gitops.state", "kubectl_disagg.gitops.rules", "kubectl_disagg.core.reconcile",
+                    "kubectl_disagg.core.policy", "kubectl_disagg.core.promql")
 
 # Runs the console entry in a fresh interpreter and names, at exit, every module of ours it loaded.
 PROGRAM = """
