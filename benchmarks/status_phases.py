@@ -32,13 +32,16 @@ def main() -> None:
     from kubectl_disagg.core import naming
     from kubectl_disagg.core.reconcile import reconcile
     from kubectl_disagg.commands._inputs import sets_from_files
+    from kubectl_disagg.commands._options import Options
     from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
     from kubectl_disagg.core.status import derive_status, to_document
     from kubectl_disagg.kube.client import rest
     from kubectl_disagg.kube.client.kubeconfig import load_configuration
     from kubectl_disagg.manifests.writer import format_objects
     lap("imports (entry point, click, the status command: core, cluster modules, output)")
-    (ds,) = sets_from_files((filename,), False)
+    options = Options()
+    options.filenames = (filename,)
+    (ds,) = sets_from_files(options)
     lap("read and validate the file")
     connection, _ = load_configuration(kubeconfig, None)
     client = rest.RestClient(connection, connection.server)
