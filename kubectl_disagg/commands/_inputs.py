@@ -14,21 +14,22 @@ def sets_from_files(options: Options) -> list:
 
     reading = directories.Reading(options.recursive)
     tree = directories.read_tree(options.filenames, reading)
-    return [entry.ds for entry in _with_sets(directories, tree, reading).sets]
+    return [entry.ds for entry in _with_sets(directories, tree, reading, options.namespace).sets]
 
 
-def tree_of_sets(filenames: tuple[str, ...], reading):
+def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):
     """The -f inputs as `gitops.directory` reads them (`Tree`), checked to hold at least one
-    valid set (warnings printed); its states are read by the command that needs them."""
+    valid set (warnings printed; `namespace`, -n, places a set and its policy that name none);
+    its states are read by the command that needs them."""
     from kubectl_disagg.gitops import directory as directories
 
     tree = directories.read_tree(filenames, reading)
-    _with_sets(directories, tree, reading)
+    _with_sets(directories, tree, reading, namespace)
     return tree
 
 
-def _with_sets(directories, tree, reading):
-    directory = directories.load(tree, reading, states=False)
+def _with_sets(directories, tree, reading, namespace: str | None):
+    directory = directories.load(tree, reading, namespace=namespace, states=False)
     print_warnings(directory.warnings)
     if not directory.sets:
         raise UserError(["no DisaggregatedSet found in the input"])

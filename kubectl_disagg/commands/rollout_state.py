@@ -42,8 +42,8 @@ def init(options: _options.Options, state_file: str | None) -> None:
     from kubectl_disagg.gitops.init import initial_states
 
     reading = directories.Reading(options.recursive, explicit=state_file)
-    by_file = initial_states(directories.load(_inputs.tree_of_sets(options.filenames, reading), reading,
-                                              namespace=options.namespace, fallback=""))
+    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
+    by_file = initial_states(directories.load(tree, reading, namespace=options.namespace, fallback=""))
     for path, states in by_file.items():
         files.write_state(path, *states)
         for written in states:

@@ -20,7 +20,7 @@ from kubectl_disagg.wait import Deadline
 
 def run(options: Options, watch: bool, timeout: float | None) -> GitopsExit:
     reading = directories.Reading(options.recursive)
-    _inputs.tree_of_sets(options.filenames, reading)  # checked to hold a set before the cluster is asked
+    _inputs.tree_of_sets(options.filenames, reading, options.namespace)  # a set checked for before the cluster
     deadline = Deadline.after(timeout).at
     with _session.session(options) as cluster:
 

@@ -31,7 +31,7 @@ def run(options: Options, wait: bool, timeout: float | None, pr_description: str
 
     namespace = options.namespace
     reading = directories.Reading(options.recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(options.filenames, reading)
+    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 

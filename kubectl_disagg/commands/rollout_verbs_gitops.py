@@ -24,7 +24,7 @@ def run(options: Options, verb, console, *, full=False, state_file=None, pr_desc
 
     namespace = options.namespace
     reading = directories.Reading(options.recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(options.filenames, reading)
+    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 

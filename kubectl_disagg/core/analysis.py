@@ -21,13 +21,14 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from kubectl_disagg.core import apirules, promql
-from kubectl_disagg.core.durations import format_duration, parse_duration
+from kubectl_disagg.core.durations import bounded, format_duration
 from kubectl_disagg.errors import Problem
 
 PLACEHOLDERS = ("set", "namespace", "role", "revision", "slices")
 NO_DATA = ("fail", "pass")
 DEFAULT_INTERVAL, DEFAULT_COUNT, DEFAULT_FAILURE_LIMIT, DEFAULT_NO_DATA = "1m", 1, 0, "fail"
 MAX_COUNT = 1000
+MAX_INTERVAL_SECONDS = 24 * 3600  # a check's interval: at most 24h (docs/analysis.md)
 PASSED, FAILED, RUNNING = "passed", "failed", "running"
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -251,13 +252,9 @@ def _condition(raw: object, path: tuple, report) -> Condition | None:
 
 
 def _interval(raw: object, path: tuple, report) -> float | None:
-    try:
-        seconds = parse_duration(raw) if isinstance(raw, str) else None
-    except ValueError:
-        seconds = None
-    if seconds is None or seconds <= 0:
-        report(path, f'Invalid value: "{raw}": must be a duration such as 30s, 1m or 1h30m')
-        return None
+    seconds, why = bounded(raw, MAX_INTERVAL_SECONDS)
+    if why is not None:
+        report(path, why)
     return seconds
 
 

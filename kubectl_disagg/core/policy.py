@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, role_problems, validate_analysis
-from kubectl_disagg.core.durations import parse_duration
-from kubectl_disagg.core.model import is_policy_document
+from kubectl_disagg.core.durations import bounded
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_policy_document
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
 
 ABORT, PAUSE = "abort", "pause"
+MAX_SOAK_SECONDS = 30 * 24 * 3600  # a pause's duration: at most 720h (docs/analysis.md)
 ON_FAILURE = (ABORT, PAUSE)
 
 _PERCENT = re.compile(r"^([0-9]+)%$")
@@ -262,27 +263,24 @@ def _gates(check: _Checker, path: tuple, entry: Mapping, check_names: set[str] |
 
 
 def _duration(check: _Checker, path: tuple, raw: object) -> float | None:
-    try:
-        seconds = parse_duration(raw) if isinstance(raw, str) else None
-    except ValueError as err:
-        check.fail(path, str(err))
-        return None
-    if seconds is None or seconds <= 0:
-        check.fail(path, f"must be a positive duration like 15m or 1h30m, got {raw!r}")
-        return None
+    seconds, why = bounded(raw, MAX_SOAK_SECONDS)
+    if why is not None:
+        check.fail(path, why)
     return seconds
 
 
 # --- policies beside their sets ---------------------------------------------------------------
 
 
-def policies_for(documents: Iterable[Document], sets: Sequence) -> tuple[dict[tuple, RolloutPolicy], list[Problem]]:
+def policies_for(documents: Iterable[Document], sets: Sequence, namespace: str | None = None,
+                 fallback: str = DEFAULT_NAMESPACE) -> tuple[dict[tuple, RolloutPolicy], list[Problem]]:
     """The policy of each set (keyed by (namespace, name) of the set) among `documents`, and
     every problem: a policy that does not parse, names no set of the input, or is the second
     for its set, and waves that admit fewer slices than the wave before for the set's size.
 
-    A policy matches a set of its name in its namespace; a document without a namespace
-    matches whichever the set's is (both get `-n`'s, or the context's, as kubectl fills it)."""
+    A policy matches a set of its name in its namespace, once kubectl's one rule has filled in
+    both: a document naming no namespace is in `namespace` (-n), else in `fallback` (the
+    context's). A policy in "b" never paces a set -n puts in "a"."""
     by_set: dict[tuple, RolloutPolicy] = {}
     problems: list[Problem] = []
     documents = list(documents)
@@ -297,15 +295,17 @@ def policies_for(documents: Iterable[Document], sets: Sequence) -> tuple[dict[tu
         problems.extend(found)
         if policy is None:
             continue
-        matches = [ds for ds in sets if ds.name == policy.target
-                   and (policy.namespace is None or ds.namespace is None or ds.namespace == policy.namespace)]
-        where = f" in namespace {policy.namespace}" if policy.namespace else ""
+        home = policy.namespace or namespace or fallback
+        matches = [ds for ds in sets if ds.name == policy.target and (ds.namespace or namespace or fallback) == home]
         if not matches and policy.target in named and policy.target not in {ds.name for ds in sets}:
             continue
         if not matches:
+            elsewhere = sorted({ds.namespace or namespace or fallback for ds in sets if ds.name == policy.target})
+            why = (f"; the input's is in namespace {', '.join(elsewhere)} (a document that names no namespace is "
+                   "in -n's, else the context's)" if elsewhere else " (a policy is read beside its set: give both to -f)")
             problems.append(Problem(document.file, document.line(("spec", "targetRef", "name")), "spec.targetRef.name",
-                                    f"names disaggregatedset/{policy.target}{where}, which is not in the input "
-                                    "(a policy is read beside its set: give both to -f)"))
+                                    f"names disaggregatedset/{policy.target} in namespace {home}, which is not in "
+                                    f"the input{why}"))
             continue
         for ds in matches:
             key = (ds.namespace, ds.name)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document, dotted
-from kubectl_disagg.core.model import DisaggregatedSet, build_set, is_disaggregated_set, is_policy_document
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, build_set, is_disaggregated_set, is_policy_document
 from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
@@ -29,9 +29,11 @@ class LoadResult:
         return [item for item in self.items if isinstance(item, DisaggregatedSet)]
 
 
-def load_documents(documents: Iterable[Document]) -> LoadResult:
+def load_documents(documents: Iterable[Document], namespace: str | None = None,
+                   fallback: str = DEFAULT_NAMESPACE) -> LoadResult:
     """Sets (each with its RolloutPolicy, read beside it and never passed through) and the
-    other documents, in input order; every problem at once."""
+    other documents, in input order; every problem at once. `namespace` (-n) and `fallback`
+    (the context's) place a set and its policy that name none, to match them."""
     items: list[DisaggregatedSet | Document] = []
     problems: list[Problem] = []
     warnings: list[Problem] = []
@@ -62,7 +64,8 @@ def load_documents(documents: Iterable[Document]) -> LoadResult:
         # The RolloutPolicy's reader (and its analysis checks, a PromQL parser) is loaded where a
         # policy is read: `render | kubectl apply` of a plain set does not pay for it (BENCHMARKS.md).
         from kubectl_disagg.core.policy import policies_for
-        policies, policy_problems = policies_for(documents, [i for i in items if isinstance(i, DisaggregatedSet)])
+        policies, policy_problems = policies_for(documents, [i for i in items if isinstance(i, DisaggregatedSet)],
+                                                 namespace, fallback)
         problems.extend(policy_problems)
     if problems:
         raise UserError(problems)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from kubectl_disagg.core.durations import later
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import ABORT, ResolvedWave, RolloutPolicy, resolve_waves
 from kubectl_disagg.core.position import (ANALYSIS, FAILED, FULL, PASSED, PAUSE, PROMOTED, SOAKED, VERDICT,
@@ -215,7 +216,7 @@ def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
     if wave.pause and not position.passed(wave.index, PAUSE):
         until = None
         if wave.duration is not None:
-            ends = parse_time(position.completed[wave.index]) + datetime.timedelta(seconds=wave.duration)
+            ends = later(parse_time(position.completed[wave.index]), wave.duration)
             until = timestamp(ends)
         if full or (until is not None and now >= parse_time(until)):
             position = position.with_gate(wave.index, PAUSE, at, position.full.by if full else "soak",

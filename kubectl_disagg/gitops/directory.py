@@ -371,7 +371,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
     `states` False: the sets only, their states neither read nor checked (the commands that
     drive the cluster directly, `rollout plan`; they refuse a git-driven set by its state file).
     """
-    loaded, empty = _manifests(tree)
+    loaded, empty = _manifests(tree, namespace, fallback)
     sets = loaded.sets
     problems: list[Problem | str] = []
     if reading.explicit and len(sets) != 1:
@@ -426,9 +426,10 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
     return Directory(tuple(items), tuple(dict.fromkeys(read)), tuple(empty), loaded.warnings)
 
 
-def _manifests(tree: Tree):
-    """The chosen manifests parsed and loaded (`core.sets.load_documents`: sets validated), and
-    those that held no document; every problem of every file at once."""
+def _manifests(tree: Tree, namespace: str | None, fallback: str):
+    """The chosen manifests parsed and loaded (`core.sets.load_documents`: sets validated, each
+    with its policy, placed by `namespace` and `fallback`), and those that held no document;
+    every problem of every file at once."""
     documents: list[Document] = []
     problems: list[Problem] = []
     empty = []
@@ -441,9 +442,37 @@ def _manifests(tree: Tree):
         if not found:
             empty.append(path)
         documents.extend(found)
+        problems.extend(problem for problem in map(unread_kind, found) if problem is not None)
     if problems:
         raise UserError(problems)
-    return load_documents(documents), empty
+    return load_documents(documents, namespace, fallback), empty
+
+
+# The kinds of our API groups that we read, and the version of each (config/crd/). A document
+# of these groups naming another kind or version would otherwise pass through, or be taken
+# for no policy at all: a mistyped policy's rollout would start every slice at once.
+SERVED = {naming.PLUGIN_GROUP: (naming.PLUGIN_VERSION, (naming.POLICY_KIND, naming.STATE_KIND)),
+          naming.SET_GROUP: (naming.SET_VERSION, (naming.SET_KIND, naming.SCALER_KIND))}
+
+
+def unread_kind(document: Document) -> Problem | None:
+    """Why `document` is of one of our API groups yet of no kind and version we read, as kubectl
+    refuses it ("no matches for kind ... in version ..."); None for every other document. A
+    DisaggregatedSet of another version is its validation's to refuse (a set's own message)."""
+    data = document.data
+    api_version = data.get("apiVersion") if isinstance(data, dict) else None
+    if not isinstance(api_version, str) or api_version.split("/")[0] not in SERVED or is_disaggregated_set(data) \
+            and data.get("kind") != naming.SCALER_KIND:
+        return None
+    group, _, version = api_version.partition("/")
+    served, kinds = SERVED[group]
+    kind = data.get("kind")
+    if version == served and kind in kinds:
+        return None
+    field = "apiVersion" if kind in kinds else "kind"
+    return Problem(document.file, document.line((field,)), field,
+                   f'no matches for kind "{kind}" in version "{api_version}": {group} serves '
+                   f'{", ".join(kinds)} in version {group}/{served} only')
 
 
 def _per_set_documents(loaded_items, entries: Mapping[int, SetEntry], reading: Reading,

@@ -93,7 +93,8 @@ def test_every_problem_with_file_line_and_path():
         "ds.yaml:25: spec.waves[1].slices: waves are cumulative and strictly increasing: 1 is not more than "
         "wave 0's 1",
         "ds.yaml:26: spec.waves[1].analysis[1]: unknown check \"nope\" (known: ttft)",
-        "ds.yaml:27: spec.waves[1].pause.duration: invalid duration \"soon\": use e.g. 30s, 5m, 1h30m",
+        "ds.yaml:27: spec.waves[1].pause.duration: Invalid value: \"soon\": must be a positive duration such as 30s, "
+        "15m or 1h30m",
     ]
 
 
