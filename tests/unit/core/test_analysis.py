@@ -246,3 +246,15 @@ def test_gate_record_and_values():
                                                                "checks": [analysis.record(verdict)]}
     assert analysis.placeholder_values("s", "n", "r", range(3)) == {"set": "s", "namespace": "n", "revision": "r",
                                                                     "slices": "0|1|2"}
+
+
+@pytest.mark.parametrize(("interval", "expected"), [
+    ("25h", 'interval: Invalid value: "25h": must be at most 24h0m0s'),
+    ("9" * 400 + "s", "interval: Invalid value: \"" + "9" * 37 + '...": must be at most 24h0m0s'),
+    ("1\u0661m", 'interval: Invalid value: "1\u0661m": must be a positive duration'),
+])
+def test_an_interval_is_bounded(interval, expected):
+    """Issue 37 item 8: 400 nines read as infinity, and the gate spun ignoring --timeout (count 1)
+    or overflowed (count 2). Refused at validation: at most 24h."""
+    found = problems(GOOD.replace("interval: 1m", f'interval: "{interval}"'))
+    assert len(found) == 1 and found[0].startswith("policy.yaml:") and expected in found[0], found

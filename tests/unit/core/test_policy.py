@@ -147,3 +147,33 @@ def test_a_check_names_a_role_of_the_set():
     assert problems(SET + POLICY.replace("role: prefill", "role: prefil")) == [
         'ds.yaml:29: spec.analysis.checks[0].role: Invalid value: "prefil": not a role of the set '
         "(roles: prefill, decode)"]
+
+
+def test_a_soak_is_at_most_720h():
+    """Issue 37 item 8: `pause: {duration: 876000000h}` validated, then every verb overflowed."""
+    for soak, why in (("876000000h", "must be at most 720h0m0s"), ("721h", "must be at most 720h0m0s"),
+                      ("9" * 400 + "s", "must be at most 720h0m0s")):
+        (line,) = problems(SET + POLICY.replace("duration: 15m", f"duration: {soak}"))
+        assert line.startswith("ds.yaml:27: spec.waves[1].pause.duration: Invalid value: ") and why in line
+    assert load(SET + POLICY.replace("duration: 15m", "duration: 720h")).sets[0].policy.waves[1].duration == 720 * 3600
+
+
+UNPLACED_SET = SET.replace("metadata: {name: llama, namespace: serving}", "metadata: {name: llama}")
+
+
+def test_a_policy_matches_its_set_by_namespace_once_n_has_filled_both_in():
+    """Issue 37 item 17d: a policy in "serving" paced a set naming no namespace deployed with -n
+    prod. kubectl's one rule (-n, else the context's, fills in a document naming none) is applied
+    to both before they are matched."""
+    documents = parse_stream(UNPLACED_SET + POLICY, "ds.yaml")
+    assert load_documents(documents, "serving").sets[0].policy is not None
+    for namespace, fallback in (("prod", "default"), (None, "default")):
+        with pytest.raises(UserError) as raised:
+            load_documents(documents, namespace, fallback)
+        assert raised.value.lines() == [
+            "ds.yaml:20: spec.targetRef.name: names disaggregatedset/llama in namespace serving, which is not in "
+            f"the input; the input's is in namespace {namespace or fallback} (a document that names no namespace "
+            "is in -n's, else the context's)"]
+    assert load_documents(documents, None, "serving").sets[0].policy is not None
+    unplaced_policy = POLICY.replace("metadata: {name: llama, namespace: serving}", "metadata: {name: llama}")
+    assert load_documents(parse_stream(UNPLACED_SET + unplaced_policy, "ds.yaml"), "prod").sets[0].policy is not None

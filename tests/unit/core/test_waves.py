@@ -243,3 +243,10 @@ def test_waves_budget_order_and_gates_hold_over_any_step_order(scenario):
     else:
         raise AssertionError(f"not complete: {decision}")
 
+
+
+def test_a_soak_ending_past_year_9999_holds_instead_of_overflowing():
+    """Issue 37 item 8: a soak past the last representable time ended every verb in OverflowError."""
+    soak = policy(Wave(1, pause=True, duration=1e15))
+    at_gate = decide(soak, "r2", Position("r2", "r1"), (D, P), T0)
+    assert at_gate.state == State.AT_GATE and at_gate.gate.until == "9999-12-31T23:59:59Z"

@@ -379,3 +379,34 @@ def test_the_explicit_state_file_in_a_walked_directory_is_no_manifest(tmp_path):
     assert entry.state is not None and entry.state_path == str(tmp_path / "llm-state.yaml")
     with pytest.raises(UserError, match="is read from the state file beside its set"):
         directory.read([str(tmp_path)], namespace=NS)  # without --state it is a manifest holding a state
+
+
+POLICY_OF = """\
+---
+apiVersion: {api_version}
+kind: {kind}
+metadata: {{name: llama, namespace: serving}}
+spec:
+  targetRef: {{name: llama}}
+  waves: [{{slices: 1, pause: {{}}}}]
+"""
+
+
+@pytest.mark.parametrize(("api_version", "kind", "line"), [
+    ("kubectl-disagg.x-k8s.io/v1beta1", "RolloutPolicy", "apiVersion: no matches for kind \"RolloutPolicy\" in "
+     "version \"kubectl-disagg.x-k8s.io/v1beta1\""),
+    ("kubectl-disagg.x-k8s.io/v1alpha1", "RolloutPolcy", "kind: no matches for kind \"RolloutPolcy\""),
+    ("disaggregatedset.x-k8s.io/v2", "DisaggregatedSetRoleScaler", "apiVersion: no matches for kind "
+     "\"DisaggregatedSetRoleScaler\" in version \"disaggregatedset.x-k8s.io/v2\""),
+])
+def test_a_document_of_our_groups_we_do_not_read_is_refused_by_every_command(tmp_path, api_version, kind, line):
+    """Issue 37 item 1: a policy of an unknown version passed through render and was read as no
+    policy, so its rollout started every slice at once. Refused at FILE:LINE by the reader."""
+    path = tmp_path / "llama.yaml"
+    path.write_text(EXAMPLE + POLICY_OF.format(api_version=api_version, kind=kind))
+    start = len(EXAMPLE.splitlines()) + (2 if line.startswith("apiVersion") else 3)
+    for argv in (["validate"], ["render"], ["rollout", "plan"]):
+        code, out, err = cli([*argv, "-f", str(path)])
+        assert code == 1 and out == "", (argv, err)
+        assert err.startswith(f"{path}:{start}: {line}"), (argv, err)
+    assert directory.unread_kind(directory.parse_stream(EXAMPLE, "x")[0]) is None
