@@ -203,3 +203,129 @@ def rendered_objects(output: str) -> list[dict]:
     """The objects render made (not documents it passed through unchanged)."""
     return [obj for obj in yaml.safe_load_all(output) if isinstance(obj, dict)
             and ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER]
+
+
+# --- RolloutPolicy documents (issue 37) -------------------------------------------------------
+
+POLICY_SET = next(d for d in SEED_DOCUMENTS if d.get("kind") == naming.SET_KIND and d["spec"].get("slices", 1) > 1)
+_GOOD_DURATIONS = ["15m", "1h30m", "720h", "24h", "1.5h", "90", "500ms", "2s"]
+_BAD_DURATIONS = ["721h", "25h", "876000000h", "9" * 400 + "s", "1\u0661m", "0s", "-1m", "", "1h 2m", "2562047h",
+                  "2562048h", "1e3s", 10**20, -1, 1.5, float("nan"), None]
+_GOOD_COUNTS = [1, 2, 3, "25%", "50%", "100%"]
+_BAD_COUNTS = [0, -2, 2000, "101%", "0%", "05%", "%", "x", True, None, 1.5]
+_CHECK = {"name": "ttft", "role": "prefill", "query": 'up{revision="{{revision}}"}', "successCondition": "> 0"}
+
+
+def _either(draw, good, bad):
+    """Mostly a value the validator accepts, one time in six a hostile one."""
+    return draw(st.sampled_from(bad if draw(st.integers(min_value=0, max_value=5)) == 5 else good))
+
+
+@st.composite
+def _checks(draw) -> list:
+    checks = []
+    for name in ("ttft", "tpot")[:draw(st.integers(min_value=0, max_value=2))]:
+        check = dict(_CHECK, name=_either(draw, [name], ["Bad_Name", ""]), noData=draw(st.sampled_from(["fail", "pass"])))
+        check["interval"] = _either(draw, ["10ms", "50ms"], _GOOD_DURATIONS + _BAD_DURATIONS)
+        check["count"] = _either(draw, [1, 2], [0, 1001, "2", None])
+        check["failureLimit"] = _either(draw, [0], [1, 5, -1])
+        check["role"] = _either(draw, ["prefill", "decode"], ["nope"])
+        check["successCondition"] = _either(draw, ["> 0", "< 0.5"], ["~ 1", ""])
+        checks.append(check)
+    return checks
+
+
+@st.composite
+def _waves(draw, names: list[str]) -> list:
+    waves = []
+    percent = draw(st.booleans())
+    for index in range(draw(st.integers(min_value=0, max_value=4))):
+        wave: dict = {"slices": _either(draw, [f"{25 * (index + 1)}%" if percent else index + 1], _BAD_COUNTS)}
+        pause = draw(st.integers(min_value=0, max_value=3))
+        if pause == 1:
+            wave["pause"] = {}
+        elif pause == 2:
+            wave["pause"] = {"duration": _either(draw, _GOOD_DURATIONS, _BAD_DURATIONS)}
+        elif pause == 3 and draw(st.integers(min_value=0, max_value=5)) == 5:
+            wave["pause"] = draw(_values)
+        if names and draw(st.booleans()):
+            wave["analysis"] = draw(st.lists(st.sampled_from(names * 3 + ["unknown"]), max_size=2, unique=True))
+        waves.append(wave)
+    return waves
+
+
+@st.composite
+def policy_documents(draw) -> bytes:
+    """A seed set with a RolloutPolicy beside it, every field drawn from plausible and hostile
+    values: apiVersion, durations, percentages, counts, checks, onFailure, maxSlicesInFlight,
+    waves, targetRef (issue 37's probe)."""
+    ds = POLICY_SET
+    namespace = ds["metadata"].get("namespace")
+    metadata = {"name": "policy", "namespace": _either(draw, [namespace], ["other", "Bad_NS", None])}
+    spec: dict = {"targetRef": {"name": _either(draw, [ds["metadata"]["name"]], ["other", "", 7])}}
+    checks = draw(_checks())
+    if checks:
+        spec["analysis"] = {"prometheus": {"address": _either(draw, ["http://127.0.0.1:9"], ["ftp://x", ""])},
+                            "checks": checks}
+    spec["waves"] = draw(_waves([c["name"] for c in checks]))
+    spec["maxSlicesInFlight"] = _either(draw, _GOOD_COUNTS + [None], _BAD_COUNTS)
+    spec["onFailure"] = _either(draw, ["abort", "pause"], ["retry", None])
+    if draw(st.integers(min_value=0, max_value=5)) == 5:
+        spec[draw(st.sampled_from(_FIELD_NAMES))] = draw(_values)
+    api_version = _either(draw, [naming.PLUGIN_API_VERSION], [f"{naming.PLUGIN_GROUP}/v1beta1",
+                                                              f"{naming.PLUGIN_GROUP}/v1", naming.PLUGIN_GROUP])
+    kind = _either(draw, [naming.POLICY_KIND], ["RolloutPolcy", naming.STATE_KIND])
+    policy = {"apiVersion": api_version, "kind": kind, "metadata": metadata,
+              "spec": {key: value for key, value in spec.items() if value is not None}}
+    return (to_yaml(ds) + "---\n" + to_yaml(policy)).encode()
+
+
+def check_policy_input(data: bytes, directory: Path) -> bool:
+    """One set and its policy through validate, render and rollout plan (no cluster: its
+    kubeconfig message is the only line that may name no input file), then, when accepted, the
+    wave decisions of a whole rollout with every soak run out (a year on) and every pause
+    promoted; an accepted policy is always the set's (never ignored). Asserts the property;
+    True when the input was accepted."""
+    path = directory / "input.yaml"
+    path.write_bytes(data)
+    FIGURES["policy inputs"] += 1
+    accepted = None
+    for argv in (["validate", "-f", str(path)], ["render", "-f", str(path)],
+                 ["rollout", "plan", "-f", str(path), "--kubeconfig", str(directory / "none")]):
+        code, out, err = run_cli(argv)
+        FIGURES[f"policy {argv[0]} exit {code}"] += 1
+        assert "Traceback" not in err, err
+        if argv[0] == "validate":
+            accepted = code == 0
+        if code != 0 or argv[0] == "rollout":
+            assert code == 1, f"{argv}: exit {code}\n{err}"
+            lines = [line for line in err.splitlines() if not line.startswith("Warning: ")]
+            if accepted and argv[0] == "rollout":
+                assert lines and all("kubeconfig" in line for line in lines), err
+            else:
+                assert out == "" and lines and all(line.startswith(str(path)) for line in lines), err
+    if accepted:
+        _decide_to_the_end(path)
+    return accepted
+
+
+def _decide_to_the_end(path: Path) -> None:
+    """The core's wave decisions for the accepted policy, gate after gate, to the end."""
+    import datetime
+
+    from kubectl_disagg.core.position import Position
+    from kubectl_disagg.core.waves import Progress, State, decide, promote
+    from kubectl_disagg.gitops import directory
+
+    ds = directory.read([str(path)], states=False).sets[0].ds
+    assert ds.policy is not None, "a policy accepted beside its set was not read: its rollout is one big bang"
+    now = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
+    position = Position("r2", "r1")
+    for _ in range(2 * ds.slices + 4):
+        decision = decide(ds.policy, "r2", position, (Progress.DONE,) * ds.slices, now)
+        if decision.state == State.COMPLETE:
+            return
+        now += datetime.timedelta(days=365)
+        position = promote(decision, now, "fuzz", full=True) if decision.state == State.AT_GATE \
+            else decision.position
+    raise AssertionError(f"the rollout of {path} did not end")
