@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -112,8 +113,7 @@ def tracked_files() -> list[Path]:
 
 
 def design_link(path: Path, section: str, found: dict[str, str]) -> str:
-    relative = Path(*([".."] * len(path.parent.relative_to(ROOT).parts)), "docs", "design.md")
-    return f"{relative.as_posix()}#{found[section]}"
+    return f"{Path(os.path.relpath(DESIGN, path.parent)).as_posix()}#{found[section]}"
 
 
 def _linkable_lines(path: Path, text: str) -> set[int]:
