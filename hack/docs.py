@@ -165,16 +165,11 @@ def _cited(path: Path, line: str, linkable: bool, found: dict[str, str]) -> str:
     def one(match: re.Match) -> str:
         word = match.group("word")
         section = match.group("section")
-        if word is None:
-            words = "design"
-        elif word.lower() in ("spec", "design"):
-            words = "Design" if word[0].isupper() else "design"
-        else:
-            words = f"{word} design"
-        citation = f"{words} §{section}"
+        before = "" if word is None or word.lower() in ("spec", "design") else f"{word} "
+        citation = f"{'Design' if before == '' and word and word[0].isupper() else 'design'} §{section}"
         if linkable and section in found:
-            return f"[{citation}]({design_link(path, section, found)})"
-        return citation
+            return f"{before}[{citation}]({design_link(path, section, found)})"
+        return before + citation
 
     if not linkable:
         return CITATION.sub(one, line)
