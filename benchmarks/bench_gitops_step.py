@@ -9,7 +9,7 @@ every old LWS annotated with its initial replicas, the new revision's LWS at 0; 
 processes, alternating run by run after one warm-up each:
 
 - `kubectl-disagg rollout step --gitops -f DIR`: reads the 1,000 LWS, checks them against the
-  committed state (spec §8), decides the first planner step in every slice, checks the state it
+  committed state (design §8), decides the first planner step in every slice, checks the state it
   writes, writes it (exit 0, advanced);
 - the same with `--pr-description FILE`: also the pull request text (a plan chart per slice group).
 

@@ -1,4 +1,4 @@
-"""Time the §5 planner on the largest plans `rollout plan` is expected to print.
+"""Time the design §5 planner on the largest plans `rollout plan` is expected to print.
 
 Run from the repository root:  python benchmarks/bench_planner.py
 Each figure is the best of a few runs (wall clock, time.perf_counter). The target (issue 3)

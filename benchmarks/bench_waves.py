@@ -1,4 +1,4 @@
-"""A paced rollout (RolloutPolicy, spec §9) at 100 slices × 10 roles, beside today's unpaced one.
+"""A paced rollout (RolloutPolicy, design §9) at 100 slices × 10 roles, beside today's unpaced one.
 
 Starts a local control plane; deploys the set (img:1) to steady state in two fresh namespaces;
 then rolls it to img:2 in each, pass by pass, the LWS simulator settling status in between:

@@ -48,7 +48,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
 @dataclass(frozen=True)
 class Parameters:
     """The plugin's parameters with defaults applied; `unknown` names what was not understood;
-    `require_state`: a set without a rollout state is refused (spec §8 rule 3)."""
+    `require_state`: a set without a rollout state is refused (design §8 rule 3)."""
 
     namespace: str | None
     include: tuple[str, ...]

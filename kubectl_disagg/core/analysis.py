@@ -1,4 +1,4 @@
-"""Analysis gates (spec §9.4): the checks of a RolloutPolicy, their queries, and their verdicts.
+"""Analysis gates (design §9.4): the checks of a RolloutPolicy, their queries, and their verdicts.
 
 Pure: `validate_analysis` reads `spec.analysis` into an `Analysis` (every problem at once, each at
 its FILE:LINE through the caller's `locate`); `fill` substitutes a query's placeholders, each
@@ -6,7 +6,7 @@ value quoted for the string literal it stands in (regex-quoted in a `=~`/`!~` ma
 can add or change a selector; `judge` turns measurements into a verdict. No I/O, no clock: the
 measurements carry their times, taken by the runner (`rollout/analysis.py`).
 
-About 500 lines on purpose: the three stages share the `Check` type and §9.4's vocabulary
+About 500 lines on purpose: the three stages share the `Check` type and design §9.4's vocabulary
 (placeholders, noData, failureLimit) and are read in that order; `promql.py`, the one part of
 use on its own, is already its own module.
 """

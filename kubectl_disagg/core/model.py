@@ -1,4 +1,4 @@
-"""The DisaggregatedSet model: typed, immutable, defaulted in one place (spec §1).
+"""The DisaggregatedSet model: typed, immutable, defaulted in one place (design §1).
 
 Built from documents that `validation` has passed (`load.py` does both); the namespace a set
 is acted on in follows one rule for every command (`namespace_for`).
@@ -110,14 +110,14 @@ def is_policy_document(data: object) -> bool:
 # --- defaulting -----------------------------------------------------------------------------
 
 def default_role_spec(spec: Mapping[str, object] | None) -> dict:
-    """The role's LWS spec with the API server's defaults (spec §1) filled in; input untouched."""
+    """The role's LWS spec with the API server's defaults (design §1) filled in; input untouched."""
     spec = without_nulls(dict(spec or {}))
     _default(spec, "replicas", 1)
     strategy = _default(spec, "rolloutStrategy", {})
     if not strategy.get("type"):  # empty means RollingUpdate, the only strategy there is
         strategy["type"] = "RollingUpdate"
     rolling = strategy.get("rollingUpdateConfiguration")
-    if rolling is not None:  # an absent configuration stays absent (§6 tells them apart)
+    if rolling is not None:  # an absent configuration stays absent (design §6 tells them apart)
         _default(rolling, "maxSurge", 0)
         _default(rolling, "maxUnavailable", 1)
         _default(rolling, "partition", 0)

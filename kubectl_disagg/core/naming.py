@@ -1,4 +1,4 @@
-"""Identity of rendered objects (spec §2): kinds, API versions, names, labels and annotations,
+"""Identity of rendered objects (design §2): kinds, API versions, names, labels and annotations,
 each spelled here once (the revision: revision.py)."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""The coordinated rollout planner (spec §5): KEP-766's N-dimensional rolling update.
+"""The coordinated rollout planner (design §5): KEP-766's N-dimensional rolling update.
 
 Pure functions over per-role vectors (tuples of ints, one entry per role, in role order).
 `next_step` answers "from this live state, what next?" exactly as the controller does, so a
 client-side `rollout step` and the controller agree; `plan` repeats it from the start of a
 rollout to show the whole trajectory.
 
-All of §5's divisions are real-valued; they are done here in exact integer arithmetic
+All of design §5's divisions are real-valued; they are done here in exact integer arithmetic
 (every operand is a non-negative count, so floor division is truncation), which keeps
 10,000-replica plans free of float rounding.
 """
@@ -19,11 +19,11 @@ from enum import StrEnum
 from kubectl_disagg.core.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
 
 Vector = tuple[int, ...]
-START_CONFIG = RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)  # removed roles roll with these (§6)
+START_CONFIG = RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)  # removed roles roll with these (design §6)
 
 
 class StepKind(StrEnum):
-    """Which rule of §5 produced a state (the trajectory's first state is `INITIAL`)."""
+    """Which rule of design §5 produced a state (the trajectory's first state is `INITIAL`)."""
 
     INITIAL = "initial"
     CORRECTION = "correction"  # old above initialOld (interrupted rollout, manual edit): clamp
@@ -54,7 +54,7 @@ class PlanInputs:
 
 
 def role_config(role) -> RolloutConfig:
-    """A role's surge/unavailable budgets (§6), resolved against its own replicas.
+    """A role's surge/unavailable budgets (design §6), resolved against its own replicas.
 
     `role` is a model Role, or None for a role that left the spec (it drains with the start values).
     """
@@ -65,7 +65,7 @@ EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's 
 
 
 def role_target(role, initial_old: int, current_new: int = 0) -> int:
-    """A role's target in a rollout (§4): the set's replicas; for an External role its
+    """A role's target in a rollout (design §4): the set's replicas; for an External role its
     RoleScaler's count (never below what new already runs) when read, else the capacity it had
     when the rollout started (an autoscaler owns its size); 0 for a role that left the spec."""
     if role is None:
@@ -144,7 +144,7 @@ def remaining(
 
 
 def step_cap(initial_old: Sequence[int], target: Sequence[int]) -> int:
-    """Most transitions a plan may take before it counts as a bug (spec §5)."""
+    """Most transitions a plan may take before it counts as a bug (design §5)."""
     return 4 * max((*initial_old, *target), default=0) + 10
 
 
@@ -179,7 +179,7 @@ def total_steps(initial_old: Sequence[int], target: Sequence[int], configs: Sequ
 # The helpers below run once per step of a plan (20,000 steps for 10 roles of 10,000), so
 # they take per-role constants precomputed in _Rollout, and clamp with `if` rather than the
 # min()/max() builtins, which cost about twice as much per call; the arithmetic is still
-# §5's, term by term.
+# design §5's, term by term.
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ def _proportional_drain(rollout: _Rollout, current_old: Vector, current_new: Vec
     """
     total = rollout.total
     # Roles that start at 0 (added in this rollout) have nothing to drain and set no pace.
-    # §5 truncates toward zero; floor division is the same here because the correction rule
+    # design §5 truncates toward zero; floor division is the same here because the correction rule
     # has already brought every current_old down to at most initial_old.
     m = 1 + max(
         [(init - cur) * total // init for init, cur in zip(rollout.initial_old, current_old) if init > 0],

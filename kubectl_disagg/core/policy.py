@@ -1,4 +1,4 @@
-"""The RolloutPolicy (spec §9): which slices of a set move, and when. Parsing and checks. Pure.
+"""The RolloutPolicy (design §9): which slices of a set move, and when. Parsing and checks. Pure.
 
     apiVersion: kubectl-disagg.x-k8s.io/v1alpha1
     kind: RolloutPolicy

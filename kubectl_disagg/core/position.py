@@ -1,4 +1,4 @@
-"""Where a progressive rollout stands (spec §9.6): one value for both modes. Pure.
+"""Where a progressive rollout stands (design §9.6): one value for both modes. Pure.
 
 The position is what a RolloutPolicy's rollout remembers between calls: the wave reached, when
 each wave completed (a soak is measured from it), the gates passed (when, by whom, how), paused,

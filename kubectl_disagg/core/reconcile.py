@@ -1,10 +1,10 @@
-"""One reconcile pass as data (spec §4): snapshot in, list of actions out. Pure.
+"""One reconcile pass as data (design §4): snapshot in, list of actions out. Pure.
 
 `rollout step` is: read a snapshot, `reconcile` it, print or execute the actions. Nothing
 here talks to the cluster, reads the clock or the environment.
 
 About 500 lines on purpose: the actions (and the units they must land in), the result types
-(Phase, SliceReport) and §4's pass are read together, top to bottom, as the spec reads;
+(Phase, SliceReport) and design §4's pass are read together, top to bottom, as the spec reads;
 split, each part would explain itself only through the others.
 """
 
@@ -360,7 +360,7 @@ def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveServic
 def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws: list[LiveLWS],
                     services: list[LiveService], blocked_names: Mapping[tuple[str, str], str] | None = None,
                     revision_roles: Mapping[str, set[str]] | None = None) -> SliceReport:
-    """§4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
+    """design §4 step 2 for one slice: drop drained groups, then roll or converge, then Services."""
     groups = _groups(lws)
     if revision_roles is None:
         revision_roles = _revision_roles(lws, services)
@@ -376,7 +376,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
             drained[obj.identity.role] += obj.initial_replicas or 0
 
     old_groups = {r: g for r, g in groups.items() if r != ds.revision}
-    # Every role counts, removed ones too: §4 sums spec roles only, which would leave an old
+    # Every role counts, removed ones too: design §4 sums spec roles only, which would leave an old
     # revision whose roles were all renamed running forever beside the new one.
     old_total = sum(o.replicas for g in old_groups.values() for o in g.values())
     target_group = groups.get(ds.revision, {})
@@ -416,7 +416,7 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
     missing = [role for role in ds.roles if role.name not in target_group]
     if missing:
         # A rollout start that was cut short (a create failed after the annotations landed):
-        # §4 would wait for these forever; finish the start instead, at 0 like the others.
+        # design §4 would wait for these forever; finish the start instead, at 0 like the others.
         actions.extend(Create(leader_worker_set(ds, role, slice_index, namespace, replicas=0), slice_index)
                        for role in missing)
         return SliceReport(slice_index, Phase.ROLLOUT_STARTED, observed, tuple(actions), (), position, **view)
@@ -426,14 +426,14 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
 
     step = planner.next_step(initial_old, current_old, current_new, target, configs)
     if step is None:
-        # Old replicas remain (that is why this slice is rolling), yet §5 has no move from
+        # Old replicas remain (that is why this slice is rolling), yet design §5 has no move from
         # here, e.g. replicas lowered below the new revision's count mid-rollout: say so
         # rather than call a half-finished rollout complete.
         reason = ("the planner has no next step while old replicas remain "
                   f"(old {list(current_old)}, new {list(current_new)}, target {list(target)})")
         return SliceReport(slice_index, Phase.STALLED, observed, tuple(actions), (reason,), position, **view)
 
-    # Drains first: a step that drains and scales up at once (§5's force drain) exists because
+    # Drains first: a step that drains and scales up at once (design §5's force drain) exists because
     # scaling up first would pass target + maxSurge, and the pods a scale-up adds serve nothing
     # for a while anyway, so draining first costs no serving capacity (see `write_units`).
     budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
@@ -584,7 +584,7 @@ def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout
 
 def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
               lws_actions: Iterable[Action], services: list[LiveService]) -> list[Action]:
-    """§4.4: a revision's Services live exactly as long as it has LWS in the slice.
+    """design §4.4: a revision's Services live exactly as long as it has LWS in the slice.
 
     `groups` is what remains after this pass's deletes; the target's Services come with its
     first LWS (a headless Service lists only ready pods, so an early one is harmless), and a

@@ -1,4 +1,4 @@
-"""The objects a DisaggregatedSet stands for (spec §3): one LWS per slice and role, one
+"""The objects a DisaggregatedSet stands for (design §3): one LWS per slice and role, one
 headless Service per slice, revision and role. Pure: model in, plain dicts out."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _label_pod_template(template: dict, injected: dict[str, str]) -> None:
 
 
 def _add_placement_affinity(template: dict, ds: DisaggregatedSet, slice_index: int) -> None:
-    """Co-locate a slice in one topology domain and keep the set's slices apart (spec §3.1)."""
+    """Co-locate a slice in one topology domain and keep the set's slices apart (design §3.1)."""
     topology = ds.placement.topology
     name, slice_ = naming.NAME_LABEL, naming.SLICE_LABEL
     this_set = _expr(name, "In", [ds.name])

@@ -1,4 +1,4 @@
-"""The controller's revision, byte for byte (issue #13, spec §2).
+"""The controller's revision, byte for byte (issue #13, design §2).
 
 The upstream controller's `ComputeRevision` marshals `[{name, template}]` (the roles in spec
 order, each template a typed `LeaderWorkerTemplate` as read back from the API server) with Go's

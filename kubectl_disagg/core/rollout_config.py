@@ -1,4 +1,4 @@
-"""Per-role rollout configuration (spec §6): how far a role may surge and drain."""
+"""Per-role rollout configuration (design §6): how far a role may surge and drain."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The stable revision as a set, rebuilt from its live LeaderWorkerSets: what an abort rolls
-back to (spec §9.5). Pure.
+back to (design §9.5). Pure.
 
-After `rollout abort` the slices that have the new revision roll back "step by step with §5's
+After `rollout abort` the slices that have the new revision roll back "step by step with design §5's
 arithmetic": a rollout toward the old revision, whose template is no longer in the set's
 document. It is in the stable revision's LWS: each role's spec as stored (without replicas and
 without what render injects per slice: the pod labels, which render writes again, and the

@@ -1,4 +1,4 @@
-"""Status derived from the live LWS (spec §7), never stored: a pure function of a snapshot.
+"""Status derived from the live LWS (design §7), never stored: a pure function of a snapshot.
 
 The shape and words are the DisaggregatedSet controller's (`updateStatus` in its
 disaggregatedset_controller.go), so tools that read the controller's status read ours:

@@ -1,4 +1,4 @@
-"""Every validation rule of spec §1, reported all at once with file, line and field path."""
+"""Every validation rule of design §1, reported all at once with file, line and field path."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Which slices a pass may move, under a RolloutPolicy (spec §9). Pure: the clock is `now`.
+"""Which slices a pass may move, under a RolloutPolicy (design §9). Pure: the clock is `now`.
 
 From the set's slices as they stand (`slice_progress`: pending, in flight, done), the policy's
 waves and budget, and the position (core/position.py), `decide` says which slices this pass may
 move, which are held and why, the gate the rollout waits at, and the position after it (a wave
 completed, a soak passed, the next wave reached: recorded so any later call can tell). The
-reconcile pass (§4) then runs only for the slices that move; inside a slice nothing changes.
+reconcile pass (design §4) then runs only for the slices that move; inside a slice nothing changes.
 
 Gates follow a wave once every slice of it is done, in this order: analysis (passes on a
 recorded verdict `passed`; `failed` does the policy's onFailure), then pause (`pause: {}` on

@@ -31,7 +31,7 @@ util/glob (gobwas/glob, no separators) and skips files holding the skip-file-ren
 (getPotentiallyValidManifestFile); the cmp-server gets the whole checkout, `.git` included
 (util/cmp/stream.go), so skipping it is the plugin's to do.
 
-A state names its set; one that names no set of the directory is refused (spec §8 rule 1),
+A state names its set; one that names no set of the directory is refused (design §8 rule 1),
 except a state of a set that `include`/`exclude` left out: what they leave out is left out
 whole, the set with its state.
 """
@@ -412,7 +412,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
             if state is None and reading.explicit and explicit_must_hold and path in tree.files:
                 problems.append(Problem(path, 0, "", f"holds no rollout state for disaggregatedset/{ds.name}"))
         entries[id(ds)] = SetEntry(ds, target, path, state)
-    # The directory is checked whole (spec §8 rule 1): every state of a walked state file names a
+    # The directory is checked whole (design §8 rule 1): every state of a walked state file names a
     # set of it; the states of sets that include/exclude left out are left out with them.
     matched = [(entry.ds.name, entry.namespace) for entry in entries.values()]
     for path in tree.walked_states if states else ():
@@ -552,7 +552,7 @@ def render(directory: Directory, *, require_state: bool = False, namespace: str 
 
 def _rendered_set(item: SetEntry, require_state: bool, reading: Reading) -> list[dict]:
     """A set's objects: the steady state, or as far as its rollout state has rolled it. The rules
-    a state must keep (spec §8, §9: gitops/render.py, and the replay they run) are loaded for a
+    a state must keep (design §8, design §9: gitops/render.py, and the replay they run) are loaded for a
     set with a state only: `render | kubectl apply` of a plain set does not pay for them."""
     if item.state is None and not require_state:
         return list(render_set(item.ds, item.namespace))

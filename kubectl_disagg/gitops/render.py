@@ -34,8 +34,8 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name}: "
                              + MISSING_STATE.format(file=state_file)])
         return list(render_set(ds, namespace))
-    check_state(ds, state)  # only a state the planner could have written renders (spec §8)
-    if problems := wave_problems(ds, state):  # ... and that its RolloutPolicy let move (spec §9)
+    check_state(ds, state)  # only a state the planner could have written renders (design §8)
+    if problems := wave_problems(ds, state):  # ... and that its RolloutPolicy let move (design §9)
         raise UserError(problems)
     return rendered(ds, state)
 

@@ -1,4 +1,4 @@
-"""Which rollout states may render (spec §8): only those the planner could have written. Pure.
+"""Which rollout states may render (design §8): only those the planner could have written. Pure.
 
 A state in git is an input people edit and merge, so `render` and `cmp generate` check it whole
 before rendering from it, and `rollout step --gitops` checks every state it writes the same way:
@@ -227,7 +227,7 @@ def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, sli
                                           f"allows ({ceiling}) (rule: within target + maxSurge)"))
         floor = goal - config.unavailable if was is None else min(goal - config.unavailable, was)
         # With two old revisions or more (a template change mid-rollout) reconcile drains a
-        # group whole (§4), which may take a role below its floor for a step: rule 4 checks that.
+        # group whole (design §4), which may take a role below its floor for a step: rule 4 checks that.
         if start >= goal and total < floor and (len(deployed) == 2 or before is None):
             problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role} "
                                           f"across its revisions, below its target {goal} minus maxUnavailable "

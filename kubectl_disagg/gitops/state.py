@@ -36,7 +36,7 @@ placement), so `render` reproduces an old revision exactly after the set's docum
         replicas: {decode: 4, prefill: 2}
 
 `target` and `previous` (format 2) let `render` check that the state is one the planner could
-have written (gitops/rules.py, spec §8); a format 1 state (`target` and `previous` None) cannot
+have written (gitops/rules.py, design §8); a format 1 state (`target` and `previous` None) cannot
 be held to them, so render refuses it and the next step, reading the live LWS, writes format 2.
 
 The file `disagg-rollout-state.yaml` beside the sets holds one such document per set (the Argo
@@ -93,7 +93,7 @@ class RevisionRecord:
 
 @dataclass(frozen=True)
 class RoleTarget:
-    """One role's replicas and resolved rollout budgets (spec §6) when the last step was taken."""
+    """One role's replicas and resolved rollout budgets (design §6) when the last step was taken."""
 
     name: str
     replicas: int
@@ -160,7 +160,7 @@ def record_from_set(ds: DisaggregatedSet) -> RevisionRecord:
 
 
 def record_revision(record: RevisionRecord) -> str:
-    """The revision a record's role templates hash to (spec §2), to check it names itself rightly."""
+    """The revision a record's role templates hash to (design §2), to check it names itself rightly."""
     return revision_hash.compute_revision([(role.name, revision_hash.fill_defaults(copy.deepcopy(
         role.spec.get("leaderWorkerTemplate") or {}))) for role in record.roles])
 
@@ -242,7 +242,7 @@ def find_state(documents: list[Document], ds: DisaggregatedSet, namespace: str) 
 
 def unmatched_states(documents: list[Document], sets: list[tuple[str, str]]) -> list[Problem]:
     """State documents of a directory that belong to none of its sets (`sets`: name, namespace):
-    spec §8 rule 1. A state left behind, or renamed by hand, would otherwise be ignored while its
+    design §8 rule 1. A state left behind, or renamed by hand, would otherwise be ignored while its
     set renders its steady state."""
     problems = []
     names = {name for name, _ in sets}

@@ -75,13 +75,13 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     if state is None:
         return GitopsStatus(ds.name, live.namespace, ds.revision, False, (), False, False, ready, NextAction.STEP,
                             ("no rollout state yet: `rollout step --gitops` creates it",))
-    objects = render_with_state(ds, state)  # checked here (spec §8), once: the step reads the same render
+    objects = render_with_state(ds, state)  # checked here (design §8), once: the step reads the same render
     expected = [o for o in objects if o["kind"] == naming.LWS_KIND]
     differences = served_differences(state, served) + synced_differences(expected, ours)
     unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
     synced = len(unpruned) == len(differences)
     step = gitops_step(ds, state, live, served, now=utcnow(), committed_render=objects)
-    if step.outcome == Outcome.HELD:  # a gate, a pause, an abort over (spec §9): the reasons name the verb
+    if step.outcome == Outcome.HELD:  # a gate, a pause, an abort over (design §9): the reasons name the verb
         action, reasons = NextAction.HELD, step.reasons
     elif step.outcome == Outcome.ADVANCED:
         action, reasons = NextAction.STEP, ()

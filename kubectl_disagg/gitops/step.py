@@ -9,7 +9,7 @@ executors). It refuses to move unless the cluster shows exactly what the state r
 Pure, but for `next_step`: it reads the cluster it is given and, with `--wait`, watches the LWS
 between looks in the one wait loop every command waits in (`until_settled`).
 
-A step decides once: the committed state rendered (and checked, spec §8) once, one reconcile
+A step decides once: the committed state rendered (and checked, design §8) once, one reconcile
 pass over the live LWS, the state it writes checked against that pass, and what its views
 read (`step_view`) computed with it.
 """
@@ -247,7 +247,7 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     or records the abort (or the pause) the verdict calls for. `committed_render`: what
     `render_with_state(ds, state)` returned, where the caller has it (`rollout status --gitops`).
 
-    One pass, decided once: the committed state rendered (and so checked, spec §8) once, one
+    One pass, decided once: the committed state rendered (and so checked, design §8) once, one
     reconcile over the live LWS, and the state it writes checked against that pass (`_ran`);
     the state writer, the views (`view`) and `rollout status --gitops` all read this result."""
     step = _decided(ds, state, live, served, now, analyze, committed_render)
@@ -289,7 +289,7 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
-    # What the next render checks the step against (spec §8): the set it was decided for, and
+    # What the next render checks the step against (design §8): the set it was decided for, and
     # the point each slice stood at before it.
     # (after an abort the step rolled toward the stable revision: that is the set it was decided for)
     toward = ds if paced is None or paced.passage is None else paced.passage.target
@@ -331,7 +331,7 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
 def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> list[tuple]:
     """[(set, state, its objects)] whose render the cluster may run: `ds` and the committed state.
     For a set that gained slices or changed its targets mid-rollout, which render refuses until
-    a step records them (spec §8), the sync of that commit never comes: the set on the slices
+    a step records them (design §8), the sync of that commit never comes: the set on the slices
     the state records, or the set its last step saw, each with the committed state or, when
     that was not synced before the refused commit, the points its last step started from (a
     revision it removed read back from its live LWS, checked as adoption checks it)."""
@@ -397,20 +397,20 @@ def _deployed(state: RolloutState) -> tuple:
 
 
 def _checked(ds: DisaggregatedSet, step: GitopsStep, ran: Mapping[int, Point] | None = None) -> GitopsStep:
-    """The step, unless the state it would write breaks a rule of spec §8 (then nothing is
+    """The step, unless the state it would write breaks a rule of design §8 (then nothing is
     written: render would refuse it, so a bot never commits a state that cannot sync). `ran`:
     the pass's own outcome where it stands for rule 4's replay (`_ran`)."""
     problems: list[Problem] = state_problems(ds, step.state, ran)
     if not problems:
         return step
-    return GitopsStep(Outcome.REFUSED, step.before, tuple(f"the next state would break a rule of spec §8: "
+    return GitopsStep(Outcome.REFUSED, step.before, tuple(f"the next state would break a rule of design §8: "
                                                           f"{p.path}: {p.message}" for p in problems),
                       step.passed, before=step.before)
 
 
 def _ran(ds: DisaggregatedSet, toward: DisaggregatedSet, state: RolloutState, passed: Pass) -> dict[int, Point]:
     """Slice → the point the pass made of it, for the slices where the pass read exactly what
-    rule 4's replay of `state` reads (spec §8), so the check takes the pass for the replay: the
+    rule 4's replay of `state` reads (design §8), so the check takes the pass for the replay: the
     set the state's target names decides as the set the pass reconciled (`toward`: revision,
     slices, each role's replicas, External mark and budgets), no RoleScaler sizes a role, and
     the slice's live LWS are its previous point (replicas, initial-replicas) with one old
@@ -486,7 +486,7 @@ def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
                 obj.initial_replicas
     for slice_index, deployed in initial.items():
         for revision, counts in deployed.items():
-            # A role without the annotation (an autoscaled size at the start) starts from what runs (§4).
+            # A role without the annotation (an autoscaled size at the start) starts from what runs (design §4).
             for role, n in replicas.get(slice_index, {}).get(revision, {}).items():
                 counts.setdefault(role, n)
     # (old revisions: the set's own revision never has initial-replicas)

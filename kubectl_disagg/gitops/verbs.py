@@ -1,5 +1,5 @@
 """`rollout promote|pause|resume|abort --gitops -f DIR`: the position changed in the state file
-beside each set (spec §9.6), one reviewed commit; the cluster is not read.
+beside each set (design §9.6), one reviewed commit; the cluster is not read.
 
 The decision comes from the committed state alone (gitops/waves.py `state_decision`); the new
 state differs from it only in `position:` (its last step moved no slice). Every set's verb is

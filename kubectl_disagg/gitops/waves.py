@@ -1,4 +1,4 @@
-"""A RolloutPolicy's rollout through git (spec §9.6): the position in the state file. Pure.
+"""A RolloutPolicy's rollout through git (design §9.6): the position in the state file. Pure.
 
 The position lives in the set's rollout state (`position:`, core/position.py), so the same
 decisions come from the same position as in the cluster (core/waves.py). Here:
@@ -6,7 +6,7 @@ decisions come from the same position as in the cluster (core/waves.py). Here:
 - `Paced`: what `gitops_step` hands a pass (`admit`) and records in the next state;
 - `state_decision`: the decision from the committed state alone (what the verbs and the
   served summary read; no clock at render: a soak passes only when a step records it);
-- `wave_problems`: spec §8 extended: a state that starts a slice outside the admitted waves,
+- `wave_problems`: design §8 extended: a state that starts a slice outside the admitted waves,
   or moves one while the rollout is paused, is refused by `render` and `cmp generate`;
 - `with_position`: the state a verb writes (nothing deployed changes: its last step moved nothing).
 """

@@ -1,4 +1,4 @@
-"""One analysis gate run from its first measurement to its verdict (spec §9.4).
+"""One analysis gate run from its first measurement to its verdict (design §9.4).
 
 The checks of a gate are measured side by side, each `count` times `interval` apart (the first at
 once), through one `PrometheusClient`; the pure `core.analysis.judge` says after each measurement

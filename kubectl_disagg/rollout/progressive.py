@@ -1,4 +1,4 @@
-"""A RolloutPolicy's rollout against the cluster (spec §9): the position kept in the set's
+"""A RolloutPolicy's rollout against the cluster (design §9): the position kept in the set's
 RolloutState object, read before each pass and written when the decision moved it.
 
 `Progressive.admit` is what `stepper.drive` calls for each pass: it reads the RolloutState

@@ -1,4 +1,4 @@
-"""`rollout promote|pause|resume|abort` against the cluster, as one library call (spec §9.5).
+"""`rollout promote|pause|resume|abort` against the cluster, as one library call (design §9.5).
 
 Each verb holds the set's Lease (a verb never races a step), reads the LWS and the RolloutState,
 changes the position (core/waves.py: `promote`, `pause`, `resume`, `abort`), writes it pinned to

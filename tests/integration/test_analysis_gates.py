@@ -1,4 +1,4 @@
-"""Analysis gates end to end (spec §9.4): `rollout step --until-complete` on the real API server,
+"""Analysis gates end to end (design §9.4): `rollout step --until-complete` on the real API server,
 the canary's latencies served by the test's exporter and measured by a real Prometheus."""
 
 from __future__ import annotations

@@ -256,7 +256,7 @@ def check_floor(ds, state_file: Path, live: Live) -> None:
         revisions = entry["revisions"]
         old = [r for r in revisions if r["revision"] != state["target"]["revision"]]
         if len(old) != 1 or entry["slice"] >= ds.slices:
-            continue  # at rest, a rollout over a rollout (drained a group at a time, spec §4), a slice removed
+            continue  # at rest, a rollout over a rollout (drained a group at a time, design §4), a slice removed
         groups = live.groups().get(entry["slice"], {})
         for role, target in targets.items():
             started = (old[0].get("initialReplicas") or old[0]["replicas"]).get(role, 0)

@@ -88,7 +88,7 @@ def test_a_failure_inside_a_revision_group_is_undone(stepper, tmp_path, monkeypa
 
 # --- a step that drains and scales up at once (issue 34, item 3) ---------------------------------
 
-# maxSurge 0, maxUnavailable 1: the sixth pass is §5's drain+scale, old (1,1,1) → 0 and new
+# maxSurge 0, maxUnavailable 1: the sixth pass is design §5's drain+scale, old (1,1,1) → 0 and new
 # (1,1,1) → (2,2,2). Scaled up first, prefill would pass through 3 against its bound of 2 + 0.
 DRAIN_AND_SCALE = {"prefill": 2, "decode": 3, "encode": 3}
 NO_SURGE = {role: {"maxSurge": 0, "maxUnavailable": 1} for role in DRAIN_AND_SCALE}

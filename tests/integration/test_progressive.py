@@ -1,4 +1,4 @@
-"""Progressive rollouts (spec §9) on the real kube-apiserver, driven only through the CLI: a
+"""Progressive rollouts (design §9) on the real kube-apiserver, driven only through the CLI: a
 RolloutPolicy beside the set, the position in the set's RolloutState, the verbs."""
 
 from __future__ import annotations

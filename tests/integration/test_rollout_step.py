@@ -3,7 +3,7 @@
 The driver runs the command exactly as people do (`main([...])`), lets the simulator settle
 status (deterministically, with `sync`), and after every pass checks the rollout invariants on
 the live objects: per slice and role, old + new never exceeds max(target + max(surge, 1),
-initial) (orphan prevention may hold one replica beyond a surge of 0, spec §5), and no revision
+initial) (orphan prevention may hold one replica beyond a surge of 0, design §5), and no revision
 group ever has some roles at 0 and others above 0. At the end the live objects must be what
 `render` says (names, labels, spec; the API server's defaults may add to a spec, never change it).
 """

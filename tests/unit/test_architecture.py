@@ -229,7 +229,7 @@ def test_each_type_name_means_one_thing():
 
 def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
     """`render -f` of a set with no rollout state and no RolloutPolicy (`render | kubectl apply`,
-    the plugin at rest) loads neither the rules a state must keep (spec §8: the replay, the
+    the plugin at rest) loads neither the rules a state must keep (design §8: the replay, the
     reconcile pass) nor the policy reader and its PromQL parser: they load where a state or a
     policy is read. Their import is most of render's start-up above its floor (BENCHMARKS.md)."""
     loaded = _reached("kubectl_disagg.commands.render", at_import=True) | _reached(

@@ -1,6 +1,6 @@
 """Prometheus's HTTP API (`/api/v1/query`), at an address or through the API server's service proxy.
 
-One client for both ways (spec §9.4): requests go over the project's transport through
+One client for both ways (design §9.4): requests go over the project's transport through
 `RestClient.send`, so they are retried as every read is (a 429 or a 5xx with Retry-After waited
 for, a lost answer sent again) and, through the proxy, carry the kubeconfig's credentials. Every
 failure is one line (`PrometheusError`): Prometheus's `{"status":"error","errorType":..,"error":..}`,

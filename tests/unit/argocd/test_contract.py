@@ -248,7 +248,7 @@ def test_renders_from_the_rollout_state_and_requires_one_by_default():
     steady = generate({"a.yaml": EXAMPLE}).objects
     assert generate({"a.yaml": EXAMPLE}, state=state, steady_only=False).objects == steady
     assert generate({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"}, state=state).objects == steady
-    # Spec §8 rule 3: without a state the set is refused, naming the commands that create it.
+    # Design §8 rule 3: without a state the set is refused, naming the commands that create it.
     (line,) = refusal({"a.yaml": EXAMPLE}, steady_only=False).splitlines()
     assert line.startswith("a.yaml: disaggregatedset/llama: no rollout state") and "rollout state init" in line
     assert "no rollout state" in refusal({"a.yaml": EXAMPLE}, {"PARAM_STRICT": "true"})

@@ -63,7 +63,7 @@ def test_every_status_is_covered():
     for script in SCRIPTS:
         tests = yaml.safe_load((script.parent / "health_test.yaml").read_text())["tests"]
         # A git rollout's position waits for a commit (Suspended, as a paused Argo Rollout); the
-        # position `rollout step` keeps in the cluster progresses (RolloutPolicy, spec §9).
+        # position `rollout step` keeps in the cluster progresses (RolloutPolicy, design §9).
         expected = {"Healthy", "Progressing", "Degraded"} | ({"Suspended"} if script.parent.name == "RolloutState"
                                                             else set())
         assert {t["healthStatus"]["status"] for t in tests} == expected

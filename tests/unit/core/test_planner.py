@@ -1,6 +1,6 @@
-"""The §5 planner: hand-derived trajectories, single-step rules, and properties.
+"""The design §5 planner: hand-derived trajectories, single-step rules, and properties.
 
-Every expected trajectory below was worked out by hand from the §5 rules (the derivation is
+Every expected trajectory below was worked out by hand from the design §5 rules (the derivation is
 in the comment above it), not captured from the implementation. Notation: (old|new) per role,
 T = totalSteps, k/m the interpolation indices, SU/PD/DS/FD = scale up / proportional drain /
 drain+scale / final drain.
@@ -44,7 +44,7 @@ def trajectory(steps: list[Step]) -> list[tuple[tuple[int, ...], tuple[int, ...]
 
 
 def test_worked_check_from_the_spec():
-    # §5: two roles (5,2) -> (5,2), surge 2, unavailable 1 each.
+    # design §5: two roles (5,2) -> (5,2), surge 2, unavailable 1 each.
     steps = plan((5, 2), (5, 2), [cfg(2, 1), cfg(2, 1)])
     assert [(s.old, s.new) for s in steps] == [
         ((5, 2), (0, 0)),
@@ -342,7 +342,7 @@ def test_final_drain_when_every_new_is_at_target():
 
 
 def test_total_steps_zero_means_nothing_to_plan():
-    # initial and target all 0 but a stray old replica: §5 returns None (totalSteps == 0).
+    # initial and target all 0 but a stray old replica: design §5 returns None (totalSteps == 0).
     assert next_step((0, 0), (1, 0), (0, 0), (0, 0), [cfg(1, 0)] * 2) is None
 
 
@@ -353,7 +353,7 @@ def test_next_step_from_a_live_state_mid_plan_matches_the_plan():
 
 
 def test_off_plan_live_state_can_raise_old_back_to_the_unavailability_floor():
-    # §5 as written: rule 2 applies max(nextOld, minOld) after the min with currentOld, so a
+    # design §5 as written: rule 2 applies max(nextOld, minOld) after the min with currentOld, so a
     # live state below the floor (here decode drained by hand to 1) gets old scaled back up.
     # (4,4) -> (4,4), surge 1 / unavailable 0, T = 4, live (4,1|1,1): k=2 -> new (2,2), 4+2>5.
     # floors 4-0-1 = 3 each; m = max(0, trunc(3*4/4)=3) = 3: (4-4, 4-4) = (0,0) -> (3,3).
@@ -381,7 +381,7 @@ def test_drain_and_scale_keeps_the_availability_floor_off_plan():
 
 
 def test_new_above_target_stalls_the_plan_with_old_left():
-    # §5 as written: prefill's target was lowered below its new count mid-rollout.
+    # design §5 as written: prefill's target was lowered below its new count mid-rollout.
     # (0,1) -> (1,1), live (0,1|3,0), surge 1 / unavailable 0: T = 1, next new = (3, 1),
     # 0+3 > 1+1 blocks rule 1; decode's floor 1-0-0 = 1 keeps its old in rule 2; rule 3:
     # d = (max(0, min(0, 2-3)), min(1, 2-1)) = (0,1) drains nothing -> None, with decode
@@ -480,7 +480,7 @@ def rollouts(draw):
     configs = []
     for _ in range(roles):
         surge = draw(st.integers(min_value=0, max_value=12))
-        # Resolved configs never have both 0 (§6 falls back to 1/0).
+        # Resolved configs never have both 0 (design §6 falls back to 1/0).
         unavailable = draw(st.integers(min_value=0 if surge else 1, max_value=12))
         configs.append(cfg(surge, unavailable))
     return initial_old, target, configs

@@ -1,4 +1,4 @@
-"""The RolloutPolicy read beside its set (spec §9): parsing, FILE:LINE problems, waves resolved."""
+"""The RolloutPolicy read beside its set (design §9): parsing, FILE:LINE problems, waves resolved."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reconcile as data (spec §4), driven to completion against an in-memory cluster."""
+"""Reconcile as data (design §4), driven to completion against an in-memory cluster."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def check_invariants(ds, cluster: MemoryCluster, initial: dict[int, dict[str, in
             assert all(c == 0 for c in counts) or all(c > 0 for c in counts), (slice_index, revision, roles)
         for role in ds.roles:
             total = sum(g.get(role.name, 0) for g in groups.values())
-            # Orphan prevention (§5) may hold one old replica beyond a surge of 0: with
+            # Orphan prevention (design §5) may hold one old replica beyond a surge of 0: with
             # maxSurge 0 the bound is target + 1, not target (see test_orphan_prevention_...).
             surge = max(resolve_config(role.rolling_update, role.replicas).surge, 1)
             start = initial.get(slice_index, {}).get(role.name, 0)
@@ -95,7 +95,7 @@ def test_first_deploy_creates_every_lws_with_its_services(cluster):
     ds = make_set({"prefill": 2, "decode": 1}, slices=2)
     first = reconcile(ds, cluster.snapshot("llm"))
     assert sorted(type(a).__name__ for a in first.actions) == ["Create"] * 8
-    # Per slice, the LWS first, then their Services (§4.4: a revision's Services come with its LWS).
+    # Per slice, the LWS first, then their Services (design §4.4: a revision's Services come with its LWS).
     assert [a.kind for a in first.actions] == ["LeaderWorkerSet"] * 2 + ["Service"] * 2 + \
         ["LeaderWorkerSet"] * 2 + ["Service"] * 2
     cluster.execute(first.actions)
@@ -134,7 +134,7 @@ def test_a_scale_down_waits_until_the_lws_reports_its_groups_gone(cluster):
 
 
 def test_template_change_follows_the_worked_check(cluster):
-    """§5's worked check, through reconcile: (5,2)→(5,2), surge 2, unavailable 1."""
+    """design §5's worked check, through reconcile: (5,2)→(5,2), surge 2, unavailable 1."""
     rolling = {"prefill": {"maxSurge": 2, "maxUnavailable": 1}, "decode": {"maxSurge": 2, "maxUnavailable": 1}}
     drive(make_set({"prefill": 5, "decode": 2}, rolling=rolling), cluster)
     new = make_set({"prefill": 5, "decode": 2}, image="img:2", rolling=rolling)
@@ -349,7 +349,7 @@ def test_any_rollout_completes_within_invariants(case):
 
 
 def test_orphan_prevention_can_hold_one_replica_beyond_a_zero_surge(cluster):
-    """§5 as the controller implements it: decode (surge 0, unavailable 1) keeps its old
+    """design §5 as the controller implements it: decode (surge 0, unavailable 1) keeps its old
     replica while its new one is added, because draining it would orphan the other roles."""
     rolling = {"decode": {"maxSurge": 0, "maxUnavailable": 1}}
     drive(make_set({"encode": 2, "prefill": 1, "decode": 1}, rolling=rolling), cluster)
@@ -361,7 +361,7 @@ def test_orphan_prevention_can_hold_one_replica_beyond_a_zero_surge(cluster):
 
 
 def test_a_rollout_the_planner_cannot_finish_is_stalled_not_complete(cluster):
-    """§5's next_step((0,1), (0,1), (3,0), (1,1)) is None although decode still runs old:
+    """design §5's next_step((0,1), (0,1), (3,0), (1,1)) is None although decode still runs old:
     report it as stalled, never as complete."""
     old = make_set({"prefill": 1, "decode": 1})
     new = make_set({"prefill": 1, "decode": 1}, image="img:2")

@@ -1,6 +1,6 @@
 """The revision is the controller's (issue #13): same bytes hashed, so the same 8 hex digits.
 
-It changes with templates and role names, and with nothing else (spec §2).
+It changes with templates and role names, and with nothing else (design §2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-role rollout config (spec §6) and intstr scaling."""
+"""Per-role rollout config (design §6) and intstr scaling."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Status derived from live LWS (spec §7): sums, conditions, and the per-slice detail."""
+"""Status derived from live LWS (design §7): sums, conditions, and the per-slice detail."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A failing input for every validation rule of spec §1, asserting the path and the message."""
+"""A failing input for every validation rule of design §1, asserting the path and the message."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def test_rollout_strategy_type():
 
 
 def test_rollout_strategy_type_empty_is_refused_as_the_crd_enum_does():
-    # Spec §1: absent or RollingUpdate; the CRD's enum refuses "" (tests/integration/test_api_verdicts.py).
+    # Design §1: absent or RollingUpdate; the CRD's enum refuses "" (tests/integration/test_api_verdicts.py).
     doc = base()
     role_spec(doc, 0)["rolloutStrategy"] = {"type": ""}
     assert only_error(doc) == ('ds.yaml:17: spec.roles[0].spec.rolloutStrategy.type: '

@@ -1,5 +1,5 @@
-"""Waves, budget and gates over random fleets, policies and step orders (spec §9), against the
-in-memory cluster: reconcile (§4) runs only where `admit` lets it, and is exactly §4 there."""
+"""Waves, budget and gates over random fleets, policies and step orders (design §9), against the
+in-memory cluster: reconcile (design §4) runs only where `admit` lets it, and is exactly design §4 there."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def test_waves_budget_order_and_gates_hold_over_any_step_order(scenario):
         in_flight = {s for s, p in enumerate(progress) if p == F} | set(started)
         if budget is not None and decision.position.full is None:
             assert len(in_flight) <= budget
-        # every slice that moves follows the planner exactly: §4 as without a policy
+        # every slice that moves follows the planner exactly: design §4 as without a policy
         plain = reconcile(ds, snapshot)
         for report in result.slices:
             if report.slice in decision.moves:

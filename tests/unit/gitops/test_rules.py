@@ -1,4 +1,4 @@
-"""Spec §8: only states the planner could have written render.
+"""Design §8: only states the planner could have written render.
 
 Every state `gitops_step` writes renders (a property walked over whole rollouts with template
 changes, aborts, scales and slice changes at any step); hand edits that skip steps, cut
@@ -29,7 +29,7 @@ def _bounds(state, argo, started, stacked, before, external=frozenset()):
     """Every synced point, read from the cluster: groups whole; per slice and role, old + new
     within max(target + surge, start) and, for a role that started at or above its target, at
     or above target − maxUnavailable (the targets the committed step was taken for), unless the
-    rollout ran over another one (`stacked`): reconcile then drains an old group whole (§4).
+    rollout ran over another one (`stacked`): reconcile then drains an old group whole (design §4).
     A change of targets mid-rollout moves the bounds: a step never leaves them further than the
     point before it (`before`) was."""
     for slice_index, groups in groups_by_slice(argo.cluster).items():
@@ -128,7 +128,7 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
         for slice_index, groups in groups_by_slice(argo.cluster).items():
             if len(groups) == 1:  # at rest: a revision seen before starts a new rollout when it comes back
                 seen = {key for key in seen if key[0] != slice_index} | {(slice_index, next(iter(groups)))}
-            # A rollout (re)starts from what runs when its revision first appears at 0 (§4).
+            # A rollout (re)starts from what runs when its revision first appears at 0 (design §4).
             if (slice_index, ds.revision) not in seen:
                 seen.add((slice_index, ds.revision))
                 for role in ds.role_names:
@@ -181,7 +181,7 @@ def _edit_counts(entry, old_edit, new_edit, new, start):
        edits=st.lists(st.tuples(COUNT_EDITS, COUNT_EDITS), min_size=3, max_size=3))
 def test_a_mutated_state_renders_only_within_every_bound_of_every_slice(prefill, decode, slices, steps, surge,
                                                                         shape, edits):
-    """Spec §8 against hand edits (issue 34): from a point of a rollout, the state's counts
+    """Design §8 against hand edits (issue 34): from a point of a rollout, the state's counts
     edited, with `previous` kept or copied from them, the state turned into format 1, or its
     slices dropped with `target.slices` to match. Either render refuses it (FILE:LINE), or every
     slice the set has renders within every bound of rule 2 from the point that runs: groups

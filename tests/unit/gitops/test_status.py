@@ -83,7 +83,7 @@ def test_an_abort_rolls_back_with_the_same_actions():
 
 
 def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
-    """Issue 30: `rollout status --gitops` renders (and so checks, spec §8) the committed state
+    """Issue 30: `rollout status --gitops` renders (and so checks, design §8) the committed state
     once, and the step it asks about reads that render: one replay, one pass, one render.
     Before: the step rendered and replayed the committed state a second time."""
     from kubectl_disagg.gitops import render, rules

@@ -469,7 +469,7 @@ def _mid_rollout(slices: int = 3):
 
 
 def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_render(monkeypatch):
-    """Issue 30: a git step reconciles the live LWS once (the pass), replays once (the §8 check
+    """Issue 30: a git step reconciles the live LWS once (the pass), replays once (the design §8 check
     of the committed state, which every slice moved), and checks the state it writes against
     that pass instead of replaying it again; the summary, -o yaml and the pull request read what
     the step computed. Before: three reconciles (the committed check, the pass, the check of

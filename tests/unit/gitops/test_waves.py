@@ -1,4 +1,4 @@
-"""A RolloutPolicy through git (spec §9.6): the position in the state file, the step held at a
+"""A RolloutPolicy through git (design §9.6): the position in the state file, the step held at a
 gate, a verb's state, render refusing a slice moved outside its wave, and what Argo CD shows."""
 
 from __future__ import annotations

@@ -190,7 +190,7 @@ def test_another_sets_object_is_refused_in_words_that_do_not_contradict_its_labe
 
 # --- a step that drains and scales up at once (issue 34, item 3) ------------------------------
 
-# Two roles with maxSurge 0, maxUnavailable 1: the rollout's steps include §5's drain+scale, in
+# Two roles with maxSurge 0, maxUnavailable 1: the rollout's steps include design §5's drain+scale, in
 # which the old group drains and the new one grows in the same pass.
 DRAIN_AND_SCALE = dict(replicas={"prefill": 1, "decode": 3},
                        rolling={role: {"maxSurge": 0, "maxUnavailable": 1} for role in ("prefill", "decode")})

@@ -5,7 +5,7 @@
 -- reviewed commit, with the plugin's own summary (`rollout.message`); Degraded for a state the
 -- plugin would refuse: a slice naming a revision without a record, a count that is not a whole
 -- number of 0 or more, a revision group with some roles at 0 and others running.
--- With a RolloutPolicy (spec §9) the summary's phase says more: AtGate (held after a wave) and
+-- With a RolloutPolicy (design §9) the summary's phase says more: AtGate (held after a wave) and
 -- Paused are Suspended, with the command that passes them; Aborted is Degraded, and so is a
 -- pause a failed analysis made (the check and its values in the message). The object
 -- `rollout step` keeps in the cluster (a position, no slices of its own) is Progressing while

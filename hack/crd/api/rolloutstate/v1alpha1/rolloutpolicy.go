@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// RolloutPolicy paces a DisaggregatedSet's rollouts across its slices (spec §9): waves of slices
+// RolloutPolicy paces a DisaggregatedSet's rollouts across its slices (design §9): waves of slices
 // in index order (slice 0 is the canary), a budget of slices in flight, and gates after a wave
 // (analysis, then a pause). Inside a slice every step is the controller's. Read beside the set by
 // every `-f` command and from the cluster for `NAME`; kubectl-disagg checks it offline

@@ -43,7 +43,7 @@ type RolloutState struct {
 	// +required
 	Slices []SliceState `json:"slices"`
 
-	// Where a RolloutPolicy's rollout stands (spec §9): the waves reached, the gates passed
+	// Where a RolloutPolicy's rollout stands (design §9): the waves reached, the gates passed
 	// (when, by whom), paused, aborted and the analysis verdicts. Written by `rollout step` (in
 	// the cluster) and by `rollout promote|pause|resume|abort` (there, or in git with --gitops).
 	// +optional

@@ -1,0 +1,104 @@
+"""The docs hold together: every citation is a design citation of a section that exists, every
+relative link of README.md and docs/ resolves (file and anchor), and the exit-code tables of
+the troubleshooting page are the commands' own (hack/docs.py makes and checks all three)."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# Pages other branches write; a link to one is checked once it exists.
+PENDING = {"docs/tutorials/terminal.md", "docs/tutorials/progressive.md", "docs/tutorials/git.md",
+           "docs/reference/fields.md", "docs/reference/cli", "CONTRIBUTING.md"}
+
+
+def _docs():
+    spec = importlib.util.spec_from_file_location("docs_tool", ROOT / "hack" / "docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+docs = _docs()
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *ROOT.glob("CONTRIBUTING.md")])
+
+
+def test_design_has_every_section_the_repository_numbers():
+    expected = {str(n) for n in range(1, 11)} | {"3.1"} | {f"4.{n}" for n in range(1, 5)} | \
+        {f"8.{n}" for n in range(1, 5)} | {f"9.{n}" for n in range(1, 8)} | {f"10.{n}" for n in range(1, 5)}
+    assert set(docs.sections()) == expected
+
+
+def test_anchors_follow_githubs_rule():
+    assert docs.anchor("§9.4 Analysis") == "94-analysis"
+    assert docs.anchor("Which states render (spec §8)") == "which-states-render-spec-8"
+    assert docs.anchor("Stepping: `kubectl disagg rollout step --gitops -f DIR`") == \
+        "stepping-kubectl-disagg-rollout-step---gitops--f-dir"
+    assert docs.anchors("# A\n```\n# not a heading\n```\n## A\n<a id=\"here\"></a>\n") == ["a", "a-1", "here"]
+
+
+def test_a_citation_is_rewritten_to_the_house_spelling():
+    found = docs.sections()
+    page = ROOT / "docs" / "page.md"
+    assert docs._cited(page, "see spec §9.4 and (§4, §5)", True, found) == (
+        "see [design §9.4](design.md#94-analysis) and ([design §4](design.md#4-one-reconcile-pass), "
+        "[design §5](design.md#5-the-planner))")
+    assert docs._cited(ROOT / "kubectl_disagg" / "x.py", "Spec §8 rule 3, §5's", False, found) == \
+        "Design §8 rule 3, design §5's"
+    assert docs._cited(ROOT / "README.md", "[design §6](docs/design.md#6-rollout-config-per-role)", True, found) == \
+        "[design §6](docs/design.md#6-rollout-config-per-role)"
+
+
+def test_every_citation_is_a_design_citation_of_a_section_that_exists():
+    problems = docs.citation_problems()
+    assert not problems, "run `.venv/bin/python hack/docs.py --write`:\n" + "\n".join(problems)
+
+
+def _broken(page: pathlib.Path) -> list[str]:
+    broken = []
+    for line, target in docs.links(page.read_text()):
+        file, _, fragment = target.partition("#")
+        where = (page.parent / file).resolve() if file else page
+        name = where.relative_to(ROOT).as_posix() if where.is_relative_to(ROOT) else str(where)
+        if not where.exists():
+            if name.rstrip("/") not in PENDING:
+                broken.append(f"{page.relative_to(ROOT)}:{line}: {target}: no such file")
+        elif fragment and where.suffix == ".md" and fragment not in docs.anchors(where.read_text()):
+            broken.append(f"{page.relative_to(ROOT)}:{line}: {target}: no heading makes #{fragment}")
+    return broken
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_every_relative_link_resolves(page):
+    assert _broken(page) == []
+
+
+def test_the_link_check_sees_a_missing_file_and_a_missing_anchor(tmp_path, monkeypatch):
+    page = ROOT / "docs" / "index.md"
+    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, *a, **k: (
+        "[a](design.md#no-such-heading) [b](nowhere.md) `[c](nowhere.md)` [d](https://x/y) [e](design.md#5-the-planner)"
+        if self == page else _read(self, *a, **k)))
+    assert [problem.split(": ", 1)[1] for problem in _broken(page)] == [
+        "design.md#no-such-heading: no heading makes #no-such-heading", "nowhere.md: no such file"]
+
+
+_read = pathlib.Path.read_text
+
+
+def test_the_troubleshooting_exit_tables_are_the_commands_own():
+    text = docs.TROUBLESHOOTING.read_text()
+    assert docs.troubleshooting_with(docs.exit_tables(), text) == text, \
+        "docs/howto/troubleshooting.md's exit codes are stale: run `.venv/bin/python hack/docs.py --write`"
+
+
+def test_the_exit_tables_name_every_code_of_the_table():
+    from kubectl_disagg import exits
+    tables = docs.exit_tables()
+    for table in exits.ExitCode.__subclasses__():
+        for code in table:
+            assert f"| {int(code)} | " in tables
+    assert "| 7 | held: the set's RolloutPolicy holds the rollout" in tables
+    assert "`kubectl disagg rollout step`" in tables and "| 130 |" in tables
