@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: readme test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: package-table docs test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -32,8 +32,8 @@ test: check-test $(VENV)/.installed testenv argocd-harness mermaid
 mermaid:
 	hack/mermaid/install.sh >/dev/null
 
-## readme: the README's package table, made again from the packages' docstrings
-readme:
+## package-table: CONTRIBUTING.md's package table, made again from the packages' docstrings
+package-table:
 	$(PYTHON) hack/package_table.py --write
 
 ## unit: the tests that need no control plane
