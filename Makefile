@@ -77,10 +77,15 @@ argocd-harness:
 argocd-testdata: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.argocd_health_testdata
 
-## generate: regenerate the revision type table from k8s.io/api and the CRDs from hack/crd (needs Go; tests check both are current)
+## generate: regenerate the revision type table from k8s.io/api, the CRDs from hack/crd and their field reference (needs Go; tests check all are current)
 generate:
 	hack/generate-revision-table.sh
 	hack/generate-crds.sh
+	$(MAKE) docs
+
+## docs: docs/reference/fields.md, made again from the CRDs of config/crd (a test checks it is current)
+docs: $(VENV)/.installed
+	$(VENV)/bin/python hack/field_reference.py --write
 
 ## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed
