@@ -17,7 +17,7 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CRDS = ROOT / "config" / "crd"
 TARGET = ROOT / "docs" / "reference" / "fields.md"
-sys.path.insert(0, str(ROOT / "hack" / "crd"))
+sys.path[:0] = [str(ROOT / "hack"), str(ROOT / "hack" / "crd")]
 from trim_descriptions import TEMPLATES  # noqa: E402  (a script beside this one, not a package)
 
 STANDARD = {"apiVersion", "kind", "metadata"}
@@ -93,16 +93,13 @@ def reference() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = reference()
-    if argv == ["--write"]:
+    from generated_text import print_or_write
+
+    def write(text: str) -> None:
         TARGET.parent.mkdir(parents=True, exist_ok=True)
         TARGET.write_text(text)
-    elif argv:
-        print("usage: hack/field_reference.py [--write]", file=sys.stderr)
-        return 2
-    else:
-        sys.stdout.write(text)
-    return 0
+
+    return print_or_write(argv, "hack/field_reference.py", reference(), write)
 
 
 if __name__ == "__main__":

@@ -76,15 +76,11 @@ def document_with(text: str, document: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = table()
-    if argv == ["--write"]:
-        TARGET.write_text(document_with(text, TARGET.read_text()))
-    elif argv:
-        print("usage: hack/package_table.py [--write]", file=sys.stderr)
-        return 2
-    else:
-        sys.stdout.write(text)
-    return 0
+    sys.path.insert(0, str(ROOT / "hack"))
+    from generated_text import print_or_write
+
+    return print_or_write(argv, "hack/package_table.py", table(),
+                          lambda text: TARGET.write_text(document_with(text, TARGET.read_text())))
 
 
 if __name__ == "__main__":
