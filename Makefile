@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: readme test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: package-table docs test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -32,8 +32,8 @@ test: check-test $(VENV)/.installed testenv argocd-harness mermaid
 mermaid:
 	hack/mermaid/install.sh >/dev/null
 
-## readme: the README's package table, made again from the packages' docstrings
-readme:
+## package-table: CONTRIBUTING.md's package table, made again from the packages' docstrings
+package-table:
 	$(PYTHON) hack/package_table.py --write
 
 ## unit: the tests that need no control plane
@@ -77,10 +77,15 @@ argocd-harness:
 argocd-testdata: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.argocd_health_testdata
 
-## generate: regenerate the revision type table from k8s.io/api and the CRDs from hack/crd (needs Go; tests check both are current)
+## generate: regenerate the revision type table from k8s.io/api, the CRDs from hack/crd and their field reference (needs Go; tests check all are current)
 generate:
 	hack/generate-revision-table.sh
 	hack/generate-crds.sh
+	$(MAKE) docs
+
+## docs: docs/reference/fields.md, made again from the CRDs of config/crd (a test checks it is current)
+docs: $(VENV)/.installed
+	$(VENV)/bin/python hack/field_reference.py --write
 
 ## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed

@@ -16,11 +16,13 @@ bin_dir="$("${HACK_DIR}/build-controller-gen.sh")"
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
-# Descriptions are left out (maxDescLen=0): with them the DisaggregatedSet CRD is about 1.5 MB,
-# at etcd's value limit; without them about 0.5 MB. generateEmbeddedObjectMeta keeps the labels,
-# annotations, name, namespace and finalizers of pod and claim templates (and prunes the rest).
+# The descriptions of hack/crd/api's doc comments are kept (kubectl explain, docs/reference/fields.md);
+# those k8s.io/api brings with the pod and claim templates are dropped (hack/crd/trim_descriptions.py
+# says why). generateEmbeddedObjectMeta keeps the labels, annotations, name, namespace and
+# finalizers of pod and claim templates (and prunes the rest).
 (cd "${HACK_DIR}/crd" && GOFLAGS=-mod=readonly "${bin_dir}/controller-gen" \
-  crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./api/... output:crd:dir="${work}/out")
+  crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:dir="${work}/out")
+python3 "${HACK_DIR}/crd/trim_descriptions.py" "${work}"/out/*.yaml
 
 mkdir -p "${work}/config/crd" "${work}/testenv/crd"
 for generated in "${work}"/out/*.yaml; do

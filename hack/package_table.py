@@ -1,13 +1,13 @@
-"""The README's package table, made from the packages' own docstrings.
+"""The package table of CONTRIBUTING.md, made from the packages' own docstrings.
 
 Each package of `kubectl_disagg/` says what it holds in its `__init__.py` docstring and each
 module in its first paragraph; the layers (which package may import which) are the list
-`tests/unit/test_architecture.py` checks. This writes them into README.md between the two
-markers, so the table cannot drift from the code: `tests/unit/test_package_table.py` fails
-when the README's copy is stale.
+`tests/unit/test_architecture.py` checks. This writes them into CONTRIBUTING.md between the
+two markers, so the table cannot drift from the code: `tests/unit/test_package_table.py` fails
+when that copy is stale.
 
     python3 hack/package_table.py           # print the table
-    python3 hack/package_table.py --write   # rewrite README.md's copy (`make readme`)
+    python3 hack/package_table.py --write   # rewrite CONTRIBUTING.md's copy (`make package-table`)
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "kubectl_disagg"
-BEGIN = "<!-- package table: made by hack/package_table.py from the docstrings (make readme) -->"
+TARGET = ROOT / "CONTRIBUTING.md"
+BEGIN = "<!-- package table: made by hack/package_table.py from the docstrings (make package-table) -->"
 END = "<!-- end of the package table -->"
 
 
@@ -67,24 +68,19 @@ def table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def readme_with(text: str, readme: str) -> str:
+def document_with(text: str, document: str) -> str:
     pattern = re.compile(re.escape(BEGIN) + r"\n.*?" + re.escape(END), re.S)
-    if not pattern.search(readme):
-        raise SystemExit("README.md has no package table markers")
-    return pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", readme)
+    if not pattern.search(document):
+        raise SystemExit(f"{TARGET.name} has no package table markers")
+    return pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", document)
 
 
 def main(argv: list[str]) -> int:
-    text = table()
-    if argv == ["--write"]:
-        readme = ROOT / "README.md"
-        readme.write_text(readme_with(text, readme.read_text()))
-    elif argv:
-        print("usage: hack/package_table.py [--write]", file=sys.stderr)
-        return 2
-    else:
-        sys.stdout.write(text)
-    return 0
+    sys.path.insert(0, str(ROOT / "hack"))
+    from generated_text import print_or_write
+
+    return print_or_write(argv, "hack/package_table.py", table(),
+                          lambda text: TARGET.write_text(document_with(text, TARGET.read_text())))
 
 
 if __name__ == "__main__":

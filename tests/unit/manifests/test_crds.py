@@ -16,6 +16,7 @@ from kubectl_disagg.manifests.crds import crd_documents
 from tests.conftest import EXAMPLES, REPO
 from tests.crd_schema import schema_errors
 from tests.go_tools import require_go
+from tests.hack_modules import hack_module
 from tests.unit.test_cli import run
 
 CONFIG = REPO / "config" / "crd"
@@ -23,6 +24,7 @@ DS_CRD = CONFIG / "disaggregatedsets.yaml"
 STATE_CRD = CONFIG / "rolloutstates.yaml"
 LWS_CRD = REPO / "testenv" / "crd" / "leaderworkersets.yaml"
 ALL_FILES = [*sorted(CONFIG.glob("*.yaml")), LWS_CRD]
+TEMPLATES = hack_module("crd/trim_descriptions.py").TEMPLATES  # the templates whose descriptions are dropped
 
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are half a megabyte
@@ -81,6 +83,54 @@ def walk(node, path="$"):
         yield from walk(node["items"], f"{path}[]")
     if isinstance(node.get("additionalProperties"), dict):
         yield from walk(node["additionalProperties"], f"{path}{{}}")
+
+
+def fields(node, path="$"):
+    """(path, schema) of every named field the project describes: not the fields of pod and claim
+    templates (k8s.io/api's, described by `kubectl explain pod`) nor of embedded object metadata."""
+    for key, child in (node.get("properties") or {}).items():
+        if key in TEMPLATES or key == "metadata":
+            continue
+        yield f"{path}.{key}", child
+        yield from fields(child, f"{path}.{key}")
+    if isinstance(node.get("items"), dict):
+        yield from fields(node["items"], f"{path}[]")
+
+
+def under_templates(node, inside=False):
+    """Every schema node inside a pod or claim template."""
+    if inside:
+        yield node
+    for key, child in (node.get("properties") or {}).items():
+        yield from under_templates(child, inside or key in TEMPLATES)
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            yield from under_templates(node[key], inside)
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_every_field_is_described_for_kubectl_explain(path):
+    # The doc comments of hack/crd/api reach the CRD (kubectl explain, docs/reference/fields.md):
+    # the kind, and every field of it but the templates' and metadata's.
+    openapi = version_schema(path)["schema"]["openAPIV3Schema"]
+    assert openapi.get("description"), path.name
+    undescribed = [where for where, node in fields(openapi) if not node.get("description")]
+    assert undescribed == [], path.name
+
+
+# The API server refuses an object whose annotations pass 256 KiB together, and a client-side
+# `kubectl apply` (Argo CD's default sync) keeps the whole object in one.
+ANNOTATIONS_LIMIT = 256 * 1024
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_client_side_apply_fits_the_annotations_limit(path):
+    # With k8s.io/api's descriptions of pod templates the DisaggregatedSet CRD is 0.64 MB as JSON;
+    # hack/crd/trim_descriptions.py drops those, and only those.
+    crd = load(path)
+    assert len(json.dumps(crd, separators=(",", ":"))) < ANNOTATIONS_LIMIT * 0.75, path.name
+    openapi = version_schema(path)["schema"]["openAPIV3Schema"]
+    assert not any("description" in node for node in under_templates(openapi)), path.name
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
@@ -204,8 +254,9 @@ def test_the_rollout_state_kind_is_what_cmp_generate_emits():
     for record in (body["revisions"]["items"], body["revisions"]["items"]["properties"]["roles"]["items"],
                    body["slices"]["items"], body["slices"]["items"]["properties"]["revisions"]["items"]):
         assert record["x-kubernetes-preserve-unknown-fields"] is True
-    assert body["revisions"]["items"]["properties"]["roles"]["items"]["properties"]["spec"] == {
-        "type": "object", "x-kubernetes-preserve-unknown-fields": True}  # kept as written: it hashes
+    role_spec = dict(body["revisions"]["items"]["properties"]["roles"]["items"]["properties"]["spec"])
+    assert role_spec.pop("description")
+    assert role_spec == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}  # kept as written: it hashes
     for _, ds, state in states():
         emitted = served_object(ds, state)
         assert schema_errors(STATE_CRD, emitted) == []

@@ -6,7 +6,10 @@ import (
 	lwsv1 "kubectl-disagg/hack/crd/api/leaderworkerset/v1"
 )
 
-// A set of LLM inference roles (prefill, decode, ...) run as coordinated LeaderWorkerSets.
+// A DisaggregatedSet runs the roles of disaggregated LLM inference (prefill, decode, encode, ...)
+// as coordinated LeaderWorkerSets: one per slice, revision and role, each with a headless Service.
+// kubectl-disagg renders it and rolls a template change out across the roles in lockstep, so the
+// ratio of the roles holds in every slice; no controller has to run.
 //
 // metadata.name prefixes every generated LeaderWorkerSet and Service name, so it must be a
 // DNS-1035 label, and the longest generated name (the Service <name>-<slice>-<revision>-<role>-prv)
@@ -24,11 +27,14 @@ type DisaggregatedSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// The roles and how many copies of them run.
+	// The roles, their LeaderWorkerSet templates and how many copies (slices) of the whole
+	// topology run.
 	// +required
 	Spec DisaggregatedSetSpec `json:"spec"`
 
-	// Derived from the roles' LeaderWorkerSets (kubectl disagg rollout status prints the same shape).
+	// Derived from the roles' LeaderWorkerSets. Only the upstream controller writes it;
+	// kubectl-disagg never stores it (`kubectl disagg rollout status` derives the same shape), and
+	// reads a written status as a sign that a controller runs the set.
 	// +optional
 	Status DisaggregatedSetStatus `json:"status,omitempty"`
 }
@@ -42,24 +48,30 @@ type DisaggregatedSetList struct {
 	Items           []DisaggregatedSet `json:"items"`
 }
 
-// DisaggregatedSetSpec is the desired state of a DisaggregatedSet.
+// DisaggregatedSetSpec is the desired state of a DisaggregatedSet: its roles, its slices and
+// where their pods go. Only the roles' templates and names make the revision: changing replicas,
+// slices, rollout strategy, placement or metadata scales or relabels, never rolls out.
 //
 // +kubebuilder:validation:XValidation:rule="self.roles.filter(r, !has(r.scaling) || r.scaling.mode != 'External').all(r, r.spec.replicas == 0) || self.roles.filter(r, !has(r.scaling) || r.scaling.mode != 'External').all(r, r.spec.replicas > 0)",message="replicas must be zero for all non-External roles (a paused set) or non-zero for all of them"
 // +kubebuilder:validation:XValidation:rule="self.slices <= 1 || self.roles.all(r, !has(r.scaling) || r.scaling.mode != 'External')",message="External scaling cannot be combined with slices > 1"
 // +kubebuilder:validation:XValidation:rule="!has(self.placementPolicy) || self.placementPolicy.type == 'None' || self.roles.all(r, (!has(r.metadata) || !has(r.metadata.annotations) || (!('leaderworkerset.sigs.k8s.io/exclusive-topology' in r.metadata.annotations) && !('leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology' in r.metadata.annotations))) && (!has(r.spec.leaderWorkerTemplate.workerTemplate.metadata) || !has(r.spec.leaderWorkerTemplate.workerTemplate.metadata.annotations) || (!('leaderworkerset.sigs.k8s.io/exclusive-topology' in r.spec.leaderWorkerTemplate.workerTemplate.metadata.annotations) && !('leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology' in r.spec.leaderWorkerTemplate.workerTemplate.metadata.annotations))) && (!has(r.spec.leaderWorkerTemplate.leaderTemplate) || !has(r.spec.leaderWorkerTemplate.leaderTemplate.metadata) || !has(r.spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations) || (!('leaderworkerset.sigs.k8s.io/exclusive-topology' in r.spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations) && !('leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology' in r.spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations))))",message="a placementPolicy other than None cannot be combined with the LWS annotations leaderworkerset.sigs.k8s.io/exclusive-topology or subgroup-exclusive-topology (on a role's metadata or on its pod templates)"
 type DisaggregatedSetSpec struct {
-	// Independent copies of the whole role topology; changing it scales, never rolls out.
+	// Independent copies of the whole role topology, numbered from 0 (1 to 100, default 1). Each
+	// slice has its own LeaderWorkerSets and rolls out on its own; changing this scales, never
+	// rolls out.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	Slices *int32 `json:"slices,omitempty"`
 
-	// How the pods of a slice are packed into, and spread across, topology domains.
+	// How the pods of a slice are packed into, and spread across, topology domains (nodes,
+	// racks, zones). Absent: type None, no placement constraint.
 	// +optional
 	PlacementPolicy *PlacementPolicy `json:"placementPolicy,omitempty"`
 
-	// The roles, at least 2, each with its own LeaderWorkerSet spec.
+	// The roles, 2 to 10, each with a unique name and its own LeaderWorkerSet template. Their
+	// replicas are all zero (a paused set) or all above zero, but for roles an autoscaler sizes.
 	// +required
 	// +listType=map
 	// +listMapKey=name
@@ -69,59 +81,67 @@ type DisaggregatedSetSpec struct {
 }
 
 // PlacementPolicy packs a slice's pods into topology domains.
+// It cannot be combined with the LeaderWorkerSet annotations
+// leaderworkerset.sigs.k8s.io/exclusive-topology and subgroup-exclusive-topology.
 //
 // +kubebuilder:validation:XValidation:rule="self.type == 'None' || (has(self.topology) && size(self.topology) > 0)",message="topology (a node label key) is required unless type is None"
 type PlacementPolicy struct {
-	// None, ExclusiveSlice (one slice per domain of the set) or ExclusiveTopology (one slice per
-	// domain across all sets).
+	// None (the default: no constraint), ExclusiveSlice (every pod of a slice in one domain, which
+	// no other slice of this set shares) or ExclusiveTopology (every pod of a slice in one domain,
+	// which no slice of any other set shares either).
 	// +optional
 	// +kubebuilder:default=None
 	// +kubebuilder:validation:Enum=None;ExclusiveSlice;ExclusiveTopology
 	Type PlacementType `json:"type,omitempty"`
 
-	// Node label key of the topology domain, e.g. topology.kubernetes.io/zone.
+	// The node label key whose values are the topology domains, e.g. topology.kubernetes.io/zone.
+	// Required unless type is None.
 	// +optional
 	// +kubebuilder:validation:MaxLength=317
 	Topology string `json:"topology,omitempty"`
 }
 
-// DisaggregatedRoleSpec is one role: a name and the LeaderWorkerSet template of its groups.
-// Rollouts across roles are the DisaggregatedSet's, so a role's own LWS rollout partition must
-// stay 0, and its surge and unavailability must leave room to make progress. (The rules spell no
-// empty string literal: gofmt would turn two single quotes into a typographic one.)
+// The CEL rules below spell no empty string literal: gofmt would turn two single quotes into a
+// typographic one.
+
+// DisaggregatedRoleSpec is one role: a name, who sets its replicas, and the LeaderWorkerSet
+// template of its groups. Rollouts across roles are the DisaggregatedSet's, so the role's own
+// rollout partition must stay 0, and its maxSurge and maxUnavailable must not both resolve to 0.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.rolloutStrategy) || !has(self.spec.rolloutStrategy.rollingUpdateConfiguration) || !has(self.spec.rolloutStrategy.rollingUpdateConfiguration.partition) || self.spec.rolloutStrategy.rollingUpdateConfiguration.partition == 0",message="partition must not be set; the DisaggregatedSet coordinates rollouts across roles",fieldPath=".spec.rolloutStrategy.rollingUpdateConfiguration.partition"
 // +kubebuilder:validation:XValidation:rule="self.spec.replicas == 0 || !has(self.spec.rolloutStrategy) || !has(self.spec.rolloutStrategy.rollingUpdateConfiguration) || (type(self.spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge) == int ? self.spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge > 0 : int(string(self.spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge).split('%')[0]) > 0) || (type(self.spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable) == int ? self.spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable > 0 : int(string(self.spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable).split('%')[0]) * self.spec.replicas >= 100)",message="maxSurge and maxUnavailable must not both be 0 once resolved against the role's replicas (surge rounds up, unavailable rounds down)",fieldPath=".spec.rolloutStrategy.rollingUpdateConfiguration"
 type DisaggregatedRoleSpec struct {
-	// Unique role name, a DNS label; part of every generated name.
+	// The role's name, unique in the set: a DNS label (lower-case letters, digits and '-'), part
+	// of every name generated for the role, and the value of its disaggregatedset.x-k8s.io/role label.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Who sets the role's replicas.
+	// Who sets the role's replicas. Absent: mode Static.
 	// +optional
 	Scaling *RoleScaling `json:"scaling,omitempty"`
 
 	// The role's LeaderWorkerSet: metadata copied onto it, and its spec, whose replicas count
-	// groups per slice.
+	// groups per slice. (Inlined: metadata and spec are fields of the role.)
 	lwsv1.LeaderWorkerSetTemplateSpec `json:",inline"`
 }
 
 // RoleScaling says who owns a role's replicas.
 type RoleScaling struct {
-	// Static (replicas from the spec) or External (an autoscaler owns replicas through a
-	// DisaggregatedSetRoleScaler).
+	// Static (the default: replicas come from the role's spec) or External (an autoscaler owns
+	// them, through the DisaggregatedSetRoleScaler <set>-<role> and its scale subresource; the
+	// rendered LeaderWorkerSets carry no replicas). External cannot be combined with slices > 1.
 	// +optional
 	// +kubebuilder:default=Static
 	// +kubebuilder:validation:Enum=Static;External
 	Mode RoleScalingMode `json:"mode,omitempty"`
 }
 
-// DisaggregatedSetStatus is derived from the roles' LeaderWorkerSets.
+// DisaggregatedSetStatus is derived from the roles' LeaderWorkerSets, counted over every slice.
 type DisaggregatedSetStatus struct {
-	// The generation this status describes.
+	// The metadata.generation of the set this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -131,7 +151,8 @@ type DisaggregatedSetStatus struct {
 	// +listMapKey=name
 	RoleStatuses []RoleStatus `json:"roleStatuses,omitempty"`
 
-	// Available, Progressing.
+	// Available (every role has LeaderWorkerSets that serve) and Progressing (a rollout or a
+	// scale is under way), with the reason and message of each.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -140,19 +161,19 @@ type DisaggregatedSetStatus struct {
 
 // RoleStatus counts one role's groups over every slice.
 type RoleStatus struct {
-	// The role's name.
+	// The role's name, as in spec.roles.
 	// +required
 	Name string `json:"name"`
 
-	// Groups that exist.
+	// The role's groups (leader and workers) that exist, in every slice and revision.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 
-	// Groups whose pods are all ready.
+	// The role's groups whose pods are all ready.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// Groups of the current revision.
+	// The role's groups of the set's current revision.
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
 }

@@ -5,7 +5,9 @@ import (
 )
 
 // The replicas of one External role of a DisaggregatedSet, exposed through the scale
-// subresource: the scale target an autoscaler (HPA, KEDA) drives.
+// subresource: the scale target an autoscaler (HPA, KEDA) drives. Named <set>-<role>, in the
+// set's namespace; `kubectl disagg rollout step` creates it, seeded with the role's replicas,
+// and sizes the role's LeaderWorkerSets from it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -19,11 +21,11 @@ type DisaggregatedSetRoleScaler struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// The replicas the autoscaler wants.
+	// The replicas the autoscaler wants for the role.
 	// +required
 	Spec DisaggregatedSetRoleScalerSpec `json:"spec"`
 
-	// What the role has.
+	// What the role has, and the selector of its pods.
 	// +optional
 	Status DisaggregatedSetRoleScalerStatus `json:"status,omitempty"`
 }
@@ -39,7 +41,7 @@ type DisaggregatedSetRoleScalerList struct {
 
 // DisaggregatedSetRoleScalerSpec is the autoscaler's side.
 type DisaggregatedSetRoleScalerSpec struct {
-	// Desired groups of the role.
+	// Desired groups of the role in its slice (External roles have one slice).
 	// +required
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
@@ -48,11 +50,11 @@ type DisaggregatedSetRoleScalerSpec struct {
 
 // DisaggregatedSetRoleScalerStatus is the role's side.
 type DisaggregatedSetRoleScalerStatus struct {
-	// The generation this status describes.
+	// The metadata.generation of the scaler this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Groups the role has.
+	// Groups (leader and workers) the role has.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 

@@ -22,7 +22,10 @@ type LeaderWorkerSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   LeaderWorkerSetSpec   `json:"spec,omitempty"`
+	// The groups, their pod templates and how a template change replaces them.
+	Spec LeaderWorkerSetSpec `json:"spec,omitempty"`
+
+	// What the LeaderWorkerSet controller observed.
 	Status LeaderWorkerSetStatus `json:"status,omitempty"`
 }
 
@@ -37,19 +40,20 @@ type LeaderWorkerSetList struct {
 
 // LeaderWorkerSetTemplateSpec is an LWS's metadata and spec, as a DisaggregatedSet role embeds it.
 type LeaderWorkerSetTemplateSpec struct {
-	// Labels and annotations for the LeaderWorkerSet.
+	// Labels and annotations copied onto the role's LeaderWorkerSets (besides the labels
+	// kubectl-disagg sets).
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// The LeaderWorkerSet's spec. Required: a DisaggregatedSet role, this type's only user, is
-	// nothing without one.
+	// The spec of the role's LeaderWorkerSets, one per slice and revision: replicas counts the
+	// role's groups in each slice, and the templates make the set's revision.
 	// +required
 	Spec LeaderWorkerSetSpec `json:"spec"`
 }
 
 // LeaderWorkerSetSpec is the desired state of a LeaderWorkerSet.
 type LeaderWorkerSetSpec struct {
-	// Number of groups.
+	// Number of groups (a leader and its workers each); default 1.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
@@ -110,7 +114,7 @@ type LeaderWorkerTemplate struct {
 
 // RolloutStrategy says how groups are replaced.
 type RolloutStrategy struct {
-	// The only strategy is RollingUpdate.
+	// RollingUpdate, the only strategy.
 	// +kubebuilder:default=RollingUpdate
 	// +kubebuilder:validation:Enum=RollingUpdate
 	Type RolloutStrategyType `json:"type"`

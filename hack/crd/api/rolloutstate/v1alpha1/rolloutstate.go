@@ -5,14 +5,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// The rollout state of one DisaggregatedSet (named after it, in its namespace): per slice, the
-// revisions deployed and their replicas, and a record of every revision those slices run. Written
-// by `kubectl disagg rollout step --gitops`, read by `render`; `cmp generate` adds the `rollout`
-// summary that the columns and Argo CD's health check read. The fields sit at the top level, as
-// in the file in git: the object is that document, not a desired state with a status.
-//
 // The records are open (unknown fields kept): a newer formatVersion may record more of a
 // revision or a slice, and the plugin, not this schema, checks the format it reads.
+
+// The rollout state of one DisaggregatedSet (named after it, in its namespace): per slice, the
+// revisions deployed and their replicas, a record of every revision those slices run, and where a
+// RolloutPolicy's rollout stands. Through git it is the file beside the set
+// (disagg-rollout-state.yaml), written by `kubectl disagg rollout step --gitops` and read by
+// `render`; `cmp generate` serves it with the `rollout` summary that the columns and Argo CD's
+// health check read. In the cluster, `rollout step` keeps a paced rollout's position in it. The
+// fields sit at the top level, as in the file: the object is that document, not a desired
+// state with a status.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:metadata:labels="app.kubernetes.io/part-of=kubectl-disagg"
@@ -31,27 +34,30 @@ type RolloutState struct {
 	// +kubebuilder:validation:Minimum=1
 	FormatVersion int64 `json:"formatVersion"`
 
-	// The set as the last step saw it: what that step was decided for (format 2).
+	// The set as the last step saw it: what that step was decided for, and what render replays
+	// it with (formatVersion 2).
 	// +optional
 	Target *Target `json:"target,omitempty"`
 
-	// One record per revision some slice runs.
+	// One record per revision some slice runs: what that revision puts into its LeaderWorkerSets.
 	// +required
 	Revisions []RevisionRecord `json:"revisions"`
 
-	// Per slice, the revisions deployed and their replicas.
+	// One entry per slice: the revisions deployed there and their replicas.
 	// +required
 	Slices []SliceState `json:"slices"`
 
-	// Where a RolloutPolicy's rollout stands (design §9): the waves reached, the gates passed
-	// (when, by whom), paused, aborted and the analysis verdicts. Written by `rollout step` (in
-	// the cluster) and by `rollout promote|pause|resume|abort` (there, or in git with --gitops).
+	// Where a RolloutPolicy's rollout stands: the waves reached (and when each completed), the
+	// gates passed (when, by whom and how), whether it is paused or aborted, and the analysis
+	// verdicts. Written by `rollout step` and by `rollout promote|pause|resume|abort`, in the
+	// cluster or, with --gitops, in the file.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	Position *runtime.RawExtension `json:"position,omitempty"`
 
-	// Where the rollout stands, written by `cmp generate` from the fields above.
+	// Where the rollout stands, for people and Argo CD: written by `cmp generate` from the fields
+	// above.
 	// +optional
 	Rollout *RolloutSummary `json:"rollout,omitempty"`
 }
@@ -65,7 +71,7 @@ type RolloutStateList struct {
 	Items           []RolloutState `json:"items"`
 }
 
-// Target is the set's revision, slices and per-role replicas and rollout budgets when the
+// Target is the set's revision, slices, and per role the replicas and rollout budgets, when the
 // state's last step was taken: what render replays that step with.
 //
 // +kubebuilder:pruning:PreserveUnknownFields
@@ -74,24 +80,32 @@ type Target struct {
 	// +required
 	Revision string `json:"revision"`
 
-	// The set's slices.
+	// The set's spec.slices.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	Slices int32 `json:"slices"`
 
-	// Per role, its replicas and resolved maxSurge and maxUnavailable.
+	// Per role, in the set's order: its replicas and its maxSurge and maxUnavailable resolved
+	// to group counts.
 	// +required
 	Roles []RoleTarget `json:"roles"`
 }
 
 // RoleTarget is one role's replicas and resolved rollout budgets.
 type RoleTarget struct {
+	// The role's name.
 	// +required
 	Name string `json:"name"`
+
+	// The role's replicas: groups per slice.
 	// +required
 	Replicas int32 `json:"replicas"`
+
+	// The groups the role may run above its replicas during a step (maxSurge, rounded up).
 	// +required
 	MaxSurge int32 `json:"maxSurge"`
+
+	// The groups of the role that may be unavailable during a step (maxUnavailable, rounded down).
 	// +required
 	MaxUnavailable int32 `json:"maxUnavailable"`
 }
@@ -100,11 +114,12 @@ type RoleTarget struct {
 //
 // +kubebuilder:pruning:PreserveUnknownFields
 type RevisionRecord struct {
-	// The revision (the hash of its role templates).
+	// The revision: the first 8 hex digits of the hash of the set's role names and templates,
+	// as the LeaderWorkerSets' names and disaggregatedset.x-k8s.io/revision labels carry it.
 	// +required
 	Revision string `json:"revision"`
 
-	// The set's placementPolicy when the revision was deployed.
+	// The set's spec.placementPolicy when the revision was deployed.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
@@ -131,13 +146,13 @@ type RoleRecord struct {
 	// +kubebuilder:validation:Type=object
 	Spec runtime.RawExtension `json:"spec"`
 
-	// The role's LeaderWorkerSet labels and annotations.
+	// The labels and annotations of the role's LeaderWorkerSets.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	Metadata *runtime.RawExtension `json:"metadata,omitempty"`
 
-	// Present for roles an autoscaler sizes (mode External).
+	// The role's scaling, present for roles an autoscaler sizes (mode External).
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
@@ -148,16 +163,17 @@ type RoleRecord struct {
 //
 // +kubebuilder:pruning:PreserveUnknownFields
 type SliceState struct {
-	// The slice's index.
+	// The slice's index, from 0.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	Slice int32 `json:"slice"`
 
-	// The revisions the slice runs, in the order they were deployed.
+	// The revisions the slice runs, in the order they were deployed (the last is the newest).
 	// +required
 	Revisions []SliceRevision `json:"revisions"`
 
-	// The slice's revisions before the state's last step (format 2; empty: nothing deployed).
+	// The slice's revisions before the state's last step (formatVersion 2; empty: nothing was
+	// deployed).
 	// +optional
 	Previous []SliceRevision `json:"previous,omitempty"`
 }
@@ -166,7 +182,7 @@ type SliceState struct {
 //
 // +kubebuilder:pruning:PreserveUnknownFields
 type SliceRevision struct {
-	// The revision; it has a record under revisions.
+	// The revision; it has a record under the top-level revisions.
 	// +required
 	Revision string `json:"revision"`
 
@@ -189,13 +205,13 @@ type RolloutSummary struct {
 	// +optional
 	Revision string `json:"revision,omitempty"`
 
-	// The committed step of the plan, "i/N" (per slice, comma-separated, where slices differ);
-	// empty at rest.
+	// The committed step of the rollout's plan, "i/N" (per slice, comma-separated, where the
+	// slices differ); empty at rest.
 	// +optional
 	Step string `json:"step,omitempty"`
 
 	// AtRest (every slice runs the set's revision alone), Rolling (waiting for the next step),
-	// and with a RolloutPolicy: AtGate (held after a wave), Paused, Aborted.
+	// and with a RolloutPolicy: AtGate (held after a wave), Paused or Aborted.
 	// +optional
 	Phase string `json:"phase,omitempty"`
 
