@@ -425,26 +425,31 @@ class Verdict:
 
     @property
     def values(self) -> list[float]:
-        return [s.value for j in self.judged for s in j.measurement.samples if not math.isnan(s.value)]
+        """The values of the measurements that held (a missed one's values never read as holding)."""
+        return [s.value for j in self.judged if j.ok for s in j.measurement.samples if not math.isnan(s.value)]
 
     @property
     def why(self) -> str:
-        """The verdict in one line: 'ttft: 0.31 < 0.5 at 5 measurements' or the failing values."""
+        """The verdict in one line: 'ttft: 0.31 < 0.5 at 5 measurements', what held and what
+        missed, or the failing values."""
         check, done = self.check, len(self.judged)
         if self.phase == FAILED:
             failing = "; ".join(j.why for j in self.judged if not j.ok)
             return (f"{check.name}: {self.failures} of {done} measurements failed (failureLimit "
                     f"{check.failure_limit}): {failing}")
         worst = self.worst()
-        shown = f"{_number(worst)} {check.condition}" if worst is not None else f"no data (noData: {check.no_data})"
+        held = f"{_number(worst)} {check.condition}" if worst is not None else f"no data (noData: {check.no_data})"
+        missed = "; ".join(j.why for j in self.judged if not j.ok)
+        missed = f"; missed {self.failures} (failureLimit {check.failure_limit}): {missed}" if missed else ""
         if self.phase == PASSED:
-            return f"{check.name}: {shown} at {done} measurements" + (
-                f", {self.failures} failed (failureLimit {check.failure_limit})" if self.failures else "")
-        return (f"{check.name}: {done} of {check.count} measurements ({self.failures} failed), "
-                f"next in {format_duration(check.interval)}" + (f"; worst {shown}" if worst is not None else ""))
+            return f"{check.name}: {held} at {done - self.failures} of {done} measurements{missed}" if missed \
+                else f"{check.name}: {held} at {done} measurements"
+        return (f"{check.name}: {done} of {check.count} measurements, next in {format_duration(check.interval)}"
+                + (f"; held {held}" if done > self.failures else "") + missed)
 
     def worst(self) -> float | None:
-        """The value nearest to failing the condition: the highest for < and <=, the lowest for > and >=."""
+        """Of the measurements that held, the value nearest to failing the condition: the highest
+        for < and <=, the lowest for > and >=."""
         values = self.values
         if not values:
             return None
@@ -453,7 +458,7 @@ class Verdict:
             return max(values)
         if op in (">", ">="):
             return min(values)
-        return next((v for v in values if not self.check.condition.holds(v)), values[-1])
+        return values[-1]
 
 
 def judge_measurement(check: Check, measurement: Measurement) -> Judged:

@@ -181,7 +181,19 @@ def test_passes_after_count_measurements():
 def test_running_until_count():
     verdict = analysis.judge(CHECK, [m(0, 0.3), m(60, 0.7)])
     assert verdict.phase == RUNNING and verdict.failures == 1
-    assert verdict.why == "ttft: 2 of 5 measurements (1 failed), next in 1m0s; worst 0.7 < 0.5"
+    assert verdict.why == ("ttft: 2 of 5 measurements, next in 1m; held 0.3 < 0.5; missed 1 (failureLimit 1): "
+                           "0.7 is not < 0.5")
+
+
+def test_a_passed_check_never_shows_a_missed_value_as_holding():
+    # One measurement of five missed, within failureLimit 1: the check passed, and its line says
+    # what held (the worst of those) apart from what missed.
+    verdict = analysis.judge(CHECK, [m(0, 0.3), m(60, 0.82), m(120, 0.31), m(180, 0.2), m(240, 0.1)])
+    assert verdict.phase == PASSED and verdict.worst() == 0.31
+    assert verdict.why == ("ttft: 0.31 < 0.5 at 4 of 5 measurements; missed 1 (failureLimit 1): "
+                           "0.82 is not < 0.5")
+    only_missed = analysis.judge(CHECK, [m(0, 0.9)])
+    assert only_missed.why == "ttft: 1 of 5 measurements, next in 1m; missed 1 (failureLimit 1): 0.9 is not < 0.5"
 
 
 def test_fails_as_soon_as_failures_pass_the_limit():

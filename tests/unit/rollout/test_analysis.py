@@ -4,6 +4,7 @@ the verdict a wave's gate gets."""
 from __future__ import annotations
 
 import datetime
+from dataclasses import replace
 
 import pytest
 
@@ -13,6 +14,7 @@ from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.waves import Progress, State, decide
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateAnalysis, pending_gate, run_gate
+from kubectl_disagg.wait import Deadline
 
 TTFT = Check("ttft", "prefill", 'a{revision="{{revision}}"}', Condition("<", 0.5), 60, 5, 1, "fail")
 TPOT = Check("tpot", "decode", 'b{role="{{role}}"}', Condition("<", 0.05), 30, 3, 0, "fail")
@@ -76,15 +78,25 @@ def test_no_answer_is_a_failed_measurement():
 
 def test_timeout_refused_before_the_first_measurement_or_ends_without_verdict():
     clock = Clock()
-    with pytest.raises(AnalysisTimeout, match=r"at least 4m0s .* more than --timeout 1m0s"):
-        run_gate([TTFT], {"revision": "r"}, answering({"a": 0.1}), timeout=60, clock=clock, sleep=clock.sleep)
+    with pytest.raises(AnalysisTimeout, match=r"at least 4m .* more than the 1m left of --timeout 1m$"):
+        run_gate([TTFT], {"revision": "r"}, answering({"a": 0.1}), deadline=Deadline.after(60, clock), clock=clock, sleep=clock.sleep)
     assert clock.now == 1000
 
     def slow_query(expression):
         clock.now += 70  # each answer takes 70 s: the measurements fall behind
         return (Sample(0.1),)
-    with pytest.raises(AnalysisTimeout, match="did not end within --timeout 4m10s"):
-        run_gate([TTFT], {"revision": "r"}, slow_query, timeout=250, clock=clock, sleep=clock.sleep)
+    with pytest.raises(AnalysisTimeout, match="did not end within --timeout 4m10s: ttft: 4 of 5"):
+        run_gate([TTFT], {"revision": "r"}, slow_query, deadline=Deadline.after(250, clock), clock=clock, sleep=clock.sleep)
+
+
+def test_the_refusal_says_durations_as_people_write_them():
+    # What is left of --timeout 5s once the command has read its inputs: said as "5s".
+    clock = Clock()
+    with pytest.raises(AnalysisTimeout) as refused:
+        run_gate([TTFT], {"revision": "r"}, answering({"a": 0.1}), deadline=Deadline.after(4.98355, clock), clock=clock,
+                 sleep=clock.sleep)
+    assert str(refused.value) == ("the analysis takes at least 4m (count × interval of ttft), more than the 5s "
+                                  "left of --timeout 5s")
 
 
 # --- at a wave's analysis gate ----------------------------------------------------------------
@@ -128,3 +140,26 @@ def test_waiting_at_a_gate_keeps_the_lease_alive():
     gates(ds, "serving", at_gate)
     assert clock.now == 1240 and max(clock.sleeps) <= 5  # 4 minutes of intervals, slept 5 s at a time
     assert all(b - a <= 5 for a, b in zip(kept, kept[1:])) and kept[-1] == 1240
+
+
+def test_a_hung_prometheus_ends_the_gate_at_the_deadline_without_a_verdict():
+    # Each query used to be resent up to 10 times at a 35 s read timeout, with the deadline
+    # checked only between measurements: minutes past --timeout. Now the command's deadline
+    # bounds the query, its resends and its waits, and no failed measurement is recorded.
+    from kubectl_disagg.rollout.analysis import gate_analysis
+    from tests.unit.kube.client.test_prometheus import Silent, bounded
+
+    server = Silent()
+    try:
+        ds = SetStub("abort")
+        ds.policy = RolloutPolicy("llama", "serving", "llama", (Wave(1, analysis=("ttft",)),), None, "abort",
+                                  Analysis(Prometheus(address=server.address), (replace(TTFT, count=1),)))
+        at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
+        cluster = type("Cluster", (), {"client": None, "current_lease": None})()
+        gates = gate_analysis(cluster, Deadline.after(2.0), lambda gate: (lambda run: None))
+        raised, took = bounded(lambda: gates(ds, "serving", at_gate), 2.0 + 1.5)
+    finally:
+        server.close()
+    assert isinstance(raised, AnalysisTimeout), raised
+    assert str(raised).startswith("the analysis did not end within --timeout 2s: ttft had no answer in time")
+    assert 1.9 <= took <= 2.5 and gates.runs == []
