@@ -39,10 +39,7 @@ class GateRun:
 
     @property
     def phase(self) -> str:
-        phases = {verdict.phase for verdict in self.verdicts}
-        if analysis.FAILED in phases:
-            return analysis.FAILED
-        return analysis.PASSED if phases == {analysis.PASSED} else analysis.RUNNING
+        return analysis.gate_phase(self.verdicts)
 
     @property
     def why(self) -> str:

@@ -258,3 +258,90 @@ def test_gate_record_and_values():
                                                                "checks": [analysis.record(verdict)]}
     assert analysis.placeholder_values("s", "n", "r", range(3)) == {"set": "s", "namespace": "n", "revision": "r",
                                                                     "slices": "0|1|2"}
+
+
+# --- a recorded verdict, read back ---------------------------------------------------------
+
+GATE = analysis.Check("ttft", "prefill", "q", analysis.Condition("<", 0.5), 60, 3, 1, "fail")
+T = 1_764_626_400  # 2025-12-01T22:00:00Z: the wave completed then, the first measurement at once
+
+
+def passed_record() -> dict:
+    verdict = analysis.judge(GATE, [m(T, 0.3), m(T + 60, 0.82), m(T + 120, 0.31)])
+    return analysis.gate_record([verdict], verdict.phase, verdict.why)
+
+
+def forged(change) -> dict:
+    record = passed_record()
+    change(record, record["checks"][0], record["checks"][0]["measurements"])
+    return record
+
+
+def test_a_verdict_a_run_wrote_reads_back_whole():
+    assert analysis.verdict_problems(passed_record(), [GATE], T) == []
+
+
+FORGERIES = {
+    "the probe's: a phase and nothing else": (
+        lambda r, c, ms: [r.pop("checks"), r.pop("message")],
+        ("checks",), "must record the gate's checks (ttft), each with every measurement, in that order; records none"),
+    "a failing value marked as held": (
+        lambda r, c, ms: ms[1].update(ok=True),
+        ("checks", 0, "measurements", 1, "ok"), "says true, but 0.82 is not < 0.5 (against < 0.5, noData fail): the "
+                                                "measurement missed"),
+    "a value changed to one that held": (
+        lambda r, c, ms: ms[1].update(values=[0.1]),
+        ("checks", 0, "measurements", 1, "ok"), "says false, but 0.1 < 0.5"),
+    "the gate's phase flipped": (
+        lambda r, c, ms: [r.update(phase="failed")],
+        ("phase",), "says failed, but its measurements give passed"),
+    "too few measurements": (
+        lambda r, c, ms: [ms.pop(), c.update(phase="passed")],
+        ("checks", 0, "phase",), "says passed, but its 2 measurements give running (count 3, failureLimit 1)"),
+    "a looser condition": (
+        lambda r, c, ms: c.update(successCondition="< 1"),
+        ("checks", 0, "successCondition"), "is '< 1', but the RolloutPolicy's check ttft has '< 0.5'"),
+    "a smaller count": (
+        lambda r, c, ms: c.update(count=1),
+        ("checks", 0, "count"), "is 1, but the RolloutPolicy's check ttft has 3"),
+    "a measurement past the verdict": (
+        lambda r, c, ms: ms.append(dict(ms[0], time="2025-12-01T22:03:00.000Z")),
+        ("checks", 0, "measurements", 3), "comes after the check's verdict (passed after 3 measurements"),
+    "measured sooner than the interval": (
+        lambda r, c, ms: ms[1].update(time="2025-12-01T22:00:10.000Z"),
+        ("checks", 0, "measurements", 1, "time"), "2025-12-01T22:00:10.000Z is before measurement 2 was due "
+                                                  "(2025-12-01T22:01:00.000Z: one every 1m from the first"),
+    "measured before the wave completed": (
+        lambda r, c, ms: [m.update(time=m["time"].replace("2025-12-01", "2025-11-30")) for m in ms],
+        ("checks",), "the first measurement (2025-11-30T22:00:00.000Z) is from before the wave completed"),
+    "another check's name": (
+        lambda r, c, ms: c.update(check="tpot"),
+        ("checks",), "must record the gate's checks (ttft), each with every measurement, in that order; records tpot"),
+    "a time that is no time": (
+        lambda r, c, ms: ms[0].update(time="yesterday"),
+        ("checks", 0, "measurements", 0), "time: must be an RFC 3339 time, got 'yesterday'"),
+    "a value that is no number": (
+        lambda r, c, ms: ms[0].update(values=["0.1"]),
+        ("checks", 0, "measurements", 0), "values: '0.1' is not a number"),
+    "both values and an error": (
+        lambda r, c, ms: ms[0].update(error="x"),
+        ("checks", 0, "measurements", 0), "must have either values (the samples) or error"),
+    "a phase the gate never records": (
+        lambda r, c, ms: r.update(phase="running"),
+        ("phase",), "must be \"passed\" or \"failed\", got 'running'"),
+}
+
+
+@pytest.mark.parametrize("change, path, message", FORGERIES.values(), ids=FORGERIES.keys())
+def test_a_forged_verdict_is_refused_at_its_field(change, path, message):
+    found = analysis.verdict_problems(forged(change), [GATE], T)
+    assert any(where == path and message in text for where, text in found), found
+
+
+def test_a_failed_gate_may_stop_a_check_that_was_still_running():
+    tpot = analysis.Check("tpot", "decode", "q", analysis.Condition("<", 0.05), 30, 5, 0, "fail")
+    verdicts = [analysis.judge(GATE, [m(T, 0.9), m(T + 60, 0.8)]), analysis.judge(tpot, [m(T, 0.01), m(T + 30, 0.01),
+                                                                                          m(T + 60, 0.01)])]
+    record = analysis.gate_record(verdicts, FAILED, "x")
+    assert [v.phase for v in verdicts] == [FAILED, RUNNING]
+    assert analysis.verdict_problems(record, [GATE, tpot], T) == []

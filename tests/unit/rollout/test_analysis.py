@@ -4,12 +4,15 @@ the verdict a wave's gate gets."""
 from __future__ import annotations
 
 import datetime
+import math
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
+from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import FAILED, PASSED, Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
 from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.waves import Progress, State, decide
 from kubectl_disagg.errors import UserError
@@ -163,3 +166,51 @@ def test_a_hung_prometheus_ends_the_gate_at_the_deadline_without_a_verdict():
     assert isinstance(raised, AnalysisTimeout), raised
     assert str(raised).startswith("the analysis did not end within --timeout 2s: ttft had no answer in time")
     assert 1.9 <= took <= 2.5 and gates.runs == []
+
+
+ANSWER = st.one_of(st.floats(0, 1), st.just(math.nan), st.just(math.inf), st.none(), st.just("error"))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 3), st.sampled_from([1, 30, 60, 90]),
+                          st.sampled_from(["fail", "pass"]), st.lists(ANSWER, min_size=8, max_size=8)),
+                min_size=1, max_size=3),
+       st.floats(0, 5))
+def test_whatever_a_run_records_reads_back_as_a_verdict(specs, slow):
+    """No false refusal: every gate record a run writes, its answers and their latency whatever
+    they were, passes the rule that refuses forged ones."""
+    checks, answers = [], {}
+    for index, (count, limit, interval, no_data, table) in enumerate(specs):
+        name = f"c{index}"
+        checks.append(Check(name, "prefill", name + '{x="{{revision}}"}', Condition("<", 0.5), interval, count,
+                            min(limit, count - 1), no_data))
+        answers[name] = list(table)
+    clock = Clock()
+    completed = int(clock.now)  # the wave's completion, recorded to the second just before
+
+    def query(expression: str):
+        clock.now += slow  # an answer takes its time
+        answer = answers[expression.split("{")[0]].pop(0)
+        if answer == "error":
+            raise UserError("Prometheus at http://x: no answer: timed out")
+        return () if answer is None else (Sample(answer),)
+
+    run = run_gate(checks, {"revision": "r"}, query, clock=clock, sleep=clock.sleep)
+    record = analysis.gate_record(run.verdicts, run.phase, run.why)
+    assert analysis.verdict_problems(record, checks, completed) == []
+
+
+def test_the_position_says_which_verdicts_it_holds_and_each_must_be_a_run_s():
+    ds, clock = SetStub("abort"), Clock()
+    waves = resolve_waves(ds.policy, 3)
+    at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
+    position = GateAnalysis(lambda prometheus: answering({"a": 0.3, "b": 0.01}), clock=clock, sleep=clock.sleep,
+                            )(ds, "serving", replace(at_gate, position=replace(
+                                at_gate.position, completed={0: "1970-01-01T00:16:40Z"})))
+    assert analysis.recorded_verdict_problems(position, "r2", waves, ANALYSIS) == []
+    assert analysis.recorded_verdict_problems(position, "r3", waves, ANALYSIS) == []  # another rollout's: not read
+    forged = replace(position, verdicts={0: {"phase": "passed"}, 1: {"phase": "passed"}})
+    assert [path for path, _ in analysis.recorded_verdict_problems(forged, "r2", waves, ANALYSIS)] == [
+        ("verdicts", "0", "checks"), ("verdicts", "1")]
+    assert analysis.recorded_verdict_problems(replace(forged, completed={}), "r2", waves, ANALYSIS)[0][1].startswith(
+        "wave 1 is not recorded as completed")
