@@ -52,8 +52,9 @@ class StepExit(ExitCode):
                   "managed by kubectl-disagg is in the way, another stepper holds (or took over) the set's lease, "
                   "or the DisaggregatedSet controller runs the set (its objects are owned by it, or the stored "
                   "set's status shows it reconciles it: see --ignore-controller)")
-    TIMEOUT = 4, ("timeout: --until-complete ran out of time (the rollout stays where it is), or "
-                  "--wait-for-lease gave up before the lease was free")
+    TIMEOUT = 4, ("timeout: --until-complete ran out of time (the rollout stays where it is), "
+                  "--wait-for-lease gave up before the lease was free, or an analysis gate could not end "
+                  "within --timeout (nothing recorded)")
     HELD = 7, ("held: the set's RolloutPolicy holds the rollout (at a gate after a wave, paused, or aborted and "
                "rolled back) and the pass changed nothing; the message says what passes it (rollout promote, "
                "resume, a soak's end)")
@@ -67,7 +68,8 @@ class GitopsExit(ExitCode):
     ERROR = 1, "error: invalid input or state file, an API or network error"
     USAGE = 2, "usage: invalid flags"
     REFUSED = 3, "refused: the live objects cannot be explained (nothing written)"
-    TIMEOUT = 4, "timeout: --wait ran out of time (nothing written)"
+    TIMEOUT = 4, ("timeout: --wait ran out of time, or an analysis gate could not end within --timeout "
+                  "(nothing written)")
     WAITING = 5, ("waiting: the cluster does not show the committed state yet (not synced or pruned), or the new "
                   "revision is not ready (nothing written)")
     COMPLETE = 6, "complete: the rollout is done (nothing written)"

@@ -15,20 +15,28 @@ import math
 import time
 from collections.abc import Callable, Iterator
 
+from kubectl_disagg.errors import UserError
+
 WATCH_SLICE_SECONDS = 60.0  # a watch lasts at most this long, then the look is taken again (a missed event)
 
 
-class Deadline:
-    """When waiting gives up: a moment on a monotonic `clock`, or never (`at` None)."""
+class DeadlineExceeded(UserError):
+    """A request, a wait or a resend that the deadline cut short: no answer came in time."""
 
-    def __init__(self, at: float | None, clock: Callable[[], float] = time.monotonic):
+
+class Deadline:
+    """When waiting gives up: a moment on a monotonic `clock`, or never (`at` None); `seconds`:
+    the limit it was set `after` (the --timeout people gave), for messages."""
+
+    def __init__(self, at: float | None, clock: Callable[[], float] = time.monotonic,
+                 seconds: float | None = None):
         self.at = None if at is None or at == math.inf else at
-        self.clock = clock
+        self.clock, self.seconds = clock, seconds
 
     @classmethod
     def after(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> Deadline:
         """`seconds` from now; None waits without limit."""
-        return cls(None if seconds is None else clock() + seconds, clock)
+        return cls(None if seconds is None else clock() + seconds, clock, seconds)
 
     def expired(self) -> bool:
         return self.at is not None and self.clock() >= self.at

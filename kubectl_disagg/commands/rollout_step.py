@@ -37,7 +37,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
               help="If another stepper holds the set's lease, queue (watching the lease) until it is free "
                    "instead of exiting 3; bounded by --timeout.")
 @_options.timeout(DEFAULT_TIMEOUT, "With --until-complete, --wait-for-lease or --gitops --wait: give up after "
-                                   "this long (e.g. 90s, 5m, 1h; 0 means no limit).")
+                                   "this long (e.g. 90s, 5m, 1h; 0 means no limit). An analysis gate's "
+                                   "measurements are bounded by it in every step.")
 @_options.output("text", "yaml", "json", default="text")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: check the cluster shows the committed rollout state, then write the "

@@ -21,6 +21,7 @@ from kubectl_disagg.gitops.files import restore
 from kubectl_disagg.gitops.step import Outcome
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops.run import exit_code, step_files, write_steps
+from kubectl_disagg.rollout.analysis import AnalysisTimeout
 
 
 def run(options: Options, wait: bool, timeout: float | None, pr_description: str | None, *, commit: bool = False,
@@ -38,8 +39,12 @@ def run(options: Options, wait: bool, timeout: float | None, pr_description: str
         planned = directories.load(tree, reading, namespace=namespace, states=False)
         repository = repository_for([entry.state_path for entry in planned.sets], branch)
     with _session.session(options) as cluster:
-        results = step_files(cluster, tree, reading, namespace, wait=wait, timeout=timeout,
-                             analysis_progress=AnalysisProgress)
+        try:
+            results = step_files(cluster, tree, reading, namespace, wait=wait, timeout=timeout,
+                                 analysis_progress=AnalysisProgress)
+        except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
+            click.echo("\n".join(f"{line}; nothing written" for line in err.lines()), err=True)
+            return GitopsExit.TIMEOUT
     before = write_steps(results)
     click.echo(format_results(results, options.output), nl=False)
     for result in results:

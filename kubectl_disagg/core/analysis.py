@@ -3,12 +3,13 @@
 Pure: `validate_analysis` reads `spec.analysis` into an `Analysis` (every problem at once, each at
 its FILE:LINE through the caller's `locate`); `fill` substitutes a query's placeholders, each
 value quoted for the string literal it stands in (regex-quoted in a `=~`/`!~` matcher), so no name
-can add or change a selector; `judge` turns measurements into a verdict. No I/O, no clock: the
+can add or change a selector; `judge` turns measurements into a verdict; `verdict_problems` reads
+a recorded verdict back and says where it is not one a run wrote. No I/O, no clock: the
 measurements carry their times, taken by the runner (`rollout/analysis.py`).
 
-About 500 lines on purpose: the three stages share the `Check` type and design §9.4's vocabulary
-(placeholders, noData, failureLimit) and are read in that order; `promql.py`, the one part of
-use on its own, is already its own module.
+About 700 lines on purpose: the four stages share the `Check` type and design §9.4's vocabulary
+(placeholders, noData, failureLimit) and are read in that order, the last judging a record again
+with the third's `judge`; `promql.py`, the one part of use on its own, is already its own module.
 """
 
 from __future__ import annotations
@@ -422,26 +423,31 @@ class Verdict:
 
     @property
     def values(self) -> list[float]:
-        return [s.value for j in self.judged for s in j.measurement.samples if not math.isnan(s.value)]
+        """The values of the measurements that held (a missed one's values never read as holding)."""
+        return [s.value for j in self.judged if j.ok for s in j.measurement.samples if not math.isnan(s.value)]
 
     @property
     def why(self) -> str:
-        """The verdict in one line: 'ttft: 0.31 < 0.5 at 5 measurements' or the failing values."""
+        """The verdict in one line: 'ttft: 0.31 < 0.5 at 5 measurements', what held and what
+        missed, or the failing values."""
         check, done = self.check, len(self.judged)
         if self.phase == FAILED:
             failing = "; ".join(j.why for j in self.judged if not j.ok)
             return (f"{check.name}: {self.failures} of {done} measurements failed (failureLimit "
                     f"{check.failure_limit}): {failing}")
         worst = self.worst()
-        shown = f"{_number(worst)} {check.condition}" if worst is not None else f"no data (noData: {check.no_data})"
+        held = f"{_number(worst)} {check.condition}" if worst is not None else f"no data (noData: {check.no_data})"
+        missed = "; ".join(j.why for j in self.judged if not j.ok)
+        missed = f"; missed {self.failures} (failureLimit {check.failure_limit}): {missed}" if missed else ""
         if self.phase == PASSED:
-            return f"{check.name}: {shown} at {done} measurements" + (
-                f", {self.failures} failed (failureLimit {check.failure_limit})" if self.failures else "")
-        return (f"{check.name}: {done} of {check.count} measurements ({self.failures} failed), "
-                f"next in {format_duration(check.interval)}" + (f"; worst {shown}" if worst is not None else ""))
+            return f"{check.name}: {held} at {done - self.failures} of {done} measurements{missed}" if missed \
+                else f"{check.name}: {held} at {done} measurements"
+        return (f"{check.name}: {done} of {check.count} measurements, next in {format_duration(check.interval)}"
+                + (f"; held {held}" if done > self.failures else "") + missed)
 
     def worst(self) -> float | None:
-        """The value nearest to failing the condition: the highest for < and <=, the lowest for > and >=."""
+        """Of the measurements that held, the value nearest to failing the condition: the highest
+        for < and <=, the lowest for > and >=."""
         values = self.values
         if not values:
             return None
@@ -450,7 +456,7 @@ class Verdict:
             return max(values)
         if op in (">", ">="):
             return min(values)
-        return next((v for v in values if not self.check.condition.holds(v)), values[-1])
+        return values[-1]
 
 
 def judge_measurement(check: Check, measurement: Measurement) -> Judged:
@@ -477,6 +483,14 @@ def judge(check: Check, measurements: list[Measurement]) -> Verdict:
         if sum(not j.ok for j in judged) > check.failure_limit:
             return Verdict(check, FAILED, tuple(judged))
     return Verdict(check, PASSED if len(judged) >= check.count else RUNNING, tuple(judged))
+
+
+def gate_phase(verdicts) -> str:
+    """A gate's phase from its checks' verdicts: failed once one failed, passed once all passed."""
+    phases = {verdict.phase for verdict in verdicts}
+    if FAILED in phases:
+        return FAILED
+    return PASSED if phases == {PASSED} else RUNNING
 
 
 def next_measurement_at(check: Check, measurements: list[Measurement], started: float) -> float:
@@ -520,3 +534,172 @@ def _json_number(value: float) -> float | str:
 def _rfc3339(at: float) -> str:
     return datetime.datetime.fromtimestamp(round(at, 3), datetime.timezone.utc).isoformat(
         timespec="milliseconds").replace("+00:00", "Z")
+
+
+# --- a recorded verdict, read back ------------------------------------------------------------
+#
+# A position is an input people edit (a state file in git, a RolloutState in the cluster), and a
+# verdict in it opens the next wave. So a recorded verdict is one `run_gate` could have written:
+# the gate's checks as the policy has them, each measurement judged again from its values (and
+# its `ok` what that says), each check's and the gate's phase what the measurements give, and
+# the times those of a run (the first measurements at once, then one every interval, none before
+# the wave completed).
+
+SCHEDULE_SLACK_SECONDS = 1.0  # a measurement's recorded time may read this much before it was due
+CLOCK_SKEW_SECONDS = 300.0  # ... and the run this much before the wave's completion (another machine's clock)
+_SPECIAL_VALUES = {"NaN": math.nan, "+Inf": math.inf, "-Inf": -math.inf}
+
+Found = list[tuple[tuple, str]]  # (field path, message) pairs
+
+
+def recorded_verdict_problems(position, revision: str, waves, model: object) -> Found:
+    """Why the verdicts of `position` (core.position.Position) are not what analysis runs wrote
+    for the rollout to `revision`, under `waves` (the policy's resolved waves: each `index` and
+    the `analysis` check names of its gate) and `model` (the policy's Analysis): (path under
+    the position, message) pairs, none when every verdict is one. A position of another rollout
+    is not read for its verdicts, so not checked either."""
+    if position is None or position.revision != revision or not isinstance(model, Analysis):
+        return []
+    gates = {wave.index: wave.analysis for wave in waves}
+    out: Found = []
+    for wave, record in sorted(position.verdicts.items()):
+        where = ("verdicts", str(wave))
+        names = gates.get(wave)
+        if not names:
+            out.append((where, f"wave {wave + 1} has no analysis gate in the RolloutPolicy, so no analysis ran "
+                               "after it (edited by hand?)"))
+            continue
+        completed = _time(position.completed.get(wave))
+        if completed is None:
+            out.append((where, f"wave {wave + 1} is not recorded as completed, and its analysis runs only once it "
+                               "is (edited by hand?)"))
+            continue
+        checks = [model.check(name) for name in names if name in model.names]
+        out += [(where + path, message) for path, message in verdict_problems(record, checks, completed)]
+    return out
+
+
+def verdict_problems(record: object, checks: list[Check], completed: float | None = None) -> Found:
+    """Why `record` (a gate's verdict as `gate_record` wrote it) is not one `run_gate` could have
+    written for `checks` (the gate's, as the policy has them), after the wave completed at
+    `completed` (unix seconds; None: unknown): (path in the record, message) pairs."""
+    if not isinstance(record, dict):
+        return [((), "must be a recorded verdict: phase, message and checks with their measurements")]
+    out: Found = []
+    phase = record.get("phase")
+    if phase not in (PASSED, FAILED):
+        out.append((("phase",), f'must be "passed" or "failed", got {phase!r}'))
+    names = [check.name for check in checks]
+    raw = record.get("checks")
+    recorded = [entry.get("check") if isinstance(entry, dict) else None for entry in raw] \
+        if isinstance(raw, list) else None
+    if recorded != names:
+        got = "none" if not recorded else ", ".join(str(name) for name in recorded)
+        return out + [(("checks",), f"must record the gate's checks ({', '.join(names)}), each with every "
+                                    f"measurement, in that order; records {got} (edited by hand?)")]
+    verdicts, times = [], []
+    for index, (check, entry) in enumerate(zip(checks, raw)):
+        found, verdict, at = _check_record(check, entry, ("checks", index))
+        out += found
+        verdicts.append(verdict)
+        times.append(at)
+    if out:
+        return out
+    out += _schedule_problems(checks, times, completed)
+    judged = gate_phase(verdicts)
+    if phase != judged:
+        out.append((("phase",), f"says {phase}, but its measurements give {judged} (edited by hand?)"))
+    return out
+
+
+def _check_record(check: Check, entry: dict, path: tuple) -> tuple[Found, Verdict | None, list[float]]:
+    """One check's record against the policy's `check`: the problems, its verdict judged again, its times."""
+    out: Found = []
+    for key, expected in (("role", check.role), ("successCondition", str(check.condition)),
+                          ("count", check.count), ("failureLimit", check.failure_limit)):
+        if entry.get(key) != expected:
+            out.append((path + (key,), f"is {entry.get(key)!r}, but the RolloutPolicy's check {check.name} has "
+                                       f"{expected!r} (the policy changed since, or the state was edited by hand)"))
+    raw = entry.get("measurements")
+    if not isinstance(raw, list):
+        return out + [(path + ("measurements",), "must list every measurement (time, ok, values or error)")], None, []
+    measurements, claims = [], []
+    for index, item in enumerate(raw):
+        parsed = _measurement_of(item)
+        if isinstance(parsed, str):
+            out.append((path + ("measurements", index), parsed))
+        else:
+            measurements.append(parsed)
+            claims.append(item["ok"])
+    if out:
+        return out, None, []
+    verdict = judge(check, measurements)
+    if len(verdict.judged) < len(measurements):
+        out.append((path + ("measurements", len(verdict.judged)),
+                    f"comes after the check's verdict ({verdict.phase} after {len(verdict.judged)} "
+                    f"measurements, count {check.count}, failureLimit {check.failure_limit}): a run takes no more"))
+    for index, (judged, ok) in enumerate(zip(verdict.judged, claims)):
+        if judged.ok != ok:
+            out.append((path + ("measurements", index, "ok"),
+                        f"says {'true' if ok else 'false'}, but {judged.why} (against {check.condition}, noData "
+                        f"{check.no_data}): the measurement {'missed' if ok else 'held'}"))
+    if entry.get("phase") != verdict.phase:
+        out.append((path + ("phase",), f"says {entry.get('phase')}, but its {len(measurements)} measurements give "
+                                       f"{verdict.phase} (count {check.count}, failureLimit {check.failure_limit})"))
+    return out, verdict, [m.at for m in measurements]
+
+
+def _measurement_of(item: object) -> Measurement | str:
+    """A recorded measurement (see `_measurement_record`), or why it is not one."""
+    if not isinstance(item, dict) or not isinstance(item.get("ok"), bool):
+        return "must be a measurement: time, ok (true or false), and values or error"
+    at = _time(item.get("time"))
+    if at is None:
+        return f"time: must be an RFC 3339 time, got {item.get('time')!r}"
+    if ("values" in item) == ("error" in item):
+        return "must have either values (the samples) or error (what stood for them)"
+    if "error" in item:
+        error = item["error"]
+        return Measurement(at, error=error) if isinstance(error, str) and error else "error: must be a message"
+    values = item["values"]
+    if not isinstance(values, list):
+        return "values: must be a list of numbers"
+    samples = []
+    for value in values:
+        if isinstance(value, str) and value in _SPECIAL_VALUES:
+            samples.append(Sample(_SPECIAL_VALUES[value]))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            samples.append(Sample(float(value)))
+        else:
+            return f'values: {value!r} is not a number (nor "NaN", "+Inf" or "-Inf")'
+    return Measurement(at, tuple(samples))
+
+
+def _schedule_problems(checks: list[Check], times: list[list[float]], completed: float | None) -> Found:
+    """Times no run takes: before the wave completed, out of order, or before they were due."""
+    firsts = [at[0] for at in times if at]
+    if not firsts:
+        return []
+    start, out = min(firsts), []
+    if completed is not None and start < completed - CLOCK_SKEW_SECONDS:
+        out.append((("checks",), f"the first measurement ({_rfc3339(start)}) is from before the wave completed "
+                                 f"({_rfc3339(completed)}): an analysis runs after (edited by hand?)"))
+    for index, (check, at) in enumerate(zip(checks, times)):
+        for n, moment in enumerate(at):
+            due = start + n * check.interval
+            if moment < due - SCHEDULE_SLACK_SECONDS or (n and moment < at[n - 1]):
+                out.append((("checks", index, "measurements", n, "time"),
+                            f"{_rfc3339(moment)} is before measurement {n + 1} was due ({_rfc3339(due)}: one every "
+                            f"{format_duration(check.interval)} from the first, {_rfc3339(start)}) (edited by hand?)"))
+                break
+    return out
+
+
+def _time(text: object) -> float | None:
+    """Unix seconds of an RFC 3339 time in UTC (`Z`), or None."""
+    if not isinstance(text, str) or not text.endswith("Z"):
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text[:-1] + "+00:00").timestamp()
+    except ValueError:
+        return None

@@ -35,13 +35,19 @@ def parse_duration(text: str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """Go's spelling of a duration, as kubectl prints it: 1h5m0s, 30m0s, 45s, 1.5s."""
-    if seconds < 60:
-        return f"{seconds:g}s"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
+    """A duration as people write it, and as `parse_duration` reads it back: 250ms, 5s, 1.5s,
+    1m30s, 15m, 1h5m. Below 10 s to a tenth of a second (below 1 s to the millisecond), above it
+    to the second; units that are zero are left out."""
+    seconds = max(0.0, seconds)
+    if seconds < 1:
+        millis = round(seconds * 1000)
+        return "0s" if millis == 0 else ("1s" if millis == 1000 else f"{millis}ms")
+    if seconds < 10:
+        tenths = round(seconds, 1)
+        return f"{tenths:g}s"
+    hours, rest = divmod(round(seconds), 3600)
     minutes, secs = divmod(rest, 60)
-    return f"{hours}h{minutes}m{secs}s" if hours else f"{minutes}m{secs}s"
+    return "".join(f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (secs, "s")) if n)
 
 
 def _shown(text: str) -> str:

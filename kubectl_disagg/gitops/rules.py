@@ -19,7 +19,10 @@ before rendering from it, and `rollout step --gitops` checks every state it writ
    shrinks new): a `previous` equal to the counts widens nothing;
 4. one step: each slice's counts are its `previous` point, or what one reconcile pass makes of
    that point (one planner step, the start of a rollout, the removal of a drained revision, a
-   scale or a slice change), replayed here with the planner for the recorded `target`.
+   scale or a slice change), replayed here with the planner for the recorded `target`;
+5. verdicts: under a RolloutPolicy, every analysis verdict the position records is one a run
+   wrote for that wave's gate (`core.analysis.recorded_verdict_problems`: the policy's checks,
+   each measurement judged again from its values, plausible times), so no edit opens a wave.
 
 The replay runs reconcile (core/reconcile.py, the stepper's own decision) over the previous
 point as if it were live and settled, and lands its actions with the `StateExecutor`, exactly
@@ -64,7 +67,7 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
     if state.target is None or state.previous is None:
         return [lines.problem(("formatVersion",), "formatVersion", FORMAT_1)]
     target = state.target
-    problems: list[Problem] = []
+    problems: list[Problem] = verdict_problems(ds, state, lines)
     then, why = set_at_target(ds, state, target)
     if then is None:
         return [lines.problem(("target",), "target", why)]
@@ -106,6 +109,20 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
     return problems + _check_steps(lines, then, state, previous, stepped)
 
 
+def verdict_problems(ds: DisaggregatedSet, state: RolloutState, lines: _Lines) -> list[Problem]:
+    """Rule 5: the verdicts of the state's position that no analysis run could have written."""
+    if ds.policy is None:
+        return []
+    from kubectl_disagg.core import analysis  # a set with a policy has loaded it; a plain one never does
+    from kubectl_disagg.core.policy import resolve_waves
+
+    found = analysis.recorded_verdict_problems(state.position, ds.revision, resolve_waves(ds.policy, ds.slices),
+                                               ds.policy.analysis)
+    return [lines.problem(("position",) + path, _dotted(("position",) + path), message + f" (rule: {RULE_5})")
+            for path, message in found]
+
+
+RULE_5 = f"a verdict is what its measurements say, {DOCS}"
 FORMAT_1 = ("a format 1 state records no previous point, so render cannot check that its counts are one step "
             f"from what runs (rule: one step at a time, {DOCS}): run `kubectl disagg rollout step --gitops -f DIR` "
             "once, which checks them against the live LeaderWorkerSets and rewrites the state in format 2")

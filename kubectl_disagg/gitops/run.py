@@ -47,7 +47,7 @@ def step_files(cluster, tree: directories.Tree, reading: directories.Reading, na
     step reaches is measured first (`analysis_progress`: where it shows), bounded by `timeout`."""
     directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
     deadline = Deadline.after(timeout if wait else None).at
-    analyze = gate_analysis(cluster, Deadline.after(timeout).at, analysis_progress)
+    analyze = gate_analysis(cluster, Deadline.after(timeout), analysis_progress)
     results = []
     for entry in directory.sets:
         if entry.state_path is None:

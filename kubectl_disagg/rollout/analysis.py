@@ -5,12 +5,14 @@ once), through one `PrometheusClient`; the pure `core.analysis.judge` says after
 whether a check passed, failed or runs on. A failed check ends the run at once (the gate fails);
 the run ends passed when every check passed. The clock and the sleep are injected (tests run an
 hour of measurements in no time), progress goes to a callback (the command draws it on stderr),
-and `timeout` bounds the whole run: a run that cannot end in time is refused before its first
-measurement, and one that runs out of time ends without a verdict (`AnalysisTimeout`).
+and the command's deadline bounds the whole run, each query with its resends included: a run that
+cannot end in time is refused before its first measurement, and one that runs out of time (a
+query the deadline cut short among them) ends without a verdict (`AnalysisTimeout`).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -22,6 +24,7 @@ from kubectl_disagg.core.position import ANALYSIS
 from kubectl_disagg.core.waves import State
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import PrometheusClient
+from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
 Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError when no answer
 
@@ -36,10 +39,7 @@ class GateRun:
 
     @property
     def phase(self) -> str:
-        phases = {verdict.phase for verdict in self.verdicts}
-        if analysis.FAILED in phases:
-            return analysis.FAILED
-        return analysis.PASSED if phases == {analysis.PASSED} else analysis.RUNNING
+        return analysis.gate_phase(self.verdicts)
 
     @property
     def why(self) -> str:
@@ -52,14 +52,15 @@ def least_duration(checks: list[Check]) -> float:
     return max((check.count - 1) * check.interval for check in checks)
 
 
-def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, timeout: float | None = None,
+def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadline: Deadline | None = None,
              clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
              progress: Callable[[GateRun], None] = lambda run: None) -> GateRun:
-    """Measure `checks` (queries filled with `values`: see `analysis.placeholder_values`) until their verdict."""
-    if timeout is not None and least_duration(checks) > timeout:
+    """Measure `checks` (queries filled with `values`: see `analysis.placeholder_values`) until
+    their verdict, within `deadline` (`query` is bounded by it too: see `gate_analysis`)."""
+    if deadline is not None and least_duration(checks) > deadline.remaining():
         raise AnalysisTimeout(
             f"the analysis takes at least {format_duration(least_duration(checks))} (count × interval of "
-            f"{', '.join(c.name for c in checks)}), more than --timeout {format_duration(timeout)}")
+            f"{', '.join(c.name for c in checks)}), more than {_left(deadline)}")
     started = clock()
     taken: dict[str, list[Measurement]] = {check.name: [] for check in checks}
     while True:
@@ -68,24 +69,39 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, timeo
             return run
         running = [check for check, verdict in zip(checks, run.verdicts) if verdict.phase == analysis.RUNNING]
         due = min(analysis.next_measurement_at(check, taken[check.name], started) for check in running)
-        if timeout is not None and max(due, clock()) > started + timeout:
-            raise AnalysisTimeout(f"the analysis did not end within --timeout {format_duration(timeout)}: "
-                                  f"{run.why}")
         wait = due - clock()
+        if deadline is not None and (deadline.expired() or wait > deadline.remaining()):
+            raise AnalysisTimeout(f"the analysis did not end within {_timeout(deadline)}: {run.why}")
         if wait > 0:
             sleep(wait)
         for check in running:
             if analysis.next_measurement_at(check, taken[check.name], started) <= due:
-                taken[check.name].append(measure(check, values, query, clock))
+                try:
+                    taken[check.name].append(measure(check, values, query, clock))
+                except DeadlineExceeded:  # cut short: no answer, and no failed measurement either
+                    raise AnalysisTimeout(f"the analysis did not end within {_timeout(deadline)}: "
+                                          f"{check.name} had no answer in time; {run.why}") from None
         progress(GateRun(tuple(analysis.judge(check, taken[check.name]) for check in checks)))
+
+
+def _left(deadline: Deadline) -> str:
+    """What the deadline leaves, as people say it: "the 4.9s left of --timeout 5s"."""
+    return f"the {format_duration(deadline.remaining())} left of {_timeout(deadline)}"
+
+
+def _timeout(deadline: Deadline) -> str:
+    return "--timeout" if deadline.seconds is None else f"--timeout {format_duration(deadline.seconds)}"
 
 
 def measure(check: Check, values: dict[str, str], query: Query, clock: Callable[[], float]) -> Measurement:
     """One measurement of `check` (its role filled in for {{role}}): its samples, or the error
-    that stands for them (a failed one)."""
+    that stands for them (a failed one). A query the deadline cut short is no measurement:
+    DeadlineExceeded goes on to the caller."""
     at = clock()
     try:
         return Measurement(at, tuple(query(analysis.fill(check.query, {**values, "role": check.role}))))
+    except DeadlineExceeded:
+        raise
     except UserError as error:
         return Measurement(at, error="; ".join(error.lines()))
 
@@ -95,14 +111,15 @@ class GateAnalysis:
     position the verdict (the decision taken again from it then passes the gate or does the
     policy's onFailure). `query_for` makes the query function of a policy's Prometheus;
     `progress_for` the progress callback of a gate ("wave 1"); `keep_alive` is called at least
-    every KEEP_ALIVE_SECONDS while it waits (the pass's Lease renewed)."""
+    every KEEP_ALIVE_SECONDS while it waits (the pass's Lease renewed); `deadline` bounds each
+    run (the command's --timeout)."""
 
     def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
-                 deadline: float | None = None, monotonic: Callable[[], float] = time.monotonic,
+                 deadline: Deadline | None = None,
                  progress_for: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None),
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
                  keep_alive: Callable[[], None] = lambda: None):
-        self.query_for, self.deadline, self.monotonic = query_for, deadline, monotonic
+        self.query_for, self.deadline = query_for, deadline
         self.progress_for, self.clock, self.sleep, self.keep_alive = progress_for, clock, sleep, keep_alive
         self.runs: list[tuple[int, GateRun]] = []  # (wave, run) of each analysis measured, in order
 
@@ -116,8 +133,7 @@ class GateAnalysis:
         checks = [policy_analysis.check(name) for name in gate.checks]
         values = analysis.placeholder_values(ds.name, namespace, decision.target,
                                              range(decision.waves[gate.wave].end))
-        timeout = None if self.deadline is None else max(0.0, self.deadline - self.monotonic())
-        run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), timeout=timeout,
+        run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), deadline=self.deadline,
                        clock=self.clock, sleep=self._wait,
                        progress=self.progress_for(f"wave {gate.wave + 1}"))
         self.runs.append((gate.wave, run))
@@ -149,15 +165,18 @@ def pending_gate(decision):
     return gate if decision.position.verdict(gate.wave) is None else None
 
 
-def gate_analysis(cluster, deadline: float | None, progress_for: Callable[[str], Callable[[GateRun], None]]
+def gate_analysis(cluster, deadline: Deadline, progress_for: Callable[[str], Callable[[GateRun], None]]
                   ) -> GateAnalysis:
     """The GateAnalysis of a cluster session: Prometheus at its address, or through the session's
-    API server (`cluster.client`, the kubeconfig's credentials) for a Service; `deadline` on
-    time.monotonic; the Lease the pass holds renewed while it waits."""
+    API server (`cluster.client`, the kubeconfig's credentials) for a Service, every query bounded
+    by `deadline` (its connection, its resends, its waits); the Lease the pass holds renewed while
+    it waits."""
     def keep_alive() -> None:
         lease = getattr(cluster, "current_lease", None)  # the Lease the pass holds, if any
         if lease is not None and lease.held:
             lease.renew_if_due()
 
-    return GateAnalysis(lambda endpoint: PrometheusClient.for_endpoint(endpoint, cluster.client).query,
-                        deadline=deadline, progress_for=progress_for, keep_alive=keep_alive)
+    def query_for(endpoint: analysis.Prometheus) -> Query:
+        return functools.partial(PrometheusClient.for_endpoint(endpoint, cluster.client).query, deadline=deadline)
+
+    return GateAnalysis(query_for, deadline=deadline, progress_for=progress_for, keep_alive=keep_alive)

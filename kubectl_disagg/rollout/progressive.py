@@ -22,12 +22,14 @@ from dataclasses import replace
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import policy_from_object
+from kubectl_disagg.core.analysis import recorded_verdict_problems
+from kubectl_disagg.core.policy import policy_from_object, resolve_waves
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.waves import by_analysis, Passage, State, WaveDecision, admit, stopped_reasons
-from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.errors import Conflict, Problem, UserError
+from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
 from kubectl_disagg.kube.lease import default_holder
 from kubectl_disagg.rollout.analysis import pending_gate
@@ -92,9 +94,10 @@ def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decis
             "position": position_document(position), "rollout": summary(ds, decision)}
 
 
-def recorded_position(stored: Mapping | None) -> Position | None:
-    """The position in a stored RolloutState (None: none yet). A git-driven set's state (it has
-    slices) is refused: its rollout goes through commits, not `rollout step`."""
+def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position | None:
+    """The position in a stored RolloutState (None: none yet), its verdicts each one an analysis
+    run of `ds`'s policy wrote (as a state file's are, gitops/rules.py rule 5). A git-driven set's
+    state (it has slices) is refused: its rollout goes through commits, not `rollout step`."""
     if stored is None:
         return None
     name = (stored.get("metadata") or {}).get("name")
@@ -106,6 +109,11 @@ def recorded_position(stored: Mapping | None) -> Position | None:
     position, problems = parse_position(stored["position"], f"rolloutstate/{name}", lambda path: 0)
     if problems:
         raise UserError(problems)
+    found = [] if ds.policy is None else recorded_verdict_problems(position, ds.revision, resolve_waves(
+        ds.policy, ds.slices), ds.policy.analysis)
+    if found:
+        raise UserError([Problem(f"rolloutstate/{name}", 0, dotted(("position",) + path), message)
+                         for path, message in found])
     return position
 
 
@@ -140,7 +148,7 @@ class Progressive:
         if not self._served:
             self._served = ensure_served(self.cluster, ds.name)
         stored = self.cluster.rollout_state(ds.name, self.namespace)
-        recorded = recorded_position(stored)
+        recorded = recorded_position(stored, ds)
         passage = admit(ds, snapshot, recorded, self.clock())
         gate = None if self.dry_run or self.analyze is None else pending_gate(passage.decision)
         if gate is not None:
@@ -227,7 +235,7 @@ def change_position(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Sna
     """A verb: the decision as it stands, `change` applied to it, written pinned. Returns the
     decision before, the one after and the object written."""
     stored = read_state(cluster, ds.name, namespace)
-    decision = admit(ds, snapshot, recorded_position(stored), clock()).decision
+    decision = admit(ds, snapshot, recorded_position(stored, ds), clock()).decision
     position = change(decision)
     after = admit(ds, snapshot, position, clock()).decision
     written = write_state(cluster, state_object(ds, namespace, position, after, stored))
@@ -247,5 +255,5 @@ def position_lines(decision: WaveDecision, gitops: bool = False) -> tuple[str, .
 def paced_view(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
                clock: Callable[[], datetime.datetime] = utcnow) -> tuple[Passage, tuple[str, ...]]:
     """The decision a step would take now, read only (nothing written), and its lines."""
-    passage = admit(ds, snapshot, recorded_position(read_state(cluster, ds.name, namespace)), clock())
+    passage = admit(ds, snapshot, recorded_position(read_state(cluster, ds.name, namespace), ds), clock())
     return passage, position_lines(passage.decision)

@@ -69,13 +69,14 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
         regarding = set_reference(stored)
     else:
         regarding = None  # a file: each event regards the LeaderWorkerSet it is about
-    deadline = Deadline.after(timeout if until_complete or wait_for_lease else None).at
+    until = Deadline.after(timeout)  # an analysis gate's run is bounded by it in every step
+    deadline = until.at if until_complete or wait_for_lease else None
     codes = []
     for ds in sets:
         target = namespace_for(ds, namespace, cluster.default_namespace)
         code = step_set(cluster, ds, target, printer, until_complete=until_complete, dry_run=dry_run,
                         deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease,
-                        regarding=regarding)
+                        regarding=regarding, analysis_deadline=until)
         if code == StepExit.TIMEOUT and until_complete:
             printer.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in {target} "
                            "is not complete; the rollout stays where it is, run the command again to continue"])
@@ -87,12 +88,13 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
 
 def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, *, until_complete: bool,
              dry_run: str | None, deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
-             regarding: dict | None = None) -> StepExit:
-    """Drive one set, showing each pass; the exit code of how it ended."""
+             regarding: dict | None = None, analysis_deadline: Deadline) -> StepExit:
+    """Drive one set, showing each pass; the exit code of how it ended. `deadline` bounds the
+    passes (a time.monotonic value), `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
     last = None
     paced = None if ds.policy is None else {"admit": Progressive(
         cluster, namespace, dry_run=bool(dry_run), warn=printer.warn,
-        analyze=gate_analysis(cluster, deadline, printer.analysis_progress)).admit}
+        analyze=gate_analysis(cluster, analysis_deadline, printer.analysis_progress)).admit}
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=deadline, max_in_flight=max_in_flight,

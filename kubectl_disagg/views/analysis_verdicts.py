@@ -33,11 +33,13 @@ def recorded_verdicts(before: Position | None, after: Position | None) -> list[d
 
 
 def _measurement(measurement: Mapping) -> str:
+    """`21:54:05 0.3 (held)`: the time (UTC), the values or the error, and whether it held."""
     time = str(measurement.get("time", ""))[11:19]  # HH:MM:SS of the RFC 3339 time, UTC
+    mark = "(held)" if measurement.get("ok") is True else "(missed)"
     if "error" in measurement:
-        return f"{time} error: {measurement['error']}"
+        return f"{time} error: {measurement['error']} {mark}"
     values = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in measurement.get("values") or [])
-    return f"{time} {values or 'no data'}" + ("" if measurement.get("ok") else " ✗")
+    return f"{time} {values or 'no data'} {mark}"
 
 
 def verdicts_markdown(verdicts: list[dict]) -> str:

@@ -3,6 +3,8 @@ the canary's latencies served by the test's exporter and measured by a real Prom
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -150,10 +152,56 @@ def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degrade
     untouched = versions_of_git(repo, {1, 2, 3})
     held, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.HELD})
     (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
-    assert "2.425 is not < 0.5" in failing and "✗" in failing and "`onFailure: abort` follows" in failing
+    assert "2.425 is not < 0.5" in failing and "2.425 (missed)" in failing and "`onFailure: abort` follows" in failing
     assert failing.splitlines()[0].endswith("; analysis after wave 1 failed")
     repo.sync()
     health = repo.state_health()
     assert health["status"] == "Degraded" and "ttft" in health["message"] and "2.425" in health["message"], health
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {stable} for s in range(4)}
     assert versions_of_git(repo, {1, 2, 3}) == untouched
+
+
+def test_through_git_an_analysis_longer_than_the_timeout_exits_4_and_writes_nothing(repo):
+    # count 3 at 1m intervals takes at least 2m: with --timeout 5s the step that reaches the gate
+    # refuses to start measuring, says so in the words a person would use, and writes nothing.
+    paced_through_git(repo, "http://127.0.0.1:1")
+    policy = yaml.safe_load((repo.root / "policy.yaml").read_text())
+    policy["spec"]["analysis"]["checks"][0]["interval"] = "1m"
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    repo.commit("the gate measures every minute")
+    for index in range(40):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        run = repo.step("--timeout", "5s")
+        if run.code != GitopsExit.ADVANCED:
+            break
+        repo.commit(f"rollout step {index}")
+    assert run.code == GitopsExit.TIMEOUT, (run.code, run.err)
+    assert re.search(r"the analysis takes at least 2m \(count × interval of ttft\), more than the [0-9.]+s left of "
+                     r"--timeout 5s; nothing written", run.err), run.err
+    assert repo.git("status", "--porcelain") == ""  # the state file is as committed
+
+
+def test_a_prometheus_that_never_answers_ends_the_step_within_its_timeout(stepper, tmp_path, lws_simulator):
+    # It accepts the connection and never answers: the step used to resend each query for
+    # minutes past --timeout. Bounded now: exit 4 by the deadline, nothing recorded.
+    import time
+
+    from tests.unit.kube.client.test_prometheus import Silent
+
+    server = Silent()
+    try:
+        spec = gated(server.address)
+        spec["analysis"]["checks"][0]["count"] = 1
+        new, stable, target = start(stepper, tmp_path, spec)
+        started = time.monotonic()
+        with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+            run = stepper(new, "--until-complete", "--timeout", "15s")
+        took = time.monotonic() - started
+    finally:
+        server.close()
+    assert run.code == StepExit.TIMEOUT, run.err
+    assert "the analysis did not end within --timeout 15s: ttft had no answer in time" in run.err, run.err
+    assert took <= 15 + 3, took
+    assert "verdicts" not in rollout_state(stepper)["position"]
+    assert revisions(stepper)[1] == {stable}  # the next wave never opened

@@ -355,9 +355,9 @@ def test_a_whole_rollout_through_a_path_resetting_a_quarter_of_its_connections_c
 
     losses, request, connect = Losses(), Transport.request, Transport._connect
 
-    def connecting(self):
+    def connecting(self, *args):
         losses.connections += 1
-        return connect(self)
+        return connect(self, *args)
 
     def counted(self, *args, **kwargs):
         losses.requests += 1

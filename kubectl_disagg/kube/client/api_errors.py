@@ -12,6 +12,7 @@ import json
 import socket
 import ssl
 
+from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
 
 PATCH_REJECTED_MESSAGE = "the server rejected our request due to an error in our request"
@@ -117,7 +118,7 @@ def _error_for(subject: str, status: int, api_reason: str, message: str,
 def connection_error(server: str, error: BaseException, attempts: int = 1, elapsed: float = 0.0) -> Unreachable:
     """A readable error for a request that never got an HTTP answer (after `attempts` sendings
     over `elapsed` seconds: the retries that were given up)."""
-    tried = f" (gave up after {attempts} attempts over {elapsed:.0f} s)" if attempts > 1 else ""
+    tried = f" (gave up after {attempts} attempts over {format_duration(elapsed)})" if attempts > 1 else ""
     return Unreachable(f"cannot reach the API server at {server}: {network_detail(error)}{tried}; "
                        "is the cluster up, and are --kubeconfig and --context right?")
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import Connection, ExecPlugin, check_token
 
@@ -59,7 +60,7 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
         else:
             finished = _run_quietly([command, *plugin.args], env)
     except subprocess.TimeoutExpired:
-        raise UserError(_failure(where, user, plugin, f"did not finish in {EXEC_TIMEOUT_SECONDS:.0f} s")) from None
+        raise UserError(_failure(where, user, plugin, f"did not finish in {format_duration(EXEC_TIMEOUT_SECONDS)}")) from None
     except OSError as err:
         raise UserError(_failure(where, user, plugin, f"could not be started ({err.strerror or err})")) from None
     if finished.returncode != 0:

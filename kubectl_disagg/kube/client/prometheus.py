@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import urllib.parse
 
 from kubectl_disagg.core.analysis import Prometheus, Sample
@@ -20,6 +21,7 @@ from kubectl_disagg.kube.client.kubeconfig import Connection
 from kubectl_disagg.kube.client.rest import RestClient
 from kubectl_disagg.kube.client.retry import ErrorAnswer
 from kubectl_disagg.kube.client.transport import NetworkError
+from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
 QUERY_TIMEOUT = 30.0  # seconds: Prometheus's own default query timeout is 2 min; a gate should not hang
 
@@ -57,17 +59,21 @@ class PrometheusClient:
                             "which this command has no connection to")
         return cls.through_service_proxy(rest, endpoint.namespace, endpoint.service, endpoint.port)
 
-    def query(self, expression: str, at: float | None = None) -> tuple[Sample, ...]:
-        """The samples of an instant query (a scalar is one sample without labels)."""
+    def query(self, expression: str, at: float | None = None, deadline: Deadline | None = None) -> tuple[Sample, ...]:
+        """The samples of an instant query (a scalar is one sample without labels). A `deadline`
+        bounds the request whole, resends included: past it, `DeadlineExceeded` (no answer came
+        in time: no measurement, not a failed one)."""
         params = {"query": expression, "timeout": f"{QUERY_TIMEOUT:g}s"}
         if at is not None:
             params["time"] = f"{at:.3f}"
         try:
-            response = self._rest.send("GET", self._path, params, read_timeout=QUERY_TIMEOUT + 5)
+            response = self._rest.send("GET", self._path, params, read_timeout=QUERY_TIMEOUT + 5, deadline=deadline)
         except ErrorAnswer as error:
             raise PrometheusError(f"{self.where}: {error_line(error.status, error.reason, error.body)}") from None
         except NetworkError as error:
             raise PrometheusError(f"{self.where}: no answer: {network_detail(error)}") from None
+        except DeadlineExceeded:
+            raise DeadlineExceeded(f"{self.where}: no answer before the deadline") from None
         return samples(response.data, self.where)
 
     def close(self) -> None:
@@ -90,26 +96,63 @@ def error_line(status: int, reason: str | None, body: bytes) -> str:
 
 
 def samples(body: bytes, where: str) -> tuple[Sample, ...]:
-    """A success answer's samples: a vector's, or a scalar as one."""
+    """A success answer's samples: a vector's, or a scalar as one. Anything else, however it
+    is malformed, is a PrometheusError saying so (a failed measurement, never a traceback)."""
+    if len(body) > MAX_ANSWER_BYTES:
+        raise PrometheusError(f"{where}: the answer is {len(body)} bytes, more than a query result a check "
+                              f"compares ({MAX_ANSWER_BYTES} at most)")
     try:
-        answer = json.loads(body)
-        data = answer["data"]
-        kind, result = data["resultType"], data["result"]
-        if answer.get("status") != "success":
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
-        raise PrometheusError(f"{where}: the answer is not a Prometheus query result") from None
+        answer = json.loads(body, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON (an HTML error page), or nested past reading
+        raise PrometheusError(f"{where}: the answer is not a Prometheus query result (not JSON)") from None
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(answer, dict) or answer.get("status") != "success" or not isinstance(data, dict):
+        raise PrometheusError(f"{where}: the answer is not a Prometheus query result (no status success "
+                              "with data)")
+    kind, result = data.get("resultType"), data.get("result")
+    if not isinstance(kind, str):
+        raise PrometheusError(f"{where}: the answer is not a Prometheus query result (no data.resultType)")
+    if kind not in ("vector", "scalar"):
+        raise PrometheusError(f"{where}: the query gives a {kind[:40]}: a check compares an instant vector or a scalar")
     try:
         if kind == "scalar":
-            return (Sample(_value(result[1])),)
-        if kind == "vector":
-            return tuple(Sample(_value(item["value"][1]), tuple(sorted(item.get("metric", {}).items())))
-                         for item in result)
-    except (ValueError, KeyError, TypeError, IndexError):
-        raise PrometheusError(f"{where}: the answer is not a Prometheus query result") from None
-    raise PrometheusError(f"{where}: the query gives a {kind}: a check compares an instant vector or a scalar")
+            return (Sample(_value(result)),)
+        if not isinstance(result, list):
+            raise _Malformed("data.result is not a list")
+        return tuple(_sample(item, index) for index, item in enumerate(result))
+    except _Malformed as malformed:
+        raise PrometheusError(f"{where}: the answer is not a Prometheus query result ({malformed})") from None
 
 
-def _value(text: str) -> float:
-    value = float(text)  # Prometheus writes NaN, +Inf and -Inf as Go does, which float() reads
-    return math.nan if math.isnan(value) else value
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # a check compares a few series; tens of thousands fit
+# How Prometheus writes a sample's value: Go's shortest float, or NaN, +Inf, -Inf.
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|NaN|[-+]Inf")
+
+
+class _Malformed(Exception):
+    """What is wrong with one part of an answer, for the one line that says so."""
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _sample(item: object, index: int) -> Sample:
+    if not isinstance(item, dict):
+        raise _Malformed(f"data.result[{index}] is not an object")
+    metric = item.get("metric", {})
+    if not isinstance(metric, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metric.items()):
+        raise _Malformed(f"data.result[{index}].metric is not a map of label names to values")
+    return Sample(_value(item.get("value"), f"data.result[{index}].value"), tuple(sorted(metric.items())))
+
+
+def _value(pair: object, path: str = "data.result") -> float:
+    """A [time, "number"] pair's number (NaN for Prometheus's NaN)."""
+    if not (isinstance(pair, list) and len(pair) == 2):
+        raise _Malformed(f"{path} is not a [time, value] pair")
+    at, text = pair
+    if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at):
+        raise _Malformed(f"{path}[0] is not a time")
+    if not isinstance(text, str) or not _NUMBER.fullmatch(text):
+        raise _Malformed(f"{path}[1] is not a number as Prometheus writes one")
+    return float(text)  # NaN, +Inf and -Inf included: float() reads them as Go writes them

@@ -28,6 +28,7 @@ from kubectl_disagg.kube.client.credentials import Credentials
 from kubectl_disagg.kube.client.kubeconfig import load_configuration, redact_url
 from kubectl_disagg.kube.client.retry import MAX_RETRIES, ErrorAnswer, backoff, retrying
 from kubectl_disagg.kube.client.transport import NetworkError, Transport
+from kubectl_disagg.wait import Deadline
 
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
@@ -293,8 +294,9 @@ class RestClient:
 
     def send(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None,
              content_type: str = "application/json", *, stream: bool = False,
-             read_timeout: float = REQUEST_TIMEOUT[1], repeatable: bool | None = None) -> Any:
-        """One request, sent again as `retrying` says; the response, 2xx only.
+             read_timeout: float = REQUEST_TIMEOUT[1], repeatable: bool | None = None,
+             deadline: Deadline | None = None) -> Any:
+        """One request, sent again as `retrying` says, all within `deadline`; the response, 2xx only.
 
         `body` is sent as it is when bytes, else as JSON. Any other answer raises `ErrorAnswer`;
         a 401 is retried once with a fresh credential when one can be had (exec plugin, token
@@ -308,8 +310,7 @@ class RestClient:
         whether what it wanted is there (see `create`, `delete`, `replace`, `ClusterExecutor`).
         """
         url = self.transport.base + path + (("?" + _query_string(query)) if query else "")
-        headers = {"Accept": "application/json"}
-        payload = None
+        headers, payload = {"Accept": "application/json"}, None
         if body is not None:
             headers["Content-Type"] = content_type
             payload = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
@@ -317,7 +318,8 @@ class RestClient:
 
         def once() -> Any:
             nonlocal refreshed
-            response = self.transport.request(method, url, payload, headers, read_timeout=read_timeout, stream=stream)
+            response = self.transport.request(method, url, payload, headers, read_timeout=read_timeout, stream=stream,
+                                              deadline=deadline)
             if 200 <= response.status <= 299:
                 return response
             answer = ErrorAnswer(response.status, response.reason, response.data, response.headers,
@@ -327,7 +329,8 @@ class RestClient:
                 return once()
             raise answer
 
-        return retrying(once, read=method == "GET", repeatable=method == "GET" if repeatable is None else repeatable)
+        repeatable = method == "GET" if repeatable is None else repeatable
+        return retrying(once, read=method == "GET", repeatable=repeatable, deadline=deadline)
 
     @contextlib.contextmanager
     def _errors(self, subject: str) -> Iterator[None]:

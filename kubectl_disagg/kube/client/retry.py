@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectl_disagg.kube.client.transport import NetworkError
+from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
 # A request that got no answer goes again when sending it twice is safe, and so does one the
 # server answers "later" (429, or a 5xx with Retry-After; a read also on a bare 500, 502, 503,
@@ -71,7 +72,8 @@ def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: 
 
 
 def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = False,
-             sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Any:
+             sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+             deadline: Deadline | None = None) -> Any:
     """`call()` (one request), again while it fails in a way worth another try, within the budget.
 
     An answer that says "later" (see `retry_after`) is waited for. A request that got no answer
@@ -80,7 +82,9 @@ def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = 
     `lasting` (connection refused, a name that does not resolve, a certificate that does not
     verify). Each error raised carries `attempts` and `resent` (a write went again after its
     answer was lost: it may be its own first sending, landed, that its precondition now
-    refuses; see `RestClient.send`).
+    refuses; see `RestClient.send`). A `deadline` cuts it short: a request it timed out, or a
+    resend (or a wait for one) it leaves no time for, raises `DeadlineExceeded` (the error that
+    stopped it its cause): the caller knows that no answer came in time, not what the answer is.
     """
     start, resent = clock(), False
     for attempt in itertools.count():
@@ -91,12 +95,21 @@ def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = 
             wait = retry_after(err.status, err.headers, attempt, read=read)
             if wait is None or clock() - start + wait > RETRY_BUDGET_SECONDS:
                 raise
+            _within(deadline, wait, err)
         except NetworkError as err:
             err.attempts, err.elapsed = attempt + 1, clock() - start  # type: ignore[attr-defined]
+            _within(deadline, 0.0, err)  # timed out by the deadline's own limit, perhaps
             if attempt >= MAX_RETRIES or err.lasting or (err.sent and not repeatable):
                 raise
             wait = 0.0 if err.reused and not err.sent else backoff(attempt)  # a kept-alive connection closed
             if clock() - start + wait > RETRY_BUDGET_SECONDS:
                 raise
+            _within(deadline, wait, err)
             resent = resent or err.sent
         sleep(wait)
+
+
+def _within(deadline: Deadline | None, wait: float, error: Exception) -> None:
+    """Raise DeadlineExceeded (from `error`) unless `deadline` leaves time to wait `wait`, then send again."""
+    if deadline is not None and (deadline.expired() or wait >= deadline.remaining()):
+        raise DeadlineExceeded("no answer before the deadline") from error

@@ -194,10 +194,20 @@ def _inflater(headers: Headers) -> Callable[[bytes], bytes] | None:
 
 
 class _Reader:
-    """Buffered reads from one socket."""
+    """Buffered reads from one socket; while `until` (a wait.Deadline) is set, no receive waits
+    past it, however slowly the answer trickles in (each waits at most `most` seconds)."""
 
     def __init__(self, sock: socket.socket):
         self._sock, self._buffer = sock, bytearray()
+        self.until, self.most = None, 0.0
+
+    def _receive(self, size: int) -> bytes:
+        if self.until is not None:
+            left = self.until.remaining()
+            if left <= 0:
+                raise TimeoutError("timed out")
+            self._sock.settimeout(min(self.most, left))
+        return self._sock.recv(size)
 
     @property
     def buffered(self) -> int:
@@ -215,7 +225,7 @@ class _Reader:
             if len(self._buffer) > _MAX_LINE:
                 raise _Malformed("a line of the answer is longer than 64 KiB")
             start = len(self._buffer)
-            data = self._sock.recv(_RECEIVE_SIZE)
+            data = self._receive(_RECEIVE_SIZE)
             if not data:
                 line = bytes(self._buffer)
                 self._buffer.clear()
@@ -225,7 +235,7 @@ class _Reader:
     def some(self, most: int) -> bytes:
         """Up to `most` bytes: what is buffered, else what one receive brings (b"" at the end)."""
         if not self._buffer:
-            return self._sock.recv(min(most, _RECEIVE_SIZE))
+            return self._receive(min(most, _RECEIVE_SIZE))
         piece = bytes(self._buffer[:most])
         del self._buffer[:most]
         return piece
@@ -398,9 +408,10 @@ class Transport:
         self.user_agent = f"kubectl-disagg/{__version__}"
 
     def request(self, method: str, url: str, body: bytes | None = None, headers: Mapping[str, str] | None = None,
-                *, read_timeout: float, stream: bool = False) -> Response | StreamedResponse:
+                *, read_timeout: float, stream: bool = False, deadline=None) -> Response | StreamedResponse:
         """One request to `url` (this server's base URL + path and query); raises NetworkError
-        when no answer came."""
+        when no answer came. A `deadline` (wait.Deadline) bounds it whole: the connection, the
+        TLS handshake, the sending and every receive of a (not streamed) answer."""
         target = url[self._origin_length:] or "/"
         if any(c <= " " or c == "\x7f" for c in target):
             raise UserError(f"{self._connection.whose}: a request URL can't contain control characters or spaces: "
@@ -418,7 +429,7 @@ class Transport:
         message = _message(f"{method} {target} HTTP/1.1", fields) + (body or b"")
         started = time.monotonic()
         try:
-            response = self._round_trip(method, message, read_timeout, stream)
+            response = self._round_trip(method, message, read_timeout, stream, deadline)
         except NetworkError as err:
             verbosity.round_trip(method, url, list(fields), body, f"(no answer: {err})", started)
             raise
@@ -427,19 +438,26 @@ class Transport:
         return response
 
     def _round_trip(self, method: str, message: bytes, read_timeout: float,
-                    stream: bool) -> Response | StreamedResponse:
+                    stream: bool, deadline=None) -> Response | StreamedResponse:
+        if deadline is not None:
+            read_timeout = min(read_timeout, deadline.remaining())
+            if read_timeout <= 0:
+                raise NetworkError("timed out", sent=False) from TimeoutError("timed out")
         connection = self._checkout()
         reused, sending = connection is not None, True
         try:
             if connection is None:
-                connection = self._connect()
+                connection = self._connect(CONNECT_TIMEOUT if deadline is None else read_timeout)
             connection.sock.settimeout(read_timeout)
             connection.sock.sendall(message)
             sending = False
+            if not stream:
+                connection.reader.until, connection.reader.most = deadline, read_timeout
             answer = _Answer(connection.reader, method)
             if stream:
                 return StreamedResponse(answer, connection)
             data = answer.body.read_all()
+            connection.reader.until = None
             inflate = _inflater(answer.headers)
             if inflate is not None:
                 data = inflate(data)
@@ -495,11 +513,12 @@ class Transport:
                 return connection
             connection.close()
 
-    def _connect(self) -> _Connection:
+    def _connect(self, most: float = CONNECT_TIMEOUT) -> _Connection:
         """A new connection: TCP without Nagle's delay (with the server's delayed ACK it would
-        hold a request's last segment back 40 ms), through the proxy's tunnel, then TLS."""
+        hold a request's last segment back 40 ms), through the proxy's tunnel, then TLS; each
+        of those waits at most CONNECT_TIMEOUT (or `most`, when less)."""
         host, port = self._dial
-        sock = socket.create_connection((_for_socket(host), port), timeout=CONNECT_TIMEOUT)
+        sock = socket.create_connection((_for_socket(host), port), timeout=min(CONNECT_TIMEOUT, most))
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._proxy_tls is not None:

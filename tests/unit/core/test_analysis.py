@@ -181,7 +181,19 @@ def test_passes_after_count_measurements():
 def test_running_until_count():
     verdict = analysis.judge(CHECK, [m(0, 0.3), m(60, 0.7)])
     assert verdict.phase == RUNNING and verdict.failures == 1
-    assert verdict.why == "ttft: 2 of 5 measurements (1 failed), next in 1m0s; worst 0.7 < 0.5"
+    assert verdict.why == ("ttft: 2 of 5 measurements, next in 1m; held 0.3 < 0.5; missed 1 (failureLimit 1): "
+                           "0.7 is not < 0.5")
+
+
+def test_a_passed_check_never_shows_a_missed_value_as_holding():
+    # One measurement of five missed, within failureLimit 1: the check passed, and its line says
+    # what held (the worst of those) apart from what missed.
+    verdict = analysis.judge(CHECK, [m(0, 0.3), m(60, 0.82), m(120, 0.31), m(180, 0.2), m(240, 0.1)])
+    assert verdict.phase == PASSED and verdict.worst() == 0.31
+    assert verdict.why == ("ttft: 0.31 < 0.5 at 4 of 5 measurements; missed 1 (failureLimit 1): "
+                           "0.82 is not < 0.5")
+    only_missed = analysis.judge(CHECK, [m(0, 0.9)])
+    assert only_missed.why == "ttft: 1 of 5 measurements, next in 1m; missed 1 (failureLimit 1): 0.9 is not < 0.5"
 
 
 def test_fails_as_soon_as_failures_pass_the_limit():
@@ -249,8 +261,8 @@ def test_gate_record_and_values():
 
 
 @pytest.mark.parametrize(("interval", "expected"), [
-    ("25h", 'interval: Invalid value: "25h": must be at most 24h0m0s'),
-    ("9" * 400 + "s", "interval: Invalid value: \"" + "9" * 37 + '...": must be at most 24h0m0s'),
+    ("25h", 'interval: Invalid value: "25h": must be at most 24h'),
+    ("9" * 400 + "s", "interval: Invalid value: \"" + "9" * 37 + '...": must be at most 24h'),
     ("1\u0661m", 'interval: Invalid value: "1\u0661m": must be a positive duration'),
 ])
 def test_an_interval_is_bounded(interval, expected):
@@ -258,3 +270,88 @@ def test_an_interval_is_bounded(interval, expected):
     or overflowed (count 2). Refused at validation: at most 24h."""
     found = problems(GOOD.replace("interval: 1m", f'interval: "{interval}"'))
     assert len(found) == 1 and found[0].startswith("policy.yaml:") and expected in found[0], found
+# --- a recorded verdict, read back ---------------------------------------------------------
+
+GATE = analysis.Check("ttft", "prefill", "q", analysis.Condition("<", 0.5), 60, 3, 1, "fail")
+T = 1_764_626_400  # 2025-12-01T22:00:00Z: the wave completed then, the first measurement at once
+
+
+def passed_record() -> dict:
+    verdict = analysis.judge(GATE, [m(T, 0.3), m(T + 60, 0.82), m(T + 120, 0.31)])
+    return analysis.gate_record([verdict], verdict.phase, verdict.why)
+
+
+def forged(change) -> dict:
+    record = passed_record()
+    change(record, record["checks"][0], record["checks"][0]["measurements"])
+    return record
+
+
+def test_a_verdict_a_run_wrote_reads_back_whole():
+    assert analysis.verdict_problems(passed_record(), [GATE], T) == []
+
+
+FORGERIES = {
+    "the probe's: a phase and nothing else": (
+        lambda r, c, ms: [r.pop("checks"), r.pop("message")],
+        ("checks",), "must record the gate's checks (ttft), each with every measurement, in that order; records none"),
+    "a failing value marked as held": (
+        lambda r, c, ms: ms[1].update(ok=True),
+        ("checks", 0, "measurements", 1, "ok"), "says true, but 0.82 is not < 0.5 (against < 0.5, noData fail): the "
+                                                "measurement missed"),
+    "a value changed to one that held": (
+        lambda r, c, ms: ms[1].update(values=[0.1]),
+        ("checks", 0, "measurements", 1, "ok"), "says false, but 0.1 < 0.5"),
+    "the gate's phase flipped": (
+        lambda r, c, ms: [r.update(phase="failed")],
+        ("phase",), "says failed, but its measurements give passed"),
+    "too few measurements": (
+        lambda r, c, ms: [ms.pop(), c.update(phase="passed")],
+        ("checks", 0, "phase",), "says passed, but its 2 measurements give running (count 3, failureLimit 1)"),
+    "a looser condition": (
+        lambda r, c, ms: c.update(successCondition="< 1"),
+        ("checks", 0, "successCondition"), "is '< 1', but the RolloutPolicy's check ttft has '< 0.5'"),
+    "a smaller count": (
+        lambda r, c, ms: c.update(count=1),
+        ("checks", 0, "count"), "is 1, but the RolloutPolicy's check ttft has 3"),
+    "a measurement past the verdict": (
+        lambda r, c, ms: ms.append(dict(ms[0], time="2025-12-01T22:03:00.000Z")),
+        ("checks", 0, "measurements", 3), "comes after the check's verdict (passed after 3 measurements"),
+    "measured sooner than the interval": (
+        lambda r, c, ms: ms[1].update(time="2025-12-01T22:00:10.000Z"),
+        ("checks", 0, "measurements", 1, "time"), "2025-12-01T22:00:10.000Z is before measurement 2 was due "
+                                                  "(2025-12-01T22:01:00.000Z: one every 1m from the first"),
+    "measured before the wave completed": (
+        lambda r, c, ms: [m.update(time=m["time"].replace("2025-12-01", "2025-11-30")) for m in ms],
+        ("checks",), "the first measurement (2025-11-30T22:00:00.000Z) is from before the wave completed"),
+    "another check's name": (
+        lambda r, c, ms: c.update(check="tpot"),
+        ("checks",), "must record the gate's checks (ttft), each with every measurement, in that order; records tpot"),
+    "a time that is no time": (
+        lambda r, c, ms: ms[0].update(time="yesterday"),
+        ("checks", 0, "measurements", 0), "time: must be an RFC 3339 time, got 'yesterday'"),
+    "a value that is no number": (
+        lambda r, c, ms: ms[0].update(values=["0.1"]),
+        ("checks", 0, "measurements", 0), "values: '0.1' is not a number"),
+    "both values and an error": (
+        lambda r, c, ms: ms[0].update(error="x"),
+        ("checks", 0, "measurements", 0), "must have either values (the samples) or error"),
+    "a phase the gate never records": (
+        lambda r, c, ms: r.update(phase="running"),
+        ("phase",), "must be \"passed\" or \"failed\", got 'running'"),
+}
+
+
+@pytest.mark.parametrize("change, path, message", FORGERIES.values(), ids=FORGERIES.keys())
+def test_a_forged_verdict_is_refused_at_its_field(change, path, message):
+    found = analysis.verdict_problems(forged(change), [GATE], T)
+    assert any(where == path and message in text for where, text in found), found
+
+
+def test_a_failed_gate_may_stop_a_check_that_was_still_running():
+    tpot = analysis.Check("tpot", "decode", "q", analysis.Condition("<", 0.05), 30, 5, 0, "fail")
+    verdicts = [analysis.judge(GATE, [m(T, 0.9), m(T + 60, 0.8)]), analysis.judge(tpot, [m(T, 0.01), m(T + 30, 0.01),
+                                                                                          m(T + 60, 0.01)])]
+    record = analysis.gate_record(verdicts, FAILED, "x")
+    assert [v.phase for v in verdicts] == [FAILED, RUNNING]
+    assert analysis.verdict_problems(record, [GATE, tpot], T) == []

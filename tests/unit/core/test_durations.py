@@ -1,16 +1,20 @@
-"""`durations`: Go-style durations, read from flags and written in messages."""
+"""`durations`: Go-style durations read from flags, and written in messages as people write them."""
 
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
+from hypothesis import given, strategies as st
 
 from kubectl_disagg.core.durations import bounded, format_duration, later, parse_duration
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(3, "3s"), (1.5, "1.5s"), (0.25, "0.25s"), (60, "1m0s"),
-                                               (1800, "30m0s"), (3900, "1h5m0s")])
+@pytest.mark.parametrize(("seconds", "text"), [(3, "3s"), (1.5, "1.5s"), (0.25, "250ms"), (60, "1m"),
+                                               (1800, "30m"), (3900, "1h5m"), (90, "1m30s"), (3601, "1h1s"),
+                                               (4.98355, "5s"), (59.6, "1m"), (0, "0s"), (0.0004, "0s"),
+                                               (0.9996, "1s"), (9.96, "10s"), (-1, "0s")])
 def test_format_duration(seconds, text):
     assert format_duration(seconds) == text
 
@@ -44,8 +48,8 @@ def test_a_duration_past_gos_longest_is_refused_not_infinite(text):
 
 @pytest.mark.parametrize(("raw", "seconds", "why"), [
     ("15m", 900, None), ("1h", 3600, None),
-    ("61m", None, 'Invalid value: "61m": must be at most 1h0m0s'),
-    ("9" * 400 + "s", None, 'Invalid value: "' + "9" * 37 + '...": must be at most 1h0m0s'),
+    ("61m", None, 'Invalid value: "61m": must be at most 1h'),
+    ("9" * 400 + "s", None, 'Invalid value: "' + "9" * 37 + '...": must be at most 1h'),
     ("0s", None, 'Invalid value: "0s": must be a positive duration such as 30s, 15m or 1h30m'),
     (15, None, "Invalid value: 15: must be a positive duration such as 30s, 15m or 1h30m"),
 ])
@@ -57,3 +61,11 @@ def test_later_is_the_last_time_there_is_rather_than_an_overflow():
     start = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
     assert later(start, 60) == start + datetime.timedelta(minutes=1)
     assert later(start, 1e15) == datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)
+@given(st.floats(min_value=0, max_value=10 * 86400, allow_nan=False))
+def test_a_shown_duration_reads_back_as_itself_rounded(seconds):
+    """What a message shows is what a person would write, and a flag would read: within the
+    rounding (a millisecond below 1 s, a tenth below 10 s, a second above)."""
+    text = format_duration(seconds)
+    assert re.fullmatch(r"(\d+h)?(\d+m)?(\d+(\.\d)?s)?|\d+ms", text) and text
+    rounding = 0.0005 if seconds < 1 else 0.05 if seconds < 10 else 0.5
+    assert abs(parse_duration(text) - seconds) <= rounding + 1e-9

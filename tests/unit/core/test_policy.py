@@ -151,8 +151,8 @@ def test_a_check_names_a_role_of_the_set():
 
 def test_a_soak_is_at_most_720h():
     """Issue 37 item 8: `pause: {duration: 876000000h}` validated, then every verb overflowed."""
-    for soak, why in (("876000000h", "must be at most 720h0m0s"), ("721h", "must be at most 720h0m0s"),
-                      ("9" * 400 + "s", "must be at most 720h0m0s")):
+    for soak, why in (("876000000h", "must be at most 720h"), ("721h", "must be at most 720h"),
+                      ("9" * 400 + "s", "must be at most 720h")):
         (line,) = problems(SET + POLICY.replace("duration: 15m", f"duration: {soak}"))
         assert line.startswith("ds.yaml:27: spec.waves[1].pause.duration: Invalid value: ") and why in line
     assert load(SET + POLICY.replace("duration: 15m", "duration: 720h")).sets[0].policy.waves[1].duration == 720 * 3600

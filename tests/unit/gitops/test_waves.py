@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.waves import State, abort, promote
 from kubectl_disagg.errors import UserError
@@ -163,3 +164,62 @@ def test_the_verb_pull_request_names_the_verb_the_wave_and_who():
     assert title == "llm: rollout promote at wave 1 of 2"
     assert "the pause after wave 1 passed; the next `kubectl disagg rollout step --gitops -f DIR` goes on" in body
     assert "| by | alice |" in body
+
+
+# --- a verdict in the state is one an analysis run wrote (rule 5) -----------------------------
+
+GATED = RolloutPolicy("llm", NS, "llm", (Wave(1, analysis=("ttft",)),), analysis=Analysis(
+    Prometheus(address="http://prometheus:9090"),
+    (Check("ttft", "prefill", 'ttft{revision="{{revision}}"}', Condition("<", 0.5), 60, 1, 0, "fail"),)))
+
+
+def measured_at_the_canary(latency: float):
+    """The canary held at its analysis gate, then the step that measures it (its latency
+    `latency`): (the set, the state held at the gate, the state that step writes)."""
+    from kubectl_disagg.rollout.analysis import GateAnalysis
+
+    old, new = sets(GATED)
+    argo, state = deploy(old)
+    state, held = roll_until_held(argo, new, state)
+    assert held.outcome == Outcome.HELD and "waits for analysis (ttft)" in held.reasons[0]
+    argo.sync(new, state)
+    argo.cluster.settle()
+    measure = GateAnalysis(lambda prometheus: (lambda query: (Sample(latency),)), clock=NOW.timestamp)
+    step = gitops_step(new, state, argo.snapshot(new), argo.served, now=NOW, analyze=measure)
+    return new, state, step
+
+
+def test_a_measured_verdict_renders_and_opens_the_next_wave():
+    new, _, step = measured_at_the_canary(0.1)
+    assert step.outcome == Outcome.ADVANCED and step.state.position.verdicts[0]["phase"] == "passed"
+    render_with_state(new, reread(step.state, new), NS)
+
+
+def test_render_refuses_a_forged_verdict_that_would_open_the_next_wave():
+    # The probe's commit: the step's own state, its verdict replaced by a bare `phase: passed`
+    # (the canary's metric failing, the analysis never run); it would start slices 1-2.
+    new, _, step = measured_at_the_canary(0.1)
+    document = state_document(step.state)
+    document["position"]["verdicts"] = {"0": {"phase": "passed"}}
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as refused:
+        render_with_state(new, parse_state(parsed, new, NS), NS)
+    (line,) = refused.value.lines()
+    assert line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit() and int(line.split(":")[1]) > 1
+    assert line.endswith(": position.verdicts.0.checks: must record the gate's checks (ttft), each with every "
+                         "measurement, in that order; records none (edited by hand?) (rule: a verdict is what its "
+                         "measurements say, docs/gitops.md)")
+
+
+def test_render_refuses_a_failing_measurement_recorded_as_passing():
+    new, _, failed = measured_at_the_canary(2.4)
+    _, _, passed = measured_at_the_canary(0.1)
+    document = state_document(passed.state)
+    verdict = document["position"]["verdicts"]["0"]
+    verdict["checks"][0]["measurements"][0]["values"] = [2.4]  # what was measured, kept ok: true
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as refused:
+        render_with_state(new, parse_state(parsed, new, NS), NS)
+    assert any("position.verdicts.0.checks[0].measurements[0].ok: says true, but 2.4 is not < 0.5" in line
+               for line in refused.value.lines()), refused.value.lines()
+    assert failed.state.position.verdicts[0]["phase"] == "failed"  # measured honestly, it fails

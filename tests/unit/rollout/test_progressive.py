@@ -4,6 +4,7 @@ summary, and what Argo CD's health check makes of it."""
 from __future__ import annotations
 
 import datetime
+from dataclasses import replace
 
 import pytest
 
@@ -19,8 +20,12 @@ HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
 
 
+def paced_fleet():
+    return fleet(4, RolloutPolicy("llm", "serving", "llm", (Wave(1, pause=True),), 2))
+
+
 def cluster_objects():
-    cluster, ds = fleet(4, RolloutPolicy("llm", "serving", "llm", (Wave(1, pause=True),), 2))
+    cluster, ds = paced_fleet()
     snapshot = cluster.snapshot(ds.name)
     rolling = admit(ds, snapshot, None, NOW).decision
     paused = admit(ds, snapshot, pause(rolling.position, NOW, "bob"), NOW).decision
@@ -35,13 +40,13 @@ def test_the_object_records_the_position_and_round_trips():
         "set": "llm", "revision": objects["progressing"]["rollout"]["revision"], "wave": "1/2", "phase": "Rolling",
         "message": "llm: wave 1 of 2 (slices 0-0); next: kubectl disagg rollout step"}
     assert objects["suspended-paused"]["metadata"]["resourceVersion"] == "7"  # the write is pinned
-    position = recorded_position(objects["suspended-paused"])
+    position = recorded_position(objects["suspended-paused"], paced_fleet()[1])
     assert position.paused.by == "bob" and position.stable
 
 
 def test_a_git_driven_state_is_not_stepped_in_the_cluster():
     with pytest.raises(UserError, match="git-driven rollout"):
-        recorded_position({"metadata": {"name": "llm"}, "slices": [{"slice": 0}]})
+        recorded_position({"metadata": {"name": "llm"}, "slices": [{"slice": 0}]}, paced_fleet()[1])
 
 
 def test_a_position_with_problems_is_refused_at_its_field():
@@ -63,3 +68,23 @@ def test_health_of_the_cluster_object():
     paused = health(HEALTH / "health.lua", objects["suspended-paused"])
     assert paused == {"status": "Suspended", "message": objects["suspended-paused"]["rollout"]["message"]}
     assert "`kubectl disagg rollout resume` continues it" in paused["message"]
+
+
+def test_a_forged_verdict_in_the_cluster_s_rollout_state_is_refused_when_read():
+    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus
+    from kubectl_disagg.core.position import position_document
+
+    policy = RolloutPolicy("llm", "serving", "llm", (Wave(1, analysis=("ttft",)),), analysis=Analysis(
+        Prometheus(address="http://prometheus:9090"), (Check("ttft", "prefill", "q", Condition("<", 0.5), 60, 1, 0,
+                                                             "fail"),)))
+    _, ds = fleet(4, policy)
+    position = Position(ds.revision, "r1", completed={0: "2026-12-01T12:00:00Z"}, verdicts={0: {"phase": "passed"}})
+    stored = {"metadata": {"name": "llm"}, "position": position_document(position)}
+    with pytest.raises(UserError) as refused:
+        recorded_position(stored, ds)
+    assert refused.value.lines() == [
+        "rolloutstate/llm: position.verdicts.0.checks: must record the gate's checks (ttft), each with every "
+        "measurement, in that order; records none (edited by hand?)"]
+    # Another rollout's position is not read for its verdicts: a new rollout starts afresh from it.
+    other = {"metadata": {"name": "llm"}, "position": position_document(replace(position, revision="r0"))}
+    assert recorded_position(other, ds).revision == "r0"

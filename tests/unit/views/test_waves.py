@@ -21,10 +21,10 @@ def test_rollout_plan_shows_the_waves_and_gates(tmp_path, capsys):
         "disaggregatedset/llama RolloutPolicy llama: 3 waves, at most 2 slices in flight, a failed check does pause",
         "  WAVE  SLICES      GATES AFTER IT",
         "     1  slice 0     a pause until `kubectl disagg rollout promote`",
-        "     2  slice 1     analysis ttft, then a 15m0s soak",
+        "     2  slice 1     analysis ttft, then a 15m soak",
         "     3  slices 2-3  -"]
     with pytest.raises(SystemExit):
         main(["rollout", "plan", "-f", str(tmp_path), "--from", "1,1", "-o", "json"])
     document = json.loads(capsys.readouterr().out)
     assert document["policies"][0]["waves"][1] == {"wave": 2, "slices": [1], "analysis": ["ttft"],
-                                                    "pause": {"duration": "15m0s"}}
+                                                    "pause": {"duration": "15m"}}

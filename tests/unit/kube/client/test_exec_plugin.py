@@ -103,7 +103,7 @@ def test_a_plugin_past_its_timeout_is_killed_with_every_child_it_started(tmp_pat
     connection, _ = load_configuration(str(single(tmp_path, exec_user(script))), None)
     with pytest.raises(UserError) as raised:
         Credentials(connection)
-    assert "did not finish in 1 s" in raised.value.lines()[0]
+    assert "did not finish in 1s" in raised.value.lines()[0]
     child = int(pid_file.read_text())
     for _ in range(100):  # SIGKILL is delivered at once; the exit shows when its parent (init) reaps it
         try:

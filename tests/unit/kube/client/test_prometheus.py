@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kubectl_disagg.core.analysis import Prometheus, Sample
 from kubectl_disagg.kube.client import prometheus
@@ -117,3 +118,177 @@ def test_a_refused_query_is_not_retried():
         assert server.paths[0].startswith("/prefix/api/v1/query?")
     finally:
         server.close()
+
+
+# --- answers that are no vector of numbers: each a failed measurement, with its reason ---------
+
+def vector(*items) -> bytes:
+    return body({"resultType": "vector", "result": list(items)})
+
+
+MALFORMED = {
+    "metric null": (vector({"metric": None, "value": [1, "0.1"]}), "data.result[0].metric is not a map"),
+    "metric a list": (vector({"metric": ["a", "b"], "value": [1, "0.1"]}), "data.result[0].metric is not a map"),
+    "metric a string": (vector({"metric": "up", "value": [1, "0.1"]}), "data.result[0].metric is not a map"),
+    "label value a number": (vector({"metric": {"slice": 0}, "value": [1, "0.1"]}), "metric is not a map"),
+    "value a string": (vector({"metric": {}, "value": "12"}), "data.result[0].value is not a [time, value] pair"),
+    "value one item": (vector({"metric": {}, "value": ["0.1"]}), "is not a [time, value] pair"),
+    "value three items": (vector({"metric": {}, "value": [1, "0.1", "x"]}), "is not a [time, value] pair"),
+    "value missing": (vector({"metric": {}}), "data.result[0].value is not a [time, value] pair"),
+    "value not a number": (vector({"metric": {}, "value": [1, "fast"]}), "value[1] is not a number"),
+    "value a JSON number": (vector({"metric": {}, "value": [1, 0.1]}), "value[1] is not a number"),
+    "value a boolean": (vector({"metric": {}, "value": [1, True]}), "value[1] is not a number"),
+    "value Python's inf": (vector({"metric": {}, "value": [1, "inf"]}), "value[1] is not a number"),
+    "value Python's nan": (vector({"metric": {}, "value": [1, "nan"]}), "value[1] is not a number"),
+    "value with underscores": (vector({"metric": {}, "value": [1, "1_000"]}), "value[1] is not a number"),
+    "value with spaces": (vector({"metric": {}, "value": [1, " 1"]}), "value[1] is not a number"),
+    "time a string": (vector({"metric": {}, "value": ["now", "0.1"]}), "value[0] is not a time"),
+    "sample not an object": (vector([1, "0.1"]), "data.result[0] is not an object"),
+    "result not a list": (body({"resultType": "vector", "result": {"a": 1}}), "data.result is not a list"),
+    "scalar not a pair": (body({"resultType": "scalar", "result": "0.1"}), "data.result is not a [time, value]"),
+    "bare NaN in JSON": (b'{"status":"success","data":{"resultType":"scalar","result":[1,NaN]}}', "not JSON"),
+    "matrix": (body({"resultType": "matrix", "result": []}), "the query gives a matrix: a check compares"),
+    "string": (body({"resultType": "string", "result": [1, "x"]}), "the query gives a string: a check compares"),
+    "resultType missing": (body({"result": []}), "no data.resultType"),
+    "data missing": (json.dumps({"status": "success"}).encode(), "no status success with data"),
+    "data null": (json.dumps({"status": "success", "data": None}).encode(), "no status success with data"),
+    "status missing": (json.dumps({"data": {"resultType": "vector", "result": []}}).encode(), "no status success"),
+    "a list": (b"[]", "no status success with data"),
+    "not JSON": (b"up 1", "not JSON"),
+    "empty": (b"", "not JSON"),
+    "not UTF-8": (b"\xff\xfe{", "not JSON"),
+    "an HTML error page": (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "not JSON"),
+    "nested past reading": (b"[" * 200_000 + b"]" * 200_000, "not JSON"),
+    "a huge body": (vector(*[{"metric": {"i": str(i)}, "value": [1, "0.1"]} for i in range(400_000)]),
+                    "bytes, more than a query result a check compares"),
+}
+
+
+@pytest.mark.parametrize("answer, reason", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_answer_is_a_prometheus_error_saying_why(answer, reason):
+    with pytest.raises(PrometheusError) as raised:
+        prometheus.samples(answer, "P")
+    assert str(raised.value).startswith("P: ") and reason in str(raised.value)
+
+
+@pytest.mark.parametrize("text, value", [("NaN", math.nan), ("+Inf", math.inf), ("-Inf", -math.inf),
+                                         ("1e-3", 0.001), ("-0.5", -0.5), ("3", 3.0), (".5", 0.5)])
+def test_values_as_prometheus_writes_them(text, value):
+    (sample,) = prometheus.samples(vector({"metric": {}, "value": [1.5, text]}), "P")
+    assert sample.value == value or (math.isnan(value) and math.isnan(sample.value))
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=20)
+VALUE_TEXT = st.sampled_from(["0.1", "NaN", "+Inf", "-Inf", "inf", "nan", "1_0", " 1", "x", "12", ""])
+SAMPLE = st.fixed_dictionaries({"metric": st.one_of(JSON, st.dictionaries(st.text(max_size=4), JSON, max_size=3)),
+                                "value": st.one_of(JSON, st.tuples(JSON, VALUE_TEXT).map(list), VALUE_TEXT)})
+SHAPED = st.fixed_dictionaries({"status": st.just("success"), "data": st.fixed_dictionaries(
+    {"resultType": st.sampled_from(["vector", "vector", "scalar", "matrix", None]),
+     "result": st.one_of(st.lists(SAMPLE, min_size=1, max_size=3), st.tuples(JSON, VALUE_TEXT).map(list), JSON)})})
+
+
+@settings(max_examples=300)
+@given(st.one_of(SHAPED, JSON))
+def test_any_answer_is_samples_or_a_prometheus_error(answer):
+    """Whatever comes back, the measurement gets samples of numbers or a reason: never another exception."""
+    try:
+        got = prometheus.samples(json.dumps(answer).encode(), "P")
+    except PrometheusError as error:
+        assert str(error).startswith("P: ")
+        return
+    assert all(isinstance(s.value, float) and all(isinstance(k, str) and isinstance(v, str) for k, v in s.labels)
+               for s in got)
+
+
+def test_a_malformed_answer_is_a_failed_measurement_and_the_gate_gets_its_verdict():
+    # The probe's case: `metric: null` crashed `rollout step` (and every one after it).
+    from kubectl_disagg.core.analysis import FAILED, Check, Condition
+    from kubectl_disagg.rollout.analysis import run_gate
+
+    server = Answers((200, {}, vector({"metric": None, "value": [1, "0.1"]})))
+    try:
+        check = Check("ttft", "prefill", "up", Condition("<", 0.5), 60, 1, 0, "fail")
+        run = run_gate([check], {}, PrometheusClient.at_address(server.address).query)
+    finally:
+        server.close()
+    assert run.phase == FAILED
+    (judged,) = run.verdicts[0].judged
+    assert judged.measurement.error == (f"Prometheus at {server.address}: the answer is not a Prometheus query "
+                                        "result (data.result[0].metric is not a map of label names to values)")
+
+
+# --- a Prometheus that accepts and never answers: the deadline bounds everything -------------
+
+class Silent:
+    """A local server that accepts every connection and never answers (or, `trickle`, sends
+    one byte of an endless header every `trickle` seconds): a hung Prometheus."""
+
+    def __init__(self, trickle: float | None = None):
+        import socket
+        import threading
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.accepted, self.closed = [], threading.Event()
+        self.trickle = trickle
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        import threading
+        while not self.closed.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(connection)
+            if self.trickle is not None:
+                threading.Thread(target=self._drip, args=(connection,), daemon=True).start()
+
+    def _drip(self, connection):
+        try:
+            connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            while not self.closed.wait(self.trickle):
+                connection.sendall(b"a")
+        except OSError:
+            pass
+
+    def close(self):
+        self.closed.set()
+        self.listener.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+def bounded(call, seconds: float):
+    """`call()` in a thread, which must end within `seconds`: (what it raised or returned, the time it took)."""
+    import threading
+    import time
+    out = {}
+
+    def run():
+        try:
+            out["value"] = call()
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            out["value"] = error
+    started = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds}s"
+    return out["value"], time.monotonic() - started
+
+
+@pytest.mark.parametrize("trickle", [None, 0.2], ids=["silent", "trickling"])
+def test_a_query_to_a_hung_prometheus_ends_at_the_deadline(trickle):
+    from kubectl_disagg.wait import Deadline, DeadlineExceeded
+
+    server = Silent(trickle)
+    try:
+        client = PrometheusClient.at_address(server.address)
+        raised, took = bounded(lambda: client.query("up", deadline=Deadline.after(1.0)), 1.0 + 1.5)
+    finally:
+        server.close()
+    assert isinstance(raised, DeadlineExceeded), raised
+    assert str(raised) == f"Prometheus at {server.address}: no answer before the deadline"
+    assert 0.9 <= took <= 1.5
