@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.analysis import Analysis, role_problems, validate_analysis
+from kubectl_disagg.core.analysis import Analysis, recorded_verdict_problems, role_problems, validate_analysis
 from kubectl_disagg.core.durations import bounded
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_policy_document
 from kubectl_disagg.errors import Problem
@@ -114,6 +114,15 @@ def resolve_waves(policy: RolloutPolicy | None, slices: int) -> tuple[ResolvedWa
         waves.append(ResolvedWave(len(waves), start, slices, implied=bool(waves)))
     return tuple(waves)
 
+
+
+def verdict_problems(ds, position) -> list[tuple[tuple, str]]:
+    """The verdicts of `position` that no analysis run of `ds`'s policy wrote (core.analysis
+    `recorded_verdict_problems`: (path under the position, message) pairs); none without a
+    policy. What both stores of a position check when they read one."""
+    if ds.policy is None:
+        return []
+    return recorded_verdict_problems(position, ds.revision, resolve_waves(ds.policy, ds.slices), ds.policy.analysis)
 
 def _resolve(value: IntOrPercent, total: int) -> int:
     if isinstance(value, int):
@@ -284,6 +293,10 @@ def policies_for(documents: Iterable[Document], sets: Sequence, namespace: str |
     by_set: dict[tuple, RolloutPolicy] = {}
     problems: list[Problem] = []
     documents = list(documents)
+
+    def placed(written: str | None) -> str:
+        return written or namespace or fallback
+
     # Sets of the input that did not validate: their own problems say why, not "no such set".
     named = {((d.data.get("metadata") or {}).get("name")) for d in documents
              if isinstance(d.data, dict) and d.data.get("kind") == naming.SET_KIND
@@ -295,12 +308,12 @@ def policies_for(documents: Iterable[Document], sets: Sequence, namespace: str |
         problems.extend(found)
         if policy is None:
             continue
-        home = policy.namespace or namespace or fallback
-        matches = [ds for ds in sets if ds.name == policy.target and (ds.namespace or namespace or fallback) == home]
+        home = placed(policy.namespace)
+        matches = [ds for ds in sets if ds.name == policy.target and placed(ds.namespace) == home]
         if not matches and policy.target in named and policy.target not in {ds.name for ds in sets}:
             continue
         if not matches:
-            elsewhere = sorted({ds.namespace or namespace or fallback for ds in sets if ds.name == policy.target})
+            elsewhere = sorted({placed(ds.namespace) for ds in sets if ds.name == policy.target})
             why = (f"; the input's is in namespace {', '.join(elsewhere)} (a document that names no namespace is "
                    "in -n's, else the context's)" if elsewhere else " (a policy is read beside its set: give both to -f)")
             problems.append(Problem(document.file, document.line(("spec", "targetRef", "name")), "spec.targetRef.name",

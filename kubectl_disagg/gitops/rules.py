@@ -113,11 +113,9 @@ def verdict_problems(ds: DisaggregatedSet, state: RolloutState, lines: _Lines) -
     """Rule 5: the verdicts of the state's position that no analysis run could have written."""
     if ds.policy is None:
         return []
-    from kubectl_disagg.core import analysis  # a set with a policy has loaded it; a plain one never does
-    from kubectl_disagg.core.policy import resolve_waves
+    from kubectl_disagg.core.policy import verdict_problems as recorded  # a set with a policy has loaded it
 
-    found = analysis.recorded_verdict_problems(state.position, ds.revision, resolve_waves(ds.policy, ds.slices),
-                                               ds.policy.analysis)
+    found = recorded(ds, state.position)
     return [lines.problem(("position",) + path, _dotted(("position",) + path), message + f" (rule: {RULE_5})")
             for path, message in found]
 

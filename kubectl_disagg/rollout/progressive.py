@@ -22,8 +22,7 @@ from dataclasses import replace
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.analysis import recorded_verdict_problems
-from kubectl_disagg.core.policy import policy_from_object, resolve_waves
+from kubectl_disagg.core.policy import policy_from_object, verdict_problems
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
@@ -109,8 +108,7 @@ def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position 
     position, problems = parse_position(stored["position"], f"rolloutstate/{name}", lambda path: 0)
     if problems:
         raise UserError(problems)
-    found = [] if ds.policy is None else recorded_verdict_problems(position, ds.revision, resolve_waves(
-        ds.policy, ds.slices), ds.policy.analysis)
+    found = verdict_problems(ds, position)
     if found:
         raise UserError([Problem(f"rolloutstate/{name}", 0, dotted(("position",) + path), message)
                          for path, message in found])
