@@ -10,7 +10,7 @@ import yaml
 
 from kubectl_disagg.exits import GitopsExit, StepExit
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
-from tests.argocd_harness import resource_health
+from tests.oracles.argocd_harness import resource_health
 from tests.integration.test_analysis import (TTFT_QUERY, expose, exporter, prometheus,  # noqa: F401 (fixtures)
                                              prometheus_in_a_namespace, serve_for)
 from tests.integration.test_gitops import deploy, repo  # noqa: F401 (fixture)

@@ -14,15 +14,15 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import sets_from_files
+from tests.support.paths import sets_from_files
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.core.naming import STATE_FILE
 from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.gitops.step import initial_state
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health
-from tests.argocd_sidecar import ArgoCD
-from tests.conftest import EXAMPLES
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health
+from tests.oracles.argocd_sidecar import ArgoCD
+from tests.support.paths import EXAMPLES
 
 LWS_HEALTH = CUSTOMIZATIONS / "leaderworkerset.x-k8s.io" / "LeaderWorkerSet" / "health.lua"
 UNNAMESPACED = (EXAMPLES / "prefill-decode.yaml").read_text().replace("  namespace: serving\n", "")

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 from testenv.upstream import unavailable_reason
 
 

@@ -33,8 +33,8 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.core.naming import STATE_FILE
-from tests.argocd_harness import LWS_API_VERSIONS, resource_health, sync_targets
-from tests.conftest import REPO
+from tests.oracles.argocd_harness import LWS_API_VERSIONS, resource_health, sync_targets
+from tests.support.paths import REPO
 from tests.integration.test_rollout_step import SET, Live, Run, assert_matches_render, check_invariants, model, write_set
 
 ARGO_MANAGER = "argocd-controller"

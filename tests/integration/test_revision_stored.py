@@ -16,8 +16,8 @@ from kubectl_disagg.manifests.source import Document
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.core.model import default_role_spec
 from kubectl_disagg.core.quantity import go_float
-from tests.conftest import require_vectors
-from tests.revision_strategies import disaggregated_set
+from tests.support.paths import require_vectors
+from tests.support.revision_strategies import disaggregated_set
 
 SETS = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{}/disaggregatedsets"
 

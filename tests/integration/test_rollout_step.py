@@ -27,7 +27,7 @@ from kubectl_disagg.errors import Conflict
 from kubectl_disagg.kube.lease import LeaseHeld, format_time
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST
 from kubectl_disagg.exits import StepExit
-from tests.conftest import load_sets
+from tests.support.paths import load_sets
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.reconcile import Scale, reconcile
 from kubectl_disagg.core.render import render_set

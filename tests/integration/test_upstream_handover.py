@@ -8,7 +8,7 @@ import time
 
 from kubectl_disagg.exits import HandoverExit, StepExit
 from kubectl_disagg.core import naming
-from tests.upstream_cluster import Side, set_document, wait_until, with_images
+from tests.oracles.upstream_cluster import Side, set_document, wait_until, with_images
 
 NAME = "llm"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from tests.upstream_cluster import POD_PATH, Side, set_document, wait_until, with_images
+from tests.oracles.upstream_cluster import POD_PATH, Side, set_document, wait_until, with_images
 from testenv.upstream import NODE_GPUS, ZONE_LABEL
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 from tests.unit.core.test_validation import (GPU, MORE_POD_TEMPLATE_REFUSALS, POD_TEMPLATE_REFUSALS, WORKER,
                                             _container_update, _mutated, _placement, _pod_spec_update,
                                             _template_update, _worker_container, base, errors_of)
@@ -115,7 +115,7 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     """What the schema refuses, field by field, traced back through the role to its line."""
     from kubectl_disagg.kube.session import Session
     from kubectl_disagg.kube.client import dry_run_apply
-    from tests.conftest import load_sets
+    from tests.support.paths import load_sets
     from kubectl_disagg.core.render import render_set
     from kubectl_disagg.core.server_refusals import refusal_problems
 

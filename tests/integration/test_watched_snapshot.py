@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchmarks.request_count import RequestCounter
 from kubectl_disagg.kube.executor import ClusterExecutor
-from tests.conftest import sets_from_files
+from tests.support.paths import sets_from_files
 from kubectl_disagg.core.reconcile import reconcile
 from tests.integration.test_rollout_step import stepper, write_set  # noqa: F401 (fixture)
 

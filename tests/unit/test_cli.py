@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES, REPO, copy_without_namespaces, without_namespace
+from tests.support.paths import EXAMPLES, REPO, copy_without_namespaces, without_namespace
 
 
 def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:

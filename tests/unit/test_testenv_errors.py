@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 
 def run_module(module: str, tmp_path, **env) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.argocd_harness import (CUSTOMIZATIONS, SCRIPTS, LuaError, health, health_of_code, resource_health,
+from tests.oracles.argocd_harness import (CUSTOMIZATIONS, SCRIPTS, LuaError, health, health_of_code, resource_health,
                                   upstream_health_cases)
 
 # Argo CD v3.5.1 ships 1,100 live health cases (commented-out ones excluded); fewer means the

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from kubectl_disagg.argocd.contract import NO_API_VERSIONS_WARNING, REVISION_ANNOTATION
-from tests.argocd_harness import plugin_config
-from tests.argocd_sidecar import BIN, PLUGIN, ArgoCD, sidecar_environment
-from tests.conftest import EXAMPLES, REPO
+from tests.oracles.argocd_harness import plugin_config
+from tests.oracles.argocd_sidecar import BIN, PLUGIN, ArgoCD, sidecar_environment
+from tests.support.paths import EXAMPLES, REPO
 
 EXAMPLE = (EXAMPLES / "prefill-decode.yaml").read_text()  # llama, namespace serving
 UNNAMESPACED = EXAMPLE.replace("  namespace: serving\n", "")

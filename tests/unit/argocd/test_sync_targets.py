@@ -20,8 +20,8 @@ import yaml
 
 from kubectl_disagg.core.naming import (REPLICAS_OWNER_ANNOTATION, REPLICAS_OWNER_AUTOSCALER,
                                         REPLICAS_OWNER_HANDING_BACK, REPLICAS_OWNER_JQ)
-from tests.argocd_harness import SyncError, argocd_source, sync_targets
-from tests.conftest import REPO
+from tests.oracles.argocd_harness import SyncError, argocd_source, sync_targets
+from tests.support.paths import REPO
 
 
 @cache

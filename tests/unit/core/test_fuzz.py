@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from tests.fuzzing import (
+from tests.support.fuzzing import (
     EXAMPLES_PER_STRATEGY, FIGURES, check_input, check_policy_input, mutated_bytes, mutated_documents,
     mutated_templates, policy_documents,
 )

@@ -14,7 +14,7 @@ from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Phase, Reconciliation, Scale, SliceReport, reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.rollout_config import resolve_config
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 
 NS = "serving"
 

@@ -16,7 +16,7 @@ from kubectl_disagg.core.reconcile import Phase, reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, promote,
                                        resume, slice_progress)
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, make_set
 
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)

@@ -25,8 +25,8 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory, run, watch
 from kubectl_disagg.gitops.status import NextAction
-from tests.argocd_sidecar import ArgoCD
-from tests.conftest import EXAMPLES
+from tests.oracles.argocd_sidecar import ArgoCD
+from tests.support.paths import EXAMPLES
 from tests.unit.gitops.test_run import Cluster
 
 NS = "serving"  # the Application's destination in the harness, and -n at the terminal

@@ -9,8 +9,8 @@ from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.gitops import run
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
-from tests.conftest import EXAMPLES
-from tests.memory_cluster import MemoryCluster
+from tests.support.paths import EXAMPLES
+from tests.fakes.cluster import MemoryCluster
 
 
 class Cluster:

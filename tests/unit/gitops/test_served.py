@@ -13,7 +13,7 @@ from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object
 from kubectl_disagg.gitops.step import gitops_step
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import state_document
-from tests.argocd_harness import CUSTOMIZATIONS, health
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, health
 from tests.unit.core.test_reconcile import NS, make_set
 from tests.unit.gitops.test_step import deploy, round_trip
 

@@ -7,7 +7,7 @@ from kubectl_disagg.core import planner
 from kubectl_disagg.gitops.status import NextAction, gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.views.gitops_status import format_text, to_document
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, make_set
 from tests.unit.gitops.test_step import MemoryArgo, deploy, round_trip
 

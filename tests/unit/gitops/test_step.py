@@ -23,7 +23,7 @@ from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.stepper import drive, run_pass
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, check_invariants, groups_by_slice, make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
 

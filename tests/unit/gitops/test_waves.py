@@ -20,7 +20,7 @@ from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import parse_state
-from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.unit.core.test_reconcile import NS, make_set
 from tests.unit.gitops.test_step import deploy
 

@@ -13,10 +13,10 @@ import yaml
 
 from kubectl_disagg.core import schema
 from kubectl_disagg.manifests.crds import crd_documents
-from tests.conftest import EXAMPLES, REPO
-from tests.crd_schema import schema_errors
-from tests.go_tools import require_go
-from tests.hack_modules import hack_module
+from tests.support.paths import EXAMPLES, REPO
+from tests.oracles.crd_schema import schema_errors
+from tests.oracles.go_tools import require_go
+from tests.support.hack_modules import hack_module
 from tests.unit.test_cli import run
 
 CONFIG = REPO / "config" / "crd"

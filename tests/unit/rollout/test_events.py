@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_disagg.rollout import events
 from kubectl_disagg.rollout.stepper import drive
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
 

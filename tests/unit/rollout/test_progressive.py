@@ -13,7 +13,7 @@ from kubectl_disagg.core.position import Position, parse_position
 from kubectl_disagg.core.waves import admit, pause
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
-from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.unit.core.test_waves import fleet
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"

@@ -13,8 +13,8 @@ from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.stepper import Pass
-from tests.conftest import EXAMPLES
-from tests.memory_cluster import MemoryCluster
+from tests.support.paths import EXAMPLES
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
 from tests.unit.test_cli import run as cli

@@ -8,7 +8,7 @@ import time
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.status import watch_status
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 from tests.unit.rollout.test_run import Cluster, Printer
 

@@ -12,8 +12,8 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Scale, write_units
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
-from tests import memory_cluster
-from tests.memory_cluster import MemoryCluster
+from tests.fakes import cluster as memory_cluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import make_set
 
 

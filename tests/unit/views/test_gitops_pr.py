@@ -19,7 +19,7 @@ from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.views.gitops_report import format_pr_description
 from kubectl_disagg.views.gitops_pr import pr_context
-from tests.memory_cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS
 from tests.unit.gitops.test_step import MemoryArgo, round_trip
 

@@ -18,7 +18,7 @@ from kubectl_disagg.kube.client.credentials import Credentials
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import load_configuration
 from kubectl_disagg.kube.client.transport import Transport, _proxy_for
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 from tests.unit.test_cli import run
 
 DATA = pathlib.Path(__file__).parents[3] / "data"

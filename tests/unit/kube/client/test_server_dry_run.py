@@ -24,8 +24,8 @@ from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import Create, Scale, reconcile
 from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
 from kubectl_disagg.rollout.stepper import SERVER, drive
-from tests import memory_cluster
-from tests.memory_cluster import MemoryCluster
+from tests.fakes import cluster as memory_cluster
+from tests.fakes.cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, make_set
 from tests.unit.rollout.test_stepper import MemoryExecutor
 

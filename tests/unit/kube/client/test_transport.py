@@ -16,7 +16,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.credentials import Credentials
 from kubectl_disagg.kube.client.kubeconfig import Connection
 from kubectl_disagg.kube.client.transport import NetworkError, Transport
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 from tests.unit.kube.test_session import write_kubeconfig
 from tests.unit.test_cli import run
 

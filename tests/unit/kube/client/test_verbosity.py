@@ -65,7 +65,7 @@ def test_kubectls_spellings_of_the_flag():
 def test_the_flag_reaches_the_requests_of_a_command(tmp_path, capsys):
     """No -v/--v flag existed."""
     from kubectl_disagg.cli import main
-    from tests.conftest import EXAMPLES
+    from tests.support.paths import EXAMPLES
     import socket
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
