@@ -4,4 +4,4 @@ from __future__ import annotations
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden from the current output")
+    parser.addoption("--update-golden", action="store_true", help="rewrite the golden files under tests/data/golden from the current output")

@@ -23,8 +23,8 @@ from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
 from tests.support.paths import EXAMPLES, GOLDEN, require_crds
-from tests.integration.conftest import session_crds
-from tests.unit.core.test_validation import SCHEMA_VERDICTS, WORKER, base, errors_of
+from tests.support.paths import session_crds
+from tests.support.validation import SCHEMA_VERDICTS, WORKER, base, errors_of
 from testenv.controlplane import PROJECT_CRDS, ControlPlane
 
 MANIFESTS = sorted(EXAMPLES.glob("*.yaml")) + sorted(GOLDEN.glob("*.yaml"))

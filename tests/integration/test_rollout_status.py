@@ -9,7 +9,7 @@ import yaml
 
 from kubectl_disagg.cli import main
 from kubectl_disagg.exits import StatusExit
-from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
+from tests.support.stepping import cli, write_set
 
 
 def test_status_of_a_deployed_set_is_available(stepper, tmp_path):

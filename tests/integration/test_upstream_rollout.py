@@ -17,7 +17,7 @@ import pytest
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core import naming
 from tests.support.paths import load_sets
-from tests.integration.test_rollout_step import assert_matches_render
+from tests.support.stepping import assert_matches_render
 from tests.oracles.upstream_cluster import POD_PATH, Side, set_document, with_images
 
 NAME = "llm"

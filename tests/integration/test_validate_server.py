@@ -11,9 +11,20 @@ import pytest
 
 from kubectl_disagg.cli import main
 from tests.support.paths import EXAMPLES
-from tests.unit.core.test_validation import (GPU, MORE_POD_TEMPLATE_REFUSALS, POD_TEMPLATE_REFUSALS, WORKER,
-                                            _container_update, _mutated, _placement, _pod_spec_update,
-                                            _template_update, _worker_container, base, errors_of)
+from tests.support.validation import (
+    GPU,
+    MORE_POD_TEMPLATE_REFUSALS,
+    POD_TEMPLATE_REFUSALS,
+    WORKER,
+    _container_update,
+    _mutated,
+    _placement,
+    _pod_spec_update,
+    _template_update,
+    _worker_container,
+    base,
+    errors_of,
+)
 
 EXAMPLE = EXAMPLES / "prefill-decode.yaml"
 

@@ -12,7 +12,7 @@ from benchmarks.request_count import RequestCounter
 from kubectl_disagg.kube.executor import ClusterExecutor
 from tests.support.paths import sets_from_files
 from kubectl_disagg.core.reconcile import reconcile
-from tests.integration.test_rollout_step import stepper, write_set  # noqa: F401 (fixture)
+from tests.support.stepping import write_set
 
 
 def fresh(stepper, name: str):

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
+import pytest
 from pathlib import Path
 
-import pytest
+from testenv.controlplane import PROJECT_CRDS, upstream_crds_dir
 
-from testenv.controlplane import upstream_crds_dir
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-GOLDEN = REPO / "tests" / "golden"
+DATA = REPO / "tests" / "data"
+GOLDEN = DATA / "golden" / "render"
+CERTS = DATA / "certs"
 CRDS = upstream_crds_dir() or REPO.parent / "shared" / "crds"
 LWS_CRD = CRDS / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 DS_CRD = CRDS / "disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
@@ -70,3 +73,22 @@ def load_sets(paths, recursive: bool = False) -> _Sets:
 
 def sets_from_files(paths, recursive: bool = False) -> list:
     return load_sets(paths, recursive).sets
+
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "kubectl_disagg"
+
+
+def session_crds() -> tuple[Path, ...]:
+    """The upstream CRDs when present (the conformance reference), else the project's.
+
+    CI has the upstream ones and must not silently fall back to ours.
+    """
+    upstream = upstream_crds_dir()
+    if upstream is not None:
+        if not upstream.is_dir():
+            pytest.fail(f"KUBECTL_DISAGG_CRDS={upstream} is not a directory")
+        return (upstream,)
+    if os.environ.get("CI") == "true":
+        pytest.fail("upstream CRDs not found in ../shared/crds (set KUBECTL_DISAGG_CRDS); "
+                    "CI must run the integration tier against them")
+    return PROJECT_CRDS

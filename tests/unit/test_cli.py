@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
+import pytest
 import subprocess
 import sys
-
-import pytest
 import yaml
 
-from kubectl_disagg.cli import main
+from tests.support.cli import run
 from tests.support.paths import EXAMPLES, REPO, copy_without_namespaces, without_namespace
-
-
-def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
-    if stdin is not None:
-        import io
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    return exited.value.code, out, err
 
 
 def test_render_yaml(capsys):
@@ -223,7 +212,7 @@ def test_control_characters_from_a_manifest_are_escaped_in_errors(capsys, tmp_pa
 @pytest.mark.parametrize("command", [["render"], ["validate"], ["rollout", "plan"]])
 def test_an_object_too_large_to_store_is_refused_by_every_command(command, capsys, tmp_path):
     # Before anything is printed or written (rollout step loads its sets the same way first).
-    from tests.unit.core.test_validation import _with_env_value
+    from tests.support.validation import _with_env_value
     from kubectl_disagg.manifests.writer import to_yaml
 
     path = tmp_path / "ds.yaml"

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import ast
-import re
-
 import click
 import pytest
+import re
 
 from kubectl_disagg import exits
-from kubectl_disagg.commands.root import cli
-from tests.unit.test_architecture import PACKAGE
+from tests.support.cli import COMMANDS
+from tests.support.paths import PACKAGE
 
 
 def test_the_numbers_stay_what_scripts_and_docs_rely_on():
@@ -40,16 +39,6 @@ def test_help_text_wraps_each_code_under_its_number():
     assert all(len(line) <= exits.HELP_WIDTH for line in text.splitlines())
 
 
-def _commands(group: click.Group, ctx: click.Context, path=()):
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        if isinstance(command, click.Group):
-            yield from _commands(command, click.Context(command, parent=ctx, info_name=name), (*path, name))
-        else:
-            yield (*path, name), command
-
-
-COMMANDS = list(_commands(cli, click.Context(cli, info_name="kubectl-disagg")))
 DOCUMENTED = {(int(code), code.help) for table in exits.ExitCode.__subclasses__() for code in table} | {
     (int(code), words) for table in (exits.GITOPS_NEXT_ACTION, exits.CMP_DISCOVER) for code, words in table.items()}
 

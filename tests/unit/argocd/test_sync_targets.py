@@ -241,7 +241,7 @@ OWNERS = (None, REPLICAS_OWNER_AUTOSCALER, REPLICAS_OWNER_HANDING_BACK)
 @pytest.mark.parametrize("target_owner", OWNERS)
 def test_the_unit_tests_model_of_the_sync_is_argo_cds(live_owner, target_owner):
     """tests/unit/gitops' in-memory Argo CD sizes an LWS as the harness does."""
-    from tests.unit.gitops.test_step import applied_replicas as model
+    from tests.fakes.argo import applied_replicas as model
 
     assert model(lws(7, live_owner, live=True), lws(3, target_owner, live=False)) == \
         applied_replicas(live_owner, target_owner)

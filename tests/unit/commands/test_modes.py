@@ -12,7 +12,7 @@ import pytest
 from kubectl_disagg.commands import _options
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from tests.support.paths import EXAMPLES
-from tests.unit.test_cli import run
+from tests.support.cli import run
 
 SET = str(EXAMPLES / "prefill-decode.yaml")
 
@@ -65,7 +65,7 @@ def test_the_commands_declare_their_gitops_flags(argv, message, capsys):
 
 def test_commands_take_one_options_object():
     """The flags every command shares reach it as `Options`, never as parameters of its own."""
-    from tests.unit.test_exits import COMMANDS
+    from tests.support.cli import COMMANDS
 
     shared = {"filenames", "recursive", "namespace", "output", "kubeconfig", "context"}
     for path, command in COMMANDS:

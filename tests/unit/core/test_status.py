@@ -8,7 +8,7 @@ from kubectl_disagg.views.status_text import format_text
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import derive_status, to_document
 from tests.fakes.cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, drive, make_set
+from tests.support.sets import NS, drive, make_set
 
 NOW = "2026-11-29T12:00:00Z"
 

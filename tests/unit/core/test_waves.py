@@ -4,20 +4,28 @@ in-memory cluster: reconcile (design §4) runs only where `admit` lets it, and i
 from __future__ import annotations
 
 import datetime
-from dataclasses import replace
-
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from dataclasses import replace
+from hypothesis import given, settings, strategies as st
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
-from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position
+from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, Position, SOAKED, VERDICT
 from kubectl_disagg.core.reconcile import Phase, reconcile
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, promote,
-                                       resume, slice_progress)
-from tests.fakes.cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, make_set
+from kubectl_disagg.core.waves import (
+    Hold,
+    Progress,
+    State,
+    VerbRefused,
+    abort,
+    admit,
+    decide,
+    pause,
+    promote,
+    resume,
+    slice_progress,
+)
+from tests.support.sets import NS, fleet, make_set
+
 
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
 P, F, D = Progress.PENDING, Progress.IN_FLIGHT, Progress.DONE
@@ -25,16 +33,6 @@ P, F, D = Progress.PENDING, Progress.IN_FLIGHT, Progress.DONE
 
 def policy(*waves: Wave, budget=None, on_failure="abort") -> RolloutPolicy:
     return RolloutPolicy("llm", NS, "llm", tuple(waves), budget, on_failure)
-
-
-def fleet(slices: int, policy_: RolloutPolicy | None, replicas=None):
-    """A cluster running the set at img:1, and the set changed to img:2 with `policy_`."""
-    replicas = replicas or {"prefill": 1, "decode": 1}
-    cluster = MemoryCluster(NS)
-    for obj in render_set(make_set(replicas, "img:1", slices), NS):
-        cluster.add(obj)
-    cluster.settle()
-    return cluster, replace(make_set(replicas, "img:2", slices), policy=policy_)
 
 
 # --- the decision, example by example -----------------------------------------------------------
@@ -242,7 +240,6 @@ def test_waves_budget_order_and_gates_hold_over_any_step_order(scenario):
             break
     else:
         raise AssertionError(f"not complete: {decision}")
-
 
 
 def test_a_soak_ending_past_year_9999_holds_instead_of_overflowing():

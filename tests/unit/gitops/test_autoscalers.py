@@ -9,8 +9,8 @@ import yaml
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_files import _run
+from tests.support.sets import NS, make_set
+from tests.support.gitops import _run
 
 HPA = """\
 apiVersion: autoscaling/v2

@@ -27,7 +27,7 @@ from kubectl_disagg.gitops import directory, run, watch
 from kubectl_disagg.gitops.status import NextAction
 from tests.oracles.argocd_sidecar import ArgoCD
 from tests.support.paths import EXAMPLES
-from tests.unit.gitops.test_run import Cluster
+from tests.fakes.cluster import MemorySession
 
 NS = "serving"  # the Application's destination in the harness, and -n at the terminal
 APP = "apps/llama"
@@ -191,8 +191,8 @@ def library_reads(app: Path, layout: Layout) -> dict:
     against an empty namespace): a set whose state is read steps from it and waits for its
     sync; one without steps from nothing to a first state."""
     reading = directory.Reading(layout.recurse)
-    steps = run.step_files(Cluster(), directory.read_tree([str(app)], reading), reading, NS)
-    cluster = Cluster()
+    steps = run.step_files(MemorySession(watches=False), directory.read_tree([str(app)], reading), reading, NS)
+    cluster = MemorySession(watches=False)
     (look,) = list(watch.looks(cluster, lambda: directory.read([str(app)], reading, namespace=NS,
                                                                fallback=NS, explicit_must_hold=True)))
     return {"step": {r.ds.name: r.step.before is not None for r in steps},

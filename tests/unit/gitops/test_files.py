@@ -3,25 +3,16 @@ rendered whole (every state matches a set of it)."""
 
 from __future__ import annotations
 
-import pytest
 
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_reconcile import make_set
+from tests.support.gitops import _run
+from tests.support.sets import make_set
 
 
 def _directory(tmp_path, *sets):
     for ds in sets:
         (tmp_path / f"{ds.name}.yaml").write_text(to_yaml(ds.source.data))
     return tmp_path
-
-
-def _run(argv, capsys):
-    from kubectl_disagg.cli import main
-
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    return exited.value.code, out, err
 
 
 def test_init_writes_the_first_state_of_every_set_and_render_requires_it(tmp_path, capsys):

@@ -21,8 +21,8 @@ from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import parse_state
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_step import deploy
+from tests.support.sets import NS, make_set
+from tests.fakes.argo import deploy
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)

@@ -15,13 +15,12 @@ import os
 import random
 import subprocess
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.manifests import yaml_reader
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
-from tests.support.paths import EXAMPLES, REPO
+from tests.support.paths import EXAMPLES, GOLDEN, REPO
 from tests.oracles.yaml_oracle import Refused, as_read, kubectl_reads, typed
 from tests.support.yaml_texts import SEEDS, mutate, yaml_text
 
@@ -87,7 +86,7 @@ def rendered_examples() -> list[list[dict]]:
 
 
 def test_what_the_writer_writes_of_every_golden_and_rendered_file():
-    golden = sorted((REPO / "tests" / "golden").glob("*.yaml")) + sorted(EXAMPLES.glob("*.yaml"))
+    golden = sorted((GOLDEN).glob("*.yaml")) + sorted(EXAMPLES.glob("*.yaml"))
     streams = [[data for _, data, _ in yaml_reader.read(path.read_bytes(), str(path))[0]] for path in golden]
     streams += rendered_examples()
     texts = [to_yaml_stream(objects) for objects in streams]

@@ -150,7 +150,8 @@ def test_a_hung_prometheus_ends_the_gate_at_the_deadline_without_a_verdict():
     # checked only between measurements: minutes past --timeout. Now the command's deadline
     # bounds the query, its resends and its waits, and no failed measurement is recorded.
     from kubectl_disagg.rollout.analysis import gate_analysis
-    from tests.unit.kube.client.test_prometheus import Silent, bounded
+    from tests.fakes.servers import Silent
+    from tests.support.kube import bounded
 
     server = Silent()
     try:

@@ -14,7 +14,7 @@ from kubectl_disagg.core.waves import admit, pause
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
-from tests.unit.core.test_waves import fleet
+from tests.support.sets import fleet
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)

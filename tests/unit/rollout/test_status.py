@@ -8,12 +8,12 @@ import time
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.status import watch_status
-from tests.fakes.cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
-from tests.unit.rollout.test_run import Cluster, Printer
+from tests.support.sets import make_set
+from tests.fakes.printer import Printer
+from tests.fakes.cluster import MemoryCluster, MemorySession
 
 
-class Watched(Cluster):
+class Watched(MemorySession):
     """The executor, with the watch a status look sleeps on (nothing ever changes)."""
 
     def __init__(self, *args, **kwargs):
@@ -43,7 +43,7 @@ def test_not_available_without_watch_is_3_and_one_look():
 
 
 def test_available_is_0():
-    cluster, ds = Cluster(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
+    cluster, ds = MemorySession(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
     assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True) == StepExit.OK
     assert looked(cluster, ds, watch=True) == (StatusExit.AVAILABLE, ["[True]\n"])
 

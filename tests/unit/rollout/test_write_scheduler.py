@@ -14,7 +14,7 @@ from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale, recon
 from kubectl_disagg.rollout.stepper import PassInterrupted, run_pass
 from kubectl_disagg.rollout.write_scheduler import chains, run_units
 from tests.fakes.cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
+from tests.support.sets import make_set
 
 
 class Recorder:

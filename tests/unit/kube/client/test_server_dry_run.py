@@ -26,8 +26,8 @@ from kubectl_disagg.views.step_report import format_text, refusal_lines, to_docu
 from kubectl_disagg.rollout.stepper import SERVER, drive
 from tests.fakes import cluster as memory_cluster
 from tests.fakes.cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.rollout.test_stepper import MemoryExecutor
+from tests.support.sets import NS, make_set
+from tests.fakes.cluster import MemoryExecutor
 
 # --- the flag -----------------------------------------------------------------------------------
 
