@@ -66,12 +66,6 @@ def test_prometheus_refusing_the_query_is_a_failed_measurement(exporter, prometh
     assert "\n" not in judged.why
 
 
-def test_unreachable_prometheus_is_a_failed_measurement_not_a_pass():
-    run = run_gate([ttft(1, no_data="pass")], VALUES, PrometheusClient.at_address("http://127.0.0.1:1").query)
-    assert run.phase == analysis.FAILED
-    assert run.verdicts[0].judged[0].why == "error: Prometheus at http://127.0.0.1:1: no answer: connection refused"
-
-
 def test_through_the_api_servers_service_proxy(control_plane, namespace, prometheus_in_a_namespace):
     server, inner, netns = prometheus_in_a_namespace
     expose(control_plane, namespace, "prometheus", netns.inside)

@@ -103,16 +103,6 @@ def test_a_new_commit_reapplies_without_a_rollout(control_plane, namespace, lws_
     assert {health(LWS_HEALTH, lws)["status"] for lws in live_lws(control_plane, namespace)} == {"Healthy"}
 
 
-def test_a_directory_without_a_set(tmp_path):
-    argocd = ArgoCD(tmp_path, {"apps/config/settings.yaml": CONFIGMAP})
-    # Without a plugin block discovery says no, and Argo CD reads the directory as plain YAML.
-    assert argocd.manifests("apps/config", plugin=None) == {"sourceType": "Directory", "manifests": []}
-    # Naming the plugin there is refused before anything runs, with no plugin error in the message.
-    assert argocd.manifests("apps/config")["error"] == (
-        'CMP processing failed for application "llama": could not find cmp-server plugin with name '
-        '"kubectl-disagg" supporting the given repository')
-
-
 def test_a_served_rollout_state_is_applied_and_reads_suspended_mid_rollout(control_plane, namespace, lws_simulator,
                                                                           tmp_path):
     (tmp_path / "llama.yaml").write_text(UNNAMESPACED)

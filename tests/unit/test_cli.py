@@ -247,3 +247,14 @@ def test_a_set_inside_a_list_is_validated_and_rendered_with_its_lines(capsys, tm
     code, out, err = run(["validate", "-f", str(listed)], capsys)
     line = next(n for n, text in enumerate(listed.read_text().splitlines(), 1) if text.strip() == "roles:")
     assert code == 1 and err.startswith(f"{listed}:{line}: spec.roles: Invalid value: replicas must be zero")
+
+
+def test_validate_server_reports_offline_problems_before_the_server_is_asked(capsys, tmp_path):
+    """`validate --server` refuses what it can read offline without reading a kubeconfig (this
+    never reached a cluster: it was in the integration tier)."""
+    path = tmp_path / "ds.yaml"
+    path.write_text((EXAMPLES / "prefill-decode.yaml").read_text().replace("namespace: serving", "namespace: x")
+                    .replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "lots"'))
+    code, out, err = run(["validate", "-f", str(path), "--server", "--kubeconfig", str(tmp_path / "missing")], capsys)
+    assert code == 1 and out == ""
+    assert 'Invalid value: "lots": must be a quantity' in err and "kubeconfig" not in err

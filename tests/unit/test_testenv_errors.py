@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from testenv.controlplane import ControlPlane, ControlPlaneError
 from tests.support.paths import REPO
 
 
@@ -46,3 +47,9 @@ def test_project_forces_the_projects_crds(monkeypatch):
     monkeypatch.setenv("KUBECTL_DISAGG_CRDS", "project")
     assert upstream_crds_dir() is None
     assert ControlPlane()._crd_dirs == PROJECT_CRDS
+
+
+def test_a_control_plane_names_a_missing_crd_directory_before_starting_anything(tmp_path):
+    missing = tmp_path / "no-crds"
+    with pytest.raises(ControlPlaneError, match=str(missing)):
+        ControlPlane(crds=missing).start()

@@ -1,4 +1,4 @@
-"""The plugin as Argo CD v3.5 runs it (tests/argocd_harness.py): the repo-server's variables,
+"""The plugin as Argo CD v3.5 runs it (tests/oracles/argocd_harness.py): the repo-server's variables,
 discovery for named and unnamed plugins, generate in a copy of the repository in a sidecar with
 no writable HOME, no kubeconfig, no network, and the output as Argo CD parses it."""
 
@@ -224,3 +224,13 @@ def test_the_shipped_application_syncs_the_example(tmp_path):
     rendered = argocd.objects(source["path"], plugin=source["plugin"],
                               namespace=application["spec"]["destination"]["namespace"])
     assert [o["kind"] for o in rendered] == ["LeaderWorkerSet", "Service"] * 2
+
+
+def test_a_directory_without_a_set(tmp_path):
+    argocd = ArgoCD(tmp_path, {"apps/config/settings.yaml": CONFIGMAP})
+    # Without a plugin block discovery says no, and Argo CD reads the directory as plain YAML.
+    assert argocd.manifests("apps/config", plugin=None) == {"sourceType": "Directory", "manifests": []}
+    # Naming the plugin there is refused before anything runs, with no plugin error in the message.
+    assert argocd.manifests("apps/config")["error"] == (
+        'CMP processing failed for application "llama": could not find cmp-server plugin with name '
+        '"kubectl-disagg" supporting the given repository')
