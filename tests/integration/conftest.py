@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pytest
 import re
 import secrets
 from pathlib import Path
+
+import pytest
 
 from testenv.controlplane import ControlPlane, ensure_binaries
 from testenv.lws_simulator import LWSSimulator

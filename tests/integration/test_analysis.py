@@ -4,7 +4,6 @@ Prometheus inside a network namespace of the test's own; root only)."""
 
 from __future__ import annotations
 
-
 from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import Check, Condition
 from kubectl_disagg.kube.client import PrometheusClient, connect

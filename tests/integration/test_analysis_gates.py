@@ -11,7 +11,6 @@ import yaml
 from kubectl_disagg.exits import GitopsExit, StepExit
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from tests.oracles.argocd_harness import resource_health
-from tests.support.prometheus import TTFT_QUERY, expose, serve_for
 from tests.support.git_repo import deploy
 from tests.support.progressive import (
     ROLES,
@@ -22,6 +21,7 @@ from tests.support.progressive import (
     versions_of,
     versions_of_git,
 )
+from tests.support.prometheus import TTFT_QUERY, expose, serve_for
 from tests.support.stepping import assert_matches_render, model
 
 

@@ -14,15 +14,15 @@ import json
 import pytest
 import yaml
 
-from tests.support.paths import sets_from_files
-from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.gitops.step import initial_state
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health
 from tests.oracles.argocd_sidecar import ArgoCD
 from tests.support.paths import EXAMPLES
+from tests.support.paths import sets_from_files
 
 LWS_HEALTH = CUSTOMIZATIONS / "leaderworkerset.x-k8s.io" / "LeaderWorkerSet" / "health.lua"
 UNNAMESPACED = (EXAMPLES / "prefill-decode.yaml").read_text().replace("  namespace: serving\n", "")

@@ -9,12 +9,13 @@ and that `rollout step` leaves it alone.
 from __future__ import annotations
 
 import json
+
 import yaml
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import StepExit
-from tests.support.controller import store
 from tests.support.controller import SERVICE_PATH, controller_owner
+from tests.support.controller import store
 from tests.support.stepping import SET, Stepper, cli, write_set
 
 

@@ -23,9 +23,9 @@ import pytest
 from kubernetes import client, watch
 
 from kubectl_disagg.core import naming
+from kubectl_disagg.core.rollout_config import resolve_config
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LEASE_PREFIX
-from kubectl_disagg.core.rollout_config import resolve_config
 from tests.support.stepping import SET, assert_matches_render, model, write_set
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"

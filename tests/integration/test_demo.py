@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from tests.support.paths import REPO
 from testenv.upstream import unavailable_reason
+from tests.support.paths import REPO
 
 
 def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):

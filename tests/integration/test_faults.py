@@ -24,15 +24,16 @@ every replica state the API server went through, and at each recorded point:
 from __future__ import annotations
 
 import datetime
-import pytest
 import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from kubernetes import client
 from pathlib import Path
+
+import pytest
+from kubernetes import client
 
 from kubectl_disagg.cli import main
 from kubectl_disagg.core.rollout_config import resolve_config

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import pytest
 import re
+
+import pytest
 import yaml
 
 from kubectl_disagg.core import naming

@@ -8,9 +8,9 @@ import yaml
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.controller import SERVICE_PATH, controller_owner
-from tests.support.stepping import cli
 from tests.support.controller import store
 from tests.support.stepping import SET, Stepper, write_set
+from tests.support.stepping import cli
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
+from kubectl_disagg.kube.executor import ClusterExecutor
 from tests.support.stepping import SET, assert_matches_render, model, write_set
 
 ENV_VARS = 600  # ~90 bytes each: a ~55 KB pod template per role, ~110 KB per LWS with managedFields

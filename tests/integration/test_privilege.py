@@ -8,8 +8,9 @@ then a SelfSubjectAccessReview per verb and resource the pass needs).
 
 from __future__ import annotations
 
-import pytest
 import time
+
+import pytest
 import yaml
 
 from kubectl_disagg.exits import GitopsExit, StepExit

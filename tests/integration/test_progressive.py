@@ -3,11 +3,12 @@ RolloutPolicy beside the set, the position in the set's RolloutState, the verbs.
 
 from __future__ import annotations
 
-import pytest
 import time
+from pathlib import Path
+
+import pytest
 import yaml
 from kubernetes import client
-from pathlib import Path
 
 from kubectl_disagg.exits import GitopsExit, StepExit
 from tests.support.progressive import (

@@ -5,6 +5,7 @@ revision computed from what it stored must equal the one computed from the file.
 from __future__ import annotations
 
 import copy
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 

@@ -11,8 +11,9 @@ group ever has some roles at 0 and others above 0. At the end the live objects m
 from __future__ import annotations
 
 import datetime
-import pytest
 import threading
+
+import pytest
 import yaml
 from kubernetes import client
 

@@ -9,9 +9,10 @@ status changes, a deletion, a creation, and after our own writes (which always l
 from __future__ import annotations
 
 from benchmarks.request_count import RequestCounter
+
+from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.kube.executor import ClusterExecutor
 from tests.support.paths import sets_from_files
-from kubectl_disagg.core.reconcile import reconcile
 from tests.support.stepping import write_set
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 import pytest
-import sys
 
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands.root import cli

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import urllib.error
+
 import yaml
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+
 from kubernetes import client, watch
 
 from kubectl_disagg.core import naming

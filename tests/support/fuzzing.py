@@ -25,8 +25,8 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming, revision
 from kubectl_disagg.cli import main
+from kubectl_disagg.core import naming, revision
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.support.paths import EXAMPLES
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import pytest
 import subprocess
 import sys
 import tarfile
-import yaml
 from pathlib import Path
+
+import pytest
+import yaml
 
 from kubectl_disagg.argocd import sidecar
 from kubectl_disagg.cli import main

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-
-from tests.support.paths import DATA
-
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.argo import MemoryArgo, round_trip
 from tests.fakes.cluster import MemoryCluster
+from tests.support.paths import DATA
 from tests.support.sets import NS
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 import stat
+
 import yaml
 
 from kubectl_disagg.kube.client.transport import Transport

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import pytest
 from pathlib import Path
+
+import pytest
 
 from testenv.controlplane import PROJECT_CRDS, upstream_crds_dir
 

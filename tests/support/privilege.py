@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
+
 import pytest
 import yaml
-from pathlib import Path
 
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 from kubernetes import client
-from pathlib import Path
 
 from kubectl_disagg.core import naming
 from tests.support.stepping import write_set

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 import yaml
-from dataclasses import dataclass
 from kubernetes import client
-from pathlib import Path
 
 from kubectl_disagg.cli import main
 from kubectl_disagg.core import naming

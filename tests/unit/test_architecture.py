@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+
 import pytest
 
 from tests.support.paths import PACKAGE

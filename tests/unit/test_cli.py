@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import pytest
 import subprocess
 import sys
+
+import pytest
 import yaml
 
 from tests.support.cli import run

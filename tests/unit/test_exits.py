@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import ast
+import re
+
 import click
 import pytest
-import re
 
 from kubectl_disagg import exits
 from tests.support.cli import COMMANDS

@@ -8,9 +8,9 @@ import copy
 import pytest
 
 from kubectl_disagg.core import apirules, typeschema
-from tests.support.paths import load_sets
 from kubectl_disagg.core.render import render_set
 from tests.support.paths import EXAMPLES, LWS_CRD, require_crds
+from tests.support.paths import load_sets
 from tests.support.validation import base, errors_of, only_error, role_spec
 
 WORKER_PATH = "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate"

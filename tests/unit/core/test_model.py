@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.errors import UserError
 
 
 def test_namespace_flag_may_not_contradict_the_document(tmp_path):

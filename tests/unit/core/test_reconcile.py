@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
-import pytest
 from dataclasses import replace
+
+import pytest
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from kubectl_disagg.views.status_text import format_text
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import derive_status, to_document
+from kubectl_disagg.views.status_text import format_text
 from tests.fakes.cluster import MemoryCluster
 from tests.support.sets import NS, drive, make_set
 

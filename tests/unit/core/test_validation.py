@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+
 import pytest
 
 from kubectl_disagg.core.sets import load_documents

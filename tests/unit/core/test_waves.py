@@ -4,8 +4,9 @@ in-memory cluster: reconcile (design §4) runs only where `admit` lets it, and i
 from __future__ import annotations
 
 import datetime
-import pytest
 from dataclasses import replace
+
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves

@@ -9,8 +9,8 @@ import yaml
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.support.sets import NS, make_set
 from tests.support.gitops import _run
+from tests.support.sets import NS, make_set
 
 HPA = """\
 apiVersion: autoscaling/v2

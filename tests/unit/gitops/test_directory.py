@@ -25,9 +25,9 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory, run, watch
 from kubectl_disagg.gitops.status import NextAction
+from tests.fakes.cluster import MemorySession
 from tests.oracles.argocd_sidecar import ArgoCD
 from tests.support.paths import EXAMPLES
-from tests.fakes.cluster import MemorySession
 
 NS = "serving"  # the Application's destination in the harness, and -n at the terminal
 APP = "apps/llama"

@@ -3,7 +3,6 @@ rendered whole (every state matches a set of it)."""
 
 from __future__ import annotations
 
-
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.support.gitops import _run
 from tests.support.sets import make_set

@@ -21,8 +21,8 @@ from kubectl_disagg.gitops.state import Target, parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.support.sets import NS, groups_by_slice, make_set
 from tests.fakes.argo import MemoryArgo, deploy, round_trip
+from tests.support.sets import NS, groups_by_slice, make_set
 
 
 def _bounds(state, argo, started, stacked, before, external=frozenset()):

@@ -9,8 +9,8 @@ from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.gitops import run
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
-from tests.support.paths import EXAMPLES
 from tests.fakes.cluster import MemorySession
+from tests.support.paths import EXAMPLES
 
 
 def test_a_first_step_writes_the_state_beside_the_set(tmp_path):

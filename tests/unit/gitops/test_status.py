@@ -7,9 +7,9 @@ from kubectl_disagg.core import planner
 from kubectl_disagg.gitops.status import NextAction, gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.views.gitops_status import format_text, to_document
+from tests.fakes.argo import deploy, round_trip
 from tests.fakes.cluster import MemoryCluster
 from tests.support.sets import NS, make_set
-from tests.fakes.argo import deploy, round_trip
 
 
 def status(argo, ds, state):

@@ -7,8 +7,9 @@ the LWS controller (settle status); each round commits the state `gitops_step` w
 from __future__ import annotations
 
 import inspect
-import pytest
 from dataclasses import replace
+
+import pytest
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import reconcile

@@ -14,15 +14,15 @@ from kubectl_disagg.core.waves import State, abort, promote
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
+from kubectl_disagg.gitops.state import parse_state
 from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.gitops.state import parse_state
+from tests.fakes.argo import deploy
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.support.sets import NS, make_set
-from tests.fakes.argo import deploy
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)

@@ -4,10 +4,11 @@ its kind is served. No control plane needed."""
 
 from __future__ import annotations
 
-import pytest
 import threading
 import time
 from types import SimpleNamespace
+
+import pytest
 
 from kubectl_disagg.core.model import namespace_for
 from kubectl_disagg.errors import UserError

@@ -13,11 +13,11 @@ import yaml
 
 from kubectl_disagg.core import schema
 from kubectl_disagg.manifests.crds import crd_documents
-from tests.support.paths import EXAMPLES, REPO
 from tests.oracles.crd_schema import schema_errors
 from tests.oracles.go_tools import require_go
-from tests.support.hack_modules import hack_module
 from tests.support.cli import run
+from tests.support.hack_modules import hack_module
+from tests.support.paths import EXAMPLES, REPO
 
 CONFIG = REPO / "config" / "crd"
 DS_CRD = CONFIG / "disaggregatedsets.yaml"

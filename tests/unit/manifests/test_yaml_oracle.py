@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from kubectl_disagg.manifests import yaml_reader
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
-from tests.support.paths import EXAMPLES, GOLDEN, REPO
 from tests.oracles.yaml_oracle import Refused, as_read, kubectl_reads, typed
+from tests.support.paths import EXAMPLES, GOLDEN, REPO
 from tests.support.yaml_texts import SEEDS, mutate, yaml_text
 
 EXAMPLES_PER_STRATEGY = int(os.environ.get("KUBECTL_DISAGG_FUZZ_EXAMPLES", "40"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from kubectl_disagg.rollout import events
 from kubectl_disagg.rollout.stepper import drive
 from tests.fakes.cluster import MemoryCluster
-from tests.support.sets import make_set
 from tests.fakes.cluster import MemoryExecutor
+from tests.support.sets import make_set
 
 STORED = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
           "metadata": {"name": "llm", "namespace": "serving", "uid": "u-1"}}

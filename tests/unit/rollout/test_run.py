@@ -4,8 +4,9 @@ Events it records, over the in-memory executor."""
 from __future__ import annotations
 
 import contextlib
-import pytest
 import re
+
+import pytest
 
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld

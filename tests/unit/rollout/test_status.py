@@ -8,9 +8,9 @@ import time
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.status import watch_status
-from tests.support.sets import make_set
-from tests.fakes.printer import Printer
 from tests.fakes.cluster import MemoryCluster, MemorySession
+from tests.fakes.printer import Printer
+from tests.support.sets import make_set
 
 
 class Watched(MemorySession):

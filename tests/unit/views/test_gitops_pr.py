@@ -7,9 +7,10 @@ diff like any other change of what reviewers read.
 
 from __future__ import annotations
 
-import pytest
 import re
 from pathlib import Path
+
+import pytest
 
 from kubectl_disagg.core import planner
 from kubectl_disagg.gitops.step import Outcome, gitops_step

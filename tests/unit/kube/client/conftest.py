@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import ssl
+
+import pytest
 
 from kubectl_disagg.kube.client.transport import Transport
 from tests.fakes.servers import Server, transport_to

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import pytest
 import subprocess
 import sys
 import time
+
+import pytest
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import credentials as credentials_module

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+
 import pytest
 from hypothesis import given, settings, strategies as st
 

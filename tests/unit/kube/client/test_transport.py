@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import base64
 import pathlib
-import pytest
 import socket
 import ssl
 import subprocess
 import threading
+
+import pytest
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.credentials import Credentials
@@ -18,8 +19,8 @@ from kubectl_disagg.kube.client.transport import NetworkError, Transport
 from tests.fakes.servers import OK, Peer, Server, TIMEOUT, answering, transport_to
 from tests.support.cli import run
 from tests.support.kube import get
-from tests.support.paths import CERTS, EXAMPLES
 from tests.support.kube import write_kubeconfig
+from tests.support.paths import CERTS, EXAMPLES
 
 
 CA, CA_KEY = CERTS / "unit-test-client.crt", CERTS / "unit-test-client.key"
