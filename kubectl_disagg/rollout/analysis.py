@@ -143,6 +143,7 @@ class GateAnalysis:
         checks = [policy_analysis.check(name) for name in gate.checks]
         values = analysis.placeholder_values(ds.name, namespace, decision.target,
                                              range(decision.waves[gate.wave].end))
+
         def wait(seconds: float) -> None:
             self._wait(seconds, lambda: self.braked(ds, namespace), gate.wave)
 
