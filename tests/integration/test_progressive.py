@@ -3,6 +3,9 @@ RolloutPolicy beside the set, the position in the set's RolloutState, the verbs.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -183,6 +186,52 @@ def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_s
     assert code == StepExit.HELD, err
     assert revisions(stepper)[1] == {stable}
     assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == StepExit.OK
+
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"
+
+
+def process(stepper, *argv: str) -> subprocess.Popen:
+    """The installed command as a separate process, against the stepper's control plane."""
+    return subprocess.Popen([str(CONSOLE_SCRIPT), *argv, "--kubeconfig", str(stepper.control_plane.kubeconfig),
+                             "--context", "admin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+@pytest.mark.parametrize("brake, done", [("pause", "paused"), ("abort", "aborted")])
+def test_a_brake_from_another_process_reaches_a_running_until_complete(stepper, tmp_path, lws_simulator, brake,
+                                                                       done):
+    # Issue 37 item 15: `rollout pause|abort` exited 3 (the Lease is held) while `rollout step
+    # --until-complete` ran, and the stepper finished the rollout. Two real processes now: the
+    # brake needs no Lease, and the stepper stops (or turns back) at its next boundary.
+    assert CONSOLE_SCRIPT.exists(), f"{CONSOLE_SCRIPT} not installed"
+    old, new, stable = start(stepper, tmp_path, {"maxSlicesInFlight": 1})
+    target, untouched = model(new).revision, versions_of(stepper, {2, 3})
+    with lws_simulator.running(stepper.namespace, delay=1.0, interval=0.1):
+        running = process(stepper, "rollout", "step", "-f", str(new), "--until-complete", "--timeout", "3m")
+        until = time.monotonic() + 90
+        while target not in revisions(stepper).get(1, set()):  # slice 0 rolled, slice 1 under way
+            assert running.poll() is None and time.monotonic() < until, running.communicate()
+            time.sleep(0.05)
+        braked = process(stepper, "rollout", brake, "-f", str(new))
+        out, err = braked.communicate(timeout=60)
+        landed = time.monotonic()
+        stepped, stepper_err = running.communicate(timeout=180)
+        took = time.monotonic() - landed
+    assert braked.returncode == 0, err
+    assert "`rollout step` by " in out and f"/{running.pid}/" in out  # the verb names the running stepper
+    assert running.returncode == StepExit.HELD, stepper_err
+    assert f"the rollout was {done} by " in stepper_err and "while this step ran" in stepper_err
+    assert "Traceback" not in stepper_err + err
+    assert versions_of(stepper, {2, 3}) == untouched  # never started, never written
+    if brake == "pause":
+        assert took < 15, took  # one pass, or one quiet watch (10 s), after the pause landed
+        assert target not in revisions(stepper).get(2, set())
+        assert rollout_state(stepper)["rollout"]["phase"] == "Paused"
+    else:  # it turned back: every started slice at the stable revision again
+        assert revisions(stepper) == {s: {stable} for s in range(4)}
+        assert rollout_state(stepper)["rollout"]["phase"] == "Aborted"
+    print(f"{brake}: the stepper exited {took:.2f}s after the verb returned")
 
 
 # --- through git and the Argo CD harness -------------------------------------------------------
