@@ -29,6 +29,7 @@ import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from kubectl_disagg.core.durations import later
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import dotted
 
@@ -95,6 +96,12 @@ def for_revision(position: Position | None, revision: str, stable: str) -> Posit
     if position is not None and position.aborted is not None and position.stable == revision:
         return position  # the set went back to the stable revision: the abort completes
     return Position(revision=revision, stable=stable)
+
+
+def soak_end(completed: str, seconds: float) -> str:
+    """When a soak of `seconds` after a wave completed at `completed` passes (RFC 3339, to the
+    second, the last representable time when beyond it): what a step compares its clock with."""
+    return timestamp(later(parse_time(completed), seconds))
 
 
 def timestamp(moment: datetime.datetime) -> str:
