@@ -30,10 +30,9 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, recorded_verdict_problems, role_problems, validate_analysis
-from kubectl_disagg.core.durations import bounded, format_duration
+from kubectl_disagg.core.durations import bounded
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_policy_document
-from kubectl_disagg.core.position import ANALYSIS, FULL, PASSED, PROMOTED, SOAKED, VERDICT, parse_time, soak_end
-from kubectl_disagg.core.position import PAUSE as GATE_PAUSE
+from kubectl_disagg.core.position import recorded_position_problems
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
 
@@ -128,112 +127,16 @@ def verdict_problems(ds, position) -> list[tuple[tuple, str]]:
 
 
 def position_problems(ds, position) -> list[tuple[tuple, str]]:
-    """Why `position` (core.position.Position) is not one the planner could have written for
-    `ds`'s rollout under its policy: (path under the position, message) pairs, none without a
-    policy or for another rollout's position (which is not read). What both stores of a
-    position check when they read one, beside `verdict_problems` (design §9.6):
-
-    - `wave` is a wave of the policy (or the 100% wave implied after them), and every wave
-      before it is recorded completed, each of its gates (analysis, then pause) recorded passed
-      or `full` set: a rollout leaves a wave only through its gates;
-    - a gate passed fits its gate: `promote` passes only a pause, `verdict` only an analysis
-      whose recorded verdict is `passed`, `duration` only a soak, no earlier than the wave's
-      completion plus the soak, `promote --full` only with `full` recorded; a pause is passed
-      after its wave's analysis;
-    - a gate is recorded only for a wave recorded completed, and a gated wave is recorded
-      completed only once the rollout reached it.
-    """
+    """Why `position` is not one the planner could have written for `ds`'s rollout under its
+    policy (core.position `recorded_position_problems`: (path under the position, message)
+    pairs); none without a policy or for another rollout's position (which is not read). What
+    both stores of a position check when they read one, beside `verdict_problems`."""
     if ds.policy is None or position is None or position.revision != ds.revision:
         return []
     waves = resolve_waves(ds.policy, ds.slices)
-    return _wave_problems(ds.policy, waves, position) + _gate_problems(waves, position)
-
-
-_HOW = {ANALYSIS: (VERDICT, FULL), GATE_PAUSE: (PROMOTED, SOAKED, FULL)}
-_EDITED = "edited by hand?"
-
-
-def _wave_problems(policy: RolloutPolicy, waves: Sequence[ResolvedWave], position) -> list[tuple[tuple, str]]:
-    out: list[tuple[tuple, str]] = []
-    reached = position.wave
     # A set with fewer slices may resolve without the implied last wave: a position recorded
     # there before is still one the planner wrote (decide reads it as the last wave).
-    highest = max(len(waves) - 1, len(policy.waves))
-    if reached > highest:
-        out.append((("wave",), f"is {reached} (wave {reached + 1}), but the RolloutPolicy has {len(waves)} waves "
-                               f"for {waves[-1].end} slices, counted from 0 ({_EDITED} set it back to the wave "
-                               f"the rollout stands at, at most {len(waves) - 1})"))
-    full = position.full is not None
-    for wave in waves[:min(reached, len(waves) - 1)]:  # the last wave is never left
-        if wave.index not in position.completed:
-            out.append((("wave",), f"is {reached} (wave {reached + 1}), past wave {wave.index + 1}, which is not "
-                                   "recorded as completed (position.completed): a rollout leaves a wave only once "
-                                   f"every slice of it is done ({_EDITED} set it back to {wave.index})"))
-            break
-        gates = [(ANALYSIS, "its analysis, which the next step runs")] if wave.analysis else []
-        gates += [(GATE_PAUSE, "`rollout promote` passes it" if wave.duration is None
-                   else "a step after its soak passes it")] if wave.pause else []
-        missing = next(((gate, then) for gate, then in gates if not full and not position.passed(wave.index, gate)),
-                       None)
-        if missing is not None:
-            gate, then = missing
-            out.append((("wave",), f"is {reached} (wave {reached + 1}), past the {gate} gate after wave "
-                                   f"{wave.index + 1}, which is not recorded as passed (position.gates): a rollout "
-                                   f"leaves a wave only through its gates ({_EDITED} set it back to {wave.index}: "
-                                   f"the rollout then waits at that gate, and {then})"))
-            break
-    for index, at in sorted(position.completed.items()):
-        if index > reached and index < len(waves) and waves[index].gated:
-            out.append((("completed", str(index)), f"records wave {index + 1} as completed at {at}, but the "
-                                                   f"rollout has reached only wave {reached + 1} (position.wave): "
-                                                   f"a wave completes once it is reached ({_EDITED} remove this "
-                                                   "entry)"))
-    return out
-
-
-def _gate_problems(waves: Sequence[ResolvedWave], position) -> list[tuple[tuple, str]]:
-    out: list[tuple[tuple, str]] = []
-    seen: set[tuple[int, str]] = set()
-    for index, gate in enumerate(position.gates):
-        path, after = ("gates", index), f"the {gate.gate} gate after wave {gate.wave + 1}"
-        if (gate.wave, gate.gate) in seen:
-            out.append((path, f"records {after} a second time ({_EDITED} remove this entry)"))
-            continue
-        seen.add((gate.wave, gate.gate))
-        if gate.how not in _HOW[gate.gate]:
-            ways = " or ".join(_HOW[gate.gate])
-            out.append((path + ("how",), f"is {gate.how!r}, but {after} is passed by {ways} ({_EDITED} remove this "
-                                         "entry: the rollout then waits at that gate)"))
-            continue
-        completed = position.completed.get(gate.wave)
-        if completed is None:
-            out.append((path, f"records {after} as passed, but wave {gate.wave + 1} is not recorded as completed "
-                              "(position.completed): a gate is passed only once every slice of its wave is done "
-                              f"({_EDITED} remove this entry)"))
-            continue
-        wave = waves[gate.wave] if gate.wave < len(waves) else None
-        if gate.how == FULL and position.full is None:
-            out.append((path + ("how",), f"says `promote --full` passed {after}, but no `promote --full` is "
-                                         f"recorded (position.full) ({_EDITED} remove this entry)"))
-        elif gate.how == VERDICT and position.verdict(gate.wave) != PASSED:
-            out.append((path + ("how",), f"says {after} passed on its verdict, but position.verdicts records "
-                                         f"{position.verdict(gate.wave) or 'none'} for wave {gate.wave + 1} "
-                                         f"({_EDITED} remove this entry: the next step runs the analysis)"))
-        elif gate.how == SOAKED and wave is not None:
-            if wave.duration is None:
-                out.append((path + ("how",), f"says the soak after wave {gate.wave + 1} passed, but its pause has no "
-                                             "duration (`pause: {}`): only `rollout promote` passes it "
-                                             f"({_EDITED} remove this entry)"))
-            elif parse_time(gate.at) < parse_time(soak_end(completed, wave.duration)):
-                out.append((path + ("at",), f"is {gate.at}, before the soak after wave {gate.wave + 1} ends "
-                                            f"({soak_end(completed, wave.duration)}: {format_duration(wave.duration)} "
-                                            f"after the wave completed at {completed}) ({_EDITED} remove this entry: "
-                                            "a step after the soak passes it)"))
-        if (gate.gate == GATE_PAUSE and wave is not None and wave.analysis and position.full is None
-                and not position.passed(gate.wave, ANALYSIS)):
-            out.append((path, f"records {after} as passed before its analysis, which is not recorded as passed: "
-                              f"the analysis gate comes first ({_EDITED} remove this entry)"))
-    return out
+    return recorded_position_problems(position, waves, max(len(waves) - 1, len(ds.policy.waves)))
 
 
 def _resolve(value: IntOrPercent, total: int) -> int:
