@@ -274,7 +274,7 @@ def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bo
     if gate is None:
         if not any(wave.gated for wave in decision.waves[decision.wave:-1]):
             raise VerbRefused("no gate to pass: the remaining waves have none (promote --full lifts the budget)")
-        raise VerbRefused(f"the rollout waits at no gate: {where(decision)}, and its gates come once every slice of "
+        raise VerbRefused(f"the rollout waits at no gate: {_where(decision)}, and its gates come once every slice of "
                           "it is done; promote passes the gate the rollout waits at (`rollout status` says when)")
     if gate.kind == ANALYSIS:
         raise VerbRefused(f"wave {gate.wave + 1}'s gate is analysis ({', '.join(gate.checks)}): it passes on its "
@@ -298,7 +298,7 @@ def _next_gate(decision: WaveDecision) -> Gate | None:
     return None
 
 
-def where(decision: WaveDecision) -> str:
+def _where(decision: WaveDecision) -> str:
     """Where the rollout stands, in words: its wave and how many of that wave's slices are done."""
     wave = decision.waves[decision.wave]
     done = sum(1 for s in wave.slices if s < len(decision.progress) and decision.progress[s] == Progress.DONE)
