@@ -50,7 +50,7 @@ def change_for(verb: str, now: datetime.datetime, by: str, full: bool) -> Callab
         PROMOTE: lambda decision: promote(decision, now, by, full=full),
         PAUSE: lambda decision: pause(decision.position, now, by),
         RESUME: lambda decision: resume(decision.position),
-        ABORT: lambda decision: abort(decision.position, now, by),
+        ABORT: lambda decision: abort(decision, now, by),
     }[verb]
 
 
