@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -51,3 +54,13 @@ def versions_of_git(repo, slices) -> dict[str, tuple]:
     return {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"], o["metadata"]["labels"],
                                     (o["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION))
             for o in repo.live.lws() if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
+
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"
+
+
+def process(stepper, *argv: str) -> subprocess.Popen:
+    """The installed command as a separate process, against the stepper's control plane."""
+    return subprocess.Popen([str(CONSOLE_SCRIPT), *argv, "--kubeconfig", str(stepper.control_plane.kubeconfig),
+                             "--context", "admin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"})

@@ -98,7 +98,7 @@ def test_render_refuses_a_state_that_moves_a_slice_outside_the_admitted_waves():
 
 def test_abort_through_git_rolls_the_canary_back_and_is_degraded():
     argo, new, state, _ = held_at_the_canary()
-    _, after, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    _, after, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     assert after.state == State.ABORTED and after.moves == (0,)
     assert health(HEALTH / "health.lua", served_object(new, aborted))["status"] == "Degraded"
     state, step = roll_until_held(argo, new, reread(aborted, new))
@@ -126,7 +126,7 @@ def test_the_served_summary_names_the_wave_and_the_command():
 def paced_objects():
     """(testdata name, the RolloutState object Argo CD sees): held at the canary's gate, aborted."""
     argo, new, state, _ = held_at_the_canary()
-    _, _, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     return {"suspended-at-gate": served_object(new, state), "degraded-aborted": served_object(new, aborted)}
 
 
@@ -223,3 +223,72 @@ def test_render_refuses_a_failing_measurement_recorded_as_passing():
     assert any("position.verdicts.0.checks[0].measurements[0].ok: says true, but 2.4 is not < 0.5" in line
                for line in refused.value.lines()), refused.value.lines()
     assert failed.state.position.verdicts[0]["phase"] == "failed"  # measured honestly, it fails
+
+
+# --- issue 37: the position in the state file, and the verbs on it ------------------------------
+
+def bumped_past_the_canary_gate(state, new, gates=()):
+    """The probe's commit: `position.wave` bumped to 1 past the canary's unpassed `pause: {}`
+    (`gates`: the gates recorded passed), and slice 1 started as a step of wave 2 would start it."""
+    document = state_document(state)
+    document["position"]["wave"] = 1
+    if gates:
+        document["position"]["gates"] = list(gates)
+    slice1 = document["slices"][1]
+    slice1["previous"] = [dict(entry) for entry in slice1["revisions"]]
+    slice1["revisions"][0]["initialReplicas"] = dict(slice1["revisions"][0]["replicas"])
+    slice1["revisions"].append({"revision": new.revision, "replicas": {"prefill": 0, "decode": 0}})
+    document["revisions"] = list({r["revision"]: r for r in document["revisions"]}.values())
+    text = to_yaml(document)
+    (parsed,) = parse_stream(text, "disagg-rollout-state.yaml")
+    return parse_state(parsed, new, NS), text
+
+
+def test_item5_a_state_edited_past_an_unpassed_gate_is_refused_by_render_and_step():
+    """Issue 37 item 5: the edit rendered, and `rollout step --gitops` went on from it."""
+    argo, new, state, _ = held_at_the_canary()
+    forged, text = bumped_past_the_canary_gate(state, new)
+    wave_line = next(n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "wave: 1")
+    expected = (f"disagg-rollout-state.yaml:{wave_line}: position.wave: is 1 (wave 2), past the pause gate after "
+                "wave 1, which is not recorded as passed (position.gates): a rollout leaves a wave only through its "
+                "gates (edited by hand? set it back to 0: the rollout then waits at that gate, and `rollout promote` "
+                "passes it) (rule: a position moves only through its gates, docs/gitops.md)")
+    with pytest.raises(UserError) as refused:
+        render_with_state(new, forged, NS)
+    assert refused.value.lines() == [expected]
+    with pytest.raises(UserError) as refused:
+        gitops_step(new, forged, argo.snapshot(new), argo.served, now=NOW)
+    assert refused.value.lines() == [expected]
+    # the same state with the gate passed as a promote commit records it renders
+    passed, _ = bumped_past_the_canary_gate(state, new, [{"wave": 0, "gate": "pause", "at": "2026-12-01T12:00:00Z",
+                                                           "by": "alice", "how": "promote"}])
+    render_with_state(new, passed, NS)
+
+
+def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
+    """Issue 37 item 7 through git: the promote commit pre-passed the gate of a canary in flight."""
+    from kubectl_disagg.core.waves import VerbRefused
+
+    old, new = sets()
+    argo, state = deploy(old)
+    argo.sync(new, state)
+    step = gitops_step(new, state, argo.snapshot(new), argo.served, now=NOW)
+    assert step.outcome == Outcome.ADVANCED  # the canary starts
+    started = reread(step.state, new)
+    with pytest.raises(VerbRefused) as refused:
+        change_state(new, started, lambda d: promote(d, NOW, "alice"), NOW)
+    assert str(refused.value).startswith("the rollout waits at no gate: wave 1 of 2 (slice 0) has 0 of 1 slices done")
+
+
+def test_item16_an_abort_commit_after_the_rollout_completed_is_refused():
+    """Issue 37 item 16 through git: the abort of a completed rollout was written, and changed nothing."""
+    from kubectl_disagg.core.waves import VerbRefused
+
+    argo, new, state, _ = held_at_the_canary()
+    _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, new, reread(promoted, new))
+    assert step.outcome == Outcome.COMPLETE
+    with pytest.raises(VerbRefused) as refused:
+        change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
+    assert str(refused.value) == (f"the rollout to {new.revision} is complete: nothing to abort; to go back, change "
+                                  "the set's template back")
