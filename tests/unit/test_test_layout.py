@@ -67,7 +67,7 @@ def fixtures_outside_conftest_and_tests(tests: Path = TESTS) -> list[str]:
     return wrong
 
 
-def tests_outside_test_modules(tests: Path = TESTS) -> list[str]:
+def stray_tests(tests: Path = TESTS) -> list[str]:
     """Test functions in modules pytest does not collect (helpers, fakes, oracles)."""
     return [f"{path.relative_to(tests.parent)}:{node.lineno}: {node.name}"
             for path in modules(tests) if not path.name.startswith("test_") and path.name != "conftest.py"
@@ -88,7 +88,7 @@ def test_fixtures_live_in_conftest_files_or_the_module_that_uses_them():
 
 
 def test_helper_modules_hold_no_tests():
-    assert tests_outside_test_modules() == []
+    assert stray_tests() == []
 
 
 def test_the_tests_root_holds_only_the_tiers_and_the_shared_folders():
