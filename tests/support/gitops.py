@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
@@ -23,7 +22,7 @@ class Counted:
         monkeypatch.setattr(module, name, counting)
 
 
-def _mid_rollout(slices: int = 3):
+def mid_rollout(slices: int = 3):
     """A rollout one planner step in, synced and ready: (Argo, the set, the committed state)."""
     argo, state = deploy(make_set({"prefill": 2, "decode": 2}, slices=slices))
     new = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=slices)
@@ -38,7 +37,7 @@ def _mid_rollout(slices: int = 3):
     return argo, new, state
 
 
-def _external_set(image: str, decode: int = 2):
+def external_set(image: str, decode: int = 2):
     from kubectl_disagg.core.sets import load_documents
 
     data = make_set({"prefill": 2, "decode": decode}, image=image).source.data
@@ -47,15 +46,6 @@ def _external_set(image: str, decode: int = 2):
     data = {**data, "spec": {**data["spec"], "roles": roles}}
     (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
     return ds
-
-
-def _run(argv, capsys):
-    from kubectl_disagg.cli import main
-
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    return exited.value.code, out, err
 
 
 def states():

@@ -90,7 +90,7 @@ REFUSED_BY_THE_CLUSTER = [
 ]
 
 
-def _with_env_value(size: int) -> dict:
+def with_env_value(size: int) -> dict:
     doc = base()
     _worker_container(doc)["env"] = [{"name": "BIG", "value": "x" * size}]
     return doc

@@ -213,11 +213,11 @@ def test_control_characters_from_a_manifest_are_escaped_in_errors(capsys, tmp_pa
 @pytest.mark.parametrize("command", [["render"], ["validate"], ["rollout", "plan"]])
 def test_an_object_too_large_to_store_is_refused_by_every_command(command, capsys, tmp_path):
     # Before anything is printed or written (rollout step loads its sets the same way first).
-    from tests.support.validation import _with_env_value
+    from tests.support.validation import with_env_value
     from kubectl_disagg.manifests.writer import to_yaml
 
     path = tmp_path / "ds.yaml"
-    path.write_text(to_yaml(_with_env_value(1 << 20)))
+    path.write_text(to_yaml(with_env_value(1 << 20)))
     code, out, err = run([*command, "-f", str(path)], capsys)
     assert code == 1 and out == ""
     assert "spec.roles[0]: Too long: the rendered LeaderWorkerSet my-llm-0-" in err

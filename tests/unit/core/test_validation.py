@@ -20,7 +20,7 @@ from tests.support.validation import (
     _mutated,
     _placement,
     _pod_spec_update,
-    _with_env_value,
+    with_env_value,
     base,
     errors_of,
     only_error,
@@ -427,7 +427,7 @@ def test_what_the_cluster_refuses_is_refused_offline_with_its_line(case):
 
 def test_an_object_the_cluster_could_not_store_is_refused_before_rendering():
     # render.MAX_OBJECT_BYTES: etcd refuses a write over 1.5 MiB; objects are held to 1 MiB.
-    doc = _with_env_value(1 << 20)
+    doc = with_env_value(1 << 20)
     errors = errors_of(doc)
     assert len(errors) == 2, errors
     assert errors[0].startswith("ds.yaml:1: Too long: the DisaggregatedSet my-llm would be 1,049,")
@@ -437,7 +437,7 @@ def test_an_object_the_cluster_could_not_store_is_refused_before_rendering():
 
 
 def test_an_object_under_the_limit_is_accepted():
-    assert errors_of(_with_env_value(900_000)) == []
+    assert errors_of(with_env_value(900_000)) == []
 
 
 @pytest.mark.parametrize("case", SCHEMA_VERDICTS, ids=lambda case: case[0])

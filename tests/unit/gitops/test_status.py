@@ -88,9 +88,9 @@ def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
     Before: the step rendered and replayed the committed state a second time."""
     from kubectl_disagg.gitops import render, rules
     from kubectl_disagg.rollout import stepper
-    from tests.support.gitops import Counted, _mid_rollout
+    from tests.support.gitops import Counted, mid_rollout
 
-    argo, new, state = _mid_rollout()
+    argo, new, state = mid_rollout()
     replays = Counted(monkeypatch, rules, "replay")
     passes = Counted(monkeypatch, stepper, "reconcile")
     renders = Counted(monkeypatch, render, "rendered")

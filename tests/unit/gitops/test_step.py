@@ -25,7 +25,7 @@ from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.stepper import drive, run_pass
 from tests.fakes.argo import MemoryArgo, assert_steady, deploy, roll, round_trip
 from tests.fakes.cluster import MemoryCluster, MemoryExecutor
-from tests.support.gitops import Counted, _external_set, _mid_rollout
+from tests.support.gitops import Counted, external_set, mid_rollout
 from tests.support.sets import NS, groups_by_slice, make_set
 
 
@@ -350,7 +350,7 @@ def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_rende
     from kubectl_disagg.rollout import stepper
     from kubectl_disagg.views import gitops_pr, gitops_report
 
-    argo, new, state = _mid_rollout()
+    argo, new, state = mid_rollout()
     replays = Counted(monkeypatch, rules, "replay")
     passes = Counted(monkeypatch, stepper, "reconcile")
     renders = Counted(monkeypatch, render, "rendered")
@@ -375,7 +375,7 @@ def test_a_step_whose_pass_cannot_stand_for_the_replay_is_replayed(monkeypatch):
     (here its budgets), the check replays the step as render will."""
     from kubectl_disagg.gitops import rules, step as steps
 
-    argo, new, state = _mid_rollout(slices=1)
+    argo, new, state = mid_rollout(slices=1)
     replays = Counted(monkeypatch, rules, "replay")
     monkeypatch.setattr(steps, "_decides", lambda ds: id(ds))  # no two sets alike
     step = gitops_step(new, state, argo.snapshot(new))
@@ -485,7 +485,7 @@ def test_corrupted_yaml_names_the_file_and_line():
 
 
 def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_through_a_rollout():
-    old = _external_set("img:1")
+    old = external_set("img:1")
     argo = MemoryArgo()
     state, _ = roll(argo, old, None)
     decode = [o for o in argo.cluster.lws().values() if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"]
@@ -497,7 +497,7 @@ def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_throu
     after, steps = roll(argo, old, state)  # the autoscaler's size is synced: nothing to commit
     assert [s.outcome for s in steps] == [Outcome.COMPLETE] and after == state
     assert [o["spec"]["replicas"] for o in decode] == [3]
-    new = _external_set("img:2")
+    new = external_set("img:2")
     state, _ = roll(argo, new, state)
     sizes = {o["metadata"]["labels"][naming.ROLE_LABEL]: o["spec"]["replicas"] for o in argo.cluster.lws().values()}
     assert sizes == {"prefill": 2, "decode": 3}
@@ -509,7 +509,7 @@ def test_an_external_role_is_handed_back_through_handing_back():
     autoscaler's at rest, the state's during the rollout, `handing-back` at the first state at
     rest (Argo CD applies the state's count, and the live object takes the annotation), then
     the autoscaler's again; at no synced point does the role run less than it did."""
-    old, new = _external_set("img:1"), _external_set("img:2")
+    old, new = external_set("img:1"), external_set("img:2")
     argo = MemoryArgo()
     state, _ = roll(argo, old, None)
     for lws in argo.cluster.lws().values():
@@ -549,7 +549,7 @@ def test_a_role_made_external_at_rest_renders_handing_back_then_the_autoscalers(
     (the record then marks the role External) to render `autoscaler`."""
     fixed = make_set({"prefill": 2, "decode": 3})
     argo, state = deploy(fixed)
-    external = _external_set("img:1", decode=3)
+    external = external_set("img:1", decode=3)
     assert external.revision == fixed.revision
 
     def decode_owners(current):

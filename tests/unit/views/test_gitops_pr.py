@@ -171,7 +171,7 @@ def test_a_second_template_change_mid_rollout_names_both_old_revisions():
 
 def test_a_rollout_that_also_scales_and_one_with_an_external_role():
     from tests.fakes.argo import deploy
-    from tests.support.gitops import _external_set
+    from tests.support.gitops import external_set
 
     argo, state = deploy(llama())
     bigger = upgraded(replicas={"prefill": 4, "decode": 1})
@@ -180,11 +180,11 @@ def test_a_rollout_that_also_scales_and_one_with_an_external_role():
     text = format_pr_description(bigger, NS, steps[0], STATE_FILE)
     assert "decode keeps at least 1 (target 1 − max unavailable 0)" in text
     assert "prefill scales up from 3 to 4, so it has no floor to keep" in text
-    external = _external_set("img:1")
+    external = external_set("img:1")
     argo = MemoryArgo()
     _, state = steps_until_complete(argo, external, round_trip(
         gitops_step(external, None, MemoryCluster(NS).snapshot(external.name)).state, external))
-    moved = _external_set("img:2")
+    moved = external_set("img:2")
     steps, _ = _all_steps(argo, moved, state)
     _check(moved, steps)
     assert "autoscaled" in format_pr_description(moved, NS, steps[0], STATE_FILE)
