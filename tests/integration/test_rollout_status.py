@@ -146,9 +146,3 @@ def test_step_and_status_by_name_for_a_set_stored_in_the_cluster(stepper, tmp_pa
         stepper.simulator.sync(stepper.namespace)
     code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
     assert code == 0 and "Available" in out.splitlines()[0]
-
-
-def test_name_and_file_together_is_a_usage_error(stepper, tmp_path):
-    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
-    code, out, err = cli(stepper, "rollout", "step", "llm", "-f", str(path))
-    assert code == 2 and out == "" and "either NAME" in err

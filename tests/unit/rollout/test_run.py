@@ -76,6 +76,13 @@ def test_usage_errors_exit_2_before_any_connection(argv, capsys):
     assert code == 2 and out == ""
 
 
+def test_a_name_and_a_file_together_is_a_usage_error(capsys):
+    # (in the integration tier before, though no connection is made)
+    code, out, err = cli(["rollout", "step", "llm", "-f", str(EXAMPLES / "prefill-decode.yaml"),
+                          "--kubeconfig", "/nonexistent"], capsys)
+    assert code == 2 and out == "" and "either NAME" in err
+
+
 def test_help_documents_every_exit_code(capsys):
     code, out, _ = cli(["rollout", "step", "--help"], capsys)
     assert code == 0
