@@ -104,11 +104,12 @@ GITOPS_NEXT_ACTION = {
 class StatusExit(ExitCode):
     """`rollout status` against the cluster."""
 
-    AVAILABLE = 0, "Available: every role has all replicas ready at the current revision"
+    AVAILABLE = 0, ("Available: every role has all replicas ready at the current revision (--for=complete: "
+                    "and the rollout is complete, no old revision's LeaderWorkerSet left)")
     ERROR = 1, "error (invalid input, API server unreachable or refusing)"
     USAGE = 2, "usage error"
-    NOT_AVAILABLE = 3, "not Available (without --watch)"
-    TIMEOUT = 4, "--watch timed out before the set became Available"
+    NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
+    TIMEOUT = 4, "--watch timed out before the set became Available (--for=complete: complete)"
 
 
 class VerbExit(ExitCode):
