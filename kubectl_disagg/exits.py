@@ -93,7 +93,7 @@ GITOPS_NEXT_ACTION = {
     GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
     GitopsExit.USAGE: "usage error",
     GitopsExit.REFUSED: "the live objects cannot be explained",
-    GitopsExit.TIMEOUT: "--watch timed out before the next action changed",
+    GitopsExit.TIMEOUT: "--watch timed out before the next action changed (--for: before every set reached it)",
     GitopsExit.WAITING: "next: wait for the sync or readiness",
     GitopsExit.COMPLETE: "complete",
     GitopsExit.HELD: ("held by the set's RolloutPolicy (a gate, a pause, an abort over): the reasons name the "

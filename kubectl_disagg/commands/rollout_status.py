@@ -42,6 +42,10 @@ def status(options: _options.Options, name, watch, until, timeout, gitops) -> in
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
 
     Give NAME to read the DisaggregatedSet stored in the cluster, or -f for a file.
+    The first line says Progressing, Available, or Available and complete: the
+    rollout's last step taken, no old revision's LeaderWorkerSet left (drained ones
+    stay at 0 until then). A script that must not stop early waits with
+    -w --for=complete.
     """
     _options.check_name_or_files(name, options)
     if gitops:  # its own library and views, imported only here
