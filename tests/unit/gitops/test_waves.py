@@ -384,7 +384,7 @@ def test_issue37_item10_every_commit_of_a_paced_git_rollout_renders_with_templat
             if not pending:
                 break  # rolled back: held until the set's template changes
         elif step.outcome == Outcome.HELD:
-            verb = (lambda d: abort(d.position, NOW, "bob")) if abort_at_gate else (lambda d: promote(d, NOW, "alice"))
+            verb = (lambda d: abort(d, NOW, "bob")) if abort_at_gate else (lambda d: promote(d, NOW, "alice"))
             _, _, state = change_state(ds, state, verb, NOW)
             abort_at_gate = False
         elif step.outcome == Outcome.COMPLETE:
@@ -483,7 +483,7 @@ def test_issue37_item10_the_next_image_after_an_abort_rolled_back_renders():
     _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
     state, step = roll_until_held(argo, new, reread(promoted, new))
     assert [set(state.deployed(s)) == {new.revision} for s in range(6)] == [True] * 3 + [False] * 3
-    _, _, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     state, step = roll_until_held(argo, new, reread(aborted, new))
     assert step.outcome == Outcome.HELD and "aborted" in step.reasons[0]
     assert all(set(state.deployed(s)) == {old.revision} for s in range(6))
