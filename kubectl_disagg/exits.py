@@ -93,7 +93,7 @@ GITOPS_NEXT_ACTION = {
     GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
     GitopsExit.USAGE: "usage error",
     GitopsExit.REFUSED: "the live objects cannot be explained",
-    GitopsExit.TIMEOUT: "--watch timed out before the next action changed",
+    GitopsExit.TIMEOUT: "--watch timed out before the next action changed (--for: before every set reached it)",
     GitopsExit.WAITING: "next: wait for the sync or readiness",
     GitopsExit.COMPLETE: "complete",
     GitopsExit.HELD: ("held by the set's RolloutPolicy (a gate, a pause, an abort over): the reasons name the "
@@ -104,11 +104,12 @@ GITOPS_NEXT_ACTION = {
 class StatusExit(ExitCode):
     """`rollout status` against the cluster."""
 
-    AVAILABLE = 0, "Available: every role has all replicas ready at the current revision"
+    AVAILABLE = 0, ("Available: every role has all replicas ready at the current revision (--for=complete: "
+                    "and the rollout is complete, no old revision's LeaderWorkerSet left)")
     ERROR = 1, "error (invalid input, API server unreachable or refusing)"
     USAGE = 2, "usage error"
-    NOT_AVAILABLE = 3, "not Available (without --watch)"
-    TIMEOUT = 4, "--watch timed out before the set became Available"
+    NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
+    TIMEOUT = 4, "--watch timed out before the set became Available (--for=complete: complete)"
 
 
 class VerbExit(ExitCode):

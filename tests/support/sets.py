@@ -10,6 +10,7 @@ from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.rollout_config import resolve_config
 from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.status import derive_status
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.cluster import MemoryCluster
@@ -84,3 +85,22 @@ def fleet(slices: int, policy_: RolloutPolicy | None, replicas=None):
         cluster.add(obj)
     cluster.settle()
     return cluster, replace(make_set(replicas, "img:2", slices), policy=policy_)
+
+
+def status_of(ds, cluster):
+    snapshot = cluster.snapshot(ds.name)
+    return derive_status(ds, snapshot, reconcile(ds, snapshot))
+
+
+def available_before_the_last_step(slices: int = 2):
+    """A rollout from img:1 to img:2 stepped until the set is Available, its drained old
+    revision's LWS still there (the rollout's last step removes them): (old, new, cluster)."""
+    cluster = MemoryCluster(NS)
+    old = make_set({"prefill": 2, "decode": 1}, slices=slices)
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2", slices=slices)
+    drive(old, cluster)
+    while not status_of(new, cluster).available:
+        cluster.execute(reconcile(new, cluster.snapshot(new.name)).actions)
+        cluster.settle()
+    assert {name for name in cluster.lws() if old.revision in name}  # drained, not yet removed
+    return old, new, cluster
