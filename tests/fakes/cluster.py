@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import itertools
+import threading
 from types import SimpleNamespace
 
 from kubectl_disagg import errors
@@ -117,22 +118,29 @@ class MemoryCluster:
 class MemoryExecutor:
     """MemoryCluster as an Executor; the LWS controller settles status while we 'watch'."""
 
-    def __init__(self, cluster: MemoryCluster, conflicts: int = 0):
-        self.cluster, self.conflicts = cluster, conflicts
+    def __init__(self, cluster: MemoryCluster, conflicts: int = 0, conflict_on: str | None = None):
+        # `conflicts`: the next so many writes get a 409; `conflict_on`: the next write of that name does.
+        self.cluster, self.conflicts, self.conflict_on = cluster, conflicts, conflict_on
+        self.lock = threading.RLock()  # a pass may write from several threads (max_in_flight)
         self.leases = 0
         self.watches = 0
         self.authorized: list[int] = []  # actions per pass, checked before its writes
         self.waits: list = []
 
     def snapshot(self, set_name, namespace, services=True, scalers=False):
-        return self.cluster.snapshot(set_name)
+        with self.lock:
+            return self.cluster.snapshot(set_name)
 
     def execute(self, action, namespace):
         if self.conflicts:
             self.conflicts -= 1
             raise errors.Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
+        if action.name == self.conflict_on:
+            self.conflict_on = None  # once: the next pass goes through
+            raise errors.Conflict(f"{action.kind.lower()}/{action.name} changed since it was read (409 Conflict)")
         try:
-            self.cluster.execute([action])
+            with self.lock:
+                self.cluster.execute([action])
         except Conflict as err:  # as the cluster executor says it
             raise errors.Conflict(str(err)) from None
 
@@ -140,7 +148,8 @@ class MemoryExecutor:
         self.authorized.append(len(actions))
 
     def occupants(self, names, namespace):
-        return self.cluster.occupants(names)
+        with self.lock:
+            return self.cluster.occupants(names)
 
     @contextlib.contextmanager
     def lease(self, set_name, namespace, wait_until=None):
