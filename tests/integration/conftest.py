@@ -122,16 +122,19 @@ def upstream_namespaces(upstream_stack, request):
 
 @pytest.fixture
 def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
+    """Runs `rollout step` in-process against the test's namespace (tests/support/stepping.py)."""
     return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
 
 
 @pytest.fixture
 def accounts(control_plane, namespace, tmp_path) -> Accounts:
+    """Service accounts with exactly the RBAC a verb needs (tests/support/privilege.py)."""
     return Accounts(control_plane, namespace, tmp_path)
 
 
 @pytest.fixture(scope="module")
 def exporter():
+    """A local latency exporter, one per test module."""
     exporter = LatencyExporter()
     yield exporter
     exporter.close()
@@ -139,6 +142,7 @@ def exporter():
 
 @pytest.fixture(scope="module")
 def prometheus(exporter):
+    """A real Prometheus scraping the module's exporter."""
     server = PrometheusServer(require("prometheus"), [exporter.address])
     yield server
     server.close()
@@ -146,6 +150,7 @@ def prometheus(exporter):
 
 @pytest.fixture
 def prometheus_in_a_namespace(exporter):
+    """A Prometheus inside a network namespace of the test's own, reached through a veth pair (root only)."""
     if os.geteuid() != 0:
         message = "the service proxy test creates a network namespace and a veth pair: needs root"
         if os.environ.get("CI") == "true":
@@ -168,6 +173,7 @@ def prometheus_in_a_namespace(exporter):
 
 @pytest.fixture
 def repo(tmp_path, control_plane, namespace, lws_simulator, api_client, capsys) -> GitopsRepo:
+    """A git repository of sets that Argo CD's harness syncs, with a reader user (tests/support/git_repo.py)."""
     control_plane.kubectl("create", "role", "lws-reader", "-n", namespace, "--verb=get,list,watch",
                           "--resource=leaderworkersets.leaderworkerset.x-k8s.io",
                           "--resource=rolloutstates.kubectl-disagg.x-k8s.io")

@@ -1,4 +1,4 @@
-"""Fixtures shared by the test modules of this folder."""
+"""Fixtures shared by the kube client tests: `serve` starts scripted local servers and closes them after the test."""
 
 from __future__ import annotations
 
