@@ -16,7 +16,8 @@ def run_module(module: str, tmp_path, **env) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("module, prog", [("testenv.demo", "demo"), ("testenv.controlplane", "testenv.controlplane")])
+@pytest.mark.parametrize("module, prog", [("testenv.demo", "demo"), ("testenv.demo_git", "demo-git"),
+                                          ("testenv.controlplane", "testenv.controlplane")])
 def test_missing_crd_directory(module, prog, tmp_path):
     result = run_module(module, tmp_path, KUBECTL_DISAGG_CRDS=str(tmp_path / "no-crds"))
     assert result.returncode == 1
