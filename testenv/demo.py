@@ -104,11 +104,14 @@ class Demo:
                               capture_output=True, text=True, check=True).stdout
 
 
-def stay_up(pg: Playground) -> None:
+def stay_up(pg: Playground, scratch: Path, extra: list[str]) -> None:
     """After a demo with --keep: how to reach the cluster and how to stop it, then wait for Ctrl-C."""
     banner("the cluster stays up: in another terminal,")
     print(f"export KUBECONFIG={pg.cp.kubeconfig}")
     for line in playground_lines(pg.cp, simulated=pg.simulated):
+        print(line)
+    print(f"cd {scratch}  # the demo's files (removed when it stops)")
+    for line in extra:
         print(line)
     print("# Ctrl-C here stops it and deletes everything", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
@@ -116,9 +119,13 @@ def stay_up(pg: Playground) -> None:
             time.sleep(1)
 
 
-def demo_main(description: str, body: Callable[[Playground, Path], None],
-              preflight: Callable[[], None] = lambda: None) -> Callable[[], int]:
-    """The entry point of a demo: `--keep`, a playground and a scratch directory around `body`."""
+Body = Callable[[Playground, Path, contextlib.ExitStack], "list[str] | None"]
+
+
+def demo_main(description: str, body: Body, preflight: Callable[[], None] = lambda: None) -> Callable[[], int]:
+    """The entry point of a demo: `--keep`, a playground and a scratch directory around
+    `body(playground, scratch, resources)`. What the body puts on `resources` (servers of its own)
+    is closed after the cluster was kept; the lines it returns say how to reach them."""
     def main() -> int:
         parser = argparse.ArgumentParser(description=description)
         parser.add_argument("--keep", action="store_true",
@@ -127,12 +134,13 @@ def demo_main(description: str, body: Callable[[Playground, Path], None],
         # Started in the background by a shell, SIGINT is ignored: Ctrl-C (kill -INT) must stop it.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         preflight()
-        with playground() as pg, tempfile.TemporaryDirectory(prefix="kubectl-disagg-demo-") as scratch:
+        with playground() as pg, tempfile.TemporaryDirectory(prefix="kubectl-disagg-demo-") as scratch, \
+                contextlib.ExitStack() as resources:
             pg.cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": EXAMPLES_NAMESPACE}})
             print(f"server {pg.cp.server}; namespace {EXAMPLES_NAMESPACE}")
-            body(pg, Path(scratch))
+            extra = body(pg, Path(scratch), resources) or []
             if args.keep:
-                stay_up(pg)
+                stay_up(pg, Path(scratch), extra)
             banner("cleaning up: control plane stopped, temporary files removed")
         return 0
     return main
@@ -149,7 +157,7 @@ def changed_example(directory: Path) -> Path:
     return path
 
 
-def basic(pg: Playground, scratch: Path) -> None:
+def basic(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> None:
     demo = Demo(pg, REPO)
     namespace = EXAMPLES_NAMESPACE
     banner("render: what the DisaggregatedSet stands for")

@@ -9,6 +9,7 @@ until the rollout is complete and the old revision pruned. Each command echoed.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ def sync(demo: Demo) -> None:
     demo.run(SYNC)
 
 
-def git(pg: Playground, scratch: Path) -> None:
+def git(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> None:
     repo = scratch / "gitops"
     repo.mkdir()
     demo = Demo(pg, repo)

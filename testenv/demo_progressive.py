@@ -115,54 +115,54 @@ def preflight() -> None:
                                 "as root, or apt-get install prometheus)")
 
 
-def progressive(pg: Playground, scratch: Path) -> None:
+def progressive(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> list[str]:
     demo = Demo(pg, scratch)
     lws = f"kubectl get leaderworkersets -n {EXAMPLES_NAMESPACE} -L {REVISION_LABEL}"
-    with contextlib.ExitStack() as stack:
-        exporter = LatencyExporter()
-        stack.callback(exporter.close)
-        prometheus = PrometheusServer(shutil.which("prometheus") or "prometheus", [exporter.address])
-        stack.callback(prometheus.close)
-        note(f"Prometheus {prometheus.address} scrapes the latency exporter http://{exporter.address}/metrics "
-             "every second")
+    # Closed after the cluster (make demo-progressive KEEP=1 keeps them up with it).
+    exporter = LatencyExporter()
+    resources.callback(exporter.close)
+    prometheus = PrometheusServer(shutil.which("prometheus") or "prometheus", [exporter.address])
+    resources.callback(prometheus.close)
+    note(f"Prometheus {prometheus.address} scrapes the latency exporter http://{exporter.address}/metrics "
+         "every second")
 
-        banner(f"the set (4 slices) and its RolloutPolicy, in {DIRECTORY}/")
-        (scratch / DIRECTORY).mkdir()
-        write_set(scratch / DIRECTORY, STABLE)
-        (scratch / DIRECTORY / "policy.yaml").write_text(POLICY.format(address=prometheus.address))
-        demo.run(f"cat {DIRECTORY}/policy.yaml")
-        demo.run(f"kubectl disagg validate -f {DIRECTORY}/")
+    banner(f"the set (4 slices) and its RolloutPolicy, in {DIRECTORY}/")
+    (scratch / DIRECTORY).mkdir()
+    write_set(scratch / DIRECTORY, STABLE)
+    (scratch / DIRECTORY / "policy.yaml").write_text(POLICY.format(address=prometheus.address))
+    demo.run(f"cat {DIRECTORY}/policy.yaml")
+    demo.run(f"kubectl disagg validate -f {DIRECTORY}/")
 
-        banner(f"first deploy: {STABLE} in every slice (a first deploy is not paced)")
-        serve(demo, exporter, prometheus, STABLE)
-        demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 2m")
+    banner(f"first deploy: {STABLE} in every slice (a first deploy is not paced)")
+    serve(demo, exporter, prometheus, STABLE)
+    demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 2m")
 
-        banner(f"a good image, {GOOD}: the canary, its analysis, then wave 2 up to its gate")
-        change_image(demo, STABLE, GOOD)
-        serve(demo, exporter, prometheus, GOOD)
-        demo.run(f"kubectl disagg rollout plan -f {DIRECTORY}/")
-        demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
-        demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0, 3, 7))
-        demo.run(f"kubectl get rolloutstates -n {EXAMPLES_NAMESPACE}")
+    banner(f"a good image, {GOOD}: the canary, its analysis, then wave 2 up to its gate")
+    change_image(demo, STABLE, GOOD)
+    serve(demo, exporter, prometheus, GOOD)
+    demo.run(f"kubectl disagg rollout plan -f {DIRECTORY}/")
+    demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
+    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0, 3, 7))
+    demo.run(f"kubectl get rolloutstates -n {EXAMPLES_NAMESPACE}")
 
-        banner("promote: the gate passed by hand, the rest of the slices follow")
-        demo.run(f"kubectl disagg rollout promote -f {DIRECTORY}/")
-        demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m")
-        demo.run(lws)
+    banner("promote: the gate passed by hand, the rest of the slices follow")
+    demo.run(f"kubectl disagg rollout promote -f {DIRECTORY}/")
+    demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m")
+    demo.run(lws)
 
-        banner(f"a bad image, {BAD}: its prefill takes 2s to the first token")
-        untouched = resource_versions(demo, set(range(1, SLICES)))
-        change_image(demo, GOOD, BAD)
-        serve(demo, exporter, prometheus, BAD)
-        demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
-        demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0, 3, 7))
-        demo.run(lws)
-        after = resource_versions(demo, set(range(1, SLICES)))
-        if after != untouched:
-            raise SystemExit(f"demo: slices 1-{SLICES - 1} were written: {untouched} became {after}")
-        note(f"slices 1-{SLICES - 1}: the same {len(after)} LeaderWorkerSets, never written (resourceVersions "
-             "unchanged); the canary is back at the stable revision")
-
+    banner(f"a bad image, {BAD}: its prefill takes 2s to the first token")
+    untouched = resource_versions(demo, set(range(1, SLICES)))
+    change_image(demo, GOOD, BAD)
+    serve(demo, exporter, prometheus, BAD)
+    demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
+    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0, 3, 7))
+    demo.run(lws)
+    after = resource_versions(demo, set(range(1, SLICES)))
+    if after != untouched:
+        raise SystemExit(f"demo: slices 1-{SLICES - 1} were written: {untouched} became {after}")
+    note(f"slices 1-{SLICES - 1}: the same {len(after)} LeaderWorkerSets, never written (resourceVersions "
+         "unchanged); the canary is back at the stable revision")
+    return [f"# Prometheus: {prometheus.address}, scraping the exporter http://{exporter.address}/metrics"]
 
 main = demo_main("A RolloutPolicy's canary and waves, gated on a real Prometheus: a good image promoted, "
                  "a bad one caught by analysis and aborted.", progressive, preflight)
