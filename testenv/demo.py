@@ -4,8 +4,8 @@ testenv/demo_git.py).
 
 Starts a real kube-apiserver + etcd (building them once), deploys
 examples/prefill-decode.yaml with `rollout step --until-complete`, shows the objects and their
-status, then changes the image and rolls the new revision out step by step — plan, dry run,
-steps — and cleans up. Where the LWS source is beside the clone, the real LWS controller runs
+status, then changes the image and rolls the new revision out — plan, dry run, one step, the
+rest — and cleans up: docs/tutorials/terminal-rollout.md, command for command. Where the LWS source is beside the clone, the real LWS controller runs
 the LWS (the upstream stack of testenv/upstream.py: pods on kwok nodes); elsewhere the LWS status
 simulator plays it. The first lines say which.
 
@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from testenv.controlplane import (EXAMPLES_NAMESPACE, ControlPlane, playground_env, playground_lines,
                                   run_as_command)
 from testenv.lws_simulator import LWSSimulator
@@ -38,8 +36,9 @@ from testenv.upstream import UpstreamStack, unavailable_reason
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "prefill-decode.yaml"
-SHOWN_EXAMPLE = "examples/prefill-decode.yaml"  # commands run from the repository, as a reader would
-NEW_IMAGE = "vllm/vllm-openai:v0.11.1"
+SHOWN_EXAMPLE = "examples/prefill-decode.yaml"
+OLD_IMAGE, NEW_IMAGE = "vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:v0.11.1"  # the example's, and the next
+REVISION_LABEL = "disaggregatedset.x-k8s.io/revision"
 # Scripts the demos run by name (hack/gitops-sync.sh): on the demos' PATH.
 SCRIPTS = REPO / "hack"
 
@@ -82,12 +81,13 @@ def playground() -> Iterator[Playground]:
 
 class Demo:
     """Runs a demo's commands as shown: each echoed, then run by bash in `cwd` against the
-    playground (its kubeconfig; kubectl, the plugin and hack/'s scripts on PATH)."""
+    playground (its kubeconfig; kubectl, the plugin and hack/'s scripts on PATH; $CLONE the clone)."""
 
     def __init__(self, pg: Playground, cwd: Path):
         self.pg, self.cwd = pg, cwd
         env = playground_env(pg.cp)
-        self.env = {**env, "PATH": f"{SCRIPTS}{os.pathsep}{env['PATH']}"}
+        # CLONE: the clone, for commands run elsewhere (`cp "$CLONE/examples/..."`), as a tutorial has them.
+        self.env = {**env, "CLONE": str(REPO), "PATH": f"{SCRIPTS}{os.pathsep}{env['PATH']}"}
 
     def run(self, command: str, *, expect: Iterable[int] = (0,)) -> int:
         """Echo and run `command`; stop the demo unless it exits with one of `expect`."""
@@ -146,40 +146,32 @@ def demo_main(description: str, body: Body, preflight: Callable[[], None] = lamb
     return main
 
 
-def changed_example(directory: Path) -> Path:
-    """The example with a new image in every role: a template change, so a new revision."""
-    document = yaml.safe_load(EXAMPLE.read_text())
-    for role in document["spec"]["roles"]:
-        for container in role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"]:
-            container["image"] = NEW_IMAGE
-    path = directory / "prefill-decode-v2.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return path
-
-
 def basic(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> None:
-    demo = Demo(pg, REPO)
-    namespace = EXAMPLES_NAMESPACE
+    """docs/tutorials/terminal-rollout.md, command for command."""
+    demo = Demo(pg, scratch)
     banner("render: what the DisaggregatedSet stands for")
-    demo.run(f"kubectl disagg validate -f {SHOWN_EXAMPLE}")
-    rendered = demo.read(f"kubectl disagg render -f {SHOWN_EXAMPLE}")
-    for document in yaml.safe_load_all(rendered):
-        print(f"  {document['kind']}/{document['metadata']['name']}")
+    demo.run(f'cp "$CLONE/{SHOWN_EXAMPLE}" llama.yaml')
+    demo.run("kubectl disagg validate -f llama.yaml")
+    demo.run("kubectl disagg render -f llama.yaml | grep -E '^(kind|  name):'")
 
     banner("first deploy: rollout step until every role is ready")
-    demo.run(f"kubectl disagg rollout step -f {SHOWN_EXAMPLE} --until-complete --timeout 2m")
-    demo.run(f"kubectl get leaderworkersets,services -n {namespace} -L disaggregatedset.x-k8s.io/revision")
-    demo.run(f"kubectl disagg rollout status -f {SHOWN_EXAMPLE}")
+    demo.run("kubectl disagg rollout step -f llama.yaml --until-complete --timeout 2m")
+    demo.run(f"kubectl get leaderworkersets,services -n {EXAMPLES_NAMESPACE} -L {REVISION_LABEL}")
+    demo.run("kubectl disagg rollout status -f llama.yaml")
 
     banner(f"template change: image {NEW_IMAGE}")
-    new = changed_example(scratch)
-    demo.run(f"kubectl disagg rollout plan -f {new}")
-    demo.run(f"kubectl disagg rollout step -f {new} --dry-run")
-    demo.run(f"kubectl disagg rollout step -f {new} --until-complete --timeout 3m")
+    demo.run(f"sed 's|{OLD_IMAGE}|{NEW_IMAGE}|' llama.yaml > llama-v2.yaml")
+    demo.run("kubectl disagg rollout plan -f llama-v2.yaml")
+
+    banner("step by step")
+    demo.run("kubectl disagg rollout step -f llama-v2.yaml --dry-run")
+    demo.run("kubectl disagg rollout step -f llama-v2.yaml")
+    demo.run("kubectl disagg rollout status -f llama-v2.yaml", expect=(0, 3))
+    demo.run("kubectl disagg rollout step -f llama-v2.yaml --until-complete --timeout 3m")
 
     banner("after the rollout")
-    demo.run(f"kubectl get leaderworkersets,services,pods -n {namespace} -L disaggregatedset.x-k8s.io/revision")
-    demo.run(f"kubectl disagg rollout status -f {new}")
+    demo.run(f"kubectl get leaderworkersets,services,pods -n {EXAMPLES_NAMESPACE} -L {REVISION_LABEL}")
+    demo.run("kubectl disagg rollout status -f llama-v2.yaml")
 
 
 main = demo_main("The bundled example deployed, then a template change rolled out step by step.", basic)

@@ -15,10 +15,9 @@ import sys
 from pathlib import Path
 
 from testenv.controlplane import EXAMPLES_NAMESPACE, ControlPlaneError, run_as_command
-from testenv.demo import EXAMPLE, NEW_IMAGE, Demo, Playground, banner, demo_main, note
+from testenv.demo import NEW_IMAGE, OLD_IMAGE, SHOWN_EXAMPLE, Demo, Playground, banner, demo_main, note
 
 APP = "apps/llama"
-OLD_IMAGE = "vllm/vllm-openai:v0.11.0"
 MAX_STEPS = 20
 SYNC = f"gitops-sync.sh {APP} {EXAMPLES_NAMESPACE}"
 
@@ -40,9 +39,9 @@ def git(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> None:
 
     banner("a git repository with the set and its first rollout state")
     demo.run("git init -q -b main && git config user.name Demo && git config user.email demo@example.com")
-    demo.run(f"mkdir -p {APP} && cp {EXAMPLE} {APP}/llama.yaml")
+    demo.run(f'mkdir -p {APP} && cp "$CLONE/{SHOWN_EXAMPLE}" {APP}/llama.yaml')
     demo.run(f"kubectl disagg rollout state init -f {APP}/")
-    demo.run(f"git add {APP} && git commit -q -m 'llama: deploy through git' && git log --oneline")
+    demo.run(f"git add {APP} && git commit -q -m 'llama: deploy through git'")
 
     banner("sync: what Argo CD does, here by hack/gitops-sync.sh")
     note("gitops-sync.sh renders HEAD's tree with `kubectl disagg cmp generate` and pipes it to "

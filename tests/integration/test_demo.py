@@ -47,6 +47,22 @@ def commands(out: str) -> list[str]:
     return [line[2:] for line in out.splitlines() if line.startswith("$ ")]
 
 
+# A tutorial's setting up that its demo does by itself: making it, exporting, changing directory.
+SET_UP = ("make ", "export ", "cd ")
+
+
+def assert_tutorial_is_the_demo(tutorial: str, out: str) -> None:
+    """Every command of the tutorial's `sh` blocks (comments dropped) is one the demo ran: the page
+    walks through what the test ran."""
+    text = (REPO / "docs" / "tutorials" / tutorial).read_text()
+    blocks = re.findall(r"^```sh\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    lines = [re.sub(r"\s+# .*$", "", line).strip() for block in blocks for line in block.splitlines()]
+    walked = [line for line in lines if line and not line.startswith(SET_UP)]
+    assert walked
+    ran = commands(out)
+    assert [line for line in walked if line not in ran] == [], ran
+
+
 def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
     out = run_demo("testenv.demo", control_plane)
     assert out.count("rollout complete at revision") == 2
@@ -56,7 +72,7 @@ def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
     real = unavailable_reason() is None
     assert ("starting the upstream stack" in out) == real
     assert ("the LWS status simulator plays the LWS controller" in out) == (not real)
-    assert all(c.startswith(("kubectl disagg ", "kubectl get ")) for c in commands(out)), commands(out)
+    assert_tutorial_is_the_demo("terminal-rollout.md", out)
 
 
 def test_demo_progressive_promotes_a_good_canary_and_aborts_a_bad_one(control_plane):
@@ -75,6 +91,7 @@ def test_demo_progressive_promotes_a_good_canary_and_aborts_a_bad_one(control_pl
     assert "every slice is back at the stable revision" in bad
     assert "# slices 1-3: the same 6 LeaderWorkerSets, never written" in bad
     assert "rollout complete" not in bad
+    assert_tutorial_is_the_demo("progressive-analysis.md", out)
 
 
 def test_demo_git_commits_each_step_and_stays_up_with_keep(control_plane):
@@ -116,6 +133,7 @@ def test_demo_git_commits_each_step_and_stays_up_with_keep(control_plane):
     shown = commands(out)
     assert shown.count("gitops-sync.sh apps/llama serving") == len(steps) + 3  # deploy, change, each step
     assert "kubectl disagg rollout state init -f apps/llama/" in shown
+    assert_tutorial_is_the_demo("git-rollout.md", out)
 
 
 def test_the_playground_completes_a_first_rollout_step(control_plane):
