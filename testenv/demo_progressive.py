@@ -10,7 +10,7 @@ would serve them. Then, each command echoed:
 2. v0.11.1, whose latencies are good: the canary rolls, its analysis passes (the values shown),
    wave 2 follows and holds at its gate, `rollout promote` lets the rest through;
 3. v0.12.0, whose prefill answers in 2 s: the canary rolls, its analysis fails, `onFailure:
-   abort` rolls it back, and slices 1-3 are never written (their resourceVersions compared).
+   abort` rolls it back, and slices 1-3 are never written (their LeaderWorkerSets compared).
 """
 
 from __future__ import annotations
@@ -98,11 +98,14 @@ def serve(demo: Demo, exporter: LatencyExporter, prometheus: PrometheusServer, i
     return revision
 
 
-def resource_versions(demo: Demo, slices: set[int]) -> dict[str, str]:
-    """name -> resourceVersion of the set's LeaderWorkerSets in `slices`."""
+def as_written(demo: Demo, slices: set[int]) -> dict[str, tuple]:
+    """name -> what a writer of the set's LeaderWorkerSets in `slices` would change (the uid when it
+    recreates one, the generation when it writes the spec, labels, annotations). Not the
+    resourceVersion: the real LWS controller writes their status."""
     found = yaml.safe_load(demo.read(f"kubectl get leaderworkersets -n {EXAMPLES_NAMESPACE} -o yaml"))["items"]
-    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in found
-            if int(o["metadata"]["labels"]["disaggregatedset.x-k8s.io/slice"]) in slices}
+    return {o["metadata"]["name"]: (o["metadata"]["uid"], o["metadata"]["generation"], o["metadata"].get("labels"),
+                                    o["metadata"].get("annotations"))
+            for o in found if int(o["metadata"]["labels"]["disaggregatedset.x-k8s.io/slice"]) in slices}
 
 
 def change_image(demo: Demo, old: str, new: str) -> None:
@@ -151,17 +154,17 @@ def progressive(pg: Playground, scratch: Path, resources: contextlib.ExitStack) 
     demo.run(lws)
 
     banner(f"a bad image, {BAD}: its prefill takes 2s to the first token")
-    untouched = resource_versions(demo, set(range(1, SLICES)))
+    untouched = as_written(demo, set(range(1, SLICES)))
     change_image(demo, GOOD, BAD)
     serve(demo, exporter, prometheus, BAD)
     demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
     demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0, 3, 7))
     demo.run(lws)
-    after = resource_versions(demo, set(range(1, SLICES)))
+    after = as_written(demo, set(range(1, SLICES)))
     if after != untouched:
         raise SystemExit(f"demo: slices 1-{SLICES - 1} were written: {untouched} became {after}")
-    note(f"slices 1-{SLICES - 1}: the same {len(after)} LeaderWorkerSets, never written (resourceVersions "
-         "unchanged); the canary is back at the stable revision")
+    note(f"slices 1-{SLICES - 1}: the same {len(after)} LeaderWorkerSets, never written (uid, generation, labels "
+         "and annotations unchanged); the canary is back at the stable revision")
     return [f"# Prometheus: {prometheus.address}, scraping the exporter http://{exporter.address}/metrics"]
 
 main = demo_main("A RolloutPolicy's canary and waves, gated on a real Prometheus: a good image promoted, "
