@@ -5,9 +5,10 @@ testenv/demo_git.py).
 Starts a real kube-apiserver + etcd (building them once), deploys
 examples/prefill-decode.yaml with `rollout step --until-complete`, shows the objects and their
 status, then changes the image and rolls the new revision out — plan, dry run, one step, the
-rest — and cleans up: docs/tutorials/terminal-rollout.md, command for command. Where the LWS source is beside the clone, the real LWS controller runs
-the LWS (the upstream stack of testenv/upstream.py: pods on kwok nodes); elsewhere the LWS status
-simulator plays it. The first lines say which.
+rest — and cleans up: docs/tutorials/terminal-rollout.md, command for command. Where the LWS
+source is beside the clone, the real LWS controller runs the LWS (the upstream stack of
+testenv/upstream.py: pods on kwok nodes); elsewhere the LWS status simulator plays it. The first
+lines say which.
 
 Every command a demo runs is echoed (`$ ...`) and run as shown, by bash, with the cluster's
 kubeconfig and the matching kubectl and the plugin on PATH, so a reader can type the same lines
@@ -110,6 +111,7 @@ def stay_up(pg: Playground, scratch: Path, extra: list[str]) -> None:
     print(f"export KUBECONFIG={pg.cp.kubeconfig}")
     for line in playground_lines(pg.cp, simulated=pg.simulated):
         print(line)
+    print(f"export CLONE={REPO} PATH={SCRIPTS}:$PATH  # as the demo's commands had them")
     print(f"cd {scratch}  # the demo's files (removed when it stops)")
     for line in extra:
         print(line)

@@ -47,7 +47,8 @@ def git(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> None:
     note("gitops-sync.sh renders HEAD's tree with `kubectl disagg cmp generate` and pipes it to "
          f"`KUBECTL_APPLYSET=true kubectl apply --server-side --prune --applyset=llama-sync -n {EXAMPLES_NAMESPACE} -f -`")
     sync(demo)
-    demo.run(f"kubectl disagg rollout status --gitops -f {APP}/ -w --timeout 2m", expect=(6,))
+    # --wait: until the cluster shows the commit and is ready; then nothing is left to roll (exit 6).
+    demo.run(f"kubectl disagg rollout step --gitops -f {APP}/ --wait --timeout 2m", expect=(6,))
 
     banner(f"a template change in git: image {NEW_IMAGE}")
     demo.run(f"sed -i 's|{OLD_IMAGE}|{NEW_IMAGE}|' {APP}/llama.yaml && git commit -q -am 'llama: vllm v0.11.1'")
