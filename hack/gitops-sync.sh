@@ -9,9 +9,9 @@
 # gives the plugin (KUBE_API_VERSIONS naming the RolloutState kind, so the state is emitted
 # beside the LeaderWorkerSets; ARGOCD_APP_REVISION), and applies the result server-side with
 # pruning: what the commit no longer renders is deleted. Pruning uses an ApplySet (a Secret
-# APP-sync in NAMESPACE records what was applied; KUBECTL_APPLYSET=true, kubectl >= 1.27): the
-# older `--prune -l SELECTOR` would skip the RolloutState (it carries no label) and never prunes
-# objects created by a server-side apply (they have no last-applied annotation).
+# APP-sync in NAMESPACE records what was applied; KUBECTL_APPLYSET=true, kubectl >= 1.27): kubectl
+# refuses the older `--prune -l SELECTOR` with --server-side, and -l would also leave out the
+# RolloutState, which carries no label.
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
