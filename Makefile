@@ -1,6 +1,8 @@
 # kubectl-disagg — everything a fresh machine needs, from the project's own files.
 #
-#   make demo   the bundled example against a local control plane (real kube-apiserver + etcd)
+#   make demo   the bundled example against a local control plane (real kube-apiserver + etcd);
+#               make demo-progressive, make demo-git: a RolloutPolicy with analysis, a rollout through git
+#   make cluster  a playground: the control plane with the LWS status simulator until Ctrl-C
 #   make test   every test: unit, property and integration
 #
 # Both create .venv and build the control plane binaries into the per-user cache on first use.
@@ -9,7 +11,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: package-table docs test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: package-table docs test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -48,9 +50,21 @@ integration: check-test $(VENV)/.installed testenv
 render: $(VENV)/.installed
 	$(VENV)/bin/kubectl-disagg render -f examples/prefill-decode.yaml
 
-## demo: render, apply and roll out the bundled example on a local control plane
+# KEEP=1: the demo's cluster stays up afterwards (until Ctrl-C), and the demo says how to reach it.
+DEMO_ARGS = $(if $(filter 1 yes true,$(KEEP)),--keep)
+
+## demo: render, apply and roll out the bundled example on a local control plane (KEEP=1: leave the cluster running)
 demo: check-demo $(VENV)/.installed testenv
-	$(VENV)/bin/python -m testenv.demo
+	$(VENV)/bin/python -m testenv.demo $(DEMO_ARGS)
+
+## demo-progressive: a RolloutPolicy's canary and waves gated on a real Prometheus: promoted, then a bad image aborted (KEEP=1 too)
+demo-progressive: check-demo $(VENV)/.installed testenv
+	@hack/prometheus/install.sh
+	$(VENV)/bin/python -m testenv.demo_progressive $(DEMO_ARGS)
+
+## demo-git: a rollout through git, one commit per step, synced by hack/gitops-sync.sh as Argo CD would (KEEP=1 too)
+demo-git: check-demo $(VENV)/.installed testenv
+	$(VENV)/bin/python -m testenv.demo_git $(DEMO_ARGS)
 
 ## bench: benchmarks whose figures go into BENCHMARKS.md (render runs from a regular install)
 bench: $(VENV)/.installed testenv
