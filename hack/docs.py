@@ -5,7 +5,7 @@
   (`docs/design.md#…`). `rewrite_citations` turns any other spelling ("spec §N", a bare "§N")
   into that one, fixing the links to headings whose anchors it changes.
 - Exit codes: docs/howto/troubleshooting.md holds, between two markers, one table per group of
-  commands, made from each command's --help (whose codes come from kubectl_disagg/exits.py).
+  commands, made from each command's exit-code sections (kubectl_disagg/exits.py's tables).
 - Anchors: `anchor` is GitHub's rule for a heading's fragment; `links` lists the relative
   links of a markdown file. tests/unit/test_docs.py checks all three against these functions.
 
@@ -236,42 +236,22 @@ def _relinked(match: re.Match, path: Path, renamed: dict[Path, dict[str, str]]) 
 
 def exit_tables() -> str:
     """The markdown between the exit-code markers: per group of commands with the same codes, a
-    table of each --help section's codes, in the table's own (unwrapped) words."""
+    table of each of their exit-code sections (`exit_codes`, as --help and the CLI reference
+    list them), in the table's own (unwrapped) words."""
     from kubectl_disagg import exits
+    from kubectl_disagg.commands._help import commands
     from kubectl_disagg.commands.root import cli
-    import click
 
-    candidates = [(table, words) for table in exits.ExitCode.__subclasses__()
-                  for words in (None, exits.GITOPS_NEXT_ACTION, exits.CMP_DISCOVER)
-                  if words is None or set(words) <= set(table)]
-
-    def sections_of(epilog: str):
-        for paragraph in epilog.split("\n\n"):
-            title = paragraph.splitlines()[1]
-            for table, words in candidates:
-                if exits.help_text(table, title, words) == paragraph:
-                    yield title, table, words
-                    break
-            else:
-                raise ValueError(f"an exit-code section not made by exits.help_text: {title}")
-
-    def commands(group, ctx, path=()):
-        for name in group.list_commands(ctx):
-            command = group.get_command(ctx, name)
-            if isinstance(command, click.Group):
-                yield from commands(command, click.Context(command, parent=ctx, info_name=name), (*path, name))
-            else:
-                yield " ".join(("kubectl disagg", *path, name)), command
-
-    groups: dict[str, tuple[list, list[str]]] = {}
-    for name, command in commands(cli, click.Context(cli, info_name="kubectl-disagg")):
-        groups.setdefault(command.epilog or "", (list(sections_of(command.epilog or "")), []))[1].append(name)
+    groups: dict[tuple, list[str]] = {}
+    for path, command, _ in commands(cli):
+        key = tuple((table, title, tuple((words or {}).items())) for table, title, words in command.exit_codes)
+        groups.setdefault(key, []).append(" ".join(("kubectl disagg", *path)))
     out = []
-    for key, names in groups.values():
+    for key, names in groups.items():
         out.append("### " + ", ".join(f"`{name}`" for name in names))
-        for title, table, words in key:
+        for table, title, words in key:
             out += ["", title.rstrip(":") + ":", "", "| code | meaning |", "| --- | --- |"]
-            out += [f"| {int(code)} | {(words or {}).get(code, code.help).replace('|', chr(92) + '|')} |"
+            out += [f"| {int(code)} | {dict(words).get(code, code.help).replace('|', chr(92) + '|')} |"
                     for code in table]
         out.append("")
     interrupted = exits.Exit.INTERRUPTED

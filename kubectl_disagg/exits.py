@@ -89,14 +89,14 @@ def most_pressing(codes) -> GitopsExit:
 
 # `rollout status --gitops` reads the same codes as the next action to take.
 GITOPS_NEXT_ACTION = {
-    GitopsExit.ADVANCED: "next: run rollout step --gitops",
+    GitopsExit.ADVANCED: "step: the next action is rollout step --gitops",
     GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
     GitopsExit.USAGE: "usage error",
-    GitopsExit.REFUSED: "the live objects cannot be explained",
-    GitopsExit.TIMEOUT: "--watch timed out before the next action changed",
-    GitopsExit.WAITING: "next: wait for the sync or readiness",
+    GitopsExit.REFUSED: "refused: the live objects cannot be explained",
+    GitopsExit.TIMEOUT: "timeout: --watch ran out of time before the next action changed",
+    GitopsExit.WAITING: "waiting: the next action is to wait for the sync or readiness",
     GitopsExit.COMPLETE: "complete",
-    GitopsExit.HELD: ("held by the set's RolloutPolicy (a gate, a pause, an abort over): the reasons name the "
+    GitopsExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over); the reasons name the "
                       "--gitops verb that passes it"),
 }
 
@@ -108,7 +108,7 @@ class StatusExit(ExitCode):
     ERROR = 1, "error (invalid input, API server unreachable or refusing)"
     USAGE = 2, "usage error"
     NOT_AVAILABLE = 3, "not Available (without --watch)"
-    TIMEOUT = 4, "--watch timed out before the set became Available"
+    TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available"
 
 
 class VerbExit(ExitCode):
@@ -153,6 +153,18 @@ def help_text(codes: type[ExitCode], title: str = "Exit codes:", words: dict | N
         text = (words or {}).get(code, code.help)
         lines += _wrapped(text, f"  {code.value}  ", " " * (4 + len(str(code.value))))
     return "\n".join(lines)
+
+
+def label(text: str) -> str:
+    """A code's label, as --help names it: its words up to the first ":", " (" or ";" ("refused
+    (that pass changed nothing): ..." is "refused")."""
+    ends = [i for i in (text.find(":"), text.find(" ("), text.find(";")) if i > 0]
+    return text[:min(ends)] if ends else text
+
+
+def labels(codes: type[ExitCode], words: dict | None = None) -> str:
+    """`codes` on one line by their labels: "0 done, 1 error, 2 usage, 3 refused"."""
+    return ", ".join(f"{code.value} {label((words or {}).get(code, code.help))}" for code in codes)
 
 
 def _wrapped(text: str, first: str, rest: str) -> list[str]:

@@ -10,7 +10,8 @@ import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
-from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit, help_text
+from kubectl_disagg.commands._help import exit_section
+from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.status import watch_status
 from kubectl_disagg.views.status import data_format
@@ -18,8 +19,8 @@ from kubectl_disagg.views.status import data_format
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 
 
-@click.command(cls=Command, modes=MODES, epilog=help_text(StatusExit) + "\n\n" + help_text(
-    GitopsExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION))
+@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(StatusExit), exit_section(
+    GitopsExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -33,6 +34,10 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.pass_options
 def status(options: _options.Options, name, watch, timeout, gitops) -> int:
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
+
+    \b
+    kubectl disagg rollout status my-llm -n serving -w --timeout 10m
+    kubectl disagg rollout status --gitops -f apps/llama/   # a git rollout
 
     Give NAME to read the DisaggregatedSet stored in the cluster, or -f for a file.
     """
