@@ -8,6 +8,10 @@
   commands, made from each command's exit-code sections (kubectl_disagg/exits.py's tables).
 - Anchors: `anchor` is GitHub's rule for a heading's fragment; `links` lists the relative
   links of a markdown file. tests/unit/test_docs.py checks all three against these functions.
+- Shell blocks: `shell_blocks` reads the fenced sh/bash/shell/console blocks of a page; those of
+  README.md and docs/tutorials/ run, in order, in a test against a fresh local control plane
+  with the LWS simulator (tests/integration/test_docs_shell.py), unless a line
+  `<!-- not run: REASON -->` just above a block says why it cannot.
 
     .venv/bin/python hack/docs.py           # list what --write would change
     .venv/bin/python hack/docs.py --write   # rewrite citations and the exit-code tables
@@ -86,6 +90,62 @@ def links(text: str) -> list[tuple[int, str]]:
             if not re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
                 found.append((number, target))
     return found
+
+
+# --- shell blocks ----------------------------------------------------------------------------
+
+SHELLS = ("sh", "bash", "shell", "console")
+NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
+# The pages whose shell blocks tests/integration/test_docs_shell.py runs, in a fresh playground each.
+RUN_PAGES = ("README.md", "docs/tutorials/*.md")
+
+
+class ShellBlock:
+    """A fenced shell block of a markdown page: `line`, its fence's line number; `commands`, its
+    text as a shell runs it (a `console` block: its `$ ` lines, the prompt taken off);
+    `not_run`, the reason given by a `<!-- not run: REASON -->` line just above the fence."""
+
+    def __init__(self, line: int, commands: str, not_run: str | None):
+        self.line, self.commands, self.not_run = line, commands, not_run
+
+    def __repr__(self) -> str:
+        return f"ShellBlock(line={self.line}, not_run={self.not_run!r})"
+
+
+def shell_blocks(text: str) -> list[ShellBlock]:
+    """Every fenced block of a shell language (`SHELLS`) of a markdown page, in order."""
+    blocks, lines, index = [], text.splitlines(), 0
+    while index < len(lines):
+        match = re.match(r"^(\s*)(```+|~~~+)\s*([\w-]*)", lines[index])
+        if not match:
+            index += 1
+            continue
+        fence, language, start = match.group(2), match.group(3).lower(), index
+        index += 1
+        body = []
+        while index < len(lines) and not lines[index].strip().startswith(fence):
+            body.append(lines[index])
+            index += 1
+        index += 1
+        if language not in SHELLS:
+            continue
+        if language == "console":
+            body = [line.strip()[2:] for line in body if line.strip().startswith("$ ")]
+        above = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].strip()), "")
+        marker = NOT_RUN.match(above)
+        blocks.append(ShellBlock(start + 1, "\n".join(body) + "\n", marker.group("reason").strip() if marker else None))
+    return blocks
+
+
+def run_pages() -> list[Path]:
+    """The pages whose shell blocks run in a test: README.md and every tutorial."""
+    return sorted({path for pattern in RUN_PAGES for path in ROOT.glob(pattern)})
+
+
+def shell_block_problems() -> list[str]:
+    """`FILE:LINE: …` for a "not run" marker without its reason."""
+    return [f"{page.relative_to(ROOT).as_posix()}:{block.line}: a shell block marked not run gives no reason"
+            for page in run_pages() for block in shell_blocks(page.read_text()) if block.not_run == ""]
 
 
 # --- citations --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The exit codes of every command, in one table: one `IntEnum` per command (or family of
-commands that share their codes), each code with the words its `--help` lists (`help_text`).
+commands that share their codes), each code with its words: --help names it by their first ones
+(`labels`), the CLI reference and the troubleshooting page give them whole (`help_text`).
 
 The library computes a code from this table, the command returns it, and `cli.py` alone ends
 the process with it. The numbers are a contract (scripts, CI jobs and docs rely on them): they

@@ -102,3 +102,19 @@ def test_the_exit_tables_name_every_code_of_the_table():
             assert f"| {int(code)} | " in tables
     assert "| 7 | held: the set's RolloutPolicy holds the rollout" in tables
     assert "`kubectl disagg rollout step`" in tables and "| 130 |" in tables
+
+
+def test_the_shell_block_extractor_finds_the_blocks_and_their_reasons():
+    blocks = docs.shell_blocks("a\n<!-- not run: needs Argo CD -->\n```sh\nargocd app sync x\n```\n\n"
+                               "```bash\necho one\n```\n```yaml\nkind: X\n```\n```console\n$ echo two\ntwo\n```\n"
+                               "<!-- not run: -->\n~~~shell\nfalse\n~~~\n")
+    assert [(b.line, b.not_run, b.commands) for b in blocks] == [
+        (3, "needs Argo CD", "argocd app sync x\n"), (7, None, "echo one\n"), (13, None, "echo two\n"),
+        (18, "", "false\n")]
+
+
+def test_every_shell_block_a_test_runs_either_runs_or_says_why_not():
+    """README.md and docs/tutorials/: a block marked `<!-- not run: REASON -->` gives its reason
+    (the others run in tests/integration/test_docs_shell.py)."""
+    assert ROOT / "README.md" in docs.run_pages()
+    assert docs.shell_block_problems() == []
