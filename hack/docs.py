@@ -11,7 +11,8 @@
 - Shell blocks: `shell_blocks` reads the fenced sh/bash/shell/console blocks of a page; those of
   README.md and docs/tutorials/ run, in order, in a test against a fresh local control plane
   with the LWS simulator (tests/integration/test_docs_shell.py), unless a line
-  `<!-- not run: REASON -->` just above a block says why it cannot.
+  `<!-- not run: REASON -->` just above a block says why it cannot. Each command must succeed,
+  but one whose comment says `# exits N`, which must end with N (`script_of`).
 
     .venv/bin/python hack/docs.py           # list what --write would change
     .venv/bin/python hack/docs.py --write   # rewrite citations and the exit-code tables
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import unicodedata
@@ -135,6 +137,26 @@ def shell_blocks(text: str) -> list[ShellBlock]:
         marker = NOT_RUN.match(above)
         blocks.append(ShellBlock(start + 1, "\n".join(body) + "\n", marker.group("reason").strip() if marker else None))
     return blocks
+
+
+EXITS = re.compile(r"#\s*exits\s+(?P<code>\d+)\b")
+
+
+def script_of(block: ShellBlock, mark: str) -> str:
+    """The block as bash runs it in the docs' test, after an `echo` of `mark`: each command must
+    succeed, but for a line whose comment says `# exits N`, which must end with N (a rollout held
+    at a gate: `# exits 7`)."""
+    out = [f"echo {shlex.quote(mark)}"]
+    for line in block.commands.splitlines():
+        expected = EXITS.search(line)
+        if expected is None or line.rstrip().endswith("\\"):
+            out.append(line)
+            continue
+        code = expected.group("code")
+        out += ["set +e", line, "rc=$?", "set -e",
+                f'if [ "$rc" -ne {code} ]; then echo "exit code $rc where the page says {code}: "'
+                f'{shlex.quote(line.strip())}; exit 1; fi']
+    return "\n".join(out) + "\n"
 
 
 def run_pages() -> list[Path]:

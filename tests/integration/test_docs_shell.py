@@ -2,9 +2,10 @@
 order, as a reader would paste them (issue 41).
 
 Each page gets what `make cluster` gives a reader: a fresh local control plane with the
-project's CRDs and the LWS status simulator (so rollouts complete), `KUBECONFIG` exported,
-kubectl and kubectl-disagg on PATH, and a copy of the clone (a git repository of the tracked
-files) as the working directory. A block that cannot run there (it installs something, starts a
+project's CRDs, the examples' namespace and the LWS status simulator (so rollouts complete),
+`KUBECONFIG` exported, kubectl and kubectl-disagg on PATH, and a copy of the clone (a git
+repository of the tracked files) as the working directory. A command must succeed, unless its
+comment says `# exits N` (hack/docs.py's `script_of`). A block that cannot run there (it installs something, starts a
 control plane of its own, needs Argo CD) is marked by a line `<!-- not run: REASON -->` just
 above it; the extractor and its rules are hack/docs.py's (`shell_blocks`).
 """
@@ -29,6 +30,7 @@ ROOT = docs.ROOT
 PAGES = docs.run_pages()
 MARK = "::docs-shell-block "  # printed before each block, to name the one that failed
 PAGE_TIMEOUT = 900  # seconds for all of a page's blocks
+EXAMPLES_NAMESPACE = "serving"  # the examples' namespace, which `make cluster` creates
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Docs Reader", "GIT_AUTHOR_EMAIL": "reader@example.com",
                 "GIT_COMMITTER_NAME": "Docs Reader", "GIT_COMMITTER_EMAIL": "reader@example.com"}
 
@@ -58,11 +60,9 @@ def clone(into: Path) -> Path:
 def script(page: Path) -> str:
     """The page's runnable blocks as one bash script, each after a line naming it."""
     name = page.relative_to(ROOT).as_posix()
-    lines = ["set -eo pipefail"]
-    for block in docs.shell_blocks(page.read_text()):
-        if block.not_run is None:
-            lines += [f"echo '{MARK}{name}:{block.line}'", block.commands]
-    return "\n".join(lines) + "\n"
+    blocks = docs.shell_blocks(page.read_text())
+    return "set -eo pipefail\n" + "".join(docs.script_of(block, f"{MARK}{name}:{block.line}")
+                                           for block in blocks if block.not_run is None)
 
 
 def failed_block(output: str) -> str:
@@ -77,6 +77,7 @@ def test_every_shell_block_of_the_page_runs(page, binaries, tmp_path):
     work = clone(tmp_path / "clone")
     (tmp_path / "page.sh").write_text(script(page))
     with ControlPlane(crds=PROJECT_CRDS, bin_dir=binaries) as cp, cp.api_client() as api:
+        cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": EXAMPLES_NAMESPACE}})
         simulator = LWSSimulator(api)
         with simulator.running(delay=0.05, interval=0.05):
             env = {**os.environ, **GIT_IDENTITY, "KUBECONFIG": str(cp.kubeconfig),

@@ -118,3 +118,14 @@ def test_every_shell_block_a_test_runs_either_runs_or_says_why_not():
     (the others run in tests/integration/test_docs_shell.py)."""
     assert ROOT / "README.md" in docs.run_pages()
     assert docs.shell_block_problems() == []
+
+
+def test_a_command_the_page_says_exits_n_must_exit_n(tmp_path):
+    import subprocess
+
+    (block,) = docs.shell_blocks("```sh\necho a\n(exit 7)   # exits 7 at the gate\n(exit 6)   # exits 7\necho b\n```\n")
+    script = "set -eo pipefail\n" + docs.script_of(block, "::block README.md:1")
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["::block README.md:1", "a",
+                                          "exit code 6 where the page says 7: (exit 6)   # exits 7"]
