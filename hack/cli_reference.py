@@ -38,6 +38,14 @@ def _prose(paragraph: str) -> list[str]:
     return [" ".join(" ".join(lines).split()), ""]
 
 
+def exit_table(codes, title: str, words: dict | None = None) -> list[str]:
+    """An exit-code section (`_help.exit_section`) as markdown: its title, then a row per code
+    with its whole words. The one table of codes of the docs (this reference, the troubleshooting
+    page: hack/docs.py)."""
+    rows = [f"| {int(code)} | {_cell((words or {}).get(code, code.help))} |" for code in codes]
+    return [title, "", "| code | meaning |", "| --- | --- |", *rows]
+
+
 def _usage(command: click.Command, ctx: click.Context) -> str:
     pieces = " ".join(command.collect_usage_pieces(ctx))
     return f"kubectl disagg {' '.join(_path(ctx))} {pieces}".rstrip()
@@ -78,9 +86,7 @@ def page(path: tuple[str, ...], command: click.Command, ctx: click.Context) -> s
         out += [f"{', '.join(f'`{s}`' for s in spelled)} {verb} only with `{flag.opts[-1]}`.", ""]
     out += ["## Exit codes", ""]
     for codes, title, words in command.exit_codes:
-        out += [title, "", "| code | meaning |", "| --- | --- |"]
-        out += [f"| {int(code)} | {_cell((words or {}).get(code, code.help))} |" for code in codes]
-        out.append("")
+        out += exit_table(codes, title, words) + [""]
     out += ["Every command also ends with 130 on Ctrl-C, 128 + the signal's number on SIGTERM or SIGHUP.",
             "", "[Every command](index.md)", ""]
     return "\n".join(out)

@@ -324,6 +324,9 @@ def exit_tables() -> str:
     from kubectl_disagg.commands._help import commands
     from kubectl_disagg.commands.root import cli
 
+    sys.path.insert(0, str(ROOT / "hack"))
+    from cli_reference import exit_table
+
     groups: dict[tuple, list[str]] = {}
     for path, command, _ in commands(cli):
         key = tuple((table, title, tuple((words or {}).items())) for table, title, words in command.exit_codes)
@@ -332,9 +335,7 @@ def exit_tables() -> str:
     for key, names in groups.items():
         out.append("### " + ", ".join(f"`{name}`" for name in names))
         for table, title, words in key:
-            out += ["", title.rstrip(":") + ":", "", "| code | meaning |", "| --- | --- |"]
-            out += [f"| {int(code)} | {dict(words).get(code, code.help).replace('|', chr(92) + '|')} |"
-                    for code in table]
+            out += ["", *exit_table(table, title, dict(words))]
         out.append("")
     interrupted = exits.Exit.INTERRUPTED
     out += ["### Every command", "", "| code | meaning |", "| --- | --- |",

@@ -1,6 +1,6 @@
 """The exit codes of every command, in one table: one `IntEnum` per command (or family of
 commands that share their codes), each code with its words: --help names it by their first ones
-(`labels`), the CLI reference and the troubleshooting page give them whole (`help_text`).
+(`labels`), the CLI reference and the troubleshooting page give them whole.
 
 The library computes a code from this table, the command returns it, and `cli.py` alone ends
 the process with it. The numbers are a contract (scripts, CI jobs and docs rely on them): they
@@ -10,9 +10,6 @@ never change meaning.
 from __future__ import annotations
 
 from enum import IntEnum
-
-HELP_WIDTH = 78  # the column at which --help's exit-code lines are wrapped
-
 
 class ExitCode(IntEnum):
     """A code with the words that explain it (`help`)."""
@@ -146,16 +143,6 @@ CMP_DISCOVER = {CmpExit.OK: "answered: the file found, or nothing when none hold
                 CmpExit.ERROR: "invalid parameters: one line on stderr"}
 
 
-def help_text(codes: type[ExitCode], title: str = "Exit codes:", words: dict | None = None) -> str:
-    """`codes` as a --help epilog section (click keeps a `\\b` paragraph as written): one line per
-    code, its words (or `words[code]`) wrapped beneath; the process-level codes (Ctrl-C) left out."""
-    lines = ["\b", title]
-    for code in codes:
-        text = (words or {}).get(code, code.help)
-        lines += _wrapped(text, f"  {code.value}  ", " " * (4 + len(str(code.value))))
-    return "\n".join(lines)
-
-
 def label(text: str) -> str:
     """A code's label, as --help names it: its words up to the first ":", " (" or ";" ("refused
     (that pass changed nothing): ..." is "refused")."""
@@ -166,16 +153,3 @@ def label(text: str) -> str:
 def labels(codes: type[ExitCode], words: dict | None = None) -> str:
     """`codes` on one line by their labels: "0 done, 1 error, 2 usage, 3 refused"."""
     return ", ".join(f"{code.value} {label((words or {}).get(code, code.help))}" for code in codes)
-
-
-def _wrapped(text: str, first: str, rest: str) -> list[str]:
-    """`text` filled to HELP_WIDTH at spaces (what textwrap does, without importing it into every
-    command's start)."""
-    lines, line = [], first
-    for word in text.split():
-        if line.strip() and len(line) + 1 + len(word) > HELP_WIDTH:
-            lines.append(line)
-            line = rest + word
-        else:
-            line += ("" if line.endswith(" ") else " ") + word
-    return lines + [line]
