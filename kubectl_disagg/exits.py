@@ -91,7 +91,8 @@ GITOPS_NEXT_ACTION = {
     GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
     GitopsExit.USAGE: "usage error",
     GitopsExit.REFUSED: "refused: the live objects cannot be explained",
-    GitopsExit.TIMEOUT: "timeout: --watch ran out of time before the next action changed",
+    GitopsExit.TIMEOUT: ("timeout: --watch ran out of time before the next action changed (--for: before every "
+                         "set reached it)"),
     GitopsExit.WAITING: "waiting: the next action is to wait for the sync or readiness",
     GitopsExit.COMPLETE: "complete",
     GitopsExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over); the reasons name the "
@@ -102,11 +103,12 @@ GITOPS_NEXT_ACTION = {
 class StatusExit(ExitCode):
     """`rollout status` against the cluster."""
 
-    AVAILABLE = 0, "Available: every role has all replicas ready at the current revision"
+    AVAILABLE = 0, ("Available: every role has all replicas ready at the current revision (--for=complete: "
+                    "and the rollout is complete, no old revision's LeaderWorkerSet left)")
     ERROR = 1, "error (invalid input, API server unreachable or refusing)"
     USAGE = 2, "usage error"
-    NOT_AVAILABLE = 3, "not Available (without --watch)"
-    TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available"
+    NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
+    TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available (--for=complete: complete)"
 
 
 class VerbExit(ExitCode):

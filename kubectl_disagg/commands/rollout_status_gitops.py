@@ -1,6 +1,6 @@
 """`kubectl disagg rollout status --gitops -f DIR`: where a git-driven rollout stands and the
 next action (docs/gitops.md). Flags → `gitops.watch.looks` (with -w, until the next action
-changes) → each look printed when it differs from the last.
+changes, or until what --for names) → each look printed when it differs from the last.
 
 The cluster is only read, and only LeaderWorkerSets: get, list and watch.
 """
@@ -11,14 +11,15 @@ import click
 
 from kubectl_disagg.commands import _inputs, _session
 from kubectl_disagg.commands._options import Options
+from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
-from kubectl_disagg.gitops.watch import exit_code, looks
+from kubectl_disagg.gitops.watch import exit_code, looks, reached
 from kubectl_disagg.views.gitops_status import format_looks
 from kubectl_disagg.wait import Deadline
 
 
-def run(options: Options, watch: bool, timeout: float | None) -> GitopsExit:
+def run(options: Options, watch: bool, timeout: float | None, until: Until | None = None) -> GitopsExit:
     reading = directories.Reading(options.recursive)
     _inputs.tree_of_sets(options.filenames, reading, options.namespace)  # a set checked for before the cluster
     deadline = Deadline.after(timeout).at
@@ -29,13 +30,18 @@ def run(options: Options, watch: bool, timeout: float | None) -> GitopsExit:
                                     fallback=cluster.default_namespace, explicit_must_hold=True)
 
         printed, seen, first = None, [], None
-        for seen in looks(cluster, read, watch=watch, deadline=deadline):
+        for seen in looks(cluster, read, watch=watch, deadline=deadline, until=until):
             first = first or [s.status.next_action for s in seen]
             text = format_looks(seen, options.output)
             if text != printed:
                 click.echo(("---\n" if printed is not None and options.output == "yaml" else "") + text, nl=False)
                 printed = text
-    timed_out = watch and [s.status.next_action for s in seen] == first
+    if until is not None:
+        timed_out = watch and not reached(seen, until)
+        waited = "every set to complete its rollout" if until == Until.COMPLETE else "every set to become Available"
+    else:
+        timed_out = watch and [s.status.next_action for s in seen] == first
+        waited = "the next action to change"
     if timed_out:
-        click.echo("timed out waiting for the next action to change", err=True)
+        click.echo(f"timed out waiting for {waited}", err=True)
     return exit_code([s.status for s in seen], timed_out)

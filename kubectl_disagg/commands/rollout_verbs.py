@@ -19,11 +19,15 @@ HELP = {
     "promote": ("Pass the gate a paced rollout waits at (a pause after a wave, or a soak before its time).",
                 "With --full, pass every remaining gate (analysis too) and lift maxSlicesInFlight: the next "
                 "steps roll every remaining slice."),
-    "pause": ("Stop a paced rollout where it stands: rollout step changes nothing until rollout resume.", ""),
+    "pause": ("Stop a paced rollout where it stands: rollout step changes nothing until rollout resume.",
+              "Needs no lease: a running rollout step (--until-complete, an analysis) stops at its next boundary "
+              "(its pass, watch or measurement) and exits 7."),
     "resume": ("Continue a paused rollout (a failed analysis that paused it runs again).", ""),
     "abort": ("Roll every slice that has the new revision back to the stable one, step by step.",
               "Slices the rollout never started are not touched. The rollout stays aborted until the set's "
-              "template changes: back to the stable revision (the abort is done) or to a new one."),
+              "template changes: back to the stable revision (the abort is done) or to a new one. Needs no "
+              "lease: a running rollout step --until-complete turns back at its next boundary, rolls back, "
+              "and exits 7."),
 }
 
 

@@ -32,6 +32,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, recorded_verdict_problems, role_problems, validate_analysis
 from kubectl_disagg.core.durations import bounded
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_policy_document
+from kubectl_disagg.core.position import recorded_position_problems
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, dotted
 
@@ -123,6 +124,20 @@ def verdict_problems(ds, position) -> list[tuple[tuple, str]]:
     if ds.policy is None:
         return []
     return recorded_verdict_problems(position, ds.revision, resolve_waves(ds.policy, ds.slices), ds.policy.analysis)
+
+
+def position_problems(ds, position) -> list[tuple[tuple, str]]:
+    """Why `position` is not one the planner could have written for `ds`'s rollout under its
+    policy (core.position `recorded_position_problems`: (path under the position, message)
+    pairs); none without a policy or for another rollout's position (which is not read). What
+    both stores of a position check when they read one, beside `verdict_problems`."""
+    if ds.policy is None or position is None or position.revision != ds.revision:
+        return []
+    waves = resolve_waves(ds.policy, ds.slices)
+    # A set with fewer slices may resolve without the implied last wave: a position recorded
+    # there before is still one the planner wrote (decide reads it as the last wave).
+    return recorded_position_problems(position, waves, max(len(waves) - 1, len(ds.policy.waves)))
+
 
 def _resolve(value: IntOrPercent, total: int) -> int:
     if isinstance(value, int):

@@ -4,7 +4,8 @@ The position is what a RolloutPolicy's rollout remembers between calls: the wave
 each wave completed (a soak is measured from it), the gates passed (when, by whom, how), paused,
 aborted, and the analysis verdicts (opaque data, recorded whole). `rollout step` keeps it in the
 set's RolloutState object in the cluster, `--gitops` in the state file; both write
-`position_document` under `position:` and read it back with `parse_position`:
+`position_document` under `position:` and read it back with `parse_position`, and read only a
+position the planner could have written (`recorded_position_problems`, design §9.6):
 
     position:
       revision: 7b04d5c1          # the rollout this position is about (the set's revision)
@@ -29,6 +30,7 @@ import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from kubectl_disagg.core.durations import format_duration, later
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import dotted
 
@@ -97,12 +99,132 @@ def for_revision(position: Position | None, revision: str, stable: str) -> Posit
     return Position(revision=revision, stable=stable)
 
 
+def soak_end(completed: str, seconds: float) -> str:
+    """When a soak of `seconds` after a wave completed at `completed` passes (RFC 3339, to the
+    second, the last representable time when beyond it): what a step compares its clock with."""
+    return timestamp(later(parse_time(completed), seconds))
+
+
 def timestamp(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text: str) -> datetime.datetime:
     return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+
+
+# --- which positions the planner writes ---------------------------------------------------------
+#
+# A position is an input people edit (a RolloutState in the cluster, a state file in git), and
+# its wave opens slices. So a recorded position is read only if the planner could have written
+# it (design §9.6); core/policy.py `position_problems` applies this to a set's policy.
+
+_HOW = {ANALYSIS: (VERDICT, FULL), PAUSE: (PROMOTED, SOAKED, FULL)}  # how each gate is passed
+_EDITED = "edited by hand?"
+Found = list[tuple[tuple, str]]  # (path under the position, message) pairs
+
+
+def recorded_position_problems(position: Position, waves, highest: int) -> Found:
+    """Why `position` is not one the planner could have written under `waves` (the policy's
+    resolved waves: each `index`, `end`, `analysis`, `pause`, `duration`, `gated`); `highest`:
+    the last wave index the policy resolves to for any number of slices.
+
+    - `wave` is at most `highest`, and every wave before it is recorded completed, each of its
+      gates (analysis, then pause) recorded passed or `full` set: a rollout leaves a wave only
+      through its gates;
+    - a gate passed fits its gate: `promote` passes only a pause, `verdict` only an analysis
+      whose recorded verdict is `passed`, `duration` only a soak, no earlier than the wave's
+      completion plus the soak, `promote --full` only with `full` recorded; a pause is passed
+      after its wave's analysis; each gate once;
+    - a gate is recorded only for a wave recorded completed, and a gated wave is recorded
+      completed only once the rollout reached it."""
+    return _wave_problems(position, waves, highest) + _gate_problems(position, waves)
+
+
+def _wave_problems(position: Position, waves, highest: int) -> Found:
+    out: Found = []
+    reached = position.wave
+    if reached > highest:
+        out.append((("wave",), f"is {reached} (wave {reached + 1}), but the RolloutPolicy has {len(waves)} waves "
+                               f"for {waves[-1].end} slices, counted from 0 ({_EDITED} set it back to the wave "
+                               f"the rollout stands at, at most {len(waves) - 1})"))
+    full = position.full is not None
+    for wave in waves[:min(reached, len(waves) - 1)]:  # the last wave is never left
+        if wave.index not in position.completed:
+            out.append((("wave",), f"is {reached} (wave {reached + 1}), past wave {wave.index + 1}, which is not "
+                                   "recorded as completed (position.completed): a rollout leaves a wave only once "
+                                   f"every slice of it is done ({_EDITED} set it back to {wave.index})"))
+            break
+        gates = [(ANALYSIS, "its analysis, which the next step runs")] if wave.analysis else []
+        gates += [(PAUSE, "`rollout promote` passes it" if wave.duration is None
+                   else "a step after its soak passes it")] if wave.pause else []
+        missing = next(((gate, then) for gate, then in gates if not full and not position.passed(wave.index, gate)),
+                       None)
+        if missing is not None:
+            gate, then = missing
+            out.append((("wave",), f"is {reached} (wave {reached + 1}), past the {gate} gate after wave "
+                                   f"{wave.index + 1}, which is not recorded as passed (position.gates): a rollout "
+                                   f"leaves a wave only through its gates ({_EDITED} set it back to {wave.index}: "
+                                   f"the rollout then waits at that gate, and {then})"))
+            break
+    for index, at in sorted(position.completed.items()):
+        if reached < index < len(waves) and waves[index].gated:
+            out.append((("completed", str(index)), f"records wave {index + 1} as completed at {at}, but the "
+                                                   f"rollout has reached only wave {reached + 1} (position.wave): "
+                                                   f"a wave completes once it is reached ({_EDITED} remove this "
+                                                   "entry)"))
+    return out
+
+
+def _gate_problems(position: Position, waves) -> Found:
+    out: Found = []
+    seen: set[tuple[int, str]] = set()
+    for index, gate in enumerate(position.gates):
+        path, after = ("gates", index), f"the {gate.gate} gate after wave {gate.wave + 1}"
+        if (gate.wave, gate.gate) in seen:
+            out.append((path, f"records {after} a second time ({_EDITED} remove this entry)"))
+            continue
+        seen.add((gate.wave, gate.gate))
+        if gate.how not in _HOW[gate.gate]:
+            ways = " or ".join(_HOW[gate.gate])
+            out.append((path + ("how",), f"is {gate.how!r}, but {after} is passed by {ways} ({_EDITED} remove this "
+                                         "entry: the rollout then waits at that gate)"))
+            continue
+        completed = position.completed.get(gate.wave)
+        if completed is None:
+            out.append((path, f"records {after} as passed, but wave {gate.wave + 1} is not recorded as completed "
+                              "(position.completed): a gate is passed only once every slice of its wave is done "
+                              f"({_EDITED} or a promote before then, which earlier versions recorded? remove this "
+                              "entry)"))
+            continue
+        wave = waves[gate.wave] if gate.wave < len(waves) else None
+        if gate.how == FULL and position.full is None:
+            out.append((path + ("how",), f"says `promote --full` passed {after}, but no `promote --full` is "
+                                         f"recorded (position.full) ({_EDITED} remove this entry)"))
+        elif gate.how == VERDICT and position.verdict(gate.wave) != PASSED:
+            out.append((path + ("how",), f"says {after} passed on its verdict, but position.verdicts records "
+                                         f"{position.verdict(gate.wave) or 'none'} for wave {gate.wave + 1} "
+                                         f"({_EDITED} remove this entry: the next step runs the analysis)"))
+        elif gate.how == SOAKED and wave is not None:
+            out += _soak_problems(path, gate, wave, completed)
+        if (gate.gate == PAUSE and wave is not None and wave.analysis and position.full is None
+                and not position.passed(gate.wave, ANALYSIS)):
+            out.append((path, f"records {after} as passed before its analysis, which is not recorded as passed: "
+                              f"the analysis gate comes first ({_EDITED} remove this entry)"))
+    return out
+
+
+def _soak_problems(path: tuple, gate: GatePassed, wave, completed: str) -> Found:
+    """A soak passed: the wave has one, and it had ended (as a step compares: `soak_end`)."""
+    if wave.duration is None:
+        return [(path + ("how",), f"says the soak after wave {gate.wave + 1} passed, but its pause has no duration "
+                                  f"(`pause: {{}}`): only `rollout promote` passes it ({_EDITED} remove this entry)")]
+    ends = soak_end(completed, wave.duration)
+    if parse_time(gate.at) >= parse_time(ends):
+        return []
+    return [(path + ("at",), f"is {gate.at}, before the soak after wave {gate.wave + 1} ends ({ends}: "
+                             f"{format_duration(wave.duration)} after the wave completed at {completed}) "
+                             f"({_EDITED} remove this entry: a step after the soak passes it)")]
 
 
 # --- the document -----------------------------------------------------------------------------

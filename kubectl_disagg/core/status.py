@@ -11,6 +11,7 @@ sits beside it under its own keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -24,6 +25,16 @@ REASON_READY = "AllRolesReady"
 REASON_ROLLING = "RolloutInProgress"
 MESSAGE_READY = "All roles have reached their desired replica count, ready and updated to the current revision"
 MESSAGE_ROLLING = "Not all roles have reached their desired replica count, ready and updated to the current revision"
+
+
+class Until(StrEnum):
+    """What `rollout status` is asked to see (`--for`, as kubectl wait's): `available`, every role
+    ready at the set's revision (the controller's Available); `complete`, that and the rollout's
+    last step taken: no LeaderWorkerSet of another revision left in any slice (a drained one too,
+    at 0 replicas), nothing held, waiting or stale, so a pass has nothing left to do."""
+
+    AVAILABLE = "available"
+    COMPLETE = "complete"
 
 
 @dataclass(frozen=True)
@@ -47,7 +58,9 @@ class SetStatus:
     status lags their spec; `problems`, `warnings`: tuples of sentences; `generation`: the stored
     set's metadata.generation (None for a file); `been_available`: every role has an LWS that
     has been available (the LWS controller's own record), so the set has been too; `rollout`:
-    with a RolloutPolicy, where the rollout stands and what holds it (rollout/progressive.py)."""
+    with a RolloutPolicy, where the rollout stands and what holds it (rollout/progressive.py);
+    `settled`: a reconcile pass has nothing left to do (every slice steady); `leftover`: the
+    revisions other than the set's that still have LeaderWorkerSets, each with its slices."""
 
     name: str
     namespace: str
@@ -60,10 +73,20 @@ class SetStatus:
     generation: int | None = None
     been_available: bool = False
     rollout: tuple[str, ...] = ()
+    settled: bool = False
+    leftover: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def available(self) -> bool:
         return not self.problems and all(role.available for role in self.roles)
+
+    @property
+    def complete(self) -> bool:
+        """Available, and the rollout's last step taken (`Until.COMPLETE`)."""
+        return self.available and self.settled and not self.stale and not self.leftover
+
+    def reached(self, until: Until) -> bool:
+        return self.complete if until == Until.COMPLETE else self.available
 
     def waiting_for(self) -> list[str]:
         return [f"slice {r.slice}: {reason}" for r in self.slices for reason in (*r.waiting_for, *r.blocked)]
@@ -72,20 +95,31 @@ class SetStatus:
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
     """Role sums over every slice and revision of our LWS; updated counts the target revision only."""
     ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
-    ds = with_scalers(ds, snapshot)
-    roles = tuple(_role_status(ds, role.name, _desired(ds, role, ours), ours) for role in ds.roles)
+    left: dict[str, set[int]] = {}
+    for o in ours:
+        if o.identity.complete and (o.identity.revision != ds.revision or o.identity.slice >= ds.slices):
+            left.setdefault(o.identity.revision, set()).add(o.identity.slice)
     return SetStatus(
         name=ds.name,
         namespace=snapshot.namespace,
         revision=ds.revision,
-        roles=roles,
+        roles=role_statuses(ds, snapshot),
         slices=reconciliation.slices,
         stale=tuple(sorted(o.name for o in ours if o.stale)),
         problems=reconciliation.problems,
         warnings=reconciliation.warnings,
         generation=_generation(ds),
         been_available=all(any(o.been_available for o in ours if o.identity.role == role.name) for role in ds.roles),
+        settled=reconciliation.complete,
+        leftover=tuple((rev, tuple(sorted(slices))) for rev, slices in sorted(left.items())),
     )
+
+
+def role_statuses(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[RoleStatus, ...]:
+    """Each role's sums over every slice and revision of the set's LWS (`RoleStatus`)."""
+    ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
+    ds = with_scalers(ds, snapshot)
+    return tuple(_role_status(ds, role.name, _desired(ds, role, ours), ours) for role in ds.roles)
 
 
 def _generation(ds: DisaggregatedSet) -> int | None:
@@ -150,6 +184,7 @@ def to_document(status: SetStatus, now: str) -> dict:
         "status": _status_document(status, now),
         "slices": [_slice_document(report) for report in status.slices],
         "revision": status.revision,
+        "complete": status.complete,
         "staleLeaderWorkerSets": list(status.stale),
         "problems": list(status.problems),
     }

@@ -20,11 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from kubectl_disagg.core.durations import later
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import ABORT, ResolvedWave, RolloutPolicy, resolve_waves
 from kubectl_disagg.core.position import (ANALYSIS, FAILED, FULL, PASSED, PAUSE, PROMOTED, SOAKED, VERDICT,
-                                          Position, Stamp, for_revision, parse_time, timestamp)
+                                          Position, Stamp, for_revision, parse_time, soak_end, timestamp)
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.stable import stable_set
@@ -102,6 +101,7 @@ class WaveDecision:
     budget: int | None = None
     in_flight: tuple[int, ...] = ()
     events: tuple[WaveEvent, ...] = field(default=())
+    progress: tuple[Progress, ...] = ()  # each slice against the rollout's revision, as decided on
 
     @property
     def held_still(self) -> bool:
@@ -146,7 +146,7 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
     waves = resolve_waves(policy, slices)
     budget = None if policy is None or position.full is not None else policy.budget(slices)
     in_flight = tuple(s for s, p in enumerate(progress) if p == Progress.IN_FLIGHT)
-    base = dict(waves=waves, budget=budget, in_flight=in_flight)
+    base = dict(waves=waves, budget=budget, in_flight=in_flight, progress=tuple(progress))
     if position.aborted is not None:
         return _aborted(position, progress, base)
     if position.paused is not None:
@@ -214,10 +214,7 @@ def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
         else:
             return position, Gate(wave.index, ANALYSIS, wave.analysis, failed=verdict == FAILED), events
     if wave.pause and not position.passed(wave.index, PAUSE):
-        until = None
-        if wave.duration is not None:
-            ends = later(parse_time(position.completed[wave.index]), wave.duration)
-            until = timestamp(ends)
+        until = None if wave.duration is None else soak_end(position.completed[wave.index], wave.duration)
         if full or (until is not None and now >= parse_time(until)):
             position = position.with_gate(wave.index, PAUSE, at, position.full.by if full else "soak",
                                           FULL if full else SOAKED)
@@ -261,30 +258,53 @@ class VerbRefused(ValueError):
 def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bool = False) -> Position:
     """Pass the gate the rollout waits at (`full`: every remaining gate, and lift the budget).
 
-    Only a pause is passed by hand: an analysis gate waits for its verdict (or `--full`)."""
+    Only a pause is passed by hand (a soak early, once its wave is done): an analysis gate waits
+    for its verdict (or `--full`). A gate the rollout does not wait at yet (its wave in flight or
+    not started) is refused, saying where the rollout stands: a promote is a person's look at a
+    done wave, never recorded ahead of it."""
     position = decision.position
     at = timestamp(now)
     if position.aborted is not None:
         raise VerbRefused("the rollout was aborted: it stays so until the set's template changes")
     if full:
         return replace(position, full=Stamp(at, by))
-    gate = decision.gate or _next_gate(decision)
+    if decision.state == State.COMPLETE:
+        raise VerbRefused(f"the rollout to {decision.target} is complete: no gate to pass")
+    gate = _next_gate(decision)
     if gate is None:
-        raise VerbRefused("no gate to pass: the remaining waves have none (promote --full lifts the budget)")
+        if not any(wave.gated for wave in decision.waves[decision.wave:-1]):
+            raise VerbRefused("no gate to pass: the remaining waves have none (promote --full lifts the budget)")
+        raise VerbRefused(f"the rollout waits at no gate: {_where(decision)}, and its gates come once every slice of "
+                          "it is done; promote passes the gate the rollout waits at (`rollout status` says when)")
     if gate.kind == ANALYSIS:
-        raise VerbRefused(f"wave {gate.wave}'s gate is analysis ({', '.join(gate.checks)}): it passes on its "
+        raise VerbRefused(f"wave {gate.wave + 1}'s gate is analysis ({', '.join(gate.checks)}): it passes on its "
                           "verdict; promote --full passes it without one")
     return position.with_gate(gate.wave, PAUSE, at, by, PROMOTED)
 
 
 def _next_gate(decision: WaveDecision) -> Gate | None:
-    """The first gate not yet passed from the current wave on (a promote before the wave is done)."""
-    for wave in decision.waves[decision.wave:-1]:
-        if wave.analysis and not decision.position.passed(wave.index, ANALYSIS):
-            return Gate(wave.index, ANALYSIS, wave.analysis)
-        if wave.pause and not decision.position.passed(wave.index, PAUSE):
-            return Gate(wave.index, PAUSE)
+    """The gate the rollout waits at: the decision's, or, while it is paused, the first gate not
+    passed after the wave it reached when that wave is recorded completed (None: its wave is in
+    flight, or not started)."""
+    if decision.gate is not None or decision.state != State.PAUSED:
+        return decision.gate
+    wave = decision.waves[decision.wave]
+    if wave.index not in decision.position.completed:
+        return None
+    if wave.analysis and not decision.position.passed(wave.index, ANALYSIS):
+        return Gate(wave.index, ANALYSIS, wave.analysis)
+    if wave.pause and not decision.position.passed(wave.index, PAUSE):
+        return Gate(wave.index, PAUSE)
     return None
+
+
+def _where(decision: WaveDecision) -> str:
+    """Where the rollout stands, in words: its wave and how many of that wave's slices are done."""
+    wave = decision.waves[decision.wave]
+    done = sum(1 for s in wave.slices if s < len(decision.progress) and decision.progress[s] == Progress.DONE)
+    slices = f"slice {wave.start}" if wave.end - wave.start == 1 else f"slices {wave.start}-{wave.end - 1}"
+    return (f"wave {decision.wave + 1} of {len(decision.waves)} ({slices}) has {done} of "
+            f"{wave.end - wave.start} slices done")
 
 
 def pause(position: Position, now: datetime.datetime, by: str) -> Position:
@@ -301,9 +321,15 @@ def resume(position: Position) -> Position:
     return replace(position, paused=None, verdicts={w: v for w, v in position.verdicts.items() if w not in failed})
 
 
-def abort(position: Position, now: datetime.datetime, by: str) -> Position:
+def abort(decision: WaveDecision, now: datetime.datetime, by: str) -> Position:
+    """Record the abort (the next steps roll the admitted slices back); refused once the rollout
+    is complete (every slice at the new revision alone): there is nothing left to abort."""
+    position = decision.position
     if position.aborted is not None:
         return position
+    if decision.state == State.COMPLETE:
+        raise VerbRefused(f"the rollout to {decision.target} is complete: nothing to abort; to go back, change the "
+                          "set's template back")
     if not position.stable:
         raise VerbRefused("no stable revision to go back to: no slice ran another revision")
     return replace(position, aborted=Stamp(timestamp(now), by, "rollout abort"), paused=None)

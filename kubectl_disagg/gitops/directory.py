@@ -74,6 +74,18 @@ class Reading:
     state_name: str = naming.STATE_FILE
     explicit: str | None = None
 
+    def is_explicit(self, path: str) -> bool:
+        """`path` names the --state file, however either is spelled (`resolved`)."""
+        return self.explicit is not None and resolved(path) == resolved(self.explicit)
+
+
+def resolved(path: str) -> str:
+    """What a path names, for comparing it with another: its real absolute path (relative to
+    the working directory, `..` and symbolic links resolved). Every path compared here (-f
+    inputs, --state, the files found walking a directory) and by `gitops.git` goes through this
+    one function, so one file named two ways is one file; messages keep each path as spelled."""
+    return os.path.realpath(path)
+
 
 @dataclass(frozen=True)
 class SetEntry:
@@ -262,7 +274,7 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
             take(raw)
             if raw not in files:
                 continue
-            if reading.explicit and os.path.normpath(raw) == os.path.normpath(reading.explicit):
+            if reading.is_explicit(raw):
                 continue  # --state FILE named with -f too: read as the state it is
             if is_state_file(os.path.basename(raw), reading):
                 walked_states.append(raw)
@@ -299,12 +311,12 @@ def _lenient(path: str) -> bytes:
 
 
 def walked(root: str, files: Mapping[str, bytes], reading: Reading) -> Tree:
-    """The `Tree` of one directory walk, pure: `files` maps each listed path relative to `root`
-    (with `/`) to its bytes. Paths come back joined to `root` ("" keeps them relative)."""
+    """The `Tree` of one directory walk, pure (but for `resolved` --state, which reads links):
+    `files` maps each listed path relative to `root` (with `/`) to its bytes. Paths come back
+    joined to `root` ("" keeps them relative)."""
     picked, left_out, states = choose(files, reading)
-    explicit = os.path.normpath(reading.explicit) if reading.explicit else None  # --state FILE: a state file
     chosen = [relative for relative in picked if SKIP_MARKER not in files[relative]
-              and os.path.normpath(os.path.join(root, relative)) != explicit]
+              and not reading.is_explicit(os.path.join(root, relative))]  # --state FILE: a state file
     names: set[str] = set()
     for relative in left_out:
         names.update(_set_names(files[relative], relative))

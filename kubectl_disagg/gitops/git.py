@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops.directory import resolved  # how every command compares paths
 
 
 class Repository:
@@ -35,7 +36,7 @@ class Repository:
         return run.stdout
 
     def relative(self, path: str) -> str:
-        return os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+        return os.path.relpath(resolved(path), resolved(self.root))
 
     def prepare(self, state_files: list[str], branch: str | None) -> None:
         """Refuse (nothing written) on changes beyond the state files, or a branch that exists."""

@@ -20,9 +20,12 @@ before rendering from it, and `rollout step --gitops` checks every state it writ
 4. one step: each slice's counts are its `previous` point, or what one reconcile pass makes of
    that point (one planner step, the start of a rollout, the removal of a drained revision, a
    scale or a slice change), replayed here with the planner for the recorded `target`;
-5. verdicts: under a RolloutPolicy, every analysis verdict the position records is one a run
-   wrote for that wave's gate (`core.analysis.recorded_verdict_problems`: the policy's checks,
-   each measurement judged again from its values, plausible times), so no edit opens a wave.
+5. the position: under a RolloutPolicy, every analysis verdict the position records is one a
+   run wrote for that wave's gate (`core.analysis.recorded_verdict_problems`: the policy's
+   checks, each measurement judged again from its values, plausible times), and its wave and
+   gates are ones the planner could have written (`core.policy.position_problems`: every wave
+   before the one reached completed and through its gates, each gate passed the way that gate
+   passes), so no edit opens a wave.
 
 The replay runs reconcile (core/reconcile.py, the stepper's own decision) over the previous
 point as if it were live and settled, and lands its actions with the `StateExecutor`, exactly
@@ -110,17 +113,21 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
 
 
 def verdict_problems(ds: DisaggregatedSet, state: RolloutState, lines: _Lines) -> list[Problem]:
-    """Rule 5: the verdicts of the state's position that no analysis run could have written."""
+    """Rule 5: the verdicts of the state's position that no analysis run could have written, and
+    the wave and gates no step or verb could have."""
     if ds.policy is None:
         return []
-    from kubectl_disagg.core.policy import verdict_problems as recorded  # a set with a policy has loaded it
+    from kubectl_disagg.core.policy import position_problems  # a set with a policy has loaded it
+    from kubectl_disagg.core.policy import verdict_problems as recorded
 
-    found = recorded(ds, state.position)
-    return [lines.problem(("position",) + path, _dotted(("position",) + path), message + f" (rule: {RULE_5})")
-            for path, message in found]
+    found = [(path, message, RULE_5) for path, message in recorded(ds, state.position)]
+    found += [(path, message, RULE_5_POSITION) for path, message in position_problems(ds, state.position)]
+    return [lines.problem(("position",) + path, _dotted(("position",) + path), message + f" (rule: {rule})")
+            for path, message, rule in found]
 
 
 RULE_5 = f"a verdict is what its measurements say, {DOCS}"
+RULE_5_POSITION = f"a position moves only through its gates, {DOCS}"
 FORMAT_1 = ("a format 1 state records no previous point, so render cannot check that its counts are one step "
             f"from what runs (rule: one step at a time, {DOCS}): run `kubectl disagg rollout step --gitops -f DIR` "
             "once, which checks them against the live LeaderWorkerSets and rewrites the state in format 2")

@@ -2,7 +2,9 @@
 beside it, its next step (`step.next_step`, watching the LWS with --wait), the advanced states
 written back; and the exit code of the run. The cluster is only read, and only LWS.
 
-Every set is stepped before any state is written: an error on one writes nothing.
+Every set is stepped before any state is written: an error on one writes nothing. A state file
+that changed while the step ran (a `rollout pause --gitops --commit` or an abort committed
+meanwhile, design §9.5) is not written over: the brake is kept and nothing is written.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class SetStep:
     path: str
     step: GitopsStep
     timed_out: bool = False
+    read: bytes | None = None  # what the state file held when the step read it (None: no file)
 
     @property
     def code(self) -> int:
@@ -48,6 +51,7 @@ def step_files(cluster, tree: directories.Tree, reading: directories.Reading, na
     directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
     deadline = Deadline.after(timeout if wait else None).at
     analyze = gate_analysis(cluster, Deadline.after(timeout), analysis_progress)
+    read = state_files.contents({entry.state_path for entry in directory.sets if entry.state_path})
     results = []
     for entry in directory.sets:
         if entry.state_path is None:
@@ -55,7 +59,8 @@ def step_files(cluster, tree: directories.Tree, reading: directories.Reading, na
                              "kept beside it"])
         step, timed_out = next_step(cluster, entry.ds, entry.state, entry.namespace, wait=wait, deadline=deadline,
                                      analyze=analyze)
-        results.append(SetStep(entry.ds, entry.namespace, entry.state_path, step, timed_out))
+        results.append(SetStep(entry.ds, entry.namespace, entry.state_path, step, timed_out,
+                               read[entry.state_path]))
     steps = directory_steps([(result.ds, result.step) for result in results])
     return [replace(result, step=step) for result, step in zip(results, steps)]
 
@@ -68,6 +73,12 @@ def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
         if result.step.outcome == Outcome.ADVANCED:
             by_file.setdefault(result.path, []).append(result.step.state)
     before = state_files.contents(by_file)
+    read = {result.path: result.read for result in results}
+    changed = [path for path in by_file if before[path] != read[path]]
+    if changed:
+        raise UserError([f"{path}: changed since this step read it (a commit meanwhile: a `rollout pause` or "
+                         "`abort --gitops`?); nothing was written: run the step again from the new state"
+                         for path in changed])
     for path, states in by_file.items():
         state_files.write_state(path, *states)
     return before

@@ -16,6 +16,7 @@ from enum import StrEnum
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.status import Until, role_statuses
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
@@ -50,7 +51,9 @@ class GitopsStatus:
     (and the live RolloutState, where there is one, is the committed document);
     `pruned`: no LWS the state no longer renders is left; `ready`: the set's revision's LWS are
     all ready, and every status is current (observedGeneration); `reasons`: why it waits or
-    refuses (one line each)."""
+    refuses (one line each); `available`: the live set is Available (every role ready at the
+    set's revision, `rollout status`'s); complete: the rollout's last step is committed and live
+    (nothing left to roll: no old revision's LWS in the state or the cluster)."""
 
     name: str
     namespace: str
@@ -62,6 +65,14 @@ class GitopsStatus:
     ready: bool
     next_action: NextAction
     reasons: tuple[str, ...]
+    available: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.next_action == NextAction.COMPLETE
+
+    def reached(self, until: Until) -> bool:
+        return self.complete if until == Until.COMPLETE else self.available
 
 
 def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
@@ -72,9 +83,10 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     new_lws = [o for o in ours if o.identity.revision == ds.revision]
     # Ready: the new revision's LWS all ready, and no status of ours describes an older spec.
     ready = bool(new_lws) and all(o.ready == o.replicas for o in new_lws) and not any(o.stale for o in ours)
+    available = all(role.available for role in role_statuses(ds, live))
     if state is None:
         return GitopsStatus(ds.name, live.namespace, ds.revision, False, (), False, False, ready, NextAction.STEP,
-                            ("no rollout state yet: `rollout step --gitops` creates it",))
+                            ("no rollout state yet: `rollout step --gitops` creates it",), available)
     objects = render_with_state(ds, state)  # checked here (design §8), once: the step reads the same render
     expected = [o for o in objects if o["kind"] == naming.LWS_KIND]
     differences = served_differences(state, served) + synced_differences(expected, ours)
@@ -94,7 +106,7 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     else:
         action, reasons = NextAction.READY, step.reasons
     return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
-                        ready, action, tuple(reasons))
+                        ready, action, tuple(reasons), available)
 
 
 def _slices(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceStatus, ...]:

@@ -1,7 +1,8 @@
 """`rollout status --gitops` over sets, as one library call: each set's committed state read from
 beside it and its live LWS judged (`status.gitops_status`); with -w, looked at again on every
-LWS change until some set's next action changes. The cluster is only read: LWS, and the set's
-RolloutState object where the kind is served.
+LWS change until some set's next action changes (`until`: until every set is Available, or its
+rollout complete). The cluster is only read: LWS, and the set's RolloutState object where the
+kind is served.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import GitopsExit, most_pressing
 from kubectl_disagg.gitops.directory import Directory
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
@@ -32,10 +34,11 @@ class SetLook:
 
 
 def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
-          deadline: float | None = None) -> Iterator[list[SetLook]]:
+          deadline: float | None = None, until: Until | None = None) -> Iterator[list[SetLook]]:
     """Each look at every set of the directory (`read` again for each: a pull may move a
     state), yielded as it is taken; with `watch`, until a next action changes from the first
-    look's or `deadline` (a time.monotonic() value) passes."""
+    look's (`until`: until every set has reached it) or `deadline` (a time.monotonic() value)
+    passes."""
     first: list = []
     several = len(read().sets) > 1
 
@@ -51,7 +54,7 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
     def settled(seen: list[SetLook]) -> bool:
         actions = [s.status.next_action for s in seen]
         first[:] = first or actions
-        return not watch or actions != first
+        return not watch or (reached(seen, until) if until is not None else actions != first)
 
     def wait_for_change(seen: list[SetLook], seconds: float) -> bool:
         # Sleep on a watch of the first set's LWS; the others are looked at again within seconds.
@@ -61,6 +64,11 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
 
     yield from until_settled(look, settled, wait_for_change, Deadline(deadline),
                              most=5.0 if several else 60.0)
+
+
+def reached(seen: Sequence[SetLook], until: Until) -> bool:
+    """Every set of a look is Available (`until` AVAILABLE), or its rollout complete (COMPLETE)."""
+    return all(s.status.reached(until) for s in seen)
 
 
 def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> GitopsExit:

@@ -74,9 +74,10 @@ def state_progress(ds: DisaggregatedSet, state: RolloutState, revision: str) -> 
 
 
 def state_decision(ds: DisaggregatedSet, state: RolloutState,
-                   now: datetime.datetime = NO_CLOCK) -> WaveDecision:
-    """The decision the committed state stands at (the same as a step's, but read from git)."""
-    rollout, recorded, progress = the_rollout(ds.revision, state.position,
+                   now: datetime.datetime = NO_CLOCK, revision: str | None = None) -> WaveDecision:
+    """The decision the committed state stands at (the same as a step's, but read from git);
+    `revision`: for the rollout to it rather than to the set's."""
+    rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
                                               lambda revision: state_progress(ds, state, revision))
     stable = next((rev for s in range(ds.slices) for rev in state.deployed(s) if rev != rollout), "")
     return decide(ds.policy, rollout, for_revision(recorded, rollout, stable), progress, now)
@@ -97,11 +98,18 @@ def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[Wa
 
 
 def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
-    """Slices the state's last step moved where the policy would not let a step move them."""
+    """Slices the state's last step moved where the policy would not let a step move them.
+
+    The step is judged as it was taken: from its previous point, for the rollout it rolled
+    (`target.revision`, the set's revision then). A template changed since (the next image,
+    committed after the rollout completed or mid-rollout) is not that step's: the next step
+    starts its rollout, under the waves, from the first."""
     if ds.policy is None or state.previous is None:
         return []
+    stepped_for = state.target.revision if state.target is not None else None
     decision = state_decision(ds, replace(state, replicas={s: p.replicas for s, p in state.previous.items()},
-                                          initial={s: p.initial for s, p in state.previous.items()}))
+                                          initial={s: p.initial for s, p in state.previous.items()}),
+                              revision=stepped_for)
     problems = []
     for slice_index in sorted(state.replicas):
         previous = state.previous.get(slice_index)

@@ -99,6 +99,19 @@ def lease_is_free(spec: Mapping[str, Any], now: datetime.datetime) -> bool:
     return expiry is not None and expiry <= now
 
 
+def running_stepper(client: RestClient, set_name: str, namespace: str,
+                    now: datetime.datetime | None = None) -> str | None:
+    """Who holds the set's Lease now (the `rollout step` running on it), read only: None when
+    it is free, lapsed, absent, or cannot be read (a verb's user may lack `get leases`). The
+    verbs say it, so a person braking a running stepper knows which one stops."""
+    try:
+        current = client.get(LEASE, namespace, LEASE_PREFIX + set_name)
+    except UserError:
+        return None
+    spec = current.get("spec") or {}
+    return None if lease_is_free(spec, now or _utcnow()) else str(spec.get("holderIdentity"))
+
+
 class Lease:
     """A coordination.k8s.io/v1 Lease that lets one stepper at a time act on a set.
 

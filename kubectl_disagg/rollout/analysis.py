@@ -22,7 +22,7 @@ from kubectl_disagg.core.analysis import Check, Measurement, Verdict
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.position import ANALYSIS
 from kubectl_disagg.core.waves import State
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import PrometheusClient
 from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
@@ -31,6 +31,12 @@ Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError
 
 class AnalysisTimeout(UserError):
     """The analysis ran out of --timeout before its verdict: nothing is recorded."""
+
+
+class AnalysisBraked(Conflict):
+    """A person paused or aborted the rollout (`rollout pause|abort`, no Lease needed) while its
+    analysis ran: the run stops at its next wait, nothing is recorded, and the step reads the
+    position again (a Conflict: the position moved under the pass), which holds or rolls back."""
 
 
 @dataclass(frozen=True)
@@ -112,15 +118,19 @@ class GateAnalysis:
     policy's onFailure). `query_for` makes the query function of a policy's Prometheus;
     `progress_for` the progress callback of a gate ("wave 1"); `keep_alive` is called at least
     every KEEP_ALIVE_SECONDS while it waits (the pass's Lease renewed); `deadline` bounds each
-    run (the command's --timeout)."""
+    run (the command's --timeout). `braked(ds, namespace)` is asked as often, before each wait
+    (between measurements): a brake it names (a pause, an abort written meanwhile) ends the run
+    without a verdict (`AnalysisBraked`)."""
 
     def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
                  deadline: Deadline | None = None,
                  progress_for: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None),
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
-                 keep_alive: Callable[[], None] = lambda: None):
+                 keep_alive: Callable[[], None] = lambda: None,
+                 braked: Callable[[object, str], str | None] = lambda ds, namespace: None):
         self.query_for, self.deadline = query_for, deadline
         self.progress_for, self.clock, self.sleep, self.keep_alive = progress_for, clock, sleep, keep_alive
+        self.braked = braked
         self.runs: list[tuple[int, GateRun]] = []  # (wave, run) of each analysis measured, in order
 
     def __call__(self, ds, namespace: str, decision) -> object | None:
@@ -133,20 +143,26 @@ class GateAnalysis:
         checks = [policy_analysis.check(name) for name in gate.checks]
         values = analysis.placeholder_values(ds.name, namespace, decision.target,
                                              range(decision.waves[gate.wave].end))
+
+        def wait(seconds: float) -> None:
+            self._wait(seconds, lambda: self.braked(ds, namespace), gate.wave)
+
         run = run_gate(checks, values, self.query_for(policy_analysis.prometheus), deadline=self.deadline,
-                       clock=self.clock, sleep=self._wait,
-                       progress=self.progress_for(f"wave {gate.wave + 1}"))
+                       clock=self.clock, sleep=wait, progress=self.progress_for(f"wave {gate.wave + 1}"))
         self.runs.append((gate.wave, run))
         self.keep_alive()
         return decision.position.with_verdict(gate.wave, analysis.gate_record(run.verdicts, run.phase, run.why))
 
-
-    def _wait(self, seconds: float) -> None:
+    def _wait(self, seconds: float, braked: Callable[[], str | None], wave: int) -> None:
         """Sleep `seconds` in stretches of at most KEEP_ALIVE_SECONDS, keeping the set's Lease
-        alive in between: a pass holds it while its gate is measured, for minutes."""
+        alive in between (a pass holds it while its gate is measured, for minutes) and looking
+        for a brake: one found ends the run here, before its next measurement."""
         end = self.clock() + seconds
         while True:
             self.keep_alive()
+            brake = braked()
+            if brake is not None:
+                raise AnalysisBraked(f"the analysis of wave {wave + 1} stopped without a verdict: {brake}")
             left = end - self.clock()
             if left <= 0:
                 return
@@ -165,12 +181,12 @@ def pending_gate(decision):
     return gate if decision.position.verdict(gate.wave) is None else None
 
 
-def gate_analysis(cluster, deadline: Deadline, progress_for: Callable[[str], Callable[[GateRun], None]]
-                  ) -> GateAnalysis:
+def gate_analysis(cluster, deadline: Deadline, progress_for: Callable[[str], Callable[[GateRun], None]],
+                  braked: Callable[[object, str], str | None] | None = None) -> GateAnalysis:
     """The GateAnalysis of a cluster session: Prometheus at its address, or through the session's
     API server (`cluster.client`, the kubeconfig's credentials) for a Service, every query bounded
     by `deadline` (its connection, its resends, its waits); the Lease the pass holds renewed while
-    it waits."""
+    it waits, and `braked` asked as often (rollout/run.py's `Brakes`)."""
     def keep_alive() -> None:
         lease = getattr(cluster, "current_lease", None)  # the Lease the pass holds, if any
         if lease is not None and lease.held:
@@ -179,4 +195,5 @@ def gate_analysis(cluster, deadline: Deadline, progress_for: Callable[[str], Cal
     def query_for(endpoint: analysis.Prometheus) -> Query:
         return functools.partial(PrometheusClient.for_endpoint(endpoint, cluster.client).query, deadline=deadline)
 
-    return GateAnalysis(query_for, deadline=deadline, progress_for=progress_for, keep_alive=keep_alive)
+    return GateAnalysis(query_for, deadline=deadline, progress_for=progress_for, keep_alive=keep_alive,
+                        braked=braked or (lambda ds, namespace: None))

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import policy_from_object, verdict_problems
+from kubectl_disagg.core.policy import policy_from_object, position_problems, verdict_problems
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
@@ -95,8 +95,9 @@ def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decis
 
 def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position | None:
     """The position in a stored RolloutState (None: none yet), its verdicts each one an analysis
-    run of `ds`'s policy wrote (as a state file's are, gitops/rules.py rule 5). A git-driven set's
-    state (it has slices) is refused: its rollout goes through commits, not `rollout step`."""
+    run of `ds`'s policy wrote and its wave and gates ones the planner could have written (as a
+    state file's are, gitops/rules.py rule 5). A git-driven set's state (it has slices) is
+    refused: its rollout goes through commits, not `rollout step`."""
     if stored is None:
         return None
     name = (stored.get("metadata") or {}).get("name")
@@ -108,7 +109,7 @@ def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position 
     position, problems = parse_position(stored["position"], f"rolloutstate/{name}", lambda path: 0)
     if problems:
         raise UserError(problems)
-    found = verdict_problems(ds, position)
+    found = verdict_problems(ds, position) + position_problems(ds, position)
     if found:
         raise UserError([Problem(f"rolloutstate/{name}", 0, dotted(("position",) + path), message)
                          for path, message in found])

@@ -17,6 +17,7 @@ from typing import Callable, Protocol
 from kubectl_disagg.core.controller import reconciled_by_controller
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.position import Position, Stamp
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
@@ -24,7 +25,7 @@ from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, d
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.events import event_object, events_for, set_reference
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
-from kubectl_disagg.rollout.progressive import Progressive, with_stored_policy
+from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
 
 
@@ -92,13 +93,18 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     """Drive one set, showing each pass; the exit code of how it ended. `deadline` bounds the
     passes (a time.monotonic value), `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
     last = None
-    paced = None if ds.policy is None else {"admit": Progressive(
-        cluster, namespace, dry_run=bool(dry_run), warn=printer.warn,
-        analyze=gate_analysis(cluster, analysis_deadline, printer.analysis_progress)).admit}
+    paced: dict = {}
+    brakes = None
+    if ds.policy is not None:
+        brakes = None if dry_run else Brakes(cluster, ds, namespace)
+        progressive = Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn, analyze=gate_analysis(
+            cluster, analysis_deadline, printer.analysis_progress, None if brakes is None else brakes.during_analysis))
+        paced = {"admit": progressive.admit} if brakes is None else {"admit": brakes.admit(progressive),
+                                                                     "braked": brakes.moved}
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=deadline, max_in_flight=max_in_flight,
-                                      wait_for_lease=wait_for_lease, **(paced or {}))) as passes:
+                                      wait_for_lease=wait_for_lease, **paced)) as passes:
             for last in passes:
                 printer.show(last, until_complete=until_complete)
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
@@ -122,7 +128,8 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
         return StepExit.ERROR
     if isinstance(last, Pass) and last.stopped and not last.done:
         printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; nothing was changed:",
-                       *(f"  {reason}" for reason in last.stopped)])
+                       *(f"  {reason}" for reason in last.stopped),
+                       *(f"  {line}" for line in (brakes.applied() if brakes is not None else ()))])
         return StepExit.HELD
     if not until_complete:
         return StepExit.OK
@@ -130,6 +137,71 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
         printer.finished(last)
         return StepExit.OK
     return StepExit.TIMEOUT
+
+
+BRAKES = (("paused", "paused"), ("aborted", "aborted"), ("full", "promoted --full"))  # Position field, its verb
+
+
+def _stamps(position: Position | None) -> dict[str, Stamp | None]:
+    return {field: getattr(position, field) if position is not None else None for field, _ in BRAKES}
+
+
+class Brakes:
+    """A running stepper's view of the brakes (design §9.5): `rollout pause`, `abort` and
+    `promote --full` write the set's position without its Lease, so the stepper reads it back at
+    each boundary: every pass reads it (`Progressive.admit`); while the set waits, each quiet
+    watch asks `moved`; while an analysis is measured, each wait asks `during_analysis`. Each
+    is one GET of the RolloutState. A brake found stops the stepper there: the next pass holds
+    (a pause) or turns back (an abort), and `applied` says who braked while the run went."""
+
+    def __init__(self, cluster, ds: DisaggregatedSet, namespace: str):
+        self.cluster, self.ds, self.namespace = cluster, ds, namespace
+        self.first: dict | None = None  # the stamps when the run began (None: not read yet)
+        self.seen: dict | None = None  # the stamps the latest pass decided from
+
+    def admit(self, progressive: Progressive) -> Callable:
+        """`progressive.admit`, keeping the stamps each pass decided from (and those the run
+        began with)."""
+        def admit(ds: DisaggregatedSet, snapshot):
+            if self.first is None:
+                self.first = _stamps(self._position())
+            admitted = progressive.admit(ds, snapshot)
+            self.seen = _stamps(progressive.passage.decision.position if progressive.passage else None)
+            return admitted
+        return admit
+
+    def moved(self) -> bool:
+        """Whether a brake was applied since the latest pass read the position."""
+        return self.seen is not None and any(
+            stamp is not None and stamp != self.seen[field] for field, stamp in _stamps(self._position()).items())
+
+    def during_analysis(self, ds: DisaggregatedSet, namespace: str) -> str | None:
+        """A brake applied while an analysis is measured (it runs at a gate, where nothing is
+        paused, aborted or promoted --full), in words; None when there is none."""
+        stamps = _stamps(self._position())
+        return next((f"the rollout was {verb} by {stamps[field].by} at {stamps[field].at}"
+                     for field, verb in BRAKES if stamps[field] is not None), None)
+
+    def applied(self) -> list[str]:
+        """Who paused or aborted the rollout while this run went, and what the run did about it
+        (an analysis's own onFailure is the step's, not a brake)."""
+        if self.first is None:
+            return []
+        stamps, lines = _stamps(self._position()), []
+        for field, verb in BRAKES[:2]:
+            stamp = stamps[field]
+            if stamp is None or stamp == self.first[field] or stamp.by == "analysis":
+                continue
+            done = ("this step stopped at its next boundary" if field == "paused" else
+                    "this step turned back at its next boundary and rolled the started slices back")
+            lines.append(f"the rollout was {verb} by {stamp.by} at {stamp.at} while this step ran: {done}")
+        return lines
+
+    def _position(self) -> Position | None:
+        try:
+            return recorded_position(self.cluster.rollout_state(self.ds.name, self.namespace), self.ds)
+        except UserError:
+            return None  # unreadable now: the next pass reads it and says why
 
 
 def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:

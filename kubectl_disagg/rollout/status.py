@@ -1,7 +1,8 @@
 """`rollout status` as one library call: read each set's live LWS, derive its status (with a
 RolloutPolicy, from the paced position), hand the reports to the caller's view, and with
-`watch` look again on every LWS change until every set is Available; the exit code
-(`exits.StatusExit`) says how it ended.
+`watch` look again on every LWS change until every set is Available (`until` COMPLETE: until
+its rollout is complete, the old revisions' LWS removed); the exit code (`exits.StatusExit`)
+says how it ended.
 
 How a look is printed is the caller's `format` (views/status.py, views/status_text.py): this
 module makes no text.
@@ -16,7 +17,7 @@ from dataclasses import replace
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.status import SetStatus, derive_status
+from kubectl_disagg.core.status import SetStatus, Until, derive_status
 from kubectl_disagg.exits import StatusExit
 from kubectl_disagg.wait import Deadline, until_settled
 
@@ -25,16 +26,17 @@ Format = Callable[[list[SetStatus], str], str]  # the reports and the time of th
 
 def watch_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, format: Format, *,
                  watch: bool = False, deadline: float | None = None,
-                 write: Callable[[str], object] | None = None) -> StatusExit:
-    """Report every set (`write(format(reports, now))`); AVAILABLE when all are, NOT_AVAILABLE
-    when not (without `watch`); with `watch`, report again on every change until they are, or
-    TIMEOUT at `deadline` (a time.monotonic() value)."""
+                 write: Callable[[str], object] | None = None, until: Until = Until.AVAILABLE) -> StatusExit:
+    """Report every set (`write(format(reports, now))`); AVAILABLE when all have reached `until`
+    (Available, or with COMPLETE their rollout complete), NOT_AVAILABLE when not (without
+    `watch`); with `watch`, report again on every change until they have, or TIMEOUT at
+    `deadline` (a time.monotonic() value)."""
     write = write or sys.stdout.write
 
     def look() -> list:
         reports = [_status(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]
         write(format([report for report, _ in reports], _now()))
-        return [(report, snapshot) for report, snapshot in reports if not report.available]
+        return [(report, snapshot) for report, snapshot in reports if not report.reached(until)]
 
     def wait_for_change(pending: list, seconds: float) -> bool:
         # Sleep on a watch of the first set still moving; any LWS event means "look again".

@@ -1,5 +1,8 @@
 """Stepping a set, as a library: passes of `reconcile` carried out by an executor.
 
+About 460 lines on purpose: a pass (its read, its units and their undo) and the loop of passes
+are kept together, so every way a pass ends (written, interrupted, retried, braked) is one place.
+
 A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
 describes them: one `PlannedAction` per action, with the object it starts from and the one it
 leaves, which views/action_detail.py draws as YAML, a diff and a JSON patch; a server dry run
@@ -371,7 +374,8 @@ class Retry:
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
           dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
           wait_for_lease: bool = False, clock: Callable[[], float] = time.monotonic,
-          take_pass: Callable[..., Pass] | None = None, admit: Admit | None = None) -> Iterator[Pass | Retry]:
+          take_pass: Callable[..., Pass] | None = None, admit: Admit | None = None,
+          braked: Callable[[], bool] | None = None) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
     A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
@@ -387,7 +391,9 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
     deadline. `take_pass` (default `run_pass`, same arguments) is what one pass is: another
     executor may decide its passes otherwise (a git-driven step, say) and still be driven here.
     `admit` (a RolloutPolicy's, rollout/progressive.py) says which slices each pass may move; a
-    pass it holds still (a gate, a pause) ends a drive like a complete one.
+    pass it holds still (a gate, a pause) ends a drive like a complete one. A `Conflict` before
+    a pass wrote anything (its position moved: a brake, design §9.5) reads again, as a `Retry` (a
+    single pass: once more); `braked()`, asked after each quiet watch, looks again at a brake.
     """
     policy = {} if admit is None else {"admit": admit}
     if dry_run == CLIENT:
@@ -407,7 +413,7 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         if until_complete and until.expired():
             return
 
-        def look() -> Pass | Retry:
+        def look(again: bool = True) -> Pass | Retry:
             try:
                 return take(executor, ds, namespace, lease, max_in_flight=max_in_flight, **policy)
             except PassInterrupted as interrupted:
@@ -419,6 +425,12 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
                 if not until_complete or not cluster_passes:
                     raise
                 return Retry(Pass(ds, namespace, Snapshot(namespace), Reconciliation((), ())), _retry_reason(err))
+            except Conflict as err:  # raised before any write: the position moved under the pass
+                if until_complete:
+                    return Retry(Pass(ds, namespace, Snapshot(namespace), Reconciliation((), ())), err.what)
+                if not again:
+                    raise
+                return look(again=False)
 
         def settled(seen: Pass | Retry) -> bool:
             return not until_complete or (not isinstance(seen, Retry) and bool(
@@ -436,6 +448,7 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
                 changed = executor.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
                 if not changed:
                     lease.renew_if_due()
+                    changed = braked is not None and braked()  # a brake while it waits: look at once
             except Unreachable:
                 if not cluster_passes:
                     raise

@@ -23,6 +23,7 @@ def to_document(status: GitopsStatus, state_file: str | None) -> dict:
         "name": status.name, "namespace": status.namespace, "revision": status.revision,
         "stateFile": state_file, "hasState": status.has_state,
         "synced": status.synced, "pruned": status.pruned, "ready": status.ready,
+        "available": status.available, "complete": status.complete,
         "nextAction": str(status.next_action), "reasons": list(status.reasons),
         "slices": [{"slices": group["label"], "position": group["position"],
                     "revisions": [{"revision": r["revision"], "replicas": r["replicas"]} for r in group["revisions"]]}

@@ -27,9 +27,26 @@ def format_text(status: SetStatus, now: str) -> str:
     # Next actions differ per slice only by name: group them by what they do.
     next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
                                      for r in status.slices if r.actions])
-    return render_template("status.txt.j2", status=status, conditions=conditions(status, now),
+    return render_template("status.txt.j2", status=status, state=state_words(status),
+                           conditions=conditions(status, now),
                            role_table=role_table, slice_table=slice_table, waits=waits,
                            next_actions=next_actions)
+
+
+def state_words(status: SetStatus) -> str:
+    """Progressing, or Available and whether the rollout is complete (`Until.COMPLETE`): what
+    is left of it when not (old revisions' LWS, drained or not, go in the rollout's last step)."""
+    if not status.available:
+        return "Progressing"
+    if status.complete:
+        return "Available, complete"
+    left = "; ".join(f"revision {revision}'s LeaderWorkerSets remain in {_slices(slices)}"
+                     for revision, slices in status.leftover)
+    return f"Available, not complete: {left or 'a rollout step has work left (next step below)'}"
+
+
+def _slices(slices: tuple[int, ...]) -> str:
+    return ", ".join(label for label, _ in grouped_by_slice([(s, None) for s in slices]))
 
 
 def _unsliced(action, set_name: str, slice_index: int) -> str:

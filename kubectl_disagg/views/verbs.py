@@ -26,7 +26,7 @@ def verb_line(result: VerbResult, gitops: bool = False) -> str:
         waves=len(result.before.waves), stable=after.position.stable, moving=slice_list(list(after.moves)),
         untouched=slice_list(sorted(after.held)) if after.held else "",
         step="kubectl disagg rollout step" + (" --gitops -f DIR" if gitops else ""),
-        suffix=" --gitops -f DIR" if gitops else "")
+        suffix=" --gitops -f DIR" if gitops else "", stepper=None if gitops else result.stepper)
 
 
 class VerbConsole:
@@ -37,6 +37,8 @@ class VerbConsole:
         if self.output != "text":
             document = {"set": result.ds.name, "namespace": result.namespace, "verb": result.verb,
                         "position": position_document(result.after.position)}
+            if result.stepper:  # the `rollout step` that holds the Lease: it stops (or turns back) at its next boundary
+                document["runningStepper"] = result.stepper
             click.echo(to_yaml(document) if self.output == "yaml" else to_json(document), nl=False)
             return
         click.echo(verb_line(result, self.gitops), nl=False)

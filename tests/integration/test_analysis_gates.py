@@ -205,3 +205,51 @@ def test_a_prometheus_that_never_answers_ends_the_step_within_its_timeout(steppe
     assert took <= 15 + 3, took
     assert "verdicts" not in rollout_state(stepper)["position"]
     assert revisions(stepper)[1] == {stable}  # the next wave never opened
+
+
+@pytest.mark.parametrize("brake, done", [("pause", "paused"), ("abort", "aborted")])
+def test_a_brake_from_another_process_ends_a_running_analysis_without_a_verdict(stepper, tmp_path, lws_simulator,
+                                                                                exporter, prometheus, brake, done):
+    # Issue 37 item 15: during an analysis, `rollout pause|abort` exited 3 (the Lease is held)
+    # and the stepper went on to its verdict. Now the analysis ends before its next measurement.
+    import time
+
+    from kubernetes.client.exceptions import ApiException
+
+    from tests.integration.test_progressive import CONSOLE_SCRIPT, process
+
+    assert CONSOLE_SCRIPT.exists(), f"{CONSOLE_SCRIPT} not installed"
+    spec = gated(prometheus.address)
+    spec["analysis"]["checks"][0]["count"] = 30  # 29 s of measurements, a second apart
+    new, stable, target = start(stepper, tmp_path, spec)
+    serve_for(exporter, prometheus, 0.1, namespace=stepper.namespace, set_="llm", revision=target)
+    untouched = versions_of(stepper, {1, 2, 3})
+
+    def measuring() -> bool:
+        try:
+            return "measuring analysis" in rollout_state(stepper)["rollout"]["message"]
+        except ApiException:
+            return False  # not written yet
+
+    with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        running = process(stepper, "rollout", "step", "-f", str(new), "--until-complete", "--timeout", "3m")
+        until = time.monotonic() + 90
+        while not measuring():
+            assert running.poll() is None and time.monotonic() < until, running.communicate()
+            time.sleep(0.05)
+        time.sleep(2)  # a few measurements in
+        braked = process(stepper, "rollout", brake, "-f", str(new))
+        out, err = braked.communicate(timeout=60)
+        landed = time.monotonic()
+        stepped, stepper_err = running.communicate(timeout=120)
+        took = time.monotonic() - landed
+    assert braked.returncode == 0, err
+    assert f"/{running.pid}/" in out  # the verb names the running stepper
+    assert running.returncode == StepExit.HELD, stepper_err
+    assert "the analysis of wave 1 stopped without a verdict: the rollout was " in stepper_err, stepper_err
+    assert took < 7, took  # within one measurement interval (1 s) and one wait stretch (5 s)
+    state = rollout_state(stepper)
+    assert "verdicts" not in state["position"]  # nothing recorded: resume measures again
+    assert versions_of(stepper, {1, 2, 3}) == untouched
+    assert revisions(stepper)[0] == ({target} if brake == "pause" else {stable})
+    print(f"{brake} during an analysis: the stepper exited {took:.2f}s after the verb returned")

@@ -3,6 +3,9 @@ RolloutPolicy beside the set, the position in the set's RolloutState, the verbs.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import yaml
 from kubernetes import client
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.exits import GitopsExit, StepExit, VerbExit
 from tests.integration.test_rollout_step import assert_matches_render, cli, model, stepper, write_set  # noqa: F401
 
 ROLES = {"prefill": 1, "decode": 1}
@@ -185,6 +188,88 @@ def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_s
     assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == StepExit.OK
 
 
+CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"
+
+
+def process(stepper, *argv: str) -> subprocess.Popen:
+    """The installed command as a separate process, against the stepper's control plane."""
+    return subprocess.Popen([str(CONSOLE_SCRIPT), *argv, "--kubeconfig", str(stepper.control_plane.kubeconfig),
+                             "--context", "admin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+@pytest.mark.parametrize("brake, done", [("pause", "paused"), ("abort", "aborted")])
+def test_a_brake_from_another_process_reaches_a_running_until_complete(stepper, tmp_path, lws_simulator, brake,
+                                                                       done):
+    # Issue 37 item 15: `rollout pause|abort` exited 3 (the Lease is held) while `rollout step
+    # --until-complete` ran, and the stepper finished the rollout. Two real processes now: the
+    # brake needs no Lease, and the stepper stops (or turns back) at its next boundary.
+    assert CONSOLE_SCRIPT.exists(), f"{CONSOLE_SCRIPT} not installed"
+    old, new, stable = start(stepper, tmp_path, {"maxSlicesInFlight": 1})
+    target, untouched = model(new).revision, versions_of(stepper, {2, 3})
+    with lws_simulator.running(stepper.namespace, delay=1.0, interval=0.1):
+        running = process(stepper, "rollout", "step", "-f", str(new), "--until-complete", "--timeout", "3m")
+        until = time.monotonic() + 90
+        while target not in revisions(stepper).get(1, set()):  # slice 0 rolled, slice 1 under way
+            assert running.poll() is None and time.monotonic() < until, running.communicate()
+            time.sleep(0.05)
+        braked = process(stepper, "rollout", brake, "-f", str(new))
+        out, err = braked.communicate(timeout=60)
+        landed = time.monotonic()
+        stepped, stepper_err = running.communicate(timeout=180)
+        took = time.monotonic() - landed
+    assert braked.returncode == 0, err
+    assert "`rollout step` by " in out and f"/{running.pid}/" in out  # the verb names the running stepper
+    assert running.returncode == StepExit.HELD, stepper_err
+    assert f"the rollout was {done} by " in stepper_err and "while this step ran" in stepper_err
+    assert "Traceback" not in stepper_err + err
+    assert versions_of(stepper, {2, 3}) == untouched  # never started, never written
+    if brake == "pause":
+        assert took < 15, took  # one pass, or one quiet watch (10 s), after the pause landed
+        assert target not in revisions(stepper).get(2, set())
+        assert rollout_state(stepper)["rollout"]["phase"] == "Paused"
+    else:  # it turned back: every started slice at the stable revision again
+        assert revisions(stepper) == {s: {stable} for s in range(4)}
+        assert rollout_state(stepper)["rollout"]["phase"] == "Aborted"
+    print(f"{brake}: the stepper exited {took:.2f}s after the verb returned")
+
+
+def test_item4_7_16_the_position_moves_only_through_its_gates(stepper, tmp_path, lws_simulator):
+    """Issue 37 items 7, 4 and 16 against the cluster: a promote while the canary is in flight,
+    a RolloutState patched past the canary's gate, an abort after the rollout completed."""
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}]})
+    assert stepper(new).code == StepExit.OK  # the canary starts
+    written = rollout_state(stepper)["metadata"]["resourceVersion"]
+    code, _, err = verb(stepper, "promote", new)
+    assert code == VerbExit.REFUSED, err
+    assert "the rollout waits at no gate: wave 1 of 2 (slice 0) has 0 of 1 slices done" in err
+    assert rollout_state(stepper)["metadata"]["resourceVersion"] == written  # nothing recorded ahead of the gate
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    untouched = versions_of(stepper, {1, 2, 3})
+
+    api = client.CustomObjectsApi(stepper.live.api)
+    api.patch_namespaced_custom_object("kubectl-disagg.x-k8s.io", "v1alpha1", stepper.namespace, "rolloutstates",
+                                       "llm", {"position": {"wave": 1}})
+    run = stepper(new)
+    assert run.code == StepExit.ERROR, run.err
+    assert run.err.splitlines()[0].startswith(
+        "rolloutstate/llm: position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
+        "passed (position.gates)"), run.err
+    assert versions_of(stepper, {1, 2, 3}) == untouched  # the later wave never started
+    api.patch_namespaced_custom_object("kubectl-disagg.x-k8s.io", "v1alpha1", stepper.namespace, "rolloutstates",
+                                       "llm", {"position": {"wave": 0}})
+
+    assert verb(stepper, "promote", new)[0] == VerbExit.OK
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.OK
+    done = rollout_state(stepper)
+    assert done["rollout"]["phase"] == "AtRest"
+    code, out, err = verb(stepper, "abort", new)
+    assert code == VerbExit.REFUSED and out == "", (out, err)
+    assert (f"the rollout to {model(new).revision} is complete: nothing to abort; to go back, change the set's "
+            "template back") in err
+    assert rollout_state(stepper) == done  # untouched: not Aborted, not Degraded
+
+
 # --- through git and the Argo CD harness -------------------------------------------------------
 
 from tests.integration.test_gitops import deploy, repo  # noqa: E402,F401
@@ -241,3 +326,51 @@ def versions_of_git(repo, slices) -> dict[str, tuple]:
     return {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"], o["metadata"]["labels"],
                                     (o["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION))
             for o in repo.live.lws() if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
+
+
+def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
+    """Issue 37 items 7, 5 and 16 through git: a promote commit while the canary is in flight, a
+    state edit past the canary's gate with slice 1 started, an abort after the rollout completed."""
+    deploy(repo, ROLES, slices=4)
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": repo.namespace},
+              "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    repo.change_set("new image, paced", ROLES, slices=4, image="img:2")
+    target = model(repo.set_file).revision
+    repo.sync()
+    assert repo.step().code == GitopsExit.ADVANCED  # the canary starts
+    repo.commit("rollout step: the canary")
+    head = repo.git("rev-parse", "HEAD")
+    promote = ("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
+    refused = repo.cli(*promote)
+    assert refused.code == VerbExit.REFUSED, refused
+    assert "the rollout waits at no gate: wave 1 of 2 (slice 0) has 0 of 1 slices done" in refused.err
+    assert repo.clean() and repo.git("rev-parse", "HEAD") == head
+    rounds(repo, {StepExit.HELD})
+
+    document = yaml.safe_load(repo.state_file.read_text())
+    document["position"]["wave"] = 1  # past the canary's pause, and slice 1 started as wave 2 would
+    slice1 = next(entry for entry in document["slices"] if entry["slice"] == 1)
+    slice1["previous"] = [dict(entry) for entry in slice1["revisions"]]
+    slice1["revisions"][0]["initialReplicas"] = dict(slice1["revisions"][0]["replicas"])
+    slice1["revisions"].append({"revision": target, "replicas": {"prefill": 0, "decode": 0}})
+    repo.state_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    repo.commit("hand edit: wave 2")
+    try:
+        expected = ("position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
+                    "passed (position.gates)")
+        for run in (repo.generate_committed(), repo.cli("render", "-f", str(repo.root)), repo.step()):
+            assert run.code == GitopsExit.ERROR and expected in run.err, run
+            assert f"{naming.STATE_FILE}:" in run.err
+    finally:
+        repo.git("revert", "--no-edit", "HEAD")
+
+    assert repo.cli(*promote).code == VerbExit.OK
+    assert rounds(repo, {GitopsExit.COMPLETE}).code == GitopsExit.COMPLETE
+    head = repo.git("rev-parse", "HEAD")
+    aborted = repo.cli("rollout", "abort", "--gitops", "-f", str(repo.root), "--commit")
+    assert aborted.code == VerbExit.REFUSED, aborted
+    assert f"the rollout to {target} is complete: nothing to abort" in aborted.err
+    assert repo.clean() and repo.git("rev-parse", "HEAD") == head  # the state file untouched
+    assert repo.state_health()["status"] == "Healthy"

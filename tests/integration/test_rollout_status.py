@@ -152,3 +152,50 @@ def test_name_and_file_together_is_a_usage_error(stepper, tmp_path):
     path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
     code, out, err = cli(stepper, "rollout", "step", "llm", "-f", str(path))
     assert code == 2 and out == "" and "either NAME" in err
+
+
+def test_issue37_item12_available_is_not_complete_and_watch_for_complete_waits_for_the_last_step(stepper, tmp_path):
+    """The drained old revision's LWS stay at 0 until the rollout's last step removes them: the set
+    is Available then (exit 0, as before), not complete. `--for=complete` exits 3 there, and
+    `-w --for=complete` returns only once another process has taken that step."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from kubectl_disagg.core import naming
+
+    old = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2)
+    stepper.drive(old)
+    new = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, image="img:2", slices=2)
+    for _ in range(40):
+        code, out, _ = cli(stepper, "rollout", "status", "-f", str(new))
+        if code == StatusExit.AVAILABLE:
+            break
+        assert stepper(new).code == 0
+        stepper.simulator.sync(stepper.namespace)
+    else:
+        raise AssertionError("never Available")
+    revision = out.split("revision ")[1][:8]
+    drained = [o for o in stepper.live.lws() if o["metadata"]["labels"][naming.REVISION_LABEL] != revision]
+    assert drained and all(o["spec"]["replicas"] == 0 for o in drained)
+    assert ": Available, not complete: revision " in out.splitlines()[0]
+    assert out.splitlines()[0].endswith("'s LeaderWorkerSets remain in slices 0-1")
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(new), "-o", "json")
+    assert code == StatusExit.AVAILABLE and json.loads(out)["complete"] is False
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(new), "--for=complete")
+    assert code == StatusExit.NOT_AVAILABLE
+
+    # The last step, taken by another process while status waits for completion.
+    script = Path(sys.executable).parent / "kubectl-disagg"
+    last_step = subprocess.Popen(
+        ["sh", "-c", 'sleep 2 && exec "$@"', "sh", str(script), "rollout", "step", "-f", str(new),
+         "--kubeconfig", str(stepper.control_plane.kubeconfig), "--context", "admin"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    code, out, err = cli(stepper, "rollout", "status", "-f", str(new), "-w", "--for=complete", "--timeout", "60s")
+    _, step_err = last_step.communicate(timeout=60)
+    assert last_step.returncode == 0, step_err
+    assert code == StatusExit.AVAILABLE, err
+    firsts = [line for line in out.splitlines() if line.startswith("disaggregatedset/llm ")]
+    assert ": Available, not complete" in firsts[0] and firsts[-1].endswith(": Available, complete")
+    assert {o["metadata"]["labels"][naming.REVISION_LABEL] for o in stepper.live.lws()} == {revision}

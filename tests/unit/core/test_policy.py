@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+import datetime
+from dataclasses import replace
 
-from kubectl_disagg.core.policy import ResolvedWave, RolloutPolicy, Wave, policies_for, resolve_waves
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubectl_disagg.core.policy import ResolvedWave, RolloutPolicy, Wave, policies_for, position_problems, resolve_waves
+from kubectl_disagg.core.position import GatePassed, Position, Stamp
+from kubectl_disagg.core.waves import Progress, State, VerbRefused, abort, decide, pause, promote, resume
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
+from tests.unit.core.test_reconcile import make_set
 
 SET = """\
 apiVersion: disaggregatedset.x-k8s.io/v1
@@ -177,3 +185,137 @@ def test_a_policy_matches_its_set_by_namespace_once_n_has_filled_both_in():
     assert load_documents(documents, None, "serving").sets[0].policy is not None
     unplaced_policy = POLICY.replace("metadata: {name: llama, namespace: serving}", "metadata: {name: llama}")
     assert load_documents(parse_stream(UNPLACED_SET + unplaced_policy, "ds.yaml"), "prod").sets[0].policy is not None
+
+
+# --- a recorded position is one the planner could have written (issue 37 items 4 and 5) -------
+
+T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+P, F, D = Progress.PENDING, Progress.IN_FLIGHT, Progress.DONE
+
+
+def _position_case():
+    """A 4-slice set rolling to img:2 under a canary with a manual pause, then a 15m soak."""
+    paced = RolloutPolicy("llm", "default", "llm", (Wave(1, pause=True), Wave(2, pause=True, duration=900.0)))
+    ds = replace(make_set({"prefill": 1, "decode": 1}, "img:2", 4), policy=paced)
+    held = decide(paced, ds.revision, Position(ds.revision, "r1"), (D, P, P, P), T0).position
+    return ds, held
+
+
+def test_item4_a_position_past_an_unpassed_gate_is_refused():
+    """Issue 37 item 4: `position.wave` patched past the canary's `pause: {}` (no gate recorded)
+    was obeyed; it is refused at position.wave, saying how to set it back."""
+    ds, held = _position_case()
+    assert held.wave == 0 and held.completed and position_problems(ds, held) == []
+    assert position_problems(ds, replace(held, wave=1)) == [(("wave",), (
+        "is 1 (wave 2), past the pause gate after wave 1, which is not recorded as passed (position.gates): a "
+        "rollout leaves a wave only through its gates (edited by hand? set it back to 0: the rollout then waits at "
+        "that gate, and `rollout promote` passes it)"))]
+    # past a wave never recorded completed, and beyond the policy's waves
+    assert [path for path, _ in position_problems(ds, replace(held, wave=1, completed={}))] == [("wave",)]
+    assert "but the RolloutPolicy has 3 waves" in position_problems(ds, replace(held, wave=7))[0][1]
+    # `promote --full` recorded passes every gate: the position may be past them
+    full = replace(held, wave=1, full=Stamp("2026-12-01T12:00:00Z", "carol"))
+    assert position_problems(ds, full) == []
+    # another rollout's position is not read, so not checked either
+    assert position_problems(ds, replace(held, revision="r0", wave=1)) == []
+
+
+def test_item4_a_gate_record_must_fit_its_gate():
+    """Issue 37 item 4: who passed a gate, when and how must be what the planner records."""
+    ds, held = _position_case()
+    at = "2026-12-01T12:00:00Z"
+
+    def problems(*gates, **changes):
+        return [(path, message.split(" (edited")[0]) for path, message in
+                position_problems(ds, replace(held, gates=gates, **changes))]
+
+    assert problems(GatePassed(0, "pause", at, "alice", "promote")) == []
+    assert problems(GatePassed(0, "pause", at, "alice", "verdict")) == [
+        (("gates", 0, "how"), "is 'verdict', but the pause gate after wave 1 is passed by promote or duration or "
+                              "promote --full")]
+    assert problems(GatePassed(0, "pause", at, "soak", "duration")) == [
+        (("gates", 0, "how"), "says the soak after wave 1 passed, but its pause has no duration (`pause: {}`): only "
+                              "`rollout promote` passes it")]
+    assert problems(GatePassed(0, "analysis", at, "alice", "promote")) == [
+        (("gates", 0, "how"), "is 'promote', but the analysis gate after wave 1 is passed by verdict or promote "
+                              "--full")]
+    assert problems(GatePassed(0, "pause", at, "carol", "promote --full")) == [
+        (("gates", 0, "how"), "says `promote --full` passed the pause gate after wave 1, but no `promote --full` is "
+                              "recorded (position.full)")]
+    # a gate for a wave not yet completed (the pre-passed gate of item 7), and twice the same gate
+    assert problems(GatePassed(1, "pause", at, "alice", "promote")) == [
+        (("gates", 0), "records the pause gate after wave 2 as passed, but wave 2 is not recorded as completed "
+                       "(position.completed): a gate is passed only once every slice of its wave is done")]
+    assert problems(GatePassed(0, "pause", at, "alice", "promote"), GatePassed(0, "pause", at, "bob", "promote")) \
+        == [(("gates", 1), "records the pause gate after wave 1 a second time")]
+    # a soak passed before its end; a wave recorded completed before the rollout reached it
+    soaked = dict(wave=1, completed={0: at, 1: "2026-12-01T12:10:00Z"})
+    early = GatePassed(1, "pause", "2026-12-01T12:24:59Z", "soak", "duration")
+    assert problems(GatePassed(0, "pause", at, "alice", "promote"), early, **soaked) == [
+        (("gates", 1, "at"), "is 2026-12-01T12:24:59Z, before the soak after wave 2 ends (2026-12-01T12:25:00Z: 15m "
+                             "after the wave completed at 2026-12-01T12:10:00Z)")]
+    assert problems(GatePassed(0, "pause", at, "alice", "promote"), replace(early, at="2026-12-01T12:25:00Z"),
+                    **soaked) == []
+    assert problems(completed={0: at, 1: at}) == [
+        (("completed", "1"), "records wave 2 as completed at 2026-12-01T12:00:00Z, but the rollout has reached only "
+                             "wave 1 (position.wave): a wave completes once it is reached")]
+
+
+def test_item4_an_analysis_gate_passed_on_its_verdict_needs_a_passed_verdict():
+    ds, held = _position_case()
+    checked = replace(ds, policy=replace(ds.policy, waves=(Wave(1, analysis=("ttft",), pause=True),)))
+    gate = GatePassed(0, "analysis", "2026-12-01T12:00:00Z", "analysis", "verdict")
+    assert position_problems(checked, replace(held, gates=(gate,), verdicts={0: {"phase": "passed"}})) == []
+    (found,) = position_problems(checked, replace(held, gates=(gate,), verdicts={0: {"phase": "failed"}}))
+    assert found[0] == ("gates", 0, "how") and "position.verdicts records failed for wave 1" in found[1]
+    pause = replace(gate, gate="pause", by="alice", how="promote")
+    (found,) = position_problems(checked, replace(held, gates=(pause,)))
+    assert found[0] == ("gates", 0) and "before its analysis" in found[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_every_position_the_planner_writes_passes_the_check(data):
+    """Random rollouts (decide, and every verb at any time): no position they write is refused,
+    and the same position moved one wave past the gate it waits at always is."""
+    slices = data.draw(st.integers(1, 6))
+    counts = sorted(data.draw(st.sets(st.integers(1, slices), min_size=1, max_size=3)))
+    waves = tuple(Wave(c, analysis=data.draw(st.sampled_from([(), ("ttft",)])), pause=data.draw(st.booleans()),
+                       duration=data.draw(st.sampled_from([None, 60.0, 0.5]))) for c in counts)
+    paced = RolloutPolicy("llm", "default", "llm", waves, data.draw(st.sampled_from([None, 1, 2])),
+                          data.draw(st.sampled_from(["abort", "pause"])))
+    ds = replace(make_set({"prefill": 1, "decode": 1}, "img:2", slices), policy=paced)
+    progress, position = [P] * slices, Position(ds.revision, "r1")
+    now = T0
+    for _ in range(80):
+        decision = decide(paced, ds.revision, position, tuple(progress), now)
+        position = decision.position
+        assert position_problems(ds, position) == [], (position, paced)
+        if decision.gate is not None and position.full is None:  # the edit of item 4: past the gate it waits at
+            assert ("wave",) in [path for path, _ in position_problems(ds, replace(position, wave=position.wave + 1))]
+        op = data.draw(st.sampled_from(["step"] * 6 + ["tick"] * 2 + ["promote"] * 3 + ["verdict"] * 2 + [
+            "full", "pause", "resume", "abort"]))
+        try:
+            if op == "promote":
+                position = promote(decision, now, "alice")
+            elif op == "full":
+                position = promote(decision, now, "carol", full=True)
+            elif op == "pause":
+                position = pause(position, now, "bob")
+            elif op == "resume":
+                position = resume(position)
+            elif op == "abort":
+                position = abort(decision, now, "dave")
+        except VerbRefused:
+            pass
+        if op == "verdict" and decision.gate is not None and decision.gate.kind == "analysis":
+            position = position.with_verdict(decision.gate.wave, {"phase": data.draw(
+                st.sampled_from(["passed", "failed"]))})
+        elif op == "tick":
+            now += datetime.timedelta(seconds=data.draw(st.sampled_from([0.3, 30, 61])))
+        elif op == "step" and decision.target == ds.revision:
+            for s in decision.moves:
+                progress[s] = {P: F, F: D}.get(progress[s], progress[s])
+        assert position_problems(ds, position) == [], (op, position, paced)
+        if decision.state in (State.COMPLETE, State.ABORTED):
+            break

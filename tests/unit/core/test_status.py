@@ -120,7 +120,7 @@ def test_text_report_layout():
     drive(ds, cluster)
     text = format_text(status_of(ds, cluster), NOW)
     lines = text.splitlines()
-    assert lines[0] == f"disaggregatedset/llm in {NS}, revision {ds.revision}: Available"
+    assert lines[0] == f"disaggregatedset/llm in {NS}, revision {ds.revision}: Available, complete"
     assert "  ROLE     DESIRED  REPLICAS  READY  UPDATED" in lines
     assert "  prefill  2        2         2      2" in lines
     assert any(line.startswith("  0      steady") for line in lines)
@@ -142,3 +142,34 @@ def test_grouping_keeps_runs_apart():
     from kubectl_disagg.views.templating import grouped_by_slice
     assert grouped_by_slice([(0, "a"), (1, "a"), (2, "b"), (3, "a"), (5, "a")]) == [
         ("slices 0-1", "a"), ("slice 2", "b"), ("slice 3", "a"), ("slice 5", "a")]
+
+
+# --- issue 37 item 12: Available is not complete while an old revision's LWS remain -----------
+
+
+def available_before_the_last_step(slices: int = 2):
+    """A rollout from img:1 to img:2 stepped until the set is Available, its drained old
+    revision's LWS still there (the rollout's last step removes them): (old, new, cluster)."""
+    cluster = MemoryCluster(NS)
+    old = make_set({"prefill": 2, "decode": 1}, slices=slices)
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2", slices=slices)
+    drive(old, cluster)
+    while not status_of(new, cluster).available:
+        cluster.execute(reconcile(new, cluster.snapshot(new.name)).actions)
+        cluster.settle()
+    assert {name for name in cluster.lws() if old.revision in name}  # drained, not yet removed
+    return old, new, cluster
+
+
+def test_issue37_item12_status_says_available_but_not_complete_until_the_old_lws_are_removed():
+    old, new, cluster = available_before_the_last_step()
+    status = status_of(new, cluster)
+    assert status.available and not status.complete
+    assert to_document(status, NOW)["complete"] is False
+    assert format_text(status, NOW).splitlines()[0] == (
+        f"disaggregatedset/llm in {NS}, revision {new.revision}: Available, not complete: revision {old.revision}'s "
+        "LeaderWorkerSets remain in slices 0-1")
+    drive(new, cluster)  # the last step: the drained revision goes
+    status = status_of(new, cluster)
+    assert status.complete and to_document(status, NOW)["complete"] is True
+    assert format_text(status, NOW).splitlines()[0].endswith(f"revision {new.revision}: Available, complete")

@@ -111,9 +111,9 @@ def test_at_rest_nothing_is_held_and_the_position_is_left_alone():
 
 def test_abort_is_refused_without_a_stable_revision_and_stays():
     with pytest.raises(VerbRefused):
-        abort(Position("r2", ""), T0, "dave")
-    aborted = abort(Position("r2", "r1"), T0, "dave")
-    assert abort(aborted, T0, "erin") == aborted
+        abort(decide(policy(), "r2", Position("r2", ""), (F, P), T0), T0, "dave")
+    aborted = abort(decide(policy(), "r2", Position("r2", "r1"), (F, P), T0), T0, "dave")
+    assert abort(decide(policy(), "r2", aborted, (F, P), T0), T0, "erin") == aborted
     with pytest.raises(VerbRefused):
         promote(decide(policy(), "r2", aborted, (D, P), T0), T0, "erin")
 
@@ -149,7 +149,7 @@ def test_abort_brings_the_admitted_slices_back_and_leaves_the_others_unwritten()
         cluster.execute(result.actions)
         cluster.settle()
     untouched = {k: v["metadata"]["resourceVersion"] for k, v in cluster.lws().items() if "-2-" in k or "-3-" in k}
-    position = abort(position, now, "dave")
+    position = abort(passage.decision, now, "dave")
     for _ in range(40):
         passage, result, _ = run_pass(ds, cluster, position, now)
         position = passage.decision.position
@@ -250,3 +250,65 @@ def test_a_soak_ending_past_year_9999_holds_instead_of_overflowing():
     soak = policy(Wave(1, pause=True, duration=1e15))
     at_gate = decide(soak, "r2", Position("r2", "r1"), (D, P), T0)
     assert at_gate.state == State.AT_GATE and at_gate.gate.until == "9999-12-31T23:59:59Z"
+
+
+# --- issue 37: a verb acts on the position as it stands -----------------------------------------
+
+def test_item7_promote_before_the_canary_is_done_is_refused_with_the_position():
+    """Issue 37 item 7: a promote while the canary was in flight (or not started) was recorded, so
+    the next wave started unseen once the canary completed. It passes only the gate the rollout
+    waits at, and says where the rollout stands otherwise."""
+    canary = policy(Wave(1, pause=True), Wave(3, pause=True))
+    fresh = decide(canary, "r2", Position("r2", "r1"), (P, P, P, P), T0)
+    for progress, done in (((P, P, P, P), 0), ((F, P, P, P), 0)):
+        decision = decide(canary, "r2", fresh.position, progress, T0)
+        with pytest.raises(VerbRefused) as refused:
+            promote(decision, T0, "alice")
+        assert str(refused.value) == (
+            f"the rollout waits at no gate: wave 1 of 3 (slice 0) has {done} of 1 slices done, and its gates come "
+            "once every slice of it is done; promote passes the gate the rollout waits at (`rollout status` says "
+            "when)")
+    # the second wave in flight: its slices counted
+    promoted = promote(decide(canary, "r2", fresh.position, (D, P, P, P), T0), T0, "alice")
+    second = decide(canary, "r2", promoted, (D, D, F, P), T0)
+    with pytest.raises(VerbRefused, match=r"wave 2 of 3 \(slices 1-2\) has 1 of 2 slices done"):
+        promote(second, T0, "bob")
+    # at the gate it passes; once complete there is none; --full keeps its meaning throughout
+    assert promoted.passed(0, PAUSE).by == "alice"
+    with pytest.raises(VerbRefused, match="is complete: no gate to pass"):
+        promote(decide(canary, "r2", promoted, (D, D, D, D), T0), T0, "bob")
+    assert promote(decide(canary, "r2", fresh.position, (F, P, P, P), T0), T0, "carol", full=True).full.by == "carol"
+
+
+def test_item7_a_soak_is_promoted_early_only_once_its_wave_is_done():
+    soak = policy(Wave(1, pause=True, duration=900))
+    with pytest.raises(VerbRefused, match="waits at no gate"):
+        promote(decide(soak, "r2", Position("r2", "r1"), (F, P), T0), T0, "alice")
+    soaking = decide(soak, "r2", Position("r2", "r1"), (D, P), T0)
+    assert soaking.state == State.AT_GATE and soaking.gate.until == "2026-12-01T12:15:00Z"
+    early = promote(soaking, T0 + datetime.timedelta(minutes=1), "alice")
+    assert early.passed(0, PAUSE).how == PROMOTED
+    assert decide(soak, "r2", early, (D, P), T0 + datetime.timedelta(minutes=1)).moves == (0, 1)
+
+
+def test_item7_a_paused_rollout_at_its_gate_may_be_promoted_but_not_one_in_flight():
+    canary = policy(Wave(1, pause=True))
+    at_gate = decide(canary, "r2", Position("r2", "r1"), (D, P), T0)
+    paused = decide(canary, "r2", pause(at_gate.position, T0, "bob"), (D, P), T0)
+    assert paused.state == State.PAUSED and promote(paused, T0, "alice").passed(0, PAUSE).by == "alice"
+    in_flight = decide(canary, "r2", pause(Position("r2", "r1"), T0, "bob"), (F, P), T0)
+    with pytest.raises(VerbRefused, match="waits at no gate"):
+        promote(in_flight, T0, "alice")
+
+
+def test_item16_abort_after_the_rollout_completed_is_refused():
+    """Issue 37 item 16: an abort of a completed rollout promised to roll slices back, changed
+    nothing, and left the position Aborted for good."""
+    complete = decide(policy(Wave(1, pause=True)), "r2", Position("r2", "r1"), (D, D, D), T0)
+    assert complete.state == State.COMPLETE
+    with pytest.raises(VerbRefused) as refused:
+        abort(complete, T0, "dave")
+    assert str(refused.value) == ("the rollout to r2 is complete: nothing to abort; to go back, change the set's "
+                                  "template back")
+    # while any slice still runs the old revision, an abort goes on as before
+    assert abort(decide(policy(), "r2", Position("r2", "r1"), (D, D, F), T0), T0, "dave").aborted.by == "dave"

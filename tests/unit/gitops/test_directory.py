@@ -410,3 +410,40 @@ def test_a_document_of_our_groups_we_do_not_read_is_refused_by_every_command(tmp
         assert code == 1 and out == "", (argv, err)
         assert err.startswith(f"{path}:{start}: {line}"), (argv, err)
     assert directory.unread_kind(directory.parse_stream(EXAMPLE, "x")[0]) is None
+
+
+# --- issue 37 item 11: one file named two ways is one file ------------------------------------
+
+SPELLINGS = {  # (working directory, -f inputs, --state), each naming app/ and app/other-state.yaml
+    "-f absolute, --state relative": ("app", ["{app}"], "other-state.yaml"),
+    "-f relative, --state absolute": ("app", ["."], "{app}/other-state.yaml"),
+    "-f relative, --state through ..": (".", ["app"], "app/sub/../other-state.yaml"),
+    "-f through a link, --state real": (".", ["linked-app"], "app/other-state.yaml"),
+    "-f the files, --state absolute": ("app", ["llama.yaml", "other-state.yaml"], "{app}/other-state.yaml"),
+}
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_issue37_item11_a_state_file_named_two_ways_is_read_as_the_state_it_is(tmp_path, monkeypatch, spelling):
+    """`rollout step --gitops -f /abs/app --state other-state.yaml` run inside /abs/app wrote its
+    first state, then read it back as a manifest ("kind: a RolloutState is read from the state
+    file beside its set ... not from a manifest"): -f and --state named one file two ways. Every
+    later step, and render, reads the file --state names as the set's state however each spells it."""
+    app = tmp_path / "app"
+    (app / "sub").mkdir(parents=True)
+    (app / "llama.yaml").write_text(EXAMPLE)
+    (tmp_path / "linked-app").symlink_to("app", target_is_directory=True)
+    where, inputs, state = SPELLINGS[spelling]
+    monkeypatch.chdir(app if where == "app" else tmp_path)
+    inputs = [path.format(app=app) for path in inputs]
+    reading = directory.Reading(explicit=state.format(app=app))
+    for _ in range(2):  # the first step writes the state, the second reads it
+        named = [path for path in inputs if Path(path).exists()]  # (-f the state file: once written)
+        (result,) = run.step_files(Cluster(), directory.read_tree(named, reading), reading, NS)
+        run.write_steps([result])
+        assert result.path == reading.explicit
+    assert result.step.before is not None and (app / "other-state.yaml").exists()
+    assert not (app / naming.STATE_FILE).exists()
+    code, out, err = cli(["render", "-n", NS, *(f for path in inputs for f in ("-f", path)),
+                          "--state", reading.explicit])
+    assert (code, err) == (0, "") and "kind: RolloutState" not in out

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.gitops import run
@@ -50,3 +53,19 @@ def test_the_run_exits_with_its_most_pressing_set():
     assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == GitopsExit.WAITING
     assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == GitopsExit.TIMEOUT
     assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == GitopsExit.REFUSED
+
+
+def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path):
+    # A brake through git is a commit: `rollout pause --gitops --commit` while `rollout step
+    # --gitops --wait` waits or measures. Before, the step wrote its state over the paused one.
+    shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
+    reading = directory.Reading()
+    (result,) = run.step_files(Cluster(), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
+    braked = b"# a state committed meanwhile (paused)\n"
+    with open(result.path, "wb") as written:
+        written.write(braked)
+    with pytest.raises(UserError, match="changed since this step read it") as refused:
+        run.write_steps([result])
+    assert "nothing was written" in str(refused.value)
+    with open(result.path, "rb") as kept:
+        assert kept.read() == braked

@@ -96,3 +96,72 @@ def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
     renders = Counted(monkeypatch, render, "rendered")
     assert status(argo, new, state).next_action == NextAction.STEP
     assert (replays.calls, passes.calls, renders.calls) == (1, 1, 1)
+
+
+def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_then_complete():
+    """Through git, the rollout's last step is a commit removing the drained revision: until it
+    is written, synced and pruned the set is Available but not complete (text and -o yaml|json);
+    `-w --for=complete` waits for that, `--for=available` does not."""
+    from kubectl_disagg.core.status import Until
+
+    old = make_set({"prefill": 2, "decode": 1})
+    new = make_set({"prefill": 2, "decode": 1}, image="img:2")
+    argo, state = deploy(old)
+    drained = 0
+    for _ in range(40):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        if set(state.revisions) == {new.revision}:
+            break
+        current = status(argo, new, state)
+        if current.available:  # drained: the next step removes the old revision
+            drained += 1
+            assert current.next_action == NextAction.STEP and not current.complete
+            assert (current.reached(Until.AVAILABLE), current.reached(Until.COMPLETE)) == (True, False)
+            document = to_document(current, "s.yaml")
+            assert (document["available"], document["complete"]) == (True, False)
+            assert "; set Available, not complete" in format_text(current, "s.yaml")
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    else:
+        raise AssertionError("never removed")
+    assert drained == 1
+    done = status(argo, new, state)
+    assert done.next_action == NextAction.COMPLETE and done.complete and done.reached(Until.COMPLETE)
+    assert to_document(done, "s.yaml")["complete"] is True
+    assert "; set Available, complete" in format_text(done, "s.yaml")
+
+
+def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_availability(monkeypatch):
+    """`rollout status --gitops -w --for=complete` (gitops.watch.looks) looks again on every
+    change until every set's rollout is complete; `--for=available` stops at the first
+    Available look; without --for, -w still returns when the next action changes."""
+    from types import SimpleNamespace
+
+    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.gitops import watch
+    from kubectl_disagg.gitops.status import GitopsStatus
+
+    ds = make_set({"prefill": 1, "decode": 1})
+
+    def status_at(action, available):
+        return GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (), available)
+
+    class Cluster:
+        def snapshot(self, name, namespace, services=True):
+            return MemoryCluster(NS).snapshot(name)
+
+        def rollout_state(self, name, namespace):
+            return None
+
+        def wait_for_change(self, name, namespace, resource_version, timeout):
+            return True
+
+    entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
+    read = lambda: SimpleNamespace(sets=[entry])  # noqa: E731
+    for until, expected in ((Until.COMPLETE, 4), (Until.AVAILABLE, 2), (None, 2)):
+        sequence = iter([status_at(NextAction.SYNC, False), status_at(NextAction.STEP, True),
+                         status_at(NextAction.SYNC, True), status_at(NextAction.COMPLETE, True)])
+        monkeypatch.setattr(watch, "gitops_status", lambda *args: next(sequence))
+        seen = list(watch.looks(Cluster(), read, watch=True, until=until))
+        assert len(seen) == expected, until
+        assert watch.reached(seen[-1], until or Until.AVAILABLE)

@@ -7,22 +7,25 @@ import datetime
 from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.waves import State, abort, promote
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
-from kubectl_disagg.gitops.state import state_document
+from kubectl_disagg.gitops.state import record_from_set, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import parse_state
 from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_step import deploy
+from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
+from tests.unit.gitops.test_step import MemoryArgo, deploy
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -98,7 +101,7 @@ def test_render_refuses_a_state_that_moves_a_slice_outside_the_admitted_waves():
 
 def test_abort_through_git_rolls_the_canary_back_and_is_degraded():
     argo, new, state, _ = held_at_the_canary()
-    _, after, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    _, after, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     assert after.state == State.ABORTED and after.moves == (0,)
     assert health(HEALTH / "health.lua", served_object(new, aborted))["status"] == "Degraded"
     state, step = roll_until_held(argo, new, reread(aborted, new))
@@ -126,7 +129,7 @@ def test_the_served_summary_names_the_wave_and_the_command():
 def paced_objects():
     """(testdata name, the RolloutState object Argo CD sees): held at the canary's gate, aborted."""
     argo, new, state, _ = held_at_the_canary()
-    _, _, aborted = change_state(new, state, lambda d: abort(d.position, NOW, "bob"), NOW)
+    _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     return {"suspended-at-gate": served_object(new, state), "degraded-aborted": served_object(new, aborted)}
 
 
@@ -223,3 +226,270 @@ def test_render_refuses_a_failing_measurement_recorded_as_passing():
     assert any("position.verdicts.0.checks[0].measurements[0].ok: says true, but 2.4 is not < 0.5" in line
                for line in refused.value.lines()), refused.value.lines()
     assert failed.state.position.verdicts[0]["phase"] == "failed"  # measured honestly, it fails
+
+
+# --- issue 37: the position in the state file, and the verbs on it ------------------------------
+
+def bumped_past_the_canary_gate(state, new, gates=()):
+    """The probe's commit: `position.wave` bumped to 1 past the canary's unpassed `pause: {}`
+    (`gates`: the gates recorded passed), and slice 1 started as a step of wave 2 would start it."""
+    document = state_document(state)
+    document["position"]["wave"] = 1
+    if gates:
+        document["position"]["gates"] = list(gates)
+    slice1 = document["slices"][1]
+    slice1["previous"] = [dict(entry) for entry in slice1["revisions"]]
+    slice1["revisions"][0]["initialReplicas"] = dict(slice1["revisions"][0]["replicas"])
+    slice1["revisions"].append({"revision": new.revision, "replicas": {"prefill": 0, "decode": 0}})
+    document["revisions"] = list({r["revision"]: r for r in document["revisions"]}.values())
+    text = to_yaml(document)
+    (parsed,) = parse_stream(text, "disagg-rollout-state.yaml")
+    return parse_state(parsed, new, NS), text
+
+
+def test_item5_a_state_edited_past_an_unpassed_gate_is_refused_by_render_and_step():
+    """Issue 37 item 5: the edit rendered, and `rollout step --gitops` went on from it."""
+    argo, new, state, _ = held_at_the_canary()
+    forged, text = bumped_past_the_canary_gate(state, new)
+    wave_line = next(n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "wave: 1")
+    expected = (f"disagg-rollout-state.yaml:{wave_line}: position.wave: is 1 (wave 2), past the pause gate after "
+                "wave 1, which is not recorded as passed (position.gates): a rollout leaves a wave only through its "
+                "gates (edited by hand? set it back to 0: the rollout then waits at that gate, and `rollout promote` "
+                "passes it) (rule: a position moves only through its gates, docs/gitops.md)")
+    with pytest.raises(UserError) as refused:
+        render_with_state(new, forged, NS)
+    assert refused.value.lines() == [expected]
+    with pytest.raises(UserError) as refused:
+        gitops_step(new, forged, argo.snapshot(new), argo.served, now=NOW)
+    assert refused.value.lines() == [expected]
+    # the same state with the gate passed as a promote commit records it renders
+    passed, _ = bumped_past_the_canary_gate(state, new, [{"wave": 0, "gate": "pause", "at": "2026-12-01T12:00:00Z",
+                                                           "by": "alice", "how": "promote"}])
+    render_with_state(new, passed, NS)
+
+
+def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
+    """Issue 37 item 7 through git: the promote commit pre-passed the gate of a canary in flight."""
+    from kubectl_disagg.core.waves import VerbRefused
+
+    old, new = sets()
+    argo, state = deploy(old)
+    argo.sync(new, state)
+    step = gitops_step(new, state, argo.snapshot(new), argo.served, now=NOW)
+    assert step.outcome == Outcome.ADVANCED  # the canary starts
+    started = reread(step.state, new)
+    with pytest.raises(VerbRefused) as refused:
+        change_state(new, started, lambda d: promote(d, NOW, "alice"), NOW)
+    assert str(refused.value).startswith("the rollout waits at no gate: wave 1 of 2 (slice 0) has 0 of 1 slices done")
+
+
+def test_item16_an_abort_commit_after_the_rollout_completed_is_refused():
+    """Issue 37 item 16 through git: the abort of a completed rollout was written, and changed nothing."""
+    from kubectl_disagg.core.waves import VerbRefused
+
+    argo, new, state, _ = held_at_the_canary()
+    _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, new, reread(promoted, new))
+    assert step.outcome == Outcome.COMPLETE
+    with pytest.raises(VerbRefused) as refused:
+        change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
+    assert str(refused.value) == (f"the rollout to {new.revision} is complete: nothing to abort; to go back, change "
+                                  "the set's template back")
+
+
+# --- issue 37 item 10: the next commit after a completed paced rollout renders ----------------
+
+THREE_WAVES = RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True), Wave(3, pause=True)), max_in_flight=2)
+
+
+def completed_paced_rollout(slices: int = 6):
+    """A policy-paced git rollout from img:1 to img:2 driven to its end (its last commit removes
+    img:1 everywhere): (Argo CD, the set at img:2, the state committed last)."""
+    old = make_set({"prefill": 1, "decode": 1}, slices=slices)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=slices), policy=THREE_WAVES)
+    argo, state = deploy(old)
+    for _ in range(3):
+        state, step = roll_until_held(argo, new, state)
+        if step.outcome == Outcome.COMPLETE:
+            break
+        _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+        state = reread(promoted, new)
+    assert step.outcome == Outcome.COMPLETE and all(set(state.deployed(s)) == {new.revision} for s in range(slices))
+    assert any(state.previous[s].replicas != state.replicas[s] for s in range(slices))  # "remove <old revision>"
+    return argo, new, state
+
+
+def test_issue37_item10_the_next_image_change_after_a_completed_paced_rollout_renders():
+    argo, done, state = completed_paced_rollout()
+    third = replace(make_set({"prefill": 1, "decode": 1}, image="img:3", slices=6), policy=THREE_WAVES)
+    objects = render_with_state(third, reread(state, third), NS)  # refused before: "slice 1 moved, but ..."
+    lws = {(o["metadata"]["labels"][naming.SLICE_LABEL], o["metadata"]["labels"][naming.REVISION_LABEL]):
+           o["spec"]["replicas"] for o in objects if o["kind"] == "LeaderWorkerSet"}
+    # at rest, as without a policy: every slice runs img:2; the new revision is not started
+    # outside the first wave's admitted slices, and at 0 where it is
+    assert {rev for (_, rev) in lws} <= {done.revision, third.revision}
+    assert all(lws[(str(s), done.revision)] == 1 for s in range(6))
+    assert all(n == 0 for (_, rev), n in lws.items() if rev == third.revision)
+    assert {int(s) for (s, rev) in lws if rev == third.revision} <= {0}
+    # ... and the rollout then starts with a step, through its waves, to the end
+    state, step = roll_until_held(argo, third, reread(state, third))
+    assert step.outcome == Outcome.HELD and [set(state.deployed(s)) for s in range(2)] == \
+        [{third.revision}, {done.revision}]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(slices=st.integers(2, 5), counts=st.sets(st.integers(1, 4), min_size=1, max_size=2),
+       budget=st.sampled_from([None, 1, 2]),
+       changes=st.lists(st.tuples(st.integers(0, 14), st.sampled_from(["image", "image", "revert"])),
+                        min_size=1, max_size=3))
+def test_issue37_item10_every_commit_of_a_paced_git_rollout_renders_with_template_changes_at_any_step(
+        slices, counts, budget, changes):
+    """Paced rollouts through git with the next image (or a revert) committed at any step,
+    before, during or after a rollout completed: every committed state renders for the set of
+    its commit (Argo CD never shows a ComparisonError), a slice gains a revision only in the
+    waves the policy admits for it, and the last rollout runs to its end. (`abort` is an event
+    the function handles, left out of the draws: an abort after a template change mid-canary can
+    pick a stable revision no LWS runs any more, which core/waves.py owns; the abort case of
+    item 10 is the named test below.)"""
+    paced = RolloutPolicy("llm", NS, "llm", tuple(Wave(c, pause=True) for c in sorted(counts)), max_in_flight=budget)
+    images = ["img:1", "img:2"]
+
+    def the_set():
+        return replace(make_set({"prefill": 1, "decode": 1}, image=images[-1], slices=slices), policy=paced)
+
+    argo, state = deploy(make_set({"prefill": 1, "decode": 1}, slices=slices))
+    pending = sorted(changes)
+    ds, step_index, abort_at_gate = the_set(), 0, False
+    for _ in range(200):
+        while pending and pending[0][0] <= step_index:
+            change = pending.pop(0)[1]
+            if change == "abort":
+                abort_at_gate = True  # the next gate is aborted instead of promoted
+            elif change == "image" or len(images) < 3:
+                images.append(f"img:{len(images) + 1}")
+            else:
+                images.pop()
+            ds = the_set()
+        state = reread(state, ds)
+        running = {s: set(g) for s, g in groups_by_slice(argo.cluster).items()}
+        argo.sync(ds, state)  # refused before when the last step moved a slice of a completed rollout
+        decision = state_decision(ds, state)
+        admitted = range(decision.waves[decision.wave].end)
+        for s, groups in groups_by_slice(argo.cluster).items():
+            assert ds.revision not in groups or ds.revision in running.get(s, ()) or s in admitted, \
+                (s, groups, decision.wave)
+        argo.cluster.settle()
+        step = gitops_step(ds, state, argo.snapshot(ds), argo.served, now=NOW)
+        if step.outcome == Outcome.HELD and decision.state == State.ABORTED:
+            if not pending:
+                break  # rolled back: held until the set's template changes
+        elif step.outcome == Outcome.HELD:
+            verb = (lambda d: abort(d, NOW, "bob")) if abort_at_gate else (lambda d: promote(d, NOW, "alice"))
+            _, _, state = change_state(ds, state, verb, NOW)
+            abort_at_gate = False
+        elif step.outcome == Outcome.COMPLETE:
+            if not pending:
+                break
+        else:
+            assert step.outcome == Outcome.ADVANCED, step.reasons
+            state = step.state
+        step_index += 1
+    else:
+        raise AssertionError("the rollout did not complete")
+    if decision.state == State.ABORTED:
+        assert all(ds.revision not in state.deployed(s) for s in range(slices))  # (never-admitted slices untouched)
+    else:
+        assert all(set(state.deployed(s)) == {ds.revision} for s in range(slices))
+
+
+def _start(entry: dict, revision: str, counts: dict, full: bool) -> None:
+    """A slice edited as if a step had started `revision` there (or finished it: `full`)."""
+    if full:
+        entry["revisions"] = [{"revision": revision, "replicas": dict(counts)}]
+        return
+    for deployed in entry["revisions"]:
+        deployed.setdefault("initialReplicas", dict(deployed["replicas"]))
+    entry["revisions"].append({"revision": revision, "replicas": {role: 0 for role in counts}})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(slices=st.integers(2, 4), steps=st.integers(0, 12), next_image=st.booleans(), edited=st.data(),
+       edit=st.sampled_from(["start", "finish", "target"]))
+def test_issue37_item10_a_state_edited_to_start_a_slice_outside_its_wave_is_refused_before_and_after_a_rollout(
+        slices, steps, next_image, edited, edit):
+    """Design §8 under a policy, where item 10 judges a step for the rollout it rolled: from any
+    point of a paced rollout (its end too), with or without the next image committed, a slice
+    edited to start or finish the set's revision as the last step's move, or `target.revision`
+    switched to another revision the state records: render refuses it (FILE:LINE), or no slice
+    gains the set's revision outside the waves the policy admits. (A `previous` forged to match
+    the edit says the slice did not move: that is the position's check, not this rule's.)"""
+    old = make_set({"prefill": 1, "decode": 1}, slices=slices)
+    ds = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=slices), policy=THREE_WAVES)
+    argo, state = deploy(old)
+    for _ in range(steps):
+        argo.sync(ds, state)
+        argo.cluster.settle()
+        step = gitops_step(ds, state, argo.snapshot(ds), argo.served, now=NOW)
+        if step.outcome == Outcome.HELD:
+            _, _, state = change_state(ds, state, lambda d: promote(d, NOW, "alice"), NOW)
+        elif step.outcome == Outcome.ADVANCED:
+            state = reread(step.state, ds)
+    argo.sync(ds, state)
+    argo.cluster.settle()
+    if next_image:
+        ds = replace(make_set({"prefill": 1, "decode": 1}, image="img:3", slices=slices), policy=THREE_WAVES)
+        state = reread(state, ds)
+    honest = state_decision(ds, state)
+    admitted = range(honest.waves[honest.wave].end)
+    running = {s: set(g) for s, g in groups_by_slice(argo.cluster).items()}
+    document = state_document(state)
+    outside = [e for e in document["slices"] if e["slice"] not in admitted and ds.revision not in running[e["slice"]]]
+    if edit == "target":
+        others = [r["revision"] for r in document["revisions"] if r["revision"] != document["target"]["revision"]]
+        if not others:
+            return
+        document["target"]["revision"] = edited.draw(st.sampled_from(others))
+    elif not outside:
+        return
+    else:
+        entry = edited.draw(st.sampled_from(outside))
+        _start(entry, ds.revision, {"prefill": 1, "decode": 1}, edit == "finish")
+        if ds.revision not in [r["revision"] for r in document["revisions"]]:
+            document["revisions"].append(state_document(replace(state, replicas={0: {ds.revision: {}}}, revisions={
+                **state.revisions, ds.revision: record_from_set(ds)}))["revisions"][-1])
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    try:
+        mutated = MemoryArgo()
+        mutated.sync(ds, parse_state(parsed, ds, NS))
+    except UserError as refused:
+        assert all(line.startswith("disagg-rollout-state.yaml:") and line.split(":")[1].isdigit()
+                   for line in refused.lines()), refused.lines()
+        event(f"{edit}: refused")
+        return
+    event(f"{edit}: renders")
+    for s, groups in groups_by_slice(mutated.cluster).items():
+        assert ds.revision not in groups or ds.revision in running.get(s, ()) or s in admitted, (s, groups, edit)
+
+
+def test_issue37_item10_the_next_image_after_an_abort_rolled_back_renders():
+    """After `rollout abort --gitops` at the second wave's gate rolled slices 0-2 back (its last
+    steps moved slices the next rollout's first wave does not admit, and the steps are held:
+    "change the set's template to end it"), the next image is the way out: its first commit
+    renders, and its rollout starts at the canary."""
+    old = make_set({"prefill": 1, "decode": 1}, slices=6)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=6), policy=THREE_WAVES)
+    argo, state = deploy(old)
+    state, step = roll_until_held(argo, new, state)
+    _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, new, reread(promoted, new))
+    assert [set(state.deployed(s)) == {new.revision} for s in range(6)] == [True] * 3 + [False] * 3
+    _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
+    state, step = roll_until_held(argo, new, reread(aborted, new))
+    assert step.outcome == Outcome.HELD and "aborted" in step.reasons[0]
+    assert all(set(state.deployed(s)) == {old.revision} for s in range(6))
+    assert [s for s in range(6) if state.previous[s].replicas != state.replicas[s]] != [0]  # beyond the canary
+    third = replace(make_set({"prefill": 1, "decode": 1}, image="img:3", slices=6), policy=THREE_WAVES)
+    render_with_state(third, reread(state, third), NS)  # refused before: judged for img:3's first wave
+    state, step = roll_until_held(argo, third, reread(state, third))
+    assert step.outcome == Outcome.HELD and [set(state.deployed(s)) for s in range(3)] == \
+        [{third.revision}, {old.revision}, {old.revision}]

@@ -88,3 +88,25 @@ def test_a_forged_verdict_in_the_cluster_s_rollout_state_is_refused_when_read():
     # Another rollout's position is not read for its verdicts: a new rollout starts afresh from it.
     other = {"metadata": {"name": "llm"}, "position": position_document(replace(position, revision="r0"))}
     assert recorded_position(other, ds).revision == "r0"
+
+
+def test_item4_a_position_patched_past_an_unpassed_gate_is_refused_when_read():
+    """Issue 37 item 4: `position.wave` patched past the canary's `pause: {}` (no gate recorded)
+    was obeyed, and the next step started the next wave. Reading the RolloutState refuses it,
+    naming the object and the field, and how to set it back."""
+    from kubectl_disagg.core.position import position_document
+    from kubectl_disagg.core.waves import Hold
+
+    cluster, ds = paced_fleet()
+    snapshot = cluster.snapshot(ds.name)
+    first = admit(ds, snapshot, None, NOW).decision.position
+    held = replace(first, completed={0: "2026-12-01T12:00:00Z"})  # the canary done, held at its gate
+    assert recorded_position({"metadata": {"name": "llm"}, "position": position_document(held)}, ds) == held
+    patched = {"metadata": {"name": "llm"}, "position": position_document(replace(held, wave=1))}
+    assert admit(ds, snapshot, replace(held, wave=1), NOW).decision.held.get(1) != Hold.WAVE  # what it would do
+    with pytest.raises(UserError) as refused:
+        recorded_position(patched, ds)
+    assert refused.value.lines() == [
+        "rolloutstate/llm: position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
+        "passed (position.gates): a rollout leaves a wave only through its gates (edited by hand? set it back to 0: "
+        "the rollout then waits at that gate, and `rollout promote` passes it)"]

@@ -52,3 +52,41 @@ def test_watch_until_the_deadline_is_4():
     cluster, ds = Watched(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
     code, texts = looked(cluster, ds, watch=True, deadline=time.monotonic() + 0.2)
     assert code == StatusExit.TIMEOUT and set(texts) == {"[False]\n"} and cluster.looked_again >= 1
+
+
+class LastStep(Watched):
+    """Available with the drained old revision's LWS still there; the watch sees the rollout's
+    last step (what a `rollout step` run elsewhere does) and says something changed."""
+
+    def __init__(self, cluster, ds):
+        super().__init__(cluster)
+        self.ds = ds
+
+    def wait_for_change(self, name, namespace, resource_version, timeout):
+        super().wait_for_change(name, namespace, resource_version, timeout)
+        assert run.step_sets(self, [self.ds], None, None, Printer(), until_complete=True) == StepExit.OK
+        return True
+
+
+def test_issue37_item12_for_complete_waits_past_available_until_the_old_revision_is_removed():
+    from kubectl_disagg.core.status import Until
+    from tests.unit.core.test_status import available_before_the_last_step
+
+    _, new, memory = available_before_the_last_step()
+    cluster = LastStep(memory, new)
+    assert looked(cluster, new) == (StatusExit.AVAILABLE, ["[True]\n"])  # today's default, unchanged
+    assert looked(cluster, new, until=Until.COMPLETE)[0] == StatusExit.NOT_AVAILABLE
+    assert cluster.looked_again == 0
+    code, texts = looked(cluster, new, until=Until.COMPLETE, watch=True, deadline=time.monotonic() + 30)
+    assert code == StatusExit.AVAILABLE and texts == ["[True]\n", "[True]\n"] and cluster.looked_again == 1
+    assert not [name for name in memory.lws() if new.revision not in name]
+
+
+def test_issue37_item12_for_takes_kubectls_words_and_its_help_says_what_exit_0_means(capsys):
+    from tests.conftest import EXAMPLES
+    from tests.unit.test_cli import run as cli
+
+    code, _, err = cli(["rollout", "status", "-f", str(EXAMPLES / "prefill-decode.yaml"), "--for=ready"], capsys)
+    assert code == 2 and "'--for'" in err and "'available', 'complete'" in err
+    code, out, _ = cli(["rollout", "status", "--help"], capsys)
+    assert code == 0 and "--for [available|complete]" in out and "--for=complete: not complete" in " ".join(out.split())
