@@ -27,7 +27,7 @@ REFERENCE = "docs/reference/cli"
 
 
 def exit_section(codes: type[ExitCode], title: str = "Exit codes:", words: dict | None = None) -> tuple:
-    """An exit-code section of a command: (table, title, words), as `exits.help_text` takes them."""
+    """A command's exit-code section: (table, title, words that replace the table's, or None)."""
     return (codes, title, words)
 
 
