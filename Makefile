@@ -97,9 +97,10 @@ generate:
 	hack/generate-crds.sh
 	$(MAKE) docs
 
-## docs: docs/reference/fields.md, made again from the CRDs of config/crd (a test checks it is current)
+## docs: docs/reference/fields.md and docs/reference/cli/, made again from config/crd and the click commands (tests check they are current)
 docs: $(VENV)/.installed
 	$(VENV)/bin/python hack/field_reference.py --write
+	$(VENV)/bin/python hack/cli_reference.py --write
 
 ## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed
