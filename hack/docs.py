@@ -12,7 +12,10 @@
   README.md and docs/tutorials/ run, in order, in a test against a fresh local control plane
   with the LWS simulator (tests/integration/test_docs_shell.py), unless a line
   `<!-- not run: REASON -->` just above a block says why it cannot. Each command must succeed,
-  but one whose comment says `# exits N`, which must end with N (`script_of`).
+  but one whose comment says `# exits N`, which must end with N (`script_of`). A reason that
+  begins "run by `make TARGET`" (`ShellBlock.run_by`) names the demo that runs the block: its
+  test (tests/integration/test_demo.py) checks that the demo ran the page's commands
+  (`commands`), in order, with the codes the page says.
 
     .venv/bin/python hack/docs.py           # list what --write would change
     .venv/bin/python hack/docs.py --write   # rewrite citations and the exit-code tables
@@ -102,6 +105,16 @@ NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
 RUN_PAGES = ("README.md", "docs/tutorials/*.md")
 
 
+# A "not run" reason naming the demo that runs the block instead: its `make` target.
+RUN_BY = re.compile(r"^run by `make (?P<target>[\w-]+)`")
+# Each demo's `make` target → the tutorial its test checks it against (tests/integration/
+# test_demo.py, `assert_tutorial_is_the_demo`): every command of the page's blocks that run, or
+# that say they are run by that demo, is one the demo ran, in the page's order, with its code.
+DEMO_TUTORIALS = {"demo": "docs/tutorials/terminal-rollout.md",
+                  "demo-progressive": "docs/tutorials/progressive-analysis.md",
+                  "demo-git": "docs/tutorials/git-rollout.md"}
+
+
 class ShellBlock:
     """A fenced shell block of a markdown page: `line`, its fence's line number; `commands`, its
     text as a shell runs it (a `console` block: its `$ ` lines, the prompt taken off);
@@ -109,6 +122,12 @@ class ShellBlock:
 
     def __init__(self, line: int, commands: str, not_run: str | None):
         self.line, self.commands, self.not_run = line, commands, not_run
+
+    @property
+    def run_by(self) -> str | None:
+        """The demo's `make` target where the reason is "run by `make TARGET` ...", else None."""
+        found = RUN_BY.match(self.not_run or "")
+        return found.group("target") if found else None
 
     def __repr__(self) -> str:
         return f"ShellBlock(line={self.line}, not_run={self.not_run!r})"
@@ -140,6 +159,22 @@ def shell_blocks(text: str) -> list[ShellBlock]:
 
 
 EXITS = re.compile(r"#\s*exits\s+(?P<code>\d+)\b")
+COMMENT = re.compile(r"(?:^|\s+)#(?:\s.*)?$")  # a shell comment: `#` at the start of a word, to the line's end
+
+
+def command(line: str) -> tuple[str, int] | None:
+    """A command line as (its command, comment and outer spaces dropped; the exit code it must
+    end with: 0, or the N of its `# exits N` comment); None for a blank or comment-only line."""
+    text = COMMENT.sub("", line).strip()
+    if not text:
+        return None
+    expected = EXITS.search(line)
+    return text, int(expected.group("code")) if expected else 0
+
+
+def commands(block: ShellBlock) -> list[tuple[str, int]]:
+    """The block's commands, one a line (`command`), in order."""
+    return [found for line in block.commands.splitlines() if (found := command(line)) is not None]
 
 
 def script_of(block: ShellBlock, mark: str) -> str:
@@ -148,11 +183,11 @@ def script_of(block: ShellBlock, mark: str) -> str:
     at a gate: `# exits 7`)."""
     out = [f"echo {shlex.quote(mark)}"]
     for line in block.commands.splitlines():
-        expected = EXITS.search(line)
-        if expected is None or line.rstrip().endswith("\\"):
+        found = command(line)
+        if found is None or found[1] == 0 or line.rstrip().endswith("\\"):
             out.append(line)
             continue
-        code = expected.group("code")
+        code = found[1]
         out += ["set +e", line, "rc=$?", "set -e",
                 f'if [ "$rc" -ne {code} ]; then echo "exit code $rc where the page says {code}: "'
                 f'{shlex.quote(line.strip())}; exit 1; fi']
@@ -165,9 +200,19 @@ def run_pages() -> list[Path]:
 
 
 def shell_block_problems() -> list[str]:
-    """`FILE:LINE: …` for a "not run" marker without its reason."""
-    return [f"{page.relative_to(ROOT).as_posix()}:{block.line}: a shell block marked not run gives no reason"
-            for page in run_pages() for block in shell_blocks(page.read_text()) if block.not_run == ""]
+    """`FILE:LINE: …` for a "not run" marker without its reason, or run by a demo whose test does
+    not check the page (`DEMO_TUTORIALS`)."""
+    problems = []
+    for page in run_pages():
+        name = page.relative_to(ROOT).as_posix()
+        for block in shell_blocks(page.read_text()):
+            if block.not_run == "":
+                problems.append(f"{name}:{block.line}: a shell block marked not run gives no reason")
+            elif block.run_by is not None and DEMO_TUTORIALS.get(block.run_by) != name:
+                checks = DEMO_TUTORIALS.get(block.run_by)
+                problems.append(f"{name}:{block.line}: run by `make {block.run_by}`, but "
+                                + (f"its test checks {checks}" if checks else "no demo's test goes by that name"))
+    return problems
 
 
 # --- citations --------------------------------------------------------------------------------

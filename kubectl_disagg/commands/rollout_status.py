@@ -33,7 +33,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
               help="What -w waits for and exit 0 means: available (the default) or complete. Available: every "
                    "role ready at the set's revision; complete: also the rollout's last step taken (no old "
                    "revision's LeaderWorkerSet left, drained ones too). With --gitops the default -w waits until "
-                   "the next action changes.")
+                   "the next action changes (complete already: returns at once).")
 @_options.timeout("0", "With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout (docs/gitops.md): per slice the committed step, whether the cluster shows "

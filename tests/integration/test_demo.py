@@ -13,19 +13,23 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO
+from tests.hack_modules import hack_module
 from tests.prometheus_oracle import require
 from testenv.upstream import unavailable_reason
 
-
-def demo_env(control_plane) -> dict[str, str]:
-    # control_plane: the session's, for its binaries; a demo starts and stops its own (with the
-    # project's CRDs unless KUBECTL_DISAGG_CRDS names others), which must leave nothing behind.
-    return {**os.environ, "KUBECTL_DISAGG_TESTENV_BIN": str(control_plane.bin_dir)}
+docs = hack_module("docs.py")
 
 
-def run_demo(module: str, control_plane) -> str:
+def demo_env(binaries: Path) -> dict[str, str]:
+    # binaries: the control plane's, built once; a demo starts and stops its own control plane
+    # (with the project's CRDs unless KUBECTL_DISAGG_CRDS names others), which must leave nothing
+    # behind. No session control plane is started for these tests.
+    return {**os.environ, "KUBECTL_DISAGG_TESTENV_BIN": str(binaries)}
+
+
+def run_demo(module: str, binaries: Path) -> str:
     # stderr with stdout, in order, as a terminal shows them (the analysis progress is on stderr)
-    result = subprocess.run([sys.executable, "-m", module], cwd=REPO, env=demo_env(control_plane),
+    result = subprocess.run([sys.executable, "-m", module], cwd=REPO, env=demo_env(binaries),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     out = result.stdout
     assert result.returncode == 0, out[-6000:]
@@ -51,20 +55,26 @@ def commands(out: str) -> list[str]:
 SET_UP = ("make ", "export ", "cd ")
 
 
-def assert_tutorial_is_the_demo(tutorial: str, out: str) -> None:
-    """Every command of the tutorial's `sh` blocks (comments dropped) is one the demo ran: the page
-    walks through what the test ran."""
-    text = (REPO / "docs" / "tutorials" / tutorial).read_text()
-    blocks = re.findall(r"^```sh\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
-    lines = [re.sub(r"\s+# .*$", "", line).strip() for block in blocks for line in block.splitlines()]
-    walked = [line for line in lines if line and not line.startswith(SET_UP)]
-    assert walked
-    ran = commands(out)
-    assert [line for line in walked if line not in ran] == [], ran
+def assert_tutorial_is_the_demo(target: str, out: str) -> None:
+    """The demo's tutorial (hack/docs.py's DEMO_TUTORIALS) walks through what the demo ran: the
+    commands of the page's blocks that run in the docs' test or say they are run by this demo
+    (read by hack/docs.py's `commands`), but the setting up the demo does itself, are commands
+    the demo echoed, in the page's order, each with the code the page gives it (`# exits N`,
+    which the demo echoes where it expects a code other than 0)."""
+    page = docs.ROOT / docs.DEMO_TUTORIALS[target]
+    blocks = [b for b in docs.shell_blocks(page.read_text()) if b.not_run is None or b.run_by == target]
+    walked = [found for block in blocks for found in docs.commands(block) if not found[0].startswith(SET_UP)]
+    assert walked, f"{page.name} has no command {target} runs"
+    ran = [found for line in commands(out) if (found := docs.command(line)) is not None]
+    after = 0  # the page's commands, in its order: each one after the one before it
+    for command, code in walked:
+        assert (command, code) in ran[after:], (f"{page.name}: `{command}` (exit {code}) is not a command {target} ran "
+                                                f"after the page's previous one; it ran: {ran[after:]}")
+        after += ran[after:].index((command, code)) + 1
 
 
-def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
-    out = run_demo("testenv.demo", control_plane)
+def test_demo_rolls_out_a_template_change_and_cleans_up(binaries):
+    out = run_demo("testenv.demo", binaries)
     assert out.count("rollout complete at revision") == 2
     assert out.count(": Available") == 2
     assert "rollout to revision" in out and "dry run" in out
@@ -72,12 +82,12 @@ def test_demo_rolls_out_a_template_change_and_cleans_up(control_plane):
     real = unavailable_reason() is None
     assert ("starting the upstream stack" in out) == real
     assert ("the LWS status simulator plays the LWS controller" in out) == (not real)
-    assert_tutorial_is_the_demo("terminal-rollout.md", out)
+    assert_tutorial_is_the_demo("demo", out)
 
 
-def test_demo_progressive_promotes_a_good_canary_and_aborts_a_bad_one(control_plane):
+def test_demo_progressive_promotes_a_good_canary_and_aborts_a_bad_one(binaries):
     require("prometheus")
-    out = run_demo("testenv.demo_progressive", control_plane)
+    out = run_demo("testenv.demo_progressive", binaries)
     good, bad = out.split("== a bad image")
     # The good image: the canary's analysis passes, wave 2 holds at its gate, promote, complete.
     assert re.search(r"analysis wave 1: ttft .* 3/3 +0\.099 < 0\.5 +passed", good), good[-4000:]
@@ -91,14 +101,14 @@ def test_demo_progressive_promotes_a_good_canary_and_aborts_a_bad_one(control_pl
     assert "every slice is back at the stable revision" in bad
     assert "# slices 1-3: the same 6 LeaderWorkerSets, never written" in bad
     assert "rollout complete" not in bad
-    assert_tutorial_is_the_demo("progressive-analysis.md", out)
+    assert_tutorial_is_the_demo("demo-progressive", out)
 
 
-def test_demo_git_commits_each_step_and_stays_up_with_keep(control_plane):
+def test_demo_git_commits_each_step_and_stays_up_with_keep(binaries):
     """`--keep`: after the demo the cluster answers at the printed kubeconfig until SIGINT, then
     everything stops."""
     proc = subprocess.Popen([sys.executable, "-m", "testenv.demo_git", "--keep"], cwd=REPO,
-                            env=demo_env(control_plane), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=demo_env(binaries), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = []
         for line in proc.stdout:
@@ -108,7 +118,7 @@ def test_demo_git_commits_each_step_and_stays_up_with_keep(control_plane):
         out = "".join(lines)
         assert lines and lines[-1].startswith("export KUBECONFIG="), out[-3000:] + proc.stderr.read()[-3000:]
         kubeconfig = Path(lines[-1].strip().split("=", 1)[1])
-        live = subprocess.run([str(control_plane.bin_dir / "kubectl"), f"--kubeconfig={kubeconfig}", "get",
+        live = subprocess.run([str(binaries / "kubectl"), f"--kubeconfig={kubeconfig}", "get",
                                "leaderworkersets", "-n", "serving", "-o", "name"],
                               capture_output=True, text=True, check=True, timeout=60).stdout.split()
         proc.send_signal(signal.SIGINT)
@@ -133,19 +143,19 @@ def test_demo_git_commits_each_step_and_stays_up_with_keep(control_plane):
     shown = commands(out)
     assert shown.count("gitops-sync.sh apps/llama serving") == len(steps) + 3  # deploy, change, each step
     assert "kubectl disagg rollout state init -f apps/llama/" in shown
-    assert_tutorial_is_the_demo("git-rollout.md", out)
+    assert_tutorial_is_the_demo("demo-git", out)
 
 
-def test_the_playground_completes_a_first_rollout_step(control_plane):
+def test_the_playground_completes_a_first_rollout_step(binaries):
     """`make cluster`: the LWS status simulator runs, so `rollout step --until-complete` on the
     example completes (it waited on groups that never became ready and exited 4 before)."""
-    proc = subprocess.Popen([sys.executable, "-m", "testenv.controlplane"], cwd=REPO, env=demo_env(control_plane),
+    proc = subprocess.Popen([sys.executable, "-m", "testenv.controlplane"], cwd=REPO, env=demo_env(binaries),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         assert line.startswith("export KUBECONFIG="), proc.stderr.read() if proc.poll() is not None else line
         env = {**os.environ, "KUBECONFIG": line.strip().split("=", 1)[1],
-               "PATH": f"{control_plane.bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+               "PATH": f"{binaries}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         step = subprocess.run(["kubectl", "disagg", "rollout", "step", "-f", "examples/prefill-decode.yaml",
                                "--until-complete", "--timeout", "1m"], cwd=REPO, env=env,
                               capture_output=True, text=True, timeout=120)

@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -810,6 +811,9 @@ def test_an_autoscaled_role_through_a_rollout_an_abort_and_a_scale(repo):
 def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):
     deploy(repo, {"prefill": 2, "decode": 1})
     assert repo.next_action() == ("complete", GitopsExit.COMPLETE)
+    started = time.monotonic()  # -w on a complete rollout: nothing to wait for (it waited out --timeout)
+    run = repo.status("-w", "--timeout", "30s")
+    assert (run.code, "next: complete" in run.out) == (GitopsExit.COMPLETE, True) and time.monotonic() - started < 20
     repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
     assert repo.next_action() == ("wait for the sync", GitopsExit.WAITING)  # committed, not synced
     run = repo.status("-w", "--timeout", "2s")
