@@ -377,11 +377,15 @@ def the_rollout(revision: str, recorded: Position | None, progress_of: Callable[
     return revision, recorded, progress_of(revision)
 
 
-def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime) -> Passage:
-    """The decision for one pass over `ds` (which has a policy), from the recorded position."""
+def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime,
+          proven: Callable[[str], tuple[Progress, ...]] | None = None) -> Passage:
+    """The decision for one pass over `ds` (which has a policy), from the recorded position.
+    `proven`: each slice's progress as the evidence of a lost position reads it (default: the
+    live LWS; through git, the slices the state file records)."""
     rollout, recorded, progress = the_rollout(
         ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
-    position = position_for(ds.policy, recorded, rollout, stable_revision(ds.name, rollout, snapshot), progress, now)
+    position = position_for(ds.policy, recorded, rollout, stable_revision(ds.name, rollout, snapshot),
+                            progress if proven is None else proven(rollout), now)
     decision = decide(ds.policy, rollout, position, progress, now)
     target = ds if decision.target == ds.revision else stable_set(ds, snapshot, decision.target)
     held = {s: hold.value for s, hold in decision.held.items()}
@@ -402,22 +406,25 @@ def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollou
                  progress: Sequence[Progress], now: datetime.datetime) -> Position:
     """The position of the rollout to `rollout` (position.for_revision), or, under a policy, when
     none is recorded for it while the live objects show it under way (a slice has the new
-    revision beside one that has not started: the RolloutState was deleted, restored from
-    before the rollout, pruned), one rebuilt from them: paused by kubectl-disagg at the first
-    wave, nothing recorded passed, so no step moves past what the live objects prove (design §9.6).
-    A rollout back to the recorded position's stable revision (its template reverted) starts afresh."""
+    revision beside one that has not started: the RolloutState was deleted or pruned, or
+    restored from before the rollout, holding the position of the one that made `stable`), one
+    rebuilt from them: paused by kubectl-disagg at the first wave, nothing recorded passed, so
+    no step moves past what the live objects prove (design §9.6). A position recorded for any
+    other rollout (the template changed again, or reverted: a rollout of its own) starts
+    afresh, as ever."""
     position = for_revision(recorded, rollout, stable)
-    if policy is None or (recorded is not None and rollout in (recorded.revision, recorded.stable)):
+    if policy is None or (recorded is not None and (rollout in (recorded.revision, recorded.stable)
+                                                    or recorded.revision != stable)):
         return position
     started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
     if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):
         return position  # a first rollout (no slice started), or none under way
     return replace(position, paused=Stamp(timestamp(now), RECOVERED_BY, LOST_POSITION.format(
-        slices=slice_span(started), revision=rollout)))
+        slices=slice_span(started), run="runs" if len(started) == 1 else "run", revision=rollout)))
 
 
 RECOVERED_BY = naming.MANAGER  # who pauses a rollout whose position was lost
-LOST_POSITION = "no recorded position: the RolloutState of this rollout was not found; {slices} already run {revision}"
+LOST_POSITION = "no recorded position: the RolloutState of this rollout was not found; {slices} already {run} {revision}"
 
 
 def slice_span(slices: Sequence[int]) -> str:
