@@ -112,53 +112,41 @@ def test_item4_a_position_patched_past_an_unpassed_gate_is_refused_when_read():
         "the rollout then waits at that gate, and `rollout promote` passes it)"]
 
 
-class StateStore:
-    """What `Progressive` needs of a session to read and replace one RolloutState."""
-
-    def __init__(self, stored):
-        self.stored, self.written = stored, []
-        self.client = self
-
-    def rollout_state(self, name, namespace):
-        return self.stored
-
-    def replace(self, resource, namespace, body):
-        self.written.append(body)
-        self.stored = {**body, "metadata": {**body["metadata"], "resourceVersion": str(len(self.written) + 7)}}
-        return self.stored
-
-
 def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     """Issue 37 item 17: the RolloutState stayed AtGate after the policy was removed and the
     rollout completed unpaced (Argo CD: Suspended for good). Without a policy the pass brings
     its summary to the truth: Rolling while slices move, AtRest once done."""
-    from kubectl_disagg.core.reconcile import reconcile
-    from kubectl_disagg.rollout.progressive import Progressive
-
+    from kubectl_disagg.exits import StepExit
+    from kubectl_disagg.rollout import run
     from tests.unit.core.test_waves import until_held
+    from tests.unit.rollout.test_run import Cluster, Printer
 
-    cluster, ds = paced_fleet()
-    at_gate = until_held(ds, cluster, None, NOW).decision
-    store = StateStore(state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}}))
-    assert store.stored["rollout"]["phase"] == "AtGate"
-    unpaced = replace(ds, policy=None)
-    progressive = Progressive(store, "serving", clock=lambda: NOW)
-    for _ in range(20):
-        snapshot = cluster.snapshot(ds.name)
-        target, admission = progressive.admit(unpaced, snapshot)
-        result = reconcile(target, snapshot, admission)
-        if not result.actions:
-            break
-        assert store.stored["rollout"]["phase"] == "Rolling" and {a.slice for a in result.actions} >= {1, 2, 3}
-        cluster.execute(result.actions)
-        cluster.settle()
-    rollout = store.stored["rollout"]
+    class WithState(Cluster):
+        """The session's RolloutState reads and pinned replaces, over the in-memory cluster."""
+
+        def __init__(self, memory, stored):
+            super().__init__(memory)
+            self.stored, self.written, self.client = stored, [], self
+
+        def rollout_state(self, name, namespace):
+            return self.stored
+
+        def replace(self, resource, namespace, body):
+            assert body["metadata"]["resourceVersion"] == self.stored["metadata"]["resourceVersion"]
+            self.written.append(body)
+            self.stored = {**body, "metadata": {**body["metadata"], "resourceVersion": str(len(self.written) + 7)}}
+            return self.stored
+
+    memory, ds = paced_fleet()
+    at_gate = until_held(ds, memory, None, NOW).decision
+    stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}})
+    assert stored["rollout"]["phase"] == "AtGate"
+    cluster = WithState(memory, stored)
+    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), until_complete=True) == StepExit.OK
+    rollout = cluster.stored["rollout"]
     assert rollout["phase"] == "AtRest" and rollout["message"] == (
         f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")
-    assert store.stored["metadata"]["resourceVersion"] and store.written[0]["metadata"]["resourceVersion"] == "7"
-    assert health(HEALTH / "health.lua", store.stored)["status"] == "Healthy"
-    assert health(HEALTH / "health.lua", store.written[0])["status"] == "Progressing"
-    # nothing to bring to the truth: no more reads, no writes
-    empty = StateStore(None)
-    Progressive(empty, "serving").admit(unpaced, snapshot)
-    assert empty.written == []
+    assert [body["rollout"]["phase"] for body in cluster.written] == ["Rolling", "AtRest"]
+    assert cluster.stored["position"] == stored["position"]  # the position is left as it was
+    assert health(HEALTH / "health.lua", cluster.written[0])["status"] == "Progressing"
+    assert health(HEALTH / "health.lua", cluster.stored)["status"] == "Healthy"
