@@ -393,13 +393,31 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
         held = {s: Hold.ABORTED.value for s in range(ds.slices)}
         target = ds
     toward = {}
-    if decision.stable_starts:
+    starts = (*decision.stable_starts, *unfinished(ds, snapshot, decision.position.stable,
+                                                    [s for s, hold in decision.held.items() if hold == Hold.WAVE]))
+    if starts:
         stable = stable_set(ds, snapshot, decision.position.stable)
         if stable is None:  # no live LWS of the stable revision left to build it from: wait
-            held.update({s: Hold.WAVE.value for s in decision.stable_starts})
+            held.update({s: Hold.WAVE.value for s in starts})
         else:
-            toward = {s: stable for s in decision.stable_starts if s not in held}
+            toward = {s: stable for s in starts}
+            held = {s: hold for s, hold in held.items() if s not in toward}
     return Passage(decision, Admission(held, stopped_reasons(decision), toward), target)
+
+
+def unfinished(ds: DisaggregatedSet, snapshot: Snapshot, stable: str, slices: Sequence[int]) -> tuple[int, ...]:
+    """Those of `slices` (held before their wave) that run only the `stable` revision and lack
+    a role it runs elsewhere: a start at the stable revision cut short (each LWS is created on
+    its own), finished toward it like a slice the set gained, not left broken until its wave."""
+    if not stable or not slices:
+        return ()
+    roles, by_slice = set(), {}
+    for obj in snapshot.lws:
+        if obj.belongs_to(ds.name) and obj.identity.complete and obj.identity.slice < ds.slices:
+            by_slice.setdefault(obj.identity.slice, {}).setdefault(obj.identity.revision, set()).add(obj.identity.role)
+            if obj.identity.revision == stable:
+                roles.add(obj.identity.role)
+    return tuple(s for s in slices if set(by_slice.get(s, {})) == {stable} and by_slice[s][stable] != roles)
 
 
 def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollout: str, stable: str,

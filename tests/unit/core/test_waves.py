@@ -356,6 +356,24 @@ def test_item_2_a_slice_added_outside_the_admitted_waves_starts_at_the_stable_re
     assert revisions_by_slice(cluster) == {s: {ds.revision} for s in range(9)}
 
 
+def test_item_2_a_start_at_the_stable_revision_cut_short_is_finished_before_its_wave():
+    """Each LWS is created on its own: a run stopped between a new slice's roles leaves it with
+    some; the next pass creates the rest at the stable revision, not at its wave."""
+    cluster, ds = fleet(4, policy(Wave(1, pause=True)))
+    at_gate = until_held(ds, cluster, None)
+    grown = replace(ds, slices=5)
+    passage, result, _ = run_pass(grown, cluster, at_gate.decision.position, T0)
+    cluster.execute(result.actions[:1])  # the first LWS of slice 4 only
+    cluster.settle()
+    again, result, _ = run_pass(grown, cluster, passage.decision.position, T0)
+    assert 4 in again.admission.toward and {a.slice for a in result.actions} == {4}
+    cluster.execute(result.actions)
+    cluster.settle()
+    assert revisions_by_slice(cluster)[4] == {make_set({"prefill": 1, "decode": 1}, "img:1", 4).revision}
+    assert len([name for name in cluster.lws() if name.startswith("llm-4-")]) == 2
+    assert until_held(grown, cluster, again.decision.position).decision.held[4] == Hold.WAVE
+
+
 def test_item_2_percent_waves_resolve_against_the_new_slice_count():
     """A new slice inside the admitted waves starts at the rollout's revision, one outside at the
     stable one; `50%` of 4 slices admits two."""
