@@ -452,3 +452,63 @@ def test_item_3_a_first_rollout_without_a_position_starts_normally():
     old = replace(make_set({"prefill": 1, "decode": 1}, "img:1", 3), policy=ds.policy)
     reverted = run_pass(old, cluster, passage.decision.position, T0)[0].decision
     assert reverted.state == State.ROLLING and reverted.position.paused is None
+
+
+@st.composite
+def scaled_scenarios(draw):
+    slices, paced, replicas, _ = draw(scenarios())
+    ops = draw(st.lists(st.sampled_from(["settle", "settle", "settle", "partial", "promote", "tick", "grow",
+                                         "shrink", "lose", "resume"]), min_size=10, max_size=60))
+    return slices, paced, replicas, ops
+
+
+@settings(max_examples=40, deadline=None)
+@given(scaled_scenarios())
+def test_item_2_3_slices_scaled_and_a_position_lost_at_any_time_keep_new_slices_out_of_later_waves(scenario):
+    """Issue 37 items 2 and 3 as random events: `slices` raised or lowered, the position lost, at
+    any point of a paced rollout. No slice is created at the new revision outside the admitted
+    waves, no pending slice starts outside them, a lost position moves nothing until resumed,
+    and the rollout still ends with every slice at the new revision."""
+    slices, paced, replicas, ops = scenario
+    cluster, ds = fleet(slices, paced, replicas)
+    stable = make_set(replicas, "img:1", slices).revision
+    position, now = None, T0
+    for op in ops + ["resume", "promote"] + ["settle", "promote", "resume"] * 120:
+        passage, result, snapshot = run_pass(ds, cluster, position, now)
+        decision = passage.decision
+        waves = resolve_waves(paced, ds.slices)
+        admitted = waves[decision.wave].end
+        progress = slice_progress(ds.name, ds.revision, ds.slices, snapshot)
+        for action in result.actions:
+            if action.kind == "LeaderWorkerSet" and hasattr(action, "object") and action.slice >= admitted \
+                    and progress[action.slice] == Progress.EMPTY and decision.state != State.COMPLETE:
+                assert action.object["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] == stable
+        started = {a.slice for a in result.actions} & {s for s, p in enumerate(progress) if p == P}
+        assert all(s < admitted for s in started)
+        if position is None and decision.state == State.PAUSED:
+            assert all(a.slice >= ds.slices for a in result.actions)  # nothing moves but slices removed
+        if decision.state == State.COMPLETE and not result.actions:
+            break
+        position = decision.position
+        if op in ("settle", "partial"):
+            cluster.execute(result.actions)
+            cluster.settle() if op == "settle" else cluster.settle(
+                ready_cap=lambda name, n: n - 1 if n > 1 else n)
+        elif op == "promote":
+            try:
+                position = promote(decision, now, "tester")
+            except VerbRefused:
+                pass
+        elif op == "tick":
+            now += datetime.timedelta(seconds=30)
+        elif op == "grow":
+            ds = replace(ds, slices=ds.slices + 2)
+        elif op == "shrink" and ds.slices > 1:
+            ds = replace(ds, slices=ds.slices - 1)
+        elif op == "lose":
+            position = None
+        elif op == "resume" and position.paused is not None:
+            position = resume(position)
+    else:
+        raise AssertionError(f"not complete: {decision}")
+    assert revisions_by_slice(cluster) == {s: {ds.revision} for s in range(ds.slices)}
