@@ -387,6 +387,9 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     position = position_for(ds.policy, recorded, rollout, stable_revision(ds.name, rollout, snapshot),
                             progress if proven is None else proven(rollout), now)
     decision = decide(ds.policy, rollout, position, progress, now)
+    if position.paused is not None and position.paused.by == RECOVERED_BY and (
+            recorded is None or recorded.paused != position.paused):
+        decision = replace(decision, events=(*decision.events, WaveEvent(PAUSED, decision.wave, position.paused.reason)))
     target = ds if decision.target == ds.revision else stable_set(ds, snapshot, decision.target)
     held = {s: hold.value for s, hold in decision.held.items()}
     if target is None:

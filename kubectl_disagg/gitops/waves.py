@@ -108,8 +108,10 @@ def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
     The step is judged as it was taken: from its previous point, for the rollout it rolled
     (`target.revision`, the set's revision then). A template changed since (the next image,
     committed after the rollout completed or mid-rollout) is not that step's: the next step
-    starts its rollout, under the waves, from the first."""
-    if ds.policy is None or state.previous is None:
+    starts its rollout, under the waves, from the first. A state without a position was written
+    by a step without a policy (a paced step always records one): its moves are rule 4's alone,
+    and the next step judges the position."""
+    if ds.policy is None or state.previous is None or state.position is None:
         return []
     stepped_for = state.target.revision if state.target is not None else None
     decision = state_decision(ds, replace(state, replicas={s: p.replicas for s, p in state.previous.items()},

@@ -418,6 +418,7 @@ def test_item_3_a_lost_position_mid_rollout_is_rebuilt_paused_and_nothing_moves(
     decision = lost.decision
     assert decision.state == State.PAUSED and result.actions == () and decision.wave == 0
     assert decision.position.paused.by == "kubectl-disagg" and decision.position.gates == ()
+    assert [(e.reason, e.detail) for e in decision.events] == [("RolloutPaused", decision.position.paused.reason)]
     assert decision.position.paused.reason == ("no recorded position: the RolloutState of this rollout was not "
                                                f"found; slices 0-1 already run {ds.revision}")
     assert lost.admission.stopped == (
