@@ -10,7 +10,7 @@ import pytest
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.position import Position, parse_position
-from kubectl_disagg.core.waves import admit, pause
+from kubectl_disagg.core.waves import Progress, admit, pause
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
 from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
@@ -25,13 +25,23 @@ def paced_fleet():
 
 
 def cluster_objects():
+    from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.rollout.progressive import unpaced_summary
+
     cluster, ds = paced_fleet()
     snapshot = cluster.snapshot(ds.name)
     rolling = admit(ds, snapshot, None, NOW).decision
     paused = admit(ds, snapshot, pause(rolling.position, NOW, "bob"), NOW).decision
-    return {"progressing": state_object(ds, "serving", rolling.position, rolling, None),
-            "suspended-paused": state_object(ds, "serving", paused.position, paused,
-                                             {"metadata": {"resourceVersion": "7"}})}
+    objects = {"progressing": state_object(ds, "serving", rolling.position, rolling, None),
+               "suspended-paused": state_object(ds, "serving", paused.position, paused,
+                                                {"metadata": {"resourceVersion": "7"}})}
+    passage = admit(ds, snapshot, None, NOW)
+    cluster.execute(reconcile(passage.target, snapshot, passage.admission).actions)  # slice 0 starts
+    lost = admit(ds, cluster.snapshot(ds.name), None, NOW).decision  # and the RolloutState is deleted
+    objects["suspended-lost-position"] = state_object(ds, "serving", lost.position, lost, None)
+    at_rest = {**objects["progressing"], "rollout": unpaced_summary(ds, (Progress.DONE,) * 4)}
+    objects["healthy-policy-removed"] = at_rest  # the rollout went on without its policy
+    return objects
 
 
 def test_the_object_records_the_position_and_round_trips():
@@ -57,7 +67,8 @@ def test_a_position_with_problems_is_refused_at_its_field():
     assert parse_position({}, "s", lambda p: 0) == (Position(), [])
 
 
-@pytest.mark.parametrize("name", ["progressing", "suspended-paused"])
+@pytest.mark.parametrize("name", ["progressing", "suspended-paused", "suspended-lost-position",
+                                  "healthy-policy-removed"])
 def test_the_health_testdata_is_what_rollout_step_writes(name, request):
     check_state_testdata(request, name, cluster_objects()[name])
 
