@@ -396,6 +396,13 @@ def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
     """Issue 37 items 7, 5 and 16 through git: a promote commit while the canary is in flight, a
     state edit past the canary's gate with slice 1 started, an abort after the rollout completed."""
     deploy(repo, ROLES, slices=4)
+
+
+def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revision(repo):
+    """`slices` 3 -> 5 committed while the canary waits at its gate: the step records slices 3-4
+    at the stable revision, Argo CD syncs them so, and one promote commit rolls all five."""
+    deploy(repo, ROLES, slices=3)
+    stable = model(repo.set_file).revision
     policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
               "metadata": {"name": "llm", "namespace": repo.namespace},
               "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
@@ -438,3 +445,21 @@ def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
     assert f"the rollout to {target} is complete: nothing to abort" in aborted.err
     assert repo.clean() and repo.git("rev-parse", "HEAD") == head  # the state file untouched
     assert repo.state_health()["status"] == "Healthy"
+
+
+    repo.change_set("new image, paced", ROLES, slices=3, image="img:2")
+    target = model(repo.set_file).revision
+    assert rounds(repo, {StepExit.HELD}).code == StepExit.HELD
+    repo.change_set("two more slices", ROLES, slices=5, image="img:2")
+    run = repo.step()  # render refuses a set that gained slices until a step records them
+    assert run.code == GitopsExit.ADVANCED, (run.out, run.err)
+    repo.commit("rollout step: slices 3-4")
+    assert rounds(repo, {StepExit.HELD}).code == StepExit.HELD
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {0: {target}, **{s: {stable} for s in range(1, 5)}}
+    assert repo.state_health()["status"] == "Suspended"
+    promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
+    assert promoted.code == StepExit.OK, promoted
+    assert rounds(repo, {GitopsExit.COMPLETE}).code == GitopsExit.COMPLETE
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(5)}
