@@ -29,7 +29,7 @@ from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, slice_progress,
                                        stopped_reasons)
-from kubectl_disagg.errors import Conflict, Problem, UserError
+from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
 from kubectl_disagg.kube.lease import default_holder
@@ -189,6 +189,8 @@ class Progressive:
             return
         try:
             stored = self.cluster.rollout_state(ds.name, self.namespace)
+        except Unreachable:
+            raise  # waited out like any read of the pass
         except UserError:
             stored = None  # not ours to read here: a set without a policy does not need it
         if stored is None or stored.get("slices") or stored.get("position") is None:
@@ -198,11 +200,17 @@ class Progressive:
         if self.dry_run or stored.get("rollout") == rollout:
             return
         metadata = stored.get("metadata") or {}
-        write_state(self.cluster, {
-            "apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
-            "metadata": {"name": ds.name, "namespace": self.namespace, "labels": metadata.get("labels") or {},
-                         "resourceVersion": metadata.get("resourceVersion")},
-            "revisions": [], "slices": [], "position": stored["position"], "rollout": rollout})
+        try:
+            write_state(self.cluster, {
+                "apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
+                "metadata": {"name": ds.name, "namespace": self.namespace, "labels": metadata.get("labels") or {},
+                             "resourceVersion": metadata.get("resourceVersion")},
+                "revisions": [], "slices": [], "position": stored["position"], "rollout": rollout})
+        except Unreachable:
+            raise
+        except UserError as err:  # bookkeeping: the rollout itself does not wait on it
+            self.warn(f"could not bring rolloutstate/{ds.name}'s summary up to date: {err}")
+            self._no_state = True
 
     def record(self, events: list[StepEvent]) -> None:
         now = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
