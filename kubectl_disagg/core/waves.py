@@ -1,5 +1,9 @@
 """Which slices a pass may move, under a RolloutPolicy (design §9). Pure: the clock is `now`.
 
+About 470 lines on purpose: the decision, the verbs that change its position and one pass's
+admission (a lost position, slices added mid-rollout) are read together: each verb and each
+recovery is defined by what `decide` does next with the position it leaves.
+
 From the set's slices as they stand (`slice_progress`: pending, in flight, done), the policy's
 waves and budget, and the position (core/position.py), `decide` says which slices this pass may
 move, which are held and why, the gate the rollout waits at, and the position after it (a wave
