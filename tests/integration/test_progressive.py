@@ -396,13 +396,6 @@ def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
     """Issue 37 items 7, 5 and 16 through git: a promote commit while the canary is in flight, a
     state edit past the canary's gate with slice 1 started, an abort after the rollout completed."""
     deploy(repo, ROLES, slices=4)
-
-
-def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revision(repo):
-    """`slices` 3 -> 5 committed while the canary waits at its gate: the step records slices 3-4
-    at the stable revision, Argo CD syncs them so, and one promote commit rolls all five."""
-    deploy(repo, ROLES, slices=3)
-    stable = model(repo.set_file).revision
     policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
               "metadata": {"name": "llm", "namespace": repo.namespace},
               "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
@@ -447,6 +440,15 @@ def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revisio
     assert repo.state_health()["status"] == "Healthy"
 
 
+def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revision(repo):
+    """`slices` 3 -> 5 committed while the canary waits at its gate: the step records slices 3-4
+    at the stable revision, Argo CD syncs them so, and one promote commit rolls all five."""
+    deploy(repo, ROLES, slices=3)
+    stable = model(repo.set_file).revision
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": repo.namespace},
+              "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
     repo.change_set("new image, paced", ROLES, slices=3, image="img:2")
     target = model(repo.set_file).revision
     assert rounds(repo, {StepExit.HELD}).code == StepExit.HELD

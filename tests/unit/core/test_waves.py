@@ -14,8 +14,8 @@ from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
 from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position
 from kubectl_disagg.core.reconcile import Phase, reconcile
 from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, promote,
-                                       resume, slice_progress)
+from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, position_for,
+                                       promote, resume, slice_progress)
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
 
@@ -441,6 +441,20 @@ def test_item_3_resume_after_a_lost_position_passes_the_gates_again():
     resumed = until_held(ds, cluster, resume(lost.position))
     assert resumed.decision.state == State.AT_GATE and resumed.decision.gate.wave == 0  # promoted again
     assert revisions_by_slice(cluster)[2] != {ds.revision}
+
+
+def test_item_3_a_position_restored_from_before_the_rollout_is_a_lost_one():
+    """A namespace restored from a backup taken before the rollout: the RolloutState holds the
+    position of the rollout that made the stable revision. Read as lost, not as a new rollout;
+    a position of any other rollout (the template changed again) starts afresh as ever."""
+    canary = policy(Wave(1, pause=True))
+    before = Position("r1", "r0", completed={0: "2026-11-01T12:00:00Z"})
+    restored = position_for(canary, before, "r2", "r1", (D, F, P), T0)
+    assert restored.paused.by == "kubectl-disagg" and "slices 0-1 already run r2" in restored.paused.reason
+    superseded = position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0)
+    assert superseded == Position("r2", "r1")
+    reverted = position_for(canary, Position("r1", "r2"), "r2", "r1", (D, F, P), T0)  # back to its stable
+    assert reverted.paused is None
 
 
 def test_item_3_a_first_rollout_without_a_position_starts_normally():
