@@ -430,16 +430,14 @@ def unfinished(ds: DisaggregatedSet, snapshot: Snapshot, stable: str, slices: Se
 def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollout: str, stable: str,
                  progress: Sequence[Progress], now: datetime.datetime) -> Position:
     """The position of the rollout to `rollout` (position.for_revision), or, under a policy, when
-    none is recorded for it while the live objects show it under way (a slice has the new
-    revision beside one that has not started: the RolloutState was deleted or pruned, or
-    restored from before the rollout, holding the position of the one that made `stable`), one
-    rebuilt from them: paused by kubectl-disagg at the first wave, nothing recorded passed, so
-    no step moves past what the live objects prove (design §9.6). A position recorded for any
-    other rollout (the template changed again, or reverted: a rollout of its own) starts
-    afresh, as ever."""
+    no position is recorded at all while the live objects show the rollout under way (a slice
+    has the new revision beside one that has not started: the RolloutState deleted or pruned,
+    a policy added mid-rollout), one rebuilt from them: paused by kubectl-disagg at the first
+    wave, nothing recorded passed, so no step moves past what the live objects prove
+    (design §9.6). A position recorded for another rollout (the template changed again, or
+    reverted) starts afresh as ever: it cannot tell a superseded rollout from an old one."""
     position = for_revision(recorded, rollout, stable)
-    if policy is None or (recorded is not None and (rollout in (recorded.revision, recorded.stable)
-                                                    or recorded.revision != stable)):
+    if policy is None or recorded is not None:
         return position
     started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
     if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):

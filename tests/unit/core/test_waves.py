@@ -443,18 +443,14 @@ def test_item_3_resume_after_a_lost_position_passes_the_gates_again():
     assert revisions_by_slice(cluster)[2] != {ds.revision}
 
 
-def test_item_3_a_position_restored_from_before_the_rollout_is_a_lost_one():
-    """A namespace restored from a backup taken before the rollout: the RolloutState holds the
-    position of the rollout that made the stable revision. Read as lost, not as a new rollout;
-    a position of any other rollout (the template changed again) starts afresh as ever."""
+def test_item_3_only_a_missing_position_is_a_lost_one():
+    """A position of another rollout (the template changed again mid-rollout, or back and forth)
+    starts afresh as before: a rollout of its own, paced from wave 1."""
     canary = policy(Wave(1, pause=True))
-    before = Position("r1", "r0", completed={0: "2026-11-01T12:00:00Z"})
-    restored = position_for(canary, before, "r2", "r1", (D, F, P), T0)
-    assert restored.paused.by == "kubectl-disagg" and "slices 0-1 already run r2" in restored.paused.reason
-    superseded = position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0)
-    assert superseded == Position("r2", "r1")
-    reverted = position_for(canary, Position("r1", "r2"), "r2", "r1", (D, F, P), T0)  # back to its stable
-    assert reverted.paused is None
+    assert position_for(canary, None, "r2", "r1", (D, F, P), T0).paused.by == "kubectl-disagg"
+    assert position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
+    assert position_for(canary, Position("r1", "r0"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
+    assert position_for(None, None, "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
 
 
 def test_item_3_a_first_rollout_without_a_position_starts_normally():
