@@ -14,8 +14,8 @@ from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
 from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position
 from kubectl_disagg.core.reconcile import Phase, reconcile
 from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, position_for,
-                                       promote, resume, slice_progress)
+from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, promote,
+                                       resume, slice_progress)
 from tests.memory_cluster import MemoryCluster
 from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
 
@@ -446,6 +446,8 @@ def test_item_3_resume_after_a_lost_position_passes_the_gates_again():
 def test_item_3_only_a_missing_position_is_a_lost_one():
     """A position of another rollout (the template changed again mid-rollout, or back and forth)
     starts afresh as before: a rollout of its own, paced from wave 1."""
+    from kubectl_disagg.core.waves import position_for
+
     canary = policy(Wave(1, pause=True))
     assert position_for(canary, None, "r2", "r1", (D, F, P), T0).paused.by == "kubectl-disagg"
     assert position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
