@@ -54,6 +54,9 @@ class Cluster(MemoryExecutor):
         super().__init__(*args, **kwargs)
         self.events, self.events_fail = [], events_fail
 
+    def rollout_state(self, set_name, namespace):
+        return None  # no RolloutState kind served
+
     def record_event(self, event):
         if self.events_fail:
             raise UserError("events.events.k8s.io is forbidden")
