@@ -396,9 +396,10 @@ class World:
                     self.rollout.promoted.add(gate.wave)
         elif name == "promote --full" and after.position.revision == self.rollout.revision:
             self.rollout.full = True
-        elif name == "resume" and self.rollout.aborted and was is not None and was.aborted is None \
+        elif name == "resume" and self.rollout.aborted and (was is None or was.aborted is None) \
                 and decision.position.aborted is None:
-            # the code had lost the abort (its RolloutState deleted) and said so; a person resumed
+            # the code had lost the abort (its RolloutState deleted) and held the rollout paused,
+            # saying so; a person resumed it: their decision, as an abort was
             self.rollout.aborted = False
             self.aborted.pop(self.rollout.revision, None)
         self.note_abort(writes)
@@ -415,6 +416,15 @@ class World:
         if position is None or position.revision != revision or revision not in self.ledgers:
             self.ledgers[revision] = Rollout(revision, aborted=position is not None and position.revision == revision
                                              and position.aborted is not None)
+
+    def lose_state(self) -> None:
+        """The RolloutState deleted (by hand, a namespace restore, a GitOps prune). An abort that
+        is over (no slice has the revision any more) leaves no trace in the live objects: the
+        rollout to the set's revision is then a first one, from its canary (a known limit)."""
+        self.store.obj = None
+        target = self.ds.revision
+        if not any(target in revisions for revisions in self.revisions().values()):
+            self.rollout.aborted = False
 
     def edit(self, how: str, pick: int) -> None:
         """The RolloutState's position edited by hand."""
@@ -483,7 +493,7 @@ def play(policy: RolloutPolicy, slices: int, events) -> World:
         elif event == "template":
             world.template(IMAGES[pick % len(IMAGES)])
         elif event == "delete state":
-            world.store.obj = None
+            world.lose_state()
         elif event in ("bump wave", "drop gate", "forge verdict"):
             world.edit(event, pick)
         elif event == "health":
@@ -512,9 +522,10 @@ FOUND = {
     "promote in flight": (paced(CANARY, 4), 4, [("step", 0), ("promote", 0), *STEPS]),
     # item 2: slices added while the canary waits at its pause started at the new revision
     "slices added mid-canary": (paced(CANARY, 5), 5, [*STEPS, ("scale", 6), ("step", 0)]),
-    # item 3: the RolloutState deleted after an abort: the next step rolled the aborted revision forward
+    # item 3: the RolloutState deleted after an abort and one step back: the next steps rolled the
+    # aborted revision forward
     "state lost after abort": (paced([{"slices": 1}], 4, budget=1), 4,
-                               [("step", 0), ("step", 0), ("abort", 0), *STEPS, ("delete state", 0), ("step", 0)]),
+                               [("step", 0), ("step", 0), ("abort", 0), ("step", 0), ("delete state", 0), *STEPS]),
     # item 4: position.wave bumped past an unpassed pause: the next step admitted the next wave
     "wave bumped": (paced(CANARY, 4), 4, [*STEPS, ("bump wave", 0), ("step", 0)]),
     # item 4: the record of a passed gate dropped, the position past it kept
@@ -523,6 +534,8 @@ FOUND = {
     # item 6 (held): a verdict forged at an analysis gate whose metric fails
     "verdict forged": (paced([{"slices": 1, "analysis": ["ttft"]}], 4, analysis=True), 4,
                        [("health", 0), *STEPS, ("forge verdict", 0), ("step", 0)]),
+    # a soak of 500ms passed the instant its wave completed (its end written to the second, rounded down)
+    "half-second soak": (paced([{"slices": 1, "pause": {"duration": "500ms"}}], 2), 2, STEPS),
     # an aborted rollout's set scaled down below the wave it reached: IndexError at every step
     "aborted then scaled down": (paced([{"slices": 1}, {"slices": 2}], 4), 4,
                                  [*STEPS, ("step", 0), ("step", 0), ("abort", 0), ("scale", 0), ("step", 0)]),
