@@ -548,7 +548,8 @@ def test_what_the_property_found_holds(name):
     play(*FOUND[name])
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(scenarios())
 def test_no_slice_outside_the_admitted_waves_and_no_gate_without_its_condition(scenario):
     play(*scenario)
