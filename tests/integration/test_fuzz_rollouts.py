@@ -2,7 +2,7 @@
 validator accepts runs a rollout to the end, through the CLI as a person runs it, without a
 traceback.
 
-Each drawn policy (tests/fuzzing.py `policy_objects`, hostile values included) goes beside a small
+Each drawn policy (tests/fuzzing.py `policy_objects`, half with hostile values) goes beside a small
 set of its own (4 slices, one replica per role) whose template just changed, in the test's
 namespace. A refused policy is the unit fuzz's business (FILE:LINE, tests/unit/core/test_fuzz.py)
 and is skipped here; an accepted one is driven: `rollout step --until-complete` with the LWS
@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
 
 from kubectl_disagg.exits import StepExit, VerbExit
 from tests.fuzzing import POLICY_SET, policy_objects, run_cli
@@ -103,7 +104,8 @@ def to_the_end(stepper, directory: Path, simulator) -> None:
 
 def accepted(directory: Path, namespace: str, address: str, count: int) -> list[dict]:
     """`count` distinct policies of the fuzz the validator accepts beside the test's set, drawn
-    with a fixed seed, the most gated first (a policy without waves paces nothing)."""
+    with a fixed seed (half of them from the hostile draws), the most analysis gates first, then
+    the most pauses (a policy without waves paces nothing)."""
     found: dict[str, dict] = {}
     directory.mkdir()
     write_set(directory, namespace, ROLES, image="img:2", slices=SLICES, name="llm")
@@ -111,7 +113,7 @@ def accepted(directory: Path, namespace: str, address: str, count: int) -> list[
     @seed(37)
     @settings(max_examples=60 * count, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(policy_objects())
+    @given(st.one_of(policy_objects(), policy_objects(hostile=False)))  # half of them hostile
     def draw(policy: dict) -> None:
         key = json.dumps(policy, sort_keys=True)
         if key in found or not (policy.get("spec") or {}).get("waves"):
@@ -125,8 +127,9 @@ def accepted(directory: Path, namespace: str, address: str, count: int) -> list[
 
     draw()
 
-    def gates(policy: dict) -> int:
-        return sum(bool(wave.get("pause") is not None) + bool(wave.get("analysis")) for wave in policy["spec"]["waves"])
+    def gates(policy: dict) -> tuple[int, int]:
+        waves = policy["spec"]["waves"]
+        return sum(bool(w.get("analysis")) for w in waves), sum("pause" in w for w in waves)
 
     FIGURES["accepted policies drawn"] = len(found)
     return sorted(found.values(), key=gates, reverse=True)[:count]
