@@ -563,6 +563,9 @@ FOUND = {
                        [("health", 0), *STEPS, ("forge verdict", 0), ("step", 0)]),
     # a soak of 500ms passed the instant its wave completed (its end written to the second, rounded down)
     "half-second soak": (paced([{"slices": 1, "pause": {"duration": "500ms"}}], 2), 2, STEPS),
+    # the canary at the new revision, the template reverted, a slice added: it starts at what the
+    # slices outside the admitted waves run (the reverted-to revision), not at the one backed out of
+    "revert then slices added": (paced(CANARY, 4), 4, [*STEPS, ("template", 0), ("scale", 4), ("step", 0)]),
     # an aborted rollout's set scaled down below the wave it reached: IndexError at every step
     "aborted then scaled down": (paced([{"slices": 1}, {"slices": 2}], 4), 4,
                                  [*STEPS, ("step", 0), ("step", 0), ("abort", 0), ("scale", 0), ("step", 0)]),
@@ -583,10 +586,6 @@ OPEN = {
     # of them, never admitted) to the new one at once, past the canary's pause and the budget
     "revert aborted, template back": (paced(CANARY, 4), 4,
                                       [*STEPS, ("template", 0), ("abort", 0), ("template", 1), ("step", 0)]),
-    # the canary at the new revision, the template reverted, a slice added: with added slices
-    # started at the "stable" revision (item 2's fix), it starts at the revision being backed
-    # out of (the only other one), not at what the untouched slices run
-    "revert then slices added": (paced(CANARY, 4), 4, [*STEPS, ("template", 0), ("scale", 4), ("step", 0)]),
 }
 
 
