@@ -54,7 +54,13 @@ from kubectl_disagg.rollout.stepper import reconcile_for_step
 from kubectl_disagg.rollout.verbs import change_for
 from tests.fuzzing import policy_objects
 from tests.memory_cluster import MemoryCluster
+from kubectl_disagg.gitops.state import parse_state, state_document
+from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.gitops.waves import change_state
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
 from tests.unit.core.test_reconcile import NS, make_set
+from tests.unit.gitops.test_step import deploy
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_ROLLOUT_EXAMPLES", "300"))
 ROLES = {"prefill": 1, "decode": 1}
@@ -379,7 +385,8 @@ class World:
         except UserError as refused:
             self.refused(refused)
             return
-        self.note_abort(writes)
+        if self.store.writes != writes:
+            self.note_abort(self.store.position(self.store.written))
         self.check_position(progressive.passage.decision.position if progressive.passage else None)
         if not result.problems:
             self.memory.execute(result.actions)
@@ -390,27 +397,32 @@ class World:
         self.changed()
         self.check_moves(before)
 
-    def note_abort(self, writes: int) -> None:
-        """An abort the code wrote in this call (a person's `rollout abort`, or a failed analysis
-        under onFailure: abort) is a decision: the ledger keeps it, whatever becomes of the object."""
-        position = self.store.position(self.store.written)
-        if self.store.writes != writes and position is not None and position.aborted is not None:
+    def note_abort(self, position: Position | None) -> None:
+        """An abort the code wrote (a person's `rollout abort`, or a failed analysis under
+        onFailure: abort) is a decision: the ledger keeps it, whatever becomes of the object."""
+        if position is not None and position.aborted is not None:
             if position.revision in self.ledgers:
                 self.ledgers[position.revision].aborted = True
             touched = self.ledgers[position.revision].touched if position.revision in self.ledgers else set()
             self.aborted[position.revision] = Aborted(position.stable, frozenset(touched))
 
+    def recorded(self) -> Position | None:
+        """The position as its store holds it now."""
+        return self.store.position()
+
+    def change(self, change):
+        """A verb through its store: (the decision before, the one after)."""
+        decision, after, _ = change_position(self.cluster, self.ds, NS, self.snapshot(), change, clock=self.now)
+        return decision, after
+
     def verb(self, name: str) -> None:
         self.observe()
-        before, writes = self.revisions(), self.store.writes
-        ds = self.ds
-        now = self.now()
-        was = self.store.position()
+        before = self.revisions()
+        was = self.recorded()
         waiting = {w.index for w in self.waves() if self.waits_at(w.index)}
-        change = change_for(name.split()[0], now, "alice", full=name.endswith("--full"))
         try:
-            decision, after, _ = change_position(self.cluster, ds, NS, self.snapshot(), change,
-                                                 clock=self.now)
+            decision, after = self.change(change_for(name.split()[0], self.now(), "alice",
+                                                     full=name.endswith("--full")))
         except (VerbRefused, UserError) as refused:
             self.refused(refused)
             return
@@ -427,7 +439,7 @@ class World:
             # saying so; a person resumed it: their decision, as an abort was
             self.rollout.aborted = False
             self.aborted.pop(self.rollout.revision, None)
-        self.note_abort(writes)
+        self.note_abort(after.position)
         self.check_position(after.position)
         self.check_moves(before)
 
@@ -439,7 +451,7 @@ class World:
         if image == self.image:
             return
         self.image = image
-        position, revision = self.store.position(), self.ds.revision
+        position, revision = self.recorded(), self.ds.revision
         if position is None or position.revision != revision or revision not in self.ledgers:
             self.ledgers[revision] = Rollout(revision, aborted=position is not None and position.revision == revision
                                              and position.aborted is not None)
@@ -453,9 +465,9 @@ class World:
         if not any(target in revisions for revisions in self.revisions().values()):
             self.rollout.aborted = False
 
-    def edit(self, how: str, pick: int) -> None:
-        """The RolloutState's position edited by hand."""
-        obj = self.store.obj
+    def edit(self, how: str, pick: int, obj: dict | None = None) -> None:
+        """The RolloutState's position (or `obj`'s) edited by hand."""
+        obj = self.store.obj if obj is None else obj
         if obj is None or obj.get("position") is None:
             return
         position = obj["position"]
@@ -471,6 +483,108 @@ class World:
                 verdicts[wave] = {**verdicts[wave], "phase": "passed"}  # a failed one, said passed
             else:
                 verdicts[wave] = {"phase": "passed"}
+
+
+class GitWorld(World):
+    """The same rollout through git (design §9.6): the position in the state file, each step
+    `gitops_step` over the live LWS and the committed state, committed, then synced as Argo CD
+    applies a render (which refuses, as `render` and `cmp generate` do, a state no step could
+    have written: design §8); the verbs through `change_state`; the hand edits are commits of
+    the state file. A state the code refuses goes back to the last commit the code made; one it
+    wrote and then refused to render is a violation."""
+
+    def __init__(self, policy: RolloutPolicy, slices: int):
+        self.policy, self.t, self.slices = policy, T0, slices
+        self.argo, self.state = deploy(the_set("img:1", slices))
+        self.argo.cluster.__class__ = Fleet  # its snapshot shares the objects, as the world reads it
+        self.memory = self.argo.cluster
+        self.committed, self.edited = self.state, False
+        self.stepped = ("img:1", slices)  # the set (image, slices) the last step's state was written for
+        self.changed()
+        self.healthy, self.value, self.refusals = True, 0.0, 0
+        self.image = "img:2"
+        self.ledgers = {self.ds.revision: Rollout(self.ds.revision)}
+        self.aborted: dict[str, Aborted] = {}
+
+    def recorded(self) -> Position | None:
+        return self.state.position if self.state is not None else None
+
+    def commit(self, state) -> None:
+        """A state the code wrote, committed (and read back as the next command reads it)."""
+        self.state = self.committed = reread(state, self.ds)
+        self.edited = False
+
+    def refused(self, error: Exception) -> None:
+        if isinstance(error, UserError):
+            assert error.lines() and all(line.strip() for line in error.lines()), error
+        else:
+            assert str(error), error
+        self.refusals += 1
+        self.state, self.edited = self.committed, False  # the edit is reverted
+
+    def sync(self) -> None:
+        """Argo CD applies the render of the committed state (refused: nothing applied)."""
+        before = self.revisions()
+        try:
+            self.argo.sync(self.ds, self.state)
+        except UserError as refused:
+            if not self.edited and self.stepped == (self.image, self.slices):
+                raise Violation(f"render refuses the state a step or verb wrote: {refused.lines()}") from None
+            # an edit, or a set changed since its last step (a slice gained is recorded by a step first)
+            self.refused(refused)
+            return
+        self.changed()
+        self.check_moves(before)
+
+    def step(self, settle: str) -> None:
+        self.observe()
+        gates = self.analysis()
+        ds = self.ds
+        try:
+            step = gitops_step(ds, self.state, self.snapshot(), self.argo.served, now=self.now(),
+                               analyze=self.analyze(gates))
+        except UserError as refused:
+            self.refused(refused)
+            return
+        if step.outcome == Outcome.ADVANCED:
+            self.commit(step.state)
+            self.stepped = (self.image, self.slices)
+            self.note_abort(self.state.position)
+            self.check_position(self.state.position)
+        self.sync()
+        if settle == "ready":
+            self.memory.settle()
+        elif settle == "partly":
+            self.memory.settle(ready_cap=lambda name, replicas: replicas - 1 if replicas > 1 else replicas)
+        self.changed()
+
+    def change(self, change):
+        decision, after, state = change_state(self.ds, self.state, change, self.now())
+        self.commit(state)
+        return decision, after
+
+    def lose_state(self) -> None:
+        pass  # a set in git without its state renders nothing under require-rollout-state (design §8.3)
+
+    def edit(self, how: str, pick: int) -> None:
+        """The state file's position edited in a commit of its own."""
+        if self.state is None or self.state.position is None:
+            return
+        document = state_document(self.state)
+        World.edit(self, how, pick, document)
+        (source,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+        try:
+            self.state = parse_state(source, self.ds, NS)
+        except UserError as refused:
+            self.refused(refused)
+            return
+        self.edited = True
+
+
+def reread(state, ds):
+    """A state as the next command reads it from its file."""
+    (document,) = parse_stream(to_yaml(state_document(state)), "disagg-rollout-state.yaml")
+    return parse_state(document, ds, NS)
 
 
 def pick_value(conditions, healthy: bool) -> float:
@@ -502,8 +616,8 @@ def scenarios(draw):
     return policy, slices, events
 
 
-def play(policy: RolloutPolicy, slices: int, events) -> World:
-    world = World(policy, slices)
+def play(policy: RolloutPolicy, slices: int, events, world: type[World] = World) -> World:
+    world = world(policy, slices)
     tail = [("promote", 0), ("resume", 0), ("step", 0), ("tick", 4)] * 6
     for event, pick in [*events, *tail]:
         if event.startswith("step"):
@@ -600,3 +714,36 @@ def test_what_the_property_found_and_is_open(name):
 @given(scenarios())
 def test_no_slice_outside_the_admitted_waves_and_no_gate_without_its_condition(scenario):
     play(*scenario)
+
+
+GIT_EVENTS = tuple(e for e in EVENTS if e not in ("delete state", "step unsettled", "settle"))
+
+
+@st.composite
+def git_scenarios(draw):
+    policy = rollout_policy(draw(policy_objects(hostile=False)))
+    slices = draw(st.integers(1, 6))
+    events = draw(st.lists(st.tuples(st.sampled_from(GIT_EVENTS), st.integers(0, 99)), min_size=5, max_size=40))
+    return policy, slices, events
+
+
+GIT_FOUND = {
+    **{name: FOUND[name] for name in ("promote in flight", "wave bumped", "gate record dropped", "verdict forged",
+                                      "half-second soak", "slices added mid-canary")},
+    # a verb through git on a state file whose position was bumped past the canary's pause wrote
+    # that position again in a commit of its own (the cluster's verbs refuse it)
+    "verb on a bumped position": (paced(CANARY, 2), 2, [*STEPS, ("bump wave", 0), ("pause", 0)]),
+}
+
+
+@pytest.mark.parametrize("name", GIT_FOUND)
+def test_what_the_property_found_holds_through_git(name):
+    """The finds with the position in the state file (items 2, 4, 5, 6 and 7 through git)."""
+    play(*GIT_FOUND[name], world=GitWorld)
+
+
+@settings(max_examples=max(EXAMPLES // 3, 1), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(git_scenarios())
+def test_through_git_no_slice_outside_the_admitted_waves_and_no_gate_without_its_condition(scenario):
+    play(*scenario, world=GitWorld)
