@@ -106,12 +106,16 @@ docs: $(VENV)/.installed
 zipapp: $(VENV)/.installed
 	$(VENV)/bin/python hack/build_zipapp.py
 
-## fuzz: the long fuzz campaign (FUZZ_EXAMPLES inputs per strategy, a server dry-run sample); figures in docs/reliability.md
+## fuzz: the long fuzz campaign (FUZZ_EXAMPLES inputs per strategy, a server dry-run sample, the rollout property and accepted policies rolled out); figures in docs/reliability.md
 FUZZ_EXAMPLES ?= 2000
 FUZZ_SERVER_EXAMPLES ?= 500
+ROLLOUT_EXAMPLES ?= 2500
+FUZZ_ROLLOUTS ?= 20
 fuzz: $(VENV)/.installed testenv
 	KUBECTL_DISAGG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/core/test_fuzz.py tests/unit/manifests/test_yaml_oracle.py -s -q
+	KUBECTL_DISAGG_ROLLOUT_EXAMPLES=$(ROLLOUT_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/rollout/test_progressive_property.py -q
 	KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES=$(FUZZ_SERVER_EXAMPLES) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_server.py -s -q
+	KUBECTL_DISAGG_FUZZ_ROLLOUTS=$(FUZZ_ROLLOUTS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_rollouts.py -s -q
 
 clean:
 	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis

@@ -262,8 +262,9 @@ def _aborted(position: Position, progress: Sequence[Progress], base: Mapping) ->
     slices that never started are left as they are (never written)."""
     moves = tuple(s for s, p in enumerate(progress) if p != Progress.PENDING)
     held = {s: Hold.ABORTED for s, p in enumerate(progress) if p == Progress.PENDING}
-    return WaveDecision(State.ABORTED, moves, held, wave=position.wave, target=position.stable,
-                        position=position, **base)
+    # the wave reached, among the set's waves as they are now (fewer once it was scaled down)
+    return WaveDecision(State.ABORTED, moves, held, wave=min(position.wave, len(base["waves"]) - 1),
+                        target=position.stable, position=position, **base)
 
 
 # --- the verbs: what each does to the position ------------------------------------------------

@@ -114,6 +114,11 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
     return problems + _check_steps(lines, then, state, previous, stepped)
 
 
+def position_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
+    """Rule 5 alone, at the state's lines: what a verb checks before it changes the position."""
+    return verdict_problems(ds, state, _Lines(state)) if state.position is not None else []
+
+
 def verdict_problems(ds: DisaggregatedSet, state: RolloutState, lines: _Lines) -> list[Problem]:
     """Rule 5: the verdicts of the state's position that no analysis run could have written, and
     the wave and gates no step or verb could have."""

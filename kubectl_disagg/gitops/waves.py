@@ -26,7 +26,7 @@ from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, decide, position_for,
                                        stopped_reasons, the_rollout)
-from kubectl_disagg.errors import Problem
+from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
 
@@ -96,7 +96,13 @@ def with_position(state: RolloutState, position: Position) -> RolloutState:
 
 def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[WaveDecision], Position],
                  now: datetime.datetime) -> tuple[WaveDecision, WaveDecision, RolloutState]:
-    """A verb through git: the decision before, the one after, and the state to write."""
+    """A verb through git: the decision before, the one after, and the state to write. A
+    committed position no step or verb could have written (rule 5) is refused, as the
+    cluster's RolloutState is: a verb never writes it again under a reviewer's approval."""
+    from kubectl_disagg.gitops.rules import position_problems  # rules reads positions through this module
+
+    if problems := position_problems(ds, state):
+        raise UserError(problems)
     before = state_decision(ds, state, now)
     after_state = with_position(state, change(before))
     return before, state_decision(ds, after_state, now), after_state
