@@ -1,6 +1,8 @@
 # kubectl-disagg — everything a fresh machine needs, from the project's own files.
 #
-#   make demo   the bundled example against a local control plane (real kube-apiserver + etcd)
+#   make demo   the bundled example against a local control plane (real kube-apiserver + etcd);
+#               make demo-progressive, make demo-git: a RolloutPolicy with analysis, a rollout through git
+#   make cluster  a playground: the control plane with the LWS status simulator until Ctrl-C
 #   make test   every test: unit, property and integration
 #
 # Both create .venv and build the control plane binaries into the per-user cache on first use.
@@ -9,7 +11,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: package-table docs test mermaid unit integration demo render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: package-table docs test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -48,9 +50,21 @@ integration: check-test $(VENV)/.installed testenv
 render: $(VENV)/.installed
 	$(VENV)/bin/kubectl-disagg render -f examples/prefill-decode.yaml
 
-## demo: render, apply and roll out the bundled example on a local control plane
+# KEEP=1: the demo's cluster stays up afterwards (until Ctrl-C), and the demo says how to reach it.
+DEMO_ARGS = $(if $(filter 1 yes true,$(KEEP)),--keep)
+
+## demo: render, apply and roll out the bundled example on a local control plane (KEEP=1: leave the cluster running)
 demo: check-demo $(VENV)/.installed testenv
-	$(VENV)/bin/python -m testenv.demo
+	$(VENV)/bin/python -m testenv.demo $(DEMO_ARGS)
+
+## demo-progressive: a RolloutPolicy's canary and waves gated on a real Prometheus: promoted, then a bad image aborted (KEEP=1 too)
+demo-progressive: check-demo $(VENV)/.installed testenv
+	@hack/prometheus/install.sh
+	$(VENV)/bin/python -m testenv.demo_progressive $(DEMO_ARGS)
+
+## demo-git: a rollout through git, one commit per step, synced by hack/gitops-sync.sh as Argo CD would (KEEP=1 too)
+demo-git: check-demo $(VENV)/.installed testenv
+	$(VENV)/bin/python -m testenv.demo_git $(DEMO_ARGS)
 
 ## bench: benchmarks whose figures go into BENCHMARKS.md (render runs from a regular install)
 bench: $(VENV)/.installed testenv
@@ -83,20 +97,25 @@ generate:
 	hack/generate-crds.sh
 	$(MAKE) docs
 
-## docs: docs/reference/fields.md, made again from the CRDs of config/crd (a test checks it is current)
+## docs: docs/reference/fields.md and docs/reference/cli/, made again from config/crd and the click commands (tests check they are current)
 docs: $(VENV)/.installed
 	$(VENV)/bin/python hack/field_reference.py --write
+	$(VENV)/bin/python hack/cli_reference.py --write
 
 ## zipapp: dist/kubectl-disagg.pyz (the plugin and its dependencies in one file) and the krew archive and manifest
 zipapp: $(VENV)/.installed
 	$(VENV)/bin/python hack/build_zipapp.py
 
-## fuzz: the long fuzz campaign (FUZZ_EXAMPLES inputs per strategy, a server dry-run sample); figures in docs/reliability.md
+## fuzz: the long fuzz campaign (FUZZ_EXAMPLES inputs per strategy, a server dry-run sample, the rollout property and accepted policies rolled out); figures in docs/reliability.md
 FUZZ_EXAMPLES ?= 2000
 FUZZ_SERVER_EXAMPLES ?= 500
+ROLLOUT_EXAMPLES ?= 2500
+FUZZ_ROLLOUTS ?= 20
 fuzz: $(VENV)/.installed testenv
 	KUBECTL_DISAGG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/core/test_fuzz.py tests/unit/manifests/test_yaml_oracle.py -s -q
+	KUBECTL_DISAGG_ROLLOUT_EXAMPLES=$(ROLLOUT_EXAMPLES) $(VENV)/bin/python -m pytest tests/unit/rollout/test_progressive_property.py -q
 	KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES=$(FUZZ_SERVER_EXAMPLES) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_server.py -s -q
+	KUBECTL_DISAGG_FUZZ_ROLLOUTS=$(FUZZ_ROLLOUTS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_rollouts.py -s -q
 
 clean:
 	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis

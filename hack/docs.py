@@ -5,9 +5,17 @@
   (`docs/design.md#…`). `rewrite_citations` turns any other spelling ("spec §N", a bare "§N")
   into that one, fixing the links to headings whose anchors it changes.
 - Exit codes: docs/howto/troubleshooting.md holds, between two markers, one table per group of
-  commands, made from each command's --help (whose codes come from kubectl_disagg/exits.py).
+  commands, made from each command's exit-code sections (kubectl_disagg/exits.py's tables).
 - Anchors: `anchor` is GitHub's rule for a heading's fragment; `links` lists the relative
   links of a markdown file. tests/unit/test_docs.py checks all three against these functions.
+- Shell blocks: `shell_blocks` reads the fenced sh/bash/shell/console blocks of a page; those of
+  README.md and docs/tutorials/ run, in order, in a test against a fresh local control plane
+  with the LWS simulator (tests/integration/test_docs_shell.py), unless a line
+  `<!-- not run: REASON -->` just above a block says why it cannot. Each command must succeed,
+  but one whose comment says `# exits N`, which must end with N (`script_of`). A reason that
+  begins "run by `make TARGET`" (`ShellBlock.run_by`) names the demo that runs the block: its
+  test (tests/integration/test_demo.py) checks that the demo ran the page's commands
+  (`commands`), in order, with the codes the page says.
 
     .venv/bin/python hack/docs.py           # list what --write would change
     .venv/bin/python hack/docs.py --write   # rewrite citations and the exit-code tables
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import unicodedata
@@ -86,6 +95,124 @@ def links(text: str) -> list[tuple[int, str]]:
             if not re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
                 found.append((number, target))
     return found
+
+
+# --- shell blocks ----------------------------------------------------------------------------
+
+SHELLS = ("sh", "bash", "shell", "console")
+NOT_RUN = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
+# The pages whose shell blocks tests/integration/test_docs_shell.py runs, in a fresh playground each.
+RUN_PAGES = ("README.md", "docs/tutorials/*.md")
+
+
+# A "not run" reason naming the demo that runs the block instead: its `make` target.
+RUN_BY = re.compile(r"^run by `make (?P<target>[\w-]+)`")
+# Each demo's `make` target → the tutorial its test checks it against (tests/integration/
+# test_demo.py, `assert_tutorial_is_the_demo`): every command of the page's blocks that run, or
+# that say they are run by that demo, is one the demo ran, in the page's order, with its code.
+DEMO_TUTORIALS = {"demo": "docs/tutorials/terminal-rollout.md",
+                  "demo-progressive": "docs/tutorials/progressive-analysis.md",
+                  "demo-git": "docs/tutorials/git-rollout.md"}
+
+
+class ShellBlock:
+    """A fenced shell block of a markdown page: `line`, its fence's line number; `commands`, its
+    text as a shell runs it (a `console` block: its `$ ` lines, the prompt taken off);
+    `not_run`, the reason given by a `<!-- not run: REASON -->` line just above the fence."""
+
+    def __init__(self, line: int, commands: str, not_run: str | None):
+        self.line, self.commands, self.not_run = line, commands, not_run
+
+    @property
+    def run_by(self) -> str | None:
+        """The demo's `make` target where the reason is "run by `make TARGET` ...", else None."""
+        found = RUN_BY.match(self.not_run or "")
+        return found.group("target") if found else None
+
+    def __repr__(self) -> str:
+        return f"ShellBlock(line={self.line}, not_run={self.not_run!r})"
+
+
+def shell_blocks(text: str) -> list[ShellBlock]:
+    """Every fenced block of a shell language (`SHELLS`) of a markdown page, in order."""
+    blocks, lines, index = [], text.splitlines(), 0
+    while index < len(lines):
+        match = re.match(r"^(\s*)(```+|~~~+)\s*([\w-]*)", lines[index])
+        if not match:
+            index += 1
+            continue
+        fence, language, start = match.group(2), match.group(3).lower(), index
+        index += 1
+        body = []
+        while index < len(lines) and not lines[index].strip().startswith(fence):
+            body.append(lines[index])
+            index += 1
+        index += 1
+        if language not in SHELLS:
+            continue
+        if language == "console":
+            body = [line.strip()[2:] for line in body if line.strip().startswith("$ ")]
+        above = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].strip()), "")
+        marker = NOT_RUN.match(above)
+        blocks.append(ShellBlock(start + 1, "\n".join(body) + "\n", marker.group("reason").strip() if marker else None))
+    return blocks
+
+
+EXITS = re.compile(r"#\s*exits\s+(?P<code>\d+)\b")
+COMMENT = re.compile(r"(?:^|\s+)#(?:\s.*)?$")  # a shell comment: `#` at the start of a word, to the line's end
+
+
+def command(line: str) -> tuple[str, int] | None:
+    """A command line as (its command, comment and outer spaces dropped; the exit code it must
+    end with: 0, or the N of its `# exits N` comment); None for a blank or comment-only line."""
+    text = COMMENT.sub("", line).strip()
+    if not text:
+        return None
+    expected = EXITS.search(line)
+    return text, int(expected.group("code")) if expected else 0
+
+
+def commands(block: ShellBlock) -> list[tuple[str, int]]:
+    """The block's commands, one a line (`command`), in order."""
+    return [found for line in block.commands.splitlines() if (found := command(line)) is not None]
+
+
+def script_of(block: ShellBlock, mark: str) -> str:
+    """The block as bash runs it in the docs' test, after an `echo` of `mark`: each command must
+    succeed, but for a line whose comment says `# exits N`, which must end with N (a rollout held
+    at a gate: `# exits 7`)."""
+    out = [f"echo {shlex.quote(mark)}"]
+    for line in block.commands.splitlines():
+        found = command(line)
+        if found is None or found[1] == 0 or line.rstrip().endswith("\\"):
+            out.append(line)
+            continue
+        code = found[1]
+        out += ["set +e", line, "rc=$?", "set -e",
+                f'if [ "$rc" -ne {code} ]; then echo "exit code $rc where the page says {code}: "'
+                f'{shlex.quote(line.strip())}; exit 1; fi']
+    return "\n".join(out) + "\n"
+
+
+def run_pages() -> list[Path]:
+    """The pages whose shell blocks run in a test: README.md and every tutorial."""
+    return sorted({path for pattern in RUN_PAGES for path in ROOT.glob(pattern)})
+
+
+def shell_block_problems() -> list[str]:
+    """`FILE:LINE: …` for a "not run" marker without its reason, or run by a demo whose test does
+    not check the page (`DEMO_TUTORIALS`)."""
+    problems = []
+    for page in run_pages():
+        name = page.relative_to(ROOT).as_posix()
+        for block in shell_blocks(page.read_text()):
+            if block.not_run == "":
+                problems.append(f"{name}:{block.line}: a shell block marked not run gives no reason")
+            elif block.run_by is not None and DEMO_TUTORIALS.get(block.run_by) != name:
+                checks = DEMO_TUTORIALS.get(block.run_by)
+                problems.append(f"{name}:{block.line}: run by `make {block.run_by}`, but "
+                                + (f"its test checks {checks}" if checks else "no demo's test goes by that name"))
+    return problems
 
 
 # --- citations --------------------------------------------------------------------------------
@@ -236,43 +363,24 @@ def _relinked(match: re.Match, path: Path, renamed: dict[Path, dict[str, str]]) 
 
 def exit_tables() -> str:
     """The markdown between the exit-code markers: per group of commands with the same codes, a
-    table of each --help section's codes, in the table's own (unwrapped) words."""
+    table of each of their exit-code sections (`exit_codes`, as --help and the CLI reference
+    list them), in the table's own (unwrapped) words."""
     from kubectl_disagg import exits
+    from kubectl_disagg.commands._help import commands
     from kubectl_disagg.commands.root import cli
-    import click
 
-    candidates = [(table, words) for table in exits.ExitCode.__subclasses__()
-                  for words in (None, exits.GITOPS_NEXT_ACTION, exits.CMP_DISCOVER)
-                  if words is None or set(words) <= set(table)]
+    sys.path.insert(0, str(ROOT / "hack"))
+    from cli_reference import exit_table
 
-    def sections_of(epilog: str):
-        for paragraph in epilog.split("\n\n"):
-            title = paragraph.splitlines()[1]
-            for table, words in candidates:
-                if exits.help_text(table, title, words) == paragraph:
-                    yield title, table, words
-                    break
-            else:
-                raise ValueError(f"an exit-code section not made by exits.help_text: {title}")
-
-    def commands(group, ctx, path=()):
-        for name in group.list_commands(ctx):
-            command = group.get_command(ctx, name)
-            if isinstance(command, click.Group):
-                yield from commands(command, click.Context(command, parent=ctx, info_name=name), (*path, name))
-            else:
-                yield " ".join(("kubectl disagg", *path, name)), command
-
-    groups: dict[str, tuple[list, list[str]]] = {}
-    for name, command in commands(cli, click.Context(cli, info_name="kubectl-disagg")):
-        groups.setdefault(command.epilog or "", (list(sections_of(command.epilog or "")), []))[1].append(name)
+    groups: dict[tuple, list[str]] = {}
+    for path, command, _ in commands(cli):
+        key = tuple((table, title, tuple((words or {}).items())) for table, title, words in command.exit_codes)
+        groups.setdefault(key, []).append(" ".join(("kubectl disagg", *path)))
     out = []
-    for key, names in groups.values():
+    for key, names in groups.items():
         out.append("### " + ", ".join(f"`{name}`" for name in names))
-        for title, table, words in key:
-            out += ["", title.rstrip(":") + ":", "", "| code | meaning |", "| --- | --- |"]
-            out += [f"| {int(code)} | {(words or {}).get(code, code.help).replace('|', chr(92) + '|')} |"
-                    for code in table]
+        for table, title, words in key:
+            out += ["", *exit_table(table, title, dict(words))]
         out.append("")
     interrupted = exits.Exit.INTERRUPTED
     out += ["### Every command", "", "| code | meaning |", "| --- | --- |",

@@ -1,5 +1,5 @@
 """The command line of the scripts of hack/ that make text from the code: print it, or with
---write put it where it is committed (hack/package_table.py, hack/field_reference.py)."""
+--write put it where it is committed (hack/package_table.py, hack/field_reference.py, hack/cli_reference.py)."""
 
 from __future__ import annotations
 

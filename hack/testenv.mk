@@ -24,6 +24,6 @@ upstream:
 cluster-upstream: $(VENV)/.installed upstream
 	$(VENV)/bin/python -m testenv.upstream
 
-## cluster: run a local control plane with the CRDs installed until Ctrl-C
+## cluster: a playground until Ctrl-C: the local control plane with the CRDs, the LWS status simulator and namespace serving; prints the KUBECONFIG to export
 cluster: $(VENV)/.installed testenv
 	$(VENV)/bin/python -m testenv.controlplane

@@ -1,5 +1,6 @@
 """The exit codes of every command, in one table: one `IntEnum` per command (or family of
-commands that share their codes), each code with the words its `--help` lists (`help_text`).
+commands that share their codes), each code with its words: --help names it by their first ones
+(`labels`), the CLI reference and the troubleshooting page give them whole.
 
 The library computes a code from this table, the command returns it, and `cli.py` alone ends
 the process with it. The numbers are a contract (scripts, CI jobs and docs rely on them): they
@@ -9,9 +10,6 @@ never change meaning.
 from __future__ import annotations
 
 from enum import IntEnum
-
-HELP_WIDTH = 78  # the column at which --help's exit-code lines are wrapped
-
 
 class ExitCode(IntEnum):
     """A code with the words that explain it (`help`)."""
@@ -89,14 +87,15 @@ def most_pressing(codes) -> GitopsExit:
 
 # `rollout status --gitops` reads the same codes as the next action to take.
 GITOPS_NEXT_ACTION = {
-    GitopsExit.ADVANCED: "next: run rollout step --gitops",
+    GitopsExit.ADVANCED: "step: the next action is rollout step --gitops",
     GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
     GitopsExit.USAGE: "usage error",
-    GitopsExit.REFUSED: "the live objects cannot be explained",
-    GitopsExit.TIMEOUT: "--watch timed out before the next action changed (--for: before every set reached it)",
-    GitopsExit.WAITING: "next: wait for the sync or readiness",
+    GitopsExit.REFUSED: "refused: the live objects cannot be explained",
+    GitopsExit.TIMEOUT: ("timeout: --watch ran out of time before the next action changed (--for: before every "
+                         "set reached it)"),
+    GitopsExit.WAITING: "waiting: the next action is to wait for the sync or readiness",
     GitopsExit.COMPLETE: "complete",
-    GitopsExit.HELD: ("held by the set's RolloutPolicy (a gate, a pause, an abort over): the reasons name the "
+    GitopsExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over); the reasons name the "
                       "--gitops verb that passes it"),
 }
 
@@ -109,7 +108,7 @@ class StatusExit(ExitCode):
     ERROR = 1, "error (invalid input, API server unreachable or refusing)"
     USAGE = 2, "usage error"
     NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
-    TIMEOUT = 4, "--watch timed out before the set became Available (--for=complete: complete)"
+    TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available (--for=complete: complete)"
 
 
 class VerbExit(ExitCode):
@@ -146,24 +145,13 @@ CMP_DISCOVER = {CmpExit.OK: "answered: the file found, or nothing when none hold
                 CmpExit.ERROR: "invalid parameters: one line on stderr"}
 
 
-def help_text(codes: type[ExitCode], title: str = "Exit codes:", words: dict | None = None) -> str:
-    """`codes` as a --help epilog section (click keeps a `\\b` paragraph as written): one line per
-    code, its words (or `words[code]`) wrapped beneath; the process-level codes (Ctrl-C) left out."""
-    lines = ["\b", title]
-    for code in codes:
-        text = (words or {}).get(code, code.help)
-        lines += _wrapped(text, f"  {code.value}  ", " " * (4 + len(str(code.value))))
-    return "\n".join(lines)
+def label(text: str) -> str:
+    """A code's label, as --help names it: its words up to the first ":", " (" or ";" ("refused
+    (that pass changed nothing): ..." is "refused")."""
+    ends = [i for i in (text.find(":"), text.find(" ("), text.find(";")) if i > 0]
+    return text[:min(ends)] if ends else text
 
 
-def _wrapped(text: str, first: str, rest: str) -> list[str]:
-    """`text` filled to HELP_WIDTH at spaces (what textwrap does, without importing it into every
-    command's start)."""
-    lines, line = [], first
-    for word in text.split():
-        if line.strip() and len(line) + 1 + len(word) > HELP_WIDTH:
-            lines.append(line)
-            line = rest + word
-        else:
-            line += ("" if line.endswith(" ") else " ") + word
-    return lines + [line]
+def labels(codes: type[ExitCode], words: dict | None = None) -> str:
+    """`codes` on one line by their labels: "0 done, 1 error, 2 usage, 3 refused"."""
+    return ", ".join(f"{code.value} {label((words or {}).get(code, code.help))}" for code in codes)

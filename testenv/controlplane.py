@@ -13,7 +13,8 @@ Usage::
         cp.kubectl("get", "leaderworkersets", "-A")
         api = cp.api_client("viewer")
 
-or ``python -m testenv.controlplane`` for an interactive cluster.
+or ``python -m testenv.controlplane`` (``make cluster``) for a playground: the same with the LWS
+status simulator running, until Ctrl-C.
 
 Only the standard library is used to bootstrap the cluster (TLS, tokens,
 readiness, RBAC, CRDs); :meth:`ControlPlane.api_client` hands out a
@@ -53,6 +54,7 @@ from typing import Any
 import yaml
 
 __all__ = [
+    "EXAMPLES_NAMESPACE",
     "ControlPlane",
     "ControlPlaneError",
     "KubectlError",
@@ -61,6 +63,8 @@ __all__ = [
     "ensure_binaries",
     "upstream_crds_dir",
     "main",
+    "playground_env",
+    "playground_lines",
     "run_as_command",
 ]
 
@@ -759,21 +763,58 @@ def _status_message(err: urllib.error.HTTPError) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Start a control plane, print how to use it, run until Ctrl-C."""
+    """Start a control plane with the LWS status simulator, print how to use it, run until Ctrl-C."""
     del argv  # no options yet
     # A shell starts background jobs with SIGINT ignored, and Python then never raises
     # KeyboardInterrupt: restore it, Ctrl-C (or kill -INT) is how this is meant to stop.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Imported here: the simulator needs the kubernetes client, the rest of this module does not.
+    from testenv.lws_simulator import LWSSimulator
+    from testenv.upstream import unavailable_reason
+
     started = time.monotonic()
-    with ControlPlane() as cp:
+    with ControlPlane() as cp, cp.api_client() as client, LWSSimulator(client).running(delay=1.0):
+        cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": EXAMPLES_NAMESPACE}})
         print(f"# control plane up in {time.monotonic() - started:.1f}s: {cp.server}", file=sys.stderr)
         print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)  # a pipe reader waits for this line
-        print(f"export PATH={cp.bin_dir}:$PATH  # matching kubectl", file=sys.stderr)
-        print(f"# contexts: {', '.join(u.name for u in USERS)} (admin is current)", file=sys.stderr)
+        for line in playground_lines(cp, simulated=True, upstream_buildable=unavailable_reason() is None):
+            print(line, file=sys.stderr)
         print("# Ctrl-C to stop and delete everything", file=sys.stderr, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             _wait_forever(cp)
     return 0
+
+
+# The namespace of the bundled examples: the playground creates it, so they apply as they are.
+EXAMPLES_NAMESPACE = "serving"
+
+
+def playground_env(cp: ControlPlane) -> dict[str, str]:
+    """The environment a playground's commands run in: its kubeconfig, and PATH with the matching
+    kubectl and (where this Python has it) the plugin, so `kubectl disagg` works."""
+    return {**os.environ, "KUBECONFIG": str(cp.kubeconfig), "PATH": os.pathsep.join(
+        [*map(str, _playground_path(cp)), os.environ.get("PATH", "")])}
+
+
+def _playground_path(cp: ControlPlane) -> list[Path]:
+    assert cp.bin_dir is not None
+    plugin_dir = Path(sys.executable).parent
+    return [cp.bin_dir, *([plugin_dir] if (plugin_dir / "kubectl-disagg").exists() else [])]
+
+
+def playground_lines(cp: ControlPlane, *, simulated: bool, upstream_buildable: bool = False) -> list[str]:
+    """What a person needs to use a running playground (after its `export KUBECONFIG=` line)."""
+    path = ":".join(map(str, _playground_path(cp)))
+    lines = [f"export PATH={path}:$PATH  # the matching kubectl, and kubectl disagg",
+             f"# contexts: {', '.join(u.name for u in USERS)} (admin is current); "
+             f"namespace {EXAMPLES_NAMESPACE} exists (the examples')"]
+    if simulated:
+        lines.append("# the LWS status simulator plays the LWS controller: every LeaderWorkerSet is reported "
+                     "ready a second after it changes (status only: no pods)")
+        if upstream_buildable:
+            lines.append("# the real LWS and DisaggregatedSet controllers with pods on kwok nodes: "
+                         "make cluster-upstream")
+    return lines
 
 
 def _wait_forever(cp: ControlPlane) -> None:

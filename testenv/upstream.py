@@ -35,6 +35,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 from collections.abc import Iterator, Sequence
@@ -45,6 +46,7 @@ import yaml
 
 from testenv.controlplane import (
     ENV_CRDS_DIR,
+    EXAMPLES_NAMESPACE,
     REPO_ROOT,
     ControlPlane,
     ControlPlaneError,
@@ -52,6 +54,7 @@ from testenv.controlplane import (
     _openssl,
     _Process,
     _status_message,
+    playground_lines,
 )
 
 __all__ = ["NODE_GPUS", "UpstreamStack", "ensure_upstream", "source_archive", "unavailable_reason"]
@@ -386,7 +389,11 @@ def main() -> int:
         assert stack.cp is not None
         print(f"# upstream stack up in {time.monotonic() - started:.1f}s: {stack.cp.server}, "
               f"nodes {', '.join(stack.nodes)}", flush=True)
+        stack.cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": EXAMPLES_NAMESPACE}})
         print(f"export KUBECONFIG={stack.cp.kubeconfig}", flush=True)
+        for line in playground_lines(stack.cp, simulated=False):
+            print(line, file=sys.stderr)
+        print("# Ctrl-C to stop and delete everything", file=sys.stderr, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             while stack.running():
                 time.sleep(1)
@@ -394,8 +401,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     from testenv.controlplane import run_as_command
 
     sys.exit(run_as_command("testenv.upstream", main))

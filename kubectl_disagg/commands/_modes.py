@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import click
 
+from kubectl_disagg.commands._help import HelpCommand
+
 
 class Mode:
     """A flag that turns a command into another mode (`--gitops`), declared with the flags that
@@ -22,8 +24,9 @@ class Mode:
 GITOPS_INPUT = ("filenames", "-f (the set's file or directory, where its state is kept)")
 
 
-class Command(click.Command):
-    """A click command whose `modes` are checked, in order, before it runs (`check_modes`)."""
+class Command(HelpCommand):
+    """A click command whose `modes` are checked, in order, before it runs (`check_modes`); its
+    --help names the flags that go only with a mode on one line (`_help`)."""
 
     def __init__(self, *args, modes: Sequence[Mode] = (), **kwargs):
         super().__init__(*args, **kwargs)

@@ -48,8 +48,8 @@ def filenames(required: bool = True):
 
 def namespace(func):
     return click.option("-n", "--namespace", default=None, expose_value=False, callback=gathered,
-                        help="Namespace of documents that name none (default: the context's, else default); "
-                             "it may not contradict a document's own.")(func)
+                        help="Namespace of the documents that name none. Default: the context's, else "
+                             "default; it may not contradict a document's own.")(func)
 
 
 DRY_RUNS = ("none", "client", "server")

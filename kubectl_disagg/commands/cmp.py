@@ -11,7 +11,8 @@ import os
 import click
 
 from kubectl_disagg.argocd import sidecar as cmp_sidecar
-from kubectl_disagg.exits import CMP_DISCOVER, CmpExit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import CMP_DISCOVER, CmpExit
 
 
 @click.group()
@@ -19,9 +20,13 @@ def cmp() -> None:
     """Argo CD config management plugin (run by the sidecar, see docs/argocd.md)."""
 
 
-@cmp.command(epilog=help_text(CmpExit))
+@cmp.command(cls=HelpCommand, exit_codes=[exit_section(CmpExit)])
 def generate() -> int:
     """Render the current directory for Argo CD.
+
+    \b
+    kubectl disagg cmp generate                 # in the app's directory
+    ARGOCD_ENV_NAMESPACE=serving kubectl disagg cmp generate   # from plugin.env
 
     Parameters come from ARGOCD_APP_PARAMETERS, then PARAM_*, then ARGOCD_ENV_*:
     namespace, recurse (true|false), include and exclude (globs), strict (true|false),
@@ -30,7 +35,14 @@ def generate() -> int:
     return cmp_sidecar.generate(os.environ, ".")
 
 
-@cmp.command(epilog=help_text(CmpExit, words=CMP_DISCOVER))
+@cmp.command(cls=HelpCommand, exit_codes=[exit_section(CmpExit, words=CMP_DISCOVER)])
 def discover() -> int:
-    """Print a file holding a DisaggregatedSet among those `include` selects (nothing if none)."""
+    """Print a file holding a DisaggregatedSet among those `include` selects (nothing if none).
+
+    \b
+    kubectl disagg cmp discover                 # in the app's directory
+    PARAM_INCLUDE_0='apps/*.yaml' kubectl disagg cmp discover   # an array
+
+    Argo CD's "no" is empty output with exit code 0; exit code 1 is for invalid parameters.
+    """
     return cmp_sidecar.discover(os.environ, ".")

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.exits import Exit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import Exit
 from kubectl_disagg.views.templating import render_template
 
 SHELLS = ("bash", "zsh", "fish")
 
 
-@click.command(epilog=help_text(Exit))
+@click.command(cls=HelpCommand, exit_codes=[exit_section(Exit)])
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion(shell: str) -> None:
     """Print the shell completion script for kubectl-disagg.
 
     \b
-    source <(kubectl-disagg completion bash)        # bash, e.g. in ~/.bashrc
+    source <(kubectl-disagg completion bash)        # bash, in ~/.bashrc
     source <(kubectl-disagg completion zsh)         # zsh, after compinit
     kubectl-disagg completion fish | source         # fish
 

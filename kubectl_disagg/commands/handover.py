@@ -8,11 +8,12 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _options, _session
-from kubectl_disagg.exits import HandoverExit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import HandoverExit
 from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out, prepare
 
 
-@click.command(epilog=help_text(HandoverExit))
+@click.command(cls=HelpCommand, exit_codes=[exit_section(HandoverExit)])
 @click.argument("direction", type=click.Choice([TO_CONTROLLER, TO_PLUGIN]))
 @click.argument("name")
 @_options.namespace
@@ -23,6 +24,12 @@ from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out,
 def handover(options: _options.Options, direction, name, dry_run, timeout) -> HandoverExit:
     """Hand the stored DisaggregatedSet NAME's running objects to the controller, or back.
 
+    \b
+    kubectl disagg handover to-controller my-llm -n serving --dry-run
+    kubectl disagg handover to-controller my-llm -n serving
+    kubectl disagg handover to-plugin my-llm -n serving --dry-run
+    kubectl disagg handover to-plugin my-llm -n serving
+
     Names, labels and pod templates are already identical on both sides: only ownership
     changes, so no pod restarts. to-controller adds the ownerReference the controller
     stamps on its objects (the stored set as controller) to every LeaderWorkerSet and
@@ -31,12 +38,6 @@ def handover(options: _options.Options, direction, name, dry_run, timeout) -> Ha
     the set's ownerReference from each object, which stays. Step the set from its files
     after that (rollout step -f); stored again, the controller takes it back. Every object
     must be adoptable, or nothing is changed.
-
-    \b
-    kubectl disagg handover to-controller my-llm -n serving --dry-run
-    kubectl disagg handover to-controller my-llm -n serving
-    kubectl disagg handover to-plugin my-llm -n serving --dry-run
-    kubectl disagg handover to-plugin my-llm -n serving
     """
     with _session.executor(options) as cluster:
         namespace = options.namespace or cluster.default_namespace

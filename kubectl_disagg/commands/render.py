@@ -7,12 +7,13 @@ import sys
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.exits import Exit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import Exit
 from kubectl_disagg.gitops.directory import render_files
 from kubectl_disagg.manifests.writer import format_objects
 
 
-@click.command(epilog=help_text(Exit))
+@click.command(cls=HelpCommand, exit_codes=[exit_section(Exit)])
 @_options.filenames()
 @_options.namespace
 @_options.output("yaml", "json", default="yaml")
@@ -24,10 +25,11 @@ from kubectl_disagg.manifests.writer import format_objects
 def render(options: _options.Options, state: str | None, require_state: bool) -> None:
     """Expand DisaggregatedSets into LeaderWorkerSets and headless Services.
 
-    Other documents pass through unchanged, so a GitOps directory renders whole:
-
     \b
     kubectl disagg render -f ds.yaml | kubectl apply --server-side -f -
+    kubectl disagg render -f apps/ -R -o json       # a GitOps directory, whole
+
+    Other documents pass through unchanged, so a GitOps directory renders whole.
 
     A set with a rollout state (a git-driven rollout, see docs/gitops.md) renders as far as
     the state has rolled it: every deployed revision at its recorded replicas.

@@ -19,11 +19,12 @@ from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
 from kubectl_disagg.core.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.exits import Exit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import Exit
 from kubectl_disagg.views.plan import format_plans
 
 
-@click.command(epilog=help_text(Exit))
+@click.command(cls=HelpCommand, exit_codes=[exit_section(Exit)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -45,13 +46,15 @@ def plan(options: _options.Options, name, from_: str | None, to: str | None, max
     """Show every step of a coordinated rollout, as the controller would take them.
 
     \b
+    kubectl disagg rollout plan -f ds.yaml    # what is left, from the live LWS
+    kubectl disagg rollout plan --from 5,2 --max-surge 2 --max-unavailable 1
     kubectl disagg rollout plan --from 5,2 --to 5,2 --max-surge 2 --max-unavailable 1
     kubectl disagg rollout plan --from 4,2 --to 6,2 --roles prefill,decode -o json
     kubectl disagg rollout plan --from 4,2 --roles prefill,decode -o chart   # drawn, per role
     kubectl disagg rollout plan -f ds.yaml --from 5,2   # targets and budgets from the file
-    kubectl disagg rollout plan -f ds.yaml              # what is left, per slice, from the live LWS
     kubectl disagg rollout plan NAME                    # the same for a set stored in the cluster
-                                                        # (run by kubectl-disagg or by the controller)
+
+    NAME may be a set run by kubectl-disagg or by the DisaggregatedSet controller.
     """
     if name and options.filenames:
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands import _inputs, _options
-from kubectl_disagg.exits import Exit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import Exit
 
 
 @click.group()
@@ -17,7 +18,7 @@ def state() -> None:
     """The rollout state of a git-driven rollout (docs/gitops.md)."""
 
 
-@state.command(epilog=help_text(Exit))
+@state.command(cls=HelpCommand, exit_codes=[exit_section(Exit)])
 @_options.filenames()
 @_options.namespace
 @click.option("--state", "state_file", metavar="FILE", default=None,

@@ -11,8 +11,9 @@ import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
+from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.core.status import Until
-from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit, help_text
+from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.status import watch_status
 from kubectl_disagg.views.status import data_format
@@ -20,8 +21,8 @@ from kubectl_disagg.views.status import data_format
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 
 
-@click.command(cls=Command, modes=MODES, epilog=help_text(StatusExit) + "\n\n" + help_text(
-    GitopsExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION))
+@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(StatusExit), exit_section(
+    GitopsExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -29,10 +30,10 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.output("text", "yaml", "json", default="text")
 @click.option("-w", "--watch", is_flag=True, help="Keep reporting as the LWS change, until Available (or --for).")
 @click.option("--for", "until", type=click.Choice([str(u) for u in Until]), default=None,
-              help="What -w waits for and exit 0 means: available (every role ready at the set's revision; the "
-                   "default) or complete (available and the rollout's last step taken: no old revision's "
-                   "LeaderWorkerSet left, drained ones too). With --gitops the default -w waits until the next "
-                   "action changes.")
+              help="What -w waits for and exit 0 means: available (the default) or complete. Available: every "
+                   "role ready at the set's revision; complete: also the rollout's last step taken (no old "
+                   "revision's LeaderWorkerSet left, drained ones too). With --gitops the default -w waits until "
+                   "the next action changes (complete already: returns at once).")
 @_options.timeout("0", "With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout (docs/gitops.md): per slice the committed step, whether the cluster shows "
@@ -40,6 +41,10 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.pass_options
 def status(options: _options.Options, name, watch, until, timeout, gitops) -> int:
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
+
+    \b
+    kubectl disagg rollout status my-llm -n serving -w --timeout 10m
+    kubectl disagg rollout status --gitops -f apps/llama/   # a git rollout
 
     Give NAME to read the DisaggregatedSet stored in the cluster, or -f for a file.
     The first line says Progressing, Available, or Available and complete: the

@@ -1,6 +1,7 @@
 """`kubectl disagg rollout status --gitops -f DIR`: where a git-driven rollout stands and the
 next action (docs/gitops.md). Flags → `gitops.watch.looks` (with -w, until the next action
-changes, or until what --for names) → each look printed when it differs from the last.
+changes or every rollout is complete, or until what --for names) → each look printed when it
+differs from the last.
 
 The cluster is only read, and only LeaderWorkerSets: get, list and watch.
 """
@@ -14,7 +15,7 @@ from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
-from kubectl_disagg.gitops.watch import exit_code, looks, reached
+from kubectl_disagg.gitops.watch import exit_code, looks, settled
 from kubectl_disagg.views.gitops_status import format_looks
 from kubectl_disagg.wait import Deadline
 
@@ -36,11 +37,10 @@ def run(options: Options, watch: bool, timeout: float | None, until: Until | Non
             if text != printed:
                 click.echo(("---\n" if printed is not None and options.output == "yaml" else "") + text, nl=False)
                 printed = text
+    timed_out = watch and not settled(seen, first, until)
     if until is not None:
-        timed_out = watch and not reached(seen, until)
         waited = "every set to complete its rollout" if until == Until.COMPLETE else "every set to become Available"
     else:
-        timed_out = watch and [s.status.next_action for s in seen] == first
         waited = "the next action to change"
     if timed_out:
         click.echo(f"timed out waiting for {waited}", err=True)

@@ -10,7 +10,8 @@ import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
-from kubectl_disagg.exits import GitopsExit, StepExit, help_text
+from kubectl_disagg.commands._help import exit_section
+from kubectl_disagg.exits import GitopsExit, StepExit
 from kubectl_disagg.rollout.run import step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
@@ -22,8 +23,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
          Mode("commit", only=("branch",))]
 
 
-@click.command(cls=_options.DryRunCommand, modes=MODES, epilog=help_text(StepExit) + "\n\n"
-               + help_text(GitopsExit, "Exit codes with --gitops (docs/gitops.md):"))
+@click.command(cls=_options.DryRunCommand, modes=MODES, exit_codes=[
+    exit_section(StepExit), exit_section(GitopsExit, "Exit codes with --gitops (docs/gitops.md):")])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -34,24 +35,24 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 @click.option("--until-complete", is_flag=True,
               help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
 @click.option("--wait-for-lease", is_flag=True,
-              help="If another stepper holds the set's lease, queue (watching the lease) until it is free "
-                   "instead of exiting 3; bounded by --timeout.")
-@_options.timeout(DEFAULT_TIMEOUT, "With --until-complete, --wait-for-lease or --gitops --wait: give up after "
-                                   "this long (e.g. 90s, 5m, 1h; 0 means no limit). An analysis gate's "
-                                   "measurements are bounded by it in every step.")
+              help="Queue behind another stepper that holds the set's lease, instead of exiting 3. It "
+                   "watches the lease until it is free, bounded by --timeout.")
+@_options.timeout(DEFAULT_TIMEOUT, "Give up after this long (e.g. 90s, 5m, 1h; 0 means no limit). It bounds "
+                                   "--until-complete, --wait-for-lease and --gitops --wait, and an analysis "
+                                   "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
 @click.option("--gitops", is_flag=True,
-              help="Git-driven rollout: check the cluster shows the committed rollout state, then write the "
-                   "next step into the state file beside the set (disagg-rollout-state.yaml) instead of the "
-                   "cluster. Reads LeaderWorkerSets only.")
+              help="Git-driven rollout: write the next step into the state file beside the set. It first "
+                   "checks the cluster shows the committed rollout state, then writes the next step into "
+                   "disagg-rollout-state.yaml instead of the cluster; it reads LeaderWorkerSets only.")
 @click.option("--wait", is_flag=True, help="With --gitops: watch until the step can advance, then write it.")
 @click.option("--max-in-flight", type=click.IntRange(1, MAX_IN_FLIGHT_LIMIT), default=DEFAULT_MAX_IN_FLIGHT,
               show_default=True, metavar="N",
               help="At most N writes at once. Different slices are written concurrently; the writes of one "
                    "slice stay in order. 1 writes one object at a time.")
 @click.option("--ignore-controller", is_flag=True,
-              help="Step a stored set although its status shows a DisaggregatedSet controller reconciles it "
-                   "(for when that controller no longer runs). Objects the controller owns are never stepped.")
+              help="Step a stored set whose status says a DisaggregatedSet controller reconciles it. For "
+                   "when that controller no longer runs; objects the controller owns are never stepped.")
 @click.option("--pr-description", metavar="FILE", default=None,
               help="With --gitops: write a Markdown description of the step (for its pull request).")
 @click.option("--commit", is_flag=True,
@@ -61,8 +62,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
               help="With --commit: create branch NAME from HEAD and commit there.")
 @click.option("--state", "state_file", metavar="FILE", help="With --gitops: the state file (default: "
               "disagg-rollout-state.yaml beside the set's file, as the plugin's rollout-state parameter).")
-@click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git (a rollout state "
-              "beside its file) directly; Argo CD's self-heal would undo it.")
+@click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git directly. "
+              "It has a rollout state beside its file: Argo CD's self-heal would undo the step.")
 @_options.pass_options
 def step(options: _options.Options, name: str | None, dry_run: str, until_complete: bool, wait_for_lease: bool,
          timeout: float | None, gitops: bool, wait: bool, pr_description: str | None, max_in_flight: int,
@@ -85,10 +86,10 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
     left serving some roles without the others.
 
     \b
-    kubectl disagg rollout step -f ds.yaml --dry-run     # what the next pass would do
+    kubectl disagg rollout step -f ds.yaml --dry-run   # the next pass, unchanged
+    kubectl disagg rollout step -f ds.yaml --until-complete --timeout 1h
     kubectl disagg rollout step -f ds.yaml --dry-run=server   # ... and would the API server accept it
     kubectl disagg rollout step -f ds.yaml               # do it
-    kubectl disagg rollout step -f ds.yaml --until-complete --timeout 1h
     kubectl disagg rollout step -f ds.yaml --until-complete --wait-for-lease   # queue behind another operator
 
     With --until-complete, sets are rolled one after another in input order, and the first

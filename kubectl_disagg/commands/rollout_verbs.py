@@ -10,7 +10,8 @@ import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
-from kubectl_disagg.exits import VerbExit, help_text
+from kubectl_disagg.commands._help import exit_section
+from kubectl_disagg.exits import VerbExit
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("pr_description", "commit", "state_file"))]
 
@@ -33,9 +34,12 @@ HELP = {
 def verb_command(verb: str) -> click.Command:
     summary, more = HELP[verb]
 
-    @click.command(verb, cls=Command, modes=MODES, help=f"{summary}\n\n{more}\n\nGive NAME (the set stored in the cluster) or -f (the "
-                   "set and its RolloutPolicy); the position is kept in the set's RolloutState. With --gitops "
-                   "-f DIR, in the state file beside the set: one reviewed commit.", epilog=help_text(VerbExit))
+    examples = (f"\b\nkubectl disagg rollout {verb} my-llm -n serving\n"
+                f"kubectl disagg rollout {verb} --gitops -f apps/llama/ --commit")
+    @click.command(verb, cls=Command, modes=MODES, help=f"{summary}\n\n{examples}\n\n{more}\n\nGive NAME (the set stored in "
+                   "the cluster) or -f (the set and its RolloutPolicy); the position is kept in the set's RolloutState. "
+                   "With --gitops -f DIR, in the state file beside the set: one reviewed commit.",
+                   exit_codes=[exit_section(VerbExit)])
     @click.argument("name", required=False)
     @_options.filenames(required=False)
     @_options.namespace

@@ -13,11 +13,12 @@ from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.core.statefulsets import statefulsets
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.exits import Exit, help_text
+from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.exits import Exit
 from kubectl_disagg.kube.client import dry_run_apply
 
 
-@click.command(epilog=help_text(Exit))
+@click.command(cls=HelpCommand, exit_codes=[exit_section(Exit)])
 @_options.filenames()
 @_options.namespace
 @click.option("--server", is_flag=True,
@@ -28,6 +29,10 @@ from kubectl_disagg.kube.client import dry_run_apply
 @_options.pass_options
 def validate(options: _options.Options, server: bool) -> None:
     """Check DisaggregatedSets against every rule the API server and controller apply.
+
+    \b
+    kubectl disagg validate -f ds.yaml
+    kubectl disagg validate -f apps/ -R --server   # and the API server's dry run
 
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
     """

@@ -71,9 +71,12 @@ def bounded(raw: object, most: float) -> tuple[float | None, str | None]:
 
 
 def later(moment: datetime.datetime, seconds: float) -> datetime.datetime:
-    """`moment` plus `seconds`, the last representable time when that is beyond it (a
-    timedelta past year 9999 would raise OverflowError)."""
+    """`moment` plus `seconds`, rounded up to a whole second (positions record times to the
+    second: a soak of 500ms written as the second it started in would pass at once), the last
+    representable time when that is beyond it (a timedelta past year 9999 would raise
+    OverflowError)."""
     try:
-        return moment + datetime.timedelta(seconds=seconds)
+        end = moment + datetime.timedelta(seconds=seconds)
+        return end if end.microsecond == 0 else end.replace(microsecond=0) + datetime.timedelta(seconds=1)
     except OverflowError:
         return datetime.datetime.max.replace(tzinfo=moment.tzinfo)

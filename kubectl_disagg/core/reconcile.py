@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from kubectl_disagg.core import naming, planner
@@ -206,10 +206,13 @@ class Reconciliation:
 class Admission:
     """What a RolloutPolicy lets a pass do (core/waves.py decides it): `held`, slice → why it
     stays as it is (no action at all: no target LWS, no initial-replicas annotation);
-    `stopped`, why the rollout as a whole does not move on."""
+    `stopped`, why the rollout as a whole does not move on; `toward`, slice → the set it is
+    reconciled toward instead of the pass's (a slice the set gained outside the admitted
+    waves: the stable revision, design §10.2)."""
 
     held: Mapping[int, str]
     stopped: tuple[str, ...] = ()
+    toward: Mapping[int, DisaggregatedSet] = field(default_factory=dict)
 
 
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | None = None) -> Reconciliation:
@@ -233,9 +236,11 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
         by_slice[obj.identity.slice][1].append(obj)
     revision_roles = _revision_roles(lws, services)
     held = admission.held if admission is not None else {}
+    toward = {s: with_scalers(other, snapshot) for s, other in (admission.toward if admission is not None
+                                                                 else {}).items()}
     reports = [_held(ds, slice_index, by_slice[slice_index][0], held[slice_index]) if slice_index in held
-               else reconcile_slice(ds, snapshot.namespace, slice_index, *by_slice[slice_index], blocked_names,
-                                    revision_roles)
+               else reconcile_slice(toward.get(slice_index, ds), snapshot.namespace, slice_index,
+                                    *by_slice[slice_index], blocked_names, revision_roles)
                for slice_index in range(ds.slices)]
     actions = removed + tuple(a for report in reports for a in report.actions)
     warnings += [w for report in reports for w in report.warnings]

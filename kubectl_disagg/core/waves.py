@@ -1,5 +1,9 @@
 """Which slices a pass may move, under a RolloutPolicy (design §9). Pure: the clock is `now`.
 
+About 470 lines on purpose: the decision, the verbs that change its position and one pass's
+admission (a lost position, slices added mid-rollout) are read together: each verb and each
+recovery is defined by what `decide` does next with the position it leaves.
+
 From the set's slices as they stand (`slice_progress`: pending, in flight, done), the policy's
 waves and budget, and the position (core/position.py), `decide` says which slices this pass may
 move, which are held and why, the gate the rollout waits at, and the position after it (a wave
@@ -11,6 +15,13 @@ recorded verdict `passed`; `failed` does the policy's onFailure), then pause (`p
 `rollout promote`, `pause: {duration}` that long after the wave completed). `promote` passes the
 gate the rollout waits at (`--full`: every later one, and the budget is lifted). Without a
 policy there is one wave of every slice and no budget: everything moves, as the controller does.
+
+Slices the set gains mid-rollout (design §10.2) start at the rollout's revision inside the
+admitted waves and at the stable revision outside them (`stable_starts`: reconciled toward the
+stable set, core/stable.py), then roll like any pending slice when their wave comes. A rollout
+under way whose position was lost (`position_for`: no RolloutState, or a state without a
+position) is rebuilt paused at its first wave, and nothing moves until a person resumes or
+aborts it (design §9.6).
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import ABORT, ResolvedWave, RolloutPolicy, resolve_waves
 from kubectl_disagg.core.position import (ANALYSIS, FAILED, FULL, PASSED, PAUSE, PROMOTED, SOAKED, VERDICT,
@@ -88,7 +100,9 @@ ABORTED, PAUSED, RESUMED, PROMOTED_EVENT = "RolloutAborted", "RolloutPaused", "R
 class WaveDecision:
     """`moves`: the slices this pass may reconcile (ascending); `held`: slice → Hold for every
     other slice; `target`: the revision the moving slices go to (the stable one after an
-    abort); `position`: after this decision, `events` what changed in it."""
+    abort); `stable_starts`: those of `moves` the set gained outside the admitted waves,
+    created at the stable revision (`position.stable`) instead; `position`: after this
+    decision, `events` what changed in it."""
 
     state: State
     moves: tuple[int, ...]
@@ -102,6 +116,7 @@ class WaveDecision:
     in_flight: tuple[int, ...] = ()
     events: tuple[WaveEvent, ...] = field(default=())
     progress: tuple[Progress, ...] = ()  # each slice against the rollout's revision, as decided on
+    stable_starts: tuple[int, ...] = ()
 
     @property
     def held_still(self) -> bool:
@@ -182,11 +197,14 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
     if moved_on:
         position = replace(position, wave=wave)
 
-    moves, held = [], {}
+    moves, held, stable_starts = [], {}, []
     starts = 0
     admitted = range(waves[wave].end)
     for s, p in enumerate(progress):
-        if p != Progress.PENDING:
+        if p == Progress.EMPTY and s not in admitted and position.stable:
+            moves.append(s)  # a slice the set gained outside the admitted waves: at the stable revision
+            stable_starts.append(s)
+        elif p != Progress.PENDING:
             moves.append(s)  # done or empty: steady work; in flight: it has started, it goes on
         elif s not in admitted:
             held[s] = Hold.WAVE
@@ -197,7 +215,7 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
             held[s] = Hold.BUDGET
     state = State.AT_GATE if gate is not None and not in_flight and not starts else State.ROLLING
     return WaveDecision(state, tuple(moves), held, wave=wave, target=revision, position=position, gate=gate,
-                        events=tuple(events), **base)
+                        events=tuple(events), stable_starts=tuple(stable_starts), **base)
 
 
 def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position, now: datetime.datetime):
@@ -244,8 +262,9 @@ def _aborted(position: Position, progress: Sequence[Progress], base: Mapping) ->
     slices that never started are left as they are (never written)."""
     moves = tuple(s for s, p in enumerate(progress) if p != Progress.PENDING)
     held = {s: Hold.ABORTED for s, p in enumerate(progress) if p == Progress.PENDING}
-    return WaveDecision(State.ABORTED, moves, held, wave=position.wave, target=position.stable,
-                        position=position, **base)
+    # the wave reached, among the set's waves as they are now (fewer once it was scaled down)
+    return WaveDecision(State.ABORTED, moves, held, wave=min(position.wave, len(base["waves"]) - 1),
+                        target=position.stable, position=position, **base)
 
 
 # --- the verbs: what each does to the position ------------------------------------------------
@@ -340,9 +359,10 @@ def abort(decision: WaveDecision, now: datetime.datetime, by: str) -> Position:
 
 @dataclass(frozen=True)
 class Passage:
-    """What a pass under a policy works with: the `decision`, the `admission` reconcile takes,
-    and `target`, the set to reconcile (after an abort, the stable revision rebuilt from its
-    live LWS: core/stable.py), None when there is nothing to reconcile toward."""
+    """What a pass under a policy works with: the `decision`, the `admission` reconcile takes
+    (the slices the set gained outside the admitted waves go toward the stable set), and
+    `target`, the set to reconcile (after an abort, the stable revision rebuilt from its live
+    LWS: core/stable.py)."""
 
     decision: WaveDecision
     admission: Admission
@@ -362,25 +382,94 @@ def the_rollout(revision: str, recorded: Position | None, progress_of: Callable[
     return revision, recorded, progress_of(revision)
 
 
-def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime) -> Passage:
-    """The decision for one pass over `ds` (which has a policy), from the recorded position."""
+def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime,
+          proven: Callable[[str], tuple[Progress, ...]] | None = None) -> Passage:
+    """The decision for one pass over `ds` (which has a policy), from the recorded position.
+    `proven`: each slice's progress as the evidence of a lost position reads it (default: the
+    live LWS; through git, the slices the state file records)."""
     rollout, recorded, progress = the_rollout(
         ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
-    position = for_revision(recorded, rollout, stable_revision(ds.name, rollout, snapshot))
+    position = position_for(ds.policy, recorded, rollout, stable_revision(ds.name, rollout, snapshot),
+                            progress if proven is None else proven(rollout), now)
     decision = decide(ds.policy, rollout, position, progress, now)
+    if position.paused is not None and position.paused.by == RECOVERED_BY and (
+            recorded is None or recorded.paused != position.paused):
+        decision = replace(decision, events=(*decision.events, WaveEvent(PAUSED, decision.wave, position.paused.reason)))
     target = ds if decision.target == ds.revision else stable_set(ds, snapshot, decision.target)
     held = {s: hold.value for s, hold in decision.held.items()}
     if target is None:
         held = {s: Hold.ABORTED.value for s in range(ds.slices)}
         target = ds
-    return Passage(decision, Admission(held, stopped_reasons(decision)), target)
+    toward = {}
+    starts = (*decision.stable_starts, *unfinished(ds, snapshot, decision.position.stable,
+                                                    [s for s, hold in decision.held.items() if hold == Hold.WAVE]))
+    if starts:
+        stable = stable_set(ds, snapshot, decision.position.stable)
+        if stable is None:  # no live LWS of the stable revision left to build it from: wait
+            held.update({s: Hold.WAVE.value for s in starts})
+        else:
+            toward = {s: stable for s in starts}
+            held = {s: hold for s, hold in held.items() if s not in toward}
+    return Passage(decision, Admission(held, stopped_reasons(decision), toward), target)
+
+
+def unfinished(ds: DisaggregatedSet, snapshot: Snapshot, stable: str, slices: Sequence[int]) -> tuple[int, ...]:
+    """Those of `slices` (held before their wave) that run only the `stable` revision and lack
+    a role it runs elsewhere: a start at the stable revision cut short (each LWS is created on
+    its own), finished toward it like a slice the set gained, not left broken until its wave."""
+    if not stable or not slices:
+        return ()
+    roles, by_slice = set(), {}
+    for obj in snapshot.lws:
+        if obj.belongs_to(ds.name) and obj.identity.complete and obj.identity.slice < ds.slices:
+            by_slice.setdefault(obj.identity.slice, {}).setdefault(obj.identity.revision, set()).add(obj.identity.role)
+            if obj.identity.revision == stable:
+                roles.add(obj.identity.role)
+    return tuple(s for s in slices if set(by_slice.get(s, {})) == {stable} and by_slice[s][stable] != roles)
+
+
+def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollout: str, stable: str,
+                 progress: Sequence[Progress], now: datetime.datetime) -> Position:
+    """The position of the rollout to `rollout` (position.for_revision), or, under a policy, when
+    no position is recorded at all while the live objects show the rollout under way (a slice
+    has the new revision beside one that has not started: the RolloutState deleted or pruned,
+    a policy added mid-rollout), one rebuilt from them: paused by kubectl-disagg at the first
+    wave, nothing recorded passed, so no step moves past what the live objects prove
+    (design §9.6). A position recorded for another rollout (the template changed again, or
+    reverted) starts afresh as ever: it cannot tell a superseded rollout from an old one."""
+    position = for_revision(recorded, rollout, stable)
+    if policy is None or recorded is not None:
+        return position
+    started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
+    if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):
+        return position  # a first rollout (no slice started), or none under way
+    return replace(position, paused=Stamp(timestamp(now), RECOVERED_BY, LOST_POSITION.format(
+        slices=slice_span(started), run="runs" if len(started) == 1 else "run", revision=rollout)))
+
+
+RECOVERED_BY = naming.MANAGER  # who pauses a rollout whose position was lost
+LOST_POSITION = "no recorded position: the RolloutState of this rollout was not found; {slices} already {run} {revision}"
+
+
+def slice_span(slices: Sequence[int]) -> str:
+    """`slice 3`, `slices 0-2`, `slices 0, 2, 5`: as people list slices."""
+    if len(slices) == 1:
+        return f"slice {slices[0]}"
+    if list(slices) == list(range(slices[0], slices[-1] + 1)):
+        return f"slices {slices[0]}-{slices[-1]}"
+    return "slices " + ", ".join(str(s) for s in slices)
 
 
 def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
     """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
     that pass it are the --gitops ones."""
     if decision.state == State.PAUSED:
-        return (f"the rollout is paused{by_analysis(decision.position.paused)}: "
+        paused = decision.position.paused
+        if paused is not None and paused.by == RECOVERED_BY:
+            return (f"the rollout is paused ({paused.reason}): {_command('resume', gitops)} continues it from "
+                    f"wave {decision.wave + 1} (its gates are passed again), {_command('abort', gitops)} rolls "
+                    f"it back to the stable revision {decision.position.stable}",)
+        return (f"the rollout is paused{by_analysis(paused)}: "
                 f"{_command('resume', gitops)} continues it",)
     if decision.state == State.ABORTED and not decision.moves:
         return (f"the rollout was aborted{by_analysis(decision.position.aborted)} and every slice is back at "

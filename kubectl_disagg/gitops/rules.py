@@ -93,7 +93,8 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
         problems.append(lines.problem(("target", "roles"), "target.roles", TARGETS.format(
             changed="; ".join(changed), docs=DOCS)))
     previous = {s: p for s, p in state.previous.items() if s < then.slices}
-    stepped = _stepped(then, state, previous, ran or {})
+    at_stable = _added_at_stable(ds, state, then, previous)
+    stepped = _stepped(then, state, previous, ran or {}, at_stable)
     for slice_index in range(target.slices):
         deployed = state.replicas.get(slice_index)
         if not deployed:
@@ -108,8 +109,14 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
         before = previous.get(slice_index)
         now = _now(state, slice_index)
         moved = before is not None and not _same(now, before) and _same(now, stepped.get(slice_index, Point({}, {})))
-        problems.extend(_check_point(lines, then, state, slice_index, before if moved else None))
+        problems.extend(_check_point(lines, then, state, slice_index, before if moved else None,
+                                     added_at_stable=slice_index in at_stable))
     return problems + _check_steps(lines, then, state, previous, stepped)
+
+
+def position_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
+    """Rule 5 alone, at the state's lines: what a verb checks before it changes the position."""
+    return verdict_problems(ds, state, _Lines(state)) if state.position is not None else []
 
 
 def verdict_problems(ds: DisaggregatedSet, state: RolloutState, lines: _Lines) -> list[Problem]:
@@ -214,7 +221,7 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
 
 
 def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, slice_index: int,
-                 before: Point | None) -> list[Problem]:
+                 before: Point | None, added_at_stable: bool = False) -> list[Problem]:
     deployed = state.replicas[slice_index]
     initial = state.initial.get(slice_index, {})
     problems = []
@@ -226,7 +233,8 @@ def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, sli
                                           f"roles at 0 and others running ({_counts(counts)}): a revision group "
                                           "runs all its roles or none (rule: groups move together)"))
     unmoved = _same(Point(deployed, initial), (state.previous or {}).get(slice_index, Point({}, {})))
-    if then.revision not in deployed and not (then.policy is not None and unmoved):  # held by a RolloutPolicy
+    # (held by a RolloutPolicy, or added outside its admitted waves at the stable revision)
+    if then.revision not in deployed and not (then.policy is not None and unmoved) and not added_at_stable:
         problems.append(lines.problem(lines.slice_path(slice_index) + ("revisions",),
                                       f"slices[slice {slice_index}].revisions",
                                       f"slice {slice_index} does not record revision {then.revision}, the one its "
@@ -308,12 +316,40 @@ def _check_steps(lines: _Lines, then: DisaggregatedSet, state: RolloutState, pre
 
 
 def _stepped(then: DisaggregatedSet, state: RolloutState, previous: Mapping[int, Point],
-             ran: Mapping[int, Point]) -> dict[int, Point]:
+             ran: Mapping[int, Point], at_stable: Mapping[int, DisaggregatedSet] | None = None) -> dict[int, Point]:
     """Rule 4's next point of each slice the state moved from its previous one: `ran`'s, else
-    replayed (nothing is replayed when no slice needs it: a state at rest, or a step's own)."""
+    replayed (nothing is replayed when no slice needs it: a state at rest, or a step's own);
+    `at_stable`, slice → the stable set a slice added outside the admitted waves is created at."""
     moved = [s for s, before in previous.items() if not _same(_now(state, s), before)]
-    replayed = replay(then, state.namespace, previous) if any(s not in ran for s in moved) else {}
+    at_stable = at_stable or {}
+    replayed = replay(then, state.namespace, previous) if any(s not in ran and s not in at_stable
+                                                              for s in moved) else {}
+    for s, stable in at_stable.items():
+        if s in moved and s not in ran:
+            replayed[s] = replay(stable, state.namespace, {s: previous[s]}).get(s, Point({}, {}))
     return {s: ran[s] if s in ran else replayed.get(s, Point({}, {})) for s in moved}
+
+
+def _added_at_stable(ds: DisaggregatedSet, state: RolloutState, then: DisaggregatedSet,
+                     previous: Mapping[int, Point]) -> dict[int, DisaggregatedSet]:
+    """Under a RolloutPolicy, slice → the set it was created at, for each slice the last step
+    added (nothing deployed before) at the position's stable revision rather than the target's:
+    a slice the set gained outside the admitted waves (design §10.2; gitops/waves.py's
+    `wave_problems` holds it to the waves). The stable set is the revision's record at the
+    recorded targets (a role only it has: the most any slice started it with)."""
+    stable = state.position.stable if ds.policy is not None and state.position is not None else ""
+    added = [s for s, before in previous.items() if not before.replicas and list(state.deployed(s)) == [stable]]
+    if not stable or stable == then.revision or not added or stable not in state.revisions:
+        return {}
+    targets = {role.name: role for role in state.target.roles}
+    roles = []
+    for name in state.revisions[stable].role_names:
+        most = max((state.initial.get(s, {}).get(stable, {}).get(name, counts.get(name, 0))
+                    for s, deployed in state.replicas.items() for rev, counts in deployed.items() if rev == stable),
+                   default=0)
+        roles.append(targets.get(name) or RoleTarget(name, most, 1, 0))
+    at, _ = set_at_target(ds, state, Target(stable, then.slices, tuple(roles)))
+    return {} if at is None else {s: at for s in added}
 
 
 def replay(then: DisaggregatedSet, namespace: str, points: Mapping[int, Point]) -> dict[int, Point]:

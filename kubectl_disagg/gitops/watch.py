@@ -1,7 +1,7 @@
 """`rollout status --gitops` over sets, as one library call: each set's committed state read from
 beside it and its live LWS judged (`status.gitops_status`); with -w, looked at again on every
 LWS change until some set's next action changes (`until`: until every set is Available, or its
-rollout complete). The cluster is only read: LWS, and the set's RolloutState object where the
+rollout complete), or at once when every set's rollout is complete already (`settled`). The cluster is only read: LWS, and the set's RolloutState object where the
 kind is served.
 """
 
@@ -36,9 +36,8 @@ class SetLook:
 def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
           deadline: float | None = None, until: Until | None = None) -> Iterator[list[SetLook]]:
     """Each look at every set of the directory (`read` again for each: a pull may move a
-    state), yielded as it is taken; with `watch`, until a next action changes from the first
-    look's (`until`: until every set has reached it) or `deadline` (a time.monotonic() value)
-    passes."""
+    state), yielded as it is taken; with `watch`, until the look is `settled` or `deadline` (a
+    time.monotonic() value) passes."""
     first: list = []
     several = len(read().sets) > 1
 
@@ -51,10 +50,9 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
             out.append(SetLook(ds, entry.state_path, snapshot, gitops_status(ds, state, snapshot, served)))
         return out
 
-    def settled(seen: list[SetLook]) -> bool:
-        actions = [s.status.next_action for s in seen]
-        first[:] = first or actions
-        return not watch or (reached(seen, until) if until is not None else actions != first)
+    def done(seen: list[SetLook]) -> bool:
+        first[:] = first or [s.status.next_action for s in seen]
+        return not watch or settled(seen, first, until)
 
     def wait_for_change(seen: list[SetLook], seconds: float) -> bool:
         # Sleep on a watch of the first set's LWS; the others are looked at again within seconds.
@@ -62,8 +60,19 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
         return cluster.wait_for_change(s.ds.name, s.snapshot.namespace, s.snapshot.lws_resource_version,
                                        timeout=seconds)
 
-    yield from until_settled(look, settled, wait_for_change, Deadline(deadline),
+    yield from until_settled(look, done, wait_for_change, Deadline(deadline),
                              most=5.0 if several else 60.0)
+
+
+def settled(seen: Sequence[SetLook], first: Sequence[NextAction], until: Until | None = None) -> bool:
+    """Whether -w ends at this look: every set has reached `until`; without it, some set's next
+    action differs from the `first` look's, or every set's rollout is complete (only a new commit
+    changes that, so there is nothing to wait for: complete at once, as `rollout status -w` on
+    an Available set)."""
+    if until is not None:
+        return reached(seen, until)
+    actions = [s.status.next_action for s in seen]
+    return actions != list(first) or all(action == NextAction.COMPLETE for action in actions)
 
 
 def reached(seen: Sequence[SetLook], until: Until) -> bool:

@@ -7,7 +7,9 @@ decisions come from the same position as in the cluster (core/waves.py). Here:
 - `state_decision`: the decision from the committed state alone (what the verbs and the
   served summary read; no clock at render: a soak passes only when a step records it);
 - `wave_problems`: design §8 extended: a state that starts a slice outside the admitted waves,
-  or moves one while the rollout is paused, is refused by `render` and `cmp generate`;
+  or moves one while the rollout is paused, or adds a slice at another revision than a step
+  would (the stable one outside the admitted waves, design §10.2), is refused by `render` and
+  `cmp generate`;
 - `with_position`: the state a verb writes (nothing deployed changes: its last step moved nothing).
 """
 
@@ -19,12 +21,12 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import resolve_waves
-from kubectl_disagg.core.position import Position, for_revision
+from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, decide, stopped_reasons,
-                                       the_rollout)
-from kubectl_disagg.errors import Problem
+from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, decide, position_for,
+                                       stopped_reasons, the_rollout)
+from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
 
@@ -45,10 +47,13 @@ class Paced:
     analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
-        self.passage = admit(ds, snapshot, self.state.position if self.state else None, self.now)
+        # A lost position is judged from what the committed state records, not the live objects
+        # (a commit's render starts the rollout of its admitted slices before any step ran).
+        proven = None if self.state is None else (lambda revision: state_progress(ds, self.state, revision))
+        self.passage = admit(ds, snapshot, self.state.position if self.state else None, self.now, proven)
         measured = None if self.analyze is None else self.analyze(ds, snapshot.namespace, self.passage.decision)
         if measured is not None:
-            self.passage = admit(ds, snapshot, measured, self.now)
+            self.passage = admit(ds, snapshot, measured, self.now, proven)
         # what passes a gate here is a --gitops verb's commit
         return self.passage.target, replace(self.passage.admission,
                                             stopped=stopped_reasons(self.passage.decision, gitops=True))
@@ -80,7 +85,7 @@ def state_decision(ds: DisaggregatedSet, state: RolloutState,
     rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
                                               lambda revision: state_progress(ds, state, revision))
     stable = next((rev for s in range(ds.slices) for rev in state.deployed(s) if rev != rollout), "")
-    return decide(ds.policy, rollout, for_revision(recorded, rollout, stable), progress, now)
+    return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
 
 
 def with_position(state: RolloutState, position: Position) -> RolloutState:
@@ -91,7 +96,13 @@ def with_position(state: RolloutState, position: Position) -> RolloutState:
 
 def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[WaveDecision], Position],
                  now: datetime.datetime) -> tuple[WaveDecision, WaveDecision, RolloutState]:
-    """A verb through git: the decision before, the one after, and the state to write."""
+    """A verb through git: the decision before, the one after, and the state to write. A
+    committed position no step or verb could have written (rule 5) is refused, as the
+    cluster's RolloutState is: a verb never writes it again under a reviewer's approval."""
+    from kubectl_disagg.gitops.rules import position_problems  # rules reads positions through this module
+
+    if problems := position_problems(ds, state):
+        raise UserError(problems)
     before = state_decision(ds, state, now)
     after_state = with_position(state, change(before))
     return before, state_decision(ds, after_state, now), after_state
@@ -103,26 +114,49 @@ def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
     The step is judged as it was taken: from its previous point, for the rollout it rolled
     (`target.revision`, the set's revision then). A template changed since (the next image,
     committed after the rollout completed or mid-rollout) is not that step's: the next step
-    starts its rollout, under the waves, from the first."""
-    if ds.policy is None or state.previous is None:
+    starts its rollout, under the waves, from the first. A state without a position was written
+    by a step without a policy (a paced step always records one): its moves are rule 4's alone,
+    and the next step judges the position."""
+    if ds.policy is None or state.previous is None or state.position is None:
         return []
     stepped_for = state.target.revision if state.target is not None else None
     decision = state_decision(ds, replace(state, replicas={s: p.replicas for s, p in state.previous.items()},
                                           initial={s: p.initial for s, p in state.previous.items()}),
                               revision=stepped_for)
     problems = []
+    where = f"the position is at wave {decision.wave + 1} of {len(decision.waves)}"
     for slice_index in sorted(state.replicas):
         previous = state.previous.get(slice_index)
-        if previous is None or not previous.replicas or slice_index >= ds.slices:
-            continue  # nothing deployed before: a new slice, not a rollout
+        if previous is None or slice_index >= ds.slices:
+            continue
+        if not previous.replicas:  # nothing deployed before: a slice the set gained (design §10.2)
+            problems.extend(_added_problems(decision, state, slice_index, where))
+            continue
         moved = dict(state.deployed(slice_index)) != dict(previous.replicas)
         if not moved or slice_index in decision.moves:
             continue
         why = decision.held.get(slice_index)
         problems.append(_problem(state, slice_index, f"slice {slice_index} moved, but the RolloutPolicy holds it "
-                                 f"({why.value if why else 'not admitted'}; the position is at wave "
-                                 f"{decision.wave + 1} of {len(decision.waves)}): a step never moves it there"))
+                                 f"({why.value if why else 'not admitted'}; {where}): a step never moves it there"))
     return problems
+
+
+def _added_problems(decision: WaveDecision, state: RolloutState, slice_index: int, where: str) -> list[Problem]:
+    """A slice the last step added: at the stable revision outside the admitted waves, at the
+    rollout's (or, after an abort, the stable) revision inside them, never while held."""
+    deployed = list(state.deployed(slice_index))
+    if not deployed:
+        return []
+    if slice_index in decision.held:
+        return [_problem(state, slice_index, f"slice {slice_index} was added, but the RolloutPolicy holds it "
+                         f"({decision.held[slice_index].value}; {where}): a step adds it once the rollout moves")]
+    outside = slice_index in decision.stable_starts
+    expected = decision.position.stable if outside else decision.target
+    if deployed == [expected]:
+        return []
+    why = "outside the admitted waves" if outside else "inside the admitted waves"
+    return [_problem(state, slice_index, f"slice {slice_index} was added at revision {', '.join(deployed)}, but the "
+                     f"RolloutPolicy has it {why} ({where}): a step adds it at revision {expected}")]
 
 
 def _problem(state: RolloutState, slice_index: int, message: str) -> Problem:

@@ -1,7 +1,8 @@
 """A RolloutPolicy's rollout against the cluster (design §9): the position kept in the set's
 RolloutState object, read before each pass and written when the decision moved it.
 
-`Progressive.admit` is what `stepper.drive` calls for each pass: it reads the RolloutState
+`Progressive.admit` is what `stepper.drive` calls for each pass (for a set without a policy it
+only brings a RolloutState a removed policy left behind to the truth, `unpaced`): it reads the RolloutState
 (a GET), decides (core/waves.py) with the clock it was given, writes the position back when it
 changed (a create, or a PUT pinned to the resourceVersion read: a promote in between is a
 conflict, never lost), records the decision's Events, and hands reconcile the slices it may
@@ -26,8 +27,9 @@ from kubectl_disagg.core.policy import policy_from_object, position_problems, ve
 from kubectl_disagg.core.position import Position, parse_position, position_document
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import by_analysis, Passage, State, WaveDecision, admit, stopped_reasons
-from kubectl_disagg.errors import Conflict, Problem, UserError
+from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, slice_progress,
+                                       stopped_reasons)
+from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
 from kubectl_disagg.kube.lease import default_holder
@@ -71,6 +73,17 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
             "phase": str(decision.state), "message": message}
+
+
+def unpaced_summary(ds: DisaggregatedSet, progress) -> dict:
+    """The `rollout` of a set whose RolloutPolicy was removed: it rolls as the controller does
+    (one wave, no gates), Rolling while a slice has the old revision, AtRest once none has."""
+    moving = any(p in (Progress.PENDING, Progress.IN_FLIGHT) for p in progress)
+    where = (f"rolling to revision {ds.revision}; next: kubectl disagg rollout step" if moving
+             else f"at rest at revision {ds.revision}")
+    return {"set": ds.name, "revision": ds.revision, "wave": "1/1",
+            "phase": str(State.ROLLING if moving else State.COMPLETE),
+            "message": f"{ds.name}: no RolloutPolicy: paced as the controller; {where}"}
 
 
 def measuring(body: dict, gate, since: datetime.datetime) -> dict:
@@ -142,8 +155,12 @@ class Progressive:
         self.warn = warn or (lambda message: None)
         self.passage: Passage | None = None
         self._served = False  # the RolloutState kind, asked once
+        self._no_state = False  # a set without a policy: no RolloutState to bring to the truth
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
+        if ds.policy is None:
+            self.unpaced(ds, snapshot)
+            return ds, Admission({})
         if not self._served:
             self._served = ensure_served(self.cluster, ds.name)
         stored = self.cluster.rollout_state(ds.name, self.namespace)
@@ -163,6 +180,37 @@ class Progressive:
             written = write_state(self.cluster, state_object(ds, self.namespace, decision.position, decision, stored))
             self.record(wave_events(decision, decision.events, reference(written)))
         return passage.target, passage.admission
+
+    def unpaced(self, ds: DisaggregatedSet, snapshot: Snapshot) -> None:
+        """A set without a policy rolls as the controller does; a RolloutState a removed policy
+        left behind (its summary AtGate, Paused, ...) is brought to the truth: Rolling while
+        slices move, AtRest once done. Read once a run when there is none (or it may not be read)."""
+        if self._no_state:
+            return
+        try:
+            stored = self.cluster.rollout_state(ds.name, self.namespace)
+        except Unreachable:
+            raise  # waited out like any read of the pass
+        except UserError:
+            stored = None  # not ours to read here: a set without a policy does not need it
+        if stored is None or stored.get("slices") or stored.get("position") is None:
+            self._no_state = True
+            return
+        rollout = unpaced_summary(ds, slice_progress(ds.name, ds.revision, ds.slices, snapshot))
+        if self.dry_run or stored.get("rollout") == rollout:
+            return
+        metadata = stored.get("metadata") or {}
+        try:
+            write_state(self.cluster, {
+                "apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
+                "metadata": {"name": ds.name, "namespace": self.namespace, "labels": metadata.get("labels") or {},
+                             "resourceVersion": metadata.get("resourceVersion")},
+                "revisions": [], "slices": [], "position": stored["position"], "rollout": rollout})
+        except Unreachable:
+            raise
+        except UserError as err:  # bookkeeping: the rollout itself does not wait on it
+            self.warn(f"could not bring rolloutstate/{ds.name}'s summary up to date: {err}")
+            self._no_state = True
 
     def record(self, events: list[StepEvent]) -> None:
         now = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")

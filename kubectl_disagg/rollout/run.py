@@ -93,9 +93,10 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     """Drive one set, showing each pass; the exit code of how it ended. `deadline` bounds the
     passes (a time.monotonic value), `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
     last = None
-    paced: dict = {}
     brakes = None
-    if ds.policy is not None:
+    if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
+        paced: dict = {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn).admit}
+    else:
         brakes = None if dry_run else Brakes(cluster, ds, namespace)
         progressive = Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn, analyze=gate_analysis(
             cluster, analysis_deadline, printer.analysis_progress, None if brakes is None else brakes.during_analysis))

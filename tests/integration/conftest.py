@@ -38,6 +38,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def binaries(request) -> Path:
+    """The directory of etcd, kube-apiserver and kubectl, for a test that starts control planes
+    of its own (a demo, a fresh playground per page): built once, no control plane started."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        return ensure_binaries()
+
+
+@pytest.fixture(scope="session")
 def control_plane(request):
     """One control plane for the whole session (starting one takes seconds)."""
     crds = session_crds()

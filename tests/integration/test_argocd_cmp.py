@@ -1,4 +1,4 @@
-"""Argo CD end to end, through its own logic (tests/argocd_harness.py): discovery → generate in
+"""Argo CD end to end, through its own logic (tests/oracles/argocd_harness.py): discovery → generate in
 the sidecar → split and flatten → server-side apply with Argo CD's field manager to the local
 control plane → the health Argo CD gives every object (the argocd-cm of deploy/argocd in its Lua
 VM, its built-in checks for the rest), for the Applications

@@ -244,6 +244,30 @@ def test_the_crds_command_output_installs(planes):
     assert result.stdout.count("serverside-applied (server dry run)") == 4
 
 
+def _description(kind_file: str, *path: str) -> str:
+    """A field's description in config/crd, whitespace folded (kubectl explain wraps it anew)."""
+    node = yaml.safe_load((PROJECT_CRDS[0] / kind_file).read_text())["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for key in path:
+        node = node["properties"][key]
+    return " ".join(node["description"].split())
+
+
+@pytest.mark.parametrize("field, kind_file, path", [
+    ("rolloutpolicy.spec.waves", "rolloutpolicies.yaml", ("spec", "waves")),
+    ("disaggregatedset.spec.roles", "disaggregatedsets.yaml", ("spec", "roles")),
+    ("rolloutstate", "rolloutstates.yaml", ()),
+])
+def test_kubectl_explain_describes_the_fields_once_the_crds_are_installed(planes, field, kind_file, path):
+    """The README's `kubectl disagg crds | kubectl apply --server-side -f -`, then `kubectl
+    explain` with the control plane's own kubectl: the CRDs keep their descriptions (issue 41)."""
+    printed = subprocess.run([sys.executable, "-m", "kubectl_disagg", "crds"], capture_output=True, text=True,
+                             check=True).stdout
+    cp = planes("project")
+    cp.kubectl("apply", "--server-side", "-f", "-", input=printed)
+    explained = " ".join(cp.kubectl("explain", field).stdout.split())
+    assert _description(kind_file, *path) in explained
+
+
 # The API server's words for the cases where the project's CRD and our offline schema once
 # parted ways; None: accepted.
 SCHEMA_SERVER_SAYS = {

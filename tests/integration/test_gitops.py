@@ -4,7 +4,7 @@ Each round does what Argo CD and a reviewer would: `cmp generate` over the commi
 a cluster that serves the RolloutState kind, so the state is emitted as an object), apply it
 with server-side apply as `argocd-controller` after Argo CD's own RespectIgnoreDifferences
 normalization against the live objects (the Application of deploy/argocd, through the
-harness: tests/argocd_harness.py `sync_targets`), prune what it applied before and no longer
+harness: tests/oracles/argocd_harness.py `sync_targets`), prune what it applied before and no longer
 renders; the LWS simulator makes the LWS ready; `rollout step --gitops` (as a user who may only
 get, list and watch LeaderWorkerSets and get RolloutStates) writes the next state; the round
 commits it. After every sync the rollout invariants hold on the live objects, and Argo CD's
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 import pytest
 import yaml
@@ -547,6 +548,9 @@ def test_an_autoscaled_role_through_a_rollout_an_abort_and_a_scale(repo):
 def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):
     deploy(repo, {"prefill": 2, "decode": 1})
     assert repo.next_action() == ("complete", GitopsExit.COMPLETE)
+    started = time.monotonic()  # -w on a complete rollout: nothing to wait for (it waited out --timeout)
+    run = repo.status("-w", "--timeout", "30s")
+    assert (run.code, "next: complete" in run.out) == (GitopsExit.COMPLETE, True) and time.monotonic() - started < 20
     repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
     assert repo.next_action() == ("wait for the sync", GitopsExit.WAITING)  # committed, not synced
     run = repo.status("-w", "--timeout", "2s")

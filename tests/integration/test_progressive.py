@@ -235,6 +235,70 @@ def test_item4_7_16_the_position_moves_only_through_its_gates(stepper, tmp_path,
     assert rollout_state(stepper) == done  # untouched: not Aborted, not Degraded
 
 
+# --- issue 37: slices added, a lost RolloutState, a policy removed ------------------------------
+
+
+def test_item_2_slices_added_at_the_canary_s_gate_start_at_the_stable_revision(stepper, tmp_path, lws_simulator):
+    """`slices` 6 -> 9 with the canary at its `pause: {}` gate: slices 6-8 are created at the
+    stable revision, the gate still holds, and promote rolls all nine."""
+    spec = {"waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]}
+    old = paced(tmp_path, stepper.namespace, "img:1", spec, slices=6)
+    stepper.drive(old)
+    stable = model(old).revision
+    new = paced(tmp_path, stepper.namespace, "img:2", spec, slices=6)
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    (tmp_path / "nine").mkdir()
+    nine = paced(tmp_path / "nine", stepper.namespace, "img:2", spec, slices=9)
+    target = model(nine).revision
+    run = until_held_or_complete(stepper, nine, lws_simulator)
+    assert run.code == StepExit.HELD, run.err
+    assert "wave 1 is paused" in run.err
+    assert revisions(stepper) == {0: {target}, **{s: {stable} for s in range(1, 9)}}
+    assert rollout_state(stepper)["rollout"]["phase"] == "AtGate"
+    assert verb(stepper, "promote", nine)[0] == StepExit.OK
+    assert until_held_or_complete(stepper, nine, lws_simulator).code == StepExit.OK
+    assert_matches_render(model(nine), stepper.live)
+
+
+def test_item_3_a_rollout_state_deleted_after_an_abort_holds_paused(stepper, tmp_path, lws_simulator):
+    """The RolloutState deleted after `rollout abort` and one rollback step: the next step does
+    not roll the aborted revision forward; it pauses, says why, and `rollout abort` goes on."""
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 2, "pause": {}}]})
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    assert verb(stepper, "abort", new)[0] == StepExit.OK
+    assert stepper(new).code == StepExit.OK  # one rollback step
+    lws_simulator.sync(stepper.namespace)
+    client.CustomObjectsApi(stepper.live.api).delete_namespaced_custom_object(
+        "kubectl-disagg.x-k8s.io", "v1alpha1", stepper.namespace, "rolloutstates", "llm")
+    before = versions_of(stepper, {0, 1, 2, 3})
+    run = stepper(new)
+    assert run.code == StepExit.HELD, run.err
+    assert ("the rollout is paused (no recorded position: the RolloutState of this rollout was not found; "
+            f"slices 0-1 already run {model(new).revision})") in run.err
+    assert "`kubectl disagg rollout abort` rolls it back to the stable revision" in run.err
+    assert versions_of(stepper, {0, 1, 2, 3}) == before
+    state = rollout_state(stepper)
+    assert state["rollout"]["phase"] == "Paused" and state["position"]["paused"]["by"] == "kubectl-disagg"
+    assert stepper(new).code == StepExit.HELD and versions_of(stepper, {0, 1, 2, 3}) == before
+    assert verb(stepper, "abort", new)[0] == StepExit.OK
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    assert revisions(stepper) == {s: {stable} for s in range(4)}
+
+
+def test_item_17a_a_policy_removed_mid_rollout_ends_at_rest(stepper, tmp_path, lws_simulator):
+    """The policy removed while the canary waits at its gate: the rest rolls as the controller
+    does, and the RolloutState it left says AtRest, not AtGate."""
+    old, new, stable = start(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}]})
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    assert rollout_state(stepper)["rollout"]["phase"] == "AtGate"
+    (new / "policy.yaml").unlink()
+    run = until_held_or_complete(stepper, new, lws_simulator)
+    assert run.code == StepExit.OK, run.err
+    assert_matches_render(model(new), stepper.live)
+    rollout = rollout_state(stepper)["rollout"]
+    assert rollout["phase"] == "AtRest" and "no RolloutPolicy: paced as the controller" in rollout["message"]
+
+
 # --- through git and the Argo CD harness -------------------------------------------------------
 
 from tests.support.git_repo import deploy
@@ -329,3 +393,30 @@ def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
     assert f"the rollout to {target} is complete: nothing to abort" in aborted.err
     assert repo.clean() and repo.git("rev-parse", "HEAD") == head  # the state file untouched
     assert repo.state_health()["status"] == "Healthy"
+
+
+def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revision(repo):
+    """`slices` 3 -> 5 committed while the canary waits at its gate: the step records slices 3-4
+    at the stable revision, Argo CD syncs them so, and one promote commit rolls all five."""
+    deploy(repo, ROLES, slices=3)
+    stable = model(repo.set_file).revision
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": repo.namespace},
+              "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    repo.change_set("new image, paced", ROLES, slices=3, image="img:2")
+    target = model(repo.set_file).revision
+    assert rounds(repo, {StepExit.HELD}).code == StepExit.HELD
+    repo.change_set("two more slices", ROLES, slices=5, image="img:2")
+    run = repo.step()  # render refuses a set that gained slices until a step records them
+    assert run.code == GitopsExit.ADVANCED, (run.out, run.err)
+    repo.commit("rollout step: slices 3-4")
+    assert rounds(repo, {StepExit.HELD}).code == StepExit.HELD
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {0: {target}, **{s: {stable} for s in range(1, 5)}}
+    assert repo.state_health()["status"] == "Suspended"
+    promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
+    assert promoted.code == StepExit.OK, promoted
+    assert rounds(repo, {GitopsExit.COMPLETE}).code == GitopsExit.COMPLETE
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(5)}

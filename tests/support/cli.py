@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import sys
 
-import click
 import pytest
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.commands.root import cli
 
 
 def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
@@ -19,15 +17,3 @@ def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> 
         main(argv)
     out, err = capsys.readouterr()
     return exited.value.code, out, err
-
-
-def _commands(group: click.Group, ctx: click.Context, path=()):
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        if isinstance(command, click.Group):
-            yield from _commands(command, click.Context(command, parent=ctx, info_name=name), (*path, name))
-        else:
-            yield (*path, name), command
-
-
-COMMANDS = list(_commands(cli, click.Context(cli, info_name="kubectl-disagg")))

@@ -216,68 +216,80 @@ _BAD_COUNTS = [0, -2, 2000, "101%", "0%", "05%", "%", "x", True, None, 1.5]
 _CHECK = {"name": "ttft", "role": "prefill", "query": 'up{revision="{{revision}}"}', "successCondition": "> 0"}
 
 
-def _either(draw, good, bad):
-    """Mostly a value the validator accepts, one time in six a hostile one."""
-    return draw(st.sampled_from(bad if draw(st.integers(min_value=0, max_value=5)) == 5 else good))
+def _either(draw, good, bad, hostile: bool = True):
+    """Mostly a value the validator accepts, one time in six a hostile one (never one when not
+    `hostile`)."""
+    return draw(st.sampled_from(bad if hostile and draw(st.integers(min_value=0, max_value=5)) == 5 else good))
 
 
 @st.composite
-def _checks(draw) -> list:
+def _checks(draw, hostile: bool = True) -> list:
     checks = []
     for name in ("ttft", "tpot")[:draw(st.integers(min_value=0, max_value=2))]:
-        check = dict(_CHECK, name=_either(draw, [name], ["Bad_Name", ""]), noData=draw(st.sampled_from(["fail", "pass"])))
-        check["interval"] = _either(draw, ["10ms", "50ms"], _GOOD_DURATIONS + _BAD_DURATIONS)
-        check["count"] = _either(draw, [1, 2], [0, 1001, "2", None])
-        check["failureLimit"] = _either(draw, [0], [1, 5, -1])
-        check["role"] = _either(draw, ["prefill", "decode"], ["nope"])
-        check["successCondition"] = _either(draw, ["> 0", "< 0.5"], ["~ 1", ""])
+        check = dict(_CHECK, name=_either(draw, [name], ["Bad_Name", ""], hostile),
+                     noData=draw(st.sampled_from(["fail", "pass"])))
+        check["interval"] = _either(draw, ["10ms", "50ms"], _GOOD_DURATIONS + _BAD_DURATIONS, hostile)
+        check["count"] = _either(draw, [1, 2], [0, 1001, "2", None], hostile)
+        check["failureLimit"] = _either(draw, [0], [1, 5, -1], hostile)
+        check["role"] = _either(draw, ["prefill", "decode"], ["nope"], hostile)
+        check["successCondition"] = _either(draw, ["> 0", "< 0.5"], ["~ 1", ""], hostile)
         checks.append(check)
     return checks
 
 
 @st.composite
-def _waves(draw, names: list[str]) -> list:
+def _waves(draw, names: list[str], hostile: bool = True) -> list:
     waves = []
     percent = draw(st.booleans())
     for index in range(draw(st.integers(min_value=0, max_value=4))):
-        wave: dict = {"slices": _either(draw, [f"{25 * (index + 1)}%" if percent else index + 1], _BAD_COUNTS)}
+        wave: dict = {"slices": _either(draw, [f"{25 * (index + 1)}%" if percent else index + 1], _BAD_COUNTS,
+                                        hostile)}
         pause = draw(st.integers(min_value=0, max_value=3))
         if pause == 1:
             wave["pause"] = {}
         elif pause == 2:
-            wave["pause"] = {"duration": _either(draw, _GOOD_DURATIONS, _BAD_DURATIONS)}
-        elif pause == 3 and draw(st.integers(min_value=0, max_value=5)) == 5:
+            wave["pause"] = {"duration": _either(draw, _GOOD_DURATIONS, _BAD_DURATIONS, hostile)}
+        elif pause == 3 and hostile and draw(st.integers(min_value=0, max_value=5)) == 5:
             wave["pause"] = draw(_values)
         if names and draw(st.booleans()):
-            wave["analysis"] = draw(st.lists(st.sampled_from(names * 3 + ["unknown"]), max_size=2, unique=True))
+            wave["analysis"] = draw(st.lists(st.sampled_from(names * 3 + (["unknown"] if hostile else [])),
+                                             max_size=2, unique=True))
         waves.append(wave)
     return waves
 
 
 @st.composite
-def policy_documents(draw) -> bytes:
-    """A seed set with a RolloutPolicy beside it, every field drawn from plausible and hostile
-    values: apiVersion, durations, percentages, counts, checks, onFailure, maxSlicesInFlight,
-    waves, targetRef (issue 37's probe)."""
+def policy_objects(draw, hostile: bool = True) -> dict:
+    """A RolloutPolicy for POLICY_SET, every field drawn from plausible values and, when
+    `hostile`, one time in six from hostile ones: apiVersion, durations, percentages, counts,
+    checks, onFailure, maxSlicesInFlight, waves, targetRef (issue 37's probe). Not `hostile`:
+    a policy the validator accepts (the property test of progressive rollouts draws those)."""
     ds = POLICY_SET
     namespace = ds["metadata"].get("namespace")
-    metadata = {"name": "policy", "namespace": _either(draw, [namespace], ["other", "Bad_NS", None])}
-    spec: dict = {"targetRef": {"name": _either(draw, [ds["metadata"]["name"]], ["other", "", 7])}}
-    checks = draw(_checks())
+    metadata = {"name": "policy", "namespace": _either(draw, [namespace], ["other", "Bad_NS", None], hostile)}
+    spec: dict = {"targetRef": {"name": _either(draw, [ds["metadata"]["name"]], ["other", "", 7], hostile)}}
+    checks = draw(_checks(hostile))
     if checks:
-        spec["analysis"] = {"prometheus": {"address": _either(draw, ["http://127.0.0.1:9"], ["ftp://x", ""])},
+        spec["analysis"] = {"prometheus": {"address": _either(draw, ["http://127.0.0.1:9"], ["ftp://x", ""],
+                                                              hostile)},
                             "checks": checks}
-    spec["waves"] = draw(_waves([c["name"] for c in checks]))
-    spec["maxSlicesInFlight"] = _either(draw, _GOOD_COUNTS + [None], _BAD_COUNTS)
-    spec["onFailure"] = _either(draw, ["abort", "pause"], ["retry", None])
-    if draw(st.integers(min_value=0, max_value=5)) == 5:
+    spec["waves"] = draw(_waves([c["name"] for c in checks], hostile))
+    spec["maxSlicesInFlight"] = _either(draw, _GOOD_COUNTS + [None], _BAD_COUNTS, hostile)
+    spec["onFailure"] = _either(draw, ["abort", "pause"], ["retry", None], hostile)
+    if hostile and draw(st.integers(min_value=0, max_value=5)) == 5:
         spec[draw(st.sampled_from(_FIELD_NAMES))] = draw(_values)
     api_version = _either(draw, [naming.PLUGIN_API_VERSION], [f"{naming.PLUGIN_GROUP}/v1beta1",
-                                                              f"{naming.PLUGIN_GROUP}/v1", naming.PLUGIN_GROUP])
-    kind = _either(draw, [naming.POLICY_KIND], ["RolloutPolcy", naming.STATE_KIND])
-    policy = {"apiVersion": api_version, "kind": kind, "metadata": metadata,
-              "spec": {key: value for key, value in spec.items() if value is not None}}
-    return (to_yaml(ds) + "---\n" + to_yaml(policy)).encode()
+                                                              f"{naming.PLUGIN_GROUP}/v1", naming.PLUGIN_GROUP],
+                          hostile)
+    kind = _either(draw, [naming.POLICY_KIND], ["RolloutPolcy", naming.STATE_KIND], hostile)
+    return {"apiVersion": api_version, "kind": kind, "metadata": metadata,
+            "spec": {key: value for key, value in spec.items() if value is not None}}
+
+
+@st.composite
+def policy_documents(draw) -> bytes:
+    """A seed set with a RolloutPolicy beside it (`policy_objects`, hostile)."""
+    return (to_yaml(POLICY_SET) + "---\n" + to_yaml(draw(policy_objects()))).encode()
 
 
 def check_policy_input(data: bytes, directory: Path) -> bool:

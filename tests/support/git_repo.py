@@ -125,7 +125,7 @@ class GitopsRepo:
         """Apply HEAD and prune; with `kinds`, only the objects of those kinds (a sync under
         way: Argo CD applies in waves, and a step may land between them). What is applied is
         what Argo CD applies: the shipped Application's ignoreDifferences with
-        RespectIgnoreDifferences, against the live objects (tests/argocd_harness.py
+        RespectIgnoreDifferences, against the live objects (tests/oracles/argocd_harness.py
         `sync_targets`). No LWS falls below its live size unless the commit asked for it."""
         rendered_objects = [o for o in self.render_committed() if kinds is None or o["kind"] in kinds]
         for obj in rendered_objects if self.label_tracking else ():  # Argo CD's label tracking marks what it applies

@@ -102,3 +102,52 @@ def test_the_exit_tables_name_every_code_of_the_table():
             assert f"| {int(code)} | " in tables
     assert "| 7 | held: the set's RolloutPolicy holds the rollout" in tables
     assert "`kubectl disagg rollout step`" in tables and "| 130 |" in tables
+
+
+def test_the_shell_block_extractor_finds_the_blocks_and_their_reasons():
+    blocks = docs.shell_blocks("a\n<!-- not run: needs Argo CD -->\n```sh\nargocd app sync x\n```\n\n"
+                               "```bash\necho one\n```\n```yaml\nkind: X\n```\n```console\n$ echo two\ntwo\n```\n"
+                               "<!-- not run: -->\n~~~shell\nfalse\n~~~\n")
+    assert [(b.line, b.not_run, b.commands) for b in blocks] == [
+        (3, "needs Argo CD", "argocd app sync x\n"), (7, None, "echo one\n"), (13, None, "echo two\n"),
+        (18, "", "false\n")]
+
+
+def test_every_shell_block_a_test_runs_either_runs_or_says_why_not():
+    """README.md and docs/tutorials/: a block marked `<!-- not run: REASON -->` gives its reason
+    (the others run in tests/integration/test_docs_shell.py)."""
+    assert ROOT / "README.md" in docs.run_pages()
+    assert docs.shell_block_problems() == []
+
+
+def test_a_command_the_page_says_exits_n_must_exit_n(tmp_path):
+    import subprocess
+
+    (block,) = docs.shell_blocks("```sh\necho a\n(exit 7)   # exits 7 at the gate\n(exit 6)   # exits 7\necho b\n```\n")
+    script = "set -eo pipefail\n" + docs.script_of(block, "::block README.md:1")
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["::block README.md:1", "a",
+                                          "exit code 6 where the page says 7: (exit 6)   # exits 7"]
+
+
+def test_a_block_run_by_a_demo_names_it_and_its_commands_carry_their_codes(monkeypatch, tmp_path):
+    """A "not run" reason "run by `make TARGET` ..." names the demo (`run_by`); `commands` reads
+    each command with its comment dropped and the code it must end with, for the demos' test to
+    compare with what a demo echoed; such a block on a page its demo's test does not check is a
+    problem."""
+    (block, plain) = docs.shell_blocks("<!-- not run: run by `make demo-git` and checked by its test -->\n```sh\n"
+                                       "git log --oneline\n# a comment\n\nkubectl disagg rollout status   # exits 6: done\n"
+                                       "grep -c '#x' f  # count\n```\n<!-- not run: needs Argo CD -->\n```sh\nx\n```\n")
+    assert (block.run_by, plain.run_by) == ("demo-git", None)
+    assert docs.commands(block) == [("git log --oneline", 0), ("kubectl disagg rollout status", 6),
+                                    ("grep -c '#x' f", 0)]
+    assert docs.command("$ kubectl disagg rollout status  # exits 6"[2:]) == ("kubectl disagg rollout status", 6)
+    page = tmp_path / "docs" / "tutorials" / "x.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("<!-- not run: run by `make demo-git` and checked by its test -->\n```sh\ngit log\n```\n"
+                    "<!-- not run: run by `make demo-gti` -->\n```sh\ngit log\n```\n")
+    monkeypatch.setattr(docs, "ROOT", tmp_path)
+    assert docs.shell_block_problems() == [
+        "docs/tutorials/x.md:2: run by `make demo-git`, but its test checks docs/tutorials/git-rollout.md",
+        "docs/tutorials/x.md:6: run by `make demo-gti`, but no demo's test goes by that name"]

@@ -17,7 +17,8 @@ def run_module(module: str, tmp_path, **env) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("module, prog", [("testenv.demo", "demo"), ("testenv.controlplane", "testenv.controlplane")])
+@pytest.mark.parametrize("module, prog", [("testenv.demo", "demo"), ("testenv.demo_git", "demo-git"),
+                                          ("testenv.controlplane", "testenv.controlplane")])
 def test_missing_crd_directory(module, prog, tmp_path):
     result = run_module(module, tmp_path, KUBECTL_DISAGG_CRDS=str(tmp_path / "no-crds"))
     assert result.returncode == 1
@@ -53,3 +54,14 @@ def test_a_control_plane_names_a_missing_crd_directory_before_starting_anything(
     missing = tmp_path / "no-crds"
     with pytest.raises(ControlPlaneError, match=str(missing)):
         ControlPlane(crds=missing).start()
+
+
+@pytest.mark.parametrize("target, module", [("demo", "testenv.demo"), ("demo-progressive", "testenv.demo_progressive"),
+                                            ("demo-git", "testenv.demo_git")])
+@pytest.mark.parametrize("keep, flag", [("1", " --keep"), ("", ""), ("0", "")])
+def test_make_keep_passes_keep_to_each_demo(target, module, keep, flag):
+    """`make demo KEEP=1` (and the other demos) runs the demo with --keep; without KEEP, or KEEP=0, not."""
+    shown = subprocess.run(["make", "-n", "--no-print-directory", target, f"KEEP={keep}"], cwd=REPO,
+                           capture_output=True, text=True, timeout=60, check=True).stdout
+    (line,) = [line for line in shown.splitlines() if f"-m {module}" in line]
+    assert line.rstrip().endswith(f"-m {module}{flag}"), line

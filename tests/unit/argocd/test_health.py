@@ -1,4 +1,4 @@
-"""The Argo CD health checks, run in Argo CD's own Lua VM (tests/argocd_harness.py).
+"""The Argo CD health checks, run in Argo CD's own Lua VM (tests/oracles/argocd_harness.py).
 
 First the harness earns trust: it must reproduce every case of Argo CD's own
 resource_customizations/**/health_test.yaml (read from the argo-cd module in the Go module

@@ -1,4 +1,4 @@
-"""What Argo CD applies in a sync with RespectIgnoreDifferences=true (tests/argocd_harness.py
+"""What Argo CD applies in a sync with RespectIgnoreDifferences=true (tests/oracles/argocd_harness.py
 `sync_targets`, hack/argocd/sync.go).
 
 First the harness earns trust: every case of Argo CD v3.5.1's own TestNormalizeTargetResources,

@@ -65,10 +65,11 @@ def test_the_commands_declare_their_gitops_flags(argv, message, capsys):
 
 def test_commands_take_one_options_object():
     """The flags every command shares reach it as `Options`, never as parameters of its own."""
-    from tests.support.cli import COMMANDS
+    from kubectl_disagg.commands._help import commands
+    from kubectl_disagg.commands.root import cli
 
     shared = {"filenames", "recursive", "namespace", "output", "kubeconfig", "context"}
-    for path, command in COMMANDS:
+    for path, command, _ in commands(cli):
         flags = {param.name for param in command.params} & shared
         exposed = {param.name for param in command.params if param.expose_value} & shared
         assert exposed == set(), path

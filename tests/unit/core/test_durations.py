@@ -69,3 +69,12 @@ def test_a_shown_duration_reads_back_as_itself_rounded(seconds):
     assert re.fullmatch(r"(\d+h)?(\d+m)?(\d+(\.\d)?s)?|\d+ms", text) and text
     rounding = 0.0005 if seconds < 1 else 0.05 if seconds < 10 else 0.5
     assert abs(parse_duration(text) - seconds) <= rounding + 1e-9
+
+
+def test_later_rounds_up_to_the_second_a_position_records():
+    """Found by the property test of progressive rollouts: a soak of 500ms ended, written to the
+    second, at the very second its wave completed, so it passed at once."""
+    start = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    assert later(start, 0.5) == start + datetime.timedelta(seconds=1)
+    assert later(start, 1.5) == start + datetime.timedelta(seconds=2)
+    assert later(start, 2) == start + datetime.timedelta(seconds=2)

@@ -1,4 +1,4 @@
-"""A short, seeded run of the fuzz campaign (tests/fuzzing.py). `make fuzz` runs the long one:
+"""A short, seeded run of the fuzz campaign (tests/support/fuzzing.py). `make fuzz` runs the long one:
 KUBECTL_DISAGG_FUZZ_EXAMPLES inputs per strategy, figures in docs/reliability.md."""
 
 from __future__ import annotations

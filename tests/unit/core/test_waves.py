@@ -12,23 +12,11 @@ from hypothesis import given, settings, strategies as st
 from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
 from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, Position, SOAKED, VERDICT
 from kubectl_disagg.core.reconcile import Phase, reconcile
-from kubectl_disagg.core.waves import (
-    Hold,
-    Progress,
-    State,
-    VerbRefused,
-    abort,
-    admit,
-    decide,
-    pause,
-    promote,
-    resume,
-    slice_progress,
-)
-from tests.support.sets import NS, fleet, make_set
+from kubectl_disagg.core.waves import Hold, Progress, State, VerbRefused, abort, decide, pause, promote, resume, slice_progress
+from tests.support.sets import NS, fleet, groups_by_slice, make_set
+from tests.support.waves import T0, run_pass, until_held
 
 
-T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
 P, F, D = Progress.PENDING, Progress.IN_FLIGHT, Progress.DONE
 
 
@@ -118,12 +106,6 @@ def test_abort_is_refused_without_a_stable_revision_and_stays():
 
 
 # --- against the in-memory cluster ---------------------------------------------------------------
-
-def run_pass(ds, cluster, position, now):
-    snapshot = cluster.snapshot(ds.name)
-    passage = admit(ds, snapshot, position, now)
-    result = reconcile(passage.target, snapshot, passage.admission)
-    return passage, result, snapshot
 
 
 def test_untouched_slices_get_no_target_lws_and_no_annotation():
@@ -310,3 +292,204 @@ def test_item16_abort_after_the_rollout_completed_is_refused():
                                   "template back")
     # while any slice still runs the old revision, an abort goes on as before
     assert abort(decide(policy(), "r2", Position("r2", "r1"), (D, D, F), T0), T0, "dave").aborted.by == "dave"
+
+
+# --- issue 37: slices added mid-rollout, a lost position -----------------------------------------
+
+E = Progress.EMPTY
+
+
+def revisions_by_slice(cluster) -> dict[int, set[str]]:
+    return {s: set(groups) for s, groups in groups_by_slice(cluster).items()}
+
+
+def test_item_2_a_slice_added_outside_the_admitted_waves_starts_at_the_stable_revision():
+    """Issue 37 item 2: slices 6 -> 9 with the canary at its pause gate created slices 6-8 straight
+    at the new revision; they start at the stable one, and roll when their wave comes."""
+    cluster, ds = fleet(6, policy(Wave(1, pause=True)))
+    stable = make_set({"prefill": 1, "decode": 1}, "img:1", 6).revision
+    at_gate = until_held(ds, cluster, None)
+    assert at_gate.decision.state == State.AT_GATE
+    grown = replace(ds, slices=9)
+    passage, result, _ = run_pass(grown, cluster, at_gate.decision.position, T0)
+    assert {a.slice for a in result.actions} == {6, 7, 8}
+    cluster.execute(result.actions)
+    cluster.settle()
+    assert revisions_by_slice(cluster) == {0: {ds.revision}, **{s: {stable} for s in range(1, 9)}}
+    assert passage.decision.stable_starts == (6, 7, 8) and passage.decision.state == State.AT_GATE
+    held = until_held(grown, cluster, passage.decision.position)
+    assert held.decision.state == State.AT_GATE and held.decision.held == {s: Hold.WAVE for s in range(1, 9)}
+    done = until_held(grown, cluster, promote(held.decision, T0, "alice"))
+    assert done.decision.state == State.COMPLETE
+    assert revisions_by_slice(cluster) == {s: {ds.revision} for s in range(9)}
+
+
+def test_item_2_a_start_at_the_stable_revision_cut_short_is_finished_before_its_wave():
+    """Each LWS is created on its own: a run stopped between a new slice's roles leaves it with
+    some; the next pass creates the rest at the stable revision, not at its wave."""
+    cluster, ds = fleet(4, policy(Wave(1, pause=True)))
+    at_gate = until_held(ds, cluster, None)
+    grown = replace(ds, slices=5)
+    passage, result, _ = run_pass(grown, cluster, at_gate.decision.position, T0)
+    cluster.execute(result.actions[:1])  # the first LWS of slice 4 only
+    cluster.settle()
+    again, result, _ = run_pass(grown, cluster, passage.decision.position, T0)
+    assert 4 in again.admission.toward and {a.slice for a in result.actions} == {4}
+    cluster.execute(result.actions)
+    cluster.settle()
+    assert revisions_by_slice(cluster)[4] == {make_set({"prefill": 1, "decode": 1}, "img:1", 4).revision}
+    assert len([name for name in cluster.lws() if name.startswith("llm-4-")]) == 2
+    assert until_held(grown, cluster, again.decision.position).decision.held[4] == Hold.WAVE
+
+
+def test_item_2_percent_waves_resolve_against_the_new_slice_count():
+    """A new slice inside the admitted waves starts at the rollout's revision, one outside at the
+    stable one; `50%` of 4 slices admits two."""
+    half = policy(Wave("50%", pause=True))
+    decision = decide(half, "r2", Position("r2", "r1"), (D, P, E, E, E, E), T0)
+    assert decision.moves == (0, 1, 2, 3, 4, 5) and decision.stable_starts == (3, 4, 5)  # 50% of 6: 3
+    first = decide(half, "r2", Position("r2", "r1"), (D, P, E), T0)
+    assert first.stable_starts == (2,) and first.held == {}  # 50% of 3 is 2: slice 1 is admitted
+    at_rest = decide(half, "r2", Position("r2", "r1"), (D, E, E), T0)
+    assert at_rest.state == State.COMPLETE and at_rest.stable_starts == ()  # no slice runs r1 any more
+    no_stable = decide(half, "r2", Position("r2", ""), (D, P, E), T0)
+    assert no_stable.stable_starts == ()
+
+
+def test_item_2_slices_lowered_mid_rollout_keep_admission_sane():
+    """Slices lowered below the reached wave: the position follows the waves that remain, the
+    removed slices go, and the rollout ends."""
+    cluster, ds = fleet(6, policy(Wave(1, pause=True), Wave(4, pause=True)))
+    first = until_held(ds, cluster, None)
+    second = until_held(ds, cluster, promote(first.decision, T0, "alice"))
+    assert second.decision.wave == 1 and second.decision.state == State.AT_GATE
+    fewer = replace(ds, slices=2)
+    passage, result, _ = run_pass(fewer, cluster, second.decision.position, T0)
+    assert passage.decision.state == State.COMPLETE and passage.decision.wave == 1
+    cluster.execute(result.actions)
+    assert set(revisions_by_slice(cluster)) == {0, 1}
+    assert until_held(fewer, cluster, passage.decision.position).decision.state == State.COMPLETE
+
+
+def test_item_3_a_lost_position_mid_rollout_is_rebuilt_paused_and_nothing_moves():
+    """Issue 37 item 3: with the RolloutState gone after an abort and one rollback step, the next
+    steps rolled the aborted revision forward. No recorded position: paused by kubectl-disagg,
+    saying what the live objects prove and what continues it."""
+    cluster, ds = fleet(4, policy(Wave(2, pause=True)))
+    at_gate = until_held(ds, cluster, None)
+    aborted = abort(at_gate.decision, T0, "dave")
+    passage, result, _ = run_pass(ds, cluster, aborted, T0)
+    cluster.execute(result.actions)  # one rollback step
+    cluster.settle()
+    before = {k: v["metadata"]["resourceVersion"] for k, v in cluster.lws().items()}
+    lost, result, _ = run_pass(ds, cluster, None, T0)
+    decision = lost.decision
+    assert decision.state == State.PAUSED and result.actions == () and decision.wave == 0
+    assert decision.position.paused.by == "kubectl-disagg" and decision.position.gates == ()
+    assert [(e.reason, e.detail) for e in decision.events] == [("RolloutPaused", decision.position.paused.reason)]
+    assert decision.position.paused.reason == ("no recorded position: the RolloutState of this rollout was not "
+                                               f"found; slices 0-1 already run {ds.revision}")
+    assert lost.admission.stopped == (
+        f"the rollout is paused ({decision.position.paused.reason}): `kubectl disagg rollout resume` continues it "
+        "from wave 1 (its gates are passed again), `kubectl disagg rollout abort` rolls it back to the stable "
+        f"revision {decision.position.stable}",)
+    assert {k: v["metadata"]["resourceVersion"] for k, v in cluster.lws().items()} == before
+    # abort again: the rollback goes on, the untouched slices stay so
+    back = until_held(ds, cluster, abort(decision, T0, "dave"))
+    assert back.decision.state == State.ABORTED and revisions_by_slice(cluster) == {
+        s: {decision.position.stable} for s in range(4)}
+
+
+def test_item_3_resume_after_a_lost_position_passes_the_gates_again():
+    cluster, ds = fleet(4, policy(Wave(1, pause=True), Wave(2, pause=True)))
+    first = until_held(ds, cluster, None)
+    until_held(ds, cluster, promote(first.decision, T0, "alice"))  # slice 1 done, at the second gate
+    lost = run_pass(ds, cluster, None, T0)[0].decision
+    assert lost.state == State.PAUSED and "slices 0-1 already run" in lost.position.paused.reason
+    resumed = until_held(ds, cluster, resume(lost.position))
+    assert resumed.decision.state == State.AT_GATE and resumed.decision.gate.wave == 0  # promoted again
+    assert revisions_by_slice(cluster)[2] != {ds.revision}
+
+
+def test_item_3_only_a_missing_position_is_a_lost_one():
+    """A position of another rollout (the template changed again mid-rollout, or back and forth)
+    starts afresh as before: a rollout of its own, paced from wave 1."""
+    from kubectl_disagg.core.waves import position_for
+
+    canary = policy(Wave(1, pause=True))
+    assert position_for(canary, None, "r2", "r1", (D, F, P), T0).paused.by == "kubectl-disagg"
+    assert position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
+    assert position_for(canary, Position("r1", "r0"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
+    assert position_for(None, None, "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
+
+
+def test_item_3_a_first_rollout_without_a_position_starts_normally():
+    cluster, ds = fleet(3, policy(Wave(1, pause=True)))
+    passage, result, _ = run_pass(ds, cluster, None, T0)
+    assert passage.decision.state == State.ROLLING and {a.slice for a in result.actions} == {0}
+    # and a template reverted mid-rollout, its position recorded, rolls back as a rollout of its own
+    cluster.execute(result.actions)
+    cluster.settle()
+    old = replace(make_set({"prefill": 1, "decode": 1}, "img:1", 3), policy=ds.policy)
+    reverted = run_pass(old, cluster, passage.decision.position, T0)[0].decision
+    assert reverted.state == State.ROLLING and reverted.position.paused is None
+
+
+@st.composite
+def scaled_scenarios(draw):
+    slices, paced, replicas, _ = draw(scenarios())
+    ops = draw(st.lists(st.sampled_from(["settle", "settle", "settle", "partial", "promote", "tick", "grow",
+                                         "shrink", "lose", "resume"]), min_size=10, max_size=60))
+    return slices, paced, replicas, ops
+
+
+@settings(max_examples=40, deadline=None)
+@given(scaled_scenarios())
+def test_item_2_3_slices_scaled_and_a_position_lost_at_any_time_keep_new_slices_out_of_later_waves(scenario):
+    """Issue 37 items 2 and 3 as random events: `slices` raised or lowered, the position lost, at
+    any point of a paced rollout. No slice is created at the new revision outside the admitted
+    waves, no pending slice starts outside them, a lost position moves nothing until resumed,
+    and the rollout still ends with every slice at the new revision."""
+    slices, paced, replicas, ops = scenario
+    cluster, ds = fleet(slices, paced, replicas)
+    stable = make_set(replicas, "img:1", slices).revision
+    position, now = None, T0
+    for op in ops + ["resume", "promote"] + ["settle", "promote", "resume"] * 120:
+        passage, result, snapshot = run_pass(ds, cluster, position, now)
+        decision = passage.decision
+        waves = resolve_waves(paced, ds.slices)
+        admitted = waves[decision.wave].end
+        progress = slice_progress(ds.name, ds.revision, ds.slices, snapshot)
+        for action in result.actions:
+            if action.kind == "LeaderWorkerSet" and hasattr(action, "object") and action.slice >= admitted \
+                    and progress[action.slice] == Progress.EMPTY and decision.state != State.COMPLETE:
+                assert action.object["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] == stable
+        started = {a.slice for a in result.actions} & {s for s, p in enumerate(progress) if p == P}
+        assert all(s < admitted for s in started)
+        if position is None and decision.state == State.PAUSED:
+            assert all(a.slice >= ds.slices for a in result.actions)  # nothing moves but slices removed
+        if decision.state == State.COMPLETE and not result.actions:
+            break
+        position = decision.position
+        if op in ("settle", "partial"):
+            cluster.execute(result.actions)
+            cluster.settle() if op == "settle" else cluster.settle(
+                ready_cap=lambda name, n: n - 1 if n > 1 else n)
+        elif op == "promote":
+            try:
+                position = promote(decision, now, "tester")
+            except VerbRefused:
+                pass
+        elif op == "tick":
+            now += datetime.timedelta(seconds=30)
+        elif op == "grow":
+            ds = replace(ds, slices=ds.slices + 2)
+        elif op == "shrink" and ds.slices > 1:
+            ds = replace(ds, slices=ds.slices - 1)
+        elif op == "lose":
+            position = None
+        elif op == "resume" and position.paused is not None:
+            position = resume(position)
+    else:
+        raise AssertionError(f"not complete: {decision}")
+    assert revisions_by_slice(cluster) == {s: {ds.revision} for s in range(ds.slices)}

@@ -4,7 +4,7 @@ read from a directory, and that they agree.
 The differential test generates directory trees (nested folders, several sets, states beside
 some, include/exclude globs, Argo CD's dot-files, symbolic links, empty files) and runs every
 command that takes `-f DIR`, and `cmp generate` under Argo CD's own repo-server and cmp-server
-code (tests/argocd_harness.py), against an oracle the generator computes by itself (Python's
+code (tests/oracles/argocd_harness.py), against an oracle the generator computes by itself (Python's
 fnmatch, whose `*` crosses `/` as gobwas's does). The four layouts of issue 29 are named cases.
 """
 

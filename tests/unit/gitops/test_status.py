@@ -165,3 +165,45 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
         seen = list(watch.looks(Cluster(), read, watch=True, until=until))
         assert len(seen) == expected, until
         assert watch.reached(seen[-1], until or Until.AVAILABLE)
+
+
+def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkeypatch):
+    """`rollout status --gitops -w` (no --for) on a set whose rollout is complete already: the
+    next action can change only by a new commit, so the first look settles it, with no wait, and
+    the command's code is 6 (complete), not 4 (it waited out --timeout before). A set still
+    waiting is watched until its next action changes, as before."""
+    import itertools
+    import time
+    from types import SimpleNamespace
+
+    from kubectl_disagg.exits import GitopsExit
+    from kubectl_disagg.gitops import watch
+    from kubectl_disagg.gitops.status import GitopsStatus
+
+    ds = make_set({"prefill": 1, "decode": 1})
+    waits = []
+
+    class Cluster:
+        def snapshot(self, name, namespace, services=True):
+            return MemoryCluster(NS).snapshot(name)
+
+        def rollout_state(self, name, namespace):
+            return None
+
+        def wait_for_change(self, name, namespace, resource_version, timeout):
+            waits.append(timeout)
+            return False  # nothing changes in the cluster
+
+    entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
+    read = lambda: SimpleNamespace(sets=[entry, entry])  # noqa: E731
+    for actions, waited in (([NextAction.COMPLETE] * 2, False), ([NextAction.COMPLETE, NextAction.SYNC], True)):
+        waits.clear()
+        statuses = itertools.cycle([GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (),
+                                                 True) for action in actions])
+        monkeypatch.setattr(watch, "gitops_status", lambda *args: next(statuses))
+        seen = list(watch.looks(Cluster(), read, watch=True, deadline=time.monotonic() + 0.3))
+        assert bool(waits) == waited and (len(seen) == 1) == (not waited), actions
+        first = [s.status.next_action for s in seen[0]]
+        settled = watch.settled(seen[-1], first)
+        assert watch.exit_code([s.status for s in seen[-1]], timed_out=not settled) == (
+            GitopsExit.TIMEOUT if waited else GitopsExit.COMPLETE)

@@ -492,3 +492,78 @@ def test_issue37_item10_the_next_image_after_an_abort_rolled_back_renders():
     state, step = roll_until_held(argo, third, reread(state, third))
     assert step.outcome == Outcome.HELD and [set(state.deployed(s)) for s in range(3)] == \
         [{third.revision}, {old.revision}, {old.revision}]
+
+
+def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revision():
+    """Issue 37 item 2 through git: `slices` 3 -> 5 with the canary at its gate; the step records
+    slices 3-4 at the stable revision, render accepts that state, and promote rolls them too."""
+    argo, new, state, _ = held_at_the_canary()
+    stable = sets()[0].revision
+    grown = replace(new, slices=5)
+    argo.sync(new, state)
+    step = gitops_step(grown, state, argo.snapshot(grown), argo.served, now=NOW)
+    assert step.outcome == Outcome.ADVANCED, step
+    assert [set(step.state.deployed(s)) for s in range(5)] == [{new.revision}] + [{stable}] * 4
+    state = reread(step.state, grown)
+    render_with_state(grown, state, NS)  # the state a step wrote renders
+    state, step = roll_until_held(argo, grown, state)
+    assert step.outcome == Outcome.HELD and [set(state.deployed(s)) for s in range(5)] == [{new.revision}] + [
+        {stable}] * 4
+    _, _, promoted = change_state(grown, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, grown, reread(promoted, grown))
+    assert step.outcome == Outcome.COMPLETE
+    assert all(set(state.deployed(s)) == {new.revision} for s in range(5))
+
+
+def test_item_2_render_refuses_a_new_slice_written_at_the_new_revision_outside_the_waves():
+    """The same state edited by hand: the new slices at the new revision, while the canary holds."""
+    argo, new, state, _ = held_at_the_canary()
+    grown = replace(new, slices=5)
+    argo.sync(new, state)
+    step = gitops_step(grown, state, argo.snapshot(grown), argo.served, now=NOW)
+    document = state_document(step.state)
+    counts = document["slices"][0]["revisions"][0]
+    for entry in document["slices"][3:]:
+        entry["revisions"] = [dict(counts)]
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as refused:
+        render_with_state(grown, parse_state(parsed, grown, NS), NS)
+    lines = [line for line in refused.value.lines() if "RolloutPolicy" in line]
+    assert len(lines) == 2 and ("slices[3].revisions: slice 3 was added at revision " + new.revision) in lines[0]
+
+
+def test_item_3_through_git_a_state_without_its_position_mid_rollout_is_held_paused():
+    """Issue 37 item 3 through git: the `position:` of a state mid-rollout lost (a bad merge, an
+    edit): the step records the rollout paused at wave 1, saying what the state proves, and
+    moves nothing; `rollout resume --gitops` continues it."""
+    from kubectl_disagg.core.waves import resume
+
+    old, new = sets(RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),), 1))
+    argo, state = deploy(old)
+    state, step = roll_until_held(argo, new, state)
+    _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state = reread(promoted, new)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    step = gitops_step(new, state, argo.snapshot(new), argo.served, now=NOW)  # slice 1 starts
+    assert step.outcome == Outcome.ADVANCED
+    lost = replace(reread(step.state, new), position=None)
+    render_with_state(new, lost, NS)  # a state a step without a policy could have written
+    argo.sync(new, lost)
+    argo.cluster.settle()
+    step = gitops_step(new, lost, argo.snapshot(new), argo.served, now=NOW)
+    assert step.outcome == Outcome.ADVANCED and step.state.replicas == lost.replicas  # moves nothing
+    paused = step.state.position.paused
+    assert paused.by == "kubectl-disagg" and paused.reason == (
+        f"no recorded position: the RolloutState of this rollout was not found; slices 0-1 already run {new.revision}")
+    assert step.reasons[0].startswith("records where the rollout stands: the rollout is paused (no recorded position")
+    state = reread(step.state, new)
+    assert health(HEALTH / "health.lua", served_object(new, state))["status"] == "Suspended"
+    state, step = roll_until_held(argo, new, state)
+    assert step.outcome == Outcome.HELD and "rollout resume --gitops -f DIR" in step.reasons[0]
+    _, after, resumed = change_state(new, state, lambda d: resume(d.position), NOW)
+    state, step = roll_until_held(argo, new, reread(resumed, new))
+    assert step.outcome == Outcome.HELD and step.reasons[0].startswith("wave 1 is paused")  # its gate again
+    _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, new, reread(promoted, new))
+    assert step.outcome == Outcome.COMPLETE

@@ -10,7 +10,7 @@ import pytest
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.position import Position, parse_position
-from kubectl_disagg.core.waves import admit, pause
+from kubectl_disagg.core.waves import Progress, admit, pause
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
@@ -25,13 +25,23 @@ def paced_fleet():
 
 
 def cluster_objects():
+    from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.rollout.progressive import unpaced_summary
+
     cluster, ds = paced_fleet()
     snapshot = cluster.snapshot(ds.name)
     rolling = admit(ds, snapshot, None, NOW).decision
     paused = admit(ds, snapshot, pause(rolling.position, NOW, "bob"), NOW).decision
-    return {"progressing": state_object(ds, "serving", rolling.position, rolling, None),
-            "suspended-paused": state_object(ds, "serving", paused.position, paused,
-                                             {"metadata": {"resourceVersion": "7"}})}
+    objects = {"progressing": state_object(ds, "serving", rolling.position, rolling, None),
+               "suspended-paused": state_object(ds, "serving", paused.position, paused,
+                                                {"metadata": {"resourceVersion": "7"}})}
+    passage = admit(ds, snapshot, None, NOW)
+    cluster.execute(reconcile(passage.target, snapshot, passage.admission).actions)  # slice 0 starts
+    lost = admit(ds, cluster.snapshot(ds.name), None, NOW).decision  # and the RolloutState is deleted
+    objects["suspended-lost-position"] = state_object(ds, "serving", lost.position, lost, None)
+    at_rest = {**objects["progressing"], "rollout": unpaced_summary(ds, (Progress.DONE,) * 4)}
+    objects["healthy-policy-removed"] = at_rest  # the rollout went on without its policy
+    return objects
 
 
 def test_the_object_records_the_position_and_round_trips():
@@ -57,7 +67,8 @@ def test_a_position_with_problems_is_refused_at_its_field():
     assert parse_position({}, "s", lambda p: 0) == (Position(), [])
 
 
-@pytest.mark.parametrize("name", ["progressing", "suspended-paused"])
+@pytest.mark.parametrize("name", ["progressing", "suspended-paused", "suspended-lost-position",
+                                  "healthy-policy-removed"])
 def test_the_health_testdata_is_what_rollout_step_writes(name, request):
     check_state_testdata(request, name, cluster_objects()[name])
 
@@ -110,3 +121,44 @@ def test_item4_a_position_patched_past_an_unpassed_gate_is_refused_when_read():
         "rolloutstate/llm: position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
         "passed (position.gates): a rollout leaves a wave only through its gates (edited by hand? set it back to 0: "
         "the rollout then waits at that gate, and `rollout promote` passes it)"]
+
+
+def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
+    """Issue 37 item 17: the RolloutState stayed AtGate after the policy was removed and the
+    rollout completed unpaced (Argo CD: Suspended for good). Without a policy the pass brings
+    its summary to the truth: Rolling while slices move, AtRest once done."""
+    from kubectl_disagg.exits import StepExit
+    from kubectl_disagg.rollout import run
+    from tests.support.waves import until_held
+    from tests.fakes.cluster import MemorySession
+    from tests.fakes.printer import Printer
+
+    class WithState(MemorySession):
+        """The session's RolloutState reads and pinned replaces, over the in-memory cluster."""
+
+        def __init__(self, memory, stored):
+            super().__init__(memory)
+            self.stored, self.written, self.client = stored, [], self
+
+        def rollout_state(self, name, namespace):
+            return self.stored
+
+        def replace(self, resource, namespace, body):
+            assert body["metadata"]["resourceVersion"] == self.stored["metadata"]["resourceVersion"]
+            self.written.append(body)
+            self.stored = {**body, "metadata": {**body["metadata"], "resourceVersion": str(len(self.written) + 7)}}
+            return self.stored
+
+    memory, ds = paced_fleet()
+    at_gate = until_held(ds, memory, None, NOW).decision
+    stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}})
+    assert stored["rollout"]["phase"] == "AtGate"
+    cluster = WithState(memory, stored)
+    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), until_complete=True) == StepExit.OK
+    rollout = cluster.stored["rollout"]
+    assert rollout["phase"] == "AtRest" and rollout["message"] == (
+        f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")
+    assert [body["rollout"]["phase"] for body in cluster.written] == ["Rolling", "AtRest"]
+    assert cluster.stored["position"] == stored["position"]  # the position is left as it was
+    assert health(HEALTH / "health.lua", cluster.written[0])["status"] == "Progressing"
+    assert health(HEALTH / "health.lua", cluster.stored)["status"] == "Healthy"

@@ -208,6 +208,9 @@ class Session(JudgingExecutor):
     def record_event(self, event):  # pragma: no cover - a dry run records none
         self.events.append(event)
 
+    def rollout_state(self, set_name, namespace):
+        return None  # no RolloutState kind served
+
 
 @pytest.fixture
 def session(monkeypatch):
