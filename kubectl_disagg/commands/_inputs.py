@@ -11,9 +11,10 @@ def sets_from_files(options: Options) -> list:
     """The DisaggregatedSets in -f inputs, read as every command reads a directory
     (`gitops.directory`, loaded when asked for), validated, warnings printed; at least one."""
     from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
 
-    reading = directories.Reading(options.recursive)
-    tree = directories.read_tree(options.filenames, reading)
+    reading = inputs.Reading(options.recursive)
+    tree = inputs.read_tree(options.filenames, reading)
     return [entry.ds for entry in _with_sets(directories, tree, reading, options.namespace).sets]
 
 
@@ -22,8 +23,9 @@ def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):
     valid set (warnings printed; `namespace`, -n, places a set and its policy that name none);
     its states are read by the command that needs them."""
     from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
 
-    tree = directories.read_tree(filenames, reading)
+    tree = inputs.read_tree(filenames, reading)
     _with_sets(directories, tree, reading, namespace)
     return tree
 

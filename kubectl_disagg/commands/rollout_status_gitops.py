@@ -15,13 +15,14 @@ from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.watch import exit_code, looks, settled
 from kubectl_disagg.views.gitops_status import format_looks
 from kubectl_disagg.wait import Deadline
 
 
 def run(options: Options, watch: bool, timeout: float | None, until: Until | None = None) -> GitopsExit:
-    reading = directories.Reading(options.recursive)
+    reading = inputs.Reading(options.recursive)
     _inputs.tree_of_sets(options.filenames, reading, options.namespace)  # a set checked for before the cluster
     deadline = Deadline.after(timeout).at
     with _session.session(options) as cluster:

@@ -2,7 +2,7 @@
 
 The state of a set is its RolloutState document in `disagg-rollout-state.yaml`, in the directory
 of the file the set came from, unless `--state FILE` names another file. One file holds the
-states of every set of its directory, one document each; `gitops.directory` reads them.
+states of every set of its directory, one document each; `inputs` reads them (the one reader).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import tempfile
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import directory
 from kubectl_disagg.core.model import is_state_document
 from kubectl_disagg.gitops.state import RolloutState, state_document
-from kubectl_disagg.manifests.reader import read_documents
+from kubectl_disagg.inputs.tree import Reading, state_documents, state_path
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
@@ -23,19 +23,14 @@ HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg r
           "# Review it like code; see docs/gitops.md before editing it by hand.\n")
 
 
-def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> str | None:
-    """The state file of `ds`: `explicit`, else beside the set's file (None for stdin)."""
-    return directory.state_path(ds, directory.Reading(explicit=explicit))
-
-
 def git_driven(ds: DisaggregatedSet) -> str | None:
     """The state file beside `ds` when it holds the set's rollout state (the set is driven
     through git, and a direct `rollout step` would fight the sync), else None."""
-    path = state_path(ds)
+    path = state_path(ds, Reading())
     if path is None or not os.path.isfile(path):
         return None
     try:
-        documents = read_documents([path])
+        documents = state_documents(path)
     except UserError:
         return path  # a broken state file still says the set is driven through git
     names = [d.data["metadata"].get("name") for d in documents
@@ -61,13 +56,15 @@ def _file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
-def write_state(path: str, *states: RolloutState) -> None:
+def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
     """Put the sets' documents into the file (the other sets' stay), replacing the file in one
-    rename so that a reader never sees half a state, nor some sets' steps without the others'."""
+    rename so that a reader never sees half a state, nor some sets' steps without the others'.
+    `held` is what the file holds now, as `contents` read it (None: it does not exist): the
+    other sets' documents come from it, not from a second read."""
     names = {state.name for state in states}
     others = []
-    if os.path.isfile(path):
-        others = [d.data for d in read_documents([path])
+    if held is not None:
+        others = [d.data for d in parse_stream(held, path)
                   if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") not in names]
     documents = sorted([*others, *(state_document(state) for state in states)],
                        key=lambda d: (d.get("metadata") or {}).get("name") or "")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.exits import GitopsExit, most_pressing
@@ -41,7 +42,7 @@ class SetStep:
         return GitopsExit.TIMEOUT if self.timed_out else _EXIT[self.step.outcome]
 
 
-def step_files(cluster, tree: directories.Tree, reading: directories.Reading, namespace: str | None, *,
+def step_files(cluster, tree: inputs.Tree, reading: inputs.Reading, namespace: str | None, *,
                wait: bool = False, timeout: float | None = None,
                analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
     """Step each set of the inputs (`tree`, read as `gitops.directory` reads every directory)
@@ -80,7 +81,7 @@ def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
                          "`abort --gitops`?); nothing was written: run the step again from the new state"
                          for path in changed])
     for path, states in by_file.items():
-        state_files.write_state(path, *states)
+        state_files.write_state(path, before[path], *states)
     return before
 
 

@@ -2,7 +2,8 @@
 
 The layers, lowest first: `errors` (problems for people), `exits` (every command's exit codes),
 `manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain:
-model, validation, revision, planner, render, reconcile, status), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
+model, validation, revision, planner, render, reconcile, status), `inputs` (the one input reader:
+files, directories, globs and state files read from disk once per command), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
 server: the client wing `kube.client` behind its face, the session, the executor, the lease),
 `rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
 hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
@@ -18,7 +19,7 @@ import pathlib
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "kubectl_disagg"
-LAYERS = ["errors", "exits", "manifests", "core", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
+LAYERS = ["errors", "exits", "manifests", "core", "inputs", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
           "cli"]
 
 
@@ -103,7 +104,7 @@ def test_the_client_is_reached_through_its_face():
 
 
 LONG_MODULE_LINES = 450
-EXPLAINED_PACKAGES = ("manifests", "core", "kube", "rollout", "gitops", "argocd", "views", "commands")
+EXPLAINED_PACKAGES = ("manifests", "core", "inputs", "kube", "rollout", "gitops", "argocd", "views", "commands")
 
 
 @pytest.mark.parametrize("path", sorted(path for package in EXPLAINED_PACKAGES
