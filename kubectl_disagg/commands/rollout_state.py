@@ -44,7 +44,7 @@ def init(options: _options.Options, state_file: str | None) -> None:
     from kubectl_disagg.gitops.init import initial_states
 
     reading = inputs.Reading(options.recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
+    tree, _ = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     by_file = initial_states(directories.load(tree, reading, namespace=options.namespace, fallback=""))
     held = files.contents(by_file)
     for path, states in by_file.items():

@@ -133,7 +133,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
         return state_documents[path]
 
     entries: dict[int, SetEntry] = {}
-    for ds in sets:
+    for position, ds in enumerate(sets):  # keyed by position: sets are values, two may be equal
         if flag != "--namespace" and namespace_conflict(ds, namespace) is not None:
             problems.append(Problem(ds.source.file, ds.source.line(("metadata", "namespace")), "metadata.namespace",
                                     f'namespace "{ds.namespace}" contradicts the {flag} "{namespace}"'))
@@ -154,7 +154,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
                 problems.extend(err.problems)
             if state is None and reading.explicit and explicit_must_hold and path in tree.files:
                 problems.append(Problem(path, 0, "", f"holds no rollout state for disaggregatedset/{ds.name}"))
-        entries[id(ds)] = SetEntry(ds, target, path, state)
+        entries[position] = SetEntry(ds, target, path, state)
     # The directory is checked whole (design §8 rule 1): every state of a walked state file names a
     # set of it; the states of sets that include/exclude left out are left out with them.
     matched = [(entry.ds.name, entry.namespace) for entry in entries.values()]
@@ -194,13 +194,16 @@ def _manifests(tree: Tree, namespace: str | None, fallback: str):
 def _per_set_documents(loaded_items, entries: Mapping[int, SetEntry], reading: Reading,
                        problems: list) -> list[SetEntry | Document]:
     """Sets and passed-through documents in input order; the documents of PER_SET_KINDS handed
-    to their kind's entry (attached to their sets, or refused into `problems`)."""
+    to their kind's entry (attached to their sets, or refused into `problems`). `entries` are
+    keyed by the set's position among the sets of `loaded_items`."""
     by_kind: dict[str, list[Document]] = {}
     items: list[SetEntry | Document] = []
+    sets_seen = 0
     for item in loaded_items:
         if isinstance(item, DisaggregatedSet):
-            if id(item) in entries:
-                items.append(entries[id(item)])
+            if sets_seen in entries:
+                items.append(entries[sets_seen])
+            sets_seen += 1
         elif (kind := _per_set_kind(item)) is not None:
             by_kind.setdefault(kind, []).append(item)
         else:
@@ -209,8 +212,8 @@ def _per_set_documents(loaded_items, entries: Mapping[int, SetEntry], reading: R
         sets = [item for item in items if isinstance(item, SetEntry)]
         updated, refused = PER_SET_KINDS[kind](sets, found, reading)
         problems.extend(refused)
-        replaced = {id(old.ds): new for old, new in zip(sets, updated)}
-        items = [replaced.get(id(item.ds), item) if isinstance(item, SetEntry) else item for item in items]
+        replaced = iter(updated)  # one updated entry per set, in order
+        items = [next(replaced, item) if isinstance(item, SetEntry) else item for item in items]
     return items
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import is_state_document
 from kubectl_disagg.gitops.state import RolloutState, state_document
-from kubectl_disagg.inputs.tree import Reading, state_documents, state_path
+from kubectl_disagg.inputs.tree import Reading, state_path
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 
@@ -23,14 +24,15 @@ HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg r
           "# Review it like code; see docs/gitops.md before editing it by hand.\n")
 
 
-def git_driven(ds: DisaggregatedSet) -> str | None:
+def git_driven(ds: DisaggregatedSet, files: Mapping[str, bytes]) -> str | None:
     """The state file beside `ds` when it holds the set's rollout state (the set is driven
-    through git, and a direct `rollout step` would fight the sync), else None."""
+    through git, and a direct `rollout step` would fight the sync), else None. `files` are the
+    inputs as read (`inputs.Tree.files`: the state files beside the sets among them)."""
     path = state_path(ds, Reading())
-    if path is None or not os.path.isfile(path):
+    if path is None or path not in files:
         return None
     try:
-        documents = state_documents(path)
+        documents = parse_stream(files[path], path)
     except UserError:
         return path  # a broken state file still says the set is driven through git
     names = [d.data["metadata"].get("name") for d in documents
@@ -38,11 +40,11 @@ def git_driven(ds: DisaggregatedSet) -> str | None:
     return path if ds.name in names else None
 
 
-def refuse_git_driven(sets) -> list[str]:
+def refuse_git_driven(sets, files: Mapping[str, bytes]) -> list[str]:
     """Why a plain `rollout step` may not step these sets: those driven through git."""
     return [f"refusing to step disaggregatedset/{ds.name}: it is driven through git (its rollout state is in "
             f"{path}); step it with `rollout step --gitops`, or give --ignore-rollout-state (Argo CD's "
-            "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds))]
+            "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds, files))]
 
 
 def _file_mode(path: str) -> int:

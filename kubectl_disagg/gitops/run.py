@@ -52,7 +52,7 @@ def step_files(cluster, tree: inputs.Tree, reading: inputs.Reading, namespace: s
     directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
     deadline = Deadline.after(timeout if wait else None).at
     analyze = gate_analysis(cluster, Deadline.after(timeout), analysis_progress)
-    read = state_files.contents({entry.state_path for entry in directory.sets if entry.state_path})
+    read = {entry.state_path: tree.files.get(entry.state_path) for entry in directory.sets}  # as read, once
     results = []
     for entry in directory.sets:
         if entry.state_path is None:

@@ -325,14 +325,6 @@ def state_path(ds: DisaggregatedSet, reading: Reading = Reading()) -> str | None
     return os.path.join(os.path.dirname(ds.source.file), reading.state_name)
 
 
-def state_documents(path: str) -> list[Document]:
-    """The documents of one state file read from disk (none when it does not exist); raises
-    UserError when it cannot be read or parsed."""
-    if not os.path.isfile(path):
-        return []
-    return parse_stream(_read_bytes(path), path)
-
-
 def first_chosen(directory: str, reading: Reading, holds: Callable[[bytes], bool]) -> str | None:
     """The first manifest of `directory` (relative path) that `reading` chooses and whose bytes
     `holds` accepts, read one at a time (Argo CD's discover stops at the first); unreadable
