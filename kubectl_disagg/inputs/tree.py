@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -234,7 +235,7 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
             else:
                 chosen.append(raw)
         else:
-            missing.append(Problem(raw, 0, "", "no such file or directory"))
+            missing.append(Problem(raw, 0, "", _not_a_file(raw)))
     if missing:
         raise UserError(missing)
     for path in sorted({os.path.join(os.path.dirname(path), reading.state_name) for path in chosen
@@ -244,6 +245,23 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
     if reading.explicit and reading.explicit not in files and os.path.exists(reading.explicit):
         take(reading.explicit)
     return Tree(files, tuple(chosen), tuple(dict.fromkeys(walked_states)), frozenset(left_out_sets))
+
+
+_FILE_TYPES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_a_file(path: str) -> str:
+    """Why `path` is no input: missing, or what it is instead (a pipe would block the read, a
+    device such as /dev/zero never ends)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file or directory"
+    except OSError as err:  # a component is not a directory, permission denied on one
+        return (err.strerror or str(err)).lower()
+    kind = next((name for test, name in _FILE_TYPES if test(mode)), "not a file or directory")
+    return f"not a regular file ({kind}); give a file, a directory or - for stdin"
 
 
 def read_walk(directory: str, reading: Reading, shown_as: str | None = None) -> Tree:
