@@ -46,7 +46,7 @@ def init(options: _options.Options, state_file: str | None) -> None:
     reading = inputs.Reading(options.recursive, explicit=state_file)
     tree, _ = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     by_file = initial_states(directories.load(tree, reading, namespace=options.namespace, fallback=""))
-    held = files.contents(by_file)
+    held = inputs.contents(by_file)
     for path, states in by_file.items():
         files.write_state(path, held[path], *states)
         for written in states:

@@ -84,18 +84,6 @@ def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
         raise
 
 
-def contents(paths) -> dict[str, bytes | None]:
-    """What each file holds now (None: it does not exist), to `restore` them later."""
-    held: dict[str, bytes | None] = {}
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                held[path] = handle.read()
-        except FileNotFoundError:
-            held[path] = None
-    return held
-
-
 def restore(held: dict[str, bytes | None]) -> None:
     """Put the files back as `contents` found them (a file that did not exist is removed)."""
     for path, content in held.items():

@@ -73,7 +73,7 @@ def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
     for result in results:
         if result.step.outcome == Outcome.ADVANCED:
             by_file.setdefault(result.path, []).append(result.step.state)
-    before = state_files.contents(by_file)
+    before = inputs.contents(by_file)
     read = {result.path: result.read for result in results}
     changed = [path for path in by_file if before[path] != read[path]]
     if changed:

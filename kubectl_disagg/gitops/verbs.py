@@ -70,7 +70,7 @@ def write_verbs(done: list[GitVerb]) -> dict[str, bytes | None]:
     by_file: dict[str, list[RolloutState]] = {}
     for each in done:
         by_file.setdefault(each.path, []).append(each.state)
-    before = state_files.contents(by_file)
+    before = inputs.contents(by_file)
     for path, states in by_file.items():
         state_files.write_state(path, before[path], *states)
     return before

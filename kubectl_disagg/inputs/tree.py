@@ -343,6 +343,20 @@ def state_path(ds: DisaggregatedSet, reading: Reading = Reading()) -> str | None
     return os.path.join(os.path.dirname(ds.source.file), reading.state_name)
 
 
+def contents(paths: Iterable[str]) -> dict[str, bytes | None]:
+    """What each file holds now, whole (None: it does not exist): the state files a write is
+    about to replace, read once for the write to keep the other sets' documents and for
+    `gitops.files.restore` to put back when the commit cannot be made."""
+    held: dict[str, bytes | None] = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                held[path] = handle.read()
+        except FileNotFoundError:
+            held[path] = None
+    return held
+
+
 def first_chosen(directory: str, reading: Reading, holds: Callable[[bytes], bool]) -> str | None:
     """The first manifest of `directory` (relative path) that `reading` chooses and whose bytes
     `holds` accepts, read one at a time (Argo CD's discover stops at the first); unreadable

@@ -766,8 +766,8 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
 def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
     from kubectl_disagg.core.naming import STATE_FILE
     from kubectl_disagg.gitops.state import find_state
-    from kubectl_disagg.gitops.files import contents, write_state
-    from kubectl_disagg.inputs.tree import Reading, state_path
+    from kubectl_disagg.gitops.files import write_state
+    from kubectl_disagg.inputs.tree import Reading, contents, state_path
 
     first, second = make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 2, "decode": 2}, name="other")
     path = tmp_path / STATE_FILE

@@ -87,13 +87,13 @@ def test_a_git_driven_set_is_told_from_the_state_file_as_read(tmp_path):
 def test_write_state_keeps_the_other_sets_from_the_bytes_it_was_given(tmp_path):
     """`write_state` takes what the file held (`contents`), not a second read through
     manifests/reader: another set's document stays as it was."""
-    from kubectl_disagg.gitops.files import contents, write_state
+    from kubectl_disagg.gitops.files import write_state
 
     path = str(tmp_path / STATE_FILE)
     other = b"apiVersion: kubectl-disagg.x-k8s.io/v1alpha1\nkind: RolloutState\nmetadata: {name: other}\n"
     with open(path, "wb") as handle:
         handle.write(other)
-    held = contents([path])[path]
+    held = inputs.contents([path])[path]
     assert held == other
     write_state(path, held)  # no state of ours: the file keeps the other set's document
     with open(path, encoding="utf-8") as handle:
