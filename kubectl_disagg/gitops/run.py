@@ -45,7 +45,7 @@ class SetStep:
 def step_files(cluster, tree: inputs.Tree, reading: inputs.Reading, namespace: str | None, *,
                wait: bool = False, timeout: float | None = None,
                analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
-    """Step each set of the inputs (`tree`, read as `gitops.directory` reads every directory)
+    """Step each set of the inputs (`tree`, read from disk once by `inputs`, its state files with it)
     from the state beside it (or in `reading.explicit`, for one set); write the states that
     advanced, all together or none (`directory_steps`: the sets step as one). An analysis gate a
     step reaches is measured first (`analysis_progress`: where it shows), bounded by `timeout`."""

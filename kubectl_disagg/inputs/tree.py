@@ -1,9 +1,10 @@
 """The one input reader: which files the -f inputs and an Argo CD application directory hold, read
 from disk once per command: manifests, the state files beside their sets, globs and skipped files.
 
-About 300 lines on purpose: it is the one way in from disk (which files, their globs, the bytes
-read, where a set's state file is); every command and the Argo CD plugin read through it, and
-nothing else lists a directory or opens a manifest (tests/unit/test_architecture.py).
+One module on purpose: it is the one way in from disk (which files, their globs, the bytes read,
+where a set's state file is, which kinds of our groups are read); every command and the Argo CD
+plugin read through it, and nothing else lists a directory or opens an input file
+(tests/unit/test_architecture.py). What the bytes hold is loaded above it (`gitops.directory`).
 
 Which files are read (docs/argocd.md "Which files are read"):
 
