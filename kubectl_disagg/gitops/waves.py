@@ -25,7 +25,7 @@ from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, decide, position_for,
-                                       stopped_reasons, the_rollout)
+                                       stable_of, stopped_reasons, the_rollout)
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
@@ -84,7 +84,7 @@ def state_decision(ds: DisaggregatedSet, state: RolloutState,
     `revision`: for the rollout to it rather than to the set's."""
     rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
                                               lambda revision: state_progress(ds, state, revision))
-    stable = next((rev for s in range(ds.slices) for rev in state.deployed(s) if rev != rollout), "")
+    stable = stable_of(rollout, [set(state.deployed(s)) for s in range(ds.slices)])
     return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
 
 
