@@ -570,3 +570,29 @@ def test_item_3_through_git_a_state_without_its_position_mid_rollout_is_held_pau
     _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
     state, step = roll_until_held(argo, new, reread(promoted, new))
     assert step.outcome == Outcome.COMPLETE
+
+
+@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="open: git records no slices a rollout started (reliability)")
+def test_render_refuses_a_slice_started_outside_the_waves_with_its_previous_forged_to_match():
+    """A hand edit that starts the new revision in slice 1 (outside the canary) and copies
+    `previous` from the edit, so the slice did not "move": it renders, as the wave rule judges
+    only the slices that moved. Open: judging every slice outside the admitted waves also
+    refuses states a step writes (a lost position rebuilt at wave 1 while later slices already
+    run the revision; a revision that comes back), so the state must first record the slices
+    the rollout started."""
+    old = make_set({"prefill": 1, "decode": 1}, slices=2)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=2), policy=CANARY)
+    argo, state = deploy(old)
+    state, step = roll_until_held(argo, new, state)
+    assert step.outcome == Outcome.HELD and set(state.deployed(1)) == {old.revision}
+    document = state_document(state)
+    slice1 = document["slices"][1]
+    slice1["revisions"].append({"revision": new.revision, "replicas": {"prefill": 0, "decode": 0}})
+    slice1["previous"] = [dict(entry) for entry in slice1["revisions"]]
+    (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError) as refused:
+        render_with_state(new, parse_state(parsed, new, NS), NS)
+    (line,) = [line for line in refused.value.lines() if "RolloutPolicy" in line]
+    assert line.startswith("disagg-rollout-state.yaml:") and (
+        f": slices[1].revisions: slice 1 runs revision {new.revision}, but the RolloutPolicy holds it (its wave has "
+        "not started; the position is at wave 1 of 2): a step starts it once its wave comes") in line
