@@ -141,26 +141,28 @@ def _progress(revisions: set[str], revision: str) -> Progress:
     return Progress.DONE if revisions == {revision} else Progress.IN_FLIGHT
 
 
-def stable_revision(set_name: str, revision: str, slices: int, snapshot: Snapshot) -> str:
+def stable_revision(set_name: str, revision: str, slices: int, snapshot: Snapshot, own: bool = True) -> str:
     """The revision the rollout to `revision` rolls from (`stable_of`), from the set's live LWS."""
     runs: list[set[str]] = [set() for _ in range(slices)]
     for obj in snapshot.lws:
         if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.slice < slices:
             runs[obj.identity.slice].add(obj.identity.revision)
-    return stable_of(revision, runs)
+    return stable_of(revision, runs, own)
 
 
-def stable_of(revision: str, runs: Sequence[Set[str]]) -> str:
+def stable_of(revision: str, runs: Sequence[Set[str]], own: bool = True) -> str:
     """The stable revision of the rollout to `revision`, from what each slice runs (`runs`, one
     set per slice, design §9.6): what the untouched slices run, counted by slice (a slice that
     runs one revision alone), the most slices, a tie to the revision of the highest-index such
     slice (waves admit from slice 0 up: the last slice is the last touched). It may be
     `revision` itself: the template set back mid-rollout (a revert), where the rollout is a
-    roll-back that new slices start at and whose abort finishes it. Without an untouched slice,
-    the other revision the most slices run (a tie as above); "" when none runs another."""
+    roll-back that new slices start at and whose abort finishes it; not `own`ly so (a lost
+    position: nothing says the rollout is a revert, so it rolls back to an older revision), the
+    untouched slices that run another. Without an untouched slice, the other revision the most
+    slices run (a tie as above); "" when none runs another."""
     votes: dict[str, tuple[int, int]] = {}  # revision → (slices, highest slice)
     for s, revisions in enumerate(runs):
-        if len(revisions) == 1:
+        if len(revisions) == 1 and (own or revision not in revisions):
             (only,) = revisions
             votes[only] = (votes.get(only, (0, 0))[0] + 1, s)
     if not votes:
@@ -410,8 +412,8 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     live LWS; through git, the slices the state file records)."""
     rollout, recorded, progress = the_rollout(
         ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
-    position = position_for(ds.policy, recorded, rollout, stable_revision(ds.name, rollout, ds.slices, snapshot),
-                            progress if proven is None else proven(rollout), now)
+    stable = stable_revision(ds.name, rollout, ds.slices, snapshot, own=recorded is not None)
+    position = position_for(ds.policy, recorded, rollout, stable, progress if proven is None else proven(rollout), now)
     decision = decide(ds.policy, rollout, position, progress, now)
     if position.paused is not None and position.paused.by == RECOVERED_BY and (
             recorded is None or recorded.paused != position.paused):
@@ -459,9 +461,11 @@ def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollou
     (design §9.6). A position recorded for another rollout (the template changed again, or
     reverted) starts afresh as ever: it cannot tell a superseded rollout from an old one."""
     position = for_revision(recorded, rollout, stable)
+    started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
+    if position.revision == rollout and (recorded is None or recorded.revision != rollout):
+        position = replace(position, found=tuple(started))  # made here: the slices that already run it
     if policy is None or recorded is not None:
         return position
-    started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
     if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):
         return position  # a first rollout (no slice started), or none under way
     return replace(position, paused=Stamp(timestamp(now), RECOVERED_BY, LOST_POSITION.format(

@@ -572,14 +572,10 @@ def test_item_3_through_git_a_state_without_its_position_mid_rollout_is_held_pau
     assert step.outcome == Outcome.COMPLETE
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason="open: git records no slices a rollout started (reliability)")
 def test_render_refuses_a_slice_started_outside_the_waves_with_its_previous_forged_to_match():
     """A hand edit that starts the new revision in slice 1 (outside the canary) and copies
-    `previous` from the edit, so the slice did not "move": it renders, as the wave rule judges
-    only the slices that moved. Open: judging every slice outside the admitted waves also
-    refuses states a step writes (a lost position rebuilt at wave 1 while later slices already
-    run the revision; a revision that comes back), so the state must first record the slices
-    the rollout started."""
+    `previous` from the edit, so the slice did not "move": it rendered, as the wave rule judged
+    only the slices that moved. Every slice outside the admitted waves is judged now."""
     old = make_set({"prefill": 1, "decode": 1}, slices=2)
     new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=2), policy=CANARY)
     argo, state = deploy(old)
