@@ -410,9 +410,10 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     """The decision for one pass over `ds` (which has a policy), from the recorded position.
     `proven`: each slice's progress as the evidence of a lost position reads it (default: the
     live LWS; through git, the slices the state file records)."""
+    own = recorded is not None  # a position was recorded: the rollout may be a revert (stable_of)
     rollout, recorded, progress = the_rollout(
         ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
-    stable = stable_revision(ds.name, rollout, ds.slices, snapshot, own=recorded is not None)
+    stable = stable_revision(ds.name, rollout, ds.slices, snapshot, own=own)
     position = position_for(ds.policy, recorded, rollout, stable, progress if proven is None else proven(rollout), now)
     decision = decide(ds.policy, rollout, position, progress, now)
     if position.paused is not None and position.paused.by == RECOVERED_BY and (

@@ -84,7 +84,7 @@ def state_decision(ds: DisaggregatedSet, state: RolloutState,
     `revision`: for the rollout to it rather than to the set's."""
     rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
                                               lambda revision: state_progress(ds, state, revision))
-    stable = stable_of(rollout, [set(state.deployed(s)) for s in range(ds.slices)], own=recorded is not None)
+    stable = stable_of(rollout, [set(state.deployed(s)) for s in range(ds.slices)], own=state.position is not None)
     return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
 
 

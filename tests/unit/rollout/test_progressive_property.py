@@ -692,6 +692,10 @@ FOUND = {
                                       [*STEPS, ("template", 0), ("abort", 0), ("template", 1), ("step", 0)]),
     # the abort of a revert finishes it: the canary goes back to what the other slices run
     "revert aborted": (paced(CANARY, 4), 4, [*STEPS, ("template", 0), ("abort", 0), *STEPS, ("scale", 4), *STEPS]),
+    # a third revision aborted, the template set back to the stable one (that abort over): read as
+    # a lost position, its stable revision was the one first aborted, and an abort rolled to it
+    "aborted twice, then back": (paced([], 2, budget=1), 2, [("step", 0), ("abort", 0), ("template", 2), ("abort", 0),
+                                                           ("template", 0), ("abort", 0)]),
     # an aborted rollout's set scaled down below the wave it reached: IndexError at every step
     "aborted then scaled down": (paced([{"slices": 1}, {"slices": 2}], 4), 4,
                                  [*STEPS, ("step", 0), ("step", 0), ("abort", 0), ("scale", 0), ("step", 0)]),
