@@ -26,10 +26,11 @@ from tests.support.yaml_texts import SEEDS, mutate, yaml_text
 
 EXAMPLES_PER_STRATEGY = int(os.environ.get("KUBECTL_DISAGG_FUZZ_EXAMPLES", "40"))
 # Ours alone: kubectl keeps the last of a key given twice (or, for `1` and "1", either one).
-# And `[]: a` at a document's root, which go-yaml reads as `[]`, ignoring the rest (it never takes
-# a collection for a key: elsewhere it refuses the same text).
+# And a document that starts with an empty flow sequence followed by more on its line (`[]: a`,
+# `[]0: a`, `[ ] x: y`): go-yaml reads it as `[]` and ignores the rest (elsewhere it refuses the
+# same text, and it never takes a collection for a key).
 OUR_REFUSALS = ("duplicate key", "both read as", "levels deep", "values (a YAML alias bomb?)", "byte order mark",
-                "too many to read", "mapping keys must be scalars")
+                "too many to read", "mapping keys must be scalars", "starts with an empty list `[]`")
 
 
 def ours(text: str | bytes) -> list | Refused:
@@ -204,6 +205,18 @@ def test_tricky_scalars_in_every_context():
 
 def test_tricky_documents():
     assert_same(DOCUMENTS)
+
+
+def test_a_document_that_starts_with_an_empty_list_then_more_on_its_line():
+    # Found by test_generated_scalars_in_every_context: `[]0: a` in the context `{}: a`. kubectl
+    # reads `[]` and ignores the rest; we refuse it, saying so (ours), as we refuse `[]: a`.
+    texts = ["[]0: a: a\n", "[]0: a\n", "[ ]0: a\n", " []0: a\n", "[] 0: a\nb: c\n", "[]a: b: c\n",
+             "x: 1\n---\n[]0: a\n", "# c\n[]0: a\n", "[]: a: b\n", "[]0: a\n---\nb: 1\n"]
+    assert_same(texts)
+    for text in texts:
+        assert isinstance(ours(text), Refused) and "starts with an empty list `[]`" in ours(text).message, text
+    # Where kubectl refuses, or reads the same, nothing changes.
+    assert_same(["[1]0: a\n", "[[]]0: a\n", "&x []0: a\n", "!!seq []0: a\n", "[]x\n", "[]\n", "a: []0: a\n"])
 
 
 def test_bytes_that_are_not_utf8():
