@@ -23,7 +23,8 @@ From the events on, everything is go-yaml's and sigs.k8s.io/yaml's reading, done
 
 Some refusals are ours, stricter than kubectl: a key given twice in one mapping (go-yaml keeps
 the last, or for keys like `1` and `"1"` either one), a byte order mark inside a document
-(go-yaml reads it as text), and documents nested deeper than MAX_DEPTH or expanding to more
+(go-yaml reads it as text), a document that starts with `[]` and goes on (`[]0: a`: go-yaml
+reads `[]` and drops the rest), and documents nested deeper than MAX_DEPTH or expanding to more
 than MAX_VALUES_PER_DOCUMENT values.
 tests/unit/manifests/test_yaml_oracle.py holds all of it to the Go code itself.
 """
