@@ -23,7 +23,8 @@ From the events on, everything is go-yaml's and sigs.k8s.io/yaml's reading, done
 
 Some refusals are ours, stricter than kubectl: a key given twice in one mapping (go-yaml keeps
 the last, or for keys like `1` and `"1"` either one), a byte order mark inside a document
-(go-yaml reads it as text), and documents nested deeper than MAX_DEPTH or expanding to more
+(go-yaml reads it as text), a document that starts with `[]` and goes on (`[]0: a`: go-yaml
+reads `[]` and drops the rest), and documents nested deeper than MAX_DEPTH or expanding to more
 than MAX_VALUES_PER_DOCUMENT values.
 tests/unit/manifests/test_yaml_oracle.py holds all of it to the Go code itself.
 """
@@ -51,6 +52,9 @@ _SCALAR, _MAPPING, _SEQUENCE, _ALIAS = range(4)
 # A line that starts a new document for kubectl (apimachinery's YAMLReader).
 _BOM = "\ufeff".encode()
 _SEPARATOR = re.compile(rb"^---([^\n]*)(?:\n|\Z)", re.MULTILINE)
+# A document whose first node is an empty flow sequence on the line of more text (`[]0: a`):
+# go-yaml's parser has read `[]` before its scanner looks at the rest, and reads nothing more.
+_EMPTY_LIST_FIRST = re.compile(rb"(?:(?:---)?[ \t]*(?:#[^\n]*)?\r?\n)*(?:---[ \t]+)?[ \t]*\[[ \t]*\]")
 _GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
             "\u2028\u2029\u202f\u205f\u3000"  # strings.TrimSpace's
 
@@ -125,7 +129,11 @@ def read(data: bytes, file: str, split_documents: bool = True,
         try:
             root = _compose(text)
         except _Refused as err:
-            problems.append(Problem(file, first_line + err.line, "", err.message))
+            message = err.message
+            if _EMPTY_LIST_FIRST.match(text):
+                message = ("a document that starts with an empty list `[]` followed by more text: kubectl "
+                           "would read it as `[]` and ignore the rest")
+            problems.append(Problem(file, first_line + err.line, "", message))
             continue
         if root is None:
             continue
