@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_disagg.core import naming
@@ -213,7 +213,7 @@ def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
         return None, None
     names: set[str] = set()
     checks = raw.get("checks")
-    for index, entry in enumerate(checks if isinstance(checks, list) else ()):
+    for entry in checks if isinstance(checks, list) else ():
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             names.add(entry["name"])
     model, problems = validate_analysis(raw, path, check.problem)

@@ -14,7 +14,7 @@ from kubectl_disagg.core.analysis import Check, Condition
 from kubectl_disagg.kube.client import PrometheusClient, connect
 from kubectl_disagg.rollout.analysis import run_gate
 from testenv.prometheus import LatencyExporter, NetworkNamespace, PrometheusServer
-from tests.prometheus_oracle import missing, require
+from tests.prometheus_oracle import require
 
 TTFT_QUERY = ('histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{'
               'namespace="{{namespace}}", set="{{set}}", role="{{role}}", revision="{{revision}}", '

@@ -3,10 +3,8 @@ serves the kind, and the Lua health check's testdata written from it."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-import yaml
 
 from kubectl_disagg.argocd.contract import generate, read_parameters
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubectl_disagg.core import planner
 from kubectl_disagg.gitops.render import rendered, rendered_names
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from tests.unit.core.test_reconcile import NS, make_set
+from tests.unit.core.test_reconcile import make_set
 from tests.unit.gitops.test_step import deploy, round_trip
 
 

@@ -15,7 +15,6 @@ import os
 import random
 import subprocess
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

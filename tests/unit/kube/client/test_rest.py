@@ -15,7 +15,6 @@ from kubectl_disagg.kube.client.kubeconfig import Connection
 from kubectl_disagg.kube.client import retry
 from kubectl_disagg.kube.client.rest import JSON_PATCH, LEASE, LWS, ROLLOUT_STATE, NotAnApiServer, RestClient, holds, patched
 from kubectl_disagg.kube.client.retry import MAX_RETRIES
-from kubectl_disagg.kube.client.transport import NetworkError
 from tests.unit.kube.client.test_transport import OK, Peer, Server
 from tests.unit.kube.test_session import write_kubeconfig
 from tests.unit.test_cli import run

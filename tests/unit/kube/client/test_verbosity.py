@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_disagg.commands._options import kubectl_spellings
 from kubectl_disagg.kube.client import verbosity
+from kubectl_disagg.kube.client.transport import NetworkError
 from tests.unit.kube.client.test_transport import answering, get, serve  # noqa: F401 (a fixture)
 
 SECRET_BODY = b'{"kind":"Secretish","token":"s3cr3t","spec":{"password":"hunter2"},"x":"' + b"y" * 20_000 + b'"}'
@@ -52,7 +53,7 @@ def test_a_request_without_an_answer_is_shown_too(capsys):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     verbosity.set_level(6)
-    with pytest.raises(Exception):
+    with pytest.raises(NetworkError):
         get(transport_to(f"http://127.0.0.1:{port}"))
     assert "GET http://127.0.0.1:%d/api (no answer: " % port in capsys.readouterr().err
 
