@@ -26,13 +26,15 @@ Times are RFC 3339 strings in UTC; the clock belongs to the caller.
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from kubectl_disagg.core.durations import format_duration, later
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import dotted, JsonObject, FieldPath
 
 ANALYSIS, PAUSE = "analysis", "pause"  # the gates after a wave, in the order they are passed
 PROMOTED, SOAKED, VERDICT, FULL = "promote", "duration", "verdict", "promote --full"
@@ -67,7 +69,7 @@ class Position:
     paused: Stamp | None = None
     aborted: Stamp | None = None
     full: Stamp | None = None
-    verdicts: Mapping[int, Mapping] = field(default_factory=dict)
+    verdicts: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
 
     def passed(self, wave: int, gate: str) -> GatePassed | None:
         return next((g for g in self.gates if (g.wave, g.gate) == (wave, gate)), None)
@@ -77,7 +79,7 @@ class Position:
         recorded = self.verdicts.get(wave)
         return recorded.get("phase") if isinstance(recorded, Mapping) else None
 
-    def with_verdict(self, wave: int, verdict: Mapping) -> Position:
+    def with_verdict(self, wave: int, verdict: Mapping[str, Any]) -> Position:
         """The analysis verdict of `wave` recorded (opaque data; its `phase` is PASSED or FAILED):
         the next decision passes the gate on `passed` and does the policy's onFailure on `failed`."""
         return replace(self, verdicts={**self.verdicts, wave: dict(verdict)})
@@ -121,7 +123,7 @@ def parse_time(text: str) -> datetime.datetime:
 
 _HOW = {ANALYSIS: (VERDICT, FULL), PAUSE: (PROMOTED, SOAKED, FULL)}  # how each gate is passed
 _EDITED = "edited by hand?"
-Found = list[tuple[tuple, str]]  # (path under the position, message) pairs
+Found = list[tuple[FieldPath, str]]  # (path under the position, message) pairs
 
 
 def recorded_position_problems(position: Position, waves, highest: int) -> Found:
@@ -214,7 +216,7 @@ def _gate_problems(position: Position, waves) -> Found:
     return out
 
 
-def _soak_problems(path: tuple, gate: GatePassed, wave, completed: str) -> Found:
+def _soak_problems(path: FieldPath, gate: GatePassed, wave, completed: str) -> Found:
     """A soak passed: the wave has one, and it had ended (as a step compares: `soak_end`)."""
     if wave.duration is None:
         return [(path + ("how",), f"says the soak after wave {gate.wave + 1} passed, but its pause has no duration "
@@ -230,9 +232,9 @@ def _soak_problems(path: tuple, gate: GatePassed, wave, completed: str) -> Found
 # --- the document -----------------------------------------------------------------------------
 
 
-def position_document(position: Position) -> dict:
+def position_document(position: Position) -> JsonObject:
     """The position as a YAML-ready mapping (the `position:` of a RolloutState)."""
-    document: dict = {"revision": position.revision, "stable": position.stable, "wave": position.wave}
+    document: JsonObject = {"revision": position.revision, "stable": position.stable, "wave": position.wave}
     if position.completed:
         document["completed"] = {str(w): at for w, at in sorted(position.completed.items())}
     if position.gates:
@@ -247,12 +249,12 @@ def position_document(position: Position) -> dict:
     return document
 
 
-def parse_position(raw: object, file: str, line_of, prefix: tuple = ("position",)) -> tuple[Position | None, list[Problem]]:
+def parse_position(raw: object, file: str, line_of, prefix: FieldPath = ("position",)) -> tuple[Position | None, list[Problem]]:
     """The position in `raw` (a RolloutState's `position:`), or None with every problem;
     `line_of` maps a field path to its line."""
     problems: list[Problem] = []
 
-    def fail(path: tuple, message: str) -> None:
+    def fail(path: FieldPath, message: str) -> None:
         full = prefix + path
         problems.append(Problem(file, line_of(full), dotted(full), message))
 
@@ -301,7 +303,7 @@ def _time(value: object) -> bool:
     return True
 
 
-def _by_wave(raw: object, path: tuple, fail, valid) -> dict[int, object]:
+def _by_wave(raw: object, path: FieldPath, fail, valid) -> dict[int, object]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):

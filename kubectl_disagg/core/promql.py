@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from kubectl_disagg.manifests.source import JsonObject
 
 SCALAR, VECTOR, MATRIX, STRING = "scalar", "instant vector", "range vector", "string"
 
@@ -318,8 +319,8 @@ class _Parser:
             left = _binary(op_token, left, right, modifiers)
         return left
 
-    def binary_modifiers(self) -> dict:
-        modifiers: dict = {}
+    def binary_modifiers(self) -> JsonObject:
+        modifiers: JsonObject = {}
         if self.at_op("bool"):
             self.take()
             modifiers["bool"] = True
@@ -556,7 +557,7 @@ def _modify(node: _Node, modifier: str, token: _Token, what: str, twice: str) ->
     setattr(node, modifier, True)
 
 
-def _binary(op: _Token, left: _Node, right: _Node, modifiers: dict) -> _Node:
+def _binary(op: _Token, left: _Node, right: _Node, modifiers: JsonObject) -> _Node:
     text = op.text
     for side in (left, right):
         if side.type not in (SCALAR, VECTOR):

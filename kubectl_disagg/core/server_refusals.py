@@ -12,7 +12,7 @@ import re
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import dotted, JsonObject, FieldPath
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.statefulsets import template_of
 
@@ -22,7 +22,7 @@ _TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 _LEADING_FIELD = re.compile(r"(?:^|: )\.?((?:spec|metadata)(?:\.[A-Za-z0-9_]+|\[[^\]]*\])*): ")
 
 
-def field_path(text: str) -> tuple:
+def field_path(text: str) -> FieldPath:
     """`spec.containers[0].resources.limits[nvidia.com/gpu]` → ("spec", "containers", 0, …)."""
     path: list = []
     for name, index in _TOKEN.findall(text.lstrip(".")):
@@ -33,7 +33,7 @@ def field_path(text: str) -> tuple:
     return tuple(path)
 
 
-def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
+def source_path(ds: DisaggregatedSet, obj: JsonObject, path: FieldPath) -> tuple:
     """The document path a rendered object's field came from (the nearest one that exists); for
     a StatefulSet made of a rendered LWS, the pod template it was made of."""
     role = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.ROLE_LABEL)
@@ -54,7 +54,7 @@ def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
     return role_path
 
 
-def _template_source(ds: DisaggregatedSet, statefulset: dict, role_path: tuple, path: tuple) -> tuple:
+def _template_source(ds: DisaggregatedSet, statefulset: JsonObject, role_path: FieldPath, path: tuple) -> tuple:
     lws_template_path = role_path + ("spec", "leaderWorkerTemplate")
     if path[:2] == ("spec", "volumeClaimTemplates"):
         return lws_template_path + path[1:]
@@ -67,10 +67,10 @@ def _template_source(ds: DisaggregatedSet, statefulset: dict, role_path: tuple, 
     return template_path + path[2:]
 
 
-def _rejoin(document, path: tuple) -> tuple:
+def _rejoin(document, path: FieldPath) -> tuple:
     """Put back the dots of keys the server wrote unbracketed: `limits.nvidia.com/gpu` is the
     key "nvidia.com/gpu" when the document has it so."""
-    out: tuple = ()
+    out: FieldPath = ()
     rest = list(path)
     while rest:
         for end in range(len(rest), 0, -1):
@@ -86,7 +86,7 @@ def _rejoin(document, path: tuple) -> tuple:
     return out
 
 
-def refusal_problems(ds: DisaggregatedSet, obj: dict, status: dict) -> list[Problem]:
+def refusal_problems(ds: DisaggregatedSet, obj: JsonObject, status: dict) -> list[Problem]:
     """One problem per cause of the refusal (or one for the whole refusal), with file and line."""
     subject = f"{str(obj.get('kind', 'object')).lower()}/{(obj.get('metadata') or {}).get('name', '?')}"
     document = ds.source

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.source import Document, dotted
+from kubectl_disagg.manifests.source import Document, dotted, JsonObject
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, build_set, is_disaggregated_set, is_policy_document
 from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
@@ -59,7 +59,7 @@ def load_documents(documents: Iterable[Document], namespace: str | None = None,
             if not too_large:
                 items.append(ds)
     problems.extend(_defined_twice([item for item in items if isinstance(item, DisaggregatedSet)]))
-    policies: dict = {}
+    policies: JsonObject = {}
     if any(is_policy_document(document.data) for document in documents):
         # The RolloutPolicy's reader (and its analysis checks, a PromQL parser) is loaded where a
         # policy is read: `render | kubectl apply` of a plain set does not pay for it (BENCHMARKS.md).
@@ -74,7 +74,7 @@ def load_documents(documents: Iterable[Document], namespace: str | None = None,
     return LoadResult(tuple(items), tuple(warnings))
 
 
-def set_from_object(stored: dict) -> DisaggregatedSet:
+def set_from_object(stored: JsonObject) -> DisaggregatedSet:
     """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
     metadata = stored.get("metadata") or {}
     where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_disagg.core import naming
+from kubectl_disagg.manifests.source import JsonObject
 
 
 def _count(text: str) -> int | None:
@@ -172,7 +173,7 @@ def controller_set_name(obj: Mapping[str, Any]) -> str:
     return ""
 
 
-def _metadata(obj: Mapping[str, Any]) -> dict:
+def _metadata(obj: Mapping[str, Any]) -> JsonObject:
     metadata = obj.get("metadata") or {}
     return {
         "controller_set": controller_set_name(obj),

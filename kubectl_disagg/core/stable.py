@@ -12,6 +12,8 @@ ran before the rollout.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -19,6 +21,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.manifests.source import JsonObject
 
 _OURS = (naming.INITIAL_REPLICAS_ANNOTATION, naming.REPLICAS_OWNER_ANNOTATION, naming.SOURCE_REVISION_ANNOTATION)
 
@@ -43,7 +46,7 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
     return replace(ds, roles=tuple(roles), revision=revision)
 
 
-def _role(name: str, live: Mapping, current: Role | None, before: int) -> Role:
+def _role(name: str, live: Mapping[str, Any], current: Role | None, before: int) -> Role:
     metadata = live.get("metadata") or {}
     spec = {k: deep_copy(v) for k, v in (live.get("spec") or {}).items() if k != "replicas"}
     template = spec.get("leaderWorkerTemplate") or {}
@@ -58,7 +61,7 @@ def _role(name: str, live: Mapping, current: Role | None, before: int) -> Role:
     return Role(name, before, spec, labels, annotations)
 
 
-def _strip_placement(template: dict) -> None:
+def _strip_placement(template: JsonObject) -> None:
     """Take out the affinity terms render adds for a placement policy (they select on the set's
     name label): render adds them again for the slice it renders."""
     affinity = (template.get("spec") or {}).get("affinity")

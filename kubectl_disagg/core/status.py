@@ -18,6 +18,7 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Reconciliation, SliceReport, with_scalers
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.manifests.source import JsonObject
 
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"
@@ -147,7 +148,7 @@ def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLW
     )
 
 
-def conditions(status: SetStatus, now: str) -> list[dict]:
+def conditions(status: SetStatus, now: str) -> list[JsonObject]:
     """metav1.Conditions as the controller keeps them; `now` is passed in so this stays pure.
 
     `Progressing` is always there; `Available` joins it once the set has been available (the
@@ -162,20 +163,20 @@ def conditions(status: SetStatus, now: str) -> list[dict]:
     return found
 
 
-def _condition(kind: str, value: bool, reason: str, message: str, generation: int | None, now: str) -> dict:
+def _condition(kind: str, value: bool, reason: str, message: str, generation: int | None, now: str) -> JsonObject:
     condition = {"type": kind, "status": "True" if value else "False"}
     if generation is not None:
         condition["observedGeneration"] = generation
     return condition | {"lastTransitionTime": now, "reason": reason, "message": message}
 
 
-def _role_document(role: RoleStatus) -> dict:
+def _role_document(role: RoleStatus) -> JsonObject:
     """A RoleStatus as the controller writes it: counts of zero left out (omitempty)."""
     counts = {"replicas": role.replicas, "readyReplicas": role.ready, "updatedReplicas": role.updated}
     return {"name": role.name} | {key: value for key, value in counts.items() if value}
 
 
-def to_document(status: SetStatus, now: str) -> dict:
+def to_document(status: SetStatus, now: str) -> JsonObject:
     """The `-o yaml|json` shape: DisaggregatedSetStatus under `status`, our detail under `slices`."""
     return {
         "apiVersion": naming.SET_API_VERSION,
@@ -190,14 +191,14 @@ def to_document(status: SetStatus, now: str) -> dict:
     }
 
 
-def _status_document(status: SetStatus, now: str) -> dict:
+def _status_document(status: SetStatus, now: str) -> JsonObject:
     document = {"roleStatuses": [_role_document(r) for r in status.roles], "conditions": conditions(status, now)}
     if status.generation is not None:
         document["observedGeneration"] = status.generation
     return document
 
 
-def _slice_document(report: SliceReport) -> dict:
+def _slice_document(report: SliceReport) -> JsonObject:
     doc = {
         "slice": report.slice,
         "phase": report.phase,
