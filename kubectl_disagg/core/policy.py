@@ -23,12 +23,11 @@ the waves into slice counts for a set's `slices` (a last wave of 100% implied).
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, recorded_verdict_problems, role_problems, validate_analysis

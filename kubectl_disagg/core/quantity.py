@@ -285,14 +285,17 @@ def _format(mantissa: int, exponent: int, form: str) -> str:
     return number if exponent == 0 else f"{number}e{exponent}"
 
 
+def _power_of_ten(exponent: int) -> int:
+    """10 ** exponent for exponent >= 0, typed as the int it is (int ** int is typed Any)."""
+    power: int = 10 ** exponent
+    return power
+
+
 def _as_integer(mantissa: int, exponent: int) -> int | None:
     """The value as an integer when it is one (binary SI is only used for integers)."""
     if exponent >= 0:
-        if exponent >= 40:
-            return None  # binary SI is below 2^63
-        integer: int = mantissa * 10 ** exponent  # a whole power of ten: an int
-        return integer
-    quotient, remainder = divmod(abs(mantissa), 10 ** -exponent)
+        return mantissa * _power_of_ten(exponent) if exponent < 40 else None  # binary SI is below 2^63
+    quotient, remainder = divmod(abs(mantissa), _power_of_ten(-exponent))
     if remainder:
         return None
     return -quotient if mantissa < 0 else quotient

@@ -4,7 +4,8 @@ headless Service per slice, revision and role. Pure: model in, plain dicts out."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, Role, namespace_for
@@ -36,6 +37,11 @@ def deep_copy(value: object) -> object:
     return value
 
 
+def deep_copy_object(value: Mapping[str, Any]) -> JsonObject:
+    """A copy of a JSON object, as `deep_copy` makes it, typed as the object it is."""
+    return {k: deep_copy(v) for k, v in value.items()}
+
+
 def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[JsonObject]:
     """Every object of the steady state, ordered by slice, then role, LWS before its Service.
 
@@ -51,7 +57,7 @@ def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[J
 def leader_worker_set(ds: DisaggregatedSet, role: Role, slice_index: int, namespace: str,
                       replicas: int | None = None) -> JsonObject:
     """The LWS of one role in one slice at the set's current revision."""
-    spec = deep_copy(role.spec)
+    spec = deep_copy_object(role.spec)
     if replicas is not None:
         spec["replicas"] = replicas
     elif role.external:
@@ -87,7 +93,8 @@ def oversized_objects(ds: DisaggregatedSet, document: JsonObject) -> list[tuple[
     size = object_bytes(document)
     if size + _RENDER_OVERHEAD_BYTES <= MAX_OBJECT_BYTES:
         return []  # no rendered object can be larger than the set plus labels and affinity
-    found = [((), f"the DisaggregatedSet {ds.name}", size)] if size > MAX_OBJECT_BYTES else []
+    found: list[tuple[FieldPath, str, int]] = [((), f"the DisaggregatedSet {ds.name}", size)] \
+        if size > MAX_OBJECT_BYTES else []
     namespace = ds.namespace or DEFAULT_NAMESPACE
     for index, role in enumerate(ds.roles):
         lws = leader_worker_set(ds, role, ds.slices - 1, namespace)
@@ -143,7 +150,7 @@ def _add_placement_affinity(template: JsonObject, ds: DisaggregatedSet, slice_in
     _append_required(affinity, "podAntiAffinity", anti_terms)
 
 
-def _append_required(affinity: JsonObject, kind: str, terms: list[dict]) -> None:
+def _append_required(affinity: JsonObject, kind: str, terms: list[JsonObject]) -> None:
     section = affinity.get(kind) or {}
     affinity[kind] = section
     section["requiredDuringSchedulingIgnoredDuringExecution"] = (
@@ -158,7 +165,7 @@ def _expr(key: str, operator: str, values: list[str] | None = None) -> JsonObjec
     return expression
 
 
-def _term(expressions: list[JsonObject], topology_key: str | None) -> dict:
+def _term(expressions: list[JsonObject], topology_key: str | None) -> JsonObject:
     return {"labelSelector": {"matchExpressions": expressions}, "topologyKey": topology_key}
 
 
@@ -166,7 +173,7 @@ def passthrough_collisions(rendered: Iterable[tuple[JsonObject, DisaggregatedSet
                            namespace: str | None = None) -> list[Problem]:
     """Documents passed through that name an object a set renders (kind, namespace, name):
     kubectl would apply one over the other. `namespace` is -n, which places both kinds alike."""
-    owners: dict[tuple, DisaggregatedSet] = {}
+    owners: dict[tuple[object, object, object], DisaggregatedSet] = {}  # (kind, namespace, name) as written
     for obj, ds in rendered:
         metadata = obj.get("metadata") or {}
         owners.setdefault((obj.get("kind"), metadata.get("namespace"), metadata.get("name")), ds)
@@ -177,9 +184,10 @@ def passthrough_collisions(rendered: Iterable[tuple[JsonObject, DisaggregatedSet
         if not isinstance(metadata, dict):
             continue
         where = metadata.get("namespace") or namespace or DEFAULT_NAMESPACE
-        ds = owners.get((data.get("kind"), where, metadata.get("name")))
-        if ds is not None:
+        owner = owners.get((data.get("kind"), where, metadata.get("name")))
+        if owner is not None:
             problems.append(Problem(document.file, document.line(("metadata", "name")), "metadata.name",
                                     f"{data['kind']} {where}/{metadata['name']} is also rendered by "
-                                    f"disaggregatedset/{ds.name} ({ds.source.file}:{ds.source.line(('metadata', 'name'))})"))
+                                    f"disaggregatedset/{owner.name} ({owner.source.file}:"
+                                    f"{owner.source.line(('metadata', 'name'))})"))
     return problems

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # Starting point when a role says nothing: one extra group at a time, never below target.
 DEFAULT_SURGE = 1

@@ -12,10 +12,9 @@ ran before the rollout.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
@@ -30,8 +29,9 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
     """`ds` at `revision`, its roles rebuilt from that revision's live LWS (None when none is left)."""
     found: dict[str, list[LiveLWS]] = {}
     for obj in sorted(snapshot.lws, key=lambda o: o.identity.slice if o.identity.slice is not None else -1):
-        if obj.belongs_to(ds.name) and obj.identity.complete and obj.identity.revision == revision:
-            found.setdefault(obj.identity.role, []).append(obj)
+        role = obj.identity.role
+        if obj.belongs_to(ds.name) and role is not None and obj.identity.complete and obj.identity.revision == revision:
+            found.setdefault(role, []).append(obj)
     if not found:
         return None
     spec_order = {name: index for index, name in enumerate(ds.role_names)}
@@ -48,7 +48,7 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
 
 def _role(name: str, live: Mapping[str, Any], current: Role | None, before: int) -> Role:
     metadata = live.get("metadata") or {}
-    spec = {k: deep_copy(v) for k, v in (live.get("spec") or {}).items() if k != "replicas"}
+    spec: JsonObject = {k: deep_copy(v) for k, v in (live.get("spec") or {}).items() if k != "replicas"}
     template = spec.get("leaderWorkerTemplate") or {}
     for key in ("workerTemplate", "leaderTemplate"):
         if isinstance(template.get(key), dict):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Reconciliation, SliceReport, with_scalers
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
@@ -98,8 +98,10 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
     ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
     left: dict[str, set[int]] = {}
     for o in ours:
-        if o.identity.complete and (o.identity.revision != ds.revision or o.identity.slice >= ds.slices):
-            left.setdefault(o.identity.revision, set()).add(o.identity.slice)
+        slice_index, revision = o.identity.slice, o.identity.revision
+        if o.identity.complete and slice_index is not None and revision is not None \
+                and (revision != ds.revision or slice_index >= ds.slices):
+            left.setdefault(revision, set()).add(slice_index)
     return SetStatus(
         name=ds.name,
         namespace=snapshot.namespace,
@@ -128,7 +130,7 @@ def _generation(ds: DisaggregatedSet) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _desired(ds: DisaggregatedSet, role, lws: list[LiveLWS]) -> int:
+def _desired(ds: DisaggregatedSet, role: Role, lws: list[LiveLWS]) -> int:
     """Replicas per slice × slices (an External role's from its RoleScaler); an External role
     without one wants what its autoscaler last set on the LWS."""
     if role.scaled or not role.external:
@@ -164,7 +166,7 @@ def conditions(status: SetStatus, now: str) -> list[JsonObject]:
 
 
 def _condition(kind: str, value: bool, reason: str, message: str, generation: int | None, now: str) -> JsonObject:
-    condition = {"type": kind, "status": "True" if value else "False"}
+    condition: JsonObject = {"type": kind, "status": "True" if value else "False"}
     if generation is not None:
         condition["observedGeneration"] = generation
     return condition | {"lastTransitionTime": now, "reason": reason, "message": message}
@@ -192,7 +194,8 @@ def to_document(status: SetStatus, now: str) -> JsonObject:
 
 
 def _status_document(status: SetStatus, now: str) -> JsonObject:
-    document = {"roleStatuses": [_role_document(r) for r in status.roles], "conditions": conditions(status, now)}
+    document: JsonObject = {"roleStatuses": [_role_document(r) for r in status.roles],
+                            "conditions": conditions(status, now)}
     if status.generation is not None:
         document["observedGeneration"] = status.generation
     return document

@@ -137,7 +137,7 @@ def _check_int32(value: object, path: FieldPath, report: Report) -> None:
                                        f"(from {INT32_RANGE[0]} to {INT32_RANGE[1]})"))
 
 
-def _check_unique(items: list, field: Field, path: FieldPath, report: Report) -> None:
+def _check_unique(items: list[object], field: Field, path: FieldPath, report: Report) -> None:
     """A list-map's keys (a set's items) are unique once defaulted, as the API server checks them."""
     item_struct = field.shape.lstrip("*")[2:].lstrip("*")[1:]
     defaults = read_table()["defaults"].get(item_struct, {}) if field.keys else {}
@@ -146,9 +146,10 @@ def _check_unique(items: list, field: Field, path: FieldPath, report: Report) ->
         if field.keys:
             if not isinstance(item, dict):
                 continue
-            key = {name: item[name] if item.get(name) is not None else defaults.get(name) for name in field.keys}
-            if any(value is None or isinstance(value, (dict, list)) for value in key.values()):
+            keys = {name: item[name] if item.get(name) is not None else defaults.get(name) for name in field.keys}
+            if any(value is None or isinstance(value, (dict, list)) for value in keys.values()):
                 continue  # a missing key is reported as required, a wrong type as such
+            key: object = keys
         elif isinstance(item, (dict, list)) or item is None:
             continue
         else:
@@ -216,7 +217,8 @@ def _scalar_error(value: object, shape: str, path: FieldPath) -> str | None:
     elif shape == "bool":
         ok, want = isinstance(value, bool), "a boolean"
     elif shape in ("int", "uint"):
-        ok, want = is_int and (shape == "int" or value >= 0), "an integer" if shape == "int" else "a non-negative integer"
+        ok = isinstance(value, int) and not isinstance(value, bool) and (shape == "int" or value >= 0)
+        want = "an integer" if shape == "int" else "a non-negative integer"
     elif shape in ("float32", "float64"):
         ok, want = is_int or isinstance(value, float), "a number"
     elif shape == "intorstring":

@@ -66,9 +66,10 @@ def _check_type_meta(data: JsonObject, out: _Collector) -> None:
         out.error(("kind",), f'Unsupported value: "{data.get("kind")}": supported values: "{naming.SET_KIND}"')
 
 
-def _check_metadata(metadata: JsonObject | None, out: _Collector) -> None:
-    apirules.check_object_meta(metadata or {}, ("metadata",), out.error)
-    name = (metadata or {}).get("name")
+def _check_metadata(given: JsonObject | None, out: _Collector) -> None:
+    metadata = given or {}
+    apirules.check_object_meta(metadata, ("metadata",), out.error)
+    name = metadata.get("name")
     if not name:
         out.error(("metadata", "name"), "Required value: name is required")
         return
@@ -85,7 +86,7 @@ def _check_metadata(metadata: JsonObject | None, out: _Collector) -> None:
                                              f"{apirules.MAX_LABEL_LENGTH} characters (an RFC 1123 label)")
 
 
-def _check_spec(data: JsonObject, spec: dict, out: _Collector) -> None:
+def _check_spec(data: JsonObject, spec: JsonObject, out: _Collector) -> None:
     slices = spec.get("slices")
     if slices is not None and not MIN_SLICES <= slices <= MAX_SLICES:
         out.error(("spec", "slices"), f"Invalid value: {slices}: must be between {MIN_SLICES} and {MAX_SLICES}")
@@ -110,7 +111,7 @@ def _check_spec(data: JsonObject, spec: dict, out: _Collector) -> None:
     _check_all_or_nothing(roles, out)
 
 
-def _check_role_name(role: JsonObject, path: FieldPath, seen: dict, index: int, out: _Collector) -> str | None:
+def _check_role_name(role: JsonObject, path: FieldPath, seen: dict[str, int], index: int, out: _Collector) -> str | None:
     name = role.get("name")
     if not name:
         out.error(path + ("name",), "Required value")
@@ -123,7 +124,7 @@ def _check_role_name(role: JsonObject, path: FieldPath, seen: dict, index: int, 
         out.error(path + ("name",), f'Duplicate value: "{name}" (also spec.roles[{seen[name]}])')
         return None
     seen[name] = index
-    return name
+    return str(name)  # a string: the label check above matched it
 
 
 def _check_name_length(set_name: str, slices: int, role: str, path: FieldPath, out: _Collector) -> None:
@@ -135,7 +136,7 @@ def _check_name_length(set_name: str, slices: int, role: str, path: FieldPath, o
                                     "shorten metadata.name or the role name")
 
 
-def _check_role_spec(role: JsonObject, path: FieldPath, set_spec: dict, out: _Collector) -> None:
+def _check_role_spec(role: JsonObject, path: FieldPath, set_spec: JsonObject, out: _Collector) -> None:
     # The role's metadata becomes each rendered LWS's metadata.
     apirules.check_object_meta(role.get("metadata") or {}, path + ("metadata",), out.error)
     spec = role.get("spec") or {}
@@ -200,7 +201,7 @@ def _check_rollout_strategy(strategy: JsonObject, replicas: int, path: FieldPath
                                 f"(resolved against {replicas} replicas)")
 
 
-def _check_scaling(role: JsonObject, spec: dict, path: FieldPath, set_spec: dict, out: _Collector) -> None:
+def _check_scaling(role: JsonObject, spec: JsonObject, path: FieldPath, set_spec: JsonObject, out: _Collector) -> None:
     if (role.get("scaling") or {}).get("mode") != SCALING_EXTERNAL:
         return
     if (set_spec.get("slices") or 1) > 1:
