@@ -22,7 +22,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import PlanInputs, role_config
 from kubectl_disagg.core.render import leader_worker_set, service
 from kubectl_disagg.core.rollout_config import RolloutConfig
-from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot, holder_of
+from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Placed, Snapshot, holder_of
 from kubectl_disagg.manifests.source import JsonObject
 
 EXTERNAL_SEED_REPLICAS = planner.EXTERNAL_SEED_REPLICAS
@@ -235,13 +235,13 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
     scalers = tuple(Create(scaler_object(ds, role, replicas, snapshot.namespace), 0)
                     for role, replicas in missing_scalers(ds, snapshot, lws).items())
     ds = with_scalers(ds, snapshot)
-    removed = scalers + tuple(_delete(obj, _placed(obj)[0]) for obj in (*lws, *services)
-                              if _placed(obj)[0] >= ds.slices)
+    removed = scalers + tuple(_delete(obj, _placed(obj).slice) for obj in (*lws, *services)
+                              if _placed(obj).slice >= ds.slices)
     by_slice: dict[int, tuple[list[LiveLWS], list[LiveService]]] = defaultdict(lambda: ([], []))
     for live in lws:
-        by_slice[_placed(live)[0]][0].append(live)
+        by_slice[_placed(live).slice][0].append(live)
     for service_obj in services:
-        by_slice[_placed(service_obj)[0]][1].append(service_obj)
+        by_slice[_placed(service_obj).slice][1].append(service_obj)
     revision_roles = _revision_roles(lws, services)
     held = admission.held if admission is not None else {}
     toward = {s: with_scalers(other, snapshot) for s, other in (admission.toward if admission is not None
@@ -320,9 +320,9 @@ def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> 
     group of that revision should hold, so a role deleted by hand shows up as missing."""
     roles: dict[str, set[str]] = defaultdict(set)
     for obj in (*lws, *services):
-        if obj.identity.complete:
-            _, revision, role = _placed(obj)
-            roles[revision].add(role)
+        placed = obj.identity.placed
+        if placed is not None:
+            roles[placed.revision].add(placed.role)
     return dict(roles)
 
 
@@ -358,7 +358,7 @@ def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveServic
     """Reasons the live state cannot be acted on safely; empty when it is explainable."""
     problems = [f"service/{s.name} lacks a valid slice, revision or role label"
                 for s in services if not s.identity.complete]
-    seen: dict[tuple[int, str, str], str] = {}
+    seen: dict[Placed, str] = {}
     for obj in lws:
         identity = obj.identity
         if not identity.complete:
@@ -392,7 +392,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     for revision in [r for r, g in groups.items() if r != ds.revision and all(o.replicas == 0 for o in g.values())]:
         for obj in groups.pop(revision).values():
             actions.append(_delete(obj, slice_index))
-            drained[_placed(obj)[2]] += obj.initial_replicas or 0
+            drained[_placed(obj).role] += obj.initial_replicas or 0
 
     old_groups = {r: g for r, g in groups.items() if r != ds.revision}
     # Every role counts, removed ones too: design §4 sums spec roles only, which would leave an old
@@ -632,7 +632,7 @@ def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Ma
     roles_by_revision = {revision: set(group) for revision, group in groups.items()}
     if any(isinstance(a, Create) and a.kind == naming.LWS_KIND for a in lws_actions):
         roles_by_revision.setdefault(ds.revision, set()).update(ds.role_names)
-    existing = {_placed(s)[1:]: s for s in services}
+    existing = {(_placed(s).revision, _placed(s).role): s for s in services}
     actions: list[Action] = []
     order = {name: index for index, name in enumerate(ds.role_names)}
     for revision, roles in sorted(roles_by_revision.items()):
@@ -648,8 +648,8 @@ def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Ma
 def _groups(lws: Iterable[LiveLWS]) -> dict[str, dict[str, LiveLWS]]:
     groups: dict[str, dict[str, LiveLWS]] = defaultdict(dict)
     for obj in lws:
-        _, revision, role = _placed(obj)
-        groups[revision][role] = obj
+        placed = _placed(obj)
+        groups[placed.revision][placed.role] = obj
     return dict(groups)
 
 
@@ -684,11 +684,11 @@ def undo(scale: Scale) -> Scale:
     return replace(scale, from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
 
 
-def _placed(obj: LiveObject) -> tuple[int, str, str]:
+def _placed(obj: LiveObject) -> Placed:
     """The slice, revision and role of an object `explain` accepted (its identity is complete)."""
-    slice_index, revision, role = obj.identity.slice, obj.identity.revision, obj.identity.role
-    assert slice_index is not None and revision is not None and role is not None, obj.name
-    return slice_index, revision, role
+    placed = obj.identity.placed
+    assert placed is not None, obj.name
+    return placed
 
 
 def _delete(obj: LiveObject, slice_index: int) -> Delete:

@@ -29,9 +29,9 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
     """`ds` at `revision`, its roles rebuilt from that revision's live LWS (None when none is left)."""
     found: dict[str, list[LiveLWS]] = {}
     for obj in sorted(snapshot.lws, key=lambda o: o.identity.slice if o.identity.slice is not None else -1):
-        role = obj.identity.role
-        if obj.belongs_to(ds.name) and role is not None and obj.identity.complete and obj.identity.revision == revision:
-            found.setdefault(role, []).append(obj)
+        placed = obj.identity.placed
+        if obj.belongs_to(ds.name) and placed is not None and placed.revision == revision:
+            found.setdefault(placed.role, []).append(obj)
     if not found:
         return None
     spec_order = {name: index for index, name in enumerate(ds.role_names)}

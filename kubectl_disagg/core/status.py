@@ -98,10 +98,9 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
     ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
     left: dict[str, set[int]] = {}
     for o in ours:
-        slice_index, revision = o.identity.slice, o.identity.revision
-        if o.identity.complete and slice_index is not None and revision is not None \
-                and (revision != ds.revision or slice_index >= ds.slices):
-            left.setdefault(revision, set()).add(slice_index)
+        placed = o.identity.placed
+        if placed is not None and (placed.revision != ds.revision or placed.slice >= ds.slices):
+            left.setdefault(placed.revision, set()).add(placed.slice)
     return SetStatus(
         name=ds.name,
         namespace=snapshot.namespace,
