@@ -123,6 +123,6 @@ fuzz: $(VENV)/.installed testenv
 	KUBECTL_DISAGG_FUZZ_ROLLOUTS=$(FUZZ_ROLLOUTS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_rollouts.py -s -q
 
 clean:
-	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 
 include hack/testenv.mk
