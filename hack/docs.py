@@ -330,7 +330,8 @@ def rewrite_citations() -> dict[Path, str]:
         lines = text.split("\n")
         for index, line in enumerate(lines):
             if path.suffix == ".md":
-                lines[index] = _outside_code(line, lambda part, n=index + 1, path=path, linkable=linkable: _cited(path, part, n in linkable, found))
+                lines[index] = _outside_code(line, lambda part, n=index + 1, path=path, linkable=linkable:
+                                             _cited(path, part, n in linkable, found))
             else:
                 lines[index] = _cited(path, line, False, found)
         new = "\n".join(lines)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -40,8 +40,9 @@ PASSED, FAILED, RUNNING = "passed", "failed", "running"
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _CONDITION = re.compile(r"\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*")
-_COMPARE: dict[str, Callable[[float, float], bool]] = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-            ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 # The placeholders' stand-ins for the offline syntax check: names as long as names get.
 _SAMPLE_VALUES = {"set": "s" * 63, "namespace": "n" * 63, "role": "r" * 63, "revision": "0" * 10,
                   "slices": "0|1|2"}
@@ -55,7 +56,7 @@ class Condition:
     threshold: float
 
     def holds(self, value: float) -> bool:
-        return bool(_COMPARE[self.op](value, self.threshold))
+        return _COMPARE[self.op](value, self.threshold)
 
     def __str__(self) -> str:
         return f"{self.op} {self.threshold:g}"

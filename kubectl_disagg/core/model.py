@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_disagg.core import apirules, naming, revision
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.source import Document, dotted, JsonObject
+from kubectl_disagg.manifests.source import Document, JsonObject, dotted
 
 if TYPE_CHECKING:  # policy.py imports this module
     from kubectl_disagg.core.policy import RolloutPolicy

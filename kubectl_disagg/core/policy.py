@@ -35,7 +35,7 @@ from kubectl_disagg.core.durations import bounded
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_policy_document
 from kubectl_disagg.core.position import Position, recorded_position_problems
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document, dotted, FieldPath
+from kubectl_disagg.manifests.source import Document, FieldPath, dotted
 
 ABORT, PAUSE = "abort", "pause"
 MAX_SOAK_SECONDS = 30 * 24 * 3600  # a pause's duration: at most 720h (docs/analysis.md)
@@ -310,7 +310,8 @@ def _duration(check: _Checker, path: FieldPath, raw: object) -> float | None:
 
 
 def policies_for(documents: Iterable[Document], sets: Sequence[DisaggregatedSet], namespace: str | None = None,
-                 fallback: str = DEFAULT_NAMESPACE) -> tuple[dict[tuple[str | None, str], RolloutPolicy], list[Problem]]:
+                 fallback: str = DEFAULT_NAMESPACE
+                 ) -> tuple[dict[tuple[str | None, str], RolloutPolicy], list[Problem]]:
     """The policy of each set (keyed by (namespace, name) of the set) among `documents`, and
     every problem: a policy that does not parse, names no set of the input, or is the second
     for its set, and waves that admit fewer slices than the wave before for the set's size.

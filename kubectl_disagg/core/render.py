@@ -10,7 +10,7 @@ from typing import Any
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, Role, namespace_for
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document, JsonObject, FieldPath
+from kubectl_disagg.manifests.source import Document, FieldPath, JsonObject
 
 EXCLUSIVE_TOPOLOGY = "ExclusiveTopology"
 

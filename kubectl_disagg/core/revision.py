@@ -139,7 +139,8 @@ def read_table() -> JsonObject:
     against it too): nobody changes it. Read through the loader that imported this module: a
     file beside it in a regular install, an entry of the zip in the zipapp. (importlib.resources
     reads the same way but costs more to import than the whole table takes to parse.)"""
-    loaded: JsonObject = json.loads(__loader__.get_data(TABLE_PATH))  # type: ignore[name-defined]  # set by the import system
+    # __loader__ is a module global the import system sets; the checker does not know it.
+    loaded: JsonObject = json.loads(__loader__.get_data(TABLE_PATH))  # type: ignore[name-defined]
     return loaded
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from kubectl_disagg.core import typeschema
-from kubectl_disagg.manifests.source import dotted, JsonObject, FieldPath
+from kubectl_disagg.manifests.source import FieldPath, JsonObject, dotted
 
 @dataclass(frozen=True)
 class Scalar:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.source import Document, dotted, JsonObject
+from kubectl_disagg.manifests.source import Document, JsonObject, dotted
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, build_set, is_disaggregated_set, is_policy_document
 from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document

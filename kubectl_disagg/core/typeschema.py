@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core import apirules
 from kubectl_disagg.core.revision import read_table
-from kubectl_disagg.manifests.source import dotted, FieldPath
+from kubectl_disagg.manifests.source import FieldPath, dotted
 
 LEADER_WORKER_TEMPLATE = "lws.LeaderWorkerTemplate"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_disagg.core import apirules, naming, schema
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document, dotted, JsonObject, FieldPath
+from kubectl_disagg.manifests.source import Document, FieldPath, JsonObject, dotted
 from kubectl_disagg.core.model import PLACEMENT_NONE, SCALING_EXTERNAL
 from kubectl_disagg.core.typeschema import ShapeMessage
 from kubectl_disagg.core.rollout_config import (
@@ -111,7 +111,8 @@ def _check_spec(data: JsonObject, spec: JsonObject, out: _Collector) -> None:
     _check_all_or_nothing(roles, out)
 
 
-def _check_role_name(role: JsonObject, path: FieldPath, seen: dict[str, int], index: int, out: _Collector) -> str | None:
+def _check_role_name(role: JsonObject, path: FieldPath, seen: dict[str, int], index: int,
+                     out: _Collector) -> str | None:
     name = role.get("name")
     if not name:
         out.error(path + ("name",), "Required value")

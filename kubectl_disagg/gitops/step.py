@@ -227,7 +227,7 @@ def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespa
     if wait and until.expired():  # the deadline had passed before the first look
         return look(), True
     step = None
-    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,  # noqa: B007 (its last value is used)
+    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,  # noqa: B007 (read after the loop)
                               rewatch=True):
         pass
     return step, wait and step.outcome == Outcome.WAITING
