@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the Argo CD harness used by the Argo CD tests (tests/argocd_harness.py), once per
+# Build the Argo CD harness used by the Argo CD tests (tests/oracles/argocd_harness.py), once per
 # version of hack/argocd, into
 #
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-disagg/argocd-harness/argocd-v3.5.1/bin/argocd-harness

@@ -1,4 +1,4 @@
-// The Argo CD harness (tests/argocd_harness.py, docs/argocd.md "How the plugin is tested"):
+// The Argo CD harness (tests/oracles/argocd_harness.py, docs/argocd.md "How the plugin is tested"):
 // what Argo CD v3.5's repo-server, cmp-server and Lua VM do with a config management plugin
 // and a health check, each function citing the Argo CD file it follows. Argo CD's own module
 // cannot be a dependency (its go.mod replaces gitops-engine with a local directory), so this

@@ -1,5 +1,5 @@
 // Command argocd-harness does what Argo CD v3.5 does with a config management plugin and a
-// health check, for the project's tests (tests/argocd_harness.py). Every function names the
+// health check, for the project's tests (tests/oracles/argocd_harness.py). Every function names the
 // Argo CD file it follows. Usage:
 //
 //	argocd-harness health [--open-libs] SCRIPT.lua OBJECT.yaml

@@ -16,9 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from testenv.controlplane import PROJECT_CRDS, ControlPlane, ensure_binaries, upstream_crds_dir
+from testenv.controlplane import ControlPlane, ensure_binaries
 from testenv.lws_simulator import LWSSimulator
+from testenv.prometheus import LatencyExporter, NetworkNamespace, PrometheusServer
 from testenv.upstream import UpstreamStack, ensure_upstream, unavailable_reason
+from tests.oracles.prometheus_oracle import require
+from tests.support.git_repo import GitopsRepo, READER
+from tests.support.paths import session_crds
+from tests.support.privilege import Accounts
+from tests.support.stepping import Live, Stepper
+
 
 HERE = Path(__file__).resolve().parent
 
@@ -28,22 +35,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if HERE in Path(item.path).parents:
             item.add_marker(pytest.mark.integration)
-
-
-def session_crds() -> tuple[Path, ...]:
-    """The upstream CRDs when present (the conformance reference), else the project's.
-
-    CI has the upstream ones and must not silently fall back to ours.
-    """
-    upstream = upstream_crds_dir()
-    if upstream is not None:
-        if not upstream.is_dir():
-            pytest.fail(f"KUBECTL_DISAGG_CRDS={upstream} is not a directory")
-        return (upstream,)
-    if os.environ.get("CI") == "true":
-        pytest.fail("upstream CRDs not found in ../shared/crds (set KUBECTL_DISAGG_CRDS); "
-                    "CI must run the integration tier against them")
-    return PROJECT_CRDS
 
 
 @pytest.fixture(scope="session")
@@ -136,3 +127,65 @@ def upstream_namespaces(upstream_stack, request):
     for name in created:
         with contextlib.suppress(OSError):
             upstream_stack.cp.request("DELETE", f"/api/v1/namespaces/{name}")
+
+
+@pytest.fixture
+def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
+    """Runs `rollout step` in-process against the test's namespace (tests/support/stepping.py)."""
+    return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
+
+
+@pytest.fixture
+def accounts(control_plane, namespace, tmp_path) -> Accounts:
+    """Service accounts with exactly the RBAC a verb needs (tests/support/privilege.py)."""
+    return Accounts(control_plane, namespace, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def exporter():
+    """A local latency exporter, one per test module."""
+    exporter = LatencyExporter()
+    yield exporter
+    exporter.close()
+
+
+@pytest.fixture(scope="module")
+def prometheus(exporter):
+    """A real Prometheus scraping the module's exporter."""
+    server = PrometheusServer(require("prometheus"), [exporter.address])
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def prometheus_in_a_namespace(exporter):
+    """A Prometheus inside a network namespace of the test's own, reached through a veth pair (root only)."""
+    if os.geteuid() != 0:
+        message = "the service proxy test creates a network namespace and a veth pair: needs root"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI must run it")
+        pytest.skip(message)
+    binary = require("prometheus")
+    netns = NetworkNamespace(f"kdp{secrets.token_hex(3)}", f"10.{200 + secrets.randbelow(50)}.{secrets.randbelow(250)}.0")
+    inner = LatencyExporter(host=netns.outside)  # reachable from inside through the veth pair
+    try:
+        server = PrometheusServer(binary, [inner.address], host=netns.inside, netns=netns)
+    except BaseException:
+        inner.close()
+        netns.close()
+        raise
+    yield server, inner, netns
+    server.close()
+    inner.close()
+    netns.close()
+
+
+@pytest.fixture
+def repo(tmp_path, control_plane, namespace, lws_simulator, api_client, capsys) -> GitopsRepo:
+    """A git repository of sets that Argo CD's harness syncs, with a reader user (tests/support/git_repo.py)."""
+    control_plane.kubectl("create", "role", "lws-reader", "-n", namespace, "--verb=get,list,watch",
+                          "--resource=leaderworkersets.leaderworkerset.x-k8s.io",
+                          "--resource=rolloutstates.kubectl-disagg.x-k8s.io")
+    control_plane.kubectl("create", "rolebinding", "lws-reader", "-n", namespace, "--role=lws-reader",
+                          f"--user={READER}")
+    return GitopsRepo(tmp_path / "repo", control_plane, namespace, lws_simulator, Live(api_client, namespace), capsys)

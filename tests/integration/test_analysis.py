@@ -4,21 +4,14 @@ Prometheus inside a network namespace of the test's own; root only)."""
 
 from __future__ import annotations
 
-import os
-import secrets
-
-import pytest
-
 from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import Check, Condition
 from kubectl_disagg.kube.client import PrometheusClient, connect
 from kubectl_disagg.rollout.analysis import run_gate
-from testenv.prometheus import LatencyExporter, NetworkNamespace, PrometheusServer
-from tests.prometheus_oracle import require
+from testenv.prometheus import LatencyExporter
+from tests.support.prometheus import TTFT_QUERY, expose
 
-TTFT_QUERY = ('histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{'
-              'namespace="{{namespace}}", set="{{set}}", role="{{role}}", revision="{{revision}}", '
-              'slice=~"{{slices}}"}[5s])))')
+
 VALUES = analysis.placeholder_values("llama", "serving", "new", [0])
 
 
@@ -29,29 +22,6 @@ def ttft(count: int = 3, no_data: str = "fail") -> Check:
 def serve(exporter: LatencyExporter, seconds: float, revision: str = "new", slice_: str = "0") -> None:
     exporter.set("vllm:time_to_first_token_seconds", seconds, namespace="serving", set="llama", role="prefill",
                  revision=revision, slice=slice_)
-
-
-def serve_for(exporter: LatencyExporter, prometheus: PrometheusServer, seconds: float, *, namespace: str,
-              set_: str, revision: str, role: str = "prefill", slice_: str = "0") -> None:
-    """`seconds` of time to first token for one series, once Prometheus has counted it."""
-    exporter.set("vllm:time_to_first_token_seconds", seconds, namespace=namespace, set=set_, role=role,
-                 revision=revision, slice=slice_)
-    prometheus.wait_for_samples(f'rate(vllm:time_to_first_token_seconds_count{{revision="{revision}", '
-                                f'namespace="{namespace}"}}[5s]) > 0')
-
-
-@pytest.fixture(scope="module")
-def exporter():
-    exporter = LatencyExporter()
-    yield exporter
-    exporter.close()
-
-
-@pytest.fixture(scope="module")
-def prometheus(exporter):
-    server = PrometheusServer(require("prometheus"), [exporter.address])
-    yield server
-    server.close()
 
 
 def test_a_good_canary_passes_with_its_values(exporter, prometheus):
@@ -93,56 +63,6 @@ def test_prometheus_refusing_the_query_is_a_failed_measurement(exporter, prometh
     (judged,) = run.verdicts[0].judged
     assert judged.why.startswith(f"error: Prometheus at {prometheus.address}: 422 execution: ")
     assert "\n" not in judged.why
-
-
-def test_unreachable_prometheus_is_a_failed_measurement_not_a_pass():
-    run = run_gate([ttft(1, no_data="pass")], VALUES, PrometheusClient.at_address("http://127.0.0.1:1").query)
-    assert run.phase == analysis.FAILED
-    assert run.verdicts[0].judged[0].why == "error: Prometheus at http://127.0.0.1:1: no answer: connection refused"
-
-
-@pytest.fixture
-def prometheus_in_a_namespace(exporter):
-    if os.geteuid() != 0:
-        message = "the service proxy test creates a network namespace and a veth pair: needs root"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must run it")
-        pytest.skip(message)
-    binary = require("prometheus")
-    netns = NetworkNamespace(f"kdp{secrets.token_hex(3)}", f"10.{200 + secrets.randbelow(50)}.{secrets.randbelow(250)}.0")
-    inner = LatencyExporter(host=netns.outside)  # reachable from inside through the veth pair
-    try:
-        server = PrometheusServer(binary, [inner.address], host=netns.inside, netns=netns)
-    except BaseException:
-        inner.close()
-        netns.close()
-        raise
-    yield server, inner, netns
-    server.close()
-    inner.close()
-    netns.close()
-
-
-def expose(control_plane, namespace: str, name: str, address: str) -> None:
-    """A Service `name` whose one endpoint is `address`, as the controllers of a cluster would leave it.
-
-    The API server's service proxy (v1.36) reads the v1 Endpoints, and only proxies to an address
-    whose targetRef is a Pod that has that IP; the EndpointSlice is what the EndpointSlice
-    controller would write beside it. No kubelet runs: the Pod's status is written here."""
-    ns = f"/api/v1/namespaces/{namespace}"
-    control_plane.request("POST", f"{ns}/services", {
-        "metadata": {"name": name}, "spec": {"ports": [{"name": "web", "port": 9090, "targetPort": 9090}]}})
-    pod = control_plane.request("POST", f"{ns}/pods", {
-        "metadata": {"name": f"{name}-0"}, "spec": {"containers": [{"name": "prometheus", "image": "prometheus"}]}})
-    pod["status"] = {"phase": "Running", "podIP": address, "podIPs": [{"ip": address}]}
-    control_plane.request("PUT", f"{ns}/pods/{name}-0/status", pod)
-    target = {"kind": "Pod", "name": f"{name}-0", "namespace": namespace}
-    control_plane.request("POST", f"{ns}/endpoints", {"metadata": {"name": name}, "subsets": [
-        {"addresses": [{"ip": address, "targetRef": target}], "ports": [{"name": "web", "port": 9090}]}]})
-    control_plane.request("POST", f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices", {
-        "metadata": {"name": f"{name}-1", "labels": {"kubernetes.io/service-name": name}},
-        "addressType": "IPv4", "endpoints": [{"addresses": [address], "targetRef": target}],
-        "ports": [{"name": "web", "port": 9090, "protocol": "TCP"}]})
 
 
 def test_through_the_api_servers_service_proxy(control_plane, namespace, prometheus_in_a_namespace):

@@ -10,13 +10,19 @@ import yaml
 
 from kubectl_disagg.exits import GitopsExit, StepExit
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
-from tests.argocd_harness import resource_health
-from tests.integration.test_analysis import (TTFT_QUERY, expose, exporter, prometheus,  # noqa: F401 (fixtures)
-                                             prometheus_in_a_namespace, serve_for)
-from tests.integration.test_gitops import deploy, repo  # noqa: F401 (fixture)
-from tests.integration.test_progressive import (ROLES, paced, revisions, rollout_state, until_held_or_complete,
-                                                versions_of, versions_of_git)
-from tests.integration.test_rollout_step import assert_matches_render, model, stepper  # noqa: F401
+from tests.oracles.argocd_harness import resource_health
+from tests.support.git_repo import deploy
+from tests.support.progressive import (
+    ROLES,
+    paced,
+    revisions,
+    rollout_state,
+    until_held_or_complete,
+    versions_of,
+    versions_of_git,
+)
+from tests.support.prometheus import TTFT_QUERY, expose, serve_for
+from tests.support.stepping import assert_matches_render, model
 
 
 def gated(address: str | dict, on_failure: str = "abort") -> dict:
@@ -187,7 +193,7 @@ def test_a_prometheus_that_never_answers_ends_the_step_within_its_timeout(steppe
     # minutes past --timeout. Bounded now: exit 4 by the deadline, nothing recorded.
     import time
 
-    from tests.unit.kube.client.test_prometheus import Silent
+    from tests.fakes.servers import Silent
 
     server = Silent()
     try:
@@ -216,7 +222,7 @@ def test_a_brake_from_another_process_ends_a_running_analysis_without_a_verdict(
 
     from kubernetes.client.exceptions import ApiException
 
-    from tests.integration.test_progressive import CONSOLE_SCRIPT, process
+    from tests.support.progressive import CONSOLE_SCRIPT, process
 
     assert CONSOLE_SCRIPT.exists(), f"{CONSOLE_SCRIPT} not installed"
     spec = gated(prometheus.address)

@@ -19,7 +19,7 @@ from kubectl_disagg.core.render import MAX_OBJECT_BYTES, leader_worker_set, obje
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_validation import REFUSED_BY_THE_CLUSTER, base, errors_of
+from tests.support.validation import REFUSED_BY_THE_CLUSTER, base, errors_of
 
 
 def refusal(control_plane, method: str, path: str, body: dict) -> str:

@@ -1,4 +1,4 @@
-"""Argo CD end to end, through its own logic (tests/argocd_harness.py): discovery → generate in
+"""Argo CD end to end, through its own logic (tests/oracles/argocd_harness.py): discovery → generate in
 the sidecar → split and flatten → server-side apply with Argo CD's field manager to the local
 control plane → the health Argo CD gives every object (the argocd-cm of deploy/argocd in its Lua
 VM, its built-in checks for the rest), for the Applications
@@ -14,15 +14,15 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import sets_from_files
-from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.gitops.step import initial_state
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health
-from tests.argocd_sidecar import ArgoCD
-from tests.conftest import EXAMPLES
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, LWS_API_VERSIONS, health, resource_health
+from tests.oracles.argocd_sidecar import ArgoCD
+from tests.support.paths import EXAMPLES
+from tests.support.paths import sets_from_files
 
 LWS_HEALTH = CUSTOMIZATIONS / "leaderworkerset.x-k8s.io" / "LeaderWorkerSet" / "health.lua"
 UNNAMESPACED = (EXAMPLES / "prefill-decode.yaml").read_text().replace("  namespace: serving\n", "")
@@ -101,16 +101,6 @@ def test_a_new_commit_reapplies_without_a_rollout(control_plane, namespace, lws_
     assert apply(control_plane, again).count("serverside-applied") == 4
     # Only an annotation changed: no new generation, so nothing to roll and the LWS stay Healthy.
     assert {health(LWS_HEALTH, lws)["status"] for lws in live_lws(control_plane, namespace)} == {"Healthy"}
-
-
-def test_a_directory_without_a_set(tmp_path):
-    argocd = ArgoCD(tmp_path, {"apps/config/settings.yaml": CONFIGMAP})
-    # Without a plugin block discovery says no, and Argo CD reads the directory as plain YAML.
-    assert argocd.manifests("apps/config", plugin=None) == {"sourceType": "Directory", "manifests": []}
-    # Naming the plugin there is refused before anything runs, with no plugin error in the message.
-    assert argocd.manifests("apps/config")["error"] == (
-        'CMP processing failed for application "llama": could not find cmp-server plugin with name '
-        '"kubectl-disagg" supporting the given repository')
 
 
 def test_a_served_rollout_state_is_applied_and_reads_suspended_mid_rollout(control_plane, namespace, lws_simulator,

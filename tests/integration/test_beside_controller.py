@@ -14,18 +14,14 @@ import yaml
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import StepExit
-from tests.integration.test_revision_stored import store
-from tests.integration.test_rollout_step import SET, Stepper, cli, stepper, write_set  # noqa: F401 (fixture)
+from tests.support.controller import SERVICE_PATH, controller_owner
+from tests.support.controller import store
+from tests.support.stepping import SET, Stepper, cli, write_set
+
 
 MERGE_PATCH = "application/merge-patch+json"
 LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{}/leaderworkersets/{}"
-SERVICE_PATH = "/api/v1/namespaces/{}/services/{}"
 SET_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{}/disaggregatedsets/{}"
-
-
-def controller_owner(stored: dict) -> dict:
-    return {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-            "name": stored["metadata"]["name"], "uid": stored["metadata"]["uid"], "controller": True}
 
 
 def hand_to_controller(stepper: Stepper, stored: dict) -> list[str]:

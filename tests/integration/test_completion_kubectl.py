@@ -41,7 +41,7 @@ def test_flags_and_values_through_kubectl(env):
 
 
 def test_set_names_through_kubectl(env):
-    from tests.conftest import EXAMPLES
+    from tests.support.paths import EXAMPLES
 
     lines = kubectl_complete(env, "rollout", "status", "-f", str(EXAMPLES / "percent-rollout.yaml"), "")
     assert lines == ["mixtral\tDisaggregatedSet", ":4"]

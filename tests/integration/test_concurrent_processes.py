@@ -23,10 +23,10 @@ import pytest
 from kubernetes import client, watch
 
 from kubectl_disagg.core import naming
+from kubectl_disagg.core.rollout_config import resolve_config
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LEASE_PREFIX
-from kubectl_disagg.core.rollout_config import resolve_config
-from tests.integration.test_rollout_step import SET, assert_matches_render, model, stepper, write_set  # noqa: F401
+from tests.support.stepping import SET, assert_matches_render, model, write_set
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"
 KINDS = {"LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),

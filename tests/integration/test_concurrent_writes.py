@@ -4,13 +4,11 @@ slices' writes are in flight. Each leaves a state the next passes converge from.
 
 from __future__ import annotations
 
-from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from tests.integration.test_rollout_step import (  # noqa: F401
-    assert_matches_render, model, stepper, write_set,
-)
+from kubectl_disagg.kube.executor import ClusterExecutor
+from tests.support.stepping import assert_matches_render, model, write_set
 
 SLICES = 6
 

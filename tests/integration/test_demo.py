@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO
-from tests.hack_modules import hack_module
-from tests.prometheus_oracle import require
 from testenv.upstream import unavailable_reason
+from tests.oracles.prometheus_oracle import require
+from tests.support.hack_modules import hack_module
+from tests.support.paths import REPO
 
 docs = hack_module("docs.py")
 

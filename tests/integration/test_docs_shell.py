@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hack_modules import hack_module
+from tests.support.hack_modules import hack_module
 from testenv.controlplane import PROJECT_CRDS, ControlPlane
 from testenv.lws_simulator import LWSSimulator
 

@@ -12,9 +12,17 @@ from kubernetes import client
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import StepExit
-from tests.integration.test_privilege import STATUS, STEPPER, accounts, run, without_verb  # noqa: F401 (fixture)
-from tests.integration.test_rollout_step import (LWS, SET, cli, interfere_before_writes, kinds_of, model,  # noqa: F401
-                                                 stepper, write_replicas, write_set)
+from tests.support.privilege import STATUS, STEPPER, run, without_verb
+from tests.support.stepping import (
+    LWS,
+    SET,
+    cli,
+    interfere_before_writes,
+    kinds_of,
+    model,
+    write_replicas,
+    write_set,
+)
 
 
 def leases(api_client, namespace: str) -> list:
@@ -177,7 +185,7 @@ def test_permissions_are_checked_first_and_dry_run_writes_need_them(stepper, acc
 def test_a_role_scaler_create_is_judged_without_its_status_write(stepper, tmp_path):
     """An External role's RoleScaler: its create is sent as a dry run; the status write that follows
     a real create is not (there is no object to write it to)."""
-    from tests.integration.test_role_scalers import with_external_decode
+    from tests.support.controller import with_external_decode
 
     path = with_external_decode(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}))
     run = stepper(path, "--dry-run=server", "-o", "json")

@@ -2,7 +2,7 @@
 validator accepts runs a rollout to the end, through the CLI as a person runs it, without a
 traceback.
 
-Each drawn policy (tests/fuzzing.py `policy_objects`, half with hostile values) goes beside a small
+Each drawn policy (tests/support/fuzzing.py `policy_objects`, half with hostile values) goes beside a small
 set of its own (4 slices, one replica per role) whose template just changed, in the test's
 namespace. A refused policy is the unit fuzz's business (FILE:LINE, tests/unit/core/test_fuzz.py)
 and is skipped here; an accepted one is driven: `rollout step --until-complete` with the LWS
@@ -30,8 +30,8 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.exits import StepExit, VerbExit
-from tests.fuzzing import POLICY_SET, policy_objects, run_cli
-from tests.integration.test_rollout_step import cli, model, stepper, write_set  # noqa: F401
+from tests.support.fuzzing import POLICY_SET, policy_objects, run_cli
+from tests.support.stepping import cli, model, write_set
 
 ACCEPTED = int(os.environ.get("KUBECTL_DISAGG_FUZZ_ROLLOUTS", "6"))
 ROLES = {"prefill": 1, "decode": 1}

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg.kube.session import Session
 from kubectl_disagg.kube.client import dry_run_apply
-from tests.fuzzing import check_input, mutated_templates, rendered_objects
+from kubectl_disagg.kube.session import Session
+from tests.support.fuzzing import check_input, mutated_templates, rendered_objects
 
 SAMPLE = int(os.environ.get("KUBECTL_DISAGG_FUZZ_SERVER_EXAMPLES", "30"))
 FIGURES: Counter = Counter()

@@ -7,9 +7,10 @@ import yaml
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import StepExit
-from tests.integration.test_beside_controller import SERVICE_PATH, cli, controller_owner
-from tests.integration.test_revision_stored import store
-from tests.integration.test_rollout_step import SET, Stepper, write_set
+from tests.support.controller import SERVICE_PATH, controller_owner
+from tests.support.controller import store
+from tests.support.stepping import SET, Stepper, write_set
+from tests.support.stepping import cli
 
 
 @pytest.fixture

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from tests.integration.test_rollout_step import (
-    SET, _role_totals, assert_matches_render, model, stepper, write_set,  # noqa: F401
-)
+from kubectl_disagg.kube.executor import ClusterExecutor
+from tests.support.stepping import SET, assert_matches_render, model, write_set
 
 ENV_VARS = 600  # ~90 bytes each: a ~55 KB pod template per role, ~110 KB per LWS with managedFields
 
@@ -106,7 +104,7 @@ def _role_points(points: list[dict]) -> list[dict[str, int]]:
 
 
 def test_every_point_of_a_drain_and_scale_pass_stays_within_where_it_starts_and_ends(stepper, tmp_path, api_client):
-    from tests.integration.test_faults import Recorder
+    from tests.support.faults import Recorder
 
     stepper.drive(write_set(tmp_path, stepper.namespace, DRAIN_AND_SCALE, rolling=NO_SURGE))
     target = write_set(tmp_path, stepper.namespace, DRAIN_AND_SCALE, rolling=NO_SURGE, image="img:2")

@@ -3,9 +3,6 @@ RolloutPolicy beside the set, the position in the set's RolloutState, the verbs.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,44 +12,23 @@ from kubernetes import client
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import GitopsExit, StepExit, VerbExit
-from tests.integration.test_rollout_step import assert_matches_render, cli, model, stepper, write_set  # noqa: F401
-
-ROLES = {"prefill": 1, "decode": 1}
-
-
-def paced(tmp_path: Path, namespace: str, image: str, spec: dict, slices: int = 4) -> Path:
-    """A directory with the set at `image` and its RolloutPolicy."""
-    directory = tmp_path / image.replace(":", "-")
-    directory.mkdir()
-    write_set(directory, namespace, ROLES, image=image, slices=slices)
-    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
-              "metadata": {"name": "llm", "namespace": namespace},
-              "spec": {"targetRef": {"name": "llm"}, **spec}}
-    (directory / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
-    return directory
-
-
-def revisions(stepper) -> dict[int, set[str]]:
-    return {s: set(groups) for s, groups in stepper.live.groups().items()}
-
-
-def versions_of(stepper, slices) -> dict[str, str]:
-    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in stepper.live.lws()
-            if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
-
-
-def rollout_state(stepper) -> dict:
-    return client.CustomObjectsApi(stepper.live.api).get_namespaced_custom_object(
-        "kubectl-disagg.x-k8s.io", "v1alpha1", stepper.namespace, "rolloutstates", "llm")
+from tests.support.git_repo import deploy
+from tests.support.progressive import (
+    CONSOLE_SCRIPT,
+    ROLES,
+    paced,
+    process,
+    revisions,
+    rollout_state,
+    until_held_or_complete,
+    versions_of,
+    versions_of_git,
+)
+from tests.support.stepping import assert_matches_render, cli, model
 
 
 def verb(stepper, name: str, directory: Path, *extra: str) -> tuple[int, str, str]:
     return cli(stepper, "rollout", name, "-f", str(directory), *extra)
-
-
-def until_held_or_complete(stepper, directory: Path, simulator) -> "object":
-    with simulator.running(stepper.namespace, delay=0.05, interval=0.05):
-        return stepper(directory, "--until-complete", "--timeout", "2m")
 
 
 def start(stepper, tmp_path, spec: dict):
@@ -186,16 +162,6 @@ def test_a_stored_set_reads_its_policy_from_the_cluster(stepper, tmp_path, lws_s
     assert code == StepExit.HELD, err
     assert revisions(stepper)[1] == {stable}
     assert cli(stepper, "rollout", "promote", "llm", "-n", stepper.namespace)[0] == StepExit.OK
-
-
-CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"
-
-
-def process(stepper, *argv: str) -> subprocess.Popen:
-    """The installed command as a separate process, against the stepper's control plane."""
-    return subprocess.Popen([str(CONSOLE_SCRIPT), *argv, "--kubeconfig", str(stepper.control_plane.kubeconfig),
-                             "--context", "admin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
 
 @pytest.mark.parametrize("brake, done", [("pause", "paused"), ("abort", "aborted")])
@@ -336,8 +302,6 @@ def test_item_17a_a_policy_removed_mid_rollout_ends_at_rest(stepper, tmp_path, l
 
 # --- through git and the Argo CD harness -------------------------------------------------------
 
-from tests.integration.test_gitops import deploy, repo  # noqa: E402,F401
-
 
 def rounds(repo, until: set[int], limit: int = 40):
     """Sync (as Argo CD does) → ready → step → commit, until the step's code is in `until`."""
@@ -382,16 +346,6 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
     assert repo.state_health()["status"] == "Healthy"
-
-
-def versions_of_git(repo, slices) -> dict[str, tuple]:
-    """What a sync could change of the slices' LWS (each sync stamps the commit on every object,
-    and the LWS controller writes status): spec and generation, labels, our annotations."""
-    return {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"], o["metadata"]["labels"],
-                                    (o["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION))
-            for o in repo.live.lws() if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
-
-
 def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
     """Issue 37 items 7, 5 and 16 through git: a promote commit while the canary is in flight, a
     state edit past the canary's gate with slice 1 started, an abort after the rollout completed."""

@@ -9,11 +9,9 @@ import json
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core.render import render_set
-from tests.integration.test_rollout_step import (  # noqa: F401 - stepper is a fixture
-    LWS, assert_matches_render, model, stepper, write_set,
-)
+from kubectl_disagg.exits import StepExit
+from tests.support.stepping import LWS, assert_matches_render, model, write_set
 
 EVIL = "evil.example/miner"
 

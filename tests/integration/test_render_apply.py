@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.core import naming
-from tests.conftest import EXAMPLES, without_namespace
+from tests.support.paths import EXAMPLES, without_namespace
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 

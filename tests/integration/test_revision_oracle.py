@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 
 from kubectl_disagg.core import revision
 from kubectl_disagg.core.model import default_role_spec
-from tests.go_tools import MODULE, build
-from tests.revision_strategies import disaggregated_set
+from tests.oracles.go_tools import MODULE, build
+from tests.support.revision_strategies import disaggregated_set
 
 
 @pytest.fixture(scope="module")

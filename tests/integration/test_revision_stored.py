@@ -5,31 +5,19 @@ revision computed from what it stored must equal the one computed from the file.
 from __future__ import annotations
 
 import copy
-import urllib.error
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from kubectl_disagg.core import revision
-from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.manifests.source import Document
-from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.core.model import default_role_spec
 from kubectl_disagg.core.quantity import go_float
-from tests.conftest import require_vectors
-from tests.revision_strategies import disaggregated_set
-
-SETS = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{}/disaggregatedsets"
-
-
-def store(control_plane, namespace: str, document: dict) -> dict:
-    """POST the document; the answer is the object as stored (defaulted, pruned)."""
-    document = copy.deepcopy(document)
-    document["metadata"].pop("namespace", None)
-    try:
-        return control_plane.request("POST", SETS.format(namespace), document)
-    except urllib.error.HTTPError as error:
-        raise AssertionError(f"the API server refused the document: {error.read().decode()}") from None
+from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.source import Document
+from tests.support.controller import SETS, store
+from tests.support.paths import require_vectors
+from tests.support.revision_strategies import disaggregated_set
 
 
 def without_floats(value: object) -> object:

@@ -5,24 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
-from tests.integration.test_beside_controller import cli
-from tests.integration.test_rollout_step import SET, Stepper, model, write_set
+from tests.support.controller import with_external_decode
+from tests.support.stepping import SET, Stepper, cli, model, write_set
 
 
 @pytest.fixture
 def stepper(control_plane, namespace, capsys, lws_simulator, api_client) -> Stepper:
     return Stepper(control_plane, namespace, capsys, lws_simulator, api_client)
-
-
-def with_external_decode(path):
-    document = yaml.safe_load(path.read_text())
-    for role in document["spec"]["roles"]:
-        if role["name"] == "decode":
-            role["scaling"] = {"mode": "External"}
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return path
 
 
 def test_an_autoscaler_scales_the_role_through_its_scaler(stepper, tmp_path):

@@ -9,7 +9,7 @@ import yaml
 
 from kubectl_disagg.cli import main
 from kubectl_disagg.exits import StatusExit
-from tests.integration.test_rollout_step import cli, stepper, write_set  # noqa: F401 (fixture)
+from tests.support.stepping import cli, write_set
 
 
 def test_status_of_a_deployed_set_is_available(stepper, tmp_path):
@@ -146,12 +146,6 @@ def test_step_and_status_by_name_for_a_set_stored_in_the_cluster(stepper, tmp_pa
         stepper.simulator.sync(stepper.namespace)
     code, out, _ = cli(stepper, "rollout", "status", "llm", "-n", stepper.namespace)
     assert code == 0 and "Available" in out.splitlines()[0]
-
-
-def test_name_and_file_together_is_a_usage_error(stepper, tmp_path):
-    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
-    code, out, err = cli(stepper, "rollout", "step", "llm", "-f", str(path))
-    assert code == 2 and out == "" and "either NAME" in err
 
 
 def test_issue37_item12_available_is_not_complete_and_watch_for_complete_waits_for_the_last_step(stepper, tmp_path):

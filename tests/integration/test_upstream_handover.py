@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 import time
 
-from kubectl_disagg.exits import HandoverExit, StepExit
 from kubectl_disagg.core import naming
-from tests.upstream_cluster import Side, set_document, wait_until, with_images
+from kubectl_disagg.exits import HandoverExit, StepExit
+from tests.oracles.upstream_cluster import Side, set_document, wait_until, with_images
 
 NAME = "llm"
 

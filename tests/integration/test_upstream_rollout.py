@@ -14,11 +14,11 @@ import copy
 
 import pytest
 
-from kubectl_disagg.exits import StepExit
 from kubectl_disagg.core import naming
-from tests.conftest import load_sets
-from tests.integration.test_rollout_step import assert_matches_render
-from tests.upstream_cluster import POD_PATH, Side, set_document, with_images
+from kubectl_disagg.exits import StepExit
+from tests.oracles.upstream_cluster import POD_PATH, Side, set_document, with_images
+from tests.support.paths import load_sets
+from tests.support.stepping import assert_matches_render
 
 NAME = "llm"
 

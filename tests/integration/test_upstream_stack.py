@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from tests.upstream_cluster import POD_PATH, Side, set_document, wait_until, with_images
 from testenv.upstream import NODE_GPUS, ZONE_LABEL
+from tests.oracles.upstream_cluster import POD_PATH, Side, set_document, wait_until, with_images
 
 
 def test_the_controller_runs_a_stored_set_onto_kwok_nodes(upstream_stack, upstream_namespaces, capsys, tmp_path):

@@ -10,10 +10,21 @@ import time
 import pytest
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES
-from tests.unit.core.test_validation import (GPU, MORE_POD_TEMPLATE_REFUSALS, POD_TEMPLATE_REFUSALS, WORKER,
-                                            _container_update, _mutated, _placement, _pod_spec_update,
-                                            _template_update, _worker_container, base, errors_of)
+from tests.support.paths import EXAMPLES
+from tests.support.validation import (
+    GPU,
+    MORE_POD_TEMPLATE_REFUSALS,
+    POD_TEMPLATE_REFUSALS,
+    WORKER,
+    _container_update,
+    _mutated,
+    _placement,
+    _pod_spec_update,
+    _template_update,
+    _worker_container,
+    base,
+    errors_of,
+)
 
 EXAMPLE = EXAMPLES / "prefill-decode.yaml"
 
@@ -102,20 +113,11 @@ def test_a_user_who_may_not_write_gets_one_refusal_per_object(capsys, control_pl
     assert lines[0].startswith(f"{path}:{line_of(path, '- name: prefill')}: spec.roles[0]: refused by the API server")
 
 
-def test_offline_problems_are_reported_before_the_server_is_asked(capsys, tmp_path):
-    path = in_namespace(tmp_path, "x", EXAMPLE.read_text().replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "lots"'))
-    with pytest.raises(SystemExit) as exited:
-        main(["validate", "-f", str(path), "--server", "--kubeconfig", str(tmp_path / "missing")])
-    out, err = capsys.readouterr()
-    assert exited.value.code == 1 and out == ""
-    assert 'Invalid value: "lots": must be a quantity' in err and "kubeconfig" not in err
-
-
 def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_path):
     """What the schema refuses, field by field, traced back through the role to its line."""
     from kubectl_disagg.kube.session import Session
     from kubectl_disagg.kube.client import dry_run_apply
-    from tests.conftest import load_sets
+    from tests.support.paths import load_sets
     from kubectl_disagg.core.render import render_set
     from kubectl_disagg.core.server_refusals import refusal_problems
 

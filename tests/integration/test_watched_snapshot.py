@@ -9,10 +9,11 @@ status changes, a deletion, a creation, and after our own writes (which always l
 from __future__ import annotations
 
 from benchmarks.request_count import RequestCounter
-from kubectl_disagg.kube.executor import ClusterExecutor
-from tests.conftest import sets_from_files
+
 from kubectl_disagg.core.reconcile import reconcile
-from tests.integration.test_rollout_step import stepper, write_set  # noqa: F401 (fixture)
+from kubectl_disagg.kube.executor import ClusterExecutor
+from tests.support.paths import sets_from_files
+from tests.support.stepping import write_set
 
 
 def fresh(stepper, name: str):

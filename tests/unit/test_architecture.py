@@ -17,7 +17,9 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "kubectl_disagg"
+from tests.support.paths import PACKAGE
+
+
 LAYERS = ["errors", "exits", "manifests", "core", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
           "cli"]
 
@@ -206,8 +208,6 @@ def test_imports_at_import_time_only_is_narrower():
     reached = _reached("kubectl_disagg.commands.rollout_status")
     assert "kubectl_disagg.commands.rollout_status_gitops" in reached
     assert "kubectl_disagg.views.templating" in reached
-
-
 
 
 def test_kinds_and_api_versions_are_spelled_once():

@@ -9,18 +9,8 @@ import sys
 import pytest
 import yaml
 
-from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES, REPO, copy_without_namespaces, without_namespace
-
-
-def run(argv: list[str], capsys, stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
-    if stdin is not None:
-        import io
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
-    with pytest.raises(SystemExit) as exited:
-        main(argv)
-    out, err = capsys.readouterr()
-    return exited.value.code, out, err
+from tests.support.cli import run
+from tests.support.paths import EXAMPLES, REPO, copy_without_namespaces, without_namespace
 
 
 def test_render_yaml(capsys):
@@ -223,11 +213,11 @@ def test_control_characters_from_a_manifest_are_escaped_in_errors(capsys, tmp_pa
 @pytest.mark.parametrize("command", [["render"], ["validate"], ["rollout", "plan"]])
 def test_an_object_too_large_to_store_is_refused_by_every_command(command, capsys, tmp_path):
     # Before anything is printed or written (rollout step loads its sets the same way first).
-    from tests.unit.core.test_validation import _with_env_value
+    from tests.support.validation import with_env_value
     from kubectl_disagg.manifests.writer import to_yaml
 
     path = tmp_path / "ds.yaml"
-    path.write_text(to_yaml(_with_env_value(1 << 20)))
+    path.write_text(to_yaml(with_env_value(1 << 20)))
     code, out, err = run([*command, "-f", str(path)], capsys)
     assert code == 1 and out == ""
     assert "spec.roles[0]: Too long: the rendered LeaderWorkerSet my-llm-0-" in err
@@ -258,3 +248,14 @@ def test_a_set_inside_a_list_is_validated_and_rendered_with_its_lines(capsys, tm
     code, out, err = run(["validate", "-f", str(listed)], capsys)
     line = next(n for n, text in enumerate(listed.read_text().splitlines(), 1) if text.strip() == "roles:")
     assert code == 1 and err.startswith(f"{listed}:{line}: spec.roles: Invalid value: replicas must be zero")
+
+
+def test_validate_server_reports_offline_problems_before_the_server_is_asked(capsys, tmp_path):
+    """`validate --server` refuses what it can read offline without reading a kubeconfig (this
+    never reached a cluster: it was in the integration tier)."""
+    path = tmp_path / "ds.yaml"
+    path.write_text((EXAMPLES / "prefill-decode.yaml").read_text().replace("namespace: serving", "namespace: x")
+                    .replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "lots"'))
+    code, out, err = run(["validate", "-f", str(path), "--server", "--kubeconfig", str(tmp_path / "missing")], capsys)
+    assert code == 1 and out == ""
+    assert 'Invalid value: "lots": must be a quantity' in err and "kubeconfig" not in err

@@ -12,7 +12,7 @@ import click
 
 from kubectl_disagg.commands._help import Parts, commands
 from kubectl_disagg.commands.root import cli
-from tests.hack_modules import hack_module
+from tests.support.hack_modules import hack_module
 
 ROOT = Path(__file__).resolve().parents[2]
 

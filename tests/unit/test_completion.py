@@ -12,8 +12,8 @@ import pytest
 
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.views.completion import FILTER_FILE_EXT, NO_FILE_COMP, complete
-from tests.conftest import EXAMPLES, REPO
-from tests.unit.test_cli import run
+from tests.support.cli import run
+from tests.support.paths import EXAMPLES, REPO
 
 HELPER = Path(sys.executable).parent / "kubectl_complete-disagg"
 

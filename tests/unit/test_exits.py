@@ -10,7 +10,7 @@ import pytest
 from kubectl_disagg import exits
 from kubectl_disagg.commands._help import commands
 from kubectl_disagg.commands.root import cli
-from tests.unit.test_architecture import PACKAGE
+from tests.support.paths import PACKAGE
 
 
 def test_the_numbers_stay_what_scripts_and_docs_rely_on():

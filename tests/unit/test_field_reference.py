@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.hack_modules import hack_module
+from tests.support.hack_modules import hack_module
 
 
 def test_the_committed_field_reference_is_current():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from tests.hack_modules import hack_module
+from tests.support.hack_modules import hack_module
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import zipfile
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 
 def test_the_wheel_ships_templates_crds_and_both_scripts(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 TOOLS = ("bash", "sh", "awk", "df", "dirname", "cat", "cut", "sha256sum", "mktemp", "flock", "env")
 

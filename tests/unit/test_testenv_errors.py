@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from testenv.controlplane import ControlPlane, ControlPlaneError
+from tests.support.paths import REPO
 
 
 def run_module(module: str, tmp_path, **env) -> subprocess.CompletedProcess:
@@ -47,6 +48,12 @@ def test_project_forces_the_projects_crds(monkeypatch):
     monkeypatch.setenv("KUBECTL_DISAGG_CRDS", "project")
     assert upstream_crds_dir() is None
     assert ControlPlane()._crd_dirs == PROJECT_CRDS
+
+
+def test_a_control_plane_names_a_missing_crd_directory_before_starting_anything(tmp_path):
+    missing = tmp_path / "no-crds"
+    with pytest.raises(ControlPlaneError, match=str(missing)):
+        ControlPlane(crds=missing).start()
 
 
 @pytest.mark.parametrize("target, module", [("demo", "testenv.demo"), ("demo-progressive", "testenv.demo_progressive"),

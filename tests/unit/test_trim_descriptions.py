@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.hack_modules import hack_module
+from tests.support.hack_modules import hack_module
 
 TEXT = """\
 spec:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES, REPO
+from tests.support.paths import EXAMPLES, REPO
 
 BUILD = REPO / "hack" / "build_zipapp.py"
 EXAMPLE = EXAMPLES / "prefill-decode.yaml"

@@ -11,7 +11,7 @@ from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.manifests.writer import to_yaml_stream
-from tests.conftest import EXAMPLES, REPO
+from tests.support.paths import EXAMPLES, REPO
 
 EXAMPLE = (EXAMPLES / "prefill-decode.yaml").read_bytes()  # llama in namespace serving
 UNNAMESPACED = EXAMPLE.replace(b"  namespace: serving\n", b"")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 DEPLOY = REPO / "deploy" / "argocd"
 PLUGIN = yaml.safe_load((REPO / "plugin.yaml").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.argocd_sidecar import ArgoCD
+from tests.oracles.argocd_sidecar import ArgoCD
 
 # A stand-in generate command: the variables it was given and where it ran, as a ConfigMap.
 SHOW_ENV = """

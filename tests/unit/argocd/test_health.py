@@ -1,4 +1,4 @@
-"""The Argo CD health checks, run in Argo CD's own Lua VM (tests/argocd_harness.py).
+"""The Argo CD health checks, run in Argo CD's own Lua VM (tests/oracles/argocd_harness.py).
 
 First the harness earns trust: it must reproduce every case of Argo CD's own
 resource_customizations/**/health_test.yaml (read from the argo-cd module in the Go module
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.argocd_harness import (CUSTOMIZATIONS, SCRIPTS, LuaError, health, health_of_code, resource_health,
+from tests.oracles.argocd_harness import (CUSTOMIZATIONS, SCRIPTS, LuaError, health, health_of_code, resource_health,
                                   upstream_health_cases)
 
 # Argo CD v3.5.1 ships 1,100 live health cases (commented-out ones excluded); fewer means the

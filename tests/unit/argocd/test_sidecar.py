@@ -1,4 +1,4 @@
-"""The plugin as Argo CD v3.5 runs it (tests/argocd_harness.py): the repo-server's variables,
+"""The plugin as Argo CD v3.5 runs it (tests/oracles/argocd_harness.py): the repo-server's variables,
 discovery for named and unnamed plugins, generate in a copy of the repository in a sidecar with
 no writable HOME, no kubeconfig, no network, and the output as Argo CD parses it."""
 
@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from kubectl_disagg.argocd.contract import NO_API_VERSIONS_WARNING, REVISION_ANNOTATION
-from tests.argocd_harness import plugin_config
-from tests.argocd_sidecar import BIN, PLUGIN, ArgoCD, sidecar_environment
-from tests.conftest import EXAMPLES, REPO
+from tests.oracles.argocd_harness import plugin_config
+from tests.oracles.argocd_sidecar import BIN, PLUGIN, ArgoCD, sidecar_environment
+from tests.support.paths import EXAMPLES, REPO
 
 EXAMPLE = (EXAMPLES / "prefill-decode.yaml").read_text()  # llama, namespace serving
 UNNAMESPACED = EXAMPLE.replace("  namespace: serving\n", "")
@@ -224,3 +224,13 @@ def test_the_shipped_application_syncs_the_example(tmp_path):
     rendered = argocd.objects(source["path"], plugin=source["plugin"],
                               namespace=application["spec"]["destination"]["namespace"])
     assert [o["kind"] for o in rendered] == ["LeaderWorkerSet", "Service"] * 2
+
+
+def test_a_directory_without_a_set(tmp_path):
+    argocd = ArgoCD(tmp_path, {"apps/config/settings.yaml": CONFIGMAP})
+    # Without a plugin block discovery says no, and Argo CD reads the directory as plain YAML.
+    assert argocd.manifests("apps/config", plugin=None) == {"sourceType": "Directory", "manifests": []}
+    # Naming the plugin there is refused before anything runs, with no plugin error in the message.
+    assert argocd.manifests("apps/config")["error"] == (
+        'CMP processing failed for application "llama": could not find cmp-server plugin with name '
+        '"kubectl-disagg" supporting the given repository')

@@ -1,4 +1,4 @@
-"""What Argo CD applies in a sync with RespectIgnoreDifferences=true (tests/argocd_harness.py
+"""What Argo CD applies in a sync with RespectIgnoreDifferences=true (tests/oracles/argocd_harness.py
 `sync_targets`, hack/argocd/sync.go).
 
 First the harness earns trust: every case of Argo CD v3.5.1's own TestNormalizeTargetResources,
@@ -20,8 +20,8 @@ import yaml
 
 from kubectl_disagg.core.naming import (REPLICAS_OWNER_ANNOTATION, REPLICAS_OWNER_AUTOSCALER,
                                         REPLICAS_OWNER_HANDING_BACK, REPLICAS_OWNER_JQ)
-from tests.argocd_harness import SyncError, argocd_source, sync_targets
-from tests.conftest import REPO
+from tests.oracles.argocd_harness import SyncError, argocd_source, sync_targets
+from tests.support.paths import REPO
 
 
 @cache
@@ -241,7 +241,7 @@ OWNERS = (None, REPLICAS_OWNER_AUTOSCALER, REPLICAS_OWNER_HANDING_BACK)
 @pytest.mark.parametrize("target_owner", OWNERS)
 def test_the_unit_tests_model_of_the_sync_is_argo_cds(live_owner, target_owner):
     """tests/unit/gitops' in-memory Argo CD sizes an LWS as the harness does."""
-    from tests.unit.gitops.test_step import applied_replicas as model
+    from tests.fakes.argo import applied_replicas as model
 
     assert model(lws(7, live_owner, live=True), lws(3, target_owner, live=False)) == \
         applied_replicas(live_owner, target_owner)

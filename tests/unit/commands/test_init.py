@@ -10,7 +10,7 @@ import click
 import pytest
 
 from kubectl_disagg.commands import LazyGroup
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 not_a_command = "a string, not a command"
 

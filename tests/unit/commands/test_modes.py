@@ -11,8 +11,8 @@ import pytest
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
-from tests.conftest import EXAMPLES
-from tests.unit.test_cli import run
+from tests.support.cli import run
+from tests.support.paths import EXAMPLES
 
 SET = str(EXAMPLES / "prefill-decode.yaml")
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 WORKED_CHECK = ["--from", "5,2", "--to", "5,2", "--max-surge", "2", "--max-unavailable", "1"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.core.test_policy import POLICY, SET
-from tests.unit.test_cli import run
+from tests.support.cli import run
+from tests.support.policy import POLICY, SET
 
 
 def test_validate_names_the_policy_beside_the_set(tmp_path, capsys):

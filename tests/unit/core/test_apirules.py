@@ -8,10 +8,10 @@ import copy
 import pytest
 
 from kubectl_disagg.core import apirules, typeschema
-from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
-from tests.conftest import EXAMPLES, LWS_CRD, require_crds
-from tests.unit.core.test_validation import base, errors_of, only_error, role_spec
+from tests.support.paths import EXAMPLES, LWS_CRD, require_crds
+from tests.support.paths import load_sets
+from tests.support.validation import base, errors_of, only_error, role_spec
 
 WORKER_PATH = "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate"
 
@@ -171,7 +171,7 @@ def test_required_fields_never_stricter_than_the_lws_crd():
 ])
 def test_what_we_refuse_the_lws_crd_refuses(mutate):
     """The same inputs, rendered without our check, fail the LWS CRD's own schema."""
-    from tests.crd_schema import schema_errors
+    from tests.oracles.crd_schema import schema_errors
     require_crds()
     (ds,) = load_sets([str(EXAMPLES / "prefill-decode.yaml")]).sets
     lws = copy.deepcopy(next(o for o in render_set(ds) if o["kind"] == "LeaderWorkerSet"))

@@ -6,11 +6,11 @@ import copy
 
 import pytest
 
-from kubectl_disagg.manifests.reader import parse_stream
-from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
-from tests.conftest import DS_CRD, EXAMPLES, LWS_CRD, require_crds
-from tests.crd_schema import schema_errors
+from kubectl_disagg.manifests.reader import parse_stream
+from tests.oracles.crd_schema import schema_errors
+from tests.support.paths import DS_CRD, EXAMPLES, LWS_CRD, require_crds
+from tests.support.paths import load_sets
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 

@@ -1,4 +1,4 @@
-"""A short, seeded run of the fuzz campaign (tests/fuzzing.py). `make fuzz` runs the long one:
+"""A short, seeded run of the fuzz campaign (tests/support/fuzzing.py). `make fuzz` runs the long one:
 KUBECTL_DISAGG_FUZZ_EXAMPLES inputs per strategy, figures in docs/reliability.md."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from tests.fuzzing import (
+from tests.support.fuzzing import (
     EXAMPLES_PER_STRATEGY, FIGURES, check_input, check_policy_input, mutated_bytes, mutated_documents,
     mutated_templates, policy_documents,
 )

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.errors import UserError
 
 
 def test_namespace_flag_may_not_contradict_the_document(tmp_path):
-    from tests.conftest import load_sets
-    from tests.conftest import EXAMPLES
+    from tests.support.paths import load_sets
+    from tests.support.paths import EXAMPLES
 
     (ds,) = load_sets([str(EXAMPLES / "prefill-decode.yaml")]).sets  # namespace: serving
     assert namespace_for(ds, None, "default") == "serving"

@@ -8,7 +8,7 @@ from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanInputs
 from kubectl_disagg.core.rollout_config import RolloutConfig
 from kubectl_disagg.errors import UserError
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 
 def test_inputs_from_flags_resolves_every_role():
@@ -36,7 +36,7 @@ def test_inputs_from_flags_raises_user_error():
 
 
 def test_inputs_from_set():
-    from tests.conftest import load_sets
+    from tests.support.paths import load_sets
 
     (ds,) = load_sets([str(EXAMPLES / "percent-rollout.yaml")]).sets
     assert inputs_from_set(ds, "10,4") == PlanInputs(

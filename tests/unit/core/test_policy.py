@@ -11,48 +11,12 @@ from hypothesis import strategies as st
 
 from kubectl_disagg.core.policy import ResolvedWave, RolloutPolicy, Wave, policies_for, position_problems, resolve_waves
 from kubectl_disagg.core.position import GatePassed, Position, Stamp
-from kubectl_disagg.core.waves import Progress, State, VerbRefused, abort, decide, pause, promote, resume
 from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.waves import Progress, State, VerbRefused, abort, decide, pause, promote, resume
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
-from tests.unit.core.test_reconcile import make_set
-
-SET = """\
-apiVersion: disaggregatedset.x-k8s.io/v1
-kind: DisaggregatedSet
-metadata: {name: llama, namespace: serving}
-spec:
-  slices: 4
-  roles:
-  - name: prefill
-    spec:
-      replicas: 1
-      leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: "img:1"}]}}}
-  - name: decode
-    spec:
-      replicas: 1
-      leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: "img:1"}]}}}
-"""
-
-POLICY = """\
----
-apiVersion: kubectl-disagg.x-k8s.io/v1alpha1
-kind: RolloutPolicy
-metadata: {name: llama, namespace: serving}
-spec:
-  targetRef: {name: llama}
-  maxSlicesInFlight: 2
-  waves:
-  - slices: 1
-    pause: {}
-  - slices: "50%"
-    analysis: [ttft]
-    pause: {duration: 15m}
-  analysis:
-    checks: [{name: ttft, role: prefill, query: 'vllm:ttft{revision="{{revision}}"}', successCondition: "< 0.5"}]
-    prometheus: {address: "http://prometheus.monitoring:9090"}
-  onFailure: pause
-"""
+from tests.support.policy import POLICY, SET
+from tests.support.sets import make_set
 
 
 def load(text: str):

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from kubectl_disagg.core import promql
-from tests.prometheus_oracle import promtool_refusals
+from tests.oracles.prometheus_oracle import promtool_refusals
 
 VALID = [
     'histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{namespace="serving", revision="abc"}[5m])))',

@@ -6,7 +6,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.provenance import foreign_spec_managers, template_difference, unrendered
 from kubectl_disagg.core.render import leader_worker_set
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object
-from tests.unit.core.test_reconcile import NS, make_set
+from tests.support.sets import NS, make_set
 
 IMAGE = ("spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", 0, "image")
 

@@ -8,73 +8,19 @@ from dataclasses import replace
 import pytest
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.sets import load_documents
-from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Phase, Reconciliation, Scale, SliceReport, reconcile
+from kubectl_disagg.core.reconcile import (
+    Annotate,
+    Create,
+    Delete,
+    Phase,
+    Reconciliation,
+    Scale,
+    SliceReport,
+    reconcile,
+)
 from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.rollout_config import resolve_config
-from tests.memory_cluster import MemoryCluster
-
-NS = "serving"
-
-
-def make_set(replicas: dict[str, int], image: str = "img:1", slices: int = 1, rolling: dict | None = None,
-             name: str = "llm"):
-    roles = []
-    for role, count in replicas.items():
-        spec = {"replicas": count, "leaderWorkerTemplate": {
-            "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}}
-        if rolling and role in rolling:
-            spec["rolloutStrategy"] = {"rollingUpdateConfiguration": rolling[role]}
-        roles.append({"name": role, "spec": spec})
-    data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-            "metadata": {"name": name, "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
-    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
-    return ds
-
-
-def groups_by_slice(cluster: MemoryCluster) -> dict[int, dict[str, dict[str, int]]]:
-    out: dict = {}
-    for obj in cluster.lws().values():
-        labels = obj["metadata"]["labels"]
-        out.setdefault(int(labels[naming.SLICE_LABEL]), {}).setdefault(labels[naming.REVISION_LABEL], {})[
-            labels[naming.ROLE_LABEL]] = obj["spec"]["replicas"]
-    return out
-
-
-def check_invariants(ds, cluster: MemoryCluster, initial: dict[int, dict[str, int]]) -> None:
-    for slice_index, groups in groups_by_slice(cluster).items():
-        for revision, roles in groups.items():
-            counts = list(roles.values())
-            assert all(c == 0 for c in counts) or all(c > 0 for c in counts), (slice_index, revision, roles)
-        for role in ds.roles:
-            total = sum(g.get(role.name, 0) for g in groups.values())
-            # Orphan prevention (design §5) may hold one old replica beyond a surge of 0: with
-            # maxSurge 0 the bound is target + 1, not target (see test_orphan_prevention_...).
-            surge = max(resolve_config(role.rolling_update, role.replicas).surge, 1)
-            start = initial.get(slice_index, {}).get(role.name, 0)
-            target = max(start, 1) if role.external else role.replicas  # autoscaled: keep the size
-            ceiling = max(target + surge, start)
-            assert total <= ceiling, (slice_index, role.name, groups)
-
-
-def drive(ds, cluster: MemoryCluster, max_passes: int = 200, settle=True, **settle_args) -> list:
-    """Step until complete, settling status after every pass; returns every reconciliation."""
-    initial = {s: {r: sum(g.get(r, 0) for g in groups.values()) for r in ds.role_names}
-               for s, groups in groups_by_slice(cluster).items()}
-    history = []
-    for _ in range(max_passes):
-        result = reconcile(ds, cluster.snapshot(ds.name))
-        assert not result.problems, result.problems
-        history.append(result)
-        if result.complete:
-            return history
-        cluster.execute(result.actions)
-        check_invariants(ds, cluster, initial)
-        if settle:
-            cluster.settle(**settle_args)
-    raise AssertionError(f"not complete after {max_passes} passes: {history[-1].slices}")
+from tests.fakes.cluster import MemoryCluster
+from tests.support.sets import NS, drive, groups_by_slice, make_set
 
 
 def assert_matches_render(ds, cluster: MemoryCluster) -> None:

@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.sets import load_documents
-from tests.conftest import load_sets
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
-from kubectl_disagg.core.render import render_set
-from tests.conftest import EXAMPLES, GOLDEN, REPO
+from tests.support.paths import EXAMPLES, GOLDEN, REPO
+from tests.support.paths import load_sets
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 

@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 from kubectl_disagg.core import revision
+from kubectl_disagg.core.model import default_role_spec
+from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.sets import load_documents
-from kubectl_disagg.core.model import default_role_spec
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.conftest import DS_CRD, EXAMPLES, require_crds, require_vectors
+from tests.support.paths import DS_CRD, EXAMPLES, require_crds, require_vectors
 
 
 def revision_of(data: dict) -> str:

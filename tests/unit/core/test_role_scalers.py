@@ -7,8 +7,8 @@ from dataclasses import replace
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Create, Phase, reconcile
 from kubectl_disagg.core.status import derive_status
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import groups_by_slice, make_set
+from tests.fakes.cluster import MemoryCluster
+from tests.support.sets import groups_by_slice, make_set
 
 SCALER = (naming.SCALER_KIND, "llm-decode")
 

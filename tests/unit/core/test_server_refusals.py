@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tests.conftest import load_sets
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.server_refusals import field_path, refusal_problems
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
+from tests.support.paths import load_sets
 
 EXAMPLE = EXAMPLES / "prefill-decode.yaml"
 

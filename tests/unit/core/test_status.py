@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from kubectl_disagg.views.status_text import format_text
 from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.status import derive_status, to_document
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, drive, make_set
+from kubectl_disagg.core.status import to_document
+from kubectl_disagg.views.status_text import format_text
+from tests.fakes.cluster import MemoryCluster
+from tests.support.sets import NS, available_before_the_last_step, drive, make_set, status_of
+
 
 NOW = "2026-11-29T12:00:00Z"
-
-
-def status_of(ds, cluster):
-    snapshot = cluster.snapshot(ds.name)
-    return derive_status(ds, snapshot, reconcile(ds, snapshot))
 
 
 def test_available_once_every_role_is_ready_at_the_target_revision():
@@ -145,20 +141,6 @@ def test_grouping_keeps_runs_apart():
 
 
 # --- issue 37 item 12: Available is not complete while an old revision's LWS remain -----------
-
-
-def available_before_the_last_step(slices: int = 2):
-    """A rollout from img:1 to img:2 stepped until the set is Available, its drained old
-    revision's LWS still there (the rollout's last step removes them): (old, new, cluster)."""
-    cluster = MemoryCluster(NS)
-    old = make_set({"prefill": 2, "decode": 1}, slices=slices)
-    new = make_set({"prefill": 2, "decode": 1}, image="img:2", slices=slices)
-    drive(old, cluster)
-    while not status_of(new, cluster).available:
-        cluster.execute(reconcile(new, cluster.snapshot(new.name)).actions)
-        cluster.settle()
-    assert {name for name in cluster.lws() if old.revision in name}  # drained, not yet removed
-    return old, new, cluster
 
 
 def test_issue37_item12_status_says_available_but_not_complete_until_the_old_lws_are_removed():

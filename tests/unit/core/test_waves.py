@@ -7,34 +7,21 @@ import datetime
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
-from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position
+from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, Position, SOAKED, VERDICT
 from kubectl_disagg.core.reconcile import Phase, reconcile
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.waves import (Hold, Progress, State, VerbRefused, abort, admit, decide, pause, promote,
-                                       resume, slice_progress)
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
+from kubectl_disagg.core.waves import Hold, Progress, State, VerbRefused, abort, decide, pause, promote, resume, slice_progress
+from tests.support.sets import NS, fleet, groups_by_slice, make_set
+from tests.support.waves import T0, run_pass, until_held
 
-T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+
 P, F, D = Progress.PENDING, Progress.IN_FLIGHT, Progress.DONE
 
 
 def policy(*waves: Wave, budget=None, on_failure="abort") -> RolloutPolicy:
     return RolloutPolicy("llm", NS, "llm", tuple(waves), budget, on_failure)
-
-
-def fleet(slices: int, policy_: RolloutPolicy | None, replicas=None):
-    """A cluster running the set at img:1, and the set changed to img:2 with `policy_`."""
-    replicas = replicas or {"prefill": 1, "decode": 1}
-    cluster = MemoryCluster(NS)
-    for obj in render_set(make_set(replicas, "img:1", slices), NS):
-        cluster.add(obj)
-    cluster.settle()
-    return cluster, replace(make_set(replicas, "img:2", slices), policy=policy_)
 
 
 # --- the decision, example by example -----------------------------------------------------------
@@ -119,12 +106,6 @@ def test_abort_is_refused_without_a_stable_revision_and_stays():
 
 
 # --- against the in-memory cluster ---------------------------------------------------------------
-
-def run_pass(ds, cluster, position, now):
-    snapshot = cluster.snapshot(ds.name)
-    passage = admit(ds, snapshot, position, now)
-    result = reconcile(passage.target, snapshot, passage.admission)
-    return passage, result, snapshot
 
 
 def test_untouched_slices_get_no_target_lws_and_no_annotation():
@@ -244,7 +225,6 @@ def test_waves_budget_order_and_gates_hold_over_any_step_order(scenario):
         raise AssertionError(f"not complete: {decision}")
 
 
-
 def test_a_soak_ending_past_year_9999_holds_instead_of_overflowing():
     """Issue 37 item 8: a soak past the last representable time ended every verb in OverflowError."""
     soak = policy(Wave(1, pause=True, duration=1e15))
@@ -321,18 +301,6 @@ E = Progress.EMPTY
 
 def revisions_by_slice(cluster) -> dict[int, set[str]]:
     return {s: set(groups) for s, groups in groups_by_slice(cluster).items()}
-
-
-def until_held(ds, cluster, position, now=T0):
-    """Passes (each executed and settled) until the rollout holds still: the last passage."""
-    for _ in range(40):
-        passage, result, _ = run_pass(ds, cluster, position, now)
-        position = passage.decision.position
-        if not result.actions:
-            return passage
-        cluster.execute(result.actions)
-        cluster.settle()
-    raise AssertionError("never held")
 
 
 def test_item_2_a_slice_added_outside_the_admitted_waves_starts_at_the_stable_revision():

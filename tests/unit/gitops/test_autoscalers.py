@@ -9,8 +9,8 @@ import yaml
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_files import _run
+from tests.support.cli import run
+from tests.support.sets import NS, make_set
 
 HPA = """\
 apiVersion: autoscaling/v2
@@ -28,7 +28,7 @@ spec:
 """
 
 
-def _external_set():
+def external_set():
     ds = make_set({"prefill": 2, "decode": 1})
     data = ds.source.data
     data["spec"]["roles"][1]["scaling"] = {"mode": "External"}
@@ -36,7 +36,7 @@ def _external_set():
 
 
 def _directory(tmp_path, *, kind="DisaggregatedSetRoleScaler", name="llm-decode", namespace=NS):
-    (tmp_path / "llm.yaml").write_text(to_yaml(_external_set()))
+    (tmp_path / "llm.yaml").write_text(to_yaml(external_set()))
     api_version = "disaggregatedset.x-k8s.io/v1" if kind == "DisaggregatedSetRoleScaler" else "leaderworkerset.x-k8s.io/v1"
     (tmp_path / "hpa.yaml").write_text(HPA.format(namespace=namespace, api_version=api_version, kind=kind, name=name))
     return tmp_path
@@ -50,13 +50,13 @@ def _autoscaled_lws(out: str) -> str:
 
 def test_render_refuses_an_hpa_on_the_role_scaler_of_a_set_driven_through_git(tmp_path, capsys):
     directory = _directory(tmp_path)
-    assert _run(["rollout", "state", "init", "-f", str(directory / "llm.yaml")], capsys)[0] == 0
+    assert run(["rollout", "state", "init", "-f", str(directory / "llm.yaml")], capsys)[0] == 0
     hpa_only = tmp_path / "hpa.yaml"
     hpa_only.rename(tmp_path / "hpa.keep")
-    code, steady, _ = _run(["render", "-f", str(directory)], capsys)
+    code, steady, _ = run(["render", "-f", str(directory)], capsys)
     (tmp_path / "hpa.keep").rename(hpa_only)
     assert code == 0
-    code, out, err = _run(["render", "-f", str(directory)], capsys)
+    code, out, err = run(["render", "-f", str(directory)], capsys)
     assert code == 1 and out == ""
     (line,) = err.splitlines()
     assert line.startswith(f"{hpa_only}:9: spec.scaleTargetRef: HorizontalPodAutoscaler {NS}/llm-decode targets "
@@ -67,7 +67,7 @@ def test_render_refuses_an_hpa_on_the_role_scaler_of_a_set_driven_through_git(tm
 
 def test_the_same_hpa_passes_through_where_no_state_drives_the_set(tmp_path, capsys):
     directory = _directory(tmp_path)  # `rollout step` against the cluster (or the controller) creates the scaler
-    code, out, _ = _run(["render", "-f", str(directory)], capsys)
+    code, out, _ = run(["render", "-f", str(directory)], capsys)
     assert code == 0 and "kind: HorizontalPodAutoscaler" in out
 
 
@@ -75,14 +75,14 @@ def test_the_same_hpa_passes_through_where_no_state_drives_the_set(tmp_path, cap
                                     {"name": "other-decode"}, {"namespace": "elsewhere"}])
 def test_an_hpa_on_anything_else_passes_through(tmp_path, capsys, change):
     directory = _directory(tmp_path, **change)
-    assert _run(["rollout", "state", "init", "-f", str(directory / "llm.yaml")], capsys)[0] == 0
-    code, out, err = _run(["render", "-f", str(directory)], capsys)
+    assert run(["rollout", "state", "init", "-f", str(directory / "llm.yaml")], capsys)[0] == 0
+    code, out, err = run(["render", "-f", str(directory)], capsys)
     assert code == 0 and "kind: HorizontalPodAutoscaler" in out, err
 
 
 def test_cmp_generate_refuses_it_too(tmp_path, capsys):
     directory = _directory(tmp_path)
-    assert _run(["rollout", "state", "init", "-f", str(directory / "llm.yaml")], capsys)[0] == 0
+    assert run(["rollout", "state", "init", "-f", str(directory / "llm.yaml")], capsys)[0] == 0
     files = {"llm.yaml": (directory / "llm.yaml").read_bytes(), "hpa.yaml": (directory / "hpa.yaml").read_bytes()}
     state = (directory / "disagg-rollout-state.yaml").read_bytes()
     environ = {"KUBE_API_VERSIONS": "v1,leaderworkerset.x-k8s.io/v1,leaderworkerset.x-k8s.io/v1/LeaderWorkerSet"}

@@ -4,7 +4,7 @@ read from a directory, and that they agree.
 The differential test generates directory trees (nested folders, several sets, states beside
 some, include/exclude globs, Argo CD's dot-files, symbolic links, empty files) and runs every
 command that takes `-f DIR`, and `cmp generate` under Argo CD's own repo-server and cmp-server
-code (tests/argocd_harness.py), against an oracle the generator computes by itself (Python's
+code (tests/oracles/argocd_harness.py), against an oracle the generator computes by itself (Python's
 fnmatch, whose `*` crosses `/` as gobwas's does). The four layouts of issue 29 are named cases.
 """
 
@@ -25,9 +25,9 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory, run, watch
 from kubectl_disagg.gitops.status import NextAction
-from tests.argocd_sidecar import ArgoCD
-from tests.conftest import EXAMPLES
-from tests.unit.gitops.test_run import Cluster
+from tests.fakes.cluster import MemorySession
+from tests.oracles.argocd_sidecar import ArgoCD
+from tests.support.paths import EXAMPLES
 
 NS = "serving"  # the Application's destination in the harness, and -n at the terminal
 APP = "apps/llama"
@@ -191,8 +191,8 @@ def library_reads(app: Path, layout: Layout) -> dict:
     against an empty namespace): a set whose state is read steps from it and waits for its
     sync; one without steps from nothing to a first state."""
     reading = directory.Reading(layout.recurse)
-    steps = run.step_files(Cluster(), directory.read_tree([str(app)], reading), reading, NS)
-    cluster = Cluster()
+    steps = run.step_files(MemorySession(watches=False), directory.read_tree([str(app)], reading), reading, NS)
+    cluster = MemorySession(watches=False)
     (look,) = list(watch.looks(cluster, lambda: directory.read([str(app)], reading, namespace=NS,
                                                                fallback=NS, explicit_must_hold=True)))
     return {"step": {r.ds.name: r.step.before is not None for r in steps},
@@ -439,7 +439,7 @@ def test_issue37_item11_a_state_file_named_two_ways_is_read_as_the_state_it_is(t
     reading = directory.Reading(explicit=state.format(app=app))
     for _ in range(2):  # the first step writes the state, the second reads it
         named = [path for path in inputs if Path(path).exists()]  # (-f the state file: once written)
-        (result,) = run.step_files(Cluster(), directory.read_tree(named, reading), reading, NS)
+        (result,) = run.step_files(MemorySession(watches=False), directory.read_tree(named, reading), reading, NS)
         run.write_steps([result])
         assert result.path == reading.explicit
     assert result.step.before is not None and (app / "other-state.yaml").exists()

@@ -21,8 +21,8 @@ from kubectl_disagg.gitops.state import Target, parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
-from tests.unit.gitops.test_step import MemoryArgo, deploy, round_trip
+from tests.fakes.argo import MemoryArgo, deploy, round_trip
+from tests.support.sets import NS, groups_by_slice, make_set
 
 
 def _bounds(state, argo, started, stacked, before, external=frozenset()):
@@ -326,14 +326,14 @@ def test_dropping_or_adding_slices_is_refused():
 # Issue 34, items 1 and 2: from three slices mid-rollout (old 4 + new 3 of a target of 7 per
 # slice), edits that each rendered a big bang with exit 0.
 
-def _mid_rollout():
+def mid_rollout():
     new, _, state = _rolled(2, replicas={"prefill": 3, "decode": 4}, slices=3)
     old_revision = next(r for r in state.replicas[0] if r != new.revision)
     return new, state, old_revision
 
 
 def test_a_state_edited_down_to_no_slices_is_refused_for_every_slice_of_the_set():
-    new, state, _ = _mid_rollout()
+    new, state, _ = mid_rollout()
 
     def none(document):
         document["target"]["slices"] = 0
@@ -344,7 +344,7 @@ def test_a_state_edited_down_to_no_slices_is_refused_for_every_slice_of_the_set(
 
 
 def test_a_slice_deleted_with_target_slices_lowered_is_refused():
-    new, state, _ = _mid_rollout()
+    new, state, _ = mid_rollout()
 
     def fewer(document):
         document["target"]["slices"] = 2
@@ -364,7 +364,7 @@ def _copied(edit):
 
 
 def test_previous_equal_to_the_counts_widens_no_bound():
-    new, state, old_revision = _mid_rollout()
+    new, state, old_revision = mid_rollout()
 
     def old_at_zero(entry):  # capacity 7 → 3 per slice
         next(r for r in entry["revisions"] if r["revision"] == old_revision)["replicas"] = {"prefill": 0, "decode": 0}
@@ -401,7 +401,7 @@ def test_a_change_of_replicas_mid_rollout_is_recorded_by_a_step_before_it_render
 def test_targets_widened_in_the_state_widen_no_bound():
     """The targets come from the set: budgets or replicas edited in `target` (with `previous`
     copied) cannot let the old revision go to 0 mid-rollout."""
-    new, state, old_revision = _mid_rollout()
+    new, state, old_revision = mid_rollout()
 
     def widened(document):
         for role in document["target"]["roles"]:

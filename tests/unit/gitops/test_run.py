@@ -12,32 +12,14 @@ from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.gitops import run
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
-from tests.conftest import EXAMPLES
-from tests.memory_cluster import MemoryCluster
-
-
-class Cluster:
-    """An empty namespace, as `step_files` reads it."""
-
-    default_namespace = "serving"
-
-    def __init__(self):
-        self.memory = MemoryCluster("serving")
-
-    def snapshot(self, set_name, namespace, services=True, scalers=False):
-        return self.memory.snapshot(set_name)
-
-    def rollout_state(self, set_name, namespace):
-        return None  # the kind is not served
-
-    def wait_for_change(self, set_name, namespace, resource_version, timeout):
-        raise AssertionError("without --wait, nothing is watched")
+from tests.fakes.cluster import MemorySession
+from tests.support.paths import EXAMPLES
 
 
 def test_a_first_step_writes_the_state_beside_the_set(tmp_path):
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
     reading = directory.Reading()
-    (result,) = run.step_files(Cluster(), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
+    (result,) = run.step_files(MemorySession(watches=False), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
     assert result.step.outcome == Outcome.ADVANCED and result.code == GitopsExit.ADVANCED
     assert not os.path.exists(result.path)  # stepping writes nothing; write_steps does
     assert run.write_steps([result]) == {result.path: None}
@@ -60,7 +42,7 @@ def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path)
     # --gitops --wait` waits or measures. Before, the step wrote its state over the paused one.
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
     reading = directory.Reading()
-    (result,) = run.step_files(Cluster(), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
+    (result,) = run.step_files(MemorySession(watches=False), directory.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
     braked = b"# a state committed meanwhile (paused)\n"
     with open(result.path, "wb") as written:
         written.write(braked)

@@ -3,33 +3,18 @@ serves the kind, and the Lua health check's testdata written from it."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from kubectl_disagg.argocd.contract import generate, read_parameters
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object
-from kubectl_disagg.gitops.step import gitops_step
-from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.gitops.state import state_document
-from tests.argocd_harness import CUSTOMIZATIONS, health
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_step import deploy, round_trip
+from kubectl_disagg.manifests.writer import to_yaml
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, health
+from tests.support.gitops import states
+from tests.support.sets import NS
+
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
-
-
-def states():
-    """(name, set, state): at rest, and mid-rollout after two steps."""
-    old = make_set({"prefill": 2, "decode": 2})
-    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
-    argo, state = deploy(old)
-    out = [("healthy", old, state)]
-    for _ in range(2):
-        argo.sync(new, state)
-        argo.cluster.settle()
-        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
-    out.append(("suspended", new, state))
-    return out
 
 
 def test_the_summary_says_where_the_rollout_stands():

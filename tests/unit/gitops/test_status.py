@@ -7,9 +7,9 @@ from kubectl_disagg.core import planner
 from kubectl_disagg.gitops.status import NextAction, gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.views.gitops_status import format_text, to_document
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_step import deploy, round_trip
+from tests.fakes.argo import deploy, round_trip
+from tests.fakes.cluster import MemoryCluster
+from tests.support.sets import NS, make_set
 
 
 def status(argo, ds, state):
@@ -88,9 +88,9 @@ def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
     Before: the step rendered and replayed the committed state a second time."""
     from kubectl_disagg.gitops import render, rules
     from kubectl_disagg.rollout import stepper
-    from tests.unit.gitops.test_step import Counted, _mid_rollout
+    from tests.support.gitops import Counted, mid_rollout
 
-    argo, new, state = _mid_rollout()
+    argo, new, state = mid_rollout()
     replays = Counted(monkeypatch, rules, "replay")
     passes = Counted(monkeypatch, stepper, "reconcile")
     renders = Counted(monkeypatch, render, "rendered")

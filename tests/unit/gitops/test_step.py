@@ -12,123 +12,21 @@ from dataclasses import replace
 import pytest
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, StateExecutor, gitops_step, next_step
-from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import render_set
-from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
+from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
+from kubectl_disagg.gitops.step import Outcome, StateExecutor, gitops_step, next_step
+from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.stepper import drive, run_pass
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, check_invariants, groups_by_slice, make_set
-from tests.unit.rollout.test_stepper import MemoryExecutor
-
-
-def round_trip(state, ds):
-    """Write the state as a file would hold it and read it back, checked against `ds`."""
-    (document,) = parse_stream(to_yaml(state_document(state)), "disagg-rollout-state.yaml")
-    return parse_state(document, ds, NS)
-
-
-class MemoryArgo:
-    """Argo CD's sync (apply render, prune the rest) and the LWS controller, in memory."""
-
-    def __init__(self):
-        self.cluster = MemoryCluster(NS)
-        self.served = None  # the RolloutState object applied with the LWS (the cluster serves the kind)
-
-    def sync(self, ds, state, *, prune: bool = True) -> None:
-        self.served = served_object(ds, state) if state is not None else None
-        wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_with_state(ds, state, NS)}
-        for key in [k for k in self.cluster.objects if k not in wanted and prune]:
-            del self.cluster.objects[key]
-        for key, obj in wanted.items():
-            live = self.cluster.objects.get(key)
-            if live is None:
-                if obj["kind"] == "LeaderWorkerSet" and "replicas" not in obj["spec"]:
-                    obj = {**obj, "spec": {**obj["spec"], "replicas": 1}}  # the API's default
-                self.cluster.add(obj)
-                continue
-            before = live["spec"]
-            spec = dict(obj["spec"])
-            if obj["kind"] == "LeaderWorkerSet":  # ignoreDifferences + RespectIgnoreDifferences
-                replicas = applied_replicas(live, obj)
-                spec["replicas"] = 1 if replicas is None else replicas  # a field dropped: the API's default
-            live["metadata"]["labels"] = obj["metadata"]["labels"]
-            live["metadata"]["annotations"] = obj["metadata"].get("annotations", {})
-            if spec != before:
-                live["spec"] = spec
-                live["metadata"]["generation"] += 1
-            self.cluster._stamp(live)
-
-    def snapshot(self, ds):
-        return self.cluster.snapshot(ds.name)
-
-
-def applied_replicas(live: dict, target: dict) -> int | None:
-    """The spec.replicas Argo CD applies to an LWS under the shipped Application's rule
-    (naming.REPLICAS_OWNER_JQ): the target's unless the rule strips it from the target; then
-    the live one if it strips it from the live object too, else none (server-side apply then
-    drops the field). tests/unit/argocd/test_sync_targets.py holds this to Argo CD's own code."""
-    def ignored(obj: dict, is_live: bool) -> bool:
-        owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
-        return owner == naming.REPLICAS_OWNER_AUTOSCALER or (owner == naming.REPLICAS_OWNER_HANDING_BACK and is_live)
-
-    if not ignored(target, False):
-        return target["spec"].get("replicas")
-    return live["spec"].get("replicas") if ignored(live, True) else None
-
-
-def roll(argo: MemoryArgo, ds, state, *, limit: int = 50) -> tuple[object, list[GitopsStep]]:
-    """Rounds of sync → settle → step → commit until complete; invariants after every sync."""
-    steps = []
-    initial = {s: dict(roles) for s, roles in _totals(argo.cluster).items()}
-    for _ in range(limit):
-        argo.sync(ds, state)
-        check_invariants(ds, argo.cluster, initial)
-        _check_services(argo.cluster)
-        argo.cluster.settle()
-        step = gitops_step(ds, state, argo.snapshot(ds), argo.served)
-        steps.append(step)
-        if step.outcome == Outcome.COMPLETE:
-            return state, steps
-        assert step.outcome == Outcome.ADVANCED, step
-        state = round_trip(step.state, ds)
-    raise AssertionError("the rollout did not complete")
-
-
-def _totals(cluster):
-    return {s: {role: sum(g.get(role, 0) for g in groups.values()) for g in groups.values() for role in g}
-            for s, groups in groups_by_slice(cluster).items()}
-
-
-def _check_services(cluster):
-    services = {name for (kind, name) in cluster.objects if kind == "Service"}
-    for (kind, name) in cluster.objects:
-        if kind == "LeaderWorkerSet":
-            assert name + naming.SERVICE_SUFFIX in services, name
-
-
-def assert_steady(argo, ds):
-    wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_set(ds, NS)}
-    assert sorted(argo.cluster.objects) == sorted(wanted)
-    for key, obj in wanted.items():
-        live = argo.cluster.objects[key]
-        spec = live["spec"] if "replicas" in obj["spec"] else {k: v for k, v in live["spec"].items() if k != "replicas"}
-        assert spec == obj["spec"], key  # (an External role's size is the autoscaler's)
-        assert live["metadata"]["labels"] == obj["metadata"]["labels"], key
-
-
-def deploy(ds):
-    argo = MemoryArgo()
-    state, steps = roll(argo, ds, None)
-    assert steps[0].outcome == Outcome.ADVANCED and steps[-1].outcome == Outcome.COMPLETE
-    assert_steady(argo, ds)
-    return argo, state
+from tests.fakes.argo import MemoryArgo, assert_steady, deploy, roll, round_trip
+from tests.fakes.cluster import MemoryCluster, MemoryExecutor
+from tests.support.gitops import Counted, external_set, mid_rollout
+from tests.support.sets import NS, groups_by_slice, make_set
 
 
 # --- the state document ---------------------------------------------------------------------
@@ -441,33 +339,6 @@ def test_wait_watches_the_lws_until_the_step_can_advance():
     assert once.outcome == Outcome.WAITING and not timed_out  # without --wait: one look
 
 
-class Counted:
-    """`module.name` wrapped in a counter (monkeypatched back after the test)."""
-
-    def __init__(self, monkeypatch, module, name: str):
-        self.calls, wrapped = 0, getattr(module, name)
-
-        def counting(*args, **kwargs):
-            self.calls += 1
-            return wrapped(*args, **kwargs)
-        monkeypatch.setattr(module, name, counting)
-
-
-def _mid_rollout(slices: int = 3):
-    """A rollout one planner step in, synced and ready: (Argo, the set, the committed state)."""
-    argo, state = deploy(make_set({"prefill": 2, "decode": 2}, slices=slices))
-    new = make_set({"prefill": 2, "decode": 2}, image="img:2", slices=slices)
-    for _ in range(2):  # the rollout's start, then its first step
-        argo.sync(new, state)
-        argo.cluster.settle()
-        step = gitops_step(new, state, argo.snapshot(new))
-        assert step.outcome == Outcome.ADVANCED, step
-        state = round_trip(step.state, new)
-    argo.sync(new, state)
-    argo.cluster.settle()
-    return argo, new, state
-
-
 def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_render(monkeypatch):
     """Issue 30: a git step reconciles the live LWS once (the pass), replays once (the design §8 check
     of the committed state, which every slice moved), and checks the state it writes against
@@ -479,7 +350,7 @@ def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_rende
     from kubectl_disagg.rollout import stepper
     from kubectl_disagg.views import gitops_pr, gitops_report
 
-    argo, new, state = _mid_rollout()
+    argo, new, state = mid_rollout()
     replays = Counted(monkeypatch, rules, "replay")
     passes = Counted(monkeypatch, stepper, "reconcile")
     renders = Counted(monkeypatch, render, "rendered")
@@ -504,7 +375,7 @@ def test_a_step_whose_pass_cannot_stand_for_the_replay_is_replayed(monkeypatch):
     (here its budgets), the check replays the step as render will."""
     from kubectl_disagg.gitops import rules, step as steps
 
-    argo, new, state = _mid_rollout(slices=1)
+    argo, new, state = mid_rollout(slices=1)
     replays = Counted(monkeypatch, rules, "replay")
     monkeypatch.setattr(steps, "_decides", lambda ds: id(ds))  # no two sets alike
     step = gitops_step(new, state, argo.snapshot(new))
@@ -613,19 +484,8 @@ def test_corrupted_yaml_names_the_file_and_line():
     assert raised.value.lines()[0].startswith("disagg-rollout-state.yaml:")
 
 
-def _external_set(image: str, decode: int = 2):
-    from kubectl_disagg.core.sets import load_documents
-
-    data = make_set({"prefill": 2, "decode": decode}, image=image).source.data
-    roles = [dict(role) for role in data["spec"]["roles"]]
-    roles[1]["scaling"] = {"mode": "External"}
-    data = {**data, "spec": {**data["spec"], "roles": roles}}
-    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
-    return ds
-
-
 def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_through_a_rollout():
-    old = _external_set("img:1")
+    old = external_set("img:1")
     argo = MemoryArgo()
     state, _ = roll(argo, old, None)
     decode = [o for o in argo.cluster.lws().values() if o["metadata"]["labels"][naming.ROLE_LABEL] == "decode"]
@@ -637,7 +497,7 @@ def test_external_role_renders_without_replicas_at_rest_and_keeps_its_size_throu
     after, steps = roll(argo, old, state)  # the autoscaler's size is synced: nothing to commit
     assert [s.outcome for s in steps] == [Outcome.COMPLETE] and after == state
     assert [o["spec"]["replicas"] for o in decode] == [3]
-    new = _external_set("img:2")
+    new = external_set("img:2")
     state, _ = roll(argo, new, state)
     sizes = {o["metadata"]["labels"][naming.ROLE_LABEL]: o["spec"]["replicas"] for o in argo.cluster.lws().values()}
     assert sizes == {"prefill": 2, "decode": 3}
@@ -649,7 +509,7 @@ def test_an_external_role_is_handed_back_through_handing_back():
     autoscaler's at rest, the state's during the rollout, `handing-back` at the first state at
     rest (Argo CD applies the state's count, and the live object takes the annotation), then
     the autoscaler's again; at no synced point does the role run less than it did."""
-    old, new = _external_set("img:1"), _external_set("img:2")
+    old, new = external_set("img:1"), external_set("img:2")
     argo = MemoryArgo()
     state, _ = roll(argo, old, None)
     for lws in argo.cluster.lws().values():
@@ -689,7 +549,7 @@ def test_a_role_made_external_at_rest_renders_handing_back_then_the_autoscalers(
     (the record then marks the role External) to render `autoscaler`."""
     fixed = make_set({"prefill": 2, "decode": 3})
     argo, state = deploy(fixed)
-    external = _external_set("img:1", decode=3)
+    external = external_set("img:1", decode=3)
     assert external.revision == fixed.revision
 
     def decode_owners(current):

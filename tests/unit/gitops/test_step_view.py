@@ -5,8 +5,8 @@ from __future__ import annotations
 from kubectl_disagg.core import planner
 from kubectl_disagg.gitops.render import rendered, rendered_names
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from tests.unit.core.test_reconcile import make_set
-from tests.unit.gitops.test_step import deploy, round_trip
+from tests.fakes.argo import deploy, round_trip
+from tests.support.sets import make_set
 
 
 def test_the_view_of_every_step_of_a_rollout_is_what_render_and_the_planner_say():

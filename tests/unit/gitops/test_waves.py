@@ -17,15 +17,14 @@ from kubectl_disagg.core.waves import State, abort, promote
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
-from kubectl_disagg.gitops.state import record_from_set, state_document
+from kubectl_disagg.gitops.state import parse_state, record_from_set, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.gitops.state import parse_state
-from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
-from tests.unit.core.test_reconcile import NS, groups_by_slice, make_set
-from tests.unit.gitops.test_step import MemoryArgo, deploy
+from tests.fakes.argo import MemoryArgo, deploy
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
+from tests.support.sets import NS, groups_by_slice, make_set
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)

@@ -4,34 +4,24 @@ its kind is served. No control plane needed."""
 
 from __future__ import annotations
 
-import pathlib
 import threading
 import time
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
+from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import kubeconfig as kubeconfig_module
 from kubectl_disagg.kube.client.api_errors import Gone, NotFound
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST, Session, side_by_side
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import namespace_for
-from tests.unit.core.test_reconcile import make_set
+from tests.support.kube import write_kubeconfig
+from tests.support.paths import CERTS
+from tests.support.sets import make_set
+
 
 # A self-signed certificate made for these tests (its key beside it): any PEM will do as a CA.
-TEST_CA = (pathlib.Path(__file__).parents[2] / "data" / "unit-test-client.crt").read_text()
-
-
-def write_kubeconfig(directory, server: str, namespace: str = "serving"):
-    path = directory / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "down",
-        "clusters": [{"name": "down", "cluster": {"server": server}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "down", "context": {"cluster": "down", "user": "u", "namespace": namespace}}],
-    }))
-    return path
+TEST_CA = (CERTS / "unit-test-client.crt").read_text()
 
 
 # --- configuration --------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ import yaml
 
 from kubectl_disagg.core import schema
 from kubectl_disagg.manifests.crds import crd_documents
-from tests.conftest import EXAMPLES, REPO
-from tests.crd_schema import schema_errors
-from tests.go_tools import require_go
-from tests.hack_modules import hack_module
-from tests.unit.test_cli import run
+from tests.oracles.crd_schema import schema_errors
+from tests.oracles.go_tools import require_go
+from tests.support.cli import run
+from tests.support.hack_modules import hack_module
+from tests.support.paths import EXAMPLES, REPO
 
 CONFIG = REPO / "config" / "crd"
 DS_CRD = CONFIG / "disaggregatedsets.yaml"
@@ -241,7 +241,7 @@ def test_the_rollout_state_kind_is_what_cmp_generate_emits():
     # The served kind (docs/gitops.md): its fields at the top level as in git, the records open
     # for a later formatVersion, and the columns read from the summary the plugin writes.
     from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object
-    from tests.unit.gitops.test_served import states
+    from tests.support.gitops import states
 
     crd = load(STATE_CRD)
     (version,) = crd["spec"]["versions"]

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from kubectl_disagg.manifests import yaml_reader
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
-from tests.conftest import EXAMPLES, REPO
-from tests.yaml_oracle import Refused, as_read, kubectl_reads, typed
-from tests.yaml_texts import SEEDS, mutate, yaml_text
+from tests.oracles.yaml_oracle import Refused, as_read, kubectl_reads, typed
+from tests.support.paths import EXAMPLES, GOLDEN, REPO
+from tests.support.yaml_texts import SEEDS, mutate, yaml_text
 
 EXAMPLES_PER_STRATEGY = int(os.environ.get("KUBECTL_DISAGG_FUZZ_EXAMPLES", "40"))
 # Ours alone: kubectl keeps the last of a key given twice (or, for `1` and "1", either one).
@@ -79,14 +79,14 @@ def test_every_yaml_and_json_file_of_the_repository():
 
 def rendered_examples() -> list[list[dict]]:
     from kubectl_disagg.core.render import render_set
-    from tests.conftest import load_sets
+    from tests.support.paths import load_sets
 
     return [[obj for ds in load_sets([str(path)]).sets for obj in render_set(ds)]
             for path in sorted(EXAMPLES.glob("*.yaml"))]
 
 
 def test_what_the_writer_writes_of_every_golden_and_rendered_file():
-    golden = sorted((REPO / "tests" / "golden").glob("*.yaml")) + sorted(EXAMPLES.glob("*.yaml"))
+    golden = sorted((GOLDEN).glob("*.yaml")) + sorted(EXAMPLES.glob("*.yaml"))
     streams = [[data for _, data, _ in yaml_reader.read(path.read_bytes(), str(path))[0]] for path in golden]
     streams += rendered_examples()
     texts = [to_yaml_stream(objects) for objects in streams]

@@ -16,6 +16,7 @@ from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
 from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.waves import Progress, State, decide
 from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.client import PrometheusClient
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateAnalysis, pending_gate, run_gate
 from kubectl_disagg.wait import Deadline
 
@@ -150,7 +151,8 @@ def test_a_hung_prometheus_ends_the_gate_at_the_deadline_without_a_verdict():
     # checked only between measurements: minutes past --timeout. Now the command's deadline
     # bounds the query, its resends and its waits, and no failed measurement is recorded.
     from kubectl_disagg.rollout.analysis import gate_analysis
-    from tests.unit.kube.client.test_prometheus import Silent, bounded
+    from tests.fakes.servers import Silent
+    from tests.support.kube import bounded
 
     server = Silent()
     try:
@@ -214,3 +216,11 @@ def test_the_position_says_which_verdicts_it_holds_and_each_must_be_a_run_s():
         ("verdicts", "0", "checks"), ("verdicts", "1")]
     assert analysis.recorded_verdict_problems(replace(forged, completed={}), "r2", waves, ANALYSIS)[0][1].startswith(
         "wave 1 is not recorded as completed")
+
+
+def test_an_unreachable_prometheus_is_a_failed_measurement_not_a_pass():
+    check = Check("ttft", "prefill", TTFT.query, Condition("<", 0.5), 1, 1, 0, "pass")
+    values = analysis.placeholder_values("llama", "serving", "new", [0])
+    run = run_gate([check], values, PrometheusClient.at_address("http://127.0.0.1:1").query)
+    assert run.phase == analysis.FAILED
+    assert run.verdicts[0].judged[0].why == "error: Prometheus at http://127.0.0.1:1: no answer: connection refused"

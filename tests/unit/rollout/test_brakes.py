@@ -24,10 +24,9 @@ from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.progressive import recorded_position
 from kubectl_disagg.rollout.verbs import run_verb
-from tests.unit.core.test_reconcile import groups_by_slice
-from tests.unit.core.test_waves import fleet
-from tests.unit.rollout.test_run import Printer as RunPrinter
-from tests.unit.rollout.test_stepper import MemoryExecutor
+from tests.fakes.cluster import MemoryExecutor
+from tests.fakes.printer import Printer as RunPrinter
+from tests.support.sets import fleet, groups_by_slice
 
 NS = "serving"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from kubectl_disagg.rollout import events
 from kubectl_disagg.rollout.stepper import drive
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
-from tests.unit.rollout.test_stepper import MemoryExecutor
+from tests.fakes.cluster import MemoryCluster
+from tests.fakes.cluster import MemoryExecutor
+from tests.support.sets import make_set
 
 STORED = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
           "metadata": {"name": "llm", "namespace": "serving", "uid": "u-1"}}

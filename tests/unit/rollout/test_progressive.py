@@ -13,8 +13,8 @@ from kubectl_disagg.core.position import Position, parse_position
 from kubectl_disagg.core.waves import Progress, admit, pause
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
-from tests.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
-from tests.unit.core.test_waves import fleet
+from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
+from tests.support.sets import fleet
 
 HEALTH = CUSTOMIZATIONS / "kubectl-disagg.x-k8s.io" / "RolloutState"
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -129,10 +129,11 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     its summary to the truth: Rolling while slices move, AtRest once done."""
     from kubectl_disagg.exits import StepExit
     from kubectl_disagg.rollout import run
-    from tests.unit.core.test_waves import until_held
-    from tests.unit.rollout.test_run import Cluster, Printer
+    from tests.support.waves import until_held
+    from tests.fakes.cluster import MemorySession
+    from tests.fakes.printer import Printer
 
-    class WithState(Cluster):
+    class WithState(MemorySession):
         """The session's RolloutState reads and pinned replaces, over the in-memory cluster."""
 
         def __init__(self, memory, stored):

@@ -48,19 +48,19 @@ from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
 from kubectl_disagg.core.waves import Progress, VerbRefused, slice_progress
 from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.rollout.analysis import GateAnalysis
-from kubectl_disagg.rollout.progressive import Progressive, change_position
-from kubectl_disagg.rollout.stepper import reconcile_for_step
-from kubectl_disagg.rollout.verbs import change_for
-from tests.fuzzing import policy_objects
-from tests.memory_cluster import MemoryCluster
 from kubectl_disagg.gitops.state import parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.gitops.test_step import deploy
+from kubectl_disagg.rollout.analysis import GateAnalysis
+from kubectl_disagg.rollout.progressive import Progressive, change_position
+from kubectl_disagg.rollout.stepper import reconcile_for_step
+from kubectl_disagg.rollout.verbs import change_for
+from tests.fakes.argo import deploy
+from tests.fakes.cluster import MemoryCluster
+from tests.support.fuzzing import policy_objects
+from tests.support.sets import NS, make_set
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_ROLLOUT_EXAMPLES", "300"))
 ROLES = {"prefill": 1, "decode": 1}

@@ -8,12 +8,12 @@ import time
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.status import watch_status
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
-from tests.unit.rollout.test_run import Cluster, Printer
+from tests.fakes.cluster import MemoryCluster, MemorySession
+from tests.fakes.printer import Printer
+from tests.support.sets import make_set
 
 
-class Watched(Cluster):
+class Watched(MemorySession):
     """The executor, with the watch a status look sleeps on (nothing ever changes)."""
 
     def __init__(self, *args, **kwargs):
@@ -43,7 +43,7 @@ def test_not_available_without_watch_is_3_and_one_look():
 
 
 def test_available_is_0():
-    cluster, ds = Cluster(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
+    cluster, ds = MemorySession(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
     assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True) == StepExit.OK
     assert looked(cluster, ds, watch=True) == (StatusExit.AVAILABLE, ["[True]\n"])
 
@@ -70,7 +70,7 @@ class LastStep(Watched):
 
 def test_issue37_item12_for_complete_waits_past_available_until_the_old_revision_is_removed():
     from kubectl_disagg.core.status import Until
-    from tests.unit.core.test_status import available_before_the_last_step
+    from tests.support.sets import available_before_the_last_step
 
     _, new, memory = available_before_the_last_step()
     cluster = LastStep(memory, new)
@@ -83,8 +83,8 @@ def test_issue37_item12_for_complete_waits_past_available_until_the_old_revision
 
 
 def test_issue37_item12_for_takes_kubectls_words_and_its_help_says_what_exit_0_means(capsys):
-    from tests.conftest import EXAMPLES
-    from tests.unit.test_cli import run as cli
+    from tests.support.paths import EXAMPLES
+    from tests.support.cli import run as cli
 
     code, _, err = cli(["rollout", "status", "-f", str(EXAMPLES / "prefill-decode.yaml"), "--for=ready"], capsys)
     assert code == 2 and "'--for'" in err and "'available', 'complete'" in err

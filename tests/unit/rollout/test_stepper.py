@@ -3,58 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from types import SimpleNamespace
-
 import pytest
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Scale, write_units
-from kubectl_disagg.errors import Conflict
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
-from tests import memory_cluster
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
-
-
-class MemoryExecutor:
-    """MemoryCluster as an Executor; the LWS controller settles status while we 'watch'."""
-
-    def __init__(self, cluster: MemoryCluster, conflicts: int = 0):
-        self.cluster, self.conflicts = cluster, conflicts
-        self.leases = 0
-        self.watches = 0
-        self.authorized: list[int] = []  # actions per pass, checked before its writes
-        self.waits: list = []
-
-    def snapshot(self, set_name, namespace, *, scalers=False):
-        return self.cluster.snapshot(set_name)
-
-    def execute(self, action, namespace):
-        if self.conflicts:
-            self.conflicts -= 1
-            raise Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
-        try:
-            self.cluster.execute([action])
-        except memory_cluster.Conflict as err:  # as the cluster executor says it
-            raise Conflict(str(err)) from None
-
-    def authorize(self, actions, namespace):
-        self.authorized.append(len(actions))
-
-    def occupants(self, names, namespace):
-        return self.cluster.occupants(names)
-
-    @contextlib.contextmanager
-    def lease(self, set_name, namespace, wait_until=None):
-        self.leases += 1
-        self.waits.append(wait_until)
-        yield SimpleNamespace(duration=30, renew_if_due=lambda: None)
-
-    def wait_for_change(self, set_name, namespace, resource_version, timeout):
-        self.watches += 1
-        self.cluster.settle()
-        return True
+from tests.fakes.cluster import MemoryCluster, MemoryExecutor
+from tests.support.sets import make_set
 
 
 def test_drive_runs_passes_until_complete_under_one_lease():

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale, reconcile, write_units
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.rollout.stepper import PassInterrupted, run_pass
 from kubectl_disagg.rollout.write_scheduler import chains, run_units
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
+from tests.fakes.cluster import MemoryCluster, MemoryExecutor
+from tests.support.sets import make_set
 
 
 class Recorder:
@@ -128,32 +128,9 @@ def test_a_real_error_is_reported_before_a_conflict():
     assert type(outcome.error) is UserError and "403" in str(outcome.error)
 
 
-class ConcurrentMemoryExecutor:
-    """MemoryCluster as an Executor for concurrent writes (one lock), with a 409 on one object."""
-
-    def __init__(self, cluster: MemoryCluster, conflict_on: str | None = None):
-        self.cluster, self.conflict_on = cluster, conflict_on
-        self.lock = threading.Lock()
-
-    def snapshot(self, set_name, namespace, *, scalers=False):
-        with self.lock:
-            return self.cluster.snapshot(set_name)
-
-    def occupants(self, names, namespace):
-        with self.lock:
-            return self.cluster.occupants(names)
-
-    def execute(self, action, namespace):
-        if action.name == self.conflict_on:
-            self.conflict_on = None  # once: the next pass goes through
-            raise Conflict(f"{action.kind.lower()}/{action.name} changed since it was read (409 Conflict)")
-        with self.lock:
-            self.cluster.execute([action])
-
-
 def test_a_409_in_the_middle_of_a_concurrent_pass_leaves_a_state_the_next_pass_converges_from():
     cluster = MemoryCluster("serving")
-    executor = ConcurrentMemoryExecutor(cluster)
+    executor = MemoryExecutor(cluster)
     old = make_set({"prefill": 2, "decode": 1}, slices=8)
     for _ in range(10):
         if run_pass(executor, old, "serving", max_in_flight=8).complete:

@@ -1,7 +1,7 @@
 """The pull request of every git-driven step, in golden files: a whole rollout (initial state,
 every step, the removal), an abort rolled back, two slices moving together.
 
-`pytest --update-golden` rewrites tests/unit/views/golden/ from the current output; review the
+`pytest --update-golden` rewrites tests/data/golden/gitops_pr/ from the current output; review the
 diff like any other change of what reviewers read.
 """
 
@@ -13,95 +13,23 @@ from pathlib import Path
 import pytest
 
 from kubectl_disagg.core import planner
-from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.views.gitops_report import format_pr_description
 from kubectl_disagg.views.gitops_pr import pr_context
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS
-from tests.unit.gitops.test_step import MemoryArgo, round_trip
-
-GOLDEN = Path(__file__).parent / "golden" / "gitops_pr"
-STATE_FILE = "apps/llama/disagg-rollout-state.yaml"
-OLD_IMAGE, NEW_IMAGE = "vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:v0.11.1"
-REPLICAS = {"prefill": 3, "decode": 2}
-
-
-def llama(image: str = OLD_IMAGE, extra_prefill_args: tuple[str, ...] = (), slices: int = 1,
-          replicas: dict[str, int] | None = None):
-    """The set of the docs: vLLM prefill and decode; v0.11.1 also turns on prefix caching."""
-    roles = []
-    for role, count in (replicas or REPLICAS).items():
-        args = ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-transfer-role",
-                "producer" if role == "prefill" else "consumer"]
-        if role == "prefill":
-            args += list(extra_prefill_args)
-        roles.append({"name": role, "spec": {"replicas": count, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
-            "spec": {"containers": [{"name": "vllm", "image": image, "args": args}]}}}}})
-    data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-            "metadata": {"name": "llama", "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
-    (ds,) = load_documents(parse_stream(to_yaml(data), "llama.yaml")).sets
-    return ds
-
-
-def upgraded(**kwargs):
-    return llama(NEW_IMAGE, ("--enable-prefix-caching",), **kwargs)
-
-
-def steps_until_complete(argo: MemoryArgo, ds, state, limit: int = 30):
-    """(step, state before) of each round of sync → ready → step → commit, until complete."""
-    out = []
-    for _ in range(limit):
-        argo.sync(ds, state)
-        argo.cluster.settle()
-        step = gitops_step(ds, state, argo.snapshot(ds))
-        if step.outcome == Outcome.COMPLETE:
-            return out, state
-        assert step.outcome == Outcome.ADVANCED, step
-        out.append(step)
-        state = round_trip(step.state, ds)
-    raise AssertionError("not complete")
-
-
-def rollout_steps(slices: int = 1) -> list[tuple[str, object, object]]:
-    """(golden name, set, step) of the initial state and of every step of the rollout."""
-    old, new = llama(slices=slices), upgraded(slices=slices)
-    argo = MemoryArgo()
-    first = gitops_step(old, None, MemoryCluster(NS).snapshot(old.name))
-    out = [("initial-state", old, first)]
-    state = round_trip(first.state, old)
-    _, state = steps_until_complete(argo, old, state)
-    steps, _ = steps_until_complete(argo, new, state)
-    out.extend((f"step-{index:02d}", new, step) for index, step in enumerate(steps, 1))
-    return out
-
-
-def abort_steps() -> list[tuple[str, object, object]]:
-    """Two steps forward, then the template reverted: every step of the rollback."""
-    old, new = llama(), upgraded()
-    argo = MemoryArgo()
-    state = round_trip(gitops_step(old, None, MemoryCluster(NS).snapshot(old.name)).state, old)
-    _, state = steps_until_complete(argo, old, state)
-    for _ in range(2):
-        argo.sync(new, state)
-        argo.cluster.settle()
-        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
-    steps, _ = steps_until_complete(argo, old, round_trip(state, old))
-    return [(f"rollback-{index:02d}", old, step) for index, step in enumerate(steps, 1)]
-
-
-SCENARIOS = {
-    "rollout": lambda: rollout_steps(),
-    "abort": abort_steps,
-    "two-slices": lambda: rollout_steps(slices=2)[1:3],
-}
-
-
-def scenario_steps() -> dict[str, tuple[object, object]]:
-    """golden file name → (set, step) of every scenario."""
-    return {f"{scenario}-{name}.md": (ds, step) for scenario, make in SCENARIOS.items() for name, ds, step in make()}
+from kubectl_disagg.views.gitops_report import format_pr_description
+from tests.fakes.argo import MemoryArgo, round_trip
+from tests.fakes.cluster import MemoryCluster
+from tests.support.gitops_pr import (
+    GOLDEN,
+    REPLICAS,
+    SCENARIOS,
+    STATE_FILE,
+    abort_steps,
+    llama,
+    rollout_steps,
+    steps_until_complete,
+    upgraded,
+)
+from tests.support.sets import NS
 
 
 def rollout_descriptions() -> list[tuple[str, str]]:
@@ -225,7 +153,7 @@ def _check(ds, steps):
 
 
 def test_a_second_template_change_mid_rollout_names_both_old_revisions():
-    from tests.unit.gitops.test_step import deploy
+    from tests.fakes.argo import deploy
 
     argo, state = deploy(llama())
     second = upgraded()
@@ -242,7 +170,8 @@ def test_a_second_template_change_mid_rollout_names_both_old_revisions():
 
 
 def test_a_rollout_that_also_scales_and_one_with_an_external_role():
-    from tests.unit.gitops.test_step import _external_set, deploy
+    from tests.fakes.argo import deploy
+    from tests.support.gitops import external_set
 
     argo, state = deploy(llama())
     bigger = upgraded(replicas={"prefill": 4, "decode": 1})
@@ -251,11 +180,11 @@ def test_a_rollout_that_also_scales_and_one_with_an_external_role():
     text = format_pr_description(bigger, NS, steps[0], STATE_FILE)
     assert "decode keeps at least 1 (target 1 − max unavailable 0)" in text
     assert "prefill scales up from 3 to 4, so it has no floor to keep" in text
-    external = _external_set("img:1")
+    external = external_set("img:1")
     argo = MemoryArgo()
     _, state = steps_until_complete(argo, external, round_trip(
         gitops_step(external, None, MemoryCluster(NS).snapshot(external.name)).state, external))
-    moved = _external_set("img:2")
+    moved = external_set("img:2")
     steps, _ = _all_steps(argo, moved, state)
     _check(moved, steps)
     assert "autoscaled" in format_pr_description(moved, NS, steps[0], STATE_FILE)
@@ -264,7 +193,8 @@ def test_a_rollout_that_also_scales_and_one_with_an_external_role():
 def test_a_rollback_is_numbered_from_where_the_rollout_stood():
     """Reverted after three steps (the old revision still mostly up): the rollback's plan starts
     where the rollout stood, so its first commit is step 1, not a step of a start that never ran."""
-    from tests.unit.gitops.test_step import NS, deploy, make_set, round_trip
+    from tests.fakes.argo import deploy, round_trip
+    from tests.support.sets import NS, make_set
 
     v1, v2 = make_set({"prefill": 4, "decode": 4}), make_set({"prefill": 4, "decode": 4}, image="img:2")
     argo, state = deploy(v1)

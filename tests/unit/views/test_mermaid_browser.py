@@ -22,9 +22,9 @@ import pytest
 
 from kubectl_disagg.views.gitops_pr import pr_context
 from kubectl_disagg.views.plan_chart import NEW_COLOR, OLD_COLOR
-from tests.conftest import REPO
-from tests.unit.core.test_reconcile import NS
-from tests.unit.views.test_gitops_pr import GOLDEN, STATE_FILE, scenario_steps
+from tests.support.gitops_pr import GOLDEN, STATE_FILE, scenario_steps
+from tests.support.paths import REPO
+from tests.support.sets import NS
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run",

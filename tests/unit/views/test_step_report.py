@@ -5,9 +5,9 @@ from __future__ import annotations
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.rollout.stepper import Pass, PlannedAction, plan_pass
 from kubectl_disagg.views.step_report import format_text, to_document
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import make_set
-from tests.unit.rollout.test_stepper import MemoryExecutor
+from tests.fakes.cluster import MemoryCluster
+from tests.fakes.cluster import MemoryExecutor
+from tests.support.sets import make_set
 
 
 def a_pass(ds, cluster: MemoryCluster, dry_run=None) -> Pass:

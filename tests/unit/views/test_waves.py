@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kubectl_disagg.cli import main
-from tests.unit.core.test_policy import POLICY, SET
+from tests.support.policy import POLICY, SET
 
 
 def test_rollout_plan_shows_the_waves_and_gates(tmp_path, capsys):

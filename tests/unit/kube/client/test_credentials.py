@@ -15,7 +15,7 @@ import yaml
 
 from kubectl_disagg.cli import main
 from kubectl_disagg.kube.client.kubeconfig import redact_url
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 SECRET = "s3cr3t-Tok3n"
 EXAMPLE = str(EXAMPLES / "prefill-decode.yaml")

@@ -16,8 +16,8 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import exec_plugin
 from kubectl_disagg.kube.client.credentials import Credentials
 from kubectl_disagg.kube.client.kubeconfig import load_configuration
-from tests.conftest import EXAMPLES
-from tests.unit.kube.client.test_kubeconfig import credential, exec_user, plugin, single
+from tests.support.kube import credential, exec_user, plugin, single
+from tests.support.paths import EXAMPLES
 
 PROMPT = "open https://login.example/device and enter code WXYZ-1234, then press Enter"
 LIMIT = 60.0  # a hung test ends here; nothing below depends on how long anything takes

@@ -4,59 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
-import stat
 import subprocess
 import sys
 import time
 
 import pytest
-import yaml
 
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import credentials as credentials_module
 from kubectl_disagg.kube.client.credentials import Credentials
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import load_configuration
 from kubectl_disagg.kube.client.transport import Transport, _proxy_for
-from tests.conftest import EXAMPLES
-from tests.unit.test_cli import run
-
-DATA = pathlib.Path(__file__).parents[3] / "data"
-CERT, KEY = DATA / "unit-test-client.crt", DATA / "unit-test-client.key"
+from tests.support.cli import run
+from tests.support.kube import credential, exec_user, plugin, single, write
+from tests.support.paths import CERTS, EXAMPLES
 
 
-def write(path: pathlib.Path, *, clusters=(), users=(), contexts=(), current: str | None = None) -> pathlib.Path:
-    document = {"apiVersion": "v1", "kind": "Config",
-                "clusters": [{"name": n, "cluster": c} for n, c in clusters],
-                "users": [{"name": n, "user": u} for n, u in users],
-                "contexts": [{"name": n, "context": c} for n, c in contexts]}
-    if current is not None:
-        document["current-context"] = current
-    path.write_text(yaml.safe_dump(document))
-    return path
-
-
-def plugin(tmp_path: pathlib.Path, body: str, name: str = "get-token") -> pathlib.Path:
-    script = tmp_path / name
-    script.write_text("#!/bin/sh\n" + body)
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
-
-
-def credential(token: str, expires: str | None = None) -> str:
-    status = {"token": token, **({"expirationTimestamp": expires} if expires else {})}
-    return json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": status})
-
-
-def exec_user(command: pathlib.Path | str, **extra) -> dict:
-    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(command),
-                     "interactiveMode": "Never", **extra}}
-
-
-def single(tmp_path, user: dict, cluster: dict | None = None, namespace: str | None = None) -> pathlib.Path:
-    context = {"cluster": "c", "user": "u", **({"namespace": namespace} if namespace else {})}
-    return write(tmp_path / "config", clusters=[("c", cluster or {"server": "https://10.0.0.1:6443"})],
-                 users=[("u", user)], contexts=[("ctx", context)], current="ctx")
+CERT, KEY = CERTS / "unit-test-client.crt", CERTS / "unit-test-client.key"
 
 
 # --- merging ------------------------------------------------------------------------------------

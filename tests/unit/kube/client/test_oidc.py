@@ -18,7 +18,7 @@ import yaml
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.credentials import Credentials
 from kubectl_disagg.kube.client.kubeconfig import load_configuration
-from tests.unit.kube.client.test_kubeconfig import write
+from tests.support.kube import write
 
 SECRET = "s3cret-refresh"
 

@@ -11,6 +11,8 @@ from hypothesis import given, settings, strategies as st
 from kubectl_disagg.core.analysis import Prometheus, Sample
 from kubectl_disagg.kube.client import prometheus
 from kubectl_disagg.kube.client.prometheus import PrometheusClient, PrometheusError
+from tests.fakes.servers import Silent
+from tests.support.kube import bounded
 
 
 def body(data: dict) -> bytes:
@@ -220,63 +222,6 @@ def test_a_malformed_answer_is_a_failed_measurement_and_the_gate_gets_its_verdic
 
 
 # --- a Prometheus that accepts and never answers: the deadline bounds everything -------------
-
-class Silent:
-    """A local server that accepts every connection and never answers (or, `trickle`, sends
-    one byte of an endless header every `trickle` seconds): a hung Prometheus."""
-
-    def __init__(self, trickle: float | None = None):
-        import socket
-        import threading
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.address = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.accepted, self.closed = [], threading.Event()
-        self.trickle = trickle
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        import threading
-        while not self.closed.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            self.accepted.append(connection)
-            if self.trickle is not None:
-                threading.Thread(target=self._drip, args=(connection,), daemon=True).start()
-
-    def _drip(self, connection):
-        try:
-            connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
-            while not self.closed.wait(self.trickle):
-                connection.sendall(b"a")
-        except OSError:
-            pass
-
-    def close(self):
-        self.closed.set()
-        self.listener.close()
-        for connection in self.accepted:
-            connection.close()
-
-
-def bounded(call, seconds: float):
-    """`call()` in a thread, which must end within `seconds`: (what it raised or returned, the time it took)."""
-    import threading
-    import time
-    out = {}
-
-    def run():
-        try:
-            out["value"] = call()
-        except BaseException as error:  # noqa: BLE001 - handed to the test
-            out["value"] = error
-    started = time.monotonic()
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds}s"
-    return out["value"], time.monotonic() - started
 
 
 @pytest.mark.parametrize("trickle", [None, 0.2], ids=["silent", "trickling"])

@@ -10,14 +10,14 @@ import json
 import pytest
 
 from kubectl_disagg.errors import Conflict, Unreachable
+from kubectl_disagg.kube.client import retry
 from kubectl_disagg.kube.client.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.client.kubeconfig import Connection
-from kubectl_disagg.kube.client import retry
 from kubectl_disagg.kube.client.rest import JSON_PATCH, LEASE, LWS, ROLLOUT_STATE, NotAnApiServer, RestClient, holds, patched
 from kubectl_disagg.kube.client.retry import MAX_RETRIES
-from tests.unit.kube.client.test_transport import OK, Peer, Server
-from tests.unit.kube.test_session import write_kubeconfig
-from tests.unit.test_cli import run
+from tests.fakes.servers import OK, Peer, Server
+from tests.support.cli import run
+from tests.support.kube import write_kubeconfig
 
 
 def test_holds_and_patched():

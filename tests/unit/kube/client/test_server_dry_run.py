@@ -11,23 +11,23 @@ import json
 
 import pytest
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.kube.client.api_errors import api_error, connection_error
 from kubectl_disagg.cli import main
 from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.commands.rollout_step import step
-from kubectl_disagg.exits import StepExit
-from kubectl_disagg.views.completion import complete
 from kubectl_disagg.commands.root import cli
-from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Create, Scale, reconcile
-from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
+from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.exits import StepExit
+from kubectl_disagg.kube.client.api_errors import api_error, connection_error
+from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.stepper import SERVER, drive
-from tests import memory_cluster
-from tests.memory_cluster import MemoryCluster
-from tests.unit.core.test_reconcile import NS, make_set
-from tests.unit.rollout.test_stepper import MemoryExecutor
+from kubectl_disagg.views.completion import complete
+from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
+from tests.fakes import cluster as memory_cluster
+from tests.fakes.cluster import MemoryCluster
+from tests.fakes.cluster import MemoryExecutor
+from tests.support.sets import NS, make_set
 
 # --- the flag -----------------------------------------------------------------------------------
 

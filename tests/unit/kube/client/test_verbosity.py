@@ -10,7 +10,8 @@ import pytest
 from kubectl_disagg.commands._options import kubectl_spellings
 from kubectl_disagg.kube.client import verbosity
 from kubectl_disagg.kube.client.transport import NetworkError
-from tests.unit.kube.client.test_transport import answering, get, serve  # noqa: F401 (a fixture)
+from tests.fakes.servers import answering
+from tests.support.kube import get
 
 SECRET_BODY = b'{"kind":"Secretish","token":"s3cr3t","spec":{"password":"hunter2"},"x":"' + b"y" * 20_000 + b'"}'
 
@@ -47,7 +48,7 @@ def test_each_level_shows_what_kubectls_does_and_never_a_credential(serve, capsy
 
 
 def test_a_request_without_an_answer_is_shown_too(capsys):
-    from tests.unit.kube.client.test_transport import transport_to
+    from tests.fakes.servers import transport_to
     import socket
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -66,7 +67,7 @@ def test_kubectls_spellings_of_the_flag():
 def test_the_flag_reaches_the_requests_of_a_command(tmp_path, capsys):
     """No -v/--v flag existed."""
     from kubectl_disagg.cli import main
-    from tests.conftest import EXAMPLES
+    from tests.support.paths import EXAMPLES
     import socket
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

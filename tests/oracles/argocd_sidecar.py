@@ -1,6 +1,6 @@
 """Argo CD running the plugin, for the contract tests: a git repository holding applications,
 plugin.yaml in a sidecar, and the repo-server's manifest generation done by Argo CD's own
-logic (tests/argocd_harness.py): discovery, the plugin's variables, generate in a fresh copy
+logic (tests/oracles/argocd_harness.py): discovery, the plugin's variables, generate in a fresh copy
 of the repository, the output split and flattened.
 
 The sidecar's own environment has nothing the real one would not: HOME cannot be written,
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.argocd_harness import generate_manifests
+from tests.oracles.argocd_harness import generate_manifests
 
 BIN = Path(sys.executable).parent  # where `kubectl-disagg` is installed with this Python
 PLUGIN = {"name": "kubectl-disagg"}  # the usual Application: the plugin named, nothing else

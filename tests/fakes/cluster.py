@@ -1,12 +1,21 @@
-"""An in-memory stand-in for the API server and the LWS controller, for unit tests of the
-pure core only (integration tests use a real kube-apiserver). It applies reconcile actions
-with the same preconditions the real executor sends, and settles LWS status on request."""
+"""The one in-memory cluster of the unit tests (integration tests use a real kube-apiserver).
+
+`MemoryCluster` stands in for the API server and the LWS controller: it applies reconcile
+actions with the same preconditions the real executor sends, and settles LWS status on request.
+`MemoryExecutor` is that cluster as a `rollout.executors.Executor` (the LWS controller settles
+status while it 'watches'); `MemorySession` adds what a command's session has besides (a
+default namespace, Events, the RolloutState kind not served), for `run.step_sets`,
+`rollout status` and `rollout step --gitops`."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
+import threading
+from types import SimpleNamespace
 
+from kubectl_disagg import errors
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
@@ -104,3 +113,77 @@ class MemoryCluster:
 
     def lws(self) -> dict[str, dict]:
         return {name: o for (kind, name), o in self.objects.items() if kind == "LeaderWorkerSet"}
+
+
+class MemoryExecutor:
+    """MemoryCluster as an Executor; the LWS controller settles status while we 'watch'."""
+
+    def __init__(self, cluster: MemoryCluster, conflicts: int = 0, conflict_on: str | None = None):
+        # `conflicts`: the next so many writes get a 409; `conflict_on`: the next write of that name does.
+        self.cluster, self.conflicts, self.conflict_on = cluster, conflicts, conflict_on
+        self.lock = threading.RLock()  # a pass may write from several threads (max_in_flight)
+        self.leases = 0
+        self.watches = 0
+        self.authorized: list[int] = []  # actions per pass, checked before its writes
+        self.waits: list = []
+
+    def snapshot(self, set_name, namespace, services=True, scalers=False):
+        with self.lock:
+            return self.cluster.snapshot(set_name)
+
+    def execute(self, action, namespace):
+        if self.conflicts:
+            self.conflicts -= 1
+            raise errors.Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")
+        if action.name == self.conflict_on:
+            self.conflict_on = None  # once: the next pass goes through
+            raise errors.Conflict(f"{action.kind.lower()}/{action.name} changed since it was read (409 Conflict)")
+        try:
+            with self.lock:
+                self.cluster.execute([action])
+        except Conflict as err:  # as the cluster executor says it
+            raise errors.Conflict(str(err)) from None
+
+    def authorize(self, actions, namespace):
+        self.authorized.append(len(actions))
+
+    def occupants(self, names, namespace):
+        with self.lock:
+            return self.cluster.occupants(names)
+
+    @contextlib.contextmanager
+    def lease(self, set_name, namespace, wait_until=None):
+        self.leases += 1
+        self.waits.append(wait_until)
+        yield SimpleNamespace(duration=30, renew_if_due=lambda: None)
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        self.watches += 1
+        self.cluster.settle()
+        return True
+
+
+class MemorySession(MemoryExecutor):
+    """The executor with what a command's session has besides: a default namespace, Events, and
+    no RolloutState kind served. With `watches=False` a watch is a test failure (a command run
+    without --wait must not watch)."""
+
+    default_namespace = "serving"
+
+    def __init__(self, cluster: MemoryCluster | None = None, *args, events_fail: bool = False, watches: bool = True,
+                 **kwargs):
+        super().__init__(MemoryCluster(self.default_namespace) if cluster is None else cluster, *args, **kwargs)
+        self.events, self.events_fail, self.watch_allowed = [], events_fail, watches
+
+    def record_event(self, event):
+        if self.events_fail:
+            raise errors.UserError("events.events.k8s.io is forbidden")
+        self.events.append(event)
+
+    def rollout_state(self, set_name, namespace):
+        return None  # the kind is not served
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        if not self.watch_allowed:
+            raise AssertionError("without --wait, nothing is watched")
+        return super().wait_for_change(set_name, namespace, resource_version, timeout)

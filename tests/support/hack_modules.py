@@ -6,7 +6,7 @@ import functools
 import importlib.util
 import pathlib
 
-HACK = pathlib.Path(__file__).resolve().parents[1] / "hack"
+HACK = pathlib.Path(__file__).resolve().parents[2] / "hack"
 
 
 @functools.lru_cache(maxsize=None)

@@ -34,8 +34,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.conftest import REPO
-from tests.go_tools import require_go
+from tests.oracles.go_tools import require_go
+from tests.support.paths import REPO
 
 ARGOCD_MODULE = "github.com/argoproj/argo-cd/v3"
 ARGOCD_VERSION = "v3.5.1"  # the release hack/argocd follows (hack/build-argocd-harness.sh)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from tests.conftest import EXAMPLES, GOLDEN
+from tests.support.paths import EXAMPLES, GOLDEN
 
 KUBECTL_KUBECONFIG = """\
 apiVersion: v1

@@ -25,10 +25,10 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming, revision
 from kubectl_disagg.cli import main
+from kubectl_disagg.core import naming, revision
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.conftest import EXAMPLES
+from tests.support.paths import EXAMPLES
 
 SEEDS = [path.read_bytes() for path in sorted(EXAMPLES.glob("*.yaml"))]
 SEED_DOCUMENTS = [yaml.safe_load(seed) for seed in SEEDS]

@@ -1,0 +1,1 @@
+"""Plain helpers shared by test modules: builders, constants, drivers. No tests and no fixtures here."""

@@ -1,0 +1,66 @@
+"""Driving a paced rollout against the control plane and reading its RolloutState, shared by the integration tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+from kubectl_disagg.core import naming
+from tests.support.stepping import write_set
+
+
+ROLES = {"prefill": 1, "decode": 1}
+
+
+def paced(tmp_path: Path, namespace: str, image: str, spec: dict, slices: int = 4) -> Path:
+    """A directory with the set at `image` and its RolloutPolicy."""
+    directory = tmp_path / image.replace(":", "-")
+    directory.mkdir()
+    write_set(directory, namespace, ROLES, image=image, slices=slices)
+    policy = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+              "metadata": {"name": "llm", "namespace": namespace},
+              "spec": {"targetRef": {"name": "llm"}, **spec}}
+    (directory / "policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    return directory
+
+
+def revisions(stepper) -> dict[int, set[str]]:
+    return {s: set(groups) for s, groups in stepper.live.groups().items()}
+
+
+def versions_of(stepper, slices) -> dict[str, str]:
+    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in stepper.live.lws()
+            if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
+
+
+def rollout_state(stepper) -> dict:
+    return client.CustomObjectsApi(stepper.live.api).get_namespaced_custom_object(
+        "kubectl-disagg.x-k8s.io", "v1alpha1", stepper.namespace, "rolloutstates", "llm")
+
+
+def until_held_or_complete(stepper, directory: Path, simulator) -> "object":
+    with simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        return stepper(directory, "--until-complete", "--timeout", "2m")
+
+
+def versions_of_git(repo, slices) -> dict[str, tuple]:
+    """What a sync could change of the slices' LWS (each sync stamps the commit on every object,
+    and the LWS controller writes status): spec and generation, labels, our annotations."""
+    return {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"], o["metadata"]["labels"],
+                                    (o["metadata"].get("annotations") or {}).get(naming.INITIAL_REPLICAS_ANNOTATION))
+            for o in repo.live.lws() if int(o["metadata"]["labels"][naming.SLICE_LABEL]) in slices}
+
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "kubectl-disagg"
+
+
+def process(stepper, *argv: str) -> subprocess.Popen:
+    """The installed command as a separate process, against the stepper's control plane."""
+    return subprocess.Popen([str(CONSOLE_SCRIPT), *argv, "--kubeconfig", str(stepper.control_plane.kubeconfig),
+                             "--context", "admin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"})
