@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kubectl_disagg.manifests.reader import read_documents
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.render import render_set
@@ -36,7 +36,7 @@ SERVER_NOISE = ("managedFields", "uid", "resourceVersion", "creationTimestamp")
 
 def example_set(namespace: str, replicas: dict[str, int] | None = None) -> dict:
     """The bundled prefill/decode example in `namespace`, roles resized as asked."""
-    data = read_documents([str(EXAMPLE)])[0].data
+    data = parse_stream(EXAMPLE.read_bytes(), str(EXAMPLE))[0].data
     data["metadata"]["namespace"] = namespace
     for role in data["spec"]["roles"]:
         role["spec"]["replicas"] = (replicas or {}).get(role["name"], role["spec"]["replicas"])
@@ -45,7 +45,7 @@ def example_set(namespace: str, replicas: dict[str, int] | None = None) -> dict:
 
 def prefill_lws(namespace: str, replicas: int = 2) -> dict:
     """The prefill LWS kubectl-disagg renders for the example."""
-    document = read_documents([str(EXAMPLE)])[0]
+    document = parse_stream(EXAMPLE.read_bytes(), str(EXAMPLE))[0]
     document.data["metadata"]["namespace"] = namespace
     ds = load_documents([document]).sets[0]
     lws = next(o for o in render_set(ds, namespace) if o["kind"] == "LeaderWorkerSet")

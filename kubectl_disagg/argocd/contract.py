@@ -3,7 +3,7 @@
 Argo CD's sidecar runs `kubectl-disagg cmp generate` in the application's directory with its
 parameters in the environment. Everything here works on plain data handed in by the shell
 (`sidecar.py`): the environment as a mapping and the directory as read by
-`gitops.directory` (the one way every command reads a directory; the parameters say how). Nothing reads the network, the clock or
+`inputs` (the one way every command reads a directory; the parameters say how). Nothing reads the network, the clock or
 HOME, so the output depends on the commit and the parameters only, as Argo CD's cache
 assumes.
 """
@@ -22,6 +22,7 @@ from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_disaggregated_set
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
 LWS_RESOURCE = f"{naming.LWS_API_VERSION}/{naming.LWS_KIND}"
@@ -29,7 +30,7 @@ REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
 
 # Name → announced default. The same names and defaults are announced in plugin.yaml;
 # Argo CD shows announced defaults but never sends them, so they are applied here.
-DEFAULT_INCLUDE = directories.DEFAULT_INCLUDE
+DEFAULT_INCLUDE = inputs.DEFAULT_INCLUDE
 DEFAULT_STATE_FILE = naming.STATE_FILE
 PARAMETERS = ("namespace", "recurse", "include", "exclude", "strict", "rollout-state", "require-rollout-state")
 
@@ -60,9 +61,9 @@ class Parameters:
     exclude: tuple[str, ...] = ()
 
     @property
-    def reading(self) -> directories.Reading:
-        """How the application directory is read (`gitops.directory`)."""
-        return directories.Reading(self.recurse, self.include, self.exclude, self.state_file)
+    def reading(self) -> inputs.Reading:
+        """How the application directory is read (`inputs`)."""
+        return inputs.Reading(self.recurse, self.include, self.exclude, self.state_file)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
         problems.append(f"parameter namespace: Invalid value: {json.dumps(namespace)}: "
                         "must be a lowercase RFC 1123 label")
     if not problems:
-        problems.extend(directories.check_globs(directories.Reading(recurse_text == "true", include, exclude)))
+        problems.extend(inputs.check_globs(inputs.Reading(recurse_text == "true", include, exclude)))
     if problems:
         raise UserError(problems)
     return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown),
@@ -221,7 +222,7 @@ def namespace_for(own: str | None, parameter: str | None, destination: str | Non
 
 # --- generate -------------------------------------------------------------------------------
 
-def generate(tree: directories.Tree, parameters: Parameters, environ: Mapping[str, str]) -> GeneratedManifests:
+def generate(tree: inputs.Tree, parameters: Parameters, environ: Mapping[str, str]) -> GeneratedManifests:
     """Every object of the directory (`tree`, read as the parameters say): DisaggregatedSets
     rendered, other documents passed through, namespaces settled. Each set renders as far as
     the rollout state beside it has rolled it (docs/gitops.md); a set without one is refused

@@ -1,21 +1,19 @@
 """What Argo CD's sidecar runs: the environment and the application directory in, manifests out.
 
 The click commands in `commands/cmp.py` (the argv of plugin.yaml) call these functions. The
-only I/O is reading the directory (as every command reads one: `gitops.directory`) and writing
+only I/O is reading the directory (as every command reads one: `inputs`) and writing
 stdout/stderr.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import CmpExit
-from kubectl_disagg.gitops import directory as directories
-from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.writer import format_objects
 
 
@@ -23,7 +21,7 @@ def generate(environ: Mapping[str, str], directory: str = ".") -> CmpExit:
     """Write the application's manifests to stdout, or refuse with one line on stderr."""
     try:
         parameters = argocd.read_parameters(environ)
-        tree = directories.read_walk(directory, parameters.reading, shown_as="")
+        tree = inputs.read_walk(directory, parameters.reading, shown_as="")
         result = argocd.generate(tree, parameters, environ)
     except UserError as err:
         # Argo CD shows stderr in the UI as one message: say everything on one line.
@@ -44,14 +42,7 @@ def discover(environ: Mapping[str, str], directory: str = ".") -> CmpExit:
         parameters = argocd.read_parameters(environ)
     except UserError as err:
         raise UserError(["; ".join(line.replace("\n", "\\n") for line in err.lines())]) from None
-    chosen, _, _ = directories.choose(directories.list_tree(directory, parameters.recurse), parameters.reading)
-    for path in chosen:
-        try:
-            with open(os.path.join(directory, path), "rb") as handle:
-                text = handle.read(MAX_INPUT_BYTES + 1)
-        except OSError:
-            continue
-        if argocd.holds_set(text):
-            print(path)
-            return CmpExit.OK
+    path = inputs.first_chosen(directory, parameters.reading, argocd.holds_set)
+    if path is not None:
+        print(path)
     return CmpExit.OK

@@ -1,5 +1,6 @@
-"""The inputs -f names, read as every command reads a directory (`gitops.directory`, loaded
-only when a command asks for it, so that `--help` and the offline start stay light)."""
+"""The inputs -f names, read from disk once by `inputs` and loaded as every command loads a
+directory (`gitops.directory`, imported only when a command asks for it, so that `--help` and the
+offline start stay light)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,29 @@ from kubectl_disagg.errors import UserError
 
 
 def sets_from_files(options: Options) -> list:
-    """The DisaggregatedSets in -f inputs, read as every command reads a directory
-    (`gitops.directory`, loaded when asked for), validated, warnings printed; at least one."""
-    from kubectl_disagg.gitops import directory as directories
+    """The DisaggregatedSets in -f inputs, validated, warnings printed; at least one."""
+    return [entry.ds for entry in sets_and_tree(options)[1].sets]
 
-    reading = directories.Reading(options.recursive)
-    tree = directories.read_tree(options.filenames, reading)
-    return [entry.ds for entry in _with_sets(directories, tree, reading, options.namespace).sets]
+
+def sets_and_tree(options: Options):
+    """The -f inputs as read from disk (`inputs.Tree`, the state files beside the sets included)
+    and their sets loaded (`gitops.directory.Directory`, states not read), warnings printed."""
+    from kubectl_disagg.inputs import tree as inputs
+
+    reading = inputs.Reading(options.recursive)
+    return tree_of_sets(options.filenames, reading, options.namespace)
 
 
 def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):
-    """The -f inputs as `gitops.directory` reads them (`Tree`), checked to hold at least one
-    valid set (warnings printed; `namespace`, -n, places a set and its policy that name none);
-    its states are read by the command that needs them."""
+    """The -f inputs read from disk once (`inputs.Tree`) and their sets loaded (`Directory`,
+    states not read: the command that needs them loads them from the same tree), checked to
+    hold at least one valid set (warnings printed; `namespace`, -n, places a set and its
+    policy that name none)."""
     from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
 
-    tree = directories.read_tree(filenames, reading)
-    _with_sets(directories, tree, reading, namespace)
-    return tree
+    tree = inputs.read_tree(filenames, reading)
+    return tree, _with_sets(directories, tree, reading, namespace)
 
 
 def _with_sets(directories, tree, reading, namespace: str | None):

@@ -39,14 +39,16 @@ def init(options: _options.Options, state_file: str | None) -> None:
     `kubectl disagg rollout step --gitops` instead.
     """
     from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
     from kubectl_disagg.gitops import files
     from kubectl_disagg.gitops.init import initial_states
 
-    reading = directories.Reading(options.recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
+    reading = inputs.Reading(options.recursive, explicit=state_file)
+    tree, _ = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     by_file = initial_states(directories.load(tree, reading, namespace=options.namespace, fallback=""))
+    held = inputs.contents(by_file)
     for path, states in by_file.items():
-        files.write_state(path, *states)
+        files.write_state(path, held[path], *states)
         for written in states:
             click.echo(f"{path}: disaggregatedset/{written.name} ({written.namespace}): revision "
                        f"{written.target.revision}, {written.target.slices} slice(s)")

@@ -15,19 +15,21 @@ from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.watch import exit_code, looks, settled
 from kubectl_disagg.views.gitops_status import format_looks
 from kubectl_disagg.wait import Deadline
 
 
 def run(options: Options, watch: bool, timeout: float | None, until: Until | None = None) -> GitopsExit:
-    reading = directories.Reading(options.recursive)
-    _inputs.tree_of_sets(options.filenames, reading, options.namespace)  # a set checked for before the cluster
+    reading = inputs.Reading(options.recursive)
+    first_read = [_inputs.tree_of_sets(options.filenames, reading, options.namespace)[0]]  # a set before the cluster
     deadline = Deadline.after(timeout).at
     with _session.session(options) as cluster:
 
-        def read() -> directories.Directory:  # again at every look: a pull may have moved the state
-            return directories.read(options.filenames, reading, namespace=options.namespace,
+        def read() -> directories.Directory:  # the first look loads what was read; each later look reads
+            tree = first_read.pop() if first_read else inputs.read_tree(options.filenames, reading)  # again: a pull
+            return directories.load(tree, reading, namespace=options.namespace,  # may have moved the state
                                     fallback=cluster.default_namespace, explicit_must_hold=True)
 
         printed, seen, first = None, [], None

@@ -113,9 +113,10 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
         raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
                                "nothing, so the rollout would never advance")
     _options.check_name_or_files(name, options)
-    sets = _inputs.sets_from_files(options) if options.filenames else None
+    tree, directory = _inputs.sets_and_tree(options) if options.filenames else (None, None)
+    sets = [entry.ds for entry in directory.sets] if directory else None
     console = Console(options.output)
-    if refusal := [] if dry_run or ignore_rollout_state or not sets else _git_driven(sets):
+    if refusal := [] if dry_run or ignore_rollout_state or not sets else _git_driven(sets, tree):
         console.error(refusal)
         return StepExit.REFUSED
     with _session.executor(options) as cluster:
@@ -124,8 +125,9 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
                          wait_for_lease=wait_for_lease, ignore_controller=ignore_controller)
 
 
-def _git_driven(sets) -> list[str]:
-    """The refusal of sets with a rollout state beside them (stepped through git, not here)."""
+def _git_driven(sets, tree) -> list[str]:
+    """The refusal of sets with a rollout state beside them (stepped through git, not here),
+    found in the state files already read with the sets (`tree`)."""
     from kubectl_disagg.gitops.files import refuse_git_driven
 
-    return refuse_git_driven(sets)
+    return refuse_git_driven(sets, tree.files)

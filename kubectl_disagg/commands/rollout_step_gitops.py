@@ -16,7 +16,7 @@ from kubectl_disagg.commands import _inputs, _session
 from kubectl_disagg.commands._options import Options
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.files import restore
 from kubectl_disagg.gitops.step import Outcome
 from kubectl_disagg.exits import GitopsExit
@@ -31,12 +31,11 @@ def run(options: Options, wait: bool, timeout: float | None, pr_description: str
                                                      format_results)
 
     namespace = options.namespace
-    reading = directories.Reading(options.recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
+    reading = inputs.Reading(options.recursive, explicit=state_file)
+    tree, planned = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 
-        planned = directories.load(tree, reading, namespace=namespace, states=False)
         repository = repository_for([entry.state_path for entry in planned.sets], branch)
     with _session.session(options) as cluster:
         try:

@@ -16,19 +16,18 @@ from kubectl_disagg.exits import VerbExit
 
 def run(options: Options, verb, console, *, full=False, state_file=None, pr_description=None,
         commit=False) -> VerbExit:
-    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
     from kubectl_disagg.gitops.files import restore
     from kubectl_disagg.gitops.verbs import verb_files, write_verbs
     from kubectl_disagg.views.gitops_report import commit_message
     from kubectl_disagg.views.verbs import verb_pr_description
 
     namespace = options.namespace
-    reading = directories.Reading(options.recursive, explicit=state_file)
-    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
+    reading = inputs.Reading(options.recursive, explicit=state_file)
+    tree, planned = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
     if commit:  # checked before anything is written
         from kubectl_disagg.gitops.git import repository_for
 
-        planned = directories.load(tree, reading, namespace=namespace, states=False)
         repository = repository_for([entry.state_path for entry in planned.sets], None)
     try:
         done = verb_files(tree, reading, namespace, verb, full=full)

@@ -37,9 +37,10 @@ def validate(options: _options.Options, server: bool) -> None:
     Problems are printed as FILE:LINE: field.path: message, all at once, with exit code 1.
     """
     from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
 
     namespace = options.namespace
-    loaded = directories.read(options.filenames, directories.Reading(options.recursive), namespace=namespace)
+    loaded = directories.read(options.filenames, inputs.Reading(options.recursive), namespace=namespace)
     _options.print_warnings(loaded.warnings)
     sets = [entry.ds for entry in loaded.sets]
     accepted = _dry_run(sets, options) if server and sets else {}

@@ -5,31 +5,9 @@ states, the documents that pass through, and every check that needs the director
 (their `-f` inputs, `-R`) and the Argo CD plugin's `cmp generate` and `cmp discover` (its
 `recurse`, `include`, `exclude` and `rollout-state` parameters) all call `read` or `load` here.
 
-About 500 lines on purpose: it is the one directory pipeline (which files, their globs, the
-per-set documents, the checks over the whole directory); a second module for any of its stages
-would be a second way in, which is what this module replaced.
-
-Which files are read (docs/argocd.md "Which files are read"):
-
-- the files under each directory, its subdirectories too with `recursive` (`-R`, the plugin's
-  `recurse`), symbolic links to files followed, links to directories not entered;
-- never a file or directory whose name starts with a dot: Argo CD's own files
-  (`.argocd-source.yaml`, `.argocd-source-<app>.yaml`, the `.argocd-helm-dep-up` marker), the
-  checkout's `.git`, editors' and our own temporary files (`.disagg-rollout-state.yaml.*`);
-- of those, the manifests (`*.yaml`, `*.yml`, `*.json`) that an `include` glob matches and no
-  `exclude` glob does, matched as Argo CD matches a Directory source's: against the path
-  relative to the directory, `*` crossing `/`, `{a,b}`, `[a-z]`, `?`; a file holding Argo CD's
-  `+argocd:skip-file-rendering` marker is skipped as Argo CD skips it;
-- the rollout state of a set from the state file (`disagg-rollout-state.yaml`, or the name
-  given) in the directory of the set's own file; state files are never manifests.
-
-What Argo CD v3.5.1 itself does, which this follows: reposerver/repository/repository.go reads
-`.argocd-source.yaml` and `.argocd-source-<app>.yaml` at the application's path and merges them
-into its source (mergeSourceParameters), and for a Directory source takes `*.yaml|yml|json`
-files, matches `include`/`exclude` against the path relative to the application with
-util/glob (gobwas/glob, no separators) and skips files holding the skip-file-rendering marker
-(getPotentiallyValidManifestFile); the cmp-server gets the whole checkout, `.git` included
-(util/cmp/stream.go), so skipping it is the plugin's to do.
+The files themselves are read from disk by `inputs` (the one input reader: which files, their
+globs, Argo CD's skipped files, the state files beside their sets), once per command; this
+module loads what it read.
 
 A state names its set; one that names no set of the directory is refused (design §8 rule 1),
 except a state of a set that `include`/`exclude` left out: what they leave out is left out
@@ -38,53 +16,23 @@ whole, the set with its state.
 
 from __future__ import annotations
 
-import os
-import re
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_disaggregated_set, is_state_document, namespace_conflict,
+from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_state_document, namespace_conflict,
                                        namespace_for)
 from kubectl_disagg.core.render import passthrough_collisions, render_set
 from kubectl_disagg.core.sets import load_documents
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.autoscalers import scaler_targets
-from kubectl_disagg.manifests.reader import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, STDIN, STDIN_NAME, parse_stream
+from kubectl_disagg.inputs.tree import Reading, Tree, read_tree, state_path, unread_kind
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import Document
 
 if TYPE_CHECKING:  # read where a state file holds something (`_state_of`)
     from kubectl_disagg.gitops.state import RolloutState
-
-DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
-SKIP_MARKER = b"+argocd:skip-file-rendering"  # Argo CD's Directory source skips a file holding it
-
-
-@dataclass(frozen=True)
-class Reading:
-    """How a directory is read: `recursive` (-R, `recurse`), the `include` and `exclude` globs,
-    the state file's name beside each set (`state_name`), or one `explicit` state file for a
-    single set (--state FILE)."""
-
-    recursive: bool = False
-    include: tuple[str, ...] = DEFAULT_INCLUDE
-    exclude: tuple[str, ...] = ()
-    state_name: str = naming.STATE_FILE
-    explicit: str | None = None
-
-    def is_explicit(self, path: str) -> bool:
-        """`path` names the --state file, however either is spelled (`resolved`)."""
-        return self.explicit is not None and resolved(path) == resolved(self.explicit)
-
-
-def resolved(path: str) -> str:
-    """What a path names, for comparing it with another: its real absolute path (relative to
-    the working directory, `..` and symbolic links resolved). Every path compared here (-f
-    inputs, --state, the files found walking a directory) and by `gitops.git` goes through this
-    one function, so one file named two ways is one file; messages keep each path as spelled."""
-    return os.path.realpath(path)
 
 
 @dataclass(frozen=True)
@@ -116,223 +64,6 @@ class Directory:
     @property
     def passthrough(self) -> list[Document]:
         return [item for item in self.items if isinstance(item, Document)]
-
-
-@dataclass(frozen=True)
-class Tree:
-    """The inputs as read from disk: path → bytes (`files`), the manifests chosen in input order,
-    the state files found in walked directories (checked whole), and the names of the sets in
-    manifests that `include`/`exclude` left out (their states are left out with them)."""
-
-    files: Mapping[str, bytes]
-    chosen: tuple[str, ...]
-    walked_states: tuple[str, ...] = ()
-    left_out_sets: frozenset[str] = frozenset()
-
-
-# --- globs, as Argo CD matches a Directory source's include and exclude ----------------------
-
-def glob_regex(pattern: str) -> re.Pattern:
-    """github.com/gobwas/glob compiled without separators (Argo CD's util/glob.Match): `*` and
-    `**` match any run of characters, `/` included; `?` one; `[a-z]`, `[!a-z]`; `{a,b}`; `\\`
-    escapes. Matched against the whole relative path."""
-    out, depth, i = [], 0, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if char == "*":
-            out.append(".*")
-            while i + 1 < len(pattern) and pattern[i + 1] == "*":
-                i += 1
-        elif char == "?":
-            out.append(".")
-        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1:end]
-            negated = body.startswith("!")
-            body = body[1:] if negated else body
-            out.append("[" + ("^" if negated else "") + "".join(
-                part if part == "-" else re.escape(part) for part in body) + "]")
-            i = end
-        elif char == "{":
-            out.append("(?:")
-            depth += 1
-        elif char == "}" and depth:
-            out.append(")")
-            depth -= 1
-        elif char == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(char))
-        i += 1
-    if depth:
-        raise ValueError(f"unclosed {{ in {pattern!r}")
-    return re.compile("".join(out), re.DOTALL)
-
-
-def check_globs(reading: Reading) -> list[str]:
-    """Why `include`/`exclude` cannot be used as given (an include naming a subdirectory while
-    the walk stays at the top would silently read nothing there)."""
-    problems = []
-    for name, patterns in (("include", reading.include), ("exclude", reading.exclude)):
-        for pattern in patterns:
-            try:
-                glob_regex(pattern)
-            except ValueError as err:
-                problems.append(f"parameter {name}: {err}")
-    if not reading.recursive:
-        nested = [pattern for pattern in reading.include if "/" in pattern]
-        if nested:
-            problems.append(f"parameter include: {', '.join(nested)} names files in subdirectories, which are "
-                            "read only with the recurse parameter true (as Argo CD's directory.recurse)")
-    return problems
-
-
-def is_state_file(relative: str, reading: Reading) -> bool:
-    return relative == reading.state_name or relative.endswith("/" + reading.state_name)
-
-
-def choose(listing: Iterable[str], reading: Reading) -> tuple[list[str], list[str], list[str]]:
-    """Of the relative paths of a walk: the manifests chosen, those left out by the globs, and
-    the state files, each in a stable byte-wise order. Dot names are never in a listing."""
-    include = [glob_regex(pattern) for pattern in reading.include]
-    exclude = [glob_regex(pattern) for pattern in reading.exclude]
-    chosen, left_out, states = [], [], []
-    for path in sorted(set(listing), key=lambda p: p.encode("utf-8", "surrogateescape")):
-        if not reading.recursive and "/" in path:
-            continue
-        if is_state_file(path, reading):
-            states.append(path)
-        elif not path.endswith(MANIFEST_SUFFIXES):
-            continue
-        elif any(p.fullmatch(path) for p in include) and not any(p.fullmatch(path) for p in exclude):
-            chosen.append(path)
-        else:
-            left_out.append(path)
-    return chosen, left_out, states
-
-
-# --- reading from disk -----------------------------------------------------------------------
-
-def list_tree(root: str, recursive: bool) -> list[str]:
-    """Relative paths (with `/`) of the regular files under `root`: dot names skipped at every
-    level, links to files followed, links to directories not entered."""
-    listing = []
-    for directory, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
-        relative = os.path.relpath(directory, root)
-        for name in names:
-            if name.startswith(".") or not os.path.isfile(os.path.join(directory, name)):
-                continue
-            listing.append(name if relative == "." else f"{relative}/{name}".replace(os.sep, "/"))
-    return listing
-
-
-def _read_bytes(path: str) -> bytes:
-    if path == STDIN:
-        return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(MAX_INPUT_BYTES + 1)
-    except OSError as err:
-        raise UserError([Problem(path, 0, "", err.strerror or str(err))]) from None
-
-
-def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
-    """The -f inputs (files, directories, `-`) read from disk as `Tree`; every missing input at once.
-
-    A directory named on the command line is walked (`recursive` below it); a file is read as
-    given. Paths keep the spelling of the input (`apps/two/sub/beta.yaml`).
-    """
-    files: dict[str, bytes] = {}
-    chosen: list[str] = []
-    walked_states: list[str] = []
-    left_out_sets: set[str] = set()
-    missing: list[Problem] = []
-
-    def take(path: str, content: bytes | None = None) -> None:
-        if path not in files:
-            try:
-                files[path] = _read_bytes(path) if content is None else content
-            except UserError as err:  # every input that cannot be read, at once
-                missing.extend(err.problems)
-
-    for raw in paths:
-        if raw == STDIN:
-            take(STDIN_NAME, _read_bytes(STDIN))
-            chosen.append(STDIN_NAME)
-        elif os.path.isdir(raw):
-            walk = read_walk(raw, reading)
-            for path, content in walk.files.items():
-                take(path, content)
-            chosen.extend(walk.chosen)
-            walked_states.extend(walk.walked_states)
-            left_out_sets.update(walk.left_out_sets)
-        elif os.path.isfile(raw):
-            take(raw)
-            if raw not in files:
-                continue
-            if reading.is_explicit(raw):
-                continue  # --state FILE named with -f too: read as the state it is
-            if is_state_file(os.path.basename(raw), reading):
-                walked_states.append(raw)
-            else:
-                chosen.append(raw)
-        else:
-            missing.append(Problem(raw, 0, "", "no such file or directory"))
-    if missing:
-        raise UserError(missing)
-    for path in sorted({os.path.join(os.path.dirname(path), reading.state_name) for path in chosen
-                        if path != STDIN_NAME}):  # the state files beside single files
-        if path not in files and os.path.isfile(path):
-            take(path)
-    if reading.explicit and reading.explicit not in files and os.path.exists(reading.explicit):
-        take(reading.explicit)
-    return Tree(files, tuple(chosen), tuple(dict.fromkeys(walked_states)), frozenset(left_out_sets))
-
-
-def read_walk(directory: str, reading: Reading, shown_as: str | None = None) -> Tree:
-    """One directory read from disk (`walked`); paths shown joined to `shown_as` (default: the
-    directory as given; "" shows them relative to it, as Argo CD does)."""
-    picked, left_out, states = choose(list_tree(directory, reading.recursive), reading)
-    contents = {relative: _read_bytes(os.path.join(directory, relative)) for relative in (*picked, *states)}
-    contents.update({relative: _lenient(os.path.join(directory, relative)) for relative in left_out})
-    return walked(directory if shown_as is None else shown_as, contents, reading)
-
-
-def _lenient(path: str) -> bytes:
-    """A left-out manifest's bytes, or none when it cannot be read (it is not read for use)."""
-    try:
-        return _read_bytes(path)
-    except UserError:
-        return b""
-
-
-def walked(root: str, files: Mapping[str, bytes], reading: Reading) -> Tree:
-    """The `Tree` of one directory walk, pure (but for `resolved` --state, which reads links):
-    `files` maps each listed path relative to `root` (with `/`) to its bytes. Paths come back
-    joined to `root` ("" keeps them relative)."""
-    picked, left_out, states = choose(files, reading)
-    chosen = [relative for relative in picked if SKIP_MARKER not in files[relative]
-              and not reading.is_explicit(os.path.join(root, relative))]  # --state FILE: a state file
-    names: set[str] = set()
-    for relative in left_out:
-        names.update(_set_names(files[relative], relative))
-    return Tree({os.path.join(root, relative): files[relative] for relative in (*chosen, *states, *left_out)},
-                tuple(os.path.join(root, relative) for relative in chosen),
-                tuple(os.path.join(root, relative) for relative in states), frozenset(names))
-
-
-def _set_names(content: bytes, path: str) -> set[str]:
-    """The names of the sets in a left-out manifest (it need not parse: it is not read)."""
-    try:
-        documents = parse_stream(content, path)
-    except UserError:
-        return set()
-    return {str((d.data.get("metadata") or {}).get("name")) for d in documents
-            if is_disaggregated_set(d.data) and isinstance(d.data.get("metadata"), dict)}
 
 
 # --- what the files hold ---------------------------------------------------------------------
@@ -402,7 +133,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
         return state_documents[path]
 
     entries: dict[int, SetEntry] = {}
-    for ds in sets:
+    for position, ds in enumerate(sets):  # keyed by position: sets are values, two may be equal
         if flag != "--namespace" and namespace_conflict(ds, namespace) is not None:
             problems.append(Problem(ds.source.file, ds.source.line(("metadata", "namespace")), "metadata.namespace",
                                     f'namespace "{ds.namespace}" contradicts the {flag} "{namespace}"'))
@@ -423,7 +154,7 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
                 problems.extend(err.problems)
             if state is None and reading.explicit and explicit_must_hold and path in tree.files:
                 problems.append(Problem(path, 0, "", f"holds no rollout state for disaggregatedset/{ds.name}"))
-        entries[id(ds)] = SetEntry(ds, target, path, state)
+        entries[position] = SetEntry(ds, target, path, state)
     # The directory is checked whole (design §8 rule 1): every state of a walked state file names a
     # set of it; the states of sets that include/exclude left out are left out with them.
     matched = [(entry.ds.name, entry.namespace) for entry in entries.values()]
@@ -460,43 +191,19 @@ def _manifests(tree: Tree, namespace: str | None, fallback: str):
     return load_documents(documents, namespace, fallback), empty
 
 
-# The kinds of our API groups that we read, and the version of each (config/crd/). A document
-# of these groups naming another kind or version would otherwise pass through, or be taken
-# for no policy at all: a mistyped policy's rollout would start every slice at once.
-SERVED = {naming.PLUGIN_GROUP: (naming.PLUGIN_VERSION, (naming.POLICY_KIND, naming.STATE_KIND)),
-          naming.SET_GROUP: (naming.SET_VERSION, (naming.SET_KIND, naming.SCALER_KIND))}
-
-
-def unread_kind(document: Document) -> Problem | None:
-    """Why `document` is of one of our API groups yet of no kind and version we read, as kubectl
-    refuses it ("no matches for kind ... in version ..."); None for every other document. A
-    DisaggregatedSet of another version is its validation's to refuse (a set's own message)."""
-    data = document.data
-    api_version = data.get("apiVersion") if isinstance(data, dict) else None
-    if not isinstance(api_version, str) or api_version.split("/")[0] not in SERVED or is_disaggregated_set(data) \
-            and data.get("kind") != naming.SCALER_KIND:
-        return None
-    group, _, version = api_version.partition("/")
-    served, kinds = SERVED[group]
-    kind = data.get("kind")
-    if version == served and kind in kinds:
-        return None
-    field = "apiVersion" if kind in kinds else "kind"
-    return Problem(document.file, document.line((field,)), field,
-                   f'no matches for kind "{kind}" in version "{api_version}": {group} serves '
-                   f'{", ".join(kinds)} in version {group}/{served} only')
-
-
 def _per_set_documents(loaded_items, entries: Mapping[int, SetEntry], reading: Reading,
                        problems: list) -> list[SetEntry | Document]:
     """Sets and passed-through documents in input order; the documents of PER_SET_KINDS handed
-    to their kind's entry (attached to their sets, or refused into `problems`)."""
+    to their kind's entry (attached to their sets, or refused into `problems`). `entries` are
+    keyed by the set's position among the sets of `loaded_items`."""
     by_kind: dict[str, list[Document]] = {}
     items: list[SetEntry | Document] = []
+    sets_seen = 0
     for item in loaded_items:
         if isinstance(item, DisaggregatedSet):
-            if id(item) in entries:
-                items.append(entries[id(item)])
+            if sets_seen in entries:
+                items.append(entries[sets_seen])
+            sets_seen += 1
         elif (kind := _per_set_kind(item)) is not None:
             by_kind.setdefault(kind, []).append(item)
         else:
@@ -505,24 +212,14 @@ def _per_set_documents(loaded_items, entries: Mapping[int, SetEntry], reading: R
         sets = [item for item in items if isinstance(item, SetEntry)]
         updated, refused = PER_SET_KINDS[kind](sets, found, reading)
         problems.extend(refused)
-        replaced = {id(old.ds): new for old, new in zip(sets, updated)}
-        items = [replaced.get(id(item.ds), item) if isinstance(item, SetEntry) else item for item in items]
+        replaced = iter(updated)  # one updated entry per set, in order
+        items = [next(replaced, item) if isinstance(item, SetEntry) else item for item in items]
     return items
 
 
 def _state_name(document: Document) -> str | None:
     metadata = document.data.get("metadata") if isinstance(document.data, dict) else None
     return metadata.get("name") if isinstance(metadata, dict) else None
-
-
-def state_path(ds: DisaggregatedSet, reading: Reading = Reading()) -> str | None:
-    """The state file of `ds`: the explicit one, else `state_name` beside the set's file (None
-    for a set read from stdin or from the cluster)."""
-    if reading.explicit:
-        return reading.explicit
-    if ds.source.file == STDIN_NAME or ds.source.file.startswith("disaggregatedset/"):
-        return None
-    return os.path.join(os.path.dirname(ds.source.file), reading.state_name)
 
 
 def read(paths: Sequence[str], reading: Reading = Reading(), **options) -> Directory:

@@ -2,20 +2,21 @@
 
 The state of a set is its RolloutState document in `disagg-rollout-state.yaml`, in the directory
 of the file the set came from, unless `--state FILE` names another file. One file holds the
-states of every set of its directory, one document each; `gitops.directory` reads them.
+states of every set of its directory, one document each; `inputs` reads them (the one reader).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import directory
 from kubectl_disagg.core.model import is_state_document
 from kubectl_disagg.gitops.state import RolloutState, state_document
-from kubectl_disagg.manifests.reader import read_documents
+from kubectl_disagg.inputs.tree import Reading, state_path
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
@@ -23,19 +24,15 @@ HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg r
           "# Review it like code; see docs/gitops.md before editing it by hand.\n")
 
 
-def state_path(ds: DisaggregatedSet, explicit: str | None = None) -> str | None:
-    """The state file of `ds`: `explicit`, else beside the set's file (None for stdin)."""
-    return directory.state_path(ds, directory.Reading(explicit=explicit))
-
-
-def git_driven(ds: DisaggregatedSet) -> str | None:
+def git_driven(ds: DisaggregatedSet, files: Mapping[str, bytes]) -> str | None:
     """The state file beside `ds` when it holds the set's rollout state (the set is driven
-    through git, and a direct `rollout step` would fight the sync), else None."""
-    path = state_path(ds)
-    if path is None or not os.path.isfile(path):
+    through git, and a direct `rollout step` would fight the sync), else None. `files` are the
+    inputs as read (`inputs.Tree.files`: the state files beside the sets among them)."""
+    path = state_path(ds, Reading())
+    if path is None or path not in files:
         return None
     try:
-        documents = read_documents([path])
+        documents = parse_stream(files[path], path)
     except UserError:
         return path  # a broken state file still says the set is driven through git
     names = [d.data["metadata"].get("name") for d in documents
@@ -43,11 +40,11 @@ def git_driven(ds: DisaggregatedSet) -> str | None:
     return path if ds.name in names else None
 
 
-def refuse_git_driven(sets) -> list[str]:
+def refuse_git_driven(sets, files: Mapping[str, bytes]) -> list[str]:
     """Why a plain `rollout step` may not step these sets: those driven through git."""
     return [f"refusing to step disaggregatedset/{ds.name}: it is driven through git (its rollout state is in "
             f"{path}); step it with `rollout step --gitops`, or give --ignore-rollout-state (Argo CD's "
-            "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds))]
+            "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds, files))]
 
 
 def _file_mode(path: str) -> int:
@@ -61,13 +58,15 @@ def _file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
-def write_state(path: str, *states: RolloutState) -> None:
+def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
     """Put the sets' documents into the file (the other sets' stay), replacing the file in one
-    rename so that a reader never sees half a state, nor some sets' steps without the others'."""
+    rename so that a reader never sees half a state, nor some sets' steps without the others'.
+    `held` is what the file holds now, as `contents` read it (None: it does not exist): the
+    other sets' documents come from it, not from a second read."""
     names = {state.name for state in states}
     others = []
-    if os.path.isfile(path):
-        others = [d.data for d in read_documents([path])
+    if held is not None:
+        others = [d.data for d in parse_stream(held, path)
                   if isinstance(d.data, dict) and (d.data.get("metadata") or {}).get("name") not in names]
     documents = sorted([*others, *(state_document(state) for state in states)],
                        key=lambda d: (d.get("metadata") or {}).get("name") or "")
@@ -83,18 +82,6 @@ def write_state(path: str, *states: RolloutState) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
-
-
-def contents(paths) -> dict[str, bytes | None]:
-    """What each file holds now (None: it does not exist), to `restore` them later."""
-    held: dict[str, bytes | None] = {}
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                held[path] = handle.read()
-        except FileNotFoundError:
-            held[path] = None
-    return held
 
 
 def restore(held: dict[str, bytes | None]) -> None:

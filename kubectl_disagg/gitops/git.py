@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.directory import resolved  # how every command compares paths
+from kubectl_disagg.inputs.tree import resolved  # how every command compares paths
 
 
 class Repository:

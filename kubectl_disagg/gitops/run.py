@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.exits import GitopsExit, most_pressing
@@ -41,17 +42,17 @@ class SetStep:
         return GitopsExit.TIMEOUT if self.timed_out else _EXIT[self.step.outcome]
 
 
-def step_files(cluster, tree: directories.Tree, reading: directories.Reading, namespace: str | None, *,
+def step_files(cluster, tree: inputs.Tree, reading: inputs.Reading, namespace: str | None, *,
                wait: bool = False, timeout: float | None = None,
                analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
-    """Step each set of the inputs (`tree`, read as `gitops.directory` reads every directory)
+    """Step each set of the inputs (`tree`, read from disk once by `inputs`, its state files with it)
     from the state beside it (or in `reading.explicit`, for one set); write the states that
     advanced, all together or none (`directory_steps`: the sets step as one). An analysis gate a
     step reaches is measured first (`analysis_progress`: where it shows), bounded by `timeout`."""
     directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
     deadline = Deadline.after(timeout if wait else None).at
     analyze = gate_analysis(cluster, Deadline.after(timeout), analysis_progress)
-    read = state_files.contents({entry.state_path for entry in directory.sets if entry.state_path})
+    read = {entry.state_path: tree.files.get(entry.state_path) for entry in directory.sets}  # as read, once
     results = []
     for entry in directory.sets:
         if entry.state_path is None:
@@ -72,7 +73,7 @@ def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
     for result in results:
         if result.step.outcome == Outcome.ADVANCED:
             by_file.setdefault(result.path, []).append(result.step.state)
-    before = state_files.contents(by_file)
+    before = inputs.contents(by_file)
     read = {result.path: result.read for result in results}
     changed = [path for path in by_file if before[path] != read[path]]
     if changed:
@@ -80,7 +81,7 @@ def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
                          "`abort --gitops`?); nothing was written: run the step again from the new state"
                          for path in changed])
     for path, states in by_file.items():
-        state_files.write_state(path, *states)
+        state_files.write_state(path, before[path], *states)
     return before
 
 

@@ -16,6 +16,7 @@ from kubectl_disagg.core.model import DEFAULT_NAMESPACE
 from kubectl_disagg.core.waves import VerbRefused
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import change_state
@@ -40,7 +41,7 @@ def local_user() -> str:
         return "unknown"
 
 
-def verb_files(tree: directories.Tree, reading: directories.Reading, namespace: str | None, verb: str, *,
+def verb_files(tree: inputs.Tree, reading: inputs.Reading, namespace: str | None, verb: str, *,
                full: bool = False, by: str | None = None, now: datetime.datetime | None = None) -> list[GitVerb]:
     """The verb over each set's committed state (the inputs `tree`, read as `gitops.directory`
     reads every directory), written beside it; VerbRefused names the set."""
@@ -69,7 +70,7 @@ def write_verbs(done: list[GitVerb]) -> dict[str, bytes | None]:
     by_file: dict[str, list[RolloutState]] = {}
     for each in done:
         by_file.setdefault(each.path, []).append(each.state)
-    before = state_files.contents(by_file)
+    before = inputs.contents(by_file)
     for path, states in by_file.items():
-        state_files.write_state(path, *states)
+        state_files.write_state(path, before[path], *states)
     return before

@@ -1,4 +1,4 @@
-"""Reading manifests: files, directories and stdin, several documents per stream.
+"""Parsing manifests: a YAML or JSON stream into its documents (the files are read by `inputs`).
 
 Every value keeps the line it came from, so validation can say `FILE:LINE: path: message`.
 A stream is read as kubectl reads a file, document for document and value for value
@@ -8,10 +8,6 @@ document with `items`) stands for its items, as kubectl's resource builder flatt
 
 from __future__ import annotations
 
-import os
-import stat
-import sys
-from collections.abc import Iterable
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests import yaml_reader
@@ -90,73 +86,3 @@ def load_plain(text: bytes) -> object:
 
 def _bytes(text: str | bytes) -> bytes:
     return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-
-
-def expand_paths(paths: Iterable[str], recursive: bool = False) -> list[str]:
-    """Files named on the command line, directories expanded in a stable (byte-wise) order."""
-    files: list[str] = []
-    missing: list[Problem] = []
-    for raw in paths:
-        if raw == STDIN:
-            files.append(STDIN)
-        elif os.path.isdir(raw):
-            files.extend(sorted(_manifests_in(raw, recursive), key=os.fsencode))
-        elif os.path.isfile(raw):
-            files.append(raw)
-        else:
-            missing.append(Problem(raw, 0, "", _not_a_file(raw)))
-    if missing:
-        raise UserError(missing)
-    return files
-
-
-_FILE_TYPES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def _not_a_file(path: str) -> str:
-    """Why `path` is no manifest file: missing, or what it is instead (a pipe would block the
-    read, a device such as /dev/zero never ends)."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file or directory"
-    except OSError as err:  # a component is not a directory, permission denied on one
-        return (err.strerror or str(err)).lower()
-    kind = next((name for test, name in _FILE_TYPES if test(mode)), "not a file or directory")
-    return f"not a regular file ({kind}); give a file, a directory or - for stdin"
-
-
-def _manifests_in(directory: str, recursive: bool) -> list[str]:
-    found = []
-    for root, dirs, names in os.walk(directory):
-        found.extend(os.path.join(root, name) for name in names if name.endswith(MANIFEST_SUFFIXES))
-        if not recursive:
-            break
-        dirs.sort()
-    return [path for path in found if os.path.isfile(path)]
-
-
-def read_documents(paths: Iterable[str], recursive: bool = False) -> list[Document]:
-    """All documents of all inputs, in order; every problem of every file reported at once."""
-    documents: list[Document] = []
-    problems: list[Problem] = []
-    for file in expand_paths(paths, recursive):
-        try:
-            documents.extend(parse_stream(*_read(file)))
-        except UserError as err:
-            problems.extend(err.problems)
-    if problems:
-        raise UserError(problems)
-    return documents
-
-
-def _read(file: str) -> tuple[bytes, str]:
-    if file == STDIN:
-        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        return data, STDIN_NAME
-    try:
-        with open(file, "rb") as handle:
-            return handle.read(MAX_INPUT_BYTES + 1), file
-    except OSError as err:
-        raise UserError([Problem(file, 0, "", err.strerror or str(err))]) from None

@@ -11,13 +11,10 @@ files on the line (else in the current directory's YAML files).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import click
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.errors import UserError
-from kubectl_disagg.manifests.reader import parse_stream
 
 
 # Cobra's ShellCompDirective bits.
@@ -68,7 +65,7 @@ def complete(root: click.Command, words: list[str]) -> Completion:
                 subcommands.append((name, command.get_short_help_str(limit=60)))
         return _matching(subcommands, current)
     if any(isinstance(p, click.Argument) for p in position.command.params):
-        names = set_names(position.filenames or _manifests_here())
+        names = set_names(position.filenames or ["."])  # the manifests here
         return _matching([(name, naming.SET_KIND) for name in names], current)
     return Completion((), NO_FILE_COMP)
 
@@ -134,25 +131,15 @@ def _matching(candidates: list[tuple[str, str]], current: str) -> Completion:
     return Completion(tuple(lines), NO_FILE_COMP)
 
 
-def _manifests_here() -> list[str]:
-    return sorted(str(p) for p in Path.cwd().iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
-
-
 def set_names(filenames: list[str]) -> list[str]:
     """Names of the DisaggregatedSets in these files or directories; unreadable ones are skipped
     (a half-written file must not break completion). Read as every command reads manifests."""
+    from kubectl_disagg.inputs.tree import documents_leniently
+
     names: set[str] = set()
-    for filename in filenames:
-        path = Path(filename).expanduser()
-        paths = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
-        for candidate in paths:
-            try:
-                documents = [document.data for document in parse_stream(candidate.read_bytes(), str(candidate))]
-            except (OSError, UserError):
-                continue
-            for document in documents:
-                if isinstance(document, dict) and document.get("kind") == naming.SET_KIND:
-                    name = (document.get("metadata") or {}).get("name")
-                    if isinstance(name, str):
-                        names.add(name)
+    for document in (d.data for d in documents_leniently(filenames)):
+        if isinstance(document, dict) and document.get("kind") == naming.SET_KIND:
+            name = (document.get("metadata") or {}).get("name")
+            if isinstance(name, str):
+                names.add(name)
     return sorted(names)

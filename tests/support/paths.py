@@ -68,8 +68,9 @@ def load_sets(paths, recursive: bool = False) -> _Sets:
     """The sets of -f inputs, read as every command reads them (`gitops.directory`, states
     not read): `load_sets(paths).sets`."""
     from kubectl_disagg.gitops import directory
+    from kubectl_disagg.inputs import tree as inputs
 
-    return _Sets(entry.ds for entry in directory.read(list(paths), directory.Reading(recursive), states=False).sets)
+    return _Sets(entry.ds for entry in directory.read(list(paths), inputs.Reading(recursive), states=False).sets)
 
 
 def sets_from_files(paths, recursive: bool = False) -> list:

@@ -2,7 +2,8 @@
 
 The layers, lowest first: `errors` (problems for people), `exits` (every command's exit codes),
 `manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain:
-model, validation, revision, planner, render, reconcile, status), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
+model, validation, revision, planner, render, reconcile, status), `inputs` (the one input reader:
+files, directories, globs and state files read from disk once per command), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
 server: the client wing `kube.client` behind its face, the session, the executor, the lease),
 `rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
 hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
@@ -20,7 +21,7 @@ import pytest
 from tests.support.paths import PACKAGE
 
 
-LAYERS = ["errors", "exits", "manifests", "core", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
+LAYERS = ["errors", "exits", "manifests", "core", "inputs", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
           "cli"]
 
 
@@ -115,7 +116,7 @@ def test_the_client_is_reached_through_its_face():
 
 
 LONG_MODULE_LINES = 450
-EXPLAINED_PACKAGES = ("manifests", "core", "kube", "rollout", "gitops", "argocd", "views", "commands")
+EXPLAINED_PACKAGES = ("manifests", "core", "inputs", "kube", "rollout", "gitops", "argocd", "views", "commands")
 
 
 @pytest.mark.parametrize("path", sorted(path for package in EXPLAINED_PACKAGES
@@ -249,3 +250,37 @@ def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
              "kubectl_disagg.core.policy", "kubectl_disagg.core.analysis", "kubectl_disagg.core.promql"}
     assert sorted(loaded & heavy) == []
     assert heavy <= _reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"
+
+
+# The one input reader (issue 38): `inputs/` lists directories and opens the files a command
+# reads (manifests, state files, stdin); nothing else does. The cluster client reads its own
+# files (kubeconfig, tokens, certificates) and `manifests/crds.py` the CRDs shipped in the package:
+# neither is a command's input.
+READS_ITS_OWN_FILES = ("kubectl_disagg.inputs", "kubectl_disagg.kube.client", "kubectl_disagg.manifests.crds")
+READING_CALLS = {"open", "walk", "listdir", "scandir", "iterdir", "read_bytes", "read_text", "glob", "rglob", "stdin"}
+
+
+def _reading(path: pathlib.Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+            found.append(f"open() at line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and node.attr in READING_CALLS - {"open"}:
+            if node.attr == "stdin" and not (isinstance(node.value, ast.Name) and node.value.id == "sys"):
+                continue
+            found.append(f".{node.attr} at line {node.lineno}")
+    return found
+
+
+def test_one_input_reader():
+    """Only `inputs/` lists a directory or opens an input file: a second walk is a second set of
+    rules for dot-files, globs and missing files (manifests/reader and gitops/directory had one
+    each, and disagreed)."""
+    readers = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        if any(module == allowed or module.startswith(allowed + ".") for allowed in READS_ITS_OWN_FILES):
+            continue
+        if found := _reading(path):
+            readers[module] = found
+    assert readers == {}

@@ -9,7 +9,7 @@ import yaml
 
 from kubectl_disagg.argocd import contract as argocd
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.writer import to_yaml_stream
 from tests.support.paths import EXAMPLES, REPO
 
@@ -33,7 +33,7 @@ def generate(files: dict[str, bytes], environ: dict | None = None, state: bytes 
     environ = {"KUBE_API_VERSIONS": LWS_APIS, **(STEADY_ONLY if steady_only else {}), **(environ or {})}
     parameters = argocd.read_parameters(environ)
     listed = {**files, **({parameters.state_file: state} if state is not None else {})}
-    return argocd.generate(directories.walked("", listed, parameters.reading), parameters, environ)
+    return argocd.generate(inputs.walked("", listed, parameters.reading), parameters, environ)
 
 
 def refusal(files: dict[str, bytes], environ: dict | None = None, state: bytes | None = None,
@@ -116,7 +116,7 @@ def test_bad_parameters(environ, message):
 
 def test_include_and_exclude_choose_as_argo_cd_does():
     listing = ["a.yaml", "b.yml", "c.json", "d.txt", "sub/e.yaml", "sub/deeper/f.yaml", "disagg-rollout-state.yaml"]
-    chosen = lambda **environ: directories.choose(listing, params(**environ).reading)[0]  # noqa: E731
+    chosen = lambda **environ: inputs.choose(listing, params(**environ).reading)[0]  # noqa: E731
     assert chosen() == ["a.yaml", "b.yml", "c.json"]
     assert chosen(PARAM_RECURSE="true") == ["a.yaml", "b.yml", "c.json", "sub/deeper/f.yaml", "sub/e.yaml"]
     assert chosen(PARAM_RECURSE="true", PARAM_INCLUDE="sub/*.yaml") == ["sub/deeper/f.yaml", "sub/e.yaml"]

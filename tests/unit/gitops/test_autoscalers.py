@@ -95,8 +95,8 @@ def test_cmp_generate_refuses_it_too(tmp_path, capsys):
 
 
 def _generate(files: dict, environ: dict, state: bytes):
-    from kubectl_disagg.gitops import directory
+    from kubectl_disagg.inputs import tree as inputs
 
     parameters = argocd.read_parameters(environ)
-    tree = directory.walked("", {**files, parameters.state_file: state}, parameters.reading)
+    tree = inputs.walked("", {**files, parameters.state_file: state}, parameters.reading)
     return argocd.generate(tree, parameters, environ)

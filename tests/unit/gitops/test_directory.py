@@ -24,6 +24,8 @@ from kubectl_disagg.cli import main
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory, run, watch
+from kubectl_disagg.inputs import tree as inputs
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.gitops.status import NextAction
 from tests.fakes.cluster import MemorySession
 from tests.oracles.argocd_sidecar import ArgoCD
@@ -78,7 +80,7 @@ class Layout:
         """Whether Argo CD's globs (gobwas, `*` crossing `/`) and the walk take the file."""
         if "/" in relative and not self.recurse:
             return False
-        include = self.include or directory.DEFAULT_INCLUDE
+        include = self.include or inputs.DEFAULT_INCLUDE
         matches = lambda patterns: any(fnmatch.fnmatchcase(relative, p) for p in _braces(patterns))  # noqa: E731
         return matches(include) and not matches(self.exclude)
 
@@ -190,8 +192,8 @@ def library_reads(app: Path, layout: Layout) -> dict:
     """What `rollout step --gitops` and `rollout status --gitops` read (their library calls,
     against an empty namespace): a set whose state is read steps from it and waits for its
     sync; one without steps from nothing to a first state."""
-    reading = directory.Reading(layout.recurse)
-    steps = run.step_files(MemorySession(watches=False), directory.read_tree([str(app)], reading), reading, NS)
+    reading = inputs.Reading(layout.recurse)
+    steps = run.step_files(MemorySession(watches=False), inputs.read_tree([str(app)], reading), reading, NS)
     cluster = MemorySession(watches=False)
     (look,) = list(watch.looks(cluster, lambda: directory.read([str(app)], reading, namespace=NS,
                                                                fallback=NS, explicit_must_hold=True)))
@@ -310,7 +312,7 @@ def test_every_reader_reads_a_generated_tree_alike(tmp_path_factory, layout):
     ("\\*.yaml", "a.yaml", False), ("\\*.yaml", "*.yaml", True),
 ])
 def test_globs_match_as_gobwas_without_separators(pattern, path, matches):
-    assert bool(directory.glob_regex(pattern).fullmatch(path)) == matches
+    assert bool(inputs.glob_regex(pattern).fullmatch(path)) == matches
 
 
 def test_dot_names_are_never_listed_and_linked_directories_never_entered(tmp_path):
@@ -318,29 +320,29 @@ def test_dot_names_are_never_listed_and_linked_directories_never_entered(tmp_pat
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(content)
     (tmp_path / "linked").symlink_to("sub", target_is_directory=True)
-    assert sorted(directory.list_tree(str(tmp_path), True)) == ["a.yaml", "sub/b.yaml"]
-    assert directory.list_tree(str(tmp_path), False) == ["a.yaml"]
+    assert sorted(inputs.list_tree(str(tmp_path), True)) == ["a.yaml", "sub/b.yaml"]
+    assert inputs.list_tree(str(tmp_path), False) == ["a.yaml"]
 
 
 def test_a_file_holding_argo_cds_skip_marker_is_not_read():
-    tree = directory.walked("", {"a.yaml": a_configmap("a").encode(),
-                                 "b.yaml": b"# +argocd:skip-file-rendering\nkind: [\n"}, directory.Reading())
+    tree = inputs.walked("", {"a.yaml": a_configmap("a").encode(),
+                                 "b.yaml": b"# +argocd:skip-file-rendering\nkind: [\n"}, inputs.Reading())
     assert tree.chosen == ("a.yaml",)
 
 
 def test_a_state_naming_no_set_of_the_directory_is_refused_but_a_left_out_ones_is_not(tmp_path):
     state = _state_of("alpha")
     files = {"alpha.yaml": a_set("alpha").encode(), "disagg-rollout-state.yaml": state}
-    left_out = directory.walked("", files, directory.Reading(exclude=("alpha.yaml",)))
+    left_out = inputs.walked("", files, inputs.Reading(exclude=("alpha.yaml",)))
     assert directory.load(left_out, namespace=NS).sets == []
-    renamed = directory.walked("", {**files, "alpha.yaml": a_set("other").encode()}, directory.Reading())
+    renamed = inputs.walked("", {**files, "alpha.yaml": a_set("other").encode()}, inputs.Reading())
     with pytest.raises(UserError, match="not a set of this directory"):
         directory.load(renamed, namespace=NS)
 
 
 def test_a_rollout_state_in_a_manifest_is_refused():
-    tree = directory.walked("", {"alpha.yaml": a_set("alpha").encode() + b"---\n" + _state_of("alpha")},
-                            directory.Reading())
+    tree = inputs.walked("", {"alpha.yaml": a_set("alpha").encode() + b"---\n" + _state_of("alpha")},
+                            inputs.Reading())
     with pytest.raises(UserError, match="is read from the state file beside its set"):
         directory.load(tree, namespace=NS)
 
@@ -348,7 +350,7 @@ def test_a_rollout_state_in_a_manifest_is_refused():
 def test_an_explicit_state_file_must_hold_the_sets_state_to_render(tmp_path):
     (tmp_path / "alpha.yaml").write_text(a_set("alpha"))
     (tmp_path / "other.yaml").write_text("")
-    reading = directory.Reading(explicit=str(tmp_path / "other.yaml"))
+    reading = inputs.Reading(explicit=str(tmp_path / "other.yaml"))
     assert directory.read([str(tmp_path / "alpha.yaml")], reading, namespace=NS).sets[0].state is None
     with pytest.raises(UserError, match="holds no rollout state for disaggregatedset/alpha"):
         directory.read([str(tmp_path / "alpha.yaml")], reading, namespace=NS, explicit_must_hold=True)
@@ -359,22 +361,22 @@ def _state_of(name: str) -> bytes:
     from kubectl_disagg.gitops.step import initial_state
     from kubectl_disagg.manifests.writer import to_yaml
 
-    (ds,) = [e.ds for e in directory.load(directory.walked("", {"x.yaml": a_set(name).encode()},
-                                                           directory.Reading()), namespace=NS).sets]
+    (ds,) = [e.ds for e in directory.load(inputs.walked("", {"x.yaml": a_set(name).encode()},
+                                                           inputs.Reading()), namespace=NS).sets]
     return to_yaml(state_document(initial_state(ds, NS))).encode()
 
 
 def test_the_state_file_name_is_a_parameter(tmp_path):
     files = {"alpha.yaml": a_set("alpha").encode(), "states.yaml": _state_of("alpha")}
-    reading = directory.Reading(state_name="states.yaml")
-    (entry,) = directory.load(directory.walked("", files, reading), reading, namespace=NS).sets
+    reading = inputs.Reading(state_name="states.yaml")
+    (entry,) = directory.load(inputs.walked("", files, reading), reading, namespace=NS).sets
     assert entry.state is not None and entry.state_path == "states.yaml"
 
 
 def test_the_explicit_state_file_in_a_walked_directory_is_no_manifest(tmp_path):
     (tmp_path / "alpha.yaml").write_text(a_set("alpha"))
     (tmp_path / "llm-state.yaml").write_bytes(_state_of("alpha"))
-    reading = directory.Reading(explicit=str(tmp_path / "llm-state.yaml"))
+    reading = inputs.Reading(explicit=str(tmp_path / "llm-state.yaml"))
     (entry,) = directory.read([str(tmp_path)], reading, namespace=NS, explicit_must_hold=True).sets
     assert entry.state is not None and entry.state_path == str(tmp_path / "llm-state.yaml")
     with pytest.raises(UserError, match="is read from the state file beside its set"):
@@ -409,7 +411,7 @@ def test_a_document_of_our_groups_we_do_not_read_is_refused_by_every_command(tmp
         code, out, err = cli([*argv, "-f", str(path)])
         assert code == 1 and out == "", (argv, err)
         assert err.startswith(f"{path}:{start}: {line}"), (argv, err)
-    assert directory.unread_kind(directory.parse_stream(EXAMPLE, "x")[0]) is None
+    assert inputs.unread_kind(parse_stream(EXAMPLE, "x")[0]) is None
 
 
 # --- issue 37 item 11: one file named two ways is one file ------------------------------------
@@ -433,17 +435,17 @@ def test_issue37_item11_a_state_file_named_two_ways_is_read_as_the_state_it_is(t
     (app / "sub").mkdir(parents=True)
     (app / "llama.yaml").write_text(EXAMPLE)
     (tmp_path / "linked-app").symlink_to("app", target_is_directory=True)
-    where, inputs, state = SPELLINGS[spelling]
+    where, named_inputs, state = SPELLINGS[spelling]
     monkeypatch.chdir(app if where == "app" else tmp_path)
-    inputs = [path.format(app=app) for path in inputs]
-    reading = directory.Reading(explicit=state.format(app=app))
+    named_inputs = [path.format(app=app) for path in named_inputs]
+    reading = inputs.Reading(explicit=state.format(app=app))
     for _ in range(2):  # the first step writes the state, the second reads it
-        named = [path for path in inputs if Path(path).exists()]  # (-f the state file: once written)
-        (result,) = run.step_files(MemorySession(watches=False), directory.read_tree(named, reading), reading, NS)
+        named = [path for path in named_inputs if Path(path).exists()]  # (-f the state file: once written)
+        (result,) = run.step_files(MemorySession(watches=False), inputs.read_tree(named, reading), reading, NS)
         run.write_steps([result])
         assert result.path == reading.explicit
     assert result.step.before is not None and (app / "other-state.yaml").exists()
     assert not (app / naming.STATE_FILE).exists()
-    code, out, err = cli(["render", "-n", NS, *(f for path in inputs for f in ("-f", path)),
+    code, out, err = cli(["render", "-n", NS, *(f for path in named_inputs for f in ("-f", path)),
                           "--state", reading.explicit])
     assert (code, err) == (0, "") and "kind: RolloutState" not in out

@@ -74,7 +74,8 @@ def _autoscale(argo, ds, amount):
             obj["metadata"]["generation"] += 1
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(prefill=st.integers(1, 4), decode=st.integers(1, 4), slices=st.integers(1, 2),
        surge=st.sampled_from([None, {"maxSurge": 0, "maxUnavailable": 1}, {"maxSurge": 2, "maxUnavailable": 1},
                               {"maxSurge": "50%", "maxUnavailable": 0}]),
@@ -154,6 +155,16 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
         raise AssertionError("the rollout did not complete")
     assert list(state.revisions) == [ds.revision]
 
+
+
+@pytest.mark.xfail(strict=True, reason="open: a role's replicas committed before the step that added a slice "
+                   "was synced: render refuses the scale until a step records it, and the step waits for that "
+                   "sync (issue 40, scaling during a rollout)")
+def test_a_scale_committed_before_the_last_step_synced_does_not_deadlock():
+    # Found by the property above (random draw): slices 1 -> 2, a step records the new slice, and
+    # decode 2 -> 1 is committed before Argo CD syncs that step. Kept as an example so the fix shows.
+    test_every_state_a_gitops_rollout_writes_renders.hypothesis.inner_test(
+        prefill=1, decode=2, slices=1, surge=None, changes=[(2, "slices", 1), (3, "scale", 1)], external=False)
 
 # --- hand edits -------------------------------------------------------------------------------
 

@@ -50,11 +50,11 @@ def _generate(tmp_path, api_versions: str | None):
     environ = {"ARGOCD_APP_NAMESPACE": NS}
     if api_versions is not None:
         environ["KUBE_API_VERSIONS"] = api_versions
-    from kubectl_disagg.gitops import directory
+    from kubectl_disagg.inputs import tree as inputs
 
     parameters = read_parameters(environ)
     files[parameters.state_file] = to_yaml(state_document(mid)).encode()
-    return generate(directory.walked("", files, parameters.reading), parameters, environ)
+    return generate(inputs.walked("", files, parameters.reading), parameters, environ)
 
 
 def test_cmp_generate_emits_the_state_only_where_the_cluster_serves_it(tmp_path):

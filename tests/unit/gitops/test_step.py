@@ -624,24 +624,25 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
 
 
 def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
-    from kubectl_disagg.manifests.reader import read_documents
     from kubectl_disagg.core.naming import STATE_FILE
     from kubectl_disagg.gitops.state import find_state
-    from kubectl_disagg.gitops.files import state_path, write_state
+    from kubectl_disagg.gitops.files import write_state
+    from kubectl_disagg.inputs.tree import Reading, contents, state_path
 
     first, second = make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 2, "decode": 2}, name="other")
     path = tmp_path / STATE_FILE
     for ds in (first, second):
-        write_state(path, gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state)
-    documents = read_documents([str(path)])
+        state = gitops_step(ds, None, MemoryCluster(NS).snapshot(ds.name)).state
+        write_state(str(path), contents([str(path)])[str(path)], state)
+    documents = parse_stream(path.read_bytes(), str(path))
     assert [d.data["metadata"]["name"] for d in documents] == ["llm", "other"]
     assert find_state(documents, second, NS).replicas == {0: {second.revision: {"prefill": 2, "decode": 2}}}
     assert find_state(documents, make_set({"prefill": 1, "decode": 1}, name="third"), NS) is None
     moved = replace(second, source=second.source._replace(file=str(tmp_path / "other.yaml")))
-    assert state_path(moved) == str(path)
+    assert state_path(moved, Reading()) == str(path)
     path.write_text(path.read_text() + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     with pytest.raises(UserError, match="holds only RolloutState documents"):
-        find_state(read_documents([str(path)]), first, NS)
+        find_state(parse_stream(path.read_bytes(), str(path)), first, NS)
 
 
 # --- adoption after the template changed in git (issue 29, defect 4) ----------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.manifests.reader import expand_paths, parse_stream, read_documents
+from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import MAX_DEPTH, dotted
 
 
@@ -115,22 +115,6 @@ def test_merge_keys_in_the_order_they_appear():
     assert data["before"] == {"x": 1, "z": 2}
 
 
-def test_directories_expand_sorted_and_recursive(tmp_path):
-    (tmp_path / "b.yaml").write_text("kind: B\n")
-    (tmp_path / "a.yml").write_text("kind: A\n")
-    (tmp_path / "notes.txt").write_text("ignored")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "c.json").write_text('{"kind": "C"}')
-    assert [p.rsplit("/", 1)[-1] for p in expand_paths([str(tmp_path)])] == ["a.yml", "b.yaml"]
-    assert [d.data["kind"] for d in read_documents([str(tmp_path)], recursive=True)] == ["A", "B", "C"]
-
-
-def test_missing_files_are_all_reported(tmp_path):
-    with pytest.raises(UserError) as caught:
-        read_documents([str(tmp_path / "nope.yaml"), str(tmp_path / "nada.yaml")])
-    assert len(caught.value.problems) == 2
-
-
 def test_dotted_paths():
     assert dotted(("spec", "roles", 1, "name")) == "spec.roles[1].name"
     assert dotted(()) == ""
@@ -201,20 +185,6 @@ def test_a_control_character_is_one_line_with_its_line_number():
 def test_an_unpaired_surrogate_in_json_is_what_the_api_server_stores():
     # kubectl sends a JSON file as it is; Go's decoder on the server reads `\ud800` as U+FFFD.
     assert parse_stream(b'{"a": "x\\ud800y\\ud83d\\ude00"}', "f")[0].data == {"a": "x\ufffdy\U0001F600"}
-
-
-def test_a_path_that_is_not_a_regular_file_says_what_it_is(tmp_path):
-    """A FIFO or /dev/zero was reported as "no such file or directory"."""
-    import os
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    with pytest.raises(UserError) as caught:
-        expand_paths([str(fifo), "/dev/zero", str(tmp_path / "missing.yaml")])
-    assert caught.value.lines() == [
-        f"{fifo}: not a regular file (a named pipe); give a file, a directory or - for stdin",
-        "/dev/zero: not a regular file (a character device); give a file, a directory or - for stdin",
-        f"{tmp_path / 'missing.yaml'}: no such file or directory",
-    ]
 
 
 LIST = """\

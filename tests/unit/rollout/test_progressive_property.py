@@ -3,7 +3,7 @@
 and nothing a person did not decide is obeyed.
 
 The rollout runs as `rollout step` runs it: `stepper.reconcile_for_step` with the admission of
-`Progressive` (rollout/progressive.py) over an in-memory cluster (tests/memory_cluster.py) and an
+`Progressive` (rollout/progressive.py) over an in-memory cluster (tests/fakes/cluster.py) and an
 in-memory RolloutState, analysis gates measured by `GateAnalysis` against a Prometheus answering
 healthy or not, the verbs through `change_position`. Between passes, random events: slices scaled
 up and down, the RolloutState deleted or its position edited by hand (a wave bumped, a gate record
