@@ -74,6 +74,9 @@ class Position:
     aborted: Stamp | None = None
     full: Stamp | None = None
     verdicts: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    # the slices that already ran `revision` when this position was made (a revision committed
+    # again, a lost position rebuilt): outside the admitted waves, only these may run it
+    found: tuple[int, ...] = ()
 
     def passed(self, wave: int, gate: str) -> GatePassed | None:
         return next((g for g in self.gates if (g.wave, g.gate) == (wave, gate)), None)
@@ -250,6 +253,8 @@ def position_document(position: Position) -> JsonObject:
             document[key] = {"at": stamp.at, "by": stamp.by, **({"reason": stamp.reason} if stamp.reason else {})}
     if position.verdicts:
         document["verdicts"] = {str(w): dict(v) for w, v in sorted(position.verdicts.items())}
+    if position.found:
+        document["found"] = list(position.found)
     return document
 
 
@@ -290,10 +295,13 @@ def parse_position(raw: object, file: str, line_of: Callable[[FieldPath], int],
             stamps[key] = Stamp(stamp["at"], stamp["by"], str(stamp.get("reason") or ""))
         else:
             fail((key,), "needs at (RFC 3339) and by")
+    found = raw.get("found") or []
+    if not (isinstance(found, list) and all(_count(s) for s in found)):
+        fail(("found",), "must be a list of slice indexes")
     if problems:
         return None, problems
     return Position(revision, stable, wave, completed, tuple(gates), stamps["paused"], stamps["aborted"],
-                    stamps["full"], verdicts), []
+                    stamps["full"], verdicts, tuple(sorted(set(found)))), []
 
 
 def _count(value: object) -> bool:

@@ -27,7 +27,7 @@ aborts it (design §9.6).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -141,14 +141,35 @@ def _progress(revisions: set[str], revision: str) -> Progress:
     return Progress.DONE if revisions == {revision} else Progress.IN_FLIGHT
 
 
-def stable_revision(set_name: str, revision: str, snapshot: Snapshot) -> str:
-    """The revision a rollout to `revision` rolls from: the older one most LeaderWorkerSets run
-    ("" when none does)."""
-    counts: dict[str, int] = {}
+def stable_revision(set_name: str, revision: str, slices: int, snapshot: Snapshot, own: bool = True) -> str:
+    """The revision the rollout to `revision` rolls from (`stable_of`), from the set's live LWS."""
+    runs: list[set[str]] = [set() for _ in range(slices)]
     for obj in snapshot.lws:
-        if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.revision != revision:
-            counts[obj.identity.revision] = counts.get(obj.identity.revision, 0) + 1
-    return max(sorted(counts), key=lambda r: counts[r]) if counts else ""
+        if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.slice < slices:
+            runs[obj.identity.slice].add(obj.identity.revision)
+    return stable_of(revision, runs, own)
+
+
+def stable_of(revision: str, runs: Sequence[Set[str]], own: bool = True) -> str:
+    """The stable revision of the rollout to `revision`, from what each slice runs (`runs`, one
+    set per slice, design §9.6): what the untouched slices run, counted by slice (a slice that
+    runs one revision alone), the most slices, a tie to the revision of the highest-index such
+    slice (waves admit from slice 0 up: the last slice is the last touched). It may be
+    `revision` itself: the template set back mid-rollout (a revert), where the rollout is a
+    roll-back that new slices start at and whose abort finishes it; not `own`ly so (a lost
+    position: nothing says the rollout is a revert, so it rolls back to an older revision), the
+    untouched slices that run another. Without an untouched slice, the other revision the most
+    slices run (a tie as above); "" when none runs another."""
+    votes: dict[str, tuple[int, int]] = {}  # revision → (slices, highest slice)
+    for s, revisions in enumerate(runs):
+        if len(revisions) == 1 and (own or revision not in revisions):
+            (only,) = revisions
+            votes[only] = (votes.get(only, (0, 0))[0] + 1, s)
+    if not votes:
+        for s, revisions in enumerate(runs):
+            for other in revisions - {revision}:
+                votes[other] = (votes.get(other, (0, 0))[0] + 1, s)
+    return max(votes, key=lambda r: votes[r]) if votes else ""
 
 
 def decide(policy: RolloutPolicy | None, revision: str, position: Position, progress: Sequence[Progress],
@@ -201,7 +222,7 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
     starts = 0
     admitted = range(waves[wave].end)
     for s, p in enumerate(progress):
-        if p == Progress.EMPTY and s not in admitted and position.stable:
+        if p == Progress.EMPTY and s not in admitted and position.stable and position.stable != revision:
             moves.append(s)  # a slice the set gained outside the admitted waves: at the stable revision
             stable_starts.append(s)
         elif p != Progress.PENDING:
@@ -259,9 +280,11 @@ def _failed(policy, revision, position, progress, now, base, events, wave, gate)
 
 def _aborted(position: Position, progress: Sequence[Progress], base: Mapping) -> WaveDecision:
     """After an abort every slice that has the new revision goes back to the stable one; the
-    slices that never started are left as they are (never written)."""
-    moves = tuple(s for s, p in enumerate(progress) if p != Progress.PENDING)
-    held = {s: Hold.ABORTED for s, p in enumerate(progress) if p == Progress.PENDING}
+    slices that never started are left as they are (never written). An abort of a roll-back
+    (its stable revision is its own: a revert) finishes it: every slice goes to that revision."""
+    back = position.stable == position.revision
+    moves = tuple(s for s, p in enumerate(progress) if back or p != Progress.PENDING)
+    held = {s: Hold.ABORTED for s, p in enumerate(progress) if not back and p == Progress.PENDING}
     # the wave reached, among the set's waves as they are now (fewer once it was scaled down)
     return WaveDecision(State.ABORTED, moves, held, wave=min(position.wave, len(base["waves"]) - 1),
                         target=position.stable, position=position, **base)
@@ -387,10 +410,11 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     """The decision for one pass over `ds` (which has a policy), from the recorded position.
     `proven`: each slice's progress as the evidence of a lost position reads it (default: the
     live LWS; through git, the slices the state file records)."""
+    own = recorded is not None  # a position was recorded: the rollout may be a revert (stable_of)
     rollout, recorded, progress = the_rollout(
         ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
-    position = position_for(ds.policy, recorded, rollout, stable_revision(ds.name, rollout, snapshot),
-                            progress if proven is None else proven(rollout), now)
+    stable = stable_revision(ds.name, rollout, ds.slices, snapshot, own=own)
+    position = position_for(ds.policy, recorded, rollout, stable, progress if proven is None else proven(rollout), now)
     decision = decide(ds.policy, rollout, position, progress, now)
     if position.paused is not None and position.paused.by == RECOVERED_BY and (
             recorded is None or recorded.paused != position.paused):
@@ -438,9 +462,11 @@ def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollou
     (design §9.6). A position recorded for another rollout (the template changed again, or
     reverted) starts afresh as ever: it cannot tell a superseded rollout from an old one."""
     position = for_revision(recorded, rollout, stable)
+    started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
+    if position.revision == rollout and (recorded is None or recorded.revision != rollout):
+        position = replace(position, found=tuple(started))  # made here: the slices that already run it
     if policy is None or recorded is not None:
         return position
-    started = [s for s, p in enumerate(progress) if p in (Progress.IN_FLIGHT, Progress.DONE)]
     if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):
         return position  # a first rollout (no slice started), or none under way
     return replace(position, paused=Stamp(timestamp(now), RECOVERED_BY, LOST_POSITION.format(

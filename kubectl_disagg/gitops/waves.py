@@ -24,8 +24,8 @@ from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, decide, position_for,
-                                       stopped_reasons, the_rollout)
+from kubectl_disagg.core.waves import (by_analysis, Hold, Passage, Progress, State, WaveDecision, admit, decide,
+                                       position_for, stable_of, stopped_reasons, the_rollout)
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
@@ -84,7 +84,7 @@ def state_decision(ds: DisaggregatedSet, state: RolloutState,
     `revision`: for the rollout to it rather than to the set's."""
     rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
                                               lambda revision: state_progress(ds, state, revision))
-    stable = next((rev for s in range(ds.slices) for rev in state.deployed(s) if rev != rollout), "")
+    stable = stable_of(rollout, [set(state.deployed(s)) for s in range(ds.slices)], own=state.position is not None)
     return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
 
 
@@ -125,19 +125,26 @@ def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
                               revision=stepped_for)
     problems = []
     where = f"the position is at wave {decision.wave + 1} of {len(decision.waves)}"
+    position = decision.position
     for slice_index in sorted(state.replicas):
         previous = state.previous.get(slice_index)
-        if previous is None or slice_index >= ds.slices:
+        if slice_index >= ds.slices:
             continue
-        if not previous.replicas:  # nothing deployed before: a slice the set gained (design §10.2)
+        if previous is not None and not previous.replicas:  # nothing deployed before: a slice the set gained
             problems.extend(_added_problems(decision, state, slice_index, where))
             continue
-        moved = dict(state.deployed(slice_index)) != dict(previous.replicas)
-        if not moved or slice_index in decision.moves:
-            continue
-        why = decision.held.get(slice_index)
-        problems.append(_problem(state, slice_index, f"slice {slice_index} moved, but the RolloutPolicy holds it "
-                                 f"({why.value if why else 'not admitted'}; {where}): a step never moves it there"))
+        moved = previous is not None and dict(state.deployed(slice_index)) != dict(previous.replicas)
+        if moved and slice_index not in decision.moves:
+            why = decision.held.get(slice_index)
+            problems.append(_problem(state, slice_index, f"slice {slice_index} moved, but the RolloutPolicy holds it "
+                                     f"({why.value if why else 'not admitted'}; {where}): a step never moves it "
+                                     "there"))
+        elif (slice_index >= decision.waves[decision.wave].end and position.revision != position.stable
+              and position.revision in state.deployed(slice_index) and slice_index not in position.found):
+            # whatever its `previous` says: outside the admitted waves a slice runs the stable revision
+            problems.append(_problem(state, slice_index, f"slice {slice_index} runs revision {position.revision}, "
+                                     f"but the RolloutPolicy holds it ({Hold.WAVE.value}; {where}): a step starts "
+                                     "it once its wave comes"))
     return problems
 
 

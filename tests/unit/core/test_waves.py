@@ -418,9 +418,10 @@ def test_item_3_only_a_missing_position_is_a_lost_one():
 
     canary = policy(Wave(1, pause=True))
     assert position_for(canary, None, "r2", "r1", (D, F, P), T0).paused.by == "kubectl-disagg"
-    assert position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
-    assert position_for(canary, Position("r1", "r0"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
-    assert position_for(None, None, "r2", "r1", (D, F, P), T0) == Position("r2", "r1")
+    # (each fresh position records the slices that already run its revision: design §9.6)
+    assert position_for(canary, Position("r3", "r1"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1", found=(0, 1))
+    assert position_for(canary, Position("r1", "r0"), "r2", "r1", (D, F, P), T0) == Position("r2", "r1", found=(0, 1))
+    assert position_for(None, None, "r2", "r1", (D, F, P), T0) == Position("r2", "r1", found=(0, 1))
 
 
 def test_item_3_a_first_rollout_without_a_position_starts_normally():

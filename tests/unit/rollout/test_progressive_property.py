@@ -158,10 +158,13 @@ class Rollout:
 @dataclass(frozen=True)
 class Aborted:
     """An aborted rollout still under way: what it rolls back to, and the slices it had touched
-    (only those go back; the others never ran its revision because of it)."""
+    (only those go back; the others never ran its revision because of it). An aborted roll-back
+    (`revert`: its stable revision is its own, the template set back mid-rollout) finishes: every
+    slice goes to it (design §9.6)."""
 
     stable: str
     touched: frozenset[int]
+    revert: bool = False
 
 
 class Violation(AssertionError):
@@ -274,7 +277,8 @@ class World:
         rolling = any(revisions - {target} for s, revisions in before.items() if s < self.slices)
         def rollback(s: int) -> bool:
             """An abort rolls slice `s` back to the set's revision: one the aborted rollout touched."""
-            return any(a.stable == target and (s in a.touched or not before.get(s)) for a in self.aborted.values())
+            return any(a.stable == target and (s in a.touched or not before.get(s) or a.revert)
+                       for a in self.aborted.values())
 
         # what the slices outside the admitted waves run: a slice the set gains there starts at it
         untouched = {revision for s, revisions in before.items() if admitted <= s < self.slices
@@ -288,7 +292,7 @@ class World:
             if target in gained and s >= admitted and not new_elsewhere and not rollback(s):
                 raise Violation(f"{'slice' if before.get(s) else 'new slice'} {s} got the rollout's revision "
                                 f"{target}, but the gates admit slices 0-{admitted - 1} only ({self.ledger_text()})")
-            if target in gained and self.rollout.aborted:
+            if target in gained and self.rollout.aborted and not rollback(s):
                 raise Violation(f"slice {s} got revision {target} after the rollout to it was aborted")
             for aborted in set(self.aborted) & gained - {target}:
                 raise Violation(f"slice {s} got revision {aborted}, whose rollout was aborted")
@@ -404,7 +408,8 @@ class World:
             if position.revision in self.ledgers:
                 self.ledgers[position.revision].aborted = True
             touched = self.ledgers[position.revision].touched if position.revision in self.ledgers else set()
-            self.aborted[position.revision] = Aborted(position.stable, frozenset(touched))
+            self.aborted[position.revision] = Aborted(position.stable, frozenset(touched),
+                                                      revert=position.stable == position.revision)
 
     def recorded(self) -> Position | None:
         """The position as its store holds it now."""
@@ -680,6 +685,17 @@ FOUND = {
     # the canary at the new revision, the template reverted, a slice added: it starts at what the
     # slices outside the admitted waves run (the reverted-to revision), not at the one backed out of
     "revert then slices added": (paced(CANARY, 4), 4, [*STEPS, ("template", 0), ("scale", 4), ("step", 0)]),
+    # the canary at the new revision, the template reverted, that revert aborted, the template
+    # changed back: "the abort goes on" rolled every slice that ran the reverted-to revision (all
+    # of them, never admitted) to the new one at once, past the canary's pause and the budget
+    "revert aborted, template back": (paced(CANARY, 4), 4,
+                                      [*STEPS, ("template", 0), ("abort", 0), ("template", 1), ("step", 0)]),
+    # the abort of a revert finishes it: the canary goes back to what the other slices run
+    "revert aborted": (paced(CANARY, 4), 4, [*STEPS, ("template", 0), ("abort", 0), *STEPS, ("scale", 4), *STEPS]),
+    # a third revision aborted, the template set back to the stable one (that abort over): read as
+    # a lost position, its stable revision was the one first aborted, and an abort rolled to it
+    "aborted twice, then back": (paced([], 2, budget=1), 2, [("step", 0), ("abort", 0), ("template", 2), ("abort", 0),
+                                                           ("template", 0), ("abort", 0)]),
     # an aborted rollout's set scaled down below the wave it reached: IndexError at every step
     "aborted then scaled down": (paced([{"slices": 1}, {"slices": 2}], 4), 4,
                                  [*STEPS, ("step", 0), ("step", 0), ("abort", 0), ("scale", 0), ("step", 0)]),
@@ -690,23 +706,6 @@ FOUND = {
 def test_what_the_property_found_holds(name):
     """The property's finds, one named scenario each (issue 37 items 2, 3, 4, 6, 7)."""
     play(*FOUND[name])
-
-
-# Finds not fixed yet (reported with issue 37's property test): strict, so a fix shows as XPASS
-# and its mark goes.
-OPEN = {
-    # the canary at the new revision, the template reverted, that revert aborted, the template
-    # changed back: "the abort goes on" rolls every slice that runs the reverted-to revision (all
-    # of them, never admitted) to the new one at once, past the canary's pause and the budget
-    "revert aborted, template back": (paced(CANARY, 4), 4,
-                                      [*STEPS, ("template", 0), ("abort", 0), ("template", 1), ("step", 0)]),
-}
-
-
-@pytest.mark.xfail(strict=True, raises=Violation, reason="open finds of the property test (docs/reliability.md)")
-@pytest.mark.parametrize("name", OPEN)
-def test_what_the_property_found_and_is_open(name):
-    play(*OPEN[name])
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
