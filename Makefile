@@ -3,7 +3,7 @@
 #   make demo   the bundled example against a local control plane (real kube-apiserver + etcd);
 #               make demo-progressive, make demo-git: a RolloutPolicy with analysis, a rollout through git
 #   make cluster  a playground: the control plane with the LWS status simulator until Ctrl-C
-#   make test   every test: unit, property and integration
+#   make test   lint and type checks, then every test: unit, property and integration
 #
 # Both create .venv and build the control plane binaries into the per-user cache on first use.
 
@@ -11,7 +11,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: package-table docs test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: package-table docs lint test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -26,9 +26,14 @@ $(VENV)/.installed: pyproject.toml
 check-test check-demo:
 	@hack/check-prereqs.sh $(@:check-%=%)
 
-## test: all tests (unit, property, integration against a local control plane)
-test: check-test $(VENV)/.installed testenv argocd-harness mermaid
+## test: lint and type checks, then all tests (unit, property, integration against a local control plane)
+test: check-test $(VENV)/.installed lint testenv argocd-harness mermaid
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+## lint: ruff over the repository and mypy --strict over core/ (settings in pyproject.toml; why: CONTRIBUTING.md)
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/mypy
 
 ## mermaid: mermaid from the npm registry into the per-user cache, for the pull request chart test (needs npm)
 mermaid:
@@ -118,6 +123,6 @@ fuzz: $(VENV)/.installed testenv
 	KUBECTL_DISAGG_FUZZ_ROLLOUTS=$(FUZZ_ROLLOUTS) $(VENV)/bin/python -m pytest tests/integration/test_fuzz_rollouts.py -s -q
 
 clean:
-	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .bench-venv build dist *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 
 include hack/testenv.mk

@@ -330,7 +330,8 @@ def rewrite_citations() -> dict[Path, str]:
         lines = text.split("\n")
         for index, line in enumerate(lines):
             if path.suffix == ".md":
-                lines[index] = _outside_code(line, lambda part, n=index + 1: _cited(path, part, n in linkable, found))
+                lines[index] = _outside_code(line, lambda part, n=index + 1, path=path, linkable=linkable:
+                                             _cited(path, part, n in linkable, found))
             else:
                 lines[index] = _cited(path, line, False, found)
         new = "\n".join(lines)
@@ -341,7 +342,7 @@ def rewrite_citations() -> dict[Path, str]:
     # Links to a heading whose anchor changed (its citation was rewritten) follow it.
     for path in [p for p in tracked_files() if p.suffix == ".md"]:
         text = changed.get(path, path.read_text())
-        new = LINK.sub(lambda m: _relinked(m, path, renamed), text)
+        new = LINK.sub(lambda m, path=path: _relinked(m, path, renamed), text)
         if new != text:
             changed[path] = new
     return changed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # What must not reach a terminal raw from a message: whatever str.splitlines() splits on (one
@@ -40,10 +41,10 @@ class Problem:
 class UserError(Exception):
     """Raised with every problem found; the CLI prints them and exits 1."""
 
-    def __init__(self, problems: list[Problem] | list[str] | str):
+    def __init__(self, problems: Sequence[Problem | str] | str):
         if isinstance(problems, str):
             problems = [problems]
-        self.problems = list(problems)
+        self.problems: list[Problem | str] = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
     def lines(self) -> list[str]:

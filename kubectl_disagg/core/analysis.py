@@ -17,13 +17,19 @@ from __future__ import annotations
 import datetime
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kubectl_disagg.core import apirules, promql
 from kubectl_disagg.core.durations import bounded, format_duration
 from kubectl_disagg.errors import Problem
+from kubectl_disagg.manifests.source import FieldPath, JsonObject
+
+if TYPE_CHECKING:  # they import this module
+    from kubectl_disagg.core.policy import ResolvedWave
+    from kubectl_disagg.core.position import Position
 
 PLACEHOLDERS = ("set", "namespace", "role", "revision", "slices")
 NO_DATA = ("fail", "pass")
@@ -34,13 +40,14 @@ PASSED, FAILED, RUNNING = "passed", "failed", "running"
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _CONDITION = re.compile(r"\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*")
-_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-            ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 # The placeholders' stand-ins for the offline syntax check: names as long as names get.
 _SAMPLE_VALUES = {"set": "s" * 63, "namespace": "n" * 63, "role": "r" * 63, "revision": "0" * 10,
                   "slices": "0|1|2"}
 
-Locate = Callable[[tuple, str], Problem]  # (full field path, message) -> the Problem at its FILE:LINE
+Locate = Callable[[FieldPath, str], Problem]  # (full field path, message) -> the Problem at its FILE:LINE
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ class Analysis:
 _CHECK_FIELDS = ("name", "role", "query", "successCondition", "interval", "count", "failureLimit", "noData")
 
 
-def validate_analysis(raw: object, prefix: tuple, locate: Locate) -> tuple[Analysis | None, list[Problem]]:
+def validate_analysis(raw: object, prefix: FieldPath, locate: Locate) -> tuple[Analysis | None, list[Problem]]:
     """`spec.analysis` read into an Analysis, or None and every problem (at `prefix` + its field)."""
     report = _Report(prefix, locate)
     problems = report.problems
@@ -127,28 +134,29 @@ def validate_analysis(raw: object, prefix: tuple, locate: Locate) -> tuple[Analy
 class _Report:
     """Collects problems, each at the caller's FILE:LINE for `prefix` + its path."""
 
-    def __init__(self, prefix: tuple, locate: Locate):
-        self.prefix, self.locate, self.problems = prefix, locate, []
+    def __init__(self, prefix: FieldPath, locate: Locate):
+        self.prefix, self.locate = prefix, locate
+        self.problems: list[Problem] = []
 
-    def __call__(self, path: tuple, message: str) -> None:
+    def __call__(self, path: FieldPath, message: str) -> None:
         self.problems.append(self.locate(self.prefix + path, message))
 
 
-def role_problems(analysis: Analysis, roles: list[str], prefix: tuple, locate: Locate) -> list[Problem]:
+def role_problems(analysis: Analysis, roles: list[str], prefix: FieldPath, locate: Locate) -> list[Problem]:
     """The checks whose role is not a role of the target set."""
     return [locate(prefix + ("checks", index, "role"),
                    f'Invalid value: "{check.role}": not a role of the set (roles: {", ".join(roles)})')
             for index, check in enumerate(analysis.checks) if check.role not in roles]
 
 
-def _unknown(raw: dict, known: tuple, path: tuple, report) -> None:
+def _unknown(raw: Mapping[str, object], known: tuple[str, ...], path: FieldPath, report: _Report) -> None:
     for key in raw:
         if key not in known:
             report(path + (key,), f'unknown field "{key}"')
 
 
-def _prometheus(raw: object, report) -> Prometheus | None:
-    path = ("prometheus",)
+def _prometheus(raw: object, report: _Report) -> Prometheus | None:
+    path: FieldPath = ("prometheus",)
     if not isinstance(raw, dict) or ("address" in raw) == ("service" in raw):
         report(path, "Invalid value: must name exactly one of address (a URL) or service "
                      "({namespace, name, port}, reached through the API server's service proxy)")
@@ -205,7 +213,7 @@ def _url_error(address: object) -> str | None:
     return None
 
 
-def _check(raw: object, path: tuple, report) -> Check | None:
+def _check(raw: object, path: FieldPath, report: _Report) -> Check | None:
     if not isinstance(raw, dict):
         report(path, "Invalid value: must be an object")
         return None
@@ -237,10 +245,13 @@ def _check(raw: object, path: tuple, report) -> Check | None:
         report(path + ("noData",), f'Unsupported value: "{no_data}": supported values: "fail", "pass"')
     if len(report.problems) != before:
         return None
+    # Each field's check above reported the field unless it holds a value of its type.
+    assert isinstance(name, str) and isinstance(role, str) and isinstance(query, str) and condition is not None
+    assert interval is not None and count is not None and limit is not None
     return Check(name, role, query, condition, interval, count, limit, no_data)
 
 
-def _condition(raw: object, path: tuple, report) -> Condition | None:
+def _condition(raw: object, path: FieldPath, report: _Report) -> Condition | None:
     if raw is None:
         report(path, 'Required value: a comparison and a number, such as "< 0.5"')
         return None
@@ -252,14 +263,14 @@ def _condition(raw: object, path: tuple, report) -> Condition | None:
     return Condition(found.group(1), float(found.group(2)))
 
 
-def _interval(raw: object, path: tuple, report) -> float | None:
+def _interval(raw: object, path: FieldPath, report: _Report) -> float | None:
     seconds, why = bounded(raw, MAX_INTERVAL_SECONDS)
     if why is not None:
         report(path, why)
     return seconds
 
 
-def _integer(raw: object, least: int, path: tuple, report) -> int | None:
+def _integer(raw: object, least: int, path: FieldPath, report: _Report) -> int | None:
     if isinstance(raw, bool) or not isinstance(raw, int) or not least <= raw <= MAX_COUNT:
         report(path, f'Invalid value: "{raw}": must be a whole number from {least} to {MAX_COUNT}')
         return None
@@ -485,7 +496,7 @@ def judge(check: Check, measurements: list[Measurement]) -> Verdict:
     return Verdict(check, PASSED if len(judged) >= check.count else RUNNING, tuple(judged))
 
 
-def gate_phase(verdicts) -> str:
+def gate_phase(verdicts: Iterable[Verdict]) -> str:
     """A gate's phase from its checks' verdicts: failed once one failed, passed once all passed."""
     phases = {verdict.phase for verdict in verdicts}
     if FAILED in phases:
@@ -502,7 +513,7 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def record(verdict: Verdict) -> dict:
+def record(verdict: Verdict) -> JsonObject:
     """The verdict as the rollout state records it: the check, the outcome, every value and time."""
     check = verdict.check
     return {
@@ -513,13 +524,13 @@ def record(verdict: Verdict) -> dict:
     }
 
 
-def gate_record(verdicts: list[Verdict] | tuple[Verdict, ...], phase: str, message: str) -> dict:
+def gate_record(verdicts: list[Verdict] | tuple[Verdict, ...], phase: str, message: str) -> JsonObject:
     """A gate's verdict as the position records it (`phase` is what the wave decision reads)."""
     return {"phase": phase, "message": message, "checks": [record(verdict) for verdict in verdicts]}
 
 
-def _measurement_record(judged: Judged) -> dict:
-    out: dict = {"time": _rfc3339(judged.measurement.at), "ok": judged.ok}
+def _measurement_record(judged: Judged) -> JsonObject:
+    out: JsonObject = {"time": _rfc3339(judged.measurement.at), "ok": judged.ok}
     if judged.measurement.error is not None:
         out["error"] = judged.measurement.error
     else:
@@ -549,10 +560,11 @@ SCHEDULE_SLACK_SECONDS = 1.0  # a measurement's recorded time may read this much
 CLOCK_SKEW_SECONDS = 300.0  # ... and the run this much before the wave's completion (another machine's clock)
 _SPECIAL_VALUES = {"NaN": math.nan, "+Inf": math.inf, "-Inf": -math.inf}
 
-Found = list[tuple[tuple, str]]  # (field path, message) pairs
+Found = list[tuple[FieldPath, str]]  # (field path, message) pairs
 
 
-def recorded_verdict_problems(position, revision: str, waves, model: object) -> Found:
+def recorded_verdict_problems(position: Position | None, revision: str, waves: Iterable[ResolvedWave],
+                              model: object) -> Found:
     """Why the verdicts of `position` (core.position.Position) are not what analysis runs wrote
     for the rollout to `revision`, under `waves` (the policy's resolved waves: each `index` and
     the `analysis` check names of its gate) and `model` (the policy's Analysis): (path under
@@ -597,11 +609,14 @@ def verdict_problems(record: object, checks: list[Check], completed: float | Non
         got = "none" if not recorded else ", ".join(str(name) for name in recorded)
         return out + [(("checks",), f"must record the gate's checks ({', '.join(names)}), each with every "
                                     f"measurement, in that order; records {got} (edited by hand?)")]
-    verdicts, times = [], []
+    assert isinstance(raw, list)  # it records the gate's checks: a list
+    verdicts: list[Verdict] = []
+    times: list[list[float]] = []
     for index, (check, entry) in enumerate(zip(checks, raw)):
         found, verdict, at = _check_record(check, entry, ("checks", index))
         out += found
-        verdicts.append(verdict)
+        if verdict is not None:  # None only with a problem found, so no verdict is judged
+            verdicts.append(verdict)
         times.append(at)
     if out:
         return out
@@ -612,7 +627,7 @@ def verdict_problems(record: object, checks: list[Check], completed: float | Non
     return out
 
 
-def _check_record(check: Check, entry: dict, path: tuple) -> tuple[Found, Verdict | None, list[float]]:
+def _check_record(check: Check, entry: JsonObject, path: FieldPath) -> tuple[Found, Verdict | None, list[float]]:
     """One check's record against the policy's `check`: the problems, its verdict judged again, its times."""
     out: Found = []
     for key, expected in (("role", check.role), ("successCondition", str(check.condition)),
@@ -680,7 +695,8 @@ def _schedule_problems(checks: list[Check], times: list[list[float]], completed:
     firsts = [at[0] for at in times if at]
     if not firsts:
         return []
-    start, out = min(firsts), []
+    start = min(firsts)
+    out: Found = []
     if completed is not None and start < completed - CLOCK_SKEW_SECONDS:
         out.append((("checks",), f"the first measurement ({_rfc3339(start)}) is from before the wave completed "
                                  f"({_rfc3339(completed)}): an analysis runs after (edited by hand?)"))

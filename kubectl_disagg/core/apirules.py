@@ -12,8 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation, localcontext
+from typing import TypeGuard
 
-Report = Callable[[tuple, str], None]
+from kubectl_disagg.manifests.source import FieldPath, JsonObject
+
+Report = Callable[[FieldPath, str], None]
 
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -45,7 +48,7 @@ def is_quantity(text: str) -> bool:
     return bool(_QUANTITY.fullmatch(text))
 
 
-_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+_SUFFIXES: dict[str, int | Decimal] = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
              "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "k": 10**3, "M": 10**6, "G": 10**9,
              "T": 10**12, "P": 10**15, "E": 10**18}
 
@@ -57,7 +60,8 @@ def _quantity_value(text: object) -> Decimal | None:
         return Decimal(str(text))
     if not isinstance(text, str) or not is_quantity(text) or len(text) > 64:  # longer: the type check's
         return None
-    number, factor = text, 1
+    number: str = text
+    factor: int | Decimal = 1
     for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"):
         if text.endswith(suffix):
             number, factor = text[: -len(suffix)], _SUFFIXES[suffix]
@@ -96,7 +100,7 @@ def label_value_error(value: str) -> str | None:
     return None
 
 
-def check_labels(labels: object, path: tuple, report: Report) -> None:
+def check_labels(labels: object, path: FieldPath, report: Report) -> None:
     if not isinstance(labels, dict):
         return  # the type check reports it
     for key, value in labels.items():
@@ -109,7 +113,7 @@ def check_labels(labels: object, path: tuple, report: Report) -> None:
                 report(path + (key,), f'Invalid value: "{value}": {error}')
 
 
-def check_annotations(annotations: object, path: tuple, report: Report) -> None:
+def check_annotations(annotations: object, path: FieldPath, report: Report) -> None:
     if not isinstance(annotations, dict):
         return
     total = 0
@@ -122,12 +126,12 @@ def check_annotations(annotations: object, path: tuple, report: Report) -> None:
         report(path, f"Too long: must have at most {MAX_ANNOTATIONS_BYTES} bytes")
 
 
-def check_object_meta(meta: dict, path: tuple, report: Report) -> None:
+def check_object_meta(meta: JsonObject, path: FieldPath, report: Report) -> None:
     check_labels(meta.get("labels"), path + ("labels",), report)
     check_annotations(meta.get("annotations"), path + ("annotations",), report)
 
 
-def _check_label_selector(selector: dict, path: tuple, report: Report) -> None:
+def _check_label_selector(selector: JsonObject, path: FieldPath, report: Report) -> None:
     check_labels(selector.get("matchLabels"), path + ("matchLabels",), report)
     for index, requirement in enumerate(selector.get("matchExpressions") or ()):
         key = requirement.get("key") if isinstance(requirement, dict) else None
@@ -137,7 +141,7 @@ def _check_label_selector(selector: dict, path: tuple, report: Report) -> None:
                 report(path + ("matchExpressions", index, "key"), f'Invalid value: "{key}": {error}')
 
 
-def _check_port(port: dict, path: tuple, report: Report) -> None:
+def _check_port(port: JsonObject, path: FieldPath, report: Report) -> None:
     number = port.get("containerPort")
     if _is_int(number) and not 1 <= number <= 65535:
         report(path + ("containerPort",), f"Invalid value: {number}: must be between 1 and 65535, inclusive")
@@ -151,7 +155,7 @@ def _check_port(port: dict, path: tuple, report: Report) -> None:
             report(path + ("name",), f'Invalid value: "{name}": {error}')
 
 
-def _check_action_port(action: dict, path: tuple, report: Report) -> None:
+def _check_action_port(action: JsonObject, path: FieldPath, report: Report) -> None:
     """A probe's or lifecycle handler's port: a number from 1 to 65535 or a named port (pod
     validation's ValidatePortNumOrName)."""
     port = action.get("port")
@@ -173,7 +177,7 @@ def iana_service_name_error(name: str) -> str | None:
     return None
 
 
-def _check_container(container: dict, path: tuple, report: Report) -> None:
+def _check_container(container: JsonObject, path: FieldPath, report: Report) -> None:
     name = container.get("name")
     if isinstance(name, str) and name and (len(name) > MAX_LABEL_LENGTH or not DNS1123_LABEL.fullmatch(name)):
         report(path + ("name",), f'Invalid value: "{name}": must be a lowercase RFC 1123 label')
@@ -197,7 +201,7 @@ def _check_container(container: dict, path: tuple, report: Report) -> None:
             seen[port_name] = index
 
 
-def _check_resources(resources: dict, path: tuple, report: Report) -> None:
+def _check_resources(resources: JsonObject, path: FieldPath, report: Report) -> None:
     """A container's requests and limits (validateResourceRequirements)."""
     values: dict[str, dict[str, Decimal]] = {}
     for kind in ("limits", "requests"):
@@ -258,7 +262,7 @@ def _is_extended_resource(name: str) -> bool:
         qualified_name_error(f"requests.{name}") is None
 
 
-def _check_handler(handler: dict, path: tuple, report: Report) -> None:
+def _check_handler(handler: JsonObject, path: FieldPath, report: Report) -> None:
     """A probe's or lifecycle hook's action: exactly one (validateProbe, validateLifecycle ->
     validateHandler)."""
     given = [key for key in ("exec", "httpGet", "tcpSocket", "grpc", "sleep") if handler.get(key) is not None]
@@ -268,7 +272,7 @@ def _check_handler(handler: dict, path: tuple, report: Report) -> None:
         report(path + (key,), "Forbidden: may not specify more than 1 handler type")
 
 
-def _check_probe(probe: dict, path: tuple, report: Report) -> None:
+def _check_probe(probe: JsonObject, path: FieldPath, report: Report) -> None:
     """validateProbe: one handler, counts not negative, a grace period above 0."""
     _check_handler(probe, path, report)
     for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
@@ -280,48 +284,48 @@ def _check_probe(probe: dict, path: tuple, report: Report) -> None:
         report(path + ("terminationGracePeriodSeconds",), f"Invalid value: {grace}: must be greater than 0")
 
 
-def _check_exec(action: dict, path: tuple, report: Report) -> None:
+def _check_exec(action: JsonObject, path: FieldPath, report: Report) -> None:
     if not action.get("command"):  # validateExecAction
         report(path + ("command",), "Required value")
 
 
-def _check_env_var(variable: dict, path: tuple, report: Report) -> None:
+def _check_env_var(variable: JsonObject, path: FieldPath, report: Report) -> None:
     if variable.get("value") and variable.get("valueFrom") is not None:  # validateEnvVarValueFrom
         report(path + ("valueFrom",), "Invalid value: may not be specified when `value` is not empty")
 
 
-def _check_toleration(toleration: dict, path: tuple, report: Report) -> None:
+def _check_toleration(toleration: JsonObject, path: FieldPath, report: Report) -> None:
     if toleration.get("operator") == "Exists" and toleration.get("value"):  # ValidateTolerations
         report(path + ("operator",), f'Invalid value: "{toleration["value"]}": value must be empty when '
                                      "`operator` is 'Exists'")
 
 
-def _check_node_selector(selector: dict, path: tuple, report: Report) -> None:
+def _check_node_selector(selector: JsonObject, path: FieldPath, report: Report) -> None:
     if not selector.get("nodeSelectorTerms"):  # ValidateNodeSelector
         report(path + ("nodeSelectorTerms",), "Required value: must have at least one node selector term")
 
 
-def _check_spread(constraint: dict, path: tuple, report: Report) -> None:
+def _check_spread(constraint: JsonObject, path: FieldPath, report: Report) -> None:
     skew = constraint.get("maxSkew")
     if _is_int(skew) and skew <= 0:  # validateTopologySpreadConstraints
         report(path + ("maxSkew",), f"Invalid value: {skew}: must be greater than zero")
 
 
-def _check_security_context(context: dict, path: tuple, report: Report) -> None:
+def _check_security_context(context: JsonObject, path: FieldPath, report: Report) -> None:
     for key in ("runAsUser", "runAsGroup"):  # ValidateNonnegativeField on user and group IDs
         value = context.get(key)
         if _is_int(value) and value < 0:
             report(path + (key,), f"Invalid value: {value}: must be between 0 and 2147483647, inclusive")
 
 
-def _check_claim_template(claim: dict, path: tuple, report: Report) -> None:
+def _check_claim_template(claim: JsonObject, path: FieldPath, report: Report) -> None:
     requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
     if "storage" not in requests:  # ValidatePersistentVolumeClaimSpec: a claim asks for storage
         report(path + ("spec", "resources", "requests", "storage"), "Required value: a claim template needs "
                                                                      "resources.requests.storage")
 
 
-def _check_affinity_term(term: dict, path: tuple, report: Report) -> None:
+def _check_affinity_term(term: JsonObject, path: FieldPath, report: Report) -> None:
     """validatePodAffinityTerm: the topologyKey is a label key."""
     key = term.get("topologyKey")
     if isinstance(key, str):
@@ -330,7 +334,7 @@ def _check_affinity_term(term: dict, path: tuple, report: Report) -> None:
             report(path + ("topologyKey",), f'Invalid value: "{key}": {error}')
 
 
-def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
+def _check_pod_spec(spec: JsonObject, path: FieldPath, report: Report) -> None:
     # Duplicates within one list are the list-map check's (typeschema); pod validation also
     # wants container names unique across the three lists.
     seen: dict[str, str] = {}
@@ -369,18 +373,18 @@ def _check_pod_spec(spec: dict, path: tuple, report: Report) -> None:
                     report(path + (kind, index, "volumeMounts", position, "name"), f'Not found: "{name}"')
 
 
-def _check_sub_group_policy(policy: dict, path: tuple, report: Report) -> None:
+def _check_sub_group_policy(policy: JsonObject, path: FieldPath, report: Report) -> None:
     """The LWS CRD's `Minimum=1` on subGroupSize (0 would divide a group into nothing)."""
     size = policy.get("subGroupSize")
     if _is_int(size) and size < 1:
         report(path + ("subGroupSize",), f"Invalid value: {size}: should be greater than or equal to 1")
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-STRUCT_RULES: dict[str, Callable[[dict, tuple, Report], None]] = {
+STRUCT_RULES: dict[str, Callable[[JsonObject, FieldPath, Report], None]] = {
     "meta/v1.ObjectMeta": check_object_meta,
     "meta/v1.LabelSelector": _check_label_selector,
     "core/v1.ContainerPort": _check_port,

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kubectl_disagg.core import apirules, naming, revision
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.source import Document, dotted
+from kubectl_disagg.manifests.source import Document, JsonObject, dotted
+
+if TYPE_CHECKING:  # policy.py imports this module
+    from kubectl_disagg.core.policy import RolloutPolicy
 
 
 DEFAULT_NAMESPACE = "default"
@@ -41,19 +45,21 @@ class Role:
 
     name: str
     replicas: int
-    spec: Mapping[str, object]
+    spec: Mapping[str, Any]  # the role's LWS spec, defaulted (default_role_spec)
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     external: bool = False
     scaled: bool = False
 
     @property
-    def rolling_update(self) -> Mapping[str, object] | None:
-        return (self.spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+    def rolling_update(self) -> Mapping[str, Any] | None:
+        rolling: Mapping[str, Any] | None = (self.spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+        return rolling
 
     @property
-    def template(self) -> Mapping[str, object]:
-        return self.spec["leaderWorkerTemplate"]
+    def template(self) -> Mapping[str, Any]:
+        template: Mapping[str, Any] = self.spec["leaderWorkerTemplate"]
+        return template
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ class DisaggregatedSet:
     roles: tuple[Role, ...]
     revision: str
     source: Document
-    policy: object = field(default=None, compare=False)
+    policy: RolloutPolicy | None = field(default=None, compare=False)
 
     @property
     def has_external_roles(self) -> bool:
@@ -109,9 +115,9 @@ def is_policy_document(data: object) -> bool:
 
 # --- defaulting -----------------------------------------------------------------------------
 
-def default_role_spec(spec: Mapping[str, object] | None) -> dict:
+def default_role_spec(spec: Mapping[str, object] | None) -> JsonObject:
     """The role's LWS spec with the API server's defaults (design §1) filled in; input untouched."""
-    spec = without_nulls(dict(spec or {}))
+    spec = {key: without_nulls(value) for key, value in (spec or {}).items() if value is not None}
     _default(spec, "replicas", 1)
     strategy = _default(spec, "rolloutStrategy", {})
     if not strategy.get("type"):  # empty means RollingUpdate, the only strategy there is
@@ -137,8 +143,9 @@ def without_nulls(value: object) -> object:
     return value
 
 
-def _default(mapping: dict, key: str, value: object) -> object:
-    """Set `key` when absent or null (null means unset in Kubernetes manifests)."""
+def _default(mapping: JsonObject, key: str, value: object) -> Any:
+    """Set `key` when absent or null (null means unset in Kubernetes manifests); its value now
+    (JSON: what the manifest holds there)."""
     if mapping.get(key) is None:
         mapping[key] = value
     return mapping[key]
@@ -148,15 +155,15 @@ def _default(mapping: dict, key: str, value: object) -> object:
 
 def build_set(document: Document) -> DisaggregatedSet:
     """Model of an already validated DisaggregatedSet document."""
-    data = document.data
-    metadata = data.get("metadata") or {}
-    spec = data.get("spec") or {}
+    data: JsonObject = document.data
+    metadata: JsonObject = data.get("metadata") or {}
+    spec: JsonObject = data.get("spec") or {}
     placement = spec.get("placementPolicy") or {}
     roles = tuple(_build_role(raw) for raw in spec.get("roles") or [])
     return DisaggregatedSet(
         name=metadata["name"],
         namespace=metadata.get("namespace"),
-        slices=spec.get("slices") if spec.get("slices") is not None else 1,
+        slices=spec["slices"] if spec.get("slices") is not None else 1,
         placement=Placement(placement.get("type") or PLACEMENT_NONE, placement.get("topology")),
         roles=roles,
         revision=_revision(document, roles),
@@ -174,7 +181,7 @@ def _revision(document: Document, roles: tuple[Role, ...]) -> str:
         raise UserError([Problem(document.file, document.line(path), dotted(path), error.message)]) from None
 
 
-def _build_role(raw: Mapping[str, object]) -> Role:
+def _build_role(raw: Mapping[str, Any]) -> Role:
     spec = default_role_spec(raw.get("spec"))
     metadata = raw.get("metadata") or {}
     return Role(

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable
 
+from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import PlanInputs, inputs_for_set
 from kubectl_disagg.core.rollout_config import RolloutConfig
 from kubectl_disagg.errors import UserError
@@ -47,6 +48,8 @@ def inputs_from_flags(
                                 "at least one must be positive so the rollout has room to surge or drain")
     if problems:
         raise UserError(problems)
+    # Each of these is None only with a problem reported.
+    assert names is not None and target is not None and surges is not None and unavailables is not None
     return PlanInputs(
         roles=names,
         initial_old=initial_old,
@@ -55,7 +58,7 @@ def inputs_from_flags(
     )
 
 
-def inputs_from_set(ds, from_: str) -> PlanInputs:
+def inputs_from_set(ds: DisaggregatedSet, from_: str) -> PlanInputs:
     """Planner inputs from a DisaggregatedSet: targets and budgets per role, --from as given."""
     problems: list[str] = []
     initial_old = _counts("--from", from_, problems)
@@ -64,6 +67,7 @@ def inputs_from_set(ds, from_: str) -> PlanInputs:
                         f"has {len(ds.roles)} roles ({vector(ds.role_names)})")
     if problems:
         raise UserError(problems)
+    assert initial_old is not None  # else a problem was reported
     return inputs_for_set(ds, initial_old)
 
 
@@ -118,6 +122,6 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def vector(values: Iterable) -> str:
+def vector(values: Iterable[object]) -> str:
     """A vector as its flag spells it: 5,2."""
     return ",".join(str(value) for value in values)

@@ -15,8 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.core.rollout_config import DEFAULT_SURGE, DEFAULT_UNAVAILABLE, RolloutConfig, resolve_config
+
+if TYPE_CHECKING:
+    from kubectl_disagg.core.model import DisaggregatedSet, Role
 
 Vector = tuple[int, ...]
 START_CONFIG = RolloutConfig(DEFAULT_SURGE, DEFAULT_UNAVAILABLE)  # removed roles roll with these (design §6)
@@ -53,7 +57,7 @@ class PlanInputs:
     configs: tuple[RolloutConfig, ...]
 
 
-def role_config(role) -> RolloutConfig:
+def role_config(role: Role | None) -> RolloutConfig:
     """A role's surge/unavailable budgets (design §6), resolved against its own replicas.
 
     `role` is a model Role, or None for a role that left the spec (it drains with the start values).
@@ -64,7 +68,7 @@ def role_config(role) -> RolloutConfig:
 EXTERNAL_SEED_REPLICAS = 1  # what the controller seeds a fresh External role's scaler with
 
 
-def role_target(role, initial_old: int, current_new: int = 0) -> int:
+def role_target(role: Role | None, initial_old: int, current_new: int = 0) -> int:
     """A role's target in a rollout (design §4): the set's replicas; for an External role its
     RoleScaler's count (never below what new already runs) when read, else the capacity it had
     when the rollout started (an autoscaler owns its size); 0 for a role that left the spec."""
@@ -77,7 +81,7 @@ def role_target(role, initial_old: int, current_new: int = 0) -> int:
     return role.replicas
 
 
-def inputs_for_set(ds, initial_old: Sequence[int]) -> PlanInputs:
+def inputs_for_set(ds: DisaggregatedSet, initial_old: Sequence[int]) -> PlanInputs:
     """A set's spec roles from `initial_old`: their targets and budgets come from the set
     (`role_target`: the one rule `rollout plan` and the stepper share)."""
     return PlanInputs(roles=tuple(ds.role_names), initial_old=tuple(initial_old),

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, recorded_verdict_problems, role_problems, validate_analysis
 from kubectl_disagg.core.durations import bounded
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_policy_document
-from kubectl_disagg.core.position import recorded_position_problems
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_policy_document
+from kubectl_disagg.core.position import Position, recorded_position_problems
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document, dotted
+from kubectl_disagg.manifests.source import Document, FieldPath, dotted
 
 ABORT, PAUSE = "abort", "pause"
 MAX_SOAK_SECONDS = 30 * 24 * 3600  # a pause's duration: at most 720h (docs/analysis.md)
@@ -117,7 +118,7 @@ def resolve_waves(policy: RolloutPolicy | None, slices: int) -> tuple[ResolvedWa
 
 
 
-def verdict_problems(ds, position) -> list[tuple[tuple, str]]:
+def verdict_problems(ds: DisaggregatedSet, position: Position | None) -> list[tuple[FieldPath, str]]:
     """The verdicts of `position` that no analysis run of `ds`'s policy wrote (core.analysis
     `recorded_verdict_problems`: (path under the position, message) pairs); none without a
     policy. What both stores of a position check when they read one."""
@@ -126,7 +127,7 @@ def verdict_problems(ds, position) -> list[tuple[tuple, str]]:
     return recorded_verdict_problems(position, ds.revision, resolve_waves(ds.policy, ds.slices), ds.policy.analysis)
 
 
-def position_problems(ds, position) -> list[tuple[tuple, str]]:
+def position_problems(ds: DisaggregatedSet, position: Position | None) -> list[tuple[FieldPath, str]]:
     """Why `position` is not one the planner could have written for `ds`'s rollout under its
     policy (core.position `recorded_position_problems`: (path under the position, message)
     pairs); none without a policy or for another rollout's position (which is not read). What
@@ -142,7 +143,14 @@ def position_problems(ds, position) -> list[tuple[tuple, str]]:
 def _resolve(value: IntOrPercent, total: int) -> int:
     if isinstance(value, int):
         return value
-    return math.ceil(int(_PERCENT.match(value).group(1)) * total / 100)
+    return math.ceil(_percent(value) * total / 100)
+
+
+def _percent(value: str) -> int:
+    """The number of a percentage already checked to be one ("25%" -> 25)."""
+    match = _PERCENT.match(value)
+    assert match is not None, value
+    return int(match.group(1))
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -150,12 +158,13 @@ def _resolve(value: IntOrPercent, total: int) -> int:
 
 class _Checker:
     def __init__(self, document: Document):
-        self.document, self.problems = document, []
+        self.document = document
+        self.problems: list[Problem] = []
 
-    def problem(self, path: tuple, message: str) -> Problem:
+    def problem(self, path: FieldPath, message: str) -> Problem:
         return Problem(self.document.file, self.document.line(path), dotted(path), message)
 
-    def fail(self, path: tuple, message: str) -> None:
+    def fail(self, path: FieldPath, message: str) -> None:
         self.problems.append(self.problem(path, message))
 
 
@@ -190,6 +199,7 @@ def parse_policy(document: Document) -> tuple[RolloutPolicy | None, list[Problem
     waves = _waves(check, spec.get("waves"), check_names)
     if check.problems:
         return None, check.problems
+    assert isinstance(name, str) and isinstance(target, str)  # else a problem was found above
     return RolloutPolicy(name, namespace, target, waves, budget, on_failure, analysis, document), []
 
 
@@ -213,7 +223,7 @@ def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
         return None, None
     names: set[str] = set()
     checks = raw.get("checks")
-    for index, entry in enumerate(checks if isinstance(checks, list) else ()):
+    for entry in checks if isinstance(checks, list) else ():
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             names.add(entry["name"])
     model, problems = validate_analysis(raw, path, check.problem)
@@ -221,7 +231,7 @@ def _analysis(check: _Checker, raw: object) -> tuple[object, set[str] | None]:
     return model, names
 
 
-def _as_problem(check: _Checker, problem: object) -> Problem:
+def _as_problem(check: _Checker, problem: Problem | tuple[FieldPath, str]) -> Problem:
     """A problem from the analysis checks: a Problem already, or a (field path, message) pair."""
     if isinstance(problem, Problem):
         return problem
@@ -235,10 +245,10 @@ def _waves(check: _Checker, raw: object, check_names: set[str] | None) -> tuple[
     if not isinstance(raw, list):
         check.fail(("spec", "waves"), "must be a list of waves (- slices: 1)")
         return ()
-    waves = []
+    waves: list[Wave] = []
     last: dict[type, tuple[int, int]] = {}  # per form (count, percentage): the last value and its wave
     for index, entry in enumerate(raw):
-        path = ("spec", "waves", index)
+        path: FieldPath = ("spec", "waves", index)
         if not isinstance(entry, dict):
             check.fail(path, "must be a mapping with slices (and pause, analysis)")
             continue
@@ -252,16 +262,19 @@ def _waves(check: _Checker, raw: object, check_names: set[str] | None) -> tuple[
             check.fail(path + ("slices",), f'must be a count of at least 1 or a percentage like "25%" (1% to 100%), '
                        f"got {slices!r}")
         else:
-            form, value = (int, slices) if isinstance(slices, int) else (str, int(_PERCENT.match(slices).group(1)))
+            form, value = (int, slices) if isinstance(slices, int) else (str, _percent(slices))
             if form in last and value <= last[form][0]:
                 check.fail(path + ("slices",), f"waves are cumulative and strictly increasing: {slices!r} is not "
                            f"more than wave {last[form][1]}'s {raw[last[form][1]]['slices']!r}")
             last[form] = (value, index)
-        waves.append(Wave(slices, *_gates(check, path, entry, check_names)))
+        gates = _gates(check, path, entry, check_names)
+        if slices is not None:  # else the wave is reported above, and no policy is returned
+            waves.append(Wave(slices, *gates))
     return tuple(waves)
 
 
-def _gates(check: _Checker, path: tuple, entry: Mapping, check_names: set[str] | None):
+def _gates(check: _Checker, path: FieldPath, entry: Mapping[str, Any],
+           check_names: set[str] | None) -> tuple[tuple[str, ...], bool, float | None]:
     analysis = entry.get("analysis", [])
     names: list[str] = []
     if not isinstance(analysis, list) or not all(isinstance(n, str) for n in analysis):
@@ -286,7 +299,7 @@ def _gates(check: _Checker, path: tuple, entry: Mapping, check_names: set[str] |
     return tuple(names), isinstance(pause, dict), duration
 
 
-def _duration(check: _Checker, path: tuple, raw: object) -> float | None:
+def _duration(check: _Checker, path: FieldPath, raw: object) -> float | None:
     seconds, why = bounded(raw, MAX_SOAK_SECONDS)
     if why is not None:
         check.fail(path, why)
@@ -296,8 +309,9 @@ def _duration(check: _Checker, path: tuple, raw: object) -> float | None:
 # --- policies beside their sets ---------------------------------------------------------------
 
 
-def policies_for(documents: Iterable[Document], sets: Sequence, namespace: str | None = None,
-                 fallback: str = DEFAULT_NAMESPACE) -> tuple[dict[tuple, RolloutPolicy], list[Problem]]:
+def policies_for(documents: Iterable[Document], sets: Sequence[DisaggregatedSet], namespace: str | None = None,
+                 fallback: str = DEFAULT_NAMESPACE
+                 ) -> tuple[dict[tuple[str | None, str], RolloutPolicy], list[Problem]]:
     """The policy of each set (keyed by (namespace, name) of the set) among `documents`, and
     every problem: a policy that does not parse, names no set of the input, or is the second
     for its set, and waves that admit fewer slices than the wave before for the set's size.
@@ -305,7 +319,7 @@ def policies_for(documents: Iterable[Document], sets: Sequence, namespace: str |
     A policy matches a set of its name in its namespace, once kubectl's one rule has filled in
     both: a document naming no namespace is in `namespace` (-n), else in `fallback` (the
     context's). A policy in "b" never paces a set -n puts in "a"."""
-    by_set: dict[tuple, RolloutPolicy] = {}
+    by_set: dict[tuple[str | None, str], RolloutPolicy] = {}
     problems: list[Problem] = []
     documents = list(documents)
 
@@ -339,6 +353,7 @@ def policies_for(documents: Iterable[Document], sets: Sequence, namespace: str |
             key = (ds.namespace, ds.name)
             if key in by_set:
                 first = by_set[key].source
+                assert first is not None  # a policy read from a document
                 problems.append(Problem(document.file, document.line(("spec", "targetRef", "name")),
                                         "spec.targetRef.name",
                                         f"a second RolloutPolicy for disaggregatedset/{ds.name} (the first: "
@@ -376,7 +391,7 @@ def check_against_set(policy: RolloutPolicy, slices: int) -> list[Problem]:
     return problems
 
 
-def policy_from_object(stored: Mapping) -> tuple[RolloutPolicy | None, list[Problem]]:
+def policy_from_object(stored: Mapping[str, Any]) -> tuple[RolloutPolicy | None, list[Problem]]:
     """A RolloutPolicy object as the API returns it."""
     metadata = stored.get("metadata") or {}
     return parse_policy(Document(dict(stored), f"rolloutpolicy/{metadata.get('name')} in "

@@ -27,12 +27,18 @@ Times are RFC 3339 strings in UTC; the clock belongs to the caller.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from kubectl_disagg.core.durations import format_duration, later
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import FieldPath, JsonObject, dotted
+
+if TYPE_CHECKING:  # policy.py imports this module
+    from kubectl_disagg.core.policy import ResolvedWave
+
+_T = TypeVar("_T")
 
 ANALYSIS, PAUSE = "analysis", "pause"  # the gates after a wave, in the order they are passed
 PROMOTED, SOAKED, VERDICT, FULL = "promote", "duration", "verdict", "promote --full"
@@ -67,7 +73,7 @@ class Position:
     paused: Stamp | None = None
     aborted: Stamp | None = None
     full: Stamp | None = None
-    verdicts: Mapping[int, Mapping] = field(default_factory=dict)
+    verdicts: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     # the slices that already ran `revision` when this position was made (a revision committed
     # again, a lost position rebuilt): outside the admitted waves, only these may run it
     found: tuple[int, ...] = ()
@@ -80,7 +86,7 @@ class Position:
         recorded = self.verdicts.get(wave)
         return recorded.get("phase") if isinstance(recorded, Mapping) else None
 
-    def with_verdict(self, wave: int, verdict: Mapping) -> Position:
+    def with_verdict(self, wave: int, verdict: Mapping[str, Any]) -> Position:
         """The analysis verdict of `wave` recorded (opaque data; its `phase` is PASSED or FAILED):
         the next decision passes the gate on `passed` and does the policy's onFailure on `failed`."""
         return replace(self, verdicts={**self.verdicts, wave: dict(verdict)})
@@ -124,10 +130,10 @@ def parse_time(text: str) -> datetime.datetime:
 
 _HOW = {ANALYSIS: (VERDICT, FULL), PAUSE: (PROMOTED, SOAKED, FULL)}  # how each gate is passed
 _EDITED = "edited by hand?"
-Found = list[tuple[tuple, str]]  # (path under the position, message) pairs
+Found = list[tuple[FieldPath, str]]  # (path under the position, message) pairs
 
 
-def recorded_position_problems(position: Position, waves, highest: int) -> Found:
+def recorded_position_problems(position: Position, waves: Sequence[ResolvedWave], highest: int) -> Found:
     """Why `position` is not one the planner could have written under `waves` (the policy's
     resolved waves: each `index`, `end`, `analysis`, `pause`, `duration`, `gated`); `highest`:
     the last wave index the policy resolves to for any number of slices.
@@ -144,7 +150,7 @@ def recorded_position_problems(position: Position, waves, highest: int) -> Found
     return _wave_problems(position, waves, highest) + _gate_problems(position, waves)
 
 
-def _wave_problems(position: Position, waves, highest: int) -> Found:
+def _wave_problems(position: Position, waves: Sequence[ResolvedWave], highest: int) -> Found:
     out: Found = []
     reached = position.wave
     if reached > highest:
@@ -179,7 +185,7 @@ def _wave_problems(position: Position, waves, highest: int) -> Found:
     return out
 
 
-def _gate_problems(position: Position, waves) -> Found:
+def _gate_problems(position: Position, waves: Sequence[ResolvedWave]) -> Found:
     out: Found = []
     seen: set[tuple[int, str]] = set()
     for index, gate in enumerate(position.gates):
@@ -217,7 +223,7 @@ def _gate_problems(position: Position, waves) -> Found:
     return out
 
 
-def _soak_problems(path: tuple, gate: GatePassed, wave, completed: str) -> Found:
+def _soak_problems(path: FieldPath, gate: GatePassed, wave: ResolvedWave, completed: str) -> Found:
     """A soak passed: the wave has one, and it had ended (as a step compares: `soak_end`)."""
     if wave.duration is None:
         return [(path + ("how",), f"says the soak after wave {gate.wave + 1} passed, but its pause has no duration "
@@ -233,9 +239,9 @@ def _soak_problems(path: tuple, gate: GatePassed, wave, completed: str) -> Found
 # --- the document -----------------------------------------------------------------------------
 
 
-def position_document(position: Position) -> dict:
+def position_document(position: Position) -> JsonObject:
     """The position as a YAML-ready mapping (the `position:` of a RolloutState)."""
-    document: dict = {"revision": position.revision, "stable": position.stable, "wave": position.wave}
+    document: JsonObject = {"revision": position.revision, "stable": position.stable, "wave": position.wave}
     if position.completed:
         document["completed"] = {str(w): at for w, at in sorted(position.completed.items())}
     if position.gates:
@@ -252,12 +258,13 @@ def position_document(position: Position) -> dict:
     return document
 
 
-def parse_position(raw: object, file: str, line_of, prefix: tuple = ("position",)) -> tuple[Position | None, list[Problem]]:
+def parse_position(raw: object, file: str, line_of: Callable[[FieldPath], int],
+                   prefix: FieldPath = ("position",)) -> tuple[Position | None, list[Problem]]:
     """The position in `raw` (a RolloutState's `position:`), or None with every problem;
     `line_of` maps a field path to its line."""
     problems: list[Problem] = []
 
-    def fail(path: tuple, message: str) -> None:
+    def fail(path: FieldPath, message: str) -> None:
         full = prefix + path
         problems.append(Problem(file, line_of(full), dotted(full), message))
 
@@ -270,8 +277,8 @@ def parse_position(raw: object, file: str, line_of, prefix: tuple = ("position",
             fail((key,), "must be a revision (string)")
     if not _count(wave):
         fail(("wave",), f"must be a wave index (0 or more), got {wave!r}")
-    completed = _by_wave(raw.get("completed"), ("completed",), fail, lambda v: _time(v))
-    verdicts = _by_wave(raw.get("verdicts"), ("verdicts",), fail, lambda v: isinstance(v, dict))
+    completed = _by_wave(raw.get("completed"), ("completed",), fail, _time)
+    verdicts = _by_wave(raw.get("verdicts"), ("verdicts",), fail, _is_mapping)
     gates = []
     for index, gate in enumerate(raw.get("gates") or []):
         if not (isinstance(gate, dict) and _count(gate.get("wave")) and gate.get("gate") in (ANALYSIS, PAUSE)
@@ -279,7 +286,7 @@ def parse_position(raw: object, file: str, line_of, prefix: tuple = ("position",
             fail(("gates", index), "needs wave (index), gate (analysis or pause), at (RFC 3339), by and how")
             continue
         gates.append(GatePassed(gate["wave"], gate["gate"], gate["at"], gate["by"], gate["how"]))
-    stamps = {}
+    stamps: dict[str, Stamp | None] = {}
     for key in ("paused", "aborted", "full"):
         stamp = raw.get(key)
         if stamp is None:
@@ -301,21 +308,28 @@ def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _time(value: object) -> bool:
+def _time(value: object) -> TypeGuard[str]:
+    if not isinstance(value, str):
+        return False
     try:
         parse_time(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return False
     return True
 
 
-def _by_wave(raw: object, path: tuple, fail, valid) -> dict[int, object]:
+def _is_mapping(value: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict)
+
+
+def _by_wave(raw: object, path: FieldPath, fail: Callable[[FieldPath, str], None],
+             valid: Callable[[object], TypeGuard[_T]]) -> dict[int, _T]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
         fail(path, "must map a wave index to a value")
         return {}
-    out = {}
+    out: dict[int, _T] = {}
     for key, value in raw.items():
         if not str(key).isdigit() or not valid(value):
             fail(path + (key,), "must be a wave index with its value")

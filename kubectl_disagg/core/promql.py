@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from kubectl_disagg.manifests.source import JsonObject
 
 SCALAR, VECTOR, MATRIX, STRING = "scalar", "instant vector", "range vector", "string"
 
@@ -68,7 +69,7 @@ class _Token:
     kind: str  # "op", "ident" (no colon), "metric" (with a colon), "number", "duration", "string", "eof"
     text: str
     position: int
-    value: object = None
+    value: str | float | None = None  # a string's text, a keyword lower-cased; a number's or duration's float
 
 
 def _is_alpha(c: str) -> bool:
@@ -194,7 +195,8 @@ _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "
 
 def _scan_string(text: str, start: int) -> tuple[int, str]:
     """(end offset, unquoted value) of the string literal opening at `start`."""
-    quote, i, n, value = text[start], start + 1, len(text), []
+    quote, i, n = text[start], start + 1, len(text)
+    value: list[str] = []
     while True:
         if i >= n or (text[i] == "\n" and quote != "`"):
             raise PromQLError(start, "unterminated quoted string")
@@ -318,8 +320,8 @@ class _Parser:
             left = _binary(op_token, left, right, modifiers)
         return left
 
-    def binary_modifiers(self) -> dict:
-        modifiers: dict = {}
+    def binary_modifiers(self) -> JsonObject:
+        modifiers: JsonObject = {}
         if self.at_op("bool"):
             self.take()
             modifiers["bool"] = True
@@ -394,7 +396,8 @@ class _Parser:
         token = self.take()
         if token.kind != "number":
             raise PromQLError(token.position, f"unexpected {_describe(token)} in @, expected timestamp")
-        value = sign * float(token.value)
+        assert isinstance(token.value, float)  # a number token's value
+        value = sign * token.value
         if math.isinf(value) or math.isnan(value) or abs(value) * 1000 > 2 ** 63 - 1:
             raise PromQLError(token.position, "timestamp out of bounds for @ modifier")
 
@@ -480,6 +483,7 @@ class _Parser:
         value = self.take()
         if value.kind != "string":
             raise PromQLError(value.position, f"unexpected {_describe(value)} in label matching, expected string")
+        assert isinstance(value.value, str)  # a string token's value
         if op.text in ("=~", "!~"):
             try:
                 re.compile(value.value)
@@ -533,6 +537,7 @@ class _Parser:
             if self.at_op("by", "without"):
                 self.take()
                 self.grouping_labels()
+        assert isinstance(op.value, str)  # a keyword's value
         want = 2 if op.value in _AGGREGATION_PARAMS else 1
         if len(args) != want:
             raise PromQLError(op.position, f"wrong number of arguments for aggregate expression provided, "
@@ -556,7 +561,7 @@ def _modify(node: _Node, modifier: str, token: _Token, what: str, twice: str) ->
     setattr(node, modifier, True)
 
 
-def _binary(op: _Token, left: _Node, right: _Node, modifiers: dict) -> _Node:
+def _binary(op: _Token, left: _Node, right: _Node, modifiers: JsonObject) -> _Node:
     text = op.text
     for side in (left, right):
         if side.type not in (SCALAR, VECTOR):

@@ -21,7 +21,7 @@ from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.render import deep_copy, leader_worker_set
+from kubectl_disagg.core.render import deep_copy_object, leader_worker_set
 from kubectl_disagg.core.revision import RevisionInputError, encode_template
 from kubectl_disagg.core.snapshot import Snapshot
 
@@ -77,7 +77,7 @@ def template_difference(live: Mapping[str, Any], rendered: Mapping[str, Any]) ->
 
 def _canonical(obj: Mapping[str, Any]) -> bytes:
     template = ((obj.get("spec") or {}) if isinstance(obj.get("spec"), Mapping) else {}).get("leaderWorkerTemplate")
-    return encode_template(deep_copy(template) if isinstance(template, dict) else {})
+    return encode_template(deep_copy_object(template) if isinstance(template, dict) else {})
 
 
 def _first_difference(have: Any, want: Any, path: str) -> Iterator[str]:

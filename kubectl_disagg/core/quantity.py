@@ -34,8 +34,9 @@ class QuantityError(ValueError):
     """Not a quantity Go would parse."""
 
 
-def canonical(value: str | int | float) -> str:
-    """The string the controller marshals for a quantity given as YAML/JSON string or number."""
+def canonical(value: object) -> str:
+    """The string the controller marshals for a quantity given as YAML/JSON string or number
+    (anything else raises QuantityError)."""
     if isinstance(value, bool):
         raise QuantityError(f"{value!r} is not a quantity")
     if isinstance(value, int):
@@ -246,7 +247,7 @@ def _round_up_to_nano(unscaled: int, scale: int) -> tuple[int, int]:
 
 
 def _greater_than(unscaled: int, scale: int, bound: int) -> bool:
-    return unscaled > bound * 10 ** scale if scale >= 0 else unscaled * 10 ** -scale > bound
+    return bool(unscaled > bound * 10 ** scale if scale >= 0 else unscaled * 10 ** -scale > bound)
 
 
 def _less_than_one(unscaled: int, scale: int) -> bool:
@@ -268,8 +269,8 @@ def _format(mantissa: int, exponent: int, form: str) -> str:
             while magnitude >= 1024 and magnitude % 1024 == 0:
                 magnitude //= 1024
                 times += 1
-            number = -magnitude if integer < 0 else magnitude
-            return str(number) + _BINARY_BY_EXPONENT.get(times * 10, "")
+            signed = -magnitude if integer < 0 else magnitude
+            return str(signed) + _BINARY_BY_EXPONENT.get(times * 10, "")
     negative = mantissa < 0
     magnitude = abs(mantissa)
     while magnitude >= 10 and magnitude % 10 == 0:
@@ -284,11 +285,17 @@ def _format(mantissa: int, exponent: int, form: str) -> str:
     return number if exponent == 0 else f"{number}e{exponent}"
 
 
+def _power_of_ten(exponent: int) -> int:
+    """10 ** exponent for exponent >= 0, typed as the int it is (int ** int is typed Any)."""
+    power: int = 10 ** exponent
+    return power
+
+
 def _as_integer(mantissa: int, exponent: int) -> int | None:
     """The value as an integer when it is one (binary SI is only used for integers)."""
     if exponent >= 0:
-        return mantissa * 10 ** exponent if exponent < 40 else None  # binary SI is below 2^63
-    quotient, remainder = divmod(abs(mantissa), 10 ** -exponent)
+        return mantissa * _power_of_ten(exponent) if exponent < 40 else None  # binary SI is below 2^63
+    quotient, remainder = divmod(abs(mantissa), _power_of_ten(-exponent))
     if remainder:
         return None
     return -quotient if mantissa < 0 else quotient

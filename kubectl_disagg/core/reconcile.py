@@ -15,12 +15,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any, TypedDict
 
 from kubectl_disagg.core import naming, planner
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import PlanInputs, role_config
 from kubectl_disagg.core.render import leader_worker_set, service
-from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Snapshot, holder_of
+from kubectl_disagg.core.rollout_config import RolloutConfig
+from kubectl_disagg.core.snapshot import LiveLWS, LiveObject, LiveService, Placed, Snapshot, holder_of
+from kubectl_disagg.manifests.source import JsonObject
 
 EXTERNAL_SEED_REPLICAS = planner.EXTERNAL_SEED_REPLICAS
 
@@ -31,16 +34,18 @@ EXTERNAL_SEED_REPLICAS = planner.EXTERNAL_SEED_REPLICAS
 class Create:
     """`object`: the manifest to create (a Mapping)."""
 
-    object: Mapping
+    object: Mapping[str, Any]
     slice: int
 
     @property
     def kind(self) -> str:
-        return self.object["kind"]
+        kind: str = self.object["kind"]
+        return kind
 
     @property
     def name(self) -> str:
-        return self.object["metadata"]["name"]
+        name: str = self.object["metadata"]["name"]
+        return name
 
     def describe(self) -> str:
         replicas = self.object.get("spec", {}).get("replicas")
@@ -126,7 +131,10 @@ class Phase(StrEnum):
     HELD = ("held", "held", "held: {reasons}",
             "held: {reasons}")  # a RolloutPolicy keeps the slice where it is this pass (core/waves.py)
 
-    def __new__(cls, value: str, label: str, did: str, planned: str):
+    label: str
+    _sentences: tuple[str, str]
+
+    def __new__(cls, value: str, label: str, did: str, planned: str) -> Phase:
         member = str.__new__(cls, value)
         member._value_ = value
         member.label = label
@@ -227,13 +235,13 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
     scalers = tuple(Create(scaler_object(ds, role, replicas, snapshot.namespace), 0)
                     for role, replicas in missing_scalers(ds, snapshot, lws).items())
     ds = with_scalers(ds, snapshot)
-    removed = scalers + tuple(_delete(obj, obj.identity.slice) for obj in (*lws, *services)
-                    if obj.identity.slice >= ds.slices)
+    removed = scalers + tuple(_delete(obj, _placed(obj).slice) for obj in (*lws, *services)
+                              if _placed(obj).slice >= ds.slices)
     by_slice: dict[int, tuple[list[LiveLWS], list[LiveService]]] = defaultdict(lambda: ([], []))
-    for obj in lws:
-        by_slice[obj.identity.slice][0].append(obj)
-    for obj in services:
-        by_slice[obj.identity.slice][1].append(obj)
+    for live in lws:
+        by_slice[_placed(live).slice][0].append(live)
+    for service_obj in services:
+        by_slice[_placed(service_obj).slice][1].append(service_obj)
     revision_roles = _revision_roles(lws, services)
     held = admission.held if admission is not None else {}
     toward = {s: with_scalers(other, snapshot) for s, other in (admission.toward if admission is not None
@@ -292,7 +300,7 @@ def with_scalers(ds: DisaggregatedSet, snapshot: Snapshot) -> DisaggregatedSet:
     return replace(ds, roles=roles)
 
 
-def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str) -> dict:
+def scaler_object(ds: DisaggregatedSet, role: str, replicas: int, namespace: str) -> JsonObject:
     """A role's RoleScaler as the controller names and seeds it (`/scale` is its subresource)."""
     return {
         "apiVersion": f"{naming.SET_GROUP}/v1",
@@ -312,8 +320,9 @@ def _revision_roles(lws: Iterable[LiveLWS], services: Iterable[LiveService]) -> 
     group of that revision should hold, so a role deleted by hand shows up as missing."""
     roles: dict[str, set[str]] = defaultdict(set)
     for obj in (*lws, *services):
-        if obj.identity.complete:
-            roles[obj.identity.revision].add(obj.identity.role)
+        placed = obj.identity.placed
+        if placed is not None:
+            roles[placed.revision].add(placed.role)
     return dict(roles)
 
 
@@ -321,10 +330,15 @@ def _claimable(set_name: str, snapshot: Snapshot) -> tuple[list[LiveLWS], list[L
     """The set's objects (ours, or the controller's: see `controller`); anything else carrying
     the set's name label is reported and left alone."""
     warnings = []
-    ours_lws, ours_services = [], []
-    for obj in (*snapshot.lws, *snapshot.services):
+    ours_lws: list[LiveLWS] = []
+    ours_services: list[LiveService] = []
+    objects: tuple[LiveLWS | LiveService, ...] = (*snapshot.lws, *snapshot.services)
+    for obj in objects:
         if obj.belongs_to(set_name):
-            (ours_lws if isinstance(obj, LiveLWS) else ours_services).append(obj)
+            if isinstance(obj, LiveLWS):
+                ours_lws.append(obj)
+            else:
+                ours_services.append(obj)
         else:
             manager = obj.labels.get(naming.MANAGED_BY_LABEL, "nobody")
             warnings.append(f"{obj.kind.lower()}/{obj.name} carries this set's labels but is managed by "
@@ -344,17 +358,17 @@ def explain(set_name: str, lws: Iterable[LiveLWS], services: Iterable[LiveServic
     """Reasons the live state cannot be acted on safely; empty when it is explainable."""
     problems = [f"service/{s.name} lacks a valid slice, revision or role label"
                 for s in services if not s.identity.complete]
-    seen: dict[tuple, str] = {}
+    seen: dict[Placed, str] = {}
     for obj in lws:
         identity = obj.identity
         if not identity.complete:
             problems.append(f"leaderworkerset/{obj.name} lacks a valid slice, revision or role label")
             continue
-        expected = naming.lws_name(set_name, identity.slice, identity.revision, identity.role)
+        expected = naming.lws_name(set_name, *_placed(obj))
         if obj.name != expected:
             problems.append(f"leaderworkerset/{obj.name}: its labels (slice {identity.slice}, revision "
                             f"{identity.revision}, role {identity.role}) say it should be named {expected}")
-        key = (identity.slice, identity.revision, identity.role)
+        key = _placed(obj)
         if key in seen:
             problems.append(f"leaderworkerset/{obj.name} and leaderworkerset/{seen[key]} are both slice "
                             f"{identity.slice}, revision {identity.revision}, role {identity.role}")
@@ -378,7 +392,7 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     for revision in [r for r, g in groups.items() if r != ds.revision and all(o.replicas == 0 for o in g.values())]:
         for obj in groups.pop(revision).values():
             actions.append(_delete(obj, slice_index))
-            drained[obj.identity.role] += obj.initial_replicas or 0
+            drained[_placed(obj).role] += obj.initial_replicas or 0
 
     old_groups = {r: g for r, g in groups.items() if r != ds.revision}
     # Every role counts, removed ones too: design §4 sums spec roles only, which would leave an old
@@ -403,7 +417,9 @@ def reconcile_slice(ds: DisaggregatedSet, namespace: str, slice_index: int, lws:
     return replace(report, actions=tuple(actions), warnings=warnings)
 
 
-def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, actions, revision_roles) -> SliceReport:
+def _rolling(ds: DisaggregatedSet, namespace: str, slice_index: int, old_groups: Mapping[str, Mapping[str, LiveLWS]],
+             target_group: Mapping[str, LiveLWS], observed: Mapping[str, Mapping[str, int]], actions: list[Action],
+             revision_roles: Mapping[str, set[str]]) -> SliceReport:
     roles, initial_old, current_old, current_new, target, configs = _planner_inputs(ds, old_groups, target_group)
     view = _planner_view(roles, initial_old, current_old, current_new, target, configs)
     if not target_group:
@@ -443,15 +459,24 @@ def _rolling(ds, namespace, slice_index, old_groups, target_group, observed, act
     # for a while anyway, so draining first costs no serving capacity (see `write_units`).
     budget = {role: cur - nxt for role, cur, nxt in zip(roles, current_old, step.old)}
     actions.extend(_drain_old_groups(old_groups, budget, slice_index, revision_roles))
-    for role, new in zip(roles, step.new):
-        obj = target_group.get(role)
-        if obj is not None and new > obj.replicas:
-            actions.append(_scale(obj, new, slice_index))
+    for role_name, new in zip(roles, step.new):
+        live = target_group.get(role_name)
+        if live is not None and new > live.replicas:
+            actions.append(_scale(live, new, slice_index))
     return SliceReport(slice_index, Phase.ROLLING, observed, tuple(actions), (), position, str(step.kind), **view)
 
 
-def _planner_view(roles, initial_old, current_old, current_new, target, configs) -> dict:
-    return dict(plan=PlanInputs(tuple(roles), tuple(initial_old), tuple(target), tuple(configs)),
+class _PlannerView(TypedDict):
+    """A rollout's place in the planner, as SliceReport holds it (its `plan`, `old` and `new`)."""
+
+    plan: PlanInputs
+    old: tuple[int, ...]
+    new: tuple[int, ...]
+
+
+def _planner_view(roles: Sequence[str], initial_old: Sequence[int], current_old: Sequence[int],
+                  current_new: Sequence[int], target: Sequence[int], configs: Sequence[RolloutConfig]) -> _PlannerView:
+    return _PlannerView(plan=PlanInputs(tuple(roles), tuple(initial_old), tuple(target), tuple(configs)),
                 old=tuple(current_old), new=tuple(current_new))
 
 
@@ -475,11 +500,17 @@ def _stability_gate(ds: DisaggregatedSet, target_group: Mapping[str, LiveLWS]) -
     return waiting
 
 
-def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
+def _planner_inputs(ds: DisaggregatedSet, old_groups: Mapping[str, Mapping[str, LiveLWS]],
+                    target_group: Mapping[str, LiveLWS]) -> tuple[list[str], list[int], list[int], list[int], list[int],
+                                                                  list[RolloutConfig]]:
     """Per role considered (spec roles, then roles left only in old groups), the planner's vectors."""
     removed = sorted({role for g in old_groups.values() for role in g} - set(ds.role_names))
     roles = list(ds.role_names) + removed
-    initial_old, current_old, current_new, target, configs = [], [], [], [], []
+    initial_old: list[int] = []
+    current_old: list[int] = []
+    current_new: list[int] = []
+    target: list[int] = []
+    configs: list[RolloutConfig] = []
     for name in roles:
         olds = [g[name] for g in old_groups.values() if name in g]
         initial_old.append(sum(o.initial_replicas if o.initial_replicas is not None else o.replicas for o in olds))
@@ -491,14 +522,16 @@ def _planner_inputs(ds: DisaggregatedSet, old_groups, target_group):
     return roles, initial_old, current_old, current_new, target, configs
 
 
-def _position(initial_old, current_old, current_new, target, configs) -> tuple[int, int] | None:
+def _position(initial_old: Sequence[int], current_old: Sequence[int], current_new: Sequence[int],
+              target: Sequence[int], configs: Sequence[RolloutConfig]) -> tuple[int, int] | None:
     trajectory = _trajectory(tuple(initial_old), tuple(target), tuple(configs))
     index = planner.find_position(trajectory, current_old, current_new)
     return None if index is None else (index, len(trajectory) - 1)
 
 
 @functools.lru_cache(maxsize=256)
-def _trajectory(initial_old: tuple, target: tuple, configs: tuple) -> list:
+def _trajectory(initial_old: tuple[int, ...], target: tuple[int, ...],
+                configs: tuple[RolloutConfig, ...]) -> list[planner.Step]:
     """The whole plan, shared by every slice in the same place (100 slices, one computation)."""
     try:
         return planner.plan(initial_old, target, configs)
@@ -536,7 +569,7 @@ def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
     roles in spec order (`order`; others after them by name)."""
     rank = {name: index for index, name in enumerate(order)}
 
-    def in_order(names):
+    def in_order(names: Iterable[str]) -> list[str]:
         return sorted(names, key=lambda r: (rank.get(r, len(rank)), r))
 
     warnings = []
@@ -554,7 +587,8 @@ def broken_groups(slice_index: int, groups: Mapping[str, Mapping[str, LiveLWS]],
     return warnings
 
 
-def _steady(ds, namespace, slice_index, target_group, observed, actions, rollout_ended: bool,
+def _steady(ds: DisaggregatedSet, namespace: str, slice_index: int, target_group: Mapping[str, LiveLWS],
+            observed: Mapping[str, Mapping[str, int]], actions: list[Action], rollout_ended: bool,
             drained: Mapping[str, int] | None = None) -> SliceReport:
     """No rollout under way: converge the target revision to the spec.
 
@@ -598,7 +632,7 @@ def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Ma
     roles_by_revision = {revision: set(group) for revision, group in groups.items()}
     if any(isinstance(a, Create) and a.kind == naming.LWS_KIND for a in lws_actions):
         roles_by_revision.setdefault(ds.revision, set()).update(ds.role_names)
-    existing = {(s.identity.revision, s.identity.role): s for s in services}
+    existing = {(_placed(s).revision, _placed(s).role): s for s in services}
     actions: list[Action] = []
     order = {name: index for index, name in enumerate(ds.role_names)}
     for revision, roles in sorted(roles_by_revision.items()):
@@ -614,7 +648,8 @@ def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Ma
 def _groups(lws: Iterable[LiveLWS]) -> dict[str, dict[str, LiveLWS]]:
     groups: dict[str, dict[str, LiveLWS]] = defaultdict(dict)
     for obj in lws:
-        groups[obj.identity.revision][obj.identity.role] = obj
+        placed = _placed(obj)
+        groups[placed.revision][placed.role] = obj
     return dict(groups)
 
 
@@ -647,6 +682,13 @@ def write_units(actions: Iterable[Action]) -> list[tuple[Action, ...]]:
 def undo(scale: Scale) -> Scale:
     """The scale that takes `scale` back, pinned to the count `scale` wrote."""
     return replace(scale, from_replicas=scale.to_replicas, to_replicas=scale.from_replicas)
+
+
+def _placed(obj: LiveObject) -> Placed:
+    """The slice, revision and role of an object `explain` accepted (its identity is complete)."""
+    placed = obj.identity.placed
+    assert placed is not None, obj.name
+    return placed
 
 
 def _delete(obj: LiveObject, slice_index: int) -> Delete:

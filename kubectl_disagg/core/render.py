@@ -4,12 +4,13 @@ headless Service per slice, revision and role. Pure: model in, plain dicts out."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, Role, namespace_for
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.manifests.source import Document, FieldPath, JsonObject
 
 EXCLUSIVE_TOPOLOGY = "ExclusiveTopology"
 
@@ -36,7 +37,12 @@ def deep_copy(value: object) -> object:
     return value
 
 
-def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[dict]:
+def deep_copy_object(value: Mapping[str, Any]) -> JsonObject:
+    """A copy of a JSON object, as `deep_copy` makes it, typed as the object it is."""
+    return {k: deep_copy(v) for k, v in value.items()}
+
+
+def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[JsonObject]:
     """Every object of the steady state, ordered by slice, then role, LWS before its Service.
 
     `namespace` is -n: it fills in a document without one and may not contradict one that has it.
@@ -49,9 +55,9 @@ def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[d
 
 
 def leader_worker_set(ds: DisaggregatedSet, role: Role, slice_index: int, namespace: str,
-                      replicas: int | None = None) -> dict:
+                      replicas: int | None = None) -> JsonObject:
     """The LWS of one role in one slice at the set's current revision."""
-    spec = deep_copy(role.spec)
+    spec = deep_copy_object(role.spec)
     if replicas is not None:
         spec["replicas"] = replicas
     elif role.external:
@@ -81,13 +87,14 @@ def object_bytes(obj: object) -> int:
     return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def oversized_objects(ds: DisaggregatedSet, document: dict) -> list[tuple[tuple, str, int]]:
+def oversized_objects(ds: DisaggregatedSet, document: JsonObject) -> list[tuple[FieldPath, str, int]]:
     """(field path, what, bytes) of every object over MAX_OBJECT_BYTES: the set document itself
     (GitOps stores it) and each role's largest LeaderWorkerSet (its last slice's)."""
     size = object_bytes(document)
     if size + _RENDER_OVERHEAD_BYTES <= MAX_OBJECT_BYTES:
         return []  # no rendered object can be larger than the set plus labels and affinity
-    found = [((), f"the DisaggregatedSet {ds.name}", size)] if size > MAX_OBJECT_BYTES else []
+    found: list[tuple[FieldPath, str, int]] = [((), f"the DisaggregatedSet {ds.name}", size)] \
+        if size > MAX_OBJECT_BYTES else []
     namespace = ds.namespace or DEFAULT_NAMESPACE
     for index, role in enumerate(ds.roles):
         lws = leader_worker_set(ds, role, ds.slices - 1, namespace)
@@ -97,7 +104,7 @@ def oversized_objects(ds: DisaggregatedSet, document: dict) -> list[tuple[tuple,
     return found
 
 
-def service(set_name: str, slice_index: int, revision: str, role: str, namespace: str) -> dict:
+def service(set_name: str, slice_index: int, revision: str, role: str, namespace: str) -> JsonObject:
     """Headless Service selecting the pods of one LWS (a slice, revision and role)."""
     return {
         "apiVersion": "v1",
@@ -114,13 +121,13 @@ def service(set_name: str, slice_index: int, revision: str, role: str, namespace
     }
 
 
-def _label_pod_template(template: dict, injected: dict[str, str]) -> None:
+def _label_pod_template(template: JsonObject, injected: dict[str, str]) -> None:
     metadata = template.get("metadata") or {}
     metadata["labels"] = {**(metadata.get("labels") or {}), **injected}  # system labels win
     template["metadata"] = metadata
 
 
-def _add_placement_affinity(template: dict, ds: DisaggregatedSet, slice_index: int) -> None:
+def _add_placement_affinity(template: JsonObject, ds: DisaggregatedSet, slice_index: int) -> None:
     """Co-locate a slice in one topology domain and keep the set's slices apart (design §3.1)."""
     topology = ds.placement.topology
     name, slice_ = naming.NAME_LABEL, naming.SLICE_LABEL
@@ -143,7 +150,7 @@ def _add_placement_affinity(template: dict, ds: DisaggregatedSet, slice_index: i
     _append_required(affinity, "podAntiAffinity", anti_terms)
 
 
-def _append_required(affinity: dict, kind: str, terms: list[dict]) -> None:
+def _append_required(affinity: JsonObject, kind: str, terms: list[JsonObject]) -> None:
     section = affinity.get(kind) or {}
     affinity[kind] = section
     section["requiredDuringSchedulingIgnoredDuringExecution"] = (
@@ -151,22 +158,22 @@ def _append_required(affinity: dict, kind: str, terms: list[dict]) -> None:
     )
 
 
-def _expr(key: str, operator: str, values: list[str] | None = None) -> dict:
+def _expr(key: str, operator: str, values: list[str] | None = None) -> JsonObject:
     expression: dict[str, object] = {"key": key, "operator": operator}
     if values is not None:
         expression["values"] = values
     return expression
 
 
-def _term(expressions: list[dict], topology_key: str | None) -> dict:
+def _term(expressions: list[JsonObject], topology_key: str | None) -> JsonObject:
     return {"labelSelector": {"matchExpressions": expressions}, "topologyKey": topology_key}
 
 
-def passthrough_collisions(rendered: Iterable[tuple[dict, DisaggregatedSet]], passed: Iterable[Document],
+def passthrough_collisions(rendered: Iterable[tuple[JsonObject, DisaggregatedSet]], passed: Iterable[Document],
                            namespace: str | None = None) -> list[Problem]:
     """Documents passed through that name an object a set renders (kind, namespace, name):
     kubectl would apply one over the other. `namespace` is -n, which places both kinds alike."""
-    owners: dict[tuple, DisaggregatedSet] = {}
+    owners: dict[tuple[object, object, object], DisaggregatedSet] = {}  # (kind, namespace, name) as written
     for obj, ds in rendered:
         metadata = obj.get("metadata") or {}
         owners.setdefault((obj.get("kind"), metadata.get("namespace"), metadata.get("name")), ds)
@@ -177,9 +184,10 @@ def passthrough_collisions(rendered: Iterable[tuple[dict, DisaggregatedSet]], pa
         if not isinstance(metadata, dict):
             continue
         where = metadata.get("namespace") or namespace or DEFAULT_NAMESPACE
-        ds = owners.get((data.get("kind"), where, metadata.get("name")))
-        if ds is not None:
+        owner = owners.get((data.get("kind"), where, metadata.get("name")))
+        if owner is not None:
             problems.append(Problem(document.file, document.line(("metadata", "name")), "metadata.name",
                                     f"{data['kind']} {where}/{metadata['name']} is also rendered by "
-                                    f"disaggregatedset/{ds.name} ({ds.source.file}:{ds.source.line(('metadata', 'name'))})"))
+                                    f"disaggregatedset/{owner.name} ({owner.source.file}:"
+                                    f"{owner.source.line(('metadata', 'name'))})"))
     return problems

@@ -23,9 +23,11 @@ import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from hashlib import sha256
+from typing import Any
 
 from kubectl_disagg.core import quantity
 from kubectl_disagg.core.naming import REVISION_LENGTH
+from kubectl_disagg.manifests.source import JsonObject
 
 # Inside the zipapp this path points into the zip file: read it through the module's loader.
 TABLE_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "revision-table.json")
@@ -41,10 +43,17 @@ class RevisionInputError(ValueError):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
-        self.path: list[object] = []  # from the template down to the value, filled on the way up
+        self.path: list[str | int] = []  # from the template down to the value, filled on the way up
 
 
 # --- the table ------------------------------------------------------------------------------
+
+# A Go type as the table spells it: (scalar,), ("ptr" | "list" | "map", element shape), ("struct", name).
+# Typed loosely after the kind: the code tells the three forms apart by shape[0], which a union of
+# tuple types cannot be narrowed by.
+Shape = tuple[Any, ...]
+Field = tuple[str, Shape, bool, bool]  # json name, shape, omitempty, omitzero
+
 
 class _Struct:
     """One Go struct: flattened fields (json name, shape, omitempty, omitzero), its defaults,
@@ -52,23 +61,23 @@ class _Struct:
 
     __slots__ = ("fields", "defaults", "nested")
 
-    def __init__(self, fields: tuple, defaults: dict, nested: dict):
+    def __init__(self, fields: tuple[Field, ...], defaults: JsonObject, nested: dict[str, Shape]):
         self.fields = fields
         self.defaults = defaults
         self.nested = nested
 
 
 class _Table:
-    def __init__(self, raw: dict):
-        self._raw_structs: dict = raw["structs"]
-        self._raw_defaults: dict = raw["defaults"]
+    def __init__(self, raw: JsonObject):
+        self._raw_structs: JsonObject = raw["structs"]
+        self._raw_defaults: JsonObject = raw["defaults"]
         self._structs: dict[str, _Struct] = {}
-        self._shapes: dict[str, tuple] = {}
+        self._shapes: dict[str, Shape] = {}
         self.root = self.shape("@" + raw["root"])
 
-    def shape(self, text: str) -> tuple:
+    def shape(self, text: str) -> Shape:
         """'*[]@core/v1.Container' → ('ptr', ('list', ('struct', 'core/v1.Container')))."""
-        parsed = self._shapes.get(text)
+        parsed: Shape | None = self._shapes.get(text)
         if parsed is None:
             if text.startswith("*"):
                 parsed = ("ptr", self.shape(text[1:]))
@@ -91,14 +100,14 @@ class _Table:
         """Compiled on first use: a render only pays for the types its documents use."""
         compiled = self._structs.get(name)
         if compiled is None:
-            fields: list = []
-            defaults: dict = {}
-            nested: dict = {}
+            fields: list[Field] = []
+            defaults: JsonObject = {}
+            nested: dict[str, Shape] = {}
             self._flatten(name, fields, defaults, nested)
             compiled = self._structs[name] = _Struct(tuple(fields), defaults, nested)
         return compiled
 
-    def _flatten(self, name: str, fields: list, defaults: dict, nested: dict) -> None:
+    def _flatten(self, name: str, fields: list[Field], defaults: JsonObject, nested: dict[str, Shape]) -> None:
         """encoding/json puts an embedded struct's fields where the embedding field stands."""
         defaults.update(self._raw_defaults.get(name, ()))
         for entry in self._raw_structs[name]:
@@ -125,17 +134,19 @@ def table() -> _Table:
 
 
 @functools.cache
-def read_table() -> dict:
+def read_table() -> JsonObject:
     """The generated table as data, read once per process and shared (typeschema checks
     against it too): nobody changes it. Read through the loader that imported this module: a
     file beside it in a regular install, an entry of the zip in the zipapp. (importlib.resources
     reads the same way but costs more to import than the whole table takes to parse.)"""
-    return json.loads(__loader__.get_data(TABLE_PATH))
+    # __loader__ is a module global the import system sets; the checker does not know it.
+    loaded: JsonObject = json.loads(__loader__.get_data(TABLE_PATH))  # type: ignore[name-defined]
+    return loaded
 
 
 # --- defaults -------------------------------------------------------------------------------
 
-def fill_defaults(template: dict) -> dict:
+def fill_defaults(template: JsonObject) -> JsonObject:
     """Fill in, in place, the CRD defaults the API server adds to a LeaderWorkerTemplate
     (every `+default` reachable from it: port protocol TCP, size 1, …) and return it.
     Only absent fields are filled, so filling twice changes nothing."""
@@ -143,7 +154,7 @@ def fill_defaults(template: dict) -> dict:
     return template
 
 
-def _fill(shape: tuple, value: object) -> None:
+def _fill(shape: Shape, value: object) -> None:
     kind = shape[0]
     if kind == "ptr":
         _fill(shape[1], value)
@@ -179,7 +190,7 @@ def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]]) -> bytes:
     return go_json(payload)
 
 
-def encode_template(template: dict) -> bytes:
+def encode_template(template: JsonObject) -> bytes:
     """One LeaderWorkerTemplate as the controller's revision encodes it, defaults filled in (in
     place): two templates the API server stores alike encode alike (see `provenance`)."""
     return go_json(_encode(table().root, fill_defaults(template)))
@@ -202,7 +213,7 @@ def go_json(value: object) -> bytes:
         return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text).encode("utf-8")
 
 
-def _encode(shape: tuple, value: object) -> object:
+def _encode(shape: Shape, value: object) -> object:
     """`value` decoded into a Go value of `shape` and re-encoded, as plain data in Go's order."""
     kind = shape[0]
     if kind == "struct":
@@ -281,7 +292,7 @@ def _encode(shape: tuple, value: object) -> object:
     raise RevisionInputError(f"unsupported shape {shape!r}")
 
 
-def _empty(shape: tuple, value: object) -> bool:
+def _empty(shape: Shape, value: object) -> bool:
     """omitempty: false, 0, "", nil pointer, empty slice or map. Never a struct."""
     if value is _MISSING:
         return shape[0] not in ("struct", "quantity", "intorstring", "time")
@@ -295,7 +306,7 @@ def _empty(shape: tuple, value: object) -> bool:
     return False
 
 
-def _zero(shape: tuple, value: object) -> bool:
+def _zero(shape: Shape, value: object) -> bool:
     """omitzero: the zero value (nil, not empty, for slices and maps; IsZero where Go has one)."""
     if value is _MISSING:
         return True

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # Starting point when a role says nothing: one extra group at a time, never below target.
 DEFAULT_SURGE = 1
@@ -51,7 +52,7 @@ def scale_int_or_percent(value: int | str, total: int, round_up: bool) -> int:
     raise IntOrPercentError(f"must be an integer or a percentage, got {type(value).__name__}")
 
 
-def resolve_config(rolling_update: Mapping | None, target: int) -> RolloutConfig:
+def resolve_config(rolling_update: Mapping[str, Any] | None, target: int) -> RolloutConfig:
     """Surge and unavailable for one role, scaled against its target replicas.
 
     An absent configuration keeps the start values (surge 1, unavailable 0). A present one

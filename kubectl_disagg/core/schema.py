@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from kubectl_disagg.core import typeschema
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import FieldPath, JsonObject, dotted
 
 @dataclass(frozen=True)
 class Scalar:
@@ -32,7 +32,7 @@ class ListOf:
 
 @dataclass(frozen=True)
 class Obj:
-    fields: dict  # known field name → schema; any other field is refused
+    fields: JsonObject  # known field name → schema; any other field is refused
     required: tuple[str, ...] = ()  # fields that must be set (null is unset), as the CRD's `required`
 
 
@@ -118,7 +118,7 @@ DISAGGREGATED_SET = Obj({
 })
 
 
-def _type_error(kind: str, value: object, path: tuple) -> str | None:
+def _type_error(kind: str, value: object, path: FieldPath) -> str | None:
     if kind == "any":
         return None
     if kind in ("string", "integer", "boolean"):
@@ -143,13 +143,13 @@ def _type_error(kind: str, value: object, path: tuple) -> str | None:
 
 
 
-Report = Callable[[tuple, str], None]
+Report = Callable[[FieldPath, str], None]
 
 
 UNKNOWN_FIELD = "unknown field"
 
 
-def check(value: object, schema: object, path: tuple, report: Report) -> None:
+def check(value: object, schema: object, path: FieldPath, report: Report) -> None:
     """Walk `value` against `schema`, calling report(path, message) for each mismatch.
 
     Null means "unset", as the API server reads it, except as an item of a list of objects.

@@ -12,7 +12,7 @@ import re
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import Document, FieldPath, JsonObject, dotted
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.statefulsets import template_of
 
@@ -22,9 +22,9 @@ _TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 _LEADING_FIELD = re.compile(r"(?:^|: )\.?((?:spec|metadata)(?:\.[A-Za-z0-9_]+|\[[^\]]*\])*): ")
 
 
-def field_path(text: str) -> tuple:
+def field_path(text: str) -> FieldPath:
     """`spec.containers[0].resources.limits[nvidia.com/gpu]` → ("spec", "containers", 0, …)."""
-    path: list = []
+    path: list[str | int] = []
     for name, index in _TOKEN.findall(text.lstrip(".")):
         if name:
             path.append(name)
@@ -33,14 +33,14 @@ def field_path(text: str) -> tuple:
     return tuple(path)
 
 
-def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
+def source_path(ds: DisaggregatedSet, obj: JsonObject, path: FieldPath) -> FieldPath:
     """The document path a rendered object's field came from (the nearest one that exists); for
     a StatefulSet made of a rendered LWS, the pod template it was made of."""
     role = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.ROLE_LABEL)
     names = ds.role_names
     if role not in names:
         return ("metadata",)
-    role_path = ("spec", "roles", names.index(role))
+    role_path: FieldPath = ("spec", "roles", names.index(role))
     if obj.get("kind") == "StatefulSet":
         return _template_source(ds, obj, role_path, path)
     if obj.get("kind") != naming.LWS_KIND or not path:
@@ -54,7 +54,8 @@ def source_path(ds: DisaggregatedSet, obj: dict, path: tuple) -> tuple:
     return role_path
 
 
-def _template_source(ds: DisaggregatedSet, statefulset: dict, role_path: tuple, path: tuple) -> tuple:
+def _template_source(ds: DisaggregatedSet, statefulset: JsonObject, role_path: FieldPath,
+                     path: FieldPath) -> FieldPath:
     lws_template_path = role_path + ("spec", "leaderWorkerTemplate")
     if path[:2] == ("spec", "volumeClaimTemplates"):
         return lws_template_path + path[1:]
@@ -67,17 +68,18 @@ def _template_source(ds: DisaggregatedSet, statefulset: dict, role_path: tuple, 
     return template_path + path[2:]
 
 
-def _rejoin(document, path: tuple) -> tuple:
+def _rejoin(document: Document, path: FieldPath) -> FieldPath:
     """Put back the dots of keys the server wrote unbracketed: `limits.nvidia.com/gpu` is the
     key "nvidia.com/gpu" when the document has it so."""
-    out: tuple = ()
+    out: FieldPath = ()
     rest = list(path)
     while rest:
         for end in range(len(rest), 0, -1):
             parts = rest[:end]
-            if end > 1 and not all(isinstance(part, str) for part in parts):
+            words = [part for part in parts if isinstance(part, str)]
+            if end > 1 and len(words) != end:
                 continue
-            key = ".".join(parts) if end > 1 else parts[0]
+            key = ".".join(words) if end > 1 else parts[0]
             if out + (key,) in document.lines:
                 out, rest = out + (key,), rest[end:]
                 break
@@ -86,7 +88,7 @@ def _rejoin(document, path: tuple) -> tuple:
     return out
 
 
-def refusal_problems(ds: DisaggregatedSet, obj: dict, status: dict) -> list[Problem]:
+def refusal_problems(ds: DisaggregatedSet, obj: JsonObject, status: JsonObject) -> list[Problem]:
     """One problem per cause of the refusal (or one for the whole refusal), with file and line."""
     subject = f"{str(obj.get('kind', 'object')).lower()}/{(obj.get('metadata') or {}).get('name', '?')}"
     document = ds.source

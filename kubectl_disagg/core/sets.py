@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.source import Document, dotted
+from kubectl_disagg.manifests.source import Document, JsonObject, dotted
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, build_set, is_disaggregated_set, is_policy_document
 from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
+
+if TYPE_CHECKING:  # read only where a policy is (see load_documents)
+    from kubectl_disagg.core.policy import RolloutPolicy
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ def load_documents(documents: Iterable[Document], namespace: str | None = None,
     other documents, in input order; every problem at once. `namespace` (-n) and `fallback`
     (the context's) place a set and its policy that name none, to match them."""
     items: list[DisaggregatedSet | Document] = []
-    problems: list[Problem] = []
+    problems: list[Problem | str] = []  # a Problem each, and whatever a UserError of build_set holds
     warnings: list[Problem] = []
     documents = list(documents)
     for document in documents:
@@ -59,7 +63,7 @@ def load_documents(documents: Iterable[Document], namespace: str | None = None,
             if not too_large:
                 items.append(ds)
     problems.extend(_defined_twice([item for item in items if isinstance(item, DisaggregatedSet)]))
-    policies: dict = {}
+    policies: dict[tuple[str | None, str], RolloutPolicy] = {}
     if any(is_policy_document(document.data) for document in documents):
         # The RolloutPolicy's reader (and its analysis checks, a PromQL parser) is loaded where a
         # policy is read: `render | kubectl apply` of a plain set does not pay for it (BENCHMARKS.md).
@@ -74,7 +78,7 @@ def load_documents(documents: Iterable[Document], namespace: str | None = None,
     return LoadResult(tuple(items), tuple(warnings))
 
 
-def set_from_object(stored: dict) -> DisaggregatedSet:
+def set_from_object(stored: JsonObject) -> DisaggregatedSet:
     """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
     metadata = stored.get("metadata") or {}
     where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
@@ -84,7 +88,7 @@ def set_from_object(stored: dict) -> DisaggregatedSet:
 def _defined_twice(sets: list[DisaggregatedSet]) -> list[Problem]:
     """Two documents for one set (name and namespace): both would render the same objects, and
     kubectl would apply whichever comes last. Reported at the second."""
-    first: dict[tuple, DisaggregatedSet] = {}
+    first: dict[tuple[str | None, str], DisaggregatedSet] = {}
     problems = []
     for ds in sets:
         key = (ds.namespace, ds.name)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubectl_disagg.core import naming
+from kubectl_disagg.manifests.source import JsonObject
 
 
 def _count(text: str) -> int | None:
@@ -21,6 +22,14 @@ def _count(text: str) -> int | None:
 
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class Placed(NamedTuple):
+    """A complete identity: the slice, revision and role an object's labels name."""
+
+    slice: int
+    revision: str
+    role: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +48,13 @@ class Identity:
     @property
     def complete(self) -> bool:
         return self.slice is not None and self.revision is not None and self.role is not None
+
+    @property
+    def placed(self) -> Placed | None:
+        """The three labels when all are valid, else None."""
+        if self.slice is None or self.revision is None or self.role is None:
+            return None
+        return Placed(self.slice, self.revision, self.role)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +188,7 @@ def controller_set_name(obj: Mapping[str, Any]) -> str:
     return ""
 
 
-def _metadata(obj: Mapping[str, Any]) -> dict:
+def _metadata(obj: Mapping[str, Any]) -> JsonObject:
     metadata = obj.get("metadata") or {}
     return {
         "controller_set": controller_set_name(obj),

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.manifests.source import JsonObject
 
 _OURS = (naming.INITIAL_REPLICAS_ANNOTATION, naming.REPLICAS_OWNER_ANNOTATION, naming.SOURCE_REVISION_ANNOTATION)
 
@@ -27,8 +29,9 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
     """`ds` at `revision`, its roles rebuilt from that revision's live LWS (None when none is left)."""
     found: dict[str, list[LiveLWS]] = {}
     for obj in sorted(snapshot.lws, key=lambda o: o.identity.slice if o.identity.slice is not None else -1):
-        if obj.belongs_to(ds.name) and obj.identity.complete and obj.identity.revision == revision:
-            found.setdefault(obj.identity.role, []).append(obj)
+        placed = obj.identity.placed
+        if obj.belongs_to(ds.name) and placed is not None and placed.revision == revision:
+            found.setdefault(placed.role, []).append(obj)
     if not found:
         return None
     spec_order = {name: index for index, name in enumerate(ds.role_names)}
@@ -43,9 +46,9 @@ def stable_set(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> Disag
     return replace(ds, roles=tuple(roles), revision=revision)
 
 
-def _role(name: str, live: Mapping, current: Role | None, before: int) -> Role:
+def _role(name: str, live: Mapping[str, Any], current: Role | None, before: int) -> Role:
     metadata = live.get("metadata") or {}
-    spec = {k: deep_copy(v) for k, v in (live.get("spec") or {}).items() if k != "replicas"}
+    spec: JsonObject = {k: deep_copy(v) for k, v in (live.get("spec") or {}).items() if k != "replicas"}
     template = spec.get("leaderWorkerTemplate") or {}
     for key in ("workerTemplate", "leaderTemplate"):
         if isinstance(template.get(key), dict):
@@ -58,7 +61,7 @@ def _role(name: str, live: Mapping, current: Role | None, before: int) -> Role:
     return Role(name, before, spec, labels, annotations)
 
 
-def _strip_placement(template: dict) -> None:
+def _strip_placement(template: JsonObject) -> None:
     """Take out the affinity terms render adds for a placement policy (they select on the set's
     name label): render adds them again for the slice it renders."""
     affinity = (template.get("spec") or {}).get("affinity")

@@ -13,14 +13,16 @@ verdict and are left out.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.render import deep_copy, deep_copy_object
+from kubectl_disagg.manifests.source import JsonObject
 
 LEADER, WORKERS = "leader", "workers"
 
 
-def statefulsets(lws: Mapping) -> list[dict]:
+def statefulsets(lws: Mapping[str, Any]) -> list[JsonObject]:
     """The leader StatefulSet of `lws` and, when its groups have workers, the first group's."""
     lws_template = lws["spec"].get("leaderWorkerTemplate") or {}
     leader_template = lws_template.get("leaderTemplate")
@@ -33,7 +35,7 @@ def statefulsets(lws: Mapping) -> list[dict]:
     return made
 
 
-def template_of(statefulset: Mapping, role_template: Mapping) -> str:
+def template_of(statefulset: Mapping[str, Any], role_template: Mapping[str, Any]) -> str:
     """Which of the role's templates (`leaderTemplate`, `workerTemplate`) a StatefulSet of
     `statefulsets` was made of: the leader's is selected by worker index 0."""
     selector = ((statefulset.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
@@ -42,13 +44,14 @@ def template_of(statefulset: Mapping, role_template: Mapping) -> str:
     return "workerTemplate"
 
 
-def _statefulset(lws: Mapping, name: str, template: Mapping | None, selector: dict) -> dict:
-    template = deep_copy(template) if template is not None else {}
+def _statefulset(lws: Mapping[str, Any], name: str, pod_template: Mapping[str, Any] | None,
+                 selector: JsonObject) -> JsonObject:
+    template = deep_copy_object(pod_template) if pod_template is not None else {}
     selector = {naming.LWS_NAME_LABEL: lws["metadata"]["name"], **selector}
     metadata = template.get("metadata") or {}
     metadata["labels"] = {**(metadata.get("labels") or {}), **selector}
     template["metadata"] = metadata
-    spec: dict = {"replicas": 1, "serviceName": lws["metadata"]["name"], "podManagementPolicy": "Parallel",
+    spec: JsonObject = {"replicas": 1, "serviceName": lws["metadata"]["name"], "podManagementPolicy": "Parallel",
                   "selector": {"matchLabels": selector}, "template": template}
     claims = (lws["spec"].get("leaderWorkerTemplate") or {}).get("volumeClaimTemplates")
     if claims:

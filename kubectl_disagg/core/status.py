@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Reconciliation, SliceReport, with_scalers
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.manifests.source import JsonObject
 
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"
@@ -97,8 +98,9 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
     ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
     left: dict[str, set[int]] = {}
     for o in ours:
-        if o.identity.complete and (o.identity.revision != ds.revision or o.identity.slice >= ds.slices):
-            left.setdefault(o.identity.revision, set()).add(o.identity.slice)
+        placed = o.identity.placed
+        if placed is not None and (placed.revision != ds.revision or placed.slice >= ds.slices):
+            left.setdefault(placed.revision, set()).add(placed.slice)
     return SetStatus(
         name=ds.name,
         namespace=snapshot.namespace,
@@ -127,7 +129,7 @@ def _generation(ds: DisaggregatedSet) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _desired(ds: DisaggregatedSet, role, lws: list[LiveLWS]) -> int:
+def _desired(ds: DisaggregatedSet, role: Role, lws: list[LiveLWS]) -> int:
     """Replicas per slice × slices (an External role's from its RoleScaler); an External role
     without one wants what its autoscaler last set on the LWS."""
     if role.scaled or not role.external:
@@ -147,7 +149,7 @@ def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLW
     )
 
 
-def conditions(status: SetStatus, now: str) -> list[dict]:
+def conditions(status: SetStatus, now: str) -> list[JsonObject]:
     """metav1.Conditions as the controller keeps them; `now` is passed in so this stays pure.
 
     `Progressing` is always there; `Available` joins it once the set has been available (the
@@ -162,20 +164,20 @@ def conditions(status: SetStatus, now: str) -> list[dict]:
     return found
 
 
-def _condition(kind: str, value: bool, reason: str, message: str, generation: int | None, now: str) -> dict:
-    condition = {"type": kind, "status": "True" if value else "False"}
+def _condition(kind: str, value: bool, reason: str, message: str, generation: int | None, now: str) -> JsonObject:
+    condition: JsonObject = {"type": kind, "status": "True" if value else "False"}
     if generation is not None:
         condition["observedGeneration"] = generation
     return condition | {"lastTransitionTime": now, "reason": reason, "message": message}
 
 
-def _role_document(role: RoleStatus) -> dict:
+def _role_document(role: RoleStatus) -> JsonObject:
     """A RoleStatus as the controller writes it: counts of zero left out (omitempty)."""
     counts = {"replicas": role.replicas, "readyReplicas": role.ready, "updatedReplicas": role.updated}
     return {"name": role.name} | {key: value for key, value in counts.items() if value}
 
 
-def to_document(status: SetStatus, now: str) -> dict:
+def to_document(status: SetStatus, now: str) -> JsonObject:
     """The `-o yaml|json` shape: DisaggregatedSetStatus under `status`, our detail under `slices`."""
     return {
         "apiVersion": naming.SET_API_VERSION,
@@ -190,14 +192,15 @@ def to_document(status: SetStatus, now: str) -> dict:
     }
 
 
-def _status_document(status: SetStatus, now: str) -> dict:
-    document = {"roleStatuses": [_role_document(r) for r in status.roles], "conditions": conditions(status, now)}
+def _status_document(status: SetStatus, now: str) -> JsonObject:
+    document: JsonObject = {"roleStatuses": [_role_document(r) for r in status.roles],
+                            "conditions": conditions(status, now)}
     if status.generation is not None:
         document["observedGeneration"] = status.generation
     return document
 
 
-def _slice_document(report: SliceReport) -> dict:
+def _slice_document(report: SliceReport) -> JsonObject:
     doc = {
         "slice": report.slice,
         "phase": report.phase,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.core import apirules
 from kubectl_disagg.core.revision import read_table
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import FieldPath, dotted
 
 LEADER_WORKER_TEMPLATE = "lws.LeaderWorkerTemplate"
 
@@ -68,7 +68,7 @@ class ShapeMessage(str):
 
 def wrong_type(value: object, want: str) -> ShapeMessage:
     return ShapeMessage(f"Invalid value: {describe(value)}: must be {want}")
-Report = Callable[[tuple, str], None]
+Report = Callable[[FieldPath, str], None]
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,7 +90,7 @@ def fields(struct: str) -> dict[str, Field]:
     return out
 
 
-def check(value: object, struct: str, path: tuple, report: Report) -> None:
+def check(value: object, struct: str, path: FieldPath, report: Report) -> None:
     """Walk `value` as the Go struct `struct`, calling report(path, message) for each problem."""
     if value is None:
         return
@@ -103,7 +103,7 @@ def check(value: object, struct: str, path: tuple, report: Report) -> None:
         # The rule reads the values: it runs only when every type inside this struct is right.
         outer, wrong_types = report, []
 
-        def report(path: tuple, message: str) -> None:
+        def report(path: FieldPath, message: str) -> None:
             if isinstance(message, ShapeMessage):
                 wrong_types.append(path)
             outer(path, message)
@@ -128,7 +128,7 @@ def check(value: object, struct: str, path: tuple, report: Report) -> None:
         rule(value, path, outer)
 
 
-def _check_int32(value: object, path: tuple, report: Report) -> None:
+def _check_int32(value: object, path: FieldPath, report: Report) -> None:
     """The CRD's `format: int32`: the API server refuses a larger integer as a wrong type."""
     for index, item in enumerate(value) if isinstance(value, list) else ((None, value),):
         if isinstance(item, int) and not isinstance(item, bool) and not INT32_RANGE[0] <= item <= INT32_RANGE[1]:
@@ -137,7 +137,7 @@ def _check_int32(value: object, path: tuple, report: Report) -> None:
                                        f"(from {INT32_RANGE[0]} to {INT32_RANGE[1]})"))
 
 
-def _check_unique(items: list, field: Field, path: tuple, report: Report) -> None:
+def _check_unique(items: list[object], field: Field, path: FieldPath, report: Report) -> None:
     """A list-map's keys (a set's items) are unique once defaulted, as the API server checks them."""
     item_struct = field.shape.lstrip("*")[2:].lstrip("*")[1:]
     defaults = read_table()["defaults"].get(item_struct, {}) if field.keys else {}
@@ -146,9 +146,10 @@ def _check_unique(items: list, field: Field, path: tuple, report: Report) -> Non
         if field.keys:
             if not isinstance(item, dict):
                 continue
-            key = {name: item[name] if item.get(name) is not None else defaults.get(name) for name in field.keys}
-            if any(value is None or isinstance(value, (dict, list)) for value in key.values()):
+            keys = {name: item[name] if item.get(name) is not None else defaults.get(name) for name in field.keys}
+            if any(value is None or isinstance(value, (dict, list)) for value in keys.values()):
                 continue  # a missing key is reported as required, a wrong type as such
+            key: object = keys
         elif isinstance(item, (dict, list)) or item is None:
             continue
         else:
@@ -159,7 +160,7 @@ def _check_unique(items: list, field: Field, path: tuple, report: Report) -> Non
         seen.add(spelled)
 
 
-def _check_shape(value: object, shape: str, path: tuple, report: Report) -> None:
+def _check_shape(value: object, shape: str, path: FieldPath, report: Report) -> None:
     if value is None:
         return  # null means unset, as the API server reads it
     shape = shape.lstrip("*")
@@ -202,7 +203,7 @@ def json_type(value: object) -> str:
     return {float: "number", str: "string", dict: "object", list: "array"}.get(type(value), "null")
 
 
-def _scalar_error(value: object, shape: str, path: tuple) -> str | None:
+def _scalar_error(value: object, shape: str, path: FieldPath) -> str | None:
     is_int = isinstance(value, int) and not isinstance(value, bool)
     want_type = _SCHEMA_TYPES.get(shape)
     if want_type is not None and value is not None:
@@ -216,7 +217,8 @@ def _scalar_error(value: object, shape: str, path: tuple) -> str | None:
     elif shape == "bool":
         ok, want = isinstance(value, bool), "a boolean"
     elif shape in ("int", "uint"):
-        ok, want = is_int and (shape == "int" or value >= 0), "an integer" if shape == "int" else "a non-negative integer"
+        ok = isinstance(value, int) and not isinstance(value, bool) and (shape == "int" or value >= 0)
+        want = "an integer" if shape == "int" else "a non-negative integer"
     elif shape in ("float32", "float64"):
         ok, want = is_int or isinstance(value, float), "a number"
     elif shape == "intorstring":

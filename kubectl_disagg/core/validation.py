@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_disagg.core import apirules, naming, schema
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document, dotted
+from kubectl_disagg.manifests.source import Document, FieldPath, JsonObject, dotted
 from kubectl_disagg.core.model import PLACEMENT_NONE, SCALING_EXTERNAL
 from kubectl_disagg.core.typeschema import ShapeMessage
 from kubectl_disagg.core.rollout_config import (
@@ -24,13 +24,13 @@ class _Collector:
         self.errors: list[Problem] = []
         self.warnings: list[Problem] = []
 
-    def _problem(self, path: tuple, message: str) -> Problem:
+    def _problem(self, path: FieldPath, message: str) -> Problem:
         return Problem(self.document.file, self.document.line(path), dotted(path), message)
 
-    def error(self, path: tuple, message: str) -> None:
+    def error(self, path: FieldPath, message: str) -> None:
         self.errors.append(self._problem(path, message))
 
-    def warn(self, path: tuple, message: str) -> None:
+    def warn(self, path: FieldPath, message: str) -> None:
         self.warnings.append(self._problem(path, message))
 
 
@@ -58,7 +58,7 @@ def _in_file_order(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda problem: problem.line)  # stable: same line keeps rule order
 
 
-def _check_type_meta(data: dict, out: _Collector) -> None:
+def _check_type_meta(data: JsonObject, out: _Collector) -> None:
     if data.get("apiVersion") != naming.SET_API_VERSION:
         out.error(("apiVersion",),
                   f'Unsupported value: "{data.get("apiVersion")}": supported values: "{naming.SET_API_VERSION}"')
@@ -66,9 +66,10 @@ def _check_type_meta(data: dict, out: _Collector) -> None:
         out.error(("kind",), f'Unsupported value: "{data.get("kind")}": supported values: "{naming.SET_KIND}"')
 
 
-def _check_metadata(metadata: dict | None, out: _Collector) -> None:
-    apirules.check_object_meta(metadata or {}, ("metadata",), out.error)
-    name = (metadata or {}).get("name")
+def _check_metadata(given: JsonObject | None, out: _Collector) -> None:
+    metadata = given or {}
+    apirules.check_object_meta(metadata, ("metadata",), out.error)
+    name = metadata.get("name")
     if not name:
         out.error(("metadata", "name"), "Required value: name is required")
         return
@@ -85,7 +86,7 @@ def _check_metadata(metadata: dict | None, out: _Collector) -> None:
                                              f"{apirules.MAX_LABEL_LENGTH} characters (an RFC 1123 label)")
 
 
-def _check_spec(data: dict, spec: dict, out: _Collector) -> None:
+def _check_spec(data: JsonObject, spec: JsonObject, out: _Collector) -> None:
     slices = spec.get("slices")
     if slices is not None and not MIN_SLICES <= slices <= MAX_SLICES:
         out.error(("spec", "slices"), f"Invalid value: {slices}: must be between {MIN_SLICES} and {MAX_SLICES}")
@@ -110,7 +111,8 @@ def _check_spec(data: dict, spec: dict, out: _Collector) -> None:
     _check_all_or_nothing(roles, out)
 
 
-def _check_role_name(role: dict, path: tuple, seen: dict, index: int, out: _Collector) -> str | None:
+def _check_role_name(role: JsonObject, path: FieldPath, seen: dict[str, int], index: int,
+                     out: _Collector) -> str | None:
     name = role.get("name")
     if not name:
         out.error(path + ("name",), "Required value")
@@ -123,10 +125,10 @@ def _check_role_name(role: dict, path: tuple, seen: dict, index: int, out: _Coll
         out.error(path + ("name",), f'Duplicate value: "{name}" (also spec.roles[{seen[name]}])')
         return None
     seen[name] = index
-    return name
+    return str(name)  # a string: the label check above matched it
 
 
-def _check_name_length(set_name: str, slices: int, role: str, path: tuple, out: _Collector) -> None:
+def _check_name_length(set_name: str, slices: int, role: str, path: FieldPath, out: _Collector) -> None:
     length = naming.longest_name_length(set_name, slices, role)
     if length > naming.MAX_NAME_LENGTH:
         example = naming.service_name(set_name, max(slices - 1, 0), "x" * naming.REVISION_LENGTH, role)
@@ -135,7 +137,7 @@ def _check_name_length(set_name: str, slices: int, role: str, path: tuple, out: 
                                     "shorten metadata.name or the role name")
 
 
-def _check_role_spec(role: dict, path: tuple, set_spec: dict, out: _Collector) -> None:
+def _check_role_spec(role: JsonObject, path: FieldPath, set_spec: JsonObject, out: _Collector) -> None:
     # The role's metadata becomes each rendered LWS's metadata.
     apirules.check_object_meta(role.get("metadata") or {}, path + ("metadata",), out.error)
     spec = role.get("spec") or {}
@@ -166,7 +168,7 @@ def _check_role_spec(role: dict, path: tuple, set_spec: dict, out: _Collector) -
         _check_exclusive_annotations(role, path, placement_type, out)
 
 
-def _check_containers(pod_template: dict, path: tuple, out: _Collector) -> None:
+def _check_containers(pod_template: JsonObject, path: FieldPath, out: _Collector) -> None:
     """What the API server requires of a pod, checked here so a step never fails halfway."""
     containers = (pod_template.get("spec") or {}).get("containers")
     if not containers:
@@ -177,7 +179,7 @@ def _check_containers(pod_template: dict, path: tuple, out: _Collector) -> None:
             out.error(path + ("spec", "containers", index, "name"), "Required value")
 
 
-def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Collector) -> None:
+def _check_rollout_strategy(strategy: JsonObject, replicas: int, path: FieldPath, out: _Collector) -> None:
     if strategy.get("type") not in (None, "RollingUpdate"):
         return  # already reported by the schema's enum check
     rolling = strategy.get("rollingUpdateConfiguration")
@@ -200,7 +202,7 @@ def _check_rollout_strategy(strategy: dict, replicas: int, path: tuple, out: _Co
                                 f"(resolved against {replicas} replicas)")
 
 
-def _check_scaling(role: dict, spec: dict, path: tuple, set_spec: dict, out: _Collector) -> None:
+def _check_scaling(role: JsonObject, spec: JsonObject, path: FieldPath, set_spec: JsonObject, out: _Collector) -> None:
     if (role.get("scaling") or {}).get("mode") != SCALING_EXTERNAL:
         return
     if (set_spec.get("slices") or 1) > 1:
@@ -210,7 +212,7 @@ def _check_scaling(role: dict, spec: dict, path: tuple, set_spec: dict, out: _Co
                                               "DisaggregatedSetRoleScaler")
 
 
-def _check_exclusive_annotations(role: dict, path: tuple, placement_type: str, out: _Collector) -> None:
+def _check_exclusive_annotations(role: JsonObject, path: FieldPath, placement_type: str, out: _Collector) -> None:
     template = ((role.get("spec") or {}).get("leaderWorkerTemplate")) or {}
     places = [(path + ("metadata", "annotations"), (role.get("metadata") or {}).get("annotations"))]
     for key in ("workerTemplate", "leaderTemplate"):
@@ -224,7 +226,7 @@ def _check_exclusive_annotations(role: dict, path: tuple, placement_type: str, o
                           f"Forbidden: cannot be combined with spec.placementPolicy.type {placement_type}")
 
 
-def _check_placement(spec: dict, out: _Collector) -> None:
+def _check_placement(spec: JsonObject, out: _Collector) -> None:
     placement = spec.get("placementPolicy")
     if not placement:
         return
@@ -251,6 +253,6 @@ def _check_all_or_nothing(roles: list[object], out: _Collector) -> None:
                                      f"non-zero for all of them ({detail})")
 
 
-def _replicas(role: dict) -> int:
+def _replicas(role: JsonObject) -> int:
     replicas = (role.get("spec") or {}).get("replicas")
     return 1 if replicas is None else replicas

@@ -30,6 +30,7 @@ import datetime
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import TypedDict
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -128,8 +129,9 @@ def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot
     """Each slice of the set against `revision`, from its LeaderWorkerSets (ours or the controller's)."""
     revisions: dict[int, set[str]] = {}
     for obj in snapshot.lws:
-        if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.slice < slices:
-            revisions.setdefault(obj.identity.slice, set()).add(obj.identity.revision)
+        placed = obj.identity.placed
+        if obj.belongs_to(set_name) and placed is not None and placed.slice < slices:
+            revisions.setdefault(placed.slice, set()).add(placed.revision)
     return tuple(_progress(revisions.get(s, set()), revision) for s in range(slices))
 
 
@@ -145,8 +147,9 @@ def stable_revision(set_name: str, revision: str, slices: int, snapshot: Snapsho
     """The revision the rollout to `revision` rolls from (`stable_of`), from the set's live LWS."""
     runs: list[set[str]] = [set() for _ in range(slices)]
     for obj in snapshot.lws:
-        if obj.belongs_to(set_name) and obj.identity.complete and obj.identity.slice < slices:
-            runs[obj.identity.slice].add(obj.identity.revision)
+        placed = obj.identity.placed
+        if obj.belongs_to(set_name) and placed is not None and placed.slice < slices:
+            runs[placed.slice].add(placed.revision)
     return stable_of(revision, runs, own)
 
 
@@ -172,6 +175,15 @@ def stable_of(revision: str, runs: Sequence[Set[str]], own: bool = True) -> str:
     return max(votes, key=lambda r: votes[r]) if votes else ""
 
 
+class _Base(TypedDict):
+    """What every decision of one pass carries, whatever its state (WaveDecision's fields)."""
+
+    waves: tuple[ResolvedWave, ...]
+    budget: int | None
+    in_flight: tuple[int, ...]
+    progress: tuple[Progress, ...]
+
+
 def decide(policy: RolloutPolicy | None, revision: str, position: Position, progress: Sequence[Progress],
            now: datetime.datetime) -> WaveDecision:
     """Which slices move this pass, which are held and why, for the rollout to `revision`.
@@ -182,7 +194,7 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
     waves = resolve_waves(policy, slices)
     budget = None if policy is None or position.full is not None else policy.budget(slices)
     in_flight = tuple(s for s, p in enumerate(progress) if p == Progress.IN_FLIGHT)
-    base = dict(waves=waves, budget=budget, in_flight=in_flight, progress=tuple(progress))
+    base = _Base(waves=waves, budget=budget, in_flight=in_flight, progress=tuple(progress))
     if position.aborted is not None:
         return _aborted(position, progress, base)
     if position.paused is not None:
@@ -239,15 +251,17 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
                         events=tuple(events), stable_starts=tuple(stable_starts), **base)
 
 
-def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position, now: datetime.datetime):
+def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
+           now: datetime.datetime) -> tuple[Position, Gate | None, list[WaveEvent]]:
     """The gates after a done `wave`, passed where their condition holds: (position, the gate
     still waited at or None, the GatePassed events)."""
-    events = []
+    events: list[WaveEvent] = []
     at, full = timestamp(now), position.full is not None
+    full_by = position.full.by if position.full is not None else ""
     if wave.analysis and not position.passed(wave.index, ANALYSIS):
         verdict = position.verdict(wave.index)
         if full or verdict == PASSED:
-            position = position.with_gate(wave.index, ANALYSIS, at, position.full.by if full else "analysis",
+            position = position.with_gate(wave.index, ANALYSIS, at, full_by if full else "analysis",
                                           FULL if full else VERDICT)
             events.append(WaveEvent(GATE_PASSED, wave.index, ANALYSIS))
         else:
@@ -255,7 +269,7 @@ def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
     if wave.pause and not position.passed(wave.index, PAUSE):
         until = None if wave.duration is None else soak_end(position.completed[wave.index], wave.duration)
         if full or (until is not None and now >= parse_time(until)):
-            position = position.with_gate(wave.index, PAUSE, at, position.full.by if full else "soak",
+            position = position.with_gate(wave.index, PAUSE, at, full_by if full else "soak",
                                           FULL if full else SOAKED)
             events.append(WaveEvent(GATE_PASSED, wave.index, PAUSE))
         else:
@@ -263,7 +277,8 @@ def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
     return position, None, events
 
 
-def _failed(policy, revision, position, progress, now, base, events, wave, gate) -> WaveDecision:
+def _failed(policy: RolloutPolicy, revision: str, position: Position, progress: Sequence[Progress],
+            now: datetime.datetime, base: _Base, events: list[WaveEvent], wave: int, gate: Gate) -> WaveDecision:
     """A failed analysis verdict: the policy's onFailure, abort or pause, recorded."""
     verdict = position.verdicts.get(wave) or {}
     stamp = Stamp(timestamp(now), "analysis", f"analysis failed after wave {wave + 1}: "
@@ -278,7 +293,7 @@ def _failed(policy, revision, position, progress, now, base, events, wave, gate)
                         events=(*events, WaveEvent(PAUSED, wave, stamp.reason)), **base)
 
 
-def _aborted(position: Position, progress: Sequence[Progress], base: Mapping) -> WaveDecision:
+def _aborted(position: Position, progress: Sequence[Progress], base: _Base) -> WaveDecision:
     """After an abort every slice that has the new revision goes back to the stable one; the
     slices that never started are left as they are (never written). An abort of a roll-back
     (its stable revision is its own: a revert) finishes it: every slice goes to that revision."""
@@ -424,15 +439,15 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     if target is None:
         held = {s: Hold.ABORTED.value for s in range(ds.slices)}
         target = ds
-    toward = {}
+    toward: dict[int, DisaggregatedSet] = {}
     starts = (*decision.stable_starts, *unfinished(ds, snapshot, decision.position.stable,
                                                     [s for s, hold in decision.held.items() if hold == Hold.WAVE]))
     if starts:
-        stable = stable_set(ds, snapshot, decision.position.stable)
-        if stable is None:  # no live LWS of the stable revision left to build it from: wait
+        stable_at = stable_set(ds, snapshot, decision.position.stable)
+        if stable_at is None:  # no live LWS of the stable revision left to build it from: wait
             held.update({s: Hold.WAVE.value for s in starts})
         else:
-            toward = {s: stable for s in starts}
+            toward = {s: stable_at for s in starts}
             held = {s: hold for s, hold in held.items() if s not in toward}
     return Passage(decision, Admission(held, stopped_reasons(decision), toward), target)
 
@@ -443,12 +458,14 @@ def unfinished(ds: DisaggregatedSet, snapshot: Snapshot, stable: str, slices: Se
     its own), finished toward it like a slice the set gained, not left broken until its wave."""
     if not stable or not slices:
         return ()
-    roles, by_slice = set(), {}
+    roles: set[str] = set()
+    by_slice: dict[int, dict[str, set[str]]] = {}
     for obj in snapshot.lws:
-        if obj.belongs_to(ds.name) and obj.identity.complete and obj.identity.slice < ds.slices:
-            by_slice.setdefault(obj.identity.slice, {}).setdefault(obj.identity.revision, set()).add(obj.identity.role)
-            if obj.identity.revision == stable:
-                roles.add(obj.identity.role)
+        placed = obj.identity.placed
+        if obj.belongs_to(ds.name) and placed is not None and placed.slice < ds.slices:
+            by_slice.setdefault(placed.slice, {}).setdefault(placed.revision, set()).add(placed.role)
+            if placed.revision == stable:
+                roles.add(placed.role)
     return tuple(s for s in slices if set(by_slice.get(s, {})) == {stable} and by_slice[s][stable] != roles)
 
 

@@ -71,7 +71,7 @@ def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> Rol
         if identity.revision != ds.revision and obj.initial_replicas is not None:
             initial.setdefault(identity.slice, {}).setdefault(identity.revision, {})[identity.role] = \
                 obj.initial_replicas
-    for slice_index, deployed in replicas.items():  # roles in their record's order
+    for deployed in replicas.values():  # roles in their record's order
         for revision, counts in deployed.items():
             deployed[revision] = {r: counts[r] for r in records[revision].role_names if r in counts}
     # How the live objects got here is not known: the state starts from them (its point is checked).
@@ -227,7 +227,7 @@ def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespa
     if wait and until.expired():  # the deadline had passed before the first look
         return look(), True
     step = None
-    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,
+    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,  # noqa: B007 (read after the loop)
                               rewatch=True):
         pass
     return step, wait and step.outcome == Outcome.WAITING

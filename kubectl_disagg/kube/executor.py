@@ -239,7 +239,7 @@ class ClusterExecutor(Session):
                                      field_selector=f"metadata.name={name}")
 
         version = None
-        for version in until_settled(look, lambda version: version is None, watch, Deadline.after(timeout)):
+        for version in until_settled(look, lambda version: version is None, watch, Deadline.after(timeout)):  # noqa: B007 (read after the loop)
             pass
         if version is not None:
             raise UserError(f"disaggregatedset/{name} is deleted but still waits for the garbage collector to "

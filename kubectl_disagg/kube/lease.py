@@ -177,7 +177,7 @@ class Lease:
         between attempts, watch the Lease until it changes (released, taken, renewed) or lapses,
         never polling (`wait.until_settled`)."""
         held = None
-        for held in until_settled(self._attempt, lambda held: held is None, lambda held, seconds:
+        for held in until_settled(self._attempt, lambda held: held is None, lambda held, seconds:  # noqa: B007 (read after the loop)
                                   self._wait_for_change(seconds), Deadline(until)):
             pass
         if held is not None:

@@ -6,19 +6,28 @@ the reading, so the reader can depend on the domain's needs without a cycle.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 MAX_DEPTH = 100
 MAX_VALUES_PER_DOCUMENT = 1_000_000
 
-FieldPath = tuple  # a field path: keys and list indices, e.g. ("spec", "roles", 1, "name")
+FieldPath = tuple[str | int, ...]  # a field path: keys and list indices, e.g. ("spec", "roles", 1, "name")
+
+# A JSON object as read or as written: a manifest, an API object, or any mapping inside one. Its
+# keys are strings; its values are whatever JSON holds, checked where they are read (schema.py,
+# validation.py), so they are typed as such only there.
+JsonObject = dict[str, Any]
 
 
-class Document(namedtuple("Document", "data file index lines")):
+class Document(NamedTuple):
     """One YAML document: its data, its file, its position in the stream (0-based), and
     `lines`, the 1-based line of every value by field path."""
 
-    __slots__ = ()
+    data: Any  # what the YAML held: an object for a manifest, anything before it is checked
+    file: str
+    index: int  # type: ignore[assignment]  # the position in the stream; shadows tuple.index, as before
+    lines: Mapping[FieldPath, int]
 
     def line(self, path: FieldPath) -> int:
         """The line of the value at `path`, or of its nearest ancestor that exists."""

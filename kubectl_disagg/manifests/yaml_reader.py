@@ -713,7 +713,7 @@ class _Decoder:
         "1") leave kubectl's choice to chance, so they are refused."""
         result: dict = {}
         owners: dict = {}
-        for go_key, (text, value, key_node) in entries.items():
+        for _go_key, (text, value, key_node) in entries.items():
             if text in owners:
                 first = owners[text]
                 self._problem(key_node, path + (text,),

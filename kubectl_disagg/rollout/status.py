@@ -44,7 +44,7 @@ def watch_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, f
         return cluster.wait_for_change(report.name, report.namespace, snapshot.lws_resource_version, timeout=seconds)
 
     pending = None
-    for pending in until_settled(look, lambda pending: not pending or not watch, wait_for_change, Deadline(deadline)):
+    for pending in until_settled(look, lambda pending: not pending or not watch, wait_for_change, Deadline(deadline)):  # noqa: B007 (read after the loop)
         pass
     if not pending:
         return StatusExit.AVAILABLE

@@ -10,7 +10,6 @@ files on the line (else in the current directory's YAML files).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import click

@@ -181,7 +181,7 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
             rollback: bool = False) -> list[dict]:
     per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed)) for s in range(ds.slices)]
     first_slice = {}
-    for label, view in grouped_by_slice(per_slice):
+    for label, _view in grouped_by_slice(per_slice):
         first_slice.setdefault(label, int(label.split()[1].split("-")[0]))
     groups = []
     for label, view in grouped_by_slice(per_slice):

@@ -84,7 +84,7 @@ def _step_label(index: int, current: int | None) -> str:
 def table(chart: PlanChart) -> dict:
     """The chart's numbers for a table beneath it: a header and a row per step."""
     header = ["step", "kind"]
-    for role, ceiling in zip(chart.roles, chart.ceilings):
+    for role in chart.roles:
         header += [f"{role} old", f"{role} new", f"{role} old+new / limit"]
     rows = []
     for index, step in enumerate(chart.steps):

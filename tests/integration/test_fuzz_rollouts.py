@@ -25,7 +25,6 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st

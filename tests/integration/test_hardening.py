@@ -169,7 +169,7 @@ def test_a_drain_refused_by_admission_leaves_no_role_above_its_bound(stepper, tm
                                                    "kubernetes.io/metadata.name": namespace}}}}})
     try:
         deadline = time.monotonic() + 30
-        while (check := stepper(target, "--dry-run=server")).code == StepExit.OK:  # the policy takes a moment to load
+        while stepper(target, "--dry-run=server").code == StepExit.OK:  # the policy takes a moment to load
             assert time.monotonic() < deadline, "the admission policy never took effect"
             time.sleep(0.5)
         run = stepper(target)

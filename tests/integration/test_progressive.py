@@ -12,6 +12,7 @@ from kubernetes import client
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.exits import GitopsExit, StepExit, VerbExit
+from tests.support.git_repo import deploy
 from tests.support.progressive import (
     CONSOLE_SCRIPT,
     ROLES,
@@ -300,8 +301,6 @@ def test_item_17a_a_policy_removed_mid_rollout_ends_at_rest(stepper, tmp_path, l
 
 
 # --- through git and the Argo CD harness -------------------------------------------------------
-
-from tests.support.git_repo import deploy
 
 
 def rounds(repo, until: set[int], limit: int = 40):

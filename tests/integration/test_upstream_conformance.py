@@ -186,7 +186,8 @@ def held_by_reading(held_first: dict[str, int], held_second: dict[str, int], *, 
     drained = [name for name in held_first if name not in held_second]  # v2's
     new = sorted(name for name in held_second if name not in held_first)  # v3's
     roles = [role["name"] for role in SETS["surge"]["roles"]]
-    by_role = lambda names, counts: [sum(counts[n] for n in names if n.endswith(f"-{r}")) for r in roles]
+    def by_role(names, counts):
+        return [sum(counts[n] for n in names if n.endswith(f"-{r}")) for r in roles]
     target = [role["replicas"] for role in SETS["surge"]["roles"]]
     initial = by_role(first_old, held_first)  # v1's initial-replicas annotation, set when v3 began
     if drained_listed:

@@ -91,7 +91,7 @@ def test_go_too_old(sandbox):
     _, bin_dir, _ = sandbox
     fake_program(bin_dir, "go", "echo go1.22.4")
     line = only_line(sandbox)
-    required = next(l.split()[1] for l in (REPO / "hack/testenv/go.mod").read_text().splitlines() if l.startswith("go "))
+    required = next(x.split()[1] for x in (REPO / "hack/testenv/go.mod").read_text().splitlines() if x.startswith("go "))
     assert f"Go >= {required} (found 1.22.4" in line and "https://go.dev/dl/" in line
 
 

@@ -75,21 +75,22 @@ def test_not_a_quantity(text):
         canonical(text)
 
 
-NUMBERS = {
-    # a YAML number reaches the API server as encoding/json spells the float64
-    1: "1",
-    3: "3",
-    0.5: "500m",
-    1.0: "1",
-    0.1: "100m",
-    2.5e-05: "25u",  # 0.000025
-    1e-07: "100e-9",  # 1e-7: exponent form below 1e-6
-    1e20: "100E",
-    1e21: "1e+21",  # exponent form from 1e21 on, and canonical as written
-}
+NUMBERS = [
+    # a YAML number reaches the API server as encoding/json spells the float64 (a list of pairs:
+    # as dictionary keys 1 and 1.0 are one key, and the float case never ran)
+    (1, "1"),
+    (3, "3"),
+    (0.5, "500m"),
+    (1.0, "1"),
+    (0.1, "100m"),
+    (2.5e-05, "25u"),  # 0.000025
+    (1e-07, "100e-9"),  # 1e-7: exponent form below 1e-6
+    (1e20, "100E"),
+    (1e21, "1e+21"),  # exponent form from 1e21 on, and canonical as written
+]
 
 
-@pytest.mark.parametrize(("number", "expected"), NUMBERS.items(), ids=[repr(n) for n in NUMBERS])
+@pytest.mark.parametrize(("number", "expected"), NUMBERS, ids=[repr(n) for n, _ in NUMBERS])
 def test_numbers(number, expected):
     assert canonical(number) == expected
 

@@ -110,7 +110,8 @@ def test_slices_advance_independently(cluster):
     new = make_set({"prefill": 2, "decode": 1}, slices=2, image="img:2")
     cluster.execute(reconcile(new, cluster.snapshot("llm")).actions)  # both slices start
     # Slice 1's new decode never becomes ready; slice 0 must finish anyway.
-    blocked = lambda name, replicas: 0 if name.startswith("llm-1-") and name.endswith(new.revision + "-decode") else replicas
+    def blocked(name, replicas):
+        return 0 if name.startswith("llm-1-") and name.endswith(new.revision + "-decode") else replicas
     for _ in range(30):
         cluster.settle(ready_cap=blocked)
         result = reconcile(new, cluster.snapshot("llm"))
@@ -127,7 +128,8 @@ def test_slices_advance_independently(cluster):
 def test_never_ready_waits_without_further_surge(cluster):
     drive(make_set({"prefill": 3, "decode": 3}), cluster)
     new = make_set({"prefill": 3, "decode": 3}, image="img:2")
-    never = lambda name, replicas: 0 if new.revision in name else replicas
+    def never(name, replicas):
+        return 0 if new.revision in name else replicas
     snapshots = []
     for _ in range(10):
         result = reconcile(new, cluster.snapshot("llm"))

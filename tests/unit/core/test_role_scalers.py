@@ -27,7 +27,7 @@ def step_until_complete(ds, cluster: MemoryCluster, hpa=None, max_passes: int = 
             return history
         cluster.execute(result.actions)
         for groups in groups_by_slice(cluster).values():
-            for revision, roles in groups.items():
+            for _revision, roles in groups.items():
                 assert all(c == 0 for c in roles.values()) or all(c > 0 for c in roles.values()), roles
         cluster.settle()
         if hpa:

@@ -161,7 +161,7 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
     for until, expected in ((Until.COMPLETE, 4), (Until.AVAILABLE, 2), (None, 2)):
         sequence = iter([status_at(NextAction.SYNC, False), status_at(NextAction.STEP, True),
                          status_at(NextAction.SYNC, True), status_at(NextAction.COMPLETE, True)])
-        monkeypatch.setattr(watch, "gitops_status", lambda *args: next(sequence))
+        monkeypatch.setattr(watch, "gitops_status", lambda *args, sequence=sequence: next(sequence))
         seen = list(watch.looks(Cluster(), read, watch=True, until=until))
         assert len(seen) == expected, until
         assert watch.reached(seen[-1], until or Until.AVAILABLE)
@@ -200,7 +200,7 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
         waits.clear()
         statuses = itertools.cycle([GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (),
                                                  True) for action in actions])
-        monkeypatch.setattr(watch, "gitops_status", lambda *args: next(statuses))
+        monkeypatch.setattr(watch, "gitops_status", lambda *args, statuses=statuses: next(statuses))
         seen = list(watch.looks(Cluster(), read, watch=True, deadline=time.monotonic() + 0.3))
         assert bool(waits) == waited and (len(seen) == 1) == (not waited), actions
         first = [s.status.next_action for s in seen[0]]

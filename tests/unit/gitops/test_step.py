@@ -249,7 +249,7 @@ def test_adopting_a_set_deployed_by_rollout_step():
     assert set(state.revisions) == {old.revision, new.revision}
     # The adopted state renders exactly the live objects.
     rendered = {o["metadata"]["name"]: o for o in render_with_state(new, state, NS)}
-    for (kind, name), obj in live.cluster.objects.items():
+    for (_kind, name), obj in live.cluster.objects.items():
         assert rendered[name]["spec"] == obj["spec"], name
     argo = MemoryArgo()
     argo.cluster = live.cluster

@@ -35,13 +35,13 @@ import os
 from dataclasses import dataclass, field, replace
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Sample
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import RolloutPolicy, Wave, policy_from_object, resolve_waves
+from kubectl_disagg.core.policy import RolloutPolicy, policy_from_object, resolve_waves
 from kubectl_disagg.core.position import (ANALYSIS, FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position,
                                           parse_position)
 from kubectl_disagg.core.render import render_set

@@ -112,7 +112,7 @@ def read_chart(svg: str) -> dict:
     tick_labels = re.search(r'<g class="label">(.*?)</g>', group("bottom-axis"), re.S).group(1)
     labels = re.findall(r"<text [^>]*>([^<]*)</text>", tick_labels)
     plots = []
-    for kind, index, body in re.findall(r'<g class="(bar|line)-plot-(\d+)">(.*?)</g>', svg, re.S):
+    for kind, _index, body in re.findall(r'<g class="(bar|line)-plot-(\d+)">(.*?)</g>', svg, re.S):
         if kind == "line":
             path = re.search(r'd="M([^"]+)"', body).group(1)
             points = [tuple(map(float, point.split(","))) for point in path.split("L")]

@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_disagg.commands._options import kubectl_spellings
 from kubectl_disagg.kube.client import verbosity
+from kubectl_disagg.kube.client.transport import NetworkError
 from tests.fakes.servers import answering
 from tests.support.kube import get
 
@@ -53,7 +54,7 @@ def test_a_request_without_an_answer_is_shown_too(capsys):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     verbosity.set_level(6)
-    with pytest.raises(Exception):
+    with pytest.raises(NetworkError):
         get(transport_to(f"http://127.0.0.1:{port}"))
     assert "GET http://127.0.0.1:%d/api (no answer: " % port in capsys.readouterr().err
 
