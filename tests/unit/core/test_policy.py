@@ -237,7 +237,7 @@ def test_item4_an_analysis_gate_passed_on_its_verdict_needs_a_passed_verdict():
     assert found[0] == ("gates", 0) and "before its analysis" in found[1]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @given(st.data())
 def test_every_position_the_planner_writes_passes_the_check(data):
     """Random rollouts (decide, and every verb at any time): no position they write is refused,

@@ -336,7 +336,7 @@ def test_issue37_item10_the_next_image_change_after_a_completed_paced_rollout_re
         [{third.revision}, {done.revision}]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(slices=st.integers(2, 5), counts=st.sets(st.integers(1, 4), min_size=1, max_size=2),
        budget=st.sampled_from([None, 1, 2]),
        changes=st.lists(st.tuples(st.integers(0, 14), st.sampled_from(["image", "image", "revert"])),
@@ -424,7 +424,7 @@ def _start(entry: dict, revision: str, counts: dict, full: bool) -> None:
     entry["revisions"].append({"revision": revision, "replicas": {role: 0 for role in counts}})
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(slices=st.integers(2, 4), steps=st.integers(0, 12), next_image=st.booleans(), edited=st.data(),
        edit=st.sampled_from(["start", "finish", "target"]))
 def test_issue37_item10_a_state_edited_to_start_a_slice_outside_its_wave_is_refused_before_and_after_a_rollout(
