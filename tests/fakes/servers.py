@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.server
 import socket
 import ssl
 import threading
@@ -147,3 +148,33 @@ class Silent:
         self.listener.close()
         for connection in self.accepted:
             connection.close()
+
+
+class Answers:
+    """A local HTTP server answering each GET with the next (status, headers, body) of its
+    script, then with `then` for every later one (None: the script must not run out)."""
+
+    def __init__(self, *answers, then: tuple | None = None):
+        self.answers, self.paths = list(answers), []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                outer.paths.append(self.path)
+                status, headers, body = outer.answers.pop(0) if outer.answers or then is None else then
+                self.send_response(status)
+                for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.address = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -17,11 +17,9 @@ KUBECTL_DISAGG_FUZZ_ROLLOUTS sets how many accepted policies (6 in the default s
 from __future__ import annotations
 
 import copy
-import http.server
 import json
 import os
 import sys
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.exits import StepExit, VerbExit
+from tests.fakes.servers import Answers
 from tests.support.fuzzing import POLICY_SET, policy_objects, run_cli
 from tests.support.stepping import cli, model, write_set
 
@@ -39,31 +38,11 @@ SLICES = 4
 FIGURES: Counter = Counter()
 
 
-class Prometheus:
+def prometheus_answering(value: float = 0.1) -> Answers:
     """A Prometheus that answers every instant query with one sample of `value`."""
-
-    def __init__(self, value: float = 0.1):
-        body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
-            {"metric": {}, "value": [0, str(value)]}]}}).encode()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.address = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {}, "value": [0, str(value)]}]}}).encode()
+    return Answers(then=(200, {"Content-Type": "application/json"}, body))
 
 
 def beside(policy: dict, namespace: str, name: str, address: str) -> dict:
@@ -135,7 +114,7 @@ def accepted(directory: Path, namespace: str, address: str, count: int) -> list[
 
 
 def test_every_accepted_policy_runs_its_rollout_to_the_end(stepper, tmp_path, lws_simulator):
-    prometheus = Prometheus()
+    prometheus = prometheus_answering()
     try:
         policies = accepted(tmp_path / "drawn", stepper.namespace, prometheus.address, ACCEPTED)
         assert len(policies) == ACCEPTED

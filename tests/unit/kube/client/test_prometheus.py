@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from kubectl_disagg.core.analysis import Prometheus, Sample
 from kubectl_disagg.kube.client import prometheus
 from kubectl_disagg.kube.client.prometheus import PrometheusClient, PrometheusError
-from tests.fakes.servers import Silent
+from tests.fakes.servers import Answers, Silent
 from tests.support.kube import bounded
 
 
@@ -66,37 +66,6 @@ def test_connection_refused_is_one_line():
     with pytest.raises(PrometheusError) as raised:
         client.query("up")
     assert str(raised.value) == "Prometheus at http://127.0.0.1:1: no answer: connection refused"
-
-
-class Answers:
-    """A local HTTP server answering each request with the next (status, headers, body)."""
-
-    def __init__(self, *answers):
-        import http.server
-        import threading
-        self.answers, self.paths = list(answers), []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                outer.paths.append(self.path)
-                status, headers, body = outer.answers.pop(0)
-                self.send_response(status)
-                for name, value in {**headers, "Content-Length": str(len(body))}.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.address = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 SCALAR = body({"resultType": "scalar", "result": [1, "0.25"]})
