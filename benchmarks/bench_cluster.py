@@ -41,7 +41,7 @@ import yaml  # noqa: E402
 
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST  # noqa: E402
-from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.core.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
 from kubectl_disagg.core.reconcile import Annotate, Create, reconcile  # noqa: E402
@@ -67,7 +67,7 @@ def check(condition: bool, message: str) -> None:
 
 def make_set(namespace: str, slices: int, roles: int, image: str) -> DisaggregatedSet:
     document = sets.document(namespace, slices, roles, image, name="bench")
-    (ds,) = load_documents(parse_stream(yaml.safe_dump(document), "bench.yaml")).sets
+    (ds,) = load_sets(parse_stream(yaml.safe_dump(document), "bench.yaml"))
     return ds
 
 

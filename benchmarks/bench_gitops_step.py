@@ -36,7 +36,7 @@ import yaml  # noqa: E402
 
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document, one_step, with_image  # noqa: E402
-from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.core.sets import load_sets  # noqa: E402
 from kubectl_disagg.core.naming import STATE_FILE  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
@@ -48,7 +48,7 @@ NAMESPACE = "gitops-step"
 
 
 def load(path: Path):
-    (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
+    (ds,) = load_sets(parse_stream(path.read_text(), str(path)))
     return ds
 
 

@@ -50,7 +50,7 @@ import yaml  # noqa: E402
 from benchmarks.sets import deploy, document, with_image  # noqa: E402
 from kubectl_disagg.core import naming  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
-from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.core.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
@@ -284,7 +284,7 @@ def measure(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace:
 def load(workdir: Path, manifest: dict, label: str) -> DisaggregatedSet:
     path = workdir / f"{manifest['metadata']['namespace']}-{label}.yaml"
     path.write_text(yaml.safe_dump(manifest))
-    (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
+    (ds,) = load_sets(parse_stream(path.read_text(), str(path)))
     return ds
 
 

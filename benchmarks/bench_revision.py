@@ -23,11 +23,11 @@ BIG = ROOT / "examples" / "encode-prefill-decode.yaml"
 COLD = f"""
 import time
 from kubectl_disagg.core import revision
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 start = time.perf_counter()
 with open({str(EXAMPLE)!r}) as f:
-    (ds,) = load_documents(parse_stream(f.read(), {str(EXAMPLE)!r})).sets
+    (ds,) = load_sets(parse_stream(f.read(), {str(EXAMPLE)!r}))
 loaded = time.perf_counter()
 revision._table = None
 start_hash = time.perf_counter()
@@ -46,10 +46,10 @@ def warm(path: Path) -> float:
     import copy
 
     from kubectl_disagg.core import revision
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
 
-    (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
+    (ds,) = load_sets(parse_stream(path.read_text(), str(path)))
     roles = [(role.name, role.template) for role in ds.roles]
 
     def once():

@@ -41,7 +41,7 @@ from benchmarks.budgets import above, print_budgets, times  # noqa: E402
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
-from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.core.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402
@@ -59,7 +59,7 @@ def compare(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, slices: in
     doc = document(namespace, slices, roles)
     path = workdir / f"{namespace}.yaml"
     path.write_text(yaml.safe_dump(doc))
-    (ds,) = load_documents(parse_stream(path.read_text(), str(path))).sets
+    (ds,) = load_sets(parse_stream(path.read_text(), str(path)))
     with ClusterExecutor(str(cp.kubeconfig), "admin") as cluster:
         deploy(cluster, simulator, ds, namespace)
     ours = [str(Path(sys.executable).parent / "kubectl-disagg"), "rollout", "status", "-f", str(path), "-o", "json",

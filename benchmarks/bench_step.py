@@ -41,7 +41,7 @@ from benchmarks.budgets import print_budgets, s, spread, times  # noqa: E402
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
-from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.core.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
@@ -62,7 +62,7 @@ def deployed(cp: ControlPlane, simulator: LWSSimulator, workdir: Path, namespace
     """A fresh namespace with the set deployed at img:1; the file of its img:2 version."""
     cp.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     old = set_file(workdir, namespace, slices, "img:1")
-    (ds,) = load_documents(parse_stream(old.read_text(), str(old))).sets
+    (ds,) = load_sets(parse_stream(old.read_text(), str(old)))
     with ClusterExecutor(str(cp.kubeconfig), "admin") as cluster:
         deploy(cluster, simulator, ds, namespace, max_in_flight=DEFAULT_MAX_IN_FLIGHT)
     return set_file(workdir, namespace, slices, "img:2")

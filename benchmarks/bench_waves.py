@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.sets import deploy, document, with_image  # noqa: E402
 from kubectl_disagg.core.policy import RolloutPolicy, Wave  # noqa: E402
-from kubectl_disagg.core.sets import load_documents  # noqa: E402
+from kubectl_disagg.core.sets import load_sets  # noqa: E402
 from kubectl_disagg.core.waves import admit  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
@@ -47,7 +47,7 @@ ROLES = 10
 
 
 def load(doc: dict):
-    (ds,) = load_documents(parse_stream(to_yaml(doc), "bench.yaml")).sets
+    (ds,) = load_sets(parse_stream(to_yaml(doc), "bench.yaml"))
     return ds
 
 

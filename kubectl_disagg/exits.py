@@ -75,16 +75,6 @@ class GitopsExit(ExitCode):
                "nothing written; the message says what passes it")
 
 
-# Of several sets' codes, the one that asks most of the operator comes first.
-_GITOPS_PRIORITY = [GitopsExit.REFUSED, GitopsExit.TIMEOUT, GitopsExit.WAITING, GitopsExit.HELD,
-                    GitopsExit.ADVANCED, GitopsExit.COMPLETE]
-
-
-def most_pressing(codes) -> GitopsExit:
-    """Of several sets' git-driven codes, the one that asks most of the operator."""
-    return min((GitopsExit(code) for code in codes), key=_GITOPS_PRIORITY.index)
-
-
 # `rollout status --gitops` reads the same codes as the next action to take.
 GITOPS_NEXT_ACTION = {
     GitopsExit.ADVANCED: "step: the next action is rollout step --gitops",
@@ -109,10 +99,12 @@ class StatusExit(ExitCode):
     USAGE = 2, "usage error"
     NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
     TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available (--for=complete: complete)"
+    HELD = 7, ("held (--watch): the set's RolloutPolicy holds the rollout where rollout step would (at a gate "
+               "after a wave, paused, or aborted and rolled back); the line on stderr says what passes it")
 
 
 class VerbExit(ExitCode):
-    """`rollout promote|pause|resume|abort`, against the cluster or --gitops."""
+    """`rollout promote|pause|resume|abort|retry`, against the cluster or --gitops."""
 
     OK = 0, "done: the position was written (the next rollout step acts on it)"
     ERROR = 1, ("error: invalid input, no RolloutPolicy for the set, an API or network error (409: the "

@@ -12,9 +12,9 @@ the pure `core/` (which reads no clock).
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 
 WATCH_SLICE_SECONDS = 60.0  # a watch lasts at most this long, then the look is taken again (a missed event)
@@ -25,34 +25,37 @@ class DeadlineExceeded(UserError):
 
 
 class Deadline:
-    """When waiting gives up: a moment on a monotonic `clock`, or never (`at` None); `seconds`:
+    """When waiting gives up: a moment on `clock.monotonic()`, or never (`at` None); `seconds`:
     the limit it was set `after` (the --timeout people gave), for messages."""
 
-    def __init__(self, at: float | None, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, at: float | None, clock: Clock = SYSTEM_CLOCK,
                  seconds: float | None = None):
         self.at = None if at is None or at == math.inf else at
         self.clock, self.seconds = clock, seconds
 
     @classmethod
-    def after(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> Deadline:
+    def after(cls, seconds: float | None, clock: Clock = SYSTEM_CLOCK) -> Deadline:
         """`seconds` from now; None waits without limit."""
-        return cls(None if seconds is None else clock() + seconds, clock, seconds)
+        return cls(None if seconds is None else clock.monotonic() + seconds, clock, seconds)
 
     def expired(self) -> bool:
-        return self.at is not None and self.clock() >= self.at
+        return self.at is not None and self.clock.monotonic() >= self.at
 
     def remaining(self) -> float:
         """Seconds left (math.inf without limit; 0 once passed)."""
-        return math.inf if self.at is None else max(0.0, self.at - self.clock())
+        return math.inf if self.at is None else max(0.0, self.at - self.clock.monotonic())
 
     def cap(self, most: float) -> float:
         """How long the next wait may last: at most `most`, never past the deadline."""
         return min(most, self.remaining())
 
 
+NEVER = Deadline(None)  # no limit: the default of a wait that may take one
+
+
 def until_settled(look: Callable[[], object], settled: Callable[[object], bool],
                   watch: Callable[[object, float], bool], deadline: Deadline, *,
-                  most: float = WATCH_SLICE_SECONDS, rewatch: bool = False) -> Iterator:
+                  most: float = WATCH_SLICE_SECONDS, rewatch: bool = False) -> Iterator[object]:
     """Each look, yielded as it is taken, until one is `settled` or the deadline passes.
 
     Between looks, `watch(last look, seconds)` blocks until something changes (True) or

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.core.render import render_set
 from testenv.controlplane import ControlPlane
@@ -47,7 +47,7 @@ def prefill_lws(namespace: str, replicas: int = 2) -> dict:
     """The prefill LWS kubectl-disagg renders for the example."""
     document = parse_stream(EXAMPLE.read_bytes(), str(EXAMPLE))[0]
     document.data["metadata"]["namespace"] = namespace
-    ds = load_documents([document]).sets[0]
+    ds = load_sets([document])[0]
     lws = next(o for o in render_set(ds, namespace) if o["kind"] == "LeaderWorkerSet")
     lws["spec"]["replicas"] = replicas
     return lws

@@ -62,7 +62,7 @@ def git(pg: Playground, scratch: Path, resources: contextlib.ExitStack) -> None:
         if code == 6:
             break
         if step == 1:
-            note("what a reviewer reads: a step's commit changes replica counts in the state file, nothing else")
+            note("what a reviewer reads: a step's commit changes replica counts and the count of commits in the state file, nothing else")
             demo.run("git show --format=%s HEAD")
         sync(demo)
     else:

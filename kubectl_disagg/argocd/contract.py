@@ -20,7 +20,7 @@ from kubectl_disagg.core.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_disaggregated_set
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.render import deep_copy, without_revision_services
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
@@ -32,7 +32,8 @@ REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
 # Argo CD shows announced defaults but never sends them, so they are applied here.
 DEFAULT_INCLUDE = inputs.DEFAULT_INCLUDE
 DEFAULT_STATE_FILE = naming.STATE_FILE
-PARAMETERS = ("namespace", "recurse", "include", "exclude", "strict", "rollout-state", "require-rollout-state")
+PARAMETERS = ("namespace", "recurse", "include", "exclude", "strict", "rollout-state", "require-rollout-state",
+              "revision-services")
 
 # Built-in kinds that live outside namespaces: they never get the application's namespace.
 CLUSTER_SCOPED_KINDS = frozenset({
@@ -59,6 +60,7 @@ class Parameters:
     require_state: bool = True
     recurse: bool = False
     exclude: tuple[str, ...] = ()
+    revision_services: bool = True  # false: no per-revision -prv Services (design §3)
 
     @property
     def reading(self) -> inputs.Reading:
@@ -101,8 +103,9 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
     namespace = _string(raw, "namespace", "", problems)
     include = _globs(raw, "include", list(DEFAULT_INCLUDE), problems)
     exclude = _globs(raw, "exclude", [], problems)
-    strict_text, require_text, recurse_text = (_flag(raw, name, default, problems) for name, default in (
-        ("strict", "false"), ("require-rollout-state", "true"), ("recurse", "false")))
+    strict_text, require_text, recurse_text, services_text = (_flag(raw, name, default, problems)
+                                                              for name, default in (
+        ("strict", "false"), ("require-rollout-state", "true"), ("recurse", "false"), ("revision-services", "true")))
     state_file = _string(raw, "rollout-state", DEFAULT_STATE_FILE, problems)
     if state_file.startswith("/") or ".." in state_file.split("/"):
         problems.append(f"parameter rollout-state: Invalid value: {json.dumps(state_file)}: "
@@ -115,7 +118,7 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
     if problems:
         raise UserError(problems)
     return Parameters(namespace or None, tuple(include), strict_text == "true", state_file, tuple(unknown),
-                      require_text != "false", recurse_text == "true", tuple(exclude))
+                      require_text != "false", recurse_text == "true", tuple(exclude), services_text != "false")
 
 
 def _globs(raw: Mapping[str, object], name: str, default: list[str], problems: list[str]) -> tuple[str, ...]:
@@ -246,7 +249,7 @@ def generate(tree: inputs.Tree, parameters: Parameters, environ: Mapping[str, st
     objects: list[dict] = []
     for item, own in rendered:
         if isinstance(item, directories.SetEntry):
-            objects.extend(_stamped(own, revision))
+            objects.extend(_stamped(own if parameters.revision_services else without_revision_services(own), revision))
             if item.state is not None and show_states:  # where a git rollout stands, for Argo CD to show
                 objects.extend(_stamped([served_object(item.ds, item.state)], revision))
             continue

@@ -1,5 +1,5 @@
 """The inputs -f names, read from disk once by `inputs` and loaded as every command loads a
-directory (`gitops.directory`, imported only when a command asks for it, so that `--help` and the
+directory (`inputs.directory`, imported only when a command asks for it, so that `--help` and the
 offline start stay light)."""
 
 from __future__ import annotations
@@ -10,16 +10,42 @@ from kubectl_disagg.errors import UserError
 
 def sets_from_files(options: Options) -> list:
     """The DisaggregatedSets in -f inputs, validated, warnings printed; at least one."""
-    return [entry.ds for entry in sets_and_tree(options)[1].sets]
+    return sets_and_tree(options)[1]
 
 
 def sets_and_tree(options: Options):
     """The -f inputs as read from disk (`inputs.Tree`, the state files beside the sets included)
-    and their sets loaded (`gitops.directory.Directory`, states not read), warnings printed."""
+    and their sets loaded (`inputs.directory.Directory`, states not read), warnings printed."""
     from kubectl_disagg.inputs import tree as inputs
 
-    reading = inputs.Reading(options.recursive)
-    return tree_of_sets(options.filenames, reading, options.namespace)
+    tree, directory = tree_of_sets(options.filenames, inputs.Reading(options.recursive), options.namespace)
+    return tree, [entry.ds for entry in directory.sets]
+
+
+def gitops_tree(options: Options, state_file: str | None = None):
+    """The -f inputs of a --gitops command: how they are read (`inputs.Reading`, -R, --state)
+    and the tree read from disk once."""
+    from kubectl_disagg.inputs import tree as inputs
+
+    reading = inputs.Reading(options.recursive, explicit=state_file)
+    return reading, inputs.read_tree(options.filenames, reading)
+
+
+def gitops_inputs(options: Options, state_file: str | None = None):
+    """`gitops_tree`, and its sets loaded (`tree_of_sets`, states not read)."""
+    from kubectl_disagg.inputs import directory as directories
+
+    reading, tree = gitops_tree(options, state_file)
+    return reading, tree, _with_sets(directories, tree, reading, options.namespace)
+
+
+def gitops_directory(options: Options, reading, tree, **fallback: str):
+    """The sets of `tree` loaded once with their rollout states (`gitops.directory.load`),
+    checked like `tree_of_sets`; `fallback=` (the context's namespace) places a set that names
+    none when -n does not."""
+    from kubectl_disagg.gitops import directory as directories
+
+    return _with_sets(directories, tree, reading, options.namespace, **fallback)
 
 
 def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):
@@ -27,16 +53,24 @@ def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):
     states not read: the command that needs them loads them from the same tree), checked to
     hold at least one valid set (warnings printed; `namespace`, -n, places a set and its
     policy that name none)."""
-    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import directory as directories
     from kubectl_disagg.inputs import tree as inputs
 
     tree = inputs.read_tree(filenames, reading)
     return tree, _with_sets(directories, tree, reading, namespace)
 
 
-def _with_sets(directories, tree, reading, namespace: str | None):
-    directory = directories.load(tree, reading, namespace=namespace, states=False)
+def _with_sets(directories, tree, reading, namespace: str | None, **options):
+    directory = directories.load(tree, reading, namespace=namespace, **options)
     print_warnings(directory.warnings)
     if not directory.sets:
         raise UserError(["no DisaggregatedSet found in the input"])
     return directory
+
+
+def git_driven(sets, tree) -> list[str]:
+    """The refusal of sets with a rollout state beside them (stepped through git, not by a plain
+    `rollout step`), found in the state files already read with the sets (`tree`)."""
+    from kubectl_disagg.gitops.files import refuse_git_driven
+
+    return refuse_git_driven(sets, tree.files)

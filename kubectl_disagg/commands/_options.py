@@ -52,6 +52,15 @@ def namespace(func):
                              "default; it may not contradict a document's own.")(func)
 
 
+def cluster_for_name(func):
+    """--kubeconfig and --context of a command that edits -f files offline or a stored set NAME
+    (`set image`, `rollout restart`): they matter only with NAME."""
+    func = click.option("--context", default=None, expose_value=False, callback=gathered,
+                        help="The kubeconfig context to use (with NAME).")(func)
+    return click.option("--kubeconfig", default=None, expose_value=False, callback=gathered,
+                        help="Path to the kubeconfig file (with NAME).")(func)
+
+
 DRY_RUNS = ("none", "client", "server")
 
 
@@ -130,3 +139,10 @@ def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:
 def check_name_or_files(name: str | None, options: Options) -> None:
     if bool(name) == bool(options.filenames):
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
+
+
+def invocation(options: Options, name: str | None, gitops: bool = False):
+    """How the user named the set (NAME or -f, -n, --gitops), for the hints a view writes."""
+    from kubectl_disagg.views.invocation import Invocation
+
+    return Invocation(files=tuple(options.filenames), name=name, namespace=options.namespace, gitops=gitops)

@@ -4,11 +4,16 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import click
 
+from kubectl_disagg.commands import _inputs
 from kubectl_disagg.commands._options import Options, gathered
 from kubectl_disagg.core import sets
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import set_verbosity
+from kubectl_disagg.kube.named_set import Stored, find_set
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.kube.session import Session
 
@@ -37,6 +42,21 @@ def session(options: Options) -> Session:
     return Session(options.kubeconfig, options.context)
 
 
+@contextlib.contextmanager
+def session_and_directory(options: Options, state_file: str | None):
+    """A --gitops step's session and its -f tree with the directory loaded once (states included):
+    the kubeconfig is read first, for its context's namespace places a set that names none; a
+    kubeconfig that fails still lets the inputs' own problems be said first."""
+    reading, tree = _inputs.gitops_tree(options, state_file)
+    try:
+        opened = session(options)
+    except UserError:
+        _inputs.gitops_directory(options, reading, tree)
+        raise
+    with opened as cluster:
+        yield cluster, tree, _inputs.gitops_directory(options, reading, tree, fallback=cluster.default_namespace)
+
+
 def executor(options: Options) -> ClusterExecutor:
     """The connection a writing command (`rollout step`, `handover`) opens and closes: a
     session that also carries out actions."""
@@ -46,7 +66,19 @@ def executor(options: Options) -> ClusterExecutor:
 def stored_set(cluster: Session, name: str, namespace: str | None):
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
-    namespace = namespace or cluster.default_namespace
+    obj = stored_object(cluster, name, namespace)
     from kubectl_disagg.rollout.progressive import with_stored_policy  # its RolloutPolicy, if any
 
-    return with_stored_policy(cluster, sets.set_from_object(cluster.get_set(name, namespace)), namespace)
+    return with_stored_policy(cluster, sets.set_from_object(obj), namespace or cluster.default_namespace)
+
+
+def stored_object(cluster: Session, name: str, namespace: str | None) -> dict:
+    """The set `name` as stored in the cluster. A set deployed with -f (only its LeaderWorkerSets
+    carry the name) or none at all is an error that says so, with what runs and the command
+    that works (`kube/named_set.find_set`, worded by `views/named_set`)."""
+    found = find_set(cluster, name, namespace or cluster.default_namespace)
+    if isinstance(found, Stored):
+        return found.obj
+    from kubectl_disagg.views.named_set import not_stored_lines
+
+    raise UserError(not_stored_lines(found, click.get_current_context().info_name or "status", namespace))

@@ -30,7 +30,7 @@ def generate() -> int:
 
     Parameters come from ARGOCD_APP_PARAMETERS, then PARAM_*, then ARGOCD_ENV_*:
     namespace, recurse (true|false), include and exclude (globs), strict (true|false),
-    rollout-state (file name), require-rollout-state (true|false).
+    rollout-state (file name), require-rollout-state (true|false), revision-services (true|false).
     """
     return cmp_sidecar.generate(os.environ, ".")
 

@@ -1,20 +1,66 @@
 """`kubectl_complete-disagg`: the console script kubectl (>= 1.26) runs for `kubectl disagg <TAB>`,
 answering from the click command tree through the completion engine (`views/completion.py`).
 An entry of its own, beside `cli.main`: the commands never load the completion engine, and
-completing never loads a command's library."""
+completing never loads a command's library. The names only the cluster knows (namespaces, the
+sets of a namespace) and the kubeconfig's contexts come from `KubeNames`, which loads the API
+client only when such a name is asked for, and answers nothing rather than fail.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.views.completion import Completion, complete
 
 
+CLUSTER_SECONDS = 3.0  # the longest a TAB waits for the API server's names
+
+
 def complete_main(argv: list[str] | None = None) -> None:
     words = sys.argv[1:] if argv is None else list(argv)
     try:
-        result = complete(cli, words)
+        result = complete(cli, words, KubeNames())
     except Exception:  # noqa: BLE001 - a completion must never print a traceback into a prompt
         result = Completion((), 1)  # Cobra's ShellCompDirectiveError
     sys.stdout.write(result.lines())
+
+
+class KubeNames:
+    """`views.completion.ClusterNames` from the kubeconfig and the API server it names."""
+
+    def namespaces(self, kubeconfig: str | None, context: str | None) -> list[str]:
+        return self._asked(kubeconfig, context, lambda session: session.namespace_names())
+
+    def contexts(self, kubeconfig: str | None) -> list[str]:
+        from kubectl_disagg.kube.client import context_names
+
+        try:
+            return context_names(kubeconfig)
+        except Exception:  # noqa: BLE001 - no kubeconfig, or not one: nothing to offer
+            return []
+
+    def set_names(self, kubeconfig: str | None, context: str | None, namespace: str | None) -> list[str]:
+        return self._asked(kubeconfig, context,
+                           lambda session: session.set_names(namespace or session.default_namespace))
+
+    @staticmethod
+    def _asked(kubeconfig: str | None, context: str | None, ask, seconds: float = CLUSTER_SECONDS) -> list[str]:
+        """`ask(session)`'s names, or none after `seconds`: a TAB must not wait on the client's
+        retries of a server that does not answer (the thread is left to die with the process)."""
+        from kubectl_disagg.kube.session import Session
+
+        answer: list[list[str]] = []
+
+        def run() -> None:
+            try:
+                with Session(kubeconfig, context) as session:
+                    answer.append(ask(session))
+            except Exception:  # noqa: BLE001 - unreachable, forbidden, no kubeconfig: nothing to offer
+                pass
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        thread.join(seconds)
+        return answer[0] if answer else []

@@ -8,8 +8,10 @@ import click
 
 from kubectl_disagg.commands import _options
 from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.core.render import without_revision_services
 from kubectl_disagg.exits import Exit
-from kubectl_disagg.gitops.directory import render_files
+from kubectl_disagg.errors import Problem
+from kubectl_disagg.inputs import directory, tree
 from kubectl_disagg.manifests.writer import format_objects
 
 
@@ -21,8 +23,11 @@ from kubectl_disagg.manifests.writer import format_objects
               help="The set's rollout state (default: disagg-rollout-state.yaml beside the set's file, if there).")
 @click.option("--require-state", is_flag=True,
               help="Refuse a set without a rollout state instead of rendering its steady state.")
+@click.option("--revision-services/--no-revision-services", default=True, show_default=True,
+              help="Render the per-revision headless Services (-prv). --no-revision-services leaves them out, "
+                   "for clusters where nothing resolves them (lws#1078).")
 @_options.pass_options
-def render(options: _options.Options, state: str | None, require_state: bool) -> None:
+def render(options: _options.Options, state: str | None, require_state: bool, revision_services: bool) -> None:
     """Expand DisaggregatedSets into LeaderWorkerSets and headless Services.
 
     \b
@@ -34,7 +39,21 @@ def render(options: _options.Options, state: str | None, require_state: bool) ->
     A set with a rollout state (a git-driven rollout, see docs/gitops.md) renders as far as
     the state has rolled it: every deployed revision at its recorded replicas.
     """
-    objects, warnings = render_files(options.filenames, options.recursive, options.namespace, state, require_state)
+    objects, warnings = render_files(options, state, require_state)
+    if not revision_services:
+        objects = without_revision_services(objects)
     _options.print_warnings(warnings)
     # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.
     sys.stdout.write(format_objects(objects, options.output))
+
+
+def render_files(options: _options.Options, state: str | None,
+                 require_state: bool) -> tuple[list[dict], tuple[Problem, ...]]:
+    """The -f inputs read once and rendered: by gitops/ where they hold a rollout state (or one
+    is required), else below it (`inputs.directory`: a plain set never loads the git floor)."""
+    reading = tree.Reading(options.recursive, explicit=state)
+    read = tree.read_tree(options.filenames, reading)
+    if require_state or directory.holds_states(read, reading):
+        from kubectl_disagg.gitops.directory import render_tree
+        return render_tree(read, reading, options.namespace, require_state)
+    return directory.render_steady(read, reading, options.namespace)

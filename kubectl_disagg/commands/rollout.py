@@ -16,6 +16,10 @@ from kubectl_disagg.commands import LazyGroup
     "pause": "kubectl_disagg.commands.rollout_verbs.pause",
     "resume": "kubectl_disagg.commands.rollout_verbs.resume",
     "abort": "kubectl_disagg.commands.rollout_verbs.abort",
+    "retry": "kubectl_disagg.commands.rollout_verbs.retry",
+    "restart": "kubectl_disagg.commands.rollout_restart.restart",
+    "history": "kubectl_disagg.commands.rollout_history.history",
+    "undo": "kubectl_disagg.commands.rollout_undo.undo",
 })
 def rollout() -> None:
     """Plan, step and watch coordinated rollouts across roles."""

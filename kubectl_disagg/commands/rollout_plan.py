@@ -15,16 +15,20 @@ from collections.abc import Sequence
 import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
+from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
 from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
 from kubectl_disagg.core.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.commands._help import HelpCommand, exit_section
+from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
 from kubectl_disagg.views.plan import format_plans
 
 
-@click.command(cls=HelpCommand, exit_codes=[exit_section(Exit)])
+MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "from_", "to", "max_surge", "max_unavailable", "roles"))]
+
+
+@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(Exit)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -40,9 +44,12 @@ from kubectl_disagg.views.plan import format_plans
 @click.option("--roles", metavar="NAME[,NAME...]",
               help="Role names for the output (default role-0,role-1,...).")
 @_options.output("table", "chart", "json", "yaml", default="table")
+@click.option("--gitops", is_flag=True,
+              help="Git-driven rollout (docs/gitops.md): the position and each slice's replicas from the set's "
+                   "state file in -f DIR, the same plan as in the cluster; nothing else is read.")
 @_options.pass_options
 def plan(options: _options.Options, name, from_: str | None, to: str | None, max_surge: str | None,
-         max_unavailable: str | None, roles: str | None) -> None:
+         max_unavailable: str | None, roles: str | None, gitops: bool = False) -> None:
     """Show every step of a coordinated rollout, as the controller would take them.
 
     \b
@@ -53,16 +60,19 @@ def plan(options: _options.Options, name, from_: str | None, to: str | None, max
     kubectl disagg rollout plan --from 4,2 --roles prefill,decode -o chart   # drawn, per role
     kubectl disagg rollout plan -f ds.yaml --from 5,2   # targets and budgets from the file
     kubectl disagg rollout plan NAME                    # the same for a set stored in the cluster
+    kubectl disagg rollout plan --gitops -f apps/llama/ # a git rollout, from its state file
 
     NAME may be a set run by kubectl-disagg or by the DisaggregatedSet controller.
     """
+    if gitops:
+        return _gitops(options)
     if name and options.filenames:
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
     if name:
         if any(value is not None for value in (from_, to, max_surge, max_unavailable, roles)):
             raise click.UsageError("with NAME, the plan comes from the live cluster: --from, --to, --max-surge, "
                                    "--max-unavailable and --roles go with -f or alone")
-        plans, sets = _live(None, name, options)
+        return _live(None, name, options)
     elif options.filenames:
         conflicting = [flag for flag, value in (("--to", to), ("--max-surge", max_surge),
                                                 ("--max-unavailable", max_unavailable), ("--roles", roles))
@@ -72,7 +82,7 @@ def plan(options: _options.Options, name, from_: str | None, to: str | None, max
                                    "come from the DisaggregatedSet")
         sets = _inputs.sets_from_files(options)
         if from_ is None:
-            plans, sets = _live(sets, None, options)
+            return _live(sets, None, options)
         else:
             plans = [(f"disaggregatedset/{ds.name}", inputs_from_set(ds, from_), None) for ds in sets]
     elif from_ is None:
@@ -83,7 +93,7 @@ def plan(options: _options.Options, name, from_: str | None, to: str | None, max
     computed = [(title, inputs, _trajectory(inputs, steps)) for title, inputs, steps in plans]
     paced = [ds for ds in (sets if name or options.filenames else ()) if ds.policy is not None]
     # Written in one piece: a failure above leaves stdout empty.
-    click.echo(format_plans(computed, options.output, paced), nl=False)
+    click.echo(format_plans(computed, options.output, paced, _options.invocation(options, name)), nl=False)
 
 
 def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:
@@ -95,11 +105,36 @@ def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:
         raise UserError([f"internal error, please report it: {err}"]) from err
 
 
-def _live(sets, name: str | None, options: _options.Options) -> list:
-    """The live plans of `sets` (from files), or of the set `name` stored in the cluster."""
+def _live(sets, name: str | None, options: _options.Options) -> None:
+    """Print the live plans of `sets` (from files), or of the set `name` stored in the cluster:
+    a set under a RolloutPolicy as its fleet (rollout/plan.py), the others slice by slice."""
     from kubectl_disagg.rollout.plan import live_plans  # the offline plan never loads the Kubernetes client
-    from kubectl_disagg.views.plan import live_sections
+    from kubectl_disagg.views.plan import format_live
 
     with _session.session(options) as cluster:
         sets = sets or [_session.stored_set(cluster, name, options.namespace)]
-        return live_sections(live_plans(cluster, sets, options.namespace)), sets
+        live = live_plans(cluster, sets, options.namespace)
+    # Written in one piece: a failure above leaves stdout empty.
+    click.echo(format_live(live, options.output, _options.invocation(options, name)), nl=False)
+
+
+def _gitops(options: _options.Options) -> None:
+    """Print the plan of each set of -f DIR from its state file: its position and what each
+    slice deploys (rollout/plan.py's `fleet_plan`, as for the cluster); no cluster is read."""
+    import datetime
+
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
+    from kubectl_disagg.rollout.plan import SliceLive, fleet_plan, live_from_state
+    from kubectl_disagg.views.plan import format_live
+
+    reading = inputs.Reading(options.recursive)
+    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)[0]
+    directory = directories.load(tree, reading, namespace=options.namespace)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    live = []
+    for entry in directory.sets:
+        ds, state = entry.ds, entry.state
+        slices = live_from_state(ds, state) if state is not None else (SliceLive({}),) * ds.slices
+        live.append((ds, fleet_plan(ds, None if state is None else state.position, slices, now)))
+    click.echo(format_live(live, options.output, _options.invocation(options, None, True)), nl=False)

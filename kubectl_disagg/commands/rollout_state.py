@@ -51,4 +51,4 @@ def init(options: _options.Options, state_file: str | None) -> None:
         files.write_state(path, held[path], *states)
         for written in states:
             click.echo(f"{path}: disaggregatedset/{written.name} ({written.namespace}): revision "
-                       f"{written.target.revision}, {written.target.slices} slice(s)")
+                       f"{written.stepped_for.revision}, {written.stepped_for.slices} slice(s)")

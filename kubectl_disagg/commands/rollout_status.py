@@ -1,8 +1,13 @@
 """`kubectl disagg rollout status`: status derived from the live LWS, like the controller's.
 
-Flags → `rollout.status.watch_status` (with -w, until Available, or what --for names) → the
-view of -o; with --gitops, `rollout_status_gitops.run`. Exit codes: `exits.StatusExit` (and
-`GitopsExit`).
+Flags → one library call → the view of -o, the mode picked by --gitops: `rollout.status.watch_status`
+(with -w, until Available, or what --for names), or with --gitops `gitops.watch.looks` (where a
+git-driven rollout stands and the next action, docs/gitops.md; with -w until the next action
+changes or every rollout is complete, or until what --for names; each look printed when it
+differs from the last; the cluster is only read, and only LeaderWorkerSets). Both -w loops are
+`rollout.status.looks`. Either -w ends held (exit 7, as `rollout step`) where the set's
+RolloutPolicy holds the rollout, saying what passes it. Exit codes: the `Outcome` mapped to
+`exits.StatusExit` (`GitopsExit` with --gitops).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit
 from kubectl_disagg.wait import Deadline
+from kubectl_disagg.rollout.outcome import STATUS_EXIT, Outcome
 from kubectl_disagg.rollout.status import watch_status
 from kubectl_disagg.views.status import data_format
 
@@ -53,21 +59,69 @@ def status(options: _options.Options, name, watch, until, timeout, gitops) -> in
     -w --for=complete.
     """
     _options.check_name_or_files(name, options)
-    if gitops:  # its own library and views, imported only here
-        from kubectl_disagg.commands import rollout_status_gitops
-
-        return rollout_status_gitops.run(options, watch, timeout, Until(until) if until else None)
+    if gitops:
+        return _status_gitops(options, watch, timeout, Until(until) if until else None)
     sets = _inputs.sets_from_files(options) if options.filenames else None
-    deadline = Deadline.after(timeout).at
+    deadline = Deadline.after(timeout)
     with _session.session(options) as cluster:
         sets = sets or [_session.stored_set(cluster, name, options.namespace)]
         until = Until(until or Until.AVAILABLE)
-        code = watch_status(cluster, sets, options.namespace, _format(options.output), watch=watch,
-                            deadline=deadline, write=_echo, until=until)
-    if code == StatusExit.TIMEOUT:
+        outcome = watch_status(cluster, sets, options.namespace, _format(options.output), watch=watch,
+                               deadline=deadline, write=_writer(watch, options.output), until=until,
+                               held=_said_held(_options.invocation(options, name)))
+    if outcome == Outcome.TIMEOUT:
         click.echo("error: timed out waiting for the rollout to "
                    + ("complete" if until == Until.COMPLETE else "become Available"), err=True)
-    return code
+    return STATUS_EXIT[outcome]
+
+
+def _status_gitops(options: _options.Options, watch: bool, timeout: float | None, until: Until | None) -> GitopsExit:
+    """--gitops: the directory read and loaded once, before the cluster (a set first); each
+    look reads the live cluster only. Its library and view are imported only here."""
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.gitops.status import NextAction
+    from kubectl_disagg.gitops.watch import exit_code, looks, settled
+    from kubectl_disagg.views.gitops_status import format_looks
+
+    reading, tree, _ = _inputs.gitops_inputs(options)  # a set before the cluster
+    deadline = Deadline.after(timeout)
+    with _session.session(options) as cluster:
+        directory = directories.load(tree, reading, namespace=options.namespace,
+                                     fallback=cluster.default_namespace, explicit_must_hold=True)
+        printed, seen, first = None, [], None
+        for seen in looks(cluster, directory, watch=watch, deadline=deadline, until=until):
+            first = first or [s.status.next_action for s in seen]
+            text = format_looks(seen, options.output)
+            if text != printed:
+                click.echo(("---\n" if printed is not None and options.output == "yaml" else "") + text, nl=False)
+                printed = text
+    timed_out = watch and not settled(seen, first, until)
+    if until is not None:
+        waited = "every set to complete its rollout" if until == Until.COMPLETE else "every set to become Available"
+    else:
+        waited = "the next action to change"
+    if timed_out:
+        click.echo(f"timed out waiting for {waited}", err=True)
+    for look in seen if watch else ():  # -w ended held: what holds each set and the verb that passes it
+        if look.status.next_action == NextAction.HELD:
+            _echo_held(look.ds.name, look.status.namespace, "; ".join(look.status.reasons))
+    return exit_code([s.status for s in seen], timed_out)
+
+
+def _said_held(invocation):
+    """-w ended held: one line per set on stderr, what holds it and the command that passes it,
+    spelled as the user typed this one (NAME or -f, -n)."""
+    def said(reports) -> None:
+        from kubectl_disagg.views.stops import stop_sentence
+
+        for report in reports:
+            _echo_held(report.name, report.namespace, stop_sentence(report.paced.held, spell=invocation.command))
+    return said
+
+
+def _echo_held(name: str, namespace: str, why: str) -> None:
+    """-w ended held, in both modes: one line on stderr per set."""
+    click.echo(f"disaggregatedset/{name} in {namespace} is held: {why}", err=True)
 
 
 def _format(output: str):
@@ -80,3 +134,12 @@ def _format(output: str):
 
 def _echo(text: str) -> None:
     click.echo(text, nl=False)
+
+
+def _writer(watch: bool, output: str):
+    """-w in text: each look over the last on a terminal, piped only what changed (views/status_watch.py)."""
+    if watch and output == "text":
+        from kubectl_disagg.views.status_watch import LookWriter
+
+        return LookWriter()
+    return _echo

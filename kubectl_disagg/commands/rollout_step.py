@@ -1,8 +1,8 @@
 """`kubectl disagg rollout step`: one reconcile pass of the DisaggregatedSet controller, client-side.
 
-Flags → `run.step_sets` (drive each set, record Events, the exit code) → `Console` (reports on
-stdout, warnings, progress and errors on stderr); with --gitops, `rollout_step_gitops.run`.
-"""
+Flags → one library call → one view, the mode picked by --gitops: `rollout.run.step_sets` →
+`Console`, or `gitops.run.step_files` (the next step written into the state file in git, the
+cluster only read) → `views.gitops_report`; `Outcome`s mapped to the mode's exit table."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.rollout.outcome import GITOPS_EXIT, STEP_EXIT, Outcome
 from kubectl_disagg.rollout.run import step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
+from kubectl_disagg.wait import Deadline
 
 DEFAULT_TIMEOUT = "30m"
 # Which flags go with --gitops (a step written into git) and which only with a step in the cluster.
-MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_complete", "wait_for_lease"),
+MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_complete", "wait_for_lease", "quiet"),
               only=("wait", "pr_description", "commit", "branch", "state_file")),
          Mode("commit", only=("branch",))]
 
@@ -41,6 +43,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
                                    "--until-complete, --wait-for-lease and --gitops --wait, and an analysis "
                                    "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
+@click.option("-q", "--quiet", is_flag=True, help="Print only each pass's progress line of the fleet, and errors.")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: write the next step into the state file beside the set. It first "
                    "checks the cluster shows the committed rollout state, then writes the next step into "
@@ -68,21 +71,19 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 def step(options: _options.Options, name: str | None, dry_run: str, until_complete: bool, wait_for_lease: bool,
          timeout: float | None, gitops: bool, wait: bool, pr_description: str | None, max_in_flight: int,
          ignore_controller: bool, commit: bool, branch: str | None, state_file: str | None,
-         ignore_rollout_state: bool) -> int:
+         ignore_rollout_state: bool, quiet: bool) -> int:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
     the cluster (applied there by GitOps; no controller acts on it).
 
-    A pass takes the set's Lease (coordination.k8s.io, kubectl-disagg-NAME) so that two
-    steppers never act at once (held by another: exit 3, or with --wait-for-lease queue
-    until it is released or lapses), checks that the user may make every write the pass
-    needs (SelfSubjectAccessReview: a pass is refused whole, never cut in half by a 403),
-    reads the set's LeaderWorkerSets and Services, and creates, scales, annotates or deletes
-    what the coordinated rollout calls for. Scales and annotations are pinned to the
-    spec.replicas they were computed from (a status write in between does not matter; a
-    replica change fails them), deletes to the resourceVersion. The scales of one revision
-    group land together: one that fails undoes the group's earlier writes, so no group is
+    A pass takes the set's Lease (coordination.k8s.io, kubectl-disagg-NAME) so that two steppers never act at once
+    (held by another: exit 3, or with --wait-for-lease queue until it is released or lapses), checks that the user
+    may make every write the pass needs (SelfSubjectAccessReview: a pass is refused whole, never cut in half by a
+    403), reads the set's LeaderWorkerSets and Services, and creates, scales, annotates or deletes what the
+    coordinated rollout calls for. Scales and annotations are pinned to the spec.replicas they were computed from (a
+    status write in between does not matter; a replica change fails them), deletes to the resourceVersion. The
+    scales of one revision group land together: one that fails undoes the group's earlier writes, so no group is
     left serving some roles without the others.
 
     \b
@@ -92,42 +93,54 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
     kubectl disagg rollout step -f ds.yaml               # do it
     kubectl disagg rollout step -f ds.yaml --until-complete --wait-for-lease   # queue behind another operator
 
-    With --until-complete, sets are rolled one after another in input order, and the first
-    that does not complete stops the run.
+    With --until-complete, sets are rolled one after another in input order, and the first that does not complete
+    stops the run.
 
-    --dry-run=server computes the pass as a real step does and checks its permissions, then
-    sends each of its writes to the API server with dryRun=All (and strict field validation):
-    admission and validation run, nothing is stored, no Lease is taken. Each write is judged
-    against the live objects as they are, and marked accepted or refused; a refused create
-    is traced back to the set's FILE:LINE where the server names a field.
+    --dry-run=server computes the pass as a real step does and checks its permissions, then sends each of its
+    writes to the API server with dryRun=All (and strict field validation): admission and validation run, nothing
+    is stored, no Lease is taken. Each write is judged against the live objects as they are, and marked accepted
+    or refused; a refused create is traced back to the set's FILE:LINE where the server names a field.
     """
-    if gitops:  # its own library and views, imported only here
-        from kubectl_disagg.commands import rollout_step_gitops
-
-        return rollout_step_gitops.run(options, wait, timeout, pr_description, commit=commit, branch=branch,
-                                       state_file=state_file)
+    if gitops:
+        return _step_gitops(options, wait, timeout, pr_description, commit=commit, branch=branch,
+                            state_file=state_file)
     dry_run = None if dry_run == "none" else dry_run
-    if dry_run and wait_for_lease:
-        raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for")
-    if dry_run and until_complete:
-        raise click.UsageError("--dry-run and --until-complete cannot be combined: a dry run changes "
-                               "nothing, so the rollout would never advance")
+    if dry_run and (wait_for_lease or until_complete):
+        raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for" if wait_for_lease
+                               else "--dry-run and --until-complete cannot be combined: a dry run changes nothing, so "
+                               "the rollout would never advance")
     _options.check_name_or_files(name, options)
-    tree, directory = _inputs.sets_and_tree(options) if options.filenames else (None, None)
-    sets = [entry.ds for entry in directory.sets] if directory else None
-    console = Console(options.output)
-    if refusal := [] if dry_run or ignore_rollout_state or not sets else _git_driven(sets, tree):
+    tree, sets = _inputs.sets_and_tree(options) if options.filenames else (None, None)
+    console = Console(options.output, quiet=quiet)
+    if refusal := [] if dry_run or ignore_rollout_state or not sets else _inputs.git_driven(sets, tree):
         console.error(refusal)
-        return StepExit.REFUSED
+        return STEP_EXIT[Outcome.REFUSED]
     with _session.executor(options) as cluster:
+        if name:  # a set deployed with -f has no object to step: say so, and how
+            _session.stored_object(cluster, name, options.namespace)
         return step_sets(cluster, sets, name, options.namespace, console, until_complete=until_complete,
-                         dry_run=dry_run, timeout=timeout, max_in_flight=max_in_flight,
+                         dry_run=dry_run, deadline=Deadline.after(timeout), max_in_flight=max_in_flight,
                          wait_for_lease=wait_for_lease, ignore_controller=ignore_controller)
 
 
-def _git_driven(sets, tree) -> list[str]:
-    """The refusal of sets with a rollout state beside them (stepped through git, not here),
-    found in the state files already read with the sets (`tree`)."""
-    from kubectl_disagg.gitops.files import refuse_git_driven
+def _step_gitops(options: _options.Options, wait: bool, timeout: float | None, pr_description: str | None, *,
+                 commit: bool = False, branch: str | None = None, state_file: str | None = None) -> GitopsExit:
+    """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
+    from kubectl_disagg.commands import _gitops
+    from kubectl_disagg.gitops import run
+    from kubectl_disagg.rollout.analysis import AnalysisTimeout
+    from kubectl_disagg.views import analysis_progress, gitops_report as report
 
-    return refuse_git_driven(sets, tree.files)
+    with _session.session_and_directory(options, state_file) as (cluster, tree, directory):
+        repository = _gitops.repository(directory, branch) if commit else None  # before anything is written
+        try:
+            results = run.step_files(cluster, directory, tree.files, wait=wait, deadline=Deadline.after(timeout),
+                                     analysis_progress=analysis_progress.AnalysisProgress)
+        except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
+            click.echo("\n".join(f"{line}; nothing written" for line in err.lines()), err=True)
+            return GITOPS_EXIT[Outcome.TIMEOUT]
+    before = run.write_steps(results)
+    click.echo(report.format_results(results, options.output), nl=False)
+    click.echo("".join(f"{line}\n" for line in report.timed_out(results, timeout)), err=True, nl=False)
+    _gitops.describe_and_commit(results, before, pr_description, repository, branch)
+    return run.exit_code(results)

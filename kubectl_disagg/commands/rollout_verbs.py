@@ -1,10 +1,14 @@
-"""`kubectl disagg rollout promote|pause|resume|abort`: move a RolloutPolicy's rollout by hand.
+"""`kubectl disagg rollout promote|pause|resume|abort|retry`: move a RolloutPolicy's rollout by hand.
 
-One command each, made by `verb_command` (they differ only in their words and `--full`):
-flags → `verbs.run_verb` (cluster) or `rollout_verbs_gitops.run` (--gitops) → `VerbConsole`.
+One command each, made by `verb_command` (they differ only in their words, and promote's `--full`
+and `--skip-analysis`):
+flags → the store (`rollout.store.ClusterStore`, or `gitops.store.GitStore` with --gitops) →
+`verbs.run_verb`, the one implementation of every verb → `VerbConsole`.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -17,8 +21,9 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("pr_descrip
 
 HELP = {
     "promote": ("Pass the gate a paced rollout waits at (a pause after a wave, or a soak before its time).",
-                "With --full, pass every remaining gate (analysis too) and lift maxSlicesInFlight: the next "
-                "steps roll every remaining slice."),
+                "With --full, pass every remaining gate and lift maxSlicesInFlight: the next steps roll every "
+                "remaining slice; it names each gate it passes, and passes an analysis gate without its verdict "
+                "only with --skip-analysis (refused otherwise, exit 3)."),
     "pause": ("Stop a paced rollout where it stands: rollout step changes nothing until rollout resume.",
               "Needs no lease: a running rollout step (--until-complete, an analysis) stops at its next boundary "
               "(its pass, watch or measurement) and exits 7."),
@@ -28,6 +33,9 @@ HELP = {
               "template changes: back to the stable revision (the abort is done) or to a new one. Needs no "
               "lease: a running rollout step --until-complete turns back at its next boundary, rolls back, "
               "and exits 7."),
+    "retry": ("Start an aborted rollout again from its first wave: the same revision, nothing passed, no verdict.",
+              "Refused unless the rollout is aborted. The slices that still run the new revision keep it; the "
+              "next steps roll the first wave again, under the policy's gates and budget."),
 }
 
 
@@ -35,7 +43,9 @@ def verb_command(verb: str) -> click.Command:
     summary, more = HELP[verb]
 
     examples = (f"\b\nkubectl disagg rollout {verb} my-llm -n serving\n"
-                f"kubectl disagg rollout {verb} --gitops -f apps/llama/ --commit")
+                f"kubectl disagg rollout {verb} --gitops -f apps/llama/ --commit"
+                + ("\nkubectl disagg rollout promote my-llm --full --skip-analysis --reason 'incident fix'"
+                   if verb == "promote" else ""))
     @click.command(verb, cls=Command, modes=MODES, help=f"{summary}\n\n{examples}\n\n{more}\n\nGive NAME (the set stored in "
                    "the cluster) or -f (the set and its RolloutPolicy); the position is kept in the set's RolloutState. "
                    "With --gitops -f DIR, in the state file beside the set: one reviewed commit.",
@@ -52,28 +62,70 @@ def verb_command(verb: str) -> click.Command:
     @click.option("--commit", is_flag=True, help="With --gitops: commit the state file (git), the pull "
                   "request's text as the message; refuses a working tree with other changes.")
     @click.option("--state", "state_file", metavar="FILE", help="With --gitops: the state file.")
+    @click.option("--reason", metavar="TEXT", default="", help="Why: recorded in the position with who acted "
+                  "and when.")
     @_options.pass_options
-    def command(options: _options.Options, name, gitops, pr_description, commit, state_file,
-                full=False) -> VerbExit:
+    def command(options: _options.Options, name, gitops, pr_description, commit, state_file, reason,
+                full=False, skip_analysis=False) -> VerbExit:
+        from kubectl_disagg.rollout.verbs import run_verb
         from kubectl_disagg.views.verbs import VerbConsole
 
-        console = VerbConsole(options.output, gitops)
-        if gitops:  # its own library, imported only here
-            from kubectl_disagg.commands import rollout_verbs_gitops
+        if skip_analysis and not full:
+            raise click.UsageError("--skip-analysis needs --full: a plain promote passes only a pause")
 
-            return rollout_verbs_gitops.run(options, verb, console, full=full, state_file=state_file,
-                                            pr_description=pr_description, commit=commit)
+        console = VerbConsole(options.output, gitops, _options.invocation(options, name, gitops))
+        if gitops:
+            store = _git_store(options, verb, state_file, commit, full, reason)
+            code = run_verb(store, verb, console, full=full, reason=reason, skip_analysis=skip_analysis)
+            if pr_description and console.results:
+                from kubectl_disagg.views.verbs import verb_pr_description
+
+                Path(pr_description).write_text("\n".join(map(verb_pr_description, console.results)),
+                                                encoding="utf-8")
+            if store.revision:
+                click.echo(f"committed {store.revision[:12]}", err=True)
+            return code
         _options.check_name_or_files(name, options)
         sets = _inputs.sets_from_files(options) if options.filenames else None
-        from kubectl_disagg.rollout.verbs import run_verb
+        from kubectl_disagg.rollout.store import ClusterStore
 
         with _session.executor(options) as cluster:
             sets = sets or [_session.stored_set(cluster, name, options.namespace)]
-            return run_verb(cluster, sets, options.namespace, verb, console, full=full)
+            return run_verb(ClusterStore(cluster, sets, options.namespace, warn=console.warn), verb, console,
+                            full=full, reason=reason, skip_analysis=skip_analysis)
 
     if verb == "promote":
-        command = click.option("--full", is_flag=True, help="Pass every remaining gate and lift the budget.")(command)
+        command = click.option("--full", is_flag=True, help="Pass every remaining gate (naming each) and lift the "
+                               "budget.")(command)
+        command = click.option("--skip-analysis", is_flag=True, help="With --full: pass analysis gates without "
+                               "their verdict too.")(command)
     return command
 
 
-promote, pause, resume, abort = (verb_command(verb) for verb in ("promote", "pause", "resume", "abort"))
+def _git_store(options: _options.Options, verb: str, state_file: str | None, commit: bool, full: bool, reason: str):
+    """The state files beside the -f sets, read once; with --commit the repository, checked
+    before anything is written, and the pull request text of what is written as its message."""
+    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.inputs import tree as inputs
+    from kubectl_disagg.rollout.verbs import VerbResult
+    from kubectl_disagg.views.gitops_report import commit_message
+    from kubectl_disagg.views.verbs import verb_pr_description
+
+    reading = inputs.Reading(options.recursive, explicit=state_file)
+    tree, planned = _inputs.tree_of_sets(options.filenames, reading, options.namespace)
+    repository = None
+    if commit:
+        from kubectl_disagg.gitops.git import repository_for
+
+        repository = repository_for([entry.state_path for entry in planned.sets], None)
+
+    def message(changes) -> str:
+        return commit_message([verb_pr_description(VerbResult(c.ds, c.namespace, verb, c.before, c.after, full,
+                                                              by=store.who(), where=c.where, reason=reason))
+                               for c in changes])
+
+    store = GitStore(tree, reading, options.namespace, repository, message)
+    return store
+
+
+promote, pause, resume, abort, retry = (verb_command(verb) for verb in ("promote", "pause", "resume", "abort", "retry"))

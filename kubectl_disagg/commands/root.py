@@ -17,10 +17,12 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
         "render": "kubectl_disagg.commands.render.render",
         "validate": "kubectl_disagg.commands.validate.validate",
         "rollout": "kubectl_disagg.commands.rollout.rollout",
+        "set": "kubectl_disagg.commands.set_image.set_",
         "cmp": "kubectl_disagg.commands.cmp.cmp",
         "crds": "kubectl_disagg.commands.crds.crds",
         "completion": "kubectl_disagg.commands.completion.completion",
         "handover": "kubectl_disagg.commands.handover.handover",
+        "version": "kubectl_disagg.commands.version.version",
     },
 )
 @click.version_option(__version__, prog_name="kubectl-disagg")

@@ -43,11 +43,10 @@ def validate(options: _options.Options, server: bool) -> None:
     loaded = directories.read(options.filenames, inputs.Reading(options.recursive), namespace=namespace)
     _options.print_warnings(loaded.warnings)
     sets = [entry.ds for entry in loaded.sets]
-    accepted = _dry_run(sets, options) if server and sets else {}
+    accepted = _dry_run(sets, options) if server and sets else [(namespace_for(ds, namespace), 0, 0) for ds in sets]
     lines = []
-    for ds in sets:
+    for ds, where in zip(sets, accepted):
         roles = ", ".join(f"{role.name}×{role.replicas}" for role in ds.roles)
-        where = accepted.get(id(ds), (namespace_for(ds, namespace), 0, 0))
         verdict = (f"; {where[1]} rendered objects accepted by the API server (dry run), with the {where[2]} "
                    "StatefulSets the LWS controller makes of them") if server else ""
         lines.append(f"{ds.source.file}: disaggregatedset/{ds.name} in {where[0]}: valid "
@@ -62,15 +61,15 @@ def validate(options: _options.Options, server: bool) -> None:
     click.echo("\n".join(lines))
 
 
-def _dry_run(sets, options: _options.Options) -> dict:
-    """id(set) → (namespace, objects accepted, StatefulSets accepted); every refusal of every set
-    raised at once."""
+def _dry_run(sets, options: _options.Options) -> list[tuple[str, int, int]]:
+    """Each set's (namespace, objects accepted, StatefulSets accepted), in order; every refusal of
+    every set raised at once."""
     problems = []
-    accepted = {}
+    accepted = []
     with _session.session(options) as cluster:
         for ds in sets:
-            target = namespace_for(ds, options.namespace, cluster.default_namespace)
-            objects = list(render_set(ds, target))
+            placed = namespace_for(ds, options.namespace, cluster.default_namespace)
+            objects = list(render_set(ds, placed))
             # Each LWS template also as the StatefulSet the LWS controller makes of it: only
             # there does the server's pod validation judge it.
             made = [sts for obj in objects if obj["kind"] == naming.LWS_KIND for sts in statefulsets(obj)]
@@ -78,7 +77,7 @@ def _dry_run(sets, options: _options.Options) -> dict:
                 refusal = dry_run_apply(cluster.client, obj)
                 if refusal is not None:
                     problems.extend(refusal_problems(ds, obj, refusal))
-            accepted[id(ds)] = (target, len(objects), len(made))
+            accepted.append((placed, len(objects), len(made)))
     if problems:
         raise UserError(problems)
     return accepted

@@ -174,7 +174,8 @@ def build_set(document: Document) -> DisaggregatedSet:
 def _revision(document: Document, roles: tuple[Role, ...]) -> str:
     """The controller's revision; a value Go could not decode is the user's error, with its line."""
     try:
-        return revision.compute_revision([(role.name, role.template) for role in roles])
+        return revision.compute_revision([(role.name, role.template) for role in roles],
+                                         {role.name: role.spec.get("groupIdentity") for role in roles})
     except revision.RevisionInputError as error:
         index, *rest = error.path
         path = ("spec", "roles", index, "spec", "leaderWorkerTemplate", *rest)

@@ -13,10 +13,12 @@ position the planner could have written (`recorded_position_problems`, design §
       wave: 1                     # the wave reached (index into the resolved waves)
       completed: {"0": "2026-12-01T21:00:00Z"}      # wave → when its last slice completed
       gates:
-      - {wave: 0, gate: pause, at: "2026-12-01T21:05:00Z", by: alice, how: promote}
+      - {wave: 0, gate: pause, at: "2026-12-01T21:05:00Z", by: alice, how: promote, reason: ...}
       paused: {at: ..., by: ...}  # absent unless paused
       aborted: {at: ..., by: ..., reason: ...}      # absent unless aborted
       full: {at: ..., by: ...}    # `rollout promote --full`: every later gate passed, no budget
+      resumed: {at: ..., by: ..., reason: ...}      # `rollout resume --reason`: the last resume, and why
+      retried: {at: ..., by: ..., reason: ...}      # `rollout retry`: the aborted rollout started again
       verdicts: {"1": {phase: passed, ...}}         # wave → the recorded analysis verdict
 
 A position for another revision than the set's is a finished or superseded rollout: `for_revision`
@@ -47,7 +49,8 @@ PASSED, FAILED = "passed", "failed"  # what an analysis verdict's `phase` says
 
 @dataclass(frozen=True)
 class Stamp:
-    """Who did something, and when (RFC 3339, UTC); `reason` for an abort."""
+    """Who did something, and when (RFC 3339, UTC); `reason`: why (a verb's --reason, what an
+    analysis found; empty: none given)."""
 
     at: str
     by: str
@@ -61,6 +64,7 @@ class GatePassed:
     at: str
     by: str
     how: str  # PROMOTED | SOAKED | VERDICT | FULL
+    reason: str = ""  # a promote's --reason
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class Position:
     # the slices that already ran `revision` when this position was made (a revision committed
     # again, a lost position rebuilt): outside the admitted waves, only these may run it
     found: tuple[int, ...] = ()
+    resumed: Stamp | None = None  # the last `rollout resume` given a --reason (a resume without one leaves no mark)
+    retried: Stamp | None = None  # the last `rollout retry`: the aborted rollout started again from wave 1
 
     def passed(self, wave: int, gate: str) -> GatePassed | None:
         return next((g for g in self.gates if (g.wave, g.gate) == (wave, gate)), None)
@@ -91,10 +97,10 @@ class Position:
         the next decision passes the gate on `passed` and does the policy's onFailure on `failed`."""
         return replace(self, verdicts={**self.verdicts, wave: dict(verdict)})
 
-    def with_gate(self, wave: int, gate: str, at: str, by: str, how: str) -> Position:
+    def with_gate(self, wave: int, gate: str, at: str, by: str, how: str, reason: str = "") -> Position:
         if self.passed(wave, gate):
             return self
-        return replace(self, gates=(*self.gates, GatePassed(wave, gate, at, by, how)))
+        return replace(self, gates=(*self.gates, GatePassed(wave, gate, at, by, how, reason)))
 
 
 def for_revision(position: Position | None, revision: str, stable: str) -> Position:
@@ -238,6 +244,9 @@ def _soak_problems(path: FieldPath, gate: GatePassed, wave: ResolvedWave, comple
 
 # --- the document -----------------------------------------------------------------------------
 
+STAMPS = ("paused", "aborted", "full")  # written after `gates`, in this order
+LATER_STAMPS = ("resumed", "retried")  # written last (after `found`): documents without them read as before
+
 
 def position_document(position: Position) -> JsonObject:
     """The position as a YAML-ready mapping (the `position:` of a RolloutState)."""
@@ -245,9 +254,9 @@ def position_document(position: Position) -> JsonObject:
     if position.completed:
         document["completed"] = {str(w): at for w, at in sorted(position.completed.items())}
     if position.gates:
-        document["gates"] = [{"wave": g.wave, "gate": g.gate, "at": g.at, "by": g.by, "how": g.how}
-                             for g in position.gates]
-    for key in ("paused", "aborted", "full"):
+        document["gates"] = [{"wave": g.wave, "gate": g.gate, "at": g.at, "by": g.by, "how": g.how,
+                              **({"reason": g.reason} if g.reason else {})} for g in position.gates]
+    for key in STAMPS:
         stamp = getattr(position, key)
         if stamp is not None:
             document[key] = {"at": stamp.at, "by": stamp.by, **({"reason": stamp.reason} if stamp.reason else {})}
@@ -255,6 +264,10 @@ def position_document(position: Position) -> JsonObject:
         document["verdicts"] = {str(w): dict(v) for w, v in sorted(position.verdicts.items())}
     if position.found:
         document["found"] = list(position.found)
+    for key in LATER_STAMPS:
+        stamp = getattr(position, key)
+        if stamp is not None:
+            document[key] = {"at": stamp.at, "by": stamp.by, **({"reason": stamp.reason} if stamp.reason else {})}
     return document
 
 
@@ -285,9 +298,13 @@ def parse_position(raw: object, file: str, line_of: Callable[[FieldPath], int],
                 and _time(gate.get("at")) and isinstance(gate.get("by"), str) and isinstance(gate.get("how"), str)):
             fail(("gates", index), "needs wave (index), gate (analysis or pause), at (RFC 3339), by and how")
             continue
-        gates.append(GatePassed(gate["wave"], gate["gate"], gate["at"], gate["by"], gate["how"]))
+        if not isinstance(gate.get("reason", ""), str):
+            fail(("gates", index, "reason"), "must be a string (why the gate was passed)")
+            continue
+        gates.append(GatePassed(gate["wave"], gate["gate"], gate["at"], gate["by"], gate["how"],
+                                gate.get("reason") or ""))
     stamps: dict[str, Stamp | None] = {}
-    for key in ("paused", "aborted", "full"):
+    for key in STAMPS + LATER_STAMPS:
         stamp = raw.get(key)
         if stamp is None:
             stamps[key] = None
@@ -301,7 +318,8 @@ def parse_position(raw: object, file: str, line_of: Callable[[FieldPath], int],
     if problems:
         return None, problems
     return Position(revision, stable, wave, completed, tuple(gates), stamps["paused"], stamps["aborted"],
-                    stamps["full"], verdicts, tuple(sorted(set(found)))), []
+                    stamps["full"], verdicts, tuple(sorted(set(found))), resumed=stamps["resumed"],
+                    retried=stamps["retried"]), []
 
 
 def _count(value: object) -> bool:

@@ -179,13 +179,17 @@ class SliceReport:
 @dataclass(frozen=True)
 class Reconciliation:
     """`problems`: an unexplainable live state, nothing may be done. `stopped`: why a
-    RolloutPolicy holds the rollout still (a gate, a pause, an abort over): no pass moves it on."""
+    RolloutPolicy holds the rollout still (a gate, a pause, an abort over): no pass moves it on.
+    `revision`: the revision of the set reconciled (a policy's abort reconciles the stable set:
+    then it is not the set's own, and views say rollback, core/fleet.py)."""
 
     actions: tuple[Action, ...]
     slices: tuple[SliceReport, ...]
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     stopped: tuple[str, ...] = ()
+    revision: str = ""  # the revision the pass goes toward (after a policy's abort: the stable one)
+    rollback: Rollback | None = None  # the admission's: the pass takes slices back
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -211,6 +215,18 @@ class Reconciliation:
 # --- the pass ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Rollback:
+    """A pass that takes slices back to `stable`: a RolloutPolicy's abort (`reason`: a failed
+    verdict's values, or the verb's; `by`: who), or the template set back mid-rollout (`revert`).
+    Carried through reconcile so every view words it as a rollback (core/fleet.py)."""
+
+    stable: str
+    reason: str = ""
+    by: str = ""
+    revert: bool = False
+
+
+@dataclass(frozen=True)
 class Admission:
     """What a RolloutPolicy lets a pass do (core/waves.py decides it): `held`, slice → why it
     stays as it is (no action at all: no target LWS, no initial-replicas annotation);
@@ -221,6 +237,7 @@ class Admission:
     held: Mapping[int, str]
     stopped: tuple[str, ...] = ()
     toward: Mapping[int, DisaggregatedSet] = field(default_factory=dict)
+    rollback: Rollback | None = None  # the pass takes slices back (core/fleet.py `rollback_of`)
 
 
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | None = None) -> Reconciliation:
@@ -253,7 +270,8 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
     actions = removed + tuple(a for report in reports for a in report.actions)
     warnings += [w for report in reports for w in report.warnings]
     return Reconciliation(actions, tuple(reports), (), tuple(warnings),
-                          admission.stopped if admission is not None else ())
+                          admission.stopped if admission is not None else (), ds.revision,
+                          admission.rollback if admission is not None else None)
 
 
 def _held(ds: DisaggregatedSet, slice_index: int, lws: list[LiveLWS], reason: str) -> SliceReport:

@@ -121,6 +121,21 @@ def service(set_name: str, slice_index: int, revision: str, role: str, namespace
     }
 
 
+def without_revision_services(objects: Iterable[JsonObject]) -> list[JsonObject]:
+    """`objects` less the per-revision `-prv` Services this project renders (`service`): for a
+    cluster where nothing resolves them (lws#1078 proposes retiring them; design §3). A Service
+    passed through from the user's own files is kept: only ours carry our managed-by label."""
+    return [obj for obj in objects if not _is_revision_service(obj)]
+
+
+def _is_revision_service(obj: JsonObject) -> bool:
+    metadata = obj.get("metadata") or {}
+    return (obj.get("kind") == naming.SERVICE_KIND and obj.get("apiVersion") == "v1"
+            and str(metadata.get("name", "")).endswith(naming.SERVICE_SUFFIX)
+            and (metadata.get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER
+            and naming.REVISION_LABEL in (metadata.get("labels") or {}))
+
+
 def _label_pod_template(template: JsonObject, injected: dict[str, str]) -> None:
     metadata = template.get("metadata") or {}
     metadata["labels"] = {**(metadata.get("labels") or {}), **injected}  # system labels win

@@ -177,17 +177,39 @@ def _fill(shape: Shape, value: object) -> None:
 
 # --- Go's encoding/json over the table ------------------------------------------------------
 
-def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]]) -> bytes:
-    """The bytes ComputeRevision hashes for (name, defaulted template) pairs in spec order."""
+def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]],
+                 group_identities: Mapping[str, object] | None = None) -> bytes:
+    """The bytes ComputeRevision hashes for (name, defaulted template) pairs in spec order.
+
+    `group_identities` maps a role's name to its `spec.groupIdentity` (lws#987): the controller
+    writes it between the name and the template, left out when empty or `Ordinal`
+    (`normal_group_identity`), so a set that never names it keeps its revision."""
     root = table().root
     payload = []
     for index, (name, template) in enumerate(roles):
         try:
-            payload.append({"name": _string(name), "template": _encode(root, template)})
+            entry: JsonObject = {"name": _string(name)}
+            identity = normal_group_identity((group_identities or {}).get(name))
+            if identity:
+                entry["groupIdentity"] = identity
+            entry["template"] = _encode(root, template)
+            payload.append(entry)
         except RevisionInputError as error:
             error.path[:0] = [index]
             raise
     return go_json(payload)
+
+
+GROUP_IDENTITY_ORDINAL = "Ordinal"
+GROUP_IDENTITIES = (GROUP_IDENTITY_ORDINAL, "Hash")
+
+
+def normal_group_identity(value: object) -> str:
+    """A role's groupIdentity as the revision hashes it: absent, empty and the default `Ordinal`
+    are all "" (lws#987 normalises them alike, so defaulting on read changes no revision)."""
+    if value is None or value == GROUP_IDENTITY_ORDINAL:
+        return ""
+    return _string(value)
 
 
 def encode_template(template: JsonObject) -> bytes:
@@ -196,9 +218,10 @@ def encode_template(template: JsonObject) -> bytes:
     return go_json(_encode(table().root, fill_defaults(template)))
 
 
-def compute_revision(roles: Iterable[tuple[str, Mapping[str, object]]]) -> str:
-    """First 8 hex digits of SHA-256 over `encode_roles(roles)`: the controller's revision."""
-    return sha256(encode_roles(roles)).hexdigest()[:REVISION_LENGTH]
+def compute_revision(roles: Iterable[tuple[str, Mapping[str, object]]],
+                     group_identities: Mapping[str, object] | None = None) -> str:
+    """First 8 hex digits of SHA-256 over `encode_roles(...)`: the controller's revision."""
+    return sha256(encode_roles(roles, group_identities)).hexdigest()[:REVISION_LENGTH]
 
 
 def go_json(value: object) -> bytes:

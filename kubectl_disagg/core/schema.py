@@ -73,6 +73,7 @@ LWS_SPEC = Obj({
         }),
     }),
     "networkConfig": Obj({"subdomainPolicy": enum("Shared", "UniquePerReplica")}, required=("subdomainPolicy",)),
+    "groupIdentity": enum("Ordinal", "Hash"),  # lws#987: how the LWS names its groups; absent is Ordinal
     # Pod templates and claim templates: the Kubernetes types themselves, generated from Go.
     "leaderWorkerTemplate": Generated(typeschema.LEADER_WORKER_TEMPLATE),
 })

@@ -1,14 +1,15 @@
 """Loading: manifests in, validated DisaggregatedSets out (all problems at once).
 
-`load_documents` takes documents already parsed (a directory's, read by
-`gitops.directory`; a set stored in the cluster; a benchmark's). Sets come back in input order, with the
-other documents alongside for pass-through.
+`load_documents` takes documents already parsed (a directory's, read by `inputs` and loaded by
+`inputs.directory`, which holds what they hold; a set stored in the cluster; a benchmark's). Sets
+come back in input order, with the other documents alongside for pass-through; `load_sets` is
+the sets alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kubectl_disagg.errors import Problem, UserError
@@ -21,22 +22,21 @@ if TYPE_CHECKING:  # read only where a policy is (see load_documents)
     from kubectl_disagg.core.policy import RolloutPolicy
 
 
-@dataclass(frozen=True)
-class LoadResult:
-    """What the inputs held: sets and other documents in input order, plus warnings."""
+Loaded = tuple[tuple[DisaggregatedSet | Document, ...], tuple[Problem, ...]]
 
-    items: tuple[DisaggregatedSet | Document, ...]
-    warnings: tuple[Problem, ...]
 
-    @property
-    def sets(self) -> list[DisaggregatedSet]:
-        return [item for item in self.items if isinstance(item, DisaggregatedSet)]
+def load_sets(documents: Iterable[Document], namespace: str | None = None,
+              fallback: str = DEFAULT_NAMESPACE) -> list[DisaggregatedSet]:
+    """The sets of `documents` (`load_documents`), the other documents and warnings left out."""
+    items, _ = load_documents(documents, namespace, fallback)
+    return [item for item in items if isinstance(item, DisaggregatedSet)]
 
 
 def load_documents(documents: Iterable[Document], namespace: str | None = None,
-                   fallback: str = DEFAULT_NAMESPACE) -> LoadResult:
+                   fallback: str = DEFAULT_NAMESPACE) -> Loaded:
     """Sets (each with its RolloutPolicy, read beside it and never passed through) and the
-    other documents, in input order; every problem at once. `namespace` (-n) and `fallback`
+    other documents, in input order, and the warnings; every problem at once (what they make
+    together is `inputs.directory.Directory`'s to hold). `namespace` (-n) and `fallback`
     (the context's) place a set and its policy that name none, to match them."""
     items: list[DisaggregatedSet | Document] = []
     problems: list[Problem | str] = []  # a Problem each, and whatever a UserError of build_set holds
@@ -75,14 +75,14 @@ def load_documents(documents: Iterable[Document], namespace: str | None = None,
         raise UserError(problems)
     items = [replace(i, policy=policies.get((i.namespace, i.name))) if isinstance(i, DisaggregatedSet) else i
              for i in items]
-    return LoadResult(tuple(items), tuple(warnings))
+    return tuple(items), tuple(warnings)
 
 
 def set_from_object(stored: JsonObject) -> DisaggregatedSet:
     """A stored DisaggregatedSet object (as the API returns it) as a validated set."""
     metadata = stored.get("metadata") or {}
     where = f"disaggregatedset/{metadata.get('name')} in {metadata.get('namespace')}"
-    return load_documents([Document(stored, where, 0, {})]).sets[0]
+    return load_sets([Document(stored, where, 0, {})])[0]
 
 
 def _defined_twice(sets: list[DisaggregatedSet]) -> list[Problem]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
@@ -19,6 +20,9 @@ from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Reconciliation, SliceReport, with_scalers
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.manifests.source import JsonObject
+
+if TYPE_CHECKING:  # a set with a RolloutPolicy only: a plain set's status does not load the waves
+    from kubectl_disagg.core.rollout_status import RolloutStatus
 
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"
@@ -61,7 +65,8 @@ class SetStatus:
     has been available (the LWS controller's own record), so the set has been too; `rollout`:
     with a RolloutPolicy, where the rollout stands and what holds it (rollout/progressive.py);
     `settled`: a reconcile pass has nothing left to do (every slice steady); `leftover`: the
-    revisions other than the set's that still have LeaderWorkerSets, each with its slices."""
+    revisions other than the set's that still have LeaderWorkerSets, each with its slices;
+    `paced`: with a RolloutPolicy, where its rollout stands as data (core/rollout_status.py)."""
 
     name: str
     namespace: str
@@ -76,6 +81,7 @@ class SetStatus:
     rollout: tuple[str, ...] = ()
     settled: bool = False
     leftover: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    paced: RolloutStatus | None = None
 
     @property
     def available(self) -> bool:
@@ -189,7 +195,13 @@ def to_document(status: SetStatus, now: str) -> JsonObject:
         "complete": status.complete,
         "staleLeaderWorkerSets": list(status.stale),
         "problems": list(status.problems),
-    }
+    } | ({} if status.paced is None else {"rollout": _rollout_document(status.paced)})
+
+
+def _rollout_document(paced: RolloutStatus) -> JsonObject:
+    from kubectl_disagg.core.rollout_status import rollout_document
+
+    return rollout_document(paced)
 
 
 def _status_document(status: SetStatus, now: str) -> JsonObject:

@@ -162,10 +162,31 @@ def _check_role_spec(role: JsonObject, path: FieldPath, set_spec: JsonObject, ou
     if size is not None and size < 1:
         out.error(spec_path + ("leaderWorkerTemplate", "size"), f"Invalid value: {size}: must be at least 1")
     _check_rollout_strategy(spec.get("rolloutStrategy") or {}, replicas, spec_path + ("rolloutStrategy",), out)
+    _check_group_identity(spec, spec_path, out)
     _check_scaling(role, spec, path, set_spec, out)
     placement_type = (set_spec.get("placementPolicy") or {}).get("type") or PLACEMENT_NONE
     if placement_type != PLACEMENT_NONE:
         _check_exclusive_annotations(role, path, placement_type, out)
+
+
+def _check_group_identity(spec: JsonObject, spec_path: FieldPath, out: _Collector) -> None:
+    """groupIdentity Hash (lws#987) runs leaders as a Deployment: what needs ordinal leader names
+    is refused, as the LWS admission webhook refuses it, before any LWS is written."""
+    if spec.get("groupIdentity") != "Hash":
+        return
+    template = spec.get("leaderWorkerTemplate") or {}
+    rolling = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+    clashes = (
+        (template.get("subGroupPolicy") is not None, "subGroupPolicy"),
+        (bool(template.get("volumeClaimTemplates")), "volumeClaimTemplates"),
+        ((spec.get("networkConfig") or {}).get("subdomainPolicy") == "UniquePerReplica",
+         "networkConfig.subdomainPolicy UniquePerReplica"),
+        (rolling.get("partition") not in (None, 0), "rollingUpdateConfiguration.partition"),
+    )
+    for clash, what in clashes:
+        if clash:
+            out.error(spec_path + ("groupIdentity",), f"Invalid value: \"Hash\": {what} is not supported with "
+                                                      "groupIdentity Hash (its leaders have no ordinal names)")
 
 
 def _check_containers(pod_template: JsonObject, path: FieldPath, out: _Collector) -> None:

@@ -1,4 +1,5 @@
-"""Which slices a pass may move, under a RolloutPolicy (design §9). Pure: the clock is `now`.
+"""Which slices a pass may move, under a RolloutPolicy (design §9), and why not, as data (views/stops.py
+phrases it). Pure: the clock is `now`.
 
 About 470 lines on purpose: the decision, the verbs that change its position and one pass's
 admission (a lost position, slices added mid-rollout) are read together: each verb and each
@@ -95,12 +96,13 @@ class WaveEvent:
 
 WAVE_STARTED, WAVE_COMPLETED, GATE_PASSED = "WaveStarted", "WaveCompleted", "GatePassed"
 ABORTED, PAUSED, RESUMED, PROMOTED_EVENT = "RolloutAborted", "RolloutPaused", "RolloutResumed", "RolloutPromoted"
+RETRIED = "RolloutRetried"
 
 
 @dataclass(frozen=True)
 class WaveDecision:
     """`moves`: the slices this pass may reconcile (ascending); `held`: slice → Hold for every
-    other slice; `target`: the revision the moving slices go to (the stable one after an
+    other slice; `moves_to`: the revision the moving slices go to (the stable one after an
     abort); `stable_starts`: those of `moves` the set gained outside the admitted waves,
     created at the stable revision (`position.stable`) instead; `position`: after this
     decision, `events` what changed in it."""
@@ -110,7 +112,7 @@ class WaveDecision:
     held: Mapping[int, Hold]
     waves: tuple[ResolvedWave, ...]
     wave: int
-    target: str
+    moves_to: str
     position: Position
     gate: Gate | None = None
     budget: int | None = None
@@ -132,10 +134,11 @@ def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot
         placed = obj.identity.placed
         if obj.belongs_to(set_name) and placed is not None and placed.slice < slices:
             revisions.setdefault(placed.slice, set()).add(placed.revision)
-    return tuple(_progress(revisions.get(s, set()), revision) for s in range(slices))
+    return tuple(progress_among(revisions.get(s, set()), revision) for s in range(slices))
 
 
-def _progress(revisions: set[str], revision: str) -> Progress:
+def progress_among(revisions: set[str], revision: str) -> Progress:
+    """Where one slice stands in the rollout to `revision`, from the revisions it runs."""
     if not revisions:
         return Progress.EMPTY
     if revision not in revisions:
@@ -199,11 +202,11 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
         return _aborted(position, progress, base)
     if position.paused is not None:
         held = {s: Hold.PAUSED for s in range(slices)}
-        return WaveDecision(State.PAUSED, (), held, wave=min(position.wave, len(waves) - 1), target=revision,
+        return WaveDecision(State.PAUSED, (), held, wave=min(position.wave, len(waves) - 1), moves_to=revision,
                             position=position, **base)
     if not in_flight and Progress.PENDING not in progress:
         # No rollout under way (or it has ended): every slice is the set's revision, steady.
-        return WaveDecision(State.COMPLETE, tuple(range(slices)), {}, wave=len(waves) - 1, target=revision,
+        return WaveDecision(State.COMPLETE, tuple(range(slices)), {}, wave=len(waves) - 1, moves_to=revision,
                             position=position, **base)
 
     events: list[WaveEvent] = []
@@ -247,7 +250,7 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
         else:
             held[s] = Hold.BUDGET
     state = State.AT_GATE if gate is not None and not in_flight and not starts else State.ROLLING
-    return WaveDecision(state, tuple(moves), held, wave=wave, target=revision, position=position, gate=gate,
+    return WaveDecision(state, tuple(moves), held, wave=wave, moves_to=revision, position=position, gate=gate,
                         events=tuple(events), stable_starts=tuple(stable_starts), **base)
 
 
@@ -261,7 +264,7 @@ def _gates(policy: RolloutPolicy | None, wave: ResolvedWave, position: Position,
     if wave.analysis and not position.passed(wave.index, ANALYSIS):
         verdict = position.verdict(wave.index)
         if full or verdict == PASSED:
-            position = position.with_gate(wave.index, ANALYSIS, at, full_by if full else "analysis",
+            position = position.with_gate(wave.index, ANALYSIS, at, full_by if full else ANALYSIS_BY,
                                           FULL if full else VERDICT)
             events.append(WaveEvent(GATE_PASSED, wave.index, ANALYSIS))
         else:
@@ -281,7 +284,7 @@ def _failed(policy: RolloutPolicy, revision: str, position: Position, progress: 
             now: datetime.datetime, base: _Base, events: list[WaveEvent], wave: int, gate: Gate) -> WaveDecision:
     """A failed analysis verdict: the policy's onFailure, abort or pause, recorded."""
     verdict = position.verdicts.get(wave) or {}
-    stamp = Stamp(timestamp(now), "analysis", f"analysis failed after wave {wave + 1}: "
+    stamp = Stamp(timestamp(now), ANALYSIS_BY, f"analysis failed after wave {wave + 1}: "
                   + str(verdict.get("message") or ", ".join(gate.checks)))
     if policy.on_failure == ABORT:
         position = replace(position, wave=wave, aborted=stamp)
@@ -289,7 +292,7 @@ def _failed(policy: RolloutPolicy, revision: str, position: Position, progress: 
         return replace(decision, gate=gate, events=(*events, WaveEvent(ABORTED, wave, stamp.reason)))
     position = replace(position, wave=wave, paused=stamp)
     held = {s: Hold.PAUSED for s in range(len(progress))}
-    return WaveDecision(State.PAUSED, (), held, wave=wave, target=revision, position=position, gate=gate,
+    return WaveDecision(State.PAUSED, (), held, wave=wave, moves_to=revision, position=position, gate=gate,
                         events=(*events, WaveEvent(PAUSED, wave, stamp.reason)), **base)
 
 
@@ -302,7 +305,7 @@ def _aborted(position: Position, progress: Sequence[Progress], base: _Base) -> W
     held = {s: Hold.ABORTED for s, p in enumerate(progress) if not back and p == Progress.PENDING}
     # the wave reached, among the set's waves as they are now (fewer once it was scaled down)
     return WaveDecision(State.ABORTED, moves, held, wave=min(position.wave, len(base["waves"]) - 1),
-                        target=position.stable, position=position, **base)
+                        moves_to=position.stable, position=position, **base)
 
 
 # --- the verbs: what each does to the position ------------------------------------------------
@@ -312,21 +315,29 @@ class VerbRefused(ValueError):
     """A verb that cannot apply to the position as it stands (the message says why)."""
 
 
-def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bool = False) -> Position:
+def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bool = False,
+            skip_analysis: bool = False, reason: str = "") -> Position:
     """Pass the gate the rollout waits at (`full`: every remaining gate, and lift the budget).
 
     Only a pause is passed by hand (a soak early, once its wave is done): an analysis gate waits
-    for its verdict (or `--full`). A gate the rollout does not wait at yet (its wave in flight or
-    not started) is refused, saying where the rollout stands: a promote is a person's look at a
-    done wave, never recorded ahead of it."""
+    for its verdict. `full` passes the gates ahead (`gates_ahead`, which the verb lists), but an
+    analysis among them only with `skip_analysis`: a verdict is never skipped unasked. A gate the
+    rollout does not wait at yet (its wave in flight or not started) is refused, saying where
+    the rollout stands: a promote is a person's look at a done wave, never recorded ahead of it."""
     position = decision.position
     at = timestamp(now)
     if position.aborted is not None:
         raise VerbRefused("the rollout was aborted: it stays so until the set's template changes")
     if full:
-        return replace(position, full=Stamp(at, by))
+        analyses = [gate for gate in gates_ahead(decision) if gate.kind == ANALYSIS]
+        if analyses and not skip_analysis:
+            raise VerbRefused(f"--full would pass {_analyses_words(analyses)} without a verdict; add "
+                              "--skip-analysis to skip it")
+        # the pause a failed analysis made is lifted with the analysis skipped; a person's pause stays
+        paused = None if position.paused is not None and position.paused.by == ANALYSIS_BY else position.paused
+        return replace(position, full=Stamp(at, by, reason), paused=paused)
     if decision.state == State.COMPLETE:
-        raise VerbRefused(f"the rollout to {decision.target} is complete: no gate to pass")
+        raise VerbRefused(f"the rollout to {decision.moves_to} is complete: no gate to pass")
     gate = _next_gate(decision)
     if gate is None:
         if not any(wave.gated for wave in decision.waves[decision.wave:-1]):
@@ -335,8 +346,45 @@ def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bo
                           "it is done; promote passes the gate the rollout waits at (`rollout status` says when)")
     if gate.kind == ANALYSIS:
         raise VerbRefused(f"wave {gate.wave + 1}'s gate is analysis ({', '.join(gate.checks)}): it passes on its "
-                          "verdict; promote --full passes it without one")
-    return position.with_gate(gate.wave, PAUSE, at, by, PROMOTED)
+                          "verdict; promote --full --skip-analysis passes it without one")
+    return position.with_gate(gate.wave, PAUSE, at, by, PROMOTED, reason)
+
+
+def _analyses_words(gates: list[Gate]) -> str:
+    """`the analysis after wave 1 (ttft)`, `the analyses after waves 1 (ttft) and 2 (ttft, errors)`."""
+    parts = [f"{gate.wave + 1} ({', '.join(gate.checks)})" for gate in gates]
+    if len(parts) == 1:
+        return f"the analysis after wave {parts[0]}"
+    return f"the analyses after waves {', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def gates_ahead(decision: WaveDecision) -> tuple[Gate, ...]:
+    """Every gate the rollout has still to pass, in order: from the wave it reached (the gate it
+    waits at, if any, first) to the wave before the last (the last wave has none). None once it
+    is complete or aborted, or after `promote --full` (each then passes as its wave completes)."""
+    position = decision.position
+    if decision.state == State.COMPLETE or position.aborted is not None or position.full is not None:
+        return ()
+    ahead: list[Gate] = []
+    for wave in decision.waves[decision.wave:-1]:
+        if wave.analysis and not position.passed(wave.index, ANALYSIS):
+            ahead.append(Gate(wave.index, ANALYSIS, wave.analysis, failed=position.verdict(wave.index) == FAILED))
+        if wave.pause and not position.passed(wave.index, PAUSE):
+            completed = position.completed.get(wave.index)
+            until = None if wave.duration is None or completed is None else soak_end(completed, wave.duration)
+            ahead.append(Gate(wave.index, PAUSE, until=until))
+    return tuple(ahead)
+
+
+def holds(decision: WaveDecision) -> Stopped | None:
+    """Why `rollout step` would change nothing and exit held (7) at `decision`: `stopped`, but
+    for an analysis gate without a verdict, which a step measures (design §9.4) rather than
+    holds at."""
+    why = stopped(decision)
+    gate = why.gate if why is not None else None
+    if gate is not None and gate.kind == ANALYSIS and not gate.failed and decision.position.verdict(gate.wave) is None:
+        return None
+    return why
 
 
 def _next_gate(decision: WaveDecision) -> Gate | None:
@@ -364,32 +412,50 @@ def _where(decision: WaveDecision) -> str:
             f"{wave.end - wave.start} slices done")
 
 
-def pause(position: Position, now: datetime.datetime, by: str) -> Position:
+def pause(position: Position, now: datetime.datetime, by: str, reason: str = "") -> Position:
     if position.aborted is not None:
         raise VerbRefused("the rollout was aborted: nothing moves forward to pause")
-    return position if position.paused is not None else replace(position, paused=Stamp(timestamp(now), by))
+    return position if position.paused is not None else replace(position, paused=Stamp(timestamp(now), by, reason))
 
 
-def resume(position: Position) -> Position:
-    """Lift a pause; a failed verdict that paused the rollout is dropped, so its analysis runs again."""
+def resume(position: Position, now: datetime.datetime | None = None, by: str = "", reason: str = "") -> Position:
+    """Lift a pause; a failed verdict that paused the rollout is dropped, so its analysis runs again.
+    With a `reason`, who resumed it, when and why is kept (`resumed`); without one, nothing is."""
     if position.paused is None:
         raise VerbRefused("the rollout is not paused")
     failed = {w for w, v in position.verdicts.items() if isinstance(v, Mapping) and v.get("phase") == FAILED}
-    return replace(position, paused=None, verdicts={w: v for w, v in position.verdicts.items() if w not in failed})
+    resumed = Stamp(timestamp(now), by, reason) if reason and now is not None else position.resumed
+    return replace(position, paused=None, verdicts={w: v for w, v in position.verdicts.items() if w not in failed},
+                   resumed=resumed)
 
 
-def abort(decision: WaveDecision, now: datetime.datetime, by: str) -> Position:
+def retry(decision: WaveDecision, now: datetime.datetime, by: str, reason: str = "") -> Position:
+    """Start an aborted rollout again from its first wave: the same revision from the same stable
+    one, nothing passed, no verdict, no pause; `retried` says who, when and why. The slices that
+    run the revision now (an abort not yet rolled back) are `found`: they keep it. Refused unless
+    the rollout is aborted, and for the abort of a roll-back (its stable revision is its own)."""
+    position = decision.position
+    if position.aborted is None:
+        raise VerbRefused("the rollout is not aborted: retry starts an aborted rollout again")
+    if position.stable == position.revision:
+        raise VerbRefused(f"the aborted rollout rolled back to revision {position.stable}: nothing to start again")
+    started = tuple(s for s, p in enumerate(decision.progress) if p in (Progress.IN_FLIGHT, Progress.DONE))
+    return Position(revision=position.revision, stable=position.stable, found=started,
+                    retried=Stamp(timestamp(now), by, reason))
+
+
+def abort(decision: WaveDecision, now: datetime.datetime, by: str, reason: str = "") -> Position:
     """Record the abort (the next steps roll the admitted slices back); refused once the rollout
     is complete (every slice at the new revision alone): there is nothing left to abort."""
     position = decision.position
     if position.aborted is not None:
         return position
     if decision.state == State.COMPLETE:
-        raise VerbRefused(f"the rollout to {decision.target} is complete: nothing to abort; to go back, change the "
+        raise VerbRefused(f"the rollout to {decision.moves_to} is complete: nothing to abort; to go back, change the "
                           "set's template back")
     if not position.stable:
         raise VerbRefused("no stable revision to go back to: no slice ran another revision")
-    return replace(position, aborted=Stamp(timestamp(now), by, "rollout abort"), paused=None)
+    return replace(position, aborted=Stamp(timestamp(now), by, reason or "rollout abort"), paused=None)
 
 
 # --- one pass's admission ---------------------------------------------------------------------
@@ -398,13 +464,14 @@ def abort(decision: WaveDecision, now: datetime.datetime, by: str) -> Position:
 @dataclass(frozen=True)
 class Passage:
     """What a pass under a policy works with: the `decision`, the `admission` reconcile takes
-    (the slices the set gained outside the admitted waves go toward the stable set), and
-    `target`, the set to reconcile (after an abort, the stable revision rebuilt from its live
+    (the slices the set gained outside the admitted waves go toward the stable set; its
+    `stopped` words are the pacer's to fill in once, in its mode's words, from `stopped`), and
+    `reconciled`, the set to reconcile (after an abort, the stable revision rebuilt from its live
     LWS: core/stable.py)."""
 
     decision: WaveDecision
     admission: Admission
-    target: DisaggregatedSet | None
+    reconciled: DisaggregatedSet | None
 
 
 def the_rollout(revision: str, recorded: Position | None, progress_of: Callable[[str], tuple[Progress, ...]]
@@ -434,11 +501,11 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     if position.paused is not None and position.paused.by == RECOVERED_BY and (
             recorded is None or recorded.paused != position.paused):
         decision = replace(decision, events=(*decision.events, WaveEvent(PAUSED, decision.wave, position.paused.reason)))
-    target = ds if decision.target == ds.revision else stable_set(ds, snapshot, decision.target)
+    reconciled = ds if decision.moves_to == ds.revision else stable_set(ds, snapshot, decision.moves_to)
     held = {s: hold.value for s, hold in decision.held.items()}
-    if target is None:
+    if reconciled is None:
         held = {s: Hold.ABORTED.value for s in range(ds.slices)}
-        target = ds
+        reconciled = ds
     toward: dict[int, DisaggregatedSet] = {}
     starts = (*decision.stable_starts, *unfinished(ds, snapshot, decision.position.stable,
                                                     [s for s, hold in decision.held.items() if hold == Hold.WAVE]))
@@ -449,7 +516,7 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
         else:
             toward = {s: stable_at for s in starts}
             held = {s: hold for s, hold in held.items() if s not in toward}
-    return Passage(decision, Admission(held, stopped_reasons(decision), toward), target)
+    return Passage(decision, Admission(held, (), toward), reconciled)
 
 
 def unfinished(ds: DisaggregatedSet, snapshot: Snapshot, stable: str, slices: Sequence[int]) -> tuple[int, ...]:
@@ -487,15 +554,16 @@ def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollou
     if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):
         return position  # a first rollout (no slice started), or none under way
     return replace(position, paused=Stamp(timestamp(now), RECOVERED_BY, LOST_POSITION.format(
-        slices=slice_span(started), run="runs" if len(started) == 1 else "run", revision=rollout)))
+        slices=_slice_span(started), run="runs" if len(started) == 1 else "run", revision=rollout)))
 
 
 RECOVERED_BY = naming.MANAGER  # who pauses a rollout whose position was lost
+ANALYSIS_BY = "analysis"  # who pauses (or aborts) a rollout whose analysis failed
 LOST_POSITION = "no recorded position: the RolloutState of this rollout was not found; {slices} already {run} {revision}"
 
 
-def slice_span(slices: Sequence[int]) -> str:
-    """`slice 3`, `slices 0-2`, `slices 0, 2, 5`: as people list slices."""
+def _slice_span(slices: Sequence[int]) -> str:
+    """`slice 3`, `slices 0-2`, `slices 0, 2, 5`, as LOST_POSITION records them."""
     if len(slices) == 1:
         return f"slice {slices[0]}"
     if list(slices) == list(range(slices[0], slices[-1] + 1)):
@@ -503,42 +571,39 @@ def slice_span(slices: Sequence[int]) -> str:
     return "slices " + ", ".join(str(s) for s in slices)
 
 
-def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
-    """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
-    that pass it are the --gitops ones."""
+# --- why the rollout does not move on, as data (views/stops.py phrases it) --------------------
+
+
+class Stop(StrEnum):
+    """Why a decision holds the whole rollout still."""
+
+    LOST = "lost"  # paused by kubectl-disagg: the position was lost (`position_for`)
+    PAUSED = "paused"  # paused by a person, or by a failed analysis (onFailure: pause)
+    ABORTED = "aborted"  # aborted, and every slice is back at the stable revision
+    GATE = "gate"  # at a gate: an analysis, a soak or a pause until promoted
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Why the rollout does not move on (`stopped`): `why`, the `wave` reached (from 0), the
+    pause's or abort's `stamp` (who, and a failed analysis's values), the `stable` revision
+    (an abort's target) and the `gate` waited at."""
+
+    why: Stop
+    wave: int
+    stamp: Stamp | None = None
+    stable: str = ""
+    gate: Gate | None = None
+
+
+def stopped(decision: WaveDecision) -> Stopped | None:
+    """Why `decision` holds the rollout still, or None while it moves on."""
     if decision.state == State.PAUSED:
         paused = decision.position.paused
-        if paused is not None and paused.by == RECOVERED_BY:
-            return (f"the rollout is paused ({paused.reason}): {_command('resume', gitops)} continues it from "
-                    f"wave {decision.wave + 1} (its gates are passed again), {_command('abort', gitops)} rolls "
-                    f"it back to the stable revision {decision.position.stable}",)
-        return (f"the rollout is paused{by_analysis(paused)}: "
-                f"{_command('resume', gitops)} continues it",)
+        why = Stop.LOST if paused is not None and paused.by == RECOVERED_BY else Stop.PAUSED
+        return Stopped(why, decision.wave, paused, decision.position.stable)
     if decision.state == State.ABORTED and not decision.moves:
-        return (f"the rollout was aborted{by_analysis(decision.position.aborted)} and every slice is back at "
-                f"the stable revision {decision.target}: change the set's template to end it",)
+        return Stopped(Stop.ABORTED, decision.wave, decision.position.aborted, decision.moves_to)
     if decision.state != State.AT_GATE or decision.gate is None:
-        return ()
-    return (gate_sentence(decision.gate, gitops),)
-
-
-def by_analysis(stamp: Stamp | None) -> str:
-    """Why an analysis stopped the rollout, with its failing values, as " (...)" (empty when a
-    person did)."""
-    return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
-
-
-def _command(verb: str, gitops: bool, flags: str = "") -> str:
-    return f"`kubectl disagg rollout {verb}{flags}{' --gitops -f DIR' if gitops else ''}`"
-
-
-def gate_sentence(gate: Gate, gitops: bool = False) -> str:
-    """What passes `gate`, in a sentence (waves counted from 1, as people count them)."""
-    wave = gate.wave + 1
-    if gate.kind == ANALYSIS:
-        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
-                f"{_command('promote', gitops, ' --full')} skips it")
-    if gate.until is not None:
-        return (f"wave {wave} soaks until {gate.until}: a step after that passes it, "
-                f"{_command('promote', gitops)} passes it now")
-    return f"wave {wave} is paused: {_command('promote', gitops)} starts the next wave"
+        return None
+    return Stopped(Stop.GATE, decision.wave, gate=decision.gate)

@@ -17,11 +17,12 @@ from kubectl_disagg.gitops.state import RolloutState, record_from_set
 
 
 class StateExecutor:
-    """The part of `executors.Executor` a pass uses (`run_pass`), over a rollout state: reconcile's
-    actions land in the document, each rewriting the state as the cluster executor would
-    rewrite the cluster. `snapshot` hands out the live state the step was decided on. Services
-    follow their revision's LWS in the render, so their creates and deletes need no record. No
-    lease, no watch and no permission check: git serialises writers and review is both.
+    """The `executors.PassExecutor` of a rollout state (what `run_pass` uses; the type checker
+    holds it to the protocol, tests/unit/gitops/test_executor.py): reconcile's actions land in
+    the document, each rewriting the state as the cluster executor would rewrite the cluster.
+    `snapshot` hands out the live state the step was decided on. Services follow their
+    revision's LWS in the render, so their creates and deletes need no record. No lease, no
+    watch and no permission check: git serialises writers and review is both.
     """
 
     def __init__(self, ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot):

@@ -1,4 +1,4 @@
-"""The commit of a git-driven step (`rollout step --gitops --commit`), through the git CLI.
+"""The commit of a git-driven step or verb (`--gitops --commit`), and its author, through the git CLI.
 
 Before anything is written, `prepare` checks the working tree: it must be a git repository
 whose only changes (if any) are the state files the step rewrites, and a `--branch` must not
@@ -21,9 +21,9 @@ class Repository:
     """The repository holding `directory`; git runs at its top, with paths relative to it, from
     whatever directory the command was started in."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, purpose: str = "--commit"):
         if shutil.which("git") is None:
-            raise UserError(["--commit needs git on PATH"])
+            raise UserError([f"{purpose} needs git on PATH"])
         self.directory = directory
         self.root = self._git("rev-parse", "--show-toplevel", what=f"{directory} is not in a git repository").strip()
         self.directory = self.root
@@ -37,6 +37,34 @@ class Repository:
 
     def relative(self, path: str) -> str:
         return os.path.relpath(resolved(path), resolved(self.root))
+
+    def log(self, paths: list[str]) -> list[tuple[str, str, str, str]]:
+        """The commits of HEAD that changed any of `paths`, oldest first: (hash, author's name,
+        author date as RFC 3339, subject)."""
+        out = self._git("log", "--reverse", "--format=%H%x1f%an%x1f%aI%x1f%s", "HEAD", "--",
+                        *[self.relative(path) for path in paths], what="cannot read the history")
+        return [tuple(line.split("\x1f", 3)) for line in out.splitlines() if line]  # type: ignore[misc]
+
+    def contents(self, wanted: list[tuple[str, str]]) -> list[bytes | None]:
+        """Each (commit, path)'s file as that commit has it (None where it has none), read by one
+        `git cat-file --batch`."""
+        request = "".join(f"{commit}:{self.relative(path)}\n" for commit, path in wanted).encode()
+        run = subprocess.run(["git", "-C", self.directory, "cat-file", "--batch"], input=request,
+                             capture_output=True)
+        if run.returncode != 0:
+            raise UserError([f"cannot read the history: git cat-file: {run.stderr.decode(errors='replace').strip()}"])
+        out, at = [], 0
+        for _ in wanted:
+            end = run.stdout.index(b"\n", at)
+            header = run.stdout[at:end].split()
+            at = end + 1
+            if header[-1] == b"missing":
+                out.append(None)
+                continue
+            size = int(header[2])
+            out.append(run.stdout[at:at + size])
+            at += size + 1
+        return out
 
     def prepare(self, state_files: list[str], branch: str | None) -> None:
         """Refuse (nothing written) on changes beyond the state files, or a branch that exists."""
@@ -111,3 +139,23 @@ def repository_for(paths: list[str | None], branch: str | None) -> Repository:
     repository = Repository(os.path.dirname(paths[0]) or ".")
     repository.prepare(paths, branch)
     return repository
+
+
+def author(directory: str) -> str | None:
+    """Who a commit made in `directory` would name as its author, as git decides it
+    (GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL over the repository's `user.name`/`user.email`):
+    "Name <email>", the name alone without an email, None without a name (or without git)."""
+    def configured(variable: str, key: str) -> str:
+        if os.environ.get(variable):
+            return os.environ[variable]
+        if shutil.which("git") is None:
+            return ""
+        run = subprocess.run(["git", "-C", directory or ".", "config", "--get", key], capture_output=True,
+                             text=True)
+        return run.stdout.strip() if run.returncode == 0 else ""
+
+    name = configured("GIT_AUTHOR_NAME", "user.name")
+    if not name:
+        return None
+    email = configured("GIT_AUTHOR_EMAIL", "user.email")
+    return f"{name} <{email}>" if email else name

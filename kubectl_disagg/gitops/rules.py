@@ -1,5 +1,10 @@
 """Which rollout states may render (design §8): only those the planner could have written. Pure.
 
+About 480 lines on purpose: the five rules below are one check of one state, each with its
+message; rule 3's bounds read the targets as rule 1 admits them (a scale since the last step,
+design §10.1) and widen only by rule 4's replay, so split they would explain themselves only
+through each other.
+
 A state in git is an input people edit and merge, so `render` and `cmp generate` check it whole
 before rendering from it, and `rollout step --gitops` checks every state it writes the same way:
 
@@ -45,11 +50,11 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import START_CONFIG, role_target
 from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.rollout_config import RolloutConfig
+from kubectl_disagg.core.rollout_config import IntOrPercentError, RolloutConfig, resolve_config
 from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.executor import StateExecutor
-from kubectl_disagg.gitops.state import Point, RoleTarget, RolloutState, Target
+from kubectl_disagg.gitops.state import Point, SteppedRole, RolloutState, SteppedSet
 
 DOCS = "docs/gitops.md"
 
@@ -67,11 +72,11 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
     the slice's previous point, over exactly what rule 4's replay would read (the step that
     wrote `state`, `gitops_step`); those slices are not replayed again."""
     lines = _Lines(state)
-    if state.target is None or state.previous is None:
+    if state.stepped_for is None or state.previous is None:
         return [lines.problem(("formatVersion",), "formatVersion", FORMAT_1)]
-    target = state.target
+    target = state.stepped_for
     problems: list[Problem] = verdict_problems(ds, state, lines)
-    then, why = set_at_target(ds, state, target)
+    then, why = set_stepped_for(ds, state, target)
     if then is None:
         return [lines.problem(("target",), "target", why)]
     for slice_index in sorted(set(state.replicas) - set(range(target.slices))):
@@ -85,10 +90,12 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
         if slice_index not in state.replicas:
             problems.append(lines.problem(("slices",), "slices", GROWN.format(
                 slice=slice_index, slices=ds.slices, target=target.slices, docs=DOCS)))
-    # And the targets: mid-rollout the bounds are the set's, so a target edited in the state
-    # (a budget widened, a replica count lowered) widens nothing; a change of the set's
-    # replicas or budgets is recorded by a step before it renders.
-    changed = _changed_targets(target, Target.of(ds), {role.name for role in ds.roles if role.external})
+    # And the budgets: mid-rollout they are the set's, so a budget edited in the state widens
+    # nothing, and a change of the set's budgets is recorded by a step before it renders. A change
+    # of the set's replicas renders at once (design §10.1): the rolling slices keep the counts the
+    # last step wrote (their bounds are that step's targets, and the set's floor below), the next
+    # step rolls toward the new replicas.
+    changed = _changed_stepped_for(target, ds, {role.name for role in ds.roles if role.external})
     if changed and any(len(deployed) > 1 for s, deployed in state.replicas.items() if s < ds.slices):
         problems.append(lines.problem(("target", "roles"), "target.roles", TARGETS.format(
             changed="; ".join(changed), docs=DOCS)))
@@ -110,7 +117,7 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
         now = _now(state, slice_index)
         moved = before is not None and not _same(now, before) and _same(now, stepped.get(slice_index, Point({}, {})))
         problems.extend(_check_point(lines, then, state, slice_index, before if moved else None,
-                                     added_at_stable=slice_index in at_stable))
+                                     added_at_stable=slice_index in at_stable, wanted=ds))
     return problems + _check_steps(lines, then, state, previous, stepped)
 
 
@@ -143,29 +150,44 @@ GROWN = ("slice {slice} has no counts: the set has {slices} slices, the state's 
          "rollout step --gitops -f DIR` to add it (rule: every slice of the set is recorded, {docs})")
 
 
-TARGETS = ("the set's targets are not the ones the state's last step was taken for ({changed}): mid-rollout "
+TARGETS = ("the set's budgets are not the ones the state's last step was taken for ({changed}): mid-rollout "
            "the bounds come from the set, so run `kubectl disagg rollout step --gitops -f DIR` to record them "
            "(rule: the targets come from the set, {docs})")
 
 
-def _changed_targets(recorded: Target, wanted: Target, external: set[str]) -> list[str]:
-    """How the set's role targets differ from the recorded ones, as people read it (but for
-    External roles: their target is the capacity their rollout started with, not `replicas`)."""
-    def text(role: RoleTarget | None) -> str:
+def _changed_stepped_for(recorded: SteppedSet, ds: DisaggregatedSet, external: set[str]) -> list[str]:
+    """How the set's role targets differ from the recorded ones in what a scaling commit cannot
+    explain, as people read it: a role added or removed, or budgets other than the set's
+    rollingUpdateConfiguration resolves to at the recorded replicas (a replicas change alone is a
+    scale, design §10.1; External roles aside: their target is the capacity their rollout
+    started with, not `replicas`)."""
+    def text(role: SteppedRole | None) -> str:
         return "none" if role is None else \
             f"replicas {role.replicas}, maxSurge {role.surge}, maxUnavailable {role.unavailable}"
+    wanted = SteppedSet.of(ds)
     old, new = {r.name: r for r in recorded.roles}, {r.name: r for r in wanted.roles}
+    rolling = {role.name: role.rolling_update for role in ds.roles}
+
+    def explained(name: str) -> bool:
+        was, now = old.get(name), new.get(name)
+        if was is None or now is None:
+            return was == now
+        try:
+            config = resolve_config(rolling[name], was.replicas)
+        except IntOrPercentError:
+            return was == now  # validation of the set reports it
+        return (was.surge, was.unavailable) == (config.surge, config.unavailable)
     return [f"{name}: {text(old.get(name))} in the state, {text(new.get(name))} in the set"
             for name in [*new, *(n for n in old if n not in new)]
-            if name not in external and old.get(name) != new.get(name)]
+            if name not in external and not explained(name)]
 
 
 def upgraded(ds: DisaggregatedSet, state: RolloutState) -> RolloutState:
     """A format 1 state as format 2, for the step that reads it against the live LWS: its
     migrated target, and each slice's own point as `previous` (render refuses format 1)."""
-    if state.target is not None and state.previous is not None:
+    if state.stepped_for is not None and state.previous is not None:
         return state
-    return replace(state, target=state.target or migrated_target(ds, state),
+    return replace(state, stepped_for=state.stepped_for or migrated_stepped_for(ds, state),
                    previous={s: _now(state, s) for s in state.replicas})
 
 
@@ -176,7 +198,7 @@ def _now(state: RolloutState, slice_index: int) -> Point:
 # --- the set the last step was taken for ------------------------------------------------------
 
 
-def migrated_target(ds: DisaggregatedSet, state: RolloutState) -> Target:
+def migrated_stepped_for(ds: DisaggregatedSet, state: RolloutState) -> SteppedSet:
     """A format 1 state's target: its newest revision (the set's, when recorded), the slices it
     records and the set's replicas and budgets."""
     recorded = {rev for deployed in state.replicas.values() for rev in deployed}
@@ -185,15 +207,15 @@ def migrated_target(ds: DisaggregatedSet, state: RolloutState) -> Target:
     revision = ds.revision if ds.revision in recorded or not newest else newest[-1]
     keys = set(state.replicas)
     slices = len(keys) if keys == set(range(len(keys))) else ds.slices
-    base = Target.of(ds)
+    base = SteppedSet.of(ds)
     record = state.revisions.get(revision)
     if record is not None and revision != ds.revision:
         by_name = {r.name: r for r in base.roles}
-        base = replace(base, roles=tuple(by_name.get(name, RoleTarget(name, 1, 1, 0)) for name in record.role_names))
-    return Target(revision, slices, base.roles)
+        base = replace(base, roles=tuple(by_name.get(name, SteppedRole(name, 1, 1, 0)) for name in record.role_names))
+    return SteppedSet(revision, slices, base.roles)
 
 
-def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> tuple[DisaggregatedSet | None, str]:
+def set_stepped_for(ds: DisaggregatedSet, state: RolloutState, target: SteppedSet) -> tuple[DisaggregatedSet | None, str]:
     """The set as the last step saw it: its revision's roles at the recorded replicas and budgets."""
     record = state.revisions.get(target.revision)
     if record is not None:
@@ -221,7 +243,12 @@ def set_at_target(ds: DisaggregatedSet, state: RolloutState, target: Target) -> 
 
 
 def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, slice_index: int,
-                 before: Point | None, added_at_stable: bool = False) -> list[Problem]:
+                 before: Point | None, added_at_stable: bool = False,
+                 wanted: DisaggregatedSet | None = None) -> list[Problem]:
+    """Rules 2 and 3 for one slice. `wanted`: the set as committed now, whose replicas may differ
+    from the ones the last step was taken for (a scaling commit since, design §10.1): a rolling
+    slice then also keeps the set's floor, so a replica count lowered in the state's `target`
+    cannot pass for a scale."""
     deployed = state.replicas[slice_index]
     initial = state.initial.get(slice_index, {})
     problems = []
@@ -262,7 +289,30 @@ def _check_point(lines: _Lines, then: DisaggregatedSet, state: RolloutState, sli
             problems.append(lines.problem(path, _dotted(path), f"slice {slice_index} runs {total} replicas of {role} "
                                           f"across its revisions, below its target {goal} minus maxUnavailable "
                                           f"{config.unavailable} ({floor}) (rule: capacity never below the floor)"))
+        scaled = _scaled(wanted, then, role)
+        if scaled is not None and start >= scaled.replicas and (len(deployed) == 2 or before is None):
+            wanted_floor = scaled.replicas - scaled.unavailable
+            wanted_floor = wanted_floor if was is None else min(wanted_floor, was)
+            if total < wanted_floor:
+                problems.append(lines.problem(path, _dotted(path), (
+                    f"slice {slice_index} runs {total} replicas of {role} across its revisions, below the set's "
+                    f"replicas {scaled.replicas} minus maxUnavailable {scaled.unavailable} ({wanted_floor}): a "
+                    f"scale mid-rollout renders within the set's floor too; run `kubectl disagg rollout step "
+                    f"--gitops -f DIR` to record it (rule: capacity never below the floor)")))
     return problems
+
+
+def _scaled(wanted: DisaggregatedSet | None, then: DisaggregatedSet, role: str) -> SteppedRole | None:
+    """The set's target for `role` where a scaling commit changed it since the last step (the same
+    revision, a static role, other replicas), else None."""
+    if wanted is None or wanted.revision != then.revision:
+        return None
+    now = next((r for r in SteppedSet.of(wanted).roles if r.name == role), None)
+    recorded = next((r for r in then.roles if r.name == role), None)
+    external = any(r.external for r in wanted.roles if r.name == role)
+    if now is None or recorded is None or external or now.replicas == recorded.replicas:
+        return None
+    return now
 
 
 def _role_totals(then: DisaggregatedSet, deployed: Mapping[str, Mapping[str, int]],
@@ -341,14 +391,14 @@ def _added_at_stable(ds: DisaggregatedSet, state: RolloutState, then: Disaggrega
     added = [s for s, before in previous.items() if not before.replicas and list(state.deployed(s)) == [stable]]
     if not stable or stable == then.revision or not added or stable not in state.revisions:
         return {}
-    targets = {role.name: role for role in state.target.roles}
+    targets = {role.name: role for role in state.stepped_for.roles}
     roles = []
     for name in state.revisions[stable].role_names:
         most = max((state.initial.get(s, {}).get(stable, {}).get(name, counts.get(name, 0))
                     for s, deployed in state.replicas.items() for rev, counts in deployed.items() if rev == stable),
                    default=0)
-        roles.append(targets.get(name) or RoleTarget(name, most, 1, 0))
-    at, _ = set_at_target(ds, state, Target(stable, then.slices, tuple(roles)))
+        roles.append(targets.get(name) or SteppedRole(name, most, 1, 0))
+    at, _ = set_stepped_for(ds, state, SteppedSet(stable, then.slices, tuple(roles)))
     return {} if at is None else {s: at for s in added}
 
 

@@ -35,8 +35,8 @@ placement), so `render` reproduces an old revision exactly after the set's docum
       - revision: 1a2b3c4d
         replicas: {decode: 4, prefill: 2}
 
-`target` and `previous` (format 2) let `render` check that the state is one the planner could
-have written (gitops/rules.py, design §8); a format 1 state (`target` and `previous` None) cannot
+`target` (`stepped_for`) and `previous` (format 2) let `render` check that the state is one the planner could
+have written (gitops/rules.py, design §8); a format 1 state (`stepped_for` and `previous` None) cannot
 be held to them, so render refuses it and the next step, reading the live LWS, writes format 2.
 
 The file `disagg-rollout-state.yaml` beside the sets holds one such document per set (the Argo
@@ -92,7 +92,7 @@ class RevisionRecord:
 
 
 @dataclass(frozen=True)
-class RoleTarget:
+class SteppedRole:
     """One role's replicas and resolved rollout budgets (design §6) when the last step was taken."""
 
     name: str
@@ -102,22 +102,23 @@ class RoleTarget:
 
 
 @dataclass(frozen=True)
-class Target:
-    """The set as the last step saw it: its revision, slices and a tuple of RoleTarget."""
+class SteppedSet:
+    """The set as the last step saw it, the one it was taken for (the state file's `target`):
+    its revision, slices and a tuple of SteppedRole."""
 
     revision: str
     slices: int
-    roles: tuple[RoleTarget, ...]
+    roles: tuple[SteppedRole, ...]
 
     @classmethod
-    def of(cls, ds: DisaggregatedSet) -> Target:
+    def of(cls, ds: DisaggregatedSet) -> SteppedSet:
         roles = []
         for role in ds.roles:
             try:
                 config = resolve_config(role.rolling_update, role.replicas)
             except IntOrPercentError:
                 config = resolve_config(None, role.replicas)  # validation of the set reports it
-            roles.append(RoleTarget(role.name, role.replicas, config.surge, config.unavailable))
+            roles.append(SteppedRole(role.name, role.replicas, config.surge, config.unavailable))
         return cls(ds.revision, ds.slices, tuple(roles))
 
 
@@ -133,20 +134,23 @@ class Point:
 class RolloutState:
     """`revisions`: revision → RevisionRecord; `replicas` and `initial` (initial-replicas of old
     revisions): slice → revision → role → count, revisions in the order they were deployed.
-    `target`: the Target of the last step; `previous`: slice → the Point before it (None: a
+    `stepped_for`: the set the last step was taken for (the file's `target`); `previous`: slice → the Point before it (None: a
     format 1 state, or one built in memory). `source`: the Document read, for line numbers;
     not part of the state (equality ignores it). `position`: where a RolloutPolicy's rollout
-    stands (core/position.py), None without one."""
+    stands (core/position.py), None without one. `commits`: the step commits written toward
+    `stepped_for.revision` so far (0: none recorded, as in a state written before the count was kept),
+    so each pull request is numbered over the whole rollout."""
 
     name: str
     namespace: str
     revisions: Mapping[str, RevisionRecord]
     replicas: Mapping[int, Mapping[str, Counts]]
     initial: Mapping[int, Mapping[str, Counts]]
-    target: Target | None = None
+    stepped_for: SteppedSet | None = None
     previous: Mapping[int, Point] | None = None
     source: Document | None = field(default=None, compare=False)
     position: Position | None = None
+    commits: int = 0
 
     def deployed(self, slice_index: int) -> Mapping[str, Counts]:
         return self.replicas.get(slice_index, {})
@@ -162,7 +166,8 @@ def record_from_set(ds: DisaggregatedSet) -> RevisionRecord:
 def record_revision(record: RevisionRecord) -> str:
     """The revision a record's role templates hash to (design §2), to check it names itself rightly."""
     return revision_hash.compute_revision([(role.name, revision_hash.fill_defaults(copy.deepcopy(
-        role.spec.get("leaderWorkerTemplate") or {}))) for role in record.roles])
+        role.spec.get("leaderWorkerTemplate") or {}))) for role in record.roles],
+        {role.name: role.spec.get("groupIdentity") for role in record.roles})
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -185,14 +190,16 @@ def state_document(state: RolloutState) -> dict:
         "formatVersion": FORMAT_VERSION,
         "metadata": {"name": state.name, "namespace": state.namespace},
     }
-    if state.target is not None:
-        document["target"] = {"revision": state.target.revision, "slices": state.target.slices,
+    if state.stepped_for is not None:
+        document["target"] = {"revision": state.stepped_for.revision, "slices": state.stepped_for.slices,
                               "roles": [{"name": r.name, "replicas": r.replicas, "maxSurge": r.surge,
-                                         "maxUnavailable": r.unavailable} for r in state.target.roles]}
+                                         "maxUnavailable": r.unavailable} for r in state.stepped_for.roles]}
     document["revisions"] = [_record_document(state.revisions[rev]) for rev in used]
     document["slices"] = slices
     if state.position is not None:
         document["position"] = position_document(state.position)
+    if state.commits:
+        document["commits"] = state.commits
     return document
 
 
@@ -294,11 +301,14 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
                     f"this state is for namespace {metadata.get('namespace')!r}, not {namespace!r}")
     revisions = _read_revisions(reader, data.get("revisions"))
     replicas, initial, previous = _read_slices(reader, data.get("slices"), revisions)
-    target = _read_target(reader, data.get("target")) if version == 2 else None
+    stepped_for = _read_stepped_for(reader, data.get("target")) if version == 2 else None
     position = None
     if data.get("position") is not None:
         position, problems = parse_position(data["position"], document.file, document.line)
         reader.problems.extend(problems)
+    commits = data.get("commits", 0)
+    if not _is_count(commits) or commits < 0:
+        reader.fail(("commits",), "commits", f"must be a non-negative integer, got {commits!r}")
     if version == 2 and "target" not in data:
         reader.fail((), "target", "a format 2 state records the set its last step was taken for: "
                     "write it with `kubectl disagg rollout step --gitops` or `rollout state init`")
@@ -309,8 +319,8 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
             reader.fail(("slices",), f"slices[slice {slice_index}].previous",
                         "a format 2 state records each slice's point before the last step (`previous`)")
         reader.raise_if_failed()
-    return RolloutState(ds.name, namespace, revisions, replicas, initial, target,
-                        previous if version == 2 else None, document, position)
+    return RolloutState(ds.name, namespace, revisions, replicas, initial, stepped_for,
+                        previous if version == 2 else None, document, position, commits)
 
 
 class _Reader:
@@ -444,7 +454,7 @@ def _read_point(reader: _Reader, path: tuple, raw: object) -> Point | None:
     return Point(replicas, initial)
 
 
-def _read_target(reader: _Reader, raw: object) -> Target | None:
+def _read_stepped_for(reader: _Reader, raw: object) -> SteppedSet | None:
     path = ("target",)
     if not isinstance(raw, dict):
         return None  # reported by the caller
@@ -464,7 +474,7 @@ def _read_target(reader: _Reader, raw: object) -> Target | None:
                 or not all(_is_count(v) and v >= 0 for v in values)):
             reader.fail(role_path, _dotted(role_path), "needs a name and counts replicas, maxSurge, maxUnavailable")
             continue
-        roles.append(RoleTarget(role["name"], *values))
+        roles.append(SteppedRole(role["name"], *values))
     if len(roles) != len(roles_raw) or not isinstance(revision, str) or not _is_count(slices):
         return None
-    return Target(revision, slices, tuple(roles))
+    return SteppedSet(revision, slices, tuple(roles))

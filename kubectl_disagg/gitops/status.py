@@ -15,13 +15,16 @@ from enum import StrEnum
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.rollout_status import RolloutStatus, rollout_status
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.status import Until, role_statuses
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
-from kubectl_disagg.gitops.step import Outcome, gitops_step, synced_differences
+from kubectl_disagg.gitops.step import gitops_step, synced_differences
+from kubectl_disagg.gitops.waves import state_decision
+from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.progressive import utcnow
 
 
@@ -32,6 +35,16 @@ class NextAction(StrEnum):
     COMPLETE = "complete"
     REFUSED = "a person must look"
     HELD = "held by the RolloutPolicy: a --gitops verb's commit passes it"
+
+    @property
+    def outcome(self) -> Outcome:
+        """What `rollout step --gitops` would come to here (its exit code is status's too)."""
+        return _OUTCOME[self]
+
+
+_OUTCOME = {NextAction.STEP: Outcome.ADVANCED, NextAction.SYNC: Outcome.WAITING, NextAction.READY: Outcome.WAITING,
+            NextAction.COMPLETE: Outcome.COMPLETE, NextAction.REFUSED: Outcome.REFUSED,
+            NextAction.HELD: Outcome.HELD}
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,9 @@ class GitopsStatus:
     all ready, and every status is current (observedGeneration); `reasons`: why it waits or
     refuses (one line each); `available`: the live set is Available (every role ready at the
     set's revision, `rollout status`'s); complete: the rollout's last step is committed and live
-    (nothing left to roll: no old revision's LWS in the state or the cluster)."""
+    (nothing left to roll: no old revision's LWS in the state or the cluster); `paced`: where
+    the committed position of a RolloutPolicy's rollout stands (the fields `rollout status`
+    gives in the cluster, core/rollout_status.py), None without a policy or a state."""
 
     name: str
     namespace: str
@@ -66,6 +81,7 @@ class GitopsStatus:
     next_action: NextAction
     reasons: tuple[str, ...]
     available: bool = False
+    paced: RolloutStatus | None = None
 
     @property
     def complete(self) -> bool:
@@ -92,7 +108,8 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     differences = served_differences(state, served) + synced_differences(expected, ours)
     unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
     synced = len(unpruned) == len(differences)
-    step = gitops_step(ds, state, live, served, now=utcnow(), committed_render=objects)
+    now = utcnow()
+    step = gitops_step(ds, state, live, served, now=now, committed_render=objects)
     if step.outcome == Outcome.HELD:  # a gate, a pause, an abort over (design §9): the reasons name the verb
         action, reasons = NextAction.HELD, step.reasons
     elif step.outcome == Outcome.ADVANCED:
@@ -105,8 +122,11 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         action, reasons = NextAction.SYNC, step.reasons
     else:
         action, reasons = NextAction.READY, step.reasons
+    paced = None
+    if ds.policy is not None and action != NextAction.REFUSED:  # a refused state has no position to read
+        paced = rollout_status(state_decision(ds, state, now))
     return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
-                        ready, action, tuple(reasons), available)
+                        ready, action, tuple(reasons), available, paced)
 
 
 def _slices(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceStatus, ...]:

@@ -16,31 +16,32 @@ read (`step_view`) computed with it.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.model import DisaggregatedSet, Placement
+from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
 from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor
-from kubectl_disagg.gitops.rules import set_at_target, state_problems, upgraded
+from kubectl_disagg.gitops.rules import set_stepped_for, state_problems, upgraded
 from kubectl_disagg.core.rollout_config import resolve_config
-from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, RoleTarget, RolloutState, Target,
+from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, SteppedRole, RolloutState, SteppedSet,
                                          record_from_set, record_revision)
 from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
-from kubectl_disagg.gitops.waves import NO_CLOCK, Paced, with_position
+from kubectl_disagg.gitops.paced import Paced
+from kubectl_disagg.gitops.waves import RENDER_NOW, scaled_down_in_flight, with_position
+from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.progressive import utcnow
-from kubectl_disagg.wait import Deadline, until_settled
+from kubectl_disagg.wait import NEVER, Deadline, until_settled
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
@@ -52,7 +53,7 @@ def initial_state(ds: DisaggregatedSet, namespace: str) -> RolloutState:
     counts = {role.name: EXTERNAL_SEED_REPLICAS if role.external else role.replicas for role in ds.roles}
     return RolloutState(ds.name, namespace, {ds.revision: record_from_set(ds)},
                         {s: {ds.revision: dict(counts)} for s in range(ds.slices)}, {},
-                        Target.of(ds), {s: Point({}, {}) for s in range(ds.slices)})
+                        SteppedSet.of(ds), {s: Point({}, {}) for s in range(ds.slices)})
 
 
 def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> RolloutState:
@@ -77,20 +78,20 @@ def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> Rol
     # How the live objects got here is not known: the state starts from them (its point is checked).
     previous = {s: Point({rev: dict(c) for rev, c in d.items()}, {rev: dict(c) for rev, c in initial.get(s, {}).items()})
                 for s, d in replicas.items()}
-    return RolloutState(ds.name, namespace, records, replicas, initial, _adopted_target(ds, records, replicas, ours),
+    return RolloutState(ds.name, namespace, records, replicas, initial, _adopted_stepped_for(ds, records, replicas, ours),
                         previous)
 
 
-def _adopted_target(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord], replicas: Mapping[int, Mapping],
-                    ours: list[LiveLWS]) -> Target:
+def _adopted_stepped_for(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord], replicas: Mapping[int, Mapping],
+                    ours: list[LiveLWS]) -> SteppedSet:
     """The set as the step that left the live objects saw it: the set itself when its revision
     runs; else (its template changed in git since) the newest live revision, in the slices that
     run, sized as the set sizes its roles (a role it no longer has: as most of it runs). The
     state records what runs, and the step after it starts the rollout to the set's revision."""
     if ds.revision in records or not ours:
-        return Target.of(ds)
+        return SteppedSet.of(ds)
     newest = ours[-1].identity.revision  # the revision the live objects were last rolled to
-    of_set = {role.name: role for role in Target.of(ds).roles}
+    of_set = {role.name: role for role in SteppedSet.of(ds).roles}
     roles = []
     for role in records[newest].roles:
         if role.name in of_set:
@@ -98,8 +99,8 @@ def _adopted_target(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord],
             continue
         most = max(sum(counts.get(role.name, 0) for counts in deployed.values()) for deployed in replicas.values())
         config = resolve_config(None, most)
-        roles.append(RoleTarget(role.name, most, config.surge, config.unavailable))
-    return Target(newest, max(replicas) + 1, tuple(roles))
+        roles.append(SteppedRole(role.name, most, config.surge, config.unavailable))
+    return SteppedSet(newest, max(replicas) + 1, tuple(roles))
 
 
 def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], snapshot: Snapshot) -> RevisionRecord:
@@ -187,14 +188,6 @@ def _is_placement_term(term: Mapping, set_name: str) -> bool:
 # --- one step ---------------------------------------------------------------------------------
 
 
-class Outcome(StrEnum):
-    ADVANCED = "advanced"  # a new state to commit
-    WAITING = "waiting"  # the cluster does not show the state's step yet (or it is not settled)
-    COMPLETE = "complete"  # nothing left to roll
-    REFUSED = "refused"  # the live objects cannot be explained; a person must look
-    HELD = "held"  # a RolloutPolicy holds the rollout (a gate, paused, aborted over): a verb passes it
-
-
 @dataclass(frozen=True)
 class GitopsStep:
     outcome: Outcome
@@ -207,15 +200,12 @@ class GitopsStep:
 
 
 def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
-              deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
-              analyze=None) -> tuple[GitopsStep, bool]:
+              deadline: Deadline = NEVER, analyze=None) -> tuple[GitopsStep, bool]:
     """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
     `cluster`; with `wait`, the first that does not wait, watching the LWS between looks until
-    `deadline` (a `clock` value); and whether the deadline came first. Nothing lands in the
+    `deadline`; and whether the deadline came first. Nothing lands in the
     cluster, so no Lease is held: a state to commit is as far as git goes until it is merged.
     `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
-    until = Deadline(deadline, clock)
-
     def look() -> GitopsStep:
         live = cluster.snapshot(ds.name, namespace, services=False)
         served = cluster.rollout_state(ds.name, namespace) if state is not None else None
@@ -224,10 +214,10 @@ def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespa
     def watch(seen: GitopsStep, seconds: float) -> bool:
         return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
 
-    if wait and until.expired():  # the deadline had passed before the first look
+    if wait and deadline.expired():  # the deadline had passed before the first look
         return look(), True
     step = None
-    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, until,  # noqa: B007 (read after the loop)
+    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, deadline,  # noqa: B007 (read after the loop)
                               rewatch=True):
         pass
     return step, wait and step.outcome == Outcome.WAITING
@@ -284,7 +274,7 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
                      for o in objects if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
-    paced = None if ds.policy is None else Paced(ds, state, now or NO_CLOCK, analyze=analyze)
+    paced = None if ds.policy is None else Paced(ds, state, now or RENDER_NOW, analyze=analyze)
     passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
@@ -292,17 +282,23 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     # What the next render checks the step against (design §8): the set it was decided for, and
     # the point each slice stood at before it.
     # (after an abort the step rolled toward the stable revision: that is the set it was decided for)
-    toward = ds if paced is None or paced.passage is None else paced.passage.target
-    after = replace(after, target=Target.of(toward), position=state.position if paced is None else paced.position,
+    toward = ds if paced is None or paced.passage is None else paced.passage.reconciled
+    after = replace(after, stepped_for=SteppedSet.of(toward), position=_keeping(ds, state, paced),
                     previous={s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {}))
                               for s in after.replicas})
 
+    # Each commit toward one revision is counted, so pull requests number the whole rollout
+    # (a rollout toward another revision, or a rollback, starts again at 1).
+    same = state.stepped_for is not None and state.stepped_for.revision == toward.revision
+    commits = state.commits + 1 if same else 1
+
     def checked(outcome: GitopsStep) -> GitopsStep:
+        outcome = replace(outcome, state=replace(outcome.state, commits=commits))
         return _checked(ds, outcome, _ran(ds, toward, outcome.state, passed))
 
     if paced is not None and passed.stopped and not passed.done:
         if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
-            return checked(GitopsStep(Outcome.ADVANCED, with_position(state, paced.position),
+            return checked(GitopsStep(Outcome.ADVANCED, with_position(state, _keeping(ds, state, paced)),
                                       ("records where the rollout stands: " + "; ".join(passed.stopped),),
                                       passed, before=state))
         return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
@@ -339,8 +335,8 @@ def _synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -
         return [(ds, state, render_with_state(ds, state))]
     except UserError as refused:
         error = refused
-    then, _ = set_at_target(ds, state, state.target)
-    sets = [replace(ds, slices=min(ds.slices, state.target.slices))] + ([then] if then is not None else [])
+    then, _ = set_stepped_for(ds, state, state.stepped_for)
+    sets = [replace(ds, slices=min(ds.slices, state.stepped_for.slices))] + ([then] if then is not None else [])
     candidates = []
     for synced in sets:
         try:
@@ -417,7 +413,7 @@ def _ran(ds: DisaggregatedSet, toward: DisaggregatedSet, state: RolloutState, pa
     revision at most (reconcile drains several newest first, by creation, which the replay
     reads from the state's order). Reconcile reads readiness only to wait: a slice it moved
     was settled, as the replay takes every slice. Any other slice is replayed by the check."""
-    then, _ = set_at_target(ds, state, state.target) if state.target is not None else (None, "")
+    then, _ = set_stepped_for(ds, state, state.stepped_for) if state.stepped_for is not None else (None, "")
     if then is None or _decides(then) != _decides(toward) or passed.snapshot.scalers:
         return {}
     live: dict[int, dict[tuple[str, str], tuple[int, int]]] = {}
@@ -522,3 +518,15 @@ def synced_differences(expected: list[dict], live: list[LiveLWS]) -> list[str]:
             out.append(f"leaderworkerset/{name}: initial-replicas annotation not synced yet")
     out.extend(f"leaderworkerset/{name} is live but no longer committed (not pruned yet)" for name in sorted(by_name))
     return out
+
+
+def _keeping(ds: DisaggregatedSet, state: RolloutState, paced: Paced | None) -> Position | None:
+    """The position the step writes: the pacer's, with the slices a scale-down left in flight
+    outside the waves listed in `found` (design §10.2)."""
+    if paced is None:
+        return state.position
+    kept = scaled_down_in_flight(ds, state)
+    position = paced.position
+    if not kept or position is None:
+        return position
+    return replace(position, found=tuple(sorted({*position.found, *kept})))

@@ -1,27 +1,23 @@
 """`rollout status --gitops` over sets, as one library call: each set's committed state read from
-beside it and its live LWS judged (`status.gitops_status`); with -w, looked at again on every
-LWS change until some set's next action changes (`until`: until every set is Available, or its
-rollout complete), or at once when every set's rollout is complete already (`settled`). The cluster is only read: LWS, and the set's RolloutState object where the
-kind is served.
-"""
+beside it (once) and its live LWS judged (`status.gitops_status`); with -w, looked at again on
+every LWS change until some set's next action changes (`until`: until every set is Available,
+or its rollout complete), or at once when every set's rollout is complete already (`settled`).
+The cluster is only read: LWS, and the set's RolloutState object where the kind is served."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.status import Until
-from kubectl_disagg.exits import GitopsExit, most_pressing
+from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops.directory import Directory
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status
-from kubectl_disagg.wait import Deadline, until_settled
-
-_EXIT = {NextAction.STEP: GitopsExit.ADVANCED, NextAction.SYNC: GitopsExit.WAITING,
-         NextAction.READY: GitopsExit.WAITING, NextAction.COMPLETE: GitopsExit.COMPLETE,
-         NextAction.REFUSED: GitopsExit.REFUSED, NextAction.HELD: GitopsExit.HELD}
-
+from kubectl_disagg.rollout.outcome import Outcome, gitops_exit
+from kubectl_disagg.rollout.status import Watched, looks as status_looks
+from kubectl_disagg.wait import NEVER, Deadline
 
 @dataclass(frozen=True)
 class SetLook:
@@ -33,17 +29,17 @@ class SetLook:
     status: GitopsStatus
 
 
-def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
-          deadline: float | None = None, until: Until | None = None) -> Iterator[list[SetLook]]:
-    """Each look at every set of the directory (`read` again for each: a pull may move a
-    state), yielded as it is taken; with `watch`, until the look is `settled` or `deadline` (a
-    time.monotonic() value) passes."""
+def looks(cluster, directory: Directory, *, watch: bool = False,
+          deadline: Deadline = NEVER, until: Until | None = None) -> Iterator[list[SetLook]]:
+    """Each look at every set of the directory (read once: a look reads the live cluster only),
+    yielded as it is taken; with `watch`, until the look is `settled` or `deadline` passes
+    (the one -w loop, `rollout.status.looks`)."""
     first: list = []
-    several = len(read().sets) > 1
+    several = len(directory.sets) > 1
 
     def look() -> list[SetLook]:
         out = []
-        for entry in read().sets:
+        for entry in directory.sets:
             ds, target, state = entry.ds, entry.namespace, entry.state
             snapshot = cluster.snapshot(ds.name, target, services=False)
             served = cluster.rollout_state(ds.name, target) if state is not None else None
@@ -54,21 +50,22 @@ def looks(cluster, read: Callable[[], Directory], *, watch: bool = False,
         first[:] = first or [s.status.next_action for s in seen]
         return not watch or settled(seen, first, until)
 
-    def wait_for_change(seen: list[SetLook], seconds: float) -> bool:
+    def first_set(seen: list[SetLook]) -> Watched:
         # Sleep on a watch of the first set's LWS; the others are looked at again within seconds.
-        s = seen[0]
-        return cluster.wait_for_change(s.ds.name, s.snapshot.namespace, s.snapshot.lws_resource_version,
-                                       timeout=seconds)
+        return seen[0].ds.name, seen[0].snapshot.namespace, seen[0].snapshot.lws_resource_version
 
-    yield from until_settled(look, done, wait_for_change, Deadline(deadline),
-                             most=5.0 if several else 60.0)
+    yield from status_looks(cluster, look, done, first_set, deadline, most=5.0 if several else 60.0)
 
 
 def settled(seen: Sequence[SetLook], first: Sequence[NextAction], until: Until | None = None) -> bool:
-    """Whether -w ends at this look: every set has reached `until`; without it, some set's next
+    """Whether -w ends at this look: some set is held by its RolloutPolicy (a gate, a pause, an
+    abort: only a verb's commit passes it, so -w ends as `rollout step --gitops` does, exit 7,
+    its reasons naming the verb); every set has reached `until`; without it, some set's next
     action differs from the `first` look's, or every set's rollout is complete (only a new commit
     changes that, so there is nothing to wait for: complete at once, as `rollout status -w` on
     an Available set)."""
+    if any(s.status.next_action == NextAction.HELD for s in seen):
+        return True
     if until is not None:
         return reached(seen, until)
     actions = [s.status.next_action for s in seen]
@@ -82,6 +79,4 @@ def reached(seen: Sequence[SetLook], until: Until) -> bool:
 
 def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> GitopsExit:
     """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all)."""
-    if timed_out:
-        return GitopsExit.TIMEOUT
-    return most_pressing(_EXIT[s.next_action] for s in statuses)
+    return gitops_exit([Outcome.TIMEOUT] if timed_out else [s.next_action.outcome for s in statuses])

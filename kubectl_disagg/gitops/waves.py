@@ -3,7 +3,6 @@
 The position lives in the set's rollout state (`position:`, core/position.py), so the same
 decisions come from the same position as in the cluster (core/waves.py). Here:
 
-- `Paced`: what `gitops_step` hands a pass (`admit`) and records in the next state;
 - `state_decision`: the decision from the committed state alone (what the verbs and the
   served summary read; no clock at render: a soak passes only when a step records it);
 - `wave_problems`: design §8 extended: a state that starts a slice outside the admitted waves,
@@ -17,55 +16,20 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.reconcile import Admission
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (by_analysis, Hold, Passage, Progress, State, WaveDecision, admit, decide,
-                                       position_for, stable_of, stopped_reasons, the_rollout)
+from kubectl_disagg.core.waves import (Hold, Progress, State, WaveDecision, decide,
+                                       position_for, stable_of, the_rollout)
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.views.stops import rollback_words, stopped_reasons
 
 # Render has no clock: a soak is judged passed only once a step recorded it.
-NO_CLOCK = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-
-
-@dataclass
-class Paced:
-    """One git-driven pass under a policy: `admit` for `run_pass`, the passage it decided."""
-
-    ds: DisaggregatedSet
-    state: RolloutState | None
-    now: datetime.datetime
-    passage: Passage | None = field(default=None)
-    # at an analysis gate without a verdict: measure it (rollout/analysis.py's GateAnalysis), so
-    # the state this step writes carries the verdict and what it decides
-    analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None
-
-    def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
-        # A lost position is judged from what the committed state records, not the live objects
-        # (a commit's render starts the rollout of its admitted slices before any step ran).
-        proven = None if self.state is None else (lambda revision: state_progress(ds, self.state, revision))
-        self.passage = admit(ds, snapshot, self.state.position if self.state else None, self.now, proven)
-        measured = None if self.analyze is None else self.analyze(ds, snapshot.namespace, self.passage.decision)
-        if measured is not None:
-            self.passage = admit(ds, snapshot, measured, self.now, proven)
-        # what passes a gate here is a --gitops verb's commit
-        return self.passage.target, replace(self.passage.admission,
-                                            stopped=stopped_reasons(self.passage.decision, gitops=True))
-
-    @property
-    def position(self) -> Position | None:
-        return None if self.passage is None else self.passage.decision.position
-
-    def moved(self) -> bool:
-        """The decision moved the position (a wave completed or reached, a gate passed)."""
-        before = self.state.position if self.state else None
-        return self.passage is not None and self.passage.decision.position != before
+RENDER_NOW = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def state_progress(ds: DisaggregatedSet, state: RolloutState, revision: str) -> tuple[Progress, ...]:
@@ -79,7 +43,7 @@ def state_progress(ds: DisaggregatedSet, state: RolloutState, revision: str) -> 
 
 
 def state_decision(ds: DisaggregatedSet, state: RolloutState,
-                   now: datetime.datetime = NO_CLOCK, revision: str | None = None) -> WaveDecision:
+                   now: datetime.datetime = RENDER_NOW, revision: str | None = None) -> WaveDecision:
     """The decision the committed state stands at (the same as a step's, but read from git);
     `revision`: for the rollout to it rather than to the set's."""
     rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
@@ -119,7 +83,7 @@ def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
     and the next step judges the position."""
     if ds.policy is None or state.previous is None or state.position is None:
         return []
-    stepped_for = state.target.revision if state.target is not None else None
+    stepped_for = state.stepped_for.revision if state.stepped_for is not None else None
     decision = state_decision(ds, replace(state, replicas={s: p.replicas for s, p in state.previous.items()},
                                           initial={s: p.initial for s, p in state.previous.items()}),
                               revision=stepped_for)
@@ -140,12 +104,30 @@ def wave_problems(ds: DisaggregatedSet, state: RolloutState) -> list[Problem]:
                                      f"({why.value if why else 'not admitted'}; {where}): a step never moves it "
                                      "there"))
         elif (slice_index >= decision.waves[decision.wave].end and position.revision != position.stable
-              and position.revision in state.deployed(slice_index) and slice_index not in position.found):
+              and position.revision in state.deployed(slice_index) and slice_index not in position.found
+              and slice_index not in scaled_down_in_flight(ds, state)):
             # whatever its `previous` says: outside the admitted waves a slice runs the stable revision
             problems.append(_problem(state, slice_index, f"slice {slice_index} runs revision {position.revision}, "
                                      f"but the RolloutPolicy holds it ({Hold.WAVE.value}; {where}): a step starts "
                                      "it once its wave comes"))
     return problems
+
+
+def scaled_down_in_flight(ds: DisaggregatedSet, state: RolloutState) -> tuple[int, ...]:
+    """The slices that run the rollout's revision, admitted by the waves at the slice count the
+    state's last step was taken for, where the set now has fewer slices (design §10.2): the
+    smaller count's waves may not admit them, but a slice that has started goes on, as in the
+    terminal (core/waves.decide). The step that records the scale lists them in the position's
+    `found`, so the renders after it keep them too."""
+    then = state.stepped_for
+    if ds.policy is None or state.position is None or then is None or then.slices <= ds.slices:
+        return ()
+    def admitted(slices: int) -> int:
+        waves = resolve_waves(ds.policy, slices)
+        return waves[min(state.position.wave, len(waves) - 1)].end
+
+    return tuple(s for s in range(admitted(ds.slices), min(ds.slices, admitted(then.slices)))
+                 if state.position.revision in state.deployed(s))
 
 
 def _added_problems(decision: WaveDecision, state: RolloutState, slice_index: int, where: str) -> list[Problem]:
@@ -158,7 +140,7 @@ def _added_problems(decision: WaveDecision, state: RolloutState, slice_index: in
         return [_problem(state, slice_index, f"slice {slice_index} was added, but the RolloutPolicy holds it "
                          f"({decision.held[slice_index].value}; {where}): a step adds it once the rollout moves")]
     outside = slice_index in decision.stable_starts
-    expected = decision.position.stable if outside else decision.target
+    expected = decision.position.stable if outside else decision.moves_to
     if deployed == [expected]:
         return []
     why = "outside the admitted waves" if outside else "inside the admitted waves"
@@ -186,8 +168,7 @@ def paced_summary(ds: DisaggregatedSet, state: RolloutState, summary: dict) -> d
     stopped = stopped_reasons(decision, gitops=True)
     if stopped or decision.state == State.ABORTED:
         where = f"wave {decision.wave + 1} of {len(decision.waves)}"
-        why = stopped[0] if stopped else (f"rolling back to revision {decision.target}"
-                                          f"{by_analysis(decision.position.aborted)}; next: rollout step --gitops")
+        why = stopped[0] if stopped else f"{rollback_words(decision)}; next: rollout step --gitops"
         summary.update(phase=str(decision.state), message=f"{ds.name}: {where}; {why}")
     return summary
 
@@ -201,7 +182,7 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     if ds.policy is None:
         return None
     decision = state_decision(ds, state)
-    if slice_index not in decision.held and decision.target == ds.revision:
+    if slice_index not in decision.held and decision.moves_to == ds.revision:
         return None
     initial = state.initial.get(slice_index, {})
     return [(revision, [(role, n, initial.get(revision, {}).get(role), None) for role, n in counts.items()])

@@ -239,8 +239,7 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
             missing.append(Problem(raw, 0, "", _not_a_file(raw)))
     if missing:
         raise UserError(missing)
-    for path in sorted({os.path.join(os.path.dirname(path), reading.state_name) for path in chosen
-                        if path != STDIN_NAME}):  # the state files beside single files
+    for path in sorted({beside(path, reading) for path in chosen if path != STDIN_NAME}):  # beside single files
         if path not in files and os.path.isfile(path):
             take(path)
     if reading.explicit and reading.explicit not in files and os.path.exists(reading.explicit):
@@ -341,7 +340,13 @@ def state_path(ds: DisaggregatedSet, reading: Reading = Reading()) -> str | None
         return reading.explicit
     if ds.source.file == STDIN_NAME or ds.source.file.startswith("disaggregatedset/"):
         return None
-    return os.path.join(os.path.dirname(ds.source.file), reading.state_name)
+    return beside(ds.source.file, reading)
+
+
+def beside(manifest: str, reading: Reading) -> str:
+    """The state file beside a manifest: `state_name` in its directory (the one rule, read by
+    `read_tree` and `state_path`)."""
+    return os.path.join(os.path.dirname(manifest), reading.state_name)
 
 
 def contents(paths: Iterable[str]) -> dict[str, bytes | None]:

@@ -1,8 +1,8 @@
 """The cluster executor: carries out a pass's actions on the API server.
 
-`ClusterExecutor` is the `executors.Executor` for a cluster (`gitops.executor.StateExecutor` is
-the one for a rollout state): a `Session` that also writes. It checks a pass's permissions
-before its first write, executes the actions `reconcile` returns with the preconditions that
+`ClusterExecutor` is the `executors.Executor` for a cluster (a rollout state's,
+`gitops.executor.StateExecutor`, is only the `executors.PassExecutor` one pass uses): a
+`Session` that also writes. It checks a pass's permissions before its first write, executes the actions `reconcile` returns with the preconditions that
 make them safe to race (creates by server-side apply, JSON patches pinned to what was read,
 deletes on uid and resourceVersion), writes the hand-over's patches and the stepper's Events,
 and hands out the set's Lease (see `lease`). What it reads, it reads through its `Session`.
@@ -10,9 +10,9 @@ and hands out the set's Lease (see `lease`). What it reads, it reads through its
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
@@ -109,13 +109,13 @@ class GrantedPermissions:
     in that window.
     """
 
-    def __init__(self, term: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, term: float, clock: Clock = SYSTEM_CLOCK):
         self.term, self._clock = term, clock
-        self._granted: dict[tuple[str, str, str, str], float] = {}  # → clock() of the answer
+        self._granted: dict[tuple[str, str, str, str], float] = {}  # → clock.monotonic() of the answer
 
     def unknown(self, wanted: Sequence[tuple[str, Resource]], namespace: str) -> list[tuple[str, Resource]]:
         """Those of `wanted` not granted within the term: what must be asked."""
-        now = self._clock()
+        now = self._clock.monotonic()
         return [(verb, resource) for verb, resource in wanted
                 if now - self._granted.get(_permission_key(verb, resource, namespace), -self.term) >= self.term]
 
@@ -123,7 +123,7 @@ class GrantedPermissions:
         self._granted[_permission_key(verb, resource, namespace)] = answered_at
 
     def now(self) -> float:
-        return self._clock()
+        return self._clock.monotonic()
 
 
 def _permission_key(verb: str, resource: Resource, namespace: str) -> tuple[str, str, str, str]:
@@ -251,9 +251,9 @@ class ClusterExecutor(Session):
         self.client.create(EVENT, event["metadata"]["namespace"], event)
 
     def lease(self, set_name: str, namespace: str, holder: str | None = None,
-              duration: int | None = None, wait_until: float | None = None):
+              duration: int | None = None, wait_until: Deadline | None = None):
         """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
-        `wait_until` (a time.monotonic() value, math.inf for no limit) a held one is queued for."""
+        `wait_until` (wait.NEVER: no limit) a held one is queued for."""
         # Kept: a long wait inside a pass (an analysis gate) renews it (rollout/analysis.py).
         self.current_lease = Lease(self.client, set_name, namespace, holder or default_holder(),
                                    duration or DEFAULT_LEASE_SECONDS, wait_until)

@@ -123,7 +123,7 @@ class Lease:
     """
 
     def __init__(self, client: RestClient, set_name: str, namespace: str, holder: str, duration: int,
-                 wait_until: float | None = None):
+                 wait_until: Deadline | None = None):
         if duration < 1:
             raise ValueError("a lease lasts at least one second")
         self.name = LEASE_PREFIX + set_name
@@ -134,7 +134,7 @@ class Lease:
         self._client = client
         self._object: dict | None = None
         self._renewed = 0.0  # time.monotonic() of the latest successful write
-        self._wait_until = wait_until  # time.monotonic() to queue until (math.inf: no limit); None: never queue
+        self._wait_until = wait_until  # when queueing for it gives up (NEVER: no limit); None: never queue
 
     def __enter__(self) -> Lease:
         if self._wait_until is None:
@@ -172,13 +172,13 @@ class Lease:
             return
         raise LeaseHeld(self.name, self.namespace, "another stepper", None)
 
-    def acquire_waiting(self, until: float) -> None:
-        """Acquire, queueing behind the holder until `until` (time.monotonic(), math.inf: no limit):
+    def acquire_waiting(self, until: Deadline) -> None:
+        """Acquire, queueing behind the holder until `until` (wait.NEVER: no limit):
         between attempts, watch the Lease until it changes (released, taken, renewed) or lapses,
         never polling (`wait.until_settled`)."""
         held = None
         for held in until_settled(self._attempt, lambda held: held is None, lambda held, seconds:  # noqa: B007 (read after the loop)
-                                  self._wait_for_change(seconds), Deadline(until)):
+                                  self._wait_for_change(seconds), until):
             pass
         if held is not None:
             raise LeaseWaitTimedOut(held) from None

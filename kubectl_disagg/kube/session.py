@@ -18,10 +18,11 @@ from typing import Any, Self
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, LWS, ROLE_SCALER, ROLLOUT_STATE, SERVICE, Gone,
-                                        NotFound, connect, with_kind)
+from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
+                                        SERVICE, Gone, NotFound, Resource, connect, with_kind)
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
+NAMESPACE = Resource("Namespace", "", "v1", "namespaces")  # a cluster's kind: listed with namespace ""
 # GETs of the names a pass would create, sent side by side in batches of this many.
 OCCUPANT_READS_AT_ONCE = 8
 # Above this many names, one LIST per kind of the whole namespace answers instead: a rollout's
@@ -190,6 +191,38 @@ class Session:
             return self.client.get(DISAGGREGATED_SET, namespace, name)
         except NotFound:
             raise UserError(f"disaggregatedset/{name} not found in namespace {namespace}") from None
+
+    def patch_set(self, name: str, namespace: str, operations: list, *, dry_run: bool = False) -> None:
+        """A JSON patch of the stored DisaggregatedSet (`set image`, `rollout restart`): guarded by
+        its `test` operations, so a set changed since it was read is refused (409), not overwritten."""
+        self.client.patch(DISAGGREGATED_SET, namespace, name, operations, JSON_PATCH, dry_run=dry_run)
+    def stored_set(self, name: str, namespace: str) -> dict | None:
+        """The DisaggregatedSet object stored under `name`, or None: none stored, or the kind not
+        served (its CRD not installed)."""
+        try:
+            return self.client.get(DISAGGREGATED_SET, namespace, name)
+        except NotFound:
+            return None
+
+    def set_names(self, namespace: str) -> list[str]:
+        """The sets of the namespace: the DisaggregatedSet objects stored there and the names the
+        LeaderWorkerSets' labels carry (a set deployed with -f has no object). Two LISTs, at once."""
+        def stored() -> list[str]:
+            try:
+                return [(item.get("metadata") or {}).get("name", "")
+                        for item in self.client.list(DISAGGREGATED_SET, namespace, "").get("items") or []]
+            except NotFound:  # the CRD is not installed
+                return []
+
+        stored_names, lws = side_by_side(stored, lambda: self.client.list(LWS, namespace, naming.NAME_LABEL))
+        labelled = [((item.get("metadata") or {}).get("labels") or {}).get(naming.NAME_LABEL, "")
+                    for item in lws.get("items") or []]
+        return sorted({name for name in (*stored_names, *labelled) if name})
+
+    def namespace_names(self) -> list[str]:
+        """The cluster's namespaces (what `-n` completes to): one LIST."""
+        return sorted((item.get("metadata") or {}).get("name", "")
+                      for item in self.client.list(NAMESPACE, "", "").get("items") or [])
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
         """Block until an LWS of the set changes after `resource_version`: True, or False on timeout.

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core import analysis
 from kubectl_disagg.core.analysis import Check, Measurement, Verdict
 from kubectl_disagg.core.durations import format_duration
@@ -59,7 +60,7 @@ def least_duration(checks: list[Check]) -> float:
 
 
 def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadline: Deadline | None = None,
-             clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+             clock: Clock = SYSTEM_CLOCK, sleep: Callable[[float], None] = time.sleep,
              progress: Callable[[GateRun], None] = lambda run: None) -> GateRun:
     """Measure `checks` (queries filled with `values`: see `analysis.placeholder_values`) until
     their verdict, within `deadline` (`query` is bounded by it too: see `gate_analysis`)."""
@@ -67,7 +68,7 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadl
         raise AnalysisTimeout(
             f"the analysis takes at least {format_duration(least_duration(checks))} (count × interval of "
             f"{', '.join(c.name for c in checks)}), more than {_left(deadline)}")
-    started = clock()
+    started = _epoch(clock)
     taken: dict[str, list[Measurement]] = {check.name: [] for check in checks}
     while True:
         run = GateRun(tuple(analysis.judge(check, taken[check.name]) for check in checks))
@@ -75,7 +76,7 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadl
             return run
         running = [check for check, verdict in zip(checks, run.verdicts) if verdict.phase == analysis.RUNNING]
         due = min(analysis.next_measurement_at(check, taken[check.name], started) for check in running)
-        wait = due - clock()
+        wait = due - _epoch(clock)
         if deadline is not None and (deadline.expired() or wait > deadline.remaining()):
             raise AnalysisTimeout(f"the analysis did not end within {_timeout(deadline)}: {run.why}")
         if wait > 0:
@@ -90,6 +91,12 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadl
         progress(GateRun(tuple(analysis.judge(check, taken[check.name]) for check in checks)))
 
 
+def _epoch(clock: Clock) -> float:
+    """The wall time in epoch seconds: when a measurement was taken (recorded to the
+    millisecond) and when the next one is due."""
+    return clock.now().timestamp()
+
+
 def _left(deadline: Deadline) -> str:
     """What the deadline leaves, as people say it: "the 4.9s left of --timeout 5s"."""
     return f"the {format_duration(deadline.remaining())} left of {_timeout(deadline)}"
@@ -99,11 +106,11 @@ def _timeout(deadline: Deadline) -> str:
     return "--timeout" if deadline.seconds is None else f"--timeout {format_duration(deadline.seconds)}"
 
 
-def measure(check: Check, values: dict[str, str], query: Query, clock: Callable[[], float]) -> Measurement:
+def measure(check: Check, values: dict[str, str], query: Query, clock: Clock) -> Measurement:
     """One measurement of `check` (its role filled in for {{role}}): its samples, or the error
     that stands for them (a failed one). A query the deadline cut short is no measurement:
     DeadlineExceeded goes on to the caller."""
-    at = clock()
+    at = _epoch(clock)
     try:
         return Measurement(at, tuple(query(analysis.fill(check.query, {**values, "role": check.role}))))
     except DeadlineExceeded:
@@ -125,7 +132,7 @@ class GateAnalysis:
     def __init__(self, query_for: Callable[[analysis.Prometheus], Query], *,
                  deadline: Deadline | None = None,
                  progress_for: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None),
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+                 clock: Clock = SYSTEM_CLOCK, sleep: Callable[[float], None] = time.sleep,
                  keep_alive: Callable[[], None] = lambda: None,
                  braked: Callable[[object, str], str | None] = lambda ds, namespace: None):
         self.query_for, self.deadline = query_for, deadline
@@ -141,7 +148,7 @@ class GateAnalysis:
             return None
         policy_analysis = ds.policy.analysis
         checks = [policy_analysis.check(name) for name in gate.checks]
-        values = analysis.placeholder_values(ds.name, namespace, decision.target,
+        values = analysis.placeholder_values(ds.name, namespace, decision.moves_to,
                                              range(decision.waves[gate.wave].end))
 
         def wait(seconds: float) -> None:
@@ -157,13 +164,13 @@ class GateAnalysis:
         """Sleep `seconds` in stretches of at most KEEP_ALIVE_SECONDS, keeping the set's Lease
         alive in between (a pass holds it while its gate is measured, for minutes) and looking
         for a brake: one found ends the run here, before its next measurement."""
-        end = self.clock() + seconds
+        end = self.clock.monotonic() + seconds
         while True:
             self.keep_alive()
             brake = braked()
             if brake is not None:
                 raise AnalysisBraked(f"the analysis of wave {wave + 1} stopped without a verdict: {brake}")
-            left = end - self.clock()
+            left = end - self.clock.monotonic()
             if left <= 0:
                 return
             self.sleep(min(left, KEEP_ALIVE_SECONDS))

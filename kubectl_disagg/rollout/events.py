@@ -1,4 +1,5 @@
-"""What a pass did, as Kubernetes Events with the controller's reasons. Pure.
+"""What a pass did, as Kubernetes Events with the controller's reasons; and `record_events`,
+the one recorder of them (every step's and every verb's Events go through it).
 
 `rollout step` records them after each pass that changed something, so `kubectl events` (and
 `kubectl describe`) tell a set's history whoever stepped it. They regard the stored
@@ -8,11 +9,16 @@ LeaderWorkerSet each one is about. events.k8s.io/v1 Events, as client-go's recor
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Mapping
 
+from kubectl_disagg.clock import Clock
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Create, Delete, Phase, Scale
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.lease import default_holder
 from kubectl_disagg.rollout.stepper import Pass
 
 ROLLING_UPDATE_STARTED = "RollingUpdateStarted"
@@ -24,7 +30,8 @@ _ACTIONS = {ROLLING_UPDATE_STARTED: "RollingUpdate", ROLLING_UPDATE_COMPLETED: "
             SCALING_UP: "Scale", SCALING_DOWN: "Scale", LWS_DELETED: "Delete",
             # a RolloutPolicy's position (core/waves.py, rollout/progressive.py)
             **{reason: "Rollout" for reason in ("WaveStarted", "WaveCompleted", "GatePassed", "RolloutAborted",
-                                                "RolloutPaused", "RolloutResumed", "RolloutPromoted")}}
+                                                "RolloutPaused", "RolloutResumed", "RolloutPromoted",
+                                                "RolloutRetried")}}
 
 
 @dataclass(frozen=True)
@@ -107,3 +114,17 @@ def event_object(event: StepEvent, micro_now: str, unique: str, instance: str) -
         "type": event.type,
         "regarding": dict(event.regarding),
     }
+
+
+def record_events(cluster, events: Iterable[StepEvent], clock: Clock,
+                  warn: Callable[[str], None]) -> None:
+    """Create each Event (a history aid: a failure only warns, once, and the rest are skipped),
+    stamped with `clock`'s time and recorded by this process (`default_holder`)."""
+    now = clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    holder = default_holder()
+    for event in events:
+        try:
+            cluster.record_event(event_object(event, now, secrets.token_hex(8), holder))
+        except UserError as err:
+            warn(f"could not record event {event.reason}: {err}")
+            return

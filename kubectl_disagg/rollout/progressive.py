@@ -6,8 +6,9 @@ only brings a RolloutState a removed policy left behind to the truth, `unpaced`)
 (a GET), decides (core/waves.py) with the clock it was given, writes the position back when it
 changed (a create, or a PUT pinned to the resourceVersion read: a promote in between is a
 conflict, never lost), records the decision's Events, and hands reconcile the slices it may
-move. A dry run reads and decides, never writes. `change_position` is what the verbs (promote,
-pause, resume, abort) do: read, change, write, under the same precondition.
+move. A dry run reads and decides, never writes. The verbs (promote, pause, resume, abort,
+retry) read, change and write the same object under the same precondition through
+rollout/store.py's `ClusterStore`.
 
 The object is the served RolloutState kind (config/crd/rolloutstates.yaml) with no slices of
 its own (those are git mode's): its `position` and the `rollout` summary its columns and Argo
@@ -17,24 +18,27 @@ CD's health check read.
 from __future__ import annotations
 
 import datetime
-import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core import naming
+from kubectl_disagg.core.fleet import rollback_of
+from kubectl_disagg.core.history import advance, history_of, limit_of
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import policy_from_object, position_problems, verdict_problems
-from kubectl_disagg.core.position import Position, parse_position, position_document
+from kubectl_disagg.core.position import Position, parse_position, position_document, timestamp
 from kubectl_disagg.core.reconcile import Admission
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (by_analysis, Passage, Progress, State, WaveDecision, admit, slice_progress,
-                                       stopped_reasons)
+from kubectl_disagg.core.waves import Passage, Progress, State, WaveDecision, admit, slice_progress
 from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
-from kubectl_disagg.kube.lease import default_holder
-from kubectl_disagg.rollout.analysis import pending_gate
-from kubectl_disagg.rollout.events import StepEvent, event_object
+from kubectl_disagg.rollout.pacer import pace
+from kubectl_disagg.rollout.events import StepEvent, record_events
+from kubectl_disagg.rollout.who import acting_user, self_subject
+from kubectl_disagg.views.stops import (  # the words it records
+    abort_event_message, abort_message, policy_where, stopped_reasons)
 
 ROLLOUT_POLICY = Resource(naming.POLICY_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_VERSION, "rolloutpolicies")
 STATE_API_VERSION = f"{ROLLOUT_STATE.group}/{ROLLOUT_STATE.version}"
@@ -43,10 +47,10 @@ EVENT_MESSAGES = {
     "WaveStarted": "Wave {wave} of {waves} started: slices up to {end} admitted",
     "WaveCompleted": "Wave {wave} of {waves} completed",
     "GatePassed": "The {detail} gate after wave {wave} passed",
-    "RolloutAborted": "Rollout aborted at wave {wave}: {detail}",
     "RolloutPaused": "Rollout paused at wave {wave}: {detail}",
     "RolloutResumed": "Rollout resumed at wave {wave}",
     "RolloutPromoted": "Rollout promoted at wave {wave}: {detail}",
+    "RolloutRetried": "Rollout retried from wave 1 (aborted at wave {wave}): {detail}",
 }
 
 
@@ -67,8 +71,7 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
     elif stopped:
         message = f"{ds.name}: {reached}; {stopped[0]}"
     elif decision.state == State.ABORTED:
-        message = (f"{ds.name}: aborted at {reached}{by_analysis(decision.position.aborted)}; rolling back to "
-                   f"revision {decision.target}")
+        message = abort_message(ds.name, decision)
     else:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
     return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
@@ -95,15 +98,40 @@ def measuring(body: dict, gate, since: datetime.datetime) -> dict:
 
 
 def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,
-                 stored: Mapping | None) -> dict:
-    """The RolloutState to write: `stored`'s resourceVersion pins it (None: created)."""
+                 stored: Mapping | None, history: list[dict] | None = None) -> dict:
+    """The RolloutState to write: `stored`'s resourceVersion pins it (None: created); its
+    `history` (None: as stored) and revisionHistoryLimit kept."""
     metadata: dict = {"name": ds.name, "namespace": namespace,
                       "labels": {naming.NAME_LABEL: ds.name, naming.MANAGED_BY_LABEL: naming.MANAGER}}
     if stored is not None:
         metadata["resourceVersion"] = stored["metadata"]["resourceVersion"]
     return {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "metadata": metadata,
             "formatVersion": FORMAT_VERSION, "revisions": [], "slices": [],
-            "position": position_document(position), "rollout": summary(ds, decision)}
+            "position": position_document(position), "rollout": summary(ds, decision),
+            **_kept(stored, history)}
+
+
+def _kept(stored: Mapping | None, history: list[dict] | None) -> dict:
+    """The history fields of the object (`history` when given, else as stored)."""
+    out: dict = {}
+    if stored is not None and stored.get("revisionHistoryLimit") is not None:
+        out["revisionHistoryLimit"] = stored["revisionHistoryLimit"]
+    entries = history if history is not None else history_of(stored)
+    if entries:
+        out["history"] = entries
+    return out
+
+
+def history_after(ds: DisaggregatedSet, stored: Mapping | None, decision: WaveDecision | None, now: str,
+                  who: Callable[[], str], *, complete: bool = False) -> list[dict]:
+    """The object's history once `decision` (None: a set without a policy, `complete` or not)
+    is recorded: core/history.py's `advance`, with the abort or retry of this revision."""
+    position = decision.position if decision is not None else None
+    mine = position is not None and position.revision == ds.revision
+    return advance(history_of(stored), ds, now=now, who=who,
+                   complete=decision.state == State.COMPLETE if decision is not None else complete,
+                   aborted=position.aborted if mine and position is not None else None,
+                   retried=position.retried if mine and position is not None else None, limit=limit_of(stored))
 
 
 def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position | None:
@@ -134,8 +162,9 @@ def wave_events(decision: WaveDecision, events, regarding: Mapping[str, str]) ->
     out = []
     for event in events:
         end = decision.waves[min(event.wave, len(decision.waves) - 1)].end
-        message = EVENT_MESSAGES[event.reason].format(wave=event.wave + 1, waves=len(decision.waves),
-                                                      end=max(end - 1, 0), detail=event.detail)
+        message = abort_event_message(decision) if event.reason == "RolloutAborted" else \
+            EVENT_MESSAGES[event.reason].format(wave=event.wave + 1, waves=len(decision.waves),
+                                                end=max(end - 1, 0), detail=event.detail)
         out.append(StepEvent(event.reason, message, regarding, "Warning" if event.reason == "RolloutAborted"
                              else "Normal"))
     return out
@@ -148,14 +177,16 @@ class Progressive:
     """One set's paced rollout in the cluster: `admit` for each pass of `drive`."""
 
     def __init__(self, cluster, namespace: str, *, dry_run: bool = False,
-                 clock: Callable[[], datetime.datetime] = utcnow, warn: Callable[[str], None] | None = None,
+                 clock: Clock = SYSTEM_CLOCK, warn: Callable[[str], None] | None = None,
                  analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None):
         self.cluster, self.namespace, self.dry_run, self.clock = cluster, namespace, dry_run, clock
         self.analyze = analyze  # at an analysis gate without a verdict: measure it (rollout/analysis.py)
         self.warn = warn or (lambda message: None)
         self.passage: Passage | None = None
         self._served = False  # the RolloutState kind, asked once
-        self._no_state = False  # a set without a policy: no RolloutState to bring to the truth
+        self._no_state = False  # a set without a policy whose RolloutState may not be kept (not served, forbidden)
+        self._stored: dict | None = None  # that set's RolloutState as last read or written
+        self._who: str | None = None
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
         if ds.policy is None:
@@ -165,61 +196,79 @@ class Progressive:
             self._served = ensure_served(self.cluster, ds.name)
         stored = self.cluster.rollout_state(ds.name, self.namespace)
         recorded = recorded_position(stored, ds)
-        passage = admit(ds, snapshot, recorded, self.clock())
-        gate = None if self.dry_run or self.analyze is None else pending_gate(passage.decision)
-        if gate is not None:
-            # Progressing while it measures (Argo CD reads the phase), then the verdict: the same
-            # pass passes the gate or does onFailure.
-            stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, passage.decision.position,
-                                                                      passage.decision, stored), gate, self.clock()))
-            passage = admit(ds, snapshot, self.analyze(ds, self.namespace, passage.decision), self.clock())
+
+        def shown(decision: WaveDecision, gate) -> None:  # Progressing while it measures (Argo CD reads the phase)
+            nonlocal stored
+            stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, decision.position,
+                                                                      decision, stored), gate, self.clock.now()))
+
+        passage = pace(ds, snapshot, recorded, self.clock, None if self.dry_run else self.analyze, measuring=shown)
         self.passage = passage
         decision = passage.decision
+        history = history_after(ds, stored, decision, timestamp(self.clock.now()), self.who)
         if not self.dry_run and (stored is None or decision.position != recorded
-                                 or (stored.get("rollout") or {}) != summary(ds, decision)):
-            written = write_state(self.cluster, state_object(ds, self.namespace, decision.position, decision, stored))
+                                 or (stored.get("rollout") or {}) != summary(ds, decision)
+                                 or history != history_of(stored)):
+            written = write_state(self.cluster, state_object(ds, self.namespace, decision.position, decision, stored,
+                                                             history))
             self.record(wave_events(decision, decision.events, reference(written)))
-        return passage.target, passage.admission
+        return passage.reconciled, replace(passage.admission, stopped=stopped_reasons(passage.decision),
+                                           rollback=rollback_of(passage.decision))
 
     def unpaced(self, ds: DisaggregatedSet, snapshot: Snapshot) -> None:
-        """A set without a policy rolls as the controller does; a RolloutState a removed policy
-        left behind (its summary AtGate, Paused, ...) is brought to the truth: Rolling while
-        slices move, AtRest once done. Read once a run when there is none (or it may not be read)."""
+        """A set without a policy rolls as the controller does; its RolloutState (where the
+        kind is served) keeps its revision history and a summary: Rolling while slices move,
+        AtRest once done (a summary a removed policy left, AtGate or Paused, brought to the
+        truth). Read once a run, then kept as written; bookkeeping, so a failure only warns."""
         if self._no_state:
             return
         try:
-            stored = self.cluster.rollout_state(ds.name, self.namespace)
+            stored = self._stored if self._stored is not None else self.cluster.rollout_state(ds.name, self.namespace)
         except Unreachable:
             raise  # waited out like any read of the pass
         except UserError:
             stored = None  # not ours to read here: a set without a policy does not need it
-        if stored is None or stored.get("slices") or stored.get("position") is None:
             self._no_state = True
             return
-        rollout = unpaced_summary(ds, slice_progress(ds.name, ds.revision, ds.slices, snapshot))
-        if self.dry_run or stored.get("rollout") == rollout:
+        if (stored is not None and stored.get("slices")) or (stored is None and not self.cluster.client.serves(
+                ROLLOUT_STATE)):
+            self._no_state = True  # git's state (its rollout goes through commits), or no kind to keep one in
             return
-        metadata = stored.get("metadata") or {}
+        progress = slice_progress(ds.name, ds.revision, ds.slices, snapshot)
+        rollout = unpaced_summary(ds, progress)
+        history = history_after(ds, stored, None, timestamp(self.clock.now()), self.who,
+                                complete=rollout["phase"] == str(State.COMPLETE))
+        if self.dry_run or (stored is not None and stored.get("rollout") == rollout
+                            and history == history_of(stored)):
+            self._stored = stored
+            return
+        metadata = (stored or {}).get("metadata") or {}
+        body: dict = {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
+                      "metadata": {"name": ds.name, "namespace": self.namespace,
+                                   "labels": metadata.get("labels") or {naming.NAME_LABEL: ds.name,
+                                                                        naming.MANAGED_BY_LABEL: naming.MANAGER}},
+                      "revisions": [], "slices": [],
+                      **({"position": stored["position"]} if stored and stored.get("position") is not None else {}),
+                      "rollout": rollout, **_kept(stored, history)}
+        if metadata.get("resourceVersion"):
+            body["metadata"]["resourceVersion"] = metadata["resourceVersion"]
         try:
-            write_state(self.cluster, {
-                "apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
-                "metadata": {"name": ds.name, "namespace": self.namespace, "labels": metadata.get("labels") or {},
-                             "resourceVersion": metadata.get("resourceVersion")},
-                "revisions": [], "slices": [], "position": stored["position"], "rollout": rollout})
+            self._stored = write_state(self.cluster, body)
         except Unreachable:
             raise
         except UserError as err:  # bookkeeping: the rollout itself does not wait on it
-            self.warn(f"could not bring rolloutstate/{ds.name}'s summary up to date: {err}")
+            if stored is not None:
+                self.warn(f"could not bring rolloutstate/{ds.name} up to date: {err}")
             self._no_state = True
 
+    def who(self) -> str:
+        """Who runs this step, asked once (a SelfSubjectReview) when a history entry needs it."""
+        if self._who is None:
+            self._who = acting_user(lambda: self_subject(self.cluster))
+        return self._who
+
     def record(self, events: list[StepEvent]) -> None:
-        now = self.clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        for event in events:
-            try:
-                self.cluster.record_event(event_object(event, now, secrets.token_hex(8), default_holder()))
-            except UserError as err:
-                self.warn(f"could not record event {event.reason}: {err}")
-                return
+        record_events(self.cluster, events, self.clock, self.warn)
 
 
 def reference(obj: Mapping) -> dict:
@@ -276,31 +325,17 @@ def with_stored_policy(cluster, ds: DisaggregatedSet, namespace: str) -> Disaggr
     return replace(ds, policy=policy)
 
 
-def change_position(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
-                    change: Callable[[WaveDecision], Position], clock: Callable[[], datetime.datetime] = utcnow
-                    ) -> tuple[WaveDecision, WaveDecision, dict]:
-    """A verb: the decision as it stands, `change` applied to it, written pinned. Returns the
-    decision before, the one after and the object written."""
-    stored = read_state(cluster, ds.name, namespace)
-    decision = admit(ds, snapshot, recorded_position(stored, ds), clock()).decision
-    position = change(decision)
-    after = admit(ds, snapshot, position, clock()).decision
-    written = write_state(cluster, state_object(ds, namespace, position, after, stored))
-    return decision, after, written
-
-
 def position_lines(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
     """Where a paced rollout stands, for `rollout status`: the wave, the budget, what holds it."""
     wave = decision.waves[decision.wave]
     budget = "" if decision.budget is None else (f"; {len(decision.in_flight)} of at most {decision.budget} "
                                                  "slices in flight")
-    where = (f"RolloutPolicy: {decision.state}, wave {decision.wave + 1} of {len(decision.waves)} "
-             f"(slices 0-{max(wave.end - 1, 0)}){budget}")
+    where = policy_where(decision.state, decision.wave, len(decision.waves), wave.end) + budget
     return (where, *(f"held: {reason}" for reason in stopped_reasons(decision, gitops)))
 
 
 def paced_view(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
-               clock: Callable[[], datetime.datetime] = utcnow) -> tuple[Passage, tuple[str, ...]]:
+               clock: Clock = SYSTEM_CLOCK) -> tuple[Passage, tuple[str, ...]]:
     """The decision a step would take now, read only (nothing written), and its lines."""
-    passage = admit(ds, snapshot, recorded_position(read_state(cluster, ds.name, namespace), ds), clock())
+    passage = admit(ds, snapshot, recorded_position(read_state(cluster, ds.name, namespace), ds), clock.now())
     return passage, position_lines(passage.decision)

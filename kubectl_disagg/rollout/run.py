@@ -9,11 +9,10 @@ passed in by the command. The exit codes are `exits.StepExit`, the command's con
 from __future__ import annotations
 
 import contextlib
-import datetime
-import secrets
 from collections.abc import Sequence
 from typing import Callable, Protocol
 
+from kubectl_disagg.clock import SYSTEM_CLOCK
 from kubectl_disagg.core.controller import reconciled_by_controller
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
@@ -21,9 +20,10 @@ from kubectl_disagg.core.position import Position, Stamp
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut, default_holder
-from kubectl_disagg.wait import Deadline
-from kubectl_disagg.rollout.events import event_object, events_for, set_reference
+from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome
+from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
+from kubectl_disagg.wait import NEVER, Deadline
+from kubectl_disagg.rollout.events import events_for, record_events, set_reference
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
@@ -53,45 +53,46 @@ class StepPrinter(Protocol):
 
 def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
               printer: StepPrinter, *, until_complete: bool = False, dry_run: str | None = None,
-              timeout: float | None = None, max_in_flight: int = 1, wait_for_lease: bool = False,
+              deadline: Deadline = NEVER, max_in_flight: int = 1, wait_for_lease: bool = False,
               ignore_controller: bool = False) -> StepExit:
     """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code.
 
     With `until_complete`, sets are rolled one after another and the first that does not
-    complete stops the run; `timeout` bounds it (and the lease queue of `wait_for_lease`).
+    complete stops the run; `deadline` (--timeout) bounds it (and the lease queue of
+    `wait_for_lease`), and an analysis gate's run in every step.
     """
     if sets is None:
         stored = cluster.get_set(name, namespace or cluster.default_namespace)
         signs = [] if ignore_controller else reconciled_by_controller(stored)
         if signs:
             printer.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
-            return StepExit.REFUSED
+            return STEP_EXIT[Outcome.REFUSED]
         sets = [with_stored_policy(cluster, set_from_object(stored), namespace or cluster.default_namespace)]
         regarding = set_reference(stored)
     else:
         regarding = None  # a file: each event regards the LeaderWorkerSet it is about
-    until = Deadline.after(timeout)  # an analysis gate's run is bounded by it in every step
-    deadline = until.at if until_complete or wait_for_lease else None
     codes = []
     for ds in sets:
         target = namespace_for(ds, namespace, cluster.default_namespace)
-        code = step_set(cluster, ds, target, printer, until_complete=until_complete, dry_run=dry_run,
-                        deadline=deadline, max_in_flight=max_in_flight, wait_for_lease=wait_for_lease,
-                        regarding=regarding, analysis_deadline=until)
-        if code == StepExit.TIMEOUT and until_complete:
-            printer.error([f"timed out after {format_duration(timeout)}: disaggregatedset/{ds.name} in {target} "
+        outcome = step_set(cluster, ds, target, printer, until_complete=until_complete, dry_run=dry_run,
+                           deadline=deadline if until_complete or wait_for_lease else NEVER,
+                           max_in_flight=max_in_flight, wait_for_lease=wait_for_lease, regarding=regarding,
+                           analysis_deadline=deadline)
+        if outcome == Outcome.TIMEOUT and until_complete:
+            printer.error([f"timed out after {format_duration(deadline.seconds)}: disaggregatedset/{ds.name} in {target} "
                            "is not complete; the rollout stays where it is, run the command again to continue"])
-        codes.append(code)
-        if until_complete and code != StepExit.OK:
+        codes.append(STEP_EXIT[outcome])
+        if until_complete and outcome != Outcome.COMPLETE:
             break  # sets roll one after another: the first that does not complete stops the run
-    return max(codes)
+    return max(codes)  # of several sets' codes, the highest number (unlike git's most pressing: kept as it was)
 
 
 def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, *, until_complete: bool,
-             dry_run: str | None, deadline: float | None, max_in_flight: int, wait_for_lease: bool = False,
-             regarding: dict | None = None, analysis_deadline: Deadline) -> StepExit:
-    """Drive one set, showing each pass; the exit code of how it ended. `deadline` bounds the
-    passes (a time.monotonic value), `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
+             dry_run: str | None, deadline: Deadline, max_in_flight: int, wait_for_lease: bool = False,
+             regarding: dict | None = None, analysis_deadline: Deadline) -> Outcome:
+    """Drive one set, showing each pass; how it ended (ADVANCED: a pass ran; COMPLETE: with
+    `until_complete`, the set is complete). `deadline` bounds the
+    passes, `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
     last = None
     brakes = None
     if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
@@ -111,10 +112,10 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
     except (LeaseWaitTimedOut, AnalysisTimeout) as err:
         printer.error(err.lines())
-        return StepExit.TIMEOUT
+        return Outcome.TIMEOUT
     except (LeaseHeld, LeaseLost) as err:
         printer.error(err.lines())
-        return StepExit.REFUSED
+        return Outcome.REFUSED
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
             printer.report(interrupted.partial, only_changed=until_complete)
@@ -123,21 +124,21 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     if isinstance(last, Pass) and last.refusal:
         printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
                        *(f"  {reason}" for reason in last.refusal)])
-        return StepExit.REFUSED
+        return Outcome.REFUSED
     if isinstance(last, Pass) and last.refused_writes:
         printer.refused_writes(last)
-        return StepExit.ERROR
+        return Outcome.ERROR
     if isinstance(last, Pass) and last.stopped and not last.done:
         printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; nothing was changed:",
                        *(f"  {reason}" for reason in last.stopped),
                        *(f"  {line}" for line in (brakes.applied() if brakes is not None else ()))])
-        return StepExit.HELD
+        return Outcome.HELD
     if not until_complete:
-        return StepExit.OK
+        return Outcome.ADVANCED
     if isinstance(last, Pass) and last.complete:
         printer.finished(last)
-        return StepExit.OK
-    return StepExit.TIMEOUT
+        return Outcome.COMPLETE
+    return Outcome.TIMEOUT
 
 
 BRAKES = (("paused", "paused"), ("aborted", "aborted"), ("full", "promoted --full"))  # Position field, its verb
@@ -207,11 +208,4 @@ class Brakes:
 
 def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:
     """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    holder = default_holder()
-    for event in events_for(step, regarding):
-        try:
-            cluster.record_event(event_object(event, now, secrets.token_hex(8), holder))
-        except UserError as err:
-            printer.warn(f"could not record event {event.reason}: {err}", once=True)
-            return
+    record_events(cluster, events_for(step, regarding), SYSTEM_CLOCK, lambda message: printer.warn(message, once=True))

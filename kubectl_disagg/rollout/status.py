@@ -1,8 +1,10 @@
 """`rollout status` as one library call: read each set's live LWS, derive its status (with a
 RolloutPolicy, from the paced position), hand the reports to the caller's view, and with
 `watch` look again on every LWS change until every set is Available (`until` COMPLETE: until
-its rollout is complete, the old revisions' LWS removed); the exit code (`exits.StatusExit`)
-says how it ended.
+its rollout is complete, the old revisions' LWS removed) or held by its RolloutPolicy where
+`rollout step` would be; the `Outcome` says how it ended
+(`outcome.STATUS_EXIT`: the exit code). `looks` is the one shape of the -w loop, `rollout
+status --gitops`'s too (gitops/watch.py).
 
 How a look is printed is the caller's `format` (views/status.py, views/status_text.py): this
 module makes no text.
@@ -12,25 +14,43 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, Until, derive_status
-from kubectl_disagg.exits import StatusExit
-from kubectl_disagg.wait import Deadline, until_settled
+from kubectl_disagg.rollout.outcome import Outcome
+from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 
 Format = Callable[[list[SetStatus], str], str]  # the reports and the time of the look → the text printed
+L = TypeVar("L")  # a look, whatever the mode makes of one
+Watched = tuple[str, str, "str | None"]  # the set whose LWS a quiet look watches: name, namespace, resourceVersion
+
+
+def looks(cluster, look: Callable[[], L], settled: Callable[[L], bool], watched: Callable[[L], Watched],
+             deadline: Deadline, *, most: float = WATCH_SLICE_SECONDS) -> Iterator[L]:
+    """The -w loop of `rollout status`, both modes: each look yielded as it is taken, until one
+    is `settled` or `deadline` passes; between looks, a watch of the LeaderWorkerSets of the set
+    `watched(look)` names (any event means "look again"), at most `most` seconds."""
+    def wait_for_change(seen: L, seconds: float) -> bool:
+        name, namespace, resource_version = watched(seen)
+        return cluster.wait_for_change(name, namespace, resource_version, timeout=seconds)
+
+    yield from until_settled(look, settled, wait_for_change, deadline, most=most)
 
 
 def watch_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, format: Format, *,
-                 watch: bool = False, deadline: float | None = None,
-                 write: Callable[[str], object] | None = None, until: Until = Until.AVAILABLE) -> StatusExit:
+                 watch: bool = False, deadline: Deadline = NEVER,
+                 write: Callable[[str], object] | None = None, until: Until = Until.AVAILABLE,
+                 held: Callable[[list[SetStatus]], object] | None = None) -> Outcome:
     """Report every set (`write(format(reports, now))`); AVAILABLE when all have reached `until`
     (Available, or with COMPLETE their rollout complete), NOT_AVAILABLE when not (without
     `watch`); with `watch`, report again on every change until they have, or TIMEOUT at
-    `deadline` (a time.monotonic() value)."""
+    `deadline`, or HELD once every set that has not is held by its RolloutPolicy where `rollout
+    step` would be (a gate, a pause, an abort rolled back: only a person passes it), `held`
+    told their reports."""
     write = write or sys.stdout.write
 
     def look() -> list:
@@ -38,17 +58,29 @@ def watch_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, f
         write(format([report for report, _ in reports], _now()))
         return [(report, snapshot) for report, snapshot in reports if not report.reached(until)]
 
-    def wait_for_change(pending: list, seconds: float) -> bool:
-        # Sleep on a watch of the first set still moving; any LWS event means "look again".
-        report, snapshot = pending[0]
-        return cluster.wait_for_change(report.name, report.namespace, snapshot.lws_resource_version, timeout=seconds)
+    def settled(pending: list) -> bool:
+        return not pending or not watch or all(_held(report) for report, _ in pending)
+
+    def first_moving(pending: list) -> Watched:  # sleep on a watch of the first set still moving
+        report, snapshot = next((p for p in pending if not _held(p[0])), pending[0])
+        return report.name, report.namespace, snapshot.lws_resource_version
 
     pending = None
-    for pending in until_settled(look, lambda pending: not pending or not watch, wait_for_change, Deadline(deadline)):  # noqa: B007 (read after the loop)
+    for pending in looks(cluster, look, settled, first_moving, deadline):  # noqa: B007 (read after the loop)
         pass
     if not pending:
-        return StatusExit.AVAILABLE
-    return StatusExit.TIMEOUT if watch else StatusExit.NOT_AVAILABLE
+        return Outcome.AVAILABLE
+    if not watch:
+        return Outcome.NOT_AVAILABLE
+    if all(_held(report) for report, _ in pending):
+        if held is not None:
+            held([report for report, _ in pending])
+        return Outcome.HELD
+    return Outcome.TIMEOUT
+
+
+def _held(report: SetStatus) -> bool:
+    return report.paced is not None and report.paced.held is not None
 
 
 def _status(cluster, ds: DisaggregatedSet, namespace: str):
@@ -57,10 +89,11 @@ def _status(cluster, ds: DisaggregatedSet, namespace: str):
         return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
     # A RolloutPolicy's position, read only; its machinery (waves, gates, the RolloutState object)
     # is loaded for a set with a policy only: status of a plain set does not pay for it.
+    from kubectl_disagg.core.rollout_status import rollout_status
     from kubectl_disagg.rollout.progressive import paced_view
     passage, lines = paced_view(cluster, ds, namespace, snapshot)
-    status = derive_status(ds, snapshot, reconcile(passage.target, snapshot, passage.admission))
-    return replace(status, rollout=lines), snapshot
+    status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))
+    return replace(status, rollout=lines, paced=rollout_status(passage.decision)), snapshot
 
 
 def _now() -> str:

@@ -10,9 +10,9 @@ also sends each write with dryRun=All and keeps the API server's verdict on it).
 `drive` holds the set's Lease and repeats passes, waiting for the next change in between,
 until the set is complete, refused, or out of time.
 
-Where actions land is the `Executor` (rollout/executors.py): the cluster
-(`kube.executor.ClusterExecutor`) or a rollout state (`gitops.executor.StateExecutor`), each
-plugged in here, not in a loop of its own. No click, no printing, no pictures.
+Where actions land is an executor (rollout/executors.py): a pass runs over any `PassExecutor`
+(the cluster's, or a rollout state's: `gitops.executor.StateExecutor`), `drive` over the
+cluster's `Executor` only. No click, no printing, no pictures.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kubectl_disagg.kube.client import ApiError
-from kubectl_disagg.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.controller import step_refusal
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
@@ -37,7 +37,7 @@ from kubectl_disagg.core.reconcile import Action, Admission, Annotate, Create, R
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
-from kubectl_disagg.rollout.executors import Executor, HeldLease
+from kubectl_disagg.rollout.executors import Executor, HeldLease, PassExecutor
 from kubectl_disagg.rollout.write_scheduler import run_units
 
 CONFLICT_BACKOFF_SECONDS = 0.5
@@ -73,7 +73,7 @@ def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, admit: Admit | 
     return Reconciliation((), (), (*result.problems, *foreign), result.warnings) if foreign else result
 
 
-def read_and_reconcile(executor: Executor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None, *,
+def read_and_reconcile(executor: PassExecutor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None, *,
                        provenance: bool = False) -> tuple[Snapshot, Reconciliation]:
     """Read the set and reconcile, then make sure every name the pass would create is free.
 
@@ -169,7 +169,7 @@ class PassInterrupted(Exception):
         return UserError([*self.error.lines(), *self.undo_notes, note])
 
 
-def plan_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None) -> Pass:
+def plan_pass(executor: PassExecutor, ds: DisaggregatedSet, namespace: str, admit: Admit | None = None) -> Pass:
     """A (client) dry run: read and reconcile, change nothing, not even the Lease."""
     snapshot, result = read_and_reconcile(executor, ds, namespace, admit, provenance=True)
     return Pass(ds, namespace, snapshot, result, _described(result.actions, snapshot), dry_run=CLIENT)
@@ -240,15 +240,15 @@ def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tu
     return before, after
 
 
-def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
-             max_in_flight: int = 1, deadline: float | None = None, provenance: bool = False,
+def run_pass(executor: PassExecutor, ds: DisaggregatedSet, namespace: str, lease: HeldLease | None = None, *,
+             max_in_flight: int = 1, deadline: Deadline = NEVER, provenance: bool = False,
              admit: Admit | None = None) -> Pass:
     """Read, reconcile and execute one pass. The caller holds `lease` (renewed before writes).
 
     A failing action stops the pass: `PassInterrupted` carries what was done before it. The
     actions land in `write_units` (a slice's step): a unit cut short is taken back, so no
     revision group is ever left split, each undo sent again while it fails in a way time may
-    cure (no answer, 429, 5xx, 403) until `deadline` (a time.monotonic() value), and for at least
+    cure (no answer, 429, 5xx, 403) until `deadline`, and for at least
     UNDO_PATIENCE_SECONDS. With `max_in_flight` above 1 the units of different slices go out
     concurrently (`write_scheduler`; the executor must then be thread-safe), and the actions
     carried out are those that landed, in reconcile's order. Under a lease, the pass's
@@ -264,7 +264,7 @@ def run_pass(executor: Executor, ds: DisaggregatedSet, namespace: str, lease: He
     keep_alive = _one_at_a_time(lease.renew_if_due if lease is not None else None)
 
     def undo_unit(landed: list[Action], failed: Action, err: UserError, unit: tuple[Action, ...]) -> list[str]:
-        until = max(deadline if deadline is not None else -math.inf, time.monotonic() + UNDO_PATIENCE_SECONDS)
+        until = max(deadline.at if deadline.at is not None else -math.inf, time.monotonic() + UNDO_PATIENCE_SECONDS)
         return _undo_unit(executor, landed, namespace, _may_have_landed(failed, err, unit), until, keep_alive)
 
     outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace), undo_unit,
@@ -295,7 +295,7 @@ def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -
     return action if len(unit) > 1 and not isinstance(err, Conflict) else None
 
 
-def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed: Action | None = None,
+def _undo_unit(executor: PassExecutor, landed: list[Action], namespace: str, failed: Action | None = None,
                until: float = -math.inf, keep_alive: Callable[[], None] | None = None) -> list[str]:
     """Take back the writes of a unit cut short, newest first, so no revision group stays split.
 
@@ -323,7 +323,7 @@ def _undo_unit(executor: Executor, landed: list[Action], namespace: str, failed:
     return notes
 
 
-def _undo(executor: Executor, scale: Scale, namespace: str, until: float,
+def _undo(executor: PassExecutor, scale: Scale, namespace: str, until: float,
           keep_alive: Callable[[], None] | None) -> None:
     """One undo, sent again after a growing pause while it fails in a way time may cure and
     `until` (a time.monotonic() value) has not passed: no answer (the API server restarting),
@@ -372,25 +372,23 @@ class Retry:
 
 
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
-          dry_run: str | None = None, deadline: float | None = None, max_in_flight: int = 1,
-          wait_for_lease: bool = False, clock: Callable[[], float] = time.monotonic,
-          take_pass: Callable[..., Pass] | None = None, admit: Admit | None = None,
+          dry_run: str | None = None, deadline: Deadline = NEVER, max_in_flight: int = 1,
+          wait_for_lease: bool = False, admit: Admit | None = None,
           braked: Callable[[], bool] | None = None) -> Iterator[Pass | Retry]:
     """Passes over one set, each yielded as it ends.
 
     A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
     Lease. Otherwise the set's Lease is held
     throughout: one pass, or with `until_complete` passes until one is complete or refused,
-    or `deadline` (a `clock` value) passes; then the last one yielded says which. Between
+    or `deadline` passes; then the last one yielded says which. Between
     passes that changed nothing, it watches the set instead of polling (`wait.until_settled`);
     a conflict yields a `Retry` and reads again after a short jittered pause (with
     `until_complete` only: a single pass raises `PassInterrupted` for any failed action, as
     for other errors). Raises the executor's lease errors when another stepper holds or takes
-    the set; with `wait_for_lease`, a held lease is queued for instead, until `deadline`
-    (`clock` is time.monotonic then). A single pass runs once it has the lease, whatever the
-    deadline. `take_pass` (default `run_pass`, same arguments) is what one pass is: another
-    executor may decide its passes otherwise (a git-driven step, say) and still be driven here.
-    `admit` (a RolloutPolicy's, rollout/progressive.py) says which slices each pass may move; a
+    the set; with `wait_for_lease`, a held lease is queued for instead, until `deadline`. A
+    single pass runs once it has the lease, whatever the deadline. Each pass is `run_pass`, each
+    LWS checked to be ours; an unreachable API server is waited out like a conflict. `admit` (a
+    RolloutPolicy's, rollout/progressive.py) says which slices each pass may move; a
     pass it holds still (a gate, a pause) ends a drive like a complete one. A `Conflict` before
     a pass wrote anything (its position moved: a brake, design §9.5) reads again, as a `Retry` (a
     single pass: once more); `braked()`, asked after each quiet watch, looks again at a brake.
@@ -404,25 +402,20 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
-    # The cluster's own passes: each LWS checked to be ours, an unreachable server waited out.
-    cluster_passes = take_pass is None
-    take = take_pass or functools.partial(run_pass, deadline=deadline, provenance=True)
-    until = Deadline(deadline, clock)
-    wait_until = (math.inf if deadline is None else deadline) if wait_for_lease else None
-    with executor.lease(ds.name, namespace, wait_until=wait_until) as lease:
-        if until_complete and until.expired():
+    take = functools.partial(run_pass, deadline=deadline, provenance=True)
+    with executor.lease(ds.name, namespace, wait_until=deadline if wait_for_lease else None) as lease:
+        if until_complete and deadline.expired():
             return
 
         def look(again: bool = True) -> Pass | Retry:
             try:
                 return take(executor, ds, namespace, lease, max_in_flight=max_in_flight, **policy)
             except PassInterrupted as interrupted:
-                waited_out = (Conflict, Unreachable) if cluster_passes else Conflict
-                if not until_complete or not isinstance(interrupted.error, waited_out):
+                if not until_complete or not isinstance(interrupted.error, (Conflict, Unreachable)):
                     raise
                 return Retry(interrupted.partial, _retry_reason(interrupted.error))
             except Unreachable as err:  # a read: the API server restarting is waited out
-                if not until_complete or not cluster_passes:
+                if not until_complete:
                     raise
                 return Retry(Pass(ds, namespace, Snapshot(namespace), Reconciliation((), ())), _retry_reason(err))
             except Conflict as err:  # raised before any write: the position moved under the pass
@@ -450,13 +443,11 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
                     lease.renew_if_due()
                     changed = braked is not None and braked()  # a brake while it waits: look at once
             except Unreachable:
-                if not cluster_passes:
-                    raise
                 time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + random.random()))
                 return True  # the API server went away: look again (a look waits it out)
             return changed
 
         # Watches last at most a third of the lease, so the lease is renewed in time; a watch that
         # ends quietly means nothing changed, so the next one starts from the same resourceVersion.
-        yield from until_settled(look, settled, watch, until, most=min(lease.duration / 3, WATCH_SLICE_SECONDS),
+        yield from until_settled(look, settled, watch, deadline, most=min(lease.duration / 3, WATCH_SLICE_SECONDS),
                                  rewatch=True)

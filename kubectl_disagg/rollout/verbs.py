@@ -1,40 +1,43 @@
-"""`rollout promote|pause|resume|abort` against the cluster, as one library call (design §9.5).
+"""`rollout promote|pause|resume|abort|retry`, once for both modes, over a `PositionStore`
+(rollout/store.py; design §9.5, design §9.8).
 
-Each verb reads the LWS and the RolloutState, changes the position (core/waves.py: `promote`,
-`pause`, `resume`, `abort`), writes it pinned to the resourceVersion read, and records an Event.
-Nothing else is written, so a verb takes no Lease: a stepper running on the set (`rollout step
---until-complete`, an analysis it measures) writes the position pinned too, so a verb in between
-makes the stepper's write a conflict, never lost, and the stepper reads the position again at
-each boundary (rollout/run.py: `Brakes`) and stops, or after an abort turns back. A verb whose
-write meets the stepper's reads again and changes the position anew. The verb names the running
-stepper (the Lease's holder) in what it prints.
+Each verb reads the set's recorded position, changes it (core/waves.py: `promote`, `pause`,
+`resume`, `abort`, `retry`, with who acted and the `--reason` given) and has the store write it.
+Nothing else is written, so a verb takes no Lease. In the cluster a stepper running on the set
+(`rollout step --until-complete`, an analysis it measures) writes the position pinned too, so a
+verb in between makes the stepper's write a conflict, never lost, and the stepper reads the
+position again at each boundary (rollout/run.py: `Brakes`) and stops, or after an abort turns
+back; a verb whose write meets the stepper's reads again and changes the position anew, and the
+verb names the running stepper (the Lease's holder) in what it prints. Through git every set's
+verb is decided before any state is written (one refusal writes nothing), then written and
+committed as one transaction (gitops/store.py).
 """
 
 from __future__ import annotations
 
 import datetime
-import getpass
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
+from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import (ABORTED, PAUSED, PROMOTED_EVENT, RESUMED, VerbRefused, WaveDecision,
-                                       WaveEvent, abort, pause, promote, resume)
+from kubectl_disagg.core.waves import (ABORTED, PAUSED, PROMOTED_EVENT, RESUMED, RETRIED, Gate, VerbRefused,
+                                       WaveDecision, WaveEvent, abort, gates_ahead, pause, promote, resume, retry)
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.exits import VerbExit
-from kubectl_disagg.kube.lease import running_stepper
-from kubectl_disagg.rollout.progressive import Progressive, change_position, reference, utcnow, wave_events
+from kubectl_disagg.rollout.store import PositionChange, NotPaced, PositionStore
 
-PROMOTE, PAUSE, RESUME, ABORT = "promote", "pause", "resume", "abort"
-SELF_SUBJECT_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+PROMOTE, PAUSE, RESUME, ABORT, RETRY = "promote", "pause", "resume", "abort", "retry"
+VERBS = (PROMOTE, PAUSE, RESUME, ABORT, RETRY)
 VERB_ATTEMPTS = 5  # a verb's write that meets a stepper's reads again, at most this often
 
 
 @dataclass(frozen=True)
 class VerbResult:
-    """What a verb did to one set: the decision it found and the position it wrote."""
+    """What a verb did to one set: the decision it found and the position it wrote, who acted
+    (`by`) and where the position is kept (`where`: rolloutstate/NAME, or the state file)."""
 
     ds: DisaggregatedSet
     namespace: str
@@ -43,80 +46,101 @@ class VerbResult:
     after: WaveDecision
     full: bool = False
     stepper: str | None = None  # the Lease's holder: the `rollout step` running on the set, if any
+    by: str = ""
+    where: str = ""
+    reason: str = ""
+
+    @property
+    def passed(self) -> tuple[Gate, ...]:
+        """The gates `promote --full` passed (the pauses, and the analyses it skipped), in order."""
+        return gates_ahead(self.before) if self.full and self.verb == PROMOTE else ()
 
 
-def change_for(verb: str, now: datetime.datetime, by: str, full: bool) -> Callable[[WaveDecision], Position]:
+class VerbPrinter(Protocol):
+    """Where a verb shows itself (views/verbs.py's VerbConsole)."""
+
+    def done(self, result: VerbResult) -> None: ...
+
+    def refused(self, verb: str, ds: DisaggregatedSet, namespace: str, why: str, together: bool) -> None: ...
+
+    def conflicted(self, verb: str, ds: DisaggregatedSet, namespace: str, what: str, attempts: int) -> None: ...
+
+    def warn(self, message: str) -> None: ...
+
+    def error(self, lines: list[str]) -> None: ...
+
+
+def change_for(verb: str, now: datetime.datetime, by: str, full: bool = False,
+               reason: str = "", skip_analysis: bool = False) -> Callable[[WaveDecision], Position]:
     return {
-        PROMOTE: lambda decision: promote(decision, now, by, full=full),
-        PAUSE: lambda decision: pause(decision.position, now, by),
-        RESUME: lambda decision: resume(decision.position),
-        ABORT: lambda decision: abort(decision, now, by),
+        PROMOTE: lambda decision: promote(decision, now, by, full=full, skip_analysis=skip_analysis, reason=reason),
+        PAUSE: lambda decision: pause(decision.position, now, by, reason),
+        RESUME: lambda decision: resume(decision.position, now, by, reason),
+        ABORT: lambda decision: abort(decision, now, by, reason),
+        RETRY: lambda decision: retry(decision, now, by, reason),
     }[verb]
 
 
-EVENTS = {PROMOTE: PROMOTED_EVENT, PAUSE: PAUSED, RESUME: RESUMED, ABORT: ABORTED}
+EVENTS = {PROMOTE: PROMOTED_EVENT, PAUSE: PAUSED, RESUME: RESUMED, ABORT: ABORTED, RETRY: RETRIED}
 
 
-def whoami(cluster) -> str:
-    """The user the API server sees (a SelfSubjectReview: --as, the kubeconfig's user), else
-    the local user name."""
-    try:
-        answer = cluster.client.send("POST", SELF_SUBJECT_REVIEW, body={
-            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}, repeatable=True)
-        name = json.loads(answer.data)["status"]["userInfo"]["username"]
-        if isinstance(name, str) and name:
-            return name
-    except Exception:  # noqa: BLE001 — who did it is a courtesy; the verb goes on without it
-        pass
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+def run_verb(store: PositionStore, verb: str, printer: VerbPrinter, *, full: bool = False, reason: str = "",
+             skip_analysis: bool = False, clock: Clock = SYSTEM_CLOCK) -> VerbExit:
+    """The verb over each of the store's sets; the exit code (3 when a set refused it, leaving
+    it as it was; with a store that writes `together`, a refusal writes nothing at all).
+    `skip_analysis`: `promote --full` may pass analysis gates without their verdict."""
+    by = store.who()
+    flags = "--full --skip-analysis" if full and skip_analysis else "--full"
+    detail = (flags if full else f"by {by}") + (f": {reason}" if reason else "")
 
+    def done(change: PositionChange) -> None:
+        change = store.record(change, WaveEvent(EVENTS[verb], change.before.wave, detail))
+        printer.done(VerbResult(change.ds, change.namespace, verb, change.before, change.after, full,
+                                change.stepper, by, change.where, reason))
 
-def run_verb(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, verb: str, printer, *,
-             full: bool = False, clock: Callable[[], datetime.datetime] = utcnow) -> VerbExit:
-    """The verb over each set; the exit code (3 when any set refused it, leaving it as it was)."""
-    by = whoami(cluster)
-    codes = []
-    for ds in sets:
-        target = namespace_for(ds, namespace, cluster.default_namespace)
-        if ds.policy is None:
-            printer.error([f"disaggregatedset/{ds.name} in {target} has no RolloutPolicy: its rollouts are not paced "
-                           "(nothing to promote, pause, resume or abort)"])
+    codes, decided = [], []
+    for ds, namespace in store.sets():
+        try:
+            written = _changed(store, ds, namespace, change_for(verb, clock.now(), by, full, reason, skip_analysis),
+                               clock)
+        except NotPaced as err:
+            printer.error(err.lines())
             codes.append(VerbExit.ERROR)
             continue
-        try:
-            before, after, written = _changed(cluster, ds, target, change_for(verb, clock(), by, full), clock)
         except VerbRefused as refused:
-            printer.error([f"refusing to {verb} disaggregatedset/{ds.name} in {target}: {refused}"])
+            printer.refused(verb, ds, namespace, str(refused), store.together)
+            if store.together:
+                return VerbExit.REFUSED
             codes.append(VerbExit.REFUSED)
             continue
         except Conflict as err:
-            printer.error([f"could not {verb} disaggregatedset/{ds.name} in {target}: {err.what}, "
-                           f"{VERB_ATTEMPTS} times in a row; run it again"])
+            printer.conflicted(verb, ds, namespace, err.what, VERB_ATTEMPTS)
             codes.append(VerbExit.ERROR)
             continue
-        detail = "--full" if full else f"by {by}"
-        Progressive(cluster, target, clock=clock, warn=printer.warn).record(
-            wave_events(before, [WaveEvent(EVENTS[verb], before.wave, detail)], reference(written)))
-        printer.done(VerbResult(ds, target, verb, before, after, full,
-                                running_stepper(cluster.client, ds.name, target)))
+        if store.together:
+            decided.append(written)  # written with the others, once every set is decided
+        else:
+            done(written)
         codes.append(VerbExit.OK)
+    for change in store.write(decided) if decided else ():
+        done(change)
     if not codes:
         raise UserError("no DisaggregatedSet to act on")
     return max(codes)
 
 
-def _changed(cluster, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
-             clock: Callable[[], datetime.datetime]) -> tuple[WaveDecision, WaveDecision, dict]:
-    """`change_position` from a fresh read of the LWS and the RolloutState, read and changed
-    again when a stepper wrote the position in between (its write and ours are both pinned)."""
+def _changed(store: PositionStore, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
+             clock: Clock) -> PositionChange:
+    """The change decided (and, for a store that writes each set alone, written), read and
+    changed again when a stepper wrote the position in between (its write and ours are both
+    pinned)."""
     attempt = 1
     while True:
-        snapshot = cluster.snapshot(ds.name, namespace, services=False)
+        decided = store.change(ds, namespace, change, clock.now())
+        if store.together:
+            return decided
         try:
-            return change_position(cluster, ds, namespace, snapshot, change, clock)
+            return store.write([decided])[0]
         except Conflict:
             if attempt == VERB_ATTEMPTS:
                 raise

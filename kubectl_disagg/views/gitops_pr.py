@@ -21,7 +21,8 @@ from kubectl_disagg.core.planner import StepKind, role_config
 from kubectl_disagg.core.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
-from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.gitops.step import GitopsStep
+from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.gitops.step_view import ObservedLWS, SlicePlan
 from kubectl_disagg.gitops.waves import opened_wave
 from kubectl_disagg.core.policy import resolve_waves
@@ -29,6 +30,9 @@ from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_m
 from kubectl_disagg.views import plan_chart, template_diff
 from kubectl_disagg.views.templating import grouped_by_slice
 from kubectl_disagg.views.waves import gate_words, slice_range
+from kubectl_disagg.core.fleet import Fleet, fleet_of
+from kubectl_disagg.core.reconcile import Rollback
+from kubectl_disagg.views.stops import abort_sentence, slices_words, why_back
 
 INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
@@ -40,14 +44,20 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     removed_revisions = [rev for rev in deployed_order(before) if rev not in deployed_order(after)]
     reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
     rollback = is_rollback(ds, before)
+    fleet = fleet_of(ds, step.passed.reconciliation) if step.passed else None
+    # A RolloutPolicy's abort takes slices back while the set still names the revision it
+    # aborted: the step moves toward the stable one, so "new" is the stable revision here.
+    aborted = fleet.back if fleet is not None and fleet.back is not None and not rollback else None
+    toward = aborted.stable if aborted is not None else ds.revision
     kind = _kind(step, removed_revisions, reports)
-    groups = _groups(ds, step, reports, removed_revisions, rollback)
-    old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != ds.revision] if before else []
-    new_record = (before.revisions.get(ds.revision) if before else None) or record_from_set(ds)
+    groups = _groups(ds, step, reports, removed_revisions, rollback, toward)
+    old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != toward] if before else []
+    new_record = (before.revisions.get(toward) if before else None) or record_from_set(ds)
     context: dict[str, Any] = {
-        "kind": kind, "rollback": rollback, "name": ds.name, "namespace": namespace, "revision": ds.revision,
+        "kind": kind, "rollback": rollback, "name": ds.name, "namespace": namespace, "revision": toward,
+        "aborted": {"revision": ds.revision, "why": why_back(aborted)} if aborted is not None else None,
         "outcome": str(step.outcome), "reasons": list(step.reasons), "state_file": state_file,
-        "old_revisions": [rev for rev in deployed_order(before) if rev != ds.revision],
+        "old_revisions": [rev for rev in deployed_order(before) if rev != toward],
         "changes": template_diff.changes(old_records, new_record) if old_records else None,
         "groups": groups,
         "removal": ({"revisions": removed_revisions, "lws": list(step.view.pruned_lws),
@@ -55,11 +65,32 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
         "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
         "wave": _opened_wave(ds, before, after),
+        "commits": after.commits if after is not None else 0,
+        "position_moved": before is not None and after is not None and before.position != after.position,
+        "fleet": fleet,
     }
+    context["moving"] = [g for g in groups if g["moves"]]
+    # The whole plan's charts and the template diff: where a reviewer decides (the first step of
+    # a rollout or rollback, a wave's start, a step that is not a planner step); other steps say
+    # where to find them, so a mid-rollout description stays short.
+    context["full"] = kind not in (ROLLING, RECORD) or context["commits"] <= 1 or context["wave"] is not None
+    if not context["full"]:
+        for group in groups:
+            if group["chart"]:
+                group["chart"] = {**group["chart"], "mermaid": []}
+    context["moved_words"] = slices_words([s for g in context["moving"] for s in _slice_numbers(g["label"])]) \
+        if context["moving"] else ""
+    context["added_records"] = [rev for rev in (after.revisions if after else {})
+                                if before is not None and rev not in before.revisions]
+    context["still"] = [g for g in groups if not g["moves"]]
     verdicts = recorded_verdicts(before.position if before else None, after.position if after else None)
     context["analysis"] = verdicts_markdown(verdicts)
-    context["title"] = title_line(context) + "".join(f"; analysis after wave {v['wave']} {v['phase']}"
-                                                      for v in verdicts)
+    title = title_line(context)
+    context["title"] = title + "".join(f"; analysis after wave {v['wave']} {v['phase']}" for v in verdicts
+                                       if "aborted: analysis" not in title)
+    if context["wave"] is not None and aborted is None and not rollback:
+        # a decision for a person to review (docs/gitops.md, the workflow with a bot)
+        context["title"] += f"; wave {context['wave']['number']} starts"
     context["old_left"] = sum(role["old_after"] for group in groups for role in group["roles"])
     return context
 
@@ -75,27 +106,66 @@ def _opened_wave(ds: DisaggregatedSet, before, after) -> dict | None:
 
 
 def title_line(context: dict) -> str:
-    """The commit subject: `llama: rollout to 7b04d5c1, step 2 of 4`."""
+    """The commit subject: `llama: rollout to 7b04d5c1, step 5 · wave 2 of 3 · slices 1-3 · 4 of 12
+    slices done`, numbered by the state's count of commits toward its revision; a rollback in
+    the words of an abort (views/fleet.py `abort_sentence`)."""
     name, revision, kind = context["name"], context["revision"], context["kind"]
     verb = "rollback" if context["rollback"] else "rollout"
     if kind == INITIAL:
         return f"{name}: initial state at {revision}"
     if kind == ADOPTED:
         return f"{name}: adopt the live state at {revision}"
+    step = f", step {context['commits']}" if context.get("commits") else ""
+    fleet: Fleet | None = context.get("fleet")
+    back = fleet.back if fleet is not None and fleet.rollback else None
+    if back is None and context["rollback"]:
+        back = Rollback(revision, revert=True)
+    target = back.stable if back is not None else revision
     if kind == REMOVAL:
-        return f"{name}: {verb} to {revision}, remove {', '.join(context['removal']['revisions'])}"
-    if kind == ROLLING:
-        positions = sorted({tuple(g["position"]) for g in context["groups"] if g["position"]})
-        if positions:
-            first, last = positions[0], positions[-1]
-            where = (f"step {first[0]} of {first[1]}" if first == last
-                     else f"steps {first[0]}-{last[0]} of {last[1]}" if first[1] == last[1]
-                     else f"steps {first[0]}/{first[1]} to {last[0]}/{last[1]}")
-            return f"{name}: {verb} to {revision}, {where}"
-        return f"{name}: {verb} to {revision}"
+        removal = f", remove {', '.join(context['removal']['revisions'])}"
+        if back is None:
+            return f"{name}: {verb} to {target}{step}{removal}"
+        going = [s for g in context["groups"] if g["removed"] for s in _slice_numbers(g["label"])]
+        where, _, why = abort_sentence(going, target, back).partition(" — ")
+        return f"{name}: {where}{step}{removal} — {why}"
+    moved = [s for g in context["groups"] if g["moves"] for s in _slice_numbers(g["label"])]
+    if back is not None and kind in (ROLLING, RECORD):
+        going = moved or (list(fleet.in_flight) if fleet is not None else [])
+        where, _, why = abort_sentence(going, target, back).partition(" — ")
+        return f"{name}: {where}{step} — {why}"
+    if kind == ROLLING or (kind == RECORD and moved and fleet is not None and fleet.waves):
+        return f"{name}: {verb} to {revision}{step}" + "".join(f" · {part}" for part in _fleet_words(fleet, moved))
+    stands = context["position_moved"] or any(r.startswith("records where the rollout stands")
+                                              for r in context["reasons"])
+    if kind == RECORD and fleet is not None and fleet.waves and stands:
+        # a gate reached: where the rollout stops ("wave 2 is paused"), the decision it waits for
+        stop = "".join(f"; {why.split(':', 1)[0]}" for why in fleet.stopped[:1])
+        return f"{name}: {verb} to {revision}{step}" + "".join(f" · {part}" for part in _fleet_words(fleet, [])) + stop
     if kind == RECORD:
         return f"{name}: record the replicas and slices running at {revision}"
     return f"{name}: {context['outcome']}, nothing to commit"
+
+
+def _fleet_words(fleet: Fleet | None, moved: list[int]) -> list[str]:
+    """`wave 2 of 3`, `slices 1-3` (those this commit moves), `5 of 12 slices done`; a set of one
+    slice names none."""
+    out = []
+    if fleet is not None and fleet.waves:
+        out.append(f"wave {fleet.wave + 1} of {len(fleet.waves)}")
+    if moved and (fleet is None or fleet.slices > 1):
+        out.append(slices_words(moved))
+    if fleet is not None and fleet.slices > 1:
+        out.append(f"{len(fleet.done)} of {fleet.slices} slices done")
+    return out
+
+
+def _slice_numbers(label: str) -> list[int]:
+    """The slices of a group's label (`slice 3`, `slices 0-2, 5`)."""
+    out: list[int] = []
+    for part in label.split(" ", 1)[1].split(", "):
+        first, _, last = part.partition("-")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
 
 
 def _kind(step: GitopsStep, removed: list[str], reports: dict[int, SliceReport]) -> str:
@@ -121,12 +191,15 @@ def _initial(ds: DisaggregatedSet, state: RolloutState) -> dict:
 # --- per slice ------------------------------------------------------------------------------------
 
 
-def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: int) -> dict[str, tuple[int, int]]:
-    """role → (old, new) replicas in one slice of a state: new is the set's revision."""
+def role_counts(ds: DisaggregatedSet, state: RolloutState | None, slice_index: int,
+                toward: str | None = None) -> dict[str, tuple[int, int]]:
+    """role → (old, new) replicas in one slice of a state: new is the revision the step moves
+    toward (`toward`: the stable one of a policy abort; by default the set's revision)."""
+    new = toward or ds.revision
     counts: dict[str, list[int]] = {role: [0, 0] for role in ds.role_names}
     for revision, roles in (state.deployed(slice_index) if state else {}).items():
         for role, n in roles.items():
-            counts.setdefault(role, [0, 0])[0 if revision != ds.revision else 1] += n
+            counts.setdefault(role, [0, 0])[0 if revision != new else 1] += n
     return {role: (old, new) for role, (old, new) in counts.items()}
 
 
@@ -136,8 +209,8 @@ def _observed(step: GitopsStep, slice_index: int) -> tuple[ObservedLWS, ...]:
 
 
 def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None, slice_index: int,
-                removed: list[str]) -> dict:
-    before, after = role_counts(ds, step.before, slice_index), role_counts(ds, step.state, slice_index)
+                removed: list[str], toward: str) -> dict:
+    before, after = role_counts(ds, step.before, slice_index, toward), role_counts(ds, step.state, slice_index, toward)
     plan: SlicePlan | None = step.view.plans.get(slice_index) if report is not None else None
     inputs = plan.inputs if plan is not None else None
     observed = _observed(step, slice_index)
@@ -147,8 +220,8 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
         old_before, new_before = before.get(role.name, (0, 0))
         old_after, new_after = after.get(role.name, (0, 0))
         mine = [o for o in observed if o.role == role.name]
-        old_ready = sum(o.ready for o in mine if o.revision != ds.revision)
-        new_ready = sum(o.ready for o in mine if o.revision == ds.revision)
+        old_ready = sum(o.ready for o in mine if o.revision != toward)
+        new_ready = sum(o.ready for o in mine if o.revision == toward)
         started = inputs.initial_old[index] if inputs is not None and index < len(inputs.initial_old) else None
         roles.append({
             "name": role.name, "target": role.replicas, "external": role.external,
@@ -158,8 +231,8 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
             "started": started,
             "old_before": old_before, "new_before": new_before, "old_after": old_after, "new_after": new_after,
             "old_ready": old_ready, "new_ready": new_ready,
-            "old_observed": sum(o.replicas for o in mine if o.revision != ds.revision),
-            "new_observed": sum(o.replicas for o in mine if o.revision == ds.revision),
+            "old_observed": sum(o.replicas for o in mine if o.revision != toward),
+            "new_observed": sum(o.replicas for o in mine if o.revision == toward),
             # ready replicas this step keeps serving: old ones it leaves, new ones already ready
             "kept_ready": min(old_after, old_ready) + min(new_after, new_ready),
         })
@@ -172,14 +245,17 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
         "groups_after": [(rev, dict(counts)) for rev, counts in (step.state.deployed(slice_index).items()
                                                                  if step.state else ())],
         "removed": removed_here,
+        "changed": {rev: dict(c) for rev, c in (step.before.deployed(slice_index).items() if step.before else ())}
+        != {rev: dict(c) for rev, c in (step.state.deployed(slice_index).items() if step.state else ())},
         "waiting_for": list(report.waiting_for) if report else [],
         "observed_counts": [(o.revision, o.role, o.ready, o.replicas) for o in observed],
     }
 
 
 def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str],
-            rollback: bool = False) -> list[dict]:
-    per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed)) for s in range(ds.slices)]
+            rollback: bool = False, toward: str | None = None) -> list[dict]:
+    toward = toward or ds.revision
+    per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed, toward)) for s in range(ds.slices)]
     first_slice = {}
     for label, _view in grouped_by_slice(per_slice):
         first_slice.setdefault(label, int(label.split()[1].split("-")[0]))
@@ -188,14 +264,18 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
         first = first_slice[label]
         group = {key: value for key, value in view.items() if key not in ("plan", "observed_counts")}
         group["label"] = label
+        if (rollback or toward != ds.revision) and group["phase"] == str(Phase.ROLLOUT_STARTED):
+            group["phase"] = "rollback started"
         group["several"] = "-" in label
         group["observed"] = [{"name": o.name, "revision": o.revision, "role": o.role, "ready": o.ready,
-                              "replicas": o.replicas, "new": o.revision == ds.revision}
+                              "replicas": o.replicas, "new": o.revision == toward}
                              for o in _observed(step, first)]
         group["chart"] = _chart(view["plan"], rollback)
         group["position"] = ((group["chart"]["current"], len(group["chart"]["steps"]) - 1)
                              if group["chart"] and view["phase"] == str(Phase.ROLLING) else None)
-        group["safety"] = _safety(ds, group)
+        group["moves"] = any((r["old_before"], r["new_before"]) != (r["old_after"], r["new_after"])
+                             for r in group["roles"]) or bool(group["removed"]) or group["changed"]
+        group["safety"] = _safety(ds, group) if group["moves"] else []
         groups.append(group)
     return groups
 

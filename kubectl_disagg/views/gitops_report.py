@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.gitops.step import GitopsStep
+from kubectl_disagg.rollout.outcome import Outcome
+from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.planner import role_config
 from kubectl_disagg.gitops.position import is_rollback, numbered
@@ -79,6 +81,12 @@ def format_results(results, output: str) -> str:
     documents = [to_document(r.ds, r.namespace, r.step, r.path) for r in results]
     document = documents[0] if len(documents) == 1 else {"items": documents}
     return to_yaml(document) if output == "yaml" else to_json(document)
+
+
+def timed_out(results, timeout: float | None) -> list[str]:
+    """The sets whose --wait ran out of `timeout`, one line each (stderr)."""
+    return [f"timed out after {format_duration(timeout)} waiting for disaggregatedset/{r.ds.name} in {r.namespace}; "
+            "nothing written" for r in results if r.timed_out]
 
 
 def format_pr_descriptions(results) -> str:

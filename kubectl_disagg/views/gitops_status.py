@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from kubectl_disagg.core.planner import format_position
+from kubectl_disagg.core.rollout_status import rollout_document
 from kubectl_disagg.gitops.status import GitopsStatus
 from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.stops import policy_where
 from kubectl_disagg.views.templating import grouped_by_slice, render_template
 
 
@@ -19,7 +21,9 @@ def _groups(status: GitopsStatus) -> list[dict]:
 
 
 def to_document(status: GitopsStatus, state_file: str | None) -> dict:
-    return {
+    """`rollout`: the RolloutPolicy's rollout, with the fields `rollout status -o json` gives in
+    the cluster (absent without a policy)."""
+    document = {
         "name": status.name, "namespace": status.namespace, "revision": status.revision,
         "stateFile": state_file, "hasState": status.has_state,
         "synced": status.synced, "pruned": status.pruned, "ready": status.ready,
@@ -29,10 +33,25 @@ def to_document(status: GitopsStatus, state_file: str | None) -> dict:
                     "revisions": [{"revision": r["revision"], "replicas": r["replicas"]} for r in group["revisions"]]}
                    for group in _groups(status)],
     }
+    if status.paced is not None:
+        document["rollout"] = rollout_document(status.paced)
+    return document
+
+
+def policy_line(status: GitopsStatus) -> str:
+    """Where the committed position of a RolloutPolicy's rollout stands, in the words of the
+    cluster's `rollout status` (`RolloutPolicy: AtGate, wave 1 of 3 (slices 0-0)`) and the fleet's
+    count; empty without a policy."""
+    paced = status.paced
+    if paced is None:
+        return ""
+    done = f"; {len(paced.done)} of {paced.slices} slices done" if paced.slices > 1 else ""
+    return policy_where(paced.phase, paced.wave, len(paced.waves), paced.waves[paced.wave][1]) + done
 
 
 def format_text(status: GitopsStatus, state_file: str | None) -> str:
-    return render_template("gitops_status.txt.j2", status=status, state_file=state_file, groups=_groups(status))
+    return render_template("gitops_status.txt.j2", status=status, state_file=state_file, groups=_groups(status),
+                           policy=policy_line(status))
 
 
 def format_looks(looks, output: str) -> str:

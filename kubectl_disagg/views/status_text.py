@@ -1,10 +1,12 @@
-"""`rollout status` for people (-o text): each set's roles, slices, waits and next actions,
-laid out by the `status.txt.j2` template."""
+"""`rollout status` for people (-o text): each set's roles, slices (those alike on one row),
+waits and next actions, laid out by the `status.txt.j2` template."""
 
 from __future__ import annotations
 
+from kubectl_disagg.core.fleet import situations
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.status import SetStatus, conditions
+from kubectl_disagg.views.stops import spans
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 
@@ -17,10 +19,12 @@ def format_text(status: SetStatus, now: str) -> str:
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
+    # Slices alike (phase, revisions, step) share a row: a fleet of 100 is a few rows, not 100.
+    rows = situations([(r.phase.label, _revisions(r.revisions, status.revision), _position(r.position))
+                       for r in status.slices])
     slice_table = table(
         ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
-        [[r.slice, r.phase.label, _revisions(r.revisions, status.revision), _position(r.position)]
-         for r in status.slices],
+        [[spans([status.slices[i].slice for i in members]), *row] for members, row in rows],
         indent="  ")
     waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices
                               if r.waiting_for or r.blocked])
@@ -54,10 +58,10 @@ def _unsliced(action, set_name: str, slice_index: int) -> str:
     return action.describe().replace(f"/{set_name}-{slice_index}-", "/")
 
 
-def _revisions(revisions, target: str) -> str:
+def _revisions(revisions, new_revision: str) -> str:
     parts = []
     for revision, roles in revisions.items():
-        marker = "new" if revision == target else "old"
+        marker = "new" if revision == new_revision else "old"
         counts = " ".join(f"{role}={count}" for role, count in roles.items())
         parts.append(f"{revision} ({marker}) {counts}")
     return "; ".join(parts) or "none"

@@ -1,7 +1,9 @@
 """`rollout step` on a terminal: the `run.StepPrinter` the command hands the run.
 
 stdout for reports (text through templates/step.txt.j2, or a stream of YAML/JSON documents),
-stderr for warnings, errors and progress (redrawn in place on a terminal).
+stderr for warnings, errors and progress: each pass of --until-complete ends with one progress line of the fleet
+(views/fleet.py), redrawn in place on a terminal and, piped, printed only when it changed.
+`quiet` (-q) prints that line and the errors only.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ class Console:
     CLEAR_LINE = "\x1b[2K"
     CLEAR_BELOW = "\x1b[J"
 
-    def __init__(self, output: str):
-        self.output = output
+    def __init__(self, output: str, quiet: bool = False):
+        self.output, self.quiet = output, quiet
         self._documents = 0
         self._drawn = 0  # progress lines on screen that the next progress may overwrite
         self._stderr_tty = sys.stderr.isatty()
         self._warned: set[str] = set()
+        self._last = ""  # the progress line printed last (piped: a line that did not change is not printed again)
 
     def show(self, event: Pass | Retry, *, until_complete: bool) -> None:
         if isinstance(event, Retry):
@@ -41,10 +44,12 @@ class Console:
             self.warn(warning, once=until_complete)
         if not until_complete or event.done:
             self.report(event, only_changed=until_complete)
-        else:  # a pass that changed something was just reported; say only what it waits for
-            self.progress(event)
+        if (until_complete or self.quiet) and not event.dry_run:
+            self.progress(event)  # each pass ends with the fleet's progress line (a single report says it all)
 
     def report(self, step: Pass, *, only_changed: bool = False) -> None:
+        if self.quiet and self.output == "text":
+            return
         if self.output == "text":
             text = format_text(step, only_changed=only_changed)
         elif self.output == "yaml":
@@ -56,7 +61,7 @@ class Console:
         click.echo(text, nl=False)
 
     def warn(self, message: str, *, once: bool = False) -> None:
-        if once and message in self._warned:
+        if once and message in self._warned or self.quiet:
             return
         self._warned.add(message)
         self._settle()
@@ -88,7 +93,9 @@ class Console:
     def progress(self, step: Pass) -> None:
         lines = format_text(step, progress=True).splitlines()
         if not self._stderr_tty:
-            click.echo("".join(f"{text}\n" for text in lines), err=True, nl=False)
+            if "\n".join(lines) != self._last:  # piped: only what changed
+                click.echo("".join(f"{text}\n" for text in lines), err=True, nl=False)
+            self._last = "\n".join(lines)
             return
         # Redrawing moves up one screen row per line: a line that wrapped would break it.
         width = shutil.get_terminal_size().columns
@@ -96,6 +103,7 @@ class Console:
         redraw = self.REDRAW_UP.format(self._drawn) + self.CLEAR_BELOW if self._drawn else ""
         click.echo(redraw + "".join(f"{self.CLEAR_LINE}{text}\n" for text in lines), err=True, nl=False)
         self._drawn = len(lines)
+        self._last = "\n".join(lines)
 
     def _settle(self) -> None:
         """Anything else printed keeps the progress block on screen: the next one starts below."""

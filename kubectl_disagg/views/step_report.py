@@ -1,7 +1,8 @@
 """What a pass looks like to people and to programs: the view of a `stepper.Pass`.
 
 `to_document` is the `-o yaml|json` shape; `format_text` lays the same view out through
-templates/step.txt.j2 (the report, or with `progress` one line per slice), each planned action of
+templates/step.txt.j2 (the report, slices alike on one line; with `progress` the fleet's one
+progress line, views/fleet.py), each planned action of
 a dry run drawn by views/action_detail.py; `refusal_lines` says why the API server refused a write
 of a server dry run (from the answer the pass kept). Pure.
 """
@@ -10,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubectl_disagg.core.fleet import fleet_of, situations
 from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.reconcile import Create
+from kubectl_disagg.core.reconcile import Create, Phase
 from kubectl_disagg.core.server_refusals import refusal_problems
 from kubectl_disagg.rollout.stepper import SERVER, Pass, PlannedAction
 from kubectl_disagg.views.action_detail import action_detail, action_patch
+from kubectl_disagg.views.fleet import progress_line, slice_sentence
+from kubectl_disagg.views.stops import slices_words
 from kubectl_disagg.views.templating import render_template
 
 ACCEPTED, REFUSED = "accepted", "refused"  # a server dry run's verdict on one write
@@ -56,17 +60,53 @@ def refusal_lines(step: Pass, planned: PlannedAction) -> list[str]:
 
 
 def format_text(step: Pass, *, only_changed: bool = False, progress: bool = False) -> str:
-    views = [{**view, "actions": [{"text": planned.action.describe(), "detail": (action_detail(planned) or "").rstrip("\n"),
-                                   "verdict": verdict(step, planned), "refusal": refusal_lines(step, planned)}
-                                  for planned in view["actions"]]} for view in slice_views(step)]
+    """The report of a pass: its header, then one line per situation (slices alike folded into
+    one, views/fleet.py), each slice that changed with its actions. `only_changed` (each pass of
+    --until-complete): no header, only the slices that changed, their actions counted, not
+    listed. `progress`: the one progress line of the fleet (views/fleet.py)."""
+    fleet = fleet_of(step.ds, step.reconciliation)
+    if progress:
+        return progress_line(fleet, waiting(step)) + "\n"
+    views = []
+    for view in slice_views(step):
+        report = view["report"]
+        sentence = (f"removed (the set has {step.ds.slices} slice{'s' if step.ds.slices != 1 else ''})"
+                    if report is None else slice_sentence(report, fleet))
+        views.append({**view, "sentence": sentence, "actions": [
+            {"text": planned.action.describe(), "detail": (action_detail(planned) or "").rstrip("\n"),
+             "verdict": verdict(step, planned), "refusal": refusal_lines(step, planned)}
+            for planned in view["actions"]]})
+    if only_changed:  # folded: slices that did the same, one line, their changes counted
+        changed = [view for view in views if view["actions"]]
+        keys = [(view["sentence"], len(view["actions"])) for view in changed]
+        groups = [{"slices": slices_words([changed[i]["slice"] for i in members]), "sentence": sentence,
+                   "changes": count, "each": len(members) > 1, "actions": []}
+                  for members, (sentence, count) in situations(keys)]
+    else:  # a slice that changed is listed with its actions; the others are folded
+        groups, quiet = [], [view for view in views if not view["actions"]]
+        folded = {members[0]: members for members, _ in situations([view["sentence"] for view in quiet])}
+        for view in views:
+            if view["actions"]:
+                groups.append({"slices": f"slice {view['slice']}", "sentence": view["sentence"],
+                               "changes": 0, "actions": view["actions"]})
+            elif (index := quiet.index(view)) in folded:
+                groups.append({"slices": slices_words([quiet[i]["slice"] for i in folded[index]]),
+                               "sentence": view["sentence"], "changes": 0, "actions": []})
     context = {
         "name": step.ds.name, "namespace": step.namespace, "revision": step.ds.revision,
         "slices": step.ds.slices, "dry_run": step.dry_run, "refused": bool(step.refusal),
         "refused_writes": len(step.refused_writes),
         "planned": len(step.reconciliation.actions), "done": len(step.done), "complete": step.complete,
-        "only_changed": only_changed, "views": views,
+        "only_changed": only_changed, "groups": groups,
     }
-    return render_template("step.txt.j2", step=context, progress=progress)
+    return render_template("step.txt.j2", step=context)
+
+
+def waiting(step: Pass) -> list[tuple[tuple[int, ...], str]]:
+    """The slices that wait, with what for, those alike folded (for the progress line)."""
+    reports = [report for report in step.reconciliation.slices if report.phase in (Phase.WAITING, Phase.STALLED)]
+    said = situations(["; ".join(report.waiting_for) for report in reports])
+    return [(tuple(reports[i].slice for i in members), what) for members, what in said]
 
 
 def to_document(step: Pass) -> dict:

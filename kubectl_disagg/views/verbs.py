@@ -1,13 +1,16 @@
-"""What `rollout promote|pause|resume|abort` print: a line per set (templates/rollout_verb.txt.j2),
-or with -o yaml|json the position written; with --gitops, the pull request text too."""
+"""What `rollout promote|pause|resume|abort|retry` print: a line per set (templates/rollout_verb.txt.j2),
+or with -o yaml|json the position written; why a verb was refused; with --gitops, the pull
+request text too."""
 
 from __future__ import annotations
 
 import click
 
-from kubectl_disagg.core.position import position_document
+from kubectl_disagg.core.position import ANALYSIS, position_document
+from kubectl_disagg.core.waves import Gate
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
+from kubectl_disagg.views.invocation import Invocation
 from kubectl_disagg.views.templating import render_template
 
 
@@ -17,31 +20,68 @@ def slice_list(indices: list[int]) -> str:
     return f"slice {indices[0]}" if len(indices) == 1 else f"slices {', '.join(map(str, indices))}"
 
 
-def verb_line(result: VerbResult, gitops: bool = False) -> str:
-    """What the verb did, in a sentence naming the command that acts on it next."""
+def passed_words(gates: tuple[Gate, ...]) -> str:
+    """What a `promote --full` passes, each gate named: `the pause after wave 1 and the analysis
+    after wave 2 (ttft), without its verdict, pass as their waves complete`."""
+    parts = [f"the analysis after wave {g.wave + 1} ({', '.join(g.checks)}), without its verdict,"
+             if g.kind == ANALYSIS else f"the {'soak' if g.until else 'pause'} after wave {g.wave + 1}" for g in gates]
+    if not parts:
+        return "no gate was ahead"
+    if len(parts) == 1:
+        return f"{parts[0]} passes as its wave completes"
+    return f"{', '.join(parts[:-1])} and {parts[-1]} pass as their waves complete"
+
+
+def passed_document(gates: tuple[Gate, ...]) -> list[dict]:
+    """The same for -o json|yaml: one entry per gate, `skipped` for an analysis passed without verdict."""
+    return [{"wave": g.wave + 1, "gate": g.kind, **({"checks": list(g.checks), "skipped": True}
+                                                    if g.kind == ANALYSIS else {})} for g in gates]
+
+
+def verb_line(result: VerbResult, gitops: bool = False, invocation: Invocation | None = None) -> str:
+    """What the verb did, in a sentence naming the command that acts on it next, spelled with
+    the user's NAME or -f and -n (`invocation`; None: the generic `--gitops -f DIR`)."""
     after = result.after
+    invocation = invocation or Invocation(gitops=gitops)
     return render_template(
-        "rollout_verb.txt.j2", verb=result.verb, full=result.full,
+        "rollout_verb.txt.j2", verb=result.verb, full=result.full, passes=passed_words(result.passed),
+        paused_by=after.position.paused.by if after.position.paused is not None else "",
         subject=f"disaggregatedset/{result.ds.name} in {result.namespace}", wave=result.before.wave + 1,
         waves=len(result.before.waves), stable=after.position.stable, moving=slice_list(list(after.moves)),
+        revision=after.position.revision, reason=result.reason,
         untouched=slice_list(sorted(after.held)) if after.held else "",
-        step="kubectl disagg rollout step" + (" --gitops -f DIR" if gitops else ""),
-        suffix=" --gitops -f DIR" if gitops else "", stepper=None if gitops else result.stepper)
+        step=invocation.command("step"), resume=invocation.command("resume"),
+        stepper=None if gitops else result.stepper)
 
 
 class VerbConsole:
-    def __init__(self, output: str, gitops: bool = False):
-        self.output, self.gitops = output, gitops
+    def __init__(self, output: str, gitops: bool = False, invocation: Invocation | None = None):
+        self.output, self.gitops, self.invocation = output, gitops, invocation
+        self.results: list[VerbResult] = []  # what was done, in order (for the pull request text)
 
     def done(self, result: VerbResult) -> None:
+        self.results.append(result)
         if self.output != "text":
             document = {"set": result.ds.name, "namespace": result.namespace, "verb": result.verb,
                         "position": position_document(result.after.position)}
+            if result.full and result.verb == "promote":
+                document["passes"] = passed_document(result.passed)
             if result.stepper:  # the `rollout step` that holds the Lease: it stops (or turns back) at its next boundary
                 document["runningStepper"] = result.stepper
             click.echo(to_yaml(document) if self.output == "yaml" else to_json(document), nl=False)
             return
-        click.echo(verb_line(result, self.gitops), nl=False)
+        click.echo(verb_line(result, self.gitops, self.invocation), nl=False)
+
+    def refused(self, verb: str, ds, namespace: str, why: str, together: bool) -> None:
+        """A verb the position refused (core/waves.py VerbRefused); `together`: nothing was written."""
+        if together:
+            self.error([f"refusing to {verb}: disaggregatedset/{ds.name} in {namespace}: {why}; nothing was written"])
+        else:
+            self.error([f"refusing to {verb} disaggregatedset/{ds.name} in {namespace}: {why}"])
+
+    def conflicted(self, verb: str, ds, namespace: str, what: str, attempts: int) -> None:
+        self.error([f"could not {verb} disaggregatedset/{ds.name} in {namespace}: {what}, {attempts} times in a row; "
+                    "run it again"])
 
     def warn(self, message: str) -> None:
         click.echo(f"Warning: {message}", err=True)
@@ -51,13 +91,12 @@ class VerbConsole:
             click.echo(line, err=True)
 
 
-def verb_pr_description(done) -> str:
-    """The pull request text of a --gitops verb (a `gitops.verbs.GitVerb`)."""
-    result = done.result
+def verb_pr_description(result: VerbResult) -> str:
+    """The pull request text of a --gitops verb (its state file is `result.where`)."""
     waves = len(result.before.waves)
     title = f"{result.ds.name}: rollout {result.verb}{' --full' if result.full else ''} at wave " \
             f"{result.before.wave + 1} of {waves}"
     return render_template("rollout_verb_pr.md.j2", title=title, summary=verb_line(result, gitops=True).strip(),
                            set_name=result.ds.name, namespace=result.namespace, revision=result.ds.revision,
                            stable=result.after.position.stable, wave=result.before.wave + 1, waves=waves,
-                           by=done.by, path=done.path)
+                           by=result.by, path=result.where, reason=result.reason)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.templating import table
 
 BAR = "█"
@@ -16,13 +17,14 @@ def slice_range(start: int, end: int) -> str:
     return f"slice {start}" if end - start == 1 else f"slices {start}-{end - 1}"
 
 
-def gate_words(wave) -> str:
+def gate_words(wave, invocation: Invocation = GENERIC) -> str:
+    """The gates after `wave`; the command that passes a pause spelled as the user invoked us."""
     gates = []
     if wave.analysis:
         gates.append(f"analysis {', '.join(wave.analysis)}")
     if wave.pause:
         gates.append(f"a {format_duration(wave.duration)} soak" if wave.duration is not None
-                     else "a pause until `kubectl disagg rollout promote`")
+                     else f"a pause until `{invocation.command('promote')}`")
     return ", then ".join(gates) or "none"
 
 
@@ -36,7 +38,7 @@ def waves_document(ds) -> dict:
                       for w in resolve_waves(policy, ds.slices)]}
 
 
-def waves_lines(ds, chart: bool = False, width: int = 60) -> list[str]:
+def waves_lines(ds, chart: bool = False, width: int = 60, invocation: Invocation = GENERIC) -> list[str]:
     """The waves as a table (WAVE, SLICES, GATES AFTER IT); with `chart`, a bar of each wave's
     share of the slices beside it."""
     policy = ds.policy
@@ -47,7 +49,7 @@ def waves_lines(ds, chart: bool = False, width: int = 60) -> list[str]:
             f"in flight, a failed check does {policy.on_failure}")
     rows = []
     for wave in waves:
-        row = [wave.index + 1, slice_range(wave.start, wave.end), gate_words(wave) if wave is not waves[-1] else "-"]
+        row = [wave.index + 1, slice_range(wave.start, wave.end), gate_words(wave, invocation) if wave is not waves[-1] else "-"]
         if chart:
             cells = max(1, round(width * (wave.end - wave.start) / max(ds.slices, 1))) if wave.end > wave.start else 0
             row.insert(2, " " * round(width * wave.start / max(ds.slices, 1)) + BAR * cells)

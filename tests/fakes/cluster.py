@@ -154,7 +154,7 @@ class MemoryExecutor:
     @contextlib.contextmanager
     def lease(self, set_name, namespace, wait_until=None):
         self.leases += 1
-        self.waits.append(wait_until)
+        self.waits.append(None if wait_until is None else wait_until.at if wait_until.at is not None else float("inf"))
         yield SimpleNamespace(duration=30, renew_if_due=lambda: None)
 
     def wait_for_change(self, set_name, namespace, resource_version, timeout):
@@ -174,6 +174,7 @@ class MemorySession(MemoryExecutor):
                  **kwargs):
         super().__init__(MemoryCluster(self.default_namespace) if cluster is None else cluster, *args, **kwargs)
         self.events, self.events_fail, self.watch_allowed = [], events_fail, watches
+        self.client = SimpleNamespace(serves=lambda resource: False)  # the RolloutState kind is not served
 
     def record_event(self, event):
         if self.events_fail:

@@ -4,16 +4,18 @@ the canary's latencies served by the test's exporter and measured by a real Prom
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 import yaml
 
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.exits import GitopsExit, StepExit, VerbExit
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from tests.oracles.argocd_harness import resource_health
 from tests.support.git_repo import deploy
 from tests.support.progressive import (
     ROLES,
+    git_rounds,
     paced,
     revisions,
     rollout_state,
@@ -22,7 +24,7 @@ from tests.support.progressive import (
     versions_of_git,
 )
 from tests.support.prometheus import TTFT_QUERY, expose, serve_for
-from tests.support.stepping import assert_matches_render, model
+from tests.support.stepping import assert_matches_render, cli, model
 
 
 def gated(address: str | dict, on_failure: str = "abort") -> dict:
@@ -109,23 +111,26 @@ def test_an_unreachable_prometheus_is_a_failed_measurement(stepper, tmp_path, lw
     assert revisions(stepper) == {s: {stable} for s in range(4)}
 
 
+def test_promote_full_skips_a_failed_analysis_only_with_skip_analysis_and_says_so(stepper, tmp_path, lws_simulator):
+    """A canary whose analysis failed (Prometheus unreachable) pauses it; `promote --full` alone is
+    refused, naming the analysis; with `--skip-analysis` it names what it passes and the rollout
+    completes."""
+    new, stable, target = start(stepper, tmp_path, gated("http://127.0.0.1:1", "pause"))
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    code, out, err = cli(stepper, "rollout", "promote", "--full", "-f", str(new))
+    assert code == VerbExit.REFUSED and out == "", err
+    assert "--full would pass the analysis after wave 1 (ttft) without a verdict; add --skip-analysis" in err
+    assert rollout_state(stepper)["position"].get("full") is None  # nothing written
+    code, out, err = cli(stepper, "rollout", "promote", "--full", "--skip-analysis", "--reason", "metrics down",
+                         "-f", str(new))
+    assert code == VerbExit.OK, err
+    assert "promoted --full: the analysis after wave 1 (ttft), without its verdict, passes as its wave completes" in out
+    assert rollout_state(stepper)["position"]["full"]["reason"] == "metrics down"
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.OK
+    assert revisions(stepper) == {s: {target} for s in range(4)}
+
+
 # --- through git and the Argo CD harness -------------------------------------------------------
-
-def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object, list[str]]:
-    """Sync → ready → step (with its pull request text) → commit, until the step's code is in
-    `until`: the last run and the pull request texts of the commits."""
-    texts = []
-    for index in range(limit):
-        repo.sync()
-        repo.simulator.sync(repo.namespace)
-        run = repo.step("--pr-description", str(pr_file))
-        if run.code in until:
-            return run, texts
-        assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
-        texts.append(pr_file.read_text())
-        repo.commit(f"rollout step {index}")
-    raise AssertionError("never reached")
-
 
 def paced_through_git(repo, address: str, on_failure: str = "abort") -> tuple[str, str]:
     deploy(repo, ROLES, slices=4)
@@ -144,7 +149,7 @@ def test_through_git_the_pull_request_carries_the_values_and_the_rollout_complet
     serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=target)
     done, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.COMPLETE})
     (opening,) = [text for text in texts if "**Analysis after wave 1: passed.** ttft: 0.09" in text]
-    assert opening.splitlines()[0].endswith("; analysis after wave 1 passed")
+    assert opening.splitlines()[0].endswith("; analysis after wave 1 passed; wave 2 starts")
     assert "at 3 measurements" in opening and "| ttft | prefill | `< 0.5` |" in opening
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
@@ -159,7 +164,8 @@ def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degrade
     held, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.HELD})
     (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
     assert "2.425 is not < 0.5" in failing and "2.425 (missed)" in failing and "`onFailure: abort` follows" in failing
-    assert failing.splitlines()[0].endswith("; analysis after wave 1 failed")
+    assert failing.splitlines()[0].startswith(f"llm: rollback of slice 0 to {stable}, step 1 — aborted: analysis failed "
+                                              "after wave 1: ttft: 1 of 1 measurements failed")
     repo.sync()
     health = repo.state_health()
     assert health["status"] == "Degraded" and "ttft" in health["message"] and "2.425" in health["message"], health
@@ -259,3 +265,48 @@ def test_a_brake_from_another_process_ends_a_running_analysis_without_a_verdict(
     assert versions_of(stepper, {1, 2, 3}) == untouched
     assert revisions(stepper)[0] == ({target} if brake == "pause" else {stable})
     print(f"{brake} during an analysis: the stepper exited {took:.2f}s after the verb returned")
+
+
+# --- retry after an analysis abort (issue 40) ---------------------------------------------------
+
+
+def fixed(exporter, prometheus, namespace: str, revision: str) -> None:
+    """The canary's latency fixed outside the set (its backend): good values only, once the
+    query's 5 s rate window holds none of the slow ones."""
+    serve_for(exporter, prometheus, 0.1, namespace=namespace, set_="llm", revision=revision)
+    time.sleep(7)
+
+
+def test_retry_after_an_analysis_abort_starts_the_canary_again_and_completes(stepper, tmp_path, lws_simulator,
+                                                                             exporter, prometheus):
+    new, stable, target = start(stepper, tmp_path, gated(prometheus.address))
+    serve_for(exporter, prometheus, 2.0, namespace=stepper.namespace, set_="llm", revision=target)
+    aborted = until_held_or_complete(stepper, new, lws_simulator)
+    assert aborted.code == StepExit.HELD and rollout_state(stepper)["rollout"]["phase"] == "Aborted"
+    assert revisions(stepper) == {s: {stable} for s in range(4)}
+    assert "`kubectl disagg rollout retry` starts it again from wave 1" in aborted.err  # the way on
+    fixed(exporter, prometheus, stepper.namespace, target)
+    code, out, err = cli(stepper, "rollout", "retry", "-f", str(new), "--reason", "the backend is fixed")
+    assert code == 0, err
+    position = rollout_state(stepper)["position"]
+    assert position["retried"]["by"] == "admin" and position["retried"]["reason"] == "the backend is fixed"
+    assert not position.get("verdicts") and not position.get("aborted")  # a fresh position
+    done = until_held_or_complete(stepper, new, lws_simulator)
+    assert done.code == StepExit.OK, done.err
+    assert rollout_state(stepper)["position"]["verdicts"]["0"]["phase"] == "passed"
+    assert revisions(stepper) == {s: {target} for s in range(4)}
+
+
+def test_through_git_retry_after_an_analysis_abort_is_one_commit_and_the_rollout_completes(repo, tmp_path,
+                                                                                          exporter, prometheus):
+    stable, target = paced_through_git(repo, prometheus.address)
+    serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
+    git_rounds(repo, tmp_path / "pr.md", {GitopsExit.HELD})
+    fixed(exporter, prometheus, repo.namespace, target)
+    retried = repo.cli("rollout", "retry", "--gitops", "-f", str(repo.root), "--commit", "--reason", "fixed")
+    assert retried.code == 0 and repo.clean(), retried
+    assert "retry" in repo.git("log", "-1", "--format=%s")
+    assert yaml.safe_load(repo.state_file.read_text())["position"]["retried"]["reason"] == "fixed"
+    git_rounds(repo, tmp_path / "pr.md", {GitopsExit.COMPLETE})
+    repo.sync()
+    assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}

@@ -30,7 +30,7 @@ def kubectl_complete(env, *words: str) -> list[str]:
 
 def test_subcommands_through_kubectl(env):
     lines = kubectl_complete(env, "")
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["cmp", "completion", "crds", "handover", "render", "rollout", "validate"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["cmp", "completion", "crds", "handover", "render", "rollout", "set", "validate", "version"]
     assert lines[-1] == ":4"
 
 
@@ -60,4 +60,4 @@ __start_kubectl kubectl "" rollout 2>/dev/null
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
     out = subprocess.run(["bash", "-c", program], env=env, capture_output=True, text=True, timeout=60).stdout
-    assert out.split() == ["abort", "pause", "plan", "promote", "resume", "state", "status", "step"]
+    assert out.split() == ["abort", "history", "pause", "plan", "promote", "restart", "resume", "retry", "state", "status", "step", "undo"]

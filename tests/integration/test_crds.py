@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
 from testenv.controlplane import PROJECT_CRDS, ControlPlane
@@ -96,8 +96,8 @@ def test_server_defaults_keep_the_revision(crd_plane, path):
     for obj in stored:
         for key in ("managedFields", "creationTimestamp", "uid", "generation", "resourceVersion"):
             obj["metadata"].pop(key, None)
-    from_file = load_documents(parse_stream(path.read_text(), path.name)).sets
-    from_server = load_documents(parse_stream(to_yaml_stream(stored), "server")).sets
+    from_file = load_sets(parse_stream(path.read_text(), path.name))
+    from_server = load_sets(parse_stream(to_yaml_stream(stored), "server"))
     assert [s.revision for s in from_server] == [s.revision for s in from_file]
     assert all(s.slices >= 1 for s in from_server)
 

@@ -10,12 +10,12 @@ something, starts a control plane of its own, needs Argo CD) is marked by a line
 `<!-- not run: REASON -->` just above it; the extractor and its rules are hack/docs.py's
 (`shell_blocks`). A block a demo runs instead (a tutorial that walks through `make demo-git`,
 whose commands need the demo's own set-up between them) says "run by `make TARGET`": that
-demo's test must check that page (`test_a_block_run_by_a_demo_is_checked_by_the_demos_test`).
+demo's test must check that page (`test_a_block_run_by_a_demo_is_checked_by_the_demos_test`,
+in tests/unit/test_docs.py: it needs no control plane).
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import subprocess
@@ -34,7 +34,6 @@ PAGES = docs.run_pages()
 MARK = "::docs-shell-block "  # printed before each block, to name the one that failed
 PAGE_TIMEOUT = 900  # seconds for all of a page's blocks
 EXAMPLES_NAMESPACE = "serving"  # the examples' namespace, which `make cluster` creates
-DEMO_TEST = Path(__file__).with_name("test_demo.py")
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "Docs Reader", "GIT_AUTHOR_EMAIL": "reader@example.com",
                 "GIT_COMMITTER_NAME": "Docs Reader", "GIT_COMMITTER_EMAIL": "reader@example.com"}
 
@@ -84,25 +83,3 @@ def test_every_shell_block_of_the_page_runs(page, binaries, tmp_path):
     assert result.returncode == 0, (f"a shell block of {page.relative_to(ROOT)} exited {result.returncode} "
                                     f"(fix it, or mark it `<!-- not run: REASON -->`):\n"
                                     f"{failed_block(result.stdout)[-6000:]}")
-
-
-def demos_checked() -> set[str]:
-    """The demos (make targets) whose test in test_demo.py checks them against their tutorial: the
-    first argument of each `assert_tutorial_is_the_demo(...)` call inside a test function."""
-    found = set()
-    for test in ast.parse(DEMO_TEST.read_text()).body:
-        if isinstance(test, ast.FunctionDef) and test.name.startswith("test_"):
-            for call in ast.walk(test):
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-                        and call.func.id == "assert_tutorial_is_the_demo" and isinstance(call.args[0], ast.Constant)):
-                    found.add(call.args[0].value)
-    return found
-
-
-def test_a_block_run_by_a_demo_is_checked_by_the_demos_test():
-    """A block whose "not run" reason says "run by `make TARGET`" is true only where TARGET is a
-    demo whose test compares that very page with what the demo ran (hack/docs.py's
-    DEMO_TUTORIALS, test_demo.py's `assert_tutorial_is_the_demo`)."""
-    assert demos_checked() == set(docs.DEMO_TUTORIALS)  # each demo's test checks the page the table names
-    assert docs.shell_block_problems() == []  # each "run by" block is on the page its demo's test checks
-    assert {block.run_by for page in PAGES for block in docs.shell_blocks(page.read_text())} > {None}

@@ -89,7 +89,7 @@ def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_noth
     run = repo.step("--pr-description", str(description))
     assert run.code == GitopsExit.ADVANCED
     text = description.read_text()
-    assert text.startswith(f"llm: rollout to {model(repo.set_file).revision}, step 1 of ")
+    assert text.startswith(f"llm: rollout to {model(repo.set_file).revision}, step 1\n")
     assert "Why this step is safe" in text and "→" in text and "```mermaid" in text
     repo.commit("step 1")
     repo.sync()  # synced, but the LWS controller has not seen the new spec yet
@@ -307,18 +307,22 @@ def test_an_abort_rolls_back_step_by_step(repo):
 
 
 def test_a_scale_mid_rollout(repo):
-    """Mid-rollout the bounds are the set's: its new targets sync once a step has recorded them."""
+    """A scale mid-rollout syncs at once (design §10.1, issue 40): the rolling slice keeps the
+    counts its last step wrote, the slice removed goes, and the steps roll to the new targets."""
     deploy(repo, {"prefill": 2, "decode": 3}, slices=2)
     repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
     repo.advance(2)
     repo.sync()
     repo.simulator.sync(repo.namespace)
+    rolling = repo.live.groups()[0]
+    assert len(rolling) == 2, rolling
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
-    line = repo.refused_sync()
-    assert "target.roles: the set's targets are not the ones the state's last step was taken for" in line, line
-    assert "decode: replicas 3, maxSurge 1, maxUnavailable 0 in the state, replicas 1" in line, line
-    assert repo.step().code == GitopsExit.ADVANCED  # from what runs: the state for the set its last step saw
-    repo.commit("rollout step: the new targets")
+    repo.sync()  # no refusal: the commit renders as it is
+    assert repo.live.groups() == {0: rolling}
+    assert repo.step().code == GitopsExit.ADVANCED
+    state = yaml.safe_load(repo.state_file.read_text())
+    assert {r["name"]: r["replicas"] for r in state["target"]["roles"]} == {"prefill": 2, "decode": 1}
+    repo.commit("rollout step: toward the new targets")
     repo.roll()
     assert_done(repo)
 
@@ -611,7 +615,7 @@ def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(
     revision = model(repo.set_file).revision
     assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "rollout/llm-1"
     assert repo.git("rev-parse", "HEAD~1").strip() == head
-    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 1 of 4"
+    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 1"
     body = repo.git("log", "-1", "--format=%b")
     assert "### What this rollout is for" in body and "```mermaid" in body and "### Slice 0: step 1 of 4" in body
     assert repo.git("show", "--name-only", "--format=", "HEAD").split() == [STATE_FILE]
@@ -620,7 +624,7 @@ def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(
     repo.sync()
     repo.simulator.sync(repo.namespace)
     assert repo.step("--commit").code == GitopsExit.ADVANCED and repo.clean()
-    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 2 of 4"
+    assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 2"
 
 
 def test_an_abort_names_the_next_action_at_every_point_and_reads_suspended_until_rolled_back(repo):
@@ -678,7 +682,7 @@ def test_a_commit_whose_state_object_is_not_synced_yet_waits_though_the_lws_matc
     assert run.code == GitopsExit.WAITING and repo.clean()
     # The only reason: every LWS is what the commit renders to (the LWS checks alone would step).
     assert run.out.splitlines()[1:] == [
-        "  rolloutstate/llm: live revisions, slices, target differ from the committed state (not synced)"]
+        "  rolloutstate/llm: live commits, revisions, slices, target differ from the committed state (not synced)"]
     repo.sync()
     repo.check_state_health()
     assert repo.next_action() == ("run rollout step --gitops", GitopsExit.ADVANCED)
@@ -743,7 +747,9 @@ def test_the_bot_loop_commits_every_step_of_a_set_two_directories_down(where, tm
         repo.git("merge", "-q", "--ff-only", f"rollout/llm-{number}")  # the pull request, merged
     else:
         raise AssertionError(f"not complete after {number} steps: {committed}")
-    assert len(committed) >= 2 and committed[0].endswith("step 1 of " + committed[0].rsplit(" ", 1)[1])
+    # numbered by the rollout's commits, one PR after the other
+    assert len(committed) >= 2 and [t.split(", step ")[1].split(",")[0] for t in committed] == [
+        str(n) for n in range(1, len(committed) + 1)]
     assert_done(repo)
 
 

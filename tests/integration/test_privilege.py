@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.exits import GitopsExit, StepExit
+from tests.fakes.clock import FakeClock
 from tests.support.privilege import GITOPS, RBAC_API, STATUS, STEPPER, create, run, without_verb
 from tests.support.stepping import Live, SET, assert_matches_render, model, write_set
 
@@ -102,7 +103,7 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
     scale = [Scale(name="x", from_replicas=1, to_replicas=2, resource_version="1", slice=0)]
     now = [0.0]
     with ClusterExecutor(str(accounts.kubeconfig), STEPPER) as cluster:
-        cluster.permissions = GrantedPermissions(30, clock=lambda: now[0])
+        cluster.permissions = GrantedPermissions(30, clock=FakeClock(read=lambda: now[0]))
         cluster.authorize(scale, namespace)  # patch leaderworkersets, update + delete leases: granted
         accounts.control_plane.request(
             "DELETE", f"{RBAC_API}/namespaces/{namespace}/rolebindings/{STEPPER}")

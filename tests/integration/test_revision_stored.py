@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from kubectl_disagg.core import revision
 from kubectl_disagg.core.model import default_role_spec
 from kubectl_disagg.core.quantity import go_float
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_documents, load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import Document
 from tests.support.controller import SETS, store
@@ -39,8 +39,8 @@ def test_every_vector_stored_by_the_api_server_has_the_controllers_revision(cont
     for vector in require_vectors():
         (document,) = parse_stream(vector["document"], "vector.yaml")
         stored = store(control_plane, namespace, document.data)
-        (from_file,) = load_documents([document]).sets
-        (from_cluster,) = load_documents([Document(stored, "stored", 0, {})]).sets
+        (from_file,) = load_sets([document])
+        (from_cluster,) = load_sets([Document(stored, "stored", 0, {})])
         assert from_file.revision == from_cluster.revision == vector["revision"], document.data["metadata"]["name"]
 
 
@@ -133,8 +133,8 @@ def test_scalars_kubectl_reads_differently_from_yaml_1_1_hash_as_the_stored_obje
     path.write_text(KUBECTL_SCALARS.format(name=name, storage=storage, memory=memory, cpu=cpu))
     control_plane.kubectl("apply", "--server-side", "-n", namespace, "-f", str(path))
     stored = control_plane.request("GET", SETS.format(namespace) + "/" + name)
-    (from_file,) = load_documents(parse_stream(path.read_bytes(), str(path))).sets
-    (from_cluster,) = load_documents([Document(stored, "stored", 0, {})]).sets
+    (from_file,) = load_sets(parse_stream(path.read_bytes(), str(path)))
+    (from_cluster,) = load_sets([Document(stored, "stored", 0, {})])
     container = stored["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
     assert container["args"] == ["12:30", "1:0", "--port"]
     assert from_file.revision == from_cluster.revision

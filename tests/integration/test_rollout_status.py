@@ -193,3 +193,28 @@ def test_issue37_item12_available_is_not_complete_and_watch_for_complete_waits_f
     firsts = [line for line in out.splitlines() if line.startswith("disaggregatedset/llm ")]
     assert ": Available, not complete" in firsts[0] and firsts[-1].endswith(": Available, complete")
     assert {o["metadata"]["labels"][naming.REVISION_LABEL] for o in stepper.live.lws()} == {revision}
+
+
+def test_issue39_plan_shows_held_slices_as_the_live_lws_run_them(stepper, tmp_path, lws_simulator):
+    """Issue 39: `rollout plan` of a paced set at its canary's gate said of the held slices "no
+    rollout under way (held at revision <new>)" with 0 replicas. Each slice's revision and
+    replicas in the plan are what its live LeaderWorkerSets run."""
+    from kubectl_disagg.exits import StepExit
+    from tests.support.progressive import paced, until_held_or_complete
+    from tests.support.stepping import model
+
+    spec = {"maxSlicesInFlight": 2, "waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]}
+    old = paced(tmp_path, stepper.namespace, "img:1", spec)
+    stepper.drive(old)
+    new = paced(tmp_path, stepper.namespace, "img:2", spec)
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
+    code, out, err = cli(stepper, "rollout", "plan", "-f", str(new), "-o", "json")
+    assert code == 0, err
+    (fleet,) = json.loads(out)["fleets"]
+    live = stepper.live.groups()  # slice → revision → role → replicas
+    for line in fleet["slices"]:
+        assert {line["revision"]: line["replicas"]} == live[line["slice"]], line
+    assert [line["situation"] for line in fleet["slices"]] == ["done", "held", "held", "held"]
+    assert fleet["slices"][1]["revision"] == model(old).revision and fleet["phase"] == "AtGate"
+    code, text, _ = cli(stepper, "rollout", "plan", "-f", str(new))
+    assert f"  slices 1-3: held at {model(old).revision[:8]} (prefill 1, decode 1), wave 2\n" in text

@@ -174,44 +174,84 @@ def test_status_mid_rollout_equals_the_controllers(case, sides, upstream_stack):
     assert_status_matches(controller)
 
 
-def held_by_reading(held_first: dict[str, int], held_second: dict[str, int], *, drained_listed: bool) -> dict[str, int]:
-    """Where the controller holds after v3 over a held v2 of the "surge" set, by its reading.
+NEWEST_FIRST, OLDEST_FIRST = "newest first", "oldest first"
 
-    Its first v3 step drains v2's LWS to 0 (newest first) and v1's by the rest of the budget.
-    The next reconcile deletes v2's drained LWS, then lists the slice from its informer cache:
-    if the cache still holds them (`drained_listed`), v2's initial-replicas annotation still
-    counts in initialOld and the first scale-up of v3 is smaller. Which reading it gets is
-    informer timing (the controller's own, not ours): CI has seen both."""
-    first_old = [name for name in held_first if name in held_second]  # v1's, still serving
-    drained = [name for name in held_first if name not in held_second]  # v2's
-    new = sorted(name for name in held_second if name not in held_first)  # v3's
+
+def by_role(names, counts: dict[str, int]) -> list[int]:
+    """Per role of the "surge" set (spec order), the sum of `counts` over `names`."""
+    return [sum(counts[n] for n in names if n.endswith(f"-{role['name']}")) for role in SETS["surge"]["roles"]]
+
+
+def drain(groups: list[dict[str, int]], budget: list[int]) -> list[dict[str, int]]:
+    """executor.go `scaleDownOld`: each role's budget spent on the old groups in the order
+    given; a group any of whose roles would reach 0 goes to 0 whole, and the drain is charged
+    only to the roles that reached it (to every role when none did)."""
     roles = [role["name"] for role in SETS["surge"]["roles"]]
-    def by_role(names, counts):
-        return [sum(counts[n] for n in names if n.endswith(f"-{r}")) for r in roles]
+    budget, out = list(budget), []
+    for group in groups:
+        if all(b <= 0 for b in budget):
+            out.append(dict(group))
+            continue
+        index = {name: next(i for i, r in enumerate(roles) if name.endswith(f"-{r}")) for name in group}
+        take = {name: min(budget[index[name]], n) for name, n in group.items()}
+        triggered = {name for name, n in group.items() if n - take[name] == 0}
+        after = {name: 0 if triggered else n - take[name] for name, n in group.items()}
+        for name, n in group.items():
+            if n > after[name] and (name in triggered or not triggered):
+                budget[index[name]] -= take[name]
+        out.append(after)
+    return out
+
+
+def held_by_reading(held_first: dict[str, int], v1: set[str], new: list[str], *, order: str,
+                    drained_listed: bool) -> dict[str, int]:
+    """Where the controller holds after v3 over v2 held by paused nodes (`held_first`: v1's and
+    v2's counts), by its reading: what its next two reconciles do (executor.go
+    `ReconcileRollingUpdate`) until a scale-up of v3 waits for pods that cannot become ready.
+
+    The first step is a drain (old at the surge ceiling); executor.go drains the old groups
+    newest first by creation (`sortByNewestTimestamp`); the run also accepts the other order,
+    and says which it met. A group drained to 0 whole is deleted (`cleanupDrainedLWS`) before
+    the next step; if the controller's informer still lists it then (`drained_listed`, its
+    timing), its initial-replicas annotation still counts in initialOld and the scale-up of v3
+    is smaller. We list fresh: ours must be (newest first, not listed)."""
     target = [role["replicas"] for role in SETS["surge"]["roles"]]
-    initial = by_role(first_old, held_first)  # v1's initial-replicas annotation, set when v3 began
-    if drained_listed:
-        initial = [a + b for a, b in zip(initial, by_role(drained, held_first))]
     configs = [RolloutConfig(role["rolling"]["maxSurge"], 0) for role in SETS["surge"]["roles"]]
-    step = next_step(initial, by_role(first_old, held_second), [0] * len(roles), target, configs)
-    assert step is not None
-    point = {name: held_second[name] for name in first_old}
-    for name in new:
-        point[name] = next(step.new[i] for i, r in enumerate(roles) if name.endswith(f"-{r}"))
+    v2 = {name: n for name, n in held_first.items() if name not in v1}
+    first = {name: n for name, n in held_first.items() if name in v1}
+    groups = [v2, first] if order == NEWEST_FIRST else [first, v2]
+    initial = by_role(held_first, held_first)  # the annotations set when v3 began
+    point: dict[str, int] = {name: 0 for name in new}
+    while True:
+        current = by_role([n for g in groups for n in g], {n: c for g in groups for n, c in g.items()})
+        step = next_step(initial, current, by_role(new, point), target, configs)
+        assert step is not None
+        for name in new:
+            point[name] = next(step.new[i] for i, r in enumerate(SETS["surge"]["roles"]) if name.endswith(f"-{r['name']}"))
+        groups = drain(groups, [c - o for c, o in zip(current, step.old)])
+        if any(step.new):  # v3's pods cannot become ready: the controller waits here
+            break
+        groups = [g for g in groups if any(g.values())]
+        if not drained_listed:
+            initial = by_role([n for g in groups for n in g], held_first)
+    for group in groups:
+        point.update(group)
     return point
 
 
 def assert_held_where_the_controller_holds(ours: dict[str, int], held_first: dict[str, int],
-                                           held_second: dict[str, int]) -> None:
-    """We list fresh, so we hold where the controller holds when its cache has caught up; the
-    controller's own point must be that one or the one of its stale reading (both from its
-    arithmetic, which the other tests prove ours equals)."""
-    fresh = held_by_reading(held_first, held_second, drained_listed=False)
-    stale = held_by_reading(held_first, held_second, drained_listed=True)
-    assert fresh != stale, "this set must tell the two readings apart"
-    assert held_second in (fresh, stale), ("the controller held where neither reading leads", held_second)
-    assert ours == fresh, ("held where the controller holds on a fresh reading after v3", ours, held_second)
-    print("controller's reading after v3:", "stale" if held_second == stale else "fresh")
+                                           held_second: dict[str, int], v1: set[str],
+                                           created: dict[str, str]) -> None:
+    """The controller's point must be one its arithmetic leads to by some reading; ours must be
+    the fresh, newest-first one (equal to the controller's whenever it read that way)."""
+    new = sorted(name for name in held_second if name not in held_first)
+    readings = {(order, listed): held_by_reading(held_first, v1, new, order=order, drained_listed=listed)
+                for order in (NEWEST_FIRST, OLDEST_FIRST) for listed in (False, True)}
+    met = [key for key, point in readings.items() if point == held_second]
+    assert met, ("the controller held where no reading leads", held_second, readings, created)
+    assert ours == readings[NEWEST_FIRST, False], ("held where the fresh, newest-first reading leads",
+                                                   ours, readings[NEWEST_FIRST, False])
+    print("controller's reading after v3:", met, "created:", created)
 
 
 def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_stack):
@@ -220,6 +260,7 @@ def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_st
     second, third = with_images(first, "img:2"), with_images(first, "img:3")
     controller.apply(first)
     controller.controller_at_rest(NAME)
+    v1 = set(replicas(controller))
     code, _, err = plugin.step_until_complete(plugin.write(first, "v1"))
     assert code == StepExit.OK, err
 
@@ -229,6 +270,8 @@ def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_st
             held = settled_status(controller)
             assert_status_matches(controller)
             held_first = replicas(controller)
+            created = {key[1]: obj["metadata"]["creationTimestamp"] for key, obj in controller.objects(NAME).items()
+                       if key[0] == "LeaderWorkerSet"}
             controller.apply(third)
             settled_status(controller)
             assert_status_matches(controller)
@@ -241,7 +284,7 @@ def test_a_rollout_over_a_rollout_takes_the_controllers_steps(sides, upstream_st
             assert replicas(plugin) == held_first, "held at the same point as the controller after v2"
             code, _, err = plugin.step_until_complete(plugin.write(third, "v3"), timeout="10s")
             assert code == StepExit.TIMEOUT, err
-            assert_held_where_the_controller_holds(replicas(plugin), held_first, held_second)
+            assert_held_where_the_controller_holds(replicas(plugin), held_first, held_second, v1, created)
         code, _, err = plugin.step_until_complete(plugin.write(third, "v3"))
         assert code == StepExit.OK, err
         wait_until(lambda: set(plugin.objects(NAME)) == set(controller.objects(NAME)), "the drained LWS deleted")

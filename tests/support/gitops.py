@@ -38,13 +38,13 @@ def mid_rollout(slices: int = 3):
 
 
 def external_set(image: str, decode: int = 2):
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
 
     data = make_set({"prefill": 2, "decode": decode}, image=image).source.data
     roles = [dict(role) for role in data["spec"]["roles"]]
     roles[1]["scaling"] = {"mode": "External"}
     data = {**data, "spec": {**data["spec"], "roles": roles}}
-    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    (ds,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
     return ds
 
 
@@ -60,3 +60,15 @@ def states():
         state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
     out.append(("suspended", new, state))
     return out
+
+
+def step_paths(cluster, paths, reading, namespace):
+    """`rollout step --gitops -f PATHS` as the command runs it: the inputs read once, the
+    directory loaded once (`gitops.directory.load`), stepped (`gitops.run.step_files`)."""
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.gitops import run
+    from kubectl_disagg.inputs import tree as inputs
+
+    tree = inputs.read_tree(paths, reading)
+    directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
+    return run.step_files(cluster, directory, tree.files)

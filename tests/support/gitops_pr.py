@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.sets import load_documents
+import datetime
+import functools
+from dataclasses import replace
+
+from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.waves import promote
 from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from tests.fakes.argo import MemoryArgo, round_trip
+from kubectl_disagg.rollout.analysis import GateAnalysis
+from tests.fakes.argo import MemoryArgo, deploy, round_trip
+from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import MemoryCluster
 from tests.support.paths import DATA
 from tests.support.sets import NS
-
 
 GOLDEN = DATA / "golden" / "gitops_pr"
 
@@ -37,7 +46,7 @@ def llama(image: str = OLD_IMAGE, extra_prefill_args: tuple[str, ...] = (), slic
             "spec": {"containers": [{"name": "vllm", "image": image, "args": args}]}}}}})
     data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
             "metadata": {"name": "llama", "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
-    (ds,) = load_documents(parse_stream(to_yaml(data), "llama.yaml")).sets
+    (ds,) = load_sets(parse_stream(to_yaml(data), "llama.yaml"))
     return ds
 
 
@@ -97,3 +106,75 @@ SCENARIOS = {
 def scenario_steps() -> dict[str, tuple[object, object]]:
     """golden file name → (set, step) of every scenario."""
     return {f"{scenario}-{name}.md": (ds, step) for scenario, make in SCENARIOS.items() for name, ds, step in make()}
+
+
+# --- a fleet under a RolloutPolicy (issue 39) -----------------------------------------------------
+
+NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+
+
+def fleet_policy(slices: int) -> RolloutPolicy:
+    """A canary with an analysis gate on time to first token, a 25 % wave with a manual pause,
+    then the rest; at most 3 slices in flight."""
+    return RolloutPolicy("llama", NS, "llama", (Wave(1, analysis=("ttft",)), Wave("25%", pause=True), Wave("100%")),
+                         max_in_flight=3, analysis=Analysis(Prometheus(address="http://prometheus:9090"), (
+                             Check("ttft", "prefill", 'ttft{revision="{{revision}}"}', Condition("<", 0.5), 60, 1, 0,
+                                   "fail"),)))
+
+
+def fleet_steps(slices: int = 12, ttft: float = 0.1, limit: int = 400, until: int | None = None
+                ) -> list[tuple[object, object]]:
+    """(set, step) of every step commit of a paced rollout of `slices` slices whose canary
+    measures `ttft` seconds: to the end (promoted at the pause), or aborted and rolled back."""
+    old = llama(slices=slices)
+    new = replace(upgraded(slices=slices), policy=fleet_policy(slices))
+    argo, state = deploy(old)
+    measure = GateAnalysis(lambda prometheus: (lambda query: (Sample(ttft),)), clock=FakeClock(wall=NOW))
+    out = []
+    for _ in range(limit):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new), argo.served, now=NOW, analyze=measure)
+        if step.outcome == Outcome.COMPLETE:
+            return out
+        if step.outcome == Outcome.HELD:
+            if any("aborted" in reason for reason in step.reasons):
+                return out
+            _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
+            state = round_trip(promoted, new)
+            continue
+        assert step.outcome == Outcome.ADVANCED, step
+        out.append((new, step))
+        if until is not None and len(out) == until:
+            return out
+        state = round_trip(step.state, new)
+    raise AssertionError("not complete")
+
+
+@functools.cache
+def fleet_runs(slices: int = 12) -> tuple[tuple, tuple]:
+    """The step commits of the fleet's good rollout (ttft 0.1 s: promoted at the pause, to the
+    end) and of its bad canary (ttft 2 s: aborted after wave 1 and rolled back), computed once."""
+    return tuple(fleet_steps(slices, ttft=0.1)), tuple(fleet_steps(slices, ttft=2.0))
+
+
+def fleet_pr_kinds() -> list[tuple[str, object, object]]:
+    """(kind, set, step) of a pull request of each kind of the 12-slice, 3-wave fleet: a wave's
+    start, a step in the middle of a wave, the analysis passed, the pause reached (a person's
+    `promote` next), the abort, a rollback step, the last step (the old revision removed)."""
+    from kubectl_disagg.views.gitops_pr import pr_context
+
+    good, bad = fleet_runs()
+    contexts = [pr_context(ds, NS, step, STATE_FILE) for ds, step in good]
+    last_wave = max(i for i, c in enumerate(contexts) if c["wave"] is not None)
+    passed = next(i for i, c in enumerate(contexts) if "analysis after wave 1 passed" in c["title"])
+    paused = next(i for i, c in enumerate(contexts) if "is paused" in c["title"])
+    abort = next(i for i, (ds, step) in enumerate(bad)
+                 if pr_context(ds, NS, step, STATE_FILE)["title"].startswith("llama: rollback"))
+    picks = {"wave-start": good[last_wave], "mid-wave-step": good[last_wave + 3],
+             "analysis-passed": good[passed], "paused": good[paused], "abort": bad[abort], "rollback-step": bad[abort + 2],
+             "last-step": good[-1]}
+    return [(kind, ds, step) for kind, (ds, step) in picks.items()]
+
+
+SCENARIOS["fleet"] = fleet_pr_kinds

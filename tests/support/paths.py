@@ -65,12 +65,13 @@ class _Sets(list):
 
 
 def load_sets(paths, recursive: bool = False) -> _Sets:
-    """The sets of -f inputs, read as every command reads them (`gitops.directory`, states
+    """The sets of -f inputs, read as every command reads them (`inputs.directory`, states
     not read): `load_sets(paths).sets`."""
-    from kubectl_disagg.gitops import directory
+    from kubectl_disagg.inputs import directory
     from kubectl_disagg.inputs import tree as inputs
 
-    return _Sets(entry.ds for entry in directory.read(list(paths), inputs.Reading(recursive), states=False).sets)
+    reading = inputs.Reading(recursive)
+    return _Sets(entry.ds for entry in directory.load(inputs.read_tree(list(paths), reading), reading).sets)
 
 
 def sets_from_files(paths, recursive: bool = False) -> list:

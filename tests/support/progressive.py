@@ -11,8 +11,8 @@ import yaml
 from kubernetes import client
 
 from kubectl_disagg.core import naming
+from kubectl_disagg.exits import GitopsExit
 from tests.support.stepping import write_set
-
 
 ROLES = {"prefill": 1, "decode": 1}
 
@@ -64,3 +64,19 @@ def process(stepper, *argv: str) -> subprocess.Popen:
     return subprocess.Popen([str(CONSOLE_SCRIPT), *argv, "--kubeconfig", str(stepper.control_plane.kubeconfig),
                              "--context", "admin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object, list[str]]:
+    """Sync → ready → step (with its pull request text) → commit, until the step's code is in
+    `until`: the last run and the pull request texts of the commits."""
+    texts = []
+    for index in range(limit):
+        repo.sync()
+        repo.simulator.sync(repo.namespace)
+        run = repo.step("--pr-description", str(pr_file))
+        if run.code in until:
+            return run, texts
+        assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
+        texts.append(pr_file.read_text())
+        repo.commit(f"rollout step {index}")
+    raise AssertionError("never reached")

@@ -9,7 +9,7 @@ from kubectl_disagg.core.policy import RolloutPolicy
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.rollout_config import resolve_config
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_sets
 from kubectl_disagg.core.status import derive_status
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
@@ -30,7 +30,7 @@ def make_set(replicas: dict[str, int], image: str = "img:1", slices: int = 1, ro
         roles.append({"name": role, "spec": spec})
     data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
             "metadata": {"name": name, "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
-    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    (ds,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
     return ds
 
 

@@ -195,3 +195,16 @@ MORE_POD_TEMPLATE_REFUSALS = [
         {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]),
      "spec.roles[0].spec.leaderWorkerTemplate.volumeClaimTemplates[0].spec.resources.requests.storage"),
 ]
+
+
+# What the API server's message says, in its words, for each case of REFUSED_BY_THE_CLUSTER
+# (tests/integration/test_api_verdicts.py holds the server to it).
+SERVER_SAYS = {
+    "duplicate-env": 'Duplicate value: {"name":"A"}',
+    "duplicate-container-port": 'Duplicate value: {"containerPort":80,"protocol":"TCP"}',
+    "size-over-int32": "must be of type integer with format int32",
+    "probe-port-over-65535": "must be between 1 and 65535, inclusive",
+    "grpc-probe-port-over-65535": "must be between 1 and 65535, inclusive",
+    "rollout-type-empty": 'Unsupported value: "": supported values: "RollingUpdate"',
+    "namespace-64-characters": "must be no more than 63 characters",
+}

@@ -14,7 +14,7 @@ T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
 def run_pass(ds, cluster, position, now):
     snapshot = cluster.snapshot(ds.name)
     passage = admit(ds, snapshot, position, now)
-    result = reconcile(passage.target, snapshot, passage.admission)
+    result = reconcile(passage.reconciled, snapshot, passage.admission)
     return passage, result, snapshot
 
 

@@ -1,7 +1,7 @@
 """The house by concern: each package imports only the packages below it, and none imports in a cycle.
 
 The layers, lowest first: `errors` (problems for people), `exits` (every command's exit codes),
-`manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain:
+`clock` (the one clock: wall time and monotonic seconds), `manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain:
 model, validation, revision, planner, render, reconcile, status), `inputs` (the one input reader:
 files, directories, globs and state files read from disk once per command), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
 server: the client wing `kube.client` behind its face, the session, the executor, the lease),
@@ -21,7 +21,7 @@ import pytest
 from tests.support.paths import PACKAGE
 
 
-LAYERS = ["errors", "exits", "manifests", "core", "inputs", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
+LAYERS = ["errors", "exits", "clock", "manifests", "core", "inputs", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
           "cli"]
 
 
@@ -65,14 +65,29 @@ def test_every_module_lives_in_a_layer():
     assert homeless == []
 
 
+# The one view the layers below views/ may call: the words of why a paced rollout stops
+# (core.waves decides it as data; the pacers record the words in a pass and a RolloutState).
+PHRASED_BELOW_VIEWS = {"kubectl_disagg.views.stops"}
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_imports_upward(module):
     mine = _layer(module)
     if mine not in LAYERS:
         return
-    upward = sorted(target for target in MODULES[module]
+    upward = sorted(target for target in MODULES[module] - PHRASED_BELOW_VIEWS
                     if _layer(target) in LAYERS and LAYERS.index(_layer(target)) > LAYERS.index(mine))
     assert upward == [], f"{module} imports a higher layer"
+
+
+def test_the_view_phrased_below_views_stands_on_core():
+    """What the pacers may call from views/ imports nothing above core/, so calling it climbs no
+    layer it could not reach itself; and core/ spells no command line (views/stops.py does)."""
+    for module in PHRASED_BELOW_VIEWS:
+        assert sorted(t for t in MODULES[module] if LAYERS.index(_layer(t)) > LAYERS.index("core")) == []
+    spelled = sorted(str(path.relative_to(PACKAGE)) for path in (PACKAGE / "core").rglob("*.py")
+                     if "kubectl disagg rollout" in path.read_text())
+    assert spelled == []
 
 
 def test_no_import_cycle():
@@ -198,16 +213,15 @@ def test_render_is_offline():
 def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
     """`rollout status -f` reads the live objects and derives the controller's status; the
     `--gitops` mode and the `-o text` view (a Jinja2 template) are imported where they are chosen.
-    Of gitops/ it loads only the one reader of -f inputs, `gitops.directory`, and what that needs."""
-    reached = _reached("kubectl_disagg.commands.rollout_status", at_import=True) - _reached(
-        "kubectl_disagg.gitops.directory")
+    It loads nothing of gitops/ (the -f inputs are loaded by `inputs.directory`)."""
+    reached = _reached("kubectl_disagg.commands.rollout_status", at_import=True)
     assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
 
 
 def test_imports_at_import_time_only_is_narrower():
     """The check above can fail: the command's modes do reach gitops/ and the template engine."""
     reached = _reached("kubectl_disagg.commands.rollout_status")
-    assert "kubectl_disagg.commands.rollout_status_gitops" in reached
+    assert "kubectl_disagg.gitops.watch" in reached
     assert "kubectl_disagg.views.templating" in reached
 
 
@@ -252,6 +266,18 @@ def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
     assert heavy <= _reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"
 
 
+def test_the_shared_pipeline_sits_below_gitops():
+    """Read → sets → render is `inputs/` (the reader, `inputs.directory`'s loading and steady
+    render); `render` imports no module of gitops/ when it is loaded, and `gitops.directory`
+    calls the pipeline for the sets with a rollout state rather than holding one of its own."""
+    assert sorted(m for m in _reached("kubectl_disagg.commands.render", at_import=True) if _layer(m) == "gitops") == []
+    assert "kubectl_disagg.inputs.directory" in MODULES["kubectl_disagg.gitops.directory"]
+    holders = sorted(module for module, path in ((_module_name(p), p) for p in sorted(PACKAGE.rglob("*.py")))
+                     for node in ast.parse(path.read_text()).body
+                     if isinstance(node, ast.ClassDef) and node.name in ("Directory", "SetEntry", "LoadResult"))
+    assert holders == ["kubectl_disagg.inputs.directory", "kubectl_disagg.inputs.directory"]
+
+
 # The one input reader (issue 38): `inputs/` lists directories and opens the files a command
 # reads (manifests, state files, stdin); nothing else does. The cluster client reads its own
 # files (kubeconfig, tokens, certificates) and `manifests/crds.py` the CRDs shipped in the package:
@@ -284,3 +310,94 @@ def test_one_input_reader():
         if found := _reading(path):
             readers[module] = found
     assert readers == {}
+
+
+# Where `clock` still means another thing (a callable of a datetime, epoch seconds): the rollout
+# verbs and step being folded (issue 38), and the analysis run's epoch seconds. Shrinks, never grows.
+CLOCKS_NOT_YET_A_CLOCK: set[str] = set()
+
+
+def test_a_clock_is_the_one_clock():
+    """A parameter named `clock` is a `kubectl_disagg.clock.Clock` (wall time and monotonic
+    seconds, one injected type): it once meant monotonic seconds, a datetime or epoch seconds,
+    each a different callable."""
+    others = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.arg) and node.arg == "clock" and ast.unparse(node.annotation or node) != "Clock":
+                others.setdefault(module, []).append(node.lineno)
+    assert sorted(others) == sorted(CLOCKS_NOT_YET_A_CLOCK)
+
+
+def test_inputs_are_loaded_in_one_place():
+    """A command's documents become sets in one place, `inputs.directory` (through
+    `core.sets.load_documents`): no second loader beside it in the package (a set read from the
+    cluster is loaded by `core.sets.set_from_object`, one object at a time)."""
+    callers = sorted(_module_name(path) for path in sorted(PACKAGE.rglob("*.py"))
+                     for node in ast.walk(ast.parse(path.read_text()))
+                     if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None))
+                     in ("load_documents", "load_sets"))
+    assert sorted(set(callers)) == ["kubectl_disagg.core.sets", "kubectl_disagg.inputs.directory"]
+# The mode is a store, not a fork (issue 38, design §9.8): `rollout/` defines where a position is
+# kept (`PositionStore`) and runs each verb once over it; `gitops/` implements it over the state
+# file; only `commands/` picks a store and hands it to the verbs.
+STORE_PROTOCOL = "kubectl_disagg.rollout.store"
+STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.gitops.store"}
+
+
+def _classes(module: str) -> dict[str, ast.ClassDef]:
+    return {node.name: node for node in ast.parse(_path_of(module).read_text()).body if isinstance(node, ast.ClassDef)}
+
+
+def _members(node: ast.ClassDef) -> set[str]:
+    names = {item.name for item in node.body if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")}
+    names |= {item.target.id for item in node.body if isinstance(item, ast.AnnAssign)
+              and isinstance(item.target, ast.Name)}
+    names |= {target.id for item in node.body if isinstance(item, ast.Assign) for target in item.targets
+              if isinstance(target, ast.Name)}
+    return names
+
+
+def test_rollout_defines_the_position_store_and_never_reaches_gitops():
+    protocol = _classes(STORE_PROTOCOL)["PositionStore"]
+    assert any(isinstance(base, ast.Name) and base.id == "Protocol" for base in protocol.bases)
+    reaching = sorted(f"{module} -> {target}" for module, targets in MODULES.items() if _layer(module) == "rollout"
+                      for target in targets if _layer(target) == "gitops")
+    assert reaching == []
+
+
+@pytest.mark.parametrize("store", sorted(STORES))
+def test_each_store_implements_every_member_of_the_protocol(store):
+    wanted = _members(_classes(STORE_PROTOCOL)["PositionStore"])
+    assert wanted >= {"together", "sets", "who", "read", "change", "write", "record"}
+    assert sorted(wanted - _members(_classes(STORES[store])[store])) == []
+
+
+def test_only_commands_pick_a_store():
+    """A store is made (called by name) in `commands/` alone: the verbs, the views and the
+    libraries take the one they are given."""
+    making = sorted(f"{_module_name(path)} makes {node.func.id}" for path in sorted(PACKAGE.rglob("*.py"))
+                    for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STORES
+                    and _layer(_module_name(path)) != "commands")
+    assert making == []
+    assert {"kubectl_disagg.rollout.store", "kubectl_disagg.gitops.store"} <= _reached(
+        "kubectl_disagg.commands.rollout_verbs")
+
+
+def test_each_verb_is_written_once():
+    """No mode twin of the verbs: one command module, one library, no `gitops/verbs.py`."""
+    assert "kubectl_disagg.commands.rollout_verbs_gitops" not in MODULES
+    assert "kubectl_disagg.gitops.verbs" not in MODULES
+
+
+def test_one_pacer_admits_measures_and_admits_again():
+    """admit → analyze → re-admit is written once (rollout/pacer.py `pace`), for the cluster's
+    stepper and git's step alike: no other module asks which analysis gate is pending."""
+    asking = sorted(_module_name(path) for path in sorted(PACKAGE.rglob("*.py"))
+                    if "pending_gate" in {node.id for node in ast.walk(ast.parse(path.read_text()))
+                                          if isinstance(node, ast.Name)})
+    assert asking == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
+    assert "kubectl_disagg.rollout.pacer" in MODULES["kubectl_disagg.rollout.progressive"]
+    assert "kubectl_disagg.rollout.pacer" in MODULES["kubectl_disagg.gitops.paced"]

@@ -24,7 +24,8 @@ def names(words):
 
 
 def test_subcommands():
-    assert names([""]) == (["cmp", "completion", "crds", "handover", "render", "rollout", "validate"], NO_FILE_COMP)
+    assert names([""]) == (["cmp", "completion", "crds", "handover", "render", "rollout", "set", "validate", "version"],
+                            NO_FILE_COMP)
     assert names(["r"]) == (["render", "rollout"], NO_FILE_COMP)
     assert names(["rollout", "st"]) == (["state", "status", "step"], NO_FILE_COMP)
 
@@ -75,8 +76,8 @@ def test_set_names_from_the_current_directory(monkeypatch, tmp_path):
 def test_the_executable_speaks_cobra():
     out = subprocess.run([str(HELPER), "rollout", ""], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["abort", "pause", "plan", "promote", "resume", "state", "status",
-                                                         "step"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["abort", "history", "pause", "plan", "promote", "restart", "resume",
+                                                         "retry", "state", "status", "step", "undo"]
     assert lines[-1] == ":4"
 
 
@@ -113,3 +114,72 @@ printf '%s\\n' "${{COMPREPLY[@]}}" | sort | tr '\\n' ' '
     env = {"PATH": f"{HELPER.parent}:/usr/bin:/bin"}
     out = subprocess.run(["bash", "-c", program], capture_output=True, text=True, env=env, cwd=REPO).stdout
     assert out.strip() == expected
+
+
+class Names:
+    """A stand-in for the cluster and the kubeconfig (`ClusterNames`), keeping what it was asked."""
+
+    def __init__(self):
+        self.asked = []
+
+    def namespaces(self, kubeconfig, context):
+        self.asked.append(("namespaces", kubeconfig, context))
+        return ["default", "prod", "serving"]
+
+    def contexts(self, kubeconfig):
+        self.asked.append(("contexts", kubeconfig))
+        return ["kind-a", "prod-eu"]
+
+    def set_names(self, kubeconfig, context, namespace):
+        self.asked.append(("sets", kubeconfig, context, namespace))
+        return {"serving": ["llama", "mixtral"], None: ["default-set"]}.get(namespace, [])
+
+
+def test_namespaces_complete_from_the_cluster():
+    cluster = Names()
+    assert complete(cli, ["rollout", "status", "-n", "s"], cluster).candidates == ("serving",)
+    assert complete(cli, ["rollout", "status", "--context", "prod-eu", "--namespace=p"], cluster).candidates == \
+        ("--namespace=prod",)
+    assert cluster.asked[-1] == ("namespaces", None, "prod-eu")
+
+
+def test_contexts_complete_from_the_kubeconfig():
+    cluster = Names()
+    assert complete(cli, ["rollout", "step", "--kubeconfig", "k.yaml", "--context", ""], cluster).candidates == \
+        ("kind-a", "prod-eu")
+    assert cluster.asked == [("contexts", "k.yaml")]
+
+
+def test_set_names_of_the_namespace_typed_earlier(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    cluster = Names()
+    assert names_with(cluster, ["rollout", "status", "-n", "serving", ""]) == ["llama", "mixtral"]
+    assert names_with(cluster, ["rollout", "plan", ""]) == ["default-set"]  # the context's namespace
+    assert names_with(cluster, ["rollout", "plan", "-f", str(EXAMPLES / "prefill-decode.yaml"), ""]) == ["llama"]
+    assert [a for a in cluster.asked if a[0] == "sets"] == [("sets", None, None, "serving"), ("sets", None, None, None)]
+
+
+def names_with(cluster, words):
+    return [c.split("\t")[0] for c in complete(cli, words, cluster).candidates]
+
+
+def test_a_server_that_does_not_answer_costs_a_tab_at_most_its_bound(monkeypatch):
+    import threading
+    import time
+
+    from kubectl_disagg.commands.complete import KubeNames
+    from kubectl_disagg.kube import session
+
+    released = threading.Event()
+
+    class Hanging:
+        def __init__(self, *args):
+            released.wait(30)  # a connection that never answers (the client's retries)
+
+    monkeypatch.setattr(session, "Session", Hanging)
+    started = time.monotonic()
+    try:
+        assert KubeNames._asked(None, None, lambda s: ["never"], seconds=0.2) == []
+    finally:
+        released.set()
+    assert time.monotonic() - started < 2

@@ -4,6 +4,7 @@ the troubleshooting page are the commands' own (hack/docs.py makes and checks al
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import pathlib
 
@@ -27,8 +28,8 @@ PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *ROOT.glob("
 
 
 def test_design_has_every_section_the_repository_numbers():
-    expected = {str(n) for n in range(1, 11)} | {"1.1", "3.1"} | {f"4.{n}" for n in range(1, 5)} | \
-        {f"8.{n}" for n in range(1, 5)} | {f"9.{n}" for n in range(1, 8)} | {f"10.{n}" for n in range(1, 5)}
+    expected = {str(n) for n in range(1, 11)} | {"1.1", "2.1", "3.1"} | {f"4.{n}" for n in range(1, 5)} | \
+        {f"8.{n}" for n in range(1, 5)} | {f"9.{n}" for n in range(1, 9)} | {f"10.{n}" for n in range(1, 5)}
     assert set(docs.sections()) == expected
 
 
@@ -151,3 +152,28 @@ def test_a_block_run_by_a_demo_names_it_and_its_commands_carry_their_codes(monke
     assert docs.shell_block_problems() == [
         "docs/tutorials/x.md:2: run by `make demo-git`, but its test checks docs/tutorials/git-rollout.md",
         "docs/tutorials/x.md:6: run by `make demo-gti`, but no demo's test goes by that name"]
+
+
+DEMO_TEST = ROOT / "tests" / "integration" / "test_demo.py"
+
+
+def demos_checked() -> set[str]:
+    """The demos (make targets) whose test in test_demo.py checks them against their tutorial: the
+    first argument of each `assert_tutorial_is_the_demo(...)` call inside a test function."""
+    found = set()
+    for test in ast.parse(DEMO_TEST.read_text()).body:
+        if isinstance(test, ast.FunctionDef) and test.name.startswith("test_"):
+            for call in ast.walk(test):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                        and call.func.id == "assert_tutorial_is_the_demo" and isinstance(call.args[0], ast.Constant)):
+                    found.add(call.args[0].value)
+    return found
+
+
+def test_a_block_run_by_a_demo_is_checked_by_the_demos_test():
+    """A block whose "not run" reason says "run by `make TARGET`" is true only where TARGET is a
+    demo whose test compares that very page with what the demo ran (hack/docs.py's
+    DEMO_TUTORIALS, test_demo.py's `assert_tutorial_is_the_demo`)."""
+    assert demos_checked() == set(docs.DEMO_TUTORIALS)  # each demo's test checks the page the table names
+    assert docs.shell_block_problems() == []  # each "run by" block is on the page its demo's test checks
+    assert {block.run_by for page in docs.run_pages() for block in docs.shell_blocks(page.read_text())} > {None}

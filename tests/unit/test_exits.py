@@ -19,17 +19,11 @@ def test_the_numbers_stay_what_scripts_and_docs_rely_on():
     assert {code.name: int(code) for code in exits.GitopsExit} == {
         "ADVANCED": 0, "ERROR": 1, "USAGE": 2, "REFUSED": 3, "TIMEOUT": 4, "WAITING": 5, "COMPLETE": 6, "HELD": 7}
     assert {code.name: int(code) for code in exits.StatusExit} == {
-        "AVAILABLE": 0, "ERROR": 1, "USAGE": 2, "NOT_AVAILABLE": 3, "TIMEOUT": 4}
+        "AVAILABLE": 0, "ERROR": 1, "USAGE": 2, "NOT_AVAILABLE": 3, "TIMEOUT": 4, "HELD": 7}
+    assert exits.StatusExit.HELD == exits.StepExit.HELD == exits.GitopsExit.HELD  # a hold reads the same everywhere
     assert [int(code) for code in exits.VerbExit] == [int(code) for code in exits.HandoverExit] == [0, 1, 2, 3]
     assert [int(code) for code in exits.CmpExit] == [0, 1]
     assert (exits.Exit.INTERRUPTED, exits.terminated(15)) == (130, 143)
-
-
-def test_most_pressing_asks_most_of_the_operator():
-    G = exits.GitopsExit
-    assert exits.most_pressing([G.COMPLETE, G.ADVANCED]) == G.ADVANCED
-    assert exits.most_pressing([G.ADVANCED, G.HELD, G.WAITING]) == G.WAITING
-    assert exits.most_pressing([6, 4, 3]) == G.REFUSED
 
 
 COMMANDS = list(commands(cli))

@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 
 from kubectl_disagg.wait import WATCH_SLICE_SECONDS, Deadline, until_settled
+from tests.fakes.clock import FakeClock
 
 
-class Clock:
+class Clock(FakeClock):
+    """Monotonic seconds kept in `now`, which the fake watch moves."""
+
     def __init__(self, now: float = 100.0):
+        super().__init__(read=lambda: self.now)
         self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FakeWatch:

@@ -103,8 +103,8 @@ def test_the_completion_link_answers_kubectl(dist, home):
     answered = run(dist / "kubectl_complete-disagg", home, "rollout", "")
     assert answered.returncode == 0, answered.stderr
     lines = answered.stdout.splitlines()
-    assert {line.split("\t")[0] for line in lines[:-1]} == {"abort", "pause", "plan", "promote", "resume", "state",
-                                                             "status", "step"}
+    assert {line.split("\t")[0] for line in lines[:-1]} == {"abort", "history", "pause", "plan", "promote", "restart", "resume",
+                                                             "retry", "state", "status", "step", "undo"}
     assert lines[-1] == ":4"  # Cobra's ShellCompDirectiveNoFileComp
 
 

@@ -93,19 +93,29 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Con
     if not kubeconfig and not from_env and os.environ.get("KUBERNETES_SERVICE_HOST") and not os.path.exists(
             os.path.expanduser(DEFAULT_KUBECONFIG)):
         return _in_cluster()
-    if kubeconfig:
-        if not os.path.isfile(os.path.expanduser(kubeconfig)):
-            raise UserError(f"--kubeconfig {kubeconfig}: no such file")
-        paths, shown = [kubeconfig], kubeconfig
-    elif from_env:
-        paths = [p for p in from_env.split(os.pathsep) if p]
-        shown = from_env
-    else:
-        paths, shown = [DEFAULT_KUBECONFIG], DEFAULT_KUBECONFIG
+    paths, shown = _paths(kubeconfig)
     merged = _merge(paths, shown)
     connection, namespace = _from_context(merged, context, shown)
     _check_credentials(connection)
     return connection, namespace
+
+
+def context_names(kubeconfig: str | None) -> list[str]:
+    """The contexts of the kubeconfig files kubectl would read (what `--context` completes to)."""
+    return sorted(_merge(*_paths(kubeconfig)).contexts)
+
+
+def _paths(kubeconfig: str | None) -> tuple[list[str], str]:
+    """The kubeconfig files to merge, and how messages name them: --kubeconfig, else
+    $KUBECONFIG's list, else ~/.kube/config."""
+    from_env = os.environ.get("KUBECONFIG")
+    if kubeconfig:
+        if not os.path.isfile(os.path.expanduser(kubeconfig)):
+            raise UserError(f"--kubeconfig {kubeconfig}: no such file")
+        return [kubeconfig], kubeconfig
+    if from_env:
+        return [p for p in from_env.split(os.pathsep) if p], from_env
+    return [DEFAULT_KUBECONFIG], DEFAULT_KUBECONFIG
 
 
 # --- reading and merging kubeconfig files ----------------------------------------------------

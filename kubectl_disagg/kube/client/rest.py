@@ -354,9 +354,9 @@ def _dry_run_query(dry_run: bool) -> dict[str, str]:
 
 
 def path_of(resource: Resource, namespace: str, name: str | None = None) -> str:
-    """The URL path of a namespaced collection, or of one object in it."""
+    """The URL path of a namespaced collection (namespace "": of a cluster's kind), or of one object in it."""
     base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
-    path = f"{base}/namespaces/{_quote(namespace)}/{resource.plural}"
+    path = f"{base}/namespaces/{_quote(namespace)}/{resource.plural}" if namespace else f"{base}/{resource.plural}"
     return path if name is None else f"{path}/{_quote(name)}"
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.kube.client.transport import NetworkError
 from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
@@ -72,7 +73,7 @@ def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: 
 
 
 def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = False,
-             sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+             sleep: Callable[[float], None] = time.sleep, clock: Clock = SYSTEM_CLOCK,
              deadline: Deadline | None = None) -> Any:
     """`call()` (one request), again while it fails in a way worth another try, within the budget.
 
@@ -86,23 +87,23 @@ def retrying(call: Callable[[], Any], *, read: bool = False, repeatable: bool = 
     resend (or a wait for one) it leaves no time for, raises `DeadlineExceeded` (the error that
     stopped it its cause): the caller knows that no answer came in time, not what the answer is.
     """
-    start, resent = clock(), False
+    start, resent = clock.monotonic(), False
     for attempt in itertools.count():
         try:
             return call()
         except ErrorAnswer as err:
             err.attempts, err.resent = attempt + 1, resent
             wait = retry_after(err.status, err.headers, attempt, read=read)
-            if wait is None or clock() - start + wait > RETRY_BUDGET_SECONDS:
+            if wait is None or clock.monotonic() - start + wait > RETRY_BUDGET_SECONDS:
                 raise
             _within(deadline, wait, err)
         except NetworkError as err:
-            err.attempts, err.elapsed = attempt + 1, clock() - start  # type: ignore[attr-defined]
+            err.attempts, err.elapsed = attempt + 1, clock.monotonic() - start  # type: ignore[attr-defined]
             _within(deadline, 0.0, err)  # timed out by the deadline's own limit, perhaps
             if attempt >= MAX_RETRIES or err.lasting or (err.sent and not repeatable):
                 raise
             wait = 0.0 if err.reused and not err.sent else backoff(attempt)  # a kept-alive connection closed
-            if clock() - start + wait > RETRY_BUDGET_SECONDS:
+            if clock.monotonic() - start + wait > RETRY_BUDGET_SECONDS:
                 raise
             _within(deadline, wait, err)
             resent = resent or err.sent

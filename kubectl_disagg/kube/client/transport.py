@@ -412,10 +412,10 @@ class Transport:
         """One request to `url` (this server's base URL + path and query); raises NetworkError
         when no answer came. A `deadline` (wait.Deadline) bounds it whole: the connection, the
         TLS handshake, the sending and every receive of a (not streamed) answer."""
-        target = url[self._origin_length:] or "/"
-        if any(c <= " " or c == "\x7f" for c in target):
+        request_target = url[self._origin_length:] or "/"
+        if any(c <= " " or c == "\x7f" for c in request_target):
             raise UserError(f"{self._connection.whose}: a request URL can't contain control characters or spaces: "
-                            f"{target!r}")
+                            f"{request_target!r}")
         sent = {"User-Agent": self.user_agent, "Accept-Encoding": "gzip", **(headers or {})}
         authorization = self._credentials.authorization()  # may run an exec plugin again: a new certificate
         if authorization:
@@ -426,7 +426,7 @@ class Transport:
             sent["Content-Length"] = str(len(body))
         # Impersonate-Group may repeat
         fields = (("Host", self._host_field), *sent.items(), *self._connection.impersonate)
-        message = _message(f"{method} {target} HTTP/1.1", fields) + (body or b"")
+        message = _message(f"{method} {request_target} HTTP/1.1", fields) + (body or b"")
         started = time.monotonic()
         try:
             response = self._round_trip(method, message, read_timeout, stream, deadline)
@@ -793,11 +793,11 @@ def _socks5_connect(sock: socket.socket, host: str, port: int, user: tuple[str, 
             raise OSError("SOCKS5 proxy refused the user name and password")
     try:
         address = ipaddress.ip_address(host.split("%", 1)[0])
-        target = (b"\x01" if address.version == 4 else b"\x04") + address.packed
+        address_field = (b"\x01" if address.version == 4 else b"\x04") + address.packed
     except ValueError:
         name = host.encode("idna") if not host.isascii() else host.encode()
-        target = b"\x03" + bytes([len(name)]) + name
-    sock.sendall(b"\x05\x01\x00" + target + port.to_bytes(2, "big"))
+        address_field = b"\x03" + bytes([len(name)]) + name
+    sock.sendall(b"\x05\x01\x00" + address_field + port.to_bytes(2, "big"))
     version, reply, _, kind = take(4)
     if version != 5 or reply != 0:
         raise OSError(f"SOCKS5 proxy could not connect: {_SOCKS_REPLIES.get(reply, f'reply {reply}')}")

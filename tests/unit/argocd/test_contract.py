@@ -52,7 +52,7 @@ def test_defaults_are_the_ones_plugin_yaml_announces():
     assert set(announced) == set(argocd.PARAMETERS)
     assert announced == {"namespace": "", "include": list(defaults.include), "strict": "false",
                          "rollout-state": defaults.state_file, "require-rollout-state": "true", "recurse": "false",
-                         "exclude": list(defaults.exclude)}
+                         "exclude": list(defaults.exclude), "revision-services": "true"}
     assert (defaults.namespace, defaults.strict, defaults.unknown, defaults.require_state) == (None, False, (), True)
 
 
@@ -237,12 +237,12 @@ def test_refuses_a_cluster_without_leaderworkerset():
 
 def test_renders_from_the_rollout_state_and_requires_one_by_default():
     from kubectl_disagg.gitops.step import initial_state
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml
     from kubectl_disagg.gitops.state import state_document
 
-    (ds,) = load_documents(parse_stream(EXAMPLE, "a.yaml")).sets
+    (ds,) = load_sets(parse_stream(EXAMPLE, "a.yaml"))
     document = state_document(initial_state(ds, ds.namespace))
     state = to_yaml(document).encode()
     steady = generate({"a.yaml": EXAMPLE}).objects
@@ -259,12 +259,12 @@ def test_renders_from_the_rollout_state_and_requires_one_by_default():
 
 def test_a_directory_is_checked_whole():
     from kubectl_disagg.gitops.step import initial_state
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
     from kubectl_disagg.gitops.state import state_document
 
-    (ds,) = load_documents(parse_stream(EXAMPLE, "a.yaml")).sets
+    (ds,) = load_sets(parse_stream(EXAMPLE, "a.yaml"))
     document = state_document(initial_state(ds, ds.namespace))
     other = {**document, "metadata": {"name": "mistral", "namespace": "serving"}}
     line = refusal({"a.yaml": EXAMPLE}, state=to_yaml_stream([document, other]).encode(), steady_only=False)
@@ -296,3 +296,16 @@ def test_parameters_nested_without_end_are_one_line_from_cmp_generate(tmp_path, 
     assert exited.value.code == 1
     assert capsys.readouterr().err.splitlines() == [
         "ARGOCD_APP_PARAMETERS: nested too deeply to be a list of {name, string|array|map}"]
+
+
+def test_revision_services_false_renders_no_prv_services_and_keeps_the_users_own():
+    user_service = (b"apiVersion: v1\nkind: Service\nmetadata:\n  name: mine-prv\n"
+                    b"spec:\n  clusterIP: None\n")
+    files = {"ds.yaml": EXAMPLE, "svc.yaml": user_service}
+    every = generate(files).objects
+    kept = generate(files, {"ARGOCD_ENV_REVISION_SERVICES": "false"}).objects
+    ours = [o for o in every if o["kind"] == "Service" and o["metadata"]["name"] != "mine-prv"]
+    assert ours and all(o["metadata"]["name"].endswith("-prv") for o in ours)
+    assert kept == [o for o in every if o not in ours]
+    assert params(ARGOCD_ENV_REVISION_SERVICES="FALSE").revision_services is False
+    assert params().revision_services is True

@@ -48,7 +48,7 @@ def test_one_check_for_every_declared_combination(args, message):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["rollout", "step", "--gitops", "llm"], "--gitops takes -f (the set's file or directory, where its state is "
-                                             "kept) and neither NAME, --dry-run, --until-complete nor --wait-for-lease"),
+                                             "kept) and neither NAME, --dry-run, --until-complete, --wait-for-lease nor --quiet"),
     (["rollout", "step", "--gitops", "-f", SET, "--wait-for-lease"], "neither NAME, --dry-run"),
     (["rollout", "step", "--gitops", "-f", SET, "--branch", "b"], "Error: --branch goes with --commit"),
     (["rollout", "step", "-f", SET, "--branch", "b"],

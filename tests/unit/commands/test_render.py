@@ -47,3 +47,32 @@ def test_a_policy_beside_the_set_loads_its_reader(tmp_path):
     (tmp_path / "policy.yaml").write_text(POLICY.replace("NAMESPACE", namespace))
     loaded = loaded_by_render(tmp_path)
     assert "kubectl_disagg.core.policy" in loaded
+
+
+def test_render_of_a_plain_set_never_loads_gitops(tmp_path):
+    """`render -f` of inputs with no state file runs below gitops/ (`inputs.directory`): no
+    module of the git floor is loaded, and the output is the steady render; a state file beside
+    the set sends the same inputs through gitops/."""
+    import subprocess
+    import sys
+
+    from tests.support.paths import EXAMPLES
+
+    probe = ("import sys\nfrom kubectl_disagg.cli import main\n"
+             "try:\n    main(['render', '-f', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('kubectl_disagg.gitops')), file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", probe, str(EXAMPLES / "prefill-decode.yaml")],
+                         capture_output=True, text=True, check=True)
+    assert run.stderr.strip().splitlines()[-1] == "[]"
+    assert "kind: LeaderWorkerSet" in run.stdout
+def test_no_revision_services_leaves_out_only_the_prv_services(capsys):
+    import yaml
+    from tests.support.cli import run
+    example = str(ROOT / "examples" / "prefill-decode.yaml")
+    code, every, _ = run(["render", "-f", example], capsys)
+    assert code == 0
+    code, without, _ = run(["render", "-f", example, "--no-revision-services"], capsys)
+    assert code == 0
+    every_docs, without_docs = list(yaml.safe_load_all(every)), list(yaml.safe_load_all(without))
+    assert {d["kind"] for d in every_docs} == {"LeaderWorkerSet", "Service"}
+    assert without_docs == [d for d in every_docs if d["kind"] == "LeaderWorkerSet"]

@@ -184,3 +184,102 @@ def test_document_mode_checks_from_against_the_roles(capsys):
 def test_document_mode_refuses_flags_the_document_answers(capsys):
     code, out, err = run(capsys, "-f", str(EXAMPLES / "percent-rollout.yaml"), "--from", "10,4", "--max-surge", "2")
     assert (code, out) == (2, "") and "--max-surge" in err
+
+
+# --- a live set under a RolloutPolicy: the fleet (issue 39) ------------------------------------
+
+
+def live_fleet(monkeypatch, tmp_path):
+    """The set and its policy in files, the fleet at the canary's gate in an in-memory cluster
+    whose RolloutState records it: `rollout plan -f DIR` reads that cluster."""
+    import contextlib
+
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.rollout.progressive import state_object
+    from tests.fakes.cluster import MemoryCluster, MemorySession
+    from tests.support.policy import POLICY, SET
+    from tests.support.waves import until_held
+
+    (tmp_path / "ds.yaml").write_text(SET.replace("img:1", "img:2").replace("replicas: 1", "replicas: 2", 1))
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    old = load_sets(parse_stream(SET.replace("replicas: 1", "replicas: 2", 1), "ds.yaml"))[0]
+    (ds,) = load_sets(parse_stream((tmp_path / "ds.yaml").read_text() + POLICY, "ds.yaml"))
+    memory = MemoryCluster("serving")
+    from kubectl_disagg.core.render import render_set
+    for obj in render_set(old, "serving"):
+        memory.add(obj)
+    memory.settle()
+    at_gate = until_held(ds, memory, None).decision
+    stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "1"}})
+
+    class Session(MemorySession):
+        def __init__(self):
+            super().__init__(memory)
+            self.client = self
+
+        def serves(self, resource):
+            return True
+
+        def rollout_state(self, name, namespace):
+            return stored
+
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(Session()))
+    return old, ds
+
+
+def test_issue39_live_plan_of_a_paced_set_is_its_fleet(monkeypatch, tmp_path, capsys):
+    old, ds = live_fleet(monkeypatch, tmp_path)
+    code, out, err = run(capsys, "-f", str(tmp_path))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:9] == [
+        f"disaggregatedset/llama: rollout to revision {ds.revision[:8]} from {old.revision[:8]}",
+        "  3 waves, at most 2 slices in flight; now: wave 1 of 3 is done and waits at its gate (pause)",
+        "  WAVE  SLICES      STEPS EACH  PASSES  GATES AFTER IT",
+        f"     1  slice 0     4           done    a pause until `kubectl disagg rollout promote -f {tmp_path}`",
+        "     2  slice 1     4           1-6     analysis ttft, then a 15m soak",
+        "     3  slices 2-3  4           7-12    -",
+        f"  slice 0: done at {ds.revision[:8]} (prefill 2, decode 1), wave 1",
+        f"  slice 1: held at {old.revision[:8]} (prefill 2, decode 1), wave 2",
+        f"  slices 2-3: held at {old.revision[:8]} (prefill 2, decode 1), wave 3",
+    ]
+    assert "no rollout under way" not in out
+    assert "  to the end: 12 passes of `kubectl disagg rollout step` (12 commits through git, --gitops)\n" in out
+    assert ("  stops: now: wave 1's pause (promote); after pass 6: wave 2's analysis (ttft); "
+            "after pass 6: wave 2's 15m soak\n") in out
+
+    code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "json")
+    (fleet,) = json.loads(out)["fleets"]
+    assert [s["situation"] for s in fleet["slices"]] == ["done", "held", "held", "held"]
+    assert fleet["slices"][1]["replicas"] == {"prefill": 2, "decode": 1} and fleet["slices"][1]["revision"] == old.revision
+    assert (fleet["passes"], fleet["commits"], fleet["phase"]) == (12, 12, "AtGate")
+
+    code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "chart")
+    assert code == 0 and out.count("prefill: old ░ new █") == 3  # one chart per wave
+    assert "\nwave 1, slice 0: the steps of the slice\nprefill: old" in out
+    assert "\nwave 3, slices 2-3: the steps of each slice\nprefill: old" in out
+
+
+def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tmp_path, capsys):
+    """`rollout plan --gitops -f DIR`: the position and each slice's replicas from the state
+    file, one computation with the cluster's plan (rollout/plan.py's fleet_plan)."""
+    from kubectl_disagg.gitops.state import state_document
+    from kubectl_disagg.inputs.tree import Reading
+    from kubectl_disagg.manifests.writer import to_yaml
+    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot, live_from_state
+    from tests.support.gitops import mid_rollout
+    from tests.support.waves import T0
+
+    argo, ds, state = mid_rollout(slices=3)
+    (tmp_path / "ds.yaml").write_text(to_yaml(ds.source.data))
+    (tmp_path / Reading().state_name).write_text(to_yaml(state_document(state)))
+    from_state = fleet_plan(ds, state.position, live_from_state(ds, state), T0)
+    from_cluster = fleet_plan(ds, None, live_from_snapshot(ds, argo.snapshot(ds)), T0)
+    assert (from_state.slices, from_state.passes) == (from_cluster.slices, from_cluster.passes)
+    code, out, err = run(capsys, "--gitops", "-f", str(tmp_path))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"disaggregatedset/{ds.name}: rollout to revision {ds.revision[:8]}")
+    assert f"  to the end: {from_state.passes} passes of `kubectl disagg rollout step`" in out
+    code, _, err = run(capsys, "--gitops", "-f", str(tmp_path), "--from", "1,1")
+    assert code == 2 and "--gitops" in err

@@ -20,6 +20,7 @@ def test_validate_names_the_policy_beside_the_set(tmp_path, capsys):
     (["rollout", "promote", "--gitops", "llm"], "--gitops takes -f"),
     (["rollout", "pause", "llm", "--commit"], "--pr-description, --commit and --state go with --gitops"),
     (["rollout", "abort"], "give either NAME"),
+    (["rollout", "promote", "llm", "--skip-analysis"], "--skip-analysis needs --full"),
 ])
 def test_usage_errors_exit_2(argv, message, capsys):
     code, _, err = run(argv, capsys)
@@ -28,6 +29,7 @@ def test_usage_errors_exit_2(argv, message, capsys):
 
 def test_only_promote_has_full(capsys):
     assert run(["rollout", "resume", "--full", "x"], capsys)[0] == 2
+    assert run(["rollout", "resume", "--skip-analysis", "x"], capsys)[0] == 2
     code, out, _ = run(["rollout", "promote", "--help"], capsys)
     assert code == 0 and "--full" in out and "Exit codes:" in out
 

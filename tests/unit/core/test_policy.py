@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kubectl_disagg.core.policy import ResolvedWave, RolloutPolicy, Wave, policies_for, position_problems, resolve_waves
 from kubectl_disagg.core.position import GatePassed, Position, Stamp
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_documents, load_sets
 from kubectl_disagg.core.waves import Progress, State, VerbRefused, abort, decide, pause, promote, resume
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
@@ -30,9 +30,9 @@ def problems(text: str) -> list[str]:
 
 
 def test_a_policy_beside_its_set_is_attached_to_it_and_not_passed_through():
-    loaded = load(SET + POLICY)
-    (ds,) = loaded.sets
-    assert len(loaded.items) == 1  # render passes nothing through for the policy
+    items, _ = load(SET + POLICY)
+    (ds,) = items
+    assert len(items) == 1  # render passes nothing through for the policy
     policy = ds.policy
     assert isinstance(policy, RolloutPolicy) and policy.target == "llama" and policy.on_failure == "pause"
     assert policy.waves == (Wave(1, (), True, None), Wave("50%", ("ttft",), True, 900.0))
@@ -40,12 +40,12 @@ def test_a_policy_beside_its_set_is_attached_to_it_and_not_passed_through():
 
 
 def test_without_a_policy_a_set_has_none():
-    (ds,) = load(SET).sets
+    (ds,) = load(SET)[0]
     assert ds.policy is None
 
 
 def test_waves_resolve_against_the_slices_with_an_implied_last_wave():
-    (ds,) = load(SET + POLICY).sets
+    (ds,) = load(SET + POLICY)[0]
     assert resolve_waves(ds.policy, 4) == (
         ResolvedWave(0, 0, 1, (), True, None), ResolvedWave(1, 1, 2, ("ttft",), True, 900.0),
         ResolvedWave(2, 2, 4, implied=True))
@@ -110,7 +110,7 @@ def test_an_analysis_name_needs_spec_analysis():
 
 def test_policies_for_is_pure_over_documents_and_sets():
     documents = parse_stream(SET + POLICY, "ds.yaml")
-    sets = load_documents(documents[:1]).sets
+    sets = load_sets(documents[:1])
     by_set, found = policies_for(documents, sets)
     assert found == [] and list(by_set) == [("serving", "llama")]
 
@@ -127,7 +127,7 @@ def test_a_soak_is_at_most_720h():
                       ("9" * 400 + "s", "must be at most 720h")):
         (line,) = problems(SET + POLICY.replace("duration: 15m", f"duration: {soak}"))
         assert line.startswith("ds.yaml:27: spec.waves[1].pause.duration: Invalid value: ") and why in line
-    assert load(SET + POLICY.replace("duration: 15m", "duration: 720h")).sets[0].policy.waves[1].duration == 720 * 3600
+    assert load(SET + POLICY.replace("duration: 15m", "duration: 720h"))[0][0].policy.waves[1].duration == 720 * 3600
 
 
 UNPLACED_SET = SET.replace("metadata: {name: llama, namespace: serving}", "metadata: {name: llama}")
@@ -138,7 +138,7 @@ def test_a_policy_matches_its_set_by_namespace_once_n_has_filled_both_in():
     prod. kubectl's one rule (-n, else the context's, fills in a document naming none) is applied
     to both before they are matched."""
     documents = parse_stream(UNPLACED_SET + POLICY, "ds.yaml")
-    assert load_documents(documents, "serving").sets[0].policy is not None
+    assert load_sets(documents, "serving")[0].policy is not None
     for namespace, fallback in (("prod", "default"), (None, "default")):
         with pytest.raises(UserError) as raised:
             load_documents(documents, namespace, fallback)
@@ -146,9 +146,9 @@ def test_a_policy_matches_its_set_by_namespace_once_n_has_filled_both_in():
             "ds.yaml:20: spec.targetRef.name: names disaggregatedset/llama in namespace serving, which is not in "
             f"the input; the input's is in namespace {namespace or fallback} (a document that names no namespace "
             "is in -n's, else the context's)"]
-    assert load_documents(documents, None, "serving").sets[0].policy is not None
+    assert load_sets(documents, None, "serving")[0].policy is not None
     unplaced_policy = POLICY.replace("metadata: {name: llama, namespace: serving}", "metadata: {name: llama}")
-    assert load_documents(parse_stream(UNPLACED_SET + unplaced_policy, "ds.yaml"), "prod").sets[0].policy is not None
+    assert load_sets(parse_stream(UNPLACED_SET + unplaced_policy, "ds.yaml"), "prod")[0].policy is not None
 
 
 # --- a recorded position is one the planner could have written (issue 37 items 4 and 5) -------
@@ -263,7 +263,7 @@ def test_every_position_the_planner_writes_passes_the_check(data):
             if op == "promote":
                 position = promote(decision, now, "alice")
             elif op == "full":
-                position = promote(decision, now, "carol", full=True)
+                position = promote(decision, now, "carol", full=True, skip_analysis=True)
             elif op == "pause":
                 position = pause(position, now, "bob")
             elif op == "resume":
@@ -277,7 +277,7 @@ def test_every_position_the_planner_writes_passes_the_check(data):
                 st.sampled_from(["passed", "failed"]))})
         elif op == "tick":
             now += datetime.timedelta(seconds=data.draw(st.sampled_from([0.3, 30, 61])))
-        elif op == "step" and decision.target == ds.revision:
+        elif op == "step" and decision.moves_to == ds.revision:
             for s in decision.moves:
                 progress[s] = {P: F, F: D}.get(progress[s], progress[s])
         assert position_problems(ds, position) == [], (op, position, paced)

@@ -1,7 +1,7 @@
 """Quantities as the controller writes them (k8s.io/apimachinery resource.Quantity, v0.36.3).
 
 Every expectation is derived by hand from the Go algorithm (see kubectl_disagg/core/quantity.py);
-the differential test against Go itself is tests/integration/test_revision_oracle.py.
+the differential test against Go itself is tests/unit/core/test_revision_oracle.py.
 """
 
 from __future__ import annotations

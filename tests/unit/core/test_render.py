@@ -12,26 +12,26 @@ import pytest
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_documents, load_sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
 from tests.support.paths import EXAMPLES, GOLDEN, REPO
-from tests.support.paths import load_sets
+from tests.support.paths import load_sets as sets_in_files
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 
 
 def render_text(text: str, namespace: str | None = None) -> str:
-    loaded = load_documents(parse_stream(text, "in.yaml"))
+    items, _ = load_documents(parse_stream(text, "in.yaml"))
     objects = []
-    for item in loaded.items:
+    for item in items:
         objects.extend(render_set(item, namespace) if hasattr(item, "roles") else [item.data])
     return to_yaml_stream(objects)
 
 
 def one_set(text: str):
-    (ds,) = load_documents(parse_stream(text, "in.yaml")).sets
+    (ds,) = load_sets(parse_stream(text, "in.yaml"))
     return ds
 
 
@@ -215,7 +215,7 @@ def test_render_does_not_mutate_the_model():
 
 
 def test_load_sets_reads_directories():
-    assert sorted(ds.name for ds in load_sets([str(EXAMPLES)]).sets) == ["deepseek", "llama", "mixtral", "qwen-vl"]
+    assert sorted(ds.name for ds in sets_in_files([str(EXAMPLES)]).sets) == ["deepseek", "llama", "mixtral", "qwen-vl"]
 
 
 # -- one set, one name ------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def test_the_same_name_in_two_namespaces_is_two_sets():
     data = example_data()
     other = copy.deepcopy(data)
     other["metadata"]["namespace"] = "elsewhere"
-    assert len(load_documents(parse_stream(to_yaml_stream([data, other]), "in.yaml")).sets) == 2
+    assert len(load_sets(parse_stream(to_yaml_stream([data, other]), "in.yaml"))) == 2
 
 
 def _render_cli(path, capsys) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ import yaml
 
 from kubectl_disagg.core import revision
 from kubectl_disagg.core.model import default_role_spec
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.sets import load_documents, load_sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
@@ -21,7 +21,7 @@ from tests.support.paths import DS_CRD, EXAMPLES, require_crds, require_vectors
 
 
 def revision_of(data: dict) -> str:
-    (ds,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    (ds,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
     return ds.revision
 
 
@@ -112,7 +112,7 @@ def test_revision_is_eight_hex_digits(data):
 # --- the controller's bytes -----------------------------------------------------------------
 
 def test_the_example_has_the_controllers_revision():
-    (ds,) = load_documents(parse_stream((EXAMPLES / "prefill-decode.yaml").read_text(), "x")).sets
+    (ds,) = load_sets(parse_stream((EXAMPLES / "prefill-decode.yaml").read_text(), "x"))
     assert ds.revision == "b3e5d6a1"  # what the upstream controller names it (issue #13)
 
 
@@ -120,7 +120,7 @@ def test_every_controller_vector_matches():
     vectors = require_vectors()
     assert vectors
     for vector in vectors:
-        (ds,) = load_documents(parse_stream(vector["document"], "vector.yaml")).sets
+        (ds,) = load_sets(parse_stream(vector["document"], "vector.yaml"))
         assert ds.revision == vector["revision"], ds.name
 
 
@@ -236,3 +236,32 @@ def test_every_struct_in_the_generated_table_can_be_encoded():
     assert len(names) > 100
     for name in names:
         assert revision._encode(("struct", name), {}) is not None
+
+
+# --- groupIdentity (lws#987) ----------------------------------------------------------------
+
+# Computed by lws#987's own ComputeRevision (its head commit cb3b0cd, built against the types of
+# that pull request) over two roles of this one worker template, `prefill` naming its
+# groupIdentity as the key says (absent: not named).
+GROUP_IDENTITY_VECTORS = {None: "1d45fda1", "": "1d45fda1", "Ordinal": "1d45fda1", "Hash": "36e61bf7"}
+VECTOR_TEMPLATE = {"workerTemplate": {"spec": {"containers": [{"name": "w", "image": "x:1"}]}}}
+
+
+@pytest.mark.parametrize("identity, expected", GROUP_IDENTITY_VECTORS.items())
+def test_group_identity_hashes_as_lws_987_does(identity, expected):
+    roles = [("prefill", copy.deepcopy(VECTOR_TEMPLATE)), ("decode", copy.deepcopy(VECTOR_TEMPLATE))]
+    assert revision.compute_revision(roles, {"prefill": identity}) == expected
+
+
+def test_group_identity_sits_between_name_and_template_only_when_hash():
+    template = {"workerTemplate": {}}
+    assert revision.encode_roles([("a", template)], {"a": "Hash"}).decode().startswith(
+        '[{"name":"a","groupIdentity":"Hash","template":{')
+    assert revision.encode_roles([("a", template)], {"a": "Ordinal"}) == revision.encode_roles([("a", template)])
+
+
+def test_a_set_naming_group_identity_ordinal_has_the_revision_of_one_without_it(data):
+    ordinal = edited(data, lambda d: role(d, 1)["spec"].update(groupIdentity="Ordinal"))
+    hashed = edited(data, lambda d: role(d, 1)["spec"].update(groupIdentity="Hash"))
+    assert revision_of(ordinal) == revision_of(data)
+    assert revision_of(hashed) != revision_of(data)

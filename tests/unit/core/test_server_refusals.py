@@ -80,12 +80,12 @@ def test_a_statefulset_refusal_lands_on_the_template_it_was_made_of():
 
 def test_a_leader_template_and_the_placement_topology_are_traced_too():
     from kubectl_disagg.core.statefulsets import statefulsets
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     text = EXAMPLE.read_text().replace("        workerTemplate:\n", "        leaderTemplate:\n          spec:\n"
                                        "            containers: [{name: l, image: l:1}]\n        workerTemplate:\n", 1)
     text = text.replace("spec:\n  roles:", "spec:\n  placementPolicy: {type: ExclusiveSlice, topology: zone}\n  roles:", 1)
-    (ds,) = load_documents(parse_stream(text, "ds.yaml")).sets
+    (ds,) = load_sets(parse_stream(text, "ds.yaml"))
     lws = next(render_set(ds))
     leader, _ = statefulsets(lws)
     assert leader["spec"]["template"]["spec"]["containers"][0]["name"] == "l"

@@ -129,6 +129,8 @@ def test_slices_saying_the_same_thing_share_a_line():
     cluster.settle(ready_cap=lambda name, replicas: 0)
     text = format_text(status_of(ds, cluster), NOW)
     assert "  slices 0-3 waiting for: prefill: 0/2 ready; decode: 0/1 ready" in text
+    # the slice table too: one row for the four (before: four rows alike)
+    assert [line.split()[0] for line in text.splitlines() if line.endswith("  -")] == ["0-3"]
     conditions = [line for line in text.splitlines() if line.startswith("  Progressing=True")]
     assert conditions == ["  Progressing=True (RolloutInProgress): Not all roles have reached their desired "
                           "replica count, ready and updated to the current revision"]

@@ -14,6 +14,7 @@ from tests.support.validation import (
     MORE_POD_TEMPLATE_REFUSALS,
     POD_TEMPLATE_REFUSALS,
     REFUSED_BY_THE_CLUSTER,
+    SERVER_SAYS,
     SCHEMA_VERDICTS,
     WORKER,
     _container_update,
@@ -29,7 +30,7 @@ from tests.support.validation import (
 
 
 def warnings_of(doc: dict) -> list[str]:
-    return [str(w) for w in load_documents(parse_stream(to_yaml(doc), "ds.yaml")).warnings]
+    return [str(w) for w in load_documents(parse_stream(to_yaml(doc), "ds.yaml"))[1]]
 
 
 def test_base_document_is_valid():
@@ -468,3 +469,27 @@ def test_a_template_no_statefulset_can_be_made_of_is_refused(case):
     _, mutate, path = case
     (error,) = errors_of(_mutated(mutate))
     assert error.split(": ")[1] == path, error
+
+
+def test_every_case_refused_by_the_cluster_has_the_servers_words():
+    """Each refusal the API server makes is paired with its words (the integration tier asks
+    the server for them); this pairing needs no server."""
+    assert set(SERVER_SAYS) == {case[0] for case in REFUSED_BY_THE_CLUSTER}
+def test_group_identity_is_ordinal_or_hash():
+    doc = base()
+    role_spec(doc, 0)["groupIdentity"] = "Hash"
+    role_spec(doc, 1)["groupIdentity"] = "Ordinal"
+    assert errors_of(doc) == []
+    role_spec(doc, 1)["groupIdentity"] = "Random"
+    assert "spec.roles[1].spec.groupIdentity" in only_error(doc)
+
+
+def test_group_identity_hash_refuses_what_needs_ordinal_leaders():
+    doc = base()
+    spec = role_spec(doc, 0)
+    spec.update(groupIdentity="Hash", networkConfig={"subdomainPolicy": "UniquePerReplica"})
+    spec["leaderWorkerTemplate"].update(size=2, subGroupPolicy={"subGroupSize": 2})
+    errors = errors_of(doc)
+    assert len(errors) == 2, errors
+    assert all(e.startswith("ds.yaml:") and "spec.roles[0].spec.groupIdentity" in e for e in errors)
+    assert "subGroupPolicy" in errors[0] + errors[1] and "UniquePerReplica" in errors[0] + errors[1]

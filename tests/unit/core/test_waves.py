@@ -12,7 +12,9 @@ from hypothesis import given, settings, strategies as st
 from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
 from kubectl_disagg.core.position import FULL, PAUSE, PROMOTED, Position, SOAKED, VERDICT
 from kubectl_disagg.core.reconcile import Phase, reconcile
-from kubectl_disagg.core.waves import Hold, Progress, State, VerbRefused, abort, decide, pause, promote, resume, slice_progress
+from kubectl_disagg.core.waves import (Hold, Progress, State, Stop, Stopped, VerbRefused, abort, decide, pause, promote,
+                                       resume, retry, slice_progress, stopped)
+from kubectl_disagg.views.stops import stopped_reasons
 from tests.support.sets import NS, fleet, groups_by_slice, make_set
 from tests.support.waves import T0, run_pass, until_held
 
@@ -66,7 +68,7 @@ def test_an_analysis_gate_passes_on_a_passed_verdict_and_a_failed_one_aborts():
     passed = waiting.position.with_verdict(0, {"phase": "passed", "values": [0.2]})
     assert decide(checked, "r2", passed, (D, P), T0).position.passed(0, "analysis").how == VERDICT
     failed = decide(checked, "r2", replace(waiting.position, verdicts={0: {"phase": "failed"}}), (D, P), T0)
-    assert failed.state == State.ABORTED and failed.target == "r1" and failed.moves == (0,)
+    assert failed.state == State.ABORTED and failed.moves_to == "r1" and failed.moves == (0,)
     assert failed.held == {1: Hold.ABORTED}
     paused = decide(replace(checked, on_failure="pause"), "r2",
                     replace(waiting.position, verdicts={0: {"phase": "failed"}}), (D, P), T0)
@@ -90,6 +92,32 @@ def test_promote_full_passes_every_gate_and_lifts_the_budget():
     assert [(g.wave, g.how) for g in decision.position.gates] == [(0, FULL), (1, FULL)]
 
 
+def test_promote_full_skips_an_analysis_only_when_asked():
+    gated = policy(Wave(1, pause=True), Wave(2, analysis=("ttft", "errors")), Wave(3, analysis=("ttft",)))
+    canary = decide(gated, "r2", Position("r2", "r1"), (F, P, P, P), T0)
+    with pytest.raises(VerbRefused) as refused:
+        promote(canary, T0, "carol", full=True)
+    assert str(refused.value) == ("--full would pass the analyses after waves 2 (ttft, errors) and 3 (ttft) without a "
+                                  "verdict; add --skip-analysis to skip it")
+    full = promote(canary, T0, "carol", full=True, skip_analysis=True)
+    assert full.full.by == "carol" and decide(gated, "r2", full, (D, D, D, D), T0).state == State.COMPLETE
+    # pauses alone need no --skip-analysis, nor an analysis already passed
+    paused = policy(Wave(1, pause=True), Wave(2, pause=True))
+    assert promote(decide(paused, "r2", Position("r2", "r1"), (F, P, P), T0), T0, "carol", full=True).full
+    checked = policy(Wave(1, analysis=("ttft",)), Wave(2, pause=True))
+    at_gate = decide(checked, "r2", Position("r2", "r1"), (D, P, P), T0)
+    passed = at_gate.position.with_gate(0, "analysis", "2026-12-01T12:00:00Z", "analysis", VERDICT)
+    assert promote(decide(checked, "r2", passed, (D, P, P), T0), T0, "carol", full=True).full
+    # the pause a failed analysis made goes with the skipped analysis; a person's pause stays
+    failed = replace(at_gate.position, verdicts={0: {"phase": "failed", "message": "ttft: 2.4 is not < 0.5"}})
+    stopped_by_analysis = decide(replace(checked, on_failure="pause"), "r2", failed, (D, P, P), T0)
+    assert stopped_by_analysis.state == State.PAUSED and stopped_by_analysis.position.paused.by == "analysis"
+    lifted = promote(stopped_by_analysis, T0, "carol", full=True, skip_analysis=True)
+    assert lifted.paused is None and 1 in decide(checked, "r2", lifted, (D, P, P), T0).moves
+    by_bob = pause(lifted, T0, "bob")
+    assert promote(decide(checked, "r2", by_bob, (D, P, P), T0), T0, "carol", full=True).paused.by == "bob"
+
+
 def test_at_rest_nothing_is_held_and_the_position_is_left_alone():
     position = Position("r2", "r1")
     decision = decide(policy(Wave(1, pause=True)), "r2", position, (D, D), T0)
@@ -103,6 +131,48 @@ def test_abort_is_refused_without_a_stable_revision_and_stays():
     assert abort(decide(policy(), "r2", aborted, (F, P), T0), T0, "erin") == aborted
     with pytest.raises(VerbRefused):
         promote(decide(policy(), "r2", aborted, (D, P), T0), T0, "erin")
+
+
+def test_retry_starts_the_aborted_rollout_afresh_keeping_the_slices_that_still_run_it():
+    # issue 40: before, the only way forward after an abort was a template change.
+    gated = policy(Wave(1, pause=True))
+    passed = Position("r2", "r1", wave=1, completed={0: "2026-12-01T00:00:00Z"},
+                      verdicts={0: {"phase": "failed"}}).with_gate(0, PAUSE, "2026-12-01T00:01:00Z", "alice", PROMOTED)
+    aborted = abort(decide(gated, "r2", passed, (D, F, P), T0), T0, "dave", "p99 doubled")
+    assert aborted.aborted.reason == "p99 doubled"
+    later = T0 + datetime.timedelta(hours=1)
+    retried = retry(decide(gated, "r2", aborted, (D, F, P), later), later, "erin", "node replaced")
+    assert retried == Position("r2", "r1", found=(0, 1), retried=retried.retried)
+    assert (retried.retried.by, retried.retried.reason, retried.retried.at) == ("erin", "node replaced",
+                                                                                 "2026-12-01T13:00:00Z")
+    decision = decide(gated, "r2", retried, (D, F, P), later)
+    assert decision.state == State.ROLLING and decision.wave == 0 and decision.held == {2: Hold.WAVE}
+
+
+def test_retry_is_refused_unless_aborted_and_for_an_aborted_roll_back():
+    with pytest.raises(VerbRefused, match="the rollout is not aborted"):
+        retry(decide(policy(), "r2", Position("r2", "r1"), (F, P), T0), T0, "erin")
+    revert = abort(decide(policy(), "r1", Position("r1", "r1"), (F, P), T0), T0, "dave")
+    with pytest.raises(VerbRefused, match="rolled back to revision r1: nothing to start again"):
+        retry(decide(policy(), "r1", revert, (F, P), T0), T0, "erin")
+
+
+def test_every_verb_keeps_its_reason_and_a_verb_without_one_writes_what_it_wrote_before():
+    from kubectl_disagg.core.position import parse_position, position_document
+
+    gated = policy(Wave(1, pause=True))
+    at_gate = decide(gated, "r2", Position("r2", "r1"), (D, P), T0)
+    promoted = promote(at_gate, T0, "alice", reason="canary looks good")
+    full = promote(at_gate, T0, "alice", full=True, reason="incident fix")
+    paused = pause(Position("r2", "r1"), T0, "bob", "capacity review")
+    resumed = resume(paused, T0, "carol", "review passed")
+    assert promoted.gates[0].reason == "canary looks good" and full.full.reason == "incident fix"
+    assert paused.paused.reason == "capacity review" and resumed.resumed.reason == "review passed"
+    for position in (promoted, full, paused, resumed):
+        assert parse_position(position_document(position), "f", lambda path: 0) == (position, [])
+    assert position_document(promote(at_gate, T0, "alice"))["gates"] == [
+        {"wave": 0, "gate": "pause", "at": "2026-12-01T12:00:00Z", "by": "alice", "how": "promote"}]
+    assert resume(pause(Position("r2", "r1"), T0, "bob"), T0, "carol") == Position("r2", "r1")
 
 
 # --- against the in-memory cluster ---------------------------------------------------------------
@@ -143,7 +213,7 @@ def test_abort_brings_the_admitted_slices_back_and_leaves_the_others_unwritten()
     assert {obj["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] for obj in cluster.lws().values()} == {
         stable}
     assert {k: v["metadata"]["resourceVersion"] for k, v in cluster.lws().items() if "-2-" in k or "-3-" in k} == untouched
-    assert passage.decision.held_still and passage.admission.stopped
+    assert passage.decision.held_still and stopped(passage.decision) is not None
 
 
 @st.composite
@@ -389,7 +459,9 @@ def test_item_3_a_lost_position_mid_rollout_is_rebuilt_paused_and_nothing_moves(
     assert [(e.reason, e.detail) for e in decision.events] == [("RolloutPaused", decision.position.paused.reason)]
     assert decision.position.paused.reason == ("no recorded position: the RolloutState of this rollout was not "
                                                f"found; slices 0-1 already run {ds.revision}")
-    assert lost.admission.stopped == (
+    assert lost.admission.stopped == ()  # the pacer's to phrase, in its mode's words
+    assert stopped(decision) == Stopped(Stop.LOST, 0, decision.position.paused, decision.position.stable)
+    assert stopped_reasons(decision) == (
         f"the rollout is paused ({decision.position.paused.reason}): `kubectl disagg rollout resume` continues it "
         "from wave 1 (its gates are passed again), `kubectl disagg rollout abort` rolls it back to the stable "
         f"revision {decision.position.stable}",)

@@ -27,6 +27,7 @@ from kubectl_disagg.gitops import directory, run, watch
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.gitops.status import NextAction
+from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.oracles.argocd_sidecar import ArgoCD
 from tests.support.paths import EXAMPLES
@@ -193,9 +194,9 @@ def library_reads(app: Path, layout: Layout) -> dict:
     against an empty namespace): a set whose state is read steps from it and waits for its
     sync; one without steps from nothing to a first state."""
     reading = inputs.Reading(layout.recurse)
-    steps = run.step_files(MemorySession(watches=False), inputs.read_tree([str(app)], reading), reading, NS)
+    steps = step_paths(MemorySession(watches=False), [str(app)], reading, NS)
     cluster = MemorySession(watches=False)
-    (look,) = list(watch.looks(cluster, lambda: directory.read([str(app)], reading, namespace=NS,
+    (look,) = list(watch.looks(cluster, directory.read([str(app)], reading, namespace=NS,
                                                                fallback=NS, explicit_must_hold=True)))
     return {"step": {r.ds.name: r.step.before is not None for r in steps},
             "status": {s.ds.name: s.status.next_action == NextAction.SYNC for s in look}}
@@ -441,7 +442,7 @@ def test_issue37_item11_a_state_file_named_two_ways_is_read_as_the_state_it_is(t
     reading = inputs.Reading(explicit=state.format(app=app))
     for _ in range(2):  # the first step writes the state, the second reads it
         named = [path for path in named_inputs if Path(path).exists()]  # (-f the state file: once written)
-        (result,) = run.step_files(MemorySession(watches=False), inputs.read_tree(named, reading), reading, NS)
+        (result,) = step_paths(MemorySession(watches=False), named, reading, NS)
         run.write_steps([result])
         assert result.path == reading.explicit
     assert result.step.before is not None and (app / "other-state.yaml").exists()

@@ -17,7 +17,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.rules import state_problems
-from kubectl_disagg.gitops.state import Target, parse_state, state_document
+from kubectl_disagg.gitops.state import SteppedSet, parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
@@ -36,14 +36,14 @@ def _bounds(state, argo, started, stacked, before, external=frozenset()):
         for revision, roles in groups.items():
             counts = list(roles.values())
             assert all(c == 0 for c in counts) or all(c > 0 for c in counts), (slice_index, revision, roles)
-        if len(groups) == 1 or slice_index >= state.target.slices:
+        if len(groups) == 1 or slice_index >= state.stepped_for.slices:
             continue  # at rest, or a slice the set just gained or lost: no rollout bounds
-        for role in state.target.roles:
+        for role in state.stepped_for.roles:
             total = sum(g.get(role.name, 0) for g in groups.values())
             start = started.get((slice_index, role.name), 0)
             if role.name in external:
                 continue  # its target is the capacity its rollout started with: rules.py checks it
-            new = groups.get(state.target.revision, {}).get(role.name, 0)
+            new = groups.get(state.stepped_for.revision, {}).get(role.name, 0)
             was = sum(g.get(role.name, 0) for g in before.get(slice_index, {}).values())
             ceiling = max(role.replicas + max(role.surge, 1), start, was) + max(0, new - role.replicas)
             assert total <= ceiling, (slice_index, role, groups)
@@ -55,13 +55,13 @@ CHANGES = st.sampled_from(["image", "revert", "scale", "slices", "autoscale", "n
 
 
 def _with_external_decode(ds):
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
 
     data = ds.source.data
     roles = [dict(role, scaling={"mode": "External"}) if role["name"] == "decode" else role
              for role in data["spec"]["roles"]]
-    (external,) = load_documents(parse_stream(to_yaml({**data, "spec": {**data["spec"], "roles": roles}}),
-                                              "ds.yaml")).sets
+    (external,) = load_sets(parse_stream(to_yaml({**data, "spec": {**data["spec"], "roles": roles}}),
+                                              "ds.yaml"))
     return external
 
 
@@ -121,11 +121,13 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
             ds = the_set()
         try:
             argo.sync(ds, state)  # renders: every rule holds for the committed state
-        except UserError as refused:  # a slice the set gained, or its targets changed mid-rollout,
-            # wait for the step that records them (Argo CD syncs nothing meanwhile)
-            assert ds.slices > state.target.slices or (not external and Target.of(ds).roles != state.target.roles), \
+        except UserError as refused:  # a slice the set gained, or replicas raised mid-rollout above
+            # what runs, wait for the step that records them (Argo CD syncs nothing meanwhile); a
+            # scale alone renders at once (design §10.1)
+            assert ds.slices > state.stepped_for.slices or (not external and SteppedSet.of(ds).roles != state.stepped_for.roles), \
                 refused.lines()
-            assert all("has no counts" in line or "target.roles" in line for line in refused.lines()), refused.lines()
+            assert all("has no counts" in line or "below the set's replicas" in line
+                       for line in refused.lines()), refused.lines()
         for slice_index, groups in groups_by_slice(argo.cluster).items():
             if len(groups) == 1:  # at rest: a revision seen before starts a new rollout when it comes back
                 seen = {key for key in seen if key[0] != slice_index} | {(slice_index, next(iter(groups)))}
@@ -157,9 +159,6 @@ def test_every_state_a_gitops_rollout_writes_renders(prefill, decode, slices, su
 
 
 
-@pytest.mark.xfail(strict=True, reason="open: a role's replicas committed before the step that added a slice "
-                   "was synced: render refuses the scale until a step records it, and the step waits for that "
-                   "sync (issue 40, scaling during a rollout)")
 def test_a_scale_committed_before_the_last_step_synced_does_not_deadlock():
     # Found by the property above (random draw): slices 1 -> 2, a step records the new slice, and
     # decode 2 -> 1 is committed before Argo CD syncs that step. Kept as an example so the fix shows.
@@ -237,7 +236,7 @@ def test_a_mutated_state_renders_only_within_every_bound_of_every_slice(prefill,
     event(f"{shape}: renders")
     assert shape in ("counts", "previous copied")
     rendered = groups_by_slice(mutated.cluster)
-    targets = {role.name: role for role in Target.of(new).roles}
+    targets = {role.name: role for role in SteppedSet.of(new).roles}
     for slice_index in range(new.slices):
         groups = rendered.get(slice_index, {})
         for revision, counts in live.get(slice_index, {}).items():
@@ -396,17 +395,34 @@ def test_previous_equal_to_the_counts_widens_no_bound():
     assert render_with_state(new, parse_state(parsed, new, NS), NS) == render_with_state(new, state, NS)
 
 
-def test_a_change_of_replicas_mid_rollout_is_recorded_by_a_step_before_it_renders():
+@pytest.mark.parametrize("decode", [4, 1])
+def test_a_change_of_replicas_mid_rollout_renders_at_once(decode):
+    """Design §10.1 (issue 40): a commit that scales a role mid-rollout renders (no refusal): the
+    rolling slice keeps the counts its last step wrote, and the next step rolls toward the new
+    replicas (raised or lowered) and records them."""
     new, argo, state = _rolled(2)
     argo.sync(new, state)
     argo.cluster.settle()
-    scaled = make_set({"prefill": 2, "decode": 4}, image="img:2")
-    with pytest.raises(UserError, match="target.roles: the set's targets are not the ones .*decode: replicas 2, "
-                                        "maxSurge 1, maxUnavailable 0 in the state, replicas 4"):
-        render_with_state(scaled, state, NS)
-    step = gitops_step(scaled, state, argo.snapshot(scaled))  # what runs: the state for the set it saw
+    scaled = make_set({"prefill": 2, "decode": decode}, image="img:2")
+    assert render_with_state(scaled, state, NS) == render_with_state(new, state, NS)
+    step = gitops_step(scaled, state, argo.snapshot(scaled))
     assert step.outcome == Outcome.ADVANCED
+    assert {r.name: r.replicas for r in step.state.stepped_for.roles} == {"prefill": 2, "decode": decode}
     assert render_with_state(scaled, round_trip(step.state, scaled), NS)
+
+
+def test_a_change_of_budgets_mid_rollout_is_recorded_by_a_step_before_it_renders():
+    new, argo, state = _rolled(2)
+    argo.sync(new, state)
+    argo.cluster.settle()
+    wider = make_set({"prefill": 2, "decode": 2}, image="img:2", rolling={"decode": {"maxSurge": 2,
+                                                                                    "maxUnavailable": 1}})
+    with pytest.raises(UserError, match="target.roles: the set's budgets are not the ones .*decode: replicas 2, "
+                                        "maxSurge 1, maxUnavailable 0 in the state, replicas 2, maxSurge 2"):
+        render_with_state(wider, state, NS)
+    step = gitops_step(wider, state, argo.snapshot(wider))  # what runs: the state for the set it saw
+    assert step.outcome == Outcome.ADVANCED
+    assert render_with_state(wider, round_trip(step.state, wider), NS)
 
 
 def test_targets_widened_in_the_state_widen_no_bound():
@@ -425,9 +441,11 @@ def test_targets_widened_in_the_state_widen_no_bound():
             role["replicas"] = 1
         _copied(lambda entry: next(r for r in entry["revisions"] if r["revision"] == old_revision).update(
             replicas={"prefill": 0, "decode": 0}))(document)
-    for edit in (widened, lowered):
-        lines = _refused(new, state, edit)
-        assert any("target.roles: the set's targets are not" in line for line in lines), lines
+    lines = _refused(new, state, widened)
+    assert any("target.roles: the set's budgets are not" in line for line in lines), lines
+    # (a lowered count reads as a scale committed since the last step: the set's floor holds it)
+    lines = _refused(new, state, lowered)
+    assert any("below the set's replicas 4 minus maxUnavailable 0 (4)" in line for line in lines), lines
 
 
 def _format_1(document):
@@ -457,7 +475,7 @@ def test_a_format_1_state_never_renders_and_its_next_step_writes_format_2():
     _format_1(document)
     (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
     migrated = parse_state(parsed, new, NS)
-    assert migrated.previous is None and migrated.target is None
+    assert migrated.previous is None and migrated.stepped_for is None
     step = gitops_step(new, migrated, argo.snapshot(new))  # the live LWS are its point: the next step
     assert step.outcome == Outcome.ADVANCED and step.state == gitops_step(new, state, argo.snapshot(new)).state
     jumped = state_document(state)

@@ -13,6 +13,7 @@ from kubectl_disagg.gitops import directory
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops import run
 from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.support.paths import EXAMPLES
 
@@ -20,7 +21,7 @@ from tests.support.paths import EXAMPLES
 def test_a_first_step_writes_the_state_beside_the_set(tmp_path):
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
     reading = inputs.Reading()
-    (result,) = run.step_files(MemorySession(watches=False), inputs.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
+    (result,) = step_paths(MemorySession(watches=False), [str(tmp_path / "ds.yaml")], reading, None)
     assert result.step.outcome == Outcome.ADVANCED and result.code == GitopsExit.ADVANCED
     assert not os.path.exists(result.path)  # stepping writes nothing; write_steps does
     assert run.write_steps([result]) == {result.path: None}
@@ -43,7 +44,7 @@ def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path)
     # --gitops --wait` waits or measures. Before, the step wrote its state over the paused one.
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
     reading = inputs.Reading()
-    (result,) = run.step_files(MemorySession(watches=False), inputs.read_tree([str(tmp_path / "ds.yaml")], reading), reading, None)
+    (result,) = step_paths(MemorySession(watches=False), [str(tmp_path / "ds.yaml")], reading, None)
     braked = b"# a state committed meanwhile (paused)\n"
     with open(result.path, "wb") as written:
         written.write(braked)

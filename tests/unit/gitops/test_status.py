@@ -157,12 +157,12 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
             return True
 
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
-    read = lambda: SimpleNamespace(sets=[entry])  # noqa: E731
+    directory = SimpleNamespace(sets=[entry])
     for until, expected in ((Until.COMPLETE, 4), (Until.AVAILABLE, 2), (None, 2)):
         sequence = iter([status_at(NextAction.SYNC, False), status_at(NextAction.STEP, True),
                          status_at(NextAction.SYNC, True), status_at(NextAction.COMPLETE, True)])
         monkeypatch.setattr(watch, "gitops_status", lambda *args, sequence=sequence: next(sequence))
-        seen = list(watch.looks(Cluster(), read, watch=True, until=until))
+        seen = list(watch.looks(Cluster(), directory, watch=True, until=until))
         assert len(seen) == expected, until
         assert watch.reached(seen[-1], until or Until.AVAILABLE)
 
@@ -173,12 +173,12 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
     the command's code is 6 (complete), not 4 (it waited out --timeout before). A set still
     waiting is watched until its next action changes, as before."""
     import itertools
-    import time
     from types import SimpleNamespace
 
     from kubectl_disagg.exits import GitopsExit
     from kubectl_disagg.gitops import watch
     from kubectl_disagg.gitops.status import GitopsStatus
+    from kubectl_disagg.wait import Deadline
 
     ds = make_set({"prefill": 1, "decode": 1})
     waits = []
@@ -195,15 +195,47 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
             return False  # nothing changes in the cluster
 
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
-    read = lambda: SimpleNamespace(sets=[entry, entry])  # noqa: E731
+    directory = SimpleNamespace(sets=[entry, entry])
     for actions, waited in (([NextAction.COMPLETE] * 2, False), ([NextAction.COMPLETE, NextAction.SYNC], True)):
         waits.clear()
         statuses = itertools.cycle([GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (),
                                                  True) for action in actions])
         monkeypatch.setattr(watch, "gitops_status", lambda *args, statuses=statuses: next(statuses))
-        seen = list(watch.looks(Cluster(), read, watch=True, deadline=time.monotonic() + 0.3))
+        seen = list(watch.looks(Cluster(), directory, watch=True, deadline=Deadline.after(0.3)))
         assert bool(waits) == waited and (len(seen) == 1) == (not waited), actions
         first = [s.status.next_action for s in seen[0]]
         settled = watch.settled(seen[-1], first)
         assert watch.exit_code([s.status for s in seen[-1]], timed_out=not settled) == (
             GitopsExit.TIMEOUT if waited else GitopsExit.COMPLETE)
+
+
+def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch():
+    from dataclasses import replace
+
+    from kubectl_disagg.core.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.gitops.watch import SetLook, settled
+
+    old = make_set({"prefill": 1, "decode": 1}, slices=3)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=3),
+                  policy=RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),)))
+    argo, state = deploy(old)
+    assert "rollout" not in to_document(status(argo, old, state), "s.yaml")  # no policy, no rollout
+    for _ in range(40):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new), argo.served)
+        if step.outcome == Outcome.HELD:
+            break
+        state = round_trip(step.state, new)
+    result = status(argo, new, state)
+    assert result.next_action == NextAction.HELD
+    rollout = to_document(result, "s.yaml")["rollout"]
+    assert rollout["phase"] == "AtGate" and rollout["gate"] == {"kind": "pause", "wave": 0, "reached": True}
+    assert rollout["held"] and rollout["wave"] == {"index": 0, "count": 2, "firstSlice": 0, "lastSlice": 0}
+    assert rollout["fleet"] == {"slices": 3, "done": 1, "inFlight": 0, "held": 2}
+    assert "\n  RolloutPolicy: AtGate, wave 1 of 2 (slices 0-0); 1 of 3 slices done\n  wave 1 is paused: " in \
+        format_text(result, "s.yaml")
+    # -w ends held, whatever it waits for (the step exits 7 there too)
+    look = SetLook(new, "s.yaml", argo.snapshot(new), result)
+    assert settled([look], [NextAction.HELD]) and settled([look], [NextAction.HELD], Until.COMPLETE)

@@ -6,7 +6,6 @@ the LWS controller (settle status); each round commits the state `gitops_step` w
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import replace
 
 import pytest
@@ -18,11 +17,12 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
+from kubectl_disagg.wait import Deadline
 from kubectl_disagg.gitops.step import Outcome, StateExecutor, gitops_step, next_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.stepper import drive, run_pass
+from tests.fakes.clock import FakeClock
 from tests.fakes.argo import MemoryArgo, assert_steady, deploy, roll, round_trip
 from tests.fakes.cluster import MemoryCluster, MemoryExecutor
 from tests.support.gitops import Counted, external_set, mid_rollout
@@ -80,9 +80,9 @@ def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
     data = ds.source.data
     data = {**data, "spec": {**data["spec"], "placementPolicy": {"type": "ExclusiveSlice", "topology": "zone"},
                              "roles": [{**role, "metadata": {"labels": {"team": "x"}}} for role in data["spec"]["roles"]]}}
-    from kubectl_disagg.core.sets import load_documents
+    from kubectl_disagg.core.sets import load_sets
 
-    (changed,) = load_documents(parse_stream(to_yaml(data), "ds.yaml")).sets
+    (changed,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
     assert changed.revision == ds.revision
     assert render_with_state(changed, state, NS) == list(render_set(ds, NS))
 
@@ -207,7 +207,8 @@ def test_the_live_rollout_state_must_be_the_committed_one():
     stale = served_object(new, state)
     waiting = gitops_step(new, first, argo.snapshot(new), stale)
     assert waiting.outcome == Outcome.WAITING
-    assert waiting.reasons == ("rolloutstate/llm: live revisions, slices, target differ from the committed state (not synced)",)
+    assert waiting.reasons == ("rolloutstate/llm: live commits, revisions, slices, target differ from the committed state "
+                               "(not synced)",)
     assert gitops_step(new, first, argo.snapshot(new)).outcome == Outcome.ADVANCED  # the LWS alone: synced
     assert gitops_step(new, first, argo.snapshot(new), argo.served).outcome == Outcome.ADVANCED
     # What the API server and Argo CD add (metadata, the summary) is not the document.
@@ -291,15 +292,6 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
     assert sum(after.replicas[0][old.revision].values()) <= 4
 
 
-def test_state_executor_has_the_executors_signatures():
-    """`stepper.run_pass` may run it: every method of the `Executor` protocol a pass calls, spelled alike."""
-    for name in ("snapshot", "execute", "authorize", "occupants"):
-        protocol = inspect.signature(getattr(Executor, name))
-        ours = inspect.signature(getattr(StateExecutor, name))
-        assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
-               [(p.name, p.kind, p.default) for p in protocol.parameters.values()], name
-
-
 class WatchedArgo:
     """A cluster as `next_step` reads it; each watch is the next sync of Argo CD (or none)."""
 
@@ -332,7 +324,7 @@ def test_wait_watches_the_lws_until_the_step_can_advance():
         argo.cluster.settle()
 
     cluster = WatchedArgo(argo, [None, synced], clock)
-    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=600.0, clock=lambda: clock[0])
+    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=Deadline(600.0, FakeClock(read=lambda: clock[0])))
     assert step.outcome == Outcome.ADVANCED and not timed_out
     assert cluster.watches == [60.0, 60.0]  # a quiet watch is watched again, 60 s at a time
     (once, timed_out) = next_step(WatchedArgo(argo, [], clock), new, step.state, NS)
@@ -387,7 +379,7 @@ def test_wait_gives_up_at_the_deadline_waiting():
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
     clock = [0.0]
     cluster = WatchedArgo(argo, [], clock)
-    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=90.0, clock=lambda: clock[0])
+    step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=Deadline(90.0, FakeClock(read=lambda: clock[0])))
     assert step.outcome == Outcome.WAITING and timed_out and cluster.watches == [60.0, 30.0]
 
 
@@ -597,7 +589,7 @@ def test_pr_description_and_summary_of_a_step():
         step = gitops_step(new, state, argo.snapshot(new))
         state = step.state
     text = format_pr_description(new, NS, step, "disagg-rollout-state.yaml")
-    assert text.startswith(f"llm: rollout to {new.revision}, step 2 of 7\n\n")
+    assert text.startswith(f"llm: rollout to {new.revision}, step 2 · slices 0-1 · 0 of 2 slices done\n\n")
     assert "### Slices 0-1: step 2 of 7 (proportional drain)\n\n" in text
     assert "| decode | 3 → **2** | 1 → **1** | 4 → **3** of 3 + 1 | 3 |" in text
     assert f"`llm-0-{new.revision}-decode` 1/1" in text and "run `kubectl disagg rollout step --gitops` again" in text
@@ -675,7 +667,7 @@ def test_adopting_a_set_whose_template_changed_before_its_first_git_step():
     list(drive(live, v1, NS))
     live.cluster.settle()
     state = _adopts_exactly_what_runs(v2, live.cluster)
-    assert set(state.revisions) == {v1.revision} and state.target.revision == v1.revision
+    assert set(state.revisions) == {v1.revision} and state.stepped_for.revision == v1.revision
     assert state.replicas == {s: {v1.revision: {"prefill": 2, "decode": 3}} for s in range(2)}
     argo = MemoryArgo()
     argo.cluster = live.cluster
@@ -721,3 +713,30 @@ def test_adopting_random_live_fleets_renders_them_exactly():
         _adopts_exactly_what_runs(in_git, live.cluster)
 
     check()
+
+
+def test_issue39_each_step_commit_is_counted_and_old_states_still_read():
+    """The state counts the step commits toward its target's revision (the pull requests'
+    numbers); a rollback starts again at 1; a state written without the count reads as 0, and a
+    bad count is an error at its line."""
+    old, new = make_set({"prefill": 2, "decode": 2}), make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(old)
+    assert state.commits == 0
+    counts = []
+    for _ in range(3):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+        counts.append(state.commits)
+    argo.sync(old, state)
+    argo.cluster.settle()
+    back = round_trip(gitops_step(old, state, argo.snapshot(old)).state, old)
+    assert counts == [1, 2, 3] and back.commits == 1
+    document = state_document(state)
+    del document["commits"]
+    (without,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    assert parse_state(without, new, NS) == replace(state, commits=0)
+    document["commits"] = -1
+    (bad,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
+    with pytest.raises(UserError, match=r"disagg-rollout-state.yaml:\d+: commits: must be a non-negative integer"):
+        parse_state(bad, new, NS)

@@ -4,6 +4,7 @@ gate, a verb's state, render refusing a slice moved outside its wave, and what A
 from __future__ import annotations
 
 import datetime
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -13,16 +14,23 @@ from hypothesis import strategies as st
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.waves import State, abort, promote
+from kubectl_disagg.core.waves import State, VerbRefused, abort, promote, retry
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import parse_state, record_from_set, state_document
+from kubectl_disagg.gitops.git import author
 from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.gitops.store import commit_or_restore, write_states
 from kubectl_disagg.gitops.waves import change_state, state_decision
+from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.argo import MemoryArgo, deploy
+from tests.fakes.cluster import MemorySession
+from tests.fakes.clock import FakeClock
+from tests.support.cli import run
+from tests.support.policy import POLICY, SET
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
 from tests.support.sets import NS, groups_by_slice, make_set
 
@@ -154,14 +162,12 @@ def test_the_pull_request_of_the_step_that_opens_a_wave_names_it():
 
 
 def test_the_verb_pull_request_names_the_verb_the_wave_and_who():
-    from kubectl_disagg.gitops.verbs import GitVerb
     from kubectl_disagg.rollout.verbs import VerbResult
     from kubectl_disagg.views.verbs import verb_pr_description
 
     _, new, state, _ = held_at_the_canary()
     before, after, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
-    text = verb_pr_description(GitVerb(VerbResult(new, NS, "promote", before, after), promoted, "x/state.yaml",
-                                       "alice"))
+    text = verb_pr_description(VerbResult(new, NS, "promote", before, after, by="alice", where="x/state.yaml"))
     title, _, body = text.partition("\n\n")
     assert title == "llm: rollout promote at wave 1 of 2"
     assert "the pause after wave 1 passed; the next `kubectl disagg rollout step --gitops -f DIR` goes on" in body
@@ -186,7 +192,7 @@ def measured_at_the_canary(latency: float):
     assert held.outcome == Outcome.HELD and "waits for analysis (ttft)" in held.reasons[0]
     argo.sync(new, state)
     argo.cluster.settle()
-    measure = GateAnalysis(lambda prometheus: (lambda query: (Sample(latency),)), clock=NOW.timestamp)
+    measure = GateAnalysis(lambda prometheus: (lambda query: (Sample(latency),)), clock=FakeClock(wall=NOW))
     step = gitops_step(new, state, argo.snapshot(new), argo.served, now=NOW, analyze=measure)
     return new, state, step
 
@@ -486,7 +492,7 @@ def test_issue37_item10_a_state_edited_to_start_a_slice_outside_its_wave_is_refu
 def test_issue37_item10_the_next_image_after_an_abort_rolled_back_renders():
     """After `rollout abort --gitops` at the second wave's gate rolled slices 0-2 back (its last
     steps moved slices the next rollout's first wave does not admit, and the steps are held:
-    "change the set's template to end it"), the next image is the way out: its first commit
+    "a change of the set's template ends it"), the next image is the way out: its first commit
     renders, and its rollout starts at the canary."""
     old = make_set({"prefill": 1, "decode": 1}, slices=6)
     new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=6), policy=THREE_WAVES)
@@ -602,3 +608,132 @@ def test_render_refuses_a_slice_started_outside_the_waves_with_its_previous_forg
     assert line.startswith("disagg-rollout-state.yaml:") and (
         f": slices[1].revisions: slice 1 runs revision {new.revision}, but the RolloutPolicy holds it (its wave has "
         "not started; the position is at wave 1 of 2): a step starts it once its wave comes") in line
+
+
+# --- the position kept in git (gitops/store.py, design §9.8): the verbs over the state file, who
+# acted as the git author (issue 39), --reason, retry (issue 40), write -> commit -> restore -----
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A repository holding a paced set with its first state committed; its author Ada."""
+    for variable in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-config"))
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.name", "Ada Lovelace")
+    git("config", "user.email", "ada@example.com")
+    (tmp_path / "ds.yaml").write_text(SET + POLICY)
+    from kubectl_disagg.gitops import run as gitops_run
+    from tests.support.gitops import step_paths
+
+    (result,) = step_paths(MemorySession(watches=False), [str(tmp_path)], inputs.Reading(), None)
+    gitops_run.write_steps([result])
+    git("add", ".")
+    git("commit", "-q", "-m", "first state")
+    return tmp_path
+
+
+def position(repo):
+    (document,) = parse_stream((repo / "disagg-rollout-state.yaml").read_bytes(), "state")
+    return document.data["position"]
+
+
+def test_a_gitops_verb_records_the_git_author_and_the_reason(repo, capsys):
+    # Before: `by` was the operating-system user (getpass), and no verb took --reason.
+    code, out, err = run(["rollout", "pause", "--gitops", "-f", str(repo), "--commit", "--reason", "capacity review"],
+                         capsys)
+    assert code == 0, err
+    assert position(repo)["paused"]["by"] == "Ada Lovelace <ada@example.com>"
+    assert position(repo)["paused"]["reason"] == "capacity review"
+    assert out.startswith("disaggregatedset/llama in serving paused at wave 3 of 3: ")
+    assert err.startswith("committed ")
+    message = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%B"], capture_output=True,
+                             text=True).stdout
+    assert "| by | Ada Lovelace <ada@example.com> |" in message and "| reason | capacity review |" in message
+
+
+def test_git_s_own_variables_name_the_author_first(repo, monkeypatch):
+    assert author(str(repo)) == "Ada Lovelace <ada@example.com>"
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "CI bot")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "bot@example.com")
+    assert author(str(repo)) == "CI bot <bot@example.com>"
+
+
+def test_a_refused_gitops_retry_writes_nothing(repo, capsys):
+    held = (repo / "disagg-rollout-state.yaml").read_bytes()
+    code, out, err = run(["rollout", "retry", "--gitops", "-f", str(repo)], capsys)
+    assert code == 3 and out == ""
+    assert err == ("refusing to retry: disaggregatedset/llama in serving: the rollout is not aborted: retry starts an "
+                   "aborted rollout again; nothing was written\n")
+    assert (repo / "disagg-rollout-state.yaml").read_bytes() == held
+
+
+def test_a_commit_that_cannot_be_made_puts_every_state_file_back(tmp_path):
+    path = tmp_path / "disagg-rollout-state.yaml"
+    path.write_bytes(b"# as committed\n")
+    _, new, state, _ = held_at_the_canary()
+    before = write_states({str(path): [state]})
+    assert before == {str(path): b"# as committed\n"} and path.read_bytes() != b"# as committed\n"
+
+    class Refusing:
+        def commit(self, paths, message, branch):
+            assert paths == [str(path)] and message == "the message"
+            raise UserError(["cannot commit the rollout state: git commit: hook refused"])
+
+    with pytest.raises(UserError) as refused:
+        commit_or_restore(Refusing(), before, "the message")
+    assert refused.value.lines() == ["cannot commit the rollout state: git commit: hook refused; nothing was written"]
+    assert path.read_bytes() == b"# as committed\n"
+
+
+def test_a_state_file_changed_since_it_was_read_is_not_written_over(tmp_path):
+    path = tmp_path / "disagg-rollout-state.yaml"
+    path.write_bytes(b"# a brake committed meanwhile\n")
+    _, _, state, _ = held_at_the_canary()
+    with pytest.raises(UserError, match="changed since this step read it"):
+        write_states({str(path): [state]}, read={str(path): b"# as the step read it\n"})
+    assert path.read_bytes() == b"# a brake committed meanwhile\n"
+
+
+def test_retry_through_git_rolls_the_canary_again_after_the_abort_rolled_it_back():
+    argo, new, state, _ = held_at_the_canary()
+    _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob", "bad canary"), NOW)
+    state, step = roll_until_held(argo, new, reread(aborted, new))
+    assert step.outcome == Outcome.HELD and all(set(state.deployed(s)) == {sets()[0].revision} for s in range(3))
+    before, after, retried = change_state(new, state, lambda d: retry(d, NOW, "carol", "canary node replaced"), NOW)
+    assert before.state == State.ABORTED and after.state == State.ROLLING
+    assert after.moves == (0,) and set(after.held) == {1, 2}  # the canary alone, again
+    assert retried.position.retried.by == "carol" and retried.position.retried.reason == "canary node replaced"
+    assert (retried.position.wave, retried.position.aborted, retried.position.found) == (0, None, ())
+    state, step = roll_until_held(argo, new, reread(retried, new))
+    assert step.outcome == Outcome.HELD and "wave 1 is paused" in step.reasons[0]
+    assert [set(state.deployed(s)) for s in range(3)] == [{new.revision}, {sets()[0].revision}, {sets()[0].revision}]
+
+
+def test_retry_is_refused_unless_aborted_through_git_as_in_the_cluster():
+    _, new, state, _ = held_at_the_canary()
+    with pytest.raises(VerbRefused, match="the rollout is not aborted"):
+        change_state(new, state, lambda d: retry(d, NOW, "carol"), NOW)
+
+
+def test_a_scale_down_keeps_a_started_slice_outside_the_smaller_waves_and_nothing_else():
+    """Design §10.2: slices lowered mid-wave (3 → 2 with a 50 % wave) put slice 1, started in
+    wave 2, in wave 3 of the smaller count: it goes on (listed, then recorded in `found`); a slice
+    the waves never admitted at either count is not, nor is anything without a scale-down."""
+    from kubectl_disagg.gitops.waves import scaled_down_in_flight
+
+    policy = RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True), Wave("50%", pause=True)))
+    old, new = sets(policy)
+    argo, state = deploy(old)
+    state, _ = roll_until_held(argo, new, state)  # at the canary's gate
+    running = {**state.replicas, 1: {**state.replicas[1], new.revision: {"prefill": 1, "decode": 1}}}
+    started = replace(state, replicas=running, position=replace(state.position, wave=1))
+    fewer = replace(new, slices=2)
+    assert scaled_down_in_flight(fewer, started) == (1,)
+    assert scaled_down_in_flight(new, started) == ()
+    assert scaled_down_in_flight(fewer, replace(started, position=replace(started.position, wave=0))) == ()

@@ -25,10 +25,11 @@ def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
 
 def test_granted_permissions_are_remembered_for_one_term_per_namespace():
     from kubectl_disagg.kube.executor import GrantedPermissions
+    from tests.fakes.clock import FakeClock
     from kubectl_disagg.kube.client import LEASE, LWS
 
     now = [100.0]
-    granted = GrantedPermissions(30, clock=lambda: now[0])
+    granted = GrantedPermissions(30, clock=FakeClock(read=lambda: now[0]))
     wanted = [("patch", LWS), ("update", LEASE)]
     assert granted.unknown(wanted, "ns") == wanted  # nothing asked yet
     granted.grant("patch", LWS, "ns", now[0])

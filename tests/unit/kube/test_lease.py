@@ -4,7 +4,6 @@ one (`--wait-for-lease`) over a fake REST client: watched between attempts, neve
 from __future__ import annotations
 
 import datetime
-import time
 
 import pytest
 
@@ -12,6 +11,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import AlreadyExists, NotFound
 from kubectl_disagg.kube.lease import (Lease, LeaseHeld, LeaseWaitTimedOut, format_time, lease_expiry, lease_is_free,
                                        parse_time)
+from kubectl_disagg.wait import Deadline
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -81,7 +81,7 @@ class LeaseApi:
 def test_a_queued_stepper_takes_the_lease_once_the_watch_sees_it_released():
     api = LeaseApi(release_on_watch=True)
     lease = Lease(api, "llm", "serving", "bob", 30)
-    lease.acquire_waiting(time.monotonic() + 3600)
+    lease.acquire_waiting(Deadline.after(3600))
     assert lease.held and api.stored["spec"]["holderIdentity"] == "bob"
     assert len(api.watches) == 1 and 0 < api.watches[0] <= 31  # woken at the latest when alice's lapses
 
@@ -90,7 +90,7 @@ def test_a_queue_past_its_deadline_gives_up_naming_the_holder_without_watching()
     api = LeaseApi(release_on_watch=False)
     lease = Lease(api, "llm", "serving", "bob", 30)
     with pytest.raises(LeaseWaitTimedOut) as timed_out:
-        lease.acquire_waiting(time.monotonic() - 1)
+        lease.acquire_waiting(Deadline.after(-1))
     assert timed_out.value.lines()[0].startswith("timed out waiting for the lease: lease/kubectl-disagg-llm in "
                                                  "serving is held by alice")
     assert api.watches == [] and not lease.held

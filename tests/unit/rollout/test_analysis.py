@@ -19,22 +19,23 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import PrometheusClient
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateAnalysis, pending_gate, run_gate
 from kubectl_disagg.wait import Deadline
+from tests.fakes.clock import FakeClock
 
 TTFT = Check("ttft", "prefill", 'a{revision="{{revision}}"}', Condition("<", 0.5), 60, 5, 1, "fail")
 TPOT = Check("tpot", "decode", 'b{role="{{role}}"}', Condition("<", 0.05), 30, 3, 0, "fail")
 
 
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-        self.sleeps: list[float] = []
+class Clock(FakeClock):
+    """The fake clock at epoch second `t` (1000 to begin with), moved on by its `sleep`."""
 
-    def __call__(self) -> float:
-        return self.now
+    def __init__(self):
+        super().__init__(read=lambda: self.t, wall=datetime.datetime.fromtimestamp(0, datetime.timezone.utc))
+        self.t = 1000.0
+        self.sleeps: list[float] = []
 
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
-        self.now += seconds
+        self.t += seconds
 
 
 def answering(table: dict):
@@ -60,7 +61,7 @@ def test_measures_every_interval_until_count():
     assert run.why == "ttft: 0.3 < 0.5 at 5 measurements; tpot: 0.01 < 0.05 at 3 measurements"
     assert [j.measurement.at for j in run.verdicts[0].judged] == [1000, 1060, 1120, 1180, 1240]
     assert [j.measurement.at for j in run.verdicts[1].judged] == [1000, 1030, 1060]
-    assert clock.now == 1240 and len(progress) == 6
+    assert clock.t == 1240 and len(progress) == 6
     assert query.asked[:2] == ['a{revision="r1"}', 'b{role="decode"}']
 
 
@@ -68,7 +69,7 @@ def test_a_failed_check_ends_the_gate_at_once():
     clock = Clock()
     query = answering({"a": [0.3, 0.9, 0.8, 0.1, 0.1], "b": 0.01})
     run = run_gate([TTFT, TPOT], {"revision": "r"}, query, clock=clock, sleep=clock.sleep)
-    assert run.phase == FAILED and clock.now == 1120
+    assert run.phase == FAILED and clock.t == 1120
     assert run.why == ("ttft: 2 of 3 measurements failed (failureLimit 1): 0.9 is not < 0.5; 0.8 is not < 0.5")
 
 
@@ -84,10 +85,10 @@ def test_timeout_refused_before_the_first_measurement_or_ends_without_verdict():
     clock = Clock()
     with pytest.raises(AnalysisTimeout, match=r"at least 4m .* more than the 1m left of --timeout 1m$"):
         run_gate([TTFT], {"revision": "r"}, answering({"a": 0.1}), deadline=Deadline.after(60, clock), clock=clock, sleep=clock.sleep)
-    assert clock.now == 1000
+    assert clock.t == 1000
 
     def slow_query(expression):
-        clock.now += 70  # each answer takes 70 s: the measurements fall behind
+        clock.t += 70  # each answer takes 70 s: the measurements fall behind
         return (Sample(0.1),)
     with pytest.raises(AnalysisTimeout, match="did not end within --timeout 4m10s: ttft: 4 of 5"):
         run_gate([TTFT], {"revision": "r"}, slow_query, deadline=Deadline.after(250, clock), clock=clock, sleep=clock.sleep)
@@ -140,9 +141,9 @@ def test_waiting_at_a_gate_keeps_the_lease_alive():
     ds, clock, kept = SetStub("abort"), Clock(), []
     at_gate = decide(ds.policy, "r2", Position("r2", "r1"), (D, P, P), T0)
     gates = GateAnalysis(lambda prometheus: answering({"a": 0.1, "b": 0.01}), clock=clock, sleep=clock.sleep,
-                         keep_alive=lambda: kept.append(clock.now))
+                         keep_alive=lambda: kept.append(clock.t))
     gates(ds, "serving", at_gate)
-    assert clock.now == 1240 and max(clock.sleeps) <= 5  # 4 minutes of intervals, slept 5 s at a time
+    assert clock.t == 1240 and max(clock.sleeps) <= 5  # 4 minutes of intervals, slept 5 s at a time
     assert all(b - a <= 5 for a, b in zip(kept, kept[1:])) and kept[-1] == 1240
 
 
@@ -188,10 +189,10 @@ def test_whatever_a_run_records_reads_back_as_a_verdict(specs, slow):
                             min(limit, count - 1), no_data))
         answers[name] = list(table)
     clock = Clock()
-    completed = int(clock.now)  # the wave's completion, recorded to the second just before
+    completed = int(clock.t)  # the wave's completion, recorded to the second just before
 
     def query(expression: str):
-        clock.now += slow  # an answer takes its time
+        clock.t += slow  # an answer takes its time
         answer = answers[expression.split("{")[0]].pop(0)
         if answer == "error":
             raise UserError("Prometheus at http://x: no answer: timed out")

@@ -7,134 +7,21 @@ pinned to their resourceVersion, as the API server's are; the brake is the verb 
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import datetime
-import itertools
+import json
 from types import SimpleNamespace
 
 import pytest
 
 from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.errors import Conflict
 from kubectl_disagg.exits import StepExit, VerbExit
-from kubectl_disagg.kube.client import LEASE, NotFound
-from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.progressive import recorded_position
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
-from tests.fakes.cluster import MemoryExecutor
-from tests.fakes.printer import Printer as RunPrinter
+from kubectl_disagg.views.verbs import verb_line
+from kubectl_disagg.wait import Deadline
+from tests.fakes.paced import NS, PacedCluster, Printer, brake
 from tests.support.sets import fleet, groups_by_slice
-
-NS = "serving"
-
-
-class Printer(RunPrinter):
-    """What a run of `rollout step` (and a verb) showed."""
-
-    def analysis_progress(self, gate):
-        return lambda run_: None
-
-    def done(self, result):
-        self.reports.append(result)
-
-
-class StateClient:
-    """What the steppers and verbs ask of the API server besides the LWS: the RolloutState
-    (create, and PUT pinned to its resourceVersion) and the Lease (read)."""
-
-    def __init__(self, cluster: PacedCluster):
-        self.cluster = cluster
-        self.versions = itertools.count(100)
-
-    def serves(self, resource):
-        return True
-
-    def send(self, *args, **kwargs):
-        raise OSError("no SelfSubjectReview here")  # whoami falls back to the local user
-
-    def create(self, resource, namespace, body):
-        if self.cluster.state is not None:
-            raise Conflict(f"rolloutstate/{body['metadata']['name']} already exists")
-        return self._store(body)
-
-    def replace(self, resource, namespace, body):
-        stored = self.cluster.state
-        if stored is None or stored["metadata"]["resourceVersion"] != body["metadata"]["resourceVersion"]:
-            self.cluster.conflicts.append(body["metadata"]["resourceVersion"])
-            raise Conflict(f"rolloutstate/{body['metadata']['name']} changed since it was read (409 Conflict)")
-        return self._store(body)
-
-    def get(self, resource, namespace, name):
-        if resource == LEASE and self.cluster.holder is not None:
-            return {"metadata": {"name": name, "resourceVersion": "1"},
-                    "spec": {"holderIdentity": self.cluster.holder, "leaseDurationSeconds": 30,
-                             "renewTime": datetime.datetime.now(datetime.timezone.utc).strftime(
-                                 "%Y-%m-%dT%H:%M:%S.%fZ")}}
-        raise NotFound(f"{resource.kind.lower()}/{name} not found")
-
-    def _store(self, body):
-        stored = copy.deepcopy(dict(body))
-        stored["metadata"]["resourceVersion"] = str(next(self.versions))
-        self.cluster.state = stored
-        self.cluster.writes.append(stored)
-        return copy.deepcopy(stored)
-
-
-class PacedCluster(MemoryExecutor):
-    """A session of `rollout step` and of the verbs over MemoryCluster: a Lease one process
-    holds at a time (a second taker is refused, as by the API server), the RolloutState, Events;
-    `between(cluster, n)` runs at each watch between passes (n counts from 1)."""
-
-    default_namespace = NS
-
-    def __init__(self, memory, between=lambda cluster, n: None, settles=True):
-        super().__init__(memory)
-        self.client = StateClient(self)
-        self.state, self.writes, self.conflicts, self.events = None, [], [], []
-        self.holder = None
-        self.between, self.settles = between, settles
-        self.actions: list = []  # every LWS write carried out, in order
-
-    def snapshot(self, set_name, namespace, *, scalers=False, services=True):
-        return super().snapshot(set_name, namespace, scalers=scalers)
-
-    def execute(self, action, namespace):
-        super().execute(action, namespace)
-        self.actions.append(action)
-
-    @contextlib.contextmanager
-    def lease(self, set_name, namespace, wait_until=None, holder=None):
-        if self.holder is not None:
-            raise LeaseHeld("kubectl-disagg-" + set_name, namespace, self.holder, None)
-        self.holder = "stepper@host/1/abc"
-        try:
-            yield SimpleNamespace(duration=30, renew_if_due=lambda: None, held=True)
-        finally:
-            self.holder = None
-
-    def wait_for_change(self, set_name, namespace, resource_version, timeout):
-        self.watches += 1
-        self.between(self, self.watches)
-        if self.settles:
-            self.memory.settle()
-        return self.settles
-
-    @property
-    def memory(self):
-        return self.cluster
-
-    def rollout_state(self, name, namespace):
-        return copy.deepcopy(self.state)
-
-    def record_event(self, event):
-        self.events.append(event)
-
-    def position(self, ds):
-        return recorded_position(self.state, ds)
-
 
 def revisions_by_slice(cluster: PacedCluster, ds) -> dict[int, set[str]]:
     return {s: {rev for rev, roles in groups.items() if any(roles.values())}
@@ -143,17 +30,6 @@ def revisions_by_slice(cluster: PacedCluster, ds) -> dict[int, set[str]]:
 
 def at_new_revision(cluster, ds) -> set[int]:
     return {s for s, revisions in revisions_by_slice(cluster, ds).items() if ds.revision in revisions}
-
-
-def brake(verb: str, ds, results: list, after=None):
-    """A `between` hook: at the watch `after` (the first by default), run `rollout VERB` as a
-    person would, while the stepper holds the Lease; its exit code and output kept."""
-    def hook(cluster, n):
-        if n == (after or 1):
-            printer = Printer()
-            code = run_verb(cluster, [ds], None, verb, printer)
-            results.append(SimpleNamespace(code=code, printer=printer, actions=len(cluster.actions)))
-    return hook
 
 
 def one_at_a_time(slices=4):
@@ -170,7 +46,7 @@ def test_a_pause_while_until_complete_runs_stops_it_at_the_next_pass():
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused))
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, timeout=30)
+    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
     (verb,) = paused
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD
@@ -188,7 +64,7 @@ def test_an_abort_while_until_complete_runs_turns_it_back_to_the_stable_revision
     # the second watch: slice 0 started, then done; slice 1 under way
     cluster = PacedCluster(memory, between=brake("abort", ds, aborted, after=3))
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, timeout=30)
+    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
     (verb,) = aborted
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD  # the rollback ran to its end, then the abort holds (exit 7)
@@ -206,7 +82,7 @@ def test_a_pause_while_the_stepper_waits_for_readiness_stops_it_within_one_watch
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused, after=2), settles=False)
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, timeout=3)
+    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(3))
     assert paused[0].code == VerbExit.OK, paused[0].printer.errors
     assert code == StepExit.HELD
     assert cluster.watches == 2  # the watch the pause landed in is the last one
@@ -225,12 +101,12 @@ def test_the_stepper_s_own_position_write_after_a_brake_is_a_conflict_and_read_a
     def replace_after_a_pause(resource, namespace, body):
         if not braked and cluster.state is not None:
             braked.append(None)  # (the verb's own write comes through here too)
-            braked[0] = run_verb(cluster, [ds], None, "pause", Printer())
+            braked[0] = run_verb(ClusterStore(cluster, [ds], None), "pause", Printer())
         return real_replace(resource, namespace, body)
 
     cluster.client.replace = replace_after_a_pause
     cluster.between = lambda c, n: None
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, timeout=30)
+    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
     assert braked == [VerbExit.OK] and cluster.conflicts  # the stepper's write was refused once
     assert code == StepExit.HELD and cluster.position(ds).paused is not None
 
@@ -255,13 +131,13 @@ def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, monkeypatch):
         def query(self, expression, deadline=None):
             measured.append(expression)
             if len(measured) == 2:  # the second of five measurements: a person brakes
-                results.append(run_verb(cluster, [ds], None, verb, Printer()))
+                results.append(run_verb(ClusterStore(cluster, [ds], None), verb, Printer()))
             return (Sample(0.1),)
 
     monkeypatch.setattr("kubectl_disagg.rollout.analysis.PrometheusClient.for_endpoint",
                         lambda endpoint, client: Prom())
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, timeout=60)
+    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(60))
     assert results == [VerbExit.OK]
     assert len(measured) == 2  # the measurement under way was the last one
     assert code == StepExit.HELD
@@ -283,6 +159,85 @@ def test_a_verb_whose_write_meets_the_stepper_s_reads_again_and_lands():
 
     cluster.client.replace = the_stepper_writes_first
     printer = Printer()
-    assert run_verb(cluster, [ds], None, "pause", printer) == VerbExit.OK, printer.errors
+    assert run_verb(ClusterStore(cluster, [ds], None), "pause", printer) == VerbExit.OK, printer.errors
     assert cluster.conflicts and cluster.position(ds).paused is not None
     assert printer.reports[0].stepper is None  # nobody holds the Lease: no stepper named
+
+
+# --- the verbs over the cluster's PositionStore (issue 38): retry (issue 40), --reason and who
+# acted (issue 39) -----------------------------------------------------------------------------
+
+
+def verb(cluster, ds, name, **flags):
+    printer = Printer()
+    return run_verb(ClusterStore(cluster, [ds], None), name, printer, **flags), printer
+
+
+def aborted_and_rolled_back():
+    memory, ds = one_at_a_time()
+    cluster = PacedCluster(memory)
+    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK  # slice 0 started
+    assert verb(cluster, ds, "abort", reason="p99 latency doubled")[0] == VerbExit.OK
+    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30)) == StepExit.HELD
+    assert at_new_revision(cluster, ds) == set()
+    return cluster, ds
+
+
+def test_retry_starts_an_aborted_rollout_again_from_wave_1_and_it_completes():
+    cluster, ds = aborted_and_rolled_back()
+    assert cluster.position(ds).aborted.reason == "p99 latency doubled"
+    code, printer = verb(cluster, ds, "retry", reason="node fixed")
+    assert code == VerbExit.OK, printer.errors
+    position = cluster.position(ds)
+    assert (position.aborted, position.wave, position.completed, position.gates) == (None, 0, {}, ())
+    assert (position.revision, position.retried.by, position.retried.reason) == (ds.revision, position.retried.by,
+                                                                                  "node fixed")
+    assert cluster.state["position"]["retried"]["reason"] == "node fixed"
+    (event,) = [e for e in cluster.events if e["reason"] == "RolloutRetried"]
+    assert "Rollout retried from wave 1 (aborted at wave" in event["note"] and event["note"].endswith(": node fixed")
+    result = printer.reports[0]
+    assert (result.verb, result.after.wave, result.reason) == ("retry", 0, "node fixed")
+    assert verb_line(result) == (f"disaggregatedset/llm in serving retried: the rollout to revision {ds.revision} "
+                                 f"(aborted at wave {result.before.wave + 1} of 4) starts again from wave 1; the next "
+                                 "`kubectl disagg rollout step` rolls it\n")
+    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30)) == StepExit.OK
+    assert at_new_revision(cluster, ds) == set(range(ds.slices))
+
+
+def test_retry_is_refused_unless_the_rollout_is_aborted():
+    memory, ds = one_at_a_time()
+    cluster = PacedCluster(memory)
+    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK
+    written = len(cluster.writes)
+    code, printer = verb(cluster, ds, "retry")
+    assert code == VerbExit.REFUSED
+    assert printer.errors == [f"refusing to retry disaggregatedset/{ds.name} in serving: the rollout is not aborted: "
+                              "retry starts an aborted rollout again"]
+    assert len(cluster.writes) == written  # nothing written
+
+
+def test_the_reason_is_recorded_with_who_the_api_server_says_acted():
+    memory, ds = one_at_a_time()
+    cluster = PacedCluster(memory)
+    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK
+    review = {"status": {"userInfo": {"username": "oidc:alice@example.com"}}}
+    cluster.client.send = lambda *args, **kwargs: SimpleNamespace(data=json.dumps(review).encode())
+    assert verb(cluster, ds, "pause", reason="waiting for the capacity review")[0] == VerbExit.OK
+    assert cluster.state["position"]["paused"]["by"] == "oidc:alice@example.com"
+    assert cluster.state["position"]["paused"]["reason"] == "waiting for the capacity review"
+    assert verb(cluster, ds, "resume", reason="review passed")[0] == VerbExit.OK
+    resumed = cluster.state["position"]["resumed"]
+    assert (resumed["by"], resumed["reason"]) == ("oidc:alice@example.com", "review passed")
+    assert "paused" not in cluster.state["position"]
+
+
+def test_a_verb_without_a_reason_writes_the_position_as_before():
+    memory, ds = one_at_a_time()
+    cluster = PacedCluster(memory)
+    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK
+    assert verb(cluster, ds, "pause")[0] == VerbExit.OK
+    assert set(cluster.state["position"]["paused"]) == {"at", "by"}
+    assert verb(cluster, ds, "resume")[0] == VerbExit.OK
+    assert "resumed" not in cluster.state["position"]
+    assert verb(cluster, ds, "abort")[0] == VerbExit.OK
+    assert cluster.state["position"]["aborted"]["reason"] == "rollout abort"

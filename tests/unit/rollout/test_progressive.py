@@ -36,7 +36,7 @@ def cluster_objects():
                "suspended-paused": state_object(ds, "serving", paused.position, paused,
                                                 {"metadata": {"resourceVersion": "7"}})}
     passage = admit(ds, snapshot, None, NOW)
-    cluster.execute(reconcile(passage.target, snapshot, passage.admission).actions)  # slice 0 starts
+    cluster.execute(reconcile(passage.reconciled, snapshot, passage.admission).actions)  # slice 0 starts
     lost = admit(ds, cluster.snapshot(ds.name), None, NOW).decision  # and the RolloutState is deleted
     objects["suspended-lost-position"] = state_object(ds, "serving", lost.position, lost, None)
     at_rest = {**objects["progressing"], "rollout": unpaced_summary(ds, (Progress.DONE,) * 4)}

@@ -5,7 +5,7 @@ and nothing a person did not decide is obeyed.
 The rollout runs as `rollout step` runs it: `stepper.reconcile_for_step` with the admission of
 `Progressive` (rollout/progressive.py) over an in-memory cluster (tests/fakes/cluster.py) and an
 in-memory RolloutState, analysis gates measured by `GateAnalysis` against a Prometheus answering
-healthy or not, the verbs through `change_position`. Between passes, random events: slices scaled
+healthy or not, the verbs through the ClusterStore. Between passes, random events: slices scaled
 up and down, the RolloutState deleted or its position edited by hand (a wave bumped, a gate record
 dropped, a verdict forged), promote (plain or --full), pause, resume and abort at any time, the
 template changed back and forth (a commit reverted), readiness and time at random.
@@ -54,13 +54,17 @@ from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.analysis import GateAnalysis
-from kubectl_disagg.rollout.progressive import Progressive, change_position
+from kubectl_disagg.rollout.progressive import Progressive
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.stepper import reconcile_for_step
 from kubectl_disagg.rollout.verbs import change_for
 from tests.fakes.argo import deploy
+from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import MemoryCluster
 from tests.support.fuzzing import policy_objects
 from tests.support.sets import NS, make_set
+
+EPOCH = datetime.datetime.fromtimestamp(0, datetime.timezone.utc)  # the simulation's clock reads epoch seconds
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_ROLLOUT_EXAMPLES", "300"))
 ROLES = {"prefill": 1, "decode": 1}
@@ -126,7 +130,7 @@ class StateStore:
 
 
 class Cluster:
-    """What Progressive and change_position ask of a cluster session."""
+    """What Progressive and the ClusterStore ask of a cluster session."""
 
     def __init__(self, store: StateStore):
         self.client = store
@@ -199,7 +203,12 @@ class World:
         return replace(the_set(self.image, self.slices), policy=self.policy)
 
     def now(self) -> datetime.datetime:
-        return datetime.datetime.fromtimestamp(self.t, datetime.timezone.utc)
+        return self.clock.now()
+
+    @property
+    def clock(self) -> FakeClock:
+        """The one clock, reading the simulation's epoch seconds `t`."""
+        return FakeClock(read=lambda: self.t, wall=EPOCH)
 
     def snapshot(self):
         """The fleet as a pass reads it (read again once a pass or the simulator changed it)."""
@@ -350,7 +359,7 @@ class World:
         def sleep(seconds: float) -> None:
             self.t += seconds
 
-        return GateAnalysis(lambda prometheus: query, clock=lambda: self.t, sleep=sleep)
+        return GateAnalysis(lambda prometheus: query, clock=self.clock, sleep=sleep)
 
     def analyze(self, gates: GateAnalysis):
         """What a step does at an analysis gate: GateAnalysis's run, each sample a value every
@@ -382,7 +391,7 @@ class World:
         self.observe()
         before, writes = self.revisions(), self.store.writes
         gates = self.analysis()
-        progressive = Progressive(self.cluster, NS, clock=self.now, analyze=self.analyze(gates))
+        progressive = Progressive(self.cluster, NS, clock=self.clock, analyze=self.analyze(gates))
         ds = self.ds
         try:
             result = reconcile_for_step(ds, self.snapshot(), progressive.admit)
@@ -417,8 +426,10 @@ class World:
 
     def change(self, change):
         """A verb through its store: (the decision before, the one after)."""
-        decision, after, _ = change_position(self.cluster, self.ds, NS, self.snapshot(), change, clock=self.now)
-        return decision, after
+        self.cluster.snapshot = lambda name, namespace, services=True: self.snapshot()
+        store = ClusterStore(self.cluster, [self.ds], NS, clock=self.clock)
+        written = store.write([store.change(self.ds, NS, change, self.now())])[0]
+        return written.before, written.after
 
     def verb(self, name: str) -> None:
         self.observe()
@@ -427,7 +438,7 @@ class World:
         waiting = {w.index for w in self.waves() if self.waits_at(w.index)}
         try:
             decision, after = self.change(change_for(name.split()[0], self.now(), "alice",
-                                                     full=name.endswith("--full")))
+                                                     full=name.endswith("--full"), skip_analysis=True))
         except (VerbRefused, UserError) as refused:
             self.refused(refused)
             return

@@ -12,6 +12,7 @@ from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.stepper import Pass
+from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.fakes.printer import Printer
 from tests.support.cli import run as cli
@@ -50,7 +51,7 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
 
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     code = run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer, until_complete=True,
-                         timeout=-1.0)
+                         deadline=Deadline.after(-1.0))
     assert code == StepExit.TIMEOUT and printer.shown == []
     assert printer.errors[-1].startswith("timed out after") and "run the command again" in printer.errors[-1]
 
@@ -58,7 +59,7 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
 def test_the_first_set_that_does_not_complete_stops_the_run():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
-    assert run.step_sets(cluster, sets, None, None, printer, until_complete=True, timeout=-1.0) == StepExit.TIMEOUT
+    assert run.step_sets(cluster, sets, None, None, printer, until_complete=True, deadline=Deadline.after(-1.0)) == StepExit.TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
 
 

@@ -3,11 +3,12 @@ the table, and -w looking again until Available or the deadline."""
 
 from __future__ import annotations
 
-import time
 
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.outcome import STATUS_EXIT
 from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.fakes.printer import Printer
 from tests.support.sets import make_set
@@ -32,8 +33,8 @@ def looked(cluster, ds, **kwargs):
         assert now.endswith("Z")
         return f"{[report.available for report in reports]}\n"
 
-    code = watch_status(cluster, [ds], None, view, write=texts.append, **kwargs)
-    return code, texts
+    outcome = watch_status(cluster, [ds], None, view, write=texts.append, **kwargs)
+    return STATUS_EXIT[outcome], texts
 
 
 def test_not_available_without_watch_is_3_and_one_look():
@@ -50,7 +51,7 @@ def test_available_is_0():
 
 def test_watch_until_the_deadline_is_4():
     cluster, ds = Watched(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
-    code, texts = looked(cluster, ds, watch=True, deadline=time.monotonic() + 0.2)
+    code, texts = looked(cluster, ds, watch=True, deadline=Deadline.after(0.2))
     assert code == StatusExit.TIMEOUT and set(texts) == {"[False]\n"} and cluster.looked_again >= 1
 
 
@@ -77,7 +78,7 @@ def test_issue37_item12_for_complete_waits_past_available_until_the_old_revision
     assert looked(cluster, new) == (StatusExit.AVAILABLE, ["[True]\n"])  # today's default, unchanged
     assert looked(cluster, new, until=Until.COMPLETE)[0] == StatusExit.NOT_AVAILABLE
     assert cluster.looked_again == 0
-    code, texts = looked(cluster, new, until=Until.COMPLETE, watch=True, deadline=time.monotonic() + 30)
+    code, texts = looked(cluster, new, until=Until.COMPLETE, watch=True, deadline=Deadline.after(30))
     assert code == StatusExit.AVAILABLE and texts == ["[True]\n", "[True]\n"] and cluster.looked_again == 1
     assert not [name for name in memory.lws() if new.revision not in name]
 

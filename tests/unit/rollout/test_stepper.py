@@ -8,6 +8,8 @@ import pytest
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.reconcile import Scale, write_units
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from tests.fakes.clock import FakeClock
+from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemoryExecutor
 from tests.support.sets import make_set
 
@@ -51,8 +53,8 @@ def test_a_conflict_in_a_single_pass_interrupts_it():
 
 def test_a_deadline_already_passed_runs_no_pass():
     executor = MemoryExecutor(MemoryCluster("serving"))
-    assert list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving", deadline=5.0,
-                      clock=lambda: 10.0)) == []
+    assert list(drive(executor, make_set({"prefill": 1, "decode": 1}), "serving",
+                      deadline=Deadline(5.0, FakeClock(10.0)))) == []
 
 
 def test_a_pass_is_authorized_whole_before_its_first_write():
@@ -80,7 +82,7 @@ def test_wait_for_lease_queues_until_the_deadline_or_without_limit():
     ds = make_set({"prefill": 1, "decode": 1})
     list(drive(executor, ds, "serving", until_complete=False))
     list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True))
-    list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True, deadline=7.0))
+    list(drive(executor, ds, "serving", until_complete=False, wait_for_lease=True, deadline=Deadline(7.0)))
     assert executor.waits == [None, float("inf"), 7.0]
 
 
@@ -346,8 +348,8 @@ def test_until_complete_waits_out_an_api_server_restart(monkeypatch):
 def test_an_interrupt_lets_the_unit_under_way_finish_and_starts_no_other():
     """Ctrl-C (or SIGTERM, which the command line makes one) during a unit's first write: the
     unit's other writes still land, the next slice's unit never starts, the interrupt goes on."""
-    import os
     import signal
+    import threading
 
     executor = MemoryExecutor(MemoryCluster("serving"))
     new = _steady_then_changed(executor, slices=2)
@@ -355,15 +357,23 @@ def test_an_interrupt_lets_the_unit_under_way_finish_and_starts_no_other():
 
     def interrupting(action, namespace):
         if not writes:
-            os.kill(os.getpid(), signal.SIGINT)  # the main thread, waiting for the workers, is interrupted
+            # to the main thread itself: a process-wide kill may land on this worker thread, and
+            # the main thread, blocked waiting, would see it only after the pass
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
             import time
             time.sleep(0.1)  # ... while this write is still out
         execute(action, namespace)
         writes.append(action)
 
     executor.execute = interrupting
-    with pytest.raises(KeyboardInterrupt):
-        list(drive(executor, new, "serving", until_complete=False))
+    # A shell that starts the tests in the background hands Python SIGINT ignored, and Python
+    # then installs no handler: the test puts Python's own back for its run.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(drive(executor, new, "serving", until_complete=False))
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert len(writes) == 3 and {w.slice for w in writes} == {0}  # one whole unit
     assert not _split(executor.cluster)
 

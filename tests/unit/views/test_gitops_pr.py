@@ -71,13 +71,17 @@ def test_the_rollout_reads_step_by_step_with_a_title_per_commit():
     inputs = planner.inputs_for_set(new, [REPLICAS[r] for r in new.role_names])
     total = len(planner.plan(inputs.initial_old, inputs.target, inputs.configs)) - 1
     assert titles[0] == f"llama: initial state at {old.revision}"
-    assert titles[1:-1] == [f"llama: rollout to {new.revision}, step {i} of {total}" for i in range(1, total + 1)]
-    assert titles[-1] == f"llama: rollout to {new.revision}, remove {old.revision}"
+    # numbered by the commits of the whole rollout (the state counts them), never backwards
+    assert titles[1:-1] == [f"llama: rollout to {new.revision}, step {i}" for i in range(1, total + 1)]
+    assert titles[-1] == f"llama: rollout to {new.revision}, step {total + 1}, remove {old.revision}"
     assert all(len(title) <= 72 for title in titles)
     for text in titles and list(texts.values())[1:]:
         assert "image vllm/vllm-openai `v0.11.0 → v0.11.1`" in text
         assert "prefill: args 1 item added (`--enable-prefix-caching`)" in text
-        assert "+  - --enable-prefix-caching" in text and "-  vllm/vllm-openai:v0.11.0" in text
+    # the diff itself where a reviewer decides: the first step and the removal, not every step
+    diffs = ["+  - --enable-prefix-caching" in text and "-  vllm/vllm-openai:v0.11.0" in text
+             for text in list(texts.values())[1:]]
+    assert diffs == [True] + [False] * (total - 1) + [True]
     last = texts["step-%02d" % (total + 1)]
     assert f"**This step removes revision `{old.revision}`.**" in last
     assert "prune deletes its 2 LeaderWorkerSets and 2 Services" in last
@@ -89,7 +93,8 @@ def test_each_step_marks_its_place_in_the_chart_and_the_table():
     for index in (1, 2):
         text = texts[f"step-{index:02d}"]
         marked = re.findall(r'x-axis "step" \[([^\]]*)\]', text)
-        assert marked and all(f'"{index} ◀"' in labels for labels in marked)
+        # the charts in the first step's description (later steps: the table alone, to stay short)
+        assert all(f'"{index} ◀"' in labels for labels in marked) and bool(marked) == (index == 1)
         assert re.search(rf"^\| \*\*{index} ◀ this step\*\* \|", text, re.M)
 
 
@@ -110,11 +115,14 @@ def test_a_rollback_is_labelled_as_one():
     old = llama()
     texts = dict(abort_descriptions())
     titles = [text.split("\n", 1)[0] for text in texts.values()]
-    assert all(title.startswith(f"llama: rollback to {old.revision}") for title in titles)
+    # an abort reads as one: the slices it takes back, the step, why (views/fleet.py abort_sentence)
+    assert titles == [f"llama: rollback of slice 0 to {old.revision}, step {i}{removal} — aborted: the template "
+                      f"was set back to {old.revision}" for i, removal in ((1, ""), (2, ""),
+                                                                           (3, f", remove {upgraded().revision}"))]
+    assert not any("To abort" in text for text in texts.values())
     first = next(iter(texts.values()))
     assert "**Rollback.**" in first and "### What this rollback is for" in first
     assert "image vllm/vllm-openai `v0.11.1 → v0.11.0`" in first
-    assert titles[-1].endswith(f", remove {upgraded().revision}")
 
 
 def test_the_context_of_a_step_that_does_not_advance():
@@ -217,7 +225,8 @@ def test_a_rollback_is_numbered_from_where_the_rollout_stood():
         positions.extend(view for view in slice_views(v1, step) if view["position"])
         messages.append(served_object(v1, step.state)["rollout"]["message"])
         state = round_trip(step.state, v1)
-    assert [t.split(", ", 1)[1] for t in titles] == ["step 1 of 2", "step 2 of 2", f"remove {v2.revision}"]
+    assert [t.split(f"to {v1.revision}, ", 1)[1].split(" — ")[0] for t in titles] == [
+        "step 1", "step 2", f"step 3, remove {v2.revision}"]
     assert "### Slice 0: step 1 of 2" in tables[0]
     assert [view["position"] for view in positions] == ["1/2", "2/2"]  # rollout step --gitops says the same
     assert "slice 0 step 1 of 2 (old/new: prefill 1/4, decode 1/4)" in messages[0]  # and the RolloutState

@@ -30,7 +30,8 @@ def test_waiting_slice_says_what_it_waits_for():
     assert text.splitlines()[0] == f"disaggregatedset/llm in serving at revision {old.revision}: 4 changes made"
     assert "slice 0: steady\n  - create service/" in text
     assert "slice 1: waiting: decode: 2/3 ready\n  - create service/" in text  # serving while it waits
-    assert format_text(step, progress=True) == "slice 0: steady\nslice 1: waiting: decode: 2/3 ready\n"
+    assert format_text(step, progress=True) == (  # the fleet in one line, what it waits for last
+        "llm: slice 1 in flight, 1 of 2 slices done; waiting: slice 1 (decode: 2/3 ready)\n")
 
 
 def test_rolling_slice_shows_its_position_and_counts():

@@ -20,7 +20,7 @@ def test_rollout_plan_shows_the_waves_and_gates(tmp_path, capsys):
     assert out.splitlines()[:5] == [
         "disaggregatedset/llama RolloutPolicy llama: 3 waves, at most 2 slices in flight, a failed check does pause",
         "  WAVE  SLICES      GATES AFTER IT",
-        "     1  slice 0     a pause until `kubectl disagg rollout promote`",
+        f"     1  slice 0     a pause until `kubectl disagg rollout promote -f {tmp_path}`",  # the user's -f
         "     2  slice 1     analysis ttft, then a 15m soak",
         "     3  slices 2-3  -"]
     with pytest.raises(SystemExit):

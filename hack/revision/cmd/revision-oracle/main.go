@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 
+	lwsv1 "kubectl-disagg/hack/crd/api/leaderworkerset/v1"
 	"kubectl-disagg/hack/revision/lws"
 )
 
@@ -28,6 +29,7 @@ type document struct {
 		Roles []struct {
 			Name string `json:"name"`
 			Spec struct {
+				GroupIdentity        lwsv1.GroupIdentityType  `json:"groupIdentity"`
 				LeaderWorkerTemplate lws.LeaderWorkerTemplate `json:"leaderWorkerTemplate"`
 			} `json:"spec"`
 		} `json:"roles"`
@@ -53,7 +55,8 @@ func main() {
 		}
 		roles := make([]lws.RoleTemplate, 0, len(doc.Spec.Roles))
 		for _, role := range doc.Spec.Roles {
-			roles = append(roles, lws.RoleTemplate{Name: role.Name, Template: role.Spec.LeaderWorkerTemplate})
+			roles = append(roles, lws.RoleTemplate{Name: role.Name, GroupIdentity: lws.NormalGroupIdentity(role.Spec.GroupIdentity),
+				Template: role.Spec.LeaderWorkerTemplate})
 		}
 		data, err := json.Marshal(roles)
 		if err != nil {

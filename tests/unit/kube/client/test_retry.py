@@ -9,6 +9,7 @@ import pytest
 from kubectl_disagg.kube.client.retry import (MAX_RETRIES, MAX_RETRY_AFTER_SECONDS, RETRY_BUDGET_SECONDS, ErrorAnswer,
                                               backoff, retry_after, retrying)
 from kubectl_disagg.kube.client.transport import NetworkError
+from tests.fakes.clock import FakeClock
 
 
 @pytest.mark.parametrize(("status", "headers", "read", "wait"), [
@@ -126,5 +127,5 @@ def test_the_budget_caps_attempts_and_time():
         raise reset()
 
     with pytest.raises(NetworkError) as raised:
-        retrying(slow, read=True, repeatable=True, sleep=lambda s: None, clock=lambda: now[0])
+        retrying(slow, read=True, repeatable=True, sleep=lambda s: None, clock=FakeClock(read=lambda: now[0]))
     assert raised.value.attempts == 1  # a second wait that long is not started

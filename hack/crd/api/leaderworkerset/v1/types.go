@@ -76,7 +76,17 @@ type LeaderWorkerSetSpec struct {
 	// The headless Service's subdomain layout.
 	// +optional
 	NetworkConfig *NetworkConfig `json:"networkConfig,omitempty"`
+
+	// How groups are named: Ordinal (leaders in a StatefulSet, groups 0..N-1; what absent means)
+	// or Hash (leaders in a Deployment, hash-named groups), as LWS adds it in lws#987. The
+	// revision hashes absent and Ordinal alike. Not defaulted here, so stored sets stay as written.
+	// +optional
+	// +kubebuilder:validation:Enum=Ordinal;Hash
+	GroupIdentity GroupIdentityType `json:"groupIdentity,omitempty"`
 }
+
+// GroupIdentityType is how an LWS names its groups.
+type GroupIdentityType string
 
 // LeaderWorkerTemplate describes one group.
 type LeaderWorkerTemplate struct {

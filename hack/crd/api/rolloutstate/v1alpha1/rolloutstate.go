@@ -39,6 +39,12 @@ type RolloutState struct {
 	// +optional
 	Target *Target `json:"target,omitempty"`
 
+	// How many step commits have been written toward the target's revision so far: each pull
+	// request is numbered over the whole rollout (0 or absent: none counted yet).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Commits int64 `json:"commits,omitempty"`
+
 	// One record per revision some slice runs: what that revision puts into its LeaderWorkerSets.
 	// +required
 	Revisions []RevisionRecord `json:"revisions"`
@@ -48,9 +54,9 @@ type RolloutState struct {
 	Slices []SliceState `json:"slices"`
 
 	// Where a RolloutPolicy's rollout stands: the waves reached (and when each completed), the
-	// gates passed (when, by whom and how), whether it is paused or aborted, and the analysis
-	// verdicts. Written by `rollout step` and by `rollout promote|pause|resume|abort`, in the
-	// cluster or, with --gitops, in the file.
+	// gates passed (when, by whom and how), whether it is paused, aborted or retried (who, when,
+	// and the --reason given), and the analysis verdicts. Written by `rollout step` and by
+	// `rollout promote|pause|resume|abort|retry`, in the cluster or, with --gitops, in the file.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
@@ -60,6 +66,71 @@ type RolloutState struct {
 	// above.
 	// +optional
 	Rollout *RolloutSummary `json:"rollout,omitempty"`
+
+	// In the cluster: how many entries `history` keeps (10 when unset); the oldest go first.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// In the cluster: the revisions the set has run, oldest first, as `rollout step` and the
+	// verbs recorded them; read by `rollout history` and `rollout undo`. Through git the history
+	// is the commits of the set's file and of this file.
+	// +optional
+	History []HistoryEntry `json:"history,omitempty"`
+}
+
+// HistoryEntry is one revision a set ran: when and by whom its rollout started, how it ended,
+// and its roles' templates as the set's document wrote them.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type HistoryEntry struct {
+	// The revision.
+	// +required
+	Revision string `json:"revision"`
+
+	// Per role, in the set's order: its name and the fields the revision hash covers
+	// (leaderWorkerTemplate, groupIdentity), as written.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Roles []runtime.RawExtension `json:"roles,omitempty"`
+
+	// When the rollout to the revision started ("at", RFC 3339) and who ran it ("by").
+	// +required
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Started runtime.RawExtension `json:"started"`
+
+	// rolling, complete, aborted (by whom, and the reason given) or replaced (the next
+	// template change came first).
+	// +required
+	// +kubebuilder:validation:Enum=rolling;complete;aborted;replaced
+	Outcome string `json:"outcome"`
+
+	// When the rollout ended ("at", RFC 3339).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Ended *runtime.RawExtension `json:"ended,omitempty"`
+
+	// Who aborted the rollout.
+	// +optional
+	By string `json:"by,omitempty"`
+
+	// Why it was aborted, as the --reason or the analysis said.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// The revision ran before: this rollout went back to it (an undo, a revert).
+	// +optional
+	Rollback bool `json:"rollback,omitempty"`
+
+	// The aborted rollout started again by `rollout retry` (retryReason: its --reason).
+	// +optional
+	Retry bool `json:"retry,omitempty"`
+
+	// The --reason given to `rollout retry`.
+	// +optional
+	RetryReason string `json:"retryReason,omitempty"`
 }
 
 // RolloutStateList is a list of RolloutStates.

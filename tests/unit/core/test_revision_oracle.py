@@ -81,3 +81,18 @@ def test_quantities_longer_than_pythons_int_text_limit(oracle, amount):
     go_revision, go_bytes = go_answer(oracle, stored)
     assert revision.encode_roles(roles).decode() == go_bytes
     assert revision.compute_revision(roles) == go_revision
+
+
+@pytest.mark.parametrize("identity", [None, "", "Ordinal", "Hash"])
+def test_group_identity_writes_the_bytes_go_writes(oracle, identity):
+    """lws#987: the role's groupIdentity between its name and template, Ordinal written as none."""
+    spec = {"leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [{"name": "c"}]}}}}
+    if identity is not None:
+        spec["groupIdentity"] = identity
+    stored = defaulted({"spec": {"roles": [{"name": "a", "spec": spec}]}})
+    role_spec = stored["spec"]["roles"][0]["spec"]
+    roles = [("a", role_spec["leaderWorkerTemplate"])]
+    go_revision, go_bytes = go_answer(oracle, stored)
+    assert revision.encode_roles(roles, {"a": identity}).decode() == go_bytes
+    assert revision.compute_revision(roles, {"a": identity}) == go_revision
+    assert ('"groupIdentity":"Hash"' in go_bytes) == (identity == "Hash")

@@ -1,0 +1,130 @@
+"""The shell of the template edits (`set image`, `rollout restart`): the edits are decided by
+`core.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
+checked before any is written and each written whole (a temporary file renamed over it), and a
+stored set is patched with one guarded JSON patch."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+
+import click
+
+from kubectl_disagg.commands import _options
+from kubectl_disagg.core import template_edit
+from kubectl_disagg.core.model import is_disaggregated_set
+from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests.reader import STDIN_NAME, parse_stream
+from kubectl_disagg.manifests.source import JsonObject, dotted
+from kubectl_disagg.manifests.writer import format_objects
+
+# The edits of one set document: (edits, refusals), from the document's data.
+Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
+
+
+Done = str | Callable[[JsonObject], str]  # what was done to a set, for the report's line
+
+
+def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
+               written: Callable[[list[str]], None] | None = None) -> None:
+    """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
+    `written` (the paths rewritten) runs once they are: when it fails, each is put back."""
+    from kubectl_disagg.inputs import directory, tree as inputs
+    from kubectl_disagg.manifests import line_edit
+
+    if dry_run == "server":
+        raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
+    tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
+    problems: list[Problem] = []
+    rewritten: dict[str, str] = {}
+    edited_sets: list[JsonObject] = []
+    for path in tree.chosen:
+        text = tree.files[path].decode("utf-8")
+        documents = parse_stream(text, path)
+        edits: dict[int, list[template_edit.Edit]] = {}
+        for document in documents:
+            if not is_disaggregated_set(document.data):
+                continue
+            document_edits, refusals = decide(document.data)
+            problems += [Problem(path, document.line(where), dotted(where), why) for where, why in refusals]
+            edits[document.index] = document_edits
+        if not edits:
+            continue
+        if path == STDIN_NAME and dry_run == "none":
+            problems.append(Problem(path, 0, "", "stdin cannot be rewritten in place: give a file, or --dry-run"))
+            continue
+        expected = {doc.index: template_edit.applied(doc.data, edits[doc.index]) for doc in documents if doc.index in edits}
+        new_text, line_problems = line_edit.rewrite(text, documents, edits, expected)
+        problems += line_problems
+        if not line_problems:
+            new_documents = parse_stream(new_text, path)
+            problems += directory.problems_of(new_documents)  # a valid set, as any -f input must be
+            rewritten[path] = new_text
+            edited_sets += [doc.data for doc in new_documents if doc.index in edits]
+    if problems:
+        raise UserError(problems)
+    if not rewritten:
+        raise UserError(["no DisaggregatedSet found in the input"])
+    if dry_run == "none":
+        for path, new_text in rewritten.items():
+            write_atomically(path, new_text)
+        if written is not None:
+            try:
+                written(sorted(rewritten))
+            except BaseException:
+                for path in rewritten:
+                    write_atomically(path, tree.files[path].decode("utf-8"))
+                raise
+    report(edited_sets, options.output, done, dry_run)
+
+
+def edit_stored(options: _options.Options, name: str, decide: Decide, dry_run: str, done: Done) -> None:
+    """Patch the stored set NAME (a JSON patch guarded by its resourceVersion)."""
+    from kubectl_disagg.commands import _session
+
+    with _session.session(options) as cluster:
+        namespace = options.namespace or cluster.default_namespace
+        stored = cluster.get_set(name, namespace)
+        edits, refusals = decide(stored)
+        where = f"disaggregatedset/{name} in {namespace}"
+        if refusals:
+            raise UserError([Problem(where, 0, dotted(path), why) for path, why in refusals])
+        edited = template_edit.applied(stored, edits)
+        set_from_object(edited)  # refused here, with every problem, before anything is sent
+        if dry_run != "client":
+            cluster.patch_set(name, namespace, template_edit.json_patch(stored, edits), dry_run=dry_run == "server")
+    report([edited], options.output, done, dry_run)
+
+
+def report(sets: list[JsonObject], output: str, done: Done, dry_run: str) -> None:
+    if output in ("yaml", "json"):
+        sys.stdout.write(format_objects(sets, output))
+        return
+    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
+    for data in sets:  # as kubectl: `-o name` the names alone, else what was done to each
+        name = f"disaggregatedset/{data['metadata']['name']}"
+        said = done(data) if callable(done) else done
+        click.echo(name if output == "name" else f"{name} {said}{suffix}")
+
+
+def write_atomically(path: str, text: str) -> None:
+    """`text` into `path` whole or not at all: a temporary file beside it, renamed over it (its
+    mode kept)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    mode = os.stat(path).st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(prefix=".disagg-", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+

@@ -1,0 +1,126 @@
+"""The position kept in git (design §9.8): `GitStore`, rollout/store.py's `PositionStore` over
+the state file beside each set, and `write_states` / `commit_or_restore`, the one
+write → commit → restore transaction every `--gitops` command that writes states goes through.
+
+A verb's decision comes from the committed state alone (gitops/waves.py `change_state`); the new
+state differs from it only in `position:` (its last step moved no slice). The cluster is not
+read. Who acted is the git author (gitops/git.py `author`), not the operating-system user.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet
+from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.waves import WaveDecision, WaveEvent
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.gitops import files as state_files
+from kubectl_disagg.gitops.git import Repository, author
+from kubectl_disagg.gitops.state import RolloutState
+from kubectl_disagg.gitops.waves import change_state
+from kubectl_disagg.inputs import tree as inputs
+from kubectl_disagg.rollout.store import PositionChange
+from kubectl_disagg.rollout.who import acting_user
+
+
+def write_states(by_file: Mapping[str, Sequence[RolloutState]],
+                 read: Mapping[str, bytes | None] | None = None) -> dict[str, bytes | None]:
+    """Write the sets' states into their files, one rename per file (the other sets' documents
+    stay); what each file held before (None: it did not exist), for `commit_or_restore`. With
+    `read` (what each file held when the command read it), a file changed since (a commit
+    meanwhile: a `rollout pause` or `abort --gitops`) is refused and nothing is written."""
+    before = inputs.contents(by_file)
+    changed = [path for path in by_file if read is not None and before[path] != read.get(path)]
+    if changed:
+        raise UserError([f"{path}: changed since this step read it (a commit meanwhile: a `rollout pause` or "
+                         "`abort --gitops`?); nothing was written: run the step again from the new state"
+                         for path in changed])
+    for path, states in by_file.items():
+        state_files.write_state(path, before[path], *states)
+    return before
+
+
+def commit_or_restore(repository: Repository, before: Mapping[str, bytes | None], message: str,
+                      branch: str | None = None) -> str:
+    """The commit of the state files just written (`before`: what `write_states` returned), its
+    hash; when it cannot be made, every file is put back as it was and UserError says why,
+    each problem ending "nothing was written". The end of every --gitops write transaction."""
+    try:
+        return repository.commit(sorted(before), message, branch)
+    except UserError as err:
+        state_files.restore(dict(before))  # the commit could not be made: nothing stays written
+        raise UserError([f"{problem}; nothing was written" for problem in err.problems]) from None
+
+
+@dataclass
+class GitStore:
+    """The positions in the state files of the sets of `tree` (read once by `inputs`).
+
+    `repository` (checked by `gitops.git.repository_for` before anything is written) commits
+    what `write` writes, with `message(changes)` (the views' pull request text) as the message;
+    without one the files are written and left for the user to commit."""
+
+    tree: inputs.Tree
+    reading: inputs.Reading
+    namespace: str | None
+    repository: Repository | None = None
+    message: Callable[[Sequence[PositionChange]], str] = lambda changes: ""
+    branch: str | None = None
+    together = True
+    revision: str | None = None  # the commit `write` made, if any
+
+    def __post_init__(self) -> None:
+        self.directory = directories.load(self.tree, self.reading, namespace=self.namespace,
+                                          fallback=DEFAULT_NAMESPACE)
+        self._who: str | None = None
+
+    def sets(self) -> list[tuple[DisaggregatedSet, str]]:
+        return [(entry.ds, entry.namespace) for entry in self.directory.sets]
+
+    def who(self) -> str:
+        """The git author of the repository the first set's state is kept in (asked once)."""
+        if self._who is None:
+            entry = self.directory.sets[0] if self.directory.sets else None
+            path = (entry.state_path or entry.ds.source.file) if entry is not None else ""
+            self._who = acting_user(lambda: author(os.path.dirname(path) or "."))
+        return self._who
+
+    def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
+        state = self._entry(ds).state
+        return None if state is None else state.position
+
+    def change(self, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
+               now: datetime.datetime) -> PositionChange:
+        entry = self._entry(ds)
+        if ds.policy is None:
+            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no RolloutPolicy beside it: its "
+                             "rollouts are not paced"])
+        if entry.state_path is None or entry.state is None:
+            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no rollout state beside it yet: "
+                             "`kubectl disagg rollout step --gitops -f DIR` writes the first"])
+        before, after, written = change_state(ds, entry.state, change, now)
+        return PositionChange(ds, namespace, before, after, written, entry.state_path)
+
+    def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
+        """Every change's state written (`write_states`), then committed (`commit_or_restore`):
+        one transaction, all or nothing."""
+        by_file: dict[str, list[RolloutState]] = {}
+        for change in changes:
+            by_file.setdefault(change.where, []).append(change.written)
+        before = write_states(by_file)
+        if self.repository is not None:
+            self.revision = commit_or_restore(self.repository, before, self.message(changes), self.branch)
+        return list(changes)
+
+    def record(self, change: PositionChange, event: WaveEvent) -> PositionChange:
+        """Nothing: the commit (or the change the user commits) is the record."""
+        return change
+
+    def _entry(self, ds: DisaggregatedSet) -> directories.SetEntry:
+        return next(entry for entry in self.directory.sets if entry.ds is ds)
+

@@ -1,0 +1,129 @@
+"""Where a paced rollout's position is kept (design §9.8): one protocol, two stores.
+
+The rollout verbs (`rollout/verbs.py`) are written once, over a `PositionStore`; the command
+picks the store from `--gitops`:
+
+- `ClusterStore` (here): the set's RolloutState object, read with the live LWS and written
+  pinned to the resourceVersion read (a write in between is a `Conflict`, never lost); each
+  set is its own transaction; the verb is recorded as an Event; who acted is the user the API
+  server sees (a SelfSubjectReview).
+- `gitops.store.GitStore`: the state file beside each set, decided from the committed state
+  alone; every set's change is written together, one rename per file, then committed, or put
+  back when the commit cannot be made (one transaction); who acted is the git author.
+
+`rollout/` defines the protocol and never imports `gitops/`; `gitops/` implements it;
+`commands/` wires one to the verbs (tests/unit/test_architecture.py pins that direction).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
+from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.position import Position, timestamp
+from kubectl_disagg.core.waves import WaveDecision, WaveEvent, admit
+from kubectl_disagg.errors import UserError
+from kubectl_disagg.kube.lease import running_stepper
+from kubectl_disagg.rollout.events import record_events
+from kubectl_disagg.rollout.who import acting_user, self_subject
+from kubectl_disagg.rollout.progressive import (
+    history_after, read_state, recorded_position, reference, state_object, wave_events, write_state)
+
+
+
+@dataclass(frozen=True)
+class PositionChange:
+    """One set's position changed by a verb: the decision `before`, the one `after`, and what
+    the store writes (`written`: the RolloutState object, or the state file's RolloutState),
+    `where` it is kept (rolloutstate/NAME, or the state file's path). Once recorded,
+    `stepper` names the `rollout step` holding the set's Lease (cluster only)."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    before: WaveDecision
+    after: WaveDecision
+    written: Any
+    where: str
+    stepper: str | None = None
+
+
+class NotPaced(UserError):
+    """A set without a RolloutPolicy: no position to change (the other sets go on)."""
+
+
+class PositionStore(Protocol):
+    """Where the verbs read a set's recorded position and write a new one.
+
+    `together`: every set's change is decided before any is written, and a refusal writes
+    nothing (git: one commit); else each set is written as it is decided (cluster)."""
+
+    together: bool
+
+    def sets(self) -> Sequence[tuple[DisaggregatedSet, str]]:
+        """The sets to act on, each with its namespace."""
+
+    def who(self) -> str:
+        """Who acts, as the position records it (`by`)."""
+
+    def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
+        """The position recorded for `ds` (None: none yet)."""
+
+    def change(self, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
+               now: datetime.datetime) -> PositionChange:
+        """The decision as recorded, `change` applied to it (VerbRefused when it cannot apply),
+        nothing written; NotPaced for a set without a RolloutPolicy."""
+
+    def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
+        """Write `changes` as one transaction (all or nothing); `Conflict` when what was read has
+        changed since (the caller reads and changes again)."""
+
+    def record(self, change: PositionChange, event: WaveEvent) -> PositionChange:
+        """After a write, the verb told where the rollout's history is kept (an Event; git's
+        commit is its own record); `change` with the `stepper` running on its set, if any."""
+
+
+class ClusterStore:
+    """The positions in the sets' RolloutState objects (rollout/progressive.py's object)."""
+
+    together = False
+
+    def __init__(self, cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *,
+                 clock: Clock = SYSTEM_CLOCK, warn: Callable[[str], None] = lambda message: None):
+        self.cluster, self._sets, self.namespace, self.clock, self.warn = cluster, sets, namespace, clock, warn
+
+    def sets(self) -> list[tuple[DisaggregatedSet, str]]:
+        return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace)) for ds in self._sets]
+
+    def who(self) -> str:
+        return acting_user(lambda: self_subject(self.cluster))
+
+    def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
+        return recorded_position(read_state(self.cluster, ds.name, namespace), ds)
+
+    def change(self, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
+               now: datetime.datetime) -> PositionChange:
+        """From a fresh read of the LWS and the RolloutState (the object to write is pinned to
+        the resourceVersion read)."""
+        if ds.policy is None:
+            raise NotPaced(f"disaggregatedset/{ds.name} in {namespace} has no RolloutPolicy: its rollouts are not "
+                           "paced (nothing to promote, pause, resume or abort)")
+        snapshot = self.cluster.snapshot(ds.name, namespace, services=False)
+        stored = read_state(self.cluster, ds.name, namespace)
+        before = admit(ds, snapshot, recorded_position(stored, ds), self.clock.now()).decision
+        position = change(before)
+        after = admit(ds, snapshot, position, self.clock.now()).decision
+        history = history_after(ds, stored, after, timestamp(self.clock.now()), self.who)
+        return PositionChange(ds, namespace, before, after, state_object(ds, namespace, position, after, stored,
+                                                                         history), f"rolloutstate/{ds.name}")
+
+    def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
+        return [replace(change, written=write_state(self.cluster, change.written)) for change in changes]
+
+    def record(self, change: PositionChange, event: WaveEvent) -> PositionChange:
+        record_events(self.cluster, wave_events(change.before, [event], reference(change.written)), self.clock,
+                      self.warn)
+        return replace(change, stepper=running_stepper(self.cluster.client, change.ds.name, change.namespace))

@@ -1,0 +1,83 @@
+"""A fleet of slices in words (core/fleet.py's `Fleet`): what each slice does, folded into one
+line per situation, and the one progress line that ends each pass of `rollout step`.
+
+An abort reads as an abort: a pass toward the stable revision is a rollback ("slices 0-1:
+rollback to revision a3c625b8 started"), and `abort_sentence` says the same of a rollout a
+policy or a person aborted, for the RolloutState's message and its Events, in the words a
+template revert gets. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.fleet import Fleet
+from kubectl_disagg.core.reconcile import Phase, SliceReport
+from kubectl_disagg.core.waves import Hold
+from kubectl_disagg.views.stops import abort_sentence, slices_words
+
+
+def counts(report: SliceReport) -> str:
+    """` [old/new: prefill 1/0, decode 1/0]` of a slice under way (empty otherwise)."""
+    if not report.roles:
+        return ""
+    return " [old/new: " + ", ".join(f"{role} {old}/{new}" for role, old, new in
+                                      zip(report.roles, report.old, report.new)) + "]"
+
+
+def slice_sentence(report: SliceReport, fleet: Fleet) -> str:
+    """What the pass did with one slice, in the words of its phase (`Phase.says`), toward the
+    revision the pass goes to: a rollback says so; a slice held before its wave names the wave."""
+    reasons = (*report.waiting_for, *report.blocked)
+    if report.phase == Phase.HELD and reasons == (Hold.WAVE.value,) and fleet.waves:
+        return f"held, wave {fleet.wave_of(report.slice) + 1} not started"
+    if fleet.rollback and report.phase in (Phase.ROLLOUT_STARTED, Phase.COMPLETE):
+        return f"rollback to revision {fleet.moves_to} {'started' if report.phase == Phase.ROLLOUT_STARTED else 'complete'}"
+    said = report.phase.says(fleet.moves_to, reasons)
+    if report.phase == Phase.ROLLING:
+        where = (f"step {report.position[0] + 1}/{report.position[1]}" if report.position
+                 else "off the planned path")
+        return f"{'rolling back' if fleet.rollback else said}, {where} ({report.step_kind}){counts(report)}"
+    if report.phase == Phase.WAITING:
+        after = f" (after step {report.position[0]}/{report.position[1]})" if report.position else ""
+        return f"{said}{after}{counts(report)}"
+    return said
+
+
+def gate_words(fleet: Fleet) -> str:
+    """The gate ahead: `analysis ttft after wave 1`, `a 10m soak after wave 2`, `a pause after wave 2`."""
+    gate = fleet.gate
+    if gate is None:
+        return ""
+    kinds = []
+    if gate.analysis:
+        kinds.append(f"analysis {', '.join(gate.analysis)}")
+    if gate.pause:
+        kinds.append(f"a {format_duration(gate.duration)} soak" if gate.duration is not None else "a pause")
+    return f"{' then '.join(kinds)} after wave {gate.index + 1}"
+
+
+def progress_line(fleet: Fleet, waiting: Sequence[tuple[Sequence[int], str]] = ()) -> str:
+    """The fleet in one line: the wave reached, the slices in flight and done, the gate ahead
+    (or the gate it stands at); `waiting`: (slices, what they wait for), said last."""
+    parts = []
+    if fleet.rollback:
+        parts.append(abort_sentence(fleet.in_flight, fleet.moves_to, fleet.back))
+    elif fleet.waves:
+        wave = fleet.waves[fleet.wave]
+        parts.append(f"wave {fleet.wave + 1} of {len(fleet.waves)}"
+                     + (f" ({slices_words(range(wave.start, wave.end))})" if wave.end > wave.start else ""))
+    if fleet.in_flight and not fleet.rollback:
+        budget = f" (at most {fleet.budget})" if fleet.budget is not None and not fleet.rollback else ""
+        parts.append(f"{slices_words(fleet.in_flight)} in flight{budget}")
+    at = f" at revision {fleet.moves_to}" if fleet.rollback else ""
+    parts.append(f"{len(fleet.done)} of {fleet.slices} slices done{at}")
+    line = f"{fleet.name}: " + ("; " if fleet.rollback else ", ").join(parts[:2]) + "".join(f", {p}" for p in parts[2:])
+    gate = gate_words(fleet)
+    if gate and not fleet.rollback:
+        reached = all(s in fleet.done for s in range(fleet.waves[fleet.gate.index].end)) if fleet.gate else False
+        line += f"; {'at the gate' if reached else 'next gate'}: {gate}"
+    if waiting:
+        line += "; waiting: " + "; ".join(f"{slices_words(slices)} ({what})" for slices, what in waiting)
+    return line

@@ -1,0 +1,111 @@
+"""What `rollout history` prints: a set's revisions newest first, one line each (text), or a
+document (-o yaml|json); with `--revision R`, that revision whole with its template diff. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kubectl_disagg.core.waves import ANALYSIS_BY
+from kubectl_disagg.core.history import ABORTED, Commit, RevisionEntry
+from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.views.templating import table
+from kubectl_disagg.views.template_diff import changes
+
+
+def _when(date: str) -> str:
+    """An RFC 3339 date as a person reads it in a table: `2026-12-06 12:00`."""
+    return date[:16].replace("T", " ")
+
+
+def _ref(commit: Commit) -> str:
+    """` (3a3c39b)`: the commit, where git recorded it (the cluster's entries have none)."""
+    return f" ({commit.sha[:7]})" if commit.sha else ""
+
+
+def _started(commit: Commit) -> str:
+    return f"{_when(commit.date)} {commit.author}{_ref(commit)}"
+
+
+def outcome_words(entry: RevisionEntry) -> str:
+    """`complete 2026-12-06 12:05 (3a3c39b)`, `aborted … by bob: why`, `replaced …`, `rolling`."""
+    if entry.ended is None:
+        return entry.outcome
+    words = f"{entry.outcome} {_when(entry.ended.date)}{_ref(entry.ended)}"
+    if entry.outcome == ABORTED:
+        # a failed analysis records itself as who aborted, its reason saying so
+        by = f" by {entry.by}" if entry.by and entry.by != ANALYSIS_BY else ""
+        words += by + (f": {entry.why}" if entry.why else "")
+    return words
+
+
+def change_words(entry: RevisionEntry) -> str:
+    if entry.before is None:
+        return "first revision"
+    summary = changes([entry.before], entry.record)["summary"]
+    words = "; ".join(summary) if summary else "no template change"
+    return f"back to it: {words}" if entry.back else words
+
+
+def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry], output: str) -> str:
+    if output != "text":
+        document = {"name": name, "namespace": namespace, "revisions": [_document(e) for e in reversed(entries)]}
+        return to_json(document) if output == "json" else to_yaml(document)
+    if not entries:
+        return f"disaggregatedset/{name} in {namespace}: no revisions recorded yet\n"
+    rows = [[e.revision, _started(e.started), outcome_words(e),
+             change_words(e)] for e in reversed(entries)]
+    lines = [f"disaggregatedset/{name} in {namespace}: {len(entries)} revision{'s' if len(entries) != 1 else ''}, "
+             "newest first"]
+    lines += table(["REVISION", "STARTED", "ENDED", "CHANGE"], rows, indent="  ")
+    return "\n".join(lines) + "\n"
+
+
+def format_revision(name: str, namespace: str, entry: RevisionEntry, output: str) -> str:
+    """One revision whole: when and by whom it started, how it ended, its template's diff."""
+    diff = changes([entry.before], entry.record) if entry.before is not None else None
+    if output != "text":
+        document = {"name": name, "namespace": namespace, **_document(entry),
+                    "diff": diff["diff"] if diff else []}
+        if entry.templates is not None:  # what `rollout undo --to-revision` writes back
+            document["roles"] = [{"name": role.name, **dict(role.spec)} for role in entry.templates.roles]
+        return to_json(document) if output == "json" else to_yaml(document)
+    lines = [f"disaggregatedset/{name} in {namespace}, revision {entry.revision}",
+             f"  started: {_when(entry.started.date)} by {entry.started.author}" + (
+                 f", commit {entry.started.sha[:12]} \"{entry.started.subject}\"" if entry.started.sha else ""),
+             f"  ended:   {outcome_words(entry)}",
+             f"  change:  {change_words(entry)}"]
+    if diff and entry.before is not None:
+        lines += [f"  from revision {entry.before.revision}:", *(f"    {line}" for line in diff["diff"])]
+        if diff["truncated"]:
+            where = (f": git diff {entry.started.sha[:12]}~1 {entry.started.sha[:12]}" if entry.started.sha
+                     else ": -o yaml shows the templates")
+            lines.append(f"    ({diff['truncated']} more lines{where})")
+    return "\n".join(lines) + "\n"
+
+
+def _document(entry: RevisionEntry) -> dict:
+    document: dict = {"revision": entry.revision, "started": _mark(entry.started, "author"),
+                      "outcome": entry.outcome}
+    if entry.ended is not None:
+        document["ended"] = _mark(entry.ended)
+    if entry.by:
+        document["by"] = entry.by
+    if entry.why:
+        document["why"] = entry.why
+    if entry.before is not None:
+        document["previousRevision"] = entry.before.revision
+        document["changes"] = changes([entry.before], entry.record)["summary"]
+    if entry.back:
+        document["rollback"] = True
+    return document
+
+
+def _mark(commit: Commit, who: str = "") -> dict:
+    """Where and when (git: the commit, its subject; the cluster: when and by whom)."""
+    mark: dict = {"commit": commit.sha} if commit.sha else {}
+    if who and commit.author:
+        mark["author" if commit.sha else "by"] = commit.author
+    mark["at"] = commit.date
+    if commit.subject:
+        mark["subject"] = commit.subject
+    return mark

@@ -1,0 +1,144 @@
+"""Why a paced rollout does not move on, in words: `core.waves.stopped`'s reason data phrased
+once, for the mode whose commands pass it (`--gitops` or not). Pure, and light to import (core
+only): the pacers below views (rollout/progressive.py, gitops/waves.py) call it for the words a
+pass reports and a RolloutState records (tests/unit/test_architecture.py allows them this one
+view). An abort is one of those stops, and reads as one everywhere: `abort_sentence` is the
+rollback's words for the step's text (views/fleet.py), the RolloutState's message, its Events
+and the served summary of a git state, whether a policy, a person or a template revert ended it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kubectl_disagg.core.fleet import going_back, rollback_of
+from kubectl_disagg.core.position import ANALYSIS, Stamp
+from kubectl_disagg.core.reconcile import Rollback
+from kubectl_disagg.core.waves import Gate, Stop, Stopped, WaveDecision, stopped
+
+Spell = Callable[[str, str], str]  # (verb, flags) → the command line, as the user would type it
+
+
+def policy_where(phase: str, wave: int, waves: int, end: int) -> str:
+    """Where a paced rollout stands, as `rollout status` says it in both modes: `RolloutPolicy:
+    AtGate, wave 1 of 3 (slices 0-0)` (`wave` from 0; `end`: one past the wave's last slice)."""
+    return f"RolloutPolicy: {phase}, wave {wave + 1} of {waves} (slices 0-{max(end - 1, 0)})"
+
+
+def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
+    """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
+    that pass it are the --gitops ones."""
+    why = stopped(decision)
+    return () if why is None else (stop_sentence(why, gitops),)
+
+
+def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None) -> str:
+    """What holds the rollout and what passes it, in a sentence; `spell`: the command lines in
+    the user's own words (views/invocation.py `Invocation.command`; None: the generic ones)."""
+    def command(verb: str, gitops: bool, flags: str = "") -> str:
+        return _command(verb, gitops, flags, spell)
+
+    if why.why == Stop.LOST:
+        reason = why.stamp.reason if why.stamp is not None else ""
+        return (f"the rollout is paused ({reason}): {command('resume', gitops)} continues it from "
+                f"wave {why.wave + 1} (its gates are passed again), {command('abort', gitops)} rolls "
+                f"it back to the stable revision {why.stable}")
+    if why.why == Stop.PAUSED:
+        return f"the rollout is paused{by_analysis(why.stamp)}: {command('resume', gitops)} continues it"
+    if why.why == Stop.ABORTED:
+        return (f"the rollout was aborted{by_analysis(why.stamp)} and every slice is back at "
+                f"the stable revision {why.stable}: {command('retry', gitops)} starts it again from wave 1, "
+                f"a change of the set's template ends it")
+    assert why.gate is not None
+    return gate_sentence(why.gate, gitops, spell)
+
+
+def by_analysis(stamp: Stamp | None) -> str:
+    """Why an analysis stopped the rollout, with its failing values, as " (...)" (empty when a
+    person did)."""
+    return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
+
+
+def command(verb: str, gitops: bool, flags: str = "") -> str:
+    """The command line that does `verb`, in backquotes, in the mode's spelling."""
+    return _command(verb, gitops, flags)
+
+
+def _command(verb: str, gitops: bool, flags: str = "", spell: Spell | None = None) -> str:
+    if spell is not None:
+        return f"`{spell(verb, flags.strip())}`"
+    return f"`kubectl disagg rollout {verb}{flags}{' --gitops -f DIR' if gitops else ''}`"
+
+
+def gate_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = None) -> str:
+    """What passes `gate`, in a sentence (waves counted from 1, as people count them)."""
+    def command(verb: str, gitops: bool, flags: str = "") -> str:
+        return _command(verb, gitops, flags, spell)
+
+    wave = gate.wave + 1
+    if gate.kind == ANALYSIS:
+        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
+                f"{command('promote', gitops, ' --full --skip-analysis')} skips it")
+    if gate.until is not None:
+        return (f"wave {wave} soaks until {gate.until}: a step after that passes it, "
+                f"{command('promote', gitops)} passes it now")
+    return f"wave {wave} is paused: {command('promote', gitops)} starts the next wave"
+
+
+# --- an abort, in the words every view uses for it ------------------------------------------
+
+
+def spans(slices: Sequence[int]) -> str:
+    """`0`, `0-2`, `0-2, 5, 7-11`: ascending slice numbers, runs joined."""
+    runs: list[list[int]] = []
+    for s in sorted(slices):
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def slices_words(slices: Sequence[int]) -> str:
+    """`slice 3`, `slices 0-2, 5`."""
+    return f"slice {slices[0]}" if len(slices) == 1 else f"slices {spans(slices)}"
+
+
+def abort_sentence(slices: Sequence[int], stable: str, back: Rollback | None = None,
+                   step: tuple[int, int] | None = None) -> str:
+    """A rollback in the words every view uses for it, whether a policy aborted the rollout
+    (`back.reason`: the failed verdict, or the verb; `back.by`: who) or the template was set back
+    (`back.revert`): `rollback of slices 0-1 to a3c625b8, step 2 of 4 — aborted: ttft 2.425 s is
+    not < 0.5`."""
+    where = f"rollback of {slices_words(slices)} to {stable}" if slices else f"rollback to {stable}"
+    if step is not None:
+        where += f", step {step[0]} of {step[1]}"
+    return f"{where} — {why_back(back)}"
+
+
+def why_back(back: Rollback | None) -> str:
+    """`aborted: <the failed verdict>`, `aborted by alice`, `aborted: the template was set back`."""
+    if back is None:
+        return "aborted"
+    if back.revert:
+        return f"aborted: the template was set back to {back.stable}"
+    by = f" by {back.by}" if back.by and back.by != "analysis" else ""
+    reason = f": {back.reason}" if back.reason and back.reason != "rollout abort" else ""
+    return f"aborted{by}{reason}"
+
+
+def rollback_words(decision: WaveDecision) -> str:
+    """The rollback `decision` runs, in `abort_sentence`'s words."""
+    return abort_sentence(going_back(decision), decision.moves_to, rollback_of(decision))
+
+
+def abort_message(name: str, decision: WaveDecision) -> str:
+    """The RolloutState's `rollout.message` while a rollback runs (rollout/progressive.py `summary`)."""
+    return f"{name}: {rollback_words(decision)}"
+
+
+def abort_event_message(decision: WaveDecision) -> str:
+    """The RolloutAborted Event's message (rollout/progressive.py `wave_events`), waves counted from 1."""
+    back = rollback_of(decision) or Rollback(decision.moves_to, decision.position.aborted.reason
+                                             if decision.position.aborted else "")
+    return (f"Rollout aborted at wave {decision.wave + 1} of {len(decision.waves)}: "
+            f"{abort_sentence(going_back(decision), decision.moves_to, back)}")

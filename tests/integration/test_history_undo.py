@@ -1,0 +1,72 @@
+"""`rollout history` and `rollout undo` in the cluster (issue 40) on the real kube-apiserver, driven
+through the CLI: three rollouts under a RolloutPolicy, the middle one aborted, read back from the
+set's RolloutState; then the undo to the revision before last, whose rollout is paced by the policy
+(the canary alone first) and is listed as going back."""
+
+from __future__ import annotations
+
+import json
+
+from kubectl_disagg.exits import StepExit
+from tests.support.progressive import paced, revisions, rollout_state, until_held_or_complete
+from tests.support.stepping import assert_matches_render, cli, model
+
+CANARY = {"waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]}
+
+
+def history(stepper, directory, *extra: str) -> dict:
+    code, out, err = cli(stepper, "rollout", "history", "-f", str(directory), "-o", "json", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def promoted_to_the_end(stepper, directory, simulator) -> None:
+    assert until_held_or_complete(stepper, directory, simulator).code == StepExit.HELD  # the canary's pause
+    code, _, err = cli(stepper, "rollout", "promote", "-f", str(directory))
+    assert code == 0, err
+    run = until_held_or_complete(stepper, directory, simulator)
+    assert run.code == StepExit.OK, run.err
+
+
+def test_history_of_three_rollouts_one_aborted_then_undo_paced_by_the_policy(stepper, tmp_path, lws_simulator):
+    first = paced(tmp_path, stepper.namespace, "img:1", CANARY)
+    stepper.drive(first)
+    bad = paced(tmp_path, stepper.namespace, "img:2", CANARY)
+    assert until_held_or_complete(stepper, bad, lws_simulator).code == StepExit.HELD
+    code, _, err = cli(stepper, "rollout", "abort", "-f", str(bad), "--reason", "p99 doubled")
+    assert code == 0, err
+    assert until_held_or_complete(stepper, bad, lws_simulator).code == StepExit.HELD  # rolled back
+    good = paced(tmp_path, stepper.namespace, "img:3", CANARY)
+    promoted_to_the_end(stepper, good, lws_simulator)
+
+    listed = history(stepper, good)["revisions"]
+    assert [(r["revision"], r["outcome"]) for r in listed] == [
+        (model(good).revision, "complete"), (model(bad).revision, "aborted"), (model(first).revision, "complete")]
+    assert (listed[1]["by"], listed[1]["why"]) == ("admin", "p99 doubled")
+    assert listed[0]["started"]["by"] == "admin" and listed[0]["changes"] == ["prefill, decode: image img `2 → 3`"]
+    code, out, err = cli(stepper, "rollout", "history", "-f", str(good))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"disaggregatedset/llm in {stepper.namespace}: 3 revisions, newest first"
+    assert "aborted" in lines[3] and "by admin: p99 doubled" in lines[3]
+    one = history(stepper, good, "--revision", model(bad).revision)
+    assert one["roles"][0]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] == "img:2"
+    assert rollout_state(stepper)["history"][-1]["outcome"] == "complete"
+
+    # undo: the revision before last that was not aborted, written back into the file
+    current = model(good).revision
+    code, out, err = cli(stepper, "rollout", "undo", "-f", str(good))
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {model(first).revision}\n"), err
+    assert "next: the rollout back is paced like any other" in err
+    back = model(good)
+    assert back.revision == model(first).revision
+    run = until_held_or_complete(stepper, good, lws_simulator)
+    assert run.code == StepExit.HELD, run.err  # the canary alone, as for any rollout
+    assert revisions(stepper) == {0: {back.revision}, 1: {current}, 2: {current}, 3: {current}}
+    newest = history(stepper, good)["revisions"][0]
+    assert (newest["revision"], newest["outcome"], newest.get("rollback")) == (back.revision, "rolling", True)
+    code, _, err = cli(stepper, "rollout", "promote", "-f", str(good))
+    assert code == 0, err
+    assert until_held_or_complete(stepper, good, lws_simulator).code == StepExit.OK
+    assert_matches_render(back, stepper.live)
+    assert history(stepper, good)["revisions"][0]["outcome"] == "complete"

@@ -1,0 +1,41 @@
+"""`rollout status --gitops -w`: the directory read once, each look reading the live cluster only."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+
+import pytest
+
+from tests.fakes.cluster import MemorySession
+from tests.support.paths import EXAMPLES
+
+
+def test_issue38_status_gitops_watch_reads_the_directory_once(tmp_path, monkeypatch, capsys):
+    """Every look of `rollout status --gitops -w` was taken from a new read and load of the
+    directory (read_tree and gitops.directory.load at each look); now the inputs are read once
+    and the directory loaded once for the whole watch, and each look asks the cluster only."""
+    from kubectl_disagg.cli import main
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.inputs import tree as inputs
+
+    shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
+    session = MemorySession()
+    watched = []
+
+    def wait_for_change(set_name, namespace, resource_version, timeout):
+        watched.append(set_name)
+        return len(watched) <= 3  # three changes seen (three more looks), then quiet until the deadline
+
+    session.wait_for_change = wait_for_change
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
+    reads, loads = [], []
+    real_read, real_load = inputs.read_tree, directories.load
+    monkeypatch.setattr(inputs, "read_tree", lambda *a, **k: reads.append(a) or real_read(*a, **k))
+    monkeypatch.setattr(directories, "load", lambda *a, **k: loads.append(k.get("states", True)) or real_load(*a, **k))
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "status", "--gitops", "-f", str(tmp_path), "-w", "--timeout", "1s"])
+    assert exited.value.code == 4, capsys.readouterr()  # the next action never changed: timed out
+    assert len(watched) >= 4  # four looks at least
+    assert len(reads) == 1 and loads.count(True) == 1  # the directory: read once, loaded (with its states) once

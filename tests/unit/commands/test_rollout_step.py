@@ -1,0 +1,52 @@
+"""`rollout step` (both modes): flags, the commit message of --gitops --commit."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_disagg.views.gitops_report import commit_message
+
+
+@pytest.mark.parametrize("argv", [
+    ["rollout", "step", "-f", "x.yaml", "--commit"],
+    ["rollout", "step", "-f", "x.yaml", "--branch", "b"],
+    ["rollout", "step", "--gitops", "-f", "x.yaml", "--branch", "b"],
+])
+def test_commit_flags_go_with_gitops_and_branch_with_commit(argv, capsys):
+    from kubectl_disagg.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and capsys.readouterr().out == ""
+
+
+def test_the_commit_message_is_the_pull_request_text():
+    one = "llama: rollout to 7b04d5c1, step 2 of 4\n\nbody\n"
+    assert commit_message([one]) == one
+    two = commit_message([one, "qwen: rollout to 1a2b3c4d, step 1 of 3\n\nother\n"])
+    subject, blank, rest = two.split("\n", 2)
+    assert subject == "rollout steps of 2 sets: llama, qwen" and blank == "" and "body" in rest and "other" in rest
+    short = commit_message(["a: x\n\n1\n", "b: y\n\n2\n"])
+    assert short.split("\n", 1)[0] == "a: x; b: y"
+
+
+def test_rollout_step_gitops_loads_its_directory_once(tmp_path, monkeypatch, capsys):
+    """Issue 38: `rollout step --gitops` loaded its sets once to check them, then again with the
+    context's namespace; the kubeconfig is read first now and the directory loaded once."""
+    import contextlib
+    import shutil
+
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.inputs import directory
+    from tests.fakes.cluster import MemorySession
+    from tests.support.cli import run
+    from tests.support.paths import REPO
+
+    shutil.copy(REPO / "examples" / "prefill-decode.yaml", tmp_path / "ds.yaml")
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(watches=False)))
+    loads = []
+    load = directory.load
+    monkeypatch.setattr(directory, "load", lambda *args, **kwargs: loads.append(kwargs) or load(*args, **kwargs))
+    code, out, err = run(["rollout", "step", "--gitops", "-f", str(tmp_path)], capsys)
+    assert len(loads) == 1 and loads[0]["fallback"] == MemorySession(watches=False).default_namespace, (code, err)
+    assert (tmp_path / "ds.yaml").exists() and out

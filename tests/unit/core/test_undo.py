@@ -1,0 +1,55 @@
+"""`rollout undo`'s choice of revision and its edits (core/undo.py): the written-back templates
+hash to the revision chosen."""
+
+from __future__ import annotations
+
+import copy
+
+from kubectl_disagg.core.history import ABORTED, COMPLETE, Commit, RevisionEntry, templates_of
+from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.core.template_edit import applied
+from kubectl_disagg.core.undo import target_of, undo_edits
+from tests.support.sets import make_set
+
+A, B, C = (make_set({"prefill": 1, "decode": 1}, image=f"img:{n}") for n in (1, 2, 3))
+
+
+def entry(ds, outcome=COMPLETE):
+    return RevisionEntry(ds.revision, Commit("", "alice", "t", ""), templates_of(ds), None, outcome,
+                         templates=templates_of(ds))
+
+
+def test_the_default_target_is_the_newest_other_revision_not_aborted():
+    history = [entry(A), entry(B), entry(C, ABORTED)]
+    assert target_of(history, C.revision, None).revision == B.revision
+    assert target_of([entry(A), entry(B, ABORTED), entry(C)], C.revision, None).revision == A.revision
+    assert target_of(history, C.revision, A.revision).revision == A.revision
+    assert target_of(history, C.revision, C.revision) == f"the set is at revision {C.revision} already"
+    assert target_of(history, C.revision, "deadbeef").startswith("no revision deadbeef in its history (revisions: ")
+    assert target_of([entry(C)], C.revision, None).startswith("no earlier revision to go back to")
+
+
+def test_the_edits_write_the_templates_back_and_the_set_names_the_revision_again():
+    data = copy.deepcopy(C.source.data)
+    for whole in (True, False):
+        edits, refusals = undo_edits(data, templates_of(A), whole=whole)
+        assert refusals == []
+        assert set_from_object(applied(data, edits)).revision == A.revision
+    edits, _ = undo_edits(data, templates_of(A), whole=False)
+    assert edits == [(("spec", "roles", i, "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", 0,
+                       "image"), "img:1") for i in (0, 1)]
+
+
+def test_what_a_file_cannot_take_in_place_is_refused_where_it_is():
+    data = copy.deepcopy(C.source.data)
+    data["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["size"] = 2
+    data["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["args"] = ["x"]
+    edits, refusals = undo_edits(data, templates_of(A), whole=False)
+    assert [path[-1] for path, _ in refusals] == ["size", "args"]
+    assert "revision" in refusals[0][1] and "remove it by hand" in refusals[0][1]
+    edits, refusals = undo_edits(data, templates_of(A), whole=True)
+    assert refusals == [] and set_from_object(applied(data, edits)).revision == A.revision
+    other = make_set({"prefill": 1, "encode": 1}, image="img:1")
+    _, refusals = undo_edits(data, templates_of(other), whole=True)
+    assert refusals == [(("spec", "roles"), f"revision {other.revision} has the roles prefill, encode and the set "
+                                            "has prefill, decode: undo writes templates back, not roles")]

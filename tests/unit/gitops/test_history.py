@@ -1,0 +1,126 @@
+"""`rollout history --gitops`: the revisions of a set read from git (gitops/history.py), the
+rules over synthetic commits and the command over a real repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import yaml
+
+from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, Commit, revisions
+from kubectl_disagg.views.history import format_history
+from tests.support.cli import run
+from tests.support.sets import NS, make_set
+from tests.support.stepping import write_set
+
+
+def commit(n: int) -> Commit:
+    return Commit(f"{n:040d}", "alice", f"2026-12-0{n}T12:00:00Z", f"commit {n}")
+
+
+def state(*revs: str, aborted: str | None = None) -> dict:
+    document: dict = {"slices": [{"slice": 0, "revisions": [{"revision": r, "replicas": {"prefill": 1}}
+                                                            for r in revs]}]}
+    if aborted:
+        document["position"] = {"revision": aborted, "aborted": {"at": "t", "by": "bob", "reason": "ttft too slow"}}
+    return document
+
+
+def test_each_revision_starts_where_the_set_changed_and_ends_as_its_state_says():
+    a, b, c = (make_set({"prefill": 1, "decode": 1}, image=image) for image in ("img:1", "img:2", "img:3"))
+    entries = revisions([
+        (commit(1), a, state(a.revision)),                            # deployed
+        (commit(2), b, state(a.revision)),                            # the template change
+        (commit(3), b, state(a.revision, b.revision)),                # a step
+        (commit(4), b, state(b.revision)),                            # the removal: complete
+        (commit(5), c, state(b.revision)),
+        (commit(6), c, state(b.revision, c.revision, aborted=c.revision)),
+        (commit(7), b, state(b.revision, c.revision, aborted=c.revision)),  # reverted
+        (commit(8), None, state(b.revision)),                         # a broken set file: no new rollout
+    ])
+    assert [(e.revision, e.outcome, e.ended.sha[-1] if e.ended else None, e.back) for e in entries] == [
+        (a.revision, COMPLETE, "1", False), (b.revision, COMPLETE, "4", False),
+        (c.revision, ABORTED, "6", False), (b.revision, COMPLETE, "8", True)]
+    assert (entries[2].by, entries[2].why) == ("bob", "ttft too slow") and entries[1].before.revision == a.revision
+    text = format_history("llm", NS, entries, "text").splitlines()
+    assert text[0] == f"disaggregatedset/llm in {NS}: 4 revisions, newest first"
+    assert text[1].split() == ["REVISION", "STARTED", "ENDED", "CHANGE"]
+    assert text[2].startswith(f"  {b.revision}  2026-12-07 12:00 alice (0000000)  complete 2026-12-08 12:00")
+    assert "back to it: " in text[2]
+    assert "aborted 2026-12-06 12:00 (0000000) by bob: ttft too slow" in text[3]
+    assert text[5].endswith("first revision")
+    replaced = revisions([(commit(1), a, None), (commit(2), b, None), (commit(3), c, None)])
+    assert [e.outcome for e in replaced] == [REPLACED, REPLACED, ROLLING]
+
+
+def git(directory, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(directory), *args], check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "alice", "GIT_AUTHOR_EMAIL": "a@example.invalid",
+                               "GIT_COMMITTER_NAME": "alice", "GIT_COMMITTER_EMAIL": "a@example.invalid",
+                               "PATH": "/usr/bin:/bin", "HOME": str(directory)}).stdout
+
+
+def test_history_reads_the_sets_commits_in_a_repository(tmp_path, capsys):
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)  # the same file, edited
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path)], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith(": 2 revisions, newest first")
+    assert "rolling" in lines[2] and "prefill, decode: image img `1 → 2`" in lines[2] and "alice" in lines[2]
+    assert "complete" in lines[3] and lines[3].endswith("first revision")
+    code, out, _ = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    document = json.loads(out)
+    assert [r["outcome"] for r in document["revisions"]] == ["rolling", "complete"]
+    newest = document["revisions"][0]["revision"]
+    code, out, _ = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "--revision", newest], capsys)
+    assert code == 0 and "-  img:1" in out and "+  img:2" in out and '"img:2"' in out
+    code, _, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "--revision", "0000"], capsys)
+    assert code == 1 and "no revision 0000 in its history" in err
+
+
+def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path, capsys):
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    for image in ("img:2", "img:3"):
+        write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image=image).replace(path)
+        git(tmp_path, "commit", "-q", "-am", image)
+    revisions_now = [r["revision"] for r in json.loads(run(
+        ["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])["revisions"]]
+    before = path.read_text()
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run", "-o", "yaml"], capsys)
+    assert code == 0 and out.count("image: img:2") == 2 and path.read_text() == before, err
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--to-revision", "0000"], capsys)
+    assert code == 1 and "no revision 0000 in its history (revisions: " in err and path.read_text() == before
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {revisions_now[1]}\n"), err
+    assert "committed " in err and "rollout step --gitops -f " in err
+    assert git(tmp_path, "log", "-1", "--format=%s").strip() == f"Roll back llm to revision {revisions_now[1]}"
+    assert git(tmp_path, "status", "--porcelain") == ""
+    assert path.read_text() == before.replace("img:3", "img:2")  # only the image lines changed
+    listed = json.loads(run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])
+    assert listed["revisions"][0]["revision"] == revisions_now[1] and listed["revisions"][0]["rollback"] is True
+
+
+def test_undo_refuses_what_a_file_cannot_take_in_place_with_its_line_and_writes_nothing(tmp_path, capsys):
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    document = yaml.safe_load(path.read_text())
+    document["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
+        "args"] = ["--fast"]
+    text = yaml.safe_dump(document, sort_keys=False)
+    path.write_text(text)
+    git(tmp_path, "commit", "-q", "-am", "args")
+    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert code == 1 and path.read_text() == text
+    assert f"{path}:" in err and "args: revision " in err and "remove it by hand" in err

@@ -1,0 +1,63 @@
+"""The history `rollout step` and the verbs keep in the RolloutState object (issue 40): three
+rollouts over an in-memory cluster, the middle one aborted, read back by `rollout history`'s
+library call; a set without a policy keeps one too."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kubectl_disagg.core.history import ABORTED, COMPLETE
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.exits import StepExit, VerbExit
+from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.history import cluster_history
+from kubectl_disagg.rollout.store import ClusterStore
+from kubectl_disagg.rollout.verbs import run_verb
+from kubectl_disagg.views.history import format_history
+from kubectl_disagg.wait import Deadline
+from tests.fakes.paced import NS, PacedCluster, Printer
+from tests.support.sets import fleet, make_set
+
+POLICY = RolloutPolicy("llm", NS, "llm", (Wave(1),), 1)
+
+
+def at(image: str, policy=POLICY):
+    return replace(make_set({"prefill": 1, "decode": 1}, image=image, slices=2), policy=policy)
+
+
+def until_complete(cluster, ds) -> StepExit:
+    return run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30))
+
+
+def test_three_rollouts_one_aborted_read_back_newest_first():
+    memory, first = fleet(2, POLICY)
+    cluster = PacedCluster(memory)
+    assert until_complete(cluster, first) == StepExit.OK
+    second = at("img:3")
+    assert run.step_sets(cluster, [second], None, None, Printer()) == StepExit.OK  # slice 0 started
+    assert run_verb(ClusterStore(cluster, [second], None), "abort", Printer(), reason="p99 doubled") == VerbExit.OK
+    assert until_complete(cluster, second) == StepExit.HELD  # rolled back
+    third = at("img:4")
+    assert until_complete(cluster, third) == StepExit.OK
+    entries = cluster_history(cluster, "llm", NS)
+    assert [(e.revision, e.outcome, e.back) for e in entries] == [
+        (first.revision, COMPLETE, False), (second.revision, ABORTED, False), (third.revision, COMPLETE, False)]
+    assert entries[1].why == "p99 doubled" and entries[1].by and entries[1].ended is not None
+    text = format_history("llm", NS, entries, "text").splitlines()
+    assert text[0] == f"disaggregatedset/llm in {NS}: 3 revisions, newest first"
+    assert text[2].split()[0] == third.revision and text[2].endswith("prefill, decode: image img `3 → 4`")
+    assert f"by {entries[1].by}: p99 doubled" in text[3]
+
+
+def test_a_set_without_a_policy_keeps_its_history_and_the_limit_holds():
+    memory, first = fleet(1, None)
+    cluster = PacedCluster(memory)
+    assert until_complete(cluster, first) == StepExit.OK
+    cluster.state["revisionHistoryLimit"] = 2
+    for image in ("img:3", "img:4"):
+        assert until_complete(cluster, replace(at(image, None), slices=1)) == StepExit.OK
+    entries = cluster_history(cluster, "llm", NS)
+    assert [e.outcome for e in entries] == [COMPLETE, COMPLETE] and cluster.state["revisionHistoryLimit"] == 2
+    assert entries[-1].templates.roles[0].spec["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
+        "image"] == "img:4"
+    assert cluster.state["rollout"]["phase"] == "AtRest" and "position" not in cluster.state

@@ -1,0 +1,118 @@
+"""`rollout status` is the fleet's truth (issue 39): -w ends where `rollout step` would be held
+(a gate, a pause, an abort rolled back) with the step's code, and -o json|yaml carries where the
+paced rollout stands. Over the in-memory cluster with a RolloutState (tests/fakes/paced.py)."""
+
+from __future__ import annotations
+
+import json
+
+from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.exits import StatusExit, StepExit
+from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.outcome import STATUS_EXIT
+from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.rollout.store import ClusterStore
+from kubectl_disagg.rollout.verbs import run_verb
+from kubectl_disagg.views.status import data_format
+from kubectl_disagg.wait import Deadline
+from tests.fakes.paced import NS, PacedCluster, Printer
+from tests.support.sets import fleet
+
+
+def canary(slices=4, **wave):
+    """A canary wave of one slice with `wave`'s gate, then the rest; at most 2 in flight."""
+    return fleet(slices, RolloutPolicy("llm", NS, "llm", (Wave(1, **wave),), 2))
+
+
+def stepped_to_the_hold(memory, ds) -> PacedCluster:
+    cluster = PacedCluster(memory)
+    code = run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30))
+    assert code == StepExit.HELD
+    return cluster
+
+
+class Quiet(PacedCluster):
+    """Nothing changes between looks: the watch says so (a -w that does not end times out)."""
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+        self.watches += 1
+        return False
+
+
+def watched(cluster, ds, output="json", **kwargs):
+    texts, held = [], []
+    outcome = watch_status(cluster, [ds], None, data_format(output), write=texts.append, held=held.extend, **kwargs)
+    return STATUS_EXIT[outcome], texts, held
+
+
+def test_watch_at_a_pause_gate_exits_with_the_step_s_held_code_and_says_what_passes_it():
+    memory, ds = canary(pause=True)
+    cluster = stepped_to_the_hold(memory, ds)
+    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30))
+    assert code == StatusExit.HELD == StepExit.HELD
+    assert len(texts) == 1  # the first look is the last: nothing would move it
+    (report,) = held
+    assert report.paced.held.gate.kind == "pause" and report.paced.held.gate.wave == 0
+    from kubectl_disagg.views.invocation import Invocation
+    from kubectl_disagg.views.stops import stop_sentence
+
+    said = stop_sentence(report.paced.held, spell=Invocation(files=("apps/llm/",), namespace="serving").command)
+    assert said == "wave 1 is paused: `kubectl disagg rollout promote -f apps/llm/ -n serving` starts the next wave"
+
+
+def test_without_watch_a_held_rollout_stays_not_available_3():
+    memory, ds = canary(pause=True)
+    cluster = stepped_to_the_hold(memory, ds)
+    code, _, held = watched(cluster, ds)
+    assert code == StatusExit.NOT_AVAILABLE and held == []
+
+
+def test_watch_on_a_paused_rollout_exits_held_and_after_resume_it_watches_on():
+    memory, ds = canary(slices=4)  # no gate: only the pause holds it
+    cluster = Quiet(memory)
+    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK  # slices 0 starts
+    assert run_verb(ClusterStore(cluster, [ds], None), "pause", Printer()) == 0
+    code, _, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30))
+    assert code == StatusExit.HELD and held[0].paced.held.why == "paused"
+    assert run_verb(ClusterStore(cluster, [ds], None), "resume", Printer()) == 0
+    code, _, held = watched(cluster, ds, watch=True, deadline=Deadline.after(0.3))
+    assert code == StatusExit.TIMEOUT and held == []  # moving again: -w waits for Available
+
+
+def test_json_carries_phase_wave_gate_and_the_fleet_counts_at_the_gate():
+    memory, ds = canary(pause=True)
+    cluster = stepped_to_the_hold(memory, ds)
+    _, texts, _ = watched(cluster, ds)
+    document = json.loads(texts[0])
+    rollout = document["rollout"]
+    assert rollout["phase"] == "AtGate" and rollout["held"] == "gate"
+    assert rollout["wave"] == {"index": 0, "count": 2, "firstSlice": 0, "lastSlice": 0}
+    assert rollout["gate"] == {"kind": "pause", "wave": 0, "reached": True}
+    assert rollout["fleet"] == {"slices": 4, "done": 1, "inFlight": 0, "held": 3}
+    assert rollout["revision"] == ds.revision == rollout["targetRevision"] != rollout["stableRevision"]
+    assert "paused" not in rollout and "aborted" not in rollout and "lastAnalysis" not in rollout
+
+
+def test_a_set_without_a_policy_has_no_rollout_key():
+    from kubectl_disagg.core.status import to_document
+    from tests.support.sets import status_of
+
+    memory, ds = fleet(2, None)
+    assert "rollout" not in to_document(status_of(ds, memory), "2026-12-01T00:00:00Z")
+
+
+def test_an_abort_says_who_and_why_and_counts_toward_the_stable_revision():
+    memory, ds = canary(pause=True)
+    cluster = stepped_to_the_hold(memory, ds)
+    printer = Printer()
+    assert run_verb(ClusterStore(cluster, [ds], None), "abort", printer, reason="ttft too high") == 0
+    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
+                         deadline=Deadline.after(30)) == StepExit.HELD  # rolled back, then held
+    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30))
+    assert code == StatusExit.HELD and held[0].paced.held.why == "aborted"
+    rollout = json.loads(texts[-1])["rollout"]
+    assert rollout["phase"] == "Aborted" and rollout["held"] == "aborted"
+    assert rollout["aborted"]["reason"] == "ttft too high" and rollout["aborted"]["by"]
+    assert rollout["targetRevision"] == rollout["stableRevision"] != rollout["revision"]
+    assert rollout["fleet"] == {"slices": 4, "done": 4, "inFlight": 0, "held": 0}
+    assert "gate" not in rollout
