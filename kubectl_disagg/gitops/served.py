@@ -33,8 +33,10 @@ from kubectl_disagg.gitops.waves import paced_summary
 SERVED_RESOURCE = f"{naming.PLUGIN_API_VERSION}/{naming.STATE_KIND}"
 AT_REST, ROLLING = "AtRest", "Rolling"
 NEXT = "rollout step --gitops"
-# What the API server and Argo CD add to the object, and the summary written from the rest.
-_NOT_THE_DOCUMENT = frozenset({"apiVersion", "kind", "metadata", "status", "rollout"})
+# What the API server and Argo CD add to the object, the summary written from the rest, and the
+# history a cluster `rollout step` kept there before the set moved to git (never in the file).
+_NOT_THE_DOCUMENT = frozenset({"apiVersion", "kind", "metadata", "status", "rollout", "history",
+                               "revisionHistoryLimit"})
 
 
 def served(kube_api_versions: str | None) -> bool:

@@ -740,3 +740,16 @@ def test_issue39_each_step_commit_is_counted_and_old_states_still_read():
     (bad,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
     with pytest.raises(UserError, match=r"disagg-rollout-state.yaml:\d+: commits: must be a non-negative integer"):
         parse_state(bad, new, NS)
+
+
+def test_the_history_a_cluster_step_kept_in_the_object_is_not_part_of_the_committed_document():
+    from kubectl_disagg.gitops.served import served_differences
+    from kubectl_disagg.gitops.step import initial_state
+
+    ds = make_set({"prefill": 1, "decode": 1})
+    state = initial_state(ds, NS)
+    live = {**state_document(state), "metadata": {"name": "llm"}, "rollout": {"phase": "AtRest"},
+            "history": [{"revision": ds.revision, "outcome": "complete"}], "revisionHistoryLimit": 3}
+    assert served_differences(state, live) == []
+    assert served_differences(state, {**live, "commits": 7}) == [
+        "rolloutstate/llm: live commits differ from the committed state (not synced)"]

@@ -5,6 +5,8 @@ kube-apiserver in tests/integration/test_dry_run_server.py."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import contextlib
 import copy
 import json
@@ -204,6 +206,7 @@ def test_a_write_that_gets_no_answer_ends_the_dry_run_as_an_error():
 class Session(JudgingExecutor):
     default_namespace = "default"
     events: list = []
+    client = SimpleNamespace(serves=lambda resource: False)  # no RolloutState kind served
 
     def record_event(self, event):  # pragma: no cover - a dry run records none
         self.events.append(event)
