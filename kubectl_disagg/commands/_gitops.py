@@ -32,6 +32,6 @@ def describe_and_commit(results, before: dict[str, bytes | None], pr_description
     if pr_description and advanced:  # the description of what was written, or nothing
         Path(pr_description).write_text(format_pr_descriptions(results), encoding="utf-8")
     if repository is not None and advanced:
-        message = commit_message([format_pr_description(r.ds, r.namespace, r.step, r.path) for r in advanced])
+        message = commit_message([format_pr_description(r.ds, r.namespace, r.step, r.path, r.returning) for r in advanced])
         revision = commit_or_restore(repository, before, message, branch)
         click.echo(f"committed {revision[:12]}{f' on new branch {branch}' if branch else ''}", err=True)

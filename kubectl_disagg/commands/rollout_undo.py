@@ -93,6 +93,7 @@ def _committed(targets):
     """After the files are written: one commit of them, titled as the rollback."""
     def commit(paths: list[str]) -> None:
         from kubectl_disagg.gitops.git import repository_for
+        from kubectl_disagg.gitops.history import UNDO_TRAILER
 
         repository = repository_for(paths, None)
         names = sorted(targets)
@@ -102,9 +103,10 @@ def _committed(targets):
                 f"started {targets[name].started.date} by {targets[name].started.author}"
                 + (f", commit {targets[name].started.sha[:12]}" if targets[name].started.sha else "") + ")"
                 for name in names]
+        trailers = [f"{UNDO_TRAILER}: {name} {targets[name].revision}" for name in names]
         message = "\n".join([title, "", "rollout undo: each set's role templates as they were at an earlier "
                              "revision. Merging this starts the rollout back, paced by the set's RolloutPolicy "
-                             "like any template change.", "", *body]) + "\n"
+                             "like any template change.", "", *body, "", *trailers]) + "\n"
         sha = repository.commit(paths, message, None)
         click.echo(f"committed {sha[:12]}", err=True)
     return commit

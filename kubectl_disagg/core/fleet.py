@@ -44,6 +44,7 @@ class Fleet:
     gate: ResolvedWave | None
     stopped: tuple[str, ...] = ()
     back: Rollback | None = None  # why the pass takes slices back, when the policy said (`rollback_of`)
+    returning: bool = False  # the set's revision is one it ran before: the rollout goes back to it (an undo)
 
     @property
     def rollback(self) -> bool:
@@ -74,7 +75,7 @@ def fleet_of(ds: DisaggregatedSet, result: Reconciliation) -> Fleet:
     gate = next((w for w in waves[wave:-1] if w.gated), None) if waves else None
     budget = ds.policy.budget(ds.slices) if ds.policy is not None else None
     return Fleet(ds.name, ds.slices, ds.revision, moves_to, waves, wave, in_flight, done, held, budget, gate,
-                 result.stopped, result.rollback)
+                 result.stopped, result.rollback, result.returning)
 
 
 def rollback_of(decision: WaveDecision) -> Rollback | None:

@@ -127,6 +127,16 @@ def advance(history: Sequence[Mapping[str, Any]], ds: DisaggregatedSet, *, now: 
     return out[-len(out) if len(out) <= limit else -limit:]
 
 
+def going_back(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]], revision: str) -> bool:
+    """Whether a pass that took the history from `before` to `after` rolls the set back to a
+    revision it ran before (an undo, or a revert after completion): the newest entry is that
+    revision's, marked a rollback, and it was rolling before the pass or still is."""
+    if not after or after[-1].get("revision") != revision or not after[-1].get("rollback"):
+        return False
+    was = before[-1] if before and before[-1].get("revision") == revision else None
+    return after[-1].get("outcome") == ROLLING or (was is not None and was.get("outcome") == ROLLING)
+
+
 def entries(history: Sequence[Mapping[str, Any]]) -> list[RevisionEntry]:
     """The cluster list read as entries, oldest first (each diffed against the one before)."""
     out: list[RevisionEntry] = []

@@ -190,6 +190,7 @@ class Reconciliation:
     stopped: tuple[str, ...] = ()
     revision: str = ""  # the revision the pass goes toward (after a policy's abort: the stable one)
     rollback: Rollback | None = None  # the admission's: the pass takes slices back
+    returning: bool = False  # the admission's: the set's revision ran before (an undo), paced as any rollout
 
     @property
     def refusal(self) -> tuple[str, ...]:
@@ -238,6 +239,9 @@ class Admission:
     stopped: tuple[str, ...] = ()
     toward: Mapping[int, DisaggregatedSet] = field(default_factory=dict)
     rollback: Rollback | None = None  # the pass takes slices back (core/fleet.py `rollback_of`)
+    # the set's revision is one it ran before (`rollout undo`, a revert after completion): a
+    # rollout like any other, through the waves and gates, that views word as going back
+    returning: bool = False
 
 
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | None = None) -> Reconciliation:
@@ -271,7 +275,8 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
     warnings += [w for report in reports for w in report.warnings]
     return Reconciliation(actions, tuple(reports), (), tuple(warnings),
                           admission.stopped if admission is not None else (), ds.revision,
-                          admission.rollback if admission is not None else None)
+                          admission.rollback if admission is not None else None,
+                          admission.returning if admission is not None else False)
 
 
 def _held(ds: DisaggregatedSet, slice_index: int, lws: list[LiveLWS], reason: str) -> SliceReport:

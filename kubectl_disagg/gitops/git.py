@@ -45,6 +45,11 @@ class Repository:
                         *[self.relative(path) for path in paths], what="cannot read the history")
         return [tuple(line.split("\x1f", 3)) for line in out.splitlines() if line]  # type: ignore[misc]
 
+    def last_message(self, path: str) -> str:
+        """The whole message of HEAD's last commit that changed `path` (empty: none)."""
+        return self._git("log", "-1", "--format=%B", "HEAD", "--", self.relative(path),
+                         what="cannot read the history")
+
     def contents(self, wanted: list[tuple[str, str]]) -> list[bytes | None]:
         """Each (commit, path)'s file as that commit has it (None where it has none), read by one
         `git cat-file --batch`."""

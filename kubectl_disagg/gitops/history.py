@@ -61,6 +61,29 @@ def _revisions_in(state: Mapping[str, Any]) -> set[str]:
     return out
 
 
+UNDO_TRAILER = "Rollout-Undo"  # `NAME REVISION` in the commit `rollout undo --gitops --commit` makes
+
+
+def undone_to(set_path: str) -> dict[str, str]:
+    """Set name → the revision the last commit of `set_path` wrote back by `rollout undo` (its
+    trailers): the rollout that follows goes back to it, and its pull requests say so. Empty
+    where there is none, or no git to ask (a directory outside a repository)."""
+    from kubectl_disagg.gitops.git import Repository
+
+    try:
+        repository = Repository(os.path.dirname(set_path) or ".", purpose="reading the set's last commit")
+        message = repository.last_message(set_path)
+    except UserError:
+        return {}
+    out = {}
+    for line in message.splitlines():
+        key, _, value = line.partition(":")
+        words = value.split()
+        if key.strip() == UNDO_TRAILER and len(words) == 2:
+            out[words[0]] = words[1]
+    return out
+
+
 def set_history(ds: DisaggregatedSet, namespace: str, state_path: str | None) -> list[RevisionEntry]:
     """The revisions of `ds` (in `namespace`), from HEAD's history of its file and of its state
     file at `state_path`: one `git log`, one `git cat-file --batch`, each version of the set's

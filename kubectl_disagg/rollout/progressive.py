@@ -24,7 +24,7 @@ from dataclasses import replace
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.fleet import rollback_of
-from kubectl_disagg.core.history import advance, history_of, limit_of
+from kubectl_disagg.core.history import advance, going_back, history_of, limit_of
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import policy_from_object, position_problems, verdict_problems
 from kubectl_disagg.core.position import Position, parse_position, position_document, timestamp
@@ -190,8 +190,7 @@ class Progressive:
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
         if ds.policy is None:
-            self.unpaced(ds, snapshot)
-            return ds, Admission({})
+            return ds, Admission({}, returning=self.unpaced(ds, snapshot))
         if not self._served:
             self._served = ensure_served(self.cluster, ds.name)
         stored = self.cluster.rollout_state(ds.name, self.namespace)
@@ -213,35 +212,37 @@ class Progressive:
                                                              history))
             self.record(wave_events(decision, decision.events, reference(written)))
         return passage.reconciled, replace(passage.admission, stopped=stopped_reasons(passage.decision),
-                                           rollback=rollback_of(passage.decision))
+                                           rollback=rollback_of(passage.decision),
+                                           returning=going_back(history_of(stored), history, ds.revision))
 
-    def unpaced(self, ds: DisaggregatedSet, snapshot: Snapshot) -> None:
+    def unpaced(self, ds: DisaggregatedSet, snapshot: Snapshot) -> bool:
         """A set without a policy rolls as the controller does; its RolloutState (where the
         kind is served) keeps its revision history and a summary: Rolling while slices move,
         AtRest once done (a summary a removed policy left, AtGate or Paused, brought to the
-        truth). Read once a run, then kept as written; bookkeeping, so a failure only warns."""
+        truth). Read once a run, then kept as written; bookkeeping, so a failure only warns.
+        Whether the pass goes back to a revision the set ran before (an undo)."""
         if self._no_state:
-            return
+            return False
         try:
             stored = self._stored if self._stored is not None else self.cluster.rollout_state(ds.name, self.namespace)
         except Unreachable:
             raise  # waited out like any read of the pass
         except UserError:
-            stored = None  # not ours to read here: a set without a policy does not need it
-            self._no_state = True
-            return
+            self._no_state = True  # not ours to read here: a set without a policy does not need it
+            return False
         if (stored is not None and stored.get("slices")) or (stored is None and not self.cluster.client.serves(
                 ROLLOUT_STATE)):
             self._no_state = True  # git's state (its rollout goes through commits), or no kind to keep one in
-            return
+            return False
         progress = slice_progress(ds.name, ds.revision, ds.slices, snapshot)
         rollout = unpaced_summary(ds, progress)
         history = history_after(ds, stored, None, timestamp(self.clock.now()), self.who,
                                 complete=rollout["phase"] == str(State.COMPLETE))
+        returning = going_back(history_of(stored), history, ds.revision)
         if self.dry_run or (stored is not None and stored.get("rollout") == rollout
                             and history == history_of(stored)):
             self._stored = stored
-            return
+            return returning
         metadata = (stored or {}).get("metadata") or {}
         body: dict = {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
                       "metadata": {"name": ds.name, "namespace": self.namespace,
@@ -260,6 +261,7 @@ class Progressive:
             if stored is not None:
                 self.warn(f"could not bring rolloutstate/{ds.name} up to date: {err}")
             self._no_state = True
+        return returning
 
     def who(self) -> str:
         """Who runs this step, asked once (a SelfSubjectReview) when a history entry needs it."""

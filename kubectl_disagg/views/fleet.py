@@ -32,13 +32,13 @@ def slice_sentence(report: SliceReport, fleet: Fleet) -> str:
     reasons = (*report.waiting_for, *report.blocked)
     if report.phase == Phase.HELD and reasons == (Hold.WAVE.value,) and fleet.waves:
         return f"held, wave {fleet.wave_of(report.slice) + 1} not started"
-    if fleet.rollback and report.phase in (Phase.ROLLOUT_STARTED, Phase.COMPLETE):
+    if (fleet.rollback or fleet.returning) and report.phase in (Phase.ROLLOUT_STARTED, Phase.COMPLETE):
         return f"rollback to revision {fleet.moves_to} {'started' if report.phase == Phase.ROLLOUT_STARTED else 'complete'}"
     said = report.phase.says(fleet.moves_to, reasons)
     if report.phase == Phase.ROLLING:
         where = (f"step {report.position[0] + 1}/{report.position[1]}" if report.position
                  else "off the planned path")
-        return f"{'rolling back' if fleet.rollback else said}, {where} ({report.step_kind}){counts(report)}"
+        return f"{'rolling back' if fleet.rollback or fleet.returning else said}, {where} ({report.step_kind}){counts(report)}"
     if report.phase == Phase.WAITING:
         after = f" (after step {report.position[0]}/{report.position[1]})" if report.position else ""
         return f"{said}{after}{counts(report)}"
@@ -64,6 +64,8 @@ def progress_line(fleet: Fleet, waiting: Sequence[tuple[Sequence[int], str]] = (
     parts = []
     if fleet.rollback:
         parts.append(abort_sentence(fleet.in_flight, fleet.moves_to, fleet.back))
+    elif fleet.returning and not fleet.waves:
+        parts.append(f"rollback to {fleet.moves_to} (a revision it ran before)")
     elif fleet.waves:
         wave = fleet.waves[fleet.wave]
         parts.append(f"wave {fleet.wave + 1} of {len(fleet.waves)}"
@@ -73,7 +75,9 @@ def progress_line(fleet: Fleet, waiting: Sequence[tuple[Sequence[int], str]] = (
         parts.append(f"{slices_words(fleet.in_flight)} in flight{budget}")
     at = f" at revision {fleet.moves_to}" if fleet.rollback else ""
     parts.append(f"{len(fleet.done)} of {fleet.slices} slices done{at}")
-    line = f"{fleet.name}: " + ("; " if fleet.rollback else ", ").join(parts[:2]) + "".join(f", {p}" for p in parts[2:])
+    back = f"rollback to {fleet.moves_to} (a revision it ran before): " if fleet.returning and fleet.waves else ""
+    line = (f"{fleet.name}: {back}" + ("; " if fleet.rollback else ", ").join(parts[:2])
+            + "".join(f", {p}" for p in parts[2:]))
     gate = gate_words(fleet)
     if gate and not fleet.rollback:
         reached = all(s in fleet.done for s in range(fleet.waves[fleet.gate.index].end)) if fleet.gate else False

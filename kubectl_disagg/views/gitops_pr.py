@@ -38,8 +38,10 @@ INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
 
 
-def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict[str, Any]:
-    """Everything templates/gitops_pr.md.j2 prints, computed here."""
+def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
+               returning: bool = False) -> dict[str, Any]:
+    """Everything templates/gitops_pr.md.j2 prints, computed here. `returning`: the set's
+    revision is one a `rollout undo` wrote back (a rollout back to it, paced as any other)."""
     before, after = step.before, step.state
     removed_revisions = [rev for rev in deployed_order(before) if rev not in deployed_order(after)]
     reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
@@ -54,7 +56,8 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != toward] if before else []
     new_record = (before.revisions.get(toward) if before else None) or record_from_set(ds)
     context: dict[str, Any] = {
-        "kind": kind, "rollback": rollback, "name": ds.name, "namespace": namespace, "revision": toward,
+        "kind": kind, "rollback": rollback, "returning": returning and not rollback and aborted is None,
+        "name": ds.name, "namespace": namespace, "revision": toward,
         "aborted": {"revision": ds.revision, "why": why_back(aborted)} if aborted is not None else None,
         "outcome": str(step.outcome), "reasons": list(step.reasons), "state_file": state_file,
         "old_revisions": [rev for rev in deployed_order(before) if rev != toward],
@@ -110,7 +113,7 @@ def title_line(context: dict) -> str:
     slices done`, numbered by the state's count of commits toward its revision; a rollback in
     the words of an abort (views/fleet.py `abort_sentence`)."""
     name, revision, kind = context["name"], context["revision"], context["kind"]
-    verb = "rollback" if context["rollback"] else "rollout"
+    verb = "rollback" if context["rollback"] or context.get("returning") else "rollout"
     if kind == INITIAL:
         return f"{name}: initial state at {revision}"
     if kind == ADOPTED:

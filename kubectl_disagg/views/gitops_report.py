@@ -55,10 +55,12 @@ def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state
     return render_template("gitops_step.txt.j2", step=context(ds, namespace, step, state_file))
 
 
-def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> str:
+def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
+                          returning: bool = False) -> str:
     """The step's pull request: its title line, a blank line, the Markdown body (a commit
-    message's shape). views/gitops_pr.py builds what it says."""
-    return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file))
+    message's shape). views/gitops_pr.py builds what it says; `returning`: the set's revision
+    is one a `rollout undo` wrote back."""
+    return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file, returning))
 
 
 def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict:
@@ -91,7 +93,7 @@ def timed_out(results, timeout: float | None) -> list[str]:
 
 def format_pr_descriptions(results) -> str:
     """The pull request's description: every set's step, in Markdown."""
-    return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path) for r in results)
+    return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path, r.returning) for r in results)
 
 
 def commit_message(descriptions: list[str]) -> str:

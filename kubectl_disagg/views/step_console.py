@@ -85,7 +85,8 @@ class Console:
     def finished(self, step: Pass) -> None:
         if self.output == "text":
             self._settle()
-            click.echo(f"disaggregatedset/{step.ds.name} in {step.namespace}: rollout complete at revision "
+            what = "rollback" if step.reconciliation.returning else "rollout"
+            click.echo(f"disaggregatedset/{step.ds.name} in {step.namespace}: {what} complete at revision "
                        f"{step.ds.revision}")
         else:
             self.report(step)  # the stream of documents ends with the one that says complete

@@ -103,7 +103,7 @@ def test_in_the_terminal_a_bad_canary_aborts_then_a_good_rollout_ends(stepper, t
 # --- through git --------------------------------------------------------------------------------
 
 
-STEP = re.compile(r"^llm: (?P<what>rollout to \w+|rollback of [^,]+ to \w+), step (?P<n>\d+)")
+STEP = re.compile(r"^llm: (?P<what>rollout to \w+|rollback of [^,]+ to \w+|rollback to \w+), step (?P<n>\d+)")
 
 
 def numbered(titles: list[str]) -> list[tuple[str, int]]:
@@ -186,6 +186,10 @@ def test_through_git_a_bad_canary_aborts_then_a_good_rollout_ends(repo, tmp_path
     serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=stable)
     run, texts = git_rounds(repo, pr, {GitopsExit.HELD, GitopsExit.COMPLETE}, limit=60)
     assert run.code == GitopsExit.HELD, run  # at wave 2's pause: the canary and wave 2 went first
+    titles = [text.splitlines()[0] for text in texts]
+    assert titles and all(t.startswith(f"llm: rollback to {stable}, step ") for t in titles), titles
+    assert_counted(titles)
+    assert "`kubectl disagg rollout undo` wrote the templates of revision" in texts[0]
     repo.sync()
     groups = {s: set(g) for s, g in repo.live.groups().items()}
     assert groups[0] == {stable} and groups[SLICES - 1] == {target}, groups

@@ -8,7 +8,7 @@ import subprocess
 
 import yaml
 
-from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, Commit, revisions
+from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, Commit, revisions, undone_to
 from kubectl_disagg.views.history import format_history
 from tests.support.cli import run
 from tests.support.sets import NS, make_set
@@ -104,6 +104,8 @@ def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path
     assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {revisions_now[1]}\n"), err
     assert "committed " in err and "rollout step --gitops -f " in err
     assert git(tmp_path, "log", "-1", "--format=%s").strip() == f"Roll back llm to revision {revisions_now[1]}"
+    assert f"Rollout-Undo: llm {revisions_now[1]}" in git(tmp_path, "log", "-1", "--format=%B")
+    assert undone_to(str(path)) == {"llm": revisions_now[1]}  # what the steps after it read (a rollback)
     assert git(tmp_path, "status", "--porcelain") == ""
     assert path.read_text() == before.replace("img:3", "img:2")  # only the image lines changed
     listed = json.loads(run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])

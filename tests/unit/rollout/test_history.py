@@ -61,3 +61,29 @@ def test_a_set_without_a_policy_keeps_its_history_and_the_limit_holds():
     assert entries[-1].templates.roles[0].spec["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
         "image"] == "img:4"
     assert cluster.state["rollout"]["phase"] == "AtRest" and "position" not in cluster.state
+
+
+def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_the_waves():
+    from kubectl_disagg.core.fleet import fleet_of
+    from kubectl_disagg.rollout.stepper import Pass
+    from kubectl_disagg.views.fleet import progress_line, slice_sentence
+
+    memory, first = fleet(2, POLICY)
+    cluster = PacedCluster(memory)
+    assert until_complete(cluster, first) == StepExit.OK
+    assert until_complete(cluster, at("img:3")) == StepExit.OK
+    printer = Printer()
+    assert run.step_sets(cluster, [first], None, None, printer) == StepExit.OK  # back: the canary first
+    passes = [p for p in printer.shown if isinstance(p, Pass)]
+    fleet_now = fleet_of(first, passes[0].reconciliation)
+    assert fleet_now.returning and not fleet_now.rollback
+    line = progress_line(fleet_now)
+    assert line.startswith(f"llm: rollback to {first.revision} (a revision it ran before): wave 1 of 2 (slice 0)")
+    assert slice_sentence(passes[0].reconciliation.slices[0], fleet_now) == \
+        f"rollback to revision {first.revision} started"
+    assert until_complete(cluster, first) == StepExit.OK
+    entries = cluster_history(cluster, "llm", NS)
+    assert [(e.revision, e.outcome, e.back) for e in entries][-1] == (first.revision, COMPLETE, True)
+    again = Printer()
+    assert run.step_sets(cluster, [first], None, None, again) == StepExit.OK  # at rest: no longer going back
+    assert not any(p.reconciliation.returning for p in again.shown if isinstance(p, Pass))
