@@ -65,11 +65,17 @@ def format_table(inputs: PlanInputs, steps: Sequence[Step]) -> str:
                            lines=table(["STEP", "KIND", "OLD", "NEW", TOTAL], rows, right=(0,)))
 
 
+# The arithmetic every plan and step follows, named where a plan is shown (core/planner.py, proven
+# equal to the controller's by tests/integration/test_upstream_conformance.py).
+PLANNER = "the DisaggregatedSet controller's planner"
+
+
 def _summary(inputs: PlanInputs, transitions: int) -> str:
     surges = vector(cfg.surge for cfg in inputs.configs)
     unavailables = vector(cfg.unavailable for cfg in inputs.configs)
     return (f"Roles {vector(inputs.roles)} from {vector(inputs.initial_old)} to {vector(inputs.target)} "
-            f"(max surge {surges}; max unavailable {unavailables}): {plural(transitions, 'step')}")
+            f"(max surge {surges}; max unavailable {unavailables}): {plural(transitions, 'step')} "
+            f"({PLANNER})")
 
 
 def live_sections(live) -> list[tuple[str, PlanInputs, list[Step]]]:

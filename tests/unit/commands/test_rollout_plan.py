@@ -72,7 +72,8 @@ def test_table(capsys):
     code, out, err = run(capsys, *WORKED_CHECK, "--roles", "prefill,decode")
     assert (code, err) == (0, "")
     assert out == (
-        "Roles prefill,decode from 5,2 to 5,2 (max surge 2,2; max unavailable 1,1): 6 steps\n"
+        "Roles prefill,decode from 5,2 to 5,2 (max surge 2,2; max unavailable 1,1): 6 steps (the DisaggregatedSet "
+        "controller's planner)\n"
         "\n"
         "STEP  KIND                OLD  NEW  TOTAL (OLD+NEW/TARGET+SURGE)\n"
         "   0  initial             5,2  0,0  prefill 5/7  decode 2/4\n"
@@ -89,7 +90,7 @@ def test_table_aligns_columns_of_varying_width(capsys):
     _, out, _ = run(capsys, "--from", "10,1", "--roles", "prefill,decode")
     lines = out.splitlines()
     table = lines[2:]
-    assert lines[0].endswith(": 20 steps")
+    assert lines[0].endswith(": 20 steps (the DisaggregatedSet controller's planner)")
     # Every column starts at the same offset on every row, and no row has trailing spaces.
     header = table[0]
     for column in ("KIND", "OLD", "NEW", "TOTAL"):
