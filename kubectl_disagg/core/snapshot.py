@@ -131,7 +131,8 @@ class Snapshot:
     """Everything labelled with the set's name in its namespace, managed by us or not.
 
     `lws`, `services`: tuples of LiveLWS and LiveService. `lws_resource_version`: the LWS
-    list's resourceVersion; a watch from exactly this point sees every later change.
+    list's resourceVersion; a watch from exactly this point sees every later change;
+    `services_resource_version`, the Service list's, likewise (empty when none was read).
     `scalers`: the namespace's DisaggregatedSetRoleScalers, name → spec.replicas;
     `scalers_served`: the cluster serves the kind (its CRD is installed), so rollout step may
     create them. `objects`: the objects as read, by (kind, name), what a dry run's diffs and
@@ -143,6 +144,7 @@ class Snapshot:
     lws: tuple[LiveLWS, ...] = ()
     services: tuple[LiveService, ...] = ()
     lws_resource_version: str = ""
+    services_resource_version: str = ""
     scalers: Mapping[str, int] = field(default_factory=dict)
     scalers_served: bool = False
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)

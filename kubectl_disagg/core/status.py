@@ -92,6 +92,13 @@ class SetStatus:
         """Available, and the rollout's last step taken (`Until.COMPLETE`)."""
         return self.available and self.settled and not self.stale and not self.leftover
 
+    @property
+    def waits_on_services(self) -> bool:
+        """Available, every LWS at the set's revision and none stale, yet the rollout not complete:
+        what is left is to its Services (a rollout's last pass removes the old revision's after
+        its LWS), so a watch of the LWS would not see it happen."""
+        return self.available and not self.leftover and not self.stale and not self.settled
+
     def reached(self, until: Until) -> bool:
         return self.complete if until == Until.COMPLETE else self.available
 

@@ -155,6 +155,7 @@ class Session:
             lws=watched.live(),
             services=tuple(service_from_object(item) for item in service_items),
             lws_resource_version=watched.resource_version,
+            services_resource_version=(service_list.get("metadata") or {}).get("resourceVersion", ""),
             scalers=scaler_replicas_by_name,
             scalers_served=scalers_served,
             objects={(o["kind"], o["metadata"]["name"]): o for o in (*watched.items.values(), *service_items)},
@@ -224,8 +225,11 @@ class Session:
         return sorted((item.get("metadata") or {}).get("name", "")
                       for item in self.client.list(NAMESPACE, "", "").get("items") or [])
 
-    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float) -> bool:
+    def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float,
+                        kind: str = naming.LWS_KIND) -> bool:
         """Block until an LWS of the set changes after `resource_version`: True, or False on timeout.
+        With `kind` Service, until one of its Services does (`resource_version`: the snapshot's
+        `services_resource_version`), a plain watch.
 
         When `resource_version` is where this session's view of the set's LWS stands, the change
         is applied to that view, and the next `snapshot` reads it from there instead of listing
@@ -234,6 +238,8 @@ class Session:
         is what lets `--until-complete` react to a ready LWS in a fleet without a 3 MB read.
         """
         key, selector = (namespace, set_name), f"{naming.NAME_LABEL}={set_name}"
+        if kind != naming.LWS_KIND:
+            return self.client.watch(BY_KIND[kind], namespace, selector, resource_version, timeout)
         watched = self._watched.get(key)
         if watched is None or watched.resource_version != resource_version:
             self._watched.pop(key, None)

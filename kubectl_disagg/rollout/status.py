@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.naming import LWS_KIND, SERVICE_KIND
 from kubectl_disagg.core.reconcile import reconcile
 from kubectl_disagg.core.status import SetStatus, Until, derive_status
 from kubectl_disagg.rollout.outcome import Outcome
@@ -26,7 +27,9 @@ from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_sett
 
 Format = Callable[[list[SetStatus], str], str]  # the reports and the time of the look → the text printed
 L = TypeVar("L")  # a look, whatever the mode makes of one
-Watched = tuple[str, str, "str | None"]  # the set whose LWS a quiet look watches: name, namespace, resourceVersion
+# What a quiet look watches: the set's name and namespace, the resourceVersion its objects were
+# listed at, and their kind (its LeaderWorkerSets, or its Services when only they are left to change).
+Watched = tuple[str, str, "str | None", str]
 
 
 def looks(cluster, look: Callable[[], L], settled: Callable[[L], bool], watched: Callable[[L], Watched],
@@ -35,8 +38,8 @@ def looks(cluster, look: Callable[[], L], settled: Callable[[L], bool], watched:
     is `settled` or `deadline` passes; between looks, a watch of the LeaderWorkerSets of the set
     `watched(look)` names (any event means "look again"), at most `most` seconds."""
     def wait_for_change(seen: L, seconds: float) -> bool:
-        name, namespace, resource_version = watched(seen)
-        return cluster.wait_for_change(name, namespace, resource_version, timeout=seconds)
+        name, namespace, resource_version, kind = watched(seen)
+        return cluster.wait_for_change(name, namespace, resource_version, timeout=seconds, kind=kind)
 
     yield from until_settled(look, settled, wait_for_change, deadline, most=most)
 
@@ -63,7 +66,9 @@ def watch_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, f
 
     def first_moving(pending: list) -> Watched:  # sleep on a watch of the first set still moving
         report, snapshot = next((p for p in pending if not _held(p[0])), pending[0])
-        return report.name, report.namespace, snapshot.lws_resource_version
+        if report.waits_on_services:
+            return report.name, report.namespace, snapshot.services_resource_version, SERVICE_KIND
+        return report.name, report.namespace, snapshot.lws_resource_version, LWS_KIND
 
     pending = None
     for pending in looks(cluster, look, settled, first_moving, deadline):  # noqa: B007 (read after the loop)

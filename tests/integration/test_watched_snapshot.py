@@ -79,3 +79,22 @@ def _delete(stepper, name: str) -> None:
 
     client.CustomObjectsApi(stepper.live.api).delete_namespaced_custom_object(
         "leaderworkerset.x-k8s.io", "v1", stepper.namespace, "leaderworkersets", name)
+
+
+def test_a_watch_of_the_services_sees_a_service_go_from_the_listed_version(stepper, tmp_path):
+    """What `rollout status -w --for=complete` sleeps on once only Services are left to change:
+    a watch from the snapshot's `services_resource_version` sees a deletion after that LIST, and
+    times out quietly when nothing changes."""
+    from kubernetes import client
+
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.drive(path)
+    (ds,) = sets_from_files([str(path)])
+    with ClusterExecutor(str(stepper.control_plane.kubeconfig)) as cluster:
+        seen = cluster.snapshot(ds.name, stepper.namespace)
+        assert seen.services and seen.services_resource_version
+        assert not cluster.wait_for_change(ds.name, stepper.namespace, seen.services_resource_version,
+                                           timeout=1, kind="Service")
+        client.CoreV1Api(stepper.live.api).delete_namespaced_service(seen.services[0].name, stepper.namespace)
+        assert cluster.wait_for_change(ds.name, stepper.namespace, seen.services_resource_version,
+                                       timeout=10, kind="Service")

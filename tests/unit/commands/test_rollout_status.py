@@ -24,7 +24,7 @@ def test_issue38_status_gitops_watch_reads_the_directory_once(tmp_path, monkeypa
     session = MemorySession()
     watched = []
 
-    def wait_for_change(set_name, namespace, resource_version, timeout):
+    def wait_for_change(set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         watched.append(set_name)
         return len(watched) <= 3  # three changes seen (three more looks), then quiet until the deadline
 

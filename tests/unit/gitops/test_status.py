@@ -153,7 +153,7 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
         def rollout_state(self, name, namespace):
             return None
 
-        def wait_for_change(self, name, namespace, resource_version, timeout):
+        def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
             return True
 
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
@@ -190,7 +190,7 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
         def rollout_state(self, name, namespace):
             return None
 
-        def wait_for_change(self, name, namespace, resource_version, timeout):
+        def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
             waits.append(timeout)
             return False  # nothing changes in the cluster
 

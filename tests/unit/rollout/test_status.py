@@ -21,7 +21,7 @@ class Watched(MemorySession):
         super().__init__(*args, **kwargs)
         self.looked_again = 0
 
-    def wait_for_change(self, name, namespace, resource_version, timeout):
+    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         self.looked_again += 1
         return False
 
@@ -63,7 +63,7 @@ class LastStep(Watched):
         super().__init__(cluster)
         self.ds = ds
 
-    def wait_for_change(self, name, namespace, resource_version, timeout):
+    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         super().wait_for_change(name, namespace, resource_version, timeout)
         assert run.step_sets(self, [self.ds], None, None, Printer(), until_complete=True) == StepExit.OK
         return True
@@ -94,3 +94,37 @@ def test_issue37_item12_for_takes_kubectls_words_and_its_help_says_what_exit_0_m
     # --help names the codes; the CLI reference has their words, --for's among them
     reference = (EXAMPLES.parent / "docs" / "reference" / "cli" / "rollout-status.md").read_text()
     assert "--for=complete: not complete" in reference
+
+
+class ServicesLast(Watched):
+    """The rollout's last step caught half-way, as a watch of the LWS sees it: the old revision's
+    LWS removed, its Services (removed after them in the same pass) not yet. The Services go only
+    once the watch is of them."""
+
+    def __init__(self, cluster, services):
+        super().__init__(cluster)
+        self.services, self.kinds = services, []
+
+    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+        self.kinds.append(kind)
+        if kind != "Service":
+            return False
+        for key in self.services:
+            self.cluster.objects.pop(key, None)
+        return True
+
+
+def test_for_complete_watches_the_services_when_only_they_are_left_to_remove():
+    """The flake this mends: `-w --for=complete` looked between the last step's LWS deletions and
+    its Service deletions, then slept on a watch of the LWS, which never changed again."""
+    from kubectl_disagg.core.status import Until
+    from tests.support.sets import available_before_the_last_step
+
+    old, new, memory = available_before_the_last_step()
+    for key in [key for key in memory.objects if key[0] == "LeaderWorkerSet" and old.revision in key[1]]:
+        del memory.objects[key]
+    services = [key for key in memory.objects if key[0] == "Service" and old.revision in key[1]]
+    assert services
+    cluster = ServicesLast(memory, services)
+    code, texts = looked(cluster, new, until=Until.COMPLETE, watch=True, deadline=Deadline.after(5))
+    assert code == StatusExit.AVAILABLE and cluster.kinds == ["Service"] and len(texts) == 2

@@ -34,7 +34,7 @@ def stepped_to_the_hold(memory, ds) -> PacedCluster:
 class Quiet(PacedCluster):
     """Nothing changes between looks: the watch says so (a -w that does not end times out)."""
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         self.watches += 1
         return False
 

@@ -24,7 +24,7 @@ class OnePassAWatch(MemorySession):
         super().__init__(cluster)
         self.ds = ds
 
-    def wait_for_change(self, name, namespace, resource_version, timeout):
+    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         self.cluster.settle()
         run.step_sets(self, [self.ds], None, None, Printer())
         return True
