@@ -81,21 +81,25 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
     report(edited_sets, options.output, done, dry_run)
 
 
-def edit_stored(options: _options.Options, name: str, decide: Decide, dry_run: str, done: Done) -> None:
-    """Patch the stored set NAME (a JSON patch guarded by its resourceVersion)."""
+def edit_stored(options: _options.Options, name: str, decide: Decide, dry_run: str, done: Done,
+                cluster=None) -> None:
+    """Patch the stored set NAME (a JSON patch guarded by its resourceVersion), through
+    `cluster` when the caller has a session open already."""
     from kubectl_disagg.commands import _session
 
-    with _session.session(options) as cluster:
-        namespace = options.namespace or cluster.default_namespace
-        stored = cluster.get_set(name, namespace)
-        edits, refusals = decide(stored)
-        where = f"disaggregatedset/{name} in {namespace}"
-        if refusals:
-            raise UserError([Problem(where, 0, dotted(path), why) for path, why in refusals])
-        edited = template_edit.applied(stored, edits)
-        set_from_object(edited)  # refused here, with every problem, before anything is sent
-        if dry_run != "client":
-            cluster.patch_set(name, namespace, template_edit.json_patch(stored, edits), dry_run=dry_run == "server")
+    if cluster is None:
+        with _session.session(options) as cluster:
+            return edit_stored(options, name, decide, dry_run, done, cluster)
+    namespace = options.namespace or cluster.default_namespace
+    stored = cluster.get_set(name, namespace)
+    edits, refusals = decide(stored)
+    where = f"disaggregatedset/{name} in {namespace}"
+    if refusals:
+        raise UserError([Problem(where, 0, dotted(path), why) for path, why in refusals])
+    edited = template_edit.applied(stored, edits)
+    set_from_object(edited)  # refused here, with every problem, before anything is sent
+    if dry_run != "client":
+        cluster.patch_set(name, namespace, template_edit.json_patch(stored, edits), dry_run=dry_run == "server")
     report([edited], options.output, done, dry_run)
 
 

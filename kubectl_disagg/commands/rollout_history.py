@@ -60,9 +60,10 @@ def history(options: _options.Options, name: str | None, revision: str | None, g
     click.echo(("---\n" if options.output == "yaml" else "\n").join(out), nl=False)
 
 
-def set_histories(options: _options.Options, name: str | None, gitops: bool) -> list:
+def set_histories(options: _options.Options, name: str | None, gitops: bool, cluster=None) -> list:
     """(set, namespace, its entries oldest first) for each set given: through git (--gitops -f
-    DIR), or from the cluster's RolloutState objects (NAME, or -f)."""
+    DIR), or from the cluster's RolloutState objects (NAME, or -f), read through `cluster` when
+    the caller has a session open already."""
     _options.check_name_or_files(name, options)
     if gitops:
         from kubectl_disagg.gitops.history import set_history
@@ -73,11 +74,10 @@ def set_histories(options: _options.Options, name: str | None, gitops: bool) -> 
     from kubectl_disagg.core.model import namespace_for
     from kubectl_disagg.rollout.history import cluster_history
 
-    sets = _inputs.sets_from_files(options) if options.filenames else None
-    with _session.session(options) as cluster:
-        sets = sets or [_session.stored_set(cluster, name, options.namespace)]
-        out = []
-        for ds in sets:
-            namespace = namespace_for(ds, options.namespace, cluster.default_namespace)
-            out.append((ds, namespace, cluster_history(cluster, ds.name, namespace)))
-        return out
+    if cluster is None:
+        with _session.session(options) as cluster:
+            return set_histories(options, name, gitops, cluster)
+    sets = _inputs.sets_from_files(options) if options.filenames else [
+        _session.stored_set(cluster, name, options.namespace)]
+    return [(ds, namespace, cluster_history(cluster, ds.name, namespace))
+            for ds in sets for namespace in [namespace_for(ds, options.namespace, cluster.default_namespace)]]

@@ -59,15 +59,6 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     from kubectl_disagg.core import undo as undoing
 
     targets = {}
-    problems = []
-    for ds, namespace, entries in set_histories(options, name, gitops):
-        target = undoing.target_of(entries, ds.revision, to_revision)
-        if isinstance(target, str):
-            problems.append(f"disaggregatedset/{ds.name} in {namespace}: {target}")
-        else:
-            targets[ds.name] = target
-    if problems:
-        raise UserError(problems)
 
     def decide(data):
         target = targets.get((data.get("metadata") or {}).get("name"))
@@ -78,15 +69,34 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     def done(data) -> str:
         return f"rolled back to revision {targets[data['metadata']['name']].revision}"
 
-    if name is not None:
-        _template_edit.edit_stored(options, name, decide, dry_run, done)
+    if name is not None:  # one session: the history read, then the set patched
+        with _session.session(options) as cluster:
+            targets.update(_targets(set_histories(options, name, gitops, cluster), to_revision))
+            _template_edit.edit_stored(options, name, decide, dry_run, done, cluster)
     else:
+        targets.update(_targets(set_histories(options, name, gitops), to_revision))
         written = _committed(targets) if gitops and commit else None
         _template_edit.edit_files(options, decide, dry_run, done, written)
     if dry_run == "none" and options.output is None:
         how = name or ("--gitops " if gitops else "") + "-f " + " ".join(options.filenames)
         click.echo(f"next: the rollout back is paced like any other: kubectl disagg rollout step {how}"
                    + ("" if not gitops or commit else " (commit the file first)"), err=True)
+
+
+def _targets(histories: list, to_revision: str | None) -> dict:
+    """Each set's revision to go back to, by name; every set that has none refused at once."""
+    from kubectl_disagg.core import undo as undoing
+
+    targets, problems = {}, []
+    for ds, namespace, entries in histories:
+        target = undoing.target_of(entries, ds.revision, to_revision)
+        if isinstance(target, str):
+            problems.append(f"disaggregatedset/{ds.name} in {namespace}: {target}")
+        else:
+            targets[ds.name] = target
+    if problems:
+        raise UserError(problems)
+    return targets
 
 
 def _committed(targets):

@@ -36,7 +36,7 @@ from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
 from kubectl_disagg.rollout.pacer import pace
 from kubectl_disagg.rollout.events import StepEvent, record_events
-from kubectl_disagg.rollout.who import acting_user, self_subject
+from kubectl_disagg.rollout.who import cluster_user
 from kubectl_disagg.views.stops import (  # the words it records
     abort_event_message, abort_message, policy_where, stopped_reasons)
 
@@ -186,7 +186,6 @@ class Progressive:
         self._served = False  # the RolloutState kind, asked once
         self._no_state = False  # a set without a policy whose RolloutState may not be kept (not served, forbidden)
         self._stored: dict | None = None  # that set's RolloutState as last read or written
-        self._who: str | None = None
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
         if ds.policy is None:
@@ -264,10 +263,8 @@ class Progressive:
         return returning
 
     def who(self) -> str:
-        """Who runs this step, asked once (a SelfSubjectReview) when a history entry needs it."""
-        if self._who is None:
-            self._who = acting_user(lambda: self_subject(self.cluster))
-        return self._who
+        """Who runs this step, asked once a session (a SelfSubjectReview) when a history entry needs it."""
+        return cluster_user(self.cluster)
 
     def record(self, events: list[StepEvent]) -> None:
         record_events(self.cluster, events, self.clock, self.warn)

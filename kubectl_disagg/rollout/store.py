@@ -29,7 +29,7 @@ from kubectl_disagg.core.waves import WaveDecision, WaveEvent, admit
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events
-from kubectl_disagg.rollout.who import acting_user, self_subject
+from kubectl_disagg.rollout.who import cluster_user
 from kubectl_disagg.rollout.progressive import (
     history_after, read_state, recorded_position, reference, state_object, wave_events, write_state)
 
@@ -99,7 +99,7 @@ class ClusterStore:
         return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace)) for ds in self._sets]
 
     def who(self) -> str:
-        return acting_user(lambda: self_subject(self.cluster))
+        return cluster_user(self.cluster)
 
     def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
         return recorded_position(read_state(self.cluster, ds.name, namespace), ds)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import getpass
 import json
+import weakref
 from collections.abc import Callable
 
 SELF_SUBJECT_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+_ASKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session → who it acts as
 
 
 def acting_user(asked: Callable[[], str | None]) -> str:
@@ -31,3 +34,12 @@ def self_subject(cluster) -> str | None:
         "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}, repeatable=True)
     name = json.loads(answer.data)["status"]["userInfo"]["username"]
     return name if isinstance(name, str) else None
+
+
+def cluster_user(cluster) -> str:
+    """Who acts through this session with the API server (`acting_user` of `self_subject`),
+    asked once a session however many stores and steps ask."""
+    name = _ASKED.get(cluster)
+    if name is None:
+        name = _ASKED[cluster] = acting_user(lambda: self_subject(cluster))
+    return name

@@ -16,7 +16,7 @@ from tests.support.git_repo import deploy
 from tests.support.progressive import (
     ROLES,
     git_rounds,
-    paced,
+    deployed_then_changed,
     revisions,
     rollout_state,
     until_held_or_complete,
@@ -37,9 +37,7 @@ def gated(address: str | dict, on_failure: str = "abort") -> dict:
 
 
 def start(stepper, tmp_path, spec):
-    old = paced(tmp_path, stepper.namespace, "img:1", spec)
-    stepper.drive(old)
-    new = paced(tmp_path, stepper.namespace, "img:2", spec)
+    old, new = deployed_then_changed(stepper, tmp_path, spec)
     return new, model(old).revision, model(new).revision
 
 

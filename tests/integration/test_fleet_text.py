@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from kubectl_disagg.exits import StepExit
-from tests.support.progressive import paced, until_held_or_complete
+from tests.support.progressive import deployed_then_changed, until_held_or_complete
 from tests.support.stepping import cli
 
 SPEC = {"waves": [{"slices": 1, "pause": {}}, {"slices": "25%", "pause": {}}, {"slices": "100%"}],
@@ -14,9 +14,7 @@ SPEC = {"waves": [{"slices": 1, "pause": {}}, {"slices": "25%", "pause": {}}, {"
 
 def test_a_whole_12_slice_rollout_prints_at_most_150_lines(stepper, tmp_path, lws_simulator):
     # Issue 39: the same rollout printed 1,218 lines, each pass repeating every held slice.
-    old = paced(tmp_path, stepper.namespace, "img:1", SPEC, slices=12)
-    stepper.drive(old)
-    new = paced(tmp_path, stepper.namespace, "img:2", SPEC, slices=12)
+    old, new = deployed_then_changed(stepper, tmp_path, SPEC, slices=12)
     printed, runs = 0, []
     for _ in range(4):
         run = until_held_or_complete(stepper, new, lws_simulator)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from kubectl_disagg.exits import StepExit
-from tests.support.progressive import paced, revisions, rollout_state, until_held_or_complete
+from tests.support.progressive import deployed_then_changed, paced, revisions, rollout_state, until_held_or_complete
 from tests.support.stepping import assert_matches_render, cli, model
 
 CANARY = {"waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]}
@@ -29,9 +29,7 @@ def promoted_to_the_end(stepper, directory, simulator) -> None:
 
 
 def test_history_of_three_rollouts_one_aborted_then_undo_paced_by_the_policy(stepper, tmp_path, lws_simulator):
-    first = paced(tmp_path, stepper.namespace, "img:1", CANARY)
-    stepper.drive(first)
-    bad = paced(tmp_path, stepper.namespace, "img:2", CANARY)
+    first, bad = deployed_then_changed(stepper, tmp_path, CANARY)
     assert until_held_or_complete(stepper, bad, lws_simulator).code == StepExit.HELD
     code, _, err = cli(stepper, "rollout", "abort", "-f", str(bad), "--reason", "p99 doubled")
     assert code == 0, err
@@ -70,3 +68,46 @@ def test_history_of_three_rollouts_one_aborted_then_undo_paced_by_the_policy(ste
     assert until_held_or_complete(stepper, good, lws_simulator).code == StepExit.OK
     assert_matches_render(back, stepper.live)
     assert history(stepper, good)["revisions"][0]["outcome"] == "complete"
+
+
+def test_undo_by_name_patches_the_stored_set_in_one_session(stepper, tmp_path, monkeypatch):
+    """`rollout undo NAME`: the history read from the set's RolloutState and the stored set
+    patched back to the revision before, in one session with the API server; a server dry run
+    first changes nothing."""
+    from kubectl_disagg.kube import session as session_module
+    from tests.support.stepping import write_set
+
+    by_name = ("llm", "-n", stepper.namespace)
+    for image in ("img:1", "img:2"):
+        path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image=image)
+        stepper.control_plane.kubectl("apply", "--server-side", "-f", str(path))
+        for _ in range(8):
+            code, out, err = cli(stepper, "rollout", "step", *by_name)
+            assert code == 0, err
+            stepper.simulator.sync(stepper.namespace)
+        code, out, _ = cli(stepper, "rollout", "status", *by_name, "--for=complete")
+        assert code == 0, out
+    first, second = (model(write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image=image)).revision
+                     for image in ("img:1", "img:2"))
+    code, out, err = cli(stepper, "rollout", "history", *by_name, "-o", "json")
+    assert code == 0, err
+    assert [r["revision"] for r in json.loads(out)["revisions"]] == [second, first]
+
+    opened = []
+    real_init = session_module.Session.__init__
+
+    def counted(self, *args, **kwargs):
+        opened.append(1)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(session_module.Session, "__init__", counted)
+    code, out, err = cli(stepper, "rollout", "undo", *by_name, "--dry-run=server")
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {first} (server dry run)\n"), err
+    code, out, err = cli(stepper, "rollout", "undo", *by_name)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {first}\n"), err
+    assert len(opened) == 2  # one session a run
+    stored = json.loads(stepper.control_plane.kubectl("get", "disaggregatedset", "llm", "-n", stepper.namespace,
+                                                      "-o", "json").stdout)
+    images = {c["image"] for role in stored["spec"]["roles"]
+              for c in role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"]}
+    assert images == {"img:1"}

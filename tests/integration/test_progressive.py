@@ -16,6 +16,7 @@ from tests.support.git_repo import deploy
 from tests.support.progressive import (
     CONSOLE_SCRIPT,
     ROLES,
+    deployed_then_changed,
     paced,
     process,
     revisions,
@@ -33,9 +34,8 @@ def verb(stepper, name: str, directory: Path, *extra: str) -> tuple[int, str, st
 
 def start(stepper, tmp_path, spec: dict):
     """The set deployed at img:1, then changed to img:2 under `spec`: (old dir, new dir, old revision)."""
-    old = paced(tmp_path, stepper.namespace, "img:1", spec)
-    stepper.drive(old)
-    return old, paced(tmp_path, stepper.namespace, "img:2", spec), model(old).revision
+    old, new = deployed_then_changed(stepper, tmp_path, spec)
+    return old, new, model(old).revision
 
 
 def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper, tmp_path, lws_simulator):

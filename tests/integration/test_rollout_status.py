@@ -200,13 +200,11 @@ def test_issue39_plan_shows_held_slices_as_the_live_lws_run_them(stepper, tmp_pa
     rollout under way (held at revision <new>)" with 0 replicas. Each slice's revision and
     replicas in the plan are what its live LeaderWorkerSets run."""
     from kubectl_disagg.exits import StepExit
-    from tests.support.progressive import paced, until_held_or_complete
+    from tests.support.progressive import deployed_then_changed, until_held_or_complete
     from tests.support.stepping import model
 
     spec = {"maxSlicesInFlight": 2, "waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]}
-    old = paced(tmp_path, stepper.namespace, "img:1", spec)
-    stepper.drive(old)
-    new = paced(tmp_path, stepper.namespace, "img:2", spec)
+    old, new = deployed_then_changed(stepper, tmp_path, spec)
     assert until_held_or_complete(stepper, new, lws_simulator).code == StepExit.HELD
     code, out, err = cli(stepper, "rollout", "plan", "-f", str(new), "-o", "json")
     assert code == 0, err

@@ -29,6 +29,15 @@ def paced(tmp_path: Path, namespace: str, image: str, spec: dict, slices: int = 
     return directory
 
 
+def deployed_then_changed(stepper, tmp_path: Path, spec: dict, slices: int = 4,
+                          images: tuple[str, str] = ("img:1", "img:2")) -> tuple[Path, Path]:
+    """The paced set deployed at the first image, then written at the second (not yet stepped):
+    (the deployed directory, the changed one)."""
+    old = paced(tmp_path, stepper.namespace, images[0], spec, slices)
+    stepper.drive(old)
+    return old, paced(tmp_path, stepper.namespace, images[1], spec, slices)
+
+
 def revisions(stepper) -> dict[int, set[str]]:
     return {s: set(groups) for s, groups in stepper.live.groups().items()}
 

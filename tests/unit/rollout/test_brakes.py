@@ -219,9 +219,10 @@ def test_retry_is_refused_unless_the_rollout_is_aborted():
 def test_the_reason_is_recorded_with_who_the_api_server_says_acted():
     memory, ds = one_at_a_time()
     cluster = PacedCluster(memory)
-    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK
     review = {"status": {"userInfo": {"username": "oidc:alice@example.com"}}}
-    cluster.client.send = lambda *args, **kwargs: SimpleNamespace(data=json.dumps(review).encode())
+    asked = []
+    cluster.client.send = lambda *args, **kwargs: asked.append(1) or SimpleNamespace(data=json.dumps(review).encode())
+    assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK
     assert verb(cluster, ds, "pause", reason="waiting for the capacity review")[0] == VerbExit.OK
     assert cluster.state["position"]["paused"]["by"] == "oidc:alice@example.com"
     assert cluster.state["position"]["paused"]["reason"] == "waiting for the capacity review"
@@ -229,6 +230,7 @@ def test_the_reason_is_recorded_with_who_the_api_server_says_acted():
     resumed = cluster.state["position"]["resumed"]
     assert (resumed["by"], resumed["reason"]) == ("oidc:alice@example.com", "review passed")
     assert "paused" not in cluster.state["position"]
+    assert len(asked) == 1  # asked once a session, however many steps and verbs need it
 
 
 def test_a_verb_without_a_reason_writes_the_position_as_before():

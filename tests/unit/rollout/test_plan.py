@@ -86,6 +86,16 @@ def drive_until_gate(ds, cluster):
     raise AssertionError("no gate")
 
 
+def stepped(ds, cluster, position, count):
+    """`count` passes of `rollout step` on the in-memory cluster, whatever they meet: the position after."""
+    for _ in range(count):
+        passage = admit(ds, cluster.snapshot(ds.name), position, T0)
+        position = passage.decision.position
+        cluster.execute(reconcile(passage.reconciled, cluster.snapshot(ds.name), passage.admission).actions)
+        cluster.settle()
+    return position
+
+
 @pytest.mark.parametrize("slices, in_flight", [(12, 3), (7, 1), (5, None)])
 def test_issue39_the_passes_and_gates_are_the_ones_rollout_step_takes(slices, in_flight):
     """The plan's passes to the end and where each gate falls, from the start and from the
@@ -140,12 +150,7 @@ def test_issue39_a_rollout_over_a_rollout_rolls_every_slice_from_where_it_stands
     from the counts they run (held slices at the first revision); with two old revisions in a
     slice, the first drained is removed mid-rollout and shortens it: the passes are a bound."""
     cluster, ds = fleet(4, RolloutPolicy("llm", NS, "llm", (), 2), REPLICAS)
-    position = None
-    for _ in range(4):
-        passage = admit(ds, cluster.snapshot(ds.name), position, T0)
-        position = passage.decision.position
-        cluster.execute(reconcile(passage.reconciled, cluster.snapshot(ds.name), passage.admission).actions)
-        cluster.settle()
+    position = stepped(ds, cluster, None, 4)
     third = replace(make_set(REPLICAS, "img:3", 4), policy=ds.policy)
     plan = plan_of(third, cluster, position)
     assert [line.situation for line in plan.slices] == ["starts", "starts", "held", "held"]
@@ -187,12 +192,8 @@ def test_issue39_a_reverted_template_reads_as_the_same_rollback_as_an_abort():
     """The template set back mid-rollout: the plan is the rollback of the started slices to the
     stable revision, in an abort's words, and its passes are the ones `rollout step` takes."""
     cluster, ds = fleet(6, issue_policy(), REPLICAS)
-    position = drive_until_gate(ds, cluster).with_gate(0, PAUSE, "2026-12-01T12:00:00Z", "alice", PROMOTED)
-    for _ in range(3):
-        passage = admit(ds, cluster.snapshot(ds.name), position, T0)
-        position = passage.decision.position
-        cluster.execute(reconcile(passage.reconciled, cluster.snapshot(ds.name), passage.admission).actions)
-        cluster.settle()
+    position = stepped(ds, cluster, drive_until_gate(ds, cluster).with_gate(
+        0, PAUSE, "2026-12-01T12:00:00Z", "alice", PROMOTED), 3)
     back = replace(make_set(REPLICAS, "img:1", 6), policy=ds.policy)
     plan = plan_of(back, cluster, position)
     text = fleet_text(plan)
