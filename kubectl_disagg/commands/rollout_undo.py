@@ -49,10 +49,10 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     and `rollout history` marks it as a rollback.
 
     NAME patches the stored set (guarded by its resourceVersion). -f rewrites the files in
-    place: only the changed text values (images, arguments, annotations), comments and order
-    kept; a difference that is not a text value is refused with its FILE:LINE, to be edited by
-    hand. --gitops -f DIR reads the history from git and, with --commit, commits the file: one
-    reviewed commit, titled as a rollback.
+    place, only what differs: a text value on its line, a key the revision lacks removed, a
+    list of another length written whole at its key; other lines and comments stay. --gitops
+    -f DIR reads the history from git and, with --commit, commits the file: one reviewed
+    commit, titled as a rollback.
     """
     from kubectl_disagg.commands import _template_edit
     from kubectl_disagg.commands.rollout_history import set_histories

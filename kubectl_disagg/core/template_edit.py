@@ -9,13 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_disagg.manifests.source import FieldPath, JsonObject
+from kubectl_disagg.manifests.source import REMOVED, FieldPath, JsonObject
 
 ALL = "*"
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation kubectl rollout restart writes
 POD_TEMPLATES = ("leaderTemplate", "workerTemplate")
 
-Edit = tuple[FieldPath, str]  # the string to write at a path; absent mappings on the way are made
+# The value to write at a path (absent mappings on the way are made): a string (`set image`,
+# `rollout restart`), any JSON value, or REMOVED (`rollout undo`, design §10.4).
+Edit = tuple[FieldPath, Any]
 Refusal = tuple[FieldPath, str]  # where in the document, and why
 
 
@@ -98,7 +100,8 @@ def restart_edits(data: JsonObject, roles: Sequence[str], at: str) -> tuple[list
 
 
 def applied(data: JsonObject, edits: Sequence[Edit]) -> JsonObject:
-    """A copy of `data` with `edits` made (absent or null mappings on the way created)."""
+    """A copy of `data` with `edits` made (absent or null mappings on the way created; a
+    REMOVED field gone)."""
     out = copy.deepcopy(data)
     for path, value in edits:
         node: Any = out
@@ -106,7 +109,10 @@ def applied(data: JsonObject, edits: Sequence[Edit]) -> JsonObject:
             if isinstance(key, str) and node.get(key) is None:
                 node[key] = {}
             node = node[key]
-        node[path[-1]] = value
+        if value is REMOVED:
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = copy.deepcopy(value)
     return out
 
 
@@ -126,6 +132,11 @@ def json_patch(data: JsonObject, edits: Sequence[Edit]) -> list[JsonObject]:
                 break
             node = node[key]
         else:
+            if value is REMOVED:
+                if path[-1] in node:
+                    ops.append({"op": "remove", "path": _pointer(path)})
+                    del node[path[-1]]
+                continue
             ops.append({"op": "add" if path[-1] not in node else "replace", "path": _pointer(path), "value": value})
             node[path[-1]] = value
     return ops

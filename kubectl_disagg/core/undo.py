@@ -14,7 +14,7 @@ from typing import Any
 
 from kubectl_disagg.core.history import ABORTED, TEMPLATE_FIELDS, RevisionEntry, Templates
 from kubectl_disagg.core.template_edit import Edit, Refusal
-from kubectl_disagg.manifests.source import FieldPath, JsonObject
+from kubectl_disagg.manifests.source import REMOVED, FieldPath, JsonObject
 
 
 def target_of(entries: Sequence[RevisionEntry], current: str, to_revision: str | None) -> RevisionEntry | str:
@@ -40,9 +40,9 @@ def _roles(data: JsonObject) -> list[Mapping[str, Any]]:
 
 def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[list[Edit], list[Refusal]]:
     """The edits that give `data`'s roles `templates`' fields. The roles must be the same, in
-    the same order. `whole`: one edit per changed field (a stored set's JSON patch); else one
-    per changed text value (a file rewritten in place, which can only change text values:
-    anything else is refused where it is, to be edited by hand)."""
+    the same order. `whole`: one edit per changed field (a stored set's JSON patch); else the
+    smallest edits a file rewritten in place needs (`_leaf_edits`), so the comments and order
+    of everything they do not replace stay."""
     roles = _roles(data)
     names = [role.get("name") for role in roles]
     wanted = [role.name for role in templates.roles]
@@ -68,27 +68,27 @@ def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[
 
 
 def _leaf_edits(path: FieldPath, now: Any, then: Any, edits: list[Any], refusals: list[Refusal], revision: str) -> None:
+    """The edits that turn `now` into `then` in a file: a text value on its line; a mapping key
+    by key (a key `then` lacks removed); a list of mappings item by item; any other difference
+    (a list of other items or another length, a number, a mapping for a text) written whole
+    at its key, in block style."""
     if now == then:
         return
-    if isinstance(then, Mapping) and isinstance(now, Mapping | None):
-        now = now or {}
+    if isinstance(then, Mapping) and isinstance(now, Mapping):
         for key in then:
             _leaf_edits(path + (key,), now.get(key), then[key], edits, refusals, revision)
-        for key in now:
-            if key not in then:
-                refusals.append((path + (key,), f"revision {revision} has no {key} here: remove it by hand "
-                                 "(a file is rewritten in place, one text value at a time)"))
+        edits.extend((path + (key,), REMOVED) for key in now if key not in then)
         return
-    if isinstance(then, list) and isinstance(now, list) and len(now) == len(then):
+    if (isinstance(then, list) and isinstance(now, list) and len(now) == len(then)
+            and all(isinstance(a, Mapping) and isinstance(b, Mapping) for a, b in zip(now, then))):
         for index, (a, b) in enumerate(zip(now, then)):
             _leaf_edits(path + (index,), a, b, edits, refusals, revision)
         return
-    if isinstance(then, str) and not isinstance(now, Mapping | list):
+    if isinstance(path[-1], str):
         edits.append((path, then))
         return
-    refusals.append((path, f"revision {revision} has {_shown(then)} here: write it by hand (a file is rewritten "
-                     "in place, one text value at a time; `rollout history --revision "
-                     f"{revision} -o yaml` shows the template)"))
+    refusals.append((path, f"revision {revision} has {_shown(then)} here: write it by hand (`rollout history "
+                     f"--revision {revision} -o yaml` shows the template)"))
 
 
 def _shown(value: Any) -> str:

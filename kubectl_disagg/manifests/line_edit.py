@@ -1,10 +1,18 @@
 """Writing values into a YAML file in place: only the lines of the edited values change, every
 comment, blank line, quote style and key order of the rest stays as it was (design §2.1).
 
+A text value is written on its line, quoted as the old one was. Any other value (a list, a
+mapping, a number) replaces its field's whole block, all the lines below its key line, in the
+block style our writer prints (the comments inside that block go with it); `REMOVED` deletes
+the block (the first key of a list item hands the item's dash to the next). A field not in the
+file is added under its nearest ancestor that is. An edit inside a flow collection (`{...}`,
+`[...]`) is lifted to the nearest key on a block line above it and writes that key whole. Edits
+whose lines overlap are made in rounds, the file read again between them.
+
 The lines come from our own reader's positions (`Document.lines`, the line of every key); the
 result is read again and must hold exactly the data the edits make, else the file is refused
-with the line of each value that could not be written in place (a flow mapping, a value split
-over lines): nothing is ever half-written.
+with the line of each value that could not be written in place (a value split over lines):
+nothing is ever half-written.
 """
 
 from __future__ import annotations
@@ -16,9 +24,10 @@ from collections.abc import Mapping, Sequence
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.resolver import plain_reads_as_string
-from kubectl_disagg.manifests.source import Document, FieldPath, dotted
+from kubectl_disagg.manifests.source import REMOVED, Document, FieldPath, dotted
+from kubectl_disagg.manifests.writer import entry_lines
 
-Edit = tuple[FieldPath, str]
+Edit = tuple[FieldPath, object]  # a field and its new value (a text value, any JSON value, or REMOVED)
 
 # `  key: value  # comment` or `- key: value`: a block mapping entry with its value on its line.
 _ENTRY = re.compile(r"^(?P<lead>\s*(?:-\s+)*)(?P<key>[^\s#'\"{\[][^:#]*?|'[^']*'|\"[^\"]*\")(?P<colon>\s*:)"
@@ -33,20 +42,33 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     must hold what it held): the result is read again and checked."""
     lines = text.split("\n")
     problems: list[Problem] = []
-    changes: list[tuple[int, int, list[str]]] = []  # (line index, lines replaced, new lines)
-    by_index = {document.index: document for document in documents}
-    for index, document_edits in edits.items():
-        document = by_index[index]
-        for path, value in document_edits:
-            change = _change(lines, document, path, value)
-            if isinstance(change, str):
-                problems.append(Problem(document.file, document.line(path), dotted(path), change))
-            else:
-                changes.append(change)
-    if problems:
-        return text, problems
-    for at, replaced, new in sorted(changes, key=lambda change: change[0], reverse=True):
-        lines[at:at + replaced] = new
+    pending = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
+               for document in documents for index in [document.index] if index in edits}
+    current = list(documents)
+    while pending:  # in rounds: an edit whose lines another's change touches waits for the text after it
+        by_index = {document.index: document for document in current}
+        changes: list[tuple[int, int, list[str]]] = []  # (line index, lines replaced, new lines)
+        deferred: dict[int, list[Edit]] = {}
+        for index, document_edits in pending.items():
+            document = by_index[index]
+            for path, value in document_edits:
+                change = _change(lines, document, path, value)
+                if isinstance(change, str):
+                    problems.append(Problem(document.file, document.line(path), dotted(path), change))
+                elif any(change[0] <= at + replaced and at <= change[0] + change[1] for at, replaced, _ in changes):
+                    deferred.setdefault(index, []).append((path, value))
+                else:
+                    changes.append(change)
+        if problems:
+            return text, problems
+        for at, replaced, new in sorted(changes, key=lambda change: change[0], reverse=True):
+            lines[at:at + replaced] = new
+        pending = deferred
+        if pending:
+            try:
+                current = parse_stream("\n".join(lines), documents[0].file)
+            except UserError:  # not readable any more: refused below
+                break
     result = "\n".join(lines)
     try:
         after = {document.index: document for document in parse_stream(result, documents[0].file)}
@@ -64,14 +86,67 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     return (text, problems) if problems else (result, [])
 
 
-def _change(lines: list[str], document: Document, path: FieldPath, value: str) -> tuple[int, int, list[str]] | str:
-    if path in document.lines:  # the key is there: its value is replaced on its line
+def _lifted(lines: list[str], document: Document, edits: Sequence[Edit], expected: object) -> list[Edit]:
+    """The edits, each one inside a flow collection (`{...}`, `[...]`) lifted to the nearest
+    key on a block line above it, written whole with what the document holds there afterwards
+    (a flow collection cannot take a key or an item in place); an edit inside another dropped."""
+    out: dict[FieldPath, object] = {}
+    for path, value in edits:
+        for depth in range(1, len(path)):
+            if _is_flow(lines, document, path[:depth]):
+                keyed = next((d for d in range(depth, 0, -1) if isinstance(path[d - 1], str)
+                              and _block_entry(lines, document, path[:d])), None)
+                if keyed is not None:
+                    path, value = path[:keyed], _at(expected, path[:keyed])
+                break
+        out[path] = value
+    return [(path, value) for path, value in out.items()
+            if not any(path[:len(other)] == other and path != other for other in out)]
+
+
+def _is_flow(lines: list[str], document: Document, path: FieldPath) -> bool:
+    """Whether the value at `path` is a flow collection on its line."""
+    if path not in document.lines:
+        return False
+    line = lines[document.lines[path] - 1]
+    if isinstance(path[-1], str):
+        match = _ENTRY.match(line)
+        return bool(match and match["key"].strip("'\"") == path[-1] and match["value"].startswith(("[", "{")))
+    return re.sub(r"^\s*(?:-\s+)+", "", line).startswith(("[", "{"))  # a list item
+
+
+def _block_entry(lines: list[str], document: Document, path: FieldPath) -> bool:
+    match = _ENTRY.match(lines[document.lines[path] - 1]) if path in document.lines else None
+    return bool(match and match["key"].strip("'\"") == path[-1])
+
+
+def _at(data: object, path: FieldPath) -> object:
+    for key in path:
+        data = data[key]  # type: ignore[index]
+    return data
+
+
+def _change(lines: list[str], document: Document, path: FieldPath, value: object) -> tuple[int, int, list[str]] | str:
+    if path in document.lines:
         at = document.lines[path] - 1
         match = _ENTRY.match(lines[at])
-        if not match or not match["value"]:
+        if not match or not isinstance(path[-1], str):
             return "cannot be rewritten in place (not a `key: value` line): edit it by hand"
-        new = _scalar(value, match["value"])
-        return at, 1, [lines[at][:match.start("value")] + new + (match["rest"] or "")]
+        if isinstance(value, str) and match["value"] and not match["value"].startswith(("[", "{", "|", ">")):
+            new = _scalar(value, match["value"])  # a text value on its line, quoted as it was
+            return at, 1, [lines[at][:match.start("value")] + new + (match["rest"] or "")]
+        head = lines[at][:match.end("colon")]  # else the whole block replaced (or removed)
+        end = _block_end(lines, at, len(match["lead"]), not match["value"])
+        if value is REMOVED and "-" in match["lead"]:  # the first key of a list item: the next takes its dash
+            return _first_key_removed(lines, at, end, match["lead"])
+        new_lines = [] if value is REMOVED else entry_lines(head, value)
+        if len(new_lines) > 1 and not match["value"]:
+            new_lines[0] = lines[at]  # a block under a block: the key line stays as it is, comment and all
+        elif new_lines and match["rest"]:  # the key line's comment stays with it
+            new_lines[0] += match["rest"]
+        return at, end - at, new_lines
+    if value is REMOVED:
+        return 0, 0, []  # not in the file: nothing to remove
     depth = len(path) - 1
     while depth > 0 and path[:depth] not in document.lines:
         depth -= 1
@@ -85,13 +160,49 @@ def _change(lines: list[str], document: Document, path: FieldPath, value: str) -
     at = document.lines[parent] - 1
     opened = _ENTRY.match(lines[at])
     first = _ENTRY.match(lines[min(children) - 1])
-    if not opened or opened["value"] or not first:
+    item = isinstance(parent[-1], int)  # `- key: value`: the mapping starts on the item's line
+    if not opened or not first or (opened["value"] and not item):
         return f"cannot add {dotted(path[depth:])} in place (a flow mapping): edit it by hand"
     indent = len(first["lead"])
-    step = max(indent - len(opened["lead"]), 2)
+    step = 2 if item else max(indent - len(opened["lead"]), 2)
+    if item:  # after the first key's block, at its column
+        at = _block_end(lines, at, indent, not first["value"]) - 1
     new = [" " * (indent + step * n) + _key(str(key)) + ":" for n, key in enumerate(path[depth:-1])]
-    new.append(" " * (indent + step * (len(path) - 1 - depth)) + _key(str(path[-1])) + ": " + json.dumps(value))
+    head = " " * (indent + step * (len(path) - 1 - depth)) + _key(str(path[-1])) + ":"
+    new += [head + " " + json.dumps(value)] if isinstance(value, str) else entry_lines(head, value)
     return at + 1, 0, new
+
+
+def _first_key_removed(lines: list[str], at: int, end: int, lead: str) -> tuple[int, int, list[str]]:
+    """The change that removes the entry at `at` (to `end`), the first of a list item's mapping:
+    the item's next key moves up onto the dash (comments between come along before it); an
+    item with no other key is left an empty mapping."""
+    column = len(lead)
+    following = next((index for index in range(end, len(lines))
+                      if lines[index].strip() and not lines[index].strip().startswith("#")), len(lines))
+    sibling = following < len(lines) and len(lines[following]) - len(lines[following].lstrip(" ")) == column \
+        and not lines[following].strip().startswith("-")
+    if not sibling:
+        return at, end - at, [lead.rstrip() + " {}"]
+    return at, following + 1 - at, [*lines[end:following], lead + lines[following][column:]]
+
+
+def _block_end(lines: list[str], at: int, column: int, opens_block: bool) -> int:
+    """The index after the last line of the entry whose key is at line `at`, column `column`:
+    the lines indented past the key, and (`opens_block`: nothing after its colon) a list's
+    items at the key's own column; comments and blank lines after the last of them are not
+    the block's."""
+    end = at + 1
+    for index in range(at + 1, len(lines)):
+        stripped = lines[index].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(lines[index]) - len(lines[index].lstrip(" "))
+        if indent > column or (opens_block and indent == column and (stripped == "-" or stripped.startswith("- "))):
+            end = index + 1
+            continue
+        break
+    return end
 
 
 def _scalar(value: str, old: str) -> str:

@@ -14,6 +14,16 @@ MAX_VALUES_PER_DOCUMENT = 1_000_000
 
 FieldPath = tuple[str | int, ...]  # a field path: keys and list indices, e.g. ("spec", "roles", 1, "name")
 
+
+class _Removed:
+    """The value of an edit that removes its field (`REMOVED`)."""
+
+    def __repr__(self) -> str:
+        return "REMOVED"
+
+
+REMOVED: Any = _Removed()  # an edit's value that removes the field rather than write one
+
 # A JSON object as read or as written: a manifest, an API object, or any mapping inside one. Its
 # keys are strings; its values are whatever JSON holds, checked where they are read (schema.py,
 # validation.py), so they are typed as such only there.

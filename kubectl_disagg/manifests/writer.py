@@ -135,6 +135,18 @@ def _inline(value: object) -> str:
     return _scalar(value)
 
 
+def entry_lines(head: str, value: object) -> list[str]:
+    """One mapping entry as block lines: `head` (the indentation, any `- ` of a list item, the
+    key and its colon) then `value`, inline when a scalar or empty, else as a block below it:
+    a mapping indented two columns past the key, a list at the key's own column."""
+    if not _is_block(value):
+        return [f"{head} {_inline(value)}"]
+    column = " " * (len(head) - len(head.lstrip(" -")))
+    lines = [head]
+    _emit(value, column + "  " if isinstance(value, dict) else column, lines)
+    return lines
+
+
 def to_yaml(obj: object) -> str:
     """One YAML document (no `---`), ending in a newline."""
     if not _is_block(obj):

@@ -9,6 +9,7 @@ from kubectl_disagg.core.history import ABORTED, COMPLETE, Commit, RevisionEntry
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.core.template_edit import applied
 from kubectl_disagg.core.undo import target_of, undo_edits
+from kubectl_disagg.manifests.source import REMOVED
 from tests.support.sets import make_set
 
 A, B, C = (make_set({"prefill": 1, "decode": 1}, image=f"img:{n}") for n in (1, 2, 3))
@@ -40,13 +41,26 @@ def test_the_edits_write_the_templates_back_and_the_set_names_the_revision_again
                        "image"), "img:1") for i in (0, 1)]
 
 
-def test_what_a_file_cannot_take_in_place_is_refused_where_it_is():
+def test_structural_differences_are_the_smallest_edits_a_file_can_take():
+    """A key the revision lacks is removed; a list of another length, or a number, is written
+    whole at its key; text values stay one edit each."""
     data = copy.deepcopy(C.source.data)
     data["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["size"] = 2
     data["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["args"] = ["x"]
     edits, refusals = undo_edits(data, templates_of(A), whole=False)
-    assert [path[-1] for path, _ in refusals] == ["size", "args"]
-    assert "revision" in refusals[0][1] and "remove it by hand" in refusals[0][1]
+    lwt = ("spec", "roles", 1, "spec", "leaderWorkerTemplate")
+    assert refusals == [] and (("spec", "roles", 0, "spec", "leaderWorkerTemplate", "size"), REMOVED) in edits
+    assert (lwt + ("workerTemplate", "spec", "containers", 0, "args"), REMOVED) in edits
+    assert set_from_object(applied(data, edits)).revision == A.revision
+    then = copy.deepcopy(A.source.data)
+    then["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["args"] = \
+        ["--a", "--b"]
+    data["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["size"] = 3
+    back = set_from_object(then)
+    edits, refusals = undo_edits(data, templates_of(back), whole=False)
+    assert refusals == [] and (lwt + ("workerTemplate", "spec", "containers", 0, "args"), ["--a", "--b"]) in edits
+    assert (lwt + ("size",), REMOVED) in edits
+    assert set_from_object(applied(data, edits)).revision == back.revision
     edits, refusals = undo_edits(data, templates_of(A), whole=True)
     assert refusals == [] and set_from_object(applied(data, edits)).revision == A.revision
     other = make_set({"prefill": 1, "encode": 1}, image="img:1")

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 
-import yaml
-
 from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, Commit, revisions, undone_to
 from kubectl_disagg.views.history import format_history
 from tests.support.cli import run
 from tests.support.sets import NS, make_set
-from tests.support.stepping import write_set
+from tests.support.stepping import model, write_set
 
 
 def commit(n: int) -> Commit:
@@ -112,17 +110,24 @@ def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path
     assert listed["revisions"][0]["revision"] == revisions_now[1] and listed["revisions"][0]["rollback"] is True
 
 
-def test_undo_refuses_what_a_file_cannot_take_in_place_with_its_line_and_writes_nothing(tmp_path, capsys):
+def test_undo_writes_a_structural_difference_back_in_place_keeping_the_rest_of_the_file(tmp_path, capsys):
+    """An argument list added since the revision: the undo removes its lines (and only them),
+    the file's comment stays, and the set names the revision again."""
     git(tmp_path, "init", "-q", "-b", "main")
     path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    path.write_text("# the serving fleet, owned by the platform team\n" + path.read_text())
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "deploy")
-    document = yaml.safe_load(path.read_text())
-    document["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
-        "args"] = ["--fast"]
-    text = yaml.safe_dump(document, sort_keys=False)
-    path.write_text(text)
+    deployed = path.read_text()
+    first = model(path).revision
+    lines = deployed.split("\n")
+    image = next(i for i, line in enumerate(lines) if "image: img:1" in line)
+    lines.insert(image + 1, lines[image].replace("image: img:1", "args: [--fast]  # tried for a day"))
+    path.write_text("\n".join(lines))
     git(tmp_path, "commit", "-q", "-am", "args")
-    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
-    assert code == 1 and path.read_text() == text
-    assert f"{path}:" in err and "args: revision " in err and "remove it by hand" in err
+    assert model(path).revision != first
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {first}\n"), err
+    assert path.read_text() == deployed and model(path).revision == first
+    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--to-revision", first], capsys)
+    assert code == 1 and f"the set is at revision {first} already" in err

@@ -5,10 +5,17 @@ from __future__ import annotations
 import difflib
 
 import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from kubectl_disagg.core.history import templates_of
+from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.core.undo import undo_edits
 
 from kubectl_disagg.core import template_edit as te
 from kubectl_disagg.manifests import line_edit
 from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.manifests.writer import to_yaml
 
 TEXT = """\
 # the model server, pinned by the platform team
@@ -89,15 +96,124 @@ def restart_prefill(data):
     return te.restart_edits(data, ["prefill"], "2026-01-02T03:04:05Z")
 
 
-@pytest.mark.parametrize("text, decide", [
-    (TEXT.replace(IMAGE_LINES + '              args: ["--prefill"]\n',
-                  "            - {name: worker, image: 'reg/llm:1', args: [--prefill]}\n"), prefill_image),
-    (TEXT.replace("image: 'reg/llm:1'  # single-quoted on purpose", "image: reg/llm\n                :1"), prefill_image),
-    (TEXT.replace("          metadata:\n            labels: {tier: gpu}\n", "          metadata: {labels: {tier: gpu}}\n"),
-     restart_prefill),
-], ids=["flow container", "plain scalar over two lines", "flow metadata"])
-def test_what_cannot_be_written_in_place_is_refused_with_its_line_and_nothing_changes(text, decide):
-    parse_stream(text, "ds.yaml")  # each variant is a readable file
-    result, problems = rewrite(text, decide)
+def test_a_scalar_over_two_lines_is_refused_with_its_line_and_nothing_changes():
+    text = TEXT.replace("image: 'reg/llm:1'  # single-quoted on purpose", "image: reg/llm\n                :1")
+    parse_stream(text, "ds.yaml")  # a readable file
+    result, problems = rewrite(text, prefill_image)
     assert result == text
     assert problems and all(p.file == "ds.yaml" and p.line > 1 and "by hand" in p.message for p in problems)
+
+
+@pytest.mark.parametrize("text, decide, lines", [
+    (TEXT.replace(IMAGE_LINES + '              args: ["--prefill"]\n',
+                  "            - {name: worker, image: 'reg/llm:1', args: [--prefill]}\n"), prefill_image,
+     ["-            - {name: worker, image: 'reg/llm:1', args: [--prefill]}", "+            - args:",
+      '+              - "--prefill"', "+              image: reg/llm:2", "+              name: worker"]),
+    (TEXT.replace("          metadata:\n            labels: {tier: gpu}\n", "          metadata: {labels: {tier: gpu}}\n"),
+     restart_prefill,
+     ["-          metadata: {labels: {tier: gpu}}", "+          metadata:", "+            annotations:",
+      '+              kubectl.kubernetes.io/restartedAt: "2026-01-02T03:04:05Z"', "+            labels:",
+      "+              tier: gpu"]),
+], ids=["flow container", "flow metadata"])
+def test_an_edit_inside_a_flow_collection_rewrites_that_collection_whole_in_block_style(text, decide, lines):
+    result, problems = rewrite(text, decide)
+    assert problems == [] and diff_of(text, result) == lines
+
+
+def diff_of(before: str, after: str) -> list[str]:
+    return [line for line in difflib.unified_diff(before.split("\n"), after.split("\n"), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+PREFILL = ("spec", "roles", 0, "spec", "leaderWorkerTemplate")
+DECODE = ("spec", "roles", 1, "spec", "leaderWorkerTemplate")
+
+
+def test_a_value_that_is_not_text_replaces_its_block_and_only_its_block():
+    """`rollout undo`'s structural edits: a list of another length written whole at its key
+    (block style, items at the key's column), a number added under the nearest key there, a
+    flow mapping removed, a block list replaced; every other line, comment and quote stays."""
+    text = TEXT.replace("                  name: worker\n",
+                        "                  name: worker\n                  args:  # tuned\n"
+                        "                  - --decode\n                  - --fast\n\n  # between the roles\n")
+    edits = [
+        (PREFILL + ("workerTemplate", "spec", "containers", 0, "args"), ["--prefill", "--chunked"]),
+        (PREFILL + ("workerTemplate", "metadata"), te.REMOVED),
+        (PREFILL + ("size",), 2),
+        (DECODE + ("workerTemplate", "spec", "containers", 0, "args"), ["--decode"]),
+    ]
+    result, problems = rewrite(text, lambda data: (edits, []))
+    assert problems == []
+    assert diff_of(text, result) == ["+        size: 2", "-          metadata:", "-            labels: {tier: gpu}",
+                    '-              args: ["--prefill"]', "+              args:", '+              - "--prefill"',
+                    '+              - "--chunked"', "-                  - --decode", "-                  - --fast",
+                    '+                  - "--decode"']
+    assert "  # between the roles" in result and "# single-quoted on purpose" in result and "# do not rename" in result
+    (document, _) = parse_stream(result, "ds.yaml")
+    assert document.data == te.applied(parse_stream(text, "ds.yaml")[0].data, edits)
+
+
+def test_removing_the_first_key_of_a_list_item_hands_its_dash_to_the_next():
+    edits = [(DECODE + ("workerTemplate", "spec", "containers", 0, "image"), te.REMOVED)]
+    result, problems = rewrite(TEXT, lambda data: (edits, []))
+    assert problems == [] and diff_of(TEXT, result) == [
+        "-                - image: reg/llm:1", "-                  name: worker", "+                - name: worker"]
+
+
+def _template(draw):
+    """A role's template as people write them: an image, maybe arguments, environment,
+    resources, a group size; each present or not."""
+    container = {"name": "server", "image": draw(st.sampled_from(["img:1", "img:2"]))}
+    if draw(st.booleans()):
+        container["args"] = draw(st.lists(st.sampled_from(["--fast", "--tp=2", "--max-len", "8192"]), max_size=3))
+    if draw(st.booleans()):
+        container["env"] = [{"name": f"V{n}", "value": draw(st.sampled_from(["1", "on", "x y"]))}
+                            for n in range(draw(st.integers(0, 2)))]
+    if draw(st.booleans()):
+        container["resources"] = {"limits": {"nvidia.com/gpu": draw(st.sampled_from(["1", "8"]))}}
+    template = {"workerTemplate": {"spec": {"containers": [container]}}}
+    if draw(st.booleans()):
+        template["size"] = draw(st.integers(1, 4))
+    return template
+
+
+@st.composite
+def _document(draw):
+    return {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+            "metadata": {"name": "llm", "namespace": "serving"},
+            "spec": {"roles": [{"name": role, "spec": {"replicas": 1, "leaderWorkerTemplate": _template(draw)}}
+                               for role in ("prefill", "decode")]}}
+
+
+class _IndentedLists(yaml.SafeDumper):
+    """PyYAML writing lists indented under their key, as many people do."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+STYLES = {  # how people's files are written: kubectl's style (our writer), PyYAML's block, its flow
+    # leaves, lists indented under their keys, and a comment on every line
+    "kubectl": to_yaml,
+    "block": lambda data: yaml.safe_dump(data, sort_keys=False, default_flow_style=False),
+    "flow leaves": lambda data: yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=1000),
+    "indented lists": lambda data: yaml.dump(data, Dumper=_IndentedLists, sort_keys=False, default_flow_style=False),
+    "commented": lambda data: "".join(f"{line}  # {n}\n" for n, line in enumerate(to_yaml(data).splitlines())),
+}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(now=_document(), then=_document(), style=st.sampled_from(sorted(STYLES)))
+def test_undo_rewrites_any_template_difference_in_place_and_the_set_names_the_revision(now, then, style):
+    """Whatever changed between two templates (lists of other lengths, keys added or gone,
+    numbers, flow or block style), the file rewritten in place reads back as the set at the
+    revision gone back to, its comment kept."""
+    text = "# owned by the platform team\n" + STYLES[style](now)
+    (document,) = parse_stream(text, "ds.yaml")
+    back = set_from_object(then)
+    edits, refusals = undo_edits(document.data, templates_of(back), whole=False)
+    assert refusals == []
+    result, problems = line_edit.rewrite(text, [document], {0: edits}, {0: te.applied(document.data, edits)})
+    assert problems == []
+    assert result.startswith("# owned by the platform team\n")
+    assert set_from_object(parse_stream(result, "ds.yaml")[0].data).revision == back.revision
