@@ -11,6 +11,7 @@ first (pure); `set_history` reads them with git (one `git log`, one `git cat-fil
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -64,24 +65,34 @@ def _revisions_in(state: Mapping[str, Any]) -> set[str]:
 UNDO_TRAILER = "Rollout-Undo"  # `NAME REVISION` in the commit `rollout undo --gitops --commit` makes
 
 
-def undone_to(set_path: str) -> dict[str, str]:
-    """Set name → the revision the last commit of `set_path` wrote back by `rollout undo` (its
-    trailers): the rollout that follows goes back to it, and its pull requests say so. Empty
-    where there is none, or no git to ask (a directory outside a repository)."""
+UNDO = "`kubectl disagg rollout undo`"
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,40})\b", re.MULTILINE)  # `git revert`'s own line
+
+
+def going_back(ds: DisaggregatedSet, namespace: str) -> str:
+    """Who wrote an earlier revision back into the set, when the last commit of its file did:
+    `rollout undo` (its trailer names the set and this revision: UNDO), or a `git revert`
+    of a commit that moved the set off this revision ("the revert of commit <sha>", one more
+    `git cat-file` to read the set at that commit and before it). The rollout that follows
+    goes back, and its pull requests say so. Empty where neither did, or no git to ask."""
     from kubectl_disagg.gitops.git import Repository
 
+    set_path = ds.source.file
     try:
         repository = Repository(os.path.dirname(set_path) or ".", purpose="reading the set's last commit")
         message = repository.last_message(set_path)
+        for line in message.splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == UNDO_TRAILER and value.split() == [ds.name, ds.revision]:
+                return UNDO
+        reverted = _REVERTS.search(message)
+        if reverted is None:
+            return ""
+        before, at = repository.contents([(f"{reverted[1]}^", set_path), (reverted[1], set_path)])
     except UserError:
-        return {}
-    out = {}
-    for line in message.splitlines():
-        key, _, value = line.partition(":")
-        words = value.split()
-        if key.strip() == UNDO_TRAILER and len(words) == 2:
-            out[words[0]] = words[1]
-    return out
+        return ""
+    revisions = [getattr(_set_at(text, set_path, ds.name, namespace), "revision", None) for text in (before, at)]
+    return f"the revert of commit `{reverted[1][:12]}`" if revisions[0] == ds.revision != revisions[1] else ""
 
 
 def set_history(ds: DisaggregatedSet, namespace: str, state_path: str | None) -> list[RevisionEntry]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.history import undone_to
+from kubectl_disagg.gitops.history import going_back
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
@@ -32,7 +32,7 @@ class SetStep:
     step: GitopsStep
     timed_out: bool = False
     read: bytes | None = None  # what the state file held when the step read it (None: no file)
-    returning: bool = False  # the set's revision is the one a `rollout undo` wrote back: a rollback
+    returning: str = ""  # who wrote the set's revision back (`history.going_back`): a rollback
 
     @property
     def outcome(self) -> Outcome:
@@ -61,9 +61,8 @@ def step_files(cluster, directory: directories.Directory, files: Mapping[str, by
                              "kept beside it"])
         step, timed_out = next_step(cluster, entry.ds, entry.state, entry.namespace, wait=wait,
                                      deadline=deadline if wait else NEVER, analyze=analyze)
-        undone = undone_to(entry.ds.source.file)
         results.append(SetStep(entry.ds, entry.namespace, entry.state_path, step, timed_out,
-                               read[entry.state_path], undone.get(entry.ds.name) == entry.ds.revision))
+                               read[entry.state_path], going_back(entry.ds, entry.namespace)))
     steps = directory_steps([(result.ds, result.step) for result in results])
     return [replace(result, step=step) for result, step in zip(results, steps)]
 

@@ -39,9 +39,9 @@ INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
 
 
 def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
-               returning: bool = False) -> dict[str, Any]:
-    """Everything templates/gitops_pr.md.j2 prints, computed here. `returning`: the set's
-    revision is one a `rollout undo` wrote back (a rollout back to it, paced as any other)."""
+               returning: str = "") -> dict[str, Any]:
+    """Everything templates/gitops_pr.md.j2 prints, computed here. `returning`: who wrote the
+    set's revision back (`rollout undo`, a git revert): a rollback to it, paced as any other."""
     before, after = step.before, step.state
     removed_revisions = [rev for rev in deployed_order(before) if rev not in deployed_order(after)]
     reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
@@ -56,7 +56,7 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != toward] if before else []
     new_record = (before.revisions.get(toward) if before else None) or record_from_set(ds)
     context: dict[str, Any] = {
-        "kind": kind, "rollback": rollback, "returning": returning and not rollback and aborted is None,
+        "kind": kind, "rollback": rollback, "returning": returning if not rollback and aborted is None else "",
         "name": ds.name, "namespace": namespace, "revision": toward,
         "aborted": {"revision": ds.revision, "why": why_back(aborted)} if aborted is not None else None,
         "outcome": str(step.outcome), "reasons": list(step.reasons), "state_file": state_file,

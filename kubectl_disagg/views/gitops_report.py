@@ -56,10 +56,10 @@ def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state
 
 
 def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
-                          returning: bool = False) -> str:
+                          returning: str = "") -> str:
     """The step's pull request: its title line, a blank line, the Markdown body (a commit
-    message's shape). views/gitops_pr.py builds what it says; `returning`: the set's revision
-    is one a `rollout undo` wrote back."""
+    message's shape). views/gitops_pr.py builds what it says; `returning`: who wrote the set's
+    revision back (`rollout undo`, a git revert), when one did."""
     return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file, returning))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, Commit, revisions, undone_to
+from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, UNDO, Commit, going_back, revisions
 from kubectl_disagg.views.history import format_history
 from tests.support.cli import run
 from tests.support.sets import NS, make_set
@@ -103,7 +103,7 @@ def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path
     assert "committed " in err and "rollout step --gitops -f " in err
     assert git(tmp_path, "log", "-1", "--format=%s").strip() == f"Roll back llm to revision {revisions_now[1]}"
     assert f"Rollout-Undo: llm {revisions_now[1]}" in git(tmp_path, "log", "-1", "--format=%B")
-    assert undone_to(str(path)) == {"llm": revisions_now[1]}  # what the steps after it read (a rollback)
+    assert going_back(model(path), NS) == UNDO  # what the steps after it read (a rollback)
     assert git(tmp_path, "status", "--porcelain") == ""
     assert path.read_text() == before.replace("img:3", "img:2")  # only the image lines changed
     listed = json.loads(run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])
@@ -131,3 +131,25 @@ def test_undo_writes_a_structural_difference_back_in_place_keeping_the_rest_of_t
     assert path.read_text() == deployed and model(path).revision == first
     code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--to-revision", first], capsys)
     assert code == 1 and f"the set is at revision {first} already" in err
+
+
+def test_a_git_revert_of_the_commit_that_moved_the_set_reads_as_going_back(tmp_path):
+    """A hand-made `git revert` (GitHub's revert button makes the same commit) of the commit that
+    changed the set's revision: the steps after it are a rollback, and say who wrote it back. A
+    revert of a commit that did not move the set, or a plain new commit, is not."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    first = model(path).revision
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    moved = git(tmp_path, "rev-parse", "HEAD").strip()
+    assert going_back(model(path), NS) == ""
+    git(tmp_path, "revert", "--no-edit", "HEAD")
+    assert model(path).revision == first
+    assert going_back(model(path), NS) == f"the revert of commit `{moved[:12]}`"
+    path.write_text(path.read_text() + "# a note\n")
+    git(tmp_path, "commit", "-q", "-am", "a note")
+    git(tmp_path, "revert", "--no-edit", "HEAD")  # reverts a commit that left the revision alone
+    assert going_back(model(path), NS) == ""

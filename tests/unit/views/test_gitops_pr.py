@@ -125,6 +125,18 @@ def test_a_rollback_is_labelled_as_one():
     assert "image vllm/vllm-openai `v0.11.1 → v0.11.0`" in first
 
 
+def test_a_rollout_back_says_who_wrote_the_revision_back():
+    """The set's revision written back by `rollout undo` or by a git revert: every step's title
+    is a rollback's, and the body names who wrote it back."""
+    name, ds, step = next(s for s in rollout_steps() if s[0] == "step-01")
+    for who, said in (("`kubectl disagg rollout undo`", "**Rollback.** `kubectl disagg rollout undo` wrote the "),
+                      ("the revert of commit `0123456789ab`", "**Rollback.** The revert of commit `0123456789ab` "
+                                                              "wrote the templates of revision")):
+        text = format_pr_description(ds, NS, step, STATE_FILE, who)
+        assert text.split("\n", 1)[0].startswith(f"{ds.name}: rollback to {ds.revision}") and said in text
+    assert "**Rollback.**" not in format_pr_description(ds, NS, step, STATE_FILE)
+
+
 def test_the_context_of_a_step_that_does_not_advance():
     new = upgraded()
     argo = MemoryArgo()
