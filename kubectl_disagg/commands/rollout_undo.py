@@ -66,8 +66,8 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
             return [], []
         return undoing.undo_edits(data, target.templates, whole=name is not None)
 
-    def done(data) -> str:
-        return f"rolled back to revision {targets[data['metadata']['name']].revision}"
+    def done(data) -> str:  # the revision the set now names, which the edits were checked to make
+        return f"rolled back to revision {undoing.revision_of(data)}"
 
     if name is not None:  # one session: the history read, then the set patched
         with _session.session(options) as cluster:

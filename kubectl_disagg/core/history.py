@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.revision import RevisionInputError, spec_revision
+from kubectl_disagg.manifests.source import FieldPath
 
 COMPLETE, ABORTED, REPLACED, ROLLING = "complete", "aborted", "replaced", "rolling"
 HISTORY_LIMIT = 10
@@ -92,6 +94,26 @@ def history_of(stored: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     raw = (stored or {}).get("history")
     return [dict(entry) for entry in raw if isinstance(entry, Mapping) and isinstance(entry.get("revision"), str)] \
         if isinstance(raw, list) else []
+
+
+def forged(stored: Mapping[str, Any] | None) -> list[tuple[FieldPath, str]]:
+    """The entries of a RolloutState whose recorded roles' templates do not hash to their
+    revision (an entry edited by hand): (path, message) each. Such an entry is neither shown nor
+    written back, as a position the planner could not have written is not read (design §9.6)."""
+    raw = (stored or {}).get("history")
+    found: list[tuple[FieldPath, str]] = []
+    for index, entry in enumerate(raw if isinstance(raw, list) else ()):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("revision"), str):
+            continue
+        roles = [(str(role.get("name")), role) for role in entry.get("roles") or () if isinstance(role, Mapping)]
+        try:
+            hashed = f"hash to revision {spec_revision(roles)}"
+        except RevisionInputError as error:
+            hashed = f"cannot be hashed ({error.message})"
+        if not hashed.endswith(f" {entry['revision']}"):
+            found.append((("history", index, "revision"), f"the role templates recorded here {hashed}, not "
+                          f"{entry['revision']} (edited by hand?): this entry cannot be shown or rolled back to"))
+    return found
 
 
 def advance(history: Sequence[Mapping[str, Any]], ds: DisaggregatedSet, *, now: str, who: Callable[[], str],
