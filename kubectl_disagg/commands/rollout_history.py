@@ -44,20 +44,17 @@ def history(options: _options.Options, name: str | None, revision: str | None, g
     commits on HEAD: the commit that changed the revision started its rollout (its author, its
     date), the state's commits say how it ended. `rollout undo` goes back to one of them.
     """
-    from kubectl_disagg.views.history import format_history, format_revision
+    from kubectl_disagg.views.history import format_histories
 
-    out = []
+    shown = []
     for ds, namespace, entries in set_histories(options, name, gitops):
-        if revision is None:
-            out.append(format_history(ds.name, namespace, entries, options.output))
-            continue
         found = [e for e in entries if e.revision == revision]
-        if not found:
+        if revision is not None and not found:
             known = ", ".join(e.revision for e in reversed(entries)) or "none"
             raise UserError([f"disaggregatedset/{ds.name} in {namespace}: no revision {revision} in its "
                              f"history (revisions: {known})"])
-        out.append(format_revision(ds.name, namespace, found[-1], options.output))
-    click.echo(("---\n" if options.output == "yaml" else "\n").join(out), nl=False)
+        shown.append((ds.name, namespace, entries, found[-1] if found else None))
+    click.echo(format_histories(shown, options.output), nl=False)
 
 
 def set_histories(options: _options.Options, name: str | None, gitops: bool, cluster=None) -> list:

@@ -41,7 +41,7 @@ def test_each_revision_starts_where_the_set_changed_and_ends_as_its_state_says()
         (a.revision, COMPLETE, "1", False), (b.revision, COMPLETE, "4", False),
         (c.revision, ABORTED, "6", False), (b.revision, COMPLETE, "8", True)]
     assert (entries[2].by, entries[2].why) == ("bob", "ttft too slow") and entries[1].before.revision == a.revision
-    text = format_history("llm", NS, entries, "text").splitlines()
+    text = format_history("llm", NS, entries).splitlines()
     assert text[0] == f"disaggregatedset/llm in {NS}: 4 revisions, newest first"
     assert text[1].split() == ["REVISION", "STARTED", "ENDED", "CHANGE"]
     assert text[2].startswith(f"  {b.revision}  2026-12-07 12:00 alice (0000000)  complete 2026-12-08 12:00")
@@ -153,3 +153,27 @@ def test_a_git_revert_of_the_commit_that_moved_the_set_reads_as_going_back(tmp_p
     git(tmp_path, "commit", "-q", "-am", "a note")
     git(tmp_path, "revert", "--no-edit", "HEAD")  # reverts a commit that left the revision alone
     assert going_back(model(path), NS) == ""
+
+
+def two_sets(tmp_path, capsys):
+    """A repository whose directory holds two sets (llm at img:1, chat at img:5) and their state
+    file (one document each), committed."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    paths = [write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1"),
+             write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:5", name="chat")]
+    code, _, err = run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)
+    assert code == 0, err
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    return paths
+
+
+def test_issue47_history_of_two_sets_as_json_is_one_document(tmp_path, capsys):
+    """`-o json` over several sets prints one JSON document, a List (as kubectl does)."""
+    llm, chat = two_sets(tmp_path, capsys)
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["kind"], document["apiVersion"]) == ("List", "v1")
+    assert [(item["name"], [r["revision"] for r in item["revisions"]]) for item in document["items"]] == [
+        ("chat", [model(chat).revision]), ("llm", [model(llm).revision])]

@@ -43,7 +43,7 @@ def test_three_rollouts_one_aborted_read_back_newest_first():
     assert [(e.revision, e.outcome, e.back) for e in entries] == [
         (first.revision, COMPLETE, False), (second.revision, ABORTED, False), (third.revision, COMPLETE, False)]
     assert entries[1].why == "p99 doubled" and entries[1].by and entries[1].ended is not None
-    text = format_history("llm", NS, entries, "text").splitlines()
+    text = format_history("llm", NS, entries).splitlines()
     assert text[0] == f"disaggregatedset/llm in {NS}: 3 revisions, newest first"
     assert text[2].split()[0] == third.revision and text[2].endswith("prefill, decode: image img `3 → 4`")
     assert f"by {entries[1].by}: p99 doubled" in text[3]
