@@ -74,7 +74,7 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
             targets.update(_targets(set_histories(options, name, gitops, cluster), to_revision))
             _template_edit.edit_stored(options, name, decide, dry_run, done, cluster)
     else:
-        targets.update(_targets(set_histories(options, name, gitops), to_revision))
+        targets.update(_targets(set_histories(options, name, gitops, verb="undo"), to_revision))
         written = _committed(targets) if gitops and commit else None
         _template_edit.edit_files(options, decide, dry_run, done, written)
     if dry_run == "none" and options.output is None:

@@ -97,20 +97,29 @@ def going_back(ds: DisaggregatedSet, namespace: str) -> str:
 
 def set_history(ds: DisaggregatedSet, namespace: str, state_path: str | None) -> list[RevisionEntry]:
     """The revisions of `ds` (in `namespace`), from HEAD's history of its file and of its state
-    file at `state_path`: one `git log`, one `git cat-file --batch`, each version of the set's
-    file loaded by the one loader (inputs/)."""
+    file at `state_path`, each followed through renames (a moved directory): a `git log
+    --follow` of each, one `git log` of every name they had, one `git cat-file --batch`, each
+    version of the set's file loaded by the one loader (inputs/)."""
     from kubectl_disagg.gitops.git import Repository
 
     set_path = ds.source.file
     repository = Repository(os.path.dirname(set_path) or ".", purpose="rollout history")
     paths = [set_path, *([state_path] if state_path else [])]
-    commits = [Commit(*fields) for fields in repository.log(paths)]
-    texts = repository.contents([(c.sha, path) for c in commits for path in paths])
+    followed = [repository.followed(path) for path in paths]
+    names = {os.path.join(repository.root, name) for moves in followed for name in moves.values()}
+    commits = [Commit(*fields) for fields in repository.log(sorted(names | set(paths)))]
+    wanted: list[tuple[str, str]] = []
+    at = list(paths)  # each file where the last commit that changed it (oldest first) left it
+    for c in commits:
+        at = [os.path.join(repository.root, moves[c.sha]) if c.sha in moves else where
+              for moves, where in zip(followed, at)]
+        wanted += [(c.sha, where) for where in at]
+    texts = repository.contents(wanted)
     versions = []
     for index, commit in enumerate(commits):
         set_text = texts[index * len(paths)]
         state_text = texts[index * len(paths) + 1] if state_path else None
-        versions.append((commit, _set_at(set_text, set_path, ds.name, namespace), _state_at(state_text)))
+        versions.append((commit, _set_at(set_text, set_path, ds.name, namespace), _state_at(state_text, ds.name)))
     return revisions(versions)
 
 
@@ -126,12 +135,17 @@ def _set_at(text: bytes | None, path: str, name: str, namespace: str) -> Disaggr
     return next((entry.ds for entry in loaded.sets if entry.ds.name == name), None)
 
 
-def _state_at(text: bytes | None) -> Mapping[str, Any] | None:
-    """One commit's state document, as plain data; None where there is none or it is unreadable."""
+def _state_at(text: bytes | None, name: str) -> Mapping[str, Any] | None:
+    """The set `name`'s document of one commit's state file (one document per set of the
+    directory), as plain data; None where there is none or the file is unreadable."""
     if text is None:
         return None
     try:
         documents = parse_stream(text, "state")
     except UserError:
         return None
-    return documents[0].data if documents and isinstance(documents[0].data, Mapping) else None
+    for document in documents:
+        metadata = document.data.get("metadata") if isinstance(document.data, Mapping) else None
+        if isinstance(metadata, Mapping) and metadata.get("name") == name:
+            return document.data
+    return None

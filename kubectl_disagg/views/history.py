@@ -12,6 +12,12 @@ from kubectl_disagg.views.templating import table
 from kubectl_disagg.views.template_diff import changes
 
 
+def driven_through_git(name: str, state_path: str, command: str) -> str:
+    """Why a set's history is not read from the cluster: it is driven through git."""
+    return (f"disaggregatedset/{name} is driven through git (its rollout state is in {state_path}): its "
+            f"history is git's: `{command}`")
+
+
 def _when(date: str) -> str:
     """An RFC 3339 date as a person reads it in a table: `2026-12-06 12:00`."""
     return date[:16].replace("T", " ")

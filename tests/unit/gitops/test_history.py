@@ -177,3 +177,48 @@ def test_issue47_history_of_two_sets_as_json_is_one_document(tmp_path, capsys):
     assert (document["kind"], document["apiVersion"]) == ("List", "v1")
     assert [(item["name"], [r["revision"] for r in item["revisions"]]) for item in document["items"]] == [
         ("chat", [model(chat).revision]), ("llm", [model(llm).revision])]
+
+
+def test_issue47_each_set_of_a_directory_is_judged_from_its_own_state_document(tmp_path, capsys):
+    """Two sets share the directory's state file, a document each: each set's rollout ends as
+    its own document says (complete at the state's creation), not as the first document does."""
+    two_sets(tmp_path, capsys)
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert [(item["name"], [r["outcome"] for r in item["revisions"]]) for item in json.loads(out)["items"]] == [
+        ("chat", ["complete"]), ("llm", ["complete"])]
+
+
+def test_issue47_history_and_undo_follow_the_app_directory_when_it_moves(tmp_path, capsys):
+    """`git mv` of the application's directory: the history still starts at the set's first
+    commit (who deployed it, not who moved it), and undo still finds the revision before."""
+    app = tmp_path / "apps" / "llama"
+    app.mkdir(parents=True)
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    first = model(path).revision
+    assert run(["rollout", "state", "init", "-f", str(app)], capsys)[0] == 0
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    git(tmp_path, "mv", "apps/llama", "apps/llama-70b")
+    git(tmp_path, "commit", "-q", "-m", "rename the app")
+    moved = tmp_path / "apps" / "llama-70b"
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(moved), "-o", "json"], capsys)
+    assert code == 0, err
+    listed = json.loads(out)["revisions"]
+    assert [(r["outcome"], r["started"]["subject"]) for r in listed] == [("rolling", "img:2"), ("complete", "deploy")]
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(moved), "--dry-run"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {first} (dry run)\n"), err
+
+
+def test_issue47_history_of_a_git_driven_set_without_gitops_is_refused_naming_it(tmp_path, capsys):
+    """As `rollout step` refuses a set whose rollout state is beside it, and names --gitops."""
+    two_sets(tmp_path, capsys)
+    for verb in ("history", "undo"):
+        code, out, err = run(["rollout", verb, "-f", str(tmp_path)], capsys)
+        assert (code, out) == (1, ""), (verb, out)
+        lines = err.splitlines()
+        assert len(lines) == 2 and all("is driven through git" in line and
+                                       f"`kubectl disagg rollout {verb} --gitops -f " in line for line in lines), err
