@@ -2,25 +2,25 @@
 
 Git already keeps the whole story of a git-driven set: each commit of the set's file that
 changes its revision starts a rollout (who and when: the commit's author), and the commits of
-its state file say how that rollout ended: complete once the state holds the revision alone,
-aborted once the state's position records an abort of it, or replaced by the next template
-change before either. `revisions` decides that from the versions of the two files, oldest
-first (pure); `set_history` reads them with git (one `git log`, one `git cat-file --batch`).
+its state file are the passes and verbs over it, which say how that rollout ended. `revisions`
+replays the versions of the two files, oldest first, through the cluster's own rules
+(core/history.py `advance`: one history model in both stores, design §10.3; pure);
+`set_history` reads them with git, each file followed through renames.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from kubectl_disagg.core.history import (  # noqa: F401 (the entry and its outcomes, read here)
-    ABORTED, COMPLETE, REPLACED, ROLLING, Commit, RevisionEntry, templates_of)
+    ABORTED, COMPLETE, REPLACED, ROLLING, Commit, RevisionEntry, advance, entries)
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.position import Stamp
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.state import record_from_set
 from kubectl_disagg.inputs import directory as directories
 from kubectl_disagg.inputs.tree import Tree
 from kubectl_disagg.manifests.reader import parse_stream
@@ -28,28 +28,65 @@ from kubectl_disagg.manifests.reader import parse_stream
 def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[str, Any] | None]]
               ) -> list[RevisionEntry]:
     """The revisions of a set, oldest first, from each commit's (set, state document): the set
-    None where the commit has no valid set of that name, the state None where it has no state."""
-    entries: list[RevisionEntry] = []
-    seen: set[str] = set()
+    None where the commit has no valid set of that name, the state None where it has no state.
+    The commits are replayed through the cluster's own rules (core/history.py `advance`), so both
+    stores keep one history: a commit whose state was written for the set's revision (by a step
+    or a verb: its `target`) is a pass over it, and the revision's entry starts at the commit
+    that made the set name it (its author, its date). A revision replaced before any step
+    recorded it never ran, and is not listed; the set's revision, committed and not stepped
+    yet, is (a commit is a rollout under way through git)."""
+    history: list[dict[str, Any]] = []
+    current: DisaggregatedSet | None = None
+    start = None  # the commit that made the set name its revision
+
+    def started(history: list[dict[str, Any]], ds: DisaggregatedSet, at: Commit) -> list[dict[str, Any]]:
+        return advance(history, ds, now=at.date, who=lambda: at.author, complete=False, limit=UNBOUNDED,
+                       mark=_mark(at))
+
+    def unasked() -> str:  # the entry is started (by the set's commit) before a state's commit ends it
+        raise AssertionError("started already")
+
     for commit, ds, state in versions:
-        if ds is not None and (not entries or entries[-1].revision != ds.revision):
-            if entries and entries[-1].outcome == ROLLING:
-                entries[-1] = replace(entries[-1], outcome=REPLACED, ended=commit)
-            entries.append(RevisionEntry(ds.revision, commit, record_from_set(ds),
-                                         entries[-1].record if entries else None, back=ds.revision in seen,
-                                         templates=templates_of(ds)))
-            seen.add(ds.revision)
-        if not entries or entries[-1].outcome != ROLLING or not isinstance(state, Mapping):
+        if ds is not None and (current is None or ds.revision != current.revision):
+            start = commit
+        current = ds or current
+        if current is None or start is None or not _stepped(state, current.revision):
             continue
-        current = entries[-1]
+        assert isinstance(state, Mapping)
         position = state.get("position") if isinstance(state.get("position"), Mapping) else {}
-        aborted = position.get("aborted")
-        if position.get("revision") == current.revision and isinstance(aborted, Mapping):
-            entries[-1] = replace(current, outcome=ABORTED, ended=commit, by=str(aborted.get("by") or ""),
-                                  why=str(aborted.get("reason") or ""))
-        elif _revisions_in(state) == {current.revision}:
-            entries[-1] = replace(current, outcome=COMPLETE, ended=commit)
-    return entries
+        mine = position.get("revision") == current.revision
+        history = advance(started(history, current, start), current, now=commit.date, who=unasked,
+                          complete=_revisions_in(state) == {current.revision}, limit=UNBOUNDED, mark=_mark(commit),
+                          aborted=_stamp(position.get("aborted")) if mine else None,
+                          retried=_stamp(position.get("retried")) if mine else None)
+    if current is not None and start is not None:
+        history = started(history, current, start)
+    return entries(history)
+
+
+UNBOUNDED = sys.maxsize  # git keeps every commit: no entry is dropped
+
+
+def _mark(commit: Commit) -> dict[str, str]:
+    return {"commit": commit.sha, "subject": commit.subject}
+
+
+def _stamp(raw: object) -> Stamp | None:
+    """A position's stamp (`aborted`, `retried`) as recorded; None where there is none."""
+    if not isinstance(raw, Mapping):
+        return None
+    return Stamp(str(raw.get("at") or ""), str(raw.get("by") or ""), str(raw.get("reason") or ""))
+
+
+def _stepped(state: Mapping[str, Any] | None, revision: str) -> bool:
+    """Whether a state document was written for `revision` (its `target`; an older document
+    without one: a slice holds it)."""
+    if not isinstance(state, Mapping):
+        return False
+    target = state.get("target")
+    if isinstance(target, Mapping) and "revision" in target:
+        return target["revision"] == revision
+    return revision in _revisions_in(state)
 
 
 def _revisions_in(state: Mapping[str, Any]) -> set[str]:

@@ -118,6 +118,8 @@ def _document(entry: RevisionEntry) -> dict:
         document["changes"] = changes([entry.before], entry.record)["summary"]
     if entry.back:
         document["rollback"] = True
+    if entry.retry:
+        document["retry"] = True
     return document
 
 

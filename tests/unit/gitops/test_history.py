@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, UNDO, Commit, going_back, revisions
+from kubectl_disagg.gitops.history import ABORTED, COMPLETE, ROLLING, UNDO, Commit, going_back, revisions
 from kubectl_disagg.views.history import format_history
 from tests.support.cli import run
 from tests.support.sets import NS, make_set
@@ -21,7 +21,8 @@ def state(*revs: str, aborted: str | None = None) -> dict:
     document: dict = {"slices": [{"slice": 0, "revisions": [{"revision": r, "replicas": {"prefill": 1}}
                                                             for r in revs]}]}
     if aborted:
-        document["position"] = {"revision": aborted, "aborted": {"at": "t", "by": "bob", "reason": "ttft too slow"}}
+        document["position"] = {"revision": aborted, "aborted": {"at": "2026-12-06T12:00:00Z", "by": "bob",
+                                                                 "reason": "ttft too slow"}}
     return document
 
 
@@ -48,8 +49,9 @@ def test_each_revision_starts_where_the_set_changed_and_ends_as_its_state_says()
     assert "back to it: " in text[2]
     assert "aborted 2026-12-06 12:00 (0000000) by bob: ttft too slow" in text[3]
     assert text[5].endswith("first revision")
-    replaced = revisions([(commit(1), a, None), (commit(2), b, None), (commit(3), c, None)])
-    assert [e.outcome for e in replaced] == [REPLACED, REPLACED, ROLLING]
+    replaced = revisions([(commit(1), a, state(a.revision)), (commit(2), b, state(a.revision)),
+                          (commit(3), c, state(a.revision, b.revision))])  # no step recorded b: it never ran
+    assert [(e.revision, e.outcome) for e in replaced] == [(a.revision, COMPLETE), (c.revision, ROLLING)]
 
 
 def git(directory, *args: str) -> str:
@@ -91,6 +93,7 @@ def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path
     for image in ("img:2", "img:3"):
         write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image=image).replace(path)
         git(tmp_path, "commit", "-q", "-am", image)
+        committed_state(tmp_path, "step", model(path).revision, [model(path).revision])  # a step rolled it
     revisions_now = [r["revision"] for r in json.loads(run(
         ["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])["revisions"]]
     before = path.read_text()
@@ -116,6 +119,7 @@ def test_undo_writes_a_structural_difference_back_in_place_keeping_the_rest_of_t
     git(tmp_path, "init", "-q", "-b", "main")
     path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
     path.write_text("# the serving fleet, owned by the platform team\n" + path.read_text())
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "deploy")
     deployed = path.read_text()
@@ -222,3 +226,65 @@ def test_issue47_history_of_a_git_driven_set_without_gitops_is_refused_naming_it
         lines = err.splitlines()
         assert len(lines) == 2 and all("is driven through git" in line and
                                        f"`kubectl disagg rollout {verb} --gitops -f " in line for line in lines), err
+
+
+def committed_state(tmp_path, message: str, target: str, slices: list[str], position: dict | None = None) -> None:
+    """The state file as a step or a verb writes it (what history reads of it), committed."""
+    document: dict = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutState",
+                      "metadata": {"name": "llm", "namespace": NS}, "target": {"revision": target},
+                      "slices": [{"slice": 0, "revisions": [{"revision": r, "replicas": {"prefill": 1}}
+                                                           for r in slices]}]}
+    if position is not None:
+        document["position"] = position
+    (tmp_path / "disagg-rollout-state.yaml").write_text(json.dumps(document))
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", message)
+
+
+def test_issue47_an_image_aborted_retried_and_completed_is_what_undo_goes_back_to(tmp_path, capsys):
+    """As in the cluster: the retry is an entry of its own, complete; the undo from the next
+    image goes back to it, not past it."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    one = model(path).revision
+    committed_state(tmp_path, "deploy", one, [one])
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    two = model(path).revision
+    aborted = {"at": "2026-12-07T12:00:00Z", "by": "bob", "reason": "p99 doubled"}
+    retried = {"at": "2026-12-07T13:00:00Z", "by": "carol", "reason": "node fixed"}
+    committed_state(tmp_path, "step", two, [one, two], {"revision": two})
+    committed_state(tmp_path, "abort", two, [one, two], {"revision": two, "aborted": aborted})
+    committed_state(tmp_path, "rolled back", two, [one], {"revision": two, "aborted": aborted})
+    committed_state(tmp_path, "retry", two, [one], {"revision": two, "retried": retried})
+    committed_state(tmp_path, "step", two, [one, two], {"revision": two, "retried": retried})
+    committed_state(tmp_path, "removal", two, [two], {"revision": two, "retried": retried})
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:3").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:3")
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert [(r["revision"], r["outcome"], r.get("retry", False)) for r in json.loads(out)["revisions"]] == [
+        (model(path).revision, "rolling", False), (two, "complete", True), (two, "aborted", False),
+        (one, "complete", False)]
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {two} (dry run)\n"), err
+
+
+def test_issue47_an_image_replaced_before_any_step_is_not_a_revision_to_go_back_to(tmp_path, capsys):
+    """img:2 committed, then img:3 before any step: img:2 never ran a pod, so (as in the
+    cluster, where no pass ever saw it) history does not list it and undo goes to img:1."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    one = model(path).revision
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    for image in ("img:2", "img:3"):
+        write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image=image).replace(path)
+        git(tmp_path, "commit", "-q", "-am", image)
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert [(r["revision"], r["outcome"]) for r in json.loads(out)["revisions"]] == [
+        (model(path).revision, "rolling"), (one, "complete")]
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {one} (dry run)\n"), err
