@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from kubectl_disagg.core.history import ABORTED, COMPLETE
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
@@ -134,3 +136,34 @@ def test_issue47_a_forged_history_entry_is_refused_by_history_and_undo(tmp_path,
     code, out, err = cli(["rollout", "undo", "-f", str(path), "--to-revision", first.revision], capsys)
     assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {model(path).revision}\n"), err
     assert model(path).revision == first.revision
+
+
+@pytest.mark.parametrize("policy", [POLICY, None], ids=["policy", "no-policy"])
+def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_status_that_sees_it(policy):
+    """Single `rollout step`s until `rollout status --for=complete` exits 0: the status that
+    observes the rollout complete records it (the history's entry complete, the RolloutState at
+    rest for Argo CD), so the next image does not find it still rolling and call it replaced."""
+    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.rollout.outcome import Outcome
+    from kubectl_disagg.rollout.status import watch_status
+
+    memory, first = fleet(2, policy)
+    cluster = PacedCluster(memory)
+
+    def complete() -> bool:
+        return watch_status(cluster, [first], None, lambda reports, now: "", write=lambda text: None,
+                            until=Until.COMPLETE) == Outcome.AVAILABLE
+
+    for _ in range(20):
+        if complete():
+            break
+        assert run.step_sets(cluster, [first], None, None, Printer()) == StepExit.OK
+        memory.settle()
+    else:
+        raise AssertionError("never complete")
+    assert cluster.state["history"][-1]["outcome"] == COMPLETE
+    assert cluster.state["rollout"]["phase"] == "AtRest" and "at rest" in cluster.state["rollout"]["message"]
+    writes = len(cluster.writes)
+    assert complete() and len(cluster.writes) == writes  # recorded once
+    assert run.step_sets(cluster, [at("img:3", policy)], None, None, Printer()) == StepExit.OK
+    assert [e.outcome for e in cluster_history(cluster, "llm", NS)] == [COMPLETE, "rolling"]
