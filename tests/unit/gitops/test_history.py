@@ -159,6 +159,18 @@ def test_a_git_revert_of_the_commit_that_moved_the_set_reads_as_going_back(tmp_p
     assert going_back(model(path), NS) == ""
 
 
+def deployed(root, capsys, app=None):
+    """A repository at `root` whose directory `app` (the root by default) holds the set at img:1
+    and its rollout state, committed as "deploy": the set's file."""
+    app = app or root
+    git(root, "init", "-q", "-b", "main")
+    path = write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    assert run(["rollout", "state", "init", "-f", str(app)], capsys)[0] == 0
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "deploy")
+    return path
+
+
 def two_sets(tmp_path, capsys):
     """A repository whose directory holds two sets (llm at img:1, chat at img:5) and their state
     file (one document each), committed."""
@@ -198,12 +210,8 @@ def test_issue47_history_and_undo_follow_the_app_directory_when_it_moves(tmp_pat
     commit (who deployed it, not who moved it), and undo still finds the revision before."""
     app = tmp_path / "apps" / "llama"
     app.mkdir(parents=True)
-    git(tmp_path, "init", "-q", "-b", "main")
-    path = write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    path = deployed(tmp_path, capsys, app)
     first = model(path).revision
-    assert run(["rollout", "state", "init", "-f", str(app)], capsys)[0] == 0
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-q", "-m", "deploy")
     write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
     git(tmp_path, "commit", "-q", "-am", "img:2")
     git(tmp_path, "mv", "apps/llama", "apps/llama-70b")
@@ -273,12 +281,8 @@ def test_issue47_an_image_aborted_retried_and_completed_is_what_undo_goes_back_t
 def test_issue47_an_image_replaced_before_any_step_is_not_a_revision_to_go_back_to(tmp_path, capsys):
     """img:2 committed, then img:3 before any step: img:2 never ran a pod, so (as in the
     cluster, where no pass ever saw it) history does not list it and undo goes to img:1."""
-    git(tmp_path, "init", "-q", "-b", "main")
-    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    path = deployed(tmp_path, capsys)
     one = model(path).revision
-    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-q", "-m", "deploy")
     for image in ("img:2", "img:3"):
         write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image=image).replace(path)
         git(tmp_path, "commit", "-q", "-am", image)
