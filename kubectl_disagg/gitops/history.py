@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubectl_disagg.core.history import (  # noqa: F401 (the entry and its outcomes, read here)
@@ -40,11 +40,7 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
     start = None  # the commit that made the set name its revision
 
     def started(history: list[dict[str, Any]], ds: DisaggregatedSet, at: Commit) -> list[dict[str, Any]]:
-        return advance(history, ds, now=at.date, who=lambda: at.author, complete=False, limit=UNBOUNDED,
-                       mark=_mark(at))
-
-    def unasked() -> str:  # the entry is started (by the set's commit) before a state's commit ends it
-        raise AssertionError("started already")
+        return advance(history, ds, now=at.date, who=_author(at), complete=False, limit=UNBOUNDED, mark=_mark(at))
 
     for commit, ds, state in versions:
         if ds is not None and (current is None or ds.revision != current.revision):
@@ -55,7 +51,7 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
         assert isinstance(state, Mapping)
         position = state.get("position") if isinstance(state.get("position"), Mapping) else {}
         mine = position.get("revision") == current.revision
-        history = advance(started(history, current, start), current, now=commit.date, who=unasked,
+        history = advance(started(history, current, start), current, now=commit.date, who=_author(start),
                           complete=_revisions_in(state) == {current.revision}, limit=UNBOUNDED, mark=_mark(commit),
                           aborted=_stamp(position.get("aborted")) if mine else None,
                           retried=_stamp(position.get("retried")) if mine else None)
@@ -65,6 +61,10 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
 
 
 UNBOUNDED = sys.maxsize  # git keeps every commit: no entry is dropped
+
+
+def _author(commit: Commit) -> Callable[[], str]:
+    return lambda: commit.author
 
 
 def _mark(commit: Commit) -> dict[str, str]:
