@@ -44,26 +44,26 @@ def history(options: _options.Options, name: str | None, revision: str | None, g
     commits on HEAD: the commit that changed the revision started its rollout (its author, its
     date), the state's commits say how it ended. `rollout undo` goes back to one of them.
     """
-    from kubectl_disagg.views.history import format_history, format_revision
+    from kubectl_disagg.views.history import format_histories
 
-    out = []
+    shown = []
     for ds, namespace, entries in set_histories(options, name, gitops):
-        if revision is None:
-            out.append(format_history(ds.name, namespace, entries, options.output))
-            continue
         found = [e for e in entries if e.revision == revision]
-        if not found:
+        if revision is not None and not found:
             known = ", ".join(e.revision for e in reversed(entries)) or "none"
             raise UserError([f"disaggregatedset/{ds.name} in {namespace}: no revision {revision} in its "
                              f"history (revisions: {known})"])
-        out.append(format_revision(ds.name, namespace, found[-1], options.output))
-    click.echo(("---\n" if options.output == "yaml" else "\n").join(out), nl=False)
+        shown.append((ds.name, namespace, entries, found[-1] if found else None))
+    click.echo(format_histories(shown, options.output), nl=False)
 
 
-def set_histories(options: _options.Options, name: str | None, gitops: bool, cluster=None) -> list:
+def set_histories(options: _options.Options, name: str | None, gitops: bool, cluster=None,
+                  verb: str = "history") -> list:
     """(set, namespace, its entries oldest first) for each set given: through git (--gitops -f
     DIR), or from the cluster's RolloutState objects (NAME, or -f), read through `cluster` when
-    the caller has a session open already."""
+    the caller has a session open already. -f sets driven through git (their rollout state
+    beside them) are refused without --gitops, as `rollout step` refuses them: their history
+    is git's, and `verb`'s refusal names the command that reads it."""
     _options.check_name_or_files(name, options)
     if gitops:
         from kubectl_disagg.gitops.history import set_history
@@ -74,10 +74,23 @@ def set_histories(options: _options.Options, name: str | None, gitops: bool, clu
     from kubectl_disagg.core.model import namespace_for
     from kubectl_disagg.rollout.history import cluster_history
 
-    if cluster is None:
-        with _session.session(options) as cluster:
-            return set_histories(options, name, gitops, cluster)
-    sets = _inputs.sets_from_files(options) if options.filenames else [
-        _session.stored_set(cluster, name, options.namespace)]
-    return [(ds, namespace, cluster_history(cluster, ds.name, namespace))
-            for ds in sets for namespace in [namespace_for(ds, options.namespace, cluster.default_namespace)]]
+    sets = None
+    if options.filenames:
+        from kubectl_disagg.gitops.files import git_driven
+        from kubectl_disagg.views.history import driven_through_git
+
+        tree, sets = _inputs.sets_and_tree(options)
+        driven = [driven_through_git(ds.name, path, _options.invocation(options, None).command(verb, gitops=True))
+                  for ds in sets if (path := git_driven(ds, tree.files))]
+        if driven:
+            raise UserError(driven)
+
+    def read(cluster) -> list:
+        found = sets or [_session.stored_set(cluster, name, options.namespace)]
+        return [(ds, namespace, cluster_history(cluster, ds.name, namespace))
+                for ds in found for namespace in [namespace_for(ds, options.namespace, cluster.default_namespace)]]
+
+    if cluster is not None:
+        return read(cluster)
+    with _session.session(options) as cluster:
+        return read(cluster)

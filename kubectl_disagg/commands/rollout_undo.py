@@ -66,15 +66,15 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
             return [], []
         return undoing.undo_edits(data, target.templates, whole=name is not None)
 
-    def done(data) -> str:
-        return f"rolled back to revision {targets[data['metadata']['name']].revision}"
+    def done(data) -> str:  # the revision the set now names, which the edits were checked to make
+        return f"rolled back to revision {undoing.revision_of(data)}"
 
     if name is not None:  # one session: the history read, then the set patched
         with _session.session(options) as cluster:
             targets.update(_targets(set_histories(options, name, gitops, cluster), to_revision))
             _template_edit.edit_stored(options, name, decide, dry_run, done, cluster)
     else:
-        targets.update(_targets(set_histories(options, name, gitops), to_revision))
+        targets.update(_targets(set_histories(options, name, gitops, verb="undo"), to_revision))
         written = _committed(targets) if gitops and commit else None
         _template_edit.edit_files(options, decide, dry_run, done, written)
     if dry_run == "none" and options.output is None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.revision import RevisionInputError, spec_revision
+from kubectl_disagg.manifests.source import FieldPath
 
 COMPLETE, ABORTED, REPLACED, ROLLING = "complete", "aborted", "replaced", "rolling"
 HISTORY_LIMIT = 10
@@ -67,6 +69,7 @@ class RevisionEntry:
     why: str = ""
     back: bool = False
     templates: Templates | None = field(default=None, compare=False)  # as written: what undo writes back
+    retry: bool = False  # a `rollout retry` started the aborted revision again
 
 
 def templates_of(ds: DisaggregatedSet) -> Templates:
@@ -94,36 +97,60 @@ def history_of(stored: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         if isinstance(raw, list) else []
 
 
+def forged(stored: Mapping[str, Any] | None) -> list[tuple[FieldPath, str]]:
+    """The entries of a RolloutState whose recorded roles' templates do not hash to their
+    revision (an entry edited by hand): (path, message) each. Such an entry is neither shown nor
+    written back, as a position the planner could not have written is not read (design §9.6)."""
+    raw = (stored or {}).get("history")
+    found: list[tuple[FieldPath, str]] = []
+    for index, entry in enumerate(raw if isinstance(raw, list) else ()):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("revision"), str):
+            continue
+        roles = [(str(role.get("name")), role) for role in entry.get("roles") or () if isinstance(role, Mapping)]
+        try:
+            hashed = f"hash to revision {spec_revision(roles)}"
+        except RevisionInputError as error:
+            hashed = f"cannot be hashed ({error.message})"
+        if not hashed.endswith(f" {entry['revision']}"):
+            found.append((("history", index, "revision"), f"the role templates recorded here {hashed}, not "
+                          f"{entry['revision']} (edited by hand?): this entry cannot be shown or rolled back to"))
+    return found
+
+
 def advance(history: Sequence[Mapping[str, Any]], ds: DisaggregatedSet, *, now: str, who: Callable[[], str],
-            complete: bool, aborted: Any = None, retried: Any = None, limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
+            complete: bool, aborted: Any = None, retried: Any = None, limit: int = HISTORY_LIMIT,
+            mark: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """`history` after a pass over `ds`: a new entry when its revision is not the newest one's
     (that one, still rolling, REPLACED), started `now` by `who()` (asked only then), or when
     `retried` (a Stamp: at, by, reason) started the newest, aborted one again; the newest entry
     COMPLETE once the set is `complete`, or ABORTED once `aborted` (a Stamp) records an abort of
-    it. The oldest entries beyond `limit` are dropped."""
+    it. The oldest entries beyond `limit` are dropped. `mark`: more of where each start or end
+    written was recorded (git's `commit` and `subject`; the cluster has none). The one model of
+    both stores: git's history (gitops/history.py) is its commits replayed through it."""
     out: list[dict[str, Any]] = [dict(entry) for entry in history]
+    mark = dict(mark or {})
     if (out and retried is not None and out[-1].get("revision") == ds.revision and out[-1].get("outcome") == ABORTED
             and retried.at >= str((out[-1].get("ended") or {}).get("at") or "")):
         out.append({"revision": ds.revision, "roles": out[-1].get("roles") or [],
-                    "started": {"at": retried.at, "by": retried.by}, "outcome": ROLLING, "retry": True,
+                    "started": {"at": retried.at, "by": retried.by, **mark}, "outcome": ROLLING, "retry": True,
                     **({"retryReason": retried.reason} if retried.reason else {})})
     if not out or out[-1].get("revision") != ds.revision:
         if out and out[-1].get("outcome") == ROLLING:
-            out[-1] = {**out[-1], "outcome": REPLACED, "ended": {"at": now}}
+            out[-1] = {**out[-1], "outcome": REPLACED, "ended": {"at": now, **mark}}
         seen = any(entry.get("revision") == ds.revision for entry in out)
         entry: dict[str, Any] = {"revision": ds.revision,
                        "roles": [{"name": role.name, **dict(role.spec)} for role in templates_of(ds).roles],
-                       "started": {"at": now, "by": who()}, "outcome": ROLLING}
+                       "started": {"at": now, "by": who(), **mark}, "outcome": ROLLING}
         if seen:
             entry["rollback"] = True
         out.append(entry)
     newest = out[-1]
     if newest.get("outcome") == ROLLING:
         if aborted is not None:
-            out[-1] = {**newest, "outcome": ABORTED, "ended": {"at": aborted.at}, "by": aborted.by,
+            out[-1] = {**newest, "outcome": ABORTED, "ended": {"at": aborted.at, **mark}, "by": aborted.by,
                        **({"reason": aborted.reason} if aborted.reason else {})}
         elif complete:
-            out[-1] = {**newest, "outcome": COMPLETE, "ended": {"at": now}}
+            out[-1] = {**newest, "outcome": COMPLETE, "ended": {"at": now, **mark}}
     return out[-len(out) if len(out) <= limit else -limit:]
 
 
@@ -147,8 +174,13 @@ def entries(history: Sequence[Mapping[str, Any]]) -> list[RevisionEntry]:
         started: Mapping[str, Any] = raw["started"] if isinstance(raw.get("started"), Mapping) else {}
         ended: Mapping[str, Any] | None = raw["ended"] if isinstance(raw.get("ended"), Mapping) else None
         out.append(RevisionEntry(
-            record.revision, Commit("", str(started.get("by") or ""), str(started.get("at") or ""), ""), record,
+            record.revision, _commit(started, str(started.get("by") or "")), record,
             out[-1].record if out else None, str(raw.get("outcome") or ROLLING),
-            Commit("", "", str(ended.get("at") or ""), "") if ended else None, str(raw.get("by") or ""),
-            str(raw.get("reason") or ""), bool(raw.get("rollback")), record))
+            _commit(ended, "") if ended else None, str(raw.get("by") or ""),
+            str(raw.get("reason") or ""), bool(raw.get("rollback")), record, bool(raw.get("retry"))))
     return out
+
+
+def _commit(mark: Mapping[str, Any], author: str) -> Commit:
+    """A start or end as written (`at`, and through git `commit` and `subject`)."""
+    return Commit(str(mark.get("commit") or ""), author, str(mark.get("at") or ""), str(mark.get("subject") or ""))

@@ -17,6 +17,7 @@ from k8s.io/api v0.36.3 by `hack/revision/cmd/revision-table` (`make generate`).
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -222,6 +223,15 @@ def compute_revision(roles: Iterable[tuple[str, Mapping[str, object]]],
                      group_identities: Mapping[str, object] | None = None) -> str:
     """First 8 hex digits of SHA-256 over `encode_roles(...)`: the controller's revision."""
     return sha256(encode_roles(roles, group_identities)).hexdigest()[:REVISION_LENGTH]
+
+
+def spec_revision(roles: Iterable[tuple[str, Mapping[str, Any]]]) -> str:
+    """The revision of roles as a document writes them, (name, role spec) in spec order: the
+    spec's `leaderWorkerTemplate` with the defaults filled in (on a copy) and its `groupIdentity`.
+    What a recorded revision is checked against (a state file's records, a RolloutState's history)."""
+    pairs = list(roles)
+    return compute_revision([(name, fill_defaults(copy.deepcopy(dict(spec.get("leaderWorkerTemplate") or {}))))
+                             for name, spec in pairs], {name: spec.get("groupIdentity") for name, spec in pairs})
 
 
 def go_json(value: object) -> bytes:

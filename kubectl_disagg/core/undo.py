@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_disagg.core.history import ABORTED, TEMPLATE_FIELDS, RevisionEntry, Templates
-from kubectl_disagg.core.template_edit import Edit, Refusal
+from kubectl_disagg.core.revision import RevisionInputError, spec_revision
+from kubectl_disagg.core.template_edit import Edit, Refusal, applied
 from kubectl_disagg.manifests.source import REMOVED, FieldPath, JsonObject
 
 
@@ -42,7 +43,8 @@ def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[
     """The edits that give `data`'s roles `templates`' fields. The roles must be the same, in
     the same order. `whole`: one edit per changed field (a stored set's JSON patch); else the
     smallest edits a file rewritten in place needs (`_leaf_edits`), so the comments and order
-    of everything they do not replace stay."""
+    of everything they do not replace stay. Refused unless the set then names the revision
+    (`revision_of`): an undo never writes templates of another revision than it says."""
     roles = _roles(data)
     names = [role.get("name") for role in roles]
     wanted = [role.name for role in templates.roles]
@@ -64,7 +66,20 @@ def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[
                 edits.append((path, then))
             else:
                 _leaf_edits(path, now, then, edits, refusals, templates.revision)
+    produced = revision_of(applied(data, edits)) if not refusals else templates.revision
+    if produced is not None and produced != templates.revision:
+        refusals.append((("spec", "roles"), f"the templates recorded for revision {templates.revision} give revision "
+                         f"{produced}: the history cannot explain this revision (edited by hand?)"))
     return edits, refusals
+
+
+def revision_of(data: JsonObject) -> str | None:
+    """The revision a set document's roles hash to (None where a template cannot be hashed:
+    the set's own validation says why)."""
+    try:
+        return spec_revision((str(role.get("name")), role.get("spec") or {}) for role in _roles(data))
+    except RevisionInputError:
+        return None
 
 
 def _leaf_edits(path: FieldPath, now: Any, then: Any, edits: list[Any], refusals: list[Refusal], revision: str) -> None:

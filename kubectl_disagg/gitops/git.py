@@ -45,6 +45,18 @@ class Repository:
                         *[self.relative(path) for path in paths], what="cannot read the history")
         return [tuple(line.split("\x1f", 3)) for line in out.splitlines() if line]  # type: ignore[misc]
 
+    def followed(self, path: str) -> dict[str, str]:
+        """Where `path` was (its path from the top) at each commit of HEAD that changed it,
+        following renames (`git log --follow`: a directory moved by `git mv`)."""
+        out = self._git("log", "--follow", "--name-only", "--format=%x1e%H", "HEAD", "--", self.relative(path),
+                        what="cannot read the history")
+        names = {}
+        for block in out.split("\x1e")[1:]:
+            lines = [line for line in block.splitlines() if line]
+            if len(lines) > 1:
+                names[lines[0]] = lines[-1]
+        return names
+
     def last_message(self, path: str) -> str:
         """The whole message of HEAD's last commit that changed `path` (empty: none)."""
         return self._git("log", "-1", "--format=%B", "HEAD", "--", self.relative(path),

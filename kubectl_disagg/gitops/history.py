@@ -2,25 +2,25 @@
 
 Git already keeps the whole story of a git-driven set: each commit of the set's file that
 changes its revision starts a rollout (who and when: the commit's author), and the commits of
-its state file say how that rollout ended: complete once the state holds the revision alone,
-aborted once the state's position records an abort of it, or replaced by the next template
-change before either. `revisions` decides that from the versions of the two files, oldest
-first (pure); `set_history` reads them with git (one `git log`, one `git cat-file --batch`).
+its state file are the passes and verbs over it, which say how that rollout ended. `revisions`
+replays the versions of the two files, oldest first, through the cluster's own rules
+(core/history.py `advance`: one history model in both stores, design §10.3; pure);
+`set_history` reads them with git, each file followed through renames.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubectl_disagg.core.history import (  # noqa: F401 (the entry and its outcomes, read here)
-    ABORTED, COMPLETE, REPLACED, ROLLING, Commit, RevisionEntry, templates_of)
+    ABORTED, COMPLETE, REPLACED, ROLLING, Commit, RevisionEntry, advance, entries)
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.position import Stamp
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.state import record_from_set
 from kubectl_disagg.inputs import directory as directories
 from kubectl_disagg.inputs.tree import Tree
 from kubectl_disagg.manifests.reader import parse_stream
@@ -28,28 +28,65 @@ from kubectl_disagg.manifests.reader import parse_stream
 def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[str, Any] | None]]
               ) -> list[RevisionEntry]:
     """The revisions of a set, oldest first, from each commit's (set, state document): the set
-    None where the commit has no valid set of that name, the state None where it has no state."""
-    entries: list[RevisionEntry] = []
-    seen: set[str] = set()
+    None where the commit has no valid set of that name, the state None where it has no state.
+    The commits are replayed through the cluster's own rules (core/history.py `advance`), so both
+    stores keep one history: a commit whose state was written for the set's revision (by a step
+    or a verb: its `target`) is a pass over it, and the revision's entry starts at the commit
+    that made the set name it (its author, its date). A revision replaced before any step
+    recorded it never ran, and is not listed; the set's revision, committed and not stepped
+    yet, is (a commit is a rollout under way through git)."""
+    history: list[dict[str, Any]] = []
+    current: DisaggregatedSet | None = None
+    start = None  # the commit that made the set name its revision
+
+    def started(history: list[dict[str, Any]], ds: DisaggregatedSet, at: Commit) -> list[dict[str, Any]]:
+        return advance(history, ds, now=at.date, who=_author(at), complete=False, limit=UNBOUNDED, mark=_mark(at))
+
     for commit, ds, state in versions:
-        if ds is not None and (not entries or entries[-1].revision != ds.revision):
-            if entries and entries[-1].outcome == ROLLING:
-                entries[-1] = replace(entries[-1], outcome=REPLACED, ended=commit)
-            entries.append(RevisionEntry(ds.revision, commit, record_from_set(ds),
-                                         entries[-1].record if entries else None, back=ds.revision in seen,
-                                         templates=templates_of(ds)))
-            seen.add(ds.revision)
-        if not entries or entries[-1].outcome != ROLLING or not isinstance(state, Mapping):
+        if ds is not None and (current is None or ds.revision != current.revision):
+            start = commit
+        current = ds or current
+        if current is None or start is None or not _stepped(state, current.revision):
             continue
-        current = entries[-1]
+        assert isinstance(state, Mapping)
         position = state.get("position") if isinstance(state.get("position"), Mapping) else {}
-        aborted = position.get("aborted")
-        if position.get("revision") == current.revision and isinstance(aborted, Mapping):
-            entries[-1] = replace(current, outcome=ABORTED, ended=commit, by=str(aborted.get("by") or ""),
-                                  why=str(aborted.get("reason") or ""))
-        elif _revisions_in(state) == {current.revision}:
-            entries[-1] = replace(current, outcome=COMPLETE, ended=commit)
-    return entries
+        mine = position.get("revision") == current.revision
+        history = advance(started(history, current, start), current, now=commit.date, who=_author(start),
+                          complete=_revisions_in(state) == {current.revision}, limit=UNBOUNDED, mark=_mark(commit),
+                          aborted=_stamp(position.get("aborted")) if mine else None,
+                          retried=_stamp(position.get("retried")) if mine else None)
+    if current is not None and start is not None:
+        history = started(history, current, start)
+    return entries(history)
+
+
+UNBOUNDED = sys.maxsize  # git keeps every commit: no entry is dropped
+
+
+def _author(commit: Commit) -> Callable[[], str]:
+    return lambda: commit.author
+
+
+def _mark(commit: Commit) -> dict[str, str]:
+    return {"commit": commit.sha, "subject": commit.subject}
+
+
+def _stamp(raw: object) -> Stamp | None:
+    """A position's stamp (`aborted`, `retried`) as recorded; None where there is none."""
+    if not isinstance(raw, Mapping):
+        return None
+    return Stamp(str(raw.get("at") or ""), str(raw.get("by") or ""), str(raw.get("reason") or ""))
+
+
+def _stepped(state: Mapping[str, Any] | None, revision: str) -> bool:
+    """Whether a state document was written for `revision` (its `target`; an older document
+    without one: a slice holds it)."""
+    if not isinstance(state, Mapping):
+        return False
+    target = state.get("target")
+    if isinstance(target, Mapping) and "revision" in target:
+        return target["revision"] == revision
+    return revision in _revisions_in(state)
 
 
 def _revisions_in(state: Mapping[str, Any]) -> set[str]:
@@ -97,20 +134,29 @@ def going_back(ds: DisaggregatedSet, namespace: str) -> str:
 
 def set_history(ds: DisaggregatedSet, namespace: str, state_path: str | None) -> list[RevisionEntry]:
     """The revisions of `ds` (in `namespace`), from HEAD's history of its file and of its state
-    file at `state_path`: one `git log`, one `git cat-file --batch`, each version of the set's
-    file loaded by the one loader (inputs/)."""
+    file at `state_path`, each followed through renames (a moved directory): a `git log
+    --follow` of each, one `git log` of every name they had, one `git cat-file --batch`, each
+    version of the set's file loaded by the one loader (inputs/)."""
     from kubectl_disagg.gitops.git import Repository
 
     set_path = ds.source.file
     repository = Repository(os.path.dirname(set_path) or ".", purpose="rollout history")
     paths = [set_path, *([state_path] if state_path else [])]
-    commits = [Commit(*fields) for fields in repository.log(paths)]
-    texts = repository.contents([(c.sha, path) for c in commits for path in paths])
+    followed = [repository.followed(path) for path in paths]
+    names = {os.path.join(repository.root, name) for moves in followed for name in moves.values()}
+    commits = [Commit(*fields) for fields in repository.log(sorted(names | set(paths)))]
+    wanted: list[tuple[str, str]] = []
+    at = list(paths)  # each file where the last commit that changed it (oldest first) left it
+    for c in commits:
+        at = [os.path.join(repository.root, moves[c.sha]) if c.sha in moves else where
+              for moves, where in zip(followed, at)]
+        wanted += [(c.sha, where) for where in at]
+    texts = repository.contents(wanted)
     versions = []
     for index, commit in enumerate(commits):
         set_text = texts[index * len(paths)]
         state_text = texts[index * len(paths) + 1] if state_path else None
-        versions.append((commit, _set_at(set_text, set_path, ds.name, namespace), _state_at(state_text)))
+        versions.append((commit, _set_at(set_text, set_path, ds.name, namespace), _state_at(state_text, ds.name)))
     return revisions(versions)
 
 
@@ -126,12 +172,17 @@ def _set_at(text: bytes | None, path: str, name: str, namespace: str) -> Disaggr
     return next((entry.ds for entry in loaded.sets if entry.ds.name == name), None)
 
 
-def _state_at(text: bytes | None) -> Mapping[str, Any] | None:
-    """One commit's state document, as plain data; None where there is none or it is unreadable."""
+def _state_at(text: bytes | None, name: str) -> Mapping[str, Any] | None:
+    """The set `name`'s document of one commit's state file (one document per set of the
+    directory), as plain data; None where there is none or the file is unreadable."""
     if text is None:
         return None
     try:
         documents = parse_stream(text, "state")
     except UserError:
         return None
-    return documents[0].data if documents and isinstance(documents[0].data, Mapping) else None
+    for document in documents:
+        metadata = document.data.get("metadata") if isinstance(document.data, Mapping) else None
+        if isinstance(metadata, Mapping) and metadata.get("name") == name:
+            return document.data
+    return None

@@ -46,7 +46,6 @@ and checks it against the set (`parse_state`); `state_document` writes one.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -165,9 +164,7 @@ def record_from_set(ds: DisaggregatedSet) -> RevisionRecord:
 
 def record_revision(record: RevisionRecord) -> str:
     """The revision a record's role templates hash to (design §2), to check it names itself rightly."""
-    return revision_hash.compute_revision([(role.name, revision_hash.fill_defaults(copy.deepcopy(
-        role.spec.get("leaderWorkerTemplate") or {}))) for role in record.roles],
-        {role.name: role.spec.get("groupIdentity") for role in record.roles})
+    return revision_hash.spec_revision((role.name, role.spec) for role in record.roles)
 
 
 # --- writing ----------------------------------------------------------------------------------

@@ -3,11 +3,18 @@ step` and the verbs keep them in its RolloutState object (core/history.py's rule
 
 from __future__ import annotations
 
-from kubectl_disagg.core.history import RevisionEntry, entries, history_of
+from kubectl_disagg.core.history import RevisionEntry, entries, forged, history_of
+from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.rollout.progressive import read_state
 
 
 def cluster_history(cluster, name: str, namespace: str) -> list[RevisionEntry]:
     """The entries of the set `name`'s RolloutState, oldest first (none: never stepped here);
-    refused where the cluster does not serve the kind."""
-    return entries(history_of(read_state(cluster, name, namespace)))
+    refused where the cluster does not serve the kind, or where an entry's templates do not hash
+    to its revision (`rolloutstate/NAME: history[i].revision: ...`, every such entry at once)."""
+    stored = read_state(cluster, name, namespace)
+    problems = forged(stored)
+    if problems:
+        raise UserError([Problem(f"rolloutstate/{name}", 0, dotted(path), message) for path, message in problems])
+    return entries(history_of(stored))

@@ -333,6 +333,21 @@ def position_lines(decision: WaveDecision, gitops: bool = False) -> tuple[str, .
     return (where, *(f"held: {reason}" for reason in stopped_reasons(decision, gitops)))
 
 
+def record_complete(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
+                    warn: Callable[[str], None]) -> None:
+    """A rollout observed complete by `rollout status` (design §10.3), recorded as the pass of
+    `rollout step` that observed it would record it: the history's entry complete, the summary at
+    rest (Argo CD's Healthy), so a rollout driven by single steps does not stay Rolling until one
+    more step. Nothing is written when the RolloutState says so already; a write refused (a
+    role that may only read, a stepper's write first) only warns: the next step records it."""
+    try:
+        Progressive(cluster, namespace, warn=warn).admit(ds, snapshot)
+    except Unreachable:
+        raise
+    except UserError as err:
+        warn(f"could not record the rollout of disaggregatedset/{ds.name} complete in its RolloutState: {err}")
+
+
 def paced_view(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
                clock: Clock = SYSTEM_CLOCK) -> tuple[Passage, tuple[str, ...]]:
     """The decision a step would take now, read only (nothing written), and its lines."""

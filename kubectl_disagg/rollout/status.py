@@ -4,7 +4,9 @@ RolloutPolicy, from the paced position), hand the reports to the caller's view, 
 its rollout is complete, the old revisions' LWS removed) or held by its RolloutPolicy where
 `rollout step` would be; the `Outcome` says how it ended
 (`outcome.STATUS_EXIT`: the exit code). `looks` is the one shape of the -w loop, `rollout
-status --gitops`'s too (gitops/watch.py).
+status --gitops`'s too (gitops/watch.py). A look that sees a set's rollout complete records it
+in the set's RolloutState, as the step that observed it would (design §10.3:
+`progressive.record_complete`), the one write a status makes.
 
 How a look is printed is the caller's `format` (views/status.py, views/status_text.py): this
 module makes no text.
@@ -91,14 +93,23 @@ def _held(report: SetStatus) -> bool:
 def _status(cluster, ds: DisaggregatedSet, namespace: str):
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     if ds.policy is None:
-        return derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot
-    # A RolloutPolicy's position, read only; its machinery (waves, gates, the RolloutState object)
-    # is loaded for a set with a policy only: status of a plain set does not pay for it.
-    from kubectl_disagg.core.rollout_status import rollout_status
-    from kubectl_disagg.rollout.progressive import paced_view
-    passage, lines = paced_view(cluster, ds, namespace, snapshot)
-    status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))
-    return replace(status, rollout=lines, paced=rollout_status(passage.decision)), snapshot
+        status = derive_status(ds, snapshot, reconcile(ds, snapshot))
+    else:
+        # A RolloutPolicy's position, read only; its machinery (waves, gates, the RolloutState object)
+        # is loaded for a set with a policy only: status of a plain set does not pay for it.
+        from kubectl_disagg.core.rollout_status import rollout_status
+        from kubectl_disagg.rollout.progressive import paced_view
+        passage, lines = paced_view(cluster, ds, namespace, snapshot)
+        status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))
+        status = replace(status, rollout=lines, paced=rollout_status(passage.decision))
+    if status.complete:  # completion is recorded by whichever command observes it (design §10.3)
+        from kubectl_disagg.rollout.progressive import record_complete
+        record_complete(cluster, ds, namespace, snapshot, _warn)
+    return status, snapshot
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"Warning: {message}\n")
 
 
 def _now() -> str:

@@ -7,9 +7,15 @@ from collections.abc import Sequence
 
 from kubectl_disagg.core.waves import ANALYSIS_BY
 from kubectl_disagg.core.history import ABORTED, Commit, RevisionEntry
-from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.views.templating import table
 from kubectl_disagg.views.template_diff import changes
+
+
+def driven_through_git(name: str, state_path: str, command: str) -> str:
+    """Why a set's history is not read from the cluster: it is driven through git."""
+    return (f"disaggregatedset/{name} is driven through git (its rollout state is in {state_path}): its "
+            f"history is git's: `{command}`")
 
 
 def _when(date: str) -> str:
@@ -46,10 +52,22 @@ def change_words(entry: RevisionEntry) -> str:
     return f"back to it: {words}" if entry.back else words
 
 
-def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry], output: str) -> str:
-    if output != "text":
-        document = {"name": name, "namespace": namespace, "revisions": [_document(e) for e in reversed(entries)]}
-        return to_json(document) if output == "json" else to_yaml(document)
+def format_histories(shown: Sequence[tuple[str, str, Sequence[RevisionEntry], RevisionEntry | None]],
+                     output: str) -> str:
+    """Each set's history, or with `--revision` its one entry: (name, namespace, entries, the
+    entry or None) each. Text one set after another; -o yaml|json one document per set, several
+    as kubectl prints several objects (JSON: one List, YAML: a stream)."""
+    if output == "text":
+        return "\n".join(format_history(name, namespace, entries) if entry is None
+                         else format_revision(name, namespace, entry) for name, namespace, entries, entry in shown)
+    return format_objects([{"name": name, "namespace": namespace,
+                            "revisions": [_document(e) for e in reversed(entries)]}
+                           if entry is None else _revision_document(name, namespace, entry)
+                           for name, namespace, entries, entry in shown], output)
+
+
+def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry]) -> str:
+    """A set's revisions for people, newest first, one line each."""
     if not entries:
         return f"disaggregatedset/{name} in {namespace}: no revisions recorded yet\n"
     rows = [[e.revision, _started(e.started), outcome_words(e),
@@ -60,15 +78,9 @@ def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry], 
     return "\n".join(lines) + "\n"
 
 
-def format_revision(name: str, namespace: str, entry: RevisionEntry, output: str) -> str:
-    """One revision whole: when and by whom it started, how it ended, its template's diff."""
+def format_revision(name: str, namespace: str, entry: RevisionEntry) -> str:
+    """One revision whole for people: when and by whom it started, how it ended, its template's diff."""
     diff = changes([entry.before], entry.record) if entry.before is not None else None
-    if output != "text":
-        document = {"name": name, "namespace": namespace, **_document(entry),
-                    "diff": diff["diff"] if diff else []}
-        if entry.templates is not None:  # what `rollout undo --to-revision` writes back
-            document["roles"] = [{"name": role.name, **dict(role.spec)} for role in entry.templates.roles]
-        return to_json(document) if output == "json" else to_yaml(document)
     lines = [f"disaggregatedset/{name} in {namespace}, revision {entry.revision}",
              f"  started: {_when(entry.started.date)} by {entry.started.author}" + (
                  f", commit {entry.started.sha[:12]} \"{entry.started.subject}\"" if entry.started.sha else ""),
@@ -81,6 +93,15 @@ def format_revision(name: str, namespace: str, entry: RevisionEntry, output: str
                      else ": -o yaml shows the templates")
             lines.append(f"    ({diff['truncated']} more lines{where})")
     return "\n".join(lines) + "\n"
+
+
+def _revision_document(name: str, namespace: str, entry: RevisionEntry) -> dict:
+    """One revision whole, for programs: its entry, its diff, and its templates."""
+    diff = changes([entry.before], entry.record) if entry.before is not None else None
+    document = {"name": name, "namespace": namespace, **_document(entry), "diff": diff["diff"] if diff else []}
+    if entry.templates is not None:  # what `rollout undo --to-revision` writes back
+        document["roles"] = [{"name": role.name, **dict(role.spec)} for role in entry.templates.roles]
+    return document
 
 
 def _document(entry: RevisionEntry) -> dict:
@@ -97,6 +118,8 @@ def _document(entry: RevisionEntry) -> dict:
         document["changes"] = changes([entry.before], entry.record)["summary"]
     if entry.back:
         document["rollback"] = True
+    if entry.retry:
+        document["retry"] = True
     return document
 
 

@@ -111,3 +111,41 @@ def test_undo_by_name_patches_the_stored_set_in_one_session(stepper, tmp_path, m
     images = {c["image"] for role in stored["spec"]["roles"]
               for c in role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"]}
     assert images == {"img:1"}
+
+
+def test_issue47_single_steps_are_recorded_complete_and_a_forged_entry_is_refused(stepper, tmp_path):
+    """Single `rollout step`s until `rollout status --for=complete` exits 0: the status that sees
+    it records the rollout complete (the history, and AtRest for Argo CD), so the next image does
+    not call it replaced. Then an image patched into a history entry with kubectl: history and
+    undo refuse the entry, and nothing is written."""
+    from tests.support.stepping import write_set
+
+    by_name = ("llm", "-n", stepper.namespace)
+    for image in ("img:1", "img:2"):
+        path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, image=image)
+        stepper.control_plane.kubectl("apply", "--server-side", "-f", str(path))
+        for _ in range(8):
+            code, out, _ = cli(stepper, "rollout", "status", *by_name, "--for=complete")
+            if code == 0:
+                break
+            code, out, err = cli(stepper, "rollout", "step", *by_name)
+            assert code == 0, err
+            stepper.simulator.sync(stepper.namespace)
+        assert code == 0, out
+        state = rollout_state(stepper)
+        assert state["history"][-1]["outcome"] == "complete" and state["rollout"]["phase"] == "AtRest", state
+    assert [r["outcome"] for r in history(stepper, path)["revisions"]] == ["complete", "complete"]
+
+    stepper.control_plane.kubectl(
+        "patch", "rolloutstates.kubectl-disagg.x-k8s.io", "llm", "-n", stepper.namespace, "--type", "json", "-p",
+        json.dumps([{"op": "replace", "path": "/history/0/roles/0/leaderWorkerTemplate/workerTemplate/spec/"
+                     "containers/0/image", "value": "evil:666"}]))
+    before = stepper.control_plane.kubectl("get", "disaggregatedset", "llm", "-n", stepper.namespace,
+                                           "-o", "jsonpath={.metadata.resourceVersion}").stdout
+    for verb in ("history", "undo"):
+        code, out, err = cli(stepper, "rollout", verb, *by_name)
+        assert (code, out) == (1, ""), (verb, out)
+        assert err.startswith("rolloutstate/llm: history[0].revision: the role templates recorded here hash to "
+                              "revision "), err
+    assert stepper.control_plane.kubectl("get", "disaggregatedset", "llm", "-n", stepper.namespace,
+                                         "-o", "jsonpath={.metadata.resourceVersion}").stdout == before

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kubectl_disagg.core.history import (
-    ABORTED, COMPLETE, REPLACED, ROLLING, advance, entries, history_of, limit_of, templates_of)
+    ABORTED, COMPLETE, REPLACED, ROLLING, advance, entries, forged, history_of, limit_of, templates_of)
 from tests.support.sets import make_set
 
 A, B, C = (make_set({"prefill": 1, "decode": 1}, image=f"img:{n}") for n in (1, 2, 3))
@@ -73,3 +76,21 @@ def test_entries_read_back_each_against_the_one_before():
     assert [(e.revision, e.outcome, e.started.author, e.started.date) for e in read] == [
         (A.revision, COMPLETE, "alice", "t1"), (B.revision, ROLLING, "alice", "t2")]
     assert read[1].before == templates_of(A) and read[1].templates == templates_of(B)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=8), st.data())
+def test_issue47_every_entry_advance_writes_hashes_to_its_revision_and_a_forged_one_is_named(images, data):
+    """Random histories: nothing `advance` writes is taken for a forgery; an image patched into
+    any one entry's template is named, at its index, and no other."""
+    who, _ = asked()
+    history: list = []
+    for image in images:
+        history = advance(history, make_set({"prefill": 1, "decode": 1}, image=f"img:{image}"), now="t", who=who,
+                          complete=True)
+    assert forged({"history": history}) == []
+    index = data.draw(st.integers(0, len(history) - 1))
+    role = data.draw(st.integers(0, 1))
+    history[index]["roles"][role]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = \
+        "evil:666"
+    assert [path for path, _ in forged({"history": history})] == [("history", index, "revision")]

@@ -67,3 +67,19 @@ def test_structural_differences_are_the_smallest_edits_a_file_can_take():
     _, refusals = undo_edits(data, templates_of(other), whole=True)
     assert refusals == [(("spec", "roles"), f"revision {other.revision} has the roles prefill, encode and the set "
                                             "has prefill, decode: undo writes templates back, not roles")]
+
+
+def test_issue47_templates_that_do_not_make_their_revision_are_refused():
+    """Templates recorded under another revision's name (a history edited by hand): no edits
+    are made that would leave the set at a revision the undo does not name."""
+    from dataclasses import replace
+
+    from kubectl_disagg.core.undo import revision_of
+
+    data = copy.deepcopy(C.source.data)
+    forged = replace(templates_of(A), revision=B.revision)
+    for whole in (True, False):
+        _, refusals = undo_edits(data, forged, whole=whole)
+        assert refusals == [(("spec", "roles"), f"the templates recorded for revision {B.revision} give revision "
+                             f"{A.revision}: the history cannot explain this revision (edited by hand?)")]
+    assert revision_of(data) == C.revision

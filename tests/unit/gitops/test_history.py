@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from kubectl_disagg.gitops.history import ABORTED, COMPLETE, REPLACED, ROLLING, UNDO, Commit, going_back, revisions
+from kubectl_disagg.gitops.history import ABORTED, COMPLETE, ROLLING, UNDO, Commit, going_back, revisions
 from kubectl_disagg.views.history import format_history
 from tests.support.cli import run
 from tests.support.sets import NS, make_set
@@ -21,7 +21,8 @@ def state(*revs: str, aborted: str | None = None) -> dict:
     document: dict = {"slices": [{"slice": 0, "revisions": [{"revision": r, "replicas": {"prefill": 1}}
                                                             for r in revs]}]}
     if aborted:
-        document["position"] = {"revision": aborted, "aborted": {"at": "t", "by": "bob", "reason": "ttft too slow"}}
+        document["position"] = {"revision": aborted, "aborted": {"at": "2026-12-06T12:00:00Z", "by": "bob",
+                                                                 "reason": "ttft too slow"}}
     return document
 
 
@@ -41,15 +42,16 @@ def test_each_revision_starts_where_the_set_changed_and_ends_as_its_state_says()
         (a.revision, COMPLETE, "1", False), (b.revision, COMPLETE, "4", False),
         (c.revision, ABORTED, "6", False), (b.revision, COMPLETE, "8", True)]
     assert (entries[2].by, entries[2].why) == ("bob", "ttft too slow") and entries[1].before.revision == a.revision
-    text = format_history("llm", NS, entries, "text").splitlines()
+    text = format_history("llm", NS, entries).splitlines()
     assert text[0] == f"disaggregatedset/llm in {NS}: 4 revisions, newest first"
     assert text[1].split() == ["REVISION", "STARTED", "ENDED", "CHANGE"]
     assert text[2].startswith(f"  {b.revision}  2026-12-07 12:00 alice (0000000)  complete 2026-12-08 12:00")
     assert "back to it: " in text[2]
     assert "aborted 2026-12-06 12:00 (0000000) by bob: ttft too slow" in text[3]
     assert text[5].endswith("first revision")
-    replaced = revisions([(commit(1), a, None), (commit(2), b, None), (commit(3), c, None)])
-    assert [e.outcome for e in replaced] == [REPLACED, REPLACED, ROLLING]
+    replaced = revisions([(commit(1), a, state(a.revision)), (commit(2), b, state(a.revision)),
+                          (commit(3), c, state(a.revision, b.revision))])  # no step recorded b: it never ran
+    assert [(e.revision, e.outcome) for e in replaced] == [(a.revision, COMPLETE), (c.revision, ROLLING)]
 
 
 def git(directory, *args: str) -> str:
@@ -91,6 +93,7 @@ def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path
     for image in ("img:2", "img:3"):
         write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image=image).replace(path)
         git(tmp_path, "commit", "-q", "-am", image)
+        committed_state(tmp_path, "step", model(path).revision, [model(path).revision])  # a step rolled it
     revisions_now = [r["revision"] for r in json.loads(run(
         ["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])["revisions"]]
     before = path.read_text()
@@ -116,6 +119,7 @@ def test_undo_writes_a_structural_difference_back_in_place_keeping_the_rest_of_t
     git(tmp_path, "init", "-q", "-b", "main")
     path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
     path.write_text("# the serving fleet, owned by the platform team\n" + path.read_text())
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "deploy")
     deployed = path.read_text()
@@ -153,3 +157,138 @@ def test_a_git_revert_of_the_commit_that_moved_the_set_reads_as_going_back(tmp_p
     git(tmp_path, "commit", "-q", "-am", "a note")
     git(tmp_path, "revert", "--no-edit", "HEAD")  # reverts a commit that left the revision alone
     assert going_back(model(path), NS) == ""
+
+
+def deployed(root, capsys, app=None):
+    """A repository at `root` whose directory `app` (the root by default) holds the set at img:1
+    and its rollout state, committed as "deploy": the set's file."""
+    app = app or root
+    git(root, "init", "-q", "-b", "main")
+    path = write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    assert run(["rollout", "state", "init", "-f", str(app)], capsys)[0] == 0
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "deploy")
+    return path
+
+
+def two_sets(tmp_path, capsys):
+    """A repository whose directory holds two sets (llm at img:1, chat at img:5) and their state
+    file (one document each), committed."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    paths = [write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1"),
+             write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:5", name="chat")]
+    code, _, err = run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)
+    assert code == 0, err
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    return paths
+
+
+def test_issue47_history_of_two_sets_as_json_is_one_document(tmp_path, capsys):
+    """`-o json` over several sets prints one JSON document, a List (as kubectl does)."""
+    llm, chat = two_sets(tmp_path, capsys)
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["kind"], document["apiVersion"]) == ("List", "v1")
+    assert [(item["name"], [r["revision"] for r in item["revisions"]]) for item in document["items"]] == [
+        ("chat", [model(chat).revision]), ("llm", [model(llm).revision])]
+
+
+def test_issue47_each_set_of_a_directory_is_judged_from_its_own_state_document(tmp_path, capsys):
+    """Two sets share the directory's state file, a document each: each set's rollout ends as
+    its own document says (complete at the state's creation), not as the first document does."""
+    two_sets(tmp_path, capsys)
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert [(item["name"], [r["outcome"] for r in item["revisions"]]) for item in json.loads(out)["items"]] == [
+        ("chat", ["complete"]), ("llm", ["complete"])]
+
+
+def test_issue47_history_and_undo_follow_the_app_directory_when_it_moves(tmp_path, capsys):
+    """`git mv` of the application's directory: the history still starts at the set's first
+    commit (who deployed it, not who moved it), and undo still finds the revision before."""
+    app = tmp_path / "apps" / "llama"
+    app.mkdir(parents=True)
+    path = deployed(tmp_path, capsys, app)
+    first = model(path).revision
+    write_set(app, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    git(tmp_path, "mv", "apps/llama", "apps/llama-70b")
+    git(tmp_path, "commit", "-q", "-m", "rename the app")
+    moved = tmp_path / "apps" / "llama-70b"
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(moved), "-o", "json"], capsys)
+    assert code == 0, err
+    listed = json.loads(out)["revisions"]
+    assert [(r["outcome"], r["started"]["subject"]) for r in listed] == [("rolling", "img:2"), ("complete", "deploy")]
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(moved), "--dry-run"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {first} (dry run)\n"), err
+
+
+def test_issue47_history_of_a_git_driven_set_without_gitops_is_refused_naming_it(tmp_path, capsys):
+    """As `rollout step` refuses a set whose rollout state is beside it, and names --gitops."""
+    two_sets(tmp_path, capsys)
+    for verb in ("history", "undo"):
+        code, out, err = run(["rollout", verb, "-f", str(tmp_path)], capsys)
+        assert (code, out) == (1, ""), (verb, out)
+        lines = err.splitlines()
+        assert len(lines) == 2 and all("is driven through git" in line and
+                                       f"`kubectl disagg rollout {verb} --gitops -f " in line for line in lines), err
+
+
+def committed_state(tmp_path, message: str, target: str, slices: list[str], position: dict | None = None) -> None:
+    """The state file as a step or a verb writes it (what history reads of it), committed."""
+    document: dict = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutState",
+                      "metadata": {"name": "llm", "namespace": NS}, "target": {"revision": target},
+                      "slices": [{"slice": 0, "revisions": [{"revision": r, "replicas": {"prefill": 1}}
+                                                           for r in slices]}]}
+    if position is not None:
+        document["position"] = position
+    (tmp_path / "disagg-rollout-state.yaml").write_text(json.dumps(document))
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", message)
+
+
+def test_issue47_an_image_aborted_retried_and_completed_is_what_undo_goes_back_to(tmp_path, capsys):
+    """As in the cluster: the retry is an entry of its own, complete; the undo from the next
+    image goes back to it, not past it."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    one = model(path).revision
+    committed_state(tmp_path, "deploy", one, [one])
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    two = model(path).revision
+    aborted = {"at": "2026-12-07T12:00:00Z", "by": "bob", "reason": "p99 doubled"}
+    retried = {"at": "2026-12-07T13:00:00Z", "by": "carol", "reason": "node fixed"}
+    committed_state(tmp_path, "step", two, [one, two], {"revision": two})
+    committed_state(tmp_path, "abort", two, [one, two], {"revision": two, "aborted": aborted})
+    committed_state(tmp_path, "rolled back", two, [one], {"revision": two, "aborted": aborted})
+    committed_state(tmp_path, "retry", two, [one], {"revision": two, "retried": retried})
+    committed_state(tmp_path, "step", two, [one, two], {"revision": two, "retried": retried})
+    committed_state(tmp_path, "removal", two, [two], {"revision": two, "retried": retried})
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:3").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:3")
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert [(r["revision"], r["outcome"], r.get("retry", False)) for r in json.loads(out)["revisions"]] == [
+        (model(path).revision, "rolling", False), (two, "complete", True), (two, "aborted", False),
+        (one, "complete", False)]
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {two} (dry run)\n"), err
+
+
+def test_issue47_an_image_replaced_before_any_step_is_not_a_revision_to_go_back_to(tmp_path, capsys):
+    """img:2 committed, then img:3 before any step: img:2 never ran a pod, so (as in the
+    cluster, where no pass ever saw it) history does not list it and undo goes to img:1."""
+    path = deployed(tmp_path, capsys)
+    one = model(path).revision
+    for image in ("img:2", "img:3"):
+        write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image=image).replace(path)
+        git(tmp_path, "commit", "-q", "-am", image)
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    assert [(r["revision"], r["outcome"]) for r in json.loads(out)["revisions"]] == [
+        (model(path).revision, "rolling"), (one, "complete")]
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run"], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {one} (dry run)\n"), err

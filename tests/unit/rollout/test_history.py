@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from kubectl_disagg.core.history import ABORTED, COMPLETE
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
@@ -43,7 +45,7 @@ def test_three_rollouts_one_aborted_read_back_newest_first():
     assert [(e.revision, e.outcome, e.back) for e in entries] == [
         (first.revision, COMPLETE, False), (second.revision, ABORTED, False), (third.revision, COMPLETE, False)]
     assert entries[1].why == "p99 doubled" and entries[1].by and entries[1].ended is not None
-    text = format_history("llm", NS, entries, "text").splitlines()
+    text = format_history("llm", NS, entries).splitlines()
     assert text[0] == f"disaggregatedset/llm in {NS}: 3 revisions, newest first"
     assert text[2].split()[0] == third.revision and text[2].endswith("prefill, decode: image img `3 → 4`")
     assert f"by {entries[1].by}: p99 doubled" in text[3]
@@ -87,3 +89,81 @@ def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_th
     again = Printer()
     assert run.step_sets(cluster, [first], None, None, again) == StepExit.OK  # at rest: no longer going back
     assert not any(p.reconciliation.returning for p in again.shown if isinstance(p, Pass))
+
+
+def three_rollouts_one_aborted():
+    """The history of the first test: img:2 complete, img:3 aborted, img:4 complete."""
+    memory, first = fleet(2, POLICY)
+    cluster = PacedCluster(memory)
+    assert until_complete(cluster, first) == StepExit.OK
+    second = at("img:3")
+    assert run.step_sets(cluster, [second], None, None, Printer()) == StepExit.OK
+    assert run_verb(ClusterStore(cluster, [second], None), "abort", Printer(), reason="p99 doubled") == VerbExit.OK
+    assert until_complete(cluster, second) == StepExit.HELD
+    third = at("img:4")
+    assert until_complete(cluster, third) == StepExit.OK
+    return cluster, first, second, third
+
+
+def test_issue47_a_forged_history_entry_is_refused_by_history_and_undo(tmp_path, monkeypatch, capsys):
+    """An image patched into a history entry (its templates no longer hash to its revision):
+    `rollout history` and `rollout undo` refuse it, naming the entry, as a forged position is;
+    nothing is written. An honest undo prints the revision the set was left at."""
+    import contextlib
+
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.manifests.writer import to_yaml
+    from tests.support.cli import run as cli
+    from tests.support.stepping import model
+
+    cluster, first, _, third = three_rollouts_one_aborted()
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(cluster))
+    path = tmp_path / "llm.yaml"
+    path.write_text(to_yaml(third.source.data))
+    honest = path.read_text()
+    cluster.state["history"][0]["roles"][1]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
+        "image"] = "evil:666"
+    refusal = "rolloutstate/llm: history[0].revision: the role templates recorded here hash to revision "
+    for argv in (["rollout", "history", "-f", str(path)], ["rollout", "undo", "-f", str(path)],
+                 ["rollout", "undo", "-f", str(path), "--to-revision", first.revision]):
+        code, out, err = cli(argv, capsys)
+        assert (code, out) == (1, ""), (argv, out)
+        assert err.startswith(refusal) and err.rstrip().endswith(
+            f"not {first.revision} (edited by hand?): this entry cannot be shown or rolled back to"), err
+        assert path.read_text() == honest
+    cluster.state["history"][0]["roles"][1]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
+        "image"] = "img:2"
+    code, out, err = cli(["rollout", "undo", "-f", str(path), "--to-revision", first.revision], capsys)
+    assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {model(path).revision}\n"), err
+    assert model(path).revision == first.revision
+
+
+@pytest.mark.parametrize("policy", [POLICY, None], ids=["policy", "no-policy"])
+def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_status_that_sees_it(policy):
+    """Single `rollout step`s until `rollout status --for=complete` exits 0: the status that
+    observes the rollout complete records it (the history's entry complete, the RolloutState at
+    rest for Argo CD), so the next image does not find it still rolling and call it replaced."""
+    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.rollout.outcome import Outcome
+    from kubectl_disagg.rollout.status import watch_status
+
+    memory, first = fleet(2, policy)
+    cluster = PacedCluster(memory)
+
+    def complete() -> bool:
+        return watch_status(cluster, [first], None, lambda reports, now: "", write=lambda text: None,
+                            until=Until.COMPLETE) == Outcome.AVAILABLE
+
+    for _ in range(20):
+        if complete():
+            break
+        assert run.step_sets(cluster, [first], None, None, Printer()) == StepExit.OK
+        memory.settle()
+    else:
+        raise AssertionError("never complete")
+    assert cluster.state["history"][-1]["outcome"] == COMPLETE
+    assert cluster.state["rollout"]["phase"] == "AtRest" and "at rest" in cluster.state["rollout"]["message"]
+    writes = len(cluster.writes)
+    assert complete() and len(cluster.writes) == writes  # recorded once
+    assert run.step_sets(cluster, [at("img:3", policy)], None, None, Printer()) == StepExit.OK
+    assert [e.outcome for e in cluster_history(cluster, "llm", NS)] == [COMPLETE, "rolling"]
