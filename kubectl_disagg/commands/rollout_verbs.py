@@ -125,7 +125,7 @@ def _git_store(options: _options.Options, verb: str, state_file: str | None, com
                                                               by=store.who(), where=c.where, reason=reason))
                                for c in changes])
 
-    store = GitStore(tree, reading, options.namespace, repository, message)
+    store = GitStore(tree, reading, options.namespace, repository, message, fallback=_inputs.gitops_namespace(options))
     return store
 
 

@@ -80,6 +80,7 @@ class GitStore:
     repository: Repository | None = None
     message: Callable[[Sequence[PositionChange]], str] = lambda changes: ""
     branch: str | None = None
+    fallback: str = DEFAULT_NAMESPACE  # where a set that names no namespace is placed when -n does not
     together = True
     revision: str | None = None  # the commit `write` made, if any
 
@@ -89,7 +90,7 @@ class GitStore:
 
     def _load(self, tree: inputs.Tree) -> None:
         self.tree = tree
-        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=DEFAULT_NAMESPACE)
+        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=self.fallback)
 
     def sets(self) -> list[tuple[DisaggregatedSet, str]]:
         return [(entry.ds, entry.namespace) for entry in self.directory.sets]
