@@ -21,6 +21,7 @@ from kubectl_disagg.gitops.store import GitStore
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
+from kubectl_disagg.views.verbs import verb_line
 from tests.fakes.argo import deploy, round_trip
 from tests.fakes.clock import FakeClock
 from tests.fakes.paced import NS, PacedCluster, Printer
@@ -69,7 +70,8 @@ class Run:
     code: int
     refused: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)  # what it printed for each set it acted on
+    lines: list[str] = field(default_factory=list)  # each set acted on: whether its position changed
+    said: list[str] = field(default_factory=list)  # the line the verb prints for each (who acted masked)
 
 
 class Recording(Printer):
@@ -162,7 +164,8 @@ class Twin:
         code = run_verb(store, words[0], printer, full="--full" in words, skip_analysis="--full" in words,
                         clock=self.clock)
         return Run(int(code), printer.refusals, printer.errors,
-                   [f"{r.ds.name}: {r.verb} changed={r.changed}" for r in printer.reports])
+                   [f"{r.ds.name}: {r.verb} changed={r.changed}" for r in printer.reports],
+                   [verb_line(r).replace(r.by, "WHO") for r in printer.reports])
 
     def in_git(self, verb: str) -> Run:
         return self.run(self.git_store(), verb)

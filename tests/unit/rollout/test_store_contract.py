@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.exits import VerbExit
+from kubectl_disagg.rollout.verbs import VERB_ATTEMPTS
 from tests.support.cli import run
 from tests.support.stores import Twin, git
 
@@ -106,6 +107,27 @@ def test_a_write_in_between_is_never_lost_in_either_store(tmp_path):
     assert twin.git_position() == twin.cluster_position()
 
 
+def test_a_state_file_that_keeps_changing_is_never_written_over(tmp_path):
+    """A state file changed again before every write (a verb committed meanwhile, each time):
+    after VERB_ATTEMPTS reads the verb gives up, exit 1, naming the file; nothing written."""
+    twin = Twin(tmp_path)
+    store = twin.git_store(commit=False)
+    write, attempts = store.write, []
+
+    def another_writer_first(changes):
+        attempts.append(len(changes))
+        twin.state_path.write_text(twin.state_path.read_text() + f"# meanwhile {len(attempts)}\n")
+        return write(changes)
+
+    store.write = another_writer_first
+    result = twin.run(store, "pause")
+    assert attempts == [1] * VERB_ATTEMPTS
+    assert (result.code, result.lines) == (VerbExit.ERROR, [])
+    assert result.errors == [f"could not pause disaggregatedset/llm in serving: {twin.state_path} changed since it was "
+                             f"read (a commit meanwhile), {VERB_ATTEMPTS} times in a row; run it again"]
+    assert twin.state_path.read_text().endswith(f"# meanwhile {VERB_ATTEMPTS}\n") and not twin.git_position().get("paused")
+
+
 # --- twin runs: random verbs between random steps -------------------------------------------------
 
 VERBS = ("pause", "resume", "abort", "retry", "promote", "promote --full")
@@ -114,7 +136,7 @@ VERBS = ("pause", "resume", "abort", "retry", "promote", "promote --full")
 @st.composite
 def histories(draw):
     slices = draw(st.integers(2, 5))
-    events = draw(st.lists(st.sampled_from(("step", *VERBS)), min_size=1, max_size=10))
+    events = draw(st.lists(st.sampled_from(("step", "step", "tick", *VERBS)), min_size=1, max_size=12))
     return slices, draw(st.integers(0, 3)), events
 
 
@@ -123,8 +145,8 @@ def histories(draw):
 @given(histories())
 def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, history):
     """The same random events through both stores: after a step (through git, synced, which the
-    cluster's RolloutState is then given), every verb has the same exit, refusals, errors and
-    resulting position in both."""
+    cluster's RolloutState is then given) or time passing, every verb has the same exit,
+    refusals, errors, printed line and resulting position in both."""
     slices, steps, events = history
     twin = Twin(tmp_path_factory.mktemp("twin"), slices=slices, steps=steps)
     for event in events:
@@ -132,5 +154,7 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
             if twin.step():
                 twin.commit_state("a step")
                 twin.seed()
-            continue
-        alike(twin, event)
+        elif event == "tick":
+            twin.clock.seconds += 16 * 60  # past a soak of 15 minutes
+        else:
+            alike(twin, event)
