@@ -9,7 +9,11 @@ picks the store from `--gitops`:
   server sees (a SelfSubjectReview).
 - `gitops.store.GitStore`: the state file beside each set, decided from the committed state
   alone; every set's change is written together, one rename per file, then committed, or put
-  back when the commit cannot be made (one transaction); who acted is the git author.
+  back when the commit cannot be made (one transaction); a state file changed since it was read
+  is a `Conflict` too, never written over; who acted is the git author.
+
+tests/unit/rollout/test_store_contract.py holds the two to one contract: the same verbs over the
+same fleet and position give the same exits, refusals, errors and positions in both.
 
 `rollout/` defines the protocol and never imports `gitops/`; `gitops/` implements it;
 `commands/` wires one to the verbs (tests/unit/test_architecture.py pins that direction).

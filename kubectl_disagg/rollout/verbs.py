@@ -10,7 +10,10 @@ position again at each boundary (rollout/run.py: `Brakes`) and stops, or after a
 back; a verb whose write meets the stepper's reads again and changes the position anew, and the
 verb names the running stepper (the Lease's holder) in what it prints. Through git every set's
 verb is decided before any state is written (one refusal writes nothing), then written and
-committed as one transaction (gitops/store.py).
+committed as one transaction (gitops/store.py); a state file committed meanwhile is read again
+and every set decided anew. In both, a verb that leaves a position as it was (a repeated pause
+or abort) writes and records nothing and exits 0, and a set without a RolloutPolicy is an error
+for that set alone.
 """
 
 from __future__ import annotations
