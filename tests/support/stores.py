@@ -89,7 +89,7 @@ class Twin:
     pause), then kept by both stores from that position."""
 
     def __init__(self, root: Path, slices: int = 4, steps: int | None = None, plain: bool = False):
-        self.root, self.app = root, root / "app"
+        self.root, self.app, self.slices = root, root / "app", slices
         self.app.mkdir(parents=True)
         git(root, "init", "-q", "-b", "main")
         git(root, "config", "user.name", "Ada")  # the author of the commands' commits too
@@ -125,6 +125,13 @@ class Twin:
             self.state = round_trip(step.state, self.ds)
             self.sync()
         return step.outcome == Outcome.ADVANCED
+
+    def template(self, image: str) -> None:
+        """The set's template changed in a commit of its own (a new image, or a revert)."""
+        (self.app / "llm.yaml").write_text(set_text("llm", image, self.slices) + policy_text("llm"))
+        git(self.root, "commit", "-q", "--allow-empty", "-am", f"llm: {image}")
+        self.sets = loaded(self.app)
+        self.ds = next(ds for ds in self.sets if ds.name == "llm")
 
     @property
     def state_path(self) -> Path:

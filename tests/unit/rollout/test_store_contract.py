@@ -136,7 +136,8 @@ VERBS = ("pause", "resume", "abort", "retry", "promote", "promote --full")
 @st.composite
 def histories(draw):
     slices = draw(st.integers(2, 5))
-    events = draw(st.lists(st.sampled_from(("step", "step", "tick", *VERBS)), min_size=1, max_size=12))
+    events = draw(st.lists(st.sampled_from(("step", "step", "tick", "img:1", "img:3", *VERBS)), min_size=1,
+                           max_size=12))
     return slices, draw(st.integers(0, 3)), events
 
 
@@ -145,8 +146,9 @@ def histories(draw):
 @given(histories())
 def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, history):
     """The same random events through both stores: after a step (through git, synced, which the
-    cluster's RolloutState is then given) or time passing, every verb has the same exit,
-    refusals, errors, printed line and resulting position in both."""
+    cluster's RolloutState is then given), time passing or the template changed (reverted to
+    img:1, or img:3 committed), every verb has the same exit, refusals, errors, printed line
+    and resulting position in both."""
     slices, steps, events = history
     twin = Twin(tmp_path_factory.mktemp("twin"), slices=slices, steps=steps)
     for event in events:
@@ -156,5 +158,7 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
                 twin.seed()
         elif event == "tick":
             twin.clock.seconds += 16 * 60  # past a soak of 15 minutes
+        elif event.startswith("img:"):
+            twin.template(event)  # the template changed mid-rollout: a revert, or the next image
         else:
             alike(twin, event)
