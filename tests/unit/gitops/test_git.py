@@ -45,6 +45,7 @@ def test_undo_commit_refuses_an_uncommitted_edit_of_the_set_s_file(tmp_path, cap
 
     git("init", "-q", "-b", "main")
     path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0  # img:1 ran
     git("add", ".")
     git("commit", "-q", "-m", "deploy")
     write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
