@@ -31,21 +31,33 @@ def gitops_tree(options: Options, state_file: str | None = None):
     return reading, inputs.read_tree(options.filenames, reading)
 
 
+def gitops_namespace(options: Options) -> str:
+    """Where every --gitops command places a set that names no namespace when -n does not:
+    kubectl's rule, the kubeconfig context's namespace, else default (`kube.client.
+    context_namespace`, read without connecting). -n itself goes to the loader apart: it may
+    not contradict a document's own."""
+    from kubectl_disagg.kube.client import context_namespace
+
+    return context_namespace(options.kubeconfig, options.context)
+
+
 def gitops_inputs(options: Options, state_file: str | None = None):
-    """`gitops_tree`, and its sets loaded (`tree_of_sets`, states not read)."""
+    """`gitops_tree`, and its sets loaded (`tree_of_sets`, states not read), placed by
+    `gitops_namespace`."""
     from kubectl_disagg.inputs import directory as directories
 
     reading, tree = gitops_tree(options, state_file)
-    return reading, tree, _with_sets(directories, tree, reading, options.namespace)
+    return reading, tree, _with_sets(directories, tree, reading, options.namespace, fallback=gitops_namespace(options))
 
 
-def gitops_directory(options: Options, reading, tree, **fallback: str):
+def gitops_directory(options: Options, reading, tree, fallback: str | None = None):
     """The sets of `tree` loaded once with their rollout states (`gitops.directory.load`),
-    checked like `tree_of_sets`; `fallback=` (the context's namespace) places a set that names
-    none when -n does not."""
+    checked like `tree_of_sets`, placed by `gitops_namespace` (`fallback`: the inputs checked
+    alone, where the kubeconfig cannot be read)."""
     from kubectl_disagg.gitops import directory as directories
 
-    return _with_sets(directories, tree, reading, options.namespace, **fallback)
+    return _with_sets(directories, tree, reading, options.namespace,
+                      fallback=gitops_namespace(options) if fallback is None else fallback)
 
 
 def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):

@@ -44,17 +44,17 @@ def session(options: Options) -> Session:
 
 @contextlib.contextmanager
 def session_and_directory(options: Options, state_file: str | None):
-    """A --gitops step's session and its -f tree with the directory loaded once (states included):
-    the kubeconfig is read first, for its context's namespace places a set that names none; a
-    kubeconfig that fails still lets the inputs' own problems be said first."""
+    """A --gitops step's session and its -f tree with the directory loaded once (states included),
+    a set that names no namespace placed as every --gitops command places it (`_inputs.
+    gitops_namespace`); a kubeconfig that fails still lets the inputs' own problems be said first."""
     reading, tree = _inputs.gitops_tree(options, state_file)
     try:
         opened = session(options)
     except UserError:
-        _inputs.gitops_directory(options, reading, tree)
+        _inputs.gitops_directory(options, reading, tree, fallback="")  # the inputs' own problems first
         raise
     with opened as cluster:
-        yield cluster, tree, _inputs.gitops_directory(options, reading, tree, fallback=cluster.default_namespace)
+        yield cluster, tree, _inputs.gitops_directory(options, reading, tree)
 
 
 def executor(options: Options) -> ClusterExecutor:

@@ -130,7 +130,7 @@ def _gitops(options: _options.Options) -> None:
 
     reading = inputs.Reading(options.recursive)
     tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)[0]
-    directory = directories.load(tree, reading, namespace=options.namespace)
+    directory = directories.load(tree, reading, namespace=options.namespace, fallback=_inputs.gitops_namespace(options))
     now = datetime.datetime.now(datetime.timezone.utc)
     live = []
     for entry in directory.sets:

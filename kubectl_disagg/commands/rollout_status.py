@@ -87,7 +87,7 @@ def _status_gitops(options: _options.Options, watch: bool, timeout: float | None
     deadline = Deadline.after(timeout)
     with _session.session(options) as cluster:
         directory = directories.load(tree, reading, namespace=options.namespace,
-                                     fallback=cluster.default_namespace, explicit_must_hold=True)
+                                     fallback=_inputs.gitops_namespace(options), explicit_must_hold=True)
         printed, seen, first = None, [], None
         for seen in looks(cluster, directory, watch=watch, deadline=deadline, until=until):
             first = first or [s.status.next_action for s in seen]

@@ -31,7 +31,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("commit",))
 @click.option("--gitops", is_flag=True, help="The set is git-driven (docs/gitops.md): its history is its "
               "files' git log, and the set's file is rewritten.")
 @click.option("--commit", is_flag=True, help="With --gitops: commit the rewritten file, titled as a rollback "
-              "(the pull request of the undo).")
+              "(the pull request of the undo); refuses a working tree with changes.")
 @_options.pass_options
 def undo(options: _options.Options, name: str | None, to_revision: str | None, dry_run: str, gitops: bool,
          commit: bool) -> None:
@@ -74,8 +74,10 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
             targets.update(_targets(set_histories(options, name, gitops, cluster), to_revision))
             _template_edit.edit_stored(options, name, decide, dry_run, done, cluster)
     else:
-        targets.update(_targets(set_histories(options, name, gitops, verb="undo"), to_revision))
-        written = _committed(targets) if gitops and commit else None
+        histories = set_histories(options, name, gitops, verb="undo")
+        targets.update(_targets(histories, to_revision))
+        written = _committed(targets, [ds.source.file for ds, _, _ in histories]) \
+            if gitops and commit and dry_run == "none" else None
         _template_edit.edit_files(options, decide, dry_run, done, written)
     if dry_run == "none" and options.output is None:
         how = name or ("--gitops " if gitops else "") + "-f " + " ".join(options.filenames)
@@ -99,13 +101,17 @@ def _targets(histories: list, to_revision: str | None) -> dict:
     return targets
 
 
-def _committed(targets):
-    """After the files are written: one commit of them, titled as the rollback."""
+def _committed(targets, files: list[str]):
+    """The repository of the sets' `files`, checked before anything is written (a tree with any
+    change refused, as `rollout step --gitops --commit` refuses one); after the files are
+    written, one commit of them, titled as the rollback."""
+    from kubectl_disagg.gitops.git import repository_for
+
+    repository = repository_for(files, None, clean=True)
+
     def commit(paths: list[str]) -> None:
-        from kubectl_disagg.gitops.git import repository_for
         from kubectl_disagg.gitops.history import UNDO_TRAILER
 
-        repository = repository_for(paths, None)
         names = sorted(targets)
         title = (f"Roll back {names[0]} to revision {targets[names[0]].revision}" if len(names) == 1
                  else f"Roll back {len(names)} sets to earlier revisions")

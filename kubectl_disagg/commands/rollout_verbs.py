@@ -77,10 +77,11 @@ def verb_command(verb: str) -> click.Command:
         if gitops:
             store = _git_store(options, verb, state_file, commit, full, reason)
             code = run_verb(store, verb, console, full=full, reason=reason, skip_analysis=skip_analysis)
-            if pr_description and console.results:
+            changed = [result for result in console.results if result.changed]
+            if pr_description and changed:  # the description of what was written, or nothing
                 from kubectl_disagg.views.verbs import verb_pr_description
 
-                Path(pr_description).write_text("\n".join(map(verb_pr_description, console.results)),
+                Path(pr_description).write_text("\n".join(map(verb_pr_description, changed)),
                                                 encoding="utf-8")
             if store.revision:
                 click.echo(f"committed {store.revision[:12]}", err=True)
@@ -124,7 +125,7 @@ def _git_store(options: _options.Options, verb: str, state_file: str | None, com
                                                               by=store.who(), where=c.where, reason=reason))
                                for c in changes])
 
-    store = GitStore(tree, reading, options.namespace, repository, message)
+    store = GitStore(tree, reading, options.namespace, repository, message, fallback=_inputs.gitops_namespace(options))
     return store
 
 

@@ -84,7 +84,8 @@ class Repository:
         return out
 
     def prepare(self, state_files: list[str], branch: str | None) -> None:
-        """Refuse (nothing written) on changes beyond the state files, or a branch that exists."""
+        """Refuse (nothing written) on changes beyond the state files (none at all without
+        any), or a branch that exists."""
         allowed = {self.relative(path) for path in state_files}
         status = self._git("status", "--porcelain=v1", "-z", "--untracked-files=all", what="cannot read the tree")
         dirty = []
@@ -99,8 +100,9 @@ class Repository:
                 dirty.append(path)
         if dirty:
             listed = ", ".join(dirty[:10]) + (f" and {len(dirty) - 10} more" if len(dirty) > 10 else "")
-            raise UserError([f"--commit: the working tree has changes beyond the rollout state ({listed}): "
-                             "commit or stash them first; nothing was written"])
+            beyond = " beyond the rollout state" if allowed else ""
+            raise UserError([f"--commit: the working tree has changes{beyond} ({listed}): commit or stash them "
+                             "first; nothing was written"])
         if branch is not None:
             self._git("check-ref-format", "--branch", branch, what=f"--branch {branch!r} is not a branch name")
             exists = subprocess.run(["git", "-C", self.directory, "rev-parse", "--verify", "--quiet",
@@ -148,13 +150,15 @@ def said(run: subprocess.CompletedProcess) -> str:
     return " ".join(text.split()) if text else f"exit {run.returncode}"
 
 
-def repository_for(paths: list[str | None], branch: str | None) -> Repository:
-    """The repository holding the state files (`paths`), checked for `--commit` (`prepare`)."""
+def repository_for(paths: list[str | None], branch: str | None, *, clean: bool = False) -> Repository:
+    """The repository holding the state files (`paths`), checked for `--commit` (`prepare`):
+    changes beyond them refused, and with `clean` (a commit of files a person edits: `rollout
+    undo`'s set files) any change at all, so that the commit holds what the command wrote alone."""
     paths = sorted({path for path in paths if path})
     if not paths:
         raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])
     repository = Repository(os.path.dirname(paths[0]) or ".")
-    repository.prepare(paths, branch)
+    repository.prepare([] if clean else paths, branch)
     return repository
 
 

@@ -12,20 +12,30 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet
 from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.waves import WaveDecision, WaveEvent
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.git import Repository, author
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.inputs import tree as inputs
-from kubectl_disagg.rollout.store import PositionChange
+from kubectl_disagg.rollout.store import NotPaced, PositionChange
 from kubectl_disagg.rollout.who import acting_user
+
+
+class StateChanged(UserError):
+    """State files changed since the command read them (a commit meanwhile): nothing was written."""
+
+    def __init__(self, paths: Sequence[str]):
+        self.paths = list(paths)
+        super().__init__([f"{path}: changed since this step read it (a commit meanwhile: a `rollout pause` or "
+                          "`abort --gitops`?); nothing was written: run the step again from the new state"
+                          for path in paths])
 
 
 def write_states(by_file: Mapping[str, Sequence[RolloutState]],
@@ -33,13 +43,12 @@ def write_states(by_file: Mapping[str, Sequence[RolloutState]],
     """Write the sets' states into their files, one rename per file (the other sets' documents
     stay); what each file held before (None: it did not exist), for `commit_or_restore`. With
     `read` (what each file held when the command read it), a file changed since (a commit
-    meanwhile: a `rollout pause` or `abort --gitops`) is refused and nothing is written."""
+    meanwhile: a `rollout pause` or `abort --gitops`) is refused (`StateChanged`) and nothing is
+    written."""
     before = inputs.contents(by_file)
     changed = [path for path in by_file if read is not None and before[path] != read.get(path)]
     if changed:
-        raise UserError([f"{path}: changed since this step read it (a commit meanwhile: a `rollout pause` or "
-                         "`abort --gitops`?); nothing was written: run the step again from the new state"
-                         for path in changed])
+        raise StateChanged(changed)
     for path, states in by_file.items():
         state_files.write_state(path, before[path], *states)
     return before
@@ -71,13 +80,17 @@ class GitStore:
     repository: Repository | None = None
     message: Callable[[Sequence[PositionChange]], str] = lambda changes: ""
     branch: str | None = None
+    fallback: str = DEFAULT_NAMESPACE  # where a set that names no namespace is placed when -n does not
     together = True
     revision: str | None = None  # the commit `write` made, if any
 
     def __post_init__(self) -> None:
-        self.directory = directories.load(self.tree, self.reading, namespace=self.namespace,
-                                          fallback=DEFAULT_NAMESPACE)
+        self._load(self.tree)
         self._who: str | None = None
+
+    def _load(self, tree: inputs.Tree) -> None:
+        self.tree = tree
+        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=self.fallback)
 
     def sets(self) -> list[tuple[DisaggregatedSet, str]]:
         return [(entry.ds, entry.namespace) for entry in self.directory.sets]
@@ -98,8 +111,7 @@ class GitStore:
                now: datetime.datetime) -> PositionChange:
         entry = self._entry(ds)
         if ds.policy is None:
-            raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no RolloutPolicy beside it: its "
-                             "rollouts are not paced"])
+            raise NotPaced(ds, namespace)
         if entry.state_path is None or entry.state is None:
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name} has no rollout state beside it yet: "
                              "`kubectl disagg rollout step --gitops -f DIR` writes the first"])
@@ -108,11 +120,18 @@ class GitStore:
 
     def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
         """Every change's state written (`write_states`), then committed (`commit_or_restore`):
-        one transaction, all or nothing."""
+        one transaction, all or nothing. A state file that changed since the store read it (a
+        verb committed meanwhile) is not written over: `Conflict`, and the store holds the files
+        as they are now, for the verb to decide again from (design §9.8)."""
         by_file: dict[str, list[RolloutState]] = {}
         for change in changes:
             by_file.setdefault(change.where, []).append(change.written)
-        before = write_states(by_file)
+        try:
+            before = write_states(by_file, {path: self.tree.files.get(path) for path in by_file})
+        except StateChanged as changed:
+            files = {**self.tree.files, **inputs.contents(changed.paths)}
+            self._load(replace(self.tree, files={path: held for path, held in files.items() if held is not None}))
+            raise Conflict(f"{', '.join(changed.paths)} changed since it was read (a commit meanwhile)") from None
         if self.repository is not None:
             self.revision = commit_or_restore(self.repository, before, self.message(changes), self.branch)
         return list(changes)

@@ -9,7 +9,11 @@ picks the store from `--gitops`:
   server sees (a SelfSubjectReview).
 - `gitops.store.GitStore`: the state file beside each set, decided from the committed state
   alone; every set's change is written together, one rename per file, then committed, or put
-  back when the commit cannot be made (one transaction); who acted is the git author.
+  back when the commit cannot be made (one transaction); a state file changed since it was read
+  is a `Conflict` too, never written over; who acted is the git author.
+
+tests/unit/rollout/test_store_contract.py holds the two to one contract: the same verbs over the
+same fleet and position give the same exits, refusals, errors and positions in both.
 
 `rollout/` defines the protocol and never imports `gitops/`; `gitops/` implements it;
 `commands/` wires one to the verbs (tests/unit/test_architecture.py pins that direction).
@@ -26,7 +30,7 @@ from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.position import Position, timestamp
 from kubectl_disagg.core.waves import WaveDecision, WaveEvent, admit
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events
 from kubectl_disagg.rollout.who import cluster_user
@@ -50,9 +54,22 @@ class PositionChange:
     where: str
     stepper: str | None = None
 
+    @property
+    def changed(self) -> bool:
+        """Whether the verb moved the position: a repeated pause or abort does not, and nothing is
+        written or recorded for it (it is no error either: the set is where the verb puts it)."""
+        return self.after.position != self.before.position
+
 
 class NotPaced(UserError):
-    """A set without a RolloutPolicy: no position to change (the other sets go on)."""
+    """A set without a RolloutPolicy: no position to change (the other sets go on). Worded once
+    for both stores; at the set's FILE:LINE where it came from a file."""
+
+    def __init__(self, ds: DisaggregatedSet, namespace: str):
+        message = (f"disaggregatedset/{ds.name} in {namespace} has no RolloutPolicy: its rollouts are not paced "
+                   "(nothing to promote, pause, resume, abort or retry)")
+        super().__init__([Problem(ds.source.file, ds.source.line(("metadata", "name")), "", message)
+                          if ds.source.lines else message])
 
 
 class PositionStore(Protocol):
@@ -78,8 +95,8 @@ class PositionStore(Protocol):
         nothing written; NotPaced for a set without a RolloutPolicy."""
 
     def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
-        """Write `changes` as one transaction (all or nothing); `Conflict` when what was read has
-        changed since (the caller reads and changes again)."""
+        """Write `changes` (each `changed`) as one transaction (all or nothing); `Conflict` when
+        what was read has changed since, nothing written (the caller reads and changes again)."""
 
     def record(self, change: PositionChange, event: WaveEvent) -> PositionChange:
         """After a write, the verb told where the rollout's history is kept (an Event; git's
@@ -109,8 +126,7 @@ class ClusterStore:
         """From a fresh read of the LWS and the RolloutState (the object to write is pinned to
         the resourceVersion read)."""
         if ds.policy is None:
-            raise NotPaced(f"disaggregatedset/{ds.name} in {namespace} has no RolloutPolicy: its rollouts are not "
-                           "paced (nothing to promote, pause, resume or abort)")
+            raise NotPaced(ds, namespace)
         snapshot = self.cluster.snapshot(ds.name, namespace, services=False)
         stored = read_state(self.cluster, ds.name, namespace)
         before = admit(ds, snapshot, recorded_position(stored, ds), self.clock.now()).decision

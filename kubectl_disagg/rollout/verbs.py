@@ -10,7 +10,10 @@ position again at each boundary (rollout/run.py: `Brakes`) and stops, or after a
 back; a verb whose write meets the stepper's reads again and changes the position anew, and the
 verb names the running stepper (the Lease's holder) in what it prints. Through git every set's
 verb is decided before any state is written (one refusal writes nothing), then written and
-committed as one transaction (gitops/store.py).
+committed as one transaction (gitops/store.py); a state file committed meanwhile is read again
+and every set decided anew. In both, a verb that leaves a position as it was (a repeated pause
+or abort) writes and records nothing and exits 0, and a set without a RolloutPolicy is an error
+for that set alone.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class VerbResult:
     by: str = ""
     where: str = ""
     reason: str = ""
+    changed: bool = True  # False: the position was already where the verb puts it; nothing written
 
     @property
     def passed(self) -> tuple[Gate, ...]:
@@ -88,56 +92,79 @@ def run_verb(store: PositionStore, verb: str, printer: VerbPrinter, *, full: boo
              skip_analysis: bool = False, clock: Clock = SYSTEM_CLOCK) -> VerbExit:
     """The verb over each of the store's sets; the exit code (3 when a set refused it, leaving
     it as it was; with a store that writes `together`, a refusal writes nothing at all).
-    `skip_analysis`: `promote --full` may pass analysis gates without their verdict."""
+    `skip_analysis`: `promote --full` may pass analysis gates without their verdict. A verb that
+    leaves a position as it was (a repeated pause or abort) writes nothing and exits 0. A write
+    that meets another's (a `Conflict`) is decided again from a fresh read, in both stores."""
     by = store.who()
     flags = "--full --skip-analysis" if full and skip_analysis else "--full"
     detail = (flags if full else f"by {by}") + (f": {reason}" if reason else "")
 
-    def done(change: PositionChange) -> None:
-        change = store.record(change, WaveEvent(EVENTS[verb], change.before.wave, detail))
-        printer.done(VerbResult(change.ds, change.namespace, verb, change.before, change.after, full,
-                                change.stepper, by, change.where, reason))
-
-    codes, decided = [], []
-    for ds, namespace in store.sets():
+    def decide(ds: DisaggregatedSet, namespace: str) -> PositionChange | UserError | VerbRefused:
         try:
-            written = _changed(store, ds, namespace, change_for(verb, clock.now(), by, full, reason, skip_analysis),
-                               clock)
-        except NotPaced as err:
-            printer.error(err.lines())
-            codes.append(VerbExit.ERROR)
-            continue
-        except VerbRefused as refused:
-            printer.refused(verb, ds, namespace, str(refused), store.together)
-            if store.together:
-                return VerbExit.REFUSED
-            codes.append(VerbExit.REFUSED)
-            continue
+            return _changed(store, ds, namespace, change_for(verb, clock.now(), by, full, reason, skip_analysis),
+                            clock)
+        except (NotPaced, VerbRefused, Conflict) as failed:
+            return failed
+
+    for attempt in range(1, VERB_ATTEMPTS + 1):
+        outcomes = [(ds, namespace, decide(ds, namespace)) for ds, namespace in store.sets()]
+        if not outcomes:
+            raise UserError("no DisaggregatedSet to act on")
+        if not store.together or any(isinstance(outcome, VerbRefused) for _, _, outcome in outcomes):
+            break  # each set written as decided; or, together, a refusal: nothing is written
+        changes = [outcome for _, _, outcome in outcomes if _writes(outcome)]
+        try:
+            written = iter(store.write(changes) if changes else ())
         except Conflict as err:
-            printer.conflicted(verb, ds, namespace, err.what, VERB_ATTEMPTS)
+            if attempt < VERB_ATTEMPTS:
+                continue  # the store reads again: every set is decided anew
+            outcomes = [(ds, namespace, err if _writes(outcome) else outcome) for ds, namespace, outcome in outcomes]
+            break
+        outcomes = [(ds, namespace, next(written) if _writes(outcome) else outcome)
+                    for ds, namespace, outcome in outcomes]
+        break
+    return _report(store, verb, printer, outcomes, detail, full, by, reason)
+
+
+def _writes(outcome: object) -> bool:
+    """Whether a set's outcome is a change to write (decided, and moving the position)."""
+    return isinstance(outcome, PositionChange) and outcome.changed
+
+
+def _report(store: PositionStore, verb: str, printer: VerbPrinter, outcomes: list, detail: str, full: bool, by: str,
+            reason: str) -> VerbExit:
+    """Each set's outcome shown, in order (a change written recorded first); the exit code.
+    With a store that writes `together`, a refusal wrote nothing: the changes are not shown."""
+    codes = []
+    nothing_written = store.together and any(isinstance(outcome, VerbRefused) for _, _, outcome in outcomes)
+    for ds, namespace, outcome in outcomes:
+        if isinstance(outcome, NotPaced):
+            printer.error(outcome.lines())
             codes.append(VerbExit.ERROR)
-            continue
-        if store.together:
-            decided.append(written)  # written with the others, once every set is decided
-        else:
-            done(written)
-        codes.append(VerbExit.OK)
-    for change in store.write(decided) if decided else ():
-        done(change)
-    if not codes:
-        raise UserError("no DisaggregatedSet to act on")
+        elif isinstance(outcome, VerbRefused):
+            printer.refused(verb, ds, namespace, str(outcome), store.together)
+            codes.append(VerbExit.REFUSED)
+        elif isinstance(outcome, Conflict):
+            printer.conflicted(verb, ds, namespace, outcome.what, VERB_ATTEMPTS)
+            codes.append(VerbExit.ERROR)
+        elif not nothing_written:
+            change = store.record(outcome, WaveEvent(EVENTS[verb], outcome.before.wave, detail)) \
+                if outcome.changed else outcome
+            printer.done(VerbResult(change.ds, change.namespace, verb, change.before, change.after, full,
+                                    change.stepper, by, change.where, reason, change.changed))
+            codes.append(VerbExit.OK)
     return max(codes)
 
 
 def _changed(store: PositionStore, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
              clock: Clock) -> PositionChange:
-    """The change decided (and, for a store that writes each set alone, written), read and
-    changed again when a stepper wrote the position in between (its write and ours are both
-    pinned)."""
+    """The change decided (and, for a store that writes each set alone, written unless it changes
+    nothing), read and changed again when a stepper wrote the position in between (its write and
+    ours are both pinned)."""
     attempt = 1
     while True:
         decided = store.change(ds, namespace, change, clock.now())
-        if store.together:
+        if store.together or not decided.changed:
             return decided
         try:
             return store.write([decided])[0]

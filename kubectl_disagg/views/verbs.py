@@ -46,7 +46,8 @@ def verb_line(result: VerbResult, gitops: bool = False, invocation: Invocation |
     return render_template(
         "rollout_verb.txt.j2", verb=result.verb, full=result.full, passes=passed_words(result.passed),
         paused_by=after.position.paused.by if after.position.paused is not None else "",
-        subject=f"disaggregatedset/{result.ds.name} in {result.namespace}", wave=result.before.wave + 1,
+        changed=result.changed, subject=f"disaggregatedset/{result.ds.name} in {result.namespace}",
+        wave=result.before.wave + 1,
         waves=len(result.before.waves), stable=after.position.stable, moving=slice_list(list(after.moves)),
         revision=after.position.revision, reason=result.reason,
         untouched=slice_list(sorted(after.held)) if after.held else "",
@@ -63,7 +64,7 @@ class VerbConsole:
         self.results.append(result)
         if self.output != "text":
             document = {"set": result.ds.name, "namespace": result.namespace, "verb": result.verb,
-                        "position": position_document(result.after.position)}
+                        "changed": result.changed, "position": position_document(result.after.position)}
             if result.full and result.verb == "promote":
                 document["passes"] = passed_document(result.passed)
             if result.stepper:  # the `rollout step` that holds the Lease: it stops (or turns back) at its next boundary

@@ -89,15 +89,35 @@ class Connection:
 
 def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
     """The connection and the context's namespace, found the way kubectl finds them."""
-    from_env = os.environ.get("KUBECONFIG")
-    if not kubeconfig and not from_env and os.environ.get("KUBERNETES_SERVICE_HOST") and not os.path.exists(
-            os.path.expanduser(DEFAULT_KUBECONFIG)):
+    if _in_pod(kubeconfig):
         return _in_cluster()
     paths, shown = _paths(kubeconfig)
     merged = _merge(paths, shown)
     connection, namespace = _from_context(merged, context, shown)
     _check_credentials(connection)
     return connection, namespace
+
+
+def context_namespace(kubeconfig: str | None, context: str | None) -> str:
+    """The namespace kubectl works in when -n is not given, as `load_configuration` finds it, for
+    a command that does not connect (the --gitops commands place a set that names none there):
+    the context's namespace, else default; in a pod without a kubeconfig, its service account's.
+    Without any kubeconfig file, or without a current context, default, as kubectl's."""
+    if _in_pod(kubeconfig):
+        return _service_account_namespace()
+    paths, shown = _paths(kubeconfig)
+    if not any(os.path.exists(os.path.expanduser(path)) for path in paths):
+        return DEFAULT_NAMESPACE
+    merged = _merge(paths, shown)
+    if not (context or merged.current_context):
+        return DEFAULT_NAMESPACE
+    return _namespace(_context(merged, context, shown))
+
+
+def _in_pod(kubeconfig: str | None) -> bool:
+    """Inside a pod with no kubeconfig at all: the service account is the configuration."""
+    return not kubeconfig and not os.environ.get("KUBECONFIG") and bool(os.environ.get("KUBERNETES_SERVICE_HOST")) \
+        and not os.path.exists(os.path.expanduser(DEFAULT_KUBECONFIG))
 
 
 def context_names(kubeconfig: str | None) -> list[str]:
@@ -179,14 +199,24 @@ def _merge(paths: list[str], shown: str) -> _Merged:
     return merged
 
 
-def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Connection, str]:
+def _context(merged: _Merged, wanted: str | None, shown: str) -> dict:
+    """The context --context names, else the current one."""
     name = wanted or merged.current_context
     if not name:
         raise UserError(f"kubeconfig {shown}: no current context; pass --context")
     if name not in merged.contexts:
         known = ", ".join(sorted(merged.contexts)) or "none"
         raise UserError(f'kubeconfig {shown}: context "{name}" not found (contexts: {known})')
-    context = merged.contexts[name].body
+    return merged.contexts[name].body
+
+
+def _namespace(context: dict) -> str:
+    return str(context.get("namespace") or DEFAULT_NAMESPACE)
+
+
+def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Connection, str]:
+    name = wanted or merged.current_context
+    context = _context(merged, wanted, shown)
     cluster_name, user_name = str(context.get("cluster") or ""), str(context.get("user") or "")
     if cluster_name not in merged.clusters:
         raise UserError(f'kubeconfig {shown}: context "{name}" names cluster "{cluster_name}", which is not defined')
@@ -217,7 +247,7 @@ def _from_context(merged: _Merged, wanted: str | None, shown: str) -> tuple[Conn
         cluster_info=_cluster_info(server, cluster.body, ca_pem, insecure), impersonate=_impersonation(user.body))
     if (connection.client_cert_pem is None) != (connection.client_key_pem is None):
         raise UserError(f"{whose}: a client certificate needs both client-certificate and client-key")
-    return connection, str(context.get("namespace") or DEFAULT_NAMESPACE)
+    return connection, _namespace(context)
 
 
 def _path(entry: _Entry, key: str) -> str | None:

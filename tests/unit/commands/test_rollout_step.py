@@ -43,10 +43,14 @@ def test_rollout_step_gitops_loads_its_directory_once(tmp_path, monkeypatch, cap
     from tests.support.paths import REPO
 
     shutil.copy(REPO / "examples" / "prefill-decode.yaml", tmp_path / "ds.yaml")
+    kubeconfig = tmp_path.parent / f"{tmp_path.name}-kubeconfig"  # its context's namespace places the set
+    kubeconfig.write_text("current-context: c\ncontexts: [{name: c, context: {cluster: c, namespace: serving}}]\n"
+                          "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(watches=False)))
     loads = []
     load = directory.load
     monkeypatch.setattr(directory, "load", lambda *args, **kwargs: loads.append(kwargs) or load(*args, **kwargs))
     code, out, err = run(["rollout", "step", "--gitops", "-f", str(tmp_path)], capsys)
-    assert len(loads) == 1 and loads[0]["fallback"] == MemorySession(watches=False).default_namespace, (code, err)
+    assert len(loads) == 1 and loads[0]["fallback"] == "serving", (code, err)
     assert (tmp_path / "ds.yaml").exists() and out

@@ -43,4 +43,5 @@ def test_a_gitops_verb_without_a_state_is_an_error(tmp_path, capsys):
 def test_a_gitops_verb_without_a_policy_is_an_error(tmp_path, capsys):
     (tmp_path / "ds.yaml").write_text(SET)
     code, _, err = run(["rollout", "pause", "--gitops", "-f", str(tmp_path)], capsys)
-    assert code == 1 and "has no RolloutPolicy beside it" in err
+    assert (code, err) == (1, f"{tmp_path / 'ds.yaml'}:3: disaggregatedset/llama in serving has no RolloutPolicy: its "
+                              "rollouts are not paced (nothing to promote, pause, resume, abort or retry)\n")

@@ -1,0 +1,204 @@
+"""The two position stores (design §9.8) over one fleet, for the store contract and its twin runs:
+the cluster's (`rollout.store.ClusterStore`, the RolloutState in the in-memory cluster of
+tests/fakes/paced.py) and git's (`gitops.store.GitStore`, the state file in a real temporary git
+repository, committed as `--commit` commits it). Both see the same live LWS (Argo CD's sync of
+the committed state, tests/fakes/argo.py) and start from the same recorded position; a verb
+runs through `verbs.run_verb` in each, as the command runs it."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.position import position_document
+from kubectl_disagg.gitops import directory as directories
+from kubectl_disagg.gitops.files import write_state
+from kubectl_disagg.gitops.git import repository_for
+from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.gitops.store import GitStore
+from kubectl_disagg.inputs import tree as inputs
+from kubectl_disagg.rollout.store import ClusterStore
+from kubectl_disagg.rollout.verbs import run_verb
+from kubectl_disagg.views.verbs import verb_line
+from tests.fakes.argo import deploy, round_trip
+from tests.fakes.clock import FakeClock
+from tests.fakes.paced import NS, PacedCluster, Printer
+
+# A canary of one slice held at its pause, then half the fleet after a soak, then the rest.
+WAVES = """\
+  waves:
+  - slices: 1
+    pause: {}
+  - slices: "50%"
+    pause: {duration: 15m}
+"""
+
+
+def set_text(name: str, image: str, slices: int) -> str:
+    roles = "".join(f"""\
+  - name: {role}
+    spec:
+      replicas: 1
+      leaderWorkerTemplate: {{workerTemplate: {{spec: {{containers: [{{name: server, image: "{image}"}}]}}}}}}
+""" for role in ("prefill", "decode"))
+    return (f"apiVersion: disaggregatedset.x-k8s.io/v1\nkind: DisaggregatedSet\nmetadata: {{name: {name}, "
+            f"namespace: {NS}}}\nspec:\n  slices: {slices}\n  roles:\n{roles}")
+
+
+def policy_text(name: str, waves: str = WAVES) -> str:
+    return (f"---\napiVersion: kubectl-disagg.x-k8s.io/v1alpha1\nkind: RolloutPolicy\nmetadata: {{name: {name}, "
+            f"namespace: {NS}}}\nspec:\n  targetRef: {{name: {name}}}\n{waves}")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), "-c", "user.name=Ada", "-c", "user.email=ada@example.invalid",
+                           *args], check=True, capture_output=True, text=True).stdout
+
+
+def loaded(directory: Path) -> list:
+    """The sets of `directory` as a --gitops command loads them (their policies beside them)."""
+    return [entry.ds for entry in directories.load(inputs.read_tree([str(directory)], inputs.Reading()),
+                                                   inputs.Reading()).sets]
+
+
+@dataclass
+class Run:
+    """What one verb did in one store: its exit code, the refusals' reasons, the error lines."""
+
+    code: int
+    refused: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # each set acted on: whether its position changed
+    said: list[str] = field(default_factory=list)  # the line the verb prints for each (who acted masked)
+
+
+class Recording(Printer):
+    def __init__(self):
+        super().__init__()
+        self.refusals: list[str] = []
+
+    def refused(self, verb, ds, namespace, why, together):
+        self.refusals.append(f"{ds.name}: {why}")
+
+
+class Twin:
+    """One paced set `llm` (and optionally `plain`, a set without a RolloutPolicy) rolled from
+    img:1 to img:2 through git for `steps` steps (None: until a step is held, at the canary's
+    pause), then kept by both stores from that position."""
+
+    def __init__(self, root: Path, slices: int = 4, steps: int | None = None, plain: bool = False):
+        self.root, self.app, self.slices = root, root / "app", slices
+        self.app.mkdir(parents=True)
+        git(root, "init", "-q", "-b", "main")
+        git(root, "config", "user.name", "Ada")  # the author of the commands' commits too
+        git(root, "config", "user.email", "ada@example.invalid")
+        (self.app / "llm.yaml").write_text(set_text("llm", "img:2", slices) + policy_text("llm"))
+        if plain:
+            (self.app / "plain.yaml").write_text(set_text("plain", "img:1", 1))
+        (root / "old").mkdir()
+        (root / "old" / "llm.yaml").write_text(set_text("llm", "img:1", slices))
+        (old,) = loaded(root / "old")
+        self.sets = loaded(self.app)
+        self.ds = next(ds for ds in self.sets if ds.name == "llm")
+        self.argo, self.state = deploy(old)
+        self.clock = FakeClock()
+        for _ in range(40 if steps is None else steps):
+            if not self.step() and steps is None:
+                break
+        self.commit_state("the rollout so far")
+        self.cluster = PacedCluster(self.argo.cluster)
+        self.seed()
+
+    # --- the rollout, through git ------------------------------------------------------------
+
+    def sync(self) -> None:
+        self.argo.sync(self.ds, self.state)
+        self.argo.cluster.settle()
+
+    def step(self) -> bool:
+        """One step through git from the live fleet (synced, settled): whether it advanced."""
+        self.sync()
+        step = gitops_step(self.ds, self.state, self.argo.snapshot(self.ds), self.argo.served, now=self.clock.now())
+        if step.outcome == Outcome.ADVANCED:
+            self.state = round_trip(step.state, self.ds)
+            self.sync()
+        return step.outcome == Outcome.ADVANCED
+
+    def template(self, image: str) -> None:
+        """The set's template changed in a commit of its own (a new image, or a revert)."""
+        (self.app / "llm.yaml").write_text(set_text("llm", image, self.slices) + policy_text("llm"))
+        git(self.root, "commit", "-q", "--allow-empty", "-am", f"llm: {image}")
+        self.sets = loaded(self.app)
+        self.ds = next(ds for ds in self.sets if ds.name == "llm")
+
+    @property
+    def state_path(self) -> Path:
+        return self.app / STATE_FILE
+
+    def commit_state(self, message: str) -> None:
+        write_state(str(self.state_path), self.state_path.read_bytes() if self.state_path.exists() else None,
+                    self.state)
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "--allow-empty", "-m", message)
+
+    def seed(self) -> None:
+        """The cluster's RolloutState given git's position (written through the cluster's store);
+        none where git's state records none (a state a step wrote before the set had a policy)."""
+        store = ClusterStore(self.cluster, [self.ds], None, clock=self.clock)
+        position = self.state.position
+        if position is None:
+            self.cluster.state = None
+            return
+        store.write([store.change(self.ds, NS, lambda decision: position, self.clock.now())])
+
+    # --- the stores ----------------------------------------------------------------------------
+
+    def git_store(self, commit: bool = True) -> GitStore:
+        """The store a `--gitops -f app/ [--commit]` command makes: the tree read once."""
+        reading = inputs.Reading()
+        tree = inputs.read_tree([str(self.app)], reading)
+        repository = repository_for([str(self.state_path)], None) if commit else None
+        return GitStore(tree, reading, None, repository, message=lambda changes: "rollout verb\n")
+
+    def cluster_store(self) -> ClusterStore:
+        return ClusterStore(self.cluster, self.sets, None, clock=self.clock)
+
+    def run(self, store, verb: str) -> Run:
+        printer = Recording()
+        words = verb.split()
+        code = run_verb(store, words[0], printer, full="--full" in words, skip_analysis="--full" in words,
+                        clock=self.clock)
+        return Run(int(code), printer.refusals, printer.errors,
+                   [f"{r.ds.name}: {r.verb} changed={r.changed}" for r in printer.reports],
+                   [verb_line(r).replace(r.by, "WHO") for r in printer.reports])
+
+    def in_git(self, verb: str) -> Run:
+        return self.run(self.git_store(), verb)
+
+    def in_cluster(self, verb: str) -> Run:
+        return self.run(self.cluster_store(), verb)
+
+    # --- what each store holds -----------------------------------------------------------------
+
+    def git_position(self) -> dict | None:
+        (entry,) = [e for e in directories.load(inputs.read_tree([str(self.app)], inputs.Reading()),
+                                                inputs.Reading()).sets if e.ds.name == "llm"]
+        return anonymous(position_document(entry.state.position)) if entry.state.position else None
+
+    def cluster_position(self) -> dict | None:
+        position = self.cluster.position(self.ds)
+        return anonymous(position_document(position)) if position is not None else None
+
+    def head(self) -> str:
+        return git(self.root, "rev-parse", "HEAD").strip()
+
+
+def anonymous(document):
+    """A position document without who acted (the cluster's user and git's author differ)."""
+    if isinstance(document, dict):
+        return {key: anonymous(value) for key, value in document.items() if key != "by"}
+    if isinstance(document, list):
+        return [anonymous(value) for value in document]
+    return document
