@@ -46,8 +46,8 @@ def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None
         return f"the rollout is paused{by_analysis(why.stamp)}: {command('resume', gitops)} continues it"
     if why.why == Stop.ABORTED:
         return (f"the rollout was aborted{by_analysis(why.stamp)} and every slice is back at "
-                f"the stable revision {why.stable}: {command('retry', gitops)} starts it again from wave 1, "
-                f"a change of the set's template ends it")
+                f"the stable revision {why.stable}: setting the set's template back to it ends the rollout "
+                f"({command('undo', gitops)} does), {command('retry', gitops)} starts it again from wave 1")
     assert why.gate is not None
     return gate_sentence(why.gate, gitops, spell)
 
@@ -113,6 +113,14 @@ def abort_sentence(slices: Sequence[int], stable: str, back: Rollback | None = N
     if step is not None:
         where += f", step {step[0]} of {step[1]}"
     return f"{where} — {why_back(back)}"
+
+
+def aborted_words(stable: str, rolled_back: bool) -> str:
+    """Where the fleet of an aborted rollout stands, as `rollout status` says it in both modes:
+    `aborted: rolled back, every slice serves the stable revision 8909607f`, or rolling back to it."""
+    if rolled_back:
+        return f"aborted: rolled back, every slice serves the stable revision {stable}"
+    return f"aborted: rolling back to the stable revision {stable}"
 
 
 def why_back(back: Rollback | None) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.status import Until
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
@@ -108,7 +109,7 @@ def test_an_abort_says_who_and_why_and_counts_toward_the_stable_revision():
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", printer, reason="ttft too high") == 0
     assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
                          deadline=Deadline.after(30)) == StepExit.HELD  # rolled back, then held
-    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30))
+    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30), until=Until.COMPLETE)
     assert code == StatusExit.HELD and held[0].paced.held.why == "aborted"
     rollout = json.loads(texts[-1])["rollout"]
     assert rollout["phase"] == "Aborted" and rollout["held"] == "aborted"
@@ -116,3 +117,59 @@ def test_an_abort_says_who_and_why_and_counts_toward_the_stable_revision():
     assert rollout["targetRevision"] == rollout["stableRevision"] != rollout["revision"]
     assert rollout["fleet"] == {"slices": 4, "done": 4, "inFlight": 0, "held": 0}
     assert "gate" not in rollout
+
+
+def aborted_and_rolled_back(slices=4):
+    """The canary rolled out, aborted at its gate and rolled back: every slice serves the stable
+    revision again, and the set still names the aborted one."""
+    memory, ds = canary(slices, pause=True)
+    cluster = stepped_to_the_hold(memory, ds)
+    stable = json.loads(watched(cluster, ds)[1][0])["rollout"]["stableRevision"]
+    assert run_verb(ClusterStore(cluster, [ds], None), "abort", Printer(), reason="ttft too high") == 0
+    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
+                         deadline=Deadline.after(30)) == StepExit.HELD
+    return cluster, ds, stable
+
+
+def test_after_an_abort_rolled_back_status_reads_aborted_serving_the_stable_revision_and_available():
+    """Issue 47 item 13: every slice serves the stable revision, so the set is Available (exit 0),
+    and the text says aborted, rolled back, what it serves and what to do next, never that the
+    slices wait for anything."""
+    from kubectl_disagg.views.status_text import format_reports
+
+    cluster, ds, stable = aborted_and_rolled_back()
+    code, texts, held = watched(cluster, ds)
+    assert code == StatusExit.AVAILABLE and held == []
+    document = json.loads(texts[0])
+    conditions = {c["type"]: c for c in document["status"]["conditions"]}
+    assert conditions["Available"]["status"] == "True" and conditions["Progressing"]["status"] == "False"
+    assert conditions["Available"]["reason"] == conditions["Progressing"]["reason"] == "RolloutAborted"
+    assert stable in conditions["Available"]["message"] and ds.revision in conditions["Available"]["message"]
+    assert document["complete"] is False  # the rollout to the set's revision is not: it was aborted
+    assert {role["name"]: role["updatedReplicas"] for role in document["status"]["roleStatuses"]} == {
+        "prefill": 4, "decode": 4}  # up to date with the revision the fleet serves
+
+    texts = []
+    assert STATUS_EXIT[watch_status(cluster, [ds], None, format_reports, write=texts.append)] == StatusExit.AVAILABLE
+    text = texts[0]
+    first = text.splitlines()[0]
+    assert first == (f"disaggregatedset/llm in serving, revision {ds.revision}: Available, aborted: rolled back, "
+                     f"every slice serves the stable revision {stable}")
+    assert "waiting for" not in text and "Available=True (RolloutAborted)" in text
+    assert f"{stable} (stable) prefill=1 decode=1" in text
+    held_line = next(line for line in text.splitlines() if line.startswith("  held: "))
+    assert "`kubectl disagg rollout undo`" in held_line and "`kubectl disagg rollout retry`" in held_line
+    assert "template back" in held_line
+
+
+def test_after_an_abort_watch_ends_available_and_for_complete_ends_held_once_rolled_back():
+    """-w waits for Available: the rolled-back fleet is (exit 0, at once). --for=complete waits
+    for the rollout to the set's revision, which the abort holds: once its rollback is complete,
+    -w ends held (7) saying what ends it, as `rollout step --until-complete` does; without -w, 3."""
+    cluster, ds, stable = aborted_and_rolled_back()
+    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30))
+    assert code == StatusExit.AVAILABLE and len(texts) == 1 and held == []
+    code, _, held = watched(cluster, ds, until=Until.COMPLETE)
+    assert code == StatusExit.NOT_AVAILABLE and held == []
+    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30), until=Until.COMPLETE)
+    assert code == StatusExit.HELD and len(texts) == 1 and held[0].paced.held.why == "aborted"
