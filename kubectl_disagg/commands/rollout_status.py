@@ -34,7 +34,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.namespace
 @_session.cluster
 @_options.output("text", "yaml", "json", default="text")
-@click.option("-w", "--watch", is_flag=True, help="Keep reporting as the LWS change, until Available (or --for).")
+@click.option("-w", "--watch", is_flag=True,
+              help="Keep reporting as the LWS (and the RolloutState) change, until Available (or --for).")
 @click.option("--for", "until", type=click.Choice([str(u) for u in Until]), default=None,
               help="What -w waits for and exit 0 means: available (the default) or complete. Available: every "
                    "role ready at the set's revision; complete: also the rollout's last step taken (no old "
@@ -112,10 +113,12 @@ def _said_held(invocation):
     """-w ended held: one line per set on stderr, what holds it and the command that passes it,
     spelled as the user typed this one (NAME or -f, -n)."""
     def said(reports) -> None:
-        from kubectl_disagg.views.stops import stop_sentence
+        from kubectl_disagg.views.stops import measure_sentence, stop_sentence
 
         for report in reports:
-            _echo_held(report.name, report.namespace, stop_sentence(report.paced.held, spell=invocation.command))
+            held, gate = report.paced.held, report.paced.unmeasured
+            _echo_held(report.name, report.namespace, stop_sentence(held, spell=invocation.command) if held is not None
+                       else measure_sentence(gate, spell=invocation.command))
     return said
 
 

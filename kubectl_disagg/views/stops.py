@@ -76,12 +76,23 @@ def gate_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = None) 
 
     wave = gate.wave + 1
     if gate.kind == ANALYSIS:
-        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
-                f"{command('promote', gitops, ' --full --skip-analysis')} skips it")
+        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): {command('step', gitops)} measures it "
+                f"and its verdict passes it, {command('promote', gitops, ' --full --skip-analysis')} skips it")
     if gate.until is not None:
         return (f"wave {wave} soaks until {gate.until}: a step after that passes it, "
                 f"{command('promote', gitops)} passes it now")
     return f"wave {wave} is paused: {command('promote', gitops)} starts the next wave"
+
+
+def measure_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = None) -> str:
+    """`rollout status -w` at an analysis gate that no `rollout step` measures: what measures it
+    (the step, whose verdict passes the gate or does the policy's onFailure) and what skips it."""
+    def command(verb: str, flags: str = "") -> str:
+        return _command(verb, gitops, flags, spell)
+
+    return (f"wave {gate.wave + 1} waits for analysis ({', '.join(gate.checks)}), which no `rollout step` is "
+            f"measuring: {command('step')} measures it (its verdict passes the gate or does the policy's "
+            f"onFailure), {command('promote', ' --full --skip-analysis')} skips it")
 
 
 # --- an abort, in the words every view uses for it ------------------------------------------

@@ -4,7 +4,9 @@ paced rollout stands. Over the in-memory cluster with a RolloutState (tests/fake
 
 from __future__ import annotations
 
+import itertools
 import json
+from dataclasses import replace
 
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.status import Until
@@ -35,7 +37,8 @@ def stepped_to_the_hold(memory, ds) -> PacedCluster:
 class Quiet(PacedCluster):
     """Nothing changes between looks: the watch says so (a -w that does not end times out)."""
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
         self.watches += 1
         return False
 
@@ -173,3 +176,77 @@ def test_after_an_abort_watch_ends_available_and_for_complete_ends_held_once_rol
     assert code == StatusExit.NOT_AVAILABLE and held == []
     code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30), until=Until.COMPLETE)
     assert code == StatusExit.HELD and len(texts) == 1 and held[0].paced.held.why == "aborted"
+
+
+class QuietButTheState(Quiet):
+    """The LWS do not change between looks; `between(cluster, n)` runs at each watch (a verb, a
+    stepper's write of the RolloutState), and a watch that follows the RolloutState sees it."""
+
+    def __init__(self, memory, between=lambda cluster, n: None):
+        super().__init__(memory, between)
+        self.waited = 0.0
+        self.client.versions = itertools.count(1000)  # past those of the stepper that wrote the state before
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
+        self.watches += 1
+        self.between(self, self.watches)
+        current = (self.state or {}).get("metadata", {}).get("resourceVersion", "")
+        changed = state_version is not None and current != state_version
+        if not changed:
+            self.waited += timeout  # a quiet watch lasts its whole slice on a cluster
+        return changed
+
+
+def test_issue47_item14_watch_follows_the_rollout_state_a_pause_ends_it_at_once():
+    """Issue 47 item 14: the LWS quiet (no stepper acting) and the RolloutState changed by `rollout
+    pause`: -w looks again at once and ends held, instead of sleeping on the LWS until its
+    watch runs out (a minute a slice, until --timeout)."""
+    memory, ds = canary(slices=4)
+    stepped = PacedCluster(memory)
+    assert run.step_sets(stepped, [ds], None, None, Printer()) == StepExit.OK  # slice 0 starts
+
+    def pause(cluster, n):
+        if n == 1:
+            assert run_verb(ClusterStore(cluster, [ds], None), "pause", Printer()) == 0
+
+    cluster = QuietButTheState(memory, pause)
+    cluster.state = stepped.state
+    code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(5))
+    assert code == StatusExit.HELD and held[0].paced.held.why == "paused"
+    assert cluster.watches == 1 and len(texts) == 2 and cluster.waited == 0  # the watch saw the pause
+
+
+def at_an_analysis_gate():
+    """The canary done and its gate an analysis that no `rollout step` has measured yet."""
+    memory, ds = canary(pause=True)
+    cluster = stepped_to_the_hold(memory, ds)
+    return cluster, replace(ds, policy=replace(ds.policy, waves=(Wave(1, analysis=("ttft",)),)))
+
+
+def test_issue47_item14_at_an_unmeasured_analysis_gate_without_a_stepper_watch_ends_held_naming_step():
+    """Issue 47 item 14: nothing measures an analysis gate but `rollout step`: with no stepper
+    holding the set's Lease, -w ends held (7) at once and says that `rollout step` measures it;
+    the text says so too. With a stepper running it watches on (the stepper's verdict moves it)."""
+    from kubectl_disagg.views.invocation import Invocation
+    from kubectl_disagg.views.status_text import format_reports
+    from kubectl_disagg.views.stops import measure_sentence
+
+    cluster, ds = at_an_analysis_gate()
+    quiet = QuietButTheState(cluster.memory)
+    quiet.state = cluster.state
+    code, texts, held = watched(quiet, ds, watch=True, deadline=Deadline.after(5))
+    assert code == StatusExit.HELD and len(texts) == 1
+    (report,) = held
+    assert report.paced.held is None and report.paced.unmeasured is not None
+    said = measure_sentence(report.paced.unmeasured,
+                            spell=Invocation(files=("apps/llm/",), namespace="serving").command)
+    assert said.startswith("wave 1 waits for analysis (ttft), which no `rollout step` is measuring: "
+                           "`kubectl disagg rollout step -f apps/llm/ -n serving` measures it"), said
+    texts = []
+    watch_status(quiet, [ds], None, format_reports, write=texts.append)
+    assert "`kubectl disagg rollout step` measures it" in texts[0]
+
+    quiet.holder = "stepper@host/1/abc"  # a `rollout step --until-complete` measures it
+    code, _, held = watched(quiet, ds, watch=True, deadline=Deadline.after(0.3))
+    assert code == StatusExit.TIMEOUT and held == []
