@@ -101,8 +101,8 @@ class StatusExit(ExitCode):
     NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
     TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available (--for=complete: complete)"
     HELD = 7, ("held (--watch): the set's RolloutPolicy holds the rollout where rollout step would (at a gate "
-               "after a wave, paused, or with --for=complete aborted and rolled back); the line on stderr says "
-               "what passes it")
+               "after a wave, paused, or with --for=complete aborted and rolled back), or at an analysis gate no "
+               "running rollout step measures; the line on stderr says what passes it")
 
 
 class VerbExit(ExitCode):
