@@ -93,14 +93,16 @@ GITOPS_NEXT_ACTION = {
 class StatusExit(ExitCode):
     """`rollout status` against the cluster."""
 
-    AVAILABLE = 0, ("Available: every role has all replicas ready at the current revision (--for=complete: "
-                    "and the rollout is complete, no old revision's LeaderWorkerSet left)")
+    AVAILABLE = 0, ("Available: every role has all replicas ready at the current revision (after an abort: at the "
+                    "stable revision it rolled back to; --for=complete: and the rollout is complete, no old "
+                    "revision's LeaderWorkerSet left)")
     ERROR = 1, "error (invalid input, API server unreachable or refusing)"
     USAGE = 2, "usage error"
     NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
     TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available (--for=complete: complete)"
     HELD = 7, ("held (--watch): the set's RolloutPolicy holds the rollout where rollout step would (at a gate "
-               "after a wave, paused, or aborted and rolled back); the line on stderr says what passes it")
+               "after a wave, paused, or with --for=complete aborted and rolled back), or at an analysis gate no "
+               "running rollout step measures; the line on stderr says what passes it")
 
 
 class VerbExit(ExitCode):

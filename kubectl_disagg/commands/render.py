@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _inputs, _options
 from kubectl_disagg.commands._help import HelpCommand, exit_section
 from kubectl_disagg.core.render import without_revision_services
 from kubectl_disagg.exits import Exit
@@ -23,11 +23,9 @@ from kubectl_disagg.manifests.writer import format_objects
               help="The set's rollout state (default: disagg-rollout-state.yaml beside the set's file, if there).")
 @click.option("--require-state", is_flag=True,
               help="Refuse a set without a rollout state instead of rendering its steady state.")
-@click.option("--revision-services/--no-revision-services", default=True, show_default=True,
-              help="Render the per-revision headless Services (-prv). --no-revision-services leaves them out, "
-                   "for clusters where nothing resolves them (lws#1078).")
+@_inputs.revision_services
 @_options.pass_options
-def render(options: _options.Options, state: str | None, require_state: bool, revision_services: bool) -> None:
+def render(options: _options.Options, state: str | None, require_state: bool) -> None:
     """Expand DisaggregatedSets into LeaderWorkerSets and headless Services.
 
     \b
@@ -40,7 +38,7 @@ def render(options: _options.Options, state: str | None, require_state: bool, re
     the state has rolled it: every deployed revision at its recorded replicas.
     """
     objects, warnings = render_files(options, state, require_state)
-    if not revision_services:
+    if not options.revision_services:  # a set's own annotation is render's (core/render.py)
         objects = without_revision_services(objects)
     _options.print_warnings(warnings)
     # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.

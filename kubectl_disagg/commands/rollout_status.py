@@ -34,7 +34,9 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.namespace
 @_session.cluster
 @_options.output("text", "yaml", "json", default="text")
-@click.option("-w", "--watch", is_flag=True, help="Keep reporting as the LWS change, until Available (or --for).")
+@_inputs.revision_services
+@click.option("-w", "--watch", is_flag=True,
+              help="Keep reporting as the LWS (and the RolloutState) change, until Available (or --for).")
 @click.option("--for", "until", type=click.Choice([str(u) for u in Until]), default=None,
               help="What -w waits for and exit 0 means: available (the default) or complete. Available: every "
                    "role ready at the set's revision; complete: also the rollout's last step taken (no old "
@@ -64,7 +66,7 @@ def status(options: _options.Options, name, watch, until, timeout, gitops) -> in
     sets = _inputs.sets_from_files(options) if options.filenames else None
     deadline = Deadline.after(timeout)
     with _session.session(options) as cluster:
-        sets = sets or [_session.stored_set(cluster, name, options.namespace)]
+        sets = sets or [_inputs.as_asked(_session.stored_set(cluster, name, options.namespace), options)]
         until = Until(until or Until.AVAILABLE)
         outcome = watch_status(cluster, sets, options.namespace, _format(options.output), watch=watch,
                                deadline=deadline, write=_writer(watch, options.output), until=until,
@@ -112,10 +114,12 @@ def _said_held(invocation):
     """-w ended held: one line per set on stderr, what holds it and the command that passes it,
     spelled as the user typed this one (NAME or -f, -n)."""
     def said(reports) -> None:
-        from kubectl_disagg.views.stops import stop_sentence
+        from kubectl_disagg.views.stops import measure_sentence, stop_sentence
 
         for report in reports:
-            _echo_held(report.name, report.namespace, stop_sentence(report.paced.held, spell=invocation.command))
+            held, gate = report.paced.held, report.paced.unmeasured
+            _echo_held(report.name, report.namespace, stop_sentence(held, spell=invocation.command) if held is not None
+                       else measure_sentence(gate, spell=invocation.command))
     return said
 
 

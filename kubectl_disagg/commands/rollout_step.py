@@ -35,7 +35,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
                   "plan only; server: also send every write of the pass to the API server as a dry run "
                   "(dryRun=All), each marked accepted or refused, nothing stored.")
 @click.option("--until-complete", is_flag=True,
-              help="Repeat passes, watching the LeaderWorkerSets in between, until the rollout is complete.")
+              help="Repeat passes until the rollout is complete. It watches the LeaderWorkerSets in between.")
 @click.option("--wait-for-lease", is_flag=True,
               help="Queue behind another stepper that holds the set's lease, instead of exiting 3. It "
                    "watches the lease until it is free, bounded by --timeout.")
@@ -43,6 +43,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
                                    "--until-complete, --wait-for-lease and --gitops --wait, and an analysis "
                                    "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
+@_inputs.revision_services
 @click.option("-q", "--quiet", is_flag=True, help="Print only each pass's progress line of the fleet, and errors.")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: write the next step into the state file beside the set. It first "
@@ -120,7 +121,8 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
             _session.stored_object(cluster, name, options.namespace)
         return step_sets(cluster, sets, name, options.namespace, console, until_complete=until_complete,
                          dry_run=dry_run, deadline=Deadline.after(timeout), max_in_flight=max_in_flight,
-                         wait_for_lease=wait_for_lease, ignore_controller=ignore_controller)
+                         wait_for_lease=wait_for_lease, ignore_controller=ignore_controller,
+                         revision_services=options.revision_services)
 
 
 def _step_gitops(options: _options.Options, wait: bool, timeout: float | None, pr_description: str | None, *,

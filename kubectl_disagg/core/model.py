@@ -75,6 +75,9 @@ class DisaggregatedSet:
     revision: str
     source: Document
     policy: RolloutPolicy | None = field(default=None, compare=False)
+    # its per-revision `-prv` Services: rendered, created and awaited (False: the set's annotation
+    # `kubectl-disagg/revision-services: "false"`, or `--no-revision-services`, leaves them out)
+    revision_services: bool = True
 
     @property
     def has_external_roles(self) -> bool:
@@ -168,6 +171,7 @@ def build_set(document: Document) -> DisaggregatedSet:
         roles=roles,
         revision=_revision(document, roles),
         source=document,
+        revision_services=(metadata.get("annotations") or {}).get(naming.REVISION_SERVICES_ANNOTATION) != "false",
     )
 
 

@@ -23,6 +23,9 @@ SOURCE_REVISION_ANNOTATION = "kubectl-disagg/source-revision"
 # On an External role's LWS in a git-driven render: its spec.replicas is the autoscaler's, not the
 # state's (docs/autoscaling.md: Argo CD's ignoreDifferences selects on it).
 REPLICAS_OWNER_ANNOTATION = "kubectl-disagg/replicas-owner"
+# On a DisaggregatedSet: "false" leaves its per-revision `-prv` Services out of every render, pass
+# and status (as `render --no-revision-services`), so git, Argo CD and the terminal agree (design §3).
+REVISION_SERVICES_ANNOTATION = "kubectl-disagg/revision-services"
 REPLICAS_OWNER_AUTOSCALER = "autoscaler"
 # The one state between a rollout's end and `autoscaler`: still the state's size in the render, the
 # autoscaler's on a live object already carrying it (docs/gitops.md "Handing a size back").

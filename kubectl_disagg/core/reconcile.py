@@ -650,8 +650,12 @@ def _services(ds: DisaggregatedSet, namespace: str, slice_index: int, groups: Ma
 
     `groups` is what remains after this pass's deletes; the target's Services come with its
     first LWS (a headless Service lists only ready pods, so an early one is harmless), and a
-    Service goes only once its revision has no LWS left, never while its pods may serve.
+    Service goes only once its revision has no LWS left, never while its pods may serve. A set
+    without them (`revision_services` False, design §3) has none: ours are deleted, as a
+    render without them and a prune would.
     """
+    if not ds.revision_services:
+        return [_delete(svc, slice_index) for svc in services if svc.managed_by_us(ds.name)]
     roles_by_revision = {revision: set(group) for revision, group in groups.items()}
     if any(isinstance(a, Create) and a.kind == naming.LWS_KIND for a in lws_actions):
         roles_by_revision.setdefault(ds.revision, set()).update(ds.role_names)

@@ -51,7 +51,8 @@ def render_set(ds: DisaggregatedSet, namespace: str | None = None) -> Iterator[J
     for slice_index in range(ds.slices):
         for role in ds.roles:
             yield leader_worker_set(ds, role, slice_index, namespace)
-            yield service(ds.name, slice_index, ds.revision, role.name, namespace)
+            if ds.revision_services:
+                yield service(ds.name, slice_index, ds.revision, role.name, namespace)
 
 
 def leader_worker_set(ds: DisaggregatedSet, role: Role, slice_index: int, namespace: str,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_disagg.core.position import Stamp
-from kubectl_disagg.core.waves import Gate, Progress, State, Stopped, WaveDecision, gates_ahead, holds
+from kubectl_disagg.core.waves import Gate, Progress, State, Stopped, WaveDecision, gates_ahead, holds, stopped
 from kubectl_disagg.manifests.source import JsonObject
 
 
@@ -25,7 +25,8 @@ class RolloutStatus:
     (first slice, end) pair), the `gate` it waits at (`at_gate`) or the next one ahead, a pause
     and an abort (who, when, why), the last analysis `verdict` recorded (wave, the record), the
     fleet's counts, and `held`: why `rollout step` would change nothing (None: it would move,
-    or measure the analysis gate it stands at)."""
+    or measure the analysis gate it stands at: `unmeasured`, that gate; nothing but a step
+    measures it, so without one running the rollout is as still as when held)."""
 
     phase: State
     revision: str
@@ -43,6 +44,7 @@ class RolloutStatus:
     in_flight: tuple[int, ...]
     held_slices: tuple[int, ...]
     held: Stopped | None
+    unmeasured: Gate | None = None
 
 
 def rollout_status(decision: WaveDecision) -> RolloutStatus:
@@ -63,12 +65,15 @@ def rollout_status(decision: WaveDecision) -> RolloutStatus:
     at_gate = decision.gate is not None or (
         gate is not None and decision.state == State.PAUSED and gate.wave in position.completed)
     verdict = max(position.verdicts.items(), default=None)
+    held, why = holds(decision), stopped(decision)
+    unmeasured = why.gate if held is None and why is not None else None
     return RolloutStatus(
         phase=decision.state, revision=position.revision, target=decision.moves_to, stable=position.stable,
         wave=decision.wave, waves=tuple((w.start, w.end) for w in decision.waves), gate=gate, at_gate=at_gate,
         paused=position.paused, aborted=position.aborted,
         verdict=None if verdict is None else (verdict[0], verdict[1]),
-        slices=len(progress), done=done, in_flight=in_flight, held_slices=held_slices, held=holds(decision))
+        slices=len(progress), done=done, in_flight=in_flight, held_slices=held_slices, held=held,
+        unmeasured=unmeasured)
 
 
 def rollout_document(status: RolloutStatus) -> JsonObject:

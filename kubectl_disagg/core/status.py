@@ -28,15 +28,24 @@ AVAILABLE = "Available"
 PROGRESSING = "Progressing"
 REASON_READY = "AllRolesReady"
 REASON_ROLLING = "RolloutInProgress"
+REASON_ABORTED = "RolloutAborted"  # a RolloutPolicy's abort: the fleet is judged at the stable revision
 MESSAGE_READY = "All roles have reached their desired replica count, ready and updated to the current revision"
 MESSAGE_ROLLING = "Not all roles have reached their desired replica count, ready and updated to the current revision"
+MESSAGE_ROLLED_BACK = ("The rollout to revision {revision} was aborted: all roles have reached their desired replica "
+                       "count, ready and updated to the stable revision {stable}")
+MESSAGE_ROLLING_BACK = ("The rollout to revision {revision} was aborted: not all roles have reached their desired "
+                        "replica count, ready and updated to the stable revision {stable}")
 
 
 class Until(StrEnum):
     """What `rollout status` is asked to see (`--for`, as kubectl wait's): `available`, every role
-    ready at the set's revision (the controller's Available); `complete`, that and the rollout's
-    last step taken: no LeaderWorkerSet of another revision left in any slice (a drained one too,
-    at 0 replicas), nothing held, waiting or stale, so a pass has nothing left to do."""
+    ready at the set's revision (the controller's Available; after a RolloutPolicy's abort, at the
+    stable revision the fleet is rolled back to, which it then serves); `complete`, that and the
+    rollout's last step taken: no LeaderWorkerSet of another revision left in any slice (a drained
+    one too, at 0 replicas), nothing held, waiting or stale, so a pass has nothing left to do. An
+    aborted rollout is never complete: once its rollback is, the abort holds it (`rollout status
+    -w --for=complete` ends held, as `rollout step --until-complete` does) until a person retries
+    it or sets the template back."""
 
     AVAILABLE = "available"
     COMPLETE = "complete"
@@ -66,7 +75,9 @@ class SetStatus:
     with a RolloutPolicy, where the rollout stands and what holds it (rollout/progressive.py);
     `settled`: a reconcile pass has nothing left to do (every slice steady); `leftover`: the
     revisions other than the set's that still have LeaderWorkerSets, each with its slices;
-    `paced`: with a RolloutPolicy, where its rollout stands as data (core/rollout_status.py)."""
+    `paced`: with a RolloutPolicy, where its rollout stands as data (core/rollout_status.py);
+    `serving`: the revision the fleet is judged at, the set's own, or after an abort the stable
+    one its slices go back to (roles' `updated` and `leftover` count against it)."""
 
     name: str
     namespace: str
@@ -82,6 +93,12 @@ class SetStatus:
     settled: bool = False
     leftover: tuple[tuple[str, tuple[int, ...]], ...] = ()
     paced: RolloutStatus | None = None
+    serving: str = ""
+
+    @property
+    def aborted(self) -> bool:
+        """A RolloutPolicy's abort: the fleet goes back to (or serves) the stable revision `serving`."""
+        return self.paced is not None and self.paced.aborted is not None
 
     @property
     def available(self) -> bool:
@@ -107,18 +124,20 @@ class SetStatus:
 
 
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:
-    """Role sums over every slice and revision of our LWS; updated counts the target revision only."""
+    """Role sums over every slice and revision of our LWS; updated counts the target revision only:
+    the one the reconciliation goes toward (the set's, or after a policy's abort the stable one)."""
     ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
+    serving = reconciliation.revision or ds.revision
     left: dict[str, set[int]] = {}
     for o in ours:
         placed = o.identity.placed
-        if placed is not None and (placed.revision != ds.revision or placed.slice >= ds.slices):
+        if placed is not None and (placed.revision != serving or placed.slice >= ds.slices):
             left.setdefault(placed.revision, set()).add(placed.slice)
     return SetStatus(
         name=ds.name,
         namespace=snapshot.namespace,
         revision=ds.revision,
-        roles=role_statuses(ds, snapshot),
+        roles=role_statuses(ds, snapshot, serving),
         slices=reconciliation.slices,
         stale=tuple(sorted(o.name for o in ours if o.stale)),
         problems=reconciliation.problems,
@@ -127,14 +146,17 @@ def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reco
         been_available=all(any(o.been_available for o in ours if o.identity.role == role.name) for role in ds.roles),
         settled=reconciliation.complete,
         leftover=tuple((rev, tuple(sorted(slices))) for rev, slices in sorted(left.items())),
+        serving=serving,
     )
 
 
-def role_statuses(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[RoleStatus, ...]:
-    """Each role's sums over every slice and revision of the set's LWS (`RoleStatus`)."""
+def role_statuses(ds: DisaggregatedSet, snapshot: Snapshot, serving: str = "") -> tuple[RoleStatus, ...]:
+    """Each role's sums over every slice and revision of the set's LWS (`RoleStatus`), updated
+    toward `serving` (default: the set's revision)."""
     ours = [o for o in snapshot.lws if o.belongs_to(ds.name)]
     ds = with_scalers(ds, snapshot)
-    return tuple(_role_status(ds, role.name, _desired(ds, role, ours), ours) for role in ds.roles)
+    serving = serving or ds.revision
+    return tuple(_role_status(ds, role.name, _desired(ds, role, ours, serving), ours, serving) for role in ds.roles)
 
 
 def _generation(ds: DisaggregatedSet) -> int | None:
@@ -142,23 +164,23 @@ def _generation(ds: DisaggregatedSet) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _desired(ds: DisaggregatedSet, role: Role, lws: list[LiveLWS]) -> int:
+def _desired(ds: DisaggregatedSet, role: Role, lws: list[LiveLWS], serving: str) -> int:
     """Replicas per slice × slices (an External role's from its RoleScaler); an External role
     without one wants what its autoscaler last set on the LWS."""
     if role.scaled or not role.external:
         return role.replicas * ds.slices
-    current = [o.replicas for o in lws if o.identity.role == role.name and o.identity.revision == ds.revision]
+    current = [o.replicas for o in lws if o.identity.role == role.name and o.identity.revision == serving]
     return sum(current) if current else 1
 
 
-def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLWS]) -> RoleStatus:
+def _role_status(ds: DisaggregatedSet, role: str, desired: int, lws: list[LiveLWS], serving: str) -> RoleStatus:
     mine = [o for o in lws if o.identity.role == role]
     return RoleStatus(
         name=role,
         desired=desired,
         replicas=sum(o.status_replicas for o in mine),
         ready=sum(o.ready for o in mine),
-        updated=sum(o.updated for o in mine if o.identity.revision == ds.revision),
+        updated=sum(o.updated for o in mine if o.identity.revision == serving),
     )
 
 
@@ -167,10 +189,15 @@ def conditions(status: SetStatus, now: str) -> list[JsonObject]:
 
     `Progressing` is always there; `Available` joins it once the set has been available (the
     controller adds a condition when it first becomes true and only flips it afterwards). Both
-    carry the reason and message of the state the set is in.
+    carry the reason and message of the state the set is in; after a RolloutPolicy's abort,
+    `RolloutAborted` (as Argo Rollouts says it) and the revision the fleet went back to.
     """
     available = status.available
     reason, message = (REASON_READY, MESSAGE_READY) if available else (REASON_ROLLING, MESSAGE_ROLLING)
+    if status.aborted and status.paced is not None:
+        reason = REASON_ABORTED
+        message = (MESSAGE_ROLLED_BACK if available else MESSAGE_ROLLING_BACK).format(
+            revision=status.paced.revision, stable=status.serving)
     found = [_condition(PROGRESSING, not available, reason, message, status.generation, now)]
     if available or status.been_available:
         found.append(_condition(AVAILABLE, available, reason, message, status.generation, now))

@@ -78,6 +78,10 @@ def _check_metadata(given: JsonObject | None, out: _Collector) -> None:
     elif not apirules.DNS1035_LABEL.fullmatch(name):
         out.error(("metadata", "name"), f'Invalid value: "{name}": must start with a letter and contain no dots, '
                                         "because it prefixes the generated Service names (RFC 1035 labels)")
+    services = (metadata.get("annotations") or {}).get(naming.REVISION_SERVICES_ANNOTATION)
+    if services is not None and services not in ("true", "false"):
+        out.error(("metadata", "annotations", naming.REVISION_SERVICES_ANNOTATION),
+                  f'Unsupported value: "{services}": supported values: "true", "false"')
     namespace = metadata.get("namespace")
     if namespace is not None and not apirules.DNS1123_LABEL.fullmatch(namespace or "-"):
         out.error(("metadata", "namespace"), f'Invalid value: "{namespace}": must be a lowercase RFC 1123 label')

@@ -59,7 +59,8 @@ def rendered(ds: DisaggregatedSet, state: RolloutState) -> list[dict]:
             annotations = lws["metadata"].setdefault("annotations", {})
             annotations[naming.REPLICAS_OWNER_ANNOTATION] = owner
         objects.append(lws)
-        objects.append(service(ds.name, slice_index, revision, role_name, namespace))
+        if ds.revision_services:
+            objects.append(service(ds.name, slice_index, revision, role_name, namespace))
     return objects
 
 
@@ -67,7 +68,7 @@ def rendered_names(ds: DisaggregatedSet, state: RolloutState) -> tuple[set[str],
     """The names of the LeaderWorkerSets and of the Services `rendered` makes, without making
     them (what prune deletes between two of a step's states)."""
     lws = {naming.lws_name(ds.name, s, revision, role) for s, revision, role, *_ in _layout(ds, state)}
-    return lws, {name + naming.SERVICE_SUFFIX for name in lws}
+    return lws, {name + naming.SERVICE_SUFFIX for name in lws} if ds.revision_services else set()
 
 
 def _layout(ds: DisaggregatedSet, state: RolloutState):

@@ -68,7 +68,9 @@ class GitopsStatus:
     set's revision, `rollout status`'s); complete: the rollout's last step is committed and live
     (nothing left to roll: no old revision's LWS in the state or the cluster); `paced`: where
     the committed position of a RolloutPolicy's rollout stands (the fields `rollout status`
-    gives in the cluster, core/rollout_status.py), None without a policy or a state."""
+    gives in the cluster, core/rollout_status.py), None without a policy or a state. After the
+    policy's abort, Available is judged at the stable revision the slices go back to (`aborted`),
+    as in the cluster (core/status.py `Until`)."""
 
     name: str
     namespace: str
@@ -82,6 +84,10 @@ class GitopsStatus:
     reasons: tuple[str, ...]
     available: bool = False
     paced: RolloutStatus | None = None
+
+    @property
+    def aborted(self) -> bool:
+        return self.paced is not None and self.paced.aborted is not None
 
     @property
     def complete(self) -> bool:
@@ -99,8 +105,8 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     new_lws = [o for o in ours if o.identity.revision == ds.revision]
     # Ready: the new revision's LWS all ready, and no status of ours describes an older spec.
     ready = bool(new_lws) and all(o.ready == o.replicas for o in new_lws) and not any(o.stale for o in ours)
-    available = all(role.available for role in role_statuses(ds, live))
     if state is None:
+        available = all(role.available for role in role_statuses(ds, live))
         return GitopsStatus(ds.name, live.namespace, ds.revision, False, (), False, False, ready, NextAction.STEP,
                             ("no rollout state yet: `rollout step --gitops` creates it",), available)
     objects = render_with_state(ds, state)  # checked here (design §8), once: the step reads the same render
@@ -125,6 +131,8 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     paced = None
     if ds.policy is not None and action != NextAction.REFUSED:  # a refused state has no position to read
         paced = rollout_status(state_decision(ds, state, now))
+    serving = paced.target if paced is not None and paced.aborted is not None else ds.revision
+    available = all(role.available for role in role_statuses(ds, live, serving))
     return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
                         ready, action, tuple(reasons), available, paced)
 

@@ -53,7 +53,7 @@ def looks(cluster, directory: Directory, *, watch: bool = False,
 
     def first_set(seen: list[SetLook]) -> Watched:
         # Sleep on a watch of the first set's LWS; the others are looked at again within seconds.
-        return seen[0].ds.name, seen[0].snapshot.namespace, seen[0].snapshot.lws_resource_version, LWS_KIND
+        return seen[0].ds.name, seen[0].snapshot.namespace, seen[0].snapshot.lws_resource_version, LWS_KIND, None
 
     yield from status_looks(cluster, look, done, first_set, deadline, most=5.0 if several else 60.0)
 

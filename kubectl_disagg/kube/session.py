@@ -13,6 +13,7 @@ requests, answers as errors), reached through that package's face only.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
@@ -101,6 +102,14 @@ class WatchedLWS:
 
 
 
+class _Background:
+    """A watch run in a thread of its own (`Session._either`): whether it is `done`, and whether
+    it saw a change (both set by its thread, `changed` first)."""
+
+    def __init__(self, key: tuple[str, str, str]):
+        self.key, self.changed, self.done, self.failed = key, False, False, False
+
+
 class Session:
     """A session with one API server, reached like kubectl reaches it (see `kubeconfig`).
 
@@ -112,6 +121,8 @@ class Session:
         self.server: str = self.client.server
         self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
         self._serves_rollout_states: bool | None = None  # asked once per session
+        self._background: dict[tuple[str, str, str], _Background] = {}  # (kind, namespace, set) → its watch
+        self._woken = threading.Event()  # a background watch ended (a change, or its time up)
 
     @property
     def transport(self) -> Any:
@@ -226,10 +237,11 @@ class Session:
                       for item in self.client.list(NAMESPACE, "", "").get("items") or [])
 
     def wait_for_change(self, set_name: str, namespace: str, resource_version: str, timeout: float,
-                        kind: str = naming.LWS_KIND) -> bool:
+                        kind: str = naming.LWS_KIND, state_version: str | None = None) -> bool:
         """Block until an LWS of the set changes after `resource_version`: True, or False on timeout.
         With `kind` Service, until one of its Services does (`resource_version`: the snapshot's
-        `services_resource_version`), a plain watch.
+        `services_resource_version`), a plain watch. With `state_version` (the resourceVersion
+        of the set's RolloutState as last read, "" for none), until either changes (`_either`).
 
         When `resource_version` is where this session's view of the set's LWS stands, the change
         is applied to that view, and the next `snapshot` reads it from there instead of listing
@@ -238,6 +250,11 @@ class Session:
         is what lets `--until-complete` react to a ready LWS in a fleet without a 3 MB read.
         """
         key, selector = (namespace, set_name), f"{naming.NAME_LABEL}={set_name}"
+        if state_version is not None:
+            self._watched.pop(key, None)  # watched in a thread of its own: the next snapshot LISTs
+            return self._either(namespace, set_name, ((BY_KIND[kind], selector, None, resource_version),
+                                                      (ROLLOUT_STATE, "", f"metadata.name={set_name}", state_version)),
+                                timeout)
         if kind != naming.LWS_KIND:
             return self.client.watch(BY_KIND[kind], namespace, selector, resource_version, timeout)
         watched = self._watched.get(key)
@@ -254,6 +271,51 @@ class Session:
         if not all(watched.apply(event) for event in events):
             self._watched.pop(key, None)
         return True
+
+    def _either(self, namespace: str, set_name: str, watches: Sequence[tuple[Resource, str, str | None, str]],
+                timeout: float) -> bool:
+        """Block until one of `watches` (resource, label and field selectors, resourceVersion) sees
+        a change: True, or False once `timeout` passes. Each runs in a daemon thread of its own
+        (it never keeps the process alive), one per kind and set at a time: a watch still
+        running from an earlier wait saw nothing since it started, so it is waited on again,
+        not doubled (a quiet one ends within its time, `WATCH_SLICE_SECONDS` at most). An error
+        (history compacted, a connection cut) counts as a change: the next look reads again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            running = [self._background_watch(namespace, set_name, watch, left) for watch in watches]
+            changed = [watch for watch in running if watch.changed]
+            if changed or left <= 0:
+                for watch in changed:  # a change is seen once (a failed watch stays, never started again)
+                    watch.changed = False
+                    if not watch.failed:
+                        self._background.pop(watch.key, None)
+                return bool(changed)
+            self._woken.wait(left)
+            self._woken.clear()
+
+    def _background_watch(self, namespace: str, set_name: str, watch: tuple[Resource, str, str | None, str],
+                          seconds: float) -> _Background:
+        resource, selector, fields, version = watch
+        key = (resource.kind, namespace, set_name)
+        running = self._background.get(key)
+        if running is not None and (running.changed or not running.done or running.failed) or seconds <= 0:
+            return running or _Background(key)
+        background = _Background(key)
+
+        def run() -> None:
+            try:
+                background.changed = self.client.watch(resource, namespace, selector, version, seconds, fields)
+            except Exception:  # noqa: BLE001 (whatever it was, the next look reads again and says it)
+                # a change once (the look says what is wrong), then never again this session: a
+                # watch refused (RBAC) must not turn into a loop of looks; the other kind is watched on
+                background.changed = background.failed = True
+            background.done = True
+            self._woken.set()
+
+        self._background[key] = background
+        threading.Thread(target=run, daemon=True, name=f"watch {resource.plural}/{set_name}").start()
+        return background
 
     def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
         """The objects already at these (kind, name)s: one GET each, a few at a time side by

@@ -349,7 +349,11 @@ def record_complete(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Sna
 
 
 def paced_view(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
-               clock: Clock = SYSTEM_CLOCK) -> tuple[Passage, tuple[str, ...]]:
-    """The decision a step would take now, read only (nothing written), and its lines."""
-    passage = admit(ds, snapshot, recorded_position(read_state(cluster, ds.name, namespace), ds), clock.now())
-    return passage, position_lines(passage.decision)
+               clock: Clock = SYSTEM_CLOCK) -> tuple[Passage, tuple[str, ...], str]:
+    """The decision a step would take now, read only (nothing written), its lines, and the
+    resourceVersion of the RolloutState it read ("" for none): a watch from there sees the
+    next step's or verb's write."""
+    stored = read_state(cluster, ds.name, namespace)
+    passage = admit(ds, snapshot, recorded_position(stored, ds), clock.now())
+    version = str(((stored or {}).get("metadata") or {}).get("resourceVersion") or "")
+    return passage, position_lines(passage.decision), version

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Callable, Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK
@@ -54,8 +55,9 @@ class StepPrinter(Protocol):
 def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
               printer: StepPrinter, *, until_complete: bool = False, dry_run: str | None = None,
               deadline: Deadline = NEVER, max_in_flight: int = 1, wait_for_lease: bool = False,
-              ignore_controller: bool = False) -> StepExit:
+              ignore_controller: bool = False, revision_services: bool = True) -> StepExit:
     """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code.
+    `revision_services` False: the stored set without its per-revision Services (--no-revision-services).
 
     With `until_complete`, sets are rolled one after another and the first that does not
     complete stops the run; `deadline` (--timeout) bounds it (and the lease queue of
@@ -67,7 +69,9 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
         if signs:
             printer.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
             return STEP_EXIT[Outcome.REFUSED]
-        sets = [with_stored_policy(cluster, set_from_object(stored), namespace or cluster.default_namespace)]
+        ds = set_from_object(stored)
+        ds = ds if revision_services else replace(ds, revision_services=False)
+        sets = [with_stored_policy(cluster, ds, namespace or cluster.default_namespace)]
         regarding = set_reference(stored)
     else:
         regarding = None  # a file: each event regards the LeaderWorkerSet it is about

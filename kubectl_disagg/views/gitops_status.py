@@ -7,7 +7,7 @@ from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.rollout_status import rollout_document
 from kubectl_disagg.gitops.status import GitopsStatus
 from kubectl_disagg.manifests.writer import to_json, to_yaml
-from kubectl_disagg.views.stops import policy_where
+from kubectl_disagg.views.stops import aborted_words, policy_where
 from kubectl_disagg.views.templating import grouped_by_slice, render_template
 
 
@@ -49,9 +49,20 @@ def policy_line(status: GitopsStatus) -> str:
     return policy_where(paced.phase, paced.wave, len(paced.waves), paced.waves[paced.wave][1]) + done
 
 
+def set_words(status: GitopsStatus) -> str:
+    """The live set: Available or not, and complete; after an abort, rolled back or rolling back
+    to the stable revision (the words of the cluster's `rollout status`)."""
+    if status.aborted and status.paced is not None:
+        return ("Available, " if status.available else "not Available, ") + aborted_words(status.paced.target,
+                                                                                          status.available)
+    if not status.available:
+        return "not Available"
+    return "Available, complete" if status.complete else "Available, not complete"
+
+
 def format_text(status: GitopsStatus, state_file: str | None) -> str:
     return render_template("gitops_status.txt.j2", status=status, state_file=state_file, groups=_groups(status),
-                           policy=policy_line(status))
+                           policy=policy_line(status), set_words=set_words(status))
 
 
 def format_looks(looks, output: str) -> str:

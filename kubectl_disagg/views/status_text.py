@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from kubectl_disagg.core.fleet import situations
 from kubectl_disagg.core.planner import format_position
+from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.core.status import SetStatus, conditions
-from kubectl_disagg.views.stops import spans
+from kubectl_disagg.views.stops import aborted_words, spans
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 
@@ -20,14 +21,15 @@ def format_text(status: SetStatus, now: str) -> str:
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
     # Slices alike (phase, revisions, step) share a row: a fleet of 100 is a few rows, not 100.
-    rows = situations([(r.phase.label, _revisions(r.revisions, status.revision), _position(r.position))
+    rows = situations([(r.phase.label, _revisions(r.revisions, status), _position(r.position))
                        for r in status.slices])
     slice_table = table(
         ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
         [[spans([status.slices[i].slice for i in members]), *row] for members, row in rows],
         indent="  ")
+    # After an abort the slices it holds wait for nothing: the policy's `held:` line says why and what ends it.
     waits = grouped_by_slice([(r.slice, (*r.waiting_for, *r.blocked)) for r in status.slices
-                              if r.waiting_for or r.blocked])
+                              if (r.waiting_for or r.blocked) and not (status.aborted and r.phase == Phase.HELD)])
     # Next actions differ per slice only by name: group them by what they do.
     next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
                                      for r in status.slices if r.actions])
@@ -39,7 +41,11 @@ def format_text(status: SetStatus, now: str) -> str:
 
 def state_words(status: SetStatus) -> str:
     """Progressing, or Available and whether the rollout is complete (`Until.COMPLETE`): what
-    is left of it when not (old revisions' LWS, drained or not, go in the rollout's last step)."""
+    is left of it when not (old revisions' LWS, drained or not, go in the rollout's last step).
+    After an abort: rolling back, or rolled back, to the stable revision the fleet serves."""
+    if status.aborted:
+        return ("Available, " if status.available else "Progressing, ") + aborted_words(status.serving,
+                                                                                        status.available)
     if not status.available:
         return "Progressing"
     if status.complete:
@@ -58,10 +64,14 @@ def _unsliced(action, set_name: str, slice_index: int) -> str:
     return action.describe().replace(f"/{set_name}-{slice_index}-", "/")
 
 
-def _revisions(revisions, new_revision: str) -> str:
+def _revisions(revisions, status: SetStatus) -> str:
+    """Each revision a slice runs, marked new or old; after an abort, stable or aborted."""
     parts = []
     for revision, roles in revisions.items():
-        marker = "new" if revision == new_revision else "old"
+        if status.aborted:
+            marker = "stable" if revision == status.serving else "aborted"
+        else:
+            marker = "new" if revision == status.revision else "old"
         counts = " ".join(f"{role}={count}" for role, count in roles.items())
         parts.append(f"{revision} ({marker}) {counts}")
     return "; ".join(parts) or "none"

@@ -46,8 +46,8 @@ def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None
         return f"the rollout is paused{by_analysis(why.stamp)}: {command('resume', gitops)} continues it"
     if why.why == Stop.ABORTED:
         return (f"the rollout was aborted{by_analysis(why.stamp)} and every slice is back at "
-                f"the stable revision {why.stable}: {command('retry', gitops)} starts it again from wave 1, "
-                f"a change of the set's template ends it")
+                f"the stable revision {why.stable}: setting the set's template back to it ends the rollout "
+                f"({command('undo', gitops)} does), {command('retry', gitops)} starts it again from wave 1")
     assert why.gate is not None
     return gate_sentence(why.gate, gitops, spell)
 
@@ -76,12 +76,23 @@ def gate_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = None) 
 
     wave = gate.wave + 1
     if gate.kind == ANALYSIS:
-        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): its verdict passes it, "
-                f"{command('promote', gitops, ' --full --skip-analysis')} skips it")
+        return (f"wave {wave} waits for analysis ({', '.join(gate.checks)}): {command('step', gitops)} measures it "
+                f"and its verdict passes it, {command('promote', gitops, ' --full --skip-analysis')} skips it")
     if gate.until is not None:
         return (f"wave {wave} soaks until {gate.until}: a step after that passes it, "
                 f"{command('promote', gitops)} passes it now")
     return f"wave {wave} is paused: {command('promote', gitops)} starts the next wave"
+
+
+def measure_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = None) -> str:
+    """`rollout status -w` at an analysis gate that no `rollout step` measures: what measures it
+    (the step, whose verdict passes the gate or does the policy's onFailure) and what skips it."""
+    def command(verb: str, flags: str = "") -> str:
+        return _command(verb, gitops, flags, spell)
+
+    return (f"wave {gate.wave + 1} waits for analysis ({', '.join(gate.checks)}), which no `rollout step` is "
+            f"measuring: {command('step')} measures it (its verdict passes the gate or does the policy's "
+            f"onFailure), {command('promote', ' --full --skip-analysis')} skips it")
 
 
 # --- an abort, in the words every view uses for it ------------------------------------------
@@ -113,6 +124,14 @@ def abort_sentence(slices: Sequence[int], stable: str, back: Rollback | None = N
     if step is not None:
         where += f", step {step[0]} of {step[1]}"
     return f"{where} — {why_back(back)}"
+
+
+def aborted_words(stable: str, rolled_back: bool) -> str:
+    """Where the fleet of an aborted rollout stands, as `rollout status` says it in both modes:
+    `aborted: rolled back, every slice serves the stable revision 8909607f`, or rolling back to it."""
+    if rolled_back:
+        return f"aborted: rolled back, every slice serves the stable revision {stable}"
+    return f"aborted: rolling back to the stable revision {stable}"
 
 
 def why_back(back: Rollback | None) -> str:

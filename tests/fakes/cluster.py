@@ -157,7 +157,8 @@ class MemoryExecutor:
         self.waits.append(None if wait_until is None else wait_until.at if wait_until.at is not None else float("inf"))
         yield SimpleNamespace(duration=30, renew_if_due=lambda: None)
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
         self.watches += 1
         self.cluster.settle()
         return True
@@ -184,7 +185,8 @@ class MemorySession(MemoryExecutor):
     def rollout_state(self, set_name, namespace):
         return None  # the kind is not served
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
         if not self.watch_allowed:
             raise AssertionError("without --wait, nothing is watched")
         return super().wait_for_change(set_name, namespace, resource_version, timeout)

@@ -110,7 +110,8 @@ class PacedCluster(MemoryExecutor):
         finally:
             self.holder = None
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
         self.watches += 1
         self.between(self, self.watches)
         if self.settles:
@@ -146,7 +147,8 @@ class Lagging(PacedCluster):
     """The LWS controller one watch behind: scaled LWS report 0 ready at the first watch after a
     write, all ready at the next (so each step of a slice waits at least once, as on a cluster)."""
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
         self.watches += 1
         self.between(self, self.watches)
         lagging = self.watches % 2 == 1

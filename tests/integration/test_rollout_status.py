@@ -216,3 +216,73 @@ def test_issue39_plan_shows_held_slices_as_the_live_lws_run_them(stepper, tmp_pa
     assert fleet["slices"][1]["revision"] == model(old).revision and fleet["phase"] == "AtGate"
     code, text, _ = cli(stepper, "rollout", "plan", "-f", str(new))
     assert f"  slices 1-3: held at {model(old).revision[:8]} (prefill 1, decode 1), wave 2\n" in text
+
+
+def test_issue47_item13_after_an_abort_rolled_back_status_is_available_at_the_stable_revision(
+        stepper, tmp_path, lws_simulator):
+    """Issue 47 item 13 on the real API server: aborted at the canary's gate and rolled back,
+    every slice serves the stable revision: `rollout status` reads Available (exit 0), aborted,
+    rolled back, what it serves and what ends it; `-w --for=complete` ends held (7) at once."""
+    from tests.support.progressive import deployed_then_changed, until_held_or_complete
+    from tests.support.stepping import model
+
+    old, new = deployed_then_changed(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}]})
+    stable = model(old).revision
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StatusExit.HELD
+    assert cli(stepper, "rollout", "abort", "-f", str(new))[0] == 0
+    assert until_held_or_complete(stepper, new, lws_simulator).code == StatusExit.HELD  # rolled back
+    code, out, err = cli(stepper, "rollout", "status", "-f", str(new))
+    assert code == StatusExit.AVAILABLE, err
+    assert out.splitlines()[0] == (f"disaggregatedset/llm in {stepper.namespace}, revision {model(new).revision}: "
+                                   f"Available, aborted: rolled back, every slice serves the stable revision {stable}")
+    assert "waiting for" not in out and "`kubectl disagg rollout undo" in out and "rollout retry" in out
+    code, _, err = cli(stepper, "rollout", "status", "-f", str(new), "-w", "--for=complete", "--timeout", "30s")
+    assert code == StatusExit.HELD and "every slice is back at the stable revision" in err
+
+
+def test_issue47_item14_watch_ends_at_a_pause_written_while_the_lws_are_quiet(stepper, tmp_path):
+    """Issue 47 item 14 on the real API server: the canary in flight and its LWS quiet (no LWS
+    controller runs), `rollout status -w` in another process sees `rollout pause` write the
+    RolloutState and ends held within seconds, not at its next look a minute later."""
+    import time
+
+    from tests.support.progressive import deployed_then_changed, process
+
+    _, new = deployed_then_changed(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}]})
+    assert stepper(new).code == 0  # the canary starts; nothing settles it
+    watching = process(stepper, "rollout", "status", "-f", str(new), "-w", "--timeout", "90s")
+    time.sleep(3)  # its first look taken, its watch begun
+    assert watching.poll() is None
+    paused_at = time.monotonic()
+    assert cli(stepper, "rollout", "pause", "-f", str(new))[0] == 0
+    _, err = watching.communicate(timeout=60)
+    assert watching.returncode == StatusExit.HELD and "the rollout is paused" in err
+    assert time.monotonic() - paused_at < 20
+
+
+def test_issue47_item16_a_set_applied_without_revision_services_steps_and_reads_complete_without_them(
+        stepper, tmp_path, lws_simulator):
+    """Issue 47 item 16 on the real API server: applied from `render --no-revision-services`, the
+    set never read complete and `rollout step` created the `-prv` Services the render left out.
+    With the flag on step and status (as on render), or the set's annotation, they agree."""
+    import subprocess
+
+    from tests.support.progressive import CONSOLE_SCRIPT
+
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1}, slices=2)
+    rendered = subprocess.run([str(CONSOLE_SCRIPT), "render", "-f", str(path), "--no-revision-services"],
+                              capture_output=True, text=True, check=True).stdout
+    stepper.control_plane.kubectl("apply", "--server-side", "-f", "-", input=rendered)
+    with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        code, _, _ = cli(stepper, "rollout", "status", "-f", str(path), "-w", "--for=available", "--timeout", "30s")
+        assert code == StatusExit.AVAILABLE
+    assert cli(stepper, "rollout", "status", "-f", str(path), "--for=complete")[0] == StatusExit.NOT_AVAILABLE
+    code, out, _ = cli(stepper, "rollout", "status", "-f", str(path), "--for=complete", "--no-revision-services")
+    assert code == StatusExit.AVAILABLE and "Available, complete" in out
+    assert stepper(path, "--no-revision-services").code == 0
+    assert not [s for s in stepper.live.services() if s["metadata"]["name"].endswith("-prv")]
+    text = path.read_text().replace("metadata:\n", "metadata:\n  annotations:\n"
+                                    "    kubectl-disagg/revision-services: \"false\"\n", 1)
+    path.write_text(text)
+    assert stepper(path).code == 0 and not stepper.live.services()  # the set says it: no flag needed
+    assert cli(stepper, "rollout", "status", "-f", str(path), "--for=complete")[0] == StatusExit.AVAILABLE

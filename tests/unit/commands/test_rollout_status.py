@@ -39,3 +39,44 @@ def test_issue38_status_gitops_watch_reads_the_directory_once(tmp_path, monkeypa
     assert exited.value.code == 4, capsys.readouterr()  # the next action never changed: timed out
     assert len(watched) >= 4  # four looks at least
     assert len(reads) == 1 and loads.count(True) == 1  # the directory: read once, loaded (with its states) once
+
+
+def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does(tmp_path, monkeypatch, capsys):
+    """Issue 47 item 16: a set applied from `render --no-revision-services` never read complete
+    (the next pass would create its `-prv` Services), and `rollout step` created them. Both take
+    the option now, as render does, and the set's annotation carries it for every command."""
+    from kubectl_disagg.cli import main
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.core import naming
+    from kubectl_disagg.core.render import render_set, without_revision_services
+    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.inputs import directory
+    from kubectl_disagg.inputs import tree as inputs
+
+    path = tmp_path / "ds.yaml"
+    shutil.copy(EXAMPLES / "prefill-decode.yaml", path)
+    session = MemorySession()
+    objects, _ = directory.render_steady(inputs.read_tree([str(path)], inputs.Reading()), inputs.Reading(), None)
+    for obj in without_revision_services(objects):
+        session.cluster.add(obj)
+    session.cluster.settle()
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
+    monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(session))
+
+    def run(*argv):
+        with pytest.raises(SystemExit) as exited:
+            main(list(argv))
+        return exited.value.code, capsys.readouterr()
+
+    assert run("rollout", "status", "-f", str(path), "--for=complete")[0] == 3  # it would create them
+    code, out = run("rollout", "status", "-f", str(path), "--for=complete", "--no-revision-services")
+    assert code == 0 and "Available, complete" in out.out
+    code, out = run("rollout", "step", "-f", str(path), "--no-revision-services")
+    assert code == 0 and not [name for kind, name in session.cluster.objects if kind == naming.SERVICE_KIND]
+    annotated = path.read_text().replace("  namespace: serving\n", "  namespace: serving\n  annotations:\n"
+                                         f"    {naming.REVISION_SERVICES_ANNOTATION}: \"false\"\n", 1)
+    path.write_text(annotated)
+    assert run("rollout", "status", "-f", str(path), "--for=complete")[0] == 0  # the annotation says it
+    (ds,) = load_sets(parse_stream(annotated, str(path)))
+    assert [o["kind"] for o in render_set(ds, "serving")] == ["LeaderWorkerSet", "LeaderWorkerSet"]

@@ -18,3 +18,22 @@ def test_namespace_flag_may_not_contradict_the_document(tmp_path):
     with pytest.raises(UserError) as caught:
         namespace_for(ds, "other", "default")
     assert 'does not match --namespace "other"' in caught.value.lines()[0]
+
+
+def test_issue47_item16_the_revision_services_annotation_is_true_or_false_else_refused_at_its_line():
+    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.manifests.reader import parse_stream
+
+    def load(value: str):
+        text = ("apiVersion: disaggregatedset.x-k8s.io/v1\nkind: DisaggregatedSet\nmetadata:\n  name: llm\n"
+                f"  annotations:\n    kubectl-disagg/revision-services: {value}\nspec:\n  roles:\n  - name: p\n"
+                "    spec:\n      replicas: 1\n      leaderWorkerTemplate:\n        workerTemplate:\n"
+                "          spec:\n            containers: [{name: c, image: i}]\n")
+        text += text[text.index("  - name: p"):].replace("name: p", "name: d")
+        return load_sets(parse_stream(text, "ds.yaml"))
+
+    assert [ds.revision_services for value in ('"false"', '"true"') for ds in load(value)] == [False, True]
+    with pytest.raises(UserError) as refused:
+        load('"no"')
+    assert str(refused.value) == ('ds.yaml:6: metadata.annotations.kubectl-disagg/revision-services: Unsupported '
+                                  'value: "no": supported values: "true", "false"')

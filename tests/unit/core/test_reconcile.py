@@ -494,3 +494,38 @@ def test_a_broken_group_names_its_roles_in_spec_order():
     (warning,) = broken_groups(0, {"old": group}, {"old": {"prefill", "decode", "encode", "router"}}, "new",
                                ["router", "prefill", "decode", "encode"])
     assert "no LeaderWorkerSet for router; prefill, decode at 0 replicas" in warning
+
+
+def without_services(ds):
+    """`ds` annotated to leave the per-revision Services out (`kubectl-disagg/revision-services`)."""
+    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.manifests.writer import to_yaml
+
+    data = copy.deepcopy(ds.source.data)
+    data["metadata"].setdefault("annotations", {})[naming.REVISION_SERVICES_ANNOTATION] = "false"
+    (annotated,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
+    return annotated
+
+
+def test_issue47_item16_a_set_annotated_without_revision_services_renders_and_rolls_without_them():
+    """Issue 47 item 16: the set's annotation leaves the `-prv` Services out everywhere: render,
+    every pass of a rollout (none created, and ours deleted where a render with them left some),
+    and status, which reads complete with none, as `render --no-revision-services` rendered it."""
+    from tests.support.sets import status_of
+
+    old = without_services(make_set({"prefill": 2, "decode": 1}, slices=2))
+    new = without_services(make_set({"prefill": 2, "decode": 1}, image="img:2", slices=2))
+    assert old.revision == make_set({"prefill": 2, "decode": 1}, slices=2).revision  # not a template change
+    assert [o["kind"] for o in render_set(old, NS)] == ["LeaderWorkerSet"] * 4
+    cluster = MemoryCluster(NS)
+    for obj in render_set(make_set({"prefill": 2, "decode": 1}, slices=2), NS):  # deployed with its Services
+        cluster.add(obj)
+    cluster.settle()
+    for passes in (drive(old, cluster), drive(new, cluster)):
+        created = [a for result in passes for a in result.actions if getattr(a, "kind", "") == naming.SERVICE_KIND
+                   and not isinstance(a, Delete)]
+        assert created == []
+    assert not [name for kind, name in cluster.objects if kind == naming.SERVICE_KIND]
+    status = status_of(new, cluster)
+    assert status.complete and status.settled

@@ -180,3 +180,57 @@ def test_occupants_are_the_same_whether_read_by_name_or_listed(count):
         assert sorted(requests) == ["list leaderworkersets ''", "list services ''"]
     else:
         assert requests == ["get"] * count
+
+
+def test_issue47_item14_a_wait_with_the_rollout_state_ends_at_the_first_change_of_either_kind():
+    """`rollout status -w` under a RolloutPolicy watches the set's LWS and its RolloutState at
+    once: a write of the state (a verb, a stepper at a gate) ends the wait while the LWS stay
+    quiet; a watch still running from the last wait is waited on again, never doubled; with
+    nothing changing, the wait ends at its timeout."""
+    started, state_changes = [], threading.Event()
+
+    class Client:
+        def watch(self, resource, namespace, selector, resource_version, timeout, field_selector=None):
+            started.append((resource.kind, resource_version, field_selector))
+            if resource.kind == "RolloutState":
+                return state_changes.wait(timeout)
+            time.sleep(timeout)  # the LWS stay quiet for the whole watch
+            return False
+
+    cluster = Session.__new__(Session)  # no kubeconfig: only the wait under test
+    cluster.client, cluster._watched = Client(), {}
+    cluster._background, cluster._woken = {}, threading.Event()
+    threading.Timer(0.1, state_changes.set).start()
+    began = time.monotonic()
+    assert cluster.wait_for_change("llm", "serving", "41", timeout=5, state_version="40") is True
+    assert time.monotonic() - began < 2
+    assert sorted(started) == [("LeaderWorkerSet", "41", None), ("RolloutState", "40", "metadata.name=llm")]
+    state_changes.clear()
+    began = time.monotonic()
+    assert cluster.wait_for_change("llm", "serving", "41", timeout=0.3, state_version="42") is False
+    assert 0.25 < time.monotonic() - began < 2
+    # the LWS watch of the first wait was still running: waited on again, not started twice
+    assert [kind for kind, _, _ in started].count("LeaderWorkerSet") == 1
+    assert started[-1] == ("RolloutState", "42", "metadata.name=llm")
+
+
+def test_issue47_item14_a_refused_rollout_state_watch_is_a_change_once_then_the_lws_alone_are_watched():
+    """A user whose Role lacks `watch rolloutstates`: the refusal ends one wait (the next look
+    reads, and says whatever is wrong), and the state is not watched again: no loop of looks."""
+    started = []
+
+    class Client:
+        def watch(self, resource, namespace, selector, resource_version, timeout, field_selector=None):
+            started.append(resource.kind)
+            if resource.kind == "RolloutState":
+                raise UserError("rolloutstates.kubectl-disagg.x-k8s.io is forbidden: cannot watch")
+            time.sleep(timeout)
+            return False
+
+    cluster = Session.__new__(Session)
+    cluster.client, cluster._watched = Client(), {}
+    cluster._background, cluster._woken = {}, threading.Event()
+    assert cluster.wait_for_change("llm", "serving", "41", timeout=5, state_version="40") is True
+    began = time.monotonic()
+    assert cluster.wait_for_change("llm", "serving", "41", timeout=0.3, state_version="40") is False
+    assert 0.25 < time.monotonic() - began < 2 and started.count("RolloutState") == 1
