@@ -1,13 +1,11 @@
 """The shell of the template edits (`set image`, `rollout restart`): the edits are decided by
 `core.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
-checked before any is written and each written whole (a temporary file renamed over it), and a
+checked before any is written and each written whole (`manifests.writer.write_atomically`), and a
 stored set is patched with one guarded JSON patch."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 
 import click
@@ -19,7 +17,7 @@ from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import STDIN_NAME, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted
-from kubectl_disagg.manifests.writer import format_objects
+from kubectl_disagg.manifests.writer import format_objects, write_atomically
 
 # The edits of one set document: (edits, refusals), from the document's data.
 Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
@@ -70,13 +68,13 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
         raise UserError(["no DisaggregatedSet found in the input"])
     if dry_run == "none":
         for path, new_text in rewritten.items():
-            write_atomically(path, new_text)
+            write_atomically(path, new_text.encode("utf-8"))
         if written is not None:
             try:
                 written(sorted(rewritten))
             except BaseException:
                 for path in rewritten:
-                    write_atomically(path, tree.files[path].decode("utf-8"))
+                    write_atomically(path, tree.files[path])
                 raise
     report(edited_sets, options.output, done, dry_run)
 
@@ -112,23 +110,3 @@ def report(sets: list[JsonObject], output: str, done: Done, dry_run: str) -> Non
         name = f"disaggregatedset/{data['metadata']['name']}"
         said = done(data) if callable(done) else done
         click.echo(name if output == "name" else f"{name} {said}{suffix}")
-
-
-def write_atomically(path: str, text: str) -> None:
-    """`text` into `path` whole or not at all: a temporary file beside it, renamed over it (its
-    mode kept)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(prefix=".disagg-", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
