@@ -15,7 +15,7 @@ from kubectl_disagg.core import template_edit
 from kubectl_disagg.core.model import is_disaggregated_set
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.reader import STDIN_NAME, parse_stream
+from kubectl_disagg.manifests.reader import STDIN_NAME, decoded, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted
 from kubectl_disagg.manifests.writer import format_objects, write_atomically
 
@@ -37,10 +37,14 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
         raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
     tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
     problems: list[Problem] = []
-    rewritten: dict[str, str] = {}
+    rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []
     for path in tree.chosen:
-        text = tree.files[path].decode("utf-8")
+        try:
+            text, encoding = decoded(tree.files[path], path)  # written back in its encoding
+        except UserError as err:
+            problems += err.problems
+            continue
         documents = parse_stream(text, path)
         edits: dict[int, list[template_edit.Edit]] = {}
         for document in documents:
@@ -60,15 +64,15 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
         if not line_problems:
             new_documents = parse_stream(new_text, path)
             problems += directory.problems_of(new_documents)  # a valid set, as any -f input must be
-            rewritten[path] = new_text
+            rewritten[path] = encoding.encode(new_text)
             edited_sets += [doc.data for doc in new_documents if doc.index in edits]
     if problems:
         raise UserError(problems)
     if not rewritten:
         raise UserError(["no DisaggregatedSet found in the input"])
     if dry_run == "none":
-        for path, new_text in rewritten.items():
-            write_atomically(path, new_text.encode("utf-8"))
+        for path, data in rewritten.items():
+            write_atomically(path, data)
         if written is not None:
             try:
                 written(sorted(rewritten))

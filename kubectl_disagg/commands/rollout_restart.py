@@ -35,8 +35,8 @@ def restart(options: _options.Options, name: str | None, roles: tuple[str, ...],
     next `rollout step` replaces the groups with the coordinated arithmetic and the set's
     RolloutPolicy (waves, gates), as for any template change; nothing is deleted here.
 
-    -f rewrites the file in place (only the annotation's lines, comments and order kept; nothing
-    written on any problem); NAME patches the stored set, guarded by its resourceVersion.
+    -f rewrites the file in place (only the annotation's lines; comments, order, line endings,
+    encoding and mode kept; nothing written on any problem); NAME patches the stored set, guarded by its resourceVersion.
     """
     from kubectl_disagg.commands import _template_edit
     from kubectl_disagg.core import template_edit

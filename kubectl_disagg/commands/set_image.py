@@ -37,7 +37,8 @@ def image(options: _options.Options, name_or_images: tuple[str, ...], dry_run: s
     `rollout step` rolls it out as any template change.
 
     A -f file is rewritten in place: only the image lines change (a list or mapping written in
-    flow style, `{...}`, is rewritten whole in block style), comments and order stay; the
+    flow style, `{...}`, is rewritten whole in block style), comments, order, line endings,
+    encoding and mode stay; the
     result is read again and must hold the new images exactly, else nothing is written. Every
     problem is listed at once as FILE:LINE; no file is written unless all can be. NAME patches
     the stored set, guarded by its resourceVersion.

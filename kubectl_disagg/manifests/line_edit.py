@@ -7,7 +7,8 @@ block style our writer prints (the comments inside that block go with it); `REMO
 the block (the first key of a list item hands the item's dash to the next). A field not in the
 file is added under its nearest ancestor that is. An edit inside a flow collection (`{...}`,
 `[...]`) is lifted to the nearest key on a block line above it and writes that key whole. Edits
-whose lines overlap are made in rounds, the file read again between them.
+whose lines overlap are made in rounds, the file read again between them. Each line keeps its
+own ending (CRLF or LF); a line added takes the ending of the line it replaces or follows.
 
 The lines come from our own reader's positions (`Document.lines`, the line of every key); the
 result is read again and must hold exactly the data the edits make, else the file is refused
@@ -41,6 +42,8 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     index i; `expected[i]` is the data that document must hold afterwards (every other document
     must hold what it held): the result is read again and checked."""
     lines = text.split("\n")
+    crlf = [line.endswith("\r") for line in lines]  # each line's ending, kept: the lines are edited without it
+    lines = [line[:-1] if cr else line for line, cr in zip(lines, crlf)]
     problems: list[Problem] = []
     pending = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
                for document in documents for index in [document.index] if index in edits}
@@ -63,13 +66,14 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
             return text, problems
         for at, replaced, new in sorted(changes, key=lambda change: change[0], reverse=True):
             lines[at:at + replaced] = new
+            crlf[at:at + replaced] = _endings(crlf, at, replaced, len(new))
         pending = deferred
         if pending:
             try:
                 current = parse_stream("\n".join(lines), documents[0].file)
             except UserError:  # not readable any more: refused below
                 break
-    result = "\n".join(lines)
+    result = "\n".join(line + "\r" * cr for line, cr in zip(lines, crlf))
     try:
         after = {document.index: document for document in parse_stream(result, documents[0].file)}
     except UserError:  # not readable any more: every edit is refused below
@@ -84,6 +88,14 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
                 problems.append(Problem(document.file, document.line(()), "", "changed by the rewrite of another "
                                                                                "document: edit the file by hand"))
     return (text, problems) if problems else (result, [])
+
+
+def _endings(crlf: list[bool], at: int, replaced: int, count: int) -> list[bool]:
+    """Whether each of `count` lines written over lines `at` to `at + replaced` ends in CRLF:
+    as the line it replaces (past the last, as the last), or, when none is, the line above."""
+    if not replaced:
+        return [crlf[at - 1] if at else crlf[0]] * count
+    return [crlf[at + min(n, replaced - 1)] for n in range(count)]
 
 
 def _lifted(lines: list[str], document: Document, edits: Sequence[Edit], expected: object) -> list[Edit]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from kubectl_disagg.core.sets import load_sets
@@ -85,3 +86,49 @@ def test_stdin_is_refused_unless_a_dry_run(capsys, monkeypatch):
     code, out, _ = run(["set", "image", "-f", "-", "decode=x:2", "--dry-run", "-o", "yaml"], capsys, stdin=EXAMPLE,
                        monkeypatch=monkeypatch)
     assert code == 0 and "image: x:2" in out
+
+
+EDITS = {"set image": ["set", "image", "decode=reg/llm:2"],
+         "rollout restart": ["rollout", "restart", "--role", "decode"]}
+ENCODINGS = {"UTF-8": ("utf-8", b""), "UTF-8 with BOM": ("utf-8", b"\xef\xbb\xbf"),
+             "UTF-16LE": ("utf-16-le", b"\xff\xfe"), "UTF-16BE": ("utf-16-be", b"\xfe\xff")}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+def test_an_edit_keeps_the_files_encoding_line_endings_and_mode(tmp_path, capsys, edit, encoding, ending):
+    """A CRLF file lost the `\\r` of each rewritten line (`set image`) or was refused as "a flow
+    mapping" (`rollout restart`); a UTF-16 file was a traceback. kubectl reads a file with a
+    byte order mark in its encoding (cli-runtime's FileVisitor): the edit writes it back so."""
+    codec, bom = ENCODINGS[encoding]
+    path = tmp_path / "ds.yaml"
+    path.write_bytes(bom + EXAMPLE.replace("\n", ending).encode(codec))
+    path.chmod(0o640)
+    code, out, err = run([*EDITS[edit][:2], "-f", str(path), *EDITS[edit][2:]], capsys)
+    assert (code, err) == (0, "")
+    data = path.read_bytes()
+    assert data.startswith(bom) and not (bom and data[len(bom):].startswith(bom))
+    text = data[len(bom):].decode(codec)
+    lines = text.split("\n")
+    assert all(line.endswith("\r") for line in lines[:-1]) if ending == "\r\n" else "\r" not in text
+    assert lines[-1] == "" and path.stat().st_mode & 0o777 == 0o640
+    (document,) = [d for d in parse_stream(data, str(path)) if d.data["kind"] == "DisaggregatedSet"]
+    decode = document.data["spec"]["roles"][2]["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+    assert decode["spec"]["containers"][0]["image"] == "reg/llm:2" if edit == "set image" else \
+        "kubectl.kubernetes.io/restartedAt" in decode["metadata"]["annotations"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.yaml"]
+
+
+def test_a_file_that_is_not_utf8_is_refused_at_the_line_of_its_first_bad_byte(tmp_path, capsys):
+    """A Latin-1 file was a traceback (UnicodeDecodeError). kubectl would read its `é` as
+    U+FFFD: the rewrite would change it, so the file is refused, naming the line and the cause."""
+    path = tmp_path / "ds.yaml"
+    latin = EXAMPLE.replace("\n", "\n# owned by the équipe plateforme\n", 3).encode("latin-1")
+    path.write_bytes(latin)
+    code, out, err = run(["set", "image", "-f", str(path), "decode=reg/llm:2"], capsys)
+    line = latin[:latin.index(b"\xe9")].count(b"\n") + 1
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [f"{path}:{line}: not UTF-8 (byte 0xE9), nor UTF-16 with a byte order mark: "
+                                "kubectl would read this byte as U+FFFD; save the file as UTF-8"]
+    assert path.read_bytes() == latin

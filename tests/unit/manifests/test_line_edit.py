@@ -160,6 +160,29 @@ def test_removing_the_first_key_of_a_list_item_hands_its_dash_to_the_next():
         "-                - image: reg/llm:1", "-                  name: worker", "+                - name: worker"]
 
 
+def test_each_rewritten_line_keeps_its_own_line_ending():
+    """A CRLF file lost the `\r` of every rewritten line (mixed endings), and a restart was
+    refused as "a flow mapping" (the `\r` after `metadata:` read as a value). Each line keeps
+    its ending; a line added takes the ending of the line it follows."""
+    mixed = "".join(line + ("\r\n" if n % 3 else "\n") for n, line in enumerate(TEXT.split("\n")[:-1]))
+    result, problems = rewrite(mixed, lambda data: te.image_edits(data, te.parse_assignments(["*=reg/llm:2"])[0]))
+    assert problems == [] and diff_of(mixed, result) == [
+        "-              image: 'reg/llm:1'  # single-quoted on purpose\r",
+        "+              image: 'reg/llm:2'  # single-quoted on purpose\r",
+        "-                - image: reg/llm:1\r", "+                - image: reg/llm:2\r"]
+    crlf = TEXT.replace("\n", "\r\n")
+    result, problems = rewrite(crlf, restart_prefill)
+    assert problems == [] and "\n" not in result.replace("\r\n", "")
+    assert diff_of(crlf, result) == [
+        "+            annotations:\r", '+              kubectl.kubernetes.io/restartedAt: "2026-01-02T03:04:05Z"\r']
+    flow = crlf.replace("          metadata:\r\n            labels: {tier: gpu}\r\n", "          metadata: {labels: {tier: gpu}}\r\n")
+    result, problems = rewrite(flow, restart_prefill)  # a flow mapping written whole, in block style
+    assert problems == [] and diff_of(flow, result) == [
+        "-          metadata: {labels: {tier: gpu}}\r", "+          metadata:\r", "+            annotations:\r",
+        '+              kubectl.kubernetes.io/restartedAt: "2026-01-02T03:04:05Z"\r', "+            labels:\r",
+        "+              tier: gpu\r"]
+
+
 def _template(draw):
     """A role's template as people write them: an image, maybe arguments, environment,
     resources, a group size; each present or not."""

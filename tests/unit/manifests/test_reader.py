@@ -237,3 +237,11 @@ def test_a_list_whose_items_are_not_objects_is_refused(text, expected):
 def test_an_empty_list_is_no_document_and_items_without_a_kind_are_data():
     assert parse_stream("kind: List\napiVersion: v1\nitems: null\n", "l.yaml") == []
     assert [d.data for d in parse_stream("items: [1]\n", "l.yaml")] == [{"items": [1]}]
+
+
+@pytest.mark.parametrize("codec, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_a_utf16_file_with_a_byte_order_mark_reads_as_kubectl_reads_it(codec, bom):
+    """kubectl decodes a file through unicode.BOMOverride (cli-runtime's FileVisitor): a
+    UTF-16 byte order mark makes it UTF-16, every line where it is in UTF-8."""
+    text = "# é\nkind: ConfigMap\nmetadata:\n  name: café\n---\ndata: {a: b}\n"
+    assert parse_stream(bom + text.replace("\n", "\r\n").encode(codec), "f") == parse_stream(text.encode(), "f")
