@@ -47,6 +47,13 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     problems: list[Problem] = []
     pending = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
                for document in documents for index in [document.index] if index in edits}
+    # An edit under a YAML alias is not written: its lines are the anchor's, shared with every other
+    # user of it. The anchor's own edit may make it; if the file then does not read as intended, it is
+    # refused below, naming the alias.
+    through_alias = {document.index: [path for path, _ in pending[document.index] if document.alias(path)]
+                     for document in documents if document.index in pending}
+    pending = {document.index: [(path, value) for path, value in pending[document.index] if not document.alias(path)]
+               for document in documents if document.index in pending}
     current = list(documents)
     while pending:  # in rounds: an edit whose lines another's change touches waits for the text after it
         by_index = {document.index: document for document in current}
@@ -80,6 +87,9 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
         after = {}
     for document in documents:
         if document.index not in after or after[document.index].data != expected.get(document.index, document.data):
+            if through_alias.get(document.index):
+                problems += [_shared(document, path) for path in through_alias[document.index]]
+                continue
             for path, _ in edits.get(document.index, ()):
                 problems.append(Problem(document.file, document.line(path), dotted(path),
                                         "cannot be rewritten in place (a flow mapping or a value over several "
@@ -88,6 +98,17 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
                 problems.append(Problem(document.file, document.line(()), "", "changed by the rewrite of another "
                                                                                "document: edit the file by hand"))
     return (text, problems) if problems else (result, [])
+
+
+def _shared(document: Document, path: FieldPath) -> Problem:
+    """The refusal of an edit under an alias, at the alias's line."""
+    alias = document.alias(path)
+    assert alias is not None
+    name, used, anchor = document.aliases[alias]
+    return Problem(document.file, used, dotted(path),
+                   f"comes through the alias *{name}, whose text is the anchor &{name} at line {anchor}: editing it "
+                   f"there would change every role sharing it; give them all the same change, or write this "
+                   f"one out in full in place of *{name}")
 
 
 def _endings(crlf: list[bool], at: int, replaced: int, count: int) -> list[bool]:

@@ -65,8 +65,8 @@ def parse_stream(text: str | bytes, file: str) -> list[Document]:
         raise UserError([Problem(file, 0, "", f"input is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")])
     documents, problems = yaml_reader.read(_as_utf8(_bytes(text)), file)
     flat: list[Document] = []
-    for index, data, lines in documents:
-        flat.extend(_flattened(Document(data, file, index, lines), problems))
+    for index, data, lines, aliases in documents:
+        flat.extend(_flattened(Document(data, file, index, lines, aliases), problems))
     if problems:
         raise UserError(problems)
     return flat
@@ -110,7 +110,9 @@ def _flattened(document: Document, problems: list[Problem]) -> list[Document]:
             problems.append(Problem(document.file, document.line(path), f"items[{position}]",
                                     "kind not set: each item of a List names its apiVersion and kind"))
         else:
-            found.append(Document(item, document.file, document.index, by_item.get(position, {(): document.line(path)})))
+            aliases = {key[2:]: alias for key, alias in document.aliases.items() if key[:2] == path}
+            found.append(Document(item, document.file, document.index, by_item.get(position, {(): document.line(path)}),
+                                  aliases))
     return found
 
 

@@ -132,3 +132,55 @@ def test_a_file_that_is_not_utf8_is_refused_at_the_line_of_its_first_bad_byte(tm
     assert err.splitlines() == [f"{path}:{line}: not UTF-8 (byte 0xE9), nor UTF-16 with a byte order mark: "
                                 "kubectl would read this byte as U+FFFD; save the file as UTF-8"]
     assert path.read_bytes() == latin
+
+
+SHARED = """\
+apiVersion: disaggregatedset.x-k8s.io/v1
+kind: DisaggregatedSet
+metadata:
+  name: llm
+spec:
+  roles:
+  - name: prefill
+    spec:
+      replicas: 1
+      leaderWorkerTemplate: &server  # one template for both roles
+        workerTemplate:
+          spec:
+            containers:
+            - name: worker
+              image: reg/llm:1
+  - name: decode
+    spec:
+      replicas: 1
+      leaderWorkerTemplate: *server
+"""
+
+
+@pytest.mark.parametrize("text, line", [(SHARED, 19), (SHARED.replace(
+    "      leaderWorkerTemplate: *server\n", "      leaderWorkerTemplate:\n        size: 1\n        <<: *server\n"), 21)],
+    ids=["alias", "merge"])
+def test_an_edit_under_an_alias_names_it_and_an_edit_of_every_sharer_keeps_it(tmp_path, capsys, text, line):
+    """Roles sharing a template through an alias were refused as "a flow mapping or a value over
+    several lines": the refusal names the alias, its line and its anchor's. Giving every role
+    sharing it the same change edits the anchor once, and the alias stays."""
+    path = tmp_path / "ds.yaml"
+    path.write_text(text)
+    code, out, err = run(["set", "image", "-f", str(path), "decode=reg/llm:2"], capsys)
+    assert (code, out) == (1, "") and path.read_text() == text
+    assert err.splitlines() == [
+        f"{path}:{line}: spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: comes "
+        "through the alias *server, whose text is the anchor &server at line 10: editing it there would change "
+        "every role sharing it; give them all the same change, or write this one out in full in place of *server"]
+    assert run(["rollout", "restart", "-f", str(path), "--role", "decode"], capsys)[0] == 1
+    code, out, err = run(["set", "image", "-f", str(path), "*=reg/llm:2"], capsys)
+    assert (code, err) == (0, "") and "*server" in path.read_text()
+    assert changed_lines(text, path.read_text()) == [("              image: reg/llm:1", "              image: reg/llm:2")]
+    assert run(["rollout", "restart", "-f", str(path)], capsys)[:2] == (0, "disaggregatedset/llm restarted\n")
+    (document,) = parse_stream(path.read_text(), str(path))
+    prefill, decode = (role["spec"]["leaderWorkerTemplate"]["workerTemplate"] for role in document.data["spec"]["roles"])
+    assert prefill == decode and "kubectl.kubernetes.io/restartedAt" in decode["metadata"]["annotations"]
+
+
+def changed_lines(before: str, after: str) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in zip(before.split("\n"), after.split("\n"), strict=True) if a != b]

@@ -245,3 +245,12 @@ def test_a_utf16_file_with_a_byte_order_mark_reads_as_kubectl_reads_it(codec, bo
     UTF-16 byte order mark makes it UTF-16, every line where it is in UTF-8."""
     text = "# é\nkind: ConfigMap\nmetadata:\n  name: café\n---\ndata: {a: b}\n"
     assert parse_stream(bom + text.replace("\n", "\r\n").encode(codec), "f") == parse_stream(text.encode(), "f")
+
+
+def test_each_value_that_comes_through_an_alias_names_it_and_its_anchor():
+    """(the anchor's name, the alias's line, the anchor's line), at the outermost alias; a key
+    given after a merge is the mapping's own."""
+    (document,) = parse_stream("a: &x\n  k: {m: 1}\nb: *x\nc:\n  <<: *x\n  j: 2\nd:\n  <<: *x\n  k: 3\n"
+                               "e: [*x]\n", "f")
+    assert document.aliases == {("b",): ("x", 3, 1), ("c", "k"): ("x", 5, 1), ("e", 0): ("x", 10, 1)}
+    assert document.alias(("b", "k", "m")) == ("b",) and document.alias(("d", "k")) is None
