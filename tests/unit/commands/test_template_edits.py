@@ -58,9 +58,24 @@ def test_restart_of_one_role_is_a_new_revision_in_place(tmp_path, capsys):
     path.write_text(EXAMPLE)
     before = revision(path)
     code, out, _ = run(["rollout", "restart", "-f", str(path), "--role", "decode"], capsys)
-    assert (code, out) == (0, "disaggregatedset/qwen-vl restarted\n")
+    assert (code, out) == (0, "disaggregatedset/qwen-vl restarted: decode's pod templates annotated, a new revision; "
+                              "its rollout replaces the groups of every role (encode, prefill, decode), not only "
+                              "decode's\n")
     assert revision(path) != before
     assert path.read_text().count("kubectl.kubernetes.io/restartedAt") == 1
+    code, out, _ = run(["rollout", "restart", "-f", str(path)], capsys)
+    assert (code, out) == (0, "disaggregatedset/qwen-vl restarted: every role's pod templates annotated, a new "
+                              "revision; its rollout replaces the groups of every role (encode, prefill, decode)\n")
+
+
+def test_restart_help_says_every_roles_groups_are_replaced(capsys):
+    """Issue 47: "Restart this role only" was false: the set's revision covers every role, so
+    any template change replaces every role's groups, as the upstream controller's does."""
+    code, out, _ = run(["rollout", "restart", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "this role only" not in text
+    assert "--role ROLE Annotate this role's pod templates (repeatable; default every role): the set's revision " \
+           "covers every role, so the rollout replaces every role's groups all the same." in text
 
 
 def test_usage_errors(tmp_path, capsys):
@@ -176,7 +191,7 @@ def test_an_edit_under_an_alias_names_it_and_an_edit_of_every_sharer_keeps_it(tm
     code, out, err = run(["set", "image", "-f", str(path), "*=reg/llm:2"], capsys)
     assert (code, err) == (0, "") and "*server" in path.read_text()
     assert changed_lines(text, path.read_text()) == [("              image: reg/llm:1", "              image: reg/llm:2")]
-    assert run(["rollout", "restart", "-f", str(path)], capsys)[:2] == (0, "disaggregatedset/llm restarted\n")
+    assert run(["rollout", "restart", "-f", str(path)], capsys)[0] == 0
     (document,) = parse_stream(path.read_text(), str(path))
     prefill, decode = (role["spec"]["leaderWorkerTemplate"]["workerTemplate"] for role in document.data["spec"]["roles"])
     assert prefill == decode and "kubectl.kubernetes.io/restartedAt" in decode["metadata"]["annotations"]
