@@ -30,8 +30,7 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
                written: Callable[[list[str]], None] | None = None) -> None:
     """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
     `written` (the paths rewritten) runs once they are: when it fails, each is put back."""
-    from kubectl_disagg.inputs import directory, tree as inputs
-    from kubectl_disagg.manifests import line_edit
+    from kubectl_disagg.inputs import tree as inputs
 
     if dry_run == "server":
         raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
@@ -40,32 +39,13 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
     rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []
     for path in tree.chosen:
-        try:
-            text, encoding = decoded(tree.files[path], path)  # written back in its encoding
-        except UserError as err:
-            problems += err.problems
-            continue
-        documents = parse_stream(text, path)
-        edits: dict[int, list[template_edit.Edit]] = {}
-        for document in documents:
-            if not is_disaggregated_set(document.data):
-                continue
-            document_edits, refusals = decide(document.data)
-            problems += [Problem(path, document.line(where), dotted(where), why) for where, why in refusals]
-            edits[document.index] = document_edits
-        if not edits:
-            continue
-        if path == STDIN_NAME and dry_run == "none":
+        data, sets, file_problems = rewrite_file(path, tree.files[path], decide)
+        problems += file_problems
+        if data is not None and path == STDIN_NAME and dry_run == "none":
             problems.append(Problem(path, 0, "", "stdin cannot be rewritten in place: give a file, or --dry-run"))
-            continue
-        expected = {doc.index: template_edit.applied(doc.data, edits[doc.index]) for doc in documents if doc.index in edits}
-        new_text, line_problems = line_edit.rewrite(text, documents, edits, expected)
-        problems += line_problems
-        if not line_problems:
-            new_documents = parse_stream(new_text, path)
-            problems += directory.problems_of(new_documents)  # a valid set, as any -f input must be
-            rewritten[path] = encoding.encode(new_text)
-            edited_sets += [doc.data for doc in new_documents if doc.index in edits]
+        elif data is not None and not file_problems:
+            rewritten[path] = data
+            edited_sets += sets
     if problems:
         raise UserError(problems)
     if not rewritten:
@@ -81,6 +61,35 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
                     write_atomically(path, tree.files[path])
                 raise
     report(edited_sets, options.output, done, dry_run)
+
+
+def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, list[JsonObject], list[Problem]]:
+    """One file's sets edited in place (`line_edit.rewrite`), in the file's own encoding (as
+    kubectl reads it) and line endings: its new bytes (None: it holds no set), its sets as
+    edited, and every problem (then nothing of it may be written)."""
+    from kubectl_disagg.inputs import directory
+    from kubectl_disagg.manifests import line_edit
+
+    try:
+        text, encoding = decoded(raw, path)
+    except UserError as err:
+        return None, [], [problem for problem in err.problems if isinstance(problem, Problem)]
+    documents = parse_stream(text, path)
+    problems: list[Problem] = []
+    edits: dict[int, list[template_edit.Edit]] = {}
+    for document in documents:
+        if is_disaggregated_set(document.data):
+            edits[document.index], refusals = decide(document.data)
+            problems += [Problem(path, document.line(where), dotted(where), why) for where, why in refusals]
+    if not edits:
+        return None, [], problems
+    expected = {doc.index: template_edit.applied(doc.data, edits[doc.index]) for doc in documents if doc.index in edits}
+    new_text, line_problems = line_edit.rewrite(text, documents, edits, expected)
+    if problems or line_problems:
+        return raw, [], problems + line_problems
+    new_documents = parse_stream(new_text, path)
+    problems += directory.problems_of(new_documents)  # a valid set, as any -f input must be
+    return encoding.encode(new_text), [doc.data for doc in new_documents if doc.index in edits], problems
 
 
 def edit_stored(options: _options.Options, name: str, decide: Decide, dry_run: str, done: Done,
