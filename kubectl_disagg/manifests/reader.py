@@ -49,14 +49,10 @@ def decoded(data: bytes, file: str) -> tuple[str, Encoding]:
     would read them as U+FFFD, and a rewrite could not keep them."""
     encoding = encoding_of(data)
     body = data[len(encoding.bom):]
-    try:
-        return body.decode(encoding.codec), encoding
-    except UnicodeDecodeError as err:
-        line = body[:err.start].decode(encoding.codec, "replace").count("\n") + 1
-        bad = body[err.start:err.end].hex(" ").upper().replace(" ", " 0x")
-        other = ", nor UTF-16 with a byte order mark" if not encoding.bom else ""
-        raise UserError([Problem(file, line, "", f"not {encoding.name} (byte 0x{bad}){other}: kubectl would read "
-                                                 f"this byte as U+FFFD; save the file as {encoding.name}")]) from None
+    bad = yaml_reader.undecodable(body, encoding.codec)
+    if bad is not None:
+        raise UserError([Problem(file, bad[0] + 1, "", yaml_reader.not_of_encoding(bad[1], encoding.name))])
+    return body.decode(encoding.codec), encoding
 
 
 def parse_stream(text: str | bytes, file: str) -> list[Document]:

@@ -1,6 +1,6 @@
 """YAML text → the JSON documents kubectl sends, each value with its line.
 
-About 720 lines on purpose: it is go-yaml v2's composer and decoder and sigs.k8s.io/yaml's
+About 770 lines on purpose: it is go-yaml v2's composer and decoder and sigs.k8s.io/yaml's
 conversion to JSON, step by step, plus the handful of places where LibYAML's events and go-yaml's
 differ (each rewritten and tested); the scalar rules live in `resolver.py`. The alternatives cost
 more: a parser of our own (the bulk of go-yaml) or calling kubectl (a process per file). Every
@@ -262,6 +262,23 @@ def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[l
                         for index, value, lines, aliases in more], []
 
 
+def undecodable(data: bytes, codec: str = "utf-8") -> tuple[int, bytes] | None:
+    """Where `data` stops being `codec`: the 0-based line of the first bytes that are not, and
+    those bytes; None when it all is."""
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError as err:
+        return data[:err.start].decode(codec, "replace").count("\n"), data[err.start:err.end]
+    return None
+
+
+def not_of_encoding(bad: bytes, encoding: str) -> str:
+    """Why bytes that are not of the file's encoding are refused (a Latin-1 `é` in a UTF-8 file)."""
+    other = ", nor UTF-16 with a byte order mark" if encoding == "UTF-8" else ""
+    return (f"not {encoding} (byte {' '.join(f'0x{byte:02X}' for byte in bad)}){other}: kubectl would read this "
+            f"byte as U+FFFD; save the file as {encoding}")
+
+
 # -- events → nodes, as go-yaml's parser composes them ----------------------------------------
 
 def _compose(text: bytes) -> _Node | None:
@@ -302,6 +319,9 @@ def _compose(text: bytes) -> _Node | None:
                 message += " (kubectl reads a `,`, `[` or `]` right after a tag as part of the tag)"
             raise _Refused(mark.line if mark else 0, (), f"invalid YAML: {message}") from None
         except yaml.reader.ReaderError as err:
+            bad = undecodable(text) if "UTF-8" in str(err.reason) else None
+            if bad is not None:
+                raise _Refused(bad[0], (), not_of_encoding(bad[1], "UTF-8")) from None
             position = err.position if isinstance(err.position, int) else 0
             character = err.character if isinstance(err.character, int) else ord(err.character or "?")
             raise _Refused(text[:position].count(b"\n"), (),

@@ -254,3 +254,11 @@ def test_each_value_that_comes_through_an_alias_names_it_and_its_anchor():
                                "e: [*x]\n", "f")
     assert document.aliases == {("b",): ("x", 3, 1), ("c", "k"): ("x", 5, 1), ("e", 0): ("x", 10, 1)}
     assert document.alias(("b", "k", "m")) == ("b",) and document.alias(("d", "k")) is None
+
+
+def test_bytes_that_are_not_utf8_are_named_at_their_line():
+    """A Latin-1 `é` read as "unacceptable character #x000a: control characters are not allowed"."""
+    assert problems_of(b"a: 1\n# caf\xe9\nb: 2\n") == [
+        "in.yaml:2: not UTF-8 (byte 0xE9), nor UTF-16 with a byte order mark: kubectl would read this byte as "
+        "U+FFFD; save the file as UTF-8"]
+    assert problems_of(b"a: 1\n---\nb: caf\xe9\n")[0].startswith("in.yaml:3: not UTF-8 (byte 0xE9)")
