@@ -29,7 +29,8 @@ Done = str | Callable[[JsonObject], str]  # what was done to a set, for the repo
 def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
                written: Callable[[list[str]], None] | None = None) -> None:
     """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
-    `written` (the paths rewritten) runs once they are: when it fails, each is put back."""
+    `written` (the paths rewritten) runs once they are; when a write or it fails, the files
+    written are put back as they were."""
     from kubectl_disagg.inputs import tree as inputs
 
     if dry_run == "server":
@@ -51,15 +52,17 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
     if not rewritten:
         raise UserError(["no DisaggregatedSet found in the input"])
     if dry_run == "none":
-        for path, data in rewritten.items():
-            write_atomically(path, data)
-        if written is not None:
-            try:
+        done_paths: list[str] = []
+        try:
+            for path, data in rewritten.items():
+                write_atomically(path, data)
+                done_paths.append(path)
+            if written is not None:
                 written(sorted(rewritten))
-            except BaseException:
-                for path in rewritten:
-                    write_atomically(path, tree.files[path])
-                raise
+        except BaseException:  # a write (or `written`) failed: the files written are put back
+            for path in done_paths:
+                write_atomically(path, tree.files[path])
+            raise
     report(edited_sets, options.output, done, dry_run)
 
 

@@ -199,3 +199,26 @@ def test_an_edit_under_an_alias_names_it_and_an_edit_of_every_sharer_keeps_it(tm
 
 def changed_lines(before: str, after: str) -> list[tuple[str, str]]:
     return [(a, b) for a, b in zip(before.split("\n"), after.split("\n"), strict=True) if a != b]
+
+
+def test_a_write_that_fails_puts_back_the_files_written_before_it(tmp_path, capsys, monkeypatch):
+    """Two files: the second could not be written (a full disk), and the first stayed edited."""
+    import errno
+
+    from kubectl_disagg.commands import _template_edit
+    from kubectl_disagg.manifests.writer import write_atomically
+
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(EXAMPLE)
+    second.write_text(EXAMPLE.replace("name: qwen-vl", "name: other"))
+
+    def full(path, data):
+        if path == str(second):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write_atomically(path, data)
+
+    monkeypatch.setattr(_template_edit, "write_atomically", full)
+    code, out, err = run(["set", "image", "-f", str(first), "-f", str(second), "decode=reg/llm:2"], capsys)
+    assert (code, out) == (1, "") and "No space left on device" in err
+    assert first.read_text() == EXAMPLE and "qwen-vl-server" in second.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]
