@@ -45,15 +45,13 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     crlf = [line.endswith("\r") for line in lines]  # each line's ending, kept: the lines are edited without it
     lines = [line[:-1] if cr else line for line, cr in zip(lines, crlf)]
     problems: list[Problem] = []
-    pending = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
-               for document in documents for index in [document.index] if index in edits}
+    lifted = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
+              for document in documents for index in [document.index] if index in edits}
     # An edit under a YAML alias is not written: its lines are the anchor's, shared with every other
-    # user of it. The anchor's own edit may make it; if the file then does not read as intended, it is
-    # refused below, naming the alias.
-    through_alias = {document.index: [path for path, _ in pending[document.index] if document.alias(path)]
-                     for document in documents if document.index in pending}
-    pending = {document.index: [(path, value) for path, value in pending[document.index] if not document.alias(path)]
-               for document in documents if document.index in pending}
+    # user of it. The anchor's own edit may make it; if the file then does not read as intended, the
+    # edits that a shared anchor holds are refused below, naming the alias and the anchor.
+    pending = {document.index: [(path, value) for path, value in lifted[document.index] if not document.alias(path)]
+               for document in documents if document.index in lifted}
     current = list(documents)
     while pending:  # in rounds: an edit whose lines another's change touches waits for the text after it
         by_index = {document.index: document for document in current}
@@ -87,8 +85,9 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
         after = {}
     for document in documents:
         if document.index not in after or after[document.index].data != expected.get(document.index, document.data):
-            if through_alias.get(document.index):
-                problems += [_shared(document, path) for path in through_alias[document.index]]
+            shared = [problem for path, _ in lifted.get(document.index, ()) if (problem := _shared(document, path))]
+            if shared:
+                problems += shared
                 continue
             for path, _ in edits.get(document.index, ()):
                 problems.append(Problem(document.file, document.line(path), dotted(path),
@@ -100,15 +99,23 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     return (text, problems) if problems else (result, [])
 
 
-def _shared(document: Document, path: FieldPath) -> Problem:
-    """The refusal of an edit under an alias, at the alias's line."""
+def _shared(document: Document, path: FieldPath) -> Problem | None:
+    """Why the edit at `path` cannot be made alone when a YAML alias shares its value: under
+    the alias (at the alias's line), or in the anchor (at its own); None when none does."""
     alias = document.alias(path)
-    assert alias is not None
-    name, used, anchor = document.aliases[alias]
-    return Problem(document.file, used, dotted(path),
-                   f"comes through the alias *{name}, whose text is the anchor &{name} at line {anchor}: editing it "
-                   f"there would change every role sharing it; give them all the same change, or write this "
-                   f"one out in full in place of *{name}")
+    if alias is not None:
+        name, used, anchor = document.aliases[alias]
+        return Problem(document.file, used, dotted(path),
+                       f"comes through the alias *{name}, whose text is the anchor &{name} at line {anchor}: editing "
+                       f"it there would change every role sharing it; give them all the same change, or write this "
+                       f"one out in full in place of *{name}")
+    for name, used, anchor in document.aliases.values():
+        if any(document.lines.get(path[:depth]) == anchor for depth in range(1, len(path) + 1)):
+            return Problem(document.file, document.line(path), dotted(path),
+                           f"is in the anchor &{name} at line {anchor}, which the alias *{name} at line {used} shares: "
+                           f"editing it would change every role sharing it; give them all the same change, or write "
+                           f"the other out in full in place of *{name}")
+    return None
 
 
 def _endings(crlf: list[bool], at: int, replaced: int, count: int) -> list[bool]:

@@ -188,6 +188,12 @@ def test_an_edit_under_an_alias_names_it_and_an_edit_of_every_sharer_keeps_it(tm
         "through the alias *server, whose text is the anchor &server at line 10: editing it there would change "
         "every role sharing it; give them all the same change, or write this one out in full in place of *server"]
     assert run(["rollout", "restart", "-f", str(path), "--role", "decode"], capsys)[0] == 1
+    code, out, err = run(["set", "image", "-f", str(path), "prefill=reg/llm:2"], capsys)  # the anchor's own role
+    assert (code, out) == (1, "") and path.read_text() == text
+    assert err.splitlines() == [
+        f"{path}:15: spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: is in the "
+        f"anchor &server at line 10, which the alias *server at line {line} shares: editing it would change every "
+        "role sharing it; give them all the same change, or write the other out in full in place of *server"]
     code, out, err = run(["set", "image", "-f", str(path), "*=reg/llm:2"], capsys)
     assert (code, err) == (0, "") and "*server" in path.read_text()
     assert changed_lines(text, path.read_text()) == [("              image: reg/llm:1", "              image: reg/llm:2")]
