@@ -33,8 +33,9 @@ def image(options: _options.Options, name_or_images: tuple[str, ...], dry_run: s
 
     ROLE=IMAGE sets every container of the role's leader and worker templates (not its init
     containers); ROLE/CONTAINER=IMAGE the containers and init containers named CONTAINER in
-    either template; * stands for every role or container. The change is a new revision:
-    `rollout step` rolls it out as any template change.
+    either template; * stands for every role or container. The change is a new revision of the
+    set, which covers every role: `rollout step` rolls it out as any template change, replacing
+    the groups of every role, not only of the roles whose image changed.
 
     A -f file is rewritten in place: only the image lines change (a list or mapping written in
     flow style, `{...}`, is rewritten whole in block style), comments, order, line endings,

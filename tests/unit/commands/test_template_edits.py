@@ -74,6 +74,8 @@ def test_restart_help_says_every_roles_groups_are_replaced(capsys):
     code, out, _ = run(["rollout", "restart", "--help"], capsys)
     text = " ".join(out.split())
     assert code == 0 and "this role only" not in text
+    reference = " ".join((EXAMPLES.parent / "docs" / "reference" / "cli" / "set-image.md").read_text().split())
+    assert "replacing the groups of every role, not only of the roles whose image changed" in reference
     assert "--role ROLE Annotate this role's pod templates (repeatable; default every role): the set's revision " \
            "covers every role, so the rollout replaces every role's groups all the same." in text
 
