@@ -578,8 +578,8 @@ codecs.register_error("kubectl_disagg.go_replace", _go_replace)
 class _Decoder:
     """One document's nodes as values, with `lines`, the line of every value by path, and
     `aliases`: where a value comes through an alias (`*name`, or a merge `<<: *name`), the path
-    of the outermost one → (the anchor's name, the alias's line, the anchor's line). A value under an alias is the
-    anchor's text: a file edit there changes every place that refers to it."""
+    of the outermost one → (the anchor's name, the alias's line, the anchor's line). A value
+    under an alias is the anchor's text: a file edit there changes every place that refers to it."""
 
     def __init__(self, file: str, first_line: int):
         self.file = file
