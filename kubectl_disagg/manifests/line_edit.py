@@ -44,6 +44,9 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     lines = text.split("\n")
     crlf = [line.endswith("\r") for line in lines]  # each line's ending, kept: the lines are edited without it
     lines = [line[:-1] if cr else line for line, cr in zip(lines, crlf)]
+    # What follows the last line break has none (and a CR at the very end stays there); should lines
+    # come after it, it ends as the line above it does.
+    tail, crlf[-1] = "\r" * crlf[-1], len(crlf) > 1 and crlf[-2]
     problems: list[Problem] = []
     lifted = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
               for document in documents for index in [document.index] if index in edits}
@@ -78,7 +81,7 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
                 current = parse_stream("\n".join(lines), documents[0].file)
             except UserError:  # not readable any more: refused below
                 break
-    result = "\n".join(line + "\r" * cr for line, cr in zip(lines, crlf))
+    result = "\n".join(line + "\r" * cr for line, cr in zip(lines, [*crlf[:-1], False])) + tail
     try:
         after = {document.index: document for document in parse_stream(result, documents[0].file)}
     except UserError:  # not readable any more: every edit is refused below

@@ -237,8 +237,8 @@ OTHER = "# passes through untouched\nkind: ConfigMap\napiVersion: v1\nmetadata: 
 @st.composite
 def _file(draw):
     """A file as people write one: a set (`_document`) in one of the `STYLES`, maybe a comment
-    above it and another document after it, LF, CRLF or mixed line endings, in UTF-8 (with or
-    without a byte order mark) or UTF-16 with one."""
+    above it and another document after it, LF, CRLF or mixed line endings, a line break at the
+    end or none, in UTF-8 (with or without a byte order mark) or UTF-16 with one."""
     text = STYLES[draw(st.sampled_from(sorted(STYLES)))](draw(_document()))
     if draw(st.booleans()):
         text = "# owned by the platform team\n" + text
@@ -248,7 +248,10 @@ def _file(draw):
     lines = text.split("\n")
     ends = [draw(st.sampled_from(["\n", "\r\n"])) if ending == "mixed" else ending for _ in lines[:-1]]
     codec, bom = ENCODINGS[draw(st.sampled_from(sorted(ENCODINGS)))]
-    return bom + ("".join(map(str.__add__, lines, ends)) + lines[-1]).encode(codec), codec, bom, ending
+    text = "".join(map(str.__add__, lines, ends)) + lines[-1]
+    if draw(st.booleans()):  # no line break at the end
+        text = text.removesuffix(ends[-1])
+    return bom + text.encode(codec), codec, bom, ending
 
 
 @st.composite
@@ -343,6 +346,7 @@ def test_every_template_edit_rewrites_any_file_shape_in_place(shape, edit, mode)
     assert _kept(old, new, _touched(before[0], edits, old)), (kind, edits)
     if ending != "mixed":
         assert all(line.endswith("\r") == (ending == "\r\n") for line in new[:-1]) and not new[-1].endswith("\r")
+    assert (new[-1] == "") == (old[-1] == "")  # a line break at the end, or none, as before
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "ds.yaml")
         with open(path, "wb") as out:
