@@ -236,10 +236,14 @@ OTHER = "# passes through untouched\nkind: ConfigMap\napiVersion: v1\nmetadata: 
 
 @st.composite
 def _file(draw):
-    """A file as people write one: a set (`_document`) in one of the `STYLES`, maybe a comment
-    above it and another document after it, LF, CRLF or mixed line endings, a line break at the
+    """A file as people write one: a set (`_document`) in one of the `STYLES`, comments and
+    blank lines between its lines, maybe a comment above it and another document after it, LF, CRLF or mixed line endings, a line break at the
     end or none, in UTF-8 (with or without a byte order mark) or UTF-16 with one."""
     text = STYLES[draw(st.sampled_from(sorted(STYLES)))](draw(_document()))
+    lines = text.split("\n")
+    for at in sorted(draw(st.lists(st.integers(1, len(lines) - 1), max_size=3)), reverse=True):
+        lines.insert(at, draw(st.sampled_from(["", "# a note between lines", "    # indented"])))
+    text = "\n".join(lines)
     if draw(st.booleans()):
         text = "# owned by the platform team\n" + text
     if draw(st.booleans()):
@@ -305,11 +309,14 @@ def _kept(old: list[str], new: list[str], touched: set[int]) -> bool:
             runs.append((index, [line]))
     at = 0
     for first, run in runs:
-        found = next((j for j in range(at, len(new) - len(run) + 1) if new[j:j + len(run)] == run), None)
+        if first + len(run) == len(old):  # the last lines: at the end
+            found = len(new) - len(run) if new[len(new) - len(run):] == run and len(new) - len(run) >= at else None
+        else:
+            found = next((j for j in range(at, len(new) - len(run) + 1) if new[j:j + len(run)] == run), None)
         if found is None or (first == 0 and found != 0):
             return False
         at = found + len(run)
-    return not runs or runs[-1][0] + len(runs[-1][1]) < len(old) or at == len(new)
+    return True
 
 
 def _opens_flow(line: str, key) -> bool:
