@@ -1,13 +1,11 @@
 """The shell of the template edits (`set image`, `rollout restart`): the edits are decided by
 `core.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
-checked before any is written and each written whole (a temporary file renamed over it), and a
+checked before any is written and each written whole (`manifests.writer.write_atomically`), and a
 stored set is patched with one guarded JSON patch."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 
 import click
@@ -17,9 +15,9 @@ from kubectl_disagg.core import template_edit
 from kubectl_disagg.core.model import is_disaggregated_set
 from kubectl_disagg.core.sets import set_from_object
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.reader import STDIN_NAME, parse_stream
+from kubectl_disagg.manifests.reader import STDIN_NAME, decoded, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted
-from kubectl_disagg.manifests.writer import format_objects
+from kubectl_disagg.manifests.writer import format_objects, write_atomically
 
 # The edits of one set document: (edits, refusals), from the document's data.
 Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
@@ -31,54 +29,70 @@ Done = str | Callable[[JsonObject], str]  # what was done to a set, for the repo
 def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
                written: Callable[[list[str]], None] | None = None) -> None:
     """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
-    `written` (the paths rewritten) runs once they are: when it fails, each is put back."""
-    from kubectl_disagg.inputs import directory, tree as inputs
-    from kubectl_disagg.manifests import line_edit
+    `written` (the paths rewritten) runs once they are; when a write or it fails, the files
+    written are put back as they were."""
+    from kubectl_disagg.inputs import tree as inputs
 
     if dry_run == "server":
         raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
     tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
     problems: list[Problem] = []
-    rewritten: dict[str, str] = {}
+    rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []
     for path in tree.chosen:
-        text = tree.files[path].decode("utf-8")
-        documents = parse_stream(text, path)
-        edits: dict[int, list[template_edit.Edit]] = {}
-        for document in documents:
-            if not is_disaggregated_set(document.data):
-                continue
-            document_edits, refusals = decide(document.data)
-            problems += [Problem(path, document.line(where), dotted(where), why) for where, why in refusals]
-            edits[document.index] = document_edits
-        if not edits:
-            continue
-        if path == STDIN_NAME and dry_run == "none":
+        data, sets, file_problems = rewrite_file(path, tree.files[path], decide)
+        problems += file_problems
+        if data is not None and path == STDIN_NAME and dry_run == "none":
             problems.append(Problem(path, 0, "", "stdin cannot be rewritten in place: give a file, or --dry-run"))
-            continue
-        expected = {doc.index: template_edit.applied(doc.data, edits[doc.index]) for doc in documents if doc.index in edits}
-        new_text, line_problems = line_edit.rewrite(text, documents, edits, expected)
-        problems += line_problems
-        if not line_problems:
-            new_documents = parse_stream(new_text, path)
-            problems += directory.problems_of(new_documents)  # a valid set, as any -f input must be
-            rewritten[path] = new_text
-            edited_sets += [doc.data for doc in new_documents if doc.index in edits]
+        elif data is not None and not file_problems:
+            rewritten[path] = data
+            edited_sets += sets
     if problems:
         raise UserError(problems)
     if not rewritten:
         raise UserError(["no DisaggregatedSet found in the input"])
     if dry_run == "none":
-        for path, new_text in rewritten.items():
-            write_atomically(path, new_text)
-        if written is not None:
-            try:
+        done_paths: list[str] = []
+        try:
+            for path, data in rewritten.items():
+                write_atomically(path, data)
+                done_paths.append(path)
+            if written is not None:
                 written(sorted(rewritten))
-            except BaseException:
-                for path in rewritten:
-                    write_atomically(path, tree.files[path].decode("utf-8"))
-                raise
+        except BaseException:  # a write (or `written`) failed: the files written are put back
+            for path in done_paths:
+                write_atomically(path, tree.files[path])
+            raise
     report(edited_sets, options.output, done, dry_run)
+
+
+def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, list[JsonObject], list[Problem]]:
+    """One file's sets edited in place (`line_edit.rewrite`), in the file's own encoding (as
+    kubectl reads it) and line endings: its new bytes (None: it holds no set), its sets as
+    edited, and every problem (then nothing of it may be written)."""
+    from kubectl_disagg.inputs import directory
+    from kubectl_disagg.manifests import line_edit
+
+    try:
+        text, encoding = decoded(raw, path)
+    except UserError as err:
+        return None, [], [problem for problem in err.problems if isinstance(problem, Problem)]
+    documents = parse_stream(text, path)
+    problems: list[Problem] = []
+    edits: dict[int, list[template_edit.Edit]] = {}
+    for document in documents:
+        if is_disaggregated_set(document.data):
+            edits[document.index], refusals = decide(document.data)
+            problems += [Problem(path, document.line(where), dotted(where), why) for where, why in refusals]
+    if not edits:
+        return None, [], problems
+    expected = {doc.index: template_edit.applied(doc.data, edits[doc.index]) for doc in documents if doc.index in edits}
+    new_text, line_problems = line_edit.rewrite(text, documents, edits, expected)
+    if problems or line_problems:
+        return raw, [], problems + line_problems
+    new_documents = parse_stream(new_text, path)
+    problems += directory.problems_of(new_documents)  # a valid set, as any -f input must be
+    return encoding.encode(new_text), [doc.data for doc in new_documents if doc.index in edits], problems
 
 
 def edit_stored(options: _options.Options, name: str, decide: Decide, dry_run: str, done: Done,
@@ -112,23 +126,3 @@ def report(sets: list[JsonObject], output: str, done: Done, dry_run: str) -> Non
         name = f"disaggregatedset/{data['metadata']['name']}"
         said = done(data) if callable(done) else done
         click.echo(name if output == "name" else f"{name} {said}{suffix}")
-
-
-def write_atomically(path: str, text: str) -> None:
-    """`text` into `path` whole or not at all: a temporary file beside it, renamed over it (its
-    mode kept)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(prefix=".disagg-", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-

@@ -33,11 +33,13 @@ def image(options: _options.Options, name_or_images: tuple[str, ...], dry_run: s
 
     ROLE=IMAGE sets every container of the role's leader and worker templates (not its init
     containers); ROLE/CONTAINER=IMAGE the containers and init containers named CONTAINER in
-    either template; * stands for every role or container. The change is a new revision:
-    `rollout step` rolls it out as any template change.
+    either template; * stands for every role or container. The change is a new revision of the
+    set, which covers every role: `rollout step` rolls it out as any template change, replacing
+    the groups of every role, not only of the roles whose image changed.
 
     A -f file is rewritten in place: only the image lines change (a list or mapping written in
-    flow style, `{...}`, is rewritten whole in block style), comments and order stay; the
+    flow style, `{...}`, is rewritten whole in block style), comments, order, line endings,
+    encoding and mode stay; the
     result is read again and must hold the new images exactly, else nothing is written. Every
     problem is listed at once as FILE:LINE; no file is written unless all can be. NAME patches
     the stored set, guarded by its resourceVersion.

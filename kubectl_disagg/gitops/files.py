@@ -8,7 +8,6 @@ states of every set of its directory, one document each; `inputs` reads them (th
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 
 from kubectl_disagg.core.model import DisaggregatedSet
@@ -17,7 +16,7 @@ from kubectl_disagg.core.model import is_state_document
 from kubectl_disagg.gitops.state import RolloutState, state_document
 from kubectl_disagg.inputs.tree import Reading, state_path
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.manifests.writer import to_yaml, write_atomically
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
           "# (the first by `kubectl disagg rollout state init`).\n"
@@ -47,17 +46,6 @@ def refuse_git_driven(sets, files: Mapping[str, bytes]) -> list[str]:
             "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds, files))]
 
 
-def _file_mode(path: str) -> int:
-    """The mode the state file keeps (an existing file's), or a new file gets under the umask, as
-    git and editors write files; mkstemp's own 0600 would hide a committed state from the group."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
     """Put the sets' documents into the file (the other sets' stay), replacing the file in one
     rename so that a reader never sees half a state, nor some sets' steps without the others'.
@@ -71,28 +59,16 @@ def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
     documents = sorted([*others, *(state_document(state) for state in states)],
                        key=lambda d: (d.get("metadata") or {}).get("name") or "")
     text = HEADER + "---\n".join(to_yaml(document) for document in documents)
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
-    try:
-        os.fchmod(handle, _file_mode(path))
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    write_atomically(path, text.encode("utf-8"))
 
 
 def restore(held: dict[str, bytes | None]) -> None:
-    """Put the files back as `contents` found them (a file that did not exist is removed)."""
+    """Put the files back as `contents` found them, each with its mode (a file that did not
+    exist is removed)."""
     for path, content in held.items():
         if content is None:
             if os.path.exists(path):
                 os.unlink(path)
             continue
-        directory = os.path.dirname(path) or "."
-        handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
-        with os.fdopen(handle, "wb") as out:
-            out.write(content)
-        os.replace(temporary, path)
+        write_atomically(path, content)

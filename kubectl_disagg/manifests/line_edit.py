@@ -7,7 +7,8 @@ block style our writer prints (the comments inside that block go with it); `REMO
 the block (the first key of a list item hands the item's dash to the next). A field not in the
 file is added under its nearest ancestor that is. An edit inside a flow collection (`{...}`,
 `[...]`) is lifted to the nearest key on a block line above it and writes that key whole. Edits
-whose lines overlap are made in rounds, the file read again between them.
+whose lines overlap are made in rounds, the file read again between them. Each line keeps its
+own ending (CRLF or LF); a line added takes the ending of the line it replaces or follows.
 
 The lines come from our own reader's positions (`Document.lines`, the line of every key); the
 result is read again and must hold exactly the data the edits make, else the file is refused
@@ -41,9 +42,19 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
     index i; `expected[i]` is the data that document must hold afterwards (every other document
     must hold what it held): the result is read again and checked."""
     lines = text.split("\n")
+    crlf = [line.endswith("\r") for line in lines]  # each line's ending, kept: the lines are edited without it
+    lines = [line[:-1] if cr else line for line, cr in zip(lines, crlf)]
+    # What follows the last line break has none (and a CR at the very end stays there); should lines
+    # come after it, it ends as the line above it does.
+    tail, crlf[-1] = "\r" * crlf[-1], len(crlf) > 1 and crlf[-2]
     problems: list[Problem] = []
-    pending = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
-               for document in documents for index in [document.index] if index in edits}
+    lifted = {index: _lifted(lines, document, edits[index], expected.get(index, document.data))
+              for document in documents for index in [document.index] if index in edits}
+    # An edit under a YAML alias is not written: its lines are the anchor's, shared with every other
+    # user of it. The anchor's own edit may make it; if the file then does not read as intended, the
+    # edits that a shared anchor holds are refused below, naming the alias and the anchor.
+    pending = {document.index: [(path, value) for path, value in lifted[document.index] if not document.alias(path)]
+               for document in documents if document.index in lifted}
     current = list(documents)
     while pending:  # in rounds: an edit whose lines another's change touches waits for the text after it
         by_index = {document.index: document for document in current}
@@ -63,19 +74,24 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
             return text, problems
         for at, replaced, new in sorted(changes, key=lambda change: change[0], reverse=True):
             lines[at:at + replaced] = new
+            crlf[at:at + replaced] = _endings(crlf, at, replaced, len(new))
         pending = deferred
         if pending:
             try:
                 current = parse_stream("\n".join(lines), documents[0].file)
             except UserError:  # not readable any more: refused below
                 break
-    result = "\n".join(lines)
+    result = "\n".join(line + "\r" * cr for line, cr in zip(lines, [*crlf[:-1], False])) + tail
     try:
         after = {document.index: document for document in parse_stream(result, documents[0].file)}
     except UserError:  # not readable any more: every edit is refused below
         after = {}
     for document in documents:
         if document.index not in after or after[document.index].data != expected.get(document.index, document.data):
+            shared = [problem for path, _ in lifted.get(document.index, ()) if (problem := _shared(document, path))]
+            if shared:
+                problems += shared
+                continue
             for path, _ in edits.get(document.index, ()):
                 problems.append(Problem(document.file, document.line(path), dotted(path),
                                         "cannot be rewritten in place (a flow mapping or a value over several "
@@ -84,6 +100,33 @@ def rewrite(text: str, documents: Sequence[Document], edits: Mapping[int, Sequen
                 problems.append(Problem(document.file, document.line(()), "", "changed by the rewrite of another "
                                                                                "document: edit the file by hand"))
     return (text, problems) if problems else (result, [])
+
+
+def _shared(document: Document, path: FieldPath) -> Problem | None:
+    """Why the edit at `path` cannot be made alone when a YAML alias shares its value: under
+    the alias (at the alias's line), or in the anchor (at its own); None when none does."""
+    alias = document.alias(path)
+    if alias is not None:
+        name, used, anchor = document.aliases[alias]
+        return Problem(document.file, used, dotted(path),
+                       f"comes through the alias *{name}, whose text is the anchor &{name} at line {anchor}: editing "
+                       f"it there would change every role sharing it; give them all the same change, or write this "
+                       f"one out in full in place of *{name}")
+    for name, used, anchor in document.aliases.values():
+        if any(document.lines.get(path[:depth]) == anchor for depth in range(1, len(path) + 1)):
+            return Problem(document.file, document.line(path), dotted(path),
+                           f"is in the anchor &{name} at line {anchor}, which the alias *{name} at line {used} shares: "
+                           f"editing it would change every role sharing it; give them all the same change, or write "
+                           f"the other out in full in place of *{name}")
+    return None
+
+
+def _endings(crlf: list[bool], at: int, replaced: int, count: int) -> list[bool]:
+    """Whether each of `count` lines written over lines `at` to `at + replaced` ends in CRLF:
+    as the line it replaces (past the last, as the last), or, when none is, the line above."""
+    if not replaced:
+        return [crlf[at - 1] if at else crlf[0]] * count
+    return [crlf[at + min(n, replaced - 1)] for n in range(count)]
 
 
 def _lifted(lines: list[str], document: Document, edits: Sequence[Edit], expected: object) -> list[Edit]:

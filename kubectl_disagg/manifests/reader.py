@@ -8,6 +8,8 @@ document with `items`) stands for its items, as kubectl's resource builder flatt
 
 from __future__ import annotations
 
+import codecs
+from dataclasses import dataclass
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests import yaml_reader
@@ -17,16 +19,50 @@ MAX_INPUT_BYTES = 10 * 1024 * 1024
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 STDIN_NAME = "<stdin>"
+# The byte order marks kubectl's file reading heeds (cli-runtime's FileVisitor decodes every -f
+# file through x/text's unicode.BOMOverride over UTF-8): a file is UTF-8 unless one says otherwise.
+_BYTE_ORDER_MARKS = ((codecs.BOM_UTF8, "utf-8", "UTF-8"), (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16LE"),
+                     (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16BE"))
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How a file's bytes hold its text, as kubectl tells it: a byte order mark (kept when the
+    file is written back) and the codec it names, else UTF-8."""
+
+    bom: bytes = b""
+    codec: str = "utf-8"
+    name: str = "UTF-8"
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.codec)
+
+
+def encoding_of(data: bytes) -> Encoding:
+    return next((Encoding(bom, codec, name) for bom, codec, name in _BYTE_ORDER_MARKS if data.startswith(bom)),
+                Encoding())
+
+
+def decoded(data: bytes, file: str) -> tuple[str, Encoding]:
+    """The text of a file to be rewritten in place, and its encoding to write it back in;
+    refused (UserError) at the line of the first bytes that are not of its encoding: kubectl
+    would read them as U+FFFD, and a rewrite could not keep them."""
+    encoding = encoding_of(data)
+    body = data[len(encoding.bom):]
+    bad = yaml_reader.undecodable(body, encoding.codec)
+    if bad is not None:
+        raise UserError([Problem(file, bad[0] + 1, "", yaml_reader.not_of_encoding(bad[1], encoding.name))])
+    return body.decode(encoding.codec), encoding
 
 
 def parse_stream(text: str | bytes, file: str) -> list[Document]:
     """Every non-empty document of one YAML or JSON stream; raises UserError on bad input."""
     if len(text) > MAX_INPUT_BYTES:
         raise UserError([Problem(file, 0, "", f"input is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")])
-    documents, problems = yaml_reader.read(_bytes(text), file)
+    documents, problems = yaml_reader.read(_as_utf8(_bytes(text)), file)
     flat: list[Document] = []
-    for index, data, lines in documents:
-        flat.extend(_flattened(Document(data, file, index, lines), problems))
+    for index, data, lines, aliases in documents:
+        flat.extend(_flattened(Document(data, file, index, lines, aliases), problems))
     if problems:
         raise UserError(problems)
     return flat
@@ -70,7 +106,9 @@ def _flattened(document: Document, problems: list[Problem]) -> list[Document]:
             problems.append(Problem(document.file, document.line(path), f"items[{position}]",
                                     "kind not set: each item of a List names its apiVersion and kind"))
         else:
-            found.append(Document(item, document.file, document.index, by_item.get(position, {(): document.line(path)})))
+            aliases = {key[2:]: alias for key, alias in document.aliases.items() if key[:2] == path}
+            found.append(Document(item, document.file, document.index, by_item.get(position, {(): document.line(path)}),
+                                  aliases))
     return found
 
 
@@ -86,3 +124,12 @@ def load_plain(text: bytes) -> object:
 
 def _bytes(text: str | bytes) -> bytes:
     return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """A UTF-16 file as the UTF-8 text kubectl reads from it (its byte order mark dropped, a
+    bad pair of bytes read as U+FFFD); any other bytes as they are."""
+    encoding = encoding_of(data)
+    if encoding.codec == "utf-8":
+        return data
+    return data[len(encoding.bom):].decode(encoding.codec, "replace").encode("utf-8")

@@ -31,13 +31,22 @@ JsonObject = dict[str, Any]
 
 
 class Document(NamedTuple):
-    """One YAML document: its data, its file, its position in the stream (0-based), and
-    `lines`, the 1-based line of every value by field path."""
+    """One YAML document: its data, its file, its position in the stream (0-based), `lines`,
+    the 1-based line of every value by field path, and `aliases`: the paths whose value comes
+    through a YAML alias (`*name`, or merged with `<<: *name`), each → (the anchor's name, the
+    alias's line, the anchor's line); everything under such a path is the anchor's text, shared
+    with every other user of it."""
 
     data: Any  # what the YAML held: an object for a manifest, anything before it is checked
     file: str
     index: int  # type: ignore[assignment]  # the position in the stream; shadows tuple.index, as before
     lines: Mapping[FieldPath, int]
+    aliases: Mapping[FieldPath, tuple[str, int, int]] = {}
+
+    def alias(self, path: FieldPath) -> FieldPath | None:
+        """The path of the alias the value at `path` (or where it would go) comes through, if any."""
+        return next((tuple(path[:depth]) for depth in range(len(path) + 1) if tuple(path[:depth]) in self.aliases),
+                    None)
 
     def line(self, path: FieldPath) -> int:
         """The line of the value at `path`, or of its nearest ancestor that exists."""

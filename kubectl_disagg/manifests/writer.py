@@ -1,4 +1,5 @@
-"""Serialising objects: YAML and JSON, byte-for-byte deterministic.
+"""Serialising objects: YAML and JSON, byte-for-byte deterministic; and `write_atomically`, the
+one writer of files (every file the tool writes goes through it).
 
 The YAML writer is our own, small and strict: keys sorted, block style, lists unindented
 under their key as kubectl prints them, and any string that kubectl's reader (go-yaml v2,
@@ -8,10 +9,13 @@ representer, which matters when a set renders to thousands of objects.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
+import os
 import re
+import tempfile
 from collections.abc import Iterable
 
 from kubectl_disagg.manifests.resolver import plain_reads_as_string
@@ -175,3 +179,30 @@ def format_objects(objects: list[object], output: str) -> str:
     if output == "json":
         return to_json(objects[0] if len(objects) == 1 else as_list(objects))
     return to_yaml_stream(objects)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """`data` into `path` whole or not at all, as git and editors write a file: a temporary
+    dot-file beside it (no reading of a directory takes one for an input) renamed over it. The
+    file keeps its mode (a new file gets 0666 under the umask, not mkstemp's 0600); a symbolic
+    link stays one, the file it names rewritten. On any failure the temporary file is removed
+    and the file is as it was."""
+    path = os.path.realpath(path)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise

@@ -1,6 +1,6 @@
 """YAML text → the JSON documents kubectl sends, each value with its line.
 
-About 720 lines on purpose: it is go-yaml v2's composer and decoder and sigs.k8s.io/yaml's
+About 770 lines on purpose: it is go-yaml v2's composer and decoder and sigs.k8s.io/yaml's
 conversion to JSON, step by step, plus the handful of places where LibYAML's events and go-yaml's
 differ (each rewritten and tested); the scalar rules live in `resolver.py`. The alternatives cost
 more: a parser of our own (the bulk of go-yaml) or calling kubectl (a process per file). Every
@@ -101,9 +101,10 @@ def split(data: bytes) -> tuple[list[tuple[int, bytes]], list[tuple[int, str]]]:
 
 
 def read(data: bytes, file: str, split_documents: bool = True,
-         json_stream: bool = True) -> tuple[list[tuple[int, object, dict]], list[Problem]]:
-    """`(index, data, lines)` of every document that is not empty or null, and every problem.
-    With `split_documents` off, the text is one document (a kubeconfig, as client-go reads it)."""
+         json_stream: bool = True) -> tuple[list[tuple[int, object, dict, dict]], list[Problem]]:
+    """`(index, data, lines, aliases)` of every document that is not empty or null, and every
+    problem (`_Decoder` says what lines and aliases hold). With `split_documents` off, the text
+    is one document (a kubeconfig, as client-go reads it)."""
     if split_documents and json_stream and _looks_like_json(data):
         read_as_json = _json_stream(data, file)
         if read_as_json is not None:
@@ -115,7 +116,7 @@ def read(data: bytes, file: str, split_documents: bool = True,
                         for line, rest in refused]
     else:
         pieces = [(1, data)]
-    documents: list[tuple[int, object, dict]] = []
+    documents: list[tuple[int, object, dict, dict]] = []
     problems: list[Problem] = []
     for index, (first_line, text) in enumerate(pieces):
         bom = text.find(_BOM, 1)
@@ -146,7 +147,7 @@ def read(data: bytes, file: str, split_documents: bool = True,
         if decoder.problems:
             problems.extend(decoder.problems)
         elif value is not None:
-            documents.append((index, value, decoder.lines))
+            documents.append((index, value, decoder.lines, decoder.aliases))
     return documents, problems
 
 
@@ -189,7 +190,7 @@ def _json_object(pairs: list) -> dict:
     return result
 
 
-def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict]], list[Problem]] | None:
+def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict, dict]], list[Problem]] | None:
     """A stream read as apimachinery's YAMLOrJSONDecoder reads one that looks like JSON:
     JSON values one after another; when the first fails, the whole stream is YAML (None), and
     when the second fails, the rest after the first is YAML. Values as the API server decodes
@@ -202,7 +203,7 @@ def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict]]
 
     decoder = json.JSONDecoder(parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
                                object_pairs_hook=_json_object)
-    documents: list[tuple[int, object, dict]] = []
+    documents: list[tuple[int, object, dict, dict]] = []
     count = 0
     at = end = 0
     while True:
@@ -229,7 +230,7 @@ def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict]]
         if value is not None:
             parsed, _ = read(text[at:end].encode("utf-8"), file, split_documents=False)
             lines = {path: number + line - 1 for path, number in parsed[0][2].items()} if parsed else {(): line}
-            documents.append((count - 1, value, lines))
+            documents.append((count - 1, value, lines, {}))
         at = end
 
 
@@ -256,8 +257,26 @@ def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[l
     more, problems = read(text[at:].encode("utf-8"), file, json_stream=False)
     if problems:
         return [], [dataclasses.replace(problem, line=problem.line + shift if problem.line else 0) for problem in problems]
-    return documents + [(index + 1, value, {path: number + shift for path, number in lines.items()})
-                        for index, value, lines in more], []
+    return documents + [(index + 1, value, {path: number + shift for path, number in lines.items()},
+                         {path: (name, used + shift, anchor + shift) for path, (name, used, anchor) in aliases.items()})
+                        for index, value, lines, aliases in more], []
+
+
+def undecodable(data: bytes, codec: str = "utf-8") -> tuple[int, bytes] | None:
+    """Where `data` stops being `codec`: the 0-based line of the first bytes that are not, and
+    those bytes; None when it all is."""
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError as err:
+        return data[:err.start].decode(codec, "replace").count("\n"), data[err.start:err.end]
+    return None
+
+
+def not_of_encoding(bad: bytes, encoding: str) -> str:
+    """Why bytes that are not of the file's encoding are refused (a Latin-1 `é` in a UTF-8 file)."""
+    other = ", nor UTF-16 with a byte order mark" if encoding == "UTF-8" else ""
+    return (f"not {encoding} (byte {' '.join(f'0x{byte:02X}' for byte in bad)}){other}: kubectl would read this "
+            f"byte as U+FFFD; save the file as {encoding}")
 
 
 # -- events → nodes, as go-yaml's parser composes them ----------------------------------------
@@ -300,6 +319,9 @@ def _compose(text: bytes) -> _Node | None:
                 message += " (kubectl reads a `,`, `[` or `]` right after a tag as part of the tag)"
             raise _Refused(mark.line if mark else 0, (), f"invalid YAML: {message}") from None
         except yaml.reader.ReaderError as err:
+            bad = undecodable(text) if "UTF-8" in str(err.reason) else None
+            if bad is not None:
+                raise _Refused(bad[0], (), not_of_encoding(bad[1], "UTF-8")) from None
             position = err.position if isinstance(err.position, int) else 0
             character = err.character if isinstance(err.character, int) else ord(err.character or "?")
             raise _Refused(text[:position].count(b"\n"), (),
@@ -554,10 +576,17 @@ codecs.register_error("kubectl_disagg.go_replace", _go_replace)
 
 
 class _Decoder:
+    """One document's nodes as values, with `lines`, the line of every value by path, and
+    `aliases`: where a value comes through an alias (`*name`, or a merge `<<: *name`), the path
+    of the outermost one → (the anchor's name, the alias's line, the anchor's line). A value
+    under an alias is the anchor's text: a file edit there changes every place that refers to it."""
+
     def __init__(self, file: str, first_line: int):
         self.file = file
         self.first_line = first_line
         self.lines: dict[FieldPath, int] = {}
+        self.aliases: dict[FieldPath, tuple[str, int, int]] = {}
+        self.merging: tuple[FieldPath, tuple[str, int, int]] | None = None  # a mapping taking an alias's keys
         self.problems: list[Problem] = []
         self.decodes = 0
         self.aliased = 0
@@ -595,12 +624,17 @@ class _Decoder:
         if kind == _SCALAR:
             return self._scalar(node, path)
         if kind == _ALIAS:
+            if not self.alias_depth:
+                self.aliases.setdefault(path, self._alias_of(node))
             return self._alias(node, path, depth, lambda target: self.value(target, path, depth))
         if kind == _SEQUENCE:
             return [self.value(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
         entries: dict = {}
         self._mapping(node, path, depth, entries)
         return self._json_object(entries, path)
+
+    def _alias_of(self, node: _Node) -> tuple[str, int, int]:
+        return node.anchor or "", self.first_line + node.line, self.first_line + node.value.line
 
     def _alias(self, node: _Node, path: FieldPath, depth: int, then):
         if id(node) in self.expanding:
@@ -658,6 +692,10 @@ class _Decoder:
                               f"duplicate key {text!r} (first at line {explicit[go_key]})")
             explicit[go_key] = self.first_line + key_node.line
             self.lines[path + (text,)] = self.first_line + key_node.line
+            if self.merging is not None and self.merging[0] == path:
+                self.aliases[path + (text,)] = self.merging[1]  # a key merged from an alias
+            elif not self.alias_depth:
+                self.aliases.pop(path + (text,), None)  # given here, after a merge: its own
             entries[go_key] = (text, self.value(value_node, path + (text,), depth + 1), key_node)
 
     def _key(self, node: _Node, path: FieldPath, depth: int) -> tuple[object, str]:
@@ -700,7 +738,13 @@ class _Decoder:
     def _merge_one(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
         self._count(node, path, depth)
         if node.kind == _ALIAS:
-            self._alias(node, path, depth, lambda target: self._merge_target(target, path, depth, entries))
+            outer = self.merging
+            if not self.alias_depth:
+                self.merging = (path, self._alias_of(node))
+            try:
+                self._alias(node, path, depth, lambda target: self._merge_target(target, path, depth, entries))
+            finally:
+                self.merging = outer
         else:
             self._mapping(node, path, depth, entries)
 

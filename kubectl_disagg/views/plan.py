@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from kubectl_disagg.core.plan_inputs import plural, vector
 from kubectl_disagg.core.planner import PlanInputs, Step
+from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
@@ -14,6 +15,9 @@ from kubectl_disagg.core.durations import format_duration
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.waves import gate_words, slice_range, waves_document, waves_lines
 
+# A rollout replaces the groups of every role: the set's revision covers every role's template (as
+# the upstream controller's does), so `set image` or `rollout restart` of one role is a new revision.
+REPLACED = "every role's groups are replaced, whichever role's template changed"
 TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge, the ceiling a scale-up respects
 
 
@@ -94,9 +98,10 @@ def _slice_title(ds, report) -> str:
     if not report.roles:  # no rollout: the slice runs (or converges to) one revision
         return f"no rollout under way ({report.phase} at revision {ds.revision})"
     title = report.phase.says(ds.revision, report.waiting_for, planned=True)
-    if report.position is not None:
-        title += f" (at step {report.position[0]} of {report.position[1]})"
-    return title
+    notes = [f"at step {report.position[0]} of {report.position[1]}"] if report.position is not None else []
+    if report.phase in (Phase.ROLLOUT_STARTED, Phase.ROLLING, Phase.WAITING):
+        notes.append(REPLACED)
+    return title + (f" ({'; '.join(notes)})" if notes else "")
 
 
 # --- a set under a RolloutPolicy: the fleet (rollout/plan.py's FleetPlan) --------------------------
@@ -165,7 +170,7 @@ def _heading(plan) -> str:
     if decision.state.value == "AtRest":
         return f"disaggregatedset/{plan.name}: at rest at revision {_short(plan.moves_to)}: no rollout under way"
     source = f" from {_short(plan.stable)}" if plan.stable and plan.stable != plan.moves_to else ""
-    return f"disaggregatedset/{plan.name}: rollout to revision {_short(plan.moves_to)}{source}"
+    return f"disaggregatedset/{plan.name}: rollout to revision {_short(plan.moves_to)}{source} ({REPLACED})"
 
 
 def _label(slices) -> str:

@@ -39,10 +39,14 @@ def test_restart_of_one_role_rolls_it_with_the_others_untouched_in_their_templat
     path = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1})
     stepper.drive(path)
     code, out, err = cli(stepper, "rollout", "restart", "-f", str(path), "--role", "prefill")
-    assert code == 0, err
+    assert code == 0 and out.endswith("its rollout replaces the groups of every role (prefill, decode), not only "
+                                      "prefill's\n"), err
     after = model(path)
     stepper.drive(path)
     live = stepper.live.lws()
+    # Only prefill's templates are annotated, yet decode's groups are replaced too, as the command
+    # says: the set's revision covers every role (issue 47).
+    assert {lws["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] for lws in live} == {after.revision}
     assert all(RESTARTED_AT in (t.get("metadata") or {}).get("annotations", {}) for t in templates(live, "prefill"))
     assert all(RESTARTED_AT not in ((t.get("metadata") or {}).get("annotations") or {})
                for t in templates(live, "decode"))
@@ -55,7 +59,9 @@ def test_name_patches_the_stored_set_guarded_by_its_resource_version(stepper, tm
     stored = api.create_namespaced_custom_object(*SETS[:2], stepper.namespace, SETS[2], yaml.safe_load(path.read_text()))
     code, out, err = cli(stepper, "rollout", "restart", SET, "-n", stepper.namespace, "--role", "decode",
                          "--dry-run=server")
-    assert (code, out) == (0, f"disaggregatedset/{SET} restarted (server dry run)\n"), err
+    assert code == 0 and out.startswith(f"disaggregatedset/{SET} restarted: decode's pod templates annotated, a new "
+                                        "revision; its rollout replaces the groups of every role ("), err
+    assert out.endswith(", not only decode's (server dry run)\n")
     unchanged = api.get_namespaced_custom_object(*SETS[:2], stepper.namespace, SETS[2], SET)
     assert unchanged["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
     code, _, err = cli(stepper, "set", "image", SET, "-n", stepper.namespace, "prefill=img:3")

@@ -312,6 +312,23 @@ def test_one_input_reader():
     assert readers == {}
 
 
+# The one writer of files (issue 47): a temporary file beside the file, renamed over it, the
+# file's mode kept and the temporary file removed on any failure. Three writers had each their
+# own (the -f edits, the state files and their restore, the kubeconfig's tokens) and the restore
+# wrote mode 0600 and could leave its temporary file behind.
+ATOMIC_WRITER = "kubectl_disagg.manifests.writer"
+
+
+def test_one_atomic_file_writer():
+    writers = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in ("replace", "rename", "mkstemp", "NamedTemporaryFile") \
+                    and isinstance(node.value, ast.Name) and node.value.id in ("os", "tempfile"):
+                writers.setdefault(_module_name(path), []).append(f"{node.value.id}.{node.attr} at line {node.lineno}")
+    assert set(writers) <= {ATOMIC_WRITER}, writers
+
+
 # Where `clock` still means another thing (a callable of a datetime, epoch seconds): the rollout
 # verbs and step being folded (issue 38), and the analysis run's epoch seconds. Shrinks, never grows.
 CLOCKS_NOT_YET_A_CLOCK: set[str] = set()

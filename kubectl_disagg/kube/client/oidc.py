@@ -18,7 +18,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import Connection, OidcProvider
 from kubectl_disagg.kube.client.transport import NetworkError, Transport
 from kubectl_disagg.manifests.reader import load_plain
-from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.manifests.writer import to_yaml, write_atomically
 
 EXPIRY_DELTA_SECONDS = 10  # client-go: a token this close to its expiry counts as expired
 REQUEST_TIMEOUT_SECONDS = 30.0
@@ -165,15 +165,7 @@ def _persist(provider: OidcProvider, config: dict) -> None:
         users = document["users"]
         entry = next(u for u in users if isinstance(u, dict) and u.get("name") == provider.user_name)
         entry["user"]["auth-provider"]["config"] = dict(config)
-        mode = os.stat(path).st_mode & 0o777
-        temporary = f"{path}.kubectl-disagg-{os.getpid()}"
-        try:
-            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "w", encoding="utf-8") as f:
-                f.write(to_yaml(document))
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
+        write_atomically(path, to_yaml(document).encode("utf-8"))
     except (OSError, ValueError, KeyError, TypeError, StopIteration) as err:
         detail = getattr(err, "strerror", None) or type(err).__name__
         raise UserError(f"{provider.whose}: the oidc tokens were refreshed but could not be written back to "

@@ -235,7 +235,8 @@ def test_issue39_live_plan_of_a_paced_set_is_its_fleet(monkeypatch, tmp_path, ca
     code, out, err = run(capsys, "-f", str(tmp_path))
     assert (code, err) == (0, "")
     assert out.splitlines()[:9] == [
-        f"disaggregatedset/llama: rollout to revision {ds.revision[:8]} from {old.revision[:8]}",
+        f"disaggregatedset/llama: rollout to revision {ds.revision[:8]} from {old.revision[:8]} (every role's groups "
+        "are replaced, whichever role's template changed)",
         "  3 waves, at most 2 slices in flight; now: wave 1 of 3 is done and waits at its gate (pause)",
         "  WAVE  SLICES      STEPS EACH  PASSES  GATES AFTER IT",
         f"     1  slice 0     4           done    a pause until `kubectl disagg rollout promote -f {tmp_path}`",

@@ -84,3 +84,30 @@ def test_the_state_file_gets_the_mode_of_a_new_file_under_the_umask(tmp_path, ca
         assert state_file.stat().st_mode & 0o777 == 0o640
     finally:
         os.umask(previous)
+
+
+def test_restore_keeps_each_files_mode_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """`restore` put a file back with mkstemp's mode 0600 and, when the rename failed, left its
+    temporary file beside it (where the next read of the directory skips it, but git sees it)."""
+    import os
+
+    import pytest
+
+    from kubectl_disagg.gitops.files import restore
+
+    shared, private = tmp_path / "shared.yaml", tmp_path / "private.yaml"
+    for path, mode in ((shared, 0o664), (private, 0o600)):
+        path.write_bytes(b"changed\n")
+        path.chmod(mode)
+    restore({str(shared): b"as it was\r\n", str(private): b"secret\n"})
+    assert (shared.read_bytes(), private.read_bytes()) == (b"as it was\r\n", b"secret\n")
+    assert (shared.stat().st_mode & 0o777, private.stat().st_mode & 0o777) == (0o664, 0o600)
+
+    def refused(source, target):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", refused)
+    with pytest.raises(OSError):
+        restore({str(shared): b"again\n"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["private.yaml", "shared.yaml"]
+    assert shared.read_bytes() == b"as it was\r\n"

@@ -237,3 +237,28 @@ def test_a_list_whose_items_are_not_objects_is_refused(text, expected):
 def test_an_empty_list_is_no_document_and_items_without_a_kind_are_data():
     assert parse_stream("kind: List\napiVersion: v1\nitems: null\n", "l.yaml") == []
     assert [d.data for d in parse_stream("items: [1]\n", "l.yaml")] == [{"items": [1]}]
+
+
+@pytest.mark.parametrize("codec, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_a_utf16_file_with_a_byte_order_mark_reads_as_kubectl_reads_it(codec, bom):
+    """kubectl decodes a file through unicode.BOMOverride (cli-runtime's FileVisitor): a
+    UTF-16 byte order mark makes it UTF-16, every line where it is in UTF-8."""
+    text = "# é\nkind: ConfigMap\nmetadata:\n  name: café\n---\ndata: {a: b}\n"
+    assert parse_stream(bom + text.replace("\n", "\r\n").encode(codec), "f") == parse_stream(text.encode(), "f")
+
+
+def test_each_value_that_comes_through_an_alias_names_it_and_its_anchor():
+    """(the anchor's name, the alias's line, the anchor's line), at the outermost alias; a key
+    given after a merge is the mapping's own."""
+    (document,) = parse_stream("a: &x\n  k: {m: 1}\nb: *x\nc:\n  <<: *x\n  j: 2\nd:\n  <<: *x\n  k: 3\n"
+                               "e: [*x]\n", "f")
+    assert document.aliases == {("b",): ("x", 3, 1), ("c", "k"): ("x", 5, 1), ("e", 0): ("x", 10, 1)}
+    assert document.alias(("b", "k", "m")) == ("b",) and document.alias(("d", "k")) is None
+
+
+def test_bytes_that_are_not_utf8_are_named_at_their_line():
+    """A Latin-1 `é` read as "unacceptable character #x000a: control characters are not allowed"."""
+    assert problems_of(b"a: 1\n# caf\xe9\nb: 2\n") == [
+        "in.yaml:2: not UTF-8 (byte 0xE9), nor UTF-16 with a byte order mark: kubectl would read this byte as "
+        "U+FFFD; save the file as UTF-8"]
+    assert problems_of(b"a: 1\n---\nb: caf\xe9\n")[0].startswith("in.yaml:3: not UTF-8 (byte 0xE9)")

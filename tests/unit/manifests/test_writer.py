@@ -66,3 +66,17 @@ def test_json_output_is_a_list_for_several_objects():
 def test_unicode_line_separators_are_escaped_not_folded(value):
     """Found by the fuzz campaign: raw U+2028 next to a space was folded away by YAML readers."""
     assert yaml.safe_load(to_yaml({"a": value})) == {"a": value}
+
+
+def test_write_atomically_keeps_the_mode_and_a_symbolic_link(tmp_path):
+    """The one writer of files: a linked file stays linked (the file it names rewritten), its
+    mode kept, nothing left beside it."""
+    from kubectl_disagg.manifests.writer import write_atomically
+
+    target, link = tmp_path / "real.yaml", tmp_path / "ds.yaml"
+    target.write_bytes(b"a: 1\r\n")
+    target.chmod(0o640)
+    link.symlink_to(target.name)
+    write_atomically(str(link), b"a: 2\r\n")
+    assert link.is_symlink() and target.read_bytes() == b"a: 2\r\n" and target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.yaml", "real.yaml"]

@@ -42,7 +42,7 @@ def ours(text: str | bytes) -> list | Refused:
     documents, problems = yaml_reader.read(raw, "f.yaml")
     if problems:
         return Refused("; ".join(str(problem) for problem in problems))
-    return [data for _, data, _ in documents]
+    return [data for _, data, *_ in documents]
 
 
 def differences(texts: list[str | bytes]) -> list[str]:
@@ -92,7 +92,7 @@ def rendered_examples() -> list[list[dict]]:
 
 def test_what_the_writer_writes_of_every_golden_and_rendered_file():
     golden = sorted((GOLDEN).glob("*.yaml")) + sorted(EXAMPLES.glob("*.yaml"))
-    streams = [[data for _, data, _ in yaml_reader.read(path.read_bytes(), str(path))[0]] for path in golden]
+    streams = [[data for _, data, *_ in yaml_reader.read(path.read_bytes(), str(path))[0]] for path in golden]
     streams += rendered_examples()
     texts = [to_yaml_stream(objects) for objects in streams]
     for objects, theirs in zip(streams, kubectl_reads(texts)):

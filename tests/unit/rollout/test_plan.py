@@ -244,3 +244,23 @@ def test_issue39_the_commits_are_the_ones_a_git_rollout_takes():
     assert plan.passes == 27  # in the cluster a start is a pass of its own: 1 + 7 + 1 passes a slice, 3 rounds
     before, from_the_gate = at_gate  # the state file at the canary's gate, its pause recorded by a commit
     assert from_the_gate.commits == commits - before and from_the_gate.gates[0].after == 0
+
+
+REPLACED = "every role's groups are replaced, whichever role's template changed"
+
+
+def test_a_rollout_plan_says_every_roles_groups_are_replaced():
+    """Issue 47: `rollout restart --role decode` replaces the prefill groups too (the revision
+    covers every role's template, as the upstream controller's does); the plan says so, with a
+    policy (the fleet's heading) and without (each rolling slice's title)."""
+    from kubectl_disagg.rollout.plan import slice_plan
+    from kubectl_disagg.views.plan import format_live
+
+    cluster, ds = fleet(4, issue_policy(), REPLICAS)
+    heading = fleet_text(plan_of(ds, cluster, None)).splitlines()[0]
+    assert heading.startswith("disaggregatedset/llm: rollout to revision ") and heading.endswith(f" ({REPLACED})")
+    cluster, ds = fleet(2, None, REPLICAS)
+    slices = [slice_plan(ds, report) for report in reconcile(ds, cluster.snapshot(ds.name)).slices]
+    (title, *_) = format_live([(ds, slices)], "table").splitlines()
+    assert title == (f"disaggregatedset/llm slices 0-1: the next step starts the rollout to revision {ds.revision} "
+                     f"({REPLACED})")
