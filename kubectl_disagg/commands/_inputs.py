@@ -4,31 +4,9 @@ offline start stay light)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import click
-
+from kubectl_disagg.commands import _services
 from kubectl_disagg.commands._options import Options, print_warnings
 from kubectl_disagg.errors import UserError
-
-
-def revision_services(func):
-    """--no-revision-services of `render`, `rollout step` and `rollout status`: one choice, so
-    what render left out a step never creates and status never waits for."""
-    def keep(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-        ctx.ensure_object(Options).revision_services = not value
-        return value
-
-    return click.option("--no-revision-services", is_flag=True, expose_value=False, callback=keep,
-                        help="Leave out the per-revision Services (-prv). As each set's annotation "
-                             "kubectl-disagg/revision-services: \"false\" does for that set (render, step and "
-                             "status read it alike): for clusters where nothing resolves them (lws#1078).")(func)
-
-
-def as_asked(ds, options: Options):
-    """`ds` without its per-revision Services when --no-revision-services says so (else as its
-    annotation says)."""
-    return ds if options.revision_services else replace(ds, revision_services=False)
 
 
 def sets_from_files(options: Options) -> list:
@@ -42,7 +20,7 @@ def sets_and_tree(options: Options):
     from kubectl_disagg.inputs import tree as inputs
 
     tree, directory = tree_of_sets(options.filenames, inputs.Reading(options.recursive), options.namespace)
-    return tree, [as_asked(entry.ds, options) for entry in directory.sets]
+    return tree, [_services.as_asked(entry.ds, options) for entry in directory.sets]
 
 
 def gitops_tree(options: Options, state_file: str | None = None):

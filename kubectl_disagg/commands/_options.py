@@ -25,7 +25,7 @@ class Options:
     output: str = ""
     kubeconfig: str | None = None
     context: str | None = None
-    revision_services: bool = True  # --no-revision-services (commands/_inputs.py): every set without them
+    revision_services: bool = True  # --no-revision-services (commands/_services.py): every set without them
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kubectl_disagg.commands import _inputs, _options
+from kubectl_disagg.commands import _options, _services
 from kubectl_disagg.commands._help import HelpCommand, exit_section
 from kubectl_disagg.core.render import without_revision_services
 from kubectl_disagg.exits import Exit
@@ -23,7 +23,7 @@ from kubectl_disagg.manifests.writer import format_objects
               help="The set's rollout state (default: disagg-rollout-state.yaml beside the set's file, if there).")
 @click.option("--require-state", is_flag=True,
               help="Refuse a set without a rollout state instead of rendering its steady state.")
-@_inputs.revision_services
+@_services.revision_services
 @_options.pass_options
 def render(options: _options.Options, state: str | None, require_state: bool) -> None:
     """Expand DisaggregatedSets into LeaderWorkerSets and headless Services.

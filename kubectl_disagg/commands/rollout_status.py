@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _inputs, _options, _session
+from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.core.status import Until
@@ -34,7 +34,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.namespace
 @_session.cluster
 @_options.output("text", "yaml", "json", default="text")
-@_inputs.revision_services
+@_services.revision_services
 @click.option("-w", "--watch", is_flag=True,
               help="Keep reporting as the LWS (and the RolloutState) change, until Available (or --for).")
 @click.option("--for", "until", type=click.Choice([str(u) for u in Until]), default=None,
@@ -66,7 +66,7 @@ def status(options: _options.Options, name, watch, until, timeout, gitops) -> in
     sets = _inputs.sets_from_files(options) if options.filenames else None
     deadline = Deadline.after(timeout)
     with _session.session(options) as cluster:
-        sets = sets or [_inputs.as_asked(_session.stored_set(cluster, name, options.namespace), options)]
+        sets = sets or [_services.as_asked(_session.stored_set(cluster, name, options.namespace), options)]
         until = Until(until or Until.AVAILABLE)
         outcome = watch_status(cluster, sets, options.namespace, _format(options.output), watch=watch,
                                deadline=deadline, write=_writer(watch, options.output), until=until,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _inputs, _options, _session
+from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GitopsExit, StepExit
@@ -43,7 +43,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
                                    "--until-complete, --wait-for-lease and --gitops --wait, and an analysis "
                                    "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
-@_inputs.revision_services
+@_services.revision_services
 @click.option("-q", "--quiet", is_flag=True, help="Print only each pass's progress line of the fleet, and errors.")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: write the next step into the state file beside the set. It first "

@@ -53,6 +53,5 @@ def test_a_command_loads_no_other_command():
             "print(sorted(m for m in sys.modules if m.startswith('kubectl_disagg.commands.')), file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     loaded = eval(result.stderr.strip().splitlines()[-1])  # noqa: S307 - our own list's repr
-    assert loaded == ["kubectl_disagg.commands._help", "kubectl_disagg.commands._inputs",  # its shared flag
-                      "kubectl_disagg.commands._modes", "kubectl_disagg.commands._options",
-                      "kubectl_disagg.commands.render", "kubectl_disagg.commands.root"]
+    assert loaded == ["kubectl_disagg.commands._help", "kubectl_disagg.commands._modes", "kubectl_disagg.commands._options",
+                      "kubectl_disagg.commands._services", "kubectl_disagg.commands.render", "kubectl_disagg.commands.root"]
