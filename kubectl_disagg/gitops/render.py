@@ -95,8 +95,8 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     """
     deployed = state.deployed(slice_index)
     records = state.revisions
-    if deployed and (held := held_layout(ds, state, slice_index)) is not None:
-        return held  # a RolloutPolicy keeps the slice as the state records it (gitops/waves.py)
+    if (held := held_layout(ds, state, slice_index)) is not None:
+        return held  # a RolloutPolicy keeps the slice at what the state records (gitops/waves.py)
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
         recorded = deployed.get(ds.revision, {})

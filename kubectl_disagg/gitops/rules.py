@@ -55,6 +55,7 @@ from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.executor import StateExecutor
 from kubectl_disagg.gitops.state import Point, SteppedRole, RolloutState, SteppedSet
+from kubectl_disagg.gitops.waves import gained_at_stable
 
 DOCS = "docs/gitops.md"
 
@@ -86,8 +87,9 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
                                       f"(rule: one document per slice of the set, {DOCS})"))
     # The slices come from the set too: a slice it has and the state does not record would
     # render at full size, replacing whatever runs there, so a step records it first.
+    _, gained = gained_at_stable(ds, state)  # render derives these at the stable revision (design §10.2)
     for slice_index in range(target.slices, ds.slices):
-        if slice_index not in state.replicas:
+        if slice_index not in state.replicas and slice_index not in gained:
             problems.append(lines.problem(("slices",), "slices", GROWN.format(
                 slice=slice_index, slices=ds.slices, target=target.slices, docs=DOCS)))
     # And the budgets: mid-rollout they are the set's, so a budget edited in the state widens

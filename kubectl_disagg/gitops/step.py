@@ -298,7 +298,7 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
 
     if paced is not None and passed.stopped and not passed.done:
         if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
-            return checked(GitopsStep(Outcome.ADVANCED, with_position(state, _keeping(ds, state, paced)),
+            return checked(GitopsStep(Outcome.ADVANCED, with_position(ds, state, _keeping(ds, state, paced)),
                                       ("records where the rollout stands: " + "; ".join(passed.stopped),),
                                       passed, before=state))
         return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
@@ -477,7 +477,12 @@ def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
         if identity.revision == ds.revision and (at_rest or ds.revision not in recorded):
             records.setdefault(ds.revision, record_from_set(ds))
             deployed.setdefault(ds.revision, {})[identity.role] = obj.replicas
-        elif identity.revision != ds.revision and obj.initial_replicas is not None:
+            continue
+        # A slice at one other revision alone (render sizes a held one from the set, design
+        # §10.1), or one the state does not record (a slice gained while held: at the stable revision).
+        if recorded <= {identity.revision} and identity.revision in records:
+            deployed.setdefault(identity.revision, {})[identity.role] = obj.replicas
+        if obj.initial_replicas is not None:
             initial.setdefault(identity.slice, {}).setdefault(identity.revision, {})[identity.role] = \
                 obj.initial_replicas
     for slice_index, deployed in initial.items():

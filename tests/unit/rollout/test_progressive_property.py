@@ -743,6 +743,14 @@ GIT_FOUND = {
     # a verb through git on a state file whose position was bumped past the canary's pause wrote
     # that position again in a commit of its own (the cluster's verbs refuse it)
     "verb on a bumped position": (paced(CANARY, 2), 2, [*STEPS, ("bump wave", 0), ("pause", 0)]),
+    # issue 47 item 7: a slice gained mid-rollout renders at the stable revision until a step
+    # records it; a verb records it there, at the stable revision of the rollout under way (here
+    # the template's revert), not at the one its recorded position named
+    "slice gained, template reverted, promote --full": (paced([{"slices": 1}], 1, budget=1), 1, [
+        ("step", 0), ("step", 0), ("scale", 18), ("template", 0), ("promote --full", 0)]),
+    # issue 47 item 7: slices raised while paused render (and sync) at the stable revision
+    "slices raised while paused": (paced(CANARY, 3), 3, [*STEPS, ("pause", 0), ("scale", 5), ("step", 0),
+                                                         ("resume", 0), ("promote", 0), *STEPS]),
 }
 
 
