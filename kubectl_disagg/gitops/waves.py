@@ -187,8 +187,11 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     [(revision, [(role, replicas, initial-replicas or None, owner)])]), or None to lay it out
     as without a policy: a held slice renders what the state records (no new revision at 0, no
     initial-replicas it has not recorded), and so does every slice after an abort, whose steps
-    record each LWS they create or annotate. A slice the set gained that the state does not
-    record yet renders at the stable revision where a step would start it there (`gained_at_stable`)."""
+    record each LWS they create or annotate. A held slice that runs one revision alone takes
+    the set's replicas at once (design §10.1: a replicas change is not a template change; its
+    External roles keep the size recorded), as the terminal scales it; the step records what
+    runs. A slice the set gained that the state does not record yet renders at the stable
+    revision where a step would start it there (`gained_at_stable`)."""
     if ds.policy is None:
         return None
     decision = state_decision(ds, state)
@@ -201,6 +204,11 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     if slice_index not in decision.held and decision.moves_to == ds.revision:
         return None
     initial = state.initial.get(slice_index, {})
+    if len(deployed) == 1 and slice_index in decision.held:
+        ((revision, counts),) = deployed.items()
+        if revision == ds.revision:
+            return None  # at the set's own revision: sized from the set, as at rest
+        return [(revision, _sized(ds, state, revision, counts, initial.get(revision, {})))]
     return [(revision, [(role, n, initial.get(revision, {}).get(role), None) for role, n in counts.items()])
             for revision, counts in deployed.items()]
 

@@ -844,3 +844,30 @@ def test_issue47_item7_slices_raised_while_paused_render_sync_and_read_at_the_st
     assert {s: dict(state.deployed(s)) for s in range(6)} == {s: {old.revision: {"prefill": 1, "decode": 1}}
                                                                for s in range(6)}
 
+
+def test_issue47_item12_through_git_a_replicas_commit_reaches_the_held_slices_at_once():
+    """Issue 47 item 12 through git: decode 2 -> 3 committed with the canary at its gate rendered
+    the held slices at 2 until their wave. They run the stable revision, and the new target
+    applies to it at once: the commit renders them at 3, the step records what runs, and the
+    rollout ends at 3 everywhere."""
+    old = make_set({"prefill": 1, "decode": 2}, slices=3)
+    new = replace(make_set({"prefill": 1, "decode": 2}, image="img:2", slices=3), policy=CANARY)
+    more = replace(make_set({"prefill": 1, "decode": 3}, image="img:2", slices=3), policy=CANARY)
+    argo, state = deploy(old)
+    state, step = roll_until_held(argo, new, state)
+    assert step.outcome == Outcome.HELD
+    state = reread(state, more)
+    rendered: dict = {}
+    for o in render_with_state(more, state, NS):
+        if o["kind"] == "LeaderWorkerSet":
+            labels = o["metadata"]["labels"]
+            rendered.setdefault(int(labels[naming.SLICE_LABEL]), {}).setdefault(
+                labels[naming.REVISION_LABEL], {})[labels[naming.ROLE_LABEL]] = o["spec"]["replicas"]
+    three = {"prefill": 1, "decode": 3}
+    assert rendered == {0: {more.revision: three}, 1: {old.revision: three}, 2: {old.revision: three}}
+    state, step = roll_until_held(argo, more, state)  # synced; at the gate nothing else moves
+    assert step.outcome == Outcome.HELD and groups_by_slice(argo.cluster) == rendered
+    _, _, promoted = change_state(more, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, more, reread(promoted, more))
+    assert step.outcome == Outcome.COMPLETE
+    assert groups_by_slice(argo.cluster) == {s: {more.revision: three} for s in range(3)}
