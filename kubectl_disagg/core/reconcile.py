@@ -232,9 +232,9 @@ class Admission:
     """What a RolloutPolicy lets a pass do (core/waves.py decides it): `held`, slice → why it
     does not roll (no target LWS, no initial-replicas annotation); `stopped`, why the rollout as
     a whole does not move on; `toward`, slice → the set it is reconciled toward instead of the
-    pass's (a slice the set gained outside the admitted waves: the stable revision, design
-    §10.2; a held slice: the one revision it runs, at the targets in force, design §10.1, and
-    still reported held)."""
+    pass's (a slice the set gained outside the admitted waves: the stable revision, design §10.2;
+    a held slice: the one revision it runs, at the targets in force, design §10.1, and still
+    reported held)."""
 
     held: Mapping[int, str]
     stopped: tuple[str, ...] = ()

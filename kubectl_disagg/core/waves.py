@@ -21,8 +21,8 @@ Slices the set gains mid-rollout (design §10.2) start at the rollout's revision
 admitted waves and at the stable revision outside them (`stable_starts`: reconciled toward the
 stable set, core/stable.py), then roll like any pending slice when their wave comes; so do the
 slices it gains while paused (the pause holds the rollout, not the set's size). A slice the
-policy holds at one revision takes the targets in force at once (`at_own_revision`, design
-§10.1: a replicas change is not a template change), and stays held. A rollout
+policy holds at one revision takes the targets in force at once (`at_own_revision`: design §10.1,
+a replicas change is not a template change), and stays held. A rollout
 under way whose position was lost (`position_for`: no RolloutState, or a state without a
 position) is rebuilt paused at its first wave, and nothing moves until a person resumes or
 aborts it (design §9.6).
