@@ -833,6 +833,8 @@ def test_issue47_item7_slices_raised_while_paused_render_sync_and_read_at_the_st
     code, out, err = run(["rollout", "status", "--gitops", "-f", str(app)], capsys)
     assert code == 7, (out, err)  # held by the pause, as before the slices were raised
     assert "rollout resume --gitops" in out + err and "rollout step --gitops" not in out + err
+    code, out, err = run(["rollout", "plan", "--gitops", "-f", str(app)], capsys)
+    assert code == 0 and "now: paused at wave 1 of 3" in out, (out, err)
 
     code, out, err = run(["rollout", "abort", "--gitops", "-f", str(app), "--commit"], capsys)
     assert code == 0, err
