@@ -230,10 +230,11 @@ class Rollback:
 @dataclass(frozen=True)
 class Admission:
     """What a RolloutPolicy lets a pass do (core/waves.py decides it): `held`, slice → why it
-    stays as it is (no action at all: no target LWS, no initial-replicas annotation);
-    `stopped`, why the rollout as a whole does not move on; `toward`, slice → the set it is
-    reconciled toward instead of the pass's (a slice the set gained outside the admitted
-    waves: the stable revision, design §10.2)."""
+    does not roll (no target LWS, no initial-replicas annotation); `stopped`, why the rollout as
+    a whole does not move on; `toward`, slice → the set it is reconciled toward instead of the
+    pass's (a slice the set gained outside the admitted waves: the stable revision, design §10.2;
+    a held slice: the one revision it runs, at the targets in force, design §10.1, and still
+    reported held)."""
 
     held: Mapping[int, str]
     stopped: tuple[str, ...] = ()
@@ -267,9 +268,11 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
     held = admission.held if admission is not None else {}
     toward = {s: with_scalers(other, snapshot) for s, other in (admission.toward if admission is not None
                                                                  else {}).items()}
-    reports = [_held(ds, slice_index, by_slice[slice_index][0], held[slice_index]) if slice_index in held
-               else reconcile_slice(toward.get(slice_index, ds), snapshot.namespace, slice_index,
-                                    *by_slice[slice_index], blocked_names, revision_roles)
+    reports = [_held(ds, slice_index, by_slice[slice_index][0], held[slice_index])
+               if slice_index in held and slice_index not in toward
+               else _kept_held(reconcile_slice(toward.get(slice_index, ds), snapshot.namespace, slice_index,
+                                               *by_slice[slice_index], blocked_names, revision_roles),
+                               held.get(slice_index))
                for slice_index in range(ds.slices)]
     actions = removed + tuple(a for report in reports for a in report.actions)
     warnings += [w for report in reports for w in report.warnings]
@@ -282,6 +285,14 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot, admission: Admission | N
 def _held(ds: DisaggregatedSet, slice_index: int, lws: list[LiveLWS], reason: str) -> SliceReport:
     """A slice the policy holds: reported as it stands, nothing done to it."""
     return SliceReport(slice_index, Phase.HELD, _observed(ds, _groups(lws)), (), (reason,))
+
+
+def _kept_held(report: SliceReport, reason: str | None) -> SliceReport:
+    """A slice the policy holds but reconciles toward the one revision it runs (a new target
+    applied to it, design §10.1): its actions, reported held (a blocked name still blocks)."""
+    if reason is None or report.phase == Phase.BLOCKED:
+        return report
+    return replace(report, phase=Phase.HELD, waiting_for=(reason,))
 
 
 def _observed(ds: DisaggregatedSet, groups: Mapping[str, Mapping[str, LiveLWS]]) -> dict[str, dict[str, int]]:

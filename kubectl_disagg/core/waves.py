@@ -19,7 +19,10 @@ policy there is one wave of every slice and no budget: everything moves, as the 
 
 Slices the set gains mid-rollout (design §10.2) start at the rollout's revision inside the
 admitted waves and at the stable revision outside them (`stable_starts`: reconciled toward the
-stable set, core/stable.py), then roll like any pending slice when their wave comes. A rollout
+stable set, core/stable.py), then roll like any pending slice when their wave comes; so do the
+slices it gains while paused (the pause holds the rollout, not the set's size). A slice the
+policy holds at one revision takes the targets in force at once (`at_own_revision`: design §10.1,
+a replicas change is not a template change), and stays held. A rollout
 under way whose position was lost (`position_for`: no RolloutState, or a state without a
 position) is rebuilt paused at its first wave, and nothing moves until a person resumes or
 aborts it (design §9.6).
@@ -201,9 +204,7 @@ def decide(policy: RolloutPolicy | None, revision: str, position: Position, prog
     if position.aborted is not None:
         return _aborted(position, progress, base)
     if position.paused is not None:
-        held = {s: Hold.PAUSED for s in range(slices)}
-        return WaveDecision(State.PAUSED, (), held, wave=min(position.wave, len(waves) - 1), moves_to=revision,
-                            position=position, **base)
+        return _paused(revision, position, progress, base, wave=min(position.wave, len(waves) - 1))
     if not in_flight and Progress.PENDING not in progress:
         # No rollout under way (or it has ended): every slice is the set's revision, steady.
         return WaveDecision(State.COMPLETE, tuple(range(slices)), {}, wave=len(waves) - 1, moves_to=revision,
@@ -290,10 +291,20 @@ def _failed(policy: RolloutPolicy, revision: str, position: Position, progress: 
         position = replace(position, wave=wave, aborted=stamp)
         decision = _aborted(position, progress, base)
         return replace(decision, gate=gate, events=(*events, WaveEvent(ABORTED, wave, stamp.reason)))
-    position = replace(position, wave=wave, paused=stamp)
-    held = {s: Hold.PAUSED for s in range(len(progress))}
-    return WaveDecision(State.PAUSED, (), held, wave=wave, moves_to=revision, position=position, gate=gate,
-                        events=(*events, WaveEvent(PAUSED, wave, stamp.reason)), **base)
+    return _paused(revision, replace(position, wave=wave, paused=stamp), progress, base, wave=wave, gate=gate,
+                   events=(*events, WaveEvent(PAUSED, wave, stamp.reason)))
+
+
+def _paused(revision: str, position: Position, progress: Sequence[Progress], base: _Base, *, wave: int,
+            gate: Gate | None = None, events: tuple[WaveEvent, ...] = ()) -> WaveDecision:
+    """A paused rollout: no slice moves toward either revision. The pause holds the rollout, not
+    the set's size (design §10.2): a slice the set gained starts at the stable revision, as one
+    outside the admitted waves does, and a held slice takes a new target (`admit`)."""
+    starts = tuple(s for s, p in enumerate(progress)
+                   if p == Progress.EMPTY and position.stable and position.stable != revision)
+    held = {s: Hold.PAUSED for s in range(len(progress)) if s not in starts}
+    return WaveDecision(State.PAUSED, starts, held, wave=wave, moves_to=revision, position=position, gate=gate,
+                        events=events, stable_starts=starts, **base)
 
 
 def _aborted(position: Position, progress: Sequence[Progress], base: _Base) -> WaveDecision:
@@ -507,33 +518,40 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
         held = {s: Hold.ABORTED.value for s in range(ds.slices)}
         reconciled = ds
     toward: dict[int, DisaggregatedSet] = {}
-    starts = (*decision.stable_starts, *unfinished(ds, snapshot, decision.position.stable,
-                                                    [s for s, hold in decision.held.items() if hold == Hold.WAVE]))
-    if starts:
+    if decision.stable_starts:
         stable_at = stable_set(ds, snapshot, decision.position.stable)
         if stable_at is None:  # no live LWS of the stable revision left to build it from: wait
-            held.update({s: Hold.WAVE.value for s in starts})
+            held.update({s: Hold.WAVE.value for s in decision.stable_starts})
         else:
-            toward = {s: stable_at for s in starts}
+            toward = {s: stable_at for s in decision.stable_starts}
             held = {s: hold for s, hold in held.items() if s not in toward}
+    toward.update(at_own_revision(ds, snapshot, [s for s in held if s not in toward]))
     return Passage(decision, Admission(held, (), toward), reconciled)
 
 
-def unfinished(ds: DisaggregatedSet, snapshot: Snapshot, stable: str, slices: Sequence[int]) -> tuple[int, ...]:
-    """Those of `slices` (held before their wave) that run only the `stable` revision and lack
-    a role it runs elsewhere: a start at the stable revision cut short (each LWS is created on
-    its own), finished toward it like a slice the set gained, not left broken until its wave."""
-    if not stable or not slices:
-        return ()
-    roles: set[str] = set()
-    by_slice: dict[int, dict[str, set[str]]] = {}
+def at_own_revision(ds: DisaggregatedSet, snapshot: Snapshot, slices: Sequence[int]) -> dict[int, DisaggregatedSet]:
+    """Slice → the set at the one revision it runs, for those of `slices` (held by the policy)
+    that run one revision alone: in a slice the policy holds, that revision is the slice's, and
+    the targets in force apply to it at once (design §10.1: a replicas change is not a template
+    change and waits for no wave; a start at it cut short, some of its roles created, is finished
+    the same way). Reconcile keeps them held; a slice in flight is not among them."""
+    runs: dict[int, set[str]] = {}
     for obj in snapshot.lws:
         placed = obj.identity.placed
-        if obj.belongs_to(ds.name) and placed is not None and placed.slice < ds.slices:
-            by_slice.setdefault(placed.slice, {}).setdefault(placed.revision, set()).add(placed.role)
-            if placed.revision == stable:
-                roles.add(placed.role)
-    return tuple(s for s in slices if set(by_slice.get(s, {})) == {stable} and by_slice[s][stable] != roles)
+        if obj.belongs_to(ds.name) and placed is not None and placed.slice in slices:
+            runs.setdefault(placed.slice, set()).add(placed.revision)
+    sets: dict[str, DisaggregatedSet | None] = {}
+    out: dict[int, DisaggregatedSet] = {}
+    for s, revisions in sorted(runs.items()):
+        if len(revisions) != 1:
+            continue
+        (revision,) = revisions
+        if revision not in sets:
+            sets[revision] = ds if revision == ds.revision else stable_set(ds, snapshot, revision)
+        at = sets[revision]
+        if at is not None:
+            out[s] = at
+    return out
 
 
 def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollout: str, stable: str,

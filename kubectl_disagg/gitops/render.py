@@ -17,7 +17,7 @@ from kubectl_disagg.core.model import DisaggregatedSet, Role
 from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
-from kubectl_disagg.gitops.waves import held_layout, wave_problems
+from kubectl_disagg.gitops.waves import gained_at_stable, held_layout, wave_problems
 from kubectl_disagg.core.naming import STATE_FILE
 from kubectl_disagg.gitops.state import MISSING_STATE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
@@ -34,7 +34,8 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
             raise UserError([f"{ds.source.file}: disaggregatedset/{ds.name}: "
                              + MISSING_STATE.format(file=state_file)])
         return list(render_set(ds, namespace))
-    check_state(ds, state)  # only a state the planner could have written renders (design §8)
+    # only a state the planner could have written renders (design §8), with the slices it derives
+    check_state(ds, state, gained_at_stable(ds, state)[1])
     if problems := wave_problems(ds, state):  # ... and that its RolloutPolicy let move (design §9)
         raise UserError(problems)
     return rendered(ds, state)
@@ -95,8 +96,8 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     """
     deployed = state.deployed(slice_index)
     records = state.revisions
-    if deployed and (held := held_layout(ds, state, slice_index)) is not None:
-        return held  # a RolloutPolicy keeps the slice as the state records it (gitops/waves.py)
+    if (held := held_layout(ds, state, slice_index)) is not None:
+        return held  # a RolloutPolicy keeps the slice at what the state records (gitops/waves.py)
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
         recorded = deployed.get(ds.revision, {})

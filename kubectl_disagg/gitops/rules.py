@@ -43,7 +43,7 @@ cannot hold it: it never renders, and the step (which reads its point from the l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from kubectl_disagg.core import naming
@@ -59,18 +59,22 @@ from kubectl_disagg.gitops.state import Point, SteppedRole, RolloutState, Steppe
 DOCS = "docs/gitops.md"
 
 
-def check_state(ds: DisaggregatedSet, state: RolloutState) -> None:
+def check_state(ds: DisaggregatedSet, state: RolloutState, derived: Collection[int] = ()) -> None:
     """Raise UserError, every problem at once, when `state` is not one the planner could have
-    written for `ds` (its name and slices; the rest comes from the state's own `target`)."""
-    problems = state_problems(ds, state)
+    written for `ds` (its name and slices; the rest comes from the state's own `target`).
+    `derived`: the slices the set gained that render derives (see `state_problems`)."""
+    problems = state_problems(ds, state, derived=derived)
     if problems:
         raise UserError(problems)
 
 
-def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, Point] | None = None) -> list[Problem]:
+def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, Point] | None = None,
+                   derived: Collection[int] = ()) -> list[Problem]:
     """Every rule `state` breaks. `ran`: slice → the point a reconcile pass the caller ran made of
     the slice's previous point, over exactly what rule 4's replay would read (the step that
-    wrote `state`, `gitops_step`); those slices are not replayed again."""
+    wrote `state`, `gitops_step`); those slices are not replayed again. `derived`: slices the set
+    gained, unrecorded, that render derives at the stable revision (gitops/waves.py
+    `gained_at_stable`, design §10.2): rule 1 lets them be."""
     lines = _Lines(state)
     if state.stepped_for is None or state.previous is None:
         return [lines.problem(("formatVersion",), "formatVersion", FORMAT_1)]
@@ -87,7 +91,7 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
     # The slices come from the set too: a slice it has and the state does not record would
     # render at full size, replacing whatever runs there, so a step records it first.
     for slice_index in range(target.slices, ds.slices):
-        if slice_index not in state.replicas:
+        if slice_index not in state.replicas and slice_index not in derived:
             problems.append(lines.problem(("slices",), "slices", GROWN.format(
                 slice=slice_index, slices=ds.slices, target=target.slices, docs=DOCS)))
     # And the budgets: mid-rollout they are the set's, so a budget edited in the state widens

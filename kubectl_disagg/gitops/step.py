@@ -38,7 +38,7 @@ from kubectl_disagg.gitops.render import handing_back, render_with_state, render
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.paced import Paced
-from kubectl_disagg.gitops.waves import RENDER_NOW, scaled_down_in_flight, with_position
+from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, with_position
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.progressive import utcnow
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
@@ -298,7 +298,7 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
 
     if paced is not None and passed.stopped and not passed.done:
         if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
-            return checked(GitopsStep(Outcome.ADVANCED, with_position(state, _keeping(ds, state, paced)),
+            return checked(GitopsStep(Outcome.ADVANCED, with_position(ds, state, _keeping(ds, state, paced)),
                                       ("records where the rollout stands: " + "; ".join(passed.stopped),),
                                       passed, before=state))
         return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
@@ -396,7 +396,7 @@ def _checked(ds: DisaggregatedSet, step: GitopsStep, ran: Mapping[int, Point] | 
     """The step, unless the state it would write breaks a rule of design §8 (then nothing is
     written: render would refuse it, so a bot never commits a state that cannot sync). `ran`:
     the pass's own outcome where it stands for rule 4's replay (`_ran`)."""
-    problems: list[Problem] = state_problems(ds, step.state, ran)
+    problems: list[Problem] = state_problems(ds, step.state, ran, gained_at_stable(ds, step.state)[1])
     if not problems:
         return step
     return GitopsStep(Outcome.REFUSED, step.before, tuple(f"the next state would break a rule of design §8: "
@@ -477,7 +477,12 @@ def _recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
         if identity.revision == ds.revision and (at_rest or ds.revision not in recorded):
             records.setdefault(ds.revision, record_from_set(ds))
             deployed.setdefault(ds.revision, {})[identity.role] = obj.replicas
-        elif identity.revision != ds.revision and obj.initial_replicas is not None:
+            continue
+        # A slice at one other revision alone (render sizes a held one from the set: design §10.1),
+        # or one the state does not record (a slice gained while held: at the stable revision).
+        if recorded <= {identity.revision} and identity.revision in records:
+            deployed.setdefault(identity.revision, {})[identity.role] = obj.replicas
+        if obj.initial_replicas is not None:
             initial.setdefault(identity.slice, {}).setdefault(identity.revision, {})[identity.role] = \
                 obj.initial_replicas
     for slice_index, deployed in initial.items():

@@ -15,10 +15,11 @@ decisions come from the same position as in the cluster (core/waves.py). Here:
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.policy import resolve_waves
 from kubectl_disagg.core.position import Position
 from kubectl_disagg.core.waves import (Hold, Progress, State, WaveDecision, decide,
@@ -52,8 +53,16 @@ def state_decision(ds: DisaggregatedSet, state: RolloutState,
     return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
 
 
-def with_position(state: RolloutState, position: Position) -> RolloutState:
-    """`state` with `position`, its last step moving nothing (each slice's previous is its point)."""
+def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position) -> RolloutState:
+    """`state` with `position`, its last step moving nothing (each slice's previous is its point).
+    The slices the set gained that render derives at the stable revision (`gained_at_stable`)
+    are recorded there as they run, so a verb that admits them (a promote, a resume) leaves them
+    pending at it, as in the terminal, rather than unrecorded inside the admitted waves."""
+    stable, gained = gained_at_stable(ds, state)
+    if gained and state.stepped_for is not None and len(gained) == ds.slices - state.stepped_for.slices:
+        counts = {stable: {role: n for role, n, _, _ in _sized(ds, state, stable, {}, {})}}
+        state = replace(state, replicas={**state.replicas, **{s: counts for s in gained}},
+                        stepped_for=replace(state.stepped_for, slices=ds.slices))
     return replace(state, position=position, previous={
         s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
 
@@ -68,7 +77,7 @@ def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[Wa
     if problems := position_problems(ds, state):
         raise UserError(problems)
     before = state_decision(ds, state, now)
-    after_state = with_position(state, change(before))
+    after_state = with_position(ds, state, change(before))
     return before, state_decision(ds, after_state, now), after_state
 
 
@@ -176,17 +185,65 @@ def paced_summary(ds: DisaggregatedSet, state: RolloutState, summary: dict) -> d
 def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     """How render lays out a slice the policy keeps as it is (render.py's `_slice_layout` form:
     [(revision, [(role, replicas, initial-replicas or None, owner)])]), or None to lay it out
-    as without a policy: a held slice renders exactly what the state records (no new revision
-    at 0, no initial-replicas it has not recorded), and so does every slice after an abort,
-    whose steps record each LWS they create or annotate."""
+    as without a policy: a held slice renders what the state records (no new revision at 0, no
+    initial-replicas it has not recorded), and so does every slice after an abort, whose steps
+    record each LWS they create or annotate. A held slice that runs one revision alone takes
+    the set's replicas at once (design §10.1: a replicas change is not a template change; its
+    External roles keep the size recorded), as the terminal scales it; the step records what
+    runs. A slice the set gained that the state does not record yet renders at the stable
+    revision where a step would start it there (`gained_at_stable`)."""
     if ds.policy is None:
         return None
     decision = state_decision(ds, state)
+    deployed = state.deployed(slice_index)
+    if not deployed:
+        stable, gained = gained_at_stable(ds, state, decision)
+        if slice_index not in gained:
+            return None
+        return [(stable, _sized(ds, state, stable, {}, {}))]
     if slice_index not in decision.held and decision.moves_to == ds.revision:
         return None
     initial = state.initial.get(slice_index, {})
+    if len(deployed) == 1 and slice_index in decision.held:
+        ((revision, counts),) = deployed.items()
+        if revision == ds.revision:
+            return None  # at the set's own revision: sized from the set, as at rest
+        return [(revision, _sized(ds, state, revision, counts, initial.get(revision, {})))]
     return [(revision, [(role, n, initial.get(revision, {}).get(role), None) for role, n in counts.items()])
-            for revision, counts in state.deployed(slice_index).items()]
+            for revision, counts in deployed.items()]
+
+
+def _sized(ds: DisaggregatedSet, state: RolloutState, revision: str, counts: Mapping[str, int],
+           initial: Mapping[str, int]) -> list[tuple[str, int, int | None, None]]:
+    """The roles of `revision`'s record at the set's replicas (a role the set sizes statically),
+    else at `counts` (External roles, roles the set no longer has; a slice with nothing recorded:
+    the most any slice runs)."""
+    targets = {role.name: role.replicas for role in ds.roles if not role.external}
+    most = {}
+    for deployed in state.replicas.values():
+        for role, n in deployed.get(revision, {}).items():
+            most[role] = max(most.get(role, 0), n)
+    return [(role, targets.get(role, counts.get(role, most.get(role, EXTERNAL_SEED_REPLICAS))), initial.get(role),
+             None) for role in state.revisions[revision].role_names]
+
+
+def gained_at_stable(ds: DisaggregatedSet, state: RolloutState, decision: WaveDecision | None = None
+                     ) -> tuple[str, tuple[int, ...]]:
+    """The slices the set gained since the state's last step, unrecorded yet, that a step would
+    start at the stable revision: outside the admitted waves, while paused, after an abort
+    (design §10.2). Render derives them at it (its record, at the set's replicas), so a commit of
+    `slices` renders at once: the pause that holds every step does not hold the set's size.
+    Under a policy with a recorded position only; a slice inside the admitted waves of a rollout
+    under way is started at its revision, which a step records first (rules.py's GROWN).
+    Returns the stable revision (the decision's: the rollout's under way) and those slices."""
+    if ds.policy is None or state.position is None or state.stepped_for is None:
+        return "", ()
+    decision = decision or state_decision(ds, state)
+    stable = decision.position.stable
+    if not stable or stable not in state.revisions:
+        return "", ()
+    return stable, tuple(s for s in range(state.stepped_for.slices, ds.slices) if not state.deployed(s) and (
+        s in decision.stable_starts or (s in decision.moves and decision.moves_to == stable)))
 
 
 def opened_wave(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None):

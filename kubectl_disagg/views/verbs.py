@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.core.position import ANALYSIS, position_document
-from kubectl_disagg.core.waves import Gate
+from kubectl_disagg.core.waves import Gate, Progress
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
 from kubectl_disagg.views.invocation import Invocation
@@ -43,14 +43,17 @@ def verb_line(result: VerbResult, gitops: bool = False, invocation: Invocation |
     the user's NAME or -f and -n (`invocation`; None: the generic `--gitops -f DIR`)."""
     after = result.after
     invocation = invocation or Invocation(gitops=gitops)
+    # an abort rolls back the slices that run something; one the set gained is started at the stable revision
+    gained = [s for s in after.moves if s < len(after.progress) and after.progress[s] == Progress.EMPTY]
+    untouched = sorted({*after.held, *gained})
     return render_template(
         "rollout_verb.txt.j2", verb=result.verb, full=result.full, passes=passed_words(result.passed),
         paused_by=after.position.paused.by if after.position.paused is not None else "",
         changed=result.changed, subject=f"disaggregatedset/{result.ds.name} in {result.namespace}",
-        wave=result.before.wave + 1,
-        waves=len(result.before.waves), stable=after.position.stable, moving=slice_list(list(after.moves)),
+        wave=result.before.wave + 1, waves=len(result.before.waves), stable=after.position.stable,
+        moving=slice_list([s for s in after.moves if s not in gained]),
         revision=after.position.revision, reason=result.reason,
-        untouched=slice_list(sorted(after.held)) if after.held else "",
+        untouched=slice_list(untouched) if untouched else "",
         step=invocation.command("step"), resume=invocation.command("resume"),
         stepper=None if gitops else result.stepper)
 

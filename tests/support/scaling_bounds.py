@@ -9,7 +9,8 @@ rollingUpdateConfiguration resolves to: old + new stays at most max(what it was,
 max(maxSurge, 1)); a role whose rollout started at or above E stays at least min(what it was,
 E − maxUnavailable); the new revision never runs a role above E. Every revision group runs all
 its roles or none, and no slice gains the set's revision outside the slices the promoted waves
-admit."""
+admit. A slice a RolloutPolicy holds at one revision runs each role at D after the pass
+(design §10.1: a replicas change is not a template change, and waits for no wave)."""
 
 from __future__ import annotations
 
@@ -49,4 +50,21 @@ def pass_violations(ds, before: Groups, after: Groups, initial: dict[tuple[int, 
                 found.append(f"below target - maxUnavailable: {where}")
             if new > max(goal, new_before):
                 found.append(f"new above its effective target: {where}")
+    return found
+
+
+def held_violations(ds, held: dict[int, str], after: Groups) -> list[str]:
+    """The slices the pass held (`held`: slice → why) that run one revision alone after it, and
+    not each role at the replicas in force (`ds`: its roles sized as the pass read them)."""
+    wanted = {role.name: role.replicas for role in ds.roles if role.scaled or not role.external}
+    found = []
+    for s, why in sorted(held.items()):
+        groups = after.get(s, {})
+        if len(groups) != 1:
+            continue
+        ((revision, counts),) = groups.items()
+        missed = {role: n for role, n in counts.items() if role in wanted and n != wanted[role]}
+        if missed:
+            found.append(f"slice {s} held ({why}) at revision {revision} runs {counts}, not the replicas in force "
+                         f"{wanted}")
     return found

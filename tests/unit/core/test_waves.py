@@ -540,7 +540,10 @@ def test_item_2_3_slices_scaled_and_a_position_lost_at_any_time_keep_new_slices_
         started = {a.slice for a in result.actions} & {s for s, p in enumerate(progress) if p == P}
         assert all(s < admitted for s in started)
         if position is None and decision.state == State.PAUSED:
-            assert all(a.slice >= ds.slices for a in result.actions)  # nothing moves but slices removed
+            # nothing moves but slices removed, and slices gained, which start at the stable revision
+            assert all(a.slice >= ds.slices or progress[a.slice] == Progress.EMPTY for a in result.actions)
+            assert all(a.object["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] == stable
+                       for a in result.actions if a.kind == "LeaderWorkerSet" and hasattr(a, "object"))
         if decision.state == State.COMPLETE and not result.actions:
             break
         position = decision.position
@@ -566,3 +569,84 @@ def test_item_2_3_slices_scaled_and_a_position_lost_at_any_time_keep_new_slices_
     else:
         raise AssertionError(f"not complete: {decision}")
     assert revisions_by_slice(cluster) == {s: {ds.revision} for s in range(ds.slices)}
+
+
+# --- issue 47: capacity changes reach the slices a policy holds ----------------------------------
+
+
+def counts_by_slice(cluster) -> dict[int, dict[str, dict[str, int]]]:
+    return {s: {rev: dict(roles) for rev, roles in groups.items()} for s, groups in groups_by_slice(cluster).items()}
+
+
+def test_issue47_item12_a_replicas_change_reaches_the_held_slices_at_once():
+    """Issue 47 item 12: decode 2 -> 3 with the canary at its gate left the held slices at 2 for
+    the whole rollout. A replicas change is not a template change: the held slices run the
+    stable revision, and the new target applies to it at once; they stay held for the rollout."""
+    cluster, ds = fleet(4, policy(Wave(1, pause=True)), {"prefill": 1, "decode": 2})
+    stable = make_set({"prefill": 1, "decode": 2}, "img:1", 4).revision
+    at_gate = until_held(ds, cluster, None)
+    assert at_gate.decision.state == State.AT_GATE
+    more = replace(make_set({"prefill": 1, "decode": 3}, "img:2", 4), policy=ds.policy)
+    passage, result, _ = run_pass(more, cluster, at_gate.decision.position, T0)
+    assert {a.slice for a in result.actions} == {0, 1, 2, 3}  # every slice, in one pass
+    reports = {r.slice: r for r in result.slices}
+    assert all(reports[s].phase == Phase.HELD and reports[s].waiting_for == (Hold.WAVE.value,) for s in (1, 2, 3))
+    cluster.execute(result.actions)
+    cluster.settle()
+    assert counts_by_slice(cluster) == {0: {more.revision: {"prefill": 1, "decode": 3}},
+                                        **{s: {stable: {"prefill": 1, "decode": 3}} for s in (1, 2, 3)}}
+    held = until_held(more, cluster, passage.decision.position)
+    assert held.decision.state == State.AT_GATE and held.decision.held == {s: Hold.WAVE for s in (1, 2, 3)}
+    done = until_held(more, cluster, promote(held.decision, T0, "alice"))
+    assert done.decision.state == State.COMPLETE
+    assert counts_by_slice(cluster) == {s: {more.revision: {"prefill": 1, "decode": 3}} for s in range(4)}
+
+
+def test_issue47_item12_paused_or_aborted_the_held_slices_follow_the_target_and_the_rolling_ones_wait():
+    """Paused mid-wave: the slices at one revision take the new target (lowered here), the slice
+    in flight stays where it stands. Aborted: the slices rolled back and the ones never started
+    take it too."""
+    cluster, ds = fleet(3, policy(Wave(2, pause=True)), {"prefill": 2, "decode": 2})
+    stable = make_set({"prefill": 2, "decode": 2}, "img:1", 3).revision
+    passage, result, _ = run_pass(ds, cluster, None, T0)  # slices 0-1 start
+    cluster.execute(result.actions)
+    cluster.settle()
+    passage, result, _ = run_pass(ds, cluster, passage.decision.position, T0)  # their first step
+    cluster.execute(result.actions)
+    cluster.settle()
+    rolling = counts_by_slice(cluster)[0]
+    assert len(rolling) == 2
+    paused = pause(passage.decision.position, T0, "bob")
+    fewer = replace(make_set({"prefill": 1, "decode": 2}, "img:2", 3), policy=ds.policy)
+    passage, result, _ = run_pass(fewer, cluster, paused, T0)
+    assert passage.decision.state == State.PAUSED and {a.slice for a in result.actions} == {2}
+    cluster.execute(result.actions)
+    cluster.settle()
+    assert counts_by_slice(cluster)[2] == {stable: {"prefill": 1, "decode": 2}}
+    assert counts_by_slice(cluster)[0] == rolling  # paused: no planner step
+    aborted = until_held(fewer, cluster, abort(passage.decision, T0, "dave"))
+    assert aborted.decision.state == State.ABORTED
+    assert counts_by_slice(cluster) == {s: {stable: {"prefill": 1, "decode": 2}} for s in range(3)}
+    more = replace(make_set({"prefill": 3, "decode": 2}, "img:2", 3), policy=ds.policy)
+    again = until_held(more, cluster, aborted.decision.position)
+    assert again.decision.state == State.ABORTED
+    assert counts_by_slice(cluster) == {s: {stable: {"prefill": 3, "decode": 2}} for s in range(3)}
+
+
+def test_issue47_item7_slices_raised_while_paused_start_at_the_stable_revision():
+    """Issue 47 item 7: the pause holds the rollout, not the set's size: `slices` 3 -> 5 while
+    paused at the canary's gate creates slices 3-4 at the stable revision, and nothing else moves."""
+    cluster, ds = fleet(3, policy(Wave(1, pause=True)))
+    stable = make_set({"prefill": 1, "decode": 1}, "img:1", 3).revision
+    at_gate = until_held(ds, cluster, None)
+    grown = replace(ds, slices=5)
+    passage, result, _ = run_pass(grown, cluster, pause(at_gate.decision.position, T0, "bob"), T0)
+    decision = passage.decision
+    assert decision.state == State.PAUSED and decision.stable_starts == (3, 4)
+    assert stopped(decision).why == Stop.PAUSED
+    assert {a.slice for a in result.actions} == {3, 4}
+    cluster.execute(result.actions)
+    cluster.settle()
+    assert revisions_by_slice(cluster) == {0: {ds.revision}, **{s: {stable} for s in range(1, 5)}}
+    held = until_held(grown, cluster, decision.position)
+    assert held.decision.state == State.PAUSED and held.decision.held == {s: Hold.PAUSED for s in range(5)}

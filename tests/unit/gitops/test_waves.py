@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import replace
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -57,7 +58,7 @@ def roll_until_held(argo, ds, state, limit=40):
         step = gitops_step(ds, state, argo.snapshot(ds), argo.served, now=NOW)
         if step.outcome in (Outcome.HELD, Outcome.COMPLETE):
             return state, step
-        assert step.outcome == Outcome.ADVANCED, step
+        assert step.outcome == Outcome.ADVANCED, step.reasons
         state = reread(step.state, ds)
     raise AssertionError("never held")
 
@@ -514,20 +515,20 @@ def test_issue37_item10_the_next_image_after_an_abort_rolled_back_renders():
 
 
 def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revision():
-    """Issue 37 item 2 through git: `slices` 3 -> 5 with the canary at its gate; the step records
-    slices 3-4 at the stable revision, render accepts that state, and promote rolls them too."""
+    """Issue 37 item 2 through git: `slices` 3 -> 5 with the canary at its gate; slices 3-4 start
+    at the stable revision, and promote rolls them too. Since issue 47 (item 7) the commit renders
+    them there at once (the state does not record them yet): Argo CD syncs them, no step first."""
     argo, new, state, _ = held_at_the_canary()
     stable = sets()[0].revision
     grown = replace(new, slices=5)
-    argo.sync(new, state)
-    step = gitops_step(grown, state, argo.snapshot(grown), argo.served, now=NOW)
-    assert step.outcome == Outcome.ADVANCED, step
-    assert [set(step.state.deployed(s)) for s in range(5)] == [{new.revision}] + [{stable}] * 4
-    state = reread(step.state, grown)
-    render_with_state(grown, state, NS)  # the state a step wrote renders
+    state = reread(state, grown)
+    rendered = {(o["metadata"]["labels"][naming.SLICE_LABEL], o["metadata"]["labels"][naming.REVISION_LABEL])
+                for o in render_with_state(grown, state, NS) if o["kind"] == "LeaderWorkerSet"}
+    assert rendered == {("0", new.revision), *((str(s), stable) for s in range(1, 5))}
     state, step = roll_until_held(argo, grown, state)
-    assert step.outcome == Outcome.HELD and [set(state.deployed(s)) for s in range(5)] == [{new.revision}] + [
-        {stable}] * 4
+    assert step.outcome == Outcome.HELD
+    assert {s: set(groups) for s, groups in groups_by_slice(argo.cluster).items()} == {
+        0: {new.revision}, **{s: {stable} for s in range(1, 5)}}
     _, _, promoted = change_state(grown, state, lambda d: promote(d, NOW, "alice"), NOW)
     state, step = roll_until_held(argo, grown, reread(promoted, grown))
     assert step.outcome == Outcome.COMPLETE
@@ -535,15 +536,13 @@ def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revisio
 
 
 def test_item_2_render_refuses_a_new_slice_written_at_the_new_revision_outside_the_waves():
-    """The same state edited by hand: the new slices at the new revision, while the canary holds."""
+    """The state edited by hand: the new slices recorded at the new revision, while the canary holds."""
     argo, new, state, _ = held_at_the_canary()
     grown = replace(new, slices=5)
-    argo.sync(new, state)
-    step = gitops_step(grown, state, argo.snapshot(grown), argo.served, now=NOW)
-    document = state_document(step.state)
+    document = state_document(state)
     counts = document["slices"][0]["revisions"][0]
-    for entry in document["slices"][3:]:
-        entry["revisions"] = [dict(counts)]
+    document["target"]["slices"] = 5
+    document["slices"] += [{"slice": s, "revisions": [dict(counts)], "previous": []} for s in (3, 4)]
     (parsed,) = parse_stream(to_yaml(document), "disagg-rollout-state.yaml")
     with pytest.raises(UserError) as refused:
         render_with_state(grown, parse_state(parsed, grown, NS), NS)
@@ -761,3 +760,116 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     reason = " ".join(result.reasons)
     assert "`kubectl disagg rollout undo --gitops -f DIR`" in reason
     assert "`kubectl disagg rollout retry --gitops -f DIR`" in reason
+
+
+# --- issue 47 item 7: slices raised while a git rollout is paused -------------------------------
+
+
+def test_issue47_item7_slices_raised_while_paused_render_sync_and_read_at_the_stable_revision(
+        tmp_path, monkeypatch, capsys):
+    """Paused at the canary, `slices` 4 -> 6 committed: `render`, `cmp generate` and `rollout
+    status --gitops` exited 1, advising a `rollout step --gitops` the pause holds. The pause
+    holds the rollout, not the set's size: the new slices render at the stable revision (as
+    the terminal creates them), Argo CD syncs them, and the abort decided there names only the
+    canary as rolled back. A real repository; the cluster in memory, synced as Argo CD does."""
+    import contextlib
+
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.gitops import directory as directories
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-config"))
+    app = tmp_path / "app"
+    app.mkdir()
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(app), *args], check=True, capture_output=True)
+
+    def loaded():
+        (entry,) = directories.read([str(app)]).sets
+        return entry.ds, entry.state
+
+    def commit(message):
+        git("add", ".")
+        git("commit", "-q", "-m", message)
+
+    git("init", "-q")
+    git("config", "user.name", "Ada Lovelace")
+    git("config", "user.email", "ada@example.com")
+    (app / "ds.yaml").write_text(SET + POLICY)
+    old, _ = loaded()
+    argo, state = deploy(old)
+    (app / "ds.yaml").write_text(SET.replace("img:1", "img:2") + POLICY)
+    (app / "disagg-rollout-state.yaml").write_bytes(to_yaml(state_document(state)).encode())
+    commit("img:2")
+    new, state = loaded()
+    state, step = roll_until_held(argo, new, state)
+    assert step.outcome == Outcome.HELD and state.position.completed  # the canary at its gate
+    (app / "disagg-rollout-state.yaml").write_bytes(to_yaml(state_document(state)).encode())
+    commit("step to the canary's gate")
+    code, _, err = run(["rollout", "pause", "--gitops", "-f", str(app), "--commit"], capsys)
+    assert code == 0, err
+    argo.sync(*loaded())
+    (app / "ds.yaml").write_text(SET.replace("img:1", "img:2").replace("slices: 4", "slices: 6") + POLICY)
+    commit("slices 4 -> 6")
+
+    code, out, err = run(["render", "-f", str(app)], capsys)
+    assert code == 0, err
+    rendered = list(yaml.safe_load_all(out))
+    lws = {(o["metadata"]["labels"][naming.SLICE_LABEL], o["metadata"]["labels"][naming.REVISION_LABEL])
+           for o in rendered if o["kind"] == "LeaderWorkerSet"}
+    assert lws == {("0", new.revision), *((str(s), old.revision) for s in range(1, 6))}
+    assert all(o["spec"]["replicas"] == 1 for o in rendered if o["kind"] == "LeaderWorkerSet")
+    monkeypatch.chdir(app)
+    code, generated, err = run(["cmp", "generate"], capsys)
+    assert code == 0, err
+    assert [o for o in yaml.safe_load_all(generated) if o["kind"] == "LeaderWorkerSet"] == [
+        o for o in rendered if o["kind"] == "LeaderWorkerSet"]
+
+    grown, paused = loaded()
+    argo.sync(grown, paused)  # Argo CD syncs the commit: slices 4-5 run the stable revision
+    argo.cluster.settle()
+    session = MemorySession(argo.cluster, watches=False)
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
+    code, out, err = run(["rollout", "status", "--gitops", "-f", str(app)], capsys)
+    assert code == 7, (out, err)  # held by the pause, as before the slices were raised
+    assert "rollout resume --gitops" in out + err and "rollout step --gitops" not in out + err
+    code, out, err = run(["rollout", "plan", "--gitops", "-f", str(app)], capsys)
+    assert code == 0 and "now: paused at wave 1 of 3" in out, (out, err)
+
+    code, out, err = run(["rollout", "abort", "--gitops", "-f", str(app), "--commit"], capsys)
+    assert code == 0, err
+    assert "rolls slice 0 back to revision " + old.revision in out, out
+    assert "slices 1, 2, 3, 4, 5 never started" in out, out
+    grown, aborted = loaded()
+    state, step = roll_until_held(argo, grown, aborted)  # each state synced: render accepts it
+    assert step.outcome == Outcome.HELD and "aborted" in step.reasons[0]
+    assert {s: dict(state.deployed(s)) for s in range(6)} == {s: {old.revision: {"prefill": 1, "decode": 1}}
+                                                               for s in range(6)}
+
+
+def test_issue47_item12_through_git_a_replicas_commit_reaches_the_held_slices_at_once():
+    """Issue 47 item 12 through git: decode 2 -> 3 committed with the canary at its gate rendered
+    the held slices at 2 until their wave. They run the stable revision, and the new target
+    applies to it at once: the commit renders them at 3, the step records what runs, and the
+    rollout ends at 3 everywhere."""
+    old = make_set({"prefill": 1, "decode": 2}, slices=3)
+    new = replace(make_set({"prefill": 1, "decode": 2}, image="img:2", slices=3), policy=CANARY)
+    more = replace(make_set({"prefill": 1, "decode": 3}, image="img:2", slices=3), policy=CANARY)
+    argo, state = deploy(old)
+    state, step = roll_until_held(argo, new, state)
+    assert step.outcome == Outcome.HELD
+    state = reread(state, more)
+    rendered: dict = {}
+    for o in render_with_state(more, state, NS):
+        if o["kind"] == "LeaderWorkerSet":
+            labels = o["metadata"]["labels"]
+            rendered.setdefault(int(labels[naming.SLICE_LABEL]), {}).setdefault(
+                labels[naming.REVISION_LABEL], {})[labels[naming.ROLE_LABEL]] = o["spec"]["replicas"]
+    three = {"prefill": 1, "decode": 3}
+    assert rendered == {0: {more.revision: three}, 1: {old.revision: three}, 2: {old.revision: three}}
+    state, step = roll_until_held(argo, more, state)  # synced; at the gate nothing else moves
+    assert step.outcome == Outcome.HELD and groups_by_slice(argo.cluster) == rendered
+    _, _, promoted = change_state(more, state, lambda d: promote(d, NOW, "alice"), NOW)
+    state, step = roll_until_held(argo, more, reread(promoted, more))
+    assert step.outcome == Outcome.COMPLETE
+    assert groups_by_slice(argo.cluster) == {s: {more.revision: three} for s in range(3)}

@@ -6,7 +6,7 @@ The rollout runs as `rollout step` runs it: `stepper.reconcile_for_step` with th
 `Progressive` (rollout/progressive.py) over an in-memory cluster (tests/fakes/cluster.py) and an
 in-memory RolloutState, analysis gates measured by `GateAnalysis` against a Prometheus answering
 healthy or not, the verbs through the ClusterStore. Between passes, random events: slices scaled
-up and down, the RolloutState deleted or its position edited by hand (a wave bumped, a gate record
+up and down, decode's replicas changed, the RolloutState deleted or its position edited by hand (a wave bumped, a gate record
 dropped, a verdict forged), promote (plain or --full), pause, resume and abort at any time, the
 template changed back and forth (a commit reverted), readiness and time at random.
 
@@ -20,6 +20,8 @@ abort), never what the code wrote. After every call of the code:
   its duration, --full); and the position is consistent with its gates (every gated wave below
   the wave it reached recorded passed);
 - a pass that starts a slice leaves at most maxSlicesInFlight in flight (unless --full);
+- a slice the policy holds at one revision runs the replicas in force once the pass (through git:
+  the sync of what render makes of the state) is done: a replicas change waits for no wave;
 - nothing raises but the refusals the code defines (VerbRefused, UserError with its lines).
 
 A refused edit is safe: the RolloutState is put back as the code last wrote it.
@@ -44,13 +46,14 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import RolloutPolicy, policy_from_object, resolve_waves
 from kubectl_disagg.core.position import (ANALYSIS, FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position,
                                           parse_position)
+from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
 from kubectl_disagg.core.waves import Progress, VerbRefused, slice_progress
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.gitops.state import parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from kubectl_disagg.gitops.waves import change_state
+from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.analysis import GateAnalysis
@@ -62,6 +65,7 @@ from tests.fakes.argo import deploy
 from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import MemoryCluster
 from tests.support.fuzzing import policy_objects
+from tests.support.scaling_bounds import held_violations
 from tests.support.sets import NS, make_set
 
 EPOCH = datetime.datetime.fromtimestamp(0, datetime.timezone.utc)  # the simulation's clock reads epoch seconds
@@ -73,8 +77,8 @@ IMAGES = ("img:1", "img:2", "img:3")
 
 
 @functools.lru_cache(maxsize=None)
-def the_set(image: str, slices: int) -> DisaggregatedSet:
-    return make_set(ROLES, image, slices)
+def the_set(image: str, slices: int, decode: int = 1) -> DisaggregatedSet:
+    return make_set({**ROLES, "decode": decode}, image, slices)
 
 
 class Fleet(MemoryCluster):
@@ -189,6 +193,7 @@ class World:
         self.cluster = Cluster(self.store)
         self.healthy, self.value, self.refusals = True, 0.0, 0
         self.image = "img:2"  # the template changed: the rollout to it starts
+        self.decode = 1  # decode's replicas: a capacity change, no template change
         self.ledgers = {self.ds.revision: Rollout(self.ds.revision)}
         self.aborted: dict[str, Aborted] = {}  # aborted rollouts still under way, by revision
 
@@ -200,7 +205,7 @@ class World:
     # the world as it stands
     @property
     def ds(self) -> DisaggregatedSet:
-        return replace(the_set(self.image, self.slices), policy=self.policy)
+        return replace(the_set(self.image, self.slices, self.decode), policy=self.policy)
 
     def now(self) -> datetime.datetime:
         return self.clock.now()
@@ -345,6 +350,22 @@ class World:
                     raise Violation(f"the position is at wave {position.wave + 1} with the {kind} gate after wave "
                                     f"{wave.index + 1} not recorded passed")
 
+    def counts(self) -> dict[int, dict[str, dict[str, int]]]:
+        """Slice → revision → role → replicas, as the LWS run them."""
+        out: dict = {}
+        for obj in self.snapshot().lws:
+            if obj.identity.complete:
+                out.setdefault(obj.identity.slice, {}).setdefault(obj.identity.revision, {})[obj.identity.role] = \
+                    obj.replicas
+        return out
+
+    def check_held(self, ds: DisaggregatedSet, held: dict[int, str]) -> None:
+        """A slice the policy holds at one revision runs the replicas in force (issue 47 item 12)."""
+        self.changed()
+        broken = held_violations(ds, held, self.counts())
+        if broken:
+            raise Violation(broken[0])
+
     def ledger_text(self) -> str:
         r = self.rollout
         return (f"promoted {sorted(r.promoted)}, measured {sorted(r.measured)}, completed {r.completed}, "
@@ -403,6 +424,8 @@ class World:
         self.check_position(progressive.passage.decision.position if progressive.passage else None)
         if not result.problems:
             self.memory.execute(result.actions)
+            self.check_held(ds, {r.slice: r.waiting_for[0] if r.waiting_for else "" for r in result.slices
+                                 if r.phase == Phase.HELD})
         if settle == "ready":
             self.memory.settle()
         elif settle == "partly":
@@ -519,6 +542,7 @@ class GitWorld(World):
         self.changed()
         self.healthy, self.value, self.refusals = True, 0.0, 0
         self.image = "img:2"
+        self.decode = 1
         self.ledgers = {self.ds.revision: Rollout(self.ds.revision)}
         self.aborted: dict[str, Aborted] = {}
 
@@ -551,6 +575,9 @@ class GitWorld(World):
             return
         self.changed()
         self.check_moves(before)
+        if self.state is not None and self.state.position is not None:  # what render holds: at the replicas in force
+            decision = state_decision(self.ds, self.state)
+            self.check_held(self.ds, {s: hold.value for s, hold in decision.held.items()})
 
     def step(self, settle: str) -> None:
         self.observe()
@@ -619,7 +646,7 @@ def rollout_policy(raw: dict) -> RolloutPolicy:
 
 
 EVENTS = ("step", "step", "step", "step partly", "step unsettled", "settle", "tick", "promote", "promote",
-          "promote --full", "pause", "resume", "abort", "scale", "template", "delete state", "bump wave",
+          "promote --full", "pause", "resume", "abort", "scale", "replicas", "template", "delete state", "bump wave",
           "drop gate", "forge verdict", "health")
 TICKS = (0.5, 30.0, 900.0, 86400.0, 31 * 86400.0)
 
@@ -647,6 +674,8 @@ def play(policy: RolloutPolicy, slices: int, events, world: type[World] = World)
             world.verb(event)
         elif event == "scale":
             world.slices = max(1, min(8, world.slices + (pick % 7) - 3))
+        elif event == "replicas":
+            world.decode = 1 + pick % 3
         elif event == "template":
             world.template(IMAGES[pick % len(IMAGES)])
         elif event == "delete state":
@@ -708,6 +737,10 @@ FOUND = {
     "aborted twice, then back": (paced([], 2, budget=1), 2, [("step", 0), ("abort", 0), ("template", 2), ("abort", 0),
                                                            ("template", 0), ("abort", 0)]),
     # an aborted rollout's set scaled down below the wave it reached: IndexError at every step
+    # issue 47 item 12: decode raised at the canary's gate, paused, aborted: the held slices take
+    # the new replicas at once, not in their wave
+    "replicas raised while held": (paced(CANARY, 4), 4, [*STEPS, ("replicas", 2), ("step", 0), ("pause", 0),
+                                                         ("replicas", 1), ("step", 0), ("abort", 0), *STEPS]),
     "aborted then scaled down": (paced([{"slices": 1}, {"slices": 2}], 4), 4,
                                  [*STEPS, ("step", 0), ("step", 0), ("abort", 0), ("scale", 0), ("step", 0)]),
 }
@@ -739,10 +772,18 @@ def git_scenarios(draw):
 
 GIT_FOUND = {
     **{name: FOUND[name] for name in ("promote in flight", "wave bumped", "gate record dropped", "verdict forged",
-                                      "half-second soak", "slices added mid-canary")},
+                                      "half-second soak", "slices added mid-canary", "replicas raised while held")},
     # a verb through git on a state file whose position was bumped past the canary's pause wrote
     # that position again in a commit of its own (the cluster's verbs refuse it)
     "verb on a bumped position": (paced(CANARY, 2), 2, [*STEPS, ("bump wave", 0), ("pause", 0)]),
+    # issue 47 item 7: a slice gained mid-rollout renders at the stable revision until a step
+    # records it; a verb records it there, at the stable revision of the rollout under way (here
+    # the template's revert), not at the one its recorded position named
+    "slice gained, template reverted, promote --full": (paced([{"slices": 1}], 1, budget=1), 1, [
+        ("step", 0), ("step", 0), ("scale", 18), ("template", 0), ("promote --full", 0)]),
+    # issue 47 item 7: slices raised while paused render (and sync) at the stable revision
+    "slices raised while paused": (paced(CANARY, 3), 3, [*STEPS, ("pause", 0), ("scale", 5), ("step", 0),
+                                                         ("resume", 0), ("promote", 0), *STEPS]),
 }
 
 

@@ -18,6 +18,9 @@ budgets D's rollingUpdateConfiguration resolves to:
   runs a role above E;
 - the waves: no slice gains the rollout's revision outside the waves whose pauses were
   promoted; a pass that starts a slice leaves at most maxSlicesInFlight in flight;
+- the held slices: a slice the policy holds (its wave not started, paused, aborted) that runs
+  one revision alone runs each role at D after the pass: a replicas change reaches it at once
+  (issue 47 item 12);
 - no slice is ever reported stalled, and once the events stop the rollout completes: every
   slice at the set's revision alone, each role at exactly its replicas, ready.
 
@@ -38,7 +41,7 @@ from kubectl_disagg.core.reconcile import Phase, reconcile, with_scalers
 from kubectl_disagg.core.render import render_set
 from kubectl_disagg.core.waves import Progress, VerbRefused, slice_progress
 from tests.fakes.cluster import MemoryCluster
-from tests.support.scaling_bounds import pass_violations
+from tests.support.scaling_bounds import held_violations, pass_violations
 from tests.support.sets import NS, make_set
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_SCALING_EXAMPLES", "200"))
@@ -147,6 +150,10 @@ class Fleet:
         self.cluster.execute(result.actions)
         self.passes += 1
         self.check(in_force, before, initial, admitted)
+        held = held_violations(in_force, {r.slice: r.waiting_for[0] if r.waiting_for else "" for r in result.slices
+                                          if r.phase == Phase.HELD}, self.groups())
+        if held:
+            raise Violation(held[0])
         if settle == "ready":
             self.cluster.settle()
         elif settle == "partly":
@@ -245,6 +252,10 @@ FOUND = {
         {"prefill": 2, "decode": 1}, {}, 4, ([{"slices": 1, "pause": {}}, {"slices": "50%", "pause": {}}], 1),
         [("step", 0), ("step", 0), ("replicas", 12), ("step", 0), ("step", 0), ("step", 0), ("step", 0),
          ("replicas", 13), ("promote", 0), ("step", 0), ("step", 0), ("replicas", 3), ("step", 0)]),
+    # issue 47 item 12: decode raised at the canary's gate reached the held slices only in their wave
+    "raised at the gate reaches the held slices": (
+        {"prefill": 1, "decode": 2}, {}, 4, ([{"slices": 1, "pause": {}}], None),
+        [("step", 0), ("step", 0), ("step", 0), ("step", 0), ("replicas", 6), ("step", 0), ("step", 0)]),
     "slices raised and lowered mid-rollout": (
         {"prefill": 2, "decode": 2}, {}, 2, ([{"slices": 1, "pause": {}}], None),
         [("step", 0), ("step", 0), ("slices", 3), ("step", 0), ("promote", 0), ("step", 0), ("slices", 0),

@@ -11,6 +11,7 @@ from tests.support.sets import NS, make_set
 from tests.support.waves import T0
 
 P, F = Progress.PENDING, Progress.IN_FLIGHT
+D, E = Progress.DONE, Progress.EMPTY
 
 
 def policy(*waves: Wave) -> RolloutPolicy:
@@ -53,3 +54,15 @@ def test_promote_full_over_a_persons_pause_says_it_stays_paused():
     line = verb_line(VerbResult(make_set({"prefill": 1, "decode": 1}, slices=2), NS, PROMOTE, before, after, True))
     assert line.strip().endswith("and maxSlicesInFlight is lifted; it stays paused by bob: "
                                  "`kubectl disagg rollout resume` continues it")
+
+
+def test_issue47_item7_an_abort_names_only_the_slices_that_run_the_revision_as_rolled_back():
+    """Paused at the canary with `slices` raised and no pass since: the abort listed the slices
+    the set gained (nothing deployed) among those it rolls back; they start at the stable revision."""
+    from kubectl_disagg.core.waves import abort, pause
+
+    paced = policy(Wave(1, pause=True), Wave(4))
+    before = decide(paced, "r2", pause(Position("r2", "r1"), T0, "bob"), (D, P, P, E, E), T0)
+    after = decide(paced, "r2", abort(before, T0, "dave"), (D, P, P, E, E), T0)
+    line = verb_line(VerbResult(make_set({"prefill": 1, "decode": 1}, slices=5), NS, "abort", before, after))
+    assert "rolls slice 0 back to revision r1; slices 1, 2, 3, 4 never started and stay as they are" in line, line
