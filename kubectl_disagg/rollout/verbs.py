@@ -65,7 +65,8 @@ class VerbPrinter(Protocol):
 
     def done(self, result: VerbResult) -> None: ...
 
-    def refused(self, verb: str, ds: DisaggregatedSet, namespace: str, why: str, together: bool) -> None: ...
+    def refused(self, verb: str, ds: DisaggregatedSet, namespace: str, refused: VerbRefused,
+                together: bool) -> None: ...
 
     def conflicted(self, verb: str, ds: DisaggregatedSet, namespace: str, what: str, attempts: int) -> None: ...
 
@@ -142,7 +143,7 @@ def _report(store: PositionStore, verb: str, printer: VerbPrinter, outcomes: lis
             printer.error(outcome.lines())
             codes.append(VerbExit.ERROR)
         elif isinstance(outcome, VerbRefused):
-            printer.refused(verb, ds, namespace, str(outcome), store.together)
+            printer.refused(verb, ds, namespace, outcome, store.together)
             codes.append(VerbExit.REFUSED)
         elif isinstance(outcome, Conflict):
             printer.conflicted(verb, ds, namespace, outcome.what, VERB_ATTEMPTS)

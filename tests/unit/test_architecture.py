@@ -191,13 +191,11 @@ def command_lines_in_core(source: Source) -> list[str]:
     return sorted(set(found), key=lambda found: (found.split(":")[0], int(found.split(":")[1]), found))
 
 
-# What core/ still spells (FILE: spelling): the flags of `rollout plan` that its inputs check
-# (core/plan_inputs.py) and `--namespace` in the model's refusal. Shrinks, never grows.
+# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote (the flags
+# of `rollout plan` its inputs check, `--namespace` against a set's own, a hand-edited state's
+# gates; the state file records a gate `promote --full` passed in those words) and undo's word on
+# a revision it cannot write. Shrinks, never grows.
 CORE_STILL_SPELLING = {
-    "core/controller.py: --ignore-controller",
-    "core/controller.py: `kubectl disagg handover to-plugin NAME`",
-    "core/controller.py: `rollout plan`",
-    "core/controller.py: `rollout status`",
     "core/model.py: --namespace",
     "core/plan_inputs.py: --from",
     "core/plan_inputs.py: --max-surge",
@@ -208,9 +206,6 @@ CORE_STILL_SPELLING = {
     "core/position.py: `promote --full`",
     "core/position.py: `rollout promote`",
     "core/undo.py: --revision",
-    "core/waves.py: --full",
-    "core/waves.py: --skip-analysis",
-    "core/waves.py: `rollout status`",
 }
 
 
