@@ -121,11 +121,6 @@ class WaveDecision:
     progress: tuple[Progress, ...] = ()  # each slice against the rollout's revision, as decided on
     stable_starts: tuple[int, ...] = ()
 
-    @property
-    def held_still(self) -> bool:
-        """Nothing may move that has a rollout to do: a gate, a pause, or an abort over."""
-        return self.state in (State.AT_GATE, State.PAUSED) or (self.state == State.ABORTED and not self.moves)
-
 
 def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot) -> tuple[Progress, ...]:
     """Each slice of the set against `revision`, from its LeaderWorkerSets (ours or the controller's)."""

@@ -33,7 +33,6 @@ from kubectl_disagg.exits import VerbExit
 from kubectl_disagg.rollout.store import PositionChange, NotPaced, PositionStore
 
 PROMOTE, PAUSE, RESUME, ABORT, RETRY = "promote", "pause", "resume", "abort", "retry"
-VERBS = (PROMOTE, PAUSE, RESUME, ABORT, RETRY)
 VERB_ATTEMPTS = 5  # a verb's write that meets a stepper's reads again, at most this often
 
 
