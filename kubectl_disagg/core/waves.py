@@ -35,7 +35,8 @@ from typing import TypedDict
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import ABORT, ResolvedWave, RolloutPolicy, resolve_waves
+from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.core.policy_types import ABORT, ResolvedWave, RolloutPolicy
 from kubectl_disagg.core.position import (ANALYSIS, FAILED, FULL, PASSED, PAUSE, PROMOTED, SOAKED, VERDICT,
                                           Position, Stamp, for_revision, parse_time, soak_end, timestamp)
 from kubectl_disagg.core.reconcile import Admission
