@@ -19,7 +19,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kubectl_disagg.core import apirules, promql
@@ -27,9 +26,8 @@ from kubectl_disagg.core.durations import bounded, format_duration
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import FieldPath, JsonObject
 
-if TYPE_CHECKING:  # they import this module
-    from kubectl_disagg.core.policy import ResolvedWave
-    from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.policy_types import ResolvedWave
+from kubectl_disagg.core.position import Position
 
 PLACEHOLDERS = ("set", "namespace", "role", "revision", "slices")
 NO_DATA = ("fail", "pass")

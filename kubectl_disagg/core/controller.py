@@ -22,8 +22,6 @@ from typing import Any, Mapping
 
 from kubectl_disagg.core.snapshot import Snapshot
 
-HANDOVER_HINT = "`kubectl disagg handover to-plugin NAME` hands it over once the controller is stopped"
-
 
 def controller_owned(set_name: str, snapshot: Snapshot) -> list[str]:
     """The set's objects the controller owns, as `kind/name`."""
@@ -31,24 +29,8 @@ def controller_owned(set_name: str, snapshot: Snapshot) -> list[str]:
             if o.owned_by_controller(set_name)]
 
 
-def step_refusal(set_name: str, snapshot: Snapshot) -> tuple[str, ...]:
-    """Why `rollout step` must not act on this set: the controller owns some of its objects."""
-    owned = controller_owned(set_name, snapshot)
-    if not owned:
-        return ()
-    shown = ", ".join(owned[:3]) + (f" and {len(owned) - 3} more" if len(owned) > 3 else "")
-    return (f"the DisaggregatedSet controller owns this set ({shown}: their ownerReferences name "
-            f"disaggregatedset/{set_name} as controller); it rolls the set out itself, and stepping it too "
-            f"would fight it. `rollout status` and `rollout plan` follow it read-only; {HANDOVER_HINT}",)
-
-
 def reconciled_by_controller(stored: Mapping[str, Any]) -> list[str]:
-    """Signs in a stored DisaggregatedSet that a controller reconciles it (see the module doc)."""
+    """Signs in a stored DisaggregatedSet that a controller reconciles it (see the module doc):
+    the fields of its status only a controller writes (views/stops.py `reconciled_sentence` words them)."""
     status = stored.get("status") or {}
-    signs = [f"status.{key}" for key in ("observedGeneration", "conditions", "roleStatuses") if status.get(key)]
-    if not signs:
-        return []
-    name = (stored.get("metadata") or {}).get("name", "")
-    return [f"disaggregatedset/{name} has {', '.join(signs)}, which only the DisaggregatedSet controller writes: "
-            "a controller reconciles it (the LWS controller runs one from LWS v0.9 on). Stepping it too would "
-            "fight it; pass --ignore-controller if no controller runs any more"]
+    return [f"status.{key}" for key in ("observedGeneration", "conditions", "roleStatuses") if status.get(key)]

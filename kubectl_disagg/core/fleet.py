@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import ResolvedWave, resolve_waves
+from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.core.policy_types import ResolvedWave
 from kubectl_disagg.core.reconcile import Phase, Reconciliation, Rollback, SliceReport
 from kubectl_disagg.core.waves import Hold, Progress, State, WaveDecision
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubectl_disagg.core import apirules, naming, revision
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document, JsonObject, dotted
 
-if TYPE_CHECKING:  # policy.py imports this module
-    from kubectl_disagg.core.policy import RolloutPolicy
+from kubectl_disagg.core.policy_types import RolloutPolicy
 
 
 DEFAULT_NAMESPACE = "default"

@@ -30,11 +30,6 @@ REPLICAS_OWNER_AUTOSCALER = "autoscaler"
 # The one state between a rollout's end and `autoscaler`: still the state's size in the render, the
 # autoscaler's on a live object already carrying it (docs/gitops.md "Handing a size back").
 REPLICAS_OWNER_HANDING_BACK = "handing-back"
-# Argo CD's ignore rule for both (deploy/argocd/application.yaml and the docs carry this text): a
-# live object (only those have a uid) already handing back is the autoscaler's too.
-REPLICAS_OWNER_JQ = (f'select(.metadata.annotations["{REPLICAS_OWNER_ANNOTATION}"] == "{REPLICAS_OWNER_AUTOSCALER}"'
-                     f' or (.metadata.annotations["{REPLICAS_OWNER_ANNOTATION}"] == "{REPLICAS_OWNER_HANDING_BACK}"'
-                     ' and .metadata.uid != null)) | .spec.replicas')
 # What Argo CD itself adds to the objects it syncs (its tracking label and annotations).
 ARGOCD_TRACKING_LABEL = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
@@ -109,8 +104,3 @@ def service_labels(set_name: str, slice_index: int, revision_: str, role: str) -
 def scaler_name(set_name: str, role: str) -> str:
     """The RoleScaler of an External role: a stable name for an autoscaler to target."""
     return f"{set_name}-{role}"
-
-
-def set_selector(set_name: str) -> str:
-    """Label selector for everything kubectl-disagg manages for one set."""
-    return f"{NAME_LABEL}={set_name},{MANAGED_BY_LABEL}={MANAGER}"

@@ -23,83 +23,25 @@ the waves into slice counts for a set's `slices` (a last wave of 100% implied).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, recorded_verdict_problems, role_problems, validate_analysis
 from kubectl_disagg.core.durations import bounded
 from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet, is_policy_document
+from kubectl_disagg.core.policy_types import (ABORT, PAUSE, ResolvedWave, RolloutPolicy, Wave, percent,
+                                              resolve_count)
 from kubectl_disagg.core.position import Position, recorded_position_problems
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document, FieldPath, dotted
 
-ABORT, PAUSE = "abort", "pause"
 MAX_SOAK_SECONDS = 30 * 24 * 3600  # a pause's duration: at most 720h (docs/analysis.md)
 ON_FAILURE = (ABORT, PAUSE)
 
-_PERCENT = re.compile(r"^([0-9]+)%$")
 _SPEC_FIELDS = frozenset({"targetRef", "maxSlicesInFlight", "waves", "analysis", "onFailure"})
 _WAVE_FIELDS = frozenset({"slices", "pause", "analysis"})
-
-IntOrPercent = int | str  # 3, or "25%"
-
-
-@dataclass(frozen=True)
-class Wave:
-    """One wave as written: `slices` (cumulative, a count or "N%"), its gates: `analysis` (the
-    names of checks that must pass) then `pause` (None: none; `manual`: until `rollout promote`;
-    else `duration` seconds after the wave completed)."""
-
-    slices: IntOrPercent
-    analysis: tuple[str, ...] = ()
-    pause: bool = False
-    duration: float | None = None  # with pause: the soak, in seconds (None: until promoted)
-
-
-@dataclass(frozen=True)
-class RolloutPolicy:
-    """`analysis`: spec.analysis as core/analysis.py models it, else the raw mapping (or None).
-    `source`: the document read, for line numbers (None: built in memory)."""
-
-    name: str
-    namespace: str | None
-    target: str
-    waves: tuple[Wave, ...] = ()
-    max_in_flight: IntOrPercent | None = None
-    on_failure: str = ABORT
-    analysis: object = None
-    source: Document | None = None
-
-    def budget(self, slices: int) -> int | None:
-        """Slices that may be in flight at once for a set of `slices` (None: no limit)."""
-        return None if self.max_in_flight is None else max(1, _resolve(self.max_in_flight, slices))
-
-
-@dataclass(frozen=True)
-class ResolvedWave:
-    """A wave for a set of a given size: slices `start`..`end-1` join with it; its gates follow
-    once they are complete. `implied`: the 100% wave added when the policy ends short of it."""
-
-    index: int
-    start: int
-    end: int
-    analysis: tuple[str, ...] = ()
-    pause: bool = False
-    duration: float | None = None
-    implied: bool = False
-
-    @property
-    def slices(self) -> range:
-        return range(self.start, self.end)
-
-    @property
-    def gated(self) -> bool:
-        return bool(self.analysis) or self.pause
-
 
 def resolve_waves(policy: RolloutPolicy | None, slices: int) -> tuple[ResolvedWave, ...]:
     """The waves of `policy` for a set of `slices`: counts capped at `slices`, percentages rounded
@@ -109,7 +51,7 @@ def resolve_waves(policy: RolloutPolicy | None, slices: int) -> tuple[ResolvedWa
     waves: list[ResolvedWave] = []
     start = 0
     for index, wave in enumerate(policy.waves if policy is not None else ()):
-        end = max(start, min(slices, max(1, _resolve(wave.slices, slices))))
+        end = max(start, min(slices, max(1, resolve_count(wave.slices, slices))))
         waves.append(ResolvedWave(index, start, end, wave.analysis, wave.pause, wave.duration))
         start = end
     if not waves or start < slices:
@@ -138,19 +80,6 @@ def position_problems(ds: DisaggregatedSet, position: Position | None) -> list[t
     # A set with fewer slices may resolve without the implied last wave: a position recorded
     # there before is still one the planner wrote (decide reads it as the last wave).
     return recorded_position_problems(position, waves, max(len(waves) - 1, len(ds.policy.waves)))
-
-
-def _resolve(value: IntOrPercent, total: int) -> int:
-    if isinstance(value, int):
-        return value
-    return math.ceil(_percent(value) * total / 100)
-
-
-def _percent(value: str) -> int:
-    """The number of a percentage already checked to be one ("25%" -> 25)."""
-    match = _PERCENT.match(value)
-    assert match is not None, value
-    return int(match.group(1))
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -189,7 +118,7 @@ def parse_policy(document: Document) -> tuple[RolloutPolicy | None, list[Problem
     if not isinstance(target, str) or not target:
         check.fail(("spec", "targetRef", "name"), "Required value: the name of the DisaggregatedSet this policy paces")
     budget = spec.get("maxSlicesInFlight")
-    if budget is not None and not _int_or_percent(budget, minimum=1):
+    if budget is not None and not _int_orpercent(budget, minimum=1):
         check.fail(("spec", "maxSlicesInFlight"), f'must be an integer of at least 1 or a percentage like "10%" '
                    f"(1% to 100%), got {budget!r}")
     on_failure = spec.get("onFailure", ABORT)
@@ -203,7 +132,7 @@ def parse_policy(document: Document) -> tuple[RolloutPolicy | None, list[Problem
     return RolloutPolicy(name, namespace, target, waves, budget, on_failure, analysis, document), []
 
 
-def _int_or_percent(value: object, minimum: int) -> bool:
+def _int_orpercent(value: object, minimum: int) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
@@ -258,11 +187,11 @@ def _waves(check: _Checker, raw: object, check_names: set[str] | None) -> tuple[
         if slices is None:
             check.fail(path + ("slices",), 'Required value: how many slices the rollout has reached after this '
                        'wave (a count, or a percentage like "25%")')
-        elif not _int_or_percent(slices, minimum=1):
+        elif not _int_orpercent(slices, minimum=1):
             check.fail(path + ("slices",), f'must be a count of at least 1 or a percentage like "25%" (1% to 100%), '
                        f"got {slices!r}")
         else:
-            form, value = (int, slices) if isinstance(slices, int) else (str, _percent(slices))
+            form, value = (int, slices) if isinstance(slices, int) else (str, percent(slices))
             if form in last and value <= last[form][0]:
                 check.fail(path + ("slices",), f"waves are cumulative and strictly increasing: {slices!r} is not "
                            f"more than wave {last[form][1]}'s {raw[last[form][1]]['slices']!r}")
@@ -381,7 +310,7 @@ def check_against_set(policy: RolloutPolicy, slices: int) -> list[Problem]:
     problems = []
     previous = 0
     for index, wave in enumerate(policy.waves):
-        reached = min(slices, max(1, _resolve(wave.slices, slices)))
+        reached = min(slices, max(1, resolve_count(wave.slices, slices)))
         if reached < previous:
             path = ("spec", "waves", index, "slices")
             problems.append(Problem(policy.source.file, policy.source.line(path), dotted(path),

@@ -31,14 +31,13 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from kubectl_disagg.core.durations import format_duration, later
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import FieldPath, JsonObject, dotted
 
-if TYPE_CHECKING:  # policy.py imports this module
-    from kubectl_disagg.core.policy import ResolvedWave
+from kubectl_disagg.core.policy_types import ResolvedWave
 
 _T = TypeVar("_T")
 

@@ -202,7 +202,6 @@ def encode_roles(roles: Iterable[tuple[str, Mapping[str, object]]],
 
 
 GROUP_IDENTITY_ORDINAL = "Ordinal"
-GROUP_IDENTITIES = (GROUP_IDENTITY_ORDINAL, "Hash")
 
 
 def normal_group_identity(value: object) -> str:

@@ -43,7 +43,6 @@ class Generated:
 
 STRING = Scalar("string")
 INTEGER = Scalar("integer")
-BOOLEAN = Scalar("boolean")
 INT_OR_STRING = Scalar("int-or-string")
 ANY = Scalar("any")
 STRING_MAP = MapOf(STRING)

@@ -19,7 +19,7 @@ from kubectl_disagg.core.render import MAX_OBJECT_BYTES, oversized_objects
 from kubectl_disagg.core.validation import validate_document
 
 if TYPE_CHECKING:  # read only where a policy is (see load_documents)
-    from kubectl_disagg.core.policy import RolloutPolicy
+    from kubectl_disagg.core.policy_types import RolloutPolicy
 
 
 Loaded = tuple[tuple[DisaggregatedSet | Document, ...], tuple[Problem, ...]]

@@ -38,7 +38,8 @@ from typing import TypedDict
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import ABORT, ResolvedWave, RolloutPolicy, resolve_waves
+from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.core.policy_types import ABORT, ResolvedWave, RolloutPolicy
 from kubectl_disagg.core.position import (ANALYSIS, FAILED, FULL, PASSED, PAUSE, PROMOTED, SOAKED, VERDICT,
                                           Position, Stamp, for_revision, parse_time, soak_end, timestamp)
 from kubectl_disagg.core.reconcile import Admission
@@ -123,11 +124,6 @@ class WaveDecision:
     events: tuple[WaveEvent, ...] = field(default=())
     progress: tuple[Progress, ...] = ()  # each slice against the rollout's revision, as decided on
     stable_starts: tuple[int, ...] = ()
-
-    @property
-    def held_still(self) -> bool:
-        """Nothing may move that has a rollout to do: a gate, a pause, or an abort over."""
-        return self.state in (State.AT_GATE, State.PAUSED) or (self.state == State.ABORTED and not self.moves)
 
 
 def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot) -> tuple[Progress, ...]:
@@ -322,8 +318,30 @@ def _aborted(position: Position, progress: Sequence[Progress], base: _Base) -> W
 # --- the verbs: what each does to the position ------------------------------------------------
 
 
+class Refuse(StrEnum):
+    """Why a verb cannot apply to the position as it stands (views/verbs.py words it)."""
+
+    ABORTED = "aborted"  # promote: the rollout was aborted, and stays so until the template changes
+    UNVERIFIED = "unverified"  # promote --full: it would pass analyses (`gates`) without a verdict, unasked
+    COMPLETE = "complete"  # promote: the rollout is complete, no gate to pass
+    NO_GATES = "no-gates"  # promote: the remaining waves have no gate
+    NOT_AT_A_GATE = "not-at-a-gate"  # promote: the wave reached is not done, its gates come later
+    ANALYSIS_GATE = "analysis-gate"  # promote: the gate waited at (`gates`) passes on its verdict
+    NOTHING_TO_PAUSE = "nothing-to-pause"  # pause: the rollout was aborted
+    NOT_PAUSED = "not-paused"  # resume
+    NOT_ABORTED = "not-aborted"  # retry
+    ROLLED_BACK = "rolled-back"  # retry: the abort of a roll-back, nothing to start again
+    NOTHING_TO_ABORT = "nothing-to-abort"  # abort: the rollout is complete
+    NO_STABLE = "no-stable"  # abort: no slice ran another revision
+
+
 class VerbRefused(ValueError):
-    """A verb that cannot apply to the position as it stands (the message says why)."""
+    """A verb that cannot apply to the position as it stands: `why`, at `decision` (None for
+    pause and resume, which read the position alone), about `gates` (views/verbs.py words it)."""
+
+    def __init__(self, why: Refuse, decision: WaveDecision | None = None, gates: Sequence[Gate] = ()):
+        super().__init__(why.value)
+        self.why, self.decision, self.gates = why, decision, tuple(gates)
 
 
 def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bool = False,
@@ -338,35 +356,24 @@ def promote(decision: WaveDecision, now: datetime.datetime, by: str, *, full: bo
     position = decision.position
     at = timestamp(now)
     if position.aborted is not None:
-        raise VerbRefused("the rollout was aborted: it stays so until the set's template changes")
+        raise VerbRefused(Refuse.ABORTED, decision)
     if full:
         analyses = [gate for gate in gates_ahead(decision) if gate.kind == ANALYSIS]
         if analyses and not skip_analysis:
-            raise VerbRefused(f"--full would pass {_analyses_words(analyses)} without a verdict; add "
-                              "--skip-analysis to skip it")
+            raise VerbRefused(Refuse.UNVERIFIED, decision, analyses)
         # the pause a failed analysis made is lifted with the analysis skipped; a person's pause stays
         paused = None if position.paused is not None and position.paused.by == ANALYSIS_BY else position.paused
         return replace(position, full=Stamp(at, by, reason), paused=paused)
     if decision.state == State.COMPLETE:
-        raise VerbRefused(f"the rollout to {decision.moves_to} is complete: no gate to pass")
+        raise VerbRefused(Refuse.COMPLETE, decision)
     gate = _next_gate(decision)
     if gate is None:
         if not any(wave.gated for wave in decision.waves[decision.wave:-1]):
-            raise VerbRefused("no gate to pass: the remaining waves have none (promote --full lifts the budget)")
-        raise VerbRefused(f"the rollout waits at no gate: {_where(decision)}, and its gates come once every slice of "
-                          "it is done; promote passes the gate the rollout waits at (`rollout status` says when)")
+            raise VerbRefused(Refuse.NO_GATES, decision)
+        raise VerbRefused(Refuse.NOT_AT_A_GATE, decision)
     if gate.kind == ANALYSIS:
-        raise VerbRefused(f"wave {gate.wave + 1}'s gate is analysis ({', '.join(gate.checks)}): it passes on its "
-                          "verdict; promote --full --skip-analysis passes it without one")
+        raise VerbRefused(Refuse.ANALYSIS_GATE, decision, (gate,))
     return position.with_gate(gate.wave, PAUSE, at, by, PROMOTED, reason)
-
-
-def _analyses_words(gates: list[Gate]) -> str:
-    """`the analysis after wave 1 (ttft)`, `the analyses after waves 1 (ttft) and 2 (ttft, errors)`."""
-    parts = [f"{gate.wave + 1} ({', '.join(gate.checks)})" for gate in gates]
-    if len(parts) == 1:
-        return f"the analysis after wave {parts[0]}"
-    return f"the analyses after waves {', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def gates_ahead(decision: WaveDecision) -> tuple[Gate, ...]:
@@ -414,18 +421,9 @@ def _next_gate(decision: WaveDecision) -> Gate | None:
     return None
 
 
-def _where(decision: WaveDecision) -> str:
-    """Where the rollout stands, in words: its wave and how many of that wave's slices are done."""
-    wave = decision.waves[decision.wave]
-    done = sum(1 for s in wave.slices if s < len(decision.progress) and decision.progress[s] == Progress.DONE)
-    slices = f"slice {wave.start}" if wave.end - wave.start == 1 else f"slices {wave.start}-{wave.end - 1}"
-    return (f"wave {decision.wave + 1} of {len(decision.waves)} ({slices}) has {done} of "
-            f"{wave.end - wave.start} slices done")
-
-
 def pause(position: Position, now: datetime.datetime, by: str, reason: str = "") -> Position:
     if position.aborted is not None:
-        raise VerbRefused("the rollout was aborted: nothing moves forward to pause")
+        raise VerbRefused(Refuse.NOTHING_TO_PAUSE)
     return position if position.paused is not None else replace(position, paused=Stamp(timestamp(now), by, reason))
 
 
@@ -433,7 +431,7 @@ def resume(position: Position, now: datetime.datetime | None = None, by: str = "
     """Lift a pause; a failed verdict that paused the rollout is dropped, so its analysis runs again.
     With a `reason`, who resumed it, when and why is kept (`resumed`); without one, nothing is."""
     if position.paused is None:
-        raise VerbRefused("the rollout is not paused")
+        raise VerbRefused(Refuse.NOT_PAUSED)
     failed = {w for w, v in position.verdicts.items() if isinstance(v, Mapping) and v.get("phase") == FAILED}
     resumed = Stamp(timestamp(now), by, reason) if reason and now is not None else position.resumed
     return replace(position, paused=None, verdicts={w: v for w, v in position.verdicts.items() if w not in failed},
@@ -447,9 +445,9 @@ def retry(decision: WaveDecision, now: datetime.datetime, by: str, reason: str =
     the rollout is aborted, and for the abort of a roll-back (its stable revision is its own)."""
     position = decision.position
     if position.aborted is None:
-        raise VerbRefused("the rollout is not aborted: retry starts an aborted rollout again")
+        raise VerbRefused(Refuse.NOT_ABORTED, decision)
     if position.stable == position.revision:
-        raise VerbRefused(f"the aborted rollout rolled back to revision {position.stable}: nothing to start again")
+        raise VerbRefused(Refuse.ROLLED_BACK, decision)
     started = tuple(s for s, p in enumerate(decision.progress) if p in (Progress.IN_FLIGHT, Progress.DONE))
     return Position(revision=position.revision, stable=position.stable, found=started,
                     retried=Stamp(timestamp(now), by, reason))
@@ -462,10 +460,9 @@ def abort(decision: WaveDecision, now: datetime.datetime, by: str, reason: str =
     if position.aborted is not None:
         return position
     if decision.state == State.COMPLETE:
-        raise VerbRefused(f"the rollout to {decision.moves_to} is complete: nothing to abort; to go back, change the "
-                          "set's template back")
+        raise VerbRefused(Refuse.NOTHING_TO_ABORT, decision)
     if not position.stable:
-        raise VerbRefused("no stable revision to go back to: no slice ran another revision")
+        raise VerbRefused(Refuse.NO_STABLE, decision)
     return replace(position, aborted=Stamp(timestamp(now), by, reason or "rollout abort"), paused=None)
 
 

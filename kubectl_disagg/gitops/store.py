@@ -103,10 +103,6 @@ class GitStore:
             self._who = acting_user(lambda: author(os.path.dirname(path) or "."))
         return self._who
 
-    def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
-        state = self._entry(ds).state
-        return None if state is None else state.position
-
     def change(self, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
                now: datetime.datetime) -> PositionChange:
         entry = self._entry(ds)

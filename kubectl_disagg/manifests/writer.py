@@ -20,7 +20,6 @@ from collections.abc import Iterable
 
 from kubectl_disagg.manifests.resolver import plain_reads_as_string
 
-OUTPUT_FORMATS = ("yaml", "json")
 _PLAIN = re.compile(r"[A-Za-z0-9_./(][A-Za-z0-9 _./=+@%,()~:-]*")
 # Words that YAML 1.1 readers (go-yaml v2, PyYAML) take as booleans, whatever the resolver says.
 _YAML11_WORDS = frozenset("y n yes no on off true false null ~".split())

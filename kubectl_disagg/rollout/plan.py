@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
-from kubectl_disagg.core.policy import ResolvedWave
+from kubectl_disagg.core.policy_types import ResolvedWave
 from kubectl_disagg.core.position import PAUSE, PROMOTED, Position
 from kubectl_disagg.core.reconcile import SliceReport, reconcile
 from kubectl_disagg.core.snapshot import Snapshot

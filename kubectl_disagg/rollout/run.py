@@ -28,6 +28,7 @@ from kubectl_disagg.rollout.events import events_for, record_events, set_referen
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.views.stops import reconciled_sentence
 
 
 class StepPrinter(Protocol):
@@ -67,7 +68,7 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
         stored = cluster.get_set(name, namespace or cluster.default_namespace)
         signs = [] if ignore_controller else reconciled_by_controller(stored)
         if signs:
-            printer.error([f"refusing to step disaggregatedset/{name}:", *(f"  {sign}" for sign in signs)])
+            printer.error([f"refusing to step disaggregatedset/{name}:", f"  {reconciled_sentence(name, signs)}"])
             return STEP_EXIT[Outcome.REFUSED]
         ds = set_from_object(stored)
         ds = ds if revision_services else replace(ds, revision_services=False)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from kubectl_disagg.kube.client import ApiError
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core import naming
-from kubectl_disagg.core.controller import step_refusal
+from kubectl_disagg.core.controller import controller_owned
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.provenance import unrendered
@@ -39,6 +39,7 @@ from kubectl_disagg.core.render import deep_copy
 from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
 from kubectl_disagg.rollout.executors import Executor, HeldLease, PassExecutor
 from kubectl_disagg.rollout.write_scheduler import run_units
+from kubectl_disagg.views.stops import owned_sentence
 
 CONFLICT_BACKOFF_SECONDS = 0.5
 # A unit cut short is taken back however long the API server takes to answer again (a restart,
@@ -61,9 +62,9 @@ def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, admit: Admit | 
     an LWS of the set is not the one its revision renders (see `core.provenance`); with `admit`
     (a RolloutPolicy's pass: rollout/progressive.py), over the slices it admits and toward the
     set it says (the stable revision after an abort)."""
-    refusal = step_refusal(ds.name, snapshot)
-    if refusal:
-        return Reconciliation((), (), refusal)
+    owned = controller_owned(ds.name, snapshot)
+    if owned:
+        return Reconciliation((), (), (owned_sentence(ds.name, owned),))
     if admit is None:
         result = reconcile(ds, snapshot)
     else:

@@ -86,9 +86,6 @@ class PositionStore(Protocol):
     def who(self) -> str:
         """Who acts, as the position records it (`by`)."""
 
-    def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
-        """The position recorded for `ds` (None: none yet)."""
-
     def change(self, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
                now: datetime.datetime) -> PositionChange:
         """The decision as recorded, `change` applied to it (VerbRefused when it cannot apply),
@@ -117,9 +114,6 @@ class ClusterStore:
 
     def who(self) -> str:
         return cluster_user(self.cluster)
-
-    def read(self, ds: DisaggregatedSet, namespace: str) -> Position | None:
-        return recorded_position(read_state(self.cluster, ds.name, namespace), ds)
 
     def change(self, ds: DisaggregatedSet, namespace: str, change: Callable[[WaveDecision], Position],
                now: datetime.datetime) -> PositionChange:

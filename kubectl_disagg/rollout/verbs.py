@@ -33,7 +33,6 @@ from kubectl_disagg.exits import VerbExit
 from kubectl_disagg.rollout.store import PositionChange, NotPaced, PositionStore
 
 PROMOTE, PAUSE, RESUME, ABORT, RETRY = "promote", "pause", "resume", "abort", "retry"
-VERBS = (PROMOTE, PAUSE, RESUME, ABORT, RETRY)
 VERB_ATTEMPTS = 5  # a verb's write that meets a stepper's reads again, at most this often
 
 
@@ -65,7 +64,8 @@ class VerbPrinter(Protocol):
 
     def done(self, result: VerbResult) -> None: ...
 
-    def refused(self, verb: str, ds: DisaggregatedSet, namespace: str, why: str, together: bool) -> None: ...
+    def refused(self, verb: str, ds: DisaggregatedSet, namespace: str, refused: VerbRefused,
+                together: bool) -> None: ...
 
     def conflicted(self, verb: str, ds: DisaggregatedSet, namespace: str, what: str, attempts: int) -> None: ...
 
@@ -142,7 +142,7 @@ def _report(store: PositionStore, verb: str, printer: VerbPrinter, outcomes: lis
             printer.error(outcome.lines())
             codes.append(VerbExit.ERROR)
         elif isinstance(outcome, VerbRefused):
-            printer.refused(verb, ds, namespace, str(outcome), store.together)
+            printer.refused(verb, ds, namespace, outcome, store.together)
             codes.append(VerbExit.REFUSED)
         elif isinstance(outcome, Conflict):
             printer.conflicted(verb, ds, namespace, outcome.what, VERB_ATTEMPTS)

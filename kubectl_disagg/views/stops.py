@@ -52,6 +52,24 @@ def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None
     return gate_sentence(why.gate, gitops, spell)
 
 
+def owned_sentence(set_name: str, owned: Sequence[str]) -> str:
+    """Why `rollout step` refuses a set whose objects (`kind/name`, core/controller.py
+    `controller_owned`) the DisaggregatedSet controller owns, and what hands it over."""
+    shown = ", ".join(owned[:3]) + (f" and {len(owned) - 3} more" if len(owned) > 3 else "")
+    return (f"the DisaggregatedSet controller owns this set ({shown}: their ownerReferences name "
+            f"disaggregatedset/{set_name} as controller); it rolls the set out itself, and stepping it too "
+            "would fight it. `rollout status` and `rollout plan` follow it read-only; "
+            "`kubectl disagg handover to-plugin NAME` hands it over once the controller is stopped")
+
+
+def reconciled_sentence(set_name: str, signs: Sequence[str]) -> str:
+    """Why `rollout step NAME` refuses a stored set showing `signs` (core/controller.py
+    `reconciled_by_controller`) that a controller reconciles it, and what overrides it."""
+    return (f"disaggregatedset/{set_name} has {', '.join(signs)}, which only the DisaggregatedSet controller "
+            "writes: a controller reconciles it (the LWS controller runs one from LWS v0.9 on). Stepping it too "
+            "would fight it; pass --ignore-controller if no controller runs any more")
+
+
 def by_analysis(stamp: Stamp | None) -> str:
     """Why an analysis stopped the rollout, with its failing values, as " (...)" (empty when a
     person did)."""

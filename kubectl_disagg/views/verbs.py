@@ -4,10 +4,12 @@ request text too."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
 from kubectl_disagg.core.position import ANALYSIS, position_document
-from kubectl_disagg.core.waves import Gate, Progress
+from kubectl_disagg.core.waves import Gate, Progress, Refuse, VerbRefused, WaveDecision
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
 from kubectl_disagg.views.invocation import Invocation
@@ -76,8 +78,9 @@ class VerbConsole:
             return
         click.echo(verb_line(result, self.gitops, self.invocation), nl=False)
 
-    def refused(self, verb: str, ds, namespace: str, why: str, together: bool) -> None:
+    def refused(self, verb: str, ds, namespace: str, refused: VerbRefused, together: bool) -> None:
         """A verb the position refused (core/waves.py VerbRefused); `together`: nothing was written."""
+        why = refusal_sentence(refused)
         if together:
             self.error([f"refusing to {verb}: disaggregatedset/{ds.name} in {namespace}: {why}; nothing was written"])
         else:
@@ -93,6 +96,52 @@ class VerbConsole:
     def error(self, lines: list[str]) -> None:
         for line in lines:
             click.echo(line, err=True)
+
+
+def refusal_sentence(refused: VerbRefused) -> str:
+    """Why the verb cannot apply, and what would, in a sentence."""
+    decision, why = refused.decision, refused.why
+    if why in (Refuse.NOTHING_TO_PAUSE, Refuse.NOT_PAUSED):
+        return {Refuse.NOTHING_TO_PAUSE: "the rollout was aborted: nothing moves forward to pause",
+                Refuse.NOT_PAUSED: "the rollout is not paused"}[why]
+    assert decision is not None
+    if why == Refuse.UNVERIFIED:
+        return f"--full would pass {_analyses_words(refused.gates)} without a verdict; add --skip-analysis to skip it"
+    if why == Refuse.NOT_AT_A_GATE:
+        return (f"the rollout waits at no gate: {_where(decision)}, and its gates come once every slice of it is "
+                "done; promote passes the gate the rollout waits at (`rollout status` says when)")
+    if why == Refuse.ANALYSIS_GATE:
+        gate = refused.gates[0]
+        return (f"wave {gate.wave + 1}'s gate is analysis ({', '.join(gate.checks)}): it passes on its verdict; "
+                "promote --full --skip-analysis passes it without one")
+    return {
+        Refuse.ABORTED: "the rollout was aborted: it stays so until the set's template changes",
+        Refuse.COMPLETE: f"the rollout to {decision.moves_to} is complete: no gate to pass",
+        Refuse.NO_GATES: "no gate to pass: the remaining waves have none (promote --full lifts the budget)",
+        Refuse.NOT_ABORTED: "the rollout is not aborted: retry starts an aborted rollout again",
+        Refuse.ROLLED_BACK: f"the aborted rollout rolled back to revision {decision.position.stable}: "
+                            "nothing to start again",
+        Refuse.NOTHING_TO_ABORT: f"the rollout to {decision.moves_to} is complete: nothing to abort; to go back, "
+                                 "change the set's template back",
+        Refuse.NO_STABLE: "no stable revision to go back to: no slice ran another revision",
+    }[why]
+
+
+def _analyses_words(gates: Sequence[Gate]) -> str:
+    """`the analysis after wave 1 (ttft)`, `the analyses after waves 1 (ttft) and 2 (ttft, errors)`."""
+    parts = [f"{gate.wave + 1} ({', '.join(gate.checks)})" for gate in gates]
+    if len(parts) == 1:
+        return f"the analysis after wave {parts[0]}"
+    return f"the analyses after waves {', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def _where(decision: WaveDecision) -> str:
+    """Where the rollout stands, in words: its wave and how many of that wave's slices are done."""
+    wave = decision.waves[decision.wave]
+    done = sum(1 for s in wave.slices if s < len(decision.progress) and decision.progress[s] == Progress.DONE)
+    slices = f"slice {wave.start}" if wave.end - wave.start == 1 else f"slices {wave.start}-{wave.end - 1}"
+    return (f"wave {decision.wave + 1} of {len(decision.waves)} ({slices}) has {done} of "
+            f"{wave.end - wave.start} slices done")
 
 
 def verb_pr_description(result: VerbResult) -> str:

@@ -57,9 +57,9 @@ class MemoryArgo:
 
 def applied_replicas(live: dict, target: dict) -> int | None:
     """The spec.replicas Argo CD applies to an LWS under the shipped Application's rule
-    (naming.REPLICAS_OWNER_JQ): the target's unless the rule strips it from the target; then
-    the live one if it strips it from the live object too, else none (server-side apply then
-    drops the field). tests/unit/argocd/test_sync_targets.py holds this to Argo CD's own code."""
+    (REPLICAS_OWNER_JQ): the target's unless the rule strips it from the target; then the live
+    one if it strips it from the live object too, else none (server-side apply then drops the
+    field). tests/unit/argocd/test_sync_targets.py holds this to Argo CD's own code."""
     def ignored(obj: dict, is_live: bool) -> bool:
         owner = (obj["metadata"].get("annotations") or {}).get(naming.REPLICAS_OWNER_ANNOTATION)
         return owner == naming.REPLICAS_OWNER_AUTOSCALER or (owner == naming.REPLICAS_OWNER_HANDING_BACK and is_live)

@@ -27,6 +27,7 @@ from kubectl_disagg.core.naming import STATE_FILE
 from kubectl_disagg.exits import GitopsExit
 from tests.support.git_repo import GitopsRepo, READER, deploy
 from tests.support.stepping import Live, SET, assert_matches_render, model
+from tests.support.sets import set_selector
 
 
 def assert_done(repo: GitopsRepo) -> None:
@@ -357,7 +358,7 @@ def test_a_state_file_of_another_name_and_adopting_what_argo_cd_synced(repo):
     # Normalize drops it from the live side only), and RespectIgnoreDifferences carries it over.
     objects = repo.live.lws() + repo.live.services()
     assert objects and all(o["metadata"]["labels"]["app.kubernetes.io/instance"] == "llm" for o in objects)
-    repo.control_plane.kubectl("label", "leaderworkerset,service", "-l", naming.set_selector(SET),
+    repo.control_plane.kubectl("label", "leaderworkerset,service", "-l", set_selector(SET),
                                "app.kubernetes.io/instance-", "-n", repo.namespace)
     assert_done(repo)
 

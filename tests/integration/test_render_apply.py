@@ -9,8 +9,8 @@ import sys
 import pytest
 import yaml
 
-from kubectl_disagg.core import naming
 from tests.support.paths import EXAMPLES, without_namespace
+from tests.support.sets import set_selector
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 
@@ -40,7 +40,7 @@ def test_server_side_apply_then_list_by_label_finds_exactly_the_rendered_objects
     manifests = render(example, namespace)
     control_plane.kubectl("apply", "--server-side", "--field-manager=kubectl-disagg", "-f", "-", input=manifests)
     set_name = yaml.safe_load(example.read_text())["metadata"]["name"]
-    selector = naming.set_selector(set_name)
+    selector = set_selector(set_name)
     listed = json.loads(control_plane.kubectl("get", "leaderworkersets,services", "-n", namespace,
                                               "-l", selector, "-o", "json").stdout)
     found = {(item["kind"], item["metadata"]["name"]) for item in listed["items"]}

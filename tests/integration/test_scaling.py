@@ -19,6 +19,7 @@ from kubectl_disagg.exits import GitopsExit, StepExit
 from tests.support.git_repo import deploy
 from tests.support.scaling_bounds import pass_violations
 from tests.support.stepping import assert_matches_render, cli, model, write_set
+from tests.support.sets import set_selector
 
 SPEC = {"targetRef": {"name": "llm"}, "maxSlicesInFlight": 1,
         "waves": [{"slices": 1, "pause": {}}, {"slices": "50%", "pause": {}}]}
@@ -52,7 +53,7 @@ class Bounds:
         """(slice → revision → role → replicas, (slice, revision, role) → initial-replicas)."""
         groups: dict = {}
         initial: dict = {}
-        for obj in live.lws(naming.set_selector("llm")):
+        for obj in live.lws(set_selector("llm")):
             labels = obj["metadata"]["labels"]
             key = (int(labels[naming.SLICE_LABEL]), labels[naming.REVISION_LABEL], labels[naming.ROLE_LABEL])
             groups.setdefault(key[0], {}).setdefault(key[1], {})[key[2]] = obj["spec"].get("replicas", 1)

@@ -10,6 +10,7 @@ from kubernetes import client, watch
 
 from kubectl_disagg.core import naming
 from tests.support.stepping import LWS
+from tests.support.sets import set_selector
 
 
 @dataclass
@@ -26,7 +27,7 @@ class Recorder:
         self._stop = threading.Event()
         self._lws = client.CustomObjectsApi(self.api)
         listed = self._lws.list_namespaced_custom_object(*LWS, self.namespace, "leaderworkersets",
-                                                         label_selector=naming.set_selector(self.name))
+                                                         label_selector=set_selector(self.name))
         self._state = {_key(o): (o["spec"].get("replicas", 1)) for o in listed["items"]}
         self.points.append(dict(self._state))
         self._version = listed["metadata"]["resourceVersion"]
@@ -38,7 +39,7 @@ class Recorder:
             while not self._stop.is_set():
                 stream = watch.Watch().stream(
                     self._lws.list_namespaced_custom_object, *LWS, self.namespace, "leaderworkersets",
-                    label_selector=naming.set_selector(self.name), resource_version=self._version,
+                    label_selector=set_selector(self.name), resource_version=self._version,
                     timeout_seconds=1, allow_watch_bookmarks=True)
                 for event in stream:
                     self._observe(event["type"], event["object"])
@@ -61,7 +62,7 @@ class Recorder:
     def stop(self, timeout: float = 10.0) -> list[dict]:
         """Once the recorder has caught up with the live state, stop it; the points it recorded."""
         listed = self._lws.list_namespaced_custom_object(*LWS, self.namespace, "leaderworkersets",
-                                                         label_selector=naming.set_selector(self.name))
+                                                         label_selector=set_selector(self.name))
         live = {_key(o): o["spec"].get("replicas", 1) for o in listed["items"]}
         deadline = time.monotonic() + timeout
         while self._state != live and time.monotonic() < deadline and not self.errors:

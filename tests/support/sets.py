@@ -16,6 +16,11 @@ from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.cluster import MemoryCluster
 
 
+def set_selector(set_name: str) -> str:
+    """The label selector of everything kubectl-disagg manages for one set."""
+    return f"{naming.NAME_LABEL}={set_name},{naming.MANAGED_BY_LABEL}={naming.MANAGER}"
+
+
 NS = "serving"
 
 

@@ -19,6 +19,7 @@ from kubectl_disagg.core.rollout_config import resolve_config
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.executor import ClusterExecutor
 from tests.support.paths import load_sets
+from tests.support.sets import set_selector
 
 
 LWS = ("leaderworkerset.x-k8s.io", "v1")
@@ -55,12 +56,12 @@ class Live:
     api: client.ApiClient
     namespace: str
 
-    def lws(self, selector: str = naming.set_selector(SET)) -> list[dict]:
+    def lws(self, selector: str = set_selector(SET)) -> list[dict]:
         api = client.CustomObjectsApi(self.api)
         return api.list_namespaced_custom_object(*LWS, self.namespace, "leaderworkersets",
                                                  label_selector=selector)["items"]
 
-    def services(self, selector: str = naming.set_selector(SET)) -> list[dict]:
+    def services(self, selector: str = set_selector(SET)) -> list[dict]:
         listed = client.CoreV1Api(self.api).list_namespaced_service(
             self.namespace, label_selector=selector, _preload_content=False)
         return json.loads(listed.data)["items"]
@@ -68,7 +69,7 @@ class Live:
     def groups(self, name: str = SET) -> dict[int, dict[str, dict[str, int]]]:
         """slice → revision → role → spec.replicas, for the set's own LWS."""
         out: dict = {}
-        for obj in self.lws(naming.set_selector(name)):
+        for obj in self.lws(set_selector(name)):
             labels = obj["metadata"]["labels"]
             out.setdefault(int(labels[naming.SLICE_LABEL]), {}).setdefault(
                 labels[naming.REVISION_LABEL], {})[labels[naming.ROLE_LABEL]] = obj["spec"].get("replicas", 1)
@@ -116,8 +117,8 @@ def is_subset(wanted, live) -> bool:
 def assert_matches_render(ds: DisaggregatedSet, live: Live, *, services: bool = True) -> None:
     wanted = {(o["kind"], o["metadata"]["name"]): o for o in render_set(ds, live.namespace)
               if services or o["kind"] != "Service"}
-    actual = {("LeaderWorkerSet", o["metadata"]["name"]): o for o in live.lws(naming.set_selector(ds.name))}
-    actual |= {("Service", o["metadata"]["name"]): o for o in live.services(naming.set_selector(ds.name))}
+    actual = {("LeaderWorkerSet", o["metadata"]["name"]): o for o in live.lws(set_selector(ds.name))}
+    actual |= {("Service", o["metadata"]["name"]): o for o in live.services(set_selector(ds.name))}
     assert sorted(actual) == sorted(wanted)
     for key, obj in wanted.items():
         assert actual[key]["metadata"]["labels"] == obj["metadata"]["labels"], key

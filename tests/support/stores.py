@@ -21,7 +21,7 @@ from kubectl_disagg.gitops.store import GitStore
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
-from kubectl_disagg.views.verbs import verb_line
+from kubectl_disagg.views.verbs import refusal_sentence, verb_line
 from tests.fakes.argo import deploy, round_trip
 from tests.fakes.clock import FakeClock
 from tests.fakes.paced import NS, PacedCluster, Printer
@@ -80,7 +80,7 @@ class Recording(Printer):
         self.refusals: list[str] = []
 
     def refused(self, verb, ds, namespace, why, together):
-        self.refusals.append(f"{ds.name}: {why}")
+        self.refusals.append(f"{ds.name}: {refusal_sentence(why)}")
 
 
 class Twin:

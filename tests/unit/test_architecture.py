@@ -9,12 +9,20 @@ server: the client wing `kube.client` behind its face, the session, the executor
 hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
 (printers and templates), `commands` (flags → one library call → one view, each under 150 lines).
 `cli` is the process entry on top.
+
+Each rule is a function over a package's source (`Source`): the test named after the rule applies
+it to kubectl_disagg, and `test_each_rule_finds_its_planted_violation` applies it to a small tree
+planted with exactly one violation, which it must find and name (a rule that cannot fail checks
+nothing).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
+import re
+import textwrap
 
 import pytest
 
@@ -25,44 +33,109 @@ LAYERS = ["errors", "exits", "clock", "manifests", "core", "inputs", "wait", "ku
           "cli"]
 
 
-def _module_name(path: pathlib.Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: pathlib.Path, *, for_types: bool = True) -> set[str]:
-    """The modules of ours `path` imports; without `for_types`, those it imports when it runs
-    (an `if TYPE_CHECKING:` block is read by the type checker alone)."""
-    found = set()
-    tree = ast.parse(path.read_text(), str(path))
-    if not for_types:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-                node.body = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
-            if node.module == "kubectl_disagg":
-                found.update(f"kubectl_disagg.{alias.name}" for alias in node.names)
-            else:
-                found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith("kubectl_disagg"))
-    return found
-
-
 def _layer(module: str) -> str | None:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else None
 
 
-MODULES = {_module_name(path): _imports(path) for path in sorted(PACKAGE.rglob("*.py"))}
-RUNTIME_IMPORTS = {_module_name(path): _imports(path, for_types=False) for path in sorted(PACKAGE.rglob("*.py"))}
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    """The nodes inside `if TYPE_CHECKING:` blocks (read by the type checker alone)."""
+    return {id(inner) for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for statement in node.body for inner in ast.walk(statement)}
+
+
+class Source:
+    """A package's modules as the rules read them: names, paths, parsed trees and imports."""
+
+    def __init__(self, package: pathlib.Path):
+        self.package = package
+        self.paths = {self._name(path): path for path in sorted(package.rglob("*.py"))}
+        self._trees: dict[str, ast.Module] = {}
+        self._imports: dict[tuple[str, bool], frozenset[str]] = {}
+
+    def _name(self, path: pathlib.Path) -> str:
+        parts = path.relative_to(self.package.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    def relative(self, module: str) -> str:
+        return str(self.paths[module].relative_to(self.package))
+
+    def text(self, module: str) -> str:
+        return self.paths[module].read_text()
+
+    def tree(self, module: str) -> ast.Module:
+        if module not in self._trees:
+            self._trees[module] = ast.parse(self.text(module), str(self.paths[module]))
+        return self._trees[module]
+
+    def nodes(self, module: str) -> list[ast.AST]:
+        return list(ast.walk(self.tree(module)))
+
+    def in_layer(self, *layers: str) -> list[str]:
+        return [module for module in self.paths if _layer(module) in layers]
+
+    def imports(self, module: str, for_types: bool = True) -> frozenset[str]:
+        """The modules of ours `module` imports, at any depth (an import inside a function counts);
+        without `for_types`, those it imports when it runs (not `if TYPE_CHECKING:` blocks)."""
+        if (module, for_types) not in self._imports:
+            self._imports[module, for_types] = self._imported(module, for_types)
+        return self._imports[module, for_types]
+
+    def _imported(self, module: str, for_types: bool) -> frozenset[str]:
+        skipped = set() if for_types else _type_checking_nodes(self.tree(module))
+        found = set()
+        for node in self.nodes(module):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
+                if node.module == "kubectl_disagg":
+                    found.update(f"kubectl_disagg.{alias.name}" for alias in node.names)
+                else:
+                    found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name.startswith("kubectl_disagg"))
+        return frozenset(found)
+
+    def reached(self, module: str, at_import: bool = False) -> set[str]:
+        """Every module of ours importing `module` may load, by its import statements (a name
+        imported from a package counts as its submodule when it is one); `at_import`: only those
+        loaded when it is imported (its module-level imports, not those a function makes when called)."""
+        def targets(name: str) -> set[str]:
+            found = set()
+            tree = self.tree(name)
+            for node in (tree.body if at_import else ast.walk(tree)):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
+                    found.add(node.module)
+                    found.update(f"{node.module}.{alias.name}" for alias in node.names
+                                 if f"{node.module}.{alias.name}" in self.paths)
+                elif isinstance(node, ast.Import):
+                    found.update(alias.name for alias in node.names if alias.name.startswith("kubectl_disagg"))
+            parents = {".".join(t.split(".")[:i]) for t in found for i in range(2, t.count(".") + 1)}
+            return {t for t in found | parents if t in self.paths}
+
+        seen: set[str] = set()
+        todo = [module] if module in self.paths else []
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(targets(name) - seen)
+        return seen
+
+
+@functools.cache
+def _source() -> Source:
+    return Source(PACKAGE)
+
+
+def homeless(source: Source) -> list[str]:
+    return sorted(m for m in source.paths if _layer(m) not in LAYERS + ["__main__", None])
 
 
 def test_every_module_lives_in_a_layer():
     """No module floats beside the packages: the folder names say where every rule lives."""
-    homeless = sorted(m for m in MODULES if _layer(m) not in LAYERS + ["__main__", None])
-    assert homeless == []
+    assert homeless(_source()) == []
 
 
 # The one view the layers below views/ may call: the words of why a paced rollout stops
@@ -70,159 +143,224 @@ def test_every_module_lives_in_a_layer():
 PHRASED_BELOW_VIEWS = {"kubectl_disagg.views.stops"}
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_no_module_imports_upward(module):
-    mine = _layer(module)
-    if mine not in LAYERS:
-        return
-    upward = sorted(target for target in MODULES[module] - PHRASED_BELOW_VIEWS
-                    if _layer(target) in LAYERS and LAYERS.index(_layer(target)) > LAYERS.index(mine))
-    assert upward == [], f"{module} imports a higher layer"
+def upward_imports(source: Source) -> list[str]:
+    found = []
+    for module in source.paths:
+        mine = _layer(module)
+        if mine in LAYERS:
+            found += [f"{module} -> {target}" for target in sorted(source.imports(module) - PHRASED_BELOW_VIEWS)
+                      if _layer(target) in LAYERS and LAYERS.index(_layer(target)) > LAYERS.index(mine)]
+    return sorted(found)
+
+
+def test_no_module_imports_upward():
+    assert upward_imports(_source()) == []
+
+
+def phrased_below_views_climbing(source: Source) -> list[str]:
+    return sorted(f"{module} -> {target}" for module in PHRASED_BELOW_VIEWS if module in source.paths
+                  for target in source.imports(module)
+                  if _layer(target) in LAYERS and LAYERS.index(_layer(target)) > LAYERS.index("core"))
 
 
 def test_the_view_phrased_below_views_stands_on_core():
     """What the pacers may call from views/ imports nothing above core/, so calling it climbs no
-    layer it could not reach itself; and core/ spells no command line (views/stops.py does)."""
-    for module in PHRASED_BELOW_VIEWS:
-        assert sorted(t for t in MODULES[module] if LAYERS.index(_layer(t)) > LAYERS.index("core")) == []
-    spelled = sorted(str(path.relative_to(PACKAGE)) for path in (PACKAGE / "core").rglob("*.py")
-                     if "kubectl disagg rollout" in path.read_text())
-    assert spelled == []
+    layer it could not reach itself."""
+    assert phrased_below_views_climbing(_source()) == []
+
+
+# A command line or a flag as core/ would print it: a backticked command (`kubectl disagg ...`,
+# `rollout ...`, `handover ...`, `promote ...`) or a `--flag`. Docstrings are for readers of the code.
+COMMAND_LINE = re.compile(r"`(?:kubectl disagg|rollout|handover|promote)\b[^`]*`|(?<![\w-])--[a-z][a-z-]*")
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def command_lines_in_core(source: Source) -> list[str]:
+    """`core/FILE:LINE: spelling` for each command line or flag a string of core/ spells."""
+    found = []
+    for module in source.in_layer("core"):
+        docstrings = _docstrings(source.tree(module))
+        found += [f"{source.relative(module)}:{node.lineno}: {spelling}" for node in source.nodes(module)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                  for spelling in COMMAND_LINE.findall(node.value)]
+    return sorted(set(found), key=lambda found: (found.split(":")[0], int(found.split(":")[1]), found))
+
+
+# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote (the flags
+# of `rollout plan` its inputs check, `--namespace` against a set's own, a hand-edited state's
+# gates; the state file records a gate `promote --full` passed in those words) and undo's word on
+# a revision it cannot write. Shrinks, never grows.
+CORE_STILL_SPELLING = {
+    "core/model.py: --namespace",
+    "core/plan_inputs.py: --from",
+    "core/plan_inputs.py: --max-surge",
+    "core/plan_inputs.py: --max-unavailable",
+    "core/plan_inputs.py: --roles",
+    "core/plan_inputs.py: --to",
+    "core/position.py: --full",
+    "core/position.py: `promote --full`",
+    "core/position.py: `rollout promote`",
+    "core/undo.py: --revision",
+}
+
+
+def test_core_spells_no_command_line():
+    """Command lines, flags and hints are spelled in views/: core/ says which action is next as
+    data (views/stops.py and the other views word it)."""
+    spelled = {re.sub(r":\d+:", ":", found) for found in command_lines_in_core(_source())}
+    assert sorted(spelled - CORE_STILL_SPELLING) == [], "core/ spells a command line (views/ words it)"
+    assert sorted(CORE_STILL_SPELLING - spelled) == [], "no longer spelled: take it off CORE_STILL_SPELLING"
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """The first import cycle of `graph` (module -> the modules it imports), as `a -> b -> a`."""
+    done: set[str] = set()
+
+    def visit(module: str, stack: list[str]) -> list[str]:
+        if module in stack:
+            return [" -> ".join(stack[stack.index(module):] + [module])]
+        if module in done:
+            return []
+        for target in sorted(graph[module]):
+            if found := visit(target, stack + [module]):
+                return found
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        if found := visit(module, []):
+            return found
+    return []
+
+
+def runtime_import_cycle(source: Source) -> list[str]:
+    """No cycle among the imports that run: two modules may name each other's types for the type
+    checker (`if TYPE_CHECKING:`), which the layers above still count."""
+    return cycle({m: {t for t in source.imports(m, for_types=False) if t in source.paths and t != m}
+                  for m in source.paths})
 
 
 def test_no_import_cycle():
-    """No cycle among the imports that run: two modules may name each other's types for the type
-    checker (`if TYPE_CHECKING:`), which the layers above still count."""
-    graph = {m: {t for t in targets if t in MODULES and t != m} for m, targets in RUNTIME_IMPORTS.items()}
-    done: set[str] = set()
+    assert runtime_import_cycle(_source()) == []
 
-    def visit(module: str, stack: list[str]) -> None:
-        if module in stack:
-            raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(module):] + [module]))
-        if module in done:
-            return
-        for target in sorted(graph[module]):
-            visit(target, stack + [module])
-        done.add(module)
 
-    for module in sorted(graph):
-        visit(module, [])
+def core_import_cycle(source: Source) -> list[str]:
+    """No cycle among core/'s modules, counting the imports for the type checker too: two
+    modules naming each other's types share types that belong in a module below both."""
+    core = set(source.in_layer("core"))
+    return cycle({m: {t for t in source.imports(m) if t in core and t != m} for m in core})
+
+
+def test_core_has_no_import_cycle_even_for_types():
+    assert core_import_cycle(_source()) == []
 
 
 CLIENT = "kubectl_disagg.kube.client"
 
 
-def test_the_client_is_reached_through_its_face():
+def reaching_into_the_client(source: Source) -> list[str]:
     """`kube/client/` is one box: outside it, modules import its face (`kubectl_disagg.kube.client`)
     and never a module inside it, neither by an import statement nor by a name loaded later
     ("module:attribute" strings)."""
     reaching_in = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module_name(path)
+    for module in source.paths:
         if module == CLIENT or module.startswith(CLIENT + "."):
             continue
-        tree = ast.parse(path.read_text(), str(path))
-        named = {node.value.split(":")[0] for node in ast.walk(tree)
+        named = {node.value.split(":")[0] for node in source.nodes(module)
                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
                  and node.value.startswith(CLIENT + ".")}
-        reaching_in += [f"{module} -> {target}" for target in sorted(MODULES[module] | named)
+        reaching_in += [f"{module} -> {target}" for target in sorted(source.imports(module) | named)
                         if target.startswith(CLIENT + ".")]
-    assert reaching_in == []
+    return sorted(reaching_in)
+
+
+def test_the_client_is_reached_through_its_face():
+    assert reaching_into_the_client(_source()) == []
 
 
 LONG_MODULE_LINES = 450
 EXPLAINED_PACKAGES = ("manifests", "core", "inputs", "kube", "rollout", "gitops", "argocd", "views", "commands")
 
 
-@pytest.mark.parametrize("path", sorted(path for package in EXPLAINED_PACKAGES
-                                        for path in (PACKAGE / package).rglob("*.py")),
-                         ids=lambda path: str(path.relative_to(PACKAGE)))
-def test_a_long_module_says_why_it_is_long(path):
+def long_modules_saying_nothing(source: Source) -> list[str]:
     """A module past LONG_MODULE_LINES either is split or says at its top why it is one module
     ("About N lines on purpose: ..."; a reader deciding where to look first needs the reason,
     measured where it is a cost)."""
-    text = path.read_text()
-    if len(text.splitlines()) <= LONG_MODULE_LINES:
-        return
-    top = "\n".join((ast.get_docstring(ast.parse(text)) or "").splitlines()[:12])
-    assert "lines on purpose" in top, f"{path.relative_to(PACKAGE)} has {len(text.splitlines())} lines and no word on why"
+    silent = []
+    for module in source.in_layer(*EXPLAINED_PACKAGES):
+        lines = len(source.text(module).splitlines())
+        top = "\n".join((ast.get_docstring(source.tree(module)) or "").splitlines()[:12])
+        if lines > LONG_MODULE_LINES and "lines on purpose" not in top:
+            silent.append(f"{source.relative(module)} has {lines} lines and no word on why")
+    return sorted(silent)
 
 
-# Views draw what the decisions carry (the actions' objects, the API server's answer to a refused
-# write): none reads the cluster client's modules. (views.status waited with kube/wait.py; the
-# one wait is wait.py now, below kube/.)
-VIEWS_STILL_IMPORTING_KUBE: set[str] = set()
+def test_a_long_module_says_why_it_is_long():
+    assert long_modules_saying_nothing(_source()) == []
+
+
+def views_importing_kube(source: Source) -> list[str]:
+    """Views draw what the decisions carry (the actions' objects, the API server's answer to a
+    refused write): none reads the cluster client's modules."""
+    return sorted(module for module in source.in_layer("views")
+                  if any(_layer(target) == "kube" for target in source.imports(module)))
 
 
 def test_no_view_imports_the_cluster_client():
-    importing = sorted(module for module, targets in MODULES.items()
-                       if _layer(module) == "views" and any(_layer(target) == "kube" for target in targets))
-    assert importing == sorted(VIEWS_STILL_IMPORTING_KUBE), "a view imports kube/ (or one no longer does)"
+    assert views_importing_kube(_source()) == []
 
 
 COMMAND_LINES = 150
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "commands").glob("*.py")), ids=lambda path: path.name)
-def test_commands_are_thin(path):
+def fat_commands(source: Source) -> list[str]:
     """A command is flags → one library call → one view: anything longer holds rules that
     belong to a library package (and its tests) or to views/."""
-    lines = len(path.read_text().splitlines())
-    assert lines < COMMAND_LINES, f"commands/{path.name} has {lines} lines"
+    return sorted(f"{source.relative(module)} has {lines} lines" for module in source.in_layer("commands")
+                  if source.paths[module].parent.name == "commands" and (lines := len(source.text(module).splitlines())) >= COMMAND_LINES)
 
 
-def _reached(module: str, at_import: bool = False) -> set[str]:
-    """Every kubectl_disagg module importing `module` may load, by its import statements (a name
-    imported from a package counts as its submodule when it is one); `at_import`: only those
-    loaded when it is imported (its module-level imports, not those a function makes when called)."""
-    def targets(name: str) -> set[str]:
-        found = set()
-        tree = ast.parse(_path_of(name).read_text())
-        for node in (tree.body if at_import else ast.walk(tree)):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubectl_disagg"):
-                found.add(node.module)
-                found.update(f"{node.module}.{alias.name}" for alias in node.names
-                             if f"{node.module}.{alias.name}" in MODULES)
-            elif isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names if alias.name.startswith("kubectl_disagg"))
-        parents = {".".join(t.split(".")[:i]) for t in found for i in range(2, t.count(".") + 1)}
-        return {t for t in found | parents if t in MODULES}
-
-    seen, todo = set(), [module]
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(targets(name) - seen)
-    return seen
+def test_commands_are_thin():
+    assert fat_commands(_source()) == []
 
 
-def _path_of(module: str) -> pathlib.Path:
-    relative = pathlib.Path(*module.split("."))
-    package = PACKAGE.parent / relative / "__init__.py"
-    return package if package.exists() else (PACKAGE.parent / relative).with_suffix(".py")
+def loaded(source: Source, roots: tuple[str, ...], wanted, at_import: bool = False) -> list[str]:
+    """The modules `wanted` (a predicate) of those importing any of `roots` may load."""
+    return sorted(m for root in roots for m in source.reached(root, at_import) if wanted(m))
 
 
 def test_render_is_offline():
     """`render` (the Argo CD plugin's generate, `render | kubectl apply`) never reaches the
     cluster client: nothing under kube/ is loaded, whatever the flags."""
-    reached = _reached("kubectl_disagg.commands.render") | _reached("kubectl_disagg.cli")
-    assert sorted(m for m in reached if _layer(m) in ("kube", "rollout")) == []
+    assert loaded(_source(), ("kubectl_disagg.commands.render", "kubectl_disagg.cli"),
+                  lambda m: _layer(m) in ("kube", "rollout")) == []
 
 
 def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked():
     """`rollout status -f` reads the live objects and derives the controller's status; the
     `--gitops` mode and the `-o text` view (a Jinja2 template) are imported where they are chosen.
     It loads nothing of gitops/ (the -f inputs are loaded by `inputs.directory`)."""
-    reached = _reached("kubectl_disagg.commands.rollout_status", at_import=True)
-    assert sorted(m for m in reached if _layer(m) == "gitops" or m == "kubectl_disagg.views.templating") == []
+    assert loaded(_source(), ("kubectl_disagg.commands.rollout_status",),
+                  lambda m: _layer(m) == "gitops" or m == "kubectl_disagg.views.templating", at_import=True) == []
 
 
 def test_imports_at_import_time_only_is_narrower():
     """The check above can fail: the command's modes do reach gitops/ and the template engine."""
-    reached = _reached("kubectl_disagg.commands.rollout_status")
+    reached = _source().reached("kubectl_disagg.commands.rollout_status")
     assert "kubectl_disagg.gitops.watch" in reached
     assert "kubectl_disagg.views.templating" in reached
+
+
+def second_spellings(source: Source, spellings: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    """Modules other than core/naming.py spelling one of `spellings` or a key under `prefixes`."""
+    return sorted({source.relative(module) for module in source.paths for node in source.nodes(module)
+                   if isinstance(node, ast.Constant) and (node.value in spellings or isinstance(node.value, str)
+                                                          and node.value.startswith(prefixes))} - {"core/naming.py"})
 
 
 def test_kinds_and_api_versions_are_spelled_once():
@@ -234,22 +372,26 @@ def test_kinds_and_api_versions_are_spelled_once():
                  naming.SET_KIND, naming.SET_GROUP, naming.SET_API_VERSION, naming.SCALER_KIND,
                  naming.POLICY_KIND, naming.STATE_KIND, naming.PLUGIN_GROUP, naming.PLUGIN_API_VERSION}
     prefixes = (naming.LABEL_PREFIX, naming.LWS_PREFIX, naming.ARGOCD_PREFIX, "app.kubernetes.io/")  # label keys
-    found = sorted({str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
-                    for node in ast.walk(ast.parse(path.read_text()))
-                    if isinstance(node, ast.Constant) and (node.value in spellings or isinstance(node.value, str)
-                                                           and node.value.startswith(prefixes))} - {"core/naming.py"})
-    assert found == []
+    assert second_spellings(_source(), spellings, prefixes) == []
 
 
-def test_each_type_name_means_one_thing():
+def classes(source: Source, module: str) -> dict[str, ast.ClassDef]:
+    return {node.name: node for node in source.tree(module).body if isinstance(node, ast.ClassDef)}
+
+
+def type_names_defined_twice(source: Source) -> dict[str, list[str]]:
     """A class name is defined in one module only (module-private `_Names` aside): two types
     under one name send a reader to the wrong one."""
     defined: dict[str, list[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
-                defined.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
-    assert {name: paths for name, paths in defined.items() if len(paths) > 1} == {}
+    for module in source.paths:
+        for name in classes(source, module):
+            if not name.startswith("_"):
+                defined.setdefault(name, []).append(source.relative(module))
+    return {name: paths for name, paths in defined.items() if len(paths) > 1}
+
+
+def test_each_type_name_means_one_thing():
+    assert type_names_defined_twice(_source()) == {}
 
 
 def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
@@ -257,25 +399,27 @@ def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
     the plugin at rest) loads neither the rules a state must keep (design §8: the replay, the
     reconcile pass) nor the policy reader and its PromQL parser: they load where a state or a
     policy is read. Their import is most of render's start-up above its floor (BENCHMARKS.md)."""
-    loaded = _reached("kubectl_disagg.commands.render", at_import=True) | _reached(
-        "kubectl_disagg.gitops.directory", at_import=True)
     heavy = {"kubectl_disagg.gitops.state", "kubectl_disagg.gitops.render", "kubectl_disagg.gitops.rules",
              "kubectl_disagg.core.reconcile",
              "kubectl_disagg.core.policy", "kubectl_disagg.core.analysis", "kubectl_disagg.core.promql"}
-    assert sorted(loaded & heavy) == []
-    assert heavy <= _reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"
+    roots = ("kubectl_disagg.commands.render", "kubectl_disagg.gitops.directory")
+    assert loaded(_source(), roots, heavy.__contains__, at_import=True) == []
+    assert heavy <= _source().reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"
+
+
+def holders(source: Source, names: tuple[str, ...]) -> list[str]:
+    """The modules defining a class named one of `names`, once per class."""
+    return sorted(module for module in source.paths for name in classes(source, module) if name in names)
 
 
 def test_the_shared_pipeline_sits_below_gitops():
     """Read → sets → render is `inputs/` (the reader, `inputs.directory`'s loading and steady
     render); `render` imports no module of gitops/ when it is loaded, and `gitops.directory`
     calls the pipeline for the sets with a rollout state rather than holding one of its own."""
-    assert sorted(m for m in _reached("kubectl_disagg.commands.render", at_import=True) if _layer(m) == "gitops") == []
-    assert "kubectl_disagg.inputs.directory" in MODULES["kubectl_disagg.gitops.directory"]
-    holders = sorted(module for module, path in ((_module_name(p), p) for p in sorted(PACKAGE.rglob("*.py")))
-                     for node in ast.parse(path.read_text()).body
-                     if isinstance(node, ast.ClassDef) and node.name in ("Directory", "SetEntry", "LoadResult"))
-    assert holders == ["kubectl_disagg.inputs.directory", "kubectl_disagg.inputs.directory"]
+    source = _source()
+    assert loaded(source, ("kubectl_disagg.commands.render",), lambda m: _layer(m) == "gitops", at_import=True) == []
+    assert "kubectl_disagg.inputs.directory" in source.imports("kubectl_disagg.gitops.directory")
+    assert holders(source, ("Directory", "SetEntry", "LoadResult")) == ["kubectl_disagg.inputs.directory"] * 2
 
 
 # The one input reader (issue 38): `inputs/` lists directories and opens the files a command
@@ -286,30 +430,26 @@ READS_ITS_OWN_FILES = ("kubectl_disagg.inputs", "kubectl_disagg.kube.client", "k
 READING_CALLS = {"open", "walk", "listdir", "scandir", "iterdir", "read_bytes", "read_text", "glob", "rglob", "stdin"}
 
 
-def _reading(path: pathlib.Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
-            found.append(f"open() at line {node.lineno}")
-        elif isinstance(node, ast.Attribute) and node.attr in READING_CALLS - {"open"}:
-            if node.attr == "stdin" and not (isinstance(node.value, ast.Name) and node.value.id == "sys"):
-                continue
-            found.append(f".{node.attr} at line {node.lineno}")
+def readers(source: Source) -> dict[str, list[str]]:
+    """Only `inputs/` lists a directory or opens an input file: a second walk is a second set of
+    rules for dot-files, globs and missing files (manifests/reader and gitops/directory had one
+    each, and disagreed)."""
+    found: dict[str, list[str]] = {}
+    for module in source.paths:
+        if any(module == allowed or module.startswith(allowed + ".") for allowed in READS_ITS_OWN_FILES):
+            continue
+        for node in source.nodes(module):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+                found.setdefault(module, []).append(f"open() at line {node.lineno}")
+            elif isinstance(node, ast.Attribute) and node.attr in READING_CALLS - {"open"}:
+                if node.attr == "stdin" and not (isinstance(node.value, ast.Name) and node.value.id == "sys"):
+                    continue
+                found.setdefault(module, []).append(f".{node.attr} at line {node.lineno}")
     return found
 
 
 def test_one_input_reader():
-    """Only `inputs/` lists a directory or opens an input file: a second walk is a second set of
-    rules for dot-files, globs and missing files (manifests/reader and gitops/directory had one
-    each, and disagreed)."""
-    readers = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module_name(path)
-        if any(module == allowed or module.startswith(allowed + ".") for allowed in READS_ITS_OWN_FILES):
-            continue
-        if found := _reading(path):
-            readers[module] = found
-    assert readers == {}
+    assert readers(_source()) == {}
 
 
 # The one writer of files (issue 47): a temporary file beside the file, renamed over it, the
@@ -319,52 +459,56 @@ def test_one_input_reader():
 ATOMIC_WRITER = "kubectl_disagg.manifests.writer"
 
 
-def test_one_atomic_file_writer():
-    writers = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+def file_writers(source: Source) -> dict[str, list[str]]:
+    """The modules other than ATOMIC_WRITER that replace, rename or make a temporary file."""
+    writers: dict[str, list[str]] = {}
+    for module in source.paths:
+        for node in source.nodes(module):
             if isinstance(node, ast.Attribute) and node.attr in ("replace", "rename", "mkstemp", "NamedTemporaryFile") \
-                    and isinstance(node.value, ast.Name) and node.value.id in ("os", "tempfile"):
-                writers.setdefault(_module_name(path), []).append(f"{node.value.id}.{node.attr} at line {node.lineno}")
-    assert set(writers) <= {ATOMIC_WRITER}, writers
+                    and isinstance(node.value, ast.Name) and node.value.id in ("os", "tempfile") and module != ATOMIC_WRITER:
+                writers.setdefault(module, []).append(f"{node.value.id}.{node.attr} at line {node.lineno}")
+    return writers
 
 
-# Where `clock` still means another thing (a callable of a datetime, epoch seconds): the rollout
-# verbs and step being folded (issue 38), and the analysis run's epoch seconds. Shrinks, never grows.
-CLOCKS_NOT_YET_A_CLOCK: set[str] = set()
+def test_one_atomic_file_writer():
+    assert file_writers(_source()) == {}
 
 
-def test_a_clock_is_the_one_clock():
+def clocks_not_a_clock(source: Source) -> dict[str, list[int]]:
     """A parameter named `clock` is a `kubectl_disagg.clock.Clock` (wall time and monotonic
     seconds, one injected type): it once meant monotonic seconds, a datetime or epoch seconds,
     each a different callable."""
-    others = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module_name(path)
-        for node in ast.walk(ast.parse(path.read_text())):
+    others: dict[str, list[int]] = {}
+    for module in source.paths:
+        for node in source.nodes(module):
             if isinstance(node, ast.arg) and node.arg == "clock" and ast.unparse(node.annotation or node) != "Clock":
                 others.setdefault(module, []).append(node.lineno)
-    assert sorted(others) == sorted(CLOCKS_NOT_YET_A_CLOCK)
+    return others
+
+
+def test_a_clock_is_the_one_clock():
+    assert clocks_not_a_clock(_source()) == {}
+
+
+def callers(source: Source, names: tuple[str, ...]) -> list[str]:
+    """The modules calling a function named one of `names` (by name or as an attribute)."""
+    return sorted({module for module in source.paths for node in source.nodes(module)
+                   if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in names})
 
 
 def test_inputs_are_loaded_in_one_place():
     """A command's documents become sets in one place, `inputs.directory` (through
     `core.sets.load_documents`): no second loader beside it in the package (a set read from the
     cluster is loaded by `core.sets.set_from_object`, one object at a time)."""
-    callers = sorted(_module_name(path) for path in sorted(PACKAGE.rglob("*.py"))
-                     for node in ast.walk(ast.parse(path.read_text()))
-                     if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None))
-                     in ("load_documents", "load_sets"))
-    assert sorted(set(callers)) == ["kubectl_disagg.core.sets", "kubectl_disagg.inputs.directory"]
+    assert callers(_source(), ("load_documents", "load_sets")) == ["kubectl_disagg.core.sets",
+                                                                    "kubectl_disagg.inputs.directory"]
+
+
 # The mode is a store, not a fork (issue 38, design §9.8): `rollout/` defines where a position is
 # kept (`PositionStore`) and runs each verb once over it; `gitops/` implements it over the state
 # file; only `commands/` picks a store and hands it to the verbs.
 STORE_PROTOCOL = "kubectl_disagg.rollout.store"
 STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.gitops.store"}
-
-
-def _classes(module: str) -> dict[str, ast.ClassDef]:
-    return {node.name: node for node in ast.parse(_path_of(module).read_text()).body if isinstance(node, ast.ClassDef)}
 
 
 def _members(node: ast.ClassDef) -> set[str]:
@@ -376,45 +520,192 @@ def _members(node: ast.ClassDef) -> set[str]:
     return names
 
 
+def reaching_up(source: Source, below: str, above: str) -> list[str]:
+    """`module -> target` for each import (at any depth, a function's too) from layer `below`
+    into layer `above`."""
+    return sorted(f"{module} -> {target}" for module in source.in_layer(below)
+                  for target in source.imports(module) if _layer(target) == above)
+
+
 def test_rollout_defines_the_position_store_and_never_reaches_gitops():
-    protocol = _classes(STORE_PROTOCOL)["PositionStore"]
+    source = _source()
+    protocol = classes(source, STORE_PROTOCOL)["PositionStore"]
     assert any(isinstance(base, ast.Name) and base.id == "Protocol" for base in protocol.bases)
-    reaching = sorted(f"{module} -> {target}" for module, targets in MODULES.items() if _layer(module) == "rollout"
-                      for target in targets if _layer(target) == "gitops")
-    assert reaching == []
+    assert reaching_up(source, "rollout", "gitops") == []
 
 
-@pytest.mark.parametrize("store", sorted(STORES))
-def test_each_store_implements_every_member_of_the_protocol(store):
-    wanted = _members(_classes(STORE_PROTOCOL)["PositionStore"])
-    assert wanted >= {"together", "sets", "who", "read", "change", "write", "record"}
-    assert sorted(wanted - _members(_classes(STORES[store])[store])) == []
+def missing_members(source: Source, store: str, module: str) -> list[str]:
+    wanted = _members(classes(source, STORE_PROTOCOL)["PositionStore"])
+    return sorted(f"{store}.{name}" for name in wanted - _members(classes(source, module)[store]))
+
+
+def test_each_store_implements_every_member_of_the_protocol():
+    source = _source()
+    assert _members(classes(source, STORE_PROTOCOL)["PositionStore"]) >= {"together", "sets", "who", "change",
+                                                                        "write", "record"}
+    assert [missing for store, module in sorted(STORES.items()) for missing in missing_members(source, store, module)] == []
+
+
+def store_makers(source: Source) -> list[str]:
+    """A store is made (called by name) in `commands/` alone: the verbs, the views and the
+    libraries take the one they are given."""
+    return sorted(f"{module} makes {node.func.id}" for module in source.paths if _layer(module) != "commands"
+                  for node in source.nodes(module)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STORES)
 
 
 def test_only_commands_pick_a_store():
-    """A store is made (called by name) in `commands/` alone: the verbs, the views and the
-    libraries take the one they are given."""
-    making = sorted(f"{_module_name(path)} makes {node.func.id}" for path in sorted(PACKAGE.rglob("*.py"))
-                    for node in ast.walk(ast.parse(path.read_text()))
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STORES
-                    and _layer(_module_name(path)) != "commands")
-    assert making == []
-    assert {"kubectl_disagg.rollout.store", "kubectl_disagg.gitops.store"} <= _reached(
+    assert store_makers(_source()) == []
+    assert {"kubectl_disagg.rollout.store", "kubectl_disagg.gitops.store"} <= _source().reached(
         "kubectl_disagg.commands.rollout_verbs")
 
 
+# The position changes of the verbs (core/waves.py) and the one module applying them.
+VERB_CHANGES = ("promote", "pause", "resume", "abort", "retry")
+VERB_CHANGES_FROM = "kubectl_disagg.core.waves"
+
+
+def verb_changers(source: Source) -> list[str]:
+    """The modules outside core/waves.py taking a verb's position change from it, by import
+    (`from kubectl_disagg.core.waves import promote`) or by attribute (`waves.promote`)."""
+    found = set()
+    for module in source.paths:
+        if module == VERB_CHANGES_FROM:
+            continue
+        for node in source.nodes(module):
+            if isinstance(node, ast.ImportFrom) and node.module == VERB_CHANGES_FROM and any(
+                    alias.name in VERB_CHANGES for alias in node.names):
+                found.add(module)
+            elif isinstance(node, ast.Attribute) and node.attr in VERB_CHANGES and isinstance(node.value, ast.Name) \
+                    and node.value.id == "waves":
+                found.add(module)
+    return sorted(found)
+
+
 def test_each_verb_is_written_once():
-    """No mode twin of the verbs: one command module, one library, no `gitops/verbs.py`."""
-    assert "kubectl_disagg.commands.rollout_verbs_gitops" not in MODULES
-    assert "kubectl_disagg.gitops.verbs" not in MODULES
+    """No mode twin of the verbs: one library (`rollout/verbs.py`) applies each verb's change to a
+    position, for every store; a second one (say, a `gitops/verbs.py`) would take them too."""
+    assert verb_changers(_source()) == ["kubectl_disagg.rollout.verbs"]
+
+
+def names_used(source: Source, name: str) -> list[str]:
+    return sorted(module for module in source.paths
+                  if name in {node.id for node in source.nodes(module) if isinstance(node, ast.Name)})
 
 
 def test_one_pacer_admits_measures_and_admits_again():
     """admit → analyze → re-admit is written once (rollout/pacer.py `pace`), for the cluster's
     stepper and git's step alike: no other module asks which analysis gate is pending."""
-    asking = sorted(_module_name(path) for path in sorted(PACKAGE.rglob("*.py"))
-                    if "pending_gate" in {node.id for node in ast.walk(ast.parse(path.read_text()))
-                                          if isinstance(node, ast.Name)})
-    assert asking == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
-    assert "kubectl_disagg.rollout.pacer" in MODULES["kubectl_disagg.rollout.progressive"]
-    assert "kubectl_disagg.rollout.pacer" in MODULES["kubectl_disagg.gitops.paced"]
+    source = _source()
+    assert names_used(source, "pending_gate") == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
+    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.rollout.progressive")
+    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.paced")
+
+
+# Each rule on a tree planted with one violation beside a module keeping it: the rule, the
+# planted modules (path under the package: text) and what the rule must name.
+LONG = "\n".join(["x = 1"] * (LONG_MODULE_LINES + 1))
+PLANTED = {
+    "homeless": (homeless, {"core/a.py": "", "loose.py": ""}, ["kubectl_disagg.loose"]),
+    "upward": (upward_imports, {
+        "core/a.py": "from kubectl_disagg.views.stops import why\nfrom kubectl_disagg.errors import E\n",
+        "kube/b.py": "def f():\n    from kubectl_disagg.rollout.run import step\n",
+        "views/stops.py": "", "rollout/run.py": "", "errors.py": ""}, ["kubectl_disagg.kube.b -> kubectl_disagg.rollout.run"]),
+    "phrased below views": (phrased_below_views_climbing, {
+        "views/stops.py": "from kubectl_disagg.core.waves import Gate\nfrom kubectl_disagg.kube.session import S\n"},
+        ["kubectl_disagg.views.stops -> kubectl_disagg.kube.session"]),
+    "command line in core": (command_lines_in_core, {
+        "core/a.py": '"""Run `kubectl disagg rollout promote` (a docstring)."""\n'
+                     'HINT = "pass it with `rollout promote --full`"\nCOUNT = "--"\n',
+        "views/b.py": 'HINT = "`kubectl disagg rollout status` --watch"\n'},
+        ["core/a.py:2: `rollout promote --full`"]),
+    "import cycle": (runtime_import_cycle, {
+        "core/a.py": "from kubectl_disagg.core.b import B\n",
+        "core/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kubectl_disagg.core.a import A\n"
+                     "def f():\n    from kubectl_disagg.core.c import C\n",
+        "core/c.py": "import kubectl_disagg.core.a\n"},
+        ["kubectl_disagg.core.a -> kubectl_disagg.core.b -> kubectl_disagg.core.c -> kubectl_disagg.core.a"]),
+    "core type cycle": (core_import_cycle, {
+        "core/model.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kubectl_disagg.core.policy import P\n",
+        "core/policy.py": "from kubectl_disagg.core.model import M\nfrom kubectl_disagg.views.stops import S\n",
+        "views/stops.py": "from kubectl_disagg.core.policy import P\n"},
+        ["kubectl_disagg.core.model -> kubectl_disagg.core.policy -> kubectl_disagg.core.model"]),
+    "client face": (reaching_into_the_client, {
+        "kube/client/__init__.py": "from kubectl_disagg.kube.client import wire\n", "kube/client/wire.py": "",
+        "kube/session.py": "from kubectl_disagg.kube.client import Client\n",
+        "rollout/run.py": 'LOADER = "kubectl_disagg.kube.client.wire:send"\n'},
+        ["kubectl_disagg.rollout.run -> kubectl_disagg.kube.client.wire"]),
+    "long module": (long_modules_saying_nothing, {
+        "core/a.py": LONG, "core/b.py": '"""About 450 lines on purpose: one table."""\n' + LONG,
+        "errors.py": LONG}, [f"core/a.py has {LONG_MODULE_LINES + 1} lines and no word on why"]),
+    "view imports kube": (views_importing_kube, {
+        "views/a.py": "from kubectl_disagg.core import waves\n",
+        "views/b.py": "def f():\n    import kubectl_disagg.kube.session\n"}, ["kubectl_disagg.views.b"]),
+    "fat command": (fat_commands, {"commands/a.py": "x = 1\n" * (COMMAND_LINES - 1), "commands/b.py": "x = 1\n"
+                                   * COMMAND_LINES}, [f"commands/b.py has {COMMAND_LINES} lines"]),
+    "loaded at import": (lambda source: loaded(source, ("kubectl_disagg.commands.render",),
+                                               lambda m: _layer(m) == "kube", at_import=True), {
+        "commands/render.py": "from kubectl_disagg.core import render\n"
+                              "def f():\n    from kubectl_disagg.kube import later\n",
+        "core/render.py": "from kubectl_disagg.kube import session\n", "kube/session.py": "", "kube/later.py": ""},
+        ["kubectl_disagg.kube.session"]),
+    "second spelling": (lambda source: second_spellings(source, {"LeaderWorkerSet"}, ("disagg.x-k8s.io/",)), {
+        "core/naming.py": 'LWS_KIND = "LeaderWorkerSet"\nLABEL = "disagg.x-k8s.io/role"\n',
+        "views/a.py": "KIND = naming.LWS_KIND\n", "rollout/b.py": 'KEY = "disagg.x-k8s.io/revision"\n'},
+        ["rollout/b.py"]),
+    "type name twice": (type_names_defined_twice, {
+        "core/a.py": "class Plan: ...\nclass _Row: ...\n", "views/b.py": "class _Row: ...\n",
+        "rollout/c.py": "class Plan: ...\n"}, {"Plan": ["core/a.py", "rollout/c.py"]}),
+    "holders": (lambda source: holders(source, ("Directory",)), {
+        "inputs/directory.py": "class Directory: ...\n", "gitops/directory.py": "class Directory: ...\n"},
+        ["kubectl_disagg.gitops.directory", "kubectl_disagg.inputs.directory"]),
+    "input reader": (readers, {
+        "inputs/tree.py": "import os\nos.walk('.')\n", "kube/client/config.py": "open('kubeconfig')\n",
+        "gitops/files.py": "def f(path):\n    return path.read_text()\n",
+        "views/a.py": "def f(self):\n    return self.stdin\n"}, {"kubectl_disagg.gitops.files": [".read_text at line 2"]}),
+    "file writer": (file_writers, {
+        "manifests/writer.py": "os.replace(temporary, path)\n", "views/a.py": "text.replace('a', 'b')\n",
+        "gitops/files.py": "import os\ndef f(a, b):\n    os.rename(a, b)\n"},
+        {"kubectl_disagg.gitops.files": ["os.rename at line 3"]}),
+    "clock": (clocks_not_a_clock, {
+        "rollout/a.py": "def f(clock: Clock): ...\n", "rollout/b.py": "def f(x, clock=time.monotonic): ...\n"},
+        {"kubectl_disagg.rollout.b": [1]}),
+    "callers": (lambda source: callers(source, ("load_documents",)), {
+        "inputs/directory.py": "sets.load_documents(documents)\n", "gitops/a.py": "load_documents(documents)\n",
+        "views/b.py": "load_documents\n"}, ["kubectl_disagg.gitops.a", "kubectl_disagg.inputs.directory"]),
+    "store direction": (lambda source: reaching_up(source, "rollout", "gitops"), {
+        "gitops/store.py": "from kubectl_disagg.rollout import store\n",
+        "rollout/store.py": "def f():\n    from kubectl_disagg.gitops import git\n"},
+        ["kubectl_disagg.rollout.store -> kubectl_disagg.gitops"]),
+    "store members": (lambda source: missing_members(source, "GitStore", "kubectl_disagg.gitops.store"), {
+        "rollout/store.py": "class PositionStore(Protocol):\n    together: bool\n    def sets(self): ...\n"
+                            "    def write(self): ...\n",
+        "gitops/store.py": "class GitStore:\n    together = True\n    def sets(self): ...\n    def _write(self): ...\n"},
+        ["GitStore.write"]),
+    "store maker": (store_makers, {
+        "commands/verbs.py": "store = GitStore(path)\n", "views/a.py": "def f(x): return x.ClusterStore()\n",
+        "rollout/verbs.py": "def f(cluster):\n    return ClusterStore(cluster)\n"},
+        ["kubectl_disagg.rollout.verbs makes ClusterStore"]),
+    "verb twice": (verb_changers, {
+        "core/waves.py": "def promote(): ...\n", "rollout/verbs.py": "from kubectl_disagg.core.waves import promote\n",
+        "gitops/verbs.py": "from kubectl_disagg.core import waves\ndef f(d):\n    return waves.pause(d)\n",
+        "views/a.py": "from kubectl_disagg.core.waves import Gate\n"},
+        ["kubectl_disagg.gitops.verbs", "kubectl_disagg.rollout.verbs"]),
+    "names used": (lambda source: names_used(source, "pending_gate"), {
+        "rollout/pacer.py": "pending_gate(d)\n", "views/a.py": "x.pending_gate\n"}, ["kubectl_disagg.rollout.pacer"]),
+}
+
+
+def plant(root: pathlib.Path, modules: dict[str, str]) -> Source:
+    """A package `kubectl_disagg` under `root` holding `modules` (path: text)."""
+    package = root / "kubectl_disagg"
+    for name, text in modules.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(textwrap.dedent(text))
+    return Source(package)
+
+
+@pytest.mark.parametrize("rule", sorted(PLANTED))
+def test_each_rule_finds_its_planted_violation(rule, tmp_path):
+    check, modules, named = PLANTED[rule]
+    assert check(plant(tmp_path, modules)) == named

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from pathlib import Path
+
+import pytest
 
 from tests.support.paths import REPO
 
@@ -91,6 +94,42 @@ def test_helper_modules_hold_no_tests():
     assert stray_tests() == []
 
 
+def loose_root_entries(tests: Path = TESTS) -> list[str]:
+    entries = {p.name for p in tests.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")}
+    return sorted(entries - ROOT_ENTRIES)
+
+
 def test_the_tests_root_holds_only_the_tiers_and_the_shared_folders():
-    entries = {p.name for p in TESTS.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")}
-    assert entries <= ROOT_ENTRIES, sorted(entries - ROOT_ENTRIES)
+    assert loose_root_entries() == []
+
+
+# Each rule on a tests/ folder planted with one violation beside files keeping it: the rule, the
+# planted files (path under tests/: text) and what the rule must name.
+PLANTED = {
+    "test module imported": (imports_of_test_modules, {
+        "unit/test_a.py": "from tests.support import paths\n",
+        "unit/test_b.py": "def test_b():\n    from tests.unit.test_a import helper\n"},
+        ["tests/unit/test_b.py:2: tests.unit.test_a"]),
+    "fixture import": (fixture_imports, {
+        "unit/test_a.py": "import os  # noqa: E401\n", "unit/test_b.py": "from tests.fakes import cluster  # noqa: F401\n"},
+        ["tests/unit/test_b.py:1"]),
+    "fixture in a helper": (fixtures_outside_conftest_and_tests, {
+        "conftest.py": "@pytest.fixture\ndef repo(): ...\n", "unit/test_a.py": "@pytest.fixture\ndef a(): ...\n",
+        "support/git.py": "def plain(): ...\n\n@pytest.fixture()\ndef repo(): ...\n"},
+        ["tests/support/git.py:4: repo"]),
+    "test in a helper": (stray_tests, {
+        "unit/test_a.py": "def test_a(): ...\n", "fakes/cluster.py": "def helper(): ...\ndef test_fake(): ...\n"},
+        ["tests/fakes/cluster.py:2: test_fake"]),
+    "loose root entry": (loose_root_entries, {"unit/test_a.py": "", "conftest.py": "", "helpers.py": ""},
+                         ["helpers.py"]),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(PLANTED))
+def test_each_rule_finds_its_planted_violation(rule, tmp_path):
+    check, files, named = PLANTED[rule]
+    tests = tmp_path / "tests"
+    for name, text in files.items():
+        (tests / name).parent.mkdir(parents=True, exist_ok=True)
+        (tests / name).write_text(textwrap.dedent(text))
+    assert check(tests) == named

@@ -31,10 +31,6 @@ def set_level(level: int) -> None:
     _level = max(0, level)
 
 
-def enabled(level: int = REQUESTS) -> bool:
-    return _level >= level
-
-
 def round_trip(method: str, url: str, sent: list[tuple[str, str]], body: bytes | None, status: str,
                started: float, answer: bytes | None = None) -> None:
     """Print one request as the level asks (nothing below 6). `status`: "200 OK", or what

@@ -19,9 +19,15 @@ import pytest
 import yaml
 
 from kubectl_disagg.core.naming import (REPLICAS_OWNER_ANNOTATION, REPLICAS_OWNER_AUTOSCALER,
-                                        REPLICAS_OWNER_HANDING_BACK, REPLICAS_OWNER_JQ)
+                                        REPLICAS_OWNER_HANDING_BACK)
 from tests.oracles.argocd_harness import SyncError, argocd_source, sync_targets
 from tests.support.paths import REPO
+
+# Argo CD's ignore rule for both (deploy/argocd/application.yaml and the docs carry this text): a
+# live object (only those have a uid) already handing back is the autoscaler's too.
+REPLICAS_OWNER_JQ = (f'select(.metadata.annotations["{REPLICAS_OWNER_ANNOTATION}"] == "{REPLICAS_OWNER_AUTOSCALER}"'
+                     f' or (.metadata.annotations["{REPLICAS_OWNER_ANNOTATION}"] == "{REPLICAS_OWNER_HANDING_BACK}"'
+                     ' and .metadata.uid != null)) | .spec.replicas')
 
 
 @cache

@@ -28,16 +28,14 @@ def test_only_a_controller_reference_to_the_set_counts():
 
 def test_step_refuses_when_any_object_is_the_controllers():
     ours = Snapshot("ns", lws=(lws_from_object(obj("a", managed=True)),))
-    assert controller.step_refusal("llm", ours) == ()
+    assert controller.controller_owned("llm", ours) == []
     handed = Snapshot("ns", lws=(lws_from_object(obj("a", [OWNER], managed=True)),),
                       services=(service_from_object(obj("a-prv", [OWNER])),))
-    (reason,) = controller.step_refusal("llm", handed)
-    assert "leaderworkerset/a, service/a-prv" in reason and "controller owns this set" in reason
+    assert controller.controller_owned("llm", handed) == ["leaderworkerset/a", "service/a-prv"]
 
 
 def test_a_stored_status_is_the_controllers_signature():
     assert controller.reconciled_by_controller({"metadata": {"name": "llm"}}) == []
     assert controller.reconciled_by_controller({"metadata": {"name": "llm"}, "status": {}}) == []
-    (sign,) = controller.reconciled_by_controller({"metadata": {"name": "llm"},
-                                                   "status": {"observedGeneration": 2, "conditions": [{}]}})
-    assert "status.observedGeneration, status.conditions" in sign and "--ignore-controller" in sign
+    assert controller.reconciled_by_controller({"metadata": {"name": "llm"}, "status": {
+        "observedGeneration": 2, "conditions": [{}]}}) == ["status.observedGeneration", "status.conditions"]

@@ -16,6 +16,7 @@ from kubectl_disagg.core import naming
 from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
 from kubectl_disagg.core.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.waves import State, VerbRefused, abort, promote, retry
+from kubectl_disagg.views.verbs import refusal_sentence
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
@@ -286,7 +287,7 @@ def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
     started = reread(step.state, new)
     with pytest.raises(VerbRefused) as refused:
         change_state(new, started, lambda d: promote(d, NOW, "alice"), NOW)
-    assert str(refused.value).startswith("the rollout waits at no gate: wave 1 of 2 (slice 0) has 0 of 1 slices done")
+    assert refusal_sentence(refused.value).startswith("the rollout waits at no gate: wave 1 of 2 (slice 0) has 0 of 1 slices done")
 
 
 def test_item16_an_abort_commit_after_the_rollout_completed_is_refused():
@@ -299,7 +300,7 @@ def test_item16_an_abort_commit_after_the_rollout_completed_is_refused():
     assert step.outcome == Outcome.COMPLETE
     with pytest.raises(VerbRefused) as refused:
         change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
-    assert str(refused.value) == (f"the rollout to {new.revision} is complete: nothing to abort; to go back, change "
+    assert refusal_sentence(refused.value) == (f"the rollout to {new.revision} is complete: nothing to abort; to go back, change "
                                   "the set's template back")
 
 
@@ -716,8 +717,9 @@ def test_retry_through_git_rolls_the_canary_again_after_the_abort_rolled_it_back
 
 def test_retry_is_refused_unless_aborted_through_git_as_in_the_cluster():
     _, new, state, _ = held_at_the_canary()
-    with pytest.raises(VerbRefused, match="the rollout is not aborted"):
+    with pytest.raises(VerbRefused) as refused:
         change_state(new, state, lambda d: retry(d, NOW, "carol"), NOW)
+    assert refusal_sentence(refused.value).startswith("the rollout is not aborted")
 
 
 def test_a_scale_down_keeps_a_started_slice_outside_the_smaller_waves_and_nothing_else():
