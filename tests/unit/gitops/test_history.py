@@ -153,3 +153,18 @@ def test_a_git_revert_of_the_commit_that_moved_the_set_reads_as_going_back(tmp_p
     git(tmp_path, "commit", "-q", "-am", "a note")
     git(tmp_path, "revert", "--no-edit", "HEAD")  # reverts a commit that left the revision alone
     assert going_back(model(path), NS) == ""
+
+
+def test_an_undo_of_a_long_named_set_commits_a_subject_of_72_characters_at_most(tmp_path, capsys):
+    """Issue 47: every commit subject the tool writes fits 72 characters; the whole title heads the body."""
+    name = "llama-3-70b-instruct-disaggregated-eu-west-1"  # as long as its Service names allow, with roles p, d
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"p": 1, "d": 1}, image="img:1", name=name)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    write_set(tmp_path, NS, {"p": 1, "d": 1}, image="img:2", name=name).replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert code == 0, err
+    subject, blank, title = git(tmp_path, "log", "-1", "--format=%B").splitlines()[:3]
+    assert len(subject) <= 72 and blank == "" and title.startswith(f"Roll back {name} to revision ")
