@@ -11,6 +11,7 @@ from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.naming import slices_words
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.waves import gate_words, slice_range, waves_document, waves_lines
 
@@ -155,7 +156,7 @@ def _heading(plan) -> str:
     if plan.rollback:
         moving = [s for s, line in enumerate(plan.slices) if line.situation in ("rolling back", "rolling", "starts",
                                                                                  "held mid-rollout")]
-        which = _label(moving) if moving else "no slice"
+        which = slices_words(list(moving)) if moving else "no slice"
         aborted = decision.position.aborted
         why = ""
         if aborted is not None:
@@ -166,15 +167,6 @@ def _heading(plan) -> str:
         return f"disaggregatedset/{plan.name}: at rest at revision {_short(plan.moves_to)}: no rollout under way"
     source = f" from {_short(plan.stable)}" if plan.stable and plan.stable != plan.moves_to else ""
     return f"disaggregatedset/{plan.name}: rollout to revision {_short(plan.moves_to)}{source}"
-
-
-def _label(slices) -> str:
-    slices = list(slices)
-    if len(slices) == 1:
-        return f"slice {slices[0]}"
-    if slices == list(range(slices[0], slices[-1] + 1)):
-        return f"slices {slices[0]}-{slices[-1]}"
-    return "slices " + ",".join(str(s) for s in slices)
 
 
 def _stop_words(stop, waves) -> str:
@@ -227,9 +219,9 @@ def fleet_text(plan, chart: bool = False, invocation: Invocation = GENERIC) -> s
         if not slices:
             continue
         if plan.rollback:
-            title = f"{wave}{_label(slices)}: the steps left of the rollback"
+            title = f"{wave}{slices_words(list(slices))}: the steps left of the rollback"
         else:
-            title = f"{wave}{_label(slices)}: the steps of {'each slice' if len(slices) > 1 else 'the slice'}"
+            title = f"{wave}{slices_words(list(slices))}: the steps of {'each slice' if len(slices) > 1 else 'the slice'}"
         body = format_charts([(None, inputs, steps)]) if chart else format_table(inputs, steps)
         text += f"\n{title}\n{body}"
     return text

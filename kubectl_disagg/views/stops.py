@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core.fleet import going_back, rollback_of
+from kubectl_disagg.core.naming import slices_words, spans  # noqa: F401 (views name slices through here)
 from kubectl_disagg.core.position import ANALYSIS, Stamp
 from kubectl_disagg.core.reconcile import Rollback
 from kubectl_disagg.core.waves import Gate, Stop, Stopped, WaveDecision, stopped
@@ -85,22 +86,6 @@ def gate_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = None) 
 
 
 # --- an abort, in the words every view uses for it ------------------------------------------
-
-
-def spans(slices: Sequence[int]) -> str:
-    """`0`, `0-2`, `0-2, 5, 7-11`: ascending slice numbers, runs joined."""
-    runs: list[list[int]] = []
-    for s in sorted(slices):
-        if runs and s == runs[-1][-1] + 1:
-            runs[-1].append(s)
-        else:
-            runs.append([s])
-    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
-
-
-def slices_words(slices: Sequence[int]) -> str:
-    """`slice 3`, `slices 0-2, 5`."""
-    return f"slice {slices[0]}" if len(slices) == 1 else f"slices {spans(slices)}"
 
 
 def abort_sentence(slices: Sequence[int], stable: str, back: Rollback | None = None,

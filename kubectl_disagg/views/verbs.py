@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.core.position import ANALYSIS, position_document
+from kubectl_disagg.core.naming import slices_words
 from kubectl_disagg.core.waves import Gate
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
@@ -17,7 +18,7 @@ from kubectl_disagg.views.templating import render_template
 def slice_list(indices: list[int]) -> str:
     if not indices:
         return "no slice"
-    return f"slice {indices[0]}" if len(indices) == 1 else f"slices {', '.join(map(str, indices))}"
+    return slices_words(indices)
 
 
 def passed_words(gates: tuple[Gate, ...]) -> str:
