@@ -41,6 +41,8 @@ def outcome_words(entry: RevisionEntry) -> str:
 def change_words(entry: RevisionEntry) -> str:
     if entry.before is None:
         return "first revision"
+    if entry.before.revision == entry.revision:  # the revision listed again right after itself: a retry
+        return f"retry of {entry.revision}"
     summary = changes([entry.before], entry.record)["summary"]
     words = "; ".join(summary) if summary else "no template change"
     return f"back to it: {words}" if entry.back else words
