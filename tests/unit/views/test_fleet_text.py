@@ -208,3 +208,13 @@ def test_the_rolloutstate_message_and_event_of_an_abort_say_rollback():
     assert abort_event_message(decision) == (
         f"Rollout aborted at wave 1 of 3: rollback of slices 0-1 to {stable} — aborted: analysis failed after "
         "wave 1: ttft 2.425 s is not < 0.5")
+
+
+def test_a_run_that_rolled_slices_out_and_back_does_not_end_saying_nothing_was_changed():
+    # Issue 47: the last line said "is held; nothing was changed" after slice 0 went out and back.
+    memory, ds = fleet(12, RolloutPolicy("llm", NS, "llm", (Wave(1), Wave("25%"), Wave("100%")), 3))
+    aborted: list = []
+    code, out, err = stepped(Lagging(memory, between=brake("abort", ds, aborted, after=9)), ds)
+    assert aborted and code == StepExit.HELD
+    held = next(line for line in err.splitlines() if line.startswith("disaggregatedset/llm in serving is held"))
+    assert "nothing was changed" not in held and "this run changed it (above)" in held, err
