@@ -26,8 +26,8 @@ from kubectl_disagg.core.policy import ResolvedWave
 from kubectl_disagg.core.position import PAUSE, PROMOTED, Position
 from kubectl_disagg.core.reconcile import SliceReport, reconcile
 from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (Progress, State, WaveDecision, decide, position_for, progress_among, stable_of,
-                                       the_rollout)
+from kubectl_disagg.core.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
+                                       progress_among, stable_of, the_rollout)
 from kubectl_disagg.errors import UserError
 
 SlicePlan = tuple[SliceReport, PlanInputs, tuple[Step, ...]]
@@ -292,13 +292,17 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
     step` decides them: (passes, wave → (first, last) pass its slices move in, the stops, the
     commits a git rollout adds: the step recording a pause gate, its promote, a resume). With
     `git`, the steps of `rollout step --gitops`: a slice's start (`starts`) lands in the commit
-    of its first planner step; a gate whose wave the position already records as completed
-    needs no commit to record it (`recorded`)."""
+    of its first planner step, but in the step that passes a soak, which commits the starts of
+    the next wave alone; a gate whose wave the position already records as completed needs no
+    commit to record it (`recorded`)."""
     now = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)  # soaks are passed as they come
     progress, left, starts = list(progress), dict(left), set(starts)
     position = decision.position
     aborted = decision.state == State.ABORTED
     passes, extra = 0, 0
+    # a soak is passed by the step that starts the next wave, whose starts it commits alone: one
+    # passed now (by this decision, not yet recorded) or on the way
+    soaked = any(event.reason == GATE_PASSED and event.detail == PAUSE for event in decision.events)
     gates: list[GateStop] = []
     spans: dict[int, tuple[int, int]] = {}
     wave_of = {s: w.index for w in decision.waves for s in w.slices}
@@ -317,6 +321,7 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
                 gates.append(GateStop(gate.wave, gate.kind, passes, gate.checks, wave.duration))
                 if gate.kind == PAUSE:  # the step recording it (unless recorded), and a promote (not a soak's)
                     extra += (gate.wave not in recorded) + (wave.duration is None)
+                    soaked = wave.duration is not None
                 position = position.with_gate(gate.wave, gate.kind, "1970-01-01T00:00:00Z", "plan", PROMOTED)
                 continue
             break
@@ -324,12 +329,13 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
         for s in working:
             first, _ = spans.get(wave_of[s], (passes, passes))
             spans[wave_of[s]] = (first, passes)
-            left[s] -= 2 if git and s in starts and left[s] > 1 else 1
+            left[s] -= 2 if git and s in starts and left[s] > 1 and not soaked else 1
             starts.discard(s)
             if aborted:
                 progress[s] = Progress.PENDING if left[s] == 0 else progress[s]
             else:
                 progress[s] = Progress.DONE if left[s] == 0 else Progress.IN_FLIGHT
+        soaked = False
     return passes, spans, gates, extra
 
 
