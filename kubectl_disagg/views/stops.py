@@ -8,6 +8,8 @@ and the served summary of a git state, whether a policy, a person or a template 
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core.fleet import going_back, rollback_of
@@ -25,11 +27,19 @@ def policy_where(phase: str, wave: int, waves: int, end: int) -> str:
     return f"RolloutPolicy: {phase}, wave {wave + 1} of {waves} (slices 0-{max(end - 1, 0)})"
 
 
-def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
+def stopped_reasons(decision: WaveDecision, gitops: bool = False, where: str = "") -> tuple[str, ...]:
     """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
-    that pass it are the --gitops ones."""
+    that pass it are the --gitops ones, given `-f` the directory of `where` (the set's file;
+    empty: the generic `-f DIR`)."""
     why = stopped(decision)
-    return () if why is None else (stop_sentence(why, gitops),)
+    return () if why is None else (stop_sentence(why, gitops, gitops_spelling(where) if gitops and where else None),)
+
+
+def gitops_spelling(where: str) -> Spell:
+    """The --gitops command lines of the set whose file is `where`, `-f` its directory, as
+    views/invocation.py spells them (this module stands on core alone)."""
+    directory = shlex.quote(os.path.dirname(where) or ".")
+    return lambda verb, flags: f"kubectl disagg rollout {verb}{f' {flags}' if flags else ''} --gitops -f {directory}"
 
 
 def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None) -> str:

@@ -4,6 +4,8 @@ request text too."""
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from kubectl_disagg.core.position import ANALYSIS, position_document
@@ -97,7 +99,10 @@ def verb_pr_description(result: VerbResult) -> str:
     waves = len(result.before.waves)
     title = f"{result.ds.name}: rollout {result.verb}{' --full' if result.full else ''} at wave " \
             f"{result.before.wave + 1} of {waves}"
-    return render_template("rollout_verb_pr.md.j2", title=title, summary=verb_line(result, gitops=True).strip(),
+    invocation = Invocation(files=(os.path.dirname(result.where) or ".",), gitops=True)  # the set's directory
+    return render_template("rollout_verb_pr.md.j2", title=title,
+                           summary=verb_line(result, gitops=True, invocation=invocation).strip(),
+                           step=invocation.command("step"),
                            set_name=result.ds.name, namespace=result.namespace, revision=result.ds.revision,
                            stable=result.after.position.stable, wave=result.before.wave + 1, waves=waves,
                            by=result.by, path=result.where, reason=result.reason)
