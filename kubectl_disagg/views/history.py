@@ -49,23 +49,25 @@ def change_words(entry: RevisionEntry) -> str:
 
 
 def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry], output: str) -> str:
-    if output != "text":
+    if output not in ("text", "wide"):
         document = {"name": name, "namespace": namespace, "revisions": [_document(e) for e in reversed(entries)]}
         return to_json(document) if output == "json" else to_yaml(document)
     if not entries:
         return f"disaggregatedset/{name} in {namespace}: no revisions recorded yet\n"
-    rows = [[e.revision, _started(e.started), outcome_words(e),
-             change_words(e)] for e in reversed(entries)]
+    wide = output == "wide"  # as kubectl's: more columns, who ended each rollout and the commit that started it
+    rows = [[e.revision, _started(e.started), outcome_words(e), change_words(e),
+             *([e.by or "-", e.started.subject or "-"] if wide else [])] for e in reversed(entries)]
     lines = [f"disaggregatedset/{name} in {namespace}: {len(entries)} revision{'s' if len(entries) != 1 else ''}, "
              "newest first"]
-    lines += table(["REVISION", "STARTED", "ENDED", "CHANGE"], rows, indent="  ")
+    lines += table(["REVISION", "STARTED", "ENDED", "CHANGE", *(["ENDED BY", "COMMIT SUBJECT"] if wide else [])],
+                   rows, indent="  ")
     return "\n".join(lines) + "\n"
 
 
 def format_revision(name: str, namespace: str, entry: RevisionEntry, output: str) -> str:
     """One revision whole: when and by whom it started, how it ended, its template's diff."""
     diff = changes([entry.before], entry.record) if entry.before is not None else None
-    if output != "text":
+    if output not in ("text", "wide"):  # wide: the same page (its diff is whole already)
         document = {"name": name, "namespace": namespace, **_document(entry),
                     "diff": diff["diff"] if diff else []}
         if entry.templates is not None:  # what `rollout undo --to-revision` writes back

@@ -286,3 +286,14 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     assert f"  to the end: {from_state.passes} passes of `kubectl disagg rollout step`" in out
     code, _, err = run(capsys, "--gitops", "-f", str(tmp_path), "--from", "1,1")
     assert code == 2 and "--gitops" in err
+
+
+def test_wide_is_the_table_with_what_each_step_changes(capsys):
+    """Issue 47: `-o wide` was refused (exit 2); as kubectl's, it is the table with more columns."""
+    code, out, err = run(capsys, "--from", "2,2", "--to", "3,2", "-o", "wide")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[2].split()[-1] == "CHANGE" and lines[3].split()[-1] == "-"
+    assert lines[4].endswith("role-0 new +1, role-1 new +1")
+    table = run(capsys, "--from", "2,2", "--to", "3,2")[1].splitlines()
+    assert len(table) == len(lines) and all(wide.startswith(line.rstrip()) for line, wide in zip(table, lines))
