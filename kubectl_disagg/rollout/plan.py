@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
@@ -25,7 +25,7 @@ from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
 from kubectl_disagg.core.policy import ResolvedWave
 from kubectl_disagg.core.position import PAUSE, PROMOTED, Position
 from kubectl_disagg.core.reconcile import SliceReport, reconcile
-from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
 from kubectl_disagg.core.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
                                        progress_among, stable_of, the_rollout)
 from kubectl_disagg.errors import UserError
@@ -66,16 +66,6 @@ def slice_plan(ds: DisaggregatedSet, report: SliceReport) -> SlicePlan:
 
 
 # --- the fleet: one pure function over (set, policy, position, live progress) -------------------
-
-
-@dataclass(frozen=True)
-class SliceLive:
-    """What one slice runs: revision → role → replicas (`runs`, in the order deployed), and the
-    initial-replicas of its old revisions (`initial`, revision → role → count). The live LWS
-    give it (`live_from_snapshot`), and so does a git rollout's state file (`live_from_state`)."""
-
-    runs: Mapping[str, Mapping[str, int]]
-    initial: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 class Situation:
@@ -147,25 +137,6 @@ class FleetPlan:
     trajectories: tuple[tuple[tuple[int, ...], PlanInputs, tuple[Step, ...]], ...]
     exact: bool = True  # False: a slice runs two old revisions, whose first to drain is removed
     # mid-rollout (design §4 step 2.1) and shortens it: `passes` and `commits` are then at most
-
-
-def live_from_snapshot(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[SliceLive, ...]:
-    """Each slice's live progress from its LeaderWorkerSets (ours or the controller's)."""
-    runs: list[dict[str, dict[str, int]]] = [{} for _ in range(ds.slices)]
-    initial: list[dict[str, dict[str, int]]] = [{} for _ in range(ds.slices)]
-    for obj in sorted(snapshot.lws, key=lambda o: (o.created, o.name)):
-        placed = obj.identity.placed
-        if not obj.belongs_to(ds.name) or placed is None or placed.slice >= ds.slices:
-            continue
-        runs[placed.slice].setdefault(placed.revision, {})[placed.role] = obj.replicas
-        if obj.initial_replicas is not None:
-            initial[placed.slice].setdefault(placed.revision, {})[placed.role] = obj.initial_replicas
-    order = {name: index for index, name in enumerate(ds.role_names)}  # roles as the set lists them
-
-    def ordered(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-        return {r: dict(sorted(c.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
-                for r, c in counts.items()}
-    return tuple(SliceLive(ordered(r), ordered(i)) for r, i in zip(runs, initial))
 
 
 def live_from_state(ds: DisaggregatedSet, state) -> tuple[SliceLive, ...]:
