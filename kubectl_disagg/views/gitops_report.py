@@ -108,11 +108,12 @@ def commit_subject(title: str) -> tuple[str, str]:
     if len(title) <= SUBJECT_MOST:
         return title, ""
     for mark in SUBJECT_BREAKS:
-        cut = title.rfind(mark, 0, SUBJECT_MOST + 1)
-        if cut > 0:
-            return title[:cut].rstrip(" :"), title
+        head = title[:max(title.rfind(mark, 0, SUBJECT_MOST + 1), 0)].rstrip(" :")
+        if head:
+            return head, title
     cut = title.rfind(" ", 0, SUBJECT_MOST)
-    return title[:cut if cut > 0 else SUBJECT_MOST - 1].rstrip(" :,;") + "…", title
+    head = title[:cut].rstrip(" :,;") if cut > 0 else ""
+    return (head or title[:SUBJECT_MOST - 1]) + "…", title
 
 
 def commit_message(descriptions: list[str]) -> str:
