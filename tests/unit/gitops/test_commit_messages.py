@@ -35,25 +35,6 @@ def test_the_commands_a_git_rollouts_messages_name_can_be_run_as_they_stand(tmp_
     assert "from , step by step" not in log
 
 
-def test_a_step_after_an_undo_of_a_change_never_rolled_names_no_empty_revision(tmp_path, monkeypatch, capsys):
-    """Issue 47: the bookkeeping commit after an undo read "rolls it back from , step by step"."""
-    argo = MemoryArgo()
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(argo.cluster)))
-    git(tmp_path, "init", "-q", "-b", "main")
-    write(tmp_path, "img:1", 2, {"prefill": 1, "decode": 1}, POLICY)
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-q", "-m", "deploy")
-    roll_through_git(tmp_path, argo, capsys)
-    for image in ("img:2", "img:3"):
-        write(tmp_path, image, 2, {"prefill": 1, "decode": 1}, POLICY)
-        git(tmp_path, "commit", "-q", "-am", image)
-    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
-    assert code == 0, err
-    roll_through_git(tmp_path, argo, capsys)
-    log = git(tmp_path, "log", "--format=%B")
-    assert "from , " not in log and "from ," not in log
-
-
 def test_a_rollback_commit_with_no_old_revision_left_names_none():
     """Issue 47: a bookkeeping commit after an undo read "rolls it back from , step by step": its
     state deployed no revision but the one it returns to."""
