@@ -23,7 +23,7 @@ from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
 from kubectl_disagg.core.policy import ResolvedWave
-from kubectl_disagg.core.position import PAUSE, PROMOTED, Position
+from kubectl_disagg.core.position import ANALYSIS, PAUSE, PROMOTED, Position
 from kubectl_disagg.core.reconcile import SliceReport, reconcile
 from kubectl_disagg.core.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
 from kubectl_disagg.core.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
@@ -263,17 +263,17 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
     step` decides them: (passes, wave → (first, last) pass its slices move in, the stops, the
     commits a git rollout adds: the step recording a pause gate, its promote, a resume). With
     `git`, the steps of `rollout step --gitops`: a slice's start (`starts`) lands in the commit
-    of its first planner step, but in the step that passes a soak, which commits the starts of
-    the next wave alone; a gate whose wave the position already records as completed needs no
-    commit to record it (`recorded`)."""
+    of its first planner step, but in the step that passes a soak or an analysis, which commits
+    the starts of the next wave alone; a gate whose wave the position already records as
+    completed needs no commit to record it (`recorded`)."""
     now = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)  # soaks are passed as they come
     progress, left, starts = list(progress), dict(left), set(starts)
     position = decision.position
     aborted = decision.state == State.ABORTED
     passes, extra = 0, 0
-    # a soak is passed by the step that starts the next wave, whose starts it commits alone: one
-    # passed now (by this decision, not yet recorded) or on the way
-    soaked = any(event.reason == GATE_PASSED and event.detail == PAUSE for event in decision.events)
+    # a soak or an analysis is passed by the step that starts the next wave, whose starts it
+    # commits alone: one passed now (by this decision, not yet recorded) or on the way
+    passed_in_step = any(event.reason == GATE_PASSED and event.detail in (PAUSE, ANALYSIS) for event in decision.events)
     gates: list[GateStop] = []
     spans: dict[int, tuple[int, int]] = {}
     wave_of = {s: w.index for w in decision.waves for s in w.slices}
@@ -292,7 +292,7 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
                 gates.append(GateStop(gate.wave, gate.kind, passes, gate.checks, wave.duration))
                 if gate.kind == PAUSE:  # the step recording it (unless recorded), and a promote (not a soak's)
                     extra += (gate.wave not in recorded) + (wave.duration is None)
-                    soaked = wave.duration is not None
+                passed_in_step = gate.kind == ANALYSIS or wave.duration is not None
                 position = position.with_gate(gate.wave, gate.kind, "1970-01-01T00:00:00Z", "plan", PROMOTED)
                 continue
             break
@@ -300,13 +300,13 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
         for s in working:
             first, _ = spans.get(wave_of[s], (passes, passes))
             spans[wave_of[s]] = (first, passes)
-            left[s] -= 2 if git and s in starts and left[s] > 1 and not soaked else 1
+            left[s] -= 2 if git and s in starts and left[s] > 1 and not passed_in_step else 1
             starts.discard(s)
             if aborted:
                 progress[s] = Progress.PENDING if left[s] == 0 else progress[s]
             else:
                 progress[s] = Progress.DONE if left[s] == 0 else Progress.IN_FLIGHT
-        soaked = False
+        passed_in_step = False
     return passes, spans, gates, extra
 
 
