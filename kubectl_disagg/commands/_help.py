@@ -21,7 +21,7 @@ from kubectl_disagg.exits import ExitCode, labels
 
 HELP_EXAMPLES = 2  # the examples --help shows; the reference shows them all
 # kubectl's connection flags, and -f's companion: named on one line of --help.
-KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "verbosity")
+KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "as_user", "as_groups", "as_uid", "verbosity")
 REFERENCE = "docs/reference/cli"
 
 
@@ -133,14 +133,13 @@ def _long(param: click.Option) -> str:
 
 def _spelled(param: click.Option, ctx: click.Context, long_only: bool = False) -> str:
     """The flag as --help's first column writes it (`-o, --output [text|yaml|json]`); with
-    `long_only`, one spelling and its metavar: kubectl's short one for its flags (`-v N`), else
-    the long one."""
+    `long_only`, one spelling: kubectl's own flags by their first alone (`-v`), the others long
+    with their metavar (the reference gives each flag's value)."""
     names = param.get_help_record(ctx)[0]
     if not long_only:
         return names
     metavar = names.rpartition(", ")[2].partition(" ")[2]
-    name = param.opts[0] if param.name in KUBECTL_FLAGS else _long(param)
-    return f"{name} {metavar}".strip()
+    return param.opts[0] if param.name in KUBECTL_FLAGS else f"{_long(param)} {metavar}".strip()
 
 
 def _short_help(param: click.Option, ctx: click.Context) -> str:

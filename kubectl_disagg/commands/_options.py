@@ -26,6 +26,9 @@ class Options:
     kubeconfig: str | None = None
     context: str | None = None
     revision_services: bool = True  # --no-revision-services (commands/_services.py): every set without them
+    as_user: str | None = None
+    as_groups: tuple[str, ...] = ()
+    as_uid: str | None = None
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)
@@ -51,15 +54,6 @@ def namespace(func):
     return click.option("-n", "--namespace", default=None, expose_value=False, callback=gathered,
                         help="Namespace of the documents that name none. Default: the context's, else "
                              "default; it may not contradict a document's own.")(func)
-
-
-def cluster_for_name(func):
-    """--kubeconfig and --context of a command that edits -f files offline or a stored set NAME
-    (`set image`, `rollout restart`): they matter only with NAME."""
-    func = click.option("--context", default=None, expose_value=False, callback=gathered,
-                        help="The kubeconfig context to use (with NAME).")(func)
-    return click.option("--kubeconfig", default=None, expose_value=False, callback=gathered,
-                        help="Path to the kubeconfig file (with NAME).")(func)
 
 
 DRY_RUNS = ("none", "client", "server")

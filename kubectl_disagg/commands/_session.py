@@ -9,22 +9,24 @@ import contextlib
 import click
 
 from kubectl_disagg.commands import _inputs
+from kubectl_disagg.commands._connection import impersonation
 from kubectl_disagg.commands._options import Options, gathered
 from kubectl_disagg.core import sets
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.client import set_verbosity
+from kubectl_disagg.kube.client import Impersonation, set_verbosity
 from kubectl_disagg.kube.named_set import Stored, find_set
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.kube.session import Session
 
 
 def cluster(func):
-    """--kubeconfig, --context and -v/--v, like kubectl."""
+    """--kubeconfig, --context, --as, --as-group, --as-uid and -v/--v, like kubectl."""
     func = click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, expose_value=False,
                         callback=_set_verbosity, metavar="N",
                         help="Log level of the API requests on stderr, as kubectl's: 6 each request with its "
                              "status and latency, 7 also headers, 8 also bodies (cut at 10 KiB), 9 whole "
                              "bodies; credentials are masked.")(func)
+    func = impersonation(func)
     func = click.option("--context", default=None, expose_value=False, callback=gathered,
                         help="The kubeconfig context to use.")(func)
     return click.option("--kubeconfig", default=None, type=click.Path(dir_okay=False), expose_value=False,
@@ -39,7 +41,7 @@ def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> No
 
 def session(options: Options) -> Session:
     """The connection a reading command opens (as a context manager) and closes."""
-    return Session(options.kubeconfig, options.context)
+    return Session(options.kubeconfig, options.context, _impersonation(options))
 
 
 @contextlib.contextmanager
@@ -60,7 +62,11 @@ def session_and_directory(options: Options, state_file: str | None):
 def executor(options: Options) -> ClusterExecutor:
     """The connection a writing command (`rollout step`, `handover`) opens and closes: a
     session that also carries out actions."""
-    return ClusterExecutor(options.kubeconfig, options.context)
+    return ClusterExecutor(options.kubeconfig, options.context, _impersonation(options))
+
+
+def _impersonation(options: Options) -> Impersonation:
+    return Impersonation(options.as_user, tuple(options.as_groups), options.as_uid)
 
 
 def stored_set(cluster: Session, name: str, namespace: str | None):

@@ -22,7 +22,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.filenames(required=False)
 @_options.namespace
 @_session.cluster
-@_options.output("text", "yaml", "json", default="text")
+@_options.output("text", "wide", "yaml", "json", default="text")
 @click.option("--revision", metavar="REVISION", default=None,
               help="Show this revision whole: who started it and when, how it ended, its template's diff "
                    "(-o yaml: its templates too).")

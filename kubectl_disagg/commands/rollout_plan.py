@@ -43,7 +43,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "from_", "to", "max
               help="Resolved maxUnavailable: one value for every role, or one per role.  [default: 0]")
 @click.option("--roles", metavar="NAME[,NAME...]",
               help="Role names for the output (default role-0,role-1,...).")
-@_options.output("table", "chart", "json", "yaml", default="table")
+@_options.output("table", "wide", "chart", "json", "yaml", default="table")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout (docs/gitops.md): the position and each slice's replicas from the set's "
                    "state file in -f DIR, the same plan as in the cluster; nothing else is read.")

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _connection, _options
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
 
@@ -19,7 +19,7 @@ from kubectl_disagg.exits import Exit
 @click.option("--role", "roles", multiple=True, metavar="ROLE",
               help="Annotate this role's pod templates (repeatable; default every role): the set's revision covers "
                    "every role, so the rollout replaces every role's groups all the same.")
-@_options.cluster_for_name
+@_connection.cluster_for_name
 @_options.output("yaml", "json", "name", default=None)
 @_options.dry_run("client: print the result and change nothing; server: also ask the API server (NAME only).")
 @_options.pass_options

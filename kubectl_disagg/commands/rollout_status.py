@@ -33,7 +33,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 @_options.filenames(required=False)
 @_options.namespace
 @_session.cluster
-@_options.output("text", "yaml", "json", default="text")
+@_options.output("text", "wide", "yaml", "json", default="text")
 @_services.revision_services
 @click.option("-w", "--watch", is_flag=True,
               help="Keep reporting as the LWS (and the RolloutState) change, until Available (or --for).")
@@ -93,7 +93,7 @@ def _status_gitops(options: _options.Options, watch: bool, timeout: float | None
         printed, seen, first = None, [], None
         for seen in looks(cluster, directory, watch=watch, deadline=deadline, until=until):
             first = first or [s.status.next_action for s in seen]
-            text = format_looks(seen, options.output)
+            text = format_looks(seen, "text" if options.output == "wide" else options.output)
             if text != printed:
                 click.echo(("---\n" if printed is not None and options.output == "yaml" else "") + text, nl=False)
                 printed = text
@@ -129,11 +129,11 @@ def _echo_held(name: str, namespace: str, why: str) -> None:
 
 
 def _format(output: str):
-    if output != "text":
+    if output not in ("text", "wide"):
         return data_format(output)
-    from kubectl_disagg.views.status_text import format_reports  # Jinja2: only for -o text
+    from kubectl_disagg.views.status_text import format_reports  # Jinja2: only for -o text|wide
 
-    return format_reports
+    return lambda reports, now: format_reports(reports, now, wide=output == "wide")
 
 
 def _echo(text: str) -> None:
@@ -142,7 +142,7 @@ def _echo(text: str) -> None:
 
 def _writer(watch: bool, output: str):
     """-w in text: each look over the last on a terminal, piped only what changed (views/status_watch.py)."""
-    if watch and output == "text":
+    if watch and output in ("text", "wide"):
         from kubectl_disagg.views.status_watch import LookWriter
 
         return LookWriter()

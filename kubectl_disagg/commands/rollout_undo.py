@@ -111,6 +111,7 @@ def _committed(targets, files: list[str]):
 
     def commit(paths: list[str]) -> None:
         from kubectl_disagg.gitops.history import UNDO_TRAILER
+        from kubectl_disagg.views.gitops_report import commit_subject
 
         names = sorted(targets)
         title = (f"Roll back {names[0]} to revision {targets[names[0]].revision}" if len(names) == 1
@@ -120,9 +121,10 @@ def _committed(targets, files: list[str]):
                 + (f", commit {targets[name].started.sha[:12]}" if targets[name].started.sha else "") + ")"
                 for name in names]
         trailers = [f"{UNDO_TRAILER}: {name} {targets[name].revision}" for name in names]
-        message = "\n".join([title, "", "rollout undo: each set's role templates as they were at an earlier "
-                             "revision. Merging this starts the rollout back, paced by the set's RolloutPolicy "
-                             "like any template change.", "", *body, "", *trailers]) + "\n"
+        subject, whole = commit_subject(title)  # a set's long name: the whole title heads the body
+        message = "\n".join([subject, "", *([whole, ""] if whole else []), "rollout undo: each set's role templates "
+                             "as they were at an earlier revision. Merging this starts the rollout back, paced "
+                             "by the set's RolloutPolicy like any template change.", "", *body, "", *trailers]) + "\n"
         sha = repository.commit(paths, message, None)
         click.echo(f"committed {sha[:12]}", err=True)
     return commit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands import _options
+from kubectl_disagg.commands import _connection, _options
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
 
@@ -19,7 +19,7 @@ def set_() -> None:
 @click.argument("name_or_images", nargs=-1, required=True, metavar="(NAME | -f FILE) ROLE=IMAGE...")
 @_options.filenames(required=False)
 @_options.namespace
-@_options.cluster_for_name
+@_connection.cluster_for_name
 @_options.output("yaml", "json", "name", default=None)
 @_options.dry_run("client: print the result and change nothing; server: also ask the API server (NAME only).")
 @_options.pass_options

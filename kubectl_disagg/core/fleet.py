@@ -46,6 +46,7 @@ class Fleet:
     stopped: tuple[str, ...] = ()
     back: Rollback | None = None  # why the pass takes slices back, when the policy said (`rollback_of`)
     returning: bool = False  # the set's revision is one it ran before: the rollout goes back to it (an undo)
+    deploying: tuple[int, ...] = ()  # of `in_flight`, those with no old revision (a first deploy): no budget paces them
 
     @property
     def rollback(self) -> bool:
@@ -75,8 +76,9 @@ def fleet_of(ds: DisaggregatedSet, result: Reconciliation) -> Fleet:
         wave = len(waves) - 1
     gate = next((w for w in waves[wave:-1] if w.gated), None) if waves else None
     budget = ds.policy.budget(ds.slices) if ds.policy is not None else None
+    deploying = tuple(r.slice for r in reports if r.phase in MOVING and set(r.revisions) <= {moves_to})
     return Fleet(ds.name, ds.slices, ds.revision, moves_to, waves, wave, in_flight, done, held, budget, gate,
-                 result.stopped, result.rollback, result.returning)
+                 result.stopped, result.rollback, result.returning, deploying)
 
 
 def rollback_of(decision: WaveDecision) -> Rollback | None:

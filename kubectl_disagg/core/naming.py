@@ -1,7 +1,10 @@
 """Identity of rendered objects (design §2): kinds, API versions, names, labels and annotations,
-each spelled here once (the revision: revision.py)."""
+each spelled here once (the revision: revision.py); and a set of slices as every message names it.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 LABEL_PREFIX = "disaggregatedset.x-k8s.io/"
 NAME_LABEL = LABEL_PREFIX + "name"
@@ -104,3 +107,20 @@ def service_labels(set_name: str, slice_index: int, revision_: str, role: str) -
 def scaler_name(set_name: str, role: str) -> str:
     """The RoleScaler of an External role: a stable name for an autoscaler to target."""
     return f"{set_name}-{role}"
+
+
+def spans(slices: Sequence[int]) -> str:
+    """`0`, `0-2`, `0-2, 5, 7-11`: ascending slice numbers, runs joined."""
+    runs: list[list[int]] = []
+    for s in sorted(slices):
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def slices_words(slices: Sequence[int]) -> str:
+    """`slice 3`, `slices 0-2, 5`: the one way every message names a set of slices."""
+    return f"slice {slices[0]}" if len(slices) == 1 else f"slices {spans(slices)}"
+

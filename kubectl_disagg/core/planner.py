@@ -12,7 +12,7 @@ All of design §5's divisions are real-valued; they are done here in exact integ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -163,6 +163,28 @@ def find_position(trajectory: Sequence[Step], old: Sequence[int], new: Sequence[
         if (step.old, step.new) == state:
             return index
     return None
+
+
+def place_of(ds: DisaggregatedSet, deployed: Mapping[str, Mapping[str, int]],
+             initial: Mapping[str, Mapping[str, int]]) -> tuple[list[Step], int] | None:
+    """The plan a slice running `deployed` (revision → role → replicas) follows to the set's
+    revision, from the counts its rollout began with (`initial`, by revision; else the deployed
+    ones), and where it stands on it; None when it runs no other revision or is off the plan.
+    What both stores write as a rolling slice's step (the RolloutState's `rollout.step`)."""
+    olds = {rev: counts for rev, counts in deployed.items() if rev != ds.revision}
+    if not olds:
+        return None
+    names = ds.role_names
+    started = [sum(initial.get(rev, counts).get(role, 0) for rev, counts in olds.items()) for role in names]
+    old = [sum(counts.get(role, 0) for counts in olds.values()) for role in names]
+    new = [deployed.get(ds.revision, {}).get(role, 0) for role in names]
+    inputs = inputs_for_set(ds, started)
+    try:
+        trajectory = plan(inputs.initial_old, inputs.target, inputs.configs)
+    except PlanDidNotConverge:
+        return None
+    index = find_position(trajectory, old, new)
+    return None if index is None else (trajectory, index)
 
 
 def batch_size(config: RolloutConfig) -> int:

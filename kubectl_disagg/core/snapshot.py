@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kubectl_disagg.core import naming
 from kubectl_disagg.manifests.source import JsonObject
+
+if TYPE_CHECKING:
+    from kubectl_disagg.core.model import DisaggregatedSet
 
 
 def _count(text: str) -> int | None:
@@ -229,3 +232,32 @@ def scaler_replicas(obj: Mapping[str, Any]) -> tuple[str, int]:
 
 def service_from_object(obj: Mapping[str, Any]) -> LiveService:
     return LiveService(kind=naming.SERVICE_KIND, **_metadata(obj))
+
+
+@dataclass(frozen=True)
+class SliceLive:
+    """What one slice runs: revision → role → replicas (`runs`, in the order deployed), and the
+    initial-replicas of its old revisions (`initial`, revision → role → count). The live LWS
+    give it (`live_from_snapshot`), and so does a git rollout's state file (`live_from_state`)."""
+
+    runs: Mapping[str, Mapping[str, int]]
+    initial: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+def live_from_snapshot(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[SliceLive, ...]:
+    """Each slice's live progress from its LeaderWorkerSets (ours or the controller's)."""
+    runs: list[dict[str, dict[str, int]]] = [{} for _ in range(ds.slices)]
+    initial: list[dict[str, dict[str, int]]] = [{} for _ in range(ds.slices)]
+    for obj in sorted(snapshot.lws, key=lambda o: (o.created, o.name)):
+        placed = obj.identity.placed
+        if not obj.belongs_to(ds.name) or placed is None or placed.slice >= ds.slices:
+            continue
+        runs[placed.slice].setdefault(placed.revision, {})[placed.role] = obj.replicas
+        if obj.initial_replicas is not None:
+            initial[placed.slice].setdefault(placed.revision, {})[placed.role] = obj.initial_replicas
+    order = {name: index for index, name in enumerate(ds.role_names)}  # roles as the set lists them
+
+    def ordered(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        return {r: dict(sorted(c.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+                for r, c in counts.items()}
+    return tuple(SliceLive(ordered(r), ordered(i)) for r, i in zip(runs, initial))

@@ -55,6 +55,11 @@ def _templates(index: int, role: JsonObject) -> list[tuple[FieldPath, JsonObject
             for key in POD_TEMPLATES if isinstance(lwt.get(key), dict)]
 
 
+def _no_role(name: str, names: Sequence[object]) -> Refusal:
+    """A role the set does not have, refused naming the ones it has."""
+    return ("spec", "roles"), f"no role named {name!r} (roles: {', '.join(str(n) for n in names)})"
+
+
 def image_edits(data: JsonObject, assignments: Sequence[Assignment]) -> tuple[list[Edit], list[Refusal]]:
     """The image fields `assignments` change in one set document. `ROLE=IMAGE` (or `ROLE/*`)
     sets every container of the role's leader and worker templates, never an init container;
@@ -66,7 +71,7 @@ def image_edits(data: JsonObject, assignments: Sequence[Assignment]) -> tuple[li
     for assignment in assignments:
         matched_roles = [(i, r) for i, r in roles if assignment.role in (ALL, r.get("name"))]
         if not matched_roles:
-            refusals.append((("spec", "roles"), f"no role named {assignment.role!r}"))
+            refusals.append(_no_role(assignment.role, [r.get("name") for _, r in roles]))
             continue
         for index, role in matched_roles:
             found = False
@@ -92,7 +97,7 @@ def restart_edits(data: JsonObject, roles: Sequence[str], at: str) -> tuple[list
     """The restart annotation (`RESTARTED_AT`, the time `at`) on the leader and worker pod
     templates of `roles` (every role when empty): a template change, so a new revision."""
     names = [role.get("name") for _, role in _roles(data)]
-    refusals: list[Refusal] = [(("spec", "roles"), f"no role named {name!r}") for name in roles if name not in names]
+    refusals: list[Refusal] = [_no_role(name, names) for name in roles if name not in names]
     edits = [(path + ("metadata", "annotations", RESTARTED_AT), at)
              for index, role in _roles(data) if not roles or role.get("name") in roles
              for path, _ in _templates(index, role)]

@@ -569,21 +569,12 @@ def position_for(policy: RolloutPolicy | None, recorded: Position | None, rollou
     if not started or (Progress.IN_FLIGHT not in progress and Progress.PENDING not in progress):
         return position  # a first rollout (no slice started), or none under way
     return replace(position, paused=Stamp(timestamp(now), RECOVERED_BY, LOST_POSITION.format(
-        slices=_slice_span(started), run="runs" if len(started) == 1 else "run", revision=rollout)))
+        slices=naming.slices_words(started), run="runs" if len(started) == 1 else "run", revision=rollout)))
 
 
 RECOVERED_BY = naming.MANAGER  # who pauses a rollout whose position was lost
 ANALYSIS_BY = "analysis"  # who pauses (or aborts) a rollout whose analysis failed
 LOST_POSITION = "no recorded position: the RolloutState of this rollout was not found; {slices} already {run} {revision}"
-
-
-def _slice_span(slices: Sequence[int]) -> str:
-    """`slice 3`, `slices 0-2`, `slices 0, 2, 5`, as LOST_POSITION records them."""
-    if len(slices) == 1:
-        return f"slice {slices[0]}"
-    if list(slices) == list(range(slices[0], slices[-1] + 1)):
-        return f"slices {slices[0]}-{slices[-1]}"
-    return "slices " + ", ".join(str(s) for s in slices)
 
 
 # --- why the rollout does not move on, as data (views/stops.py phrases it) --------------------

@@ -44,7 +44,8 @@ class Paced:
                             self.analyze, proven=proven)
         # what passes a gate here is a --gitops verb's commit
         return self.passage.reconciled, replace(self.passage.admission,
-                                            stopped=stopped_reasons(self.passage.decision, gitops=True),
+                                            stopped=stopped_reasons(self.passage.decision, gitops=True,
+                                                                    where=ds.source.file),
                                             rollback=rollback_of(self.passage.decision))
 
     @property

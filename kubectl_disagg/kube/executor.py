@@ -18,7 +18,7 @@ from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, NotFound,
-                                        PatchRejected, Resource)
+                                        Impersonation, PatchRejected, Resource)
 from kubectl_disagg.kube.session import Session, side_by_side
 from kubectl_disagg.wait import Deadline, until_settled
 
@@ -137,8 +137,9 @@ class ClusterExecutor(Session):
     Use it as a context manager: it closes its connections on exit.
     """
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None):
-        super().__init__(kubeconfig, context)
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None,
+                 impersonation: Impersonation | None = None):
+        super().__init__(kubeconfig, context, impersonation)
         # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
         self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS)
 

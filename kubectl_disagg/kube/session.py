@@ -20,7 +20,7 @@ from typing import Any, Self
 from kubectl_disagg.core import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
-                                        SERVICE, Gone, NotFound, Resource, connect, with_kind)
+                                        SERVICE, Gone, Impersonation, NotFound, Resource, connect, with_kind)
 from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 NAMESPACE = Resource("Namespace", "", "v1", "namespaces")  # a cluster's kind: listed with namespace ""
@@ -116,8 +116,9 @@ class Session:
     Use it as a context manager: it closes its connections on exit.
     """
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None):
-        self.client, self.default_namespace = connect(kubeconfig, context)
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None,
+                 impersonation: Impersonation | None = None):
+        self.client, self.default_namespace = connect(kubeconfig, context, impersonation)
         self.server: str = self.client.server
         self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
         self._serves_rollout_states: bool | None = None  # asked once per session

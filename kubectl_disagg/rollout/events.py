@@ -78,7 +78,7 @@ def events_for(step: Pass, regarding: Mapping[str, str] | None = None) -> list[S
         if slices:
             first_lws = naming.lws_name(ds.name, slices[0], ds.revision, ds.role_names[0])
             events.append(StepEvent(reason, f"Rolling update to revision {ds.revision} {verb} on "
-                                            f"{_slices(slices)}", about(first_lws)))
+                                            f"{naming.slices_words(slices)}", about(first_lws)))
     for action in step.done:
         if isinstance(action, Scale):
             reason = SCALING_UP if action.to_replicas > action.from_replicas else SCALING_DOWN
@@ -91,10 +91,6 @@ def events_for(step: Pass, regarding: Mapping[str, str] | None = None) -> list[S
         elif isinstance(action, Delete) and action.kind == naming.LWS_KIND:
             events.append(StepEvent(LWS_DELETED, f"Deleted leaderworkerset/{action.name}", about(action.name)))
     return events
-
-
-def _slices(indices: list[int]) -> str:
-    return f"slice {indices[0]}" if len(indices) == 1 else f"slices {', '.join(map(str, indices))}"
 
 
 def event_object(event: StepEvent, micro_now: str, unique: str, instance: str) -> dict:

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from kubectl_disagg.core import planner
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
 from kubectl_disagg.core.policy_types import ResolvedWave
-from kubectl_disagg.core.position import PAUSE, PROMOTED, Position
+from kubectl_disagg.core.position import ANALYSIS, PAUSE, PROMOTED, Position
 from kubectl_disagg.core.reconcile import SliceReport, reconcile
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import (Progress, State, WaveDecision, decide, position_for, progress_among, stable_of,
-                                       the_rollout)
+from kubectl_disagg.core.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
+from kubectl_disagg.core.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
+                                       progress_among, stable_of, the_rollout)
 from kubectl_disagg.errors import UserError
 
 SlicePlan = tuple[SliceReport, PlanInputs, tuple[Step, ...]]
@@ -66,16 +66,6 @@ def slice_plan(ds: DisaggregatedSet, report: SliceReport) -> SlicePlan:
 
 
 # --- the fleet: one pure function over (set, policy, position, live progress) -------------------
-
-
-@dataclass(frozen=True)
-class SliceLive:
-    """What one slice runs: revision → role → replicas (`runs`, in the order deployed), and the
-    initial-replicas of its old revisions (`initial`, revision → role → count). The live LWS
-    give it (`live_from_snapshot`), and so does a git rollout's state file (`live_from_state`)."""
-
-    runs: Mapping[str, Mapping[str, int]]
-    initial: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 class Situation:
@@ -147,25 +137,6 @@ class FleetPlan:
     trajectories: tuple[tuple[tuple[int, ...], PlanInputs, tuple[Step, ...]], ...]
     exact: bool = True  # False: a slice runs two old revisions, whose first to drain is removed
     # mid-rollout (design §4 step 2.1) and shortens it: `passes` and `commits` are then at most
-
-
-def live_from_snapshot(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[SliceLive, ...]:
-    """Each slice's live progress from its LeaderWorkerSets (ours or the controller's)."""
-    runs: list[dict[str, dict[str, int]]] = [{} for _ in range(ds.slices)]
-    initial: list[dict[str, dict[str, int]]] = [{} for _ in range(ds.slices)]
-    for obj in sorted(snapshot.lws, key=lambda o: (o.created, o.name)):
-        placed = obj.identity.placed
-        if not obj.belongs_to(ds.name) or placed is None or placed.slice >= ds.slices:
-            continue
-        runs[placed.slice].setdefault(placed.revision, {})[placed.role] = obj.replicas
-        if obj.initial_replicas is not None:
-            initial[placed.slice].setdefault(placed.revision, {})[placed.role] = obj.initial_replicas
-    order = {name: index for index, name in enumerate(ds.role_names)}  # roles as the set lists them
-
-    def ordered(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-        return {r: dict(sorted(c.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
-                for r, c in counts.items()}
-    return tuple(SliceLive(ordered(r), ordered(i)) for r, i in zip(runs, initial))
 
 
 def live_from_state(ds: DisaggregatedSet, state) -> tuple[SliceLive, ...]:
@@ -292,13 +263,17 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
     step` decides them: (passes, wave → (first, last) pass its slices move in, the stops, the
     commits a git rollout adds: the step recording a pause gate, its promote, a resume). With
     `git`, the steps of `rollout step --gitops`: a slice's start (`starts`) lands in the commit
-    of its first planner step; a gate whose wave the position already records as completed
-    needs no commit to record it (`recorded`)."""
+    of its first planner step, but in the step that passes a soak or an analysis, which commits
+    the starts of the next wave alone; a gate whose wave the position already records as
+    completed needs no commit to record it (`recorded`)."""
     now = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)  # soaks are passed as they come
     progress, left, starts = list(progress), dict(left), set(starts)
     position = decision.position
     aborted = decision.state == State.ABORTED
     passes, extra = 0, 0
+    # a soak or an analysis is passed by the step that starts the next wave, whose starts it
+    # commits alone: one passed now (by this decision, not yet recorded) or on the way
+    passed_in_step = any(event.reason == GATE_PASSED and event.detail in (PAUSE, ANALYSIS) for event in decision.events)
     gates: list[GateStop] = []
     spans: dict[int, tuple[int, int]] = {}
     wave_of = {s: w.index for w in decision.waves for s in w.slices}
@@ -317,6 +292,7 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
                 gates.append(GateStop(gate.wave, gate.kind, passes, gate.checks, wave.duration))
                 if gate.kind == PAUSE:  # the step recording it (unless recorded), and a promote (not a soak's)
                     extra += (gate.wave not in recorded) + (wave.duration is None)
+                passed_in_step = gate.kind == ANALYSIS or wave.duration is not None
                 position = position.with_gate(gate.wave, gate.kind, "1970-01-01T00:00:00Z", "plan", PROMOTED)
                 continue
             break
@@ -324,12 +300,13 @@ def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress
         for s in working:
             first, _ = spans.get(wave_of[s], (passes, passes))
             spans[wave_of[s]] = (first, passes)
-            left[s] -= 2 if git and s in starts and left[s] > 1 else 1
+            left[s] -= 2 if git and s in starts and left[s] > 1 and not passed_in_step else 1
             starts.discard(s)
             if aborted:
                 progress[s] = Progress.PENDING if left[s] == 0 else progress[s]
             else:
                 progress[s] = Progress.DONE if left[s] == 0 else Progress.IN_FLIGHT
+        passed_in_step = False
     return passes, spans, gates, extra
 
 

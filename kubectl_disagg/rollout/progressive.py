@@ -22,14 +22,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
+from kubectl_disagg.core import naming, planner
 from kubectl_disagg.core.fleet import rollback_of
 from kubectl_disagg.core.history import advance, going_back, history_of, limit_of
 from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.policy import policy_from_object, position_problems, verdict_problems
 from kubectl_disagg.core.position import Position, parse_position, position_document, timestamp
 from kubectl_disagg.core.reconcile import Admission
-from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.snapshot import Snapshot, live_from_snapshot
 from kubectl_disagg.core.waves import Passage, Progress, State, WaveDecision, admit, slice_progress
 from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
 from kubectl_disagg.manifests.source import dotted
@@ -61,8 +61,9 @@ def utcnow() -> datetime.datetime:
 # --- the object (pure) ------------------------------------------------------------------------
 
 
-def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
-    """The `rollout` of the object: set, revision, wave "i/N", phase and one line for people."""
+def summary(ds: DisaggregatedSet, decision: WaveDecision, step: str = "") -> dict:
+    """The `rollout` of the object: set, revision, the `step` of the slices with an old revision
+    (`rolling_steps`; none at rest), wave "i/N", phase and one line for people."""
     wave = decision.waves[decision.wave]
     reached = f"wave {decision.wave + 1} of {len(decision.waves)} (slices 0-{max(wave.end - 1, 0)})"
     stopped = stopped_reasons(decision)
@@ -74,17 +75,30 @@ def summary(ds: DisaggregatedSet, decision: WaveDecision) -> dict:
         message = abort_message(ds.name, decision)
     else:
         message = f"{ds.name}: {reached}; next: kubectl disagg rollout step"
-    return {"set": ds.name, "revision": ds.revision, "wave": f"{decision.wave + 1}/{len(decision.waves)}",
-            "phase": str(decision.state), "message": message}
+    return {"set": ds.name, "revision": ds.revision, **({"step": step} if step else {}),
+            "wave": f"{decision.wave + 1}/{len(decision.waves)}", "phase": str(decision.state), "message": message}
 
 
-def unpaced_summary(ds: DisaggregatedSet, progress) -> dict:
+def rolling_steps(ds: DisaggregatedSet, snapshot: Snapshot) -> str:
+    """`rollout.step`, what `kubectl get rolloutstates` shows (its STEP column): the distinct
+    "i/N" plan steps of the slices with an old revision (0 for one not started), in slice order,
+    as the git store writes them (gitops/served.py)."""
+    steps: list[str] = []
+    for live in live_from_snapshot(ds, snapshot):
+        placed = planner.place_of(ds, live.runs, live.initial)
+        step = None if placed is None else planner.format_position((placed[1], len(placed[0]) - 1))
+        if step is not None and step not in steps:
+            steps.append(step)
+    return ",".join(steps)
+
+
+def unpaced_summary(ds: DisaggregatedSet, progress, step: str = "") -> dict:
     """The `rollout` of a set whose RolloutPolicy was removed: it rolls as the controller does
     (one wave, no gates), Rolling while a slice has the old revision, AtRest once none has."""
     moving = any(p in (Progress.PENDING, Progress.IN_FLIGHT) for p in progress)
     where = (f"rolling to revision {ds.revision}; next: kubectl disagg rollout step" if moving
              else f"at rest at revision {ds.revision}")
-    return {"set": ds.name, "revision": ds.revision, "wave": "1/1",
+    return {"set": ds.name, "revision": ds.revision, **({"step": step} if step and moving else {}), "wave": "1/1",
             "phase": str(State.ROLLING if moving else State.COMPLETE),
             "message": f"{ds.name}: no RolloutPolicy: paced as the controller; {where}"}
 
@@ -98,16 +112,16 @@ def measuring(body: dict, gate, since: datetime.datetime) -> dict:
 
 
 def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,
-                 stored: Mapping | None, history: list[dict] | None = None) -> dict:
+                 stored: Mapping | None, history: list[dict] | None = None, step: str = "") -> dict:
     """The RolloutState to write: `stored`'s resourceVersion pins it (None: created); its
-    `history` (None: as stored) and revisionHistoryLimit kept."""
+    `history` (None: as stored) and revisionHistoryLimit kept; `step`: the rolling slices'."""
     metadata: dict = {"name": ds.name, "namespace": namespace,
                       "labels": {naming.NAME_LABEL: ds.name, naming.MANAGED_BY_LABEL: naming.MANAGER}}
     if stored is not None:
         metadata["resourceVersion"] = stored["metadata"]["resourceVersion"]
     return {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "metadata": metadata,
             "formatVersion": FORMAT_VERSION, "revisions": [], "slices": [],
-            "position": position_document(position), "rollout": summary(ds, decision),
+            "position": position_document(position), "rollout": summary(ds, decision, step),
             **_kept(stored, history)}
 
 
@@ -198,17 +212,19 @@ class Progressive:
         def shown(decision: WaveDecision, gate) -> None:  # Progressing while it measures (Argo CD reads the phase)
             nonlocal stored
             stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, decision.position,
-                                                                      decision, stored), gate, self.clock.now()))
+                                                                      decision, stored, step=step),
+                                                         gate, self.clock.now()))
 
+        step = rolling_steps(ds, snapshot)
         passage = pace(ds, snapshot, recorded, self.clock, None if self.dry_run else self.analyze, measuring=shown)
         self.passage = passage
         decision = passage.decision
         history = history_after(ds, stored, decision, timestamp(self.clock.now()), self.who)
         if not self.dry_run and (stored is None or decision.position != recorded
-                                 or (stored.get("rollout") or {}) != summary(ds, decision)
+                                 or (stored.get("rollout") or {}) != summary(ds, decision, step)
                                  or history != history_of(stored)):
             written = write_state(self.cluster, state_object(ds, self.namespace, decision.position, decision, stored,
-                                                             history))
+                                                             history, step))
             self.record(wave_events(decision, decision.events, reference(written)))
         return passage.reconciled, replace(passage.admission, stopped=stopped_reasons(passage.decision),
                                            rollback=rollback_of(passage.decision),
@@ -234,7 +250,7 @@ class Progressive:
             self._no_state = True  # git's state (its rollout goes through commits), or no kind to keep one in
             return False
         progress = slice_progress(ds.name, ds.revision, ds.slices, snapshot)
-        rollout = unpaced_summary(ds, progress)
+        rollout = unpaced_summary(ds, progress, rolling_steps(ds, snapshot))
         history = history_after(ds, stored, None, timestamp(self.clock.now()), self.who,
                                 complete=rollout["phase"] == str(State.COMPLETE))
         returning = going_back(history_of(stored), history, ds.revision)

@@ -100,6 +100,7 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
     passes, `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
     last = None
     brakes = None
+    changed = False  # whether any pass of this run wrote: a held run's last line says so
     if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
         paced: dict = {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn).admit}
     else:
@@ -115,6 +116,7 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
             for last in passes:
                 printer.show(last, until_complete=until_complete)
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
+                changed = changed or bool((last.partial if isinstance(last, Retry) else last).done)
     except (LeaseWaitTimedOut, AnalysisTimeout) as err:
         printer.error(err.lines())
         return Outcome.TIMEOUT
@@ -134,7 +136,8 @@ def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter
         printer.refused_writes(last)
         return Outcome.ERROR
     if isinstance(last, Pass) and last.stopped and not last.done:
-        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; nothing was changed:",
+        done = "this run changed it (above) and stops here" if changed else "nothing was changed"
+        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; {done}:",
                        *(f"  {reason}" for reason in last.stopped),
                        *(f"  {line}" for line in (brakes.applied() if brakes is not None else ()))])
         return Outcome.HELD

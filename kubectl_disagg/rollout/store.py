@@ -35,7 +35,7 @@ from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events
 from kubectl_disagg.rollout.who import cluster_user
 from kubectl_disagg.rollout.progressive import (
-    history_after, read_state, recorded_position, reference, state_object, wave_events, write_state)
+    history_after, read_state, recorded_position, reference, rolling_steps, state_object, wave_events, write_state)
 
 
 
@@ -128,7 +128,8 @@ class ClusterStore:
         after = admit(ds, snapshot, position, self.clock.now()).decision
         history = history_after(ds, stored, after, timestamp(self.clock.now()), self.who)
         return PositionChange(ds, namespace, before, after, state_object(ds, namespace, position, after, stored,
-                                                                         history), f"rolloutstate/{ds.name}")
+                                                                         history, rolling_steps(ds, snapshot)),
+                              f"rolloutstate/{ds.name}")
 
     def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
         return [replace(change, written=write_state(self.cluster, change.written)) for change in changes]

@@ -62,17 +62,24 @@ def progress_line(fleet: Fleet, waiting: Sequence[tuple[Sequence[int], str]] = (
     """The fleet in one line: the wave reached, the slices in flight and done, the gate ahead
     (or the gate it stands at); `waiting`: (slices, what they wait for), said last."""
     parts = []
+    # under a budget, the slices deployed afresh (no old revision) are said apart: it does not pace them;
+    # a first deploy (every slice in flight so, none held) names no wave either
+    fresh = fleet.deploying if fleet.budget is not None and not fleet.rollback else ()
+    rolling = tuple(s for s in fleet.in_flight if s not in fresh)
+    deploying = bool(fresh) and not rolling and not fleet.held
     if fleet.rollback:
         parts.append(abort_sentence(fleet.in_flight, fleet.moves_to, fleet.back))
     elif fleet.returning and not fleet.waves:
         parts.append(f"rollback to {fleet.moves_to} (a revision it ran before)")
-    elif fleet.waves:
+    elif fleet.waves and not deploying:
         wave = fleet.waves[fleet.wave]
         parts.append(f"wave {fleet.wave + 1} of {len(fleet.waves)}"
                      + (f" ({slices_words(range(wave.start, wave.end))})" if wave.end > wave.start else ""))
-    if fleet.in_flight and not fleet.rollback:
-        budget = f" (at most {fleet.budget})" if fleet.budget is not None and not fleet.rollback else ""
-        parts.append(f"{slices_words(fleet.in_flight)} in flight{budget}")
+    if rolling and not fleet.rollback:
+        budget = f" (at most {fleet.budget})" if fleet.budget is not None else ""
+        parts.append(f"{slices_words(rolling)} in flight{budget}")
+    if fresh:
+        parts.append(f"{slices_words(fresh)} deploying (no old revision: not paced by the budget)")
     at = f" at revision {fleet.moves_to}" if fleet.rollback else ""
     parts.append(f"{len(fleet.done)} of {fleet.slices} slices done{at}")
     back = f"rollback to {fleet.moves_to} (a revision it ran before): " if fleet.returning and fleet.waves else ""

@@ -96,16 +96,38 @@ def format_pr_descriptions(results) -> str:
     return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path, r.returning) for r in results)
 
 
+SUBJECT_MOST = 72  # a commit subject's length, as git's own tools and the project's commit-msg hook keep it
+# Where a long title may be cut, strongest first: "where — why", "step · wave · slices", "a; b", "a, b".
+SUBJECT_BREAKS = (" — ", "; ", " · ", ", ")
+
+
+def commit_subject(title: str) -> tuple[str, str]:
+    """A title as a commit subject of at most 72 characters, and what did not fit (empty when
+    it all did): cut after the last whole part that fits, at the strongest break that leaves
+    one; else after the last whole word, ending in "…". Every commit subject goes through here."""
+    if len(title) <= SUBJECT_MOST:
+        return title, ""
+    for mark in SUBJECT_BREAKS:
+        head = title[:max(title.rfind(mark, 0, SUBJECT_MOST + 1), 0)].rstrip(" :")
+        if head:
+            return head, title
+    cut = title.rfind(" ", 0, SUBJECT_MOST)
+    head = title[:cut].rstrip(" :,;") if cut > 0 else ""
+    return (head or title[:SUBJECT_MOST - 1]) + "…", title
+
+
 def commit_message(descriptions: list[str]) -> str:
-    """The commit of `--commit`: one step's pull request text as it is (title line, blank line,
-    body); several sets' under one subject naming them."""
-    if len(descriptions) == 1:
-        return descriptions[0]
+    """The commit of `--commit`: one step's pull request text (title line, blank line, body);
+    several sets' under one subject naming them. A title too long for a subject is cut
+    (`commit_subject`) and stays whole as the body's first line."""
     titles = [text.split("\n", 1)[0] for text in descriptions]
+    if len(descriptions) == 1:
+        subject, whole = commit_subject(titles[0])
+        return descriptions[0] if not whole else f"{subject}\n\n{descriptions[0]}"
     subject = "; ".join(titles)
-    if len(subject) > 72:
+    if len(subject) > SUBJECT_MOST:
         subject = f"rollout steps of {len(titles)} sets: " + ", ".join(t.split(":", 1)[0] for t in titles)
-    return subject + "\n\n" + "\n".join(descriptions)
+    return commit_subject(subject)[0] + "\n\n" + "\n".join(descriptions)
 
 
 def _position(ds, step, report) -> str | None:

@@ -47,6 +47,8 @@ def outcome_words(entry: RevisionEntry) -> str:
 def change_words(entry: RevisionEntry) -> str:
     if entry.before is None:
         return "first revision"
+    if entry.retry or entry.before.revision == entry.revision:  # started again after its abort
+        return f"retry of {entry.revision}"
     summary = changes([entry.before], entry.record)["summary"]
     words = "; ".join(summary) if summary else "no template change"
     return f"back to it: {words}" if entry.back else words
@@ -55,10 +57,10 @@ def change_words(entry: RevisionEntry) -> str:
 def format_histories(shown: Sequence[tuple[str, str, Sequence[RevisionEntry], RevisionEntry | None]],
                      output: str) -> str:
     """Each set's history, or with `--revision` its one entry: (name, namespace, entries, the
-    entry or None) each. Text one set after another; -o yaml|json one document per set, several
-    as kubectl prints several objects (JSON: one List, YAML: a stream)."""
-    if output == "text":
-        return "\n".join(format_history(name, namespace, entries) if entry is None
+    entry or None) each. Text (or wide: more columns) one set after another; -o yaml|json one
+    document per set, several as kubectl prints several objects (JSON: one List, YAML: a stream)."""
+    if output in ("text", "wide"):  # wide: a revision's page is the same (its diff is whole already)
+        return "\n".join(format_history(name, namespace, entries, wide=output == "wide") if entry is None
                          else format_revision(name, namespace, entry) for name, namespace, entries, entry in shown)
     return format_objects([{"name": name, "namespace": namespace,
                             "revisions": [_document(e) for e in reversed(entries)]}
@@ -66,15 +68,17 @@ def format_histories(shown: Sequence[tuple[str, str, Sequence[RevisionEntry], Re
                            for name, namespace, entries, entry in shown], output)
 
 
-def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry]) -> str:
-    """A set's revisions for people, newest first, one line each."""
+def format_history(name: str, namespace: str, entries: Sequence[RevisionEntry], wide: bool = False) -> str:
+    """A set's revisions for people, newest first, one line each (`wide`, as kubectl's -o wide:
+    who ended each rollout and the commit that started it too)."""
     if not entries:
         return f"disaggregatedset/{name} in {namespace}: no revisions recorded yet\n"
-    rows = [[e.revision, _started(e.started), outcome_words(e),
-             change_words(e)] for e in reversed(entries)]
+    rows = [[e.revision, _started(e.started), outcome_words(e), change_words(e),
+             *([e.by or "-", e.started.subject or "-"] if wide else [])] for e in reversed(entries)]
     lines = [f"disaggregatedset/{name} in {namespace}: {len(entries)} revision{'s' if len(entries) != 1 else ''}, "
              "newest first"]
-    lines += table(["REVISION", "STARTED", "ENDED", "CHANGE"], rows, indent="  ")
+    lines += table(["REVISION", "STARTED", "ENDED", "CHANGE", *(["ENDED BY", "COMMIT SUBJECT"] if wide else [])],
+                   rows, indent="  ")
     return "\n".join(lines) + "\n"
 
 

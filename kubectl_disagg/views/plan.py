@@ -12,6 +12,7 @@ from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.naming import slices_words
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.waves import gate_words, slice_range, waves_document, waves_lines
 
@@ -21,11 +22,14 @@ REPLACED = "every role's groups are replaced, whichever role's template changed"
 TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge, the ceiling a scale-up respects
 
 
+TABLES = ("table", "wide")  # -o wide: the table with more columns, as kubectl's
+
+
 def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]], output: str,
                  paced: Sequence = (), invocation: Invocation = GENERIC) -> str:
     """One plan prints as itself; several (sets, slices) as titled sections or a list. `paced`:
     the sets with a RolloutPolicy, whose waves and gates come first (views/waves.py)."""
-    if paced and output in ("table", "chart"):
+    if paced and output in (*TABLES, "chart"):
         lines = [line for ds in paced for line in waves_lines(ds, chart=output == "chart", invocation=invocation)]
         return "\n".join(lines) + "\n" + format_plans(plans, output)
     if paced:
@@ -34,18 +38,18 @@ def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]],
         return to_json(document) if output == "json" else to_yaml(document)
     if output == "chart":
         return format_charts(plans)
-    if len(plans) == 1 and (plans[0][0] is None or output != "table"):
+    if len(plans) == 1 and (plans[0][0] is None or output not in TABLES):
         _, inputs, steps = plans[0]
         return format_plan(inputs, steps, output)
-    if output == "table":
-        return "\n".join(f"{title}\n{format_table(inputs, steps)}" for title, inputs, steps in plans)
+    if output in TABLES:
+        return "\n".join(f"{title}\n{format_table(inputs, steps, output == 'wide')}" for title, inputs, steps in plans)
     document = {"plans": [{"title": title, **_document(inputs, steps)} for title, inputs, steps in plans]}
     return to_json(document) if output == "json" else to_yaml(document)
 
 
 def format_plan(inputs: PlanInputs, steps: Sequence[Step], output: str) -> str:
-    if output == "table":
-        return format_table(inputs, steps)
+    if output in TABLES:
+        return format_table(inputs, steps, output == "wide")
     document = _document(inputs, steps)
     return to_json(document) if output == "json" else to_yaml(document)
 
@@ -57,16 +61,27 @@ def _document(inputs: PlanInputs, steps: Sequence[Step]) -> dict:
     }
 
 
-def format_table(inputs: PlanInputs, steps: Sequence[Step]) -> str:
-    """The plan as an aligned table under its summary, laid out by templates/plan.txt.j2."""
+def format_table(inputs: PlanInputs, steps: Sequence[Step], wide: bool = False) -> str:
+    """The plan as an aligned table under its summary, laid out by templates/plan.txt.j2; `wide`
+    (-o wide, as kubectl's: more columns) adds what each step changes, role by role."""
     limits = [tgt + cfg.surge for tgt, cfg in zip(inputs.target, inputs.configs)]
     # Each role's total is padded to its own widest value, so roles line up down the table.
     totals = table(None, [[f"{name} {old + new}/{limit}" for name, old, new, limit
                            in zip(inputs.roles, step.old, step.new, limits)] for step in steps])
-    rows = [[index, step.kind, vector(step.old), vector(step.new), total]
+    rows = [[index, step.kind, vector(step.old), vector(step.new), total,
+             *([_changed(inputs.roles, steps[index - 1] if index else step, step)] if wide else [])]
             for index, (step, total) in enumerate(zip(steps, totals))]
     return render_template("plan.txt.j2", summary=_summary(inputs, len(steps) - 1),
-                           lines=table(["STEP", "KIND", "OLD", "NEW", TOTAL], rows, right=(0,)))
+                           lines=table(["STEP", "KIND", "OLD", "NEW", TOTAL, *(["CHANGE"] if wide else [])], rows,
+                                       right=(0,)))
+
+
+def _changed(roles: Sequence[str], before: Step, after: Step) -> str:
+    """`prefill new +1, decode old -1`: what a step does to each role's replicas (`-`: nothing)."""
+    words = [f"{name} {side} {delta:+d}" for name, old_a, old_b, new_a, new_b
+             in zip(roles, before.old, after.old, before.new, after.new)
+             for side, delta in (("new", new_b - new_a), ("old", old_b - old_a)) if delta]
+    return ", ".join(words) or "-"
 
 
 # The arithmetic every plan and step follows, named where a plan is shown (core/planner.py, proven
@@ -119,7 +134,7 @@ def format_live(live, output: str, invocation: Invocation = GENERIC) -> str:
         document = {"fleets": [fleet_document(plan) for plan in fleets],
                     "plans": [{"title": title, **_document(inputs, steps)} for title, inputs, steps in sections]}
         return to_json(document) if output == "json" else to_yaml(document)
-    parts = [fleet_text(plan, chart=output == "chart", invocation=invocation) for plan in fleets]
+    parts = [fleet_text(plan, chart=output == "chart", invocation=invocation, wide=output == "wide") for plan in fleets]
     if sections:
         parts.append(format_plans(sections, output))
     return "\n".join(parts)
@@ -160,7 +175,7 @@ def _heading(plan) -> str:
     if plan.rollback:
         moving = [s for s, line in enumerate(plan.slices) if line.situation in ("rolling back", "rolling", "starts",
                                                                                  "held mid-rollout")]
-        which = _label(moving) if moving else "no slice"
+        which = slices_words(list(moving)) if moving else "no slice"
         aborted = decision.position.aborted
         why = ""
         if aborted is not None:
@@ -171,15 +186,6 @@ def _heading(plan) -> str:
         return f"disaggregatedset/{plan.name}: at rest at revision {_short(plan.moves_to)}: no rollout under way"
     source = f" from {_short(plan.stable)}" if plan.stable and plan.stable != plan.moves_to else ""
     return f"disaggregatedset/{plan.name}: rollout to revision {_short(plan.moves_to)}{source} ({REPLACED})"
-
-
-def _label(slices) -> str:
-    slices = list(slices)
-    if len(slices) == 1:
-        return f"slice {slices[0]}"
-    if slices == list(range(slices[0], slices[-1] + 1)):
-        return f"slices {slices[0]}-{slices[-1]}"
-    return "slices " + ",".join(str(s) for s in slices)
 
 
 def _stop_words(stop, waves) -> str:
@@ -193,7 +199,7 @@ def _stop_words(stop, waves) -> str:
     return f"{where}: wave {stop.wave + 1}'s pause (promote)"
 
 
-def fleet_text(plan, chart: bool = False, invocation: Invocation = GENERIC) -> str:
+def fleet_text(plan, chart: bool = False, invocation: Invocation = GENERIC, wide: bool = False) -> str:
     """The fleet as text: its heading, the wave table, one line per run of slices in the same
     situation, the passes to the end and its stops; then each slice's steps (with `chart`,
     drawn per wave). Short at any size: lines grow with waves and situations, not slices."""
@@ -232,10 +238,10 @@ def fleet_text(plan, chart: bool = False, invocation: Invocation = GENERIC) -> s
         if not slices:
             continue
         if plan.rollback:
-            title = f"{wave}{_label(slices)}: the steps left of the rollback"
+            title = f"{wave}{slices_words(list(slices))}: the steps left of the rollback"
         else:
-            title = f"{wave}{_label(slices)}: the steps of {'each slice' if len(slices) > 1 else 'the slice'}"
-        body = format_charts([(None, inputs, steps)]) if chart else format_table(inputs, steps)
+            title = f"{wave}{slices_words(list(slices))}: the steps of {'each slice' if len(slices) > 1 else 'the slice'}"
+        body = format_charts([(None, inputs, steps)]) if chart else format_table(inputs, steps, wide)
         text += f"\n{title}\n{body}"
     return text
 

@@ -11,20 +11,22 @@ from kubectl_disagg.views.stops import aborted_words, spans
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 
-def format_reports(reports: list[SetStatus], now: str) -> str:
-    """One look at every set (a `rollout.status.Format`)."""
-    return "\n".join(format_text(report, now) for report in reports)
+def format_reports(reports: list[SetStatus], now: str, wide: bool = False) -> str:
+    """One look at every set (a `rollout.status.Format`); `wide` (-o wide, as kubectl's: more
+    columns): each slice row also says what it waits for and how many actions a step takes."""
+    return "\n".join(format_text(report, now, wide) for report in reports)
 
 
-def format_text(status: SetStatus, now: str) -> str:
+def format_text(status: SetStatus, now: str, wide: bool = False) -> str:
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
     # Slices alike (phase, revisions, step) share a row: a fleet of 100 is a few rows, not 100.
-    rows = situations([(r.phase.label, _revisions(r.revisions, status), _position(r.position))
+    rows = situations([(r.phase.label, _revisions(r.revisions, status), _position(r.position),
+                        *(("; ".join((*r.waiting_for, *r.blocked)) or "-", len(r.actions)) if wide else ()))
                        for r in status.slices])
     slice_table = table(
-        ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP"],
+        ["SLICE", "PHASE", "REVISIONS (replicas per role)", "STEP", *(["WAITING FOR", "NEXT ACTIONS"] if wide else [])],
         [[spans([status.slices[i].slice for i in members]), *row] for members, row in rows],
         indent="  ")
     # After an abort the slices it holds wait for nothing: the policy's `held:` line says why and what ends it.

@@ -8,9 +8,12 @@ and the served summary of a git state, whether a policy, a person or a template 
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core.fleet import going_back, rollback_of
+from kubectl_disagg.core.naming import slices_words, spans  # noqa: F401 (views name slices through here)
 from kubectl_disagg.core.position import ANALYSIS, Stamp
 from kubectl_disagg.core.reconcile import Rollback
 from kubectl_disagg.core.waves import Gate, Stop, Stopped, WaveDecision, stopped
@@ -24,11 +27,19 @@ def policy_where(phase: str, wave: int, waves: int, end: int) -> str:
     return f"RolloutPolicy: {phase}, wave {wave + 1} of {waves} (slices 0-{max(end - 1, 0)})"
 
 
-def stopped_reasons(decision: WaveDecision, gitops: bool = False) -> tuple[str, ...]:
+def stopped_reasons(decision: WaveDecision, gitops: bool = False, where: str = "") -> tuple[str, ...]:
     """Why the rollout does not move on, in words (empty while it does); `gitops`: the commands
-    that pass it are the --gitops ones."""
+    that pass it are the --gitops ones, given `-f` the directory of `where` (the set's file;
+    empty: the generic `-f DIR`)."""
     why = stopped(decision)
-    return () if why is None else (stop_sentence(why, gitops),)
+    return () if why is None else (stop_sentence(why, gitops, gitops_spelling(where) if gitops and where else None),)
+
+
+def gitops_spelling(where: str) -> Spell:
+    """The --gitops command lines of the set whose file is `where`, `-f` its directory, as
+    views/invocation.py spells them (this module stands on core alone)."""
+    directory = shlex.quote(os.path.dirname(where) or ".")
+    return lambda verb, flags: f"kubectl disagg rollout {verb}{f' {flags}' if flags else ''} --gitops -f {directory}"
 
 
 def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None) -> str:
@@ -114,22 +125,6 @@ def measure_sentence(gate: Gate, gitops: bool = False, spell: Spell | None = Non
 
 
 # --- an abort, in the words every view uses for it ------------------------------------------
-
-
-def spans(slices: Sequence[int]) -> str:
-    """`0`, `0-2`, `0-2, 5, 7-11`: ascending slice numbers, runs joined."""
-    runs: list[list[int]] = []
-    for s in sorted(slices):
-        if runs and s == runs[-1][-1] + 1:
-            runs[-1].append(s)
-        else:
-            runs.append([s])
-    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
-
-
-def slices_words(slices: Sequence[int]) -> str:
-    """`slice 3`, `slices 0-2, 5`."""
-    return f"slice {slices[0]}" if len(slices) == 1 else f"slices {spans(slices)}"
 
 
 def abort_sentence(slices: Sequence[int], stable: str, back: Rollback | None = None,

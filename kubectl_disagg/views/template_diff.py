@@ -46,8 +46,9 @@ def _summaries(old, new) -> dict[str, list[str]]:
         before = old_roles.get(role.name)
         phrases = ["role added"] if before is None else [
             _phrase(path, a, b) for path, a, b in field_changes(before.spec, role.spec)]
-        for phrase in phrases:
-            out.setdefault(phrase, []).append(role.name)
+        for phrase in phrases:  # once per role: its leader's and worker's template often change alike
+            if role.name not in out.setdefault(phrase, []):
+                out[phrase].append(role.name)
     for name in old_roles:
         if name not in new_names:
             out.setdefault("role removed", []).append(name)

@@ -4,11 +4,13 @@ request text too."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import click
 
 from kubectl_disagg.core.position import ANALYSIS, position_document
+from kubectl_disagg.core.naming import slices_words
 from kubectl_disagg.core.waves import Gate, Progress, Refuse, VerbRefused, WaveDecision
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
@@ -19,7 +21,7 @@ from kubectl_disagg.views.templating import render_template
 def slice_list(indices: list[int]) -> str:
     if not indices:
         return "no slice"
-    return f"slice {indices[0]}" if len(indices) == 1 else f"slices {', '.join(map(str, indices))}"
+    return slices_words(indices)
 
 
 def passed_words(gates: tuple[Gate, ...]) -> str:
@@ -149,7 +151,10 @@ def verb_pr_description(result: VerbResult) -> str:
     waves = len(result.before.waves)
     title = f"{result.ds.name}: rollout {result.verb}{' --full' if result.full else ''} at wave " \
             f"{result.before.wave + 1} of {waves}"
-    return render_template("rollout_verb_pr.md.j2", title=title, summary=verb_line(result, gitops=True).strip(),
+    invocation = Invocation(files=(os.path.dirname(result.where) or ".",), gitops=True)  # the set's directory
+    return render_template("rollout_verb_pr.md.j2", title=title,
+                           summary=verb_line(result, gitops=True, invocation=invocation).strip(),
+                           step=invocation.command("step"),
                            set_name=result.ds.name, namespace=result.namespace, revision=result.ds.revision,
                            stable=result.after.position.stable, wave=result.before.wave + 1, waves=waves,
                            by=result.by, path=result.where, reason=result.reason)

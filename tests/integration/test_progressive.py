@@ -3,6 +3,7 @@ RolloutPolicy beside the set, the position in the set's RolloutState, the verbs.
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 
@@ -56,7 +57,8 @@ def test_the_canary_rolls_alone_and_holds_then_promote_finishes_the_rest(stepper
     assert "held: wave 1 is paused: `kubectl disagg rollout promote` starts the next wave" in out
     listed = stepper.control_plane.kubectl("get", "rolloutstates.kubectl-disagg.x-k8s.io", "-n", stepper.namespace)
     assert listed.stdout.split("\n")[0].split()[:6] == ["NAME", "SET", "REVISION", "STEP", "WAVE", "PHASE"]
-    assert listed.stdout.split("\n")[1].split()[3:5] == ["1/2", "AtGate"]  # (STEP is git mode's: empty)
+    step, wave, phase = listed.stdout.split("\n")[1].split()[3:6]  # issue 47: STEP was empty in the cluster
+    assert step == state["rollout"]["step"] and step.startswith("0/") and (wave, phase) == ("1/2", "AtGate")
     events = stepper.control_plane.kubectl("get", "events.events.k8s.io", "-n", stepper.namespace,
                                            "-o", "jsonpath={.items[*].reason}").stdout.split()
     assert {"WaveCompleted"} <= set(events) and "WaveStarted" not in events
@@ -119,7 +121,7 @@ def test_abort_after_a_two_slice_wave_brings_both_back_and_never_writes_the_othe
     assert revisions(stepper)[1] == {model(new).revision}
     code, out, err = verb(stepper, "abort", new)
     assert code == StepExit.OK, err
-    assert f"rolls slices 0, 1 back to revision {stable}; slices 2, 3 never started" in out
+    assert f"rolls slices 0-1 back to revision {stable}; slices 2-3 never started" in out  # ranges (issue 47)
     assert rollout_state(stepper)["rollout"]["phase"] == "Aborted"
     run = until_held_or_complete(stepper, new, lws_simulator)
     assert run.code == StepExit.HELD, run.err
@@ -327,7 +329,9 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     target = model(repo.set_file).revision
     untouched = versions_of_git(repo, {1, 2, 3})
     held = rounds(repo, {StepExit.HELD})
-    assert "wave 1 is paused: `kubectl disagg rollout promote --gitops -f DIR` starts the next wave" in held.out
+    # the set's own directory, not the placeholder `-f DIR` (issue 47)
+    assert (f"wave 1 is paused: `kubectl disagg rollout promote --gitops -f {shlex.quote(repo.target)}` starts the "
+            "next wave") in held.out
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {0: {target}, 1: {stable}, 2: {stable},
                                                                    3: {stable}}
@@ -336,7 +340,7 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     assert health["status"] == "Suspended" and "rollout promote --gitops" in health["message"], health
     assert all("RolloutPolicy" not in o["kind"] for o in repo.render_committed())  # never passed through
     status = repo.status()
-    assert status.code == StepExit.HELD and "rollout promote --gitops -f DIR" in status.out, status
+    assert status.code == StepExit.HELD and f"rollout promote --gitops -f {shlex.quote(repo.target)}`" in status.out, status
 
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
     assert promoted.code == StepExit.OK and "committed" in promoted.err, promoted

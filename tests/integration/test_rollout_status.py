@@ -60,6 +60,25 @@ def test_impersonation_in_the_kubeconfig_is_honoured(stepper, tmp_path):
     assert "forbidden" in err and "someone-without-roles" in err
 
 
+def test_the_as_flags_act_as_that_user_and_groups(stepper, tmp_path):
+    """Issue 47: kubectl's --as and --as-group, sent as Impersonate-* headers by our client: a
+    user without roles is forbidden, naming it; with system:masters it reads the set."""
+    path = write_set(tmp_path, stepper.namespace, {"prefill": 1, "decode": 1})
+    stepper.drive(path)
+    kubeconfig = str(stepper.control_plane.kubeconfig)
+    stepper.capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "status", "-f", str(path), "--kubeconfig", kubeconfig, "--as", "someone-without-roles"])
+    err = stepper.capsys.readouterr().err
+    assert exited.value.code == 1 and "forbidden" in err and "someone-without-roles" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "status", "-f", str(path), "--kubeconfig", kubeconfig, "--as", "someone-without-roles",
+              "--as-group", "system:masters"])
+    captured = stepper.capsys.readouterr()
+    assert exited.value.code == 0, captured.err
+    assert "Available" in captured.out.splitlines()[0]
+
+
 def test_status_mid_rollout_is_not_available_and_says_why(stepper, tmp_path):
     old = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 2})
     stepper.drive(old)

@@ -177,3 +177,15 @@ def test_a_block_run_by_a_demo_is_checked_by_the_demos_test():
     assert demos_checked() == set(docs.DEMO_TUTORIALS)  # each demo's test checks the page the table names
     assert docs.shell_block_problems() == []  # each "run by" block is on the page its demo's test checks
     assert {block.run_by for page in docs.run_pages() for block in docs.shell_blocks(page.read_text())} > {None}
+
+
+def test_the_phases_the_docs_list_are_the_rolloutstates_own():
+    """Issue 47: docs/rollouts.md listed a phase `Complete`; the RolloutState says `AtRest`
+    (core/waves.py State, which the printer column and Argo CD's health check read)."""
+    import re
+
+    from kubectl_disagg.core.waves import State
+
+    row = next(line for line in (ROOT / "docs" / "rollouts.md").read_text().splitlines()
+               if line.startswith("| `phase` |"))
+    assert set(re.findall(r"`(\w+)`", row.split("|")[2])) == {state.value for state in State}

@@ -10,7 +10,7 @@ the names below (tests/unit/test_architecture.py holds it).
 """
 
 from kubectl_disagg.kube.client.api_errors import AlreadyExists, ApiError, Gone, NotFound, PatchRejected
-from kubectl_disagg.kube.client.kubeconfig import context_names, context_namespace
+from kubectl_disagg.kube.client.kubeconfig import Impersonation, context_names, context_namespace
 from kubectl_disagg.kube.client.prometheus import PrometheusClient
 from kubectl_disagg.kube.client.rest import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, ROLE_SCALER,
                                              ROLLOUT_STATE, SERVICE, Resource, RestClient, connect, with_kind)
@@ -19,7 +19,7 @@ from kubectl_disagg.kube.client.verbosity import set_level as set_verbosity
 
 __all__ = [
     # the client, and how a command gets one from --kubeconfig and --context
-    "RestClient", "connect", "context_names", "context_namespace",
+    "RestClient", "connect", "context_names", "context_namespace", "Impersonation",
     # where the kinds live in the API, and the patch type of a pinned change
     "Resource", "BY_KIND", "DISAGGREGATED_SET", "EVENT", "LEASE", "LWS", "ROLE_SCALER", "ROLLOUT_STATE", "SERVICE",
     "JSON_PATCH", "with_kind",

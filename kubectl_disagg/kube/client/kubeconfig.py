@@ -16,7 +16,7 @@ import binascii
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubectl_disagg.errors import UserError
@@ -87,15 +87,29 @@ class Connection:
     oidc: OidcProvider | None = None
 
 
-def load_configuration(kubeconfig: str | None, context: str | None) -> tuple[Connection, str]:
+@dataclass(frozen=True)
+class Impersonation:
+    """kubectl's --as, --as-group and --as-uid: who the requests act as. Each flag given
+    replaces the same field of the kubeconfig user's `as`, `as-groups`, `as-uid`, as kubectl's
+    flags override the kubeconfig."""
+
+    user: str | None = None
+    groups: tuple[str, ...] = ()
+    uid: str | None = None
+
+
+def load_configuration(kubeconfig: str | None, context: str | None,
+                       impersonation: Impersonation | None = None) -> tuple[Connection, str]:
     """The connection and the context's namespace, found the way kubectl finds them."""
     if _in_pod(kubeconfig):
-        return _in_cluster()
-    paths, shown = _paths(kubeconfig)
-    merged = _merge(paths, shown)
-    connection, namespace = _from_context(merged, context, shown)
-    _check_credentials(connection)
-    return connection, namespace
+        connection, namespace = _in_cluster()
+    else:
+        paths, shown = _paths(kubeconfig)
+        merged = _merge(paths, shown)
+        connection, namespace = _from_context(merged, context, shown)
+        _check_credentials(connection)
+    headers = _impersonating(connection.impersonate, impersonation or Impersonation())
+    return replace(connection, impersonate=headers), namespace
 
 
 def context_namespace(kubeconfig: str | None, context: str | None) -> str:
@@ -337,6 +351,30 @@ def _impersonation(user: dict) -> tuple[tuple[str, str], ...]:
     for key, values in sorted((user.get("as-user-extra") or {}).items()):
         headers += [(f"Impersonate-Extra-{key}", str(value)) for value in values or []]
     return tuple(headers)
+
+
+def _impersonating(headers: tuple[tuple[str, str], ...],
+                   flags: Impersonation) -> tuple[tuple[str, str], ...]:
+    """The Impersonate-* headers of the kubeconfig with the flags' fields in place of theirs;
+    groups, a uid or extras without a user to impersonate are refused, as kubectl refuses them."""
+    replaced = {name for name, given in (("Impersonate-User", flags.user), ("Impersonate-Uid", flags.uid),
+                                         ("Impersonate-Group", flags.groups)) if given}
+    kept = [(name, value) for name, value in headers if name not in replaced]
+    given = ([("Impersonate-User", flags.user)] if flags.user else []) + \
+        ([("Impersonate-Uid", flags.uid)] if flags.uid else []) + \
+        [("Impersonate-Group", group) for group in flags.groups]
+    out = tuple(sorted(kept + given, key=lambda header: _IMPERSONATION_ORDER.index(_impersonation_kind(header[0]))))
+    if out and not any(name == "Impersonate-User" for name, _ in out):
+        raise UserError("--as-group, --as-uid (or the kubeconfig's as-groups, as-uid, as-user-extra) need a user "
+                        "to impersonate: pass --as USER")
+    return out
+
+
+_IMPERSONATION_ORDER = ("Impersonate-User", "Impersonate-Uid", "Impersonate-Group", "Impersonate-Extra-")
+
+
+def _impersonation_kind(name: str) -> str:
+    return "Impersonate-Extra-" if name.startswith("Impersonate-Extra-") else name
 
 
 def _cluster_info(server: str, cluster: dict, ca_pem: bytes | None, insecure: bool) -> dict:

@@ -25,7 +25,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import (AlreadyExists, ApiConflict, ApiError, Gone, NotFound, PatchRejected,
                                                 api_error, connection_error)
 from kubectl_disagg.kube.client.credentials import Credentials
-from kubectl_disagg.kube.client.kubeconfig import load_configuration, redact_url
+from kubectl_disagg.kube.client.kubeconfig import Impersonation, load_configuration, redact_url
 from kubectl_disagg.kube.client.retry import MAX_RETRIES, ErrorAnswer, backoff, retrying
 from kubectl_disagg.kube.client.transport import NetworkError, Transport
 from kubectl_disagg.wait import Deadline
@@ -73,10 +73,10 @@ STATEFULSET = Resource("StatefulSet", "apps", "v1", "statefulsets")  # validate 
 BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER, STATEFULSET)}
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> tuple[RestClient, str]:
-    """The client of the API server that `--kubeconfig` and `--context` name, reached as kubectl
-    reaches it (see `kubeconfig.load_configuration`), and the context's namespace."""
-    connection, namespace = load_configuration(kubeconfig, context)
+def connect(kubeconfig: str | None = None, context: str | None = None,
+            impersonation: Impersonation | None = None) -> tuple[RestClient, str]:
+    """The client of the API server --kubeconfig and --context name, as kubectl reaches it, and its namespace."""
+    connection, namespace = load_configuration(kubeconfig, context, impersonation)
     return RestClient(connection, redact_url(connection.server)), namespace
 
 

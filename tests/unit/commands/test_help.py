@@ -69,7 +69,7 @@ def test_rollout_step_help_is_the_short_page():
     text = step[0].get_help(step[1])
     assert "Exit codes: 0 done, 1 error, 2 usage, 3 refused, 4 timeout, 7 held." in text
     assert "With --gitops: --wait, --pr-description FILE, --commit, --branch NAME," in text
-    assert "As kubectl's: -R, --kubeconfig FILE, --context TEXT, -v N." in text
+    assert "As kubectl's: -R, --kubeconfig, --context, --as, --as-group, --as-uid, -v." in text
     assert "SelfSubjectAccessReview" not in text  # the long explanation is the reference's
 
 

@@ -247,7 +247,9 @@ def test_issue39_live_plan_of_a_paced_set_is_its_fleet(monkeypatch, tmp_path, ca
         f"  slices 2-3: held at {old.revision[:8]} (prefill 2, decode 1), wave 3",
     ]
     assert "no rollout under way" not in out
-    assert "  to the end: 12 passes of `kubectl disagg rollout step` (12 commits through git, --gitops)\n" in out
+    # 13 commits (issue 47: 12 before): the step that passes wave 2's soak commits wave 3's starts
+    # alone, as tests/unit/gitops/test_plan_commits.py counts on a repository
+    assert "  to the end: 12 passes of `kubectl disagg rollout step` (13 commits through git, --gitops)\n" in out
     assert ("  stops: now: wave 1's pause (promote); after pass 6: wave 2's analysis (ttft); "
             "after pass 6: wave 2's 15m soak\n") in out
 
@@ -255,7 +257,7 @@ def test_issue39_live_plan_of_a_paced_set_is_its_fleet(monkeypatch, tmp_path, ca
     (fleet,) = json.loads(out)["fleets"]
     assert [s["situation"] for s in fleet["slices"]] == ["done", "held", "held", "held"]
     assert fleet["slices"][1]["replicas"] == {"prefill": 2, "decode": 1} and fleet["slices"][1]["revision"] == old.revision
-    assert (fleet["passes"], fleet["commits"], fleet["phase"]) == (12, 12, "AtGate")
+    assert (fleet["passes"], fleet["commits"], fleet["phase"]) == (12, 13, "AtGate")
 
     code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "chart")
     assert code == 0 and out.count("prefill: old ░ new █") == 3  # one chart per wave
@@ -285,3 +287,14 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     assert f"  to the end: {from_state.passes} passes of `kubectl disagg rollout step`" in out
     code, _, err = run(capsys, "--gitops", "-f", str(tmp_path), "--from", "1,1")
     assert code == 2 and "--gitops" in err
+
+
+def test_wide_is_the_table_with_what_each_step_changes(capsys):
+    """Issue 47: `-o wide` was refused (exit 2); as kubectl's, it is the table with more columns."""
+    code, out, err = run(capsys, "--from", "2,2", "--to", "3,2", "-o", "wide")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[2].split()[-1] == "CHANGE" and lines[3].split()[-1] == "-"
+    assert lines[4].endswith("role-0 new +1, role-1 new +1")
+    table = run(capsys, "--from", "2,2", "--to", "3,2")[1].splitlines()
+    assert len(table) == len(lines) and all(wide.startswith(line.rstrip()) for line, wide in zip(table, lines))

@@ -80,3 +80,22 @@ def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does
     assert run("rollout", "status", "-f", str(path), "--for=complete")[0] == 0  # the annotation says it
     (ds,) = load_sets(parse_stream(annotated, str(path)))
     assert [o["kind"] for o in render_set(ds, "serving")] == ["LeaderWorkerSet", "LeaderWorkerSet"]
+def test_issue47_wide_is_the_status_with_what_each_slice_waits_for_and_its_next_actions(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """`-o wide` was refused (exit 2); as kubectl's, it is the text with more columns."""
+    from kubectl_disagg.cli import main
+    from kubectl_disagg.commands import _session
+
+    shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(watches=False)))
+    outputs = {}
+    for output in ("text", "wide"):
+        with pytest.raises(SystemExit) as exited:
+            main(["rollout", "status", "-f", str(tmp_path / "ds.yaml"), "-o", output])
+        outputs[output] = capsys.readouterr().out
+        assert exited.value.code == 3, outputs[output]  # nothing deployed: not Available
+    header = next(line for line in outputs["wide"].splitlines() if line.lstrip().startswith("SLICE"))
+    assert header.split()[-4:] == ["WAITING", "FOR", "NEXT", "ACTIONS"]
+    row = outputs["wide"].splitlines()[outputs["wide"].splitlines().index(header) + 1]
+    assert row.split()[-1].isdigit() and int(row.split()[-1]) > 0  # the actions a step would take
+    assert len(outputs["wide"].splitlines()) == len(outputs["text"].splitlines())

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kubectl_disagg.views.gitops_report import commit_message
+from kubectl_disagg.views.gitops_report import commit_message, commit_subject
 
 
 @pytest.mark.parametrize("argv", [
@@ -54,3 +56,30 @@ def test_rollout_step_gitops_loads_its_directory_once(tmp_path, monkeypatch, cap
     code, out, err = run(["rollout", "step", "--gitops", "-f", str(tmp_path)], capsys)
     assert len(loads) == 1 and loads[0]["fallback"] == "serving", (code, err)
     assert (tmp_path / "ds.yaml").exists() and out
+
+
+TITLE_PARTS = st.sampled_from(["llama", "llama-70b-instruct-serving-prod-eu-west", ": ", " — ", "; ", " · ", ", ",
+                               " ", "rollback to 7b04d5c1", "slices 11-99", "step 12", "wave 2 of 3",
+                               "analysis ttft-p99: 0.42 > 0.3 (request latency too slow)", "x" * 90])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(TITLE_PARTS, min_size=1, max_size=12).map("".join).map(str.strip).filter(bool),
+                min_size=1, max_size=3))
+def test_every_commit_subject_fits_72_characters_and_loses_nothing(titles):
+    """Issue 47: subjects up to 174 characters (a rollback's title carried the analysis message).
+    The subject is cut to 72 at most; the whole title stays in the message."""
+    descriptions = [f"{title}\n\nbody {n}\n" for n, title in enumerate(titles)]
+    message = commit_message(descriptions)
+    subject, blank, rest = message.split("\n", 2)
+    assert 0 < len(subject) <= 72 and blank == ""
+    assert all(title in message for title in titles)
+    if len(titles) == 1 and len(titles[0]) <= 72:
+        assert message == descriptions[0]
+
+
+def test_a_long_title_is_cut_at_its_strongest_break():
+    title = ("llama: rollback of slices 11-99 to 7b04d5c1, step 3 — analysis after wave 2 failed: "
+             "ttft-p99 0.42 > 0.3")
+    assert commit_subject(title) == ("llama: rollback of slices 11-99 to 7b04d5c1, step 3", title)
+    assert commit_subject("a " * 50)[0].endswith("…") and len(commit_subject("a " * 50)[0]) <= 72

@@ -37,7 +37,7 @@ def test_problems_in_any_file_leave_every_file_unwritten(tmp_path, capsys):
     assert code == 1 and out == ""
     assert err.splitlines() == [
         f"{good}:9: spec.roles[0]: role 'encode' has no container 'nope'",
-        f"{bad}:8: spec.roles: no role named 'decode'",
+        f"{bad}:8: spec.roles: no role named 'decode' (roles: encode, prefill, dec)",
         f"{bad}:9: spec.roles[0]: role 'encode' has no container 'nope'",
     ]
     assert good.read_text() == EXAMPLE and "name: dec\n" in bad.read_text()

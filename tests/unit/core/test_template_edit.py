@@ -63,7 +63,7 @@ def test_every_problem_at_once():
     assert len(problems) == 3
     edits, refusals = te.image_edits(EXAMPLE, assignments)
     assert edits == []
-    assert refusals == [(("spec", "roles"), "no role named 'nope'"),
+    assert refusals == [(("spec", "roles"), "no role named 'nope' (roles: encode, prefill, decode)"),
                         (("spec", "roles", 2), "role 'decode' has no container 'missing'")]
 
 
@@ -75,7 +75,9 @@ def test_restart_annotates_the_roles_pod_templates_only():
     after = te.applied(EXAMPLE, edits)
     assert after["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"] == {
         "annotations": {te.RESTARTED_AT: "2026-01-02T03:04:05Z"}}
-    assert te.restart_edits(EXAMPLE, ["nope"], "t")[1] == [(("spec", "roles"), "no role named 'nope'")]
+    # issue 47: an unknown role is refused naming the set's roles
+    assert te.restart_edits(EXAMPLE, ["nope"], "t")[1] == [(("spec", "roles"),
+                                                            "no role named 'nope' (roles: encode, prefill, decode)")]
     assert len(te.restart_edits(EXAMPLE, [], "t")[0]) == 4  # every role: encode 1, prefill 2, decode 1
 
 

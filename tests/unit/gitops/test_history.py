@@ -292,3 +292,16 @@ def test_issue47_an_image_replaced_before_any_step_is_not_a_revision_to_go_back_
         (model(path).revision, "rolling"), (one, "complete")]
     code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run"], capsys)
     assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {one} (dry run)\n"), err
+def test_an_undo_of_a_long_named_set_commits_a_subject_of_72_characters_at_most(tmp_path, capsys):
+    """Issue 47: every commit subject the tool writes fits 72 characters; the whole title heads the body."""
+    name = "llama-3-70b-instruct-disaggregated-eu-west-1"  # as long as its Service names allow, with roles p, d
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"p": 1, "d": 1}, image="img:1", name=name)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    write_set(tmp_path, NS, {"p": 1, "d": 1}, image="img:2", name=name).replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert code == 0, err
+    subject, blank, title = git(tmp_path, "log", "-1", "--format=%B").splitlines()[:3]
+    assert len(subject) <= 72 and blank == "" and title.startswith(f"Roll back {name} to revision ")

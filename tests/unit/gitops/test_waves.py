@@ -74,7 +74,7 @@ def held_at_the_canary():
 def test_the_canary_rolls_alone_and_the_step_holds_at_its_gate():
     argo, new, state, step = held_at_the_canary()
     assert step.outcome == Outcome.HELD
-    assert step.reasons == ("wave 1 is paused: `kubectl disagg rollout promote --gitops -f DIR` starts the next wave",)
+    assert step.reasons == ("wave 1 is paused: `kubectl disagg rollout promote --gitops -f .` starts the next wave",)
     assert [set(state.deployed(s)) for s in range(3)] == [{new.revision}, {sets()[0].revision}, {sets()[0].revision}]
     assert state.position.completed == {0: "2026-12-01T12:00:00Z"}  # recorded by a commit of its own
     assert served_object(new, state)["rollout"]["phase"] == "AtGate"
@@ -172,7 +172,7 @@ def test_the_verb_pull_request_names_the_verb_the_wave_and_who():
     text = verb_pr_description(VerbResult(new, NS, "promote", before, after, by="alice", where="x/state.yaml"))
     title, _, body = text.partition("\n\n")
     assert title == "llm: rollout promote at wave 1 of 2"
-    assert "the pause after wave 1 passed; the next `kubectl disagg rollout step --gitops -f DIR` goes on" in body
+    assert "the pause after wave 1 passed; the next `kubectl disagg rollout step --gitops -f x` goes on" in body
     assert "| by | alice |" in body
 
 
@@ -579,7 +579,7 @@ def test_item_3_through_git_a_state_without_its_position_mid_rollout_is_held_pau
     state = reread(step.state, new)
     assert health(HEALTH / "health.lua", served_object(new, state))["status"] == "Suspended"
     state, step = roll_until_held(argo, new, state)
-    assert step.outcome == Outcome.HELD and "rollout resume --gitops -f DIR" in step.reasons[0]
+    assert step.outcome == Outcome.HELD and "rollout resume --gitops -f ." in step.reasons[0]
     _, after, resumed = change_state(new, state, lambda d: resume(d.position), NOW)
     state, step = roll_until_held(argo, new, reread(resumed, new))
     assert step.outcome == Outcome.HELD and step.reasons[0].startswith("wave 1 is paused")  # its gate again

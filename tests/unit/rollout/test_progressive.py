@@ -158,7 +158,33 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     rollout = cluster.stored["rollout"]
     assert rollout["phase"] == "AtRest" and rollout["message"] == (
         f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")
-    assert [body["rollout"]["phase"] for body in cluster.written] == ["Rolling", "AtRest"]
+    phases = [body["rollout"]["phase"] for body in cluster.written]  # rewritten as each step moves (rollout.step)
+    assert [phase for n, phase in enumerate(phases) if n == 0 or phase != phases[n - 1]] == ["Rolling", "AtRest"]
     assert cluster.stored["position"] == stored["position"]  # the position is left as it was
     assert health(HEALTH / "health.lua", cluster.written[0])["status"] == "Progressing"
     assert health(HEALTH / "health.lua", cluster.stored)["status"] == "Healthy"
+
+
+def test_issue47_the_rolloutstate_in_the_cluster_has_the_step_its_printer_column_reads():
+    """`kubectl get rolloutstates` had an empty STEP column in cluster mode: the column reads
+    `.rollout.step`, which only the git store wrote. The cluster store writes it too: the plan
+    step ("i/N") of each slice with an old revision, the distinct ones in slice order."""
+    import pathlib
+
+    import yaml
+
+    from kubectl_disagg.rollout import run
+    from tests.fakes.paced import PacedCluster, Printer
+
+    crd = yaml.safe_load((pathlib.Path(__file__).parents[3] / "config" / "crd" / "rolloutstates.yaml").read_text())
+    (column,) = [c for c in crd["spec"]["versions"][0]["additionalPrinterColumns"] if c["name"] == "Step"]
+    assert column["jsonPath"] == ".rollout.step"
+    memory, ds = fleet(4, RolloutPolicy("llm", "serving", "llm", (Wave(1), Wave("100%")), 2))
+    cluster = PacedCluster(memory)
+    steps = []
+    for _ in range(4):  # the canary's start, its two steps, its end; each pass writes where it began
+        run.step_sets(cluster, [ds], None, None, Printer())
+        memory.settle()
+        steps.append(cluster.state["rollout"].get("step"))
+    # slice 0 on its way, slices 1-3 not started (step 0), as the git store counts them
+    assert steps == ["0/2", "0/2", "1/2,0/2", "2/2,0/2"], steps

@@ -208,3 +208,29 @@ def test_the_rolloutstate_message_and_event_of_an_abort_say_rollback():
     assert abort_event_message(decision) == (
         f"Rollout aborted at wave 1 of 3: rollback of slices 0-1 to {stable} — aborted: analysis failed after "
         "wave 1: ttft 2.425 s is not < 0.5")
+
+
+def test_a_run_that_rolled_slices_out_and_back_does_not_end_saying_nothing_was_changed():
+    # Issue 47: the last line said "is held; nothing was changed" after slice 0 went out and back.
+    memory, ds = fleet(12, RolloutPolicy("llm", NS, "llm", (Wave(1), Wave("25%"), Wave("100%")), 3))
+    aborted: list = []
+    code, out, err = stepped(Lagging(memory, between=brake("abort", ds, aborted, after=9)), ds)
+    assert aborted and code == StepExit.HELD
+    held = next(line for line in err.splitlines() if line.startswith("disaggregatedset/llm in serving is held"))
+    assert "nothing was changed" not in held and "this run changed it (above)" in held, err
+
+
+def test_a_first_deploys_progress_line_does_not_read_as_a_budget_breach():
+    # Issue 47: "slices 12-99 in flight (at most 3)" during a first deploy, which the budget does not pace.
+    from dataclasses import replace
+
+    from tests.fakes.cluster import MemoryCluster
+    from tests.support.sets import make_set
+
+    ds = replace(make_set({"prefill": 1, "decode": 1}, "img:1", 100), policy=RolloutPolicy("llm", NS, "llm",
+                                                                                            CANARY_25_100, 3))
+    code, out, err = stepped(Lagging(MemoryCluster(NS)), ds)
+    assert code == StepExit.OK, err
+    progress = [line for line in err.splitlines() if line.startswith("llm: ")]
+    assert progress and not any("(at most 3)" in line for line in progress), progress
+    assert "llm: slices 0-99 deploying (no old revision: not paced by the budget), 0 of 100 slices done" in progress

@@ -146,7 +146,7 @@ def test_issue39_each_kind_of_pull_request_has_a_golden_file():
     paused = next(format_pr_description(ds, NS, step, STATE_FILE) for kind, ds, step in fleet_pr_kinds()
                   if kind == "paused")
     assert "The rollout stops here until a person decides: wave 2 is paused: `kubectl disagg rollout promote " \
-           "--gitops -f DIR` starts the next wave." in paused
+           "--gitops -f .` starts the next wave." in paused
     assert "run `kubectl disagg rollout step --gitops` again" not in paused
     assert " — aborted: analysis failed after wave 1: ttft:" in titles["abort"]
     assert titles["rollback-step"].startswith("llama: rollback of slice 0 to ")

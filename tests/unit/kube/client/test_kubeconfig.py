@@ -13,7 +13,7 @@ import pytest
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import credentials as credentials_module
 from kubectl_disagg.kube.client.credentials import Credentials
-from kubectl_disagg.kube.client.kubeconfig import load_configuration
+from kubectl_disagg.kube.client.kubeconfig import Impersonation, load_configuration
 from kubectl_disagg.kube.client.transport import Transport, _proxy_for
 from tests.support.cli import run
 from tests.support.kube import credential, exec_user, plugin, single, write
@@ -82,6 +82,26 @@ def test_impersonation_from_the_user_entry(tmp_path):
     assert connection.impersonate == (("Impersonate-User", "alice"), ("Impersonate-Uid", "42"),
                                       ("Impersonate-Group", "ops"), ("Impersonate-Group", "sre"),
                                       ("Impersonate-Extra-scopes", "a"), ("Impersonate-Extra-scopes", "b"))
+
+
+def test_the_impersonation_flags_replace_the_user_entrys_fields(tmp_path):
+    """kubectl's --as, --as-group, --as-uid override the entry's as, as-groups, as-uid field by field."""
+    path = single(tmp_path, {"token": "t", "as": "alice", "as-uid": "42", "as-groups": ["ops"],
+                             "as-user-extra": {"scopes": ["a"]}})
+    connection, _ = load_configuration(str(path), None, Impersonation(user="bob", groups=("sre", "dev")))
+    assert connection.impersonate == (("Impersonate-User", "bob"), ("Impersonate-Uid", "42"),
+                                      ("Impersonate-Group", "sre"), ("Impersonate-Group", "dev"),
+                                      ("Impersonate-Extra-scopes", "a"))
+    plain = single(tmp_path, {"token": "t"})
+    connection, _ = load_configuration(str(plain), None, Impersonation(user="carol", uid="7"))
+    assert connection.impersonate == (("Impersonate-User", "carol"), ("Impersonate-Uid", "7"))
+    assert load_configuration(str(plain), None)[0].impersonate == ()
+
+
+def test_groups_without_a_user_to_impersonate_are_refused(tmp_path):
+    with pytest.raises(UserError) as caught:
+        load_configuration(str(single(tmp_path, {"token": "t"})), None, Impersonation(groups=("ops",)))
+    assert "pass --as USER" in str(caught.value)
 
 
 def test_no_kubeconfig_anywhere_says_what_to_do(tmp_path, monkeypatch):
