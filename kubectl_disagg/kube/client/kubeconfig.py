@@ -7,6 +7,10 @@ pod with no kubeconfig at all, from the service account. Read by our own code ra
 Kubernetes client package: importing that package cost a cluster command more time than
 everything else it does on a small set (BENCHMARKS.md). Nothing a kubeconfig holds in secret
 ever reaches a message.
+
+About 480 lines on purpose: kubectl's whole reading of a kubeconfig (merging, contexts,
+namespaces, the four kinds of credential, impersonation) is one rule set that a change to one
+part of tends to touch the others; split, each piece would import the rest.
 """
 
 from __future__ import annotations

@@ -297,6 +297,7 @@ def test_an_undo_of_a_long_named_set_commits_a_subject_of_72_characters_at_most(
     name = "llama-3-70b-instruct-disaggregated-eu-west-1"  # as long as its Service names allow, with roles p, d
     git(tmp_path, "init", "-q", "-b", "main")
     path = write_set(tmp_path, NS, {"p": 1, "d": 1}, image="img:1", name=name)
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0  # img:1 recorded as run
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "deploy")
     write_set(tmp_path, NS, {"p": 1, "d": 1}, image="img:2", name=name).replace(path)

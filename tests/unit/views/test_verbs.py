@@ -65,4 +65,4 @@ def test_issue47_item7_an_abort_names_only_the_slices_that_run_the_revision_as_r
     before = decide(paced, "r2", pause(Position("r2", "r1"), T0, "bob"), (D, P, P, E, E), T0)
     after = decide(paced, "r2", abort(before, T0, "dave"), (D, P, P, E, E), T0)
     line = verb_line(VerbResult(make_set({"prefill": 1, "decode": 1}, slices=5), NS, "abort", before, after))
-    assert "rolls slice 0 back to revision r1; slices 1, 2, 3, 4 never started and stay as they are" in line, line
+    assert "rolls slice 0 back to revision r1; slices 1-4 never started and stay as they are" in line, line
