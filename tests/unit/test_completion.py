@@ -47,7 +47,7 @@ def test_descriptions_follow_a_tab():
 @pytest.mark.parametrize("words, values", [
     (["render", "-o", ""], ["yaml", "json"]),
     (["rollout", "plan", "--output", "t"], ["table"]),
-    (["rollout", "status", "-o", ""], ["text", "yaml", "json"]),
+    (["rollout", "status", "-o", ""], ["text", "wide", "yaml", "json"]),
     (["render", "--output=j"], ["--output=json"]),
 ])
 def test_output_values(words, values):
@@ -101,7 +101,7 @@ def test_completion_needs_a_known_shell(capsys):
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 @pytest.mark.parametrize("line, expected", [
     ("kubectl-disagg ro", "rollout"),
-    ("kubectl-disagg rollout status -o ", "json text yaml"),
+    ("kubectl-disagg rollout status -o ", "json text wide yaml"),
 ])
 def test_the_bash_script_completes(capsys, line, expected):
     _, script, _ = run(["completion", "bash"], capsys)
