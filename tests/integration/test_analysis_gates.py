@@ -339,7 +339,9 @@ def test_issue47_item14_status_watch_at_an_analysis_gate_ends_at_once_unless_a_s
         if "the analysis takes at least 11s" in reached.err:
             break
     assert reached.code == StepExit.TIMEOUT, reached.err
-    assert "verdicts" not in rollout_state(stepper)["position"]
+    state = rollout_state(stepper)
+    assert "verdicts" not in state["position"]
+    assert state["rollout"]["phase"] == "AtGate", state["rollout"]  # not left Rolling, "measuring analysis"
 
     started = time.monotonic()
     code, out, err = cli(stepper, "rollout", "status", "-f", str(new), "-w", "--timeout", "60s")
