@@ -85,8 +85,8 @@ GITOPS_NEXT_ACTION = {
                          "set reached it)"),
     GitopsExit.WAITING: "waiting: the next action is to wait for the sync or readiness",
     GitopsExit.COMPLETE: "complete",
-    GitopsExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over); the reasons name the "
-                      "--gitops verb that passes it"),
+    GitopsExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over), or with -w at an "
+                      "analysis gate only rollout step --gitops measures; the reasons name the command that passes it"),
 }
 
 

@@ -6,7 +6,7 @@ git-driven rollout stands and the next action, docs/gitops.md; with -w until the
 changes or every rollout is complete, or until what --for names; each look printed when it
 differs from the last; the cluster is only read, and only LeaderWorkerSets). Both -w loops are
 `rollout.status.looks`. Either -w ends held (exit 7, as `rollout step`) where the set's
-RolloutPolicy holds the rollout, saying what passes it. Exit codes: the `Outcome` mapped to
+RolloutPolicy holds the rollout, or at an analysis gate no step measures, saying what passes it. Exit codes: the `Outcome` mapped to
 `exits.StatusExit` (`GitopsExit` with --gitops).
 """
 
@@ -81,7 +81,6 @@ def _status_gitops(options: _options.Options, watch: bool, timeout: float | None
     """--gitops: the directory read and loaded once, before the cluster (a set first); each
     look reads the live cluster only. Its library and view are imported only here."""
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops.status import NextAction
     from kubectl_disagg.gitops.watch import exit_code, looks, settled
     from kubectl_disagg.views.gitops_status import format_looks
 
@@ -104,10 +103,10 @@ def _status_gitops(options: _options.Options, watch: bool, timeout: float | None
         waited = "the next action to change"
     if timed_out:
         click.echo(f"timed out waiting for {waited}", err=True)
-    for look in seen if watch else ():  # -w ended held: what holds each set and the verb that passes it
-        if look.status.next_action == NextAction.HELD:
+    for look in seen if watch else ():  # -w ended held: what holds each set and the command that passes it
+        if look.status.still:
             _echo_held(look.ds.name, look.status.namespace, "; ".join(look.status.reasons))
-    return exit_code([s.status for s in seen], timed_out)
+    return exit_code([s.status for s in seen], timed_out, watched=watch)
 
 
 def _said_held(invocation):

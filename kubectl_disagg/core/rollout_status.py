@@ -46,6 +46,12 @@ class RolloutStatus:
     held: Stopped | None
     unmeasured: Gate | None = None
 
+    def still(self, stepping: bool = False) -> bool:
+        """Nothing moves the rollout without a person: held, or at the analysis gate `unmeasured`
+        that no running `rollout step` measures (`stepping`: one holds the set's Lease; a
+        --gitops step holds none). `rollout status -w` ends here, in both modes."""
+        return self.held is not None or (self.unmeasured is not None and not stepping)
+
 
 def rollout_status(decision: WaveDecision) -> RolloutStatus:
     """The status of the rollout `decision` stands at.

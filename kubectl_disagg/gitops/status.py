@@ -93,6 +93,14 @@ class GitopsStatus:
     def complete(self) -> bool:
         return self.next_action == NextAction.COMPLETE
 
+    @property
+    def still(self) -> bool:
+        """Nothing moves the rollout without a person or a step: held by its policy, or where the
+        step is next at an analysis gate (`RolloutStatus.still`: a --gitops step holds no Lease,
+        so none is known to measure it). -w ends here (exit 7), as in the cluster."""
+        return self.next_action == NextAction.HELD or (
+            self.next_action == NextAction.STEP and self.paced is not None and self.paced.still())
+
     def reached(self, until: Until) -> bool:
         return self.complete if until == Until.COMPLETE else self.available
 
@@ -116,7 +124,14 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     synced = len(unpruned) == len(differences)
     now = utcnow()
     step = gitops_step(ds, state, live, served, now=now, committed_render=objects)
-    if step.outcome == Outcome.HELD:  # a gate, a pause, an abort over (design §9): the reasons name the verb
+    paced = None
+    if ds.policy is not None and step.outcome != Outcome.REFUSED:  # a refused state has no position to read
+        paced = rollout_status(state_decision(ds, state, now))
+    if paced is not None and paced.unmeasured is not None and step.outcome in (Outcome.HELD, Outcome.ADVANCED):
+        # an analysis gate without a verdict: this look asks no Prometheus, so it stops there
+        # (or records reaching it); the step measures it and writes the verdict, as the words say
+        action, reasons = NextAction.STEP, step.passed.stopped if step.passed is not None else step.reasons
+    elif step.outcome == Outcome.HELD:  # a gate, a pause, an abort over (design §9): the reasons name the verb
         action, reasons = NextAction.HELD, step.reasons
     elif step.outcome == Outcome.ADVANCED:
         action, reasons = NextAction.STEP, ()
@@ -128,9 +143,6 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         action, reasons = NextAction.SYNC, step.reasons
     else:
         action, reasons = NextAction.READY, step.reasons
-    paced = None
-    if ds.policy is not None and action != NextAction.REFUSED:  # a refused state has no position to read
-        paced = rollout_status(state_decision(ds, state, now))
     serving = paced.target if paced is not None and paced.aborted is not None else ds.revision
     available = all(role.available for role in role_statuses(ds, live, serving))
     return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,

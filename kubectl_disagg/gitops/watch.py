@@ -59,13 +59,13 @@ def looks(cluster, directory: Directory, *, watch: bool = False,
 
 
 def settled(seen: Sequence[SetLook], first: Sequence[NextAction], until: Until | None = None) -> bool:
-    """Whether -w ends at this look: some set is held by its RolloutPolicy (a gate, a pause, an
-    abort: only a verb's commit passes it, so -w ends as `rollout step --gitops` does, exit 7,
-    its reasons naming the verb); every set has reached `until`; without it, some set's next
+    """Whether -w ends at this look: some set is still (`GitopsStatus.still`: held by its
+    RolloutPolicy, a gate, a pause, an abort, which only a verb's commit passes, or at an
+    analysis gate only a step measures; -w ends held, exit 7, its reasons naming the command); every set has reached `until`; without it, some set's next
     action differs from the `first` look's, or every set's rollout is complete (only a new commit
     changes that, so there is nothing to wait for: complete at once, as `rollout status -w` on
     an Available set)."""
-    if any(s.status.next_action == NextAction.HELD for s in seen):
+    if any(s.status.still for s in seen):
         return True
     if until is not None:
         return reached(seen, until)
@@ -78,6 +78,9 @@ def reached(seen: Sequence[SetLook], until: Until) -> bool:
     return all(s.status.reached(until) for s in seen)
 
 
-def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False) -> GitopsExit:
-    """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all)."""
-    return gitops_exit([Outcome.TIMEOUT] if timed_out else [s.next_action.outcome for s in statuses])
+def exit_code(statuses: Sequence[GitopsStatus], timed_out: bool = False, watched: bool = False) -> GitopsExit:
+    """As `rollout step --gitops`'s: the most pressing next action's (timed out first of all);
+    after -w (`watched`), a still set's is held (7)."""
+    if timed_out:
+        return gitops_exit([Outcome.TIMEOUT])
+    return gitops_exit([Outcome.HELD if watched and s.still else s.next_action.outcome for s in statuses])

@@ -34,6 +34,7 @@ from kubectl_disagg.core.waves import Passage, Progress, State, WaveDecision, ad
 from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
+from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.rollout.pacer import pace
 from kubectl_disagg.rollout.events import StepEvent, record_events
 from kubectl_disagg.rollout.who import cluster_user
@@ -209,14 +210,23 @@ class Progressive:
         stored = self.cluster.rollout_state(ds.name, self.namespace)
         recorded = recorded_position(stored, ds)
 
+        at_gate: list[WaveDecision] = []
+
         def shown(decision: WaveDecision, gate) -> None:  # Progressing while it measures (Argo CD reads the phase)
             nonlocal stored
             stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, decision.position,
                                                                       decision, stored, step=step),
                                                          gate, self.clock.now()))
+            at_gate.append(decision)
 
         step = rolling_steps(ds, snapshot)
-        passage = pace(ds, snapshot, recorded, self.clock, None if self.dry_run else self.analyze, measuring=shown)
+        try:
+            passage = pace(ds, snapshot, recorded, self.clock, None if self.dry_run else self.analyze, measuring=shown)
+        except AnalysisTimeout:  # no verdict, nothing recorded: the state waits at the gate again, not measuring
+            for decision in at_gate:
+                write_state(self.cluster, state_object(ds, self.namespace, decision.position, decision, stored,
+                                                       step=step))
+            raise
         self.passage = passage
         decision = passage.decision
         history = history_after(ds, stored, decision, timestamp(self.clock.now()), self.who)

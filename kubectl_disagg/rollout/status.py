@@ -111,8 +111,7 @@ class StatusLook:
     def still(self) -> bool:
         """Nothing moves it without a person: held by its RolloutPolicy, or at an analysis gate
         that no running `rollout step` measures."""
-        paced = self.report.paced
-        return paced is not None and (paced.held is not None or (paced.unmeasured is not None and not self.stepping))
+        return self.report.paced is not None and self.report.paced.still(self.stepping)
 
 
 def _look(cluster, ds: DisaggregatedSet, namespace: str) -> StatusLook:

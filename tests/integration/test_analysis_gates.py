@@ -171,9 +171,10 @@ def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degrade
     assert versions_of_git(repo, {1, 2, 3}) == untouched
 
 
-def test_through_git_an_analysis_longer_than_the_timeout_exits_4_and_writes_nothing(repo):
-    # count 3 at 1m intervals takes at least 2m: with --timeout 5s the step that reaches the gate
-    # refuses to start measuring, says so in the words a person would use, and writes nothing.
+def to_the_gate_through_git(repo):
+    """The canary stepped through git to its analysis gate, whose check takes at least 2m (count
+    3 at 1m intervals): the run of the step that reached it with --timeout 5s, refusing to start
+    measuring."""
     paced_through_git(repo, "http://127.0.0.1:1")
     policy = yaml.safe_load((repo.root / "policy.yaml").read_text())
     policy["spec"]["analysis"]["checks"][0]["interval"] = "1m"
@@ -184,8 +185,15 @@ def test_through_git_an_analysis_longer_than_the_timeout_exits_4_and_writes_noth
         repo.simulator.sync(repo.namespace)
         run = repo.step("--timeout", "5s")
         if run.code != GitopsExit.ADVANCED:
-            break
+            return run
         repo.commit(f"rollout step {index}")
+    raise AssertionError("never reached the gate")
+
+
+def test_through_git_an_analysis_longer_than_the_timeout_exits_4_and_writes_nothing(repo):
+    # With --timeout 5s the step that reaches the gate refuses to start measuring, says so in the
+    # words a person would use, and writes nothing.
+    run = to_the_gate_through_git(repo)
     assert run.code == GitopsExit.TIMEOUT, (run.code, run.err)
     assert re.search(r"the analysis takes at least 2m \(count × interval of ttft\), more than the [0-9.]+s left of "
                      r"--timeout 5s; nothing written", run.err), run.err
@@ -308,3 +316,91 @@ def test_through_git_retry_after_an_analysis_abort_is_one_commit_and_the_rollout
     git_rounds(repo, tmp_path / "pr.md", {GitopsExit.COMPLETE})
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
+
+
+# --- rollout status -w at an analysis gate (issue 47 item 14) -----------------------------------
+
+
+def test_issue47_item14_status_watch_at_an_analysis_gate_ends_at_once_unless_a_stepper_measures_it(
+        stepper, tmp_path, lws_simulator, exporter, prometheus):
+    """With no stepper, `rollout status -w` at an analysis gate without a verdict used to wait out
+    --timeout (exit 4): only `rollout step` measures it. It ends at once, held (7), naming the
+    step; while a `rollout step --until-complete` holds the Lease measuring it, it follows on
+    to the verdict and the rollout beyond it."""
+    from kubectl_disagg.exits import StatusExit
+    from tests.support.progressive import process
+
+    spec = gated(prometheus.address)
+    spec["analysis"]["checks"][0]["count"] = 12  # at least 11 s: more than a 10 s --timeout leaves
+    new, stable, target = start(stepper, tmp_path, spec)
+    for _ in range(10):  # to the gate: the step that reaches it will not start a measurement it cannot end
+        with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+            reached = stepper(new, "--until-complete", "--timeout", "10s")
+        if "the analysis takes at least 11s" in reached.err:
+            break
+    assert reached.code == StepExit.TIMEOUT, reached.err
+    state = rollout_state(stepper)
+    assert "verdicts" not in state["position"]
+    assert state["rollout"]["phase"] == "AtGate", state["rollout"]  # not left Rolling, "measuring analysis"
+
+    started = time.monotonic()
+    code, out, err = cli(stepper, "rollout", "status", "-f", str(new), "-w", "--timeout", "60s")
+    alone = time.monotonic() - started
+    assert code == StatusExit.HELD, (code, err)
+    assert alone < 10, alone
+    assert ("wave 1 waits for analysis (ttft), which no `rollout step` is measuring: "
+            f"`kubectl disagg rollout step -f {new}` measures it") in err, err
+
+    serve_for(exporter, prometheus, 0.1, namespace=stepper.namespace, set_="llm", revision=target)
+    with lws_simulator.running(stepper.namespace, delay=0.05, interval=0.05):
+        running = process(stepper, "rollout", "step", "-f", str(new), "--until-complete", "--timeout", "3m")
+        until = time.monotonic() + 90
+        while not holds_the_lease(stepper, running.pid):  # the stepper that reaches the gate measures it
+            assert running.poll() is None and time.monotonic() < until, running.communicate()
+            time.sleep(0.05)
+        started = time.monotonic()
+        code, out, err = cli(stepper, "rollout", "status", "-f", str(new), "-w", "--timeout", "90s")
+        followed = time.monotonic() - started
+        stepped, stepper_err = running.communicate(timeout=120)
+    assert running.returncode == StepExit.OK, stepper_err
+    assert code == StatusExit.AVAILABLE, (code, err)
+    assert "which no `rollout step` is measuring" not in err
+    assert rollout_state(stepper)["position"]["verdicts"]["0"]["phase"] == "passed"
+    assert followed > 5, followed  # it waited through the measurements, at least 11 s from the first
+    assert revisions(stepper) == {s: {target} for s in range(4)}
+    print(f"status -w at an analysis gate: alone it ended held in {alone:.2f}s; "
+          f"with a stepper measuring it followed {followed:.2f}s to Available")
+
+
+def test_issue47_item14_through_git_status_at_an_analysis_gate_names_the_step_and_watch_ends_held(repo):
+    """Through git, at an analysis gate without a verdict, `rollout status --gitops` read "held by
+    the RolloutPolicy: a --gitops verb's commit passes it" (exit 7) where `rollout step --gitops`
+    measures it and writes the verdict: the step is the next action (exit 0). Nothing else
+    measures it, so -w ends there at once, held (7), naming the step, as in the cluster."""
+    assert to_the_gate_through_git(repo).code == GitopsExit.TIMEOUT
+    run = repo.status()
+    assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
+    assert "next: run rollout step --gitops" in run.out
+    assert "wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f DIR` measures it" in run.out
+    started = time.monotonic()
+    run = repo.status("-w", "--timeout", "60s")
+    took = time.monotonic() - started
+    assert run.code == GitopsExit.HELD, (run.code, run.err)
+    assert took < 10, took
+    assert (f"disaggregatedset/llm in {repo.namespace} is held: wave 1 waits for analysis (ttft): "
+            "`kubectl disagg rollout step --gitops -f DIR` measures it") in run.err, run.err
+    assert repo.git("status", "--porcelain") == ""  # status writes nothing
+    print(f"status --gitops -w at an analysis gate ended held in {took:.2f}s")
+
+
+def holds_the_lease(stepper, pid: int) -> bool:
+    """Whether process `pid` holds the set's Lease (its holder identity is user@host/pid/nonce)."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        lease = client.CoordinationV1Api(stepper.live.api).read_namespaced_lease("kubectl-disagg-llm",
+                                                                                  stepper.namespace)
+    except ApiException:
+        return False
+    return f"/{pid}/" in (lease.spec.holder_identity or "")

@@ -239,3 +239,59 @@ def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch()
     # -w ends held, whatever it waits for (the step exits 7 there too)
     look = SetLook(new, "s.yaml", argo.snapshot(new), result)
     assert settled([look], [NextAction.HELD]) and settled([look], [NextAction.HELD], Until.COMPLETE)
+
+
+def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_measures_it_and_watch_ends_held():
+    """Issue 47 item 14, through git: at an analysis gate without a verdict `rollout step --gitops`
+    measures it and writes the verdict (exit 0), so that is the next action, with its code, and
+    the words say it measures (they said nothing, or "held by the RolloutPolicy: a --gitops
+    verb's commit passes it", exit 7). Nothing but that step measures it, so -w ends there held
+    (7), naming it: the cluster's rule (`RolloutStatus.still`), no Lease telling of a --gitops
+    step. Both committed states: the gate reached (the real step measures in the pass that
+    reaches it) and its reach recorded."""
+    import datetime
+    from dataclasses import replace
+
+    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
+    from kubectl_disagg.core.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.exits import GitopsExit
+    from kubectl_disagg.gitops.watch import SetLook, exit_code, settled
+    from kubectl_disagg.rollout.analysis import GateAnalysis
+    from kubectl_disagg.rollout.outcome import gitops_exit
+    from tests.fakes.clock import FakeClock
+
+    now = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    gated = RolloutPolicy("llm", NS, "llm", (Wave(1, analysis=("ttft",)),), analysis=Analysis(
+        Prometheus(address="http://prometheus:9090"),
+        (Check("ttft", "prefill", 'ttft{revision="{{revision}}"}', Condition("<", 0.5), 60, 1, 0, "fail"),)))
+    old = make_set({"prefill": 1, "decode": 1}, slices=3)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=3), policy=gated)
+    argo, state = deploy(old)
+    at_the_gate = []
+    for _ in range(40):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step = gitops_step(new, state, argo.snapshot(new), argo.served, now=now)  # no Prometheus: no measure
+        if step.passed is not None and step.passed.stopped:
+            at_the_gate.append(state)
+        if step.outcome == Outcome.HELD:
+            break
+        state = round_trip(step.state, new)
+    assert len(at_the_gate) == 2  # reached, then its reach recorded
+    measure = GateAnalysis(lambda prometheus: (lambda query: (Sample(0.1),)), clock=FakeClock(wall=now))
+    for state in at_the_gate:
+        argo.sync(new, state)
+        argo.cluster.settle()
+        result = status(argo, new, state)
+        assert result.paced.unmeasured is not None and result.paced.held is None
+        measured = gitops_step(new, state, argo.snapshot(new), argo.served, now=now, analyze=measure)
+        assert measured.outcome == Outcome.ADVANCED and measured.state.position.verdicts[0]["phase"] == "passed"
+        assert result.next_action == NextAction.STEP
+        assert exit_code([result]) == gitops_exit([measured.outcome]) == GitopsExit.ADVANCED  # the step's own code
+        assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f DIR` measures it" in \
+            format_text(result, "s.yaml")
+        look = SetLook(new, "s.yaml", argo.snapshot(new), result)
+        assert result.still
+        assert settled([look], [NextAction.STEP]) and settled([look], [NextAction.STEP], Until.COMPLETE)
+        assert exit_code([result], watched=True) == GitopsExit.HELD

@@ -250,3 +250,25 @@ def test_issue47_item14_at_an_unmeasured_analysis_gate_without_a_stepper_watch_e
     quiet.holder = "stepper@host/1/abc"  # a `rollout step --until-complete` measures it
     code, _, held = watched(quiet, ds, watch=True, deadline=Deadline.after(0.3))
     assert code == StatusExit.TIMEOUT and held == []
+
+
+def test_issue47_item14_a_step_that_cannot_end_the_analysis_leaves_the_state_at_the_gate_not_measuring():
+    """A step whose --timeout leaves too little for the analysis gate it reaches exits 4 without
+    measuring (nothing recorded); the RolloutState it had written Rolling, "measuring analysis
+    ttft since ...", for Argo CD, stayed so: Progressing forever, while no step measured. It is
+    written back to the gate it waits at (AtGate, naming the step that measures it)."""
+    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus
+
+    gated = RolloutPolicy("llm", NS, "llm", (Wave(1, analysis=("ttft",)),), 2, analysis=Analysis(
+        Prometheus(address="http://127.0.0.1:1"),
+        (Check("ttft", "prefill", 'ttft{revision="{{revision}}"}', Condition("<", 0.5), 60, 3, 0, "fail"),)))
+    memory, ds = fleet(4, gated)
+    cluster = PacedCluster(memory)
+    printer = Printer()
+    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    assert code == StepExit.TIMEOUT
+    state = cluster.rollout_state("llm", NS)
+    assert not state["position"].get("verdicts")
+    assert state["rollout"]["phase"] == "AtGate", state["rollout"]
+    assert "measuring" not in state["rollout"]["message"]
+    assert "wave 1 waits for analysis (ttft): `kubectl disagg rollout step` measures it" in state["rollout"]["message"]
