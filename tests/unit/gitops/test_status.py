@@ -289,7 +289,7 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
         assert measured.outcome == Outcome.ADVANCED and measured.state.position.verdicts[0]["phase"] == "passed"
         assert result.next_action == NextAction.STEP
         assert exit_code([result]) == gitops_exit([measured.outcome]) == GitopsExit.ADVANCED  # the step's own code
-        assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f DIR` measures it" in \
+        assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f .` measures it" in \
             format_text(result, "s.yaml")
         look = SetLook(new, "s.yaml", argo.snapshot(new), result)
         assert result.still
