@@ -11,6 +11,11 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
+# Bytecode is a cache like any other: where the environment says not to write it
+# (PYTHONDONTWRITEBYTECODE), every run would compile the package, and pytest rewrite every test
+# module, again, in each worker and in every process a test starts.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: package-table docs lint test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
