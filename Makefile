@@ -10,6 +10,13 @@
 PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
+# pytest-xdist workers per test tier (make test, unit, integration); 1: none.
+TEST_WORKERS ?= 2
+
+# Bytecode is a cache like any other: where the environment says not to write it
+# (PYTHONDONTWRITEBYTECODE), every run would compile the package, and pytest rewrite every test
+# module, again, in each worker and in every process a test starts.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: package-table docs lint test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
@@ -22,13 +29,16 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
 
+# Each tier one pytest run on TEST_WORKERS workers, then its wall time and the slowest 20 tests.
+TIERS = $(VENV)/bin/python hack/test_tiers.py --workers $(TEST_WORKERS)
+
 # Fail in a second, naming what is missing, rather than after a long build.
 check-test check-demo:
 	@hack/check-prereqs.sh $(@:check-%=%)
 
-## test: lint and type checks, then all tests (unit, property, integration against a local control plane)
+## test: lint and type checks, then all tests (unit, property, integration against a local control plane); prints each tier's wall time and the slowest 20 tests
 test: check-test $(VENV)/.installed lint testenv argocd-harness mermaid
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(TIERS) $(PYTEST_ARGS)
 
 ## lint: ruff over the repository and mypy --strict over core/ (settings in pyproject.toml; why: CONTRIBUTING.md)
 lint: $(VENV)/.installed
@@ -45,11 +55,11 @@ package-table:
 
 ## unit: the tests that need no control plane
 unit: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest -m "not integration" $(PYTEST_ARGS)
+	$(TIERS) --tier unit $(PYTEST_ARGS)
 
 ## integration: only the tests against the local control plane
 integration: check-test $(VENV)/.installed testenv
-	$(VENV)/bin/python -m pytest -m integration $(PYTEST_ARGS)
+	$(TIERS) --tier integration $(PYTEST_ARGS)
 
 ## render: render the bundled examples (no cluster needed)
 render: $(VENV)/.installed

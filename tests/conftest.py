@@ -2,6 +2,49 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite the golden files under tests/data/golden from the current output")
+    parser.addoption("--durations-log", metavar="FILE", help="write each test's seconds (setup, call and teardown) "
+                     "to FILE as JSON, for hack/test_tiers.py's summary")
+
+
+# Test modules that share a session fixture with each other: under pytest-xdist they run on one
+# worker, which starts it once (the upstream stack: six processes, 10 to 20 s to start).
+SHARED_SESSIONS = {"tests/integration/test_upstream_": "the upstream stack"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`-n N --dist loadfile` (`make test`, hack/test_tiers.py): a test module runs whole on one
+    worker, so its module fixtures (a zipapp built, a Prometheus started, a Go tool built into the
+    per-user cache) are made once; and the modules of `SHARED_SESSIONS` run on one worker too."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ModulesAndSharedSessions(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return next((group for prefix, group in SHARED_SESSIONS.items() if module.startswith(prefix)), module)
+
+    return ModulesAndSharedSessions(config, log)
+
+
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    # In the main process, also for the tests pytest-xdist's workers ran.
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    log = session.config.getoption("durations_log")
+    if log and not hasattr(session.config, "workerinput"):  # the main process writes it
+        Path(log).write_text(json.dumps(_durations, indent=0, sort_keys=True))

@@ -104,7 +104,7 @@ class GitopsRepo:
         assert run.code == 0, run.err
         warned = [line for line in run.err.splitlines() if f"does not serve {SERVED_RESOURCE}" in line]
         assert len(warned) == (0 if self.serves_states or not self.state_committed() else 1), run.err
-        objects = [o for o in yaml.safe_load_all(run.out) if o]
+        objects = [o for o in yaml.load_all(run.out, Loader=yaml.CSafeLoader) if o]  # LibYAML: a sync reads every object
         states = [o for o in objects if o["kind"] == "RolloutState"]
         assert len(states) == (1 if self.serves_states and self.state_committed() else 0)
         return objects
@@ -142,7 +142,7 @@ class GitopsRepo:
         rendered = {(o["kind"], o["metadata"]["name"]) for o in objects}
         # Argo CD's server-side sync forces conflicts (objects another manager wrote are taken over).
         self.control_plane.kubectl("apply", "--server-side", "--force-conflicts", f"--field-manager={ARGO_MANAGER}",
-                                   "-f", "-", input="".join("---\n" + yaml.safe_dump(o) for o in objects))
+                                   "-f", "-", input="".join("---\n" + yaml.dump(o, Dumper=yaml.CSafeDumper) for o in objects))
         for kind, name in sorted(self.applied - rendered):  # prune
             if kinds is None or kind in kinds:
                 self.control_plane.kubectl("delete", kind.lower(), name, "-n", self.namespace)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import pickle
 from dataclasses import replace
 
 from kubectl_disagg.core import naming
@@ -35,8 +37,15 @@ def make_set(replicas: dict[str, int], image: str = "img:1", slices: int = 1, ro
         roles.append({"name": role, "spec": spec})
     data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
             "metadata": {"name": name, "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
-    (ds,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
-    return ds
+    return pickle.loads(_loaded(to_yaml(data)))  # a set of its own: a test may edit what it holds
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded(text: str) -> bytes:
+    """The set of a document, read and validated once per text (the property tests build the same
+    few sets thousands of times; reading one costs 20 times what unpickling it does)."""
+    (ds,) = load_sets(parse_stream(text, "ds.yaml"))
+    return pickle.dumps(ds, pickle.HIGHEST_PROTOCOL)
 
 
 def groups_by_slice(cluster: MemoryCluster) -> dict[int, dict[str, dict[str, int]]]:

@@ -1,0 +1,84 @@
+"""The test tiers as `make test`, `make unit` and `make integration` run them: each tier one pytest
+run on parallel workers (pytest-xdist, `--dist loadfile`: each module on one worker, and
+tests/conftest.py says which modules share one), then what BENCHMARKS.md records: each tier's
+wall time and the slowest tests of them all.
+
+Every tier runs even when one before it failed (every failure at once); the exit code is the
+first failing tier's. A tier that collects nothing (PYTEST_ARGS naming only another tier's
+files) is not a failure. A run that shows the tests' output (-s) or stops in the debugger
+(--pdb) stays in one process.
+
+    python hack/test_tiers.py [--tier unit|integration ...] [--workers N] [--slowest N] [PYTEST_ARGS ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+TIERS = {"unit": "not integration", "integration": "integration"}  # each tier's pytest marker expression
+NO_TESTS_COLLECTED = 5  # pytest's exit code
+ONE_PROCESS = {"-s", "--capture=no", "--pdb"}
+
+
+class Tier(NamedTuple):
+    name: str
+    wall: float  # seconds, collection and the workers' start included
+    code: int
+    durations: dict[str, float]  # test id -> seconds of its setup, call and teardown
+
+
+def spelled(seconds: float) -> str:
+    """`8.4 s`, `1 min 12 s`."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def summary(tiers: list[Tier], workers: int, slowest: int) -> str:
+    """The tiers' wall times, then the slowest tests of all tiers, slowest first."""
+    on = f"{workers} workers" if workers > 1 else "1 process"
+    times = [f"{t.name} tier {spelled(t.wall)} ({len(t.durations)} test{'' if len(t.durations) == 1 else 's'})"
+             for t in tiers]
+    lines = [f"test tiers on {on}: " + ", ".join(times) + f"; {spelled(sum(t.wall for t in tiers))} in all"]
+    ranked = sorted(((seconds, test) for t in tiers for test, seconds in t.durations.items()), key=lambda x: -x[0])
+    if ranked[:slowest]:
+        lines.append(f"the slowest {min(slowest, len(ranked))} tests:")
+        lines += [f"{seconds:8.2f} s  {test}" for seconds, test in ranked[:slowest]]
+    return "\n".join(lines)
+
+
+def run_tier(name: str, workers: int, pytest_args: list[str], scratch: Path) -> Tier:
+    log = scratch / f"{name}.json"
+    parallel = ["-n", str(workers), "--dist", "loadfile"] if workers > 1 else []
+    argv = [sys.executable, "-m", "pytest", "-m", TIERS[name], *parallel, f"--durations-log={log}", *pytest_args]
+    print(f"--- the {name} tier: {' '.join(argv[1:])}", flush=True)
+    start = time.monotonic()
+    code = subprocess.call(argv)
+    wall = time.monotonic() - start
+    durations = json.loads(log.read_text()) if log.exists() else {}
+    return Tier(name, wall, 0 if code == NO_TESTS_COLLECTED else code, durations)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("--tier", action="append", choices=list(TIERS), help="a tier to run (default: all, in order)")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers per tier (1: none)")
+    parser.add_argument("--slowest", type=int, default=20, help="how many of the slowest tests to list")
+    options, pytest_args = parser.parse_known_args(argv)
+    workers = 1 if ONE_PROCESS & set(pytest_args) else options.workers
+    with tempfile.TemporaryDirectory(prefix="test-tiers-") as scratch:
+        tiers = [run_tier(name, workers, pytest_args, Path(scratch)) for name in options.tier or TIERS]
+    print(summary(tiers, workers, options.slowest))
+    return next((t.code for t in tiers if t.code), 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

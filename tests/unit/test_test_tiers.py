@@ -1,0 +1,72 @@
+"""hack/test_tiers.py, what `make test` runs: both tiers on parallel workers, each module whole on one
+worker and the upstream stack's modules together (tests/conftest.py), then each tier's wall time and
+the slowest tests of both; run here on a tree of a few tests with the suite's own conftest."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+
+from tests.support.hack_modules import hack_module
+from tests.support.paths import REPO
+
+tiers = hack_module("test_tiers.py")
+
+WHERE = "import os, pathlib\n\ndef where(name):\n    pathlib.Path(name).write_text(os.environ.get('PYTEST_XDIST_WORKER', 'main'))\n"
+FILES = {
+    "pytest.ini": "[pytest]\nmarkers =\n    integration: the other tier\n",
+    "tests/unit/test_a.py": "import time\n\ndef test_slow():\n    time.sleep(0.3)\n\ndef test_fast():\n    pass\n",
+    "tests/unit/test_b.py": "def test_fails():\n    assert 1 == 2\n",
+    **{f"tests/integration/test_upstream_{name}.py": WHERE + textwrap.dedent(f"""
+        import pytest
+        pytestmark = pytest.mark.integration
+
+        def test_{name}():
+            where("{name}")
+        """) for name in ("one", "two", "three")},
+    "tests/integration/test_other.py": "import pytest\n\n@pytest.mark.integration\ndef test_other():\n    pass\n",
+}
+
+
+def test_both_tiers_run_on_workers_and_their_times_and_slowest_tests_are_printed(tmp_path):
+    for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "conftest.py")
+    result = subprocess.run([sys.executable, str(REPO / "hack" / "test_tiers.py"), "--workers", "2", "--slowest", "3",
+                             "-p", "no:cacheprovider", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr  # the unit tier's failure, though the other tier passed
+    assert "1 failed, 2 passed" in result.stdout and "4 passed" in result.stdout
+    summary = result.stdout[result.stdout.index("test tiers on 2 workers: "):].splitlines()
+    assert summary[0].startswith("test tiers on 2 workers: unit tier ") and "(3 tests), integration tier " in summary[0]
+    assert summary[0].endswith(" in all") and "(4 tests)" in summary[0]
+    assert summary[1] == "the slowest 3 tests:" and summary[2].endswith("s  tests/unit/test_a.py::test_slow")
+    assert len(summary) == 5
+    workers = {(tmp_path / name).read_text() for name in ("one", "two", "three")}
+    assert len(workers) == 1 and workers < {"gw0", "gw1"}  # the upstream stack's modules on one worker
+
+
+def tiers_of(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    (tmp_path / "test_a.py").write_text("def test_a():\n    print('shown')\n")
+    shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "conftest.py")
+    return subprocess.run([sys.executable, str(REPO / "hack" / "test_tiers.py"), *args, "-p", "no:cacheprovider",
+                           "-o", "markers=integration"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_a_tier_that_collects_nothing_is_no_failure(tmp_path):
+    result = tiers_of(tmp_path, "--workers", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "test tiers on 1 process: unit tier " in result.stdout and "(1 test), integration tier " in result.stdout
+
+
+def test_one_tier_and_its_output_shown_in_one_process(tmp_path):
+    result = tiers_of(tmp_path, "--tier", "unit", "--workers", "2", "-s")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "shown" in result.stdout and "-n 2" not in result.stdout
+    assert "test tiers on 1 process: unit tier " in result.stdout and "integration tier" not in result.stdout
+
+
+def test_times_are_spelled_in_seconds_then_minutes():
+    assert [tiers.spelled(s) for s in (8.42, 59.9, 72.4, 661)] == ["8.4 s", "59.9 s", "1 min 12 s", "11 min 1 s"]
