@@ -32,6 +32,7 @@ class Tier(NamedTuple):
     wall: float  # seconds, collection and the workers' start included
     code: int
     durations: dict[str, float]  # test id -> seconds of its setup, call and teardown
+    outcomes: dict[str, str]  # test id -> passed | failed | skipped | xfailed
 
 
 def spelled(seconds: float) -> str:
@@ -52,6 +53,10 @@ def summary(tiers: list[Tier], workers: int, slowest: int) -> str:
     if ranked[:slowest]:
         lines.append(f"the slowest {min(slowest, len(ranked))} tests:")
         lines += [f"{seconds:8.2f} s  {test}" for seconds, test in ranked[:slowest]]
+    # Last, the whole run's count on a line of its own, as a CI log reader looks for it: the tiers'
+    # own pytest summaries stand far above, one per tier.
+    counted = [outcome for t in tiers for outcome in t.outcomes.values()]
+    lines.append("total: " + ", ".join(f"{counted.count(word)} {word}" for word in ("passed", "failed", "skipped")))
     return "\n".join(lines)
 
 
@@ -63,8 +68,9 @@ def run_tier(name: str, workers: int, pytest_args: list[str], scratch: Path) -> 
     start = time.monotonic()
     code = subprocess.call(argv)
     wall = time.monotonic() - start
-    durations = json.loads(log.read_text()) if log.exists() else {}
-    return Tier(name, wall, 0 if code == NO_TESTS_COLLECTED else code, durations)
+    logged = json.loads(log.read_text()) if log.exists() else {}
+    return Tier(name, wall, 0 if code == NO_TESTS_COLLECTED else code, logged.get("durations", {}),
+                logged.get("outcomes", {}))
 
 
 def main(argv: list[str]) -> int:

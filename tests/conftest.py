@@ -37,14 +37,21 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 _durations: dict[str, float] = {}
+_outcomes: dict[str, str] = {}  # test id -> passed | failed | skipped | xfailed, as pytest's summary counts it
 
 
 def pytest_runtest_logreport(report):
     # In the main process, also for the tests pytest-xdist's workers ran.
     _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    if report.failed:  # an error in setup or teardown fails the test too
+        _outcomes[report.nodeid] = "failed"
+    elif report.skipped and report.nodeid not in _outcomes:
+        _outcomes[report.nodeid] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+    elif report.passed and report.when == "call":
+        _outcomes.setdefault(report.nodeid, "passed")
 
 
 def pytest_sessionfinish(session):
     log = session.config.getoption("durations_log")
     if log and not hasattr(session.config, "workerinput"):  # the main process writes it
-        Path(log).write_text(json.dumps(_durations, indent=0, sort_keys=True))
+        Path(log).write_text(json.dumps({"durations": _durations, "outcomes": _outcomes}, indent=0, sort_keys=True))

@@ -43,7 +43,7 @@ def test_both_tiers_run_on_workers_and_their_times_and_slowest_tests_are_printed
     assert summary[0].startswith("test tiers on 2 workers: unit tier ") and "(3 tests), integration tier " in summary[0]
     assert summary[0].endswith(" in all") and "(4 tests)" in summary[0]
     assert summary[1] == "the slowest 3 tests:" and summary[2].endswith("s  tests/unit/test_a.py::test_slow")
-    assert len(summary) == 5
+    assert len(summary) == 6 and summary[5] == "total: 6 passed, 1 failed, 0 skipped"
     workers = {(tmp_path / name).read_text() for name in ("one", "two", "three")}
     assert len(workers) == 1 and workers < {"gw0", "gw1"}  # the upstream stack's modules on one worker
 
