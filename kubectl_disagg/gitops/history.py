@@ -31,8 +31,9 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
     None where the commit has no valid set of that name, the state None where it has no state.
     The commits are replayed through the cluster's own rules (core/history.py `advance`), so both
     stores keep one history: a commit whose state was written for the set's revision (by a step
-    or a verb: its `target`) is a pass over it, and the revision's entry starts at the commit
-    that made the set name it (its author, its date). A revision replaced before any step
+    or a verb: its `target`), or whose position records an abort of it (the step that aborts
+    writes the stable revision as its target), is a pass over it, and the revision's entry
+    starts at the commit that made the set name it (its author, its date). A revision replaced before any step
     recorded it never ran, and is not listed; the set's revision, committed and not stepped
     yet, is (a commit is a rollout under way through git)."""
     history: list[dict[str, Any]] = []
@@ -46,11 +47,14 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
         if ds is not None and (current is None or ds.revision != current.revision):
             start = commit
         current = ds or current
-        if current is None or start is None or not _stepped(state, current.revision):
+        if current is None or start is None or not isinstance(state, Mapping):
             continue
-        assert isinstance(state, Mapping)
-        position = state.get("position") if isinstance(state.get("position"), Mapping) else {}
+        position: Mapping[str, Any] = state["position"] if isinstance(state.get("position"), Mapping) else {}
         mine = position.get("revision") == current.revision
+        # (a step that aborts rolls toward the stable revision, its `target`: its position
+        # still records the abort of the set's revision, as the cluster's does)
+        if not (_stepped(state, current.revision) or mine and _stamp(position.get("aborted"))):
+            continue
         history = advance(started(history, current, start), current, now=commit.date, who=_author(start),
                           complete=_revisions_in(state) == {current.revision}, limit=UNBOUNDED, mark=_mark(commit),
                           aborted=_stamp(position.get("aborted")) if mine else None,

@@ -249,16 +249,22 @@ def committed_state(tmp_path, message: str, target: str, slices: list[str], posi
     git(tmp_path, "commit", "-q", "-m", message)
 
 
-def test_issue47_an_image_aborted_retried_and_completed_is_what_undo_goes_back_to(tmp_path, capsys):
-    """As in the cluster: the retry is an entry of its own, complete; the undo from the next
-    image goes back to it, not past it."""
+def img2_committed(tmp_path):
+    """A repository whose set deployed img:1 (its state committed), then img:2 committed: the
+    set's file, img:1's revision and img:2's."""
     git(tmp_path, "init", "-q", "-b", "main")
     path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
     one = model(path).revision
     committed_state(tmp_path, "deploy", one, [one])
     write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
     git(tmp_path, "commit", "-q", "-am", "img:2")
-    two = model(path).revision
+    return path, one, model(path).revision
+
+
+def test_issue47_an_image_aborted_retried_and_completed_is_what_undo_goes_back_to(tmp_path, capsys):
+    """As in the cluster: the retry is an entry of its own, complete; the undo from the next
+    image goes back to it, not past it."""
+    path, one, two = img2_committed(tmp_path)
     aborted = {"at": "2026-12-07T12:00:00Z", "by": "bob", "reason": "p99 doubled"}
     retried = {"at": "2026-12-07T13:00:00Z", "by": "carol", "reason": "node fixed"}
     committed_state(tmp_path, "step", two, [one, two], {"revision": two})
@@ -276,6 +282,29 @@ def test_issue47_an_image_aborted_retried_and_completed_is_what_undo_goes_back_t
         (one, "complete", False)]
     code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--dry-run"], capsys)
     assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {two} (dry run)\n"), err
+
+
+def test_issue47_an_analysis_abort_recorded_by_the_rollback_step_ends_the_image_aborted(tmp_path, capsys):
+    """As a real git rollout writes it: the step whose analysis failed rolls toward the stable
+    revision (its `target`), its position recording the abort of img:2; the rollback's commits
+    and img:3's rollout follow. img:2 ended aborted (as in the cluster), not replaced."""
+    path, one, two = img2_committed(tmp_path)
+    aborted = {"revision": two, "stable": one, "wave": 0, "aborted": {
+        "at": "2026-12-07T12:00:00Z", "by": "analysis", "reason": "analysis failed after wave 1: ttft"}}
+    committed_state(tmp_path, "step 1", two, [one, two], {"revision": two, "stable": one, "wave": 0})
+    committed_state(tmp_path, "rollback step 1", one, [one, two], aborted)
+    committed_state(tmp_path, "rollback step 2", one, [one], aborted)
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:3").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:3")
+    three = model(path).revision
+    committed_state(tmp_path, "step 1", three, [one, three], {"revision": three, "stable": one, "wave": 0})
+    committed_state(tmp_path, "step 2", three, [three], {"revision": three, "stable": one, "wave": 1})
+    code, out, err = run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)
+    assert code == 0, err
+    listed = json.loads(out)["revisions"]
+    assert [(r["revision"], r["outcome"]) for r in listed] == [(three, "complete"), (two, "aborted"),
+                                                               (one, "complete")]
+    assert listed[1]["why"] == "analysis failed after wave 1: ttft"
 
 
 def test_issue47_an_image_replaced_before_any_step_is_not_a_revision_to_go_back_to(tmp_path, capsys):
