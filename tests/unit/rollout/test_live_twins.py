@@ -44,7 +44,7 @@ STEP_ENDS = {GitopsExit.ADVANCED: StepExit.OK, GitopsExit.WAITING: StepExit.OK, 
 
 def running(live: dict) -> dict:
     """What runs: the LWS with replicas, and their Services. An LWS at 0 runs nothing, and the
-    modes create and remove them at different times by design (§9.6: a commit's render starts the
+    modes create and remove them at different times by design (design §9.6: a commit's render starts the
     admitted slices' new revision at 0 before any step; the terminal creates it at its first
     planner step's size, and removes a drained LWS in the pass after it reached 0)."""
     empty = {name for name, (_, _, _, replicas) in live["lws"].items() if not replicas}
@@ -55,7 +55,7 @@ def running(live: dict) -> dict:
 def shown(status: dict) -> dict:
     """`rollout status` with each slice's revisions (those with replicas, see `running`). Their
     counts are the live LWS's, compared above: `rollout status --gitops` gives the committed
-    step's (its --help), which a replicas change renders past before a step records it (§10.1)."""
+    step's (its --help), which a replicas change renders past before a step records it (design §10.1)."""
     return {**status, "slices": {s: sorted(rev for rev, counts in revisions.items() if any(counts.values()))
                                  for s, revisions in status["slices"].items()}}
 
@@ -64,7 +64,7 @@ def compare(twins: LiveTwins, event: str, live: bool = True, stepped: bool = Tru
     """The two modes alike after `event`; with `live=False` (the set's file or the position just
     changed, see `play`) the recorded positions only. Unless `stepped` (readiness or time since
     the last step), `complete` is left out: through git it says the next step writes nothing,
-    and the step that records a replicas change once ready is yet to come (§10.1)."""
+    and the step that records a replicas change once ready is yet to come (design §10.1)."""
     position, terminal_position = twins.git_position(), twins.terminal_position()
     assert position == terminal_position, (event, position, terminal_position)
     if not live:
@@ -105,8 +105,8 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
         if event not in ("step", "ready", "partly", "tick"):
             # The set's file changed (a commit through git), or a verb wrote the position; then
             # `rollout step`. Either reaches the terminal's cluster at that step, git's at the
-            # commit's sync (§9.6: a commit's render starts the admitted slices and holds the
-            # others at the stable revision; §10.1: a replicas change renders before any step
+            # commit's sync (design §9.6: a commit's render starts the admitted slices and holds the
+            # others at the stable revision; design §10.1: a replicas change renders before any step
             # records it), by design. So a step follows each at once (no readiness or verb
             # between them), and before it the positions alone are compared.
             if event in VERBS:
@@ -155,7 +155,7 @@ def test_twin_runs_on_live_objects_show_the_same_fleet_status_and_exits(tmp_path
                    "those running: decode falls 3 -> 1 at the sync; the terminal starts it from 3")
 def test_a_template_commit_keeps_the_replicas_running(tmp_path, monkeypatch):
     twins = deployed(tmp_path, monkeypatch, 2)
-    play(twins, [("decode", 3)])  # rendered at 3 through git (§10.1); its step waits for readiness to record it
+    play(twins, [("decode", 3)])  # rendered at 3 through git (design §10.1); its step waits for readiness to record it
     assert twins.step_git() == GitopsExit.WAITING
     twins.edit(image="img:3")
     assert running(twins.live(twins.argo.cluster))["lws"]["llm-0-0c1737b3-decode"][3] == 3  # at the sync
