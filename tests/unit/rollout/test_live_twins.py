@@ -60,7 +60,7 @@ def shown(status: dict) -> dict:
                                  for s, revisions in status["slices"].items()}}
 
 
-def compare(twins: LiveTwins, event: str, live: bool = True, stepped: bool = True) -> None:
+def compare(twins: LiveTwins, event: str, live: bool = True, stepped: bool = True, status: bool = True) -> None:
     """The two modes alike after `event`; with `live=False` (the set's file or the position just
     changed, see `play`) the recorded positions only. Unless `stepped` (readiness or time since
     the last step), `complete` is left out: through git it says the next step writes nothing,
@@ -71,6 +71,8 @@ def compare(twins: LiveTwins, event: str, live: bool = True, stepped: bool = Tru
         return
     terminal, in_git = twins.live(twins.terminal.memory), twins.live(twins.argo.cluster)
     assert running(in_git) == running(terminal), (event, running(in_git), running(terminal))
+    if not status:
+        return
     (terminal_code, terminal_status), (_, git_status) = twins.status_terminal(), twins.status_git()
     assert terminal_code == (0 if terminal_status["available"] else 3), event  # exit 0 Available, 3 not
     if not stepped:
@@ -97,11 +99,17 @@ def histories(draw):
                        if event == "decode" else None))
         if event == "decode":  # KNOWN DIVERGENCE, test_a_template_commit_keeps_the_replicas_running (xfail):
             events += [("ready", None), ("step", None)]  # the replicas recorded before anything else
+        elif event == "slices":
+            # `rollout status --gitops` gives the committed step per slice (its --help): a slice
+            # gained is rendered at once and recorded by the step once it is ready (design §8.1)
+            events += [("ready", None), ("step", None)]
     return slices, events
 
 
 def play(twins: LiveTwins, events, compared: bool = True) -> None:
+    gained = False  # a slice gained that no step recorded yet through git (see below)
     for event, value in events:
+        own = False
         if event not in ("step", "ready", "partly", "tick"):
             # The set's file changed (a commit through git), or a verb wrote the position; then
             # `rollout step`. Either reaches the terminal's cluster at that step, git's at the
@@ -116,9 +124,14 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
                 twins.edit(**({"image": event} if event.startswith("img:") else {event: value}))
             if compared:
                 compare(twins, f"{event} {value or ''}", live=False)
+            # (a slice gained: `rollout status --gitops` reads it once a step recorded it, the
+            # next one, once it is ready: see `histories`; until then its status is left out)
+            gained, own = gained or event == "slices", True
             event, value = "step", f"after {event} {value or ''}"
         if event == "step":
             terminal, in_git = twins.step_terminal(), twins.step_git()
+            # KNOWN DIVERGENCE (xfail): test_a_slice_gained_while_held_is_in_both_statuses
+            gained = gained and (own or in_git == GitopsExit.HELD)
             assert STEP_ENDS[in_git] == terminal, (value, in_git, terminal)
         elif event == "ready":
             twins.ready()
@@ -127,7 +140,7 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
         elif event == "tick":
             twins.clock.seconds += 16 * 60  # past the soak of 15 minutes
         if compared:
-            compare(twins, f"{event} {value or ''}", stepped=event == "step")
+            compare(twins, f"{event} {value or ''}", stepped=event == "step", status=not gained)
 
 
 def deployed(root, monkeypatch, slices: int) -> LiveTwins:
@@ -158,7 +171,7 @@ def test_a_template_commit_keeps_the_replicas_running(tmp_path, monkeypatch):
     play(twins, [("decode", 3)])  # rendered at 3 through git (design §10.1); its step waits for readiness to record it
     assert twins.step_git() == GitopsExit.WAITING
     twins.edit(image="img:3")
-    assert running(twins.live(twins.argo.cluster))["lws"]["llm-0-0c1737b3-decode"][3] == 3  # at the sync
+    assert running(twins.live(twins.argo.cluster))["lws"]["llm-0-0c1737b3-decode"][3] == 3  # the sync keeps it
     play(twins, [("step", None)])
 
 
@@ -169,6 +182,16 @@ def test_an_abort_with_nothing_to_roll_back_reads_alike(tmp_path, monkeypatch):
     twins = deployed(tmp_path, monkeypatch, 3)
     play(twins, [("pause", None), ("decode", 2), ("ready", None), ("step", None), ("abort", None)])
     assert twins.status_git()[1]["available"] == twins.status_terminal()[1]["available"]
+
+
+@pytest.mark.xfail(strict=True, reason="divergence: slices raised while the rollout is held (paused or aborted): "
+                   "both fleets run them at the stable revision, but `rollout status --gitops` leaves them out "
+                   "(no revisions, not counted done) until a step records them, which the hold prevents")
+def test_a_slice_gained_while_held_is_in_both_statuses(tmp_path, monkeypatch):
+    twins = deployed(tmp_path, monkeypatch, 2)
+    play(twins, [("img:3", None), ("ready", None), ("step", None), ("pause", None), ("slices", 3), ("ready", None),
+                 ("step", None)])
+    assert twins.status_git()[1] == twins.status_terminal()[1]
 
 
 @pytest.mark.xfail(strict=True, reason="divergence: git's first deploy of a paced set records no position "
