@@ -7,6 +7,7 @@ runs through `verbs.run_verb` in each, as the command runs it."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +37,13 @@ WAVES = """\
 """
 
 
-def set_text(name: str, image: str, slices: int) -> str:
+def set_text(name: str, image: str, slices: int, decode: int = 1) -> str:
     roles = "".join(f"""\
   - name: {role}
     spec:
-      replicas: 1
+      replicas: {replicas}
       leaderWorkerTemplate: {{workerTemplate: {{spec: {{containers: [{{name: server, image: "{image}"}}]}}}}}}
-""" for role in ("prefill", "decode"))
+""" for role, replicas in (("prefill", 1), ("decode", decode)))
     return (f"apiVersion: disaggregatedset.x-k8s.io/v1\nkind: DisaggregatedSet\nmetadata: {{name: {name}, "
             f"namespace: {NS}}}\nspec:\n  slices: {slices}\n  roles:\n{roles}")
 
@@ -202,3 +203,186 @@ def anonymous(document):
     if isinstance(document, list):
         return [anonymous(value) for value in document]
     return document
+
+
+# --- live twins: one sequence of events through both modes, compared on what runs -------------
+
+class LiveTwins:
+    """One paced set `llm` (img:1) driven twice by the commands, in-process, on the same clock:
+
+    - the terminal: the set's file (beside no state) and an in-memory cluster (`PacedCluster`:
+      the RolloutState, the Lease, Events); `rollout step -f FILE` and the verbs act on it;
+    - git: the set's file in a real temporary repository, `rollout step --gitops --commit` and
+      the `--gitops --commit` verbs writing its state file, each commit synced as Argo CD syncs
+      it (`MemoryArgo.sync`: the render of the committed state applied, the rest pruned) to a
+      second in-memory cluster that `rollout step|status --gitops` read.
+
+    Both clusters get the same readiness (`ready`; `observed` after every write). What each mode
+    shows of its fleet: `live` (the LWS and Services), `status_terminal`/`status_git` (`rollout
+    status -o json`'s derived fields) and the recorded positions."""
+
+    def __init__(self, root: Path, monkeypatch, slices: int = 3):
+        from kubectl_disagg.clock import SYSTEM_CLOCK
+        from kubectl_disagg.commands import _session
+        from kubectl_disagg.gitops import status as gitops_status, step as gitops_steps
+        from kubectl_disagg.rollout import progressive
+        from tests.fakes.argo import MemoryArgo
+        from tests.fakes.cluster import MemoryCluster, MemorySession
+
+        self.clock = FakeClock()
+        monkeypatch.setattr(SYSTEM_CLOCK, "now", self.clock.now)  # the verbs' and the stepper's wall time
+        for module in (gitops_steps, gitops_status, progressive):
+            monkeypatch.setattr(module, "utcnow", self.clock.now)
+        self.terminal = PacedCluster(MemoryCluster(NS))
+        self.argo = MemoryArgo()
+        self.synced = MemorySession(self.argo.cluster, watches=False)
+        self.cluster = self.terminal  # the one the next command talks to
+        monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(self.cluster))
+        monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(self.cluster))
+        self.root, self.file, self.app = root, root / "terminal" / "llm.yaml", root / "repo" / "app"
+        self.file.parent.mkdir(parents=True)
+        self.app.mkdir(parents=True)
+        self.repo = self.app.parent
+        git(self.repo, "init", "-q", "-b", "main")
+        git(self.repo, "config", "user.name", "Ada")
+        git(self.repo, "config", "user.email", "ada@example.invalid")
+        self.image, self.slices, self.decode = "img:1", slices, 1
+        self.edit()
+
+    def edit(self, **change) -> None:
+        """The set's file changed (image, slices, decode's replicas): in the terminal's file, and
+        in git as a commit of its own."""
+        for key, value in change.items():
+            setattr(self, key, value)
+        text = set_text("llm", self.image, self.slices, self.decode) + policy_text("llm")
+        self.file.write_text(text)
+        (self.app / "llm.yaml").write_text(text)
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "--allow-empty", "-m", f"llm: {change or 'the set'}")
+        if (self.app / STATE_FILE).exists():
+            self.sync()  # Argo CD syncs the commit (no state yet: the plugin refuses it, design §8.3)
+
+    def cli(self, cluster, *argv: str) -> tuple[int, str, str]:
+        import io
+
+        from kubectl_disagg.cli import main
+
+        self.cluster, out, err = cluster, io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(argv))
+                code = 0
+            except SystemExit as exited:
+                code = int(exited.code or 0)
+        assert "Traceback" not in err.getvalue(), err.getvalue()
+        return code, out.getvalue(), err.getvalue()
+
+    def in_terminal(self, *argv: str) -> tuple[int, str, str]:
+        return self.cli(self.terminal, *argv, "-f", str(self.file))
+
+    def in_git(self, *argv: str) -> tuple[int, str, str]:
+        return self.cli(self.synced, *argv, "--gitops", "-f", str(self.app))
+
+    def sync(self) -> None:
+        """Argo CD syncs HEAD: the render of the committed set and state (`render_with_state`, what
+        `render` and `cmp generate` apply), the rest pruned."""
+        from kubectl_disagg.errors import UserError
+
+        (entry,) = directories.load(inputs.read_tree([str(self.app)], inputs.Reading()), inputs.Reading()).sets
+        try:
+            self.argo.sync(entry.ds, entry.state)
+        except UserError:
+            return  # the plugin refuses the commit (design §8: a slice gained waits for a step): nothing applied
+        observed(self.argo.cluster)
+
+    def ready(self, ready_cap=None) -> None:
+        """The pods of both fleets become ready (all, or as `ready_cap` says per LWS)."""
+        self.terminal.memory.settle(ready_cap)
+        self.argo.cluster.settle(ready_cap)
+
+
+    def live(self, cluster) -> dict:
+        """The live LWS (name → slice, role, revision, spec.replicas) and the Services' names."""
+        from kubectl_disagg.core import naming
+
+        lws = {}
+        for name, obj in cluster.lws().items():
+            labels = obj["metadata"]["labels"]
+            lws[name] = (int(labels[naming.SLICE_LABEL]), labels[naming.ROLE_LABEL], labels[naming.REVISION_LABEL],
+                         obj["spec"].get("replicas", 1))
+        return {"lws": lws, "services": sorted(name for kind, name in cluster.objects if kind == "Service")}
+
+    def step_terminal(self, limit: int = 12) -> int:
+        """`rollout step` passes until one writes nothing (no LWS, no position): the last one's code."""
+        for _ in range(limit):
+            actions, position = len(self.terminal.actions), self.terminal_position()
+            code = self.in_terminal("rollout", "step")[0]
+            observed(self.terminal.memory)
+            if code or (len(self.terminal.actions), self.terminal_position()) == (actions, position):
+                return code
+        raise AssertionError(f"rollout step still writing after {limit} passes")
+
+    def step_git(self, limit: int = 12) -> int:
+        """`rollout step --gitops --commit`, each commit synced, until one writes nothing: its code."""
+        for _ in range(limit):
+            code = self.in_git("rollout", "step", "--commit")[0]
+            if code:
+                return code
+            self.sync()
+        raise AssertionError(f"rollout step --gitops still advancing after {limit} commits")
+
+    def verb(self, verb: str) -> tuple[int, int]:
+        """`rollout VERB` in the terminal, and `rollout VERB --gitops --commit` (synced)."""
+        words = verb.split()
+        terminal = self.in_terminal("rollout", *words)[0]
+        in_git = self.in_git("rollout", *words, "--commit")[0]
+        self.sync()
+        return terminal, in_git
+
+    def terminal_position(self) -> dict | None:
+        state = self.terminal.state
+        return anonymous(state.get("position")) if state else None
+
+    def git_position(self) -> dict | None:
+        (entry,) = directories.load(inputs.read_tree([str(self.app)], inputs.Reading()), inputs.Reading()).sets
+        position = entry.state.position if entry.state is not None else None
+        return anonymous(position_document(position)) if position is not None else None
+
+    def status_terminal(self) -> tuple[int, dict]:
+        import json
+
+        code, out, err = self.in_terminal("rollout", "status", "-o", "json")
+        document = json.loads(out)
+        available = any(c["type"] == "Available" and c["status"] == "True" for c in document["status"]["conditions"])
+        return code, {"available": available, "complete": document["complete"],
+                      "rollout": anonymous(document.get("rollout")),
+                      "slices": {s["slice"]: {r["revision"]: r["replicas"] for r in s["revisions"]}
+                                 for s in document["slices"]}}
+
+    def status_git(self) -> tuple[int, dict]:
+        import json
+
+        code, out, err = self.in_git("rollout", "status", "-o", "json")
+        document = json.loads(out)
+        return code, {"available": document["available"], "complete": document["complete"],
+                      "rollout": anonymous(document.get("rollout")),
+                      "slices": {index: {r["revision"]: r["replicas"] for r in group["revisions"]}
+                                 for group in document["slices"] for index in slice_indexes(group["slices"])}}
+
+
+def slice_indexes(label: str) -> list[int]:
+    """The slices a status row names: "slice 3", "slices 0-2", "slices 0-1, 4"."""
+    indexes = []
+    for part in label.split(" ", 1)[1].split(", "):
+        first, _, last = part.partition("-")
+        indexes += range(int(first), int(last or first) + 1)
+    return indexes
+
+
+def observed(cluster) -> None:
+    """The LWS controller saw every spec written (observedGeneration): no pod became ready
+    meanwhile, only the `ready` events make them so. Both fleets are observed after every write
+    of theirs (a pass, a sync)."""
+    def before(name: str, replicas: int) -> int:
+        return min(replicas, cluster.objects[("LeaderWorkerSet", name)].get("status", {}).get("readyReplicas", 0))
+    cluster.settle(before)
