@@ -158,7 +158,7 @@ def progressive(pg: Playground, scratch: Path, resources: contextlib.ExitStack) 
     change_image(demo, GOOD, BAD)
     serve(demo, exporter, prometheus, BAD)
     demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
-    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(3,))
+    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0,))  # rolled back: Available at the stable revision
     demo.run(lws)
     after = as_written(demo, set(range(1, SLICES)))
     if after != untouched:

@@ -381,14 +381,14 @@ def test_issue47_item14_through_git_status_at_an_analysis_gate_names_the_step_an
     run = repo.status()
     assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
     assert "next: run rollout step --gitops" in run.out
-    assert "wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f DIR` measures it" in run.out
+    assert f"wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f {repo.root}` measures it" in run.out
     started = time.monotonic()
     run = repo.status("-w", "--timeout", "60s")
     took = time.monotonic() - started
     assert run.code == GitopsExit.HELD, (run.code, run.err)
     assert took < 10, took
     assert (f"disaggregatedset/llm in {repo.namespace} is held: wave 1 waits for analysis (ttft): "
-            "`kubectl disagg rollout step --gitops -f DIR` measures it") in run.err, run.err
+            f"`kubectl disagg rollout step --gitops -f {repo.root}` measures it") in run.err, run.err
     assert repo.git("status", "--porcelain") == ""  # status writes nothing
     print(f"status --gitops -w at an analysis gate ended held in {took:.2f}s")
 
