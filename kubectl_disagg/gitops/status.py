@@ -18,13 +18,12 @@ from kubectl_disagg.core.model import DisaggregatedSet
 from kubectl_disagg.core.rollout_status import RolloutStatus, rollout_status
 from kubectl_disagg.core.snapshot import Snapshot
 from kubectl_disagg.core.status import Until, role_statuses
-from kubectl_disagg.core.waves import serving
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import gitops_step, synced_differences
-from kubectl_disagg.gitops.waves import state_decision, with_gained
+from kubectl_disagg.gitops.waves import state_decision
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.progressive import utcnow
 
@@ -71,8 +70,7 @@ class GitopsStatus:
     the committed position of a RolloutPolicy's rollout stands (the fields `rollout status`
     gives in the cluster, core/rollout_status.py), None without a policy or a state. After the
     policy's abort, Available is judged at the stable revision the slices go back to (`aborted`),
-    as in the cluster (core/status.py `Until`): `serving`, the set's own revision when none of
-    the stable one is live to go back to (core/waves.py `serving`)."""
+    as in the cluster (core/status.py `Until`)."""
 
     name: str
     namespace: str
@@ -86,7 +84,6 @@ class GitopsStatus:
     reasons: tuple[str, ...]
     available: bool = False
     paced: RolloutStatus | None = None
-    serving: str = ""
 
     @property
     def aborted(self) -> bool:
@@ -127,11 +124,9 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     synced = len(unpruned) == len(differences)
     now = utcnow()
     step = gitops_step(ds, state, live, served, now=now, committed_render=objects)
-    # the slices gained while the rollout is held run at the stable revision, as render derives them
-    seen = with_gained(ds, state)
     paced = None
     if ds.policy is not None and step.outcome != Outcome.REFUSED:  # a refused state has no position to read
-        paced = rollout_status(state_decision(ds, seen, now))
+        paced = rollout_status(state_decision(ds, state, now))
     if paced is not None and paced.unmeasured is not None and step.outcome in (Outcome.HELD, Outcome.ADVANCED):
         # an analysis gate without a verdict: this look asks no Prometheus, so it stops there
         # (or records reaching it); the step measures it and writes the verdict, as the words say
@@ -148,10 +143,10 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         action, reasons = NextAction.SYNC, step.reasons
     else:
         action, reasons = NextAction.READY, step.reasons
-    judged_at = serving(ds, live, paced.target) if paced is not None and paced.aborted is not None else ds.revision
-    available = all(role.available for role in role_statuses(ds, live, judged_at))
-    return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, seen), synced, not unpruned,
-                        ready, action, tuple(reasons), available, paced, judged_at)
+    serving = paced.target if paced is not None and paced.aborted is not None else ds.revision
+    available = all(role.available for role in role_statuses(ds, live, serving))
+    return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
+                        ready, action, tuple(reasons), available, paced)
 
 
 def _slices(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceStatus, ...]:
