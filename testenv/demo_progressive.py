@@ -158,7 +158,10 @@ def progressive(pg: Playground, scratch: Path, resources: contextlib.ExitStack) 
     change_image(demo, GOOD, BAD)
     serve(demo, exporter, prometheus, BAD)
     demo.run(f"kubectl disagg rollout step -f {DIRECTORY}/ --until-complete --timeout 3m", expect=(7,))
-    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/", expect=(0,))  # rolled back: Available at the stable revision
+    # -w --for=complete waits for the rollback's last groups, then says held (7): the set's own
+    # revision never rolls out; then it reads Available at the stable revision
+    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/ -w --for=complete --timeout 2m", expect=(7,))
+    demo.run(f"kubectl disagg rollout status -f {DIRECTORY}/")
     demo.run(lws)
     after = as_written(demo, set(range(1, SLICES)))
     if after != untouched:

@@ -110,8 +110,12 @@ class StatusLook:
     @property
     def still(self) -> bool:
         """Nothing moves it without a person: held by its RolloutPolicy, or at an analysis gate
-        that no running `rollout step` measures."""
-        return self.report.paced is not None and self.report.paced.still(self.stepping)
+        that no running `rollout step` measures. An abort rolled back whose groups are not all
+        ready yet, and that no step has anything left to do for, still moves: its readiness."""
+        report = self.report
+        if report.aborted and not report.available and not any(s.actions for s in report.slices):
+            return False
+        return report.paced is not None and report.paced.still(self.stepping)
 
 
 def _look(cluster, ds: DisaggregatedSet, namespace: str) -> StatusLook:
