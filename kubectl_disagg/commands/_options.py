@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.commands._modes import Command
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
@@ -29,6 +30,7 @@ class Options:
     as_user: str | None = None
     as_groups: tuple[str, ...] = ()
     as_uid: str | None = None
+    clock: Clock = SYSTEM_CLOCK  # the one clock every command reads time from (tests hand in a fake one)
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)

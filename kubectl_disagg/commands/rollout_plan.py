@@ -113,7 +113,7 @@ def _live(sets, name: str | None, options: _options.Options) -> None:
 
     with _session.session(options) as cluster:
         sets = sets or [_session.stored_set(cluster, name, options.namespace)]
-        live = live_plans(cluster, sets, options.namespace)
+        live = live_plans(cluster, sets, options.namespace, options.clock.now())
     # Written in one piece: a failure above leaves stdout empty.
     click.echo(format_live(live, options.output, _options.invocation(options, name)), nl=False)
 
@@ -121,8 +121,6 @@ def _live(sets, name: str | None, options: _options.Options) -> None:
 def _gitops(options: _options.Options) -> None:
     """Print the plan of each set of -f DIR from its state file: its position and what each
     slice deploys (rollout/plan.py's `fleet_plan`, as for the cluster); no cluster is read."""
-    import datetime
-
     from kubectl_disagg.gitops import directory as directories
     from kubectl_disagg.inputs import tree as inputs
     from kubectl_disagg.rollout.plan import SliceLive, fleet_plan, live_from_state
@@ -131,7 +129,7 @@ def _gitops(options: _options.Options) -> None:
     reading = inputs.Reading(options.recursive)
     tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)[0]
     directory = directories.load(tree, reading, namespace=options.namespace, fallback=_inputs.gitops_namespace(options))
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = options.clock.now()
     live = []
     for entry in directory.sets:
         ds, state = entry.ds, entry.state

@@ -17,11 +17,11 @@ module makes no text.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from kubectl_disagg.clock import Clock
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.naming import LWS_KIND, SERVICE_KIND
 from kubectl_disagg.core.reconcile import reconcile
@@ -68,8 +68,9 @@ def watch_status(cluster, sets: list[DisaggregatedSet], namespace: str | None, f
     write = write or sys.stdout.write
 
     def look() -> list[StatusLook]:
-        seen = [_look(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace)) for ds in sets]
-        write(format([one.report for one in seen], _now()))
+        seen = [_look(cluster, ds, namespace_for(ds, namespace, cluster.default_namespace), deadline.clock)
+                for ds in sets]
+        write(format([one.report for one in seen], deadline.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")))
         return [one for one in seen if not one.report.reached(until)]
 
     def settled(pending: list[StatusLook]) -> bool:
@@ -118,7 +119,7 @@ class StatusLook:
         return report.paced is not None and report.paced.still(self.stepping)
 
 
-def _look(cluster, ds: DisaggregatedSet, namespace: str) -> StatusLook:
+def _look(cluster, ds: DisaggregatedSet, namespace: str, clock: Clock) -> StatusLook:
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     if ds.policy is None:
         look = StatusLook(derive_status(ds, snapshot, reconcile(ds, snapshot)), snapshot)
@@ -128,11 +129,11 @@ def _look(cluster, ds: DisaggregatedSet, namespace: str) -> StatusLook:
         from kubectl_disagg.core.rollout_status import rollout_status
         from kubectl_disagg.kube.lease import running_stepper
         from kubectl_disagg.rollout.progressive import paced_view
-        passage, lines, version = paced_view(cluster, ds, namespace, snapshot)
+        passage, lines, version = paced_view(cluster, ds, namespace, snapshot, clock)
         status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))
         status = replace(status, rollout=lines, paced=rollout_status(passage.decision))
         stepping = status.paced is not None and status.paced.unmeasured is not None and running_stepper(
-            cluster.client, ds.name, namespace) is not None
+            cluster.client, ds.name, namespace, clock.now()) is not None
         look = StatusLook(status, snapshot, version, stepping)
     if look.report.complete:  # completion is recorded by whichever command observes it (design §10.3)
         from kubectl_disagg.rollout.progressive import record_complete
@@ -142,7 +143,3 @@ def _look(cluster, ds: DisaggregatedSet, namespace: str) -> StatusLook:
 
 def _warn(message: str) -> None:
     sys.stderr.write(f"Warning: {message}\n")
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -10,9 +10,9 @@ output never reaches a message: it may hold the credential.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 import kubectl_disagg.kube.client.oidc as oidc
 from kubectl_disagg.kube.client.exec_plugin import run_exec
@@ -25,8 +25,8 @@ EXPIRY_MARGIN_SECONDS = 10.0  # refresh an exec credential this long before it e
 class Credentials:
     """The current credential of one connection (thread-safe: concurrent writes share it)."""
 
-    def __init__(self, connection: Connection):
-        self._connection = connection
+    def __init__(self, connection: Connection, clock: Clock = SYSTEM_CLOCK):
+        self._connection, self._clock = connection, clock
         self._lock = threading.Lock()
         self._token = connection.token
         self._token_read_at = -float("inf")
@@ -58,7 +58,7 @@ class Credentials:
                 return f"Bearer {self._oidc_token()}"
             plugin = self._connection.exec_plugin
             if plugin is not None:
-                if self._issued is None or _expired(self._issued):
+                if self._issued is None or _expired(self._issued, self._clock):
                     self._reissue()
                 if self._issued.token:
                     return f"Bearer {self._issued.token}"
@@ -83,7 +83,7 @@ class Credentials:
         provider = self._connection.oidc
         if self._oidc_config is None:
             self._oidc_config = provider.config
-        token = oidc.valid_id_token(self._oidc_config)
+        token = oidc.valid_id_token(self._oidc_config, self._clock.now().timestamp())
         if token is None:
             self._oidc_config = oidc.refreshed(replace(provider, config=self._oidc_config))
             token = self._oidc_config["id-token"]
@@ -103,7 +103,7 @@ class Credentials:
         return run_exec(self._connection, self._connection.exec_plugin)
 
     def _file_token(self) -> str:
-        now = time.monotonic()
+        now = self._clock.monotonic()
         if now - self._token_read_at >= TOKEN_FILE_REREAD_SECONDS or self._file_cached is None:
             path = self._connection.token_file or ""
             try:
@@ -116,5 +116,5 @@ class Credentials:
         return self._file_cached
 
 
-def _expired(issued) -> bool:
-    return issued.expires is not None and time.time() >= issued.expires - EXPIRY_MARGIN_SECONDS
+def _expired(issued, clock: Clock) -> bool:
+    return issued.expires is not None and clock.now().timestamp() >= issued.expires - EXPIRY_MARGIN_SECONDS
