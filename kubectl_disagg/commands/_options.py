@@ -1,11 +1,14 @@
 """Flags shared by commands, spelled and behaving as kubectl's do (the inputs -f names are read
-by `_inputs`).
+by `_inputs`), and what every command is handed besides them (`Options`).
 
 Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
 session of the commands that talk to an API server, and its flags, are in `_session`.
 """
 
 from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 import click
 
@@ -14,11 +17,21 @@ from kubectl_disagg.commands._modes import Command
 from kubectl_disagg.core.durations import parse_duration
 from kubectl_disagg.errors import Problem
 
+class Sessions(Protocol):
+    """What opens a command's connection to the API server, a context manager the command closes:
+    `_session.Kubeconfig` (a `Session`, a `ClusterExecutor`), or a test's in-memory cluster."""
+
+    def session(self, options: Options) -> AbstractContextManager[Any]: ...
+
+    def executor(self, options: Options) -> AbstractContextManager[Any]: ...
+
 
 class Options:
-    """The flags every command shares, as kubectl spells them: gathered on click's context by
-    each flag's callback (`pass_options` hands them to the command), not passed one by one.
-    The class attributes are the defaults of a command without the flag."""
+    """What every command is handed (`pass_options`): the flags they share, as kubectl spells
+    them, gathered on click's context by each flag's callback, not passed one by one (the class
+    attributes are the defaults of a command without the flag); the clock time is read from;
+    and the `Sessions` that open its connection (None: the kubeconfig's). `cli.main` makes one
+    per run, from a test's when it hands one in."""
 
     filenames: tuple[str, ...] = ()
     recursive: bool = False
@@ -30,7 +43,9 @@ class Options:
     as_user: str | None = None
     as_groups: tuple[str, ...] = ()
     as_uid: str | None = None
-    clock: Clock = SYSTEM_CLOCK  # the one clock every command reads time from (tests hand in a fake one)
+
+    def __init__(self, clock: Clock = SYSTEM_CLOCK, sessions: Sessions | None = None):
+        self.clock, self.sessions = clock, sessions
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)
@@ -115,17 +130,6 @@ def timeout(default: str, help: str):
     """--timeout DURATION; the command receives seconds, or None for no limit (0)."""
     return click.option("--timeout", type=Duration(), default=default, show_default=True, metavar="DURATION",
                         help=help)
-
-
-def kubectl_spellings(args: list[str]) -> list[str]:
-    """`args` with kubectl's `-v=N` spelled `-v N` (pflag takes a short flag's value after `=`,
-    click would read "=N")."""
-    out: list[str] = []
-    for index, arg in enumerate(args):
-        if arg == "--":
-            return out + args[index:]
-        out.extend(["-v", arg[3:]] if arg.startswith("-v=") else [arg])
-    return out
 
 
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:

@@ -64,7 +64,7 @@ def status(options: _options.Options, name, watch, until, timeout, gitops) -> in
     if gitops:
         return _status_gitops(options, watch, timeout, Until(until) if until else None)
     sets = _inputs.sets_from_files(options) if options.filenames else None
-    deadline = Deadline.after(timeout)
+    deadline = Deadline.after(timeout, options.clock)
     with _session.session(options) as cluster:
         sets = sets or [_services.as_asked(_session.stored_set(cluster, name, options.namespace), options)]
         until = Until(until or Until.AVAILABLE)
@@ -85,7 +85,7 @@ def _status_gitops(options: _options.Options, watch: bool, timeout: float | None
     from kubectl_disagg.views.gitops_status import format_looks
 
     reading, tree, _ = _inputs.gitops_inputs(options)  # a set before the cluster
-    deadline = Deadline.after(timeout)
+    deadline = Deadline.after(timeout, options.clock)
     with _session.session(options) as cluster:
         directory = directories.load(tree, reading, namespace=options.namespace,
                                      fallback=_inputs.gitops_namespace(options), explicit_must_hold=True)

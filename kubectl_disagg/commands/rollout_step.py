@@ -120,7 +120,7 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
         if name:  # a set deployed with -f has no object to step: say so, and how
             _session.stored_object(cluster, name, options.namespace)
         return step_sets(cluster, sets, name, options.namespace, console, until_complete=until_complete,
-                         dry_run=dry_run, deadline=Deadline.after(timeout), max_in_flight=max_in_flight,
+                         dry_run=dry_run, deadline=Deadline.after(timeout, options.clock), max_in_flight=max_in_flight,
                          wait_for_lease=wait_for_lease, ignore_controller=ignore_controller,
                          revision_services=options.revision_services)
 
@@ -136,7 +136,8 @@ def _step_gitops(options: _options.Options, wait: bool, timeout: float | None, p
     with _session.session_and_directory(options, state_file) as (cluster, tree, directory):
         repository = _gitops.repository(directory, branch) if commit else None  # before anything is written
         try:
-            results = run.step_files(cluster, directory, tree.files, wait=wait, deadline=Deadline.after(timeout),
+            results = run.step_files(cluster, directory, tree.files, wait=wait,
+                                     deadline=Deadline.after(timeout, options.clock),
                                      analysis_progress=analysis_progress.AnalysisProgress)
         except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
             click.echo("\n".join(f"{line}; nothing written" for line in err.lines()), err=True)
