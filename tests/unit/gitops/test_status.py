@@ -8,7 +8,7 @@ from kubectl_disagg.gitops.status import NextAction, gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.views.gitops_status import format_text, to_document
 from tests.fakes.argo import deploy, round_trip
-from tests.fakes.cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.support.sets import NS, make_set
 
 
@@ -146,23 +146,13 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
     def status_at(action, available):
         return GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (), available)
 
-    class Cluster:
-        def snapshot(self, name, namespace, services=True):
-            return MemoryCluster(NS).snapshot(name)
-
-        def rollout_state(self, name, namespace):
-            return None
-
-        def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
-            return True
-
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
     directory = SimpleNamespace(sets=[entry])
     for until, expected in ((Until.COMPLETE, 4), (Until.AVAILABLE, 2), (None, 2)):
         sequence = iter([status_at(NextAction.SYNC, False), status_at(NextAction.STEP, True),
                          status_at(NextAction.SYNC, True), status_at(NextAction.COMPLETE, True)])
         monkeypatch.setattr(watch, "gitops_status", lambda *args, sequence=sequence: next(sequence))
-        seen = list(watch.looks(Cluster(), directory, watch=True, until=until))
+        seen = list(watch.looks(MemorySession(MemoryCluster(NS)), directory, watch=True, until=until))
         assert len(seen) == expected, until
         assert watch.reached(seen[-1], until or Until.AVAILABLE)
 
@@ -181,28 +171,16 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
     from kubectl_disagg.wait import Deadline
 
     ds = make_set({"prefill": 1, "decode": 1})
-    waits = []
-
-    class Cluster:
-        def snapshot(self, name, namespace, services=True):
-            return MemoryCluster(NS).snapshot(name)
-
-        def rollout_state(self, name, namespace):
-            return None
-
-        def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
-            waits.append(timeout)
-            return False  # nothing changes in the cluster
 
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
     directory = SimpleNamespace(sets=[entry, entry])
     for actions, waited in (([NextAction.COMPLETE] * 2, False), ([NextAction.COMPLETE, NextAction.SYNC], True)):
-        waits.clear()
+        cluster = MemorySession(MemoryCluster(NS), quiet=True)  # nothing changes in the cluster
         statuses = itertools.cycle([GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (),
                                                  True) for action in actions])
         monkeypatch.setattr(watch, "gitops_status", lambda *args, statuses=statuses: next(statuses))
-        seen = list(watch.looks(Cluster(), directory, watch=True, deadline=Deadline.after(0.3)))
-        assert bool(waits) == waited and (len(seen) == 1) == (not waited), actions
+        seen = list(watch.looks(cluster, directory, watch=True, deadline=Deadline.after(0.3)))
+        assert bool(cluster.watched) == waited and (len(seen) == 1) == (not waited), actions
         first = [s.status.next_action for s in seen[0]]
         settled = watch.settled(seen[-1], first)
         assert watch.exit_code([s.status for s in seen[-1]], timed_out=not settled) == (
