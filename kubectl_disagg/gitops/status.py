@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.rollout_status import RolloutStatus, rollout_status
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.status import Until, role_statuses
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.rollout_status import RolloutStatus, rollout_status
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.status import Until, role_statuses
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
@@ -68,9 +68,9 @@ class GitopsStatus:
     set's revision, `rollout status`'s); complete: the rollout's last step is committed and live
     (nothing left to roll: no old revision's LWS in the state or the cluster); `paced`: where
     the committed position of a RolloutPolicy's rollout stands (the fields `rollout status`
-    gives in the cluster, core/rollout_status.py), None without a policy or a state. After the
+    gives in the cluster, core/delivery/rollout_status.py), None without a policy or a state. After the
     policy's abort, Available is judged at the stable revision the slices go back to (`aborted`),
-    as in the cluster (core/status.py `Until`)."""
+    as in the cluster (core/delivery/status.py `Until`)."""
 
     name: str
     namespace: str

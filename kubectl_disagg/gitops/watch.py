@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.naming import LWS_KIND
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.status import Until
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.api.naming import LWS_KIND
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.status import Until
 from kubectl_disagg.exits import GitopsExit
 from kubectl_disagg.gitops.directory import Directory
 from kubectl_disagg.gitops.status import GitopsStatus, NextAction, gitops_status

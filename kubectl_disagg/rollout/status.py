@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.naming import LWS_KIND, SERVICE_KIND
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.status import SetStatus, Until, derive_status
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.api.naming import LWS_KIND, SERVICE_KIND
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.status import SetStatus, Until, derive_status
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 
@@ -125,7 +125,7 @@ def _look(cluster, ds: DisaggregatedSet, namespace: str) -> StatusLook:
     else:
         # A RolloutPolicy's position, read only; its machinery (waves, gates, the RolloutState object)
         # is loaded for a set with a policy only: status of a plain set does not pay for it.
-        from kubectl_disagg.core.rollout_status import rollout_status
+        from kubectl_disagg.core.delivery.rollout_status import rollout_status
         from kubectl_disagg.kube.lease import running_stepper
         from kubectl_disagg.rollout.progressive import paced_view
         passage, lines, version = paced_view(cluster, ds, namespace, snapshot)

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.rollout_status import rollout_document
+from kubectl_disagg.core.controller.planner import format_position
+from kubectl_disagg.core.delivery.rollout_status import rollout_document
 from kubectl_disagg.gitops.status import GitopsStatus
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.stops import aborted_words, policy_where

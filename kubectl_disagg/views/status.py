@@ -4,7 +4,7 @@ looks themselves, and -w, are `rollout/status.py`'s."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core.status import SetStatus, to_document
+from kubectl_disagg.core.delivery.status import SetStatus, to_document
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.rollout.status import Format
 

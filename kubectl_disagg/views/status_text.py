@@ -3,10 +3,10 @@ waits and next actions, laid out by the `status.txt.j2` template."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core.fleet import situations
-from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.reconcile import Phase
-from kubectl_disagg.core.status import SetStatus, conditions
+from kubectl_disagg.core.delivery.fleet import situations
+from kubectl_disagg.core.controller.planner import format_position
+from kubectl_disagg.core.controller.reconcile import Phase
+from kubectl_disagg.core.delivery.status import SetStatus, conditions
 from kubectl_disagg.views.stops import aborted_words, spans
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 

@@ -3,7 +3,7 @@ and the committed position, without a cluster (MemoryArgo plays Argo CD and the 
 
 from __future__ import annotations
 
-from kubectl_disagg.core import planner
+from kubectl_disagg.core.controller import planner
 from kubectl_disagg.gitops.status import NextAction, gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.views.gitops_status import format_text, to_document
@@ -102,7 +102,7 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
     """Through git, the rollout's last step is a commit removing the drained revision: until it
     is written, synced and pruned the set is Available but not complete (text and -o yaml|json);
     `-w --for=complete` waits for that, `--for=available` does not."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
 
     old = make_set({"prefill": 2, "decode": 1})
     new = make_set({"prefill": 2, "decode": 1}, image="img:2")
@@ -137,7 +137,7 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
     Available look; without --for, -w still returns when the next action changes."""
     from types import SimpleNamespace
 
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.gitops import watch
     from kubectl_disagg.gitops.status import GitopsStatus
 
@@ -212,8 +212,8 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
 def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch():
     from dataclasses import replace
 
-    from kubectl_disagg.core.policy import RolloutPolicy, Wave
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.gitops.watch import SetLook, settled
 
     old = make_set({"prefill": 1, "decode": 1}, slices=3)
@@ -252,9 +252,9 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     import datetime
     from dataclasses import replace
 
-    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-    from kubectl_disagg.core.policy import RolloutPolicy, Wave
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.exits import GitopsExit
     from kubectl_disagg.gitops.watch import SetLook, exit_code, settled
     from kubectl_disagg.rollout.analysis import GateAnalysis
