@@ -16,7 +16,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeGuard
 
 from kubectl_disagg.manifests.resolver import plain_reads_as_string
@@ -176,7 +176,7 @@ def as_list(objects: Iterable[object]) -> JsonObject:
     return {"apiVersion": "v1", "kind": "List", "items": list(objects), "metadata": {}}
 
 
-def format_objects(objects: list[object], output: str) -> str:
+def format_objects(objects: Sequence[object], output: str) -> str:
     if output == "json":
         return to_json(objects[0] if len(objects) == 1 else as_list(objects))
     return to_yaml_stream(objects)
