@@ -12,6 +12,7 @@ from kubectl_disagg.core.controller.render import without_revision_services
 from kubectl_disagg.exits import Exit
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.inputs import directory, tree
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import format_objects
 
 
@@ -46,7 +47,7 @@ def render(options: _options.Options, state: str | None, require_state: bool) ->
 
 
 def render_files(options: _options.Options, state: str | None,
-                 require_state: bool) -> tuple[list[dict], tuple[Problem, ...]]:
+                 require_state: bool) -> tuple[list[JsonObject], tuple[Problem, ...]]:
     """The -f inputs read once and rendered: by gitops/ where they hold a rollout state (or one
     is required), else below it (`inputs.directory`: a plain set never loads the git floor)."""
     reading = tree.Reading(options.recursive, explicit=state)

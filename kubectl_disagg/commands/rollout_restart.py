@@ -10,6 +10,7 @@ import click
 from kubectl_disagg.commands import _connection, _options
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
+from kubectl_disagg.manifests.source import JsonObject
 
 
 @click.command(cls=_options.DryRunCommand, exit_codes=[exit_section(Exit)])
@@ -48,10 +49,10 @@ def restart(options: _options.Options, name: str | None, roles: tuple[str, ...],
     _options.check_name_or_files(name, options)
     at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def decide(data):
+    def decide(data: JsonObject) -> tuple[list[template_edit.Edit], list[template_edit.Refusal]]:
         return template_edit.restart_edits(data, roles, at)
 
-    def done(data) -> str:
+    def done(data: JsonObject) -> str:
         return restarted(data, roles)
 
     if name is None:

@@ -74,7 +74,7 @@ class States(Protocol):
     def read(self) -> list[str]: ...
 
 
-def problems_of(documents: Sequence[Document]) -> list[Problem]:
+def problems_of(documents: Sequence[Document]) -> list[Problem | str]:
     """Why `documents` would not load as an -f input (every problem at once; none: they would):
     what a command that rewrote a file checks before it writes it."""
     try:
@@ -160,7 +160,7 @@ def _manifests(tree: Tree, namespace: str | None, fallback: str
     with its policy, placed by `namespace` and `fallback`), their warnings, and the manifests
     that held no document; every problem of every file at once."""
     documents: list[Document] = []
-    problems: list[Problem] = []
+    problems: list[Problem | str] = []
     empty = []
     for path in tree.chosen:
         try:

@@ -13,12 +13,14 @@ import os
 import secrets
 import socket
 import time
+from types import TracebackType
 from typing import Any, Mapping
 
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import LEASE, AlreadyExists, NotFound, RestClient
 from kubectl_disagg.wait import Deadline, until_settled
+from kubectl_disagg.manifests.source import JsonObject
 
 LEASE_PREFIX = "kubectl-disagg-"
 DEFAULT_LEASE_SECONDS = 30
@@ -132,7 +134,7 @@ class Lease:
         self.duration = duration
         self._set_name = set_name
         self._client = client
-        self._object: dict | None = None
+        self._object: JsonObject | None = None
         self._renewed = 0.0  # time.monotonic() of the latest successful write
         self._wait_until = wait_until  # when queueing for it gives up (NEVER: no limit); None: never queue
 
@@ -143,7 +145,8 @@ class Lease:
             self.acquire_waiting(self._wait_until)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         try:
             self.release()
         except UserError:
@@ -236,7 +239,7 @@ class Lease:
         finally:
             self._object = None
 
-    def _take_over(self, current: dict, now: datetime.datetime) -> None:
+    def _take_over(self, current: JsonObject, now: datetime.datetime) -> None:
         spec = current.get("spec") or {}
         if not lease_is_free(spec, now):
             raise LeaseHeld(self.name, self.namespace, spec.get("holderIdentity", "?"), lease_expiry(spec), now)
@@ -251,11 +254,11 @@ class Lease:
             raise LeaseHeld(self.name, self.namespace, latest.get("holderIdentity", "?"),
                             lease_expiry(latest)) from None
 
-    def _store(self, lease: dict) -> None:
+    def _store(self, lease: JsonObject) -> None:
         self._object = lease
         self._renewed = time.monotonic()
 
-    def _manifest(self, now: datetime.datetime) -> dict:
+    def _manifest(self, now: datetime.datetime) -> JsonObject:
         return {
             "apiVersion": f"{LEASE.group}/{LEASE.version}",
             "kind": LEASE.kind,
@@ -274,6 +277,6 @@ class Lease:
         }
 
 
-def _replace_spec(lease: Mapping, **changes: Any) -> dict:
+def _replace_spec(lease: Mapping[str, Any], **changes: Any) -> JsonObject:
     """A copy of `lease` with spec fields changed; metadata (resourceVersion included) kept."""
     return {**lease, "spec": {**(lease.get("spec") or {}), **changes}}

@@ -15,7 +15,8 @@ from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.delivery.fleet import Fleet
 from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
 from kubectl_disagg.core.delivery.waves import Hold
-from kubectl_disagg.views.stops import abort_sentence, slices_words
+from kubectl_disagg.core.api.naming import slices_words
+from kubectl_disagg.views.stops import abort_sentence
 
 
 def counts(report: SliceReport) -> str:

@@ -142,7 +142,9 @@ class MemoryExecutor:
         with self.lock:
             return self.cluster.snapshot(set_name)
 
-    def execute(self, action, namespace):
+    def execute(self, action, namespace, *, dry_run=False):
+        if dry_run:
+            return  # judged only, and the memory cluster refuses nothing: nothing is stored
         if self.conflicts:
             self.conflicts -= 1
             raise errors.Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")

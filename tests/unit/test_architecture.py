@@ -541,14 +541,6 @@ STORE_PROTOCOL = "kubectl_disagg.rollout.store"
 STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.gitops.store"}
 
 
-def _members(node: ast.ClassDef) -> set[str]:
-    names = {item.name for item in node.body if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")}
-    names |= {item.target.id for item in node.body if isinstance(item, ast.AnnAssign)
-              and isinstance(item.target, ast.Name)}
-    names |= {target.id for item in node.body if isinstance(item, ast.Assign) for target in item.targets
-              if isinstance(target, ast.Name)}
-    return names
-
 
 def reaching_up(source: Source, below: str, above: str) -> list[str]:
     """`module -> target` for each import (at any depth, a function's too) from layer `below`
@@ -564,16 +556,8 @@ def test_rollout_defines_the_position_store_and_never_reaches_gitops():
     assert reaching_up(source, "rollout", "gitops") == []
 
 
-def missing_members(source: Source, store: str, module: str) -> list[str]:
-    wanted = _members(classes(source, STORE_PROTOCOL)["PositionStore"])
-    return sorted(f"{store}.{name}" for name in wanted - _members(classes(source, module)[store]))
-
-
-def test_each_store_implements_every_member_of_the_protocol():
-    source = _source()
-    assert _members(classes(source, STORE_PROTOCOL)["PositionStore"]) >= {"together", "sets", "who", "change",
-                                                                        "write", "record"}
-    assert [missing for store, module in sorted(STORES.items()) for missing in missing_members(source, store, module)] == []
+# Each store implements the protocol: the type checker holds it (tests/unit/test_seams.py, run
+# by mypy under `make lint`), signatures and all, not a comparison of member names here.
 
 
 def store_makers(source: Source) -> list[str]:
@@ -714,11 +698,6 @@ PLANTED = {
         "gitops/store.py": "from kubectl_disagg.rollout import store\n",
         "rollout/store.py": "def f():\n    from kubectl_disagg.gitops import git\n"},
         ["kubectl_disagg.rollout.store -> kubectl_disagg.gitops"]),
-    "store members": (lambda source: missing_members(source, "GitStore", "kubectl_disagg.gitops.store"), {
-        "rollout/store.py": "class PositionStore(Protocol):\n    together: bool\n    def sets(self): ...\n"
-                            "    def write(self): ...\n",
-        "gitops/store.py": "class GitStore:\n    together = True\n    def sets(self): ...\n    def _write(self): ...\n"},
-        ["GitStore.write"]),
     "store maker": (store_makers, {
         "commands/verbs.py": "store = GitStore(path)\n", "views/a.py": "def f(x): return x.ClusterStore()\n",
         "rollout/verbs.py": "def f(cluster):\n    return ClusterStore(cluster)\n"},
