@@ -42,8 +42,13 @@ GITOPS_EXIT = {Outcome.ADVANCED: GitopsExit.ADVANCED, Outcome.WAITING: GitopsExi
 # `rollout step` in the cluster: a pass ran and --until-complete found the set complete are both done.
 STEP_EXIT = {Outcome.ADVANCED: StepExit.OK, Outcome.COMPLETE: StepExit.OK, Outcome.ERROR: StepExit.ERROR,
              Outcome.REFUSED: StepExit.REFUSED, Outcome.TIMEOUT: StepExit.TIMEOUT, Outcome.HELD: StepExit.HELD}
-STATUS_EXIT = {Outcome.AVAILABLE: StatusExit.AVAILABLE, Outcome.NOT_AVAILABLE: StatusExit.NOT_AVAILABLE,
-               Outcome.TIMEOUT: StatusExit.TIMEOUT, Outcome.HELD: StatusExit.HELD}
+# `rollout status`, both stores: through git its code is the next action's (what `rollout step
+# --gitops` would end with), the same numbers as the cluster's where they meet (4 timeout, 7 held).
+STATUS_EXIT: dict[Outcome, StatusExit | GitopsExit] = {
+    Outcome.AVAILABLE: StatusExit.AVAILABLE, Outcome.NOT_AVAILABLE: StatusExit.NOT_AVAILABLE,
+    Outcome.TIMEOUT: StatusExit.TIMEOUT, Outcome.HELD: StatusExit.HELD,
+    Outcome.ADVANCED: GitopsExit.ADVANCED, Outcome.WAITING: GitopsExit.WAITING, Outcome.COMPLETE: GitopsExit.COMPLETE,
+    Outcome.REFUSED: GitopsExit.REFUSED}
 
 
 def gitops_exit(outcomes: Iterable[Outcome]) -> GitopsExit:

@@ -1,5 +1,6 @@
-"""`rollout status` for people (-o text): each set's roles, slices (those alike on one row),
-waits and next actions, laid out by the `status.txt.j2` template."""
+"""`rollout status` for people (-o text), in both stores: each set's roles, slices (those alike
+on one row), waits and next actions, laid out by the `status.txt.j2` template; a report with a
+`sync` part (git's) is its committed state against the cluster and the next action instead."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from kubectl_disagg.core.fleet import situations
 from kubectl_disagg.core.planner import format_position
 from kubectl_disagg.core.reconcile import Phase
 from kubectl_disagg.core.status import SetStatus, conditions
-from kubectl_disagg.views.stops import aborted_words, spans
+from kubectl_disagg.views.status import NEXT_WORDS, committed_groups
+from kubectl_disagg.views.stops import aborted_words, policy_where, spans
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 
@@ -18,6 +20,10 @@ def format_reports(reports: list[SetStatus], now: str, wide: bool = False) -> st
 
 
 def format_text(status: SetStatus, now: str, wide: bool = False) -> str:
+    if status.sync is not None:
+        return render_template("status.txt.j2", status=status, sync=status.sync,
+                               next=NEXT_WORDS[status.sync.next_action], groups=committed_groups(status, status.sync), policy=policy_line(status),
+                               set_words=set_words(status))
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
@@ -35,7 +41,7 @@ def format_text(status: SetStatus, now: str, wide: bool = False) -> str:
     # Next actions differ per slice only by name: group them by what they do.
     next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
                                      for r in status.slices if r.actions])
-    return render_template("status.txt.j2", status=status, state=state_words(status),
+    return render_template("status.txt.j2", status=status, sync=None, state=state_words(status),
                            conditions=conditions(status, now),
                            role_table=role_table, slice_table=slice_table, waits=waits,
                            next_actions=next_actions)
@@ -55,6 +61,28 @@ def state_words(status: SetStatus) -> str:
     left = "; ".join(f"revision {revision}'s LeaderWorkerSets remain in {_slices(slices)}"
                      for revision, slices in status.leftover)
     return f"Available, not complete: {left or 'a rollout step has work left (next step below)'}"
+
+
+def policy_line(status: SetStatus) -> str:
+    """Through git, where the committed position of a RolloutPolicy's rollout stands, in the
+    words of the cluster's `rollout status` (`RolloutPolicy: AtGate, wave 1 of 3 (slices 0-0)`)
+    and the fleet's count; empty without a policy."""
+    paced = status.paced
+    if paced is None:
+        return ""
+    done = f"; {len(paced.done)} of {paced.slices} slices done" if paced.slices > 1 else ""
+    return policy_where(paced.phase, paced.wave, len(paced.waves), paced.waves[paced.wave][1]) + done
+
+
+def set_words(status: SetStatus) -> str:
+    """Through git, the live set: Available or not, and complete; after an abort, rolled back or
+    rolling back to the stable revision (the words of the cluster's `rollout status`)."""
+    if status.aborted and status.paced is not None:
+        return ("Available, " if status.available else "not Available, ") + aborted_words(status.paced.target,
+                                                                                          status.available)
+    if not status.available:
+        return "not Available"
+    return "Available, complete" if status.complete else "Available, not complete"
 
 
 def _slices(slices: tuple[int, ...]) -> str:
