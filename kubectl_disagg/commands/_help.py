@@ -26,7 +26,7 @@ REFERENCE = "docs/reference/cli"
 
 
 
-def exit_section(codes: type[ExitCode], title: str = "Exit codes:", words: dict | None = None) -> tuple:
+def exit_section(codes: type[ExitCode] | tuple[ExitCode, ...], title: str = "Exit codes:", words: dict | None = None) -> tuple:
     """A command's exit-code section: (table, title, words that replace the table's, or None)."""
     return (codes, title, words)
 

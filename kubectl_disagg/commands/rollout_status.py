@@ -22,7 +22,7 @@ from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.core.status import SetStatus, Until
-from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit
+from kubectl_disagg.exits import GITOPS_NEXT_ACTION, STATUS_CLUSTER, StatusExit
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.outcome import STATUS_EXIT, Outcome
 from kubectl_disagg.rollout.status import ClusterLooks, Format, StatusStore, watch_status
@@ -31,8 +31,8 @@ from kubectl_disagg.views.status import data_format, held_words, timeout_words
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 
 
-@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(StatusExit), exit_section(
-    GitopsExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION)])
+@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(STATUS_CLUSTER), exit_section(
+    StatusExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace

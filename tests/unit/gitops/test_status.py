@@ -192,7 +192,7 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
     import itertools
     from types import SimpleNamespace
 
-    from kubectl_disagg.exits import GitopsExit
+    from kubectl_disagg.exits import StepExit
     from kubectl_disagg.gitops import status as git_status
     from kubectl_disagg.rollout.outcome import STATUS_EXIT
     from kubectl_disagg.rollout.status import watch_status
@@ -208,7 +208,7 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
         outcome = watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "look",
                                watch=True, deadline=Deadline.after(0.3), write=texts.append)
         assert bool(cluster.waits) == waited and (len(texts) == 1) == (not waited), actions
-        assert STATUS_EXIT[outcome] == (GitopsExit.TIMEOUT if waited else GitopsExit.COMPLETE)
+        assert STATUS_EXIT[outcome] == (StepExit.TIMEOUT if waited else StepExit.COMPLETE)
 
 
 class ArgoCluster:
@@ -289,7 +289,7 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
     from kubectl_disagg.core.policy import RolloutPolicy, Wave
     from kubectl_disagg.core.status import Until
-    from kubectl_disagg.exits import GitopsExit
+    from kubectl_disagg.exits import StepExit
     from kubectl_disagg.gitops.status import still
     from kubectl_disagg.rollout.analysis import GateAnalysis
     from kubectl_disagg.rollout.outcome import STATUS_EXIT, gitops_exit
@@ -323,10 +323,10 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
         assert measured.outcome == Outcome.ADVANCED and measured.state.position.verdicts[0]["phase"] == "passed"
         assert result.sync.next_action == NextAction.STEP
         outcome, held = watched_once(argo, new, state, None, watch=False, now=now)
-        assert STATUS_EXIT[outcome] == gitops_exit([measured.outcome]) == GitopsExit.ADVANCED  # the step's own code
+        assert STATUS_EXIT[outcome] == gitops_exit([measured.outcome]) == StepExit.OK  # the step's own code
         assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f .` measures it" in \
             format_text(result, "s.yaml")
         assert still(result)
         for until in (None, Until.COMPLETE):
             outcome, held = watched_once(argo, new, state, until, now=now)
-            assert STATUS_EXIT[outcome] == GitopsExit.HELD and held == [NextAction.STEP]
+            assert STATUS_EXIT[outcome] == StepExit.HELD and held == [NextAction.STEP]
