@@ -10,13 +10,14 @@ never change meaning.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Self
 
 class ExitCode(IntEnum):
     """A code with the words that explain it (`help`)."""
 
     help: str
 
-    def __new__(cls, value: int, help: str = ""):
+    def __new__(cls, value: int, help: str = "") -> Self:
         code = int.__new__(cls, value)
         code._value_ = value
         code.help = help

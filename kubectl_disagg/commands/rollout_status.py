@@ -51,7 +51,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
               help="Git-driven rollout (docs/gitops.md): per slice the committed step, whether the cluster shows "
                    "it and the next action; with -w, until the next action changes.")
 @_options.pass_options
-def status(options: _options.Options, name, watch, until, timeout, gitops) -> int:
+def status(options: _options.Options, name: str | None, watch: bool, until: str | None, timeout: float | None,
+           gitops: bool) -> int:
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
 
     \b
@@ -84,8 +85,8 @@ def _cluster_store(options: _options.Options, name: str | None) -> Callable[[Any
     sets = _inputs.sets_from_files(options) if options.filenames else None
 
     def store(cluster: Any) -> StatusStore:
-        return ClusterLooks(cluster, sets or [_services.as_asked(_session.stored_set(cluster, name, options.namespace),
-                                                                 options)], options.namespace)
+        return ClusterLooks(cluster, sets or [_services.as_asked(
+            _session.stored_set(cluster, name or "", options.namespace), options)], options.namespace)
     return store
 
 

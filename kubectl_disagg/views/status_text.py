@@ -5,11 +5,14 @@ on one row), waits and next actions, laid out by the `status.txt.j2` template; a
 from __future__ import annotations
 
 from kubectl_disagg.core.fleet import situations
+from collections.abc import Mapping
+
+from kubectl_disagg.core.naming import spans
 from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.reconcile import Phase
+from kubectl_disagg.core.reconcile import Action, Phase
 from kubectl_disagg.core.status import SetStatus, conditions
 from kubectl_disagg.views.status import NEXT_WORDS, committed_groups
-from kubectl_disagg.views.stops import aborted_words, policy_where, spans
+from kubectl_disagg.views.stops import aborted_words, policy_where
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 
@@ -89,12 +92,12 @@ def _slices(slices: tuple[int, ...]) -> str:
     return ", ".join(label for label, _ in grouped_by_slice([(s, None) for s in slices]))
 
 
-def _unsliced(action, set_name: str, slice_index: int) -> str:
+def _unsliced(action: Action, set_name: str, slice_index: int) -> str:
     """An action in words that are the same for every slice: names lose their "<set>-<slice>-"."""
     return action.describe().replace(f"/{set_name}-{slice_index}-", "/")
 
 
-def _revisions(revisions, status: SetStatus) -> str:
+def _revisions(revisions: Mapping[str, Mapping[str, int]], status: SetStatus) -> str:
     """Each revision a slice runs, marked new or old; after an abort, stable or aborted."""
     parts = []
     for revision, roles in revisions.items():
@@ -107,6 +110,6 @@ def _revisions(revisions, status: SetStatus) -> str:
     return "; ".join(parts) or "none"
 
 
-def _position(position) -> str:
-    return format_position(position, missing="-")
+def _position(position: tuple[int, int] | None) -> str:
+    return format_position(position, missing="-") or "-"
 
