@@ -330,3 +330,32 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
         for until in (None, Until.COMPLETE):
             outcome, held = watched_once(argo, new, state, until, now=now)
             assert STATUS_EXIT[outcome] == StepExit.HELD and held == [NextAction.STEP]
+
+
+def test_issue48_through_git_watch_for_waits_for_the_sets_still_moving_as_in_the_cluster(monkeypatch):
+    """One -w for both stores (issue 48): with --for, git's -w ended held at the first look where
+    any set was held, though another set was still on its way (the cluster's -w waits for every
+    set that is not there to be still). Now both ends by the one rule: the moving set is watched
+    until it is Available, then -w ends held (7) naming the held set only."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.exits import StatusExit
+    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT
+    from kubectl_disagg.rollout.status import watch_status
+    from kubectl_disagg.wait import Deadline
+
+    held_set = make_set({"prefill": 1, "decode": 1})
+    moving = replace(held_set, name="other")
+    reports = iter([git_report(held_set, NextAction.HELD, False), git_report(moving, NextAction.SYNC, False),
+                    git_report(held_set, NextAction.HELD, False), git_report(moving, NextAction.STEP, True)])
+    monkeypatch.setattr(git_status, "gitops_status", lambda *args, **kwargs: next(reports))
+    directory = SimpleNamespace(sets=[SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
+                                      for ds in (held_set, moving)])
+    cluster, texts, held = Looked(), [], []
+    outcome = watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "look", watch=True,
+                           until=Until.AVAILABLE, write=texts.append, held=held.extend, deadline=Deadline.after(5))
+    assert (STATUS_EXIT[outcome], len(texts)) == (StatusExit.HELD, 2)
+    assert [report.name for report in held] == [held_set.name]
