@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.naming import LWS_KIND, SERVICE_KIND
@@ -89,8 +89,8 @@ def watch_status(cluster: Any, store: StatusStore, format: Format, *, watch: boo
                                             state_version=state_version))
 
     seen: list[StatusLook] = []
-    for last in until_settled(look, settled, watch_first_moving, deadline, most=store.most):  # type: ignore[arg-type]
-        seen = cast(list[StatusLook], last)
+    for seen in until_settled(look, settled, watch_first_moving, deadline, most=store.most):  # noqa: B007
+        pass
     if not settled(seen):
         return Outcome.TIMEOUT
     reached = until or Until.AVAILABLE
