@@ -15,12 +15,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.apirules import DNS1123_LABEL
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_disaggregated_set
-from kubectl_disagg.core.render import deep_copy, without_revision_services
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, is_disaggregated_set
+from kubectl_disagg.core.controller.render import deep_copy, without_revision_services
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object

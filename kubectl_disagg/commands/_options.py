@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from kubectl_disagg.commands._modes import Command
-from kubectl_disagg.core.durations import parse_duration
+from kubectl_disagg.core.api.durations import parse_duration
 from kubectl_disagg.errors import Problem
 
 

@@ -11,7 +11,7 @@ import click
 from kubectl_disagg.commands import _inputs
 from kubectl_disagg.commands._connection import impersonation
 from kubectl_disagg.commands._options import Options, gathered
-from kubectl_disagg.core import sets
+from kubectl_disagg.core.delivery import sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import Impersonation, set_verbosity
 from kubectl_disagg.kube.named_set import Stored, find_set

@@ -1,5 +1,5 @@
 """The shell of the template edits (`set image`, `rollout restart`): the edits are decided by
-`core.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
+`core.api.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
 checked before any is written and each written whole (`manifests.writer.write_atomically`), and a
 stored set is patched with one guarded JSON patch."""
 
@@ -11,9 +11,9 @@ from collections.abc import Callable
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.core import template_edit
-from kubectl_disagg.core.model import is_disaggregated_set
-from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.core.api import template_edit
+from kubectl_disagg.core.api.model import is_disaggregated_set
+from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import STDIN_NAME, decoded, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted

@@ -8,7 +8,7 @@ import click
 
 from kubectl_disagg.commands import _options, _services
 from kubectl_disagg.commands._help import HelpCommand, exit_section
-from kubectl_disagg.core.render import without_revision_services
+from kubectl_disagg.core.controller.render import without_revision_services
 from kubectl_disagg.exits import Exit
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.inputs import directory, tree
@@ -38,7 +38,7 @@ def render(options: _options.Options, state: str | None, require_state: bool) ->
     the state has rolled it: every deployed revision at its recorded replicas.
     """
     objects, warnings = render_files(options, state, require_state)
-    if not options.revision_services:  # a set's own annotation is render's (core/render.py)
+    if not options.revision_services:  # a set's own annotation is render's (core/controller/render.py)
         objects = without_revision_services(objects)
     _options.print_warnings(warnings)
     # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.

@@ -71,7 +71,7 @@ def set_histories(options: _options.Options, name: str | None, gitops: bool, clu
         _, _, directory = _inputs.gitops_inputs(options)
         return [(entry.ds, entry.namespace, set_history(entry.ds, entry.namespace, entry.state_path))
                 for entry in directory.sets]
-    from kubectl_disagg.core.model import namespace_for
+    from kubectl_disagg.core.api.model import namespace_for
     from kubectl_disagg.rollout.history import cluster_history
 
     sets = None

@@ -5,7 +5,7 @@ Three sources of planner inputs, one planner and one printer:
 - a DisaggregatedSet file and `--from`: targets and configs from the document, offline;
 - a DisaggregatedSet file alone: the remaining trajectory of every slice from the live LWS.
 
-Flags → `core.plan_inputs` (offline) or `rollout.plan.live_plans` (live) → `views.plan`.
+Flags → `core.controller.plan_inputs` (offline) or `rollout.plan.live_plans` (live) → `views.plan`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
-from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
-from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
-from kubectl_disagg.core.planner import plan as plan_rollout
+from kubectl_disagg.core.controller.plan_inputs import inputs_from_flags, inputs_from_set
+from kubectl_disagg.core.controller.planner import PlanDidNotConverge, PlanInputs, Step
+from kubectl_disagg.core.controller.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit

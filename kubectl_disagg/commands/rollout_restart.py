@@ -42,7 +42,7 @@ def restart(options: _options.Options, name: str | None, roles: tuple[str, ...],
     encoding and mode kept; nothing written on any problem); NAME patches the stored set, guarded by its resourceVersion.
     """
     from kubectl_disagg.commands import _template_edit
-    from kubectl_disagg.core import template_edit
+    from kubectl_disagg.core.api import template_edit
     from kubectl_disagg.views.template_edit import restarted
 
     _options.check_name_or_files(name, options)

@@ -21,7 +21,7 @@ import click
 from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.commands._help import exit_section
-from kubectl_disagg.core.status import SetStatus, Until
+from kubectl_disagg.core.delivery.status import SetStatus, Until
 from kubectl_disagg.exits import GITOPS_NEXT_ACTION, STATUS_CLUSTER, StatusExit
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.outcome import STATUS_EXIT, Outcome

@@ -1,6 +1,6 @@
 """`kubectl disagg rollout undo`: write an earlier revision's role templates back into the set.
 
-Flags → the set's history (`rollout history`'s) → `core.undo` picks the revision and decides the
+Flags → the set's history (`rollout history`'s) → `core.delivery.undo` picks the revision and decides the
 edits → `_template_edit` writes them: -f files rewritten in place, a stored set patched, or with
 --gitops the set's file rewritten and (--commit) committed as a rollback.
 """
@@ -56,7 +56,7 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     """
     from kubectl_disagg.commands import _template_edit
     from kubectl_disagg.commands.rollout_history import set_histories
-    from kubectl_disagg.core import undo as undoing
+    from kubectl_disagg.core.delivery import undo as undoing
 
     targets = {}
 
@@ -87,7 +87,7 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
 
 def _targets(histories: list, to_revision: str | None) -> dict:
     """Each set's revision to go back to, by name; every set that has none refused at once."""
-    from kubectl_disagg.core import undo as undoing
+    from kubectl_disagg.core.delivery import undo as undoing
 
     targets, problems = {}, []
     for ds, namespace, entries in histories:

@@ -45,7 +45,7 @@ def image(options: _options.Options, name_or_images: tuple[str, ...], dry_run: s
     the stored set, guarded by its resourceVersion.
     """
     from kubectl_disagg.commands import _template_edit
-    from kubectl_disagg.core import template_edit
+    from kubectl_disagg.core.api import template_edit
 
     name, images = _split(name_or_images, options)
     assignments, problems = template_edit.parse_assignments(images)

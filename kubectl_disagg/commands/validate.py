@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.commands import _options, _session
-from kubectl_disagg.core.model import namespace_for
-from kubectl_disagg.core.policy import resolve_waves
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.server_refusals import refusal_problems
-from kubectl_disagg.core.statefulsets import statefulsets
+from kubectl_disagg.core.api.model import namespace_for
+from kubectl_disagg.core.delivery.policy import resolve_waves
+from kubectl_disagg.core.controller.render import render_set
+from kubectl_disagg.core.controller.server_refusals import refusal_problems
+from kubectl_disagg.core.controller.statefulsets import statefulsets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands._help import HelpCommand, exit_section
 from kubectl_disagg.exits import Exit

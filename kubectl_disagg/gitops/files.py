@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import is_state_document
+from kubectl_disagg.core.api.model import is_state_document
 from kubectl_disagg.gitops.state import RolloutState, state_document
 from kubectl_disagg.inputs.tree import Reading, state_path
 from kubectl_disagg.manifests.reader import parse_stream

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kubectl_disagg.clock import StoppedClock
-from kubectl_disagg.core.fleet import rollback_of
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.reconcile import Admission
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import Passage, WaveDecision
+from kubectl_disagg.core.delivery.fleet import rollback_of
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.controller.reconcile import Admission
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.waves import Passage, WaveDecision
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import state_progress
 from kubectl_disagg.rollout.pacer import pace

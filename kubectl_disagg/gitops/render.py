@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import DisaggregatedSet, Role
-from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.render import leader_worker_set, render_set, service
+from kubectl_disagg.core.api.model import DisaggregatedSet, Role
+from kubectl_disagg.core.controller.planner import EXTERNAL_SEED_REPLICAS
+from kubectl_disagg.core.controller.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
 from kubectl_disagg.gitops.waves import gained_at_stable, held_layout, wave_problems
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.gitops.state import MISSING_STATE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 

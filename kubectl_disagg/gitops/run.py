@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.history import going_back
 from kubectl_disagg.gitops import directory as directories

@@ -1,6 +1,6 @@
 """Where a git-driven rollout stands and what happens next: git's part of `rollout status`
 (rollout/status.py), the store's look. `gitops_status` is pure: a set, its committed state and
-a snapshot of its live LWS in, the one status model out (core/status.py `SetStatus`) with its
+a snapshot of its live LWS in, the one status model out (core/delivery/status.py `SetStatus`) with its
 `Sync` part filled; `GitLooks` takes a look at every set of a directory (read once: a look reads
 the live cluster only, LWS and the set's RolloutState object where the kind is served).
 
@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.rollout_status import RolloutStatus, rollout_status
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.status import (CommittedSlice, NextAction, SetStatus, StatusLook, Sync, Until,
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.rollout_status import RolloutStatus, rollout_status
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.status import (CommittedSlice, NextAction, SetStatus, StatusLook, Sync, Until,
                                         role_statuses)
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
@@ -77,7 +77,7 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     none; when there is one, synced also means it is the committed document (`gitops_step`).
     `now`: the time the position is judged at (default: the clock's); `state_file`: where the
     state is kept, for the view. After the policy's abort, Available is judged at the stable
-    revision the slices go back to, as in the cluster (core/status.py `Until`)."""
+    revision the slices go back to, as in the cluster (core/delivery/status.py `Until`)."""
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     new_lws = [o for o in ours if o.identity.revision == ds.revision]
     # Ready: the new revision's LWS all ready, and no status of ours describes an older spec.

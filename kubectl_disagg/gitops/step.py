@@ -19,21 +19,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import DisaggregatedSet, Placement
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
-from kubectl_disagg.core.planner import role_config
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.api.model import DisaggregatedSet, Placement
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.api.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
+from kubectl_disagg.core.controller.planner import role_config
+from kubectl_disagg.core.controller.reconcile import EXTERNAL_SEED_REPLICAS
+from kubectl_disagg.core.controller.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor
 from kubectl_disagg.gitops.rules import set_stepped_for, state_problems, upgraded
-from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.core.api.rollout_config import resolve_config
 from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, SteppedRole, RolloutState, SteppedSet,
                                          record_from_set, record_revision)
-from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
+from kubectl_disagg.core.controller.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view

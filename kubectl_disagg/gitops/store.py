@@ -14,9 +14,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import WaveDecision, WaveEvent
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import WaveDecision, WaveEvent
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops import files as state_files

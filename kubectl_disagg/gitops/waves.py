@@ -1,7 +1,7 @@
 """A RolloutPolicy's rollout through git (design §9.6): the position in the state file. Pure.
 
-The position lives in the set's rollout state (`position:`, core/position.py), so the same
-decisions come from the same position as in the cluster (core/waves.py). Here:
+The position lives in the set's rollout state (`position:`, core/delivery/position.py), so the same
+decisions come from the same position as in the cluster (core/delivery/waves.py). Here:
 
 - `state_decision`: the decision from the committed state alone (what the verbs and the
   served summary read; no clock at render: a soak passes only when a step records it);
@@ -18,11 +18,11 @@ import datetime
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.policy import resolve_waves
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import (Hold, Progress, State, WaveDecision, decide,
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import EXTERNAL_SEED_REPLICAS
+from kubectl_disagg.core.delivery.policy import resolve_waves
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import (Hold, Progress, State, WaveDecision, decide,
                                        position_for, stable_of, the_rollout)
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState

@@ -38,8 +38,8 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet, is_disaggregated_set
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet, is_disaggregated_set
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, STDIN, STDIN_NAME, parse_stream
 from kubectl_disagg.manifests.source import Document

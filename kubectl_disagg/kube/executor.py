@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
-from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.core.controller.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, NotFound,
                                         Impersonation, PatchRejected, Resource)
 from kubectl_disagg.kube.session import Session, side_by_side

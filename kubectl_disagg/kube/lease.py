@@ -15,7 +15,7 @@ import socket
 import time
 from typing import Any, Mapping
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import LEASE, AlreadyExists, NotFound, RestClient
 from kubectl_disagg.wait import Deadline, until_settled

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubectl_disagg.core.snapshot import LiveLWS
+from kubectl_disagg.core.controller.snapshot import LiveLWS
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
                                         SERVICE, Gone, Impersonation, NotFound, Resource, connect, with_kind)
-from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
+from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
 
 NAMESPACE = Resource("Namespace", "", "v1", "namespaces")  # a cluster's kind: listed with namespace ""
 # GETs of the names a pass would create, sent side by side in batches of this many.

@@ -1,7 +1,7 @@
 """One analysis gate run from its first measurement to its verdict (design §9.4).
 
 The checks of a gate are measured side by side, each `count` times `interval` apart (the first at
-once), through one `PrometheusClient`; the pure `core.analysis.judge` says after each measurement
+once), through one `PrometheusClient`; the pure `core.delivery.analysis.judge` says after each measurement
 whether a check passed, failed or runs on. A failed check ends the run at once (the gate fails);
 the run ends passed when every check passed. The clock and the sleep are injected (tests run an
 hour of measurements in no time), progress goes to a callback (the command draws it on stderr),
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import analysis
-from kubectl_disagg.core.analysis import Check, Measurement, Verdict
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.position import ANALYSIS
-from kubectl_disagg.core.waves import State
+from kubectl_disagg.core.delivery import analysis
+from kubectl_disagg.core.delivery.analysis import Check, Measurement, Verdict
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.delivery.position import ANALYSIS
+from kubectl_disagg.core.delivery.waves import State
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import PrometheusClient
 from kubectl_disagg.wait import Deadline, DeadlineExceeded

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kubectl_disagg.clock import Clock
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import Create, Delete, Phase, Scale
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import Create, Delete, Phase, Scale
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.lease import default_holder
 from kubectl_disagg.rollout.stepper import Pass
@@ -28,7 +28,7 @@ SCALING_DOWN = "ScalingDown"
 LWS_DELETED = "LWSDeleted"
 _ACTIONS = {ROLLING_UPDATE_STARTED: "RollingUpdate", ROLLING_UPDATE_COMPLETED: "RollingUpdate",
             SCALING_UP: "Scale", SCALING_DOWN: "Scale", LWS_DELETED: "Delete",
-            # a RolloutPolicy's position (core/waves.py, rollout/progressive.py)
+            # a RolloutPolicy's position (core/delivery/waves.py, rollout/progressive.py)
             **{reason: "Rollout" for reason in ("WaveStarted", "WaveCompleted", "GatePassed", "RolloutAborted",
                                                 "RolloutPaused", "RolloutResumed", "RolloutPromoted",
                                                 "RolloutRetried")}}

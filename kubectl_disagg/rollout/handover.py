@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.snapshot import controller_set_name, lws_from_object, service_from_object
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.snapshot import controller_set_name, lws_from_object, service_from_object
 
 TO_CONTROLLER = "to-controller"
 TO_PLUGIN = "to-plugin"

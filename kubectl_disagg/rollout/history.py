@@ -1,9 +1,9 @@
 """`rollout history` and `rollout undo` in the cluster: the revisions a set has run, as `rollout
-step` and the verbs keep them in its RolloutState object (core/history.py's rules)."""
+step` and the verbs keep them in its RolloutState object (core/delivery/history.py's rules)."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core.history import RevisionEntry, entries, forged, history_of
+from kubectl_disagg.core.delivery.history import RevisionEntry, entries, forged, history_of
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.rollout.progressive import read_state

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kubectl_disagg.clock import Clock
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.snapshot import Snapshot
-from kubectl_disagg.core.waves import Gate, Passage, Progress, WaveDecision, admit
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.waves import Gate, Passage, Progress, WaveDecision, admit
 from kubectl_disagg.rollout.analysis import pending_gate
 
 Analyze = Callable[[DisaggregatedSet, str, WaveDecision], Position | None]
@@ -24,7 +24,7 @@ Analyze = Callable[[DisaggregatedSet, str, WaveDecision], Position | None]
 def pace(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, clock: Clock,
          analyze: Analyze | None = None, *, proven: Callable[[str], tuple[Progress, ...]] | None = None,
          measuring: Callable[[WaveDecision, Gate], None] | None = None) -> Passage:
-    """The passage of one pass from the `recorded` position (core/waves.py `admit`; `proven`: a
+    """The passage of one pass from the `recorded` position (core/delivery/waves.py `admit`; `proven`: a
     lost position's evidence). At an analysis gate without a verdict, `analyze` measures it
     (`measuring` is told first) and the pass is decided again from the position with the verdict:
     the same pass passes the gate or does the policy's onFailure. Without `analyze` (a dry run),

@@ -10,7 +10,7 @@ Two parts:
 - `live_plans`: per set without a policy, per slice, the planner's inputs and the steps left,
   from the live LWS (reconciled, changing nothing).
 
-Kept apart from the offline plan (`core.plan_inputs`) so that one never loads the Kubernetes client.
+Kept apart from the offline plan (`core.controller.plan_inputs`) so that one never loads the Kubernetes client.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.core import planner
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
-from kubectl_disagg.core.policy_types import ResolvedWave
-from kubectl_disagg.core.position import ANALYSIS, PAUSE, PROMOTED, Position
-from kubectl_disagg.core.reconcile import SliceReport, reconcile
-from kubectl_disagg.core.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
-from kubectl_disagg.core.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.controller.planner import PlanInputs, Step, StepKind
+from kubectl_disagg.core.api.policy_types import ResolvedWave
+from kubectl_disagg.core.delivery.position import ANALYSIS, PAUSE, PROMOTED, Position
+from kubectl_disagg.core.controller.reconcile import SliceReport, reconcile
+from kubectl_disagg.core.controller.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
+from kubectl_disagg.core.delivery.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
                                        progress_among, stable_of, the_rollout)
 from kubectl_disagg.errors import UserError
 
@@ -79,7 +79,7 @@ class Situation:
 class SliceLine:
     """One slice as the plan shows it: its `situation`, the `revision` it runs (the old one while
     held) with its `replicas` ((role, count), as live), its `wave` (index), `steps_left` while it
-    moves, and `reason` while held (core/waves.py's Hold)."""
+    moves, and `reason` while held (core/delivery/waves.py's Hold)."""
 
     situation: str
     revision: str
@@ -148,7 +148,7 @@ def fleet_plan(ds: DisaggregatedSet, recorded: Position | None, live: Sequence[S
                now: datetime.datetime) -> FleetPlan:
     """The rollout of `ds` under its policy (none: one wave, no budget) from the `recorded` position (the RolloutState's or
     the state file's) and each slice's `live` progress: the decision a step takes now
-    (core/waves.py, as `rollout step` and `rollout step --gitops` decide it), each slice where
+    (core/delivery/waves.py, as `rollout step` and `rollout step --gitops` decide it), each slice where
     it stands, and the passes to the end: each pass moves every slice the decision lets move
     by one planner step (a start, a step, the removal of the drained revision), gates passed as
     they come. Pure: the clock is `now`."""
@@ -259,7 +259,7 @@ def _line(s: int, slice_live: SliceLive, decision: WaveDecision, wave: int, step
 def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress: Sequence[Progress],
             left: Mapping[int, int], starts: set[int], git: bool = False, recorded: frozenset[int] = frozenset()
             ) -> tuple[int, dict[int, tuple[int, int]], list[GateStop], int]:
-    """The passes to the end from `decision`, decided by core/waves.py pass by pass as `rollout
+    """The passes to the end from `decision`, decided by core/delivery/waves.py pass by pass as `rollout
     step` decides them: (passes, wave → (first, last) pass its slices move in, the stops, the
     commits a git rollout adds: the step recording a pause gate, its promote, a resume). With
     `git`, the steps of `rollout step --gitops`: a slice's start (`starts`) lands in the commit

@@ -14,11 +14,11 @@ from dataclasses import replace
 from typing import Callable, Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK
-from kubectl_disagg.core.controller import reconciled_by_controller
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.position import Position, Stamp
-from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.core.controller.ownership import reconciled_by_controller
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.delivery.position import Position, Stamp
+from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.naming import LWS_KIND, SERVICE_KIND
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.status import NextAction, SetStatus, StatusLook, Until, Watched, derive_status
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.api.naming import LWS_KIND, SERVICE_KIND
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.delivery.status import NextAction, SetStatus, StatusLook, Until, Watched, derive_status
 from kubectl_disagg.rollout.outcome import Outcome, most_pressing
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 
@@ -157,7 +157,7 @@ def _look(cluster: Any, ds: DisaggregatedSet, namespace: str) -> StatusLook:
     else:
         # A RolloutPolicy's position, read only; its machinery (waves, gates, the RolloutState object)
         # is loaded for a set with a policy only: status of a plain set does not pay for it.
-        from kubectl_disagg.core.rollout_status import rollout_status
+        from kubectl_disagg.core.delivery.rollout_status import rollout_status
         from kubectl_disagg.kube.lease import running_stepper
         from kubectl_disagg.rollout.progressive import paced_view
         passage, lines, version = paced_view(cluster, ds, namespace, snapshot)

@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.position import Position, timestamp
-from kubectl_disagg.core.waves import WaveDecision, WaveEvent, admit
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.delivery.position import Position, timestamp
+from kubectl_disagg.core.delivery.waves import WaveDecision, WaveEvent, admit
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events

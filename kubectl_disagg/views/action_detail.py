@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import jsonpatch
 
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.controller.render import deep_copy
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.stepper import PlannedAction
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kubectl_disagg.core.analysis import FAILED, PASSED
+from kubectl_disagg.core.delivery.analysis import FAILED, PASSED
 from kubectl_disagg.rollout.analysis import GateRun
 
 BAR_WIDTH = 20

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.delivery.position import Position
 from kubectl_disagg.views.templating import render_template
 
 

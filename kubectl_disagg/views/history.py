@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_disagg.core.waves import ANALYSIS_BY
-from kubectl_disagg.core.history import ABORTED, Commit, RevisionEntry
+from kubectl_disagg.core.delivery.waves import ANALYSIS_BY
+from kubectl_disagg.core.delivery.history import ABORTED, Commit, RevisionEntry
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.views.templating import table
 from kubectl_disagg.views.template_diff import changes

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.rollout_status import rollout_document
-from kubectl_disagg.core.status import NextAction, SetStatus, Sync, Until, to_document
+from kubectl_disagg.core.controller.planner import format_position
+from kubectl_disagg.core.delivery.rollout_status import rollout_document
+from kubectl_disagg.core.delivery.status import NextAction, SetStatus, Sync, Until, to_document
 from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.rollout.status import Format

@@ -4,13 +4,13 @@ on one row), waits and next actions, laid out by the `status.txt.j2` template; a
 
 from __future__ import annotations
 
-from kubectl_disagg.core.fleet import situations
+from kubectl_disagg.core.delivery.fleet import situations
 from collections.abc import Mapping
 
-from kubectl_disagg.core.naming import spans
-from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.reconcile import Action, Phase
-from kubectl_disagg.core.status import SetStatus, conditions
+from kubectl_disagg.core.api.naming import spans
+from kubectl_disagg.core.controller.planner import format_position
+from kubectl_disagg.core.controller.reconcile import Action, Phase
+from kubectl_disagg.core.delivery.status import SetStatus, conditions
 from kubectl_disagg.views.status import NEXT_WORDS, committed_groups
 from kubectl_disagg.views.stops import aborted_words, policy_where
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table

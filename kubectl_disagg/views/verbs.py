@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import click
 
-from kubectl_disagg.core.position import ANALYSIS, position_document
-from kubectl_disagg.core.naming import slices_words
-from kubectl_disagg.core.waves import Gate, Progress, Refuse, VerbRefused, WaveDecision
+from kubectl_disagg.core.delivery.position import ANALYSIS, position_document
+from kubectl_disagg.core.api.naming import slices_words
+from kubectl_disagg.core.delivery.waves import Gate, Progress, Refuse, VerbRefused, WaveDecision
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
 from kubectl_disagg.views.invocation import Invocation
@@ -81,7 +81,7 @@ class VerbConsole:
         click.echo(verb_line(result, self.gitops, self.invocation), nl=False)
 
     def refused(self, verb: str, ds, namespace: str, refused: VerbRefused, together: bool) -> None:
-        """A verb the position refused (core/waves.py VerbRefused); `together`: nothing was written."""
+        """A verb the position refused (core/delivery/waves.py VerbRefused); `together`: nothing was written."""
         why = refusal_sentence(refused)
         if together:
             self.error([f"refusing to {verb}: disaggregatedset/{ds.name} in {namespace}: {why}; nothing was written"])

@@ -3,8 +3,8 @@ for the table, a bar per wave for -o chart, a list for -o yaml|json. Pure."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.delivery.policy import resolve_waves
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.templating import table
 

@@ -15,9 +15,9 @@ import threading
 from types import SimpleNamespace
 
 from kubectl_disagg import errors
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale
-from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import Annotate, Create, Delete, Scale
+from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, service_from_object
 from testenv.lws_simulator import lws_conditions
 
 

@@ -9,7 +9,7 @@ import re
 
 import yaml
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.git_repo import deploy
 from tests.support.progressive import ROLES, git_rounds, paced, revisions, rollout_state, until_held_or_complete

@@ -22,8 +22,8 @@ import time
 import pytest
 import yaml
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.exits import StepExit
 from tests.support.git_repo import GitopsRepo, READER, deploy
 from tests.support.stepping import Live, SET, assert_matches_render, model

@@ -96,7 +96,7 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
     """The SelfSubjectAccessReviews before a pass's first write: a grant holds for one lease
     term (no second review within it, even if revoked meanwhile), after it is asked again."""
     from kubectl_disagg.kube.executor import ClusterExecutor, Forbidden, GrantedPermissions
-    from kubectl_disagg.core.reconcile import Scale
+    from kubectl_disagg.core.controller.reconcile import Scale
     from kubectl_disagg.kube.client import LWS
 
     namespace = stepper.namespace

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit, VerbExit
 from tests.support.git_repo import deploy
 from tests.support.progressive import (

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.policy import policy_from_object, resolve_waves
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.delivery.policy import policy_from_object, resolve_waves
 from kubectl_disagg.exits import StepExit
 from tests.support.git_repo import deploy
 from tests.support.scaling_bounds import pass_violations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from kubectl_disagg.core.policy import Wave
+from kubectl_disagg.core.delivery.policy import Wave
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore

@@ -14,8 +14,8 @@ import yaml
 
 from kubectl_disagg.argocd import sidecar
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops.served import SERVED_RESOURCE

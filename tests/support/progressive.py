@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.stepping import write_set
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kubectl_disagg.core.status import SetStatus
+from kubectl_disagg.core.delivery.status import SetStatus
 from kubectl_disagg.views.status import document
 from kubectl_disagg.views.status_text import format_text as text
 

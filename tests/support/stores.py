@@ -12,8 +12,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubectl_disagg.core.naming import STATE_FILE
-from kubectl_disagg.core.position import position_document
+from kubectl_disagg.core.api.naming import STATE_FILE
+from kubectl_disagg.core.delivery.position import position_document
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import write_state
 from kubectl_disagg.gitops.git import repository_for
@@ -303,7 +303,7 @@ class LiveTwins:
 
     def live(self, cluster) -> dict:
         """The live LWS (name → slice, role, revision, spec.replicas) and the Services' names."""
-        from kubectl_disagg.core import naming
+        from kubectl_disagg.core.api import naming
 
         lws = {}
         for name, obj in cluster.lws().items():

@@ -12,7 +12,7 @@ import json
 import socket
 import ssl
 
-from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
 
 PATCH_REJECTED_MESSAGE = "the server rejected our request due to an error in our request"

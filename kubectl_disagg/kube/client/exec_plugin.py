@@ -13,7 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import Connection, ExecPlugin, check_token
 

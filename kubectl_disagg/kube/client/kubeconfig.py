@@ -25,7 +25,7 @@ from typing import Any
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES, load_plain
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -14,7 +14,7 @@ import math
 import re
 import urllib.parse
 
-from kubectl_disagg.core.analysis import Prometheus, Sample
+from kubectl_disagg.core.delivery.analysis import Prometheus, Sample
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import network_detail, status_of
 from kubectl_disagg.kube.client.kubeconfig import Connection

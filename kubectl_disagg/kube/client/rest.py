@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import (AlreadyExists, ApiConflict, ApiError, Gone, NotFound, PatchRejected,
                                                 api_error, connection_error)

@@ -196,7 +196,7 @@ def live_fleet(monkeypatch, tmp_path):
     import contextlib
 
     from kubectl_disagg.commands import _session
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.rollout.progressive import state_object
     from tests.fakes.cluster import MemoryCluster, MemorySession
@@ -208,7 +208,7 @@ def live_fleet(monkeypatch, tmp_path):
     old = load_sets(parse_stream(SET.replace("replicas: 1", "replicas: 2", 1), "ds.yaml"))[0]
     (ds,) = load_sets(parse_stream((tmp_path / "ds.yaml").read_text() + POLICY, "ds.yaml"))
     memory = MemoryCluster("serving")
-    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.controller.render import render_set
     for obj in render_set(old, "serving"):
         memory.add(obj)
     memory.settle()

@@ -47,9 +47,9 @@ def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does
     the option now, as render does, and the set's annotation carries it for every command."""
     from kubectl_disagg.cli import main
     from kubectl_disagg.commands import _session
-    from kubectl_disagg.core import naming
-    from kubectl_disagg.core.render import render_set, without_revision_services
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.api import naming
+    from kubectl_disagg.core.controller.render import render_set, without_revision_services
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.inputs import directory
     from kubectl_disagg.inputs import tree as inputs
@@ -110,7 +110,7 @@ def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, monkeypatc
 
     from kubectl_disagg.cli import main
     from kubectl_disagg.commands import _session
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.rollout import run
     from tests.fakes.printer import Printer

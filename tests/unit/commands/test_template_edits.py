@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from tests.support.cli import run
 from tests.support.paths import EXAMPLES

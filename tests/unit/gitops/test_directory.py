@@ -21,12 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops import directory, run
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.status import NextAction
+from kubectl_disagg.core.delivery.status import NextAction
 from kubectl_disagg.gitops.status import GitLooks
 from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession

@@ -53,8 +53,8 @@ def test_the_plans_commit_count_holds_through_an_analysis_gate():
     committed wave 2's starts alone, one commit the plan missed (42 promised, 43 made)."""
     from dataclasses import replace
 
-    from kubectl_disagg.core.analysis import Sample
-    from kubectl_disagg.core.waves import promote
+    from kubectl_disagg.core.delivery.analysis import Sample
+    from kubectl_disagg.core.delivery.waves import promote
     from kubectl_disagg.gitops.step import Outcome, gitops_step
     from kubectl_disagg.gitops.waves import change_state
     from kubectl_disagg.rollout.analysis import GateAnalysis

@@ -3,8 +3,8 @@ and the committed position, without a cluster (MemoryArgo plays Argo CD and the 
 
 from __future__ import annotations
 
-from kubectl_disagg.core import planner
-from kubectl_disagg.core.status import NextAction
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.delivery.status import NextAction
 from kubectl_disagg.gitops.status import gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from tests.support.status_views import format_text, to_document
@@ -103,7 +103,7 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
     """Through git, the rollout's last step is a commit removing the drained revision: until it
     is written, synced and pruned the set is Available but not complete (text and -o yaml|json);
     `-w --for=complete` waits for that, `--for=available` does not."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
 
     old = make_set({"prefill": 2, "decode": 1})
     new = make_set({"prefill": 2, "decode": 1}, image="img:2")
@@ -134,7 +134,7 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
 
 def git_report(ds, action, available):
     """A git report at `action`, the live set `available` or not (its one role's counts)."""
-    from kubectl_disagg.core.status import RoleStatus, SetStatus, Sync
+    from kubectl_disagg.core.delivery.status import RoleStatus, SetStatus, Sync
 
     role = RoleStatus("prefill", 1, 1, 1 if available else 0, 1)
     return SetStatus(ds.name, NS, ds.revision, (role,), (), (), (), (),
@@ -165,7 +165,7 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
     the next action changes."""
     from types import SimpleNamespace
 
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.gitops import status as git_status
     from kubectl_disagg.rollout.status import watch_status
 
@@ -247,8 +247,8 @@ def watched_once(argo, ds, state, until, watch=True, now=None):
 def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch():
     from dataclasses import replace
 
-    from kubectl_disagg.core.policy import RolloutPolicy, Wave
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.delivery.status import Until
 
     old = make_set({"prefill": 1, "decode": 1}, slices=3)
     new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=3),
@@ -286,9 +286,9 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     import datetime
     from dataclasses import replace
 
-    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-    from kubectl_disagg.core.policy import RolloutPolicy, Wave
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.exits import StepExit
     from kubectl_disagg.gitops.status import still
     from kubectl_disagg.rollout.analysis import GateAnalysis
@@ -340,7 +340,7 @@ def test_issue48_through_git_watch_for_waits_for_the_sets_still_moving_as_in_the
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.exits import StatusExit
     from kubectl_disagg.gitops import status as git_status
     from kubectl_disagg.rollout.outcome import STATUS_EXIT

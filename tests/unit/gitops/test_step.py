@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
@@ -80,7 +80,7 @@ def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
     data = ds.source.data
     data = {**data, "spec": {**data["spec"], "placementPolicy": {"type": "ExclusiveSlice", "topology": "zone"},
                              "roles": [{**role, "metadata": {"labels": {"team": "x"}}} for role in data["spec"]["roles"]]}}
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
 
     (changed,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
     assert changed.revision == ds.revision
@@ -337,7 +337,7 @@ def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_rende
     that pass instead of replaying it again; the summary, -o yaml and the pull request read what
     the step computed. Before: three reconciles (the committed check, the pass, the check of
     the new state) and the pull request planned again."""
-    from kubectl_disagg.core import planner
+    from kubectl_disagg.core.controller import planner
     from kubectl_disagg.gitops import render, rules
     from kubectl_disagg.rollout import stepper
     from kubectl_disagg.views import gitops_pr, gitops_report
@@ -616,7 +616,7 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
 
 
 def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
-    from kubectl_disagg.core.naming import STATE_FILE
+    from kubectl_disagg.core.api.naming import STATE_FILE
     from kubectl_disagg.gitops.state import find_state
     from kubectl_disagg.gitops.files import write_state
     from kubectl_disagg.inputs.tree import Reading, contents, state_path

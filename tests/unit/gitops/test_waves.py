@@ -12,10 +12,10 @@ import yaml
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.waves import State, VerbRefused, abort, promote, retry
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.waves import State, VerbRefused, abort, promote, retry
 from kubectl_disagg.views.verbs import refusal_sentence
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
@@ -277,7 +277,7 @@ def test_item5_a_state_edited_past_an_unpassed_gate_is_refused_by_render_and_ste
 
 def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
     """Issue 37 item 7 through git: the promote commit pre-passed the gate of a canary in flight."""
-    from kubectl_disagg.core.waves import VerbRefused
+    from kubectl_disagg.core.delivery.waves import VerbRefused
 
     old, new = sets()
     argo, state = deploy(old)
@@ -292,7 +292,7 @@ def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
 
 def test_item16_an_abort_commit_after_the_rollout_completed_is_refused():
     """Issue 37 item 16 through git: the abort of a completed rollout was written, and changed nothing."""
-    from kubectl_disagg.core.waves import VerbRefused
+    from kubectl_disagg.core.delivery.waves import VerbRefused
 
     argo, new, state, _ = held_at_the_canary()
     _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
@@ -555,7 +555,7 @@ def test_item_3_through_git_a_state_without_its_position_mid_rollout_is_held_pau
     """Issue 37 item 3 through git: the `position:` of a state mid-rollout lost (a bad merge, an
     edit): the step records the rollout paused at wave 1, saying what the state proves, and
     moves nothing; `rollout resume --gitops` continues it."""
-    from kubectl_disagg.core.waves import resume
+    from kubectl_disagg.core.delivery.waves import resume
 
     old, new = sets(RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),), 1))
     argo, state = deploy(old)
@@ -745,8 +745,8 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     status --gitops` reads the set Available at the stable revision it serves (not "not
     Available"), aborted and rolled back, and its reasons name the verbs that end it (undo, retry),
     with --gitops; the next action is held (7), as `rollout step --gitops` is."""
-    from kubectl_disagg.core.status import Until
-    from kubectl_disagg.core.status import NextAction
+    from kubectl_disagg.core.delivery.status import Until
+    from kubectl_disagg.core.delivery.status import NextAction
     from kubectl_disagg.gitops.status import gitops_status
     from tests.support.status_views import format_text, to_document
 

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, owner_reference, plan_handover
 
 STORED = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_disagg.core.history import ABORTED, COMPLETE
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.history import ABORTED, COMPLETE
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.history import cluster_history
@@ -66,7 +66,7 @@ def test_a_set_without_a_policy_keeps_its_history_and_the_limit_holds():
 
 
 def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_the_waves():
-    from kubectl_disagg.core.fleet import fleet_of
+    from kubectl_disagg.core.delivery.fleet import fleet_of
     from kubectl_disagg.rollout.stepper import Pass
     from kubectl_disagg.views.fleet import progress_line, slice_sentence
 
@@ -143,7 +143,7 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     """Single `rollout step`s until `rollout status --for=complete` exits 0: the status that
     observes the rollout complete records it (the history's entry complete, the RolloutState at
     rest for Argo CD), so the next image does not find it still rolling and call it replaced."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.rollout.outcome import Outcome
     from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 

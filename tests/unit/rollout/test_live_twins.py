@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.stores import LiveTwins
 

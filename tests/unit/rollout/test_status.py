@@ -70,7 +70,7 @@ class LastStep(Watched):
 
 
 def test_issue37_item12_for_complete_waits_past_available_until_the_old_revision_is_removed():
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from tests.support.sets import available_before_the_last_step
 
     _, new, memory = available_before_the_last_step()
@@ -117,7 +117,7 @@ class ServicesLast(Watched):
 def test_for_complete_watches_the_services_when_only_they_are_left_to_remove():
     """The flake this mends: `-w --for=complete` looked between the last step's LWS deletions and
     its Service deletions, then slept on a watch of the LWS, which never changed again."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from tests.support.sets import available_before_the_last_step
 
     old, new, memory = available_before_the_last_step()

@@ -8,8 +8,8 @@ import itertools
 import json
 from dataclasses import replace
 
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.status import Until
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.status import Until
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
@@ -98,7 +98,7 @@ def test_json_carries_phase_wave_gate_and_the_fleet_counts_at_the_gate():
 
 
 def test_a_set_without_a_policy_has_no_rollout_key():
-    from kubectl_disagg.core.status import to_document
+    from kubectl_disagg.core.delivery.status import to_document
     from tests.support.sets import status_of
 
     memory, ds = fleet(2, None)
@@ -257,7 +257,7 @@ def test_issue47_item14_a_step_that_cannot_end_the_analysis_leaves_the_state_at_
     measuring (nothing recorded); the RolloutState it had written Rolling, "measuring analysis
     ttft since ...", for Argo CD, stayed so: Progressing forever, while no step measured. It is
     written back to the gate it waits at (AtGate, naming the step that measures it)."""
-    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus
+    from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus
 
     gated = RolloutPolicy("llm", NS, "llm", (Wave(1, analysis=("ttft",)),), 2, analysis=Analysis(
         Prometheus(address="http://127.0.0.1:1"),

@@ -186,7 +186,7 @@ def observed(twin: Twin) -> tuple[list, list]:
 def shown(look) -> dict:
     """What both stores must agree on: Available, complete, the roles' counts, the RolloutPolicy's
     rollout (who acted left out) and whether nothing but a person moves it."""
-    from kubectl_disagg.core.rollout_status import rollout_document
+    from kubectl_disagg.core.delivery.rollout_status import rollout_document
     from tests.support.stores import anonymous
 
     report = look.report
