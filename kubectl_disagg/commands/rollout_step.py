@@ -11,7 +11,7 @@ import click
 from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
 from kubectl_disagg.rollout.outcome import GITOPS_EXIT, STEP_EXIT, Outcome
 from kubectl_disagg.rollout.run import step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
@@ -26,7 +26,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 
 
 @click.command(cls=_options.DryRunCommand, modes=MODES, exit_codes=[
-    exit_section(StepExit), exit_section(GitopsExit, "Exit codes with --gitops (docs/gitops.md):")])
+    exit_section(STEP_CLUSTER), exit_section(StepExit, "Exit codes with --gitops (docs/gitops.md):", GITOPS_STEP)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -126,7 +126,7 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
 
 
 def _step_gitops(options: _options.Options, wait: bool, timeout: float | None, pr_description: str | None, *,
-                 commit: bool = False, branch: str | None = None, state_file: str | None = None) -> GitopsExit:
+                 commit: bool = False, branch: str | None = None, state_file: str | None = None) -> StepExit:
     """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
     from kubectl_disagg.commands import _gitops
     from kubectl_disagg.gitops import run

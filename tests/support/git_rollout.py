@@ -10,7 +10,7 @@ import time
 
 import yaml
 
-from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
 from tests.fakes.argo import MemoryArgo
@@ -61,7 +61,7 @@ def roll_through_git(directory, argo: MemoryArgo, capsys, limit: int = 400, prom
             promises.append((commits(directory), promised(directory, capsys)))
         code, out, err = run(["rollout", "step", "--gitops", "-f", str(directory), "--commit"], capsys)
         codes.append(code)
-        if code == GitopsExit.COMPLETE:
+        if code == StepExit.COMPLETE:
             return codes
         if code == 7 and "soaks until" in out + err:  # a soak ends by itself
             time.sleep(1.1)
@@ -69,7 +69,7 @@ def roll_through_git(directory, argo: MemoryArgo, capsys, limit: int = 400, prom
             promoted, _, err = run(["rollout", "promote", "--gitops", "-f", str(directory), "--commit"], capsys)
             assert promoted == 0, err
         else:
-            assert code in (GitopsExit.ADVANCED, GitopsExit.WAITING), err
+            assert code in (StepExit.OK, StepExit.WAITING), err
     raise AssertionError("the git rollout did not complete")
 
 

@@ -382,7 +382,7 @@ def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked(
 def test_imports_at_import_time_only_is_narrower():
     """The check above can fail: the command's modes do reach gitops/ and the template engine."""
     reached = _source().reached("kubectl_disagg.commands.rollout_status")
-    assert "kubectl_disagg.gitops.watch" in reached
+    assert "kubectl_disagg.gitops.status" in reached
     assert "kubectl_disagg.views.templating" in reached
 
 

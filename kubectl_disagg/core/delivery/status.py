@@ -10,6 +10,7 @@ sits beside it under its own keys.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -66,6 +67,50 @@ class RoleStatus:
         return self.replicas == self.ready == self.updated == self.desired
 
 
+class NextAction(StrEnum):
+    """Through git, what happens next (`Sync.next_action`): the one a git step would meet (a step
+    to write, the sync or readiness to wait for, nothing left, a person to look, a hold only a
+    verb's commit passes). views/status.py words each. The cluster's store has none."""
+
+    STEP = "step"
+    SYNC = "sync"
+    READY = "ready"
+    COMPLETE = "complete"
+    REFUSED = "refused"
+    HELD = "held"
+
+
+@dataclass(frozen=True)
+class CommittedSlice:
+    """The committed point of one slice: `revisions` revision → role → replicas (deployment
+    order), `position` (step i, of N) on the plan of its rollout, or None when it is at rest
+    (one revision) or off the plan."""
+
+    slice: int
+    revisions: Mapping[str, Mapping[str, int]]
+    position: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class Sync:
+    """The part of a status only the git store fills: where the committed state stands against
+    the cluster. `state_file`: where it is kept (None: no file for it); `slices`: each slice's
+    committed point; `synced`: every LWS the state renders is live with its committed replicas
+    and annotation (and the live RolloutState, where there is one, is the committed document);
+    `pruned`: no LWS the state no longer renders is left; `ready`: the set's revision's LWS are
+    all ready, and every status is current (observedGeneration); `next_action` and `reasons`:
+    what happens next, and why it waits or refuses (one line each)."""
+
+    has_state: bool
+    slices: tuple[CommittedSlice, ...]
+    synced: bool
+    pruned: bool
+    ready: bool
+    next_action: NextAction
+    reasons: tuple[str, ...]
+    state_file: str | None = None
+
+
 @dataclass(frozen=True)
 class SetStatus:
     """`roles`: RoleStatus per role; `slices`: a SliceReport per slice; `stale`: the LWS whose
@@ -77,7 +122,8 @@ class SetStatus:
     revisions other than the set's that still have LeaderWorkerSets, each with its slices;
     `paced`: with a RolloutPolicy, where its rollout stands as data (core/delivery/rollout_status.py);
     `serving`: the revision the fleet is judged at, the set's own, or after an abort the stable
-    one its slices go back to (roles' `updated` and `leftover` count against it)."""
+    one its slices go back to (roles' `updated` and `leftover` count against it); `sync`: through
+    git, the committed state against the cluster (None in the cluster's store)."""
 
     name: str
     namespace: str
@@ -94,6 +140,7 @@ class SetStatus:
     leftover: tuple[tuple[str, tuple[int, ...]], ...] = ()
     paced: RolloutStatus | None = None
     serving: str = ""
+    sync: Sync | None = None
 
     @property
     def aborted(self) -> bool:
@@ -106,7 +153,10 @@ class SetStatus:
 
     @property
     def complete(self) -> bool:
-        """Available, and the rollout's last step taken (`Until.COMPLETE`)."""
+        """Available, and the rollout's last step taken (`Until.COMPLETE`); through git, the last
+        step committed and live (the sync's next action: nothing left to roll)."""
+        if self.sync is not None:
+            return self.sync.next_action == NextAction.COMPLETE
         return self.available and self.settled and not self.stale and not self.leftover
 
     @property
@@ -121,6 +171,24 @@ class SetStatus:
 
     def waiting_for(self) -> list[str]:
         return [f"slice {r.slice}: {reason}" for r in self.slices for reason in (*r.waiting_for, *r.blocked)]
+
+
+# What a quiet look watches: the set's name and namespace, the resourceVersion its objects were
+# listed at, and their kind (its LeaderWorkerSets, or its Services when only they are left to change);
+# with a RolloutPolicy in the cluster, the resourceVersion of its RolloutState as read ("" for none).
+Watched = tuple[str, str, "str | None", str, "str | None"]
+
+
+@dataclass(frozen=True)
+class StatusLook:
+    """One set's look, whatever store keeps its position: its status, what a watch of it
+    watches between looks (`watched`), and `still`: nothing moves it without a person (held by
+    its RolloutPolicy where `rollout step` would be, or at an analysis gate that no running step
+    measures), so `rollout status -w` ends there (exit 7)."""
+
+    report: SetStatus
+    watched: Watched
+    still: bool = False
 
 
 def derive_status(ds: DisaggregatedSet, snapshot: Snapshot, reconciliation: Reconciliation) -> SetStatus:

@@ -746,20 +746,21 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     Available"), aborted and rolled back, and its reasons name the verbs that end it (undo, retry),
     with --gitops; the next action is held (7), as `rollout step --gitops` is."""
     from kubectl_disagg.core.delivery.status import Until
-    from kubectl_disagg.gitops.status import NextAction, gitops_status
-    from kubectl_disagg.views.gitops_status import format_text, to_document
+    from kubectl_disagg.core.delivery.status import NextAction
+    from kubectl_disagg.gitops.status import gitops_status
+    from tests.support.status_views import format_text, to_document
 
     argo, new, state, _ = held_at_the_canary()
     _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     state, step = roll_until_held(argo, new, reread(aborted, new))
     stable = sets()[0].revision
     result = gitops_status(new, state, argo.snapshot(new), argo.served)
-    assert result.next_action == NextAction.HELD
+    assert result.sync.next_action == NextAction.HELD
     assert result.available and result.reached(Until.AVAILABLE) and not result.reached(Until.COMPLETE)
     assert to_document(result, "s.yaml")["available"] is True
     text = format_text(result, "s.yaml")
     assert (f"set Available, aborted: rolled back, every slice serves the stable revision {stable}" in text), text
-    reason = " ".join(result.reasons)
+    reason = " ".join(result.sync.reasons)
     assert "`kubectl disagg rollout undo --gitops -f .`" in reason  # the set's own directory
     assert "`kubectl disagg rollout retry --gitops -f .`" in reason
 

@@ -145,13 +145,13 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     rest for Argo CD), so the next image does not find it still rolling and call it replaced."""
     from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.rollout.outcome import Outcome
-    from kubectl_disagg.rollout.status import watch_status
+    from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 
     memory, first = fleet(2, policy)
     cluster = PacedCluster(memory)
 
     def complete() -> bool:
-        return watch_status(cluster, [first], None, lambda reports, now: "", write=lambda text: None,
+        return watch_status(cluster, ClusterLooks(cluster, [first], None), lambda reports, now: "", write=lambda text: None,
                             until=Until.COMPLETE) == Outcome.AVAILABLE
 
     for _ in range(20):

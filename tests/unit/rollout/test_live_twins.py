@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.core.api import naming
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.exits import StepExit
 from tests.support.stores import LiveTwins
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_TWIN_EXAMPLES", "25")) // 5 or 1  # each example runs ~40 commands
@@ -38,8 +38,8 @@ EVENTS = ("step", "step", "step", "ready", "ready", "partly", "tick", "img:1", "
 # planner step, a pause gate it stops at recorded by a commit of its own; the terminal's passes
 # group otherwise). Its exit tables differ by design (exits.py): git's "waiting" (the next step
 # needs readiness) and "complete" are a terminal pass that had nothing to do (done, 0).
-STEP_ENDS = {GitopsExit.ADVANCED: StepExit.OK, GitopsExit.WAITING: StepExit.OK, GitopsExit.COMPLETE: StepExit.OK,
-             GitopsExit.HELD: StepExit.HELD, GitopsExit.REFUSED: StepExit.REFUSED, GitopsExit.ERROR: StepExit.ERROR}
+STEP_ENDS = {StepExit.OK: StepExit.OK, StepExit.WAITING: StepExit.OK, StepExit.COMPLETE: StepExit.OK,
+             StepExit.HELD: StepExit.HELD, StepExit.REFUSED: StepExit.REFUSED, StepExit.ERROR: StepExit.ERROR}
 
 
 def running(live: dict) -> dict:
@@ -131,7 +131,7 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
         if event == "step":
             terminal, in_git = twins.step_terminal(), twins.step_git()
             # KNOWN DIVERGENCE (xfail): test_a_slice_gained_while_held_is_in_both_statuses
-            gained = gained and (own or in_git == GitopsExit.HELD)
+            gained = gained and (own or in_git == StepExit.HELD)
             assert STEP_ENDS[in_git] == terminal, (value, in_git, terminal)
         elif event == "ready":
             twins.ready()
@@ -169,7 +169,7 @@ def test_twin_runs_on_live_objects_show_the_same_fleet_status_and_exits(tmp_path
 def test_a_template_commit_keeps_the_replicas_running(tmp_path, monkeypatch):
     twins = deployed(tmp_path, monkeypatch, 2)
     play(twins, [("decode", 3)])  # rendered at 3 through git (design §10.1); its step waits for readiness to record it
-    assert twins.step_git() == GitopsExit.WAITING
+    assert twins.step_git() == StepExit.WAITING
     twins.edit(image="img:3")
     assert running(twins.live(twins.argo.cluster))["lws"]["llm-0-0c1737b3-decode"][3] == 3  # the sync keeps it
     play(twins, [("step", None)])

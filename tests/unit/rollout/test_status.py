@@ -7,7 +7,7 @@ from __future__ import annotations
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
-from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.fakes.printer import Printer
@@ -33,7 +33,7 @@ def looked(cluster, ds, **kwargs):
         assert now.endswith("Z")
         return f"{[report.available for report in reports]}\n"
 
-    outcome = watch_status(cluster, [ds], None, view, write=texts.append, **kwargs)
+    outcome = watch_status(cluster, ClusterLooks(cluster, [ds], None), view, write=texts.append, **kwargs)
     return STATUS_EXIT[outcome], texts
 
 

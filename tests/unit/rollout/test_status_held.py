@@ -13,7 +13,7 @@ from kubectl_disagg.core.delivery.status import Until
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
-from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
 from kubectl_disagg.views.status import data_format
@@ -45,7 +45,7 @@ class Quiet(PacedCluster):
 
 def watched(cluster, ds, output="json", **kwargs):
     texts, held = [], []
-    outcome = watch_status(cluster, [ds], None, data_format(output), write=texts.append, held=held.extend, **kwargs)
+    outcome = watch_status(cluster, ClusterLooks(cluster, [ds], None), data_format(output), write=texts.append, held=held.extend, **kwargs)
     return STATUS_EXIT[outcome], texts, held
 
 
@@ -153,7 +153,7 @@ def test_after_an_abort_rolled_back_status_reads_aborted_serving_the_stable_revi
         "prefill": 4, "decode": 4}  # up to date with the revision the fleet serves
 
     texts = []
-    assert STATUS_EXIT[watch_status(cluster, [ds], None, format_reports, write=texts.append)] == StatusExit.AVAILABLE
+    assert STATUS_EXIT[watch_status(cluster, ClusterLooks(cluster, [ds], None), format_reports, write=texts.append)] == StatusExit.AVAILABLE
     text = texts[0]
     first = text.splitlines()[0]
     assert first == (f"disaggregatedset/llm in serving, revision {ds.revision}: Available, aborted: rolled back, "
@@ -244,7 +244,7 @@ def test_issue47_item14_at_an_unmeasured_analysis_gate_without_a_stepper_watch_e
     assert said.startswith("wave 1 waits for analysis (ttft), which no `rollout step` is measuring: "
                            "`kubectl disagg rollout step -f apps/llm/ -n serving` measures it"), said
     texts = []
-    watch_status(quiet, [ds], None, format_reports, write=texts.append)
+    watch_status(quiet, ClusterLooks(quiet, [ds], None), format_reports, write=texts.append)
     assert "`kubectl disagg rollout step` measures it" in texts[0]
 
     quiet.holder = "stepper@host/1/abc"  # a `rollout step --until-complete` measures it

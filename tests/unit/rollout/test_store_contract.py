@@ -162,3 +162,73 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
             twin.template(event)  # the template changed mid-rollout: a revert, or the next image
         else:
             alike(twin, event)
+
+
+# --- rollout status: one function over either store -----------------------------------------------
+
+def observed(twin: Twin) -> tuple[list, list]:
+    """One look of `rollout status` through each store at the same fleet and position: the
+    cluster's (the live LWS, the RolloutState seeded from git's position) and git's (the state
+    file committed, the same live LWS; the RolloutState kind not served there)."""
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.inputs import tree as inputs
+    from kubectl_disagg.rollout.status import ClusterLooks
+    from tests.fakes.cluster import MemorySession
+
+    reading = inputs.Reading()
+    directory = directories.load(inputs.read_tree([str(twin.app)], reading), reading)
+    synced = MemorySession(twin.argo.cluster, watches=False)
+    return (ClusterLooks(twin.cluster, [twin.ds], None).look(),
+            [look for look in GitLooks(synced, directory, twin.clock).look() if look.report.name == "llm"])
+
+
+def shown(look) -> dict:
+    """What both stores must agree on: Available, complete, the roles' counts, the RolloutPolicy's
+    rollout (who acted left out) and whether nothing but a person moves it."""
+    from kubectl_disagg.core.delivery.rollout_status import rollout_document
+    from tests.support.stores import anonymous
+
+    report = look.report
+    return {"available": report.available, "complete": report.complete, "roles": report.roles,
+            "rollout": anonymous(rollout_document(report.paced)) if report.paced else None, "still": look.still}
+
+
+@pytest.mark.parametrize("verbs", [[], ["pause"], ["abort"], ["promote"], ["abort", "retry"], ["promote --full"]])
+def test_status_observes_alike_in_both_stores(verbs, tmp_path):
+    """Issue 48: `rollout status` is one function over the store; at the same fleet and position
+    both stores report the same Available, complete, roles, rollout and stillness (the sync part
+    only through git), and -w ends alike where nothing moves the rollout."""
+    twin = Twin(tmp_path)
+    for verb in verbs:
+        alike(twin, verb)
+    (in_cluster,), (in_git,) = observed(twin)
+    assert shown(in_git) == shown(in_cluster), verbs
+    assert in_cluster.report.sync is None and in_git.report.sync is not None
+
+
+def test_status_watch_at_the_canary_s_pause_ends_held_in_both_stores(tmp_path):
+    """-w over either store at the canary held at its pause: the first look is the last, held
+    (exit 7 in both), the same set reported held."""
+    from kubectl_disagg.exits import StatusExit
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.inputs import tree as inputs
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT
+    from kubectl_disagg.rollout.status import ClusterLooks, watch_status
+    from kubectl_disagg.wait import Deadline
+    from tests.fakes.cluster import MemorySession
+
+    twin = Twin(tmp_path)
+    reading = inputs.Reading()
+    directory = directories.load(inputs.read_tree([str(twin.app)], reading), reading)
+    directory.sets[:] = [entry for entry in directory.sets if entry.ds.name == "llm"]
+    synced = MemorySession(twin.argo.cluster, watches=False)
+    ends = []
+    for cluster, store in ((twin.cluster, ClusterLooks(twin.cluster, [twin.ds], None)),
+                           (synced, GitLooks(synced, directory, twin.clock))):
+        looks, held = [], []
+        outcome = watch_status(cluster, store, lambda reports, now: "", watch=True, write=looks.append,
+                               held=held.extend, deadline=Deadline.after(5))
+        ends.append((STATUS_EXIT[outcome], len(looks), [report.name for report in held]))
+    assert ends == [(StatusExit.HELD, 1, ["llm"])] * 2
