@@ -24,6 +24,9 @@ class ExitCode(IntEnum):
         return code
 
 
+Codes = type[ExitCode] | tuple[ExitCode, ...]  # a table, or the codes of it a command ends with
+
+
 class Exit(ExitCode):
     """What every command may end with, whatever it does."""
 

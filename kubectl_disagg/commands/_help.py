@@ -18,17 +18,16 @@ from typing import Any
 
 import click
 
-from kubectl_disagg.exits import ExitCode, labels
+from kubectl_disagg.exits import Codes, labels
 
 HELP_EXAMPLES = 2  # the examples --help shows; the reference shows them all
 # kubectl's connection flags, and -f's companion: named on one line of --help.
 KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "as_user", "as_groups", "as_uid", "verbosity")
 REFERENCE = "docs/reference/cli"
-ExitSection = tuple[type[ExitCode] | tuple[ExitCode, ...], str, dict[Any, str] | None]  # words keyed by the table's own codes
+ExitSection = tuple[Codes, str, dict[Any, str] | None]  # words keyed by the table's own codes
 
 
-def exit_section(codes: type[ExitCode] | tuple[ExitCode, ...], title: str = "Exit codes:",
-                 words: dict[Any, str] | None = None) -> ExitSection:
+def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[Any, str] | None = None) -> ExitSection:
     """A command's exit-code section: (table, title, words that replace the table's, or None)."""
     return (codes, title, words)
 
