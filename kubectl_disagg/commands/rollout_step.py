@@ -141,8 +141,8 @@ def _step_gitops(options: _options.Options, wait: bool, timeout: float | None, p
         except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
             click.echo("\n".join(f"{line}; nothing written" for line in err.lines()), err=True)
             return GITOPS_EXIT[Outcome.TIMEOUT]
-    before = run.write_steps(results)
+    revision = run.write_steps(results, _gitops.commit(results, repository, branch))
     click.echo(report.format_results(results, options.output), nl=False)
     click.echo("".join(f"{line}\n" for line in report.timed_out(results, timeout)), err=True, nl=False)
-    _gitops.describe_and_commit(results, before, pr_description, repository, branch)
+    _gitops.written(results, pr_description, revision, branch)
     return run.exit_code(results)

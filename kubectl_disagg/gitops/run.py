@@ -18,6 +18,8 @@ from kubectl_disagg.gitops.history import going_back
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.rollout.analysis import gate_analysis
 from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
+from kubectl_disagg.gitops.files import Commit
+from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.rollout.outcome import GITOPS_EXIT, Outcome, gitops_exit
 from kubectl_disagg.wait import NEVER, Deadline
@@ -67,14 +69,15 @@ def step_files(cluster, directory: directories.Directory, files: Mapping[str, by
     return [replace(result, step=step) for result, step in zip(results, steps)]
 
 
-def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
+def write_steps(results: Sequence[SetStep], commit: Commit | None = None) -> str | None:
     """Write the states that advanced (`gitops.store.write_states`: one rename per file, a file
-    changed since this step read it refused); what each file held before, for the commit."""
-    by_file: dict[str, list] = {}
+    changed since this step read it refused), then, with `commit`, commit them (or put every
+    file back); the commit's hash."""
+    by_file: dict[str, list[RolloutState]] = {}
     for result in results:
-        if result.step.outcome == Outcome.ADVANCED:
+        if result.step.outcome == Outcome.ADVANCED and result.step.state is not None:
             by_file.setdefault(result.path, []).append(result.step.state)
-    return write_states(by_file, {result.path: result.read for result in results})
+    return write_states(by_file, {result.path: result.read for result in results}, commit)
 
 
 def exit_code(results: Sequence[SetStep]) -> int:
