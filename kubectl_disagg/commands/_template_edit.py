@@ -17,7 +17,7 @@ from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import STDIN_NAME, decoded, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted
-from kubectl_disagg.gitops.files import write_files
+from kubectl_disagg.gitops.files import Commit, write_files
 from kubectl_disagg.manifests.writer import format_objects
 
 # The edits of one set document: (edits, refusals), from the document's data.
@@ -28,10 +28,11 @@ Done = str | Callable[[JsonObject], str]  # what was done to a set, for the repo
 
 
 def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
-               written: Callable[[list[str]], None] | None = None) -> None:
+               commit: Commit | None = None) -> str | None:
     """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
-    `written` (the paths rewritten) runs once they are; when a write or it fails, the files
-    written are put back as they were."""
+    With `commit` (`gitops.files.committing`: `rollout undo --gitops --commit`), the files
+    rewritten are committed, its hash returned; when a write or the commit fails, the files
+    written are put back as they were (`gitops.files.write_files`)."""
     from kubectl_disagg.inputs import tree as inputs
 
     if dry_run == "server":
@@ -52,9 +53,9 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
         raise UserError(problems)
     if not rewritten:
         raise UserError(["no DisaggregatedSet found in the input"])
-    if dry_run == "none":  # all or nothing, `written` too: when it fails, the files are put back
-        write_files(rewritten, tree.files, None if written is None else lambda paths: written(paths) or "")
+    revision = write_files(rewritten, tree.files, commit) if dry_run == "none" else None
     report(edited_sets, options.output, done, dry_run)
+    return revision
 
 
 def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, list[JsonObject], list[Problem]]:
