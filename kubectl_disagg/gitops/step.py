@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
@@ -37,11 +38,12 @@ from kubectl_disagg.core.controller.snapshot import LiveLWS, LiveService, Snapsh
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
-from kubectl_disagg.gitops.paced import Paced
-from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, with_position
+from kubectl_disagg.gitops.waves import (RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress,
+                                         with_position)
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.progressive import utcnow
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
+from kubectl_disagg.rollout.pacer import Paced
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
@@ -274,7 +276,8 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
                      for o in objects if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
-    paced = None if ds.policy is None else Paced(ds, state, now or RENDER_NOW, analyze=analyze)
+    paced = None if ds.policy is None else Paced(state.position, now or RENDER_NOW, analyze=analyze,
+                                                 proven=partial(state_progress, ds, state))
     passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)

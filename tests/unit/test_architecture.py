@@ -636,7 +636,7 @@ def test_one_pacer_admits_measures_and_admits_again():
     source = _source()
     assert names_used(source, "pending_gate") == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
     assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.rollout.progressive")
-    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.paced")
+    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.step")
 
 
 # Each rule on a tree planted with one violation beside a module keeping it: the rule, the
