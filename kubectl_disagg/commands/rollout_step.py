@@ -71,7 +71,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 @click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git directly. "
               "It has a rollout state beside its file: Argo CD's self-heal would undo the step.")
 @_options.pass_options
-def step(options: _options.Options, name: str | None, dry_run: str, timeout: float | None, gitops: bool,
+def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: float | None, gitops: bool,
          **flags: Any) -> int:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 

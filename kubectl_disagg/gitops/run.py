@@ -9,14 +9,15 @@ meanwhile, design §9.5) is not written over: the brake is kept and nothing is w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.history import going_back
 from kubectl_disagg.gitops import directory as directories
-from kubectl_disagg.rollout.analysis import gate_analysis
+from kubectl_disagg.rollout.analysis import GateRun, gate_analysis
 from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
 from kubectl_disagg.gitops.files import Commit
 from kubectl_disagg.gitops.state import RolloutState
@@ -46,9 +47,10 @@ class SetStep:
         return GITOPS_EXIT[self.outcome]
 
 
-def step_files(cluster, directory: directories.Directory, files: Mapping[str, bytes], *,
+def step_files(cluster: Any, directory: directories.Directory, files: Mapping[str, bytes], *,
                wait: bool = False, deadline: Deadline = NEVER,
-               analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
+               analysis_progress: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None)
+               ) -> list[SetStep]:
     """Step each set of the inputs (`directory`, loaded by the command from what `inputs` read
     from disk once: `files`, the state files with them) from the state beside it (or the
     explicit one, for one set); write the states that advanced, all together or none

@@ -17,6 +17,8 @@ from kubectl_disagg.clock import SYSTEM_CLOCK
 from kubectl_disagg.core.controller.ownership import reconciled_by_controller
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.controller.reconcile import Admission
+from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.core.delivery.position import Position, Stamp
 from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
@@ -25,9 +27,9 @@ from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 from kubectl_disagg.wait import NEVER, Deadline
 from kubectl_disagg.rollout.events import events_for, record_events, set_reference
-from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
+from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateRun, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
-from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.rollout.stepper import Admit, Pass, PassInterrupted, Retry, drive
 from kubectl_disagg.views.stops import reconciled_sentence
 
 
@@ -49,7 +51,7 @@ class StepPrinter(Protocol):
     def refused_writes(self, step: Pass) -> None:
         """A server dry run whose writes the API server would refuse: each, and why."""
 
-    def analysis_progress(self, gate: str) -> Callable:
+    def analysis_progress(self, gate: str) -> Callable[[GateRun], None]:
         """Where an analysis gate's run shows its progress (rollout/analysis.py's GateRun)."""
 
 
@@ -191,15 +193,15 @@ class Brakes:
     is one GET of the RolloutState. A brake found stops the stepper there: the next pass holds
     (a pause) or turns back (an abort), and `applied` says who braked while the run went."""
 
-    def __init__(self, cluster, ds: DisaggregatedSet, namespace: str):
+    def __init__(self, cluster: Any, ds: DisaggregatedSet, namespace: str):
         self.cluster, self.ds, self.namespace = cluster, ds, namespace
-        self.first: dict | None = None  # the stamps when the run began (None: not read yet)
-        self.seen: dict | None = None  # the stamps the latest pass decided from
+        self.first: dict[str, Stamp | None] | None = None  # the stamps when the run began (None: not read yet)
+        self.seen: dict[str, Stamp | None] | None = None  # the stamps the latest pass decided from
 
-    def admit(self, progressive: Progressive) -> Callable:
+    def admit(self, progressive: Progressive) -> Admit:
         """`progressive.admit`, keeping the stamps each pass decided from (and those the run
         began with)."""
-        def admit(ds: DisaggregatedSet, snapshot):
+        def admit(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
             if self.first is None:
                 self.first = _stamps(self._position())
             admitted = progressive.admit(ds, snapshot)
@@ -216,8 +218,8 @@ class Brakes:
         """A brake applied while an analysis is measured (it runs at a gate, where nothing is
         paused, aborted or promoted --full), in words; None when there is none."""
         stamps = _stamps(self._position())
-        return next((f"the rollout was {verb} by {stamps[field].by} at {stamps[field].at}"
-                     for field, verb in BRAKES if stamps[field] is not None), None)
+        return next((f"the rollout was {verb} by {stamp.by} at {stamp.at}"
+                     for field, verb in BRAKES if (stamp := stamps[field]) is not None), None)
 
     def applied(self) -> list[str]:
         """Who paused or aborted the rollout while this run went, and what the run did about it
@@ -241,6 +243,6 @@ class Brakes:
             return None  # unreadable now: the next pass reads it and says why
 
 
-def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:
+def _record(cluster: Any, printer: StepPrinter, step: Pass, regarding: dict[str, Any] | None) -> None:
     """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
     record_events(cluster, events_for(step, regarding), SYSTEM_CLOCK, lambda message: printer.warn(message, once=True))
