@@ -226,14 +226,14 @@ class LiveTwins:
     def __init__(self, root: Path, monkeypatch, slices: int = 3):
         from kubectl_disagg.clock import SYSTEM_CLOCK
         from kubectl_disagg.commands import _session
-        from kubectl_disagg.gitops import status as gitops_status, step as gitops_steps
+        from kubectl_disagg.gitops import status as gitops_status
         from kubectl_disagg.rollout import progressive
         from tests.fakes.argo import MemoryArgo
         from tests.fakes.cluster import MemoryCluster, MemorySession
 
         self.clock = FakeClock()
         monkeypatch.setattr(SYSTEM_CLOCK, "now", self.clock.now)  # the verbs' and the stepper's wall time
-        for module in (gitops_steps, gitops_status, progressive):
+        for module in (gitops_status, progressive):
             monkeypatch.setattr(module, "utcnow", self.clock.now)
         self.terminal = PacedCluster(MemoryCluster(NS))
         self.argo = MemoryArgo()
