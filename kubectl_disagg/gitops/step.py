@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.api.model import DisaggregatedSet, Placement
@@ -37,11 +40,11 @@ from kubectl_disagg.core.controller.snapshot import LiveLWS, LiveService, Snapsh
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
-from kubectl_disagg.gitops.paced import Paced
-from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, with_position
+from kubectl_disagg.gitops.waves import (RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress,
+                                         with_position)
 from kubectl_disagg.rollout.outcome import Outcome
-from kubectl_disagg.rollout.progressive import utcnow
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
+from kubectl_disagg.rollout.pacer import Analyze, Paced
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
@@ -199,17 +202,19 @@ class GitopsStep:
     view: StepView = StepView()  # what its views read (the pull request), computed with it
 
 
-def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
-              deadline: Deadline = NEVER, analyze=None) -> tuple[GitopsStep, bool]:
+def next_step(cluster: Any, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
+              deadline: Deadline = NEVER, analyze: Analyze | None = None,
+              clock: Clock = SYSTEM_CLOCK) -> tuple[GitopsStep, bool]:
     """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
     `cluster`; with `wait`, the first that does not wait, watching the LWS between looks until
     `deadline`; and whether the deadline came first. Nothing lands in the
     cluster, so no Lease is held: a state to commit is as far as git goes until it is merged.
-    `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
+    `analyze` measures an analysis gate the step reaches (see `gitops_step`); each look is
+    judged at `clock`'s time (a gate's soak)."""
     def look() -> GitopsStep:
         live = cluster.snapshot(ds.name, namespace, services=False)
         served = cluster.rollout_state(ds.name, namespace) if state is not None else None
-        return replace(gitops_step(ds, state, live, served, now=utcnow(), analyze=analyze), snapshot=live)
+        return replace(gitops_step(ds, state, live, served, now=clock.now(), analyze=analyze), snapshot=live)
 
     def watch(seen: GitopsStep, seconds: float) -> bool:
         return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
@@ -274,7 +279,8 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
                      for o in objects if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
-    paced = None if ds.policy is None else Paced(ds, state, now or RENDER_NOW, analyze=analyze)
+    paced = None if ds.policy is None else Paced(state.position, now or RENDER_NOW, analyze=analyze,
+                                                 proven=partial(state_progress, ds, state))
     passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)

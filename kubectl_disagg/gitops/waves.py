@@ -22,8 +22,7 @@ from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.delivery.policy import resolve_waves
 from kubectl_disagg.core.delivery.position import Position
-from kubectl_disagg.core.delivery.waves import (Hold, Progress, State, WaveDecision, decide,
-                                       position_for, stable_of, the_rollout)
+from kubectl_disagg.core.delivery.waves import Hold, Progress, State, WaveDecision, decided, progress_among
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
@@ -35,22 +34,19 @@ RENDER_NOW = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 def state_progress(ds: DisaggregatedSet, state: RolloutState, revision: str) -> tuple[Progress, ...]:
     """Each slice against `revision`, as the state deploys it."""
-    out = []
-    for slice_index in range(ds.slices):
-        deployed = set(state.deployed(slice_index))
-        out.append(Progress.EMPTY if not deployed else Progress.PENDING if revision not in deployed
-                   else Progress.DONE if deployed == {revision} else Progress.IN_FLIGHT)
-    return tuple(out)
+    return tuple(progress_among(runs, revision) for runs in state_runs(ds, state))
 
 
 def state_decision(ds: DisaggregatedSet, state: RolloutState,
                    now: datetime.datetime = RENDER_NOW, revision: str | None = None) -> WaveDecision:
     """The decision the committed state stands at (the same as a step's, but read from git);
     `revision`: for the rollout to it rather than to the set's."""
-    rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
-                                              lambda revision: state_progress(ds, state, revision))
-    stable = stable_of(rollout, [set(state.deployed(s)) for s in range(ds.slices)], own=state.position is not None)
-    return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
+    return decided(ds.policy, revision or ds.revision, state.position, state_runs(ds, state), now).decision
+
+
+def state_runs(ds: DisaggregatedSet, state: RolloutState) -> list[set[str]]:
+    """The revisions each slice runs, as the state deploys it."""
+    return [set(state.deployed(s)) for s in range(ds.slices)]
 
 
 def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position) -> RolloutState:

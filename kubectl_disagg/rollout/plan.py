@@ -26,8 +26,7 @@ from kubectl_disagg.core.api.policy_types import ResolvedWave
 from kubectl_disagg.core.delivery.position import ANALYSIS, PAUSE, PROMOTED, Position
 from kubectl_disagg.core.controller.reconcile import SliceReport, reconcile
 from kubectl_disagg.core.controller.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
-from kubectl_disagg.core.delivery.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
-                                       progress_among, stable_of, the_rollout)
+from kubectl_disagg.core.delivery.waves import GATE_PASSED, Progress, State, WaveDecision, decide, decided
 from kubectl_disagg.errors import UserError
 
 SlicePlan = tuple[SliceReport, PlanInputs, tuple[Step, ...]]
@@ -153,14 +152,8 @@ def fleet_plan(ds: DisaggregatedSet, recorded: Position | None, live: Sequence[S
     by one planner step (a start, a step, the removal of the drained revision), gates passed as
     they come. Pure: the clock is `now`."""
 
-    def progress_of(revision: str) -> tuple[Progress, ...]:
-        return tuple(progress_among(set(s.runs), revision) for s in live)
-
-    own = recorded is not None
-    rollout, recorded, progress = the_rollout(ds.revision, recorded, progress_of)
-    stable = stable_of(rollout, [set(s.runs) for s in live], own)
-    position = position_for(ds.policy, recorded, rollout, stable, progress, now)
-    decision = decide(ds.policy, rollout, position, progress, now)
+    rollout, _, stable, position, decision = decided(ds.policy, ds.revision, recorded, [set(s.runs) for s in live], now)
+    progress = decision.progress
     aborted = decision.state == State.ABORTED
     rollback = aborted or (bool(position.stable) and position.stable == rollout)
     moving_to = decision.moves_to  # the stable revision after an abort

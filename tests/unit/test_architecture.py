@@ -534,6 +534,13 @@ def test_inputs_are_loaded_in_one_place():
                                                                     "kubectl_disagg.inputs.directory"]
 
 
+def test_a_rollout_is_decided_in_one_place():
+    """The decision's composition (the rollout, its stable revision, the position, `decide`) was
+    spelled three times: a pass (waves.admit), the state file (gitops.waves) and the plan
+    (rollout.plan), each free to drift. Now `core.delivery.waves.decided` alone composes it."""
+    assert callers(_source(), ("the_rollout", "stable_of", "position_for")) == ["kubectl_disagg.core.delivery.waves"]
+
+
 # The mode is a store, not a fork (issue 38, design §9.8): `rollout/` defines where a position is
 # kept (`PositionStore`) and runs each verb once over it; `gitops/` implements it over the state
 # file; only `commands/` picks a store and hands it to the verbs.
@@ -613,7 +620,7 @@ def test_one_pacer_admits_measures_and_admits_again():
     source = _source()
     assert names_used(source, "pending_gate") == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
     assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.rollout.progressive")
-    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.paced")
+    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.step")
 
 
 # Each rule on a tree planted with one violation beside a module keeping it: the rule, the

@@ -34,7 +34,7 @@ import datetime
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.core.api.model import DisaggregatedSet
@@ -126,14 +126,19 @@ class WaveDecision:
     stable_starts: tuple[int, ...] = ()
 
 
-def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot) -> tuple[Progress, ...]:
-    """Each slice of the set against `revision`, from its LeaderWorkerSets (ours or the controller's)."""
-    revisions: dict[int, set[str]] = {}
+def live_runs(set_name: str, slices: int, snapshot: Snapshot) -> list[set[str]]:
+    """The revisions each slice of the set runs, from its LeaderWorkerSets (ours or the controller's)."""
+    runs: list[set[str]] = [set() for _ in range(slices)]
     for obj in snapshot.lws:
         placed = obj.identity.placed
         if obj.belongs_to(set_name) and placed is not None and placed.slice < slices:
-            revisions.setdefault(placed.slice, set()).add(placed.revision)
-    return tuple(progress_among(revisions.get(s, set()), revision) for s in range(slices))
+            runs[placed.slice].add(placed.revision)
+    return runs
+
+
+def slice_progress(set_name: str, revision: str, slices: int, snapshot: Snapshot) -> tuple[Progress, ...]:
+    """Each slice of the set against `revision`, from its LeaderWorkerSets (ours or the controller's)."""
+    return tuple(progress_among(runs, revision) for runs in live_runs(set_name, slices, snapshot))
 
 
 def progress_among(revisions: set[str], revision: str) -> Progress:
@@ -143,16 +148,6 @@ def progress_among(revisions: set[str], revision: str) -> Progress:
     if revision not in revisions:
         return Progress.PENDING
     return Progress.DONE if revisions == {revision} else Progress.IN_FLIGHT
-
-
-def stable_revision(set_name: str, revision: str, slices: int, snapshot: Snapshot, own: bool = True) -> str:
-    """The revision the rollout to `revision` rolls from (`stable_of`), from the set's live LWS."""
-    runs: list[set[str]] = [set() for _ in range(slices)]
-    for obj in snapshot.lws:
-        placed = obj.identity.placed
-        if obj.belongs_to(set_name) and placed is not None and placed.slice < slices:
-            runs[placed.slice].add(placed.revision)
-    return stable_of(revision, runs, own)
 
 
 def stable_of(revision: str, runs: Sequence[Set[str]], own: bool = True) -> str:
@@ -495,17 +490,40 @@ def the_rollout(revision: str, recorded: Position | None, progress_of: Callable[
     return revision, recorded, progress_of(revision)
 
 
+class Decided(NamedTuple):
+    """A decision with what it was decided from: the rollout it is about and the position
+    recorded for it (`the_rollout`: None when none was, or the abort is over), its stable
+    revision (`stable_of`), the position in force before it (`position_for`)."""
+
+    rollout: str
+    recorded: Position | None
+    stable: str
+    position: Position
+    decision: WaveDecision
+
+
+def decided(policy: RolloutPolicy | None, revision: str, recorded: Position | None, runs: Sequence[Set[str]],
+            now: datetime.datetime, proven: Callable[[str], tuple[Progress, ...]] | None = None) -> Decided:
+    """The decision of the rollout to `revision` from the `recorded` position and what each
+    slice runs (`runs`, one set of revisions per slice: the live LWS, the state file's slices, a
+    plan's), the one composition every pass, plan and verb decides through: the rollout
+    (`the_rollout`), its stable revision, the position (`position_for`; `proven`: a lost
+    position's evidence, by default `runs`), then `decide`."""
+    own = recorded is not None  # a position was recorded: the rollout may be a revert (stable_of)
+    rollout, recorded, progress = the_rollout(
+        revision, recorded, lambda toward: tuple(progress_among(set(slice_runs), toward) for slice_runs in runs))
+    stable = stable_of(rollout, runs, own)
+    position = position_for(policy, recorded, rollout, stable, progress if proven is None else proven(rollout), now)
+    return Decided(rollout, recorded, stable, position, decide(policy, rollout, position, progress, now))
+
+
 def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime,
           proven: Callable[[str], tuple[Progress, ...]] | None = None) -> Passage:
     """The decision for one pass over `ds` (which has a policy), from the recorded position.
     `proven`: each slice's progress as the evidence of a lost position reads it (default: the
     live LWS; through git, the slices the state file records)."""
-    own = recorded is not None  # a position was recorded: the rollout may be a revert (stable_of)
-    rollout, recorded, progress = the_rollout(
-        ds.revision, recorded, lambda revision: slice_progress(ds.name, revision, ds.slices, snapshot))
-    stable = stable_revision(ds.name, rollout, ds.slices, snapshot, own=own)
-    position = position_for(ds.policy, recorded, rollout, stable, progress if proven is None else proven(rollout), now)
-    decision = decide(ds.policy, rollout, position, progress, now)
+    _, recorded, _, position, decision = decided(ds.policy, ds.revision, recorded, live_runs(ds.name, ds.slices, snapshot),
+                                                 now, proven)
     if position.paused is not None and position.paused.by == RECOVERED_BY and (
             recorded is None or recorded.paused != position.paused):
         decision = replace(decision, events=(*decision.events, WaveEvent(PAUSED, decision.wave, position.paused.reason)))

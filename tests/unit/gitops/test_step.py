@@ -753,3 +753,26 @@ def test_the_history_a_cluster_step_kept_in_the_object_is_not_part_of_the_commit
     assert served_differences(state, live) == []
     assert served_differences(state, {**live, "commits": 7}) == [
         "rolloutstate/llm: live commits differ from the committed state (not synced)"]
+
+
+def test_a_step_is_judged_at_the_clock_it_is_given():
+    """`next_step` read the wall time itself (`rollout.progressive.utcnow`), a second clock
+    beside the one injected everywhere else: a step recorded a wave's completion (what a soak is
+    timed from) at the machine's time whatever clock the caller had."""
+    import datetime
+
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+
+    old = make_set({"prefill": 1, "decode": 1}, slices=2)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=2),
+                  policy=RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),)))
+    argo, state = deploy(old)
+    clock = FakeClock(wall=datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc))
+    for _ in range(12):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step, _ = next_step(WatchedArgo(argo, [], [0.0]), new, state, NS, clock=clock)
+        if step.outcome != Outcome.ADVANCED:
+            break
+        state = round_trip(step.state, new)
+    assert step.outcome == Outcome.HELD and state.position.completed == {0: "2030-01-02T03:04:05Z"}

@@ -23,7 +23,8 @@ from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import parse_state, record_from_set, state_document
 from kubectl_disagg.gitops.git import author
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from kubectl_disagg.gitops.store import commit_or_restore, write_states
+from kubectl_disagg.gitops.files import committing
+from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
@@ -674,21 +675,20 @@ def test_a_refused_gitops_retry_writes_nothing(repo, capsys):
 
 
 def test_a_commit_that_cannot_be_made_puts_every_state_file_back(tmp_path):
-    path = tmp_path / "disagg-rollout-state.yaml"
+    path, other = tmp_path / "disagg-rollout-state.yaml", tmp_path / "new" / "disagg-rollout-state.yaml"
     path.write_bytes(b"# as committed\n")
     _, new, state, _ = held_at_the_canary()
-    before = write_states({str(path): [state]})
-    assert before == {str(path): b"# as committed\n"} and path.read_bytes() != b"# as committed\n"
 
     class Refusing:
         def commit(self, paths, message, branch):
-            assert paths == [str(path)] and message == "the message"
+            assert paths == sorted([str(path), str(other)]) and message == "the message"
+            assert path.read_bytes() != b"# as committed\n" and other.exists()  # written, then committed
             raise UserError(["cannot commit the rollout state: git commit: hook refused"])
 
     with pytest.raises(UserError) as refused:
-        commit_or_restore(Refusing(), before, "the message")
+        write_states({str(path): [state], str(other): [state]}, commit=committing(Refusing(), "the message"))
     assert refused.value.lines() == ["cannot commit the rollout state: git commit: hook refused; nothing was written"]
-    assert path.read_bytes() == b"# as committed\n"
+    assert path.read_bytes() == b"# as committed\n" and not other.exists()
 
 
 def test_a_state_file_changed_since_it_was_read_is_not_written_over(tmp_path):
@@ -876,3 +876,19 @@ def test_issue47_item12_through_git_a_replicas_commit_reaches_the_held_slices_at
     state, step = roll_until_held(argo, more, reread(promoted, more))
     assert step.outcome == Outcome.COMPLETE
     assert groups_by_slice(argo.cluster) == {s: {more.revision: three} for s in range(3)}
+
+
+def test_a_state_file_written_back_keeps_its_encoding_and_its_mode(repo, capsys):
+    """The state file was written back in UTF-8 whatever it was read in: a file kept in UTF-16
+    (a byte order mark, as kubectl reads it) came back as another encoding, a diff of every line.
+    One writer for every write of files (the -f edits keep theirs): the encoding and the mode."""
+    state_file = repo / "disagg-rollout-state.yaml"
+    text = state_file.read_text(encoding="utf-8")
+    state_file.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    state_file.chmod(0o640)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "as UTF-16"], check=True, capture_output=True)
+    code, _, err = run(["rollout", "pause", "--gitops", "-f", str(repo), "--commit"], capsys)
+    assert code == 0, err
+    held = state_file.read_bytes()
+    assert held.startswith(b"\xff\xfe") and "paused:" in held[2:].decode("utf-16-le")
+    assert state_file.stat().st_mode & 0o777 == 0o640

@@ -46,7 +46,7 @@ def test_a_pause_while_until_complete_runs_stops_it_at_the_next_pass():
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused))
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     (verb,) = paused
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD
@@ -64,7 +64,7 @@ def test_an_abort_while_until_complete_runs_turns_it_back_to_the_stable_revision
     # the second watch: slice 0 started, then done; slice 1 under way
     cluster = PacedCluster(memory, between=brake("abort", ds, aborted, after=3))
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     (verb,) = aborted
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD  # the rollback ran to its end, then the abort holds (exit 7)
@@ -82,7 +82,7 @@ def test_a_pause_while_the_stepper_waits_for_readiness_stops_it_within_one_watch
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused, after=2), settles=False)
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(3))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(3)))
     assert paused[0].code == VerbExit.OK, paused[0].printer.errors
     assert code == StepExit.HELD
     assert cluster.watches == 2  # the watch the pause landed in is the last one
@@ -106,7 +106,7 @@ def test_the_stepper_s_own_position_write_after_a_brake_is_a_conflict_and_read_a
 
     cluster.client.replace = replace_after_a_pause
     cluster.between = lambda c, n: None
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert braked == [VerbExit.OK] and cluster.conflicts  # the stepper's write was refused once
     assert code == StepExit.HELD and cluster.position(ds).paused is not None
 
@@ -137,7 +137,7 @@ def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, monkeypatch):
     monkeypatch.setattr("kubectl_disagg.rollout.analysis.PrometheusClient.for_endpoint",
                         lambda endpoint, client: Prom())
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(60))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(60)))
     assert results == [VerbExit.OK]
     assert len(measured) == 2  # the measurement under way was the last one
     assert code == StepExit.HELD
@@ -178,7 +178,7 @@ def aborted_and_rolled_back():
     cluster = PacedCluster(memory)
     assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK  # slice 0 started
     assert verb(cluster, ds, "abort", reason="p99 latency doubled")[0] == VerbExit.OK
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30)) == StepExit.HELD
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
     assert at_new_revision(cluster, ds) == set()
     return cluster, ds
 
@@ -200,7 +200,7 @@ def test_retry_starts_an_aborted_rollout_again_from_wave_1_and_it_completes():
     assert verb_line(result) == (f"disaggregatedset/llm in serving retried: the rollout to revision {ds.revision} "
                                  f"(aborted at wave {result.before.wave + 1} of 4) starts again from wave 1; the next "
                                  "`kubectl disagg rollout step` rolls it\n")
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30)) == StepExit.OK
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.OK
     assert at_new_revision(cluster, ds) == set(range(ds.slices))
 
 

@@ -28,7 +28,7 @@ def at(image: str, policy=POLICY):
 
 
 def until_complete(cluster, ds) -> StepExit:
-    return run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30))
+    return run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
 
 
 def test_three_rollouts_one_aborted_read_back_newest_first():

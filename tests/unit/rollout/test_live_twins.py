@@ -23,34 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
-from tests.support.stores import LiveTwins
+from tests.support.stores import STEP_ENDS, LiveTwins, running
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_TWIN_EXAMPLES", "25")) // 5 or 1  # each example runs ~40 commands
 
 VERBS = ("pause", "resume", "abort", "retry", "promote", "promote --full")
 EVENTS = ("step", "step", "step", "ready", "ready", "partly", "tick", "img:1", "img:2", "img:3", "slices", "decode",
           *VERBS)
-
-# `rollout step` ends alike in both modes once each has stepped as far as it can (design §9.7:
-# through git the commits are the steps, a slice's start landing in the commit of its first
-# planner step, a pause gate it stops at recorded by a commit of its own; the terminal's passes
-# group otherwise). Its exit tables differ by design (exits.py): git's "waiting" (the next step
-# needs readiness) and "complete" are a terminal pass that had nothing to do (done, 0).
-STEP_ENDS = {StepExit.OK: StepExit.OK, StepExit.WAITING: StepExit.OK, StepExit.COMPLETE: StepExit.OK,
-             StepExit.HELD: StepExit.HELD, StepExit.REFUSED: StepExit.REFUSED, StepExit.ERROR: StepExit.ERROR}
-
-
-def running(live: dict) -> dict:
-    """What runs: the LWS with replicas, and their Services. An LWS at 0 runs nothing, and the
-    modes create and remove them at different times by design (design §9.6: a commit's render starts the
-    admitted slices' new revision at 0 before any step; the terminal creates it at its first
-    planner step's size, and removes a drained LWS in the pass after it reached 0)."""
-    empty = {name for name, (_, _, _, replicas) in live["lws"].items() if not replicas}
-    return {"lws": {name: lws for name, lws in live["lws"].items() if name not in empty},
-            "services": [s for s in live["services"] if s.removesuffix(naming.SERVICE_SUFFIX) not in empty]}
-
 
 def shown(status: dict) -> dict:
     """`rollout status` with each slice's revisions (those with replicas, see `running`). Their

@@ -154,7 +154,7 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}})
     assert stored["rollout"]["phase"] == "AtGate"
     cluster = WithState(memory, stored)
-    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), until_complete=True) == StepExit.OK
+    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     rollout = cluster.stored["rollout"]
     assert rollout["phase"] == "AtRest" and rollout["message"] == (
         f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")

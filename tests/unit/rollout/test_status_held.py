@@ -29,7 +29,7 @@ def canary(slices=4, **wave):
 
 def stepped_to_the_hold(memory, ds) -> PacedCluster:
     cluster = PacedCluster(memory)
-    code = run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.HELD
     return cluster
 
@@ -110,8 +110,8 @@ def test_an_abort_says_who_and_why_and_counts_toward_the_stable_revision():
     cluster = stepped_to_the_hold(memory, ds)
     printer = Printer()
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", printer, reason="ttft too high") == 0
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
-                         deadline=Deadline.after(30)) == StepExit.HELD  # rolled back, then held
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True,
+                         deadline=Deadline.after(30))) == StepExit.HELD  # rolled back, then held
     code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30), until=Until.COMPLETE)
     assert code == StatusExit.HELD and held[0].paced.held.why == "aborted"
     rollout = json.loads(texts[-1])["rollout"]
@@ -129,8 +129,8 @@ def aborted_and_rolled_back(slices=4):
     cluster = stepped_to_the_hold(memory, ds)
     stable = json.loads(watched(cluster, ds)[1][0])["rollout"]["stableRevision"]
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", Printer(), reason="ttft too high") == 0
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
-                         deadline=Deadline.after(30)) == StepExit.HELD
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True,
+                         deadline=Deadline.after(30))) == StepExit.HELD
     return cluster, ds, stable
 
 
@@ -265,7 +265,7 @@ def test_issue47_item14_a_step_that_cannot_end_the_analysis_leaves_the_state_at_
     memory, ds = fleet(4, gated)
     cluster = PacedCluster(memory)
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.TIMEOUT
     state = cluster.rollout_state("llm", NS)
     assert not state["position"].get("verdicts")

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.exits import VerbExit
+from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout.verbs import VERB_ATTEMPTS
 from tests.support.cli import run
-from tests.support.stores import Twin, git
+from tests.support.stores import STEP_ENDS, LiveTwins, Twin, git, running
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_TWIN_EXAMPLES", "25"))
 
@@ -232,3 +232,41 @@ def test_status_watch_at_the_canary_s_pause_ends_held_in_both_stores(tmp_path):
                                held=held.extend, deadline=Deadline.after(5))
         ends.append((STATUS_EXIT[outcome], len(looks), [report.name for report in held]))
     assert ends == [(StatusExit.HELD, 1, ["llm"])] * 2
+
+
+# --- rollout step over both stores: the same fleet, stepped alike ---------------------------------
+
+# From img:1 at rest to img:2 under the policy: the canary held at its pause, promoted, the
+# second wave soaked (15 minutes: held until the clock passes it), the rest; readiness between
+# the steps, a pause and its resume on the way. Each entry: an event, then what `rollout step`
+# ends with in both stores (git's "waiting" and "complete" are a terminal pass with nothing to do).
+ROLLOUT = [("img:2", StepExit.OK), ("ready", StepExit.HELD), ("promote", StepExit.OK), ("pause", StepExit.HELD),
+           ("ready", StepExit.HELD), ("resume", StepExit.HELD), ("ready", StepExit.HELD), ("tick", StepExit.OK),
+           ("ready", StepExit.OK), ("ready", StepExit.OK), ("ready", StepExit.OK)]
+
+
+def test_step_moves_the_same_fleet_alike_in_both_stores(tmp_path, monkeypatch):
+    """`rollout step` in the cluster (passes writing the LWS and the RolloutState) and through
+    git (commits of the state file, each synced as Argo CD syncs it), over the same fleet from
+    the same position: after every step the same LWS run (slice, role, revision, replicas), the
+    same position is recorded, and the step ends alike (its exit tables mapped: STEP_ENDS)."""
+    twins = LiveTwins(tmp_path, monkeypatch, slices=4)
+    for _ in range(2):  # img:1 deployed, then at rest
+        twins.step_terminal(), twins.step_git()
+        twins.ready()
+    for event, ends in ROLLOUT:
+        if event.startswith("img:"):
+            twins.edit(image=event)
+        elif event == "ready":
+            twins.ready()
+        elif event == "tick":
+            twins.clock.seconds += 16 * 60  # past the second wave's soak
+        else:
+            assert twins.verb(event) == (VerbExit.OK, VerbExit.OK), event
+        terminal, in_git = twins.step_terminal(), twins.step_git()
+        assert (terminal, STEP_ENDS[in_git]) == (ends, ends), (event, terminal, in_git)
+        assert running(twins.live(twins.argo.cluster)) == running(twins.live(twins.terminal.memory)), event
+        assert twins.git_position() == twins.terminal_position(), event
+    assert twins.status_terminal()[1]["complete"] and twins.status_git()[1]["complete"]
+    assert {lws[2] for lws in running(twins.live(twins.argo.cluster))["lws"].values()} == {
+        next(iter(running(twins.live(twins.terminal.memory))["lws"].values()))[2]}  # every slice at img:2

@@ -34,7 +34,7 @@ def watched(tty: bool):
     """A 3-slice set rolled from img:1 to img:2 while `status -w` watches it."""
     cluster = MemoryCluster("serving")
     old, ds = make_set({"prefill": 2, "decode": 1}, slices=3), make_set({"prefill": 2, "decode": 1}, "img:2", 3)
-    assert run.step_sets(MemorySession(cluster), [old], None, None, Printer(), until_complete=True) == 0
+    assert run.step_sets(MemorySession(cluster), [old], None, None, Printer(), run.StepOptions(until_complete=True)) == 0
     looks, stream = [], io.StringIO()
     writer = LookWriter(stream, tty=tty)
 
