@@ -18,6 +18,7 @@ from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.delivery.rollout_status import RolloutStatus, rollout_status
 from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.core.delivery.status import Until, role_statuses
+from kubectl_disagg.core.delivery.waves import serving
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
@@ -70,7 +71,8 @@ class GitopsStatus:
     the committed position of a RolloutPolicy's rollout stands (the fields `rollout status`
     gives in the cluster, core/delivery/rollout_status.py), None without a policy or a state. After the
     policy's abort, Available is judged at the stable revision the slices go back to (`aborted`),
-    as in the cluster (core/delivery/status.py `Until`)."""
+    as in the cluster (core/delivery/status.py `Until`): `serving`, the set's own revision when none
+    of the stable one is live to go back to (core/delivery/waves.py `serving`)."""
 
     name: str
     namespace: str
@@ -84,6 +86,7 @@ class GitopsStatus:
     reasons: tuple[str, ...]
     available: bool = False
     paced: RolloutStatus | None = None
+    serving: str = ""
 
     @property
     def aborted(self) -> bool:
@@ -143,10 +146,10 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         action, reasons = NextAction.SYNC, step.reasons
     else:
         action, reasons = NextAction.READY, step.reasons
-    serving = paced.target if paced is not None and paced.aborted is not None else ds.revision
-    available = all(role.available for role in role_statuses(ds, live, serving))
+    judged_at = serving(ds, live, paced.target) if paced is not None and paced.aborted is not None else ds.revision
+    available = all(role.available for role in role_statuses(ds, live, judged_at))
     return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
-                        ready, action, tuple(reasons), available, paced)
+                        ready, action, tuple(reasons), available, paced, judged_at)
 
 
 def _slices(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceStatus, ...]:

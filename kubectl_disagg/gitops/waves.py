@@ -201,10 +201,13 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
         if slice_index not in gained:
             return None
         return [(stable, _sized(ds, state, stable, {}, {}))]
-    if slice_index not in decision.held and decision.moves_to == ds.revision:
+    # an abort with no record of the stable revision to go back to holds every slice as it
+    # stands, as in the cluster (core/delivery/waves.py `reconciled_toward`: nothing to rebuild it from)
+    held = slice_index in decision.held or decision.moves_to not in (ds.revision, *state.revisions)
+    if not held and decision.moves_to == ds.revision:
         return None
     initial = state.initial.get(slice_index, {})
-    if len(deployed) == 1 and slice_index in decision.held:
+    if len(deployed) == 1 and held:
         ((revision, counts),) = deployed.items()
         if revision == ds.revision:
             return None  # at the set's own revision: sized from the set, as at rest
