@@ -135,7 +135,7 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
 
 def deployed(root, monkeypatch, slices: int) -> LiveTwins:
     """The twins at img:2, rolled from img:1 with `promote --full`: each mode's position is a
-    rollout's (a first deploy's differs: test_a_first_deploy_records_its_position_in_both_modes)."""
+    rollout's (a first deploy's: test_a_first_deploy_records_its_position_in_both_modes)."""
     twins = LiveTwins(root, monkeypatch, slices=slices)
     play(twins, [("step", None), ("ready", None), ("step", None), ("img:2", None), ("promote --full", None),
                  *[("ready", None), ("step", None)] * 3], compared=False)
@@ -184,8 +184,6 @@ def test_a_slice_gained_while_held_is_in_both_statuses(tmp_path, monkeypatch):
     assert twins.status_git()[1] == twins.status_terminal()[1]
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: git's first deploy of a paced set records no position "
-                   "(rollout status: stableRevision \"\"), the terminal's records one at its own revision")
 def test_a_first_deploy_records_its_position_in_both_modes(tmp_path, monkeypatch):
     twins = LiveTwins(tmp_path, monkeypatch, slices=2)
     play(twins, [("step", None), ("ready", None), ("step", None)], compared=False)
