@@ -24,7 +24,7 @@ from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import gitops_step, synced_differences
-from kubectl_disagg.gitops.waves import state_decision
+from kubectl_disagg.gitops.waves import state_decision, with_gained
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.progressive import utcnow
 
@@ -127,9 +127,11 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     synced = len(unpruned) == len(differences)
     now = utcnow()
     step = gitops_step(ds, state, live, served, now=now, committed_render=objects)
+    # the slices gained while the rollout is held run at the stable revision, as render derives them
+    seen = with_gained(ds, state)
     paced = None
     if ds.policy is not None and step.outcome != Outcome.REFUSED:  # a refused state has no position to read
-        paced = rollout_status(state_decision(ds, state, now))
+        paced = rollout_status(state_decision(ds, seen, now))
     if paced is not None and paced.unmeasured is not None and step.outcome in (Outcome.HELD, Outcome.ADVANCED):
         # an analysis gate without a verdict: this look asks no Prometheus, so it stops there
         # (or records reaching it); the step measures it and writes the verdict, as the words say
@@ -148,7 +150,7 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         action, reasons = NextAction.READY, step.reasons
     judged_at = serving(ds, live, paced.target) if paced is not None and paced.aborted is not None else ds.revision
     available = all(role.available for role in role_statuses(ds, live, judged_at))
-    return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, state), synced, not unpruned,
+    return GitopsStatus(ds.name, live.namespace, ds.revision, True, _slices(ds, seen), synced, not unpruned,
                         ready, action, tuple(reasons), available, paced, judged_at)
 
 

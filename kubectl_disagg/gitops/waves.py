@@ -58,13 +58,21 @@ def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position)
     The slices the set gained that render derives at the stable revision (`gained_at_stable`)
     are recorded there as they run, so a verb that admits them (a promote, a resume) leaves them
     pending at it, as in the terminal, rather than unrecorded inside the admitted waves."""
+    state = with_gained(ds, state)
+    return replace(state, position=position, previous={
+        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+
+
+def with_gained(ds: DisaggregatedSet, state: RolloutState) -> RolloutState:
+    """`state` with the slices the set gained that render derives at the stable revision
+    (`gained_at_stable`) recorded there, at the replicas render gives them: what runs while the
+    rollout is held (`rollout status --gitops` reads them so, `with_position` records them)."""
     stable, gained = gained_at_stable(ds, state)
     if gained and state.stepped_for is not None and len(gained) == ds.slices - state.stepped_for.slices:
         counts = {stable: {role: n for role, n, _, _ in _sized(ds, state, stable, {}, {})}}
         state = replace(state, replicas={**state.replicas, **{s: counts for s in gained}},
                         stepped_for=replace(state.stepped_for, slices=ds.slices))
-    return replace(state, position=position, previous={
-        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+    return state
 
 
 def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[WaveDecision], Position],
