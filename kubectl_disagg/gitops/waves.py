@@ -224,12 +224,17 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
             for revision, counts in deployed.items()]
 
 
+def static_targets(ds: DisaggregatedSet) -> dict[str, int]:
+    """Role → the set's replicas, for the roles it sizes statically (not External)."""
+    return {role.name: role.replicas for role in ds.roles if not role.external}
+
+
 def _sized(ds: DisaggregatedSet, state: RolloutState, revision: str, counts: Mapping[str, int],
            initial: Mapping[str, int]) -> list[tuple[str, int, int | None, None]]:
     """The roles of `revision`'s record at the set's replicas (a role the set sizes statically),
     else at `counts` (External roles, roles the set no longer has; a slice with nothing recorded:
     the most any slice runs)."""
-    targets = {role.name: role.replicas for role in ds.roles if not role.external}
+    targets = static_targets(ds)
     most = {}
     for deployed in state.replicas.values():
         for role, n in deployed.get(revision, {}).items():

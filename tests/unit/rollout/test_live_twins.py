@@ -87,9 +87,7 @@ def histories(draw):
     for event in draw(st.lists(st.sampled_from(EVENTS), min_size=4, max_size=14)):
         events.append((event, draw(st.integers(2, 5)) if event == "slices" else draw(st.integers(1, 3))
                        if event == "decode" else None))
-        if event == "decode":  # KNOWN DIVERGENCE, test_a_template_commit_keeps_the_replicas_running (xfail):
-            events += [("ready", None), ("step", None)]  # the replicas recorded before anything else
-        elif event == "slices":
+        if event == "slices":
             # `rollout status --gitops` gives the committed step per slice (its --help): a slice
             # gained is rendered at once and recorded by the step once it is ready (design §8.1)
             events += [("ready", None), ("step", None)]
@@ -152,9 +150,6 @@ def test_twin_runs_on_live_objects_show_the_same_fleet_status_and_exits(tmp_path
         play(deployed(tmp_path_factory.mktemp("twins"), monkeypatch, slices), events)
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: a template committed while git's state records a replicas "
-                   "change not yet ready (its step waits) starts the canary from the recorded replicas, not from "
-                   "those running: decode falls 3 -> 1 at the sync; the terminal starts it from 3")
 def test_a_template_commit_keeps_the_replicas_running(tmp_path, monkeypatch):
     twins = deployed(tmp_path, monkeypatch, 2)
     play(twins, [("decode", 3)])  # rendered at 3 through git (design §10.1); its step waits for readiness to record it
