@@ -21,6 +21,7 @@ from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.delivery.rollout_status import RolloutStatus, rollout_status
+from kubectl_disagg.core.delivery.waves import serving
 from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.core.delivery.status import (CommittedSlice, NextAction, SetStatus, StatusLook, Sync, Until,
                                         role_statuses)
@@ -29,7 +30,7 @@ from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import gitops_step, synced_differences
-from kubectl_disagg.gitops.waves import state_decision
+from kubectl_disagg.gitops.waves import state_decision, with_gained
 from kubectl_disagg.inputs.directory import Directory
 from kubectl_disagg.wait import WATCH_SLICE_SECONDS
 
@@ -92,9 +93,11 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     synced = len(unpruned) == len(differences)
     now = now or SYSTEM_CLOCK.now()
     step = gitops_step(ds, state, live, served, now=now, committed_render=objects)
+    # the slices gained while the rollout is held run at the stable revision, as render derives them
+    seen = with_gained(ds, state)
     paced = None
     if ds.policy is not None and step.outcome != REFUSED:  # a refused state has no position to read
-        paced = rollout_status(state_decision(ds, state, now))
+        paced = rollout_status(state_decision(ds, seen, now))
     if paced is not None and paced.unmeasured is not None and step.outcome in (HELD, ADVANCED):
         # an analysis gate without a verdict: this look asks no Prometheus, so it stops there
         # (or records reaching it); the step measures it and writes the verdict, as the words say
@@ -111,19 +114,20 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
         action, reasons = NextAction.SYNC, step.reasons
     else:
         action, reasons = NextAction.READY, step.reasons
-    serving = paced.target if paced is not None and paced.aborted is not None else ds.revision
-    return _status(ds, live, Sync(True, _slices(ds, state), synced, not unpruned, ready, action, tuple(reasons),
-                                  state_file), paced, serving)
+    # after an abort, judged at the stable revision; the set's own when none of it is live (core/delivery/waves.py)
+    judged_at = serving(ds, live, paced.target) if paced is not None and paced.aborted is not None else ds.revision
+    return _status(ds, live, Sync(True, _slices(ds, seen), synced, not unpruned, ready, action, tuple(reasons),
+                                  state_file), paced, judged_at)
 
 
 def _status(ds: DisaggregatedSet, live: Snapshot, sync: Sync, paced: RolloutStatus | None = None,
-            serving: str = "") -> SetStatus:
+            judged_at: str = "") -> SetStatus:
     """The one status model with git's part: the roles summed over the live LWS (Available as in
     the cluster), the slices' committed points under `sync`."""
-    serving = serving or ds.revision
+    judged_at = judged_at or ds.revision
     return SetStatus(name=ds.name, namespace=live.namespace, revision=ds.revision,
-                     roles=role_statuses(ds, live, serving), slices=(), stale=(), problems=(), warnings=(),
-                     paced=paced, serving=serving, sync=sync)
+                     roles=role_statuses(ds, live, judged_at), slices=(), stale=(), problems=(), warnings=(),
+                     paced=paced, serving=judged_at, sync=sync)
 
 
 def _slices(ds: DisaggregatedSet, state: RolloutState) -> tuple[CommittedSlice, ...]:

@@ -25,7 +25,7 @@ from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.core.api.model import DisaggregatedSet, Placement
-from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.position import Position, for_revision
 from kubectl_disagg.core.api.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
 from kubectl_disagg.core.controller.planner import role_config
 from kubectl_disagg.core.controller.reconcile import EXTERNAL_SEED_REPLICAS
@@ -52,11 +52,14 @@ from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
 def initial_state(ds: DisaggregatedSet, namespace: str) -> RolloutState:
-    """Nothing deployed yet: the set at its revision and replicas in every slice."""
+    """Nothing deployed yet: the set at its revision and replicas in every slice. Under a
+    RolloutPolicy, with the position the cluster's RolloutState records for a first deploy once
+    it runs: the rollout to the set's revision, stable at that revision (nothing to roll back to)."""
     counts = {role.name: EXTERNAL_SEED_REPLICAS if role.external else role.replicas for role in ds.roles}
     return RolloutState(ds.name, namespace, {ds.revision: record_from_set(ds)},
                         {s: {ds.revision: dict(counts)} for s in range(ds.slices)}, {},
-                        SteppedSet.of(ds), {s: Point({}, {}) for s in range(ds.slices)})
+                        SteppedSet.of(ds), {s: Point({}, {}) for s in range(ds.slices)},
+                        position=None if ds.policy is None else for_revision(None, ds.revision, ds.revision))
 
 
 def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> RolloutState:

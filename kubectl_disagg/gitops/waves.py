@@ -54,13 +54,21 @@ def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position)
     The slices the set gained that render derives at the stable revision (`gained_at_stable`)
     are recorded there as they run, so a verb that admits them (a promote, a resume) leaves them
     pending at it, as in the terminal, rather than unrecorded inside the admitted waves."""
+    state = with_gained(ds, state)
+    return replace(state, position=position, previous={
+        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+
+
+def with_gained(ds: DisaggregatedSet, state: RolloutState) -> RolloutState:
+    """`state` with the slices the set gained that render derives at the stable revision
+    (`gained_at_stable`) recorded there, at the replicas render gives them: what runs while the
+    rollout is held (`rollout status --gitops` reads them so, `with_position` records them)."""
     stable, gained = gained_at_stable(ds, state)
     if gained and state.stepped_for is not None and len(gained) == ds.slices - state.stepped_for.slices:
         counts = {stable: {role: n for role, n, _, _ in _sized(ds, state, stable, {}, {})}}
         state = replace(state, replicas={**state.replicas, **{s: counts for s in gained}},
                         stepped_for=replace(state.stepped_for, slices=ds.slices))
-    return replace(state, position=position, previous={
-        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+    return state
 
 
 def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[WaveDecision], Position],
@@ -197,10 +205,13 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
         if slice_index not in gained:
             return None
         return [(stable, _sized(ds, state, stable, {}, {}))]
-    if slice_index not in decision.held and decision.moves_to == ds.revision:
+    # an abort with no record of the stable revision to go back to holds every slice as it
+    # stands, as in the cluster (core/delivery/waves.py `reconciled_toward`: nothing to rebuild it from)
+    held = slice_index in decision.held or decision.moves_to not in (ds.revision, *state.revisions)
+    if not held and decision.moves_to == ds.revision:
         return None
     initial = state.initial.get(slice_index, {})
-    if len(deployed) == 1 and slice_index in decision.held:
+    if len(deployed) == 1 and held:
         ((revision, counts),) = deployed.items()
         if revision == ds.revision:
             return None  # at the set's own revision: sized from the set, as at rest
@@ -209,12 +220,17 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
             for revision, counts in deployed.items()]
 
 
+def static_targets(ds: DisaggregatedSet) -> dict[str, int]:
+    """Role → the set's replicas, for the roles it sizes statically (not External)."""
+    return {role.name: role.replicas for role in ds.roles if not role.external}
+
+
 def _sized(ds: DisaggregatedSet, state: RolloutState, revision: str, counts: Mapping[str, int],
            initial: Mapping[str, int]) -> list[tuple[str, int, int | None, None]]:
     """The roles of `revision`'s record at the set's replicas (a role the set sizes statically),
     else at `counts` (External roles, roles the set no longer has; a slice with nothing recorded:
     the most any slice runs)."""
-    targets = {role.name: role.replicas for role in ds.roles if not role.external}
+    targets = static_targets(ds)
     most = {}
     for deployed in state.replicas.values():
         for role, n in deployed.get(revision, {}).items():

@@ -81,8 +81,7 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadl
         wait = due - _epoch(clock)
         if deadline is not None and (deadline.expired() or wait > deadline.remaining()):
             raise AnalysisTimeout(f"the analysis did not end within {_timeout(deadline)}: {run.why}")
-        if wait > 0:
-            sleep(wait)
+        sleep(max(wait, 0.0))  # also when due already: the wait is where a brake is looked for
         for check in running:
             if analysis.next_measurement_at(check, taken[check.name], started) <= due:
                 try:

@@ -80,8 +80,8 @@ def policy_line(status: SetStatus) -> str:
 def set_words(status: SetStatus) -> str:
     """Through git, the live set: Available or not, and complete; after an abort, rolled back or
     rolling back to the stable revision (the words of the cluster's `rollout status`)."""
-    if status.aborted and status.paced is not None:
-        return ("Available, " if status.available else "not Available, ") + aborted_words(status.paced.target,
+    if status.aborted:
+        return ("Available, " if status.available else "not Available, ") + aborted_words(status.serving,
                                                                                           status.available)
     if not status.available:
         return "not Available"

@@ -182,8 +182,12 @@ def test_through_git_replicas_and_slices_changed_at_three_points_of_a_paced_roll
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
     assert promoted.code == StepExit.OK, promoted
     bounds.promoted = 1
-    for _ in range(3):  # mid-wave
+    # slice 1 ran at the stable revision at the lowered replicas while held (rule 7): its rollout starts
+    # from those, not from what a step recorded before the scale (design §10.1), as in the terminal
+    ((stable, held),) = bounds.read(repo.live)[0][1].items()
+    for _ in range(2):  # mid-wave: slice 1 rolling, where the terminal's three steps leave it
         round_(repo, bounds)
+        assert bounds.read(repo.live)[0][1][stable] == held, bounds.read(repo.live)[0]
     repo.sync()
     assert len(bounds.read(repo.live)[0][1]) == 2, bounds.read(repo.live)[0]
     change(repo, {"prefill": 4, "decode": 2}, 3)  # raised

@@ -517,6 +517,22 @@ def decided(policy: RolloutPolicy | None, revision: str, recorded: Position | No
     return Decided(rollout, recorded, stable, position, decide(policy, rollout, position, progress, now))
 
 
+def reconciled_toward(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> DisaggregatedSet | None:
+    """The set a pass reconciles toward `revision` (a decision's `moves_to`): `ds` at its own
+    revision; after an abort, the stable revision rebuilt from its live LWS, or None when none is
+    left to rebuild it from (nothing to roll back to: the abort holds every slice as it stands)."""
+    return ds if revision == ds.revision else stable_set(ds, snapshot, revision)
+
+
+def serving(ds: DisaggregatedSet, snapshot: Snapshot, revision: str) -> str:
+    """The revision the fleet is judged at (`rollout status`'s Available, in both stores) when a
+    pass goes toward `revision`: the reconciled set's (`reconciled_toward`), the set's own when
+    an abort has no stable revision live to go back to, so a healthy fleet serving it reads
+    Available (issue 47 item 13)."""
+    reconciled = reconciled_toward(ds, snapshot, revision)
+    return ds.revision if reconciled is None else reconciled.revision
+
+
 def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, now: datetime.datetime,
           proven: Callable[[str], tuple[Progress, ...]] | None = None) -> Passage:
     """The decision for one pass over `ds` (which has a policy), from the recorded position.
@@ -527,7 +543,7 @@ def admit(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, n
     if position.paused is not None and position.paused.by == RECOVERED_BY and (
             recorded is None or recorded.paused != position.paused):
         decision = replace(decision, events=(*decision.events, WaveEvent(PAUSED, decision.wave, position.paused.reason)))
-    reconciled = ds if decision.moves_to == ds.revision else stable_set(ds, snapshot, decision.moves_to)
+    reconciled = reconciled_toward(ds, snapshot, decision.moves_to)
     held = {s: hold.value for s, hold in decision.held.items()}
     if reconciled is None:
         held = {s: Hold.ABORTED.value for s in range(ds.slices)}

@@ -55,7 +55,9 @@ def test_render_with_a_steady_state_is_the_steady_render():
 # --- render from a state ----------------------------------------------------------------------
 
 
-def test_template_change_renders_old_at_recorded_replicas_and_new_at_zero():
+def test_template_change_renders_old_at_the_sets_replicas_and_new_at_zero():
+    """A rollout started from rest starts from what the slice ran at rest: the set's replicas,
+    which render gave it there before any step recorded them (design §10.1)."""
     old = make_set({"prefill": 2, "decode": 1})
     _, state = deploy(old)
     new = make_set({"prefill": 3, "decode": 1}, image="img:2")
@@ -63,15 +65,15 @@ def test_template_change_renders_old_at_recorded_replicas_and_new_at_zero():
     lws = {o["metadata"]["labels"][naming.REVISION_LABEL] + "/" + o["metadata"]["labels"][naming.ROLE_LABEL]:
            o for o in objects if o["kind"] == "LeaderWorkerSet"}
     assert {k: o["spec"]["replicas"] for k, o in lws.items()} == {
-        f"{old.revision}/prefill": 2, f"{old.revision}/decode": 1,
+        f"{old.revision}/prefill": 3, f"{old.revision}/decode": 1,
         f"{new.revision}/prefill": 0, f"{new.revision}/decode": 0}
     annotations = lws[f"{old.revision}/prefill"]["metadata"]["annotations"]
-    assert annotations == {naming.INITIAL_REPLICAS_ANNOTATION: "2"}
+    assert annotations == {naming.INITIAL_REPLICAS_ANNOTATION: "3"}
     assert sum(o["kind"] == "Service" for o in objects) == 4
-    # The old revision's LWS is exactly what the old document rendered, bar the annotation.
+    # The old revision's LWS is exactly what the old document rendered, bar the annotation and its replicas.
     (before,) = [o for o in render_set(old, NS) if o["metadata"]["name"] == lws[f"{old.revision}/prefill"][
         "metadata"]["name"]]
-    assert before["spec"] == lws[f"{old.revision}/prefill"]["spec"]
+    assert {**before["spec"], "replicas": 3} == lws[f"{old.revision}/prefill"]["spec"]
 
 
 def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():

@@ -8,6 +8,7 @@ pinned to their resourceVersion, as the API server's are; the brake is the verb 
 from __future__ import annotations
 
 import json
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -121,8 +122,12 @@ def analysed(count=5):
     return fleet(4, policy)
 
 
+@pytest.mark.parametrize("slow", [False, True], ids=["", "slower-than-the-interval"])
 @pytest.mark.parametrize("verb, phase", [("pause", "paused"), ("abort", "aborted")])
-def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, monkeypatch):
+def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, slow, monkeypatch):
+    # slow: the braked measurement's answer takes longer than the interval (a slow Prometheus, a
+    # loaded machine), so the next one is due at once. Before: no wait, so no look for a brake,
+    # and the analysis measured on to its verdict (this failed now and then on a loaded machine).
     memory, ds = analysed()
     cluster = PacedCluster(memory)
     results, measured = [], []
@@ -132,6 +137,8 @@ def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, monkeypatch):
             measured.append(expression)
             if len(measured) == 2:  # the second of five measurements: a person brakes
                 results.append(run_verb(ClusterStore(cluster, [ds], None), verb, Printer()))
+                if slow:
+                    time.sleep(0.2)  # four intervals
             return (Sample(0.1),)
 
     monkeypatch.setattr("kubectl_disagg.rollout.analysis.PrometheusClient.for_endpoint",
