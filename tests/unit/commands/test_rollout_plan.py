@@ -271,7 +271,8 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     from kubectl_disagg.gitops.state import state_document
     from kubectl_disagg.inputs.tree import Reading
     from kubectl_disagg.manifests.writer import to_yaml
-    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot, live_from_state
+    from kubectl_disagg.gitops.store import live_from_state
+    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot
     from tests.support.gitops import mid_rollout
     from tests.support.waves import T0
 
