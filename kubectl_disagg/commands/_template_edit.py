@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from kubectl_disagg.manifests.reader import STDIN_NAME, decoded, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted
 from kubectl_disagg.manifests.writer import format_objects, write_atomically
 
+if TYPE_CHECKING:
+    from kubectl_disagg.inputs.tree import Tree
+
 # The edits of one set document: (edits, refusals), from the document's data.
 Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
 
@@ -27,15 +31,16 @@ Done = str | Callable[[JsonObject], str]  # what was done to a set, for the repo
 
 
 def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
-               written: Callable[[list[str]], None] | None = None) -> None:
-    """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
-    `written` (the paths rewritten) runs once they are; when a write or it fails, the files
-    written are put back as they were."""
-    from kubectl_disagg.inputs import tree as inputs
-
+               written: Callable[[list[str]], None] | None = None, tree: Tree | None = None) -> None:
+    """Rewrite every DisaggregatedSet of the -f files (`tree`: as the command read them already);
+    all problems at once, nothing written on any. `written` (the paths rewritten) runs once they
+    are; when a write or it fails, the files written are put back as they were."""
     if dry_run == "server":
         raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
-    tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
+    from kubectl_disagg.inputs import tree as inputs
+
+    if tree is None:
+        tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
     problems: list[Problem] = []
     rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []

@@ -335,3 +335,25 @@ def test_an_undo_of_a_long_named_set_commits_a_subject_of_72_characters_at_most(
     assert code == 0, err
     subject, blank, title = git(tmp_path, "log", "-1", "--format=%B").splitlines()[:3]
     assert len(subject) <= 72 and blank == "" and title.startswith(f"Roll back {name} to revision ")
+
+
+def test_issue48_an_undo_whose_commit_fails_puts_the_file_back_through_the_stores_transaction(tmp_path, capsys):
+    """Issue 48: the undo's commit was made in the command, a third commit path; it goes through
+    the git store's transaction (`commit_or_restore`): a commit refused (here by a hook) puts the
+    set's file back as it was read and says nothing was written."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    before, head = path.read_bytes(), git(tmp_path, "rev-parse", "HEAD")
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert (code, out) == (1, ""), err
+    assert err.rstrip().endswith("; nothing was written"), err
+    assert path.read_bytes() == before and git(tmp_path, "rev-parse", "HEAD") == head
+    assert git(tmp_path, "status", "--porcelain") == ""

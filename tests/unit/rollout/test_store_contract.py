@@ -13,7 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import VerbExit
+from kubectl_disagg.rollout import history as recorded
 from kubectl_disagg.rollout.verbs import VERB_ATTEMPTS
 from tests.support.cli import run
 from tests.support.stores import Twin, git
@@ -48,6 +50,54 @@ def test_the_verbs_decide_alike_in_both_stores(name, tmp_path):
     assert twin.git_position() == twin.cluster_position()
     for verb in SCENARIOS[name]:
         alike(twin, verb)
+
+
+def read_alike(twin: Twin) -> None:
+    """`rollout history` and `undo` read both stores alike: the same entries (who and when
+    aside: the cluster's user and git's author differ), the same revision to go back to (or the
+    same refusal)."""
+    def history(store) -> list:
+        return [[(e.revision, e.outcome, e.back, e.retry, e.why) for e in h.entries] for h in recorded.histories(store)]
+
+    def undo(store) -> object:
+        try:
+            return {name: entry.revision for name, entry in recorded.undo_targets(store, None).items()}
+        except UserError as refused:
+            return refused.problems
+
+    git_store, cluster_store = twin.git_store(commit=False), twin.cluster_store()
+    assert history(git_store) == history(cluster_store)
+    assert undo(git_store) == undo(cluster_store)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_history_and_undo_read_alike_from_both_stores(name, tmp_path):
+    """Issue 48: history and undo each once over the store; after every verb of a scenario
+    both stores hold the same story."""
+    twin = Twin(tmp_path)
+    read_alike(twin)
+    for verb in SCENARIOS[name]:
+        alike(twin, verb)
+        read_alike(twin)
+
+
+def test_history_and_undo_after_a_completed_rollout_read_alike_from_both_stores(tmp_path):
+    """A rollout through to its end, then the next image stepped once: both stores list the
+    completed revision and the one rolling, and an undo goes back to the completed one."""
+    twin = Twin(tmp_path, slices=2)
+    alike(twin, "promote --full")
+    twin.state = twin.git_store().directory.sets[0].state  # the promote's commit, stepped on from
+    while twin.step():
+        twin.commit_state("a step")
+        twin.seed()
+    twin.template("img:3")
+    assert twin.step()
+    twin.commit_state("a step")
+    twin.seed()
+    read_alike(twin)
+    (history,) = recorded.histories(twin.cluster_store())
+    assert [e.outcome for e in history.entries] == ["complete", "rolling"]
+    assert recorded.undo_targets(twin.cluster_store(), None)["llm"].revision == history.entries[0].revision
 
 
 @pytest.mark.parametrize("verb", ["pause", "abort"])
