@@ -13,9 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dataclasses import replace
+
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import VerbExit
 from kubectl_disagg.rollout import history as recorded
+from kubectl_disagg.rollout.plan import live_plans
 from kubectl_disagg.rollout.verbs import VERB_ATTEMPTS
 from tests.support.cli import run
 from tests.support.stores import Twin, git
@@ -53,9 +56,9 @@ def test_the_verbs_decide_alike_in_both_stores(name, tmp_path):
 
 
 def read_alike(twin: Twin) -> None:
-    """`rollout history` and `undo` read both stores alike: the same entries (who and when
-    aside: the cluster's user and git's author differ), the same revision to go back to (or the
-    same refusal)."""
+    """`rollout history`, `undo` and `plan` read both stores alike: the same entries (who and
+    when aside: the cluster's user and git's author differ), the same revision to go back to
+    (or the same refusal), and the same plan (the decision's position aside, which names who)."""
     def history(store) -> list:
         return [[(e.revision, e.outcome, e.back, e.retry, e.why) for e in h.entries] for h in recorded.histories(store)]
 
@@ -65,15 +68,20 @@ def read_alike(twin: Twin) -> None:
         except UserError as refused:
             return refused.problems
 
+    def plan(store) -> list:
+        return [(ds.name, replace(fleet, decision=(fleet.decision.state, fleet.decision.wave, fleet.decision.held)))
+                for ds, fleet in live_plans(store, twin.clock.now())]
+
     git_store, cluster_store = twin.git_store(commit=False), twin.cluster_store()
     assert history(git_store) == history(cluster_store)
     assert undo(git_store) == undo(cluster_store)
+    assert plan(git_store) == plan(cluster_store)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_history_and_undo_read_alike_from_both_stores(name, tmp_path):
-    """Issue 48: history and undo each once over the store; after every verb of a scenario
-    both stores hold the same story."""
+def test_history_undo_and_plan_read_alike_from_both_stores(name, tmp_path):
+    """Issue 48: history, undo and plan each once over the store; after every verb of a
+    scenario both stores hold the same story and plan the same rollout."""
     twin = Twin(tmp_path)
     read_alike(twin)
     for verb in SCENARIOS[name]:
