@@ -87,7 +87,7 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     if tree is not None:
         _template_edit.edit_files(options, decide, dry_run, done, written, tree)
     if dry_run == "none" and options.output is None:
-        click.echo(undo_next(name, options.filenames, gitops, commit), err=True)
+        click.echo(undo_next(_options.invocation(options, name, gitops), gitops and not commit), err=True)
 
 
 def _committed(targets: Mapping[str, RevisionEntry], tree: Tree, files: list[str]) -> Callable[[list[str]], None]:

@@ -11,6 +11,7 @@ from kubectl_disagg.core.delivery.history import ABORTED, Commit, RevisionEntry
 from kubectl_disagg.gitops.history import UNDO_TRAILER
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.views.gitops_report import commit_subject
+from kubectl_disagg.views.invocation import Invocation
 from kubectl_disagg.views.templating import table
 from kubectl_disagg.views.template_diff import changes
 
@@ -159,9 +160,8 @@ def undo_message(targets: Mapping[str, RevisionEntry]) -> str:
                       "by the set's RolloutPolicy like any template change.", "", *body, "", *trailers]) + "\n"
 
 
-def undo_next(name: str | None, filenames: Sequence[str], gitops: bool, committed: bool) -> str:
-    """The line after an undo: the rollout back is taken by `rollout step` (of NAME, or of the
-    -f inputs), once the rewritten file is committed where it is not yet."""
-    how = name or ("--gitops " if gitops else "") + "-f " + " ".join(filenames)
-    return (f"next: the rollout back is paced like any other: kubectl disagg rollout step {how}"
-            + ("" if not gitops or committed else " (commit the file first)"))
+def undo_next(invocation: Invocation, uncommitted: bool) -> str:
+    """The line after an undo: the rollout back is taken by `rollout step` of the same set, as
+    the user named it, once the rewritten file is committed where it is not yet."""
+    return (f"next: the rollout back is paced like any other: {invocation.command('step')}"
+            + (" (commit the file first)" if uncommitted else ""))
