@@ -357,3 +357,18 @@ def test_issue48_an_undo_whose_commit_fails_puts_the_file_back_through_the_store
     assert err.rstrip().endswith("; nothing was written"), err
     assert path.read_bytes() == before and git(tmp_path, "rev-parse", "HEAD") == head
     assert git(tmp_path, "status", "--porcelain") == ""
+
+
+def test_issue48_a_retry_before_any_step_starts_a_retry_entry_as_in_the_cluster():
+    """Issue 48 (found by the store contract's twin runs): a set committed, aborted and retried
+    before any step wrote a state for it. The cluster lists the aborted entry and the retry;
+    git ignored the retry's commit (its state was still written for the stable revision, and
+    its position no longer records the abort), so git's history lacked the retry."""
+    a, b = (make_set({"prefill": 1, "decode": 1}, image=image) for image in ("img:1", "img:2"))
+    aborted = state(a.revision, aborted=b.revision)
+    retried = {"slices": aborted["slices"], "position": {
+        "revision": b.revision, "retried": {"at": "2026-12-07T12:00:00Z", "by": "carol", "reason": "fixed"}}}
+    entries = revisions([(commit(1), a, state(a.revision)), (commit(2), b, state(a.revision)),
+                         (commit(3), b, aborted), (commit(4), b, retried)])
+    assert [(e.revision, e.outcome, e.retry) for e in entries] == [
+        (a.revision, COMPLETE, False), (b.revision, ABORTED, False), (b.revision, ROLLING, True)]
