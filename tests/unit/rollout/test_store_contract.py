@@ -78,6 +78,13 @@ def read_alike(twin: Twin) -> None:
     assert plan(git_store) == plan(cluster_store)
 
 
+def stepped(twin: Twin) -> bool:
+    """Whether the set's own revision has been stepped (its newest entry in the cluster): until
+    then git lists a committed revision as rolling, the cluster nothing (design §10.3)."""
+    (history,) = recorded.histories(twin.cluster_store())
+    return bool(history.entries) and history.entries[-1].revision == twin.ds.revision
+
+
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_history_undo_and_plan_read_alike_from_both_stores(name, tmp_path):
     """Issue 48: history, undo and plan each once over the store; after every verb of a
@@ -206,9 +213,11 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
     """The same random events through both stores: after a step (through git, synced, which the
     cluster's RolloutState is then given), time passing or the template changed (reverted to
     img:1, or img:3 committed), every verb has the same exit, refusals, errors, printed line
-    and resulting position in both."""
+    and resulting position in both; and, while both stores have seen the rollout from its
+    steps (no template committed since), the same history, undo and plan (`read_alike`)."""
     slices, steps, events = history
     twin = Twin(tmp_path_factory.mktemp("twin"), slices=slices, steps=steps)
+    templated = False
     for event in events:
         if event == "step":
             if twin.step():
@@ -217,6 +226,9 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
         elif event == "tick":
             twin.clock.seconds += 16 * 60  # past a soak of 15 minutes
         elif event.startswith("img:"):
+            templated = True  # (the cluster's history starts at its first pass; git's at the commit)
             twin.template(event)  # the template changed mid-rollout: a revert, or the next image
         else:
             alike(twin, event)
+            if steps and not templated and stepped(twin):
+                read_alike(twin)
