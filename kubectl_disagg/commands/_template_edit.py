@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from kubectl_disagg.manifests.source import JsonObject, dotted
 from kubectl_disagg.gitops.files import Commit, write_files
 from kubectl_disagg.manifests.writer import format_objects
 
+if TYPE_CHECKING:
+    from kubectl_disagg.inputs.tree import Tree
+
 # The edits of one set document: (edits, refusals), from the document's data.
 Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
 
@@ -28,16 +32,18 @@ Done = str | Callable[[JsonObject], str]  # what was done to a set, for the repo
 
 
 def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
-               commit: Commit | None = None) -> str | None:
-    """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
-    With `commit` (`gitops.files.committing`: `rollout undo --gitops --commit`), the files
-    rewritten are committed, its hash returned; when a write or the commit fails, the files
-    written are put back as they were (`gitops.files.write_files`)."""
-    from kubectl_disagg.inputs import tree as inputs
-
+               commit: Commit | None = None, tree: Tree | None = None) -> str | None:
+    """Rewrite every DisaggregatedSet of the -f files (`tree`: as the command read them already);
+    all problems at once, nothing written on any. With `commit` (`gitops.files.committing`:
+    `rollout undo --gitops --commit`), the files rewritten are committed, its hash returned; when
+    a write or the commit fails, the files written are put back as they were
+    (`gitops.files.write_files`)."""
     if dry_run == "server":
         raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
-    tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
+    from kubectl_disagg.inputs import tree as inputs
+
+    if tree is None:
+        tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
     problems: list[Problem] = []
     rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []

@@ -52,8 +52,10 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
         position: Mapping[str, Any] = state["position"] if isinstance(state.get("position"), Mapping) else {}
         mine = position.get("revision") == current.revision
         # (a step that aborts rolls toward the stable revision, its `target`: its position
-        # still records the abort of the set's revision, as the cluster's does)
-        if not (_stepped(state, current.revision) or mine and _stamp(position.get("aborted"))):
+        # still records the abort of the set's revision, as the cluster's does; and a verb's
+        # commit, an abort or a retry, is one over the set's revision before any step too)
+        if not (_stepped(state, current.revision)
+                or mine and (_stamp(position.get("aborted")) or _stamp(position.get("retried")))):
             continue
         history = advance(started(history, current, start), current, now=commit.date, who=_author(start),
                           complete=_revisions_in(state) == {current.revision}, limit=UNBOUNDED, mark=_mark(commit),

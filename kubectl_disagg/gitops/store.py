@@ -2,6 +2,10 @@
 the state file beside each set, and `write_states`, the one write → commit → restore
 transaction every `--gitops` command that writes states goes through (`files.write_files`).
 
+The store's reads for `rollout history`, `undo` and `plan`: a set's revisions from git's log of
+its file and of its state file (gitops/history.py `set_history`), and its plan's start from the
+state file alone (its position, and what each slice deploys).
+
 A verb's decision comes from the committed state alone (gitops/waves.py `change_state`); the new
 state differs from it only in `position:` (its last step moved no slice). The cluster is not
 read. Who acted is the git author (gitops/git.py `author`), not the operating-system user.
@@ -15,12 +19,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
+from kubectl_disagg.core.controller.plan_inputs import Observed
+from kubectl_disagg.core.controller.snapshot import SliceLive
+from kubectl_disagg.core.delivery.history import RevisionEntry
 from kubectl_disagg.core.delivery.position import Position
 from kubectl_disagg.core.delivery.waves import WaveDecision, WaveEvent
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.git import Repository, author
+from kubectl_disagg.gitops.history import set_history
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.inputs import tree as inputs
@@ -71,6 +79,7 @@ class GitStore:
     fallback: str = DEFAULT_NAMESPACE  # where a set that names no namespace is placed when -n does not
     together = True
     revision: str | None = None  # the commit `write` made, if any
+    states: bool = True  # False: the states are neither read nor checked (history and undo read git's log)
 
     def __post_init__(self) -> None:
         self._load(self.tree)
@@ -78,7 +87,8 @@ class GitStore:
 
     def _load(self, tree: inputs.Tree) -> None:
         self.tree = tree
-        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=self.fallback)
+        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=self.fallback,
+                                          states=self.states)
 
     def sets(self) -> list[tuple[DisaggregatedSet, str]]:
         return [(entry.ds, entry.namespace) for entry in self.directory.sets]
@@ -124,6 +134,22 @@ class GitStore:
         """Nothing: the commit (or the change the user commits) is the record."""
         return change
 
+    def history(self, ds: DisaggregatedSet, namespace: str) -> list[RevisionEntry]:
+        """HEAD's commits of the set's file and of its state file, replayed (design §10.3)."""
+        return set_history(ds, namespace, self._entry(ds).state_path)
+
+    def observe(self, ds: DisaggregatedSet, namespace: str) -> Observed:
+        """The state file alone: its position, and what each slice deploys (none: no state yet)."""
+        state = self._entry(ds).state
+        if state is None:
+            return Observed(None, (SliceLive({}),) * ds.slices)
+        return Observed(state.position, live_from_state(ds, state))
+
     def _entry(self, ds: DisaggregatedSet) -> directories.SetEntry:
         return next(entry for entry in self.directory.sets if entry.ds is ds)
+
+
+def live_from_state(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceLive, ...]:
+    """Each slice's progress as a git rollout's state file deploys it."""
+    return tuple(SliceLive(state.deployed(s), state.initial.get(s, {})) for s in range(ds.slices))
 

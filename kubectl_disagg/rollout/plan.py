@@ -1,14 +1,14 @@
-"""`rollout plan` against the cluster (or a git rollout's state file): what is left of a rollout.
+"""`rollout plan` over either store: what is left of a rollout.
 
 Two parts:
 - `fleet_plan`, pure: the rollout of a set under its RolloutPolicy from (the set and its
   policy, the recorded position, each slice's live progress): each slice where it stands (held
   slices at the revision and replicas they run), each wave with the planner steps of its slices,
   the passes of `rollout step` (the commits through git) to the end and the gates on the way.
-  The position comes from the RolloutState (`live_plans`) or from the state file
-  (`live_from_state`): one computation for both modes (design §9.6).
-- `live_plans`: per set without a policy, per slice, the planner's inputs and the steps left,
-  from the live LWS (reconciled, changing nothing).
+- `live_plans`: per set, what its store observes (rollout/store.py `observe`: the RolloutState
+  and the live LWS, or the state file alone) planned once: under a policy (or through git) its
+  fleet plan; else, from the live objects, per slice, the planner's inputs and the steps left
+  (reconciled, changing nothing). One computation for both stores (design §9.7).
 
 Kept apart from the offline plan (`core.controller.plan_inputs`) so that one never loads the Kubernetes client.
 """
@@ -18,9 +18,10 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.core.controller import planner
-from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import PlanInputs, Step, StepKind
 from kubectl_disagg.core.api.policy_types import ResolvedWave
 from kubectl_disagg.core.delivery.position import ANALYSIS, PAUSE, PROMOTED, Position
@@ -29,24 +30,24 @@ from kubectl_disagg.core.controller.snapshot import SliceLive, Snapshot, live_fr
 from kubectl_disagg.core.delivery.waves import GATE_PASSED, Progress, State, WaveDecision, decide, decided
 from kubectl_disagg.errors import UserError
 
+if TYPE_CHECKING:
+    from kubectl_disagg.rollout.store import PositionStore
+
 SlicePlan = tuple[SliceReport, PlanInputs, tuple[Step, ...]]
 
 
-def live_plans(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, now: datetime.datetime | None = None
+def live_plans(store: PositionStore, now: datetime.datetime
                ) -> list[tuple[DisaggregatedSet, list[SlicePlan] | FleetPlan]]:
-    """Per set: with a RolloutPolicy, its FleetPlan (the position from its RolloutState); else,
-    per slice, its report, the planner inputs and the steps left."""
+    """Per set of `store`: its FleetPlan from the position recorded and each slice's progress;
+    a set without a RolloutPolicy whose live objects the store reads, per slice, its report,
+    the planner inputs and the steps left."""
     plans: list[tuple[DisaggregatedSet, list[SlicePlan] | FleetPlan]] = []
-    for ds in sets:
-        where = namespace_for(ds, namespace, cluster.default_namespace)
-        snapshot = cluster.snapshot(ds.name, where, scalers=ds.has_external_roles)
-        if ds.policy is not None:
-            from kubectl_disagg.rollout.progressive import read_state, recorded_position, utcnow
-
-            recorded = recorded_position(read_state(cluster, ds.name, where), ds)
-            plans.append((ds, fleet_plan(ds, recorded, live_from_snapshot(ds, snapshot), now or utcnow())))
+    for ds, namespace in store.sets():
+        observed = store.observe(ds, namespace)
+        if ds.policy is not None or observed.snapshot is None:
+            plans.append((ds, fleet_plan(ds, observed.position, observed.live, now)))
             continue
-        result = reconcile(ds, snapshot)
+        result = reconcile(ds, observed.snapshot)
         if result.problems:
             raise UserError(list(result.problems))
         plans.append((ds, [slice_plan(ds, report) for report in result.slices]))
@@ -136,11 +137,6 @@ class FleetPlan:
     trajectories: tuple[tuple[tuple[int, ...], PlanInputs, tuple[Step, ...]], ...]
     exact: bool = True  # False: a slice runs two old revisions, whose first to drain is removed
     # mid-rollout (design §4 step 2.1) and shortens it: `passes` and `commits` are then at most
-
-
-def live_from_state(ds: DisaggregatedSet, state) -> tuple[SliceLive, ...]:
-    """Each slice's progress as a git rollout's state file (gitops/state.py) deploys it."""
-    return tuple(SliceLive(state.deployed(s), state.initial.get(s, {})) for s in range(ds.slices))
 
 
 def fleet_plan(ds: DisaggregatedSet, recorded: Position | None, live: Sequence[SliceLive],

@@ -2,7 +2,8 @@
 one for every role), checked all at once. Pure.
 
 `inputs_from_flags` is the offline plan (`--from 5,2 --to 5,2 --max-surge 2`); `inputs_from_set`
-takes targets and budgets from a DisaggregatedSet and only `--from` from the flag.
+takes targets and budgets from a DisaggregatedSet and only `--from` from the flag. `Observed` is
+what a live plan starts from, as a position store reads it (rollout/store.py `observe`).
 """
 
 from __future__ import annotations
@@ -10,15 +11,33 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import PlanInputs, inputs_for_set
 from kubectl_disagg.core.api.rollout_config import RolloutConfig
+from kubectl_disagg.core.controller.snapshot import SliceLive, Snapshot
 from kubectl_disagg.errors import UserError
+
+if TYPE_CHECKING:  # a type from the layer above (the position a store records)
+    from kubectl_disagg.core.delivery.position import Position
 
 # A DisaggregatedSet has 2..10 roles; one role is still a meaningful plan to look at.
 MAX_ROLES = 10
 _COUNT = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a position store reads for a set's live plan (design §9.7): the `position` recorded
+    (None: none yet), each slice's progress (`live`: what it runs), and `snapshot`, the live
+    objects where the store reads them (the cluster's; a set without a RolloutPolicy is then
+    planned slice by slice from them, as reconcile sees them)."""
+
+    position: Position | None
+    live: tuple[SliceLive, ...]
+    snapshot: Snapshot | None = None
 
 
 def inputs_from_flags(

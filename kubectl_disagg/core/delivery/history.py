@@ -181,6 +181,18 @@ def entries(history: Sequence[Mapping[str, Any]]) -> list[RevisionEntry]:
     return out
 
 
+def entry_of(entries: Sequence[RevisionEntry], revision: str) -> RevisionEntry | str:
+    """`revision`'s newest entry (`rollout history --revision`, `rollout undo --to-revision`),
+    or why there is none."""
+    found = [entry for entry in entries if entry.revision == revision]
+    return found[-1] if found else f"no revision {revision} in its history (revisions: {known(entries)})"
+
+
+def known(entries: Sequence[RevisionEntry]) -> str:
+    """The revisions of a history, newest first, each once ("none" for an empty one)."""
+    return ", ".join(dict.fromkeys(entry.revision for entry in reversed(entries))) or "none"
+
+
 def _commit(mark: Mapping[str, Any], author: str) -> Commit:
     """A start or end as written (`at`, and through git `commit` and `subject`)."""
     return Commit(str(mark.get("commit") or ""), author, str(mark.get("at") or ""), str(mark.get("subject") or ""))

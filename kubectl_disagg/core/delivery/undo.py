@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubectl_disagg.core.delivery.history import ABORTED, TEMPLATE_FIELDS, RevisionEntry, Templates
+from kubectl_disagg.core.delivery.history import ABORTED, TEMPLATE_FIELDS, RevisionEntry, Templates, entry_of, known
 from kubectl_disagg.core.api.revision import RevisionInputError, spec_revision
 from kubectl_disagg.core.api.template_edit import Edit, Refusal, applied
 from kubectl_disagg.manifests.source import REMOVED, FieldPath, JsonObject
@@ -22,16 +22,14 @@ def target_of(entries: Sequence[RevisionEntry], current: str, to_revision: str |
     """The entry to go back to, or why there is none: `to_revision`'s newest entry, else the
     newest revision other than `current` whose rollout was not aborted (as `kubectl rollout
     undo` goes to the one before)."""
-    known = ", ".join(dict.fromkeys(e.revision for e in reversed(entries))) or "none"
     if to_revision is not None:
         if to_revision == current:
             return f"the set is at revision {to_revision} already"
-        found = [e for e in entries if e.revision == to_revision and e.templates is not None]
-        return found[-1] if found else f"no revision {to_revision} in its history (revisions: {known})"
+        return entry_of([e for e in entries if e.templates is not None], to_revision)
     for entry in reversed(entries):
         if entry.revision != current and entry.outcome != ABORTED and entry.templates is not None:
             return entry
-    return f"no earlier revision to go back to (revisions: {known})"
+    return f"no earlier revision to go back to (revisions: {known(entries)})"
 
 
 def _roles(data: JsonObject) -> list[Mapping[str, Any]]:

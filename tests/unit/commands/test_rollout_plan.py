@@ -271,7 +271,8 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     from kubectl_disagg.gitops.state import state_document
     from kubectl_disagg.inputs.tree import Reading
     from kubectl_disagg.manifests.writer import to_yaml
-    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot, live_from_state
+    from kubectl_disagg.gitops.store import live_from_state
+    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot
     from tests.support.gitops import mid_rollout
     from tests.support.waves import T0
 
@@ -287,6 +288,25 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     assert f"  to the end: {from_state.passes} passes of `kubectl disagg rollout step`" in out
     code, _, err = run(capsys, "--gitops", "-f", str(tmp_path), "--from", "1,1")
     assert code == 2 and "--gitops" in err
+
+
+def test_issue48_gitops_plan_loads_its_inputs_once(tmp_path, capsys, monkeypatch):
+    """Issue 48: `rollout plan --gitops` loaded the directory twice (its sets, then again with
+    their states), against design §1.1; git's store loads it once, states included."""
+    from kubectl_disagg.gitops.state import state_document
+    from kubectl_disagg.inputs import directory
+    from kubectl_disagg.inputs.tree import Reading
+    from kubectl_disagg.manifests.writer import to_yaml
+    from tests.support.gitops import mid_rollout
+
+    argo, ds, state = mid_rollout(slices=3)
+    (tmp_path / "ds.yaml").write_text(to_yaml(ds.source.data))
+    (tmp_path / Reading().state_name).write_text(to_yaml(state_document(state)))
+    loads, load = [], directory.load
+    monkeypatch.setattr(directory, "load", lambda *args, **kwargs: loads.append(kwargs) or load(*args, **kwargs))
+    code, out, err = run(capsys, "--gitops", "-f", str(tmp_path))
+    assert (code, err) == (0, "") and out.startswith(f"disaggregatedset/{ds.name}: rollout to revision")
+    assert len(loads) == 1 and loads[0]["states"] is not None
 
 
 def test_wide_is_the_table_with_what_each_step_changes(capsys):

@@ -12,7 +12,7 @@ from kubectl_disagg.core.delivery.history import ABORTED, COMPLETE
 from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.history import cluster_history
+from kubectl_disagg.rollout.history import histories
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
 from kubectl_disagg.views.history import format_history
@@ -25,6 +25,12 @@ POLICY = RolloutPolicy("llm", NS, "llm", (Wave(1),), 1)
 
 def at(image: str, policy=POLICY):
     return replace(make_set({"prefill": 1, "decode": 1}, image=image, slices=2), policy=policy)
+
+
+def cluster_history(cluster, ds=None):
+    """The entries the cluster's store records for `llm` (rollout/history.py `histories`)."""
+    (recorded,) = histories(ClusterStore(cluster, [ds or at("img:2")], NS))
+    return recorded.entries
 
 
 def until_complete(cluster, ds) -> StepExit:
@@ -41,7 +47,7 @@ def test_three_rollouts_one_aborted_read_back_newest_first():
     assert until_complete(cluster, second) == StepExit.HELD  # rolled back
     third = at("img:4")
     assert until_complete(cluster, third) == StepExit.OK
-    entries = cluster_history(cluster, "llm", NS)
+    entries = cluster_history(cluster)
     assert [(e.revision, e.outcome, e.back) for e in entries] == [
         (first.revision, COMPLETE, False), (second.revision, ABORTED, False), (third.revision, COMPLETE, False)]
     assert entries[1].why == "p99 doubled" and entries[1].by and entries[1].ended is not None
@@ -58,7 +64,7 @@ def test_a_set_without_a_policy_keeps_its_history_and_the_limit_holds():
     cluster.state["revisionHistoryLimit"] = 2
     for image in ("img:3", "img:4"):
         assert until_complete(cluster, replace(at(image, None), slices=1)) == StepExit.OK
-    entries = cluster_history(cluster, "llm", NS)
+    entries = cluster_history(cluster)
     assert [e.outcome for e in entries] == [COMPLETE, COMPLETE] and cluster.state["revisionHistoryLimit"] == 2
     assert entries[-1].templates.roles[0].spec["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
         "image"] == "img:4"
@@ -84,7 +90,7 @@ def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_th
     assert slice_sentence(passes[0].reconciliation.slices[0], fleet_now) == \
         f"rollback to revision {first.revision} started"
     assert until_complete(cluster, first) == StepExit.OK
-    entries = cluster_history(cluster, "llm", NS)
+    entries = cluster_history(cluster)
     assert [(e.revision, e.outcome, e.back) for e in entries][-1] == (first.revision, COMPLETE, True)
     again = Printer()
     assert run.step_sets(cluster, [first], None, None, again) == StepExit.OK  # at rest: no longer going back
@@ -166,4 +172,21 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     writes = len(cluster.writes)
     assert complete() and len(cluster.writes) == writes  # recorded once
     assert run.step_sets(cluster, [at("img:3", policy)], None, None, Printer()) == StepExit.OK
-    assert [e.outcome for e in cluster_history(cluster, "llm", NS)] == [COMPLETE, "rolling"]
+    assert [e.outcome for e in cluster_history(cluster)] == [COMPLETE, "rolling"]
+
+
+def test_issue48_undo_reads_its_inputs_once(tmp_path, monkeypatch, capsys):
+    """Issue 48: `rollout undo -f` read its inputs twice (the history's sets, then the files to
+    rewrite), against design §1.1; a set given on stdin was gone by the second read ("no
+    DisaggregatedSet found"). Read once, the undo of stdin prints the set rolled back."""
+    import contextlib
+
+    from kubectl_disagg.commands import _session
+    from kubectl_disagg.manifests.writer import to_yaml
+    from tests.support.cli import run as cli
+
+    cluster, first, _, third = three_rollouts_one_aborted()
+    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(cluster))
+    code, out, err = cli(["rollout", "undo", "-f", "-", "--to-revision", first.revision, "--dry-run", "-o", "name"],
+                         capsys, stdin=to_yaml(third.source.data), monkeypatch=monkeypatch)
+    assert (code, out) == (0, "disaggregatedset/llm\n"), err

@@ -214,7 +214,7 @@ def test_issue39_the_commits_are_the_ones_a_git_rollout_takes():
     from kubectl_disagg.gitops.waves import change_state
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml
-    from kubectl_disagg.rollout.plan import live_from_state
+    from kubectl_disagg.gitops.store import live_from_state
     from tests.fakes.argo import deploy
 
     def reread(state, ds):

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit, VerbExit
+from kubectl_disagg.rollout import history as recorded
+from kubectl_disagg.rollout.plan import live_plans
 from kubectl_disagg.rollout.verbs import VERB_ATTEMPTS
 from tests.support.cli import run
 from tests.support.stores import STEP_ENDS, LiveTwins, Twin, git, running
@@ -48,6 +52,66 @@ def test_the_verbs_decide_alike_in_both_stores(name, tmp_path):
     assert twin.git_position() == twin.cluster_position()
     for verb in SCENARIOS[name]:
         alike(twin, verb)
+
+
+def read_alike(twin: Twin) -> None:
+    """`rollout history`, `undo` and `plan` read both stores alike: the same entries (who and
+    when aside: the cluster's user and git's author differ), the same revision to go back to
+    (or the same refusal), and the same plan (the decision's position aside, which names who)."""
+    def history(store) -> list:
+        return [[(e.revision, e.outcome, e.back, e.retry, e.why) for e in h.entries] for h in recorded.histories(store)]
+
+    def undo(store) -> object:
+        try:
+            return {name: entry.revision for name, entry in recorded.undo_targets(store, None).items()}
+        except UserError as refused:
+            return refused.problems
+
+    def plan(store) -> list:
+        return [(ds.name, replace(fleet, decision=(fleet.decision.state, fleet.decision.wave, fleet.decision.held)))
+                for ds, fleet in live_plans(store, twin.clock.now())]
+
+    git_store, cluster_store = twin.git_store(commit=False), twin.cluster_store()
+    assert history(git_store) == history(cluster_store)
+    assert undo(git_store) == undo(cluster_store)
+    assert plan(git_store) == plan(cluster_store)
+
+
+def stepped(twin: Twin) -> bool:
+    """Whether the set's own revision has been stepped (its newest entry in the cluster): until
+    then git lists a committed revision as rolling, the cluster nothing (design §10.3)."""
+    (history,) = recorded.histories(twin.cluster_store())
+    return bool(history.entries) and history.entries[-1].revision == twin.ds.revision
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_history_undo_and_plan_read_alike_from_both_stores(name, tmp_path):
+    """Issue 48: history, undo and plan each once over the store; after every verb of a
+    scenario both stores hold the same story and plan the same rollout."""
+    twin = Twin(tmp_path)
+    read_alike(twin)
+    for verb in SCENARIOS[name]:
+        alike(twin, verb)
+        read_alike(twin)
+
+
+def test_history_and_undo_after_a_completed_rollout_read_alike_from_both_stores(tmp_path):
+    """A rollout through to its end, then the next image stepped once: both stores list the
+    completed revision and the one rolling, and an undo goes back to the completed one."""
+    twin = Twin(tmp_path, slices=2)
+    alike(twin, "promote --full")
+    twin.state = twin.git_store().directory.sets[0].state  # the promote's commit, stepped on from
+    while twin.step():
+        twin.commit_state("a step")
+        twin.seed()
+    twin.template("img:3")
+    assert twin.step()
+    twin.commit_state("a step")
+    twin.seed()
+    read_alike(twin)
+    (history,) = recorded.histories(twin.cluster_store())
+    assert [e.outcome for e in history.entries] == ["complete", "rolling"]
+    assert recorded.undo_targets(twin.cluster_store(), None)["llm"].revision == history.entries[0].revision
 
 
 @pytest.mark.parametrize("verb", ["pause", "abort"])
@@ -148,9 +212,11 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
     """The same random events through both stores: after a step (through git, synced, which the
     cluster's RolloutState is then given), time passing or the template changed (reverted to
     img:1, or img:3 committed), every verb has the same exit, refusals, errors, printed line
-    and resulting position in both."""
+    and resulting position in both; and, while both stores have seen the rollout from its
+    steps (no template committed since), the same history, undo and plan (`read_alike`)."""
     slices, steps, events = history
     twin = Twin(tmp_path_factory.mktemp("twin"), slices=slices, steps=steps)
+    templated = False
     for event in events:
         if event == "step":
             if twin.step():
@@ -159,9 +225,12 @@ def test_twin_runs_of_random_verbs_and_steps_decide_alike(tmp_path_factory, hist
         elif event == "tick":
             twin.clock.seconds += 16 * 60  # past a soak of 15 minutes
         elif event.startswith("img:"):
+            templated = True  # (the cluster's history starts at its first pass; git's at the commit)
             twin.template(event)  # the template changed mid-rollout: a revert, or the next image
         else:
             alike(twin, event)
+            if steps and not templated and stepped(twin):
+                read_alike(twin)
 
 
 # --- rollout status: one function over either store -----------------------------------------------
