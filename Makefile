@@ -40,7 +40,7 @@ check-test check-demo:
 test: check-test $(VENV)/.installed lint testenv argocd-harness mermaid
 	$(TIERS) $(PYTEST_ARGS)
 
-## lint: ruff over the repository and mypy --strict over core/ (settings in pyproject.toml; why: CONTRIBUTING.md)
+## lint: ruff over the repository and mypy --strict over the package (settings in pyproject.toml; why: CONTRIBUTING.md)
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/mypy

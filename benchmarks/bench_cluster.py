@@ -41,11 +41,11 @@ import yaml  # noqa: E402
 
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.kube.session import OCCUPANT_GETS_MOST  # noqa: E402
-from kubectl_disagg.core.sets import load_sets  # noqa: E402
+from kubectl_disagg.core.delivery.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
-from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
-from kubectl_disagg.core.reconcile import Annotate, Create, reconcile  # noqa: E402
-from kubectl_disagg.core.status import derive_status, to_document  # noqa: E402
+from kubectl_disagg.core.api.model import DisaggregatedSet  # noqa: E402
+from kubectl_disagg.core.controller.reconcile import Annotate, Create, reconcile  # noqa: E402
+from kubectl_disagg.core.delivery.status import derive_status, to_document  # noqa: E402
 from benchmarks import sets  # noqa: E402
 from benchmarks.request_count import RequestCounter  # noqa: E402
 from benchmarks.sets import deploy, one_step  # noqa: E402

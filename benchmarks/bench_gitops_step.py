@@ -36,8 +36,8 @@ import yaml  # noqa: E402
 
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document, one_step, with_image  # noqa: E402
-from kubectl_disagg.core.sets import load_sets  # noqa: E402
-from kubectl_disagg.core.naming import STATE_FILE  # noqa: E402
+from kubectl_disagg.core.delivery.sets import load_sets  # noqa: E402
+from kubectl_disagg.core.api.naming import STATE_FILE  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402

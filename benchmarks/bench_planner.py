@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout, uninstalled
 
-from kubectl_disagg.core.planner import plan  # noqa: E402
-from kubectl_disagg.core.rollout_config import RolloutConfig, resolve_config  # noqa: E402
+from kubectl_disagg.core.controller.planner import plan  # noqa: E402
+from kubectl_disagg.core.api.rollout_config import RolloutConfig, resolve_config  # noqa: E402
 
 ROLES = 10
 REPLICAS = 10_000

@@ -48,11 +48,11 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from benchmarks.sets import deploy, document, with_image  # noqa: E402
-from kubectl_disagg.core import naming  # noqa: E402
+from kubectl_disagg.core.api import naming  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
-from kubectl_disagg.core.sets import load_sets  # noqa: E402
+from kubectl_disagg.core.delivery.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
-from kubectl_disagg.core.model import DisaggregatedSet  # noqa: E402
+from kubectl_disagg.core.api.model import DisaggregatedSet  # noqa: E402
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402

@@ -1,4 +1,4 @@
-"""Cost of the controller's revision on the render path (kubectl_disagg/core/revision.py).
+"""Cost of the controller's revision on the render path (kubectl_disagg/core/api/revision.py).
 
 Cold: in a fresh interpreter, loading the generated type table and hashing
 examples/prefill-decode.yaml for the first time (the table is read and its structs compiled
@@ -22,8 +22,8 @@ BIG = ROOT / "examples" / "encode-prefill-decode.yaml"
 
 COLD = f"""
 import time
-from kubectl_disagg.core import revision
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.api import revision
+from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 start = time.perf_counter()
 with open({str(EXAMPLE)!r}) as f:
@@ -45,8 +45,8 @@ def cold() -> tuple[float, float]:
 def warm(path: Path) -> float:
     import copy
 
-    from kubectl_disagg.core import revision
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.api import revision
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
 
     (ds,) = load_sets(parse_stream(path.read_text(), str(path)))

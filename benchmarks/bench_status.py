@@ -41,7 +41,7 @@ from benchmarks.budgets import above, print_budgets, times  # noqa: E402
 from benchmarks.measure import measure  # noqa: E402
 from benchmarks.sets import deploy, document  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
-from kubectl_disagg.core.sets import load_sets  # noqa: E402
+from kubectl_disagg.core.delivery.sets import load_sets  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
 from testenv.lws_simulator import LWSSimulator  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kubectl_disagg.core.policy import RolloutPolicy  # noqa: E402
+from kubectl_disagg.core.delivery.policy import RolloutPolicy  # noqa: E402
 from kubectl_disagg.views.step_console import Console  # noqa: E402
 from tests.support.sets import fleet  # noqa: E402
 from tests.fakes.paced import Lagging  # noqa: E402

@@ -10,7 +10,7 @@ then rolls it to img:2 in each, pass by pass, the LWS simulator settling status 
 
 Reported: per wave the passes and their time (wall, in process: the library calls `rollout step`
 makes, not a process start each), the slowest pass of each rollout, and the decision alone
-(`core.waves.admit` on the 100-slice snapshot, pure). Budget (issue 32): no paced pass slower
+(`core.delivery.waves.admit` on the 100-slice snapshot, pure). Budget (issue 32): no paced pass slower
 than the slowest unpaced pass over the same slices.
 
     python benchmarks/bench_waves.py [--slices 100] [--in-flight 10]
@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.sets import deploy, document, with_image  # noqa: E402
-from kubectl_disagg.core.policy import RolloutPolicy, Wave  # noqa: E402
-from kubectl_disagg.core.sets import load_sets  # noqa: E402
-from kubectl_disagg.core.waves import admit  # noqa: E402
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave  # noqa: E402
+from kubectl_disagg.core.delivery.sets import load_sets  # noqa: E402
+from kubectl_disagg.core.delivery.waves import admit  # noqa: E402
 from kubectl_disagg.kube.executor import ClusterExecutor  # noqa: E402
 from kubectl_disagg.manifests.reader import parse_stream  # noqa: E402
 from kubectl_disagg.manifests.writer import to_yaml  # noqa: E402
@@ -114,7 +114,7 @@ def main() -> int:
               f"{statistics.median(seconds):.2f} | {max(seconds):.2f} | {sum(seconds):.1f} |")
     print(f"\n- rollout wall time with status settling: unpaced {results['unpaced total']:.0f} s, paced "
           f"{results['paced total']:.0f} s")
-    print(f"- the decision alone (`core.waves.admit`, {args.slices} slices): {results['decision'] * 1000:.1f} ms")
+    print(f"- the decision alone (`core.delivery.waves.admit`, {args.slices} slices): {results['decision'] * 1000:.1f} ms")
     slowest_paced, slowest_unpaced = max(s for s, _, _ in paced), max(times)
     print(f"- {'PASS' if slowest_paced <= slowest_unpaced else 'FAIL'}  no paced pass slower than today's pass "
           f"over the same slices: slowest paced {slowest_paced:.2f} s vs slowest unpaced {slowest_unpaced:.2f} s")

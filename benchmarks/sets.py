@@ -12,7 +12,7 @@ import copy
 import time
 
 from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 from testenv.lws_simulator import LWSSimulator
 

@@ -29,12 +29,12 @@ def main() -> None:
 
     import kubectl_disagg.cli  # noqa: F401  (the entry point and the click command tree)
     import kubectl_disagg.commands.rollout_status  # noqa: F401  (the command, what it uses: core, cluster, output)
-    from kubectl_disagg.core import naming
-    from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.core.api import naming
+    from kubectl_disagg.core.controller.reconcile import reconcile
     from kubectl_disagg.commands._inputs import sets_from_files
     from kubectl_disagg.commands._options import Options
-    from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
-    from kubectl_disagg.core.status import derive_status, to_document
+    from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, service_from_object
+    from kubectl_disagg.core.delivery.status import derive_status, to_document
     from kubectl_disagg.kube.client import rest
     from kubectl_disagg.kube.client.kubeconfig import load_configuration
     from kubectl_disagg.manifests.writer import format_objects

@@ -17,6 +17,8 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
 
 import click
 
@@ -45,12 +47,12 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def _raise_terminated(signum: int, _frame) -> None:
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
 @contextlib.contextmanager
-def _terminations_interrupt():
+def _terminations_interrupt() -> Iterator[None]:
     """While a command runs, SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt) in the
     main thread, as SIGINT does, instead of ending the process where it stands: the unit of
     writes under way ends whole and the Lease is released. Their handlers before are put back."""
@@ -91,7 +93,7 @@ def _run_click(args: list[str], options: Options) -> int:
     return code if isinstance(code, int) else Exit.OK  # what the command returned (None: success)
 
 
-def _guarded(run) -> int:
+def _guarded(run: Callable[[], int]) -> int:
     try:
         code = run()
         sys.stdout.flush()  # here, so that a full disk or a closed pipe is reported below, not at exit

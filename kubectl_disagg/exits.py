@@ -10,17 +10,21 @@ never change meaning.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Self
 
 class ExitCode(IntEnum):
     """A code with the words that explain it (`help`)."""
 
     help: str
 
-    def __new__(cls, value: int, help: str = ""):
+    def __new__(cls, value: int, help: str = "") -> Self:
         code = int.__new__(cls, value)
         code._value_ = value
         code.help = help
         return code
+
+
+Codes = type[ExitCode] | tuple[ExitCode, ...]  # a table, or the codes of it a command ends with
 
 
 class Exit(ExitCode):
@@ -38,7 +42,10 @@ def terminated(signum: int) -> int:
 
 
 class StepExit(ExitCode):
-    """`rollout step` against the cluster."""
+    """`rollout step`, against the cluster or --gitops (docs/gitops.md): one table for both
+    stores. 5 (waiting) and 6 (complete) only --gitops yields: a cluster step waits for
+    readiness itself, and ends 0 on a complete set; with --gitops 0 says the next state was
+    written (`GITOPS_STEP` words each code as --gitops means it)."""
 
     OK = 0, ("done: every pass ran (with --until-complete: every set is complete; with --dry-run=server: "
              "the API server would accept every write)")
@@ -53,45 +60,36 @@ class StepExit(ExitCode):
     TIMEOUT = 4, ("timeout: --until-complete ran out of time (the rollout stays where it is), "
                   "--wait-for-lease gave up before the lease was free, or an analysis gate could not end "
                   "within --timeout (nothing recorded)")
+    WAITING = 5, ("waiting: the cluster does not show the committed state yet (not synced or pruned), or the new "
+                  "revision is not ready (nothing written)")
+    COMPLETE = 6, "complete: the rollout is done (nothing written)"
     HELD = 7, ("held: the set's RolloutPolicy holds the rollout (at a gate after a wave, paused, or aborted and "
                "rolled back) and the pass changed nothing; the message says what passes it (rollout promote, "
                "resume, a soak's end)")
 
 
-class GitopsExit(ExitCode):
-    """`rollout step --gitops` (what a step did) and `rollout status --gitops` (what the next
-    action is): docs/gitops.md."""
-
-    ADVANCED = 0, "advanced: the next state was written beside the set; commit it"
-    ERROR = 1, "error: invalid input or state file, an API or network error"
-    USAGE = 2, "usage: invalid flags"
-    REFUSED = 3, "refused: the live objects cannot be explained (nothing written)"
-    TIMEOUT = 4, ("timeout: --wait ran out of time, or an analysis gate could not end within --timeout "
-                  "(nothing written)")
-    WAITING = 5, ("waiting: the cluster does not show the committed state yet (not synced or pruned), or the new "
-                  "revision is not ready (nothing written)")
-    COMPLETE = 6, "complete: the rollout is done (nothing written)"
-    HELD = 7, ("held: the set's RolloutPolicy holds the rollout (a gate, paused, aborted and rolled back); "
-               "nothing written; the message says what passes it")
-
-
-# `rollout status --gitops` reads the same codes as the next action to take.
-GITOPS_NEXT_ACTION = {
-    GitopsExit.ADVANCED: "step: the next action is rollout step --gitops",
-    GitopsExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
-    GitopsExit.USAGE: "usage error",
-    GitopsExit.REFUSED: "refused: the live objects cannot be explained",
-    GitopsExit.TIMEOUT: ("timeout: --watch ran out of time before the next action changed (--for: before every "
-                         "set reached it)"),
-    GitopsExit.WAITING: "waiting: the next action is to wait for the sync or readiness",
-    GitopsExit.COMPLETE: "complete",
-    GitopsExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over), or with -w at an "
-                      "analysis gate only rollout step --gitops measures; the reasons name the command that passes it"),
+# The codes a `rollout step` against the cluster ends with, in its table's words.
+STEP_CLUSTER = (StepExit.OK, StepExit.ERROR, StepExit.USAGE, StepExit.REFUSED, StepExit.TIMEOUT, StepExit.HELD)
+# `rollout step --gitops` (what a step did): every code, in its own words.
+GITOPS_STEP = {
+    StepExit.OK: "advanced: the next state was written beside the set; commit it",
+    StepExit.ERROR: "error: invalid input or state file, an API or network error",
+    StepExit.USAGE: "usage: invalid flags",
+    StepExit.REFUSED: "refused: the live objects cannot be explained (nothing written)",
+    StepExit.TIMEOUT: ("timeout: --wait ran out of time, or an analysis gate could not end within --timeout "
+                       "(nothing written)"),
+    StepExit.WAITING: StepExit.WAITING.help,
+    StepExit.COMPLETE: StepExit.COMPLETE.help,
+    StepExit.HELD: ("held: the set's RolloutPolicy holds the rollout (a gate, paused, aborted and rolled back); "
+                    "nothing written; the message says what passes it"),
 }
 
 
 class StatusExit(ExitCode):
-    """`rollout status` against the cluster."""
+    """`rollout status`, against the cluster or --gitops: one table for both stores. Against the
+    cluster it says whether the set has reached what --for names; with --gitops it is the next
+    action's code, as `rollout step --gitops` would end (`GITOPS_NEXT_ACTION` words each code so:
+    0 the step is next, 3 refused); 5 (waiting) and 6 (complete) only --gitops yields."""
 
     AVAILABLE = 0, ("Available: every role has all replicas ready at the current revision (after an abort: at the "
                     "stable revision it rolled back to; --for=complete: and the rollout is complete, no old "
@@ -100,9 +98,29 @@ class StatusExit(ExitCode):
     USAGE = 2, "usage error"
     NOT_AVAILABLE = 3, "not Available (--for=complete: not complete) (without --watch)"
     TIMEOUT = 4, "timeout: --watch ran out of time before the set became Available (--for=complete: complete)"
+    WAITING = 5, "waiting: the next action is to wait for the sync or readiness"
+    COMPLETE = 6, "complete"
     HELD = 7, ("held (--watch): the set's RolloutPolicy holds the rollout where rollout step would (at a gate "
                "after a wave, paused, or with --for=complete aborted and rolled back), or at an analysis gate no "
                "running rollout step measures; the line on stderr says what passes it")
+
+
+# The codes a `rollout status` against the cluster ends with, in its table's words.
+STATUS_CLUSTER = (StatusExit.AVAILABLE, StatusExit.ERROR, StatusExit.USAGE, StatusExit.NOT_AVAILABLE,
+                  StatusExit.TIMEOUT, StatusExit.HELD)
+# `rollout status --gitops` reads the codes as the next action to take.
+GITOPS_NEXT_ACTION = {
+    StatusExit.AVAILABLE: "step: the next action is rollout step --gitops",
+    StatusExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
+    StatusExit.USAGE: "usage error",
+    StatusExit.NOT_AVAILABLE: "refused: the live objects cannot be explained",
+    StatusExit.TIMEOUT: ("timeout: --watch ran out of time before the next action changed (--for: before every "
+                         "set reached it)"),
+    StatusExit.WAITING: StatusExit.WAITING.help,
+    StatusExit.COMPLETE: StatusExit.COMPLETE.help,
+    StatusExit.HELD: ("held: by the set's RolloutPolicy (a gate, a pause, an abort over), or with -w at an "
+                      "analysis gate only rollout step --gitops measures; the reasons name the command that passes it"),
+}
 
 
 class VerbExit(ExitCode):
@@ -146,6 +164,6 @@ def label(text: str) -> str:
     return text[:min(ends)] if ends else text
 
 
-def labels(codes: type[ExitCode], words: dict | None = None) -> str:
+def labels(codes: type[ExitCode] | tuple[ExitCode, ...], words: dict[ExitCode, str] | None = None) -> str:
     """`codes` on one line by their labels: "0 done, 1 error, 2 usage, 3 refused"."""
     return ", ".join(f"{code.value} {label((words or {}).get(code, code.help))}" for code in codes)

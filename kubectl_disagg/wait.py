@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 
 WATCH_SLICE_SECONDS = 60.0  # a watch lasts at most this long, then the look is taken again (a missed event)
+
+Look = TypeVar("Look")  # what a look sees: the caller's
 
 
 class DeadlineExceeded(UserError):
@@ -53,9 +56,9 @@ class Deadline:
 NEVER = Deadline(None)  # no limit: the default of a wait that may take one
 
 
-def until_settled(look: Callable[[], object], settled: Callable[[object], bool],
-                  watch: Callable[[object, float], bool], deadline: Deadline, *,
-                  most: float = WATCH_SLICE_SECONDS, rewatch: bool = False) -> Iterator[object]:
+def until_settled(look: Callable[[], Look], settled: Callable[[Look], bool],
+                  watch: Callable[[Look, float], bool], deadline: Deadline, *,
+                  most: float = WATCH_SLICE_SECONDS, rewatch: bool = False) -> Iterator[Look]:
     """Each look, yielded as it is taken, until one is `settled` or the deadline passes.
 
     Between looks, `watch(last look, seconds)` blocks until something changes (True) or

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.controller.render import render_set
 from testenv.controlplane import ControlPlane
 from testenv.lws_simulator import LWSSimulator
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI's half of the analysis tests (tests/unit/core/test_promql.py, tests/integration/test_analysis.py):
+# CI's half of the analysis tests (tests/unit/core/delivery/test_promql.py, tests/integration/test_analysis.py):
 # Debian's prometheus package (the server and promtool, 2.42 on Debian 12), installed with apt-get
 # when missing. Run as root on Debian (CI's machines); elsewhere install it by hand or let the
 # tests skip, naming what is missing.

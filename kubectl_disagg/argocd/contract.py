@@ -15,12 +15,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.apirules import DNS1123_LABEL
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.apirules import DNS1123_LABEL
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, is_disaggregated_set
-from kubectl_disagg.core.render import deep_copy, without_revision_services
+from kubectl_disagg.manifests.source import JsonObject
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, is_disaggregated_set
+from kubectl_disagg.core.controller.render import deep_copy_object, without_revision_services
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
@@ -70,7 +71,7 @@ class Parameters:
 
 @dataclass(frozen=True)
 class GeneratedManifests:
-    objects: list[dict]
+    objects: list[JsonObject]
     warnings: list[str]
 
 
@@ -90,16 +91,16 @@ def read_parameters(environ: Mapping[str, str]) -> Parameters:
         if name not in PARAMETERS:
             unknown.append(f"ARGOCD_APP_PARAMETERS: {name}")
         raw.setdefault(name, value)
-    for name, value, variable in _from_prefix(environ, "PARAM_"):
-        if name is None:
+    for parameter, value, variable in _from_prefix(environ, "PARAM_"):
+        if parameter is None:
             if "ARGOCD_APP_PARAMETERS" not in environ:  # else already named from there
                 unknown.append(variable)
         else:
-            raw.setdefault(name, value)
-    for name, value, _ in _from_prefix(environ, "ARGOCD_ENV_"):
-        if name is not None:  # plugin.env may carry other variables: not ours to judge
-            raw.setdefault(name, value)
-    problems = []
+            raw.setdefault(parameter, value)
+    for parameter, value, _ in _from_prefix(environ, "ARGOCD_ENV_"):
+        if parameter is not None:  # plugin.env may carry other variables: not ours to judge
+            raw.setdefault(parameter, value)
+    problems: list[str] = []
     namespace = _string(raw, "namespace", "", problems)
     include = _globs(raw, "include", list(DEFAULT_INCLUDE), problems)
     exclude = _globs(raw, "exclude", [], problems)
@@ -246,7 +247,7 @@ def generate(tree: inputs.Tree, parameters: Parameters, environ: Mapping[str, st
         raise UserError(["strict: no DisaggregatedSet in the application directory"])
     rendered, problems = directories.render(directory, require_state=parameters.strict or parameters.require_state,
                                             namespace=parameters.namespace or destination, reading=parameters.reading)
-    objects: list[dict] = []
+    objects: list[JsonObject] = []
     for item, own in rendered:
         if isinstance(item, directories.SetEntry):
             objects.extend(_stamped(own if parameters.revision_services else without_revision_services(own), revision))
@@ -288,7 +289,7 @@ def check_api_versions(kube_api_versions: str | None) -> list[str]:
     return []
 
 
-def _stamped(objects: Iterable[dict], revision: str | None) -> Iterable[dict]:
+def _stamped(objects: Iterable[JsonObject], revision: str | None) -> Iterable[JsonObject]:
     for obj in objects:
         if revision:
             metadata = obj["metadata"]
@@ -296,14 +297,16 @@ def _stamped(objects: Iterable[dict], revision: str | None) -> Iterable[dict]:
         yield obj
 
 
-def _passthrough(data: dict, parameter: str | None, destination: str | None) -> dict:
+def _passthrough(data: JsonObject, parameter: str | None, destination: str | None) -> JsonObject:
     if data.get("kind") in CLUSTER_SCOPED_KINDS:
         return data
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
     own = metadata.get("namespace")
     namespace = namespace_for(own if isinstance(own, str) else None, parameter, destination)
     if namespace is None or namespace == own:
         return data
-    data = deep_copy(data)
+    data = deep_copy_object(data)
     data["metadata"] = {**metadata, "namespace": namespace}
     return data

@@ -11,6 +11,7 @@ and `-o json|yaml` no template engine.
 from __future__ import annotations
 
 import importlib
+from typing import IO, Any
 
 import click
 
@@ -19,7 +20,7 @@ class LazyGroup(click.Group):
     """A click group whose subcommands are "package.module.command" paths, imported on use;
     what a path names must be a click command."""
 
-    def __init__(self, *args, lazy_subcommands: dict[str, str] | None = None, **kwargs):
+    def __init__(self, *args: Any, lazy_subcommands: dict[str, str] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = dict(lazy_subcommands or {})
 
@@ -31,7 +32,8 @@ class LazyGroup(click.Group):
             return self._load(name)
         return super().get_command(ctx, name)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         """kubectl's answer to a word that names no subcommand: `unknown command`, and the
         subcommands it may have meant (`UnknownCommand`, a usage error: exit 2)."""
         typed = args[0] if args else ""
@@ -87,7 +89,7 @@ class UnknownCommand(click.UsageError):
             text += f"\nSee '{path} -h' for help and examples."
         super().__init__(text)
 
-    def show(self, file=None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"error: {self.message}".rstrip("\n"), err=True)
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import click
 
-from kubectl_disagg.commands._options import gathered
+from kubectl_disagg.commands._options import F, gathered
 
 
-def impersonation(func):
+def impersonation(func: F) -> F:
     """kubectl's --as, --as-group and --as-uid: the user, groups and uid the requests act as."""
     func = click.option("--as-uid", "as_uid", default=None, metavar="UID", expose_value=False, callback=gathered,
                         help="UID to impersonate for the operation.")(func)
@@ -22,7 +22,7 @@ def impersonation(func):
                              "(system:serviceaccount:NAMESPACE:NAME).")(func)
 
 
-def cluster_for_name(func):
+def cluster_for_name(func: F) -> F:
     """--kubeconfig, --context and the impersonation flags of a command that edits -f files
     offline or a stored set NAME (`set image`, `rollout restart`): they matter only with NAME."""
     func = impersonation(func)

@@ -14,19 +14,20 @@ source: the command's docstring, its options and its exit-code tables (`exits.py
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
-from kubectl_disagg.exits import ExitCode, labels
+from kubectl_disagg.exits import Codes, labels
 
 HELP_EXAMPLES = 2  # the examples --help shows; the reference shows them all
 # kubectl's connection flags, and -f's companion: named on one line of --help.
 KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "as_user", "as_groups", "as_uid", "verbosity")
 REFERENCE = "docs/reference/cli"
+ExitSection = tuple[Codes, str, dict[Any, str] | None]  # words keyed by the table's own codes
 
 
-
-def exit_section(codes: type[ExitCode], title: str = "Exit codes:", words: dict | None = None) -> tuple:
+def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[Any, str] | None = None) -> ExitSection:
     """A command's exit-code section: (table, title, words that replace the table's, or None)."""
     return (codes, title, words)
 
@@ -84,7 +85,7 @@ class HelpCommand(click.Command):
     """A command whose --help is the short page; `exit_codes`, its exit-code sections
     (`exit_section`), as --help and the reference list them."""
 
-    def __init__(self, *args, exit_codes: Sequence[tuple] = (), **kwargs):
+    def __init__(self, *args: Any, exit_codes: Sequence[ExitSection] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.exit_codes = tuple(exit_codes)
 

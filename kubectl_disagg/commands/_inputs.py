@@ -4,9 +4,16 @@ offline start stay light)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kubectl_disagg.commands import _services
 from kubectl_disagg.commands._options import Options, print_warnings
 from kubectl_disagg.errors import UserError
+
+if TYPE_CHECKING:
+    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.inputs.directory import Directory
+    from kubectl_disagg.inputs.tree import Reading, Tree
 
 
 def sets_from_files(options: Options) -> list:
@@ -42,13 +49,10 @@ def gitops_namespace(options: Options) -> str:
     return context_namespace(options.kubeconfig, options.context)
 
 
-def gitops_inputs(options: Options, state_file: str | None = None):
-    """`gitops_tree`, and its sets loaded (`tree_of_sets`, states not read), placed by
-    `gitops_namespace`."""
-    from kubectl_disagg.inputs import directory as directories
-
-    reading, tree = gitops_tree(options, state_file)
-    return reading, tree, _with_sets(directories, tree, reading, options.namespace, fallback=gitops_namespace(options))
+def gitops_inputs(options: Options, state_file: str | None = None) -> tuple[Reading, Tree, Directory]:
+    """`git_store`'s reading, tree and sets (states not read)."""
+    store = git_store(options, state_file, states=False)
+    return store.reading, store.tree, store.directory
 
 
 def gitops_directory(options: Options, reading, tree, fallback: str | None = None):
@@ -73,8 +77,24 @@ def tree_of_sets(filenames: tuple[str, ...], reading, namespace: str | None):
     return tree, _with_sets(directories, tree, reading, namespace)
 
 
+def git_store(options: Options, state_file: str | None = None, **store: Any) -> GitStore:
+    """The position store of a --gitops command that reads (`rollout history`, `undo`, `plan`):
+    the -f inputs read once (`gitops_tree`) and loaded once, with their rollout states, by the
+    store (gitops/store.py `GitStore`), placed by `gitops_namespace`, checked like
+    `tree_of_sets`; `store`: the rest of the store (`states=False`: the sets alone, ...)."""
+    from kubectl_disagg.gitops.store import GitStore
+
+    reading, tree = gitops_tree(options, state_file)
+    found = GitStore(tree, reading, options.namespace, fallback=gitops_namespace(options), **store)
+    _checked(found.directory)
+    return found
+
+
 def _with_sets(directories, tree, reading, namespace: str | None, **options):
-    directory = directories.load(tree, reading, namespace=namespace, **options)
+    return _checked(directories.load(tree, reading, namespace=namespace, **options))
+
+
+def _checked(directory: Directory) -> Directory:
     print_warnings(directory.warnings)
     if not directory.sets:
         raise UserError(["no DisaggregatedSet found in the input"])

@@ -4,6 +4,7 @@ by one function (`check_modes`) before a command runs, with kubectl's kind of us
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -28,11 +29,11 @@ class Command(HelpCommand):
     """A click command whose `modes` are checked, in order, before it runs (`check_modes`); its
     --help names the flags that go only with a mode on one line (`_help`)."""
 
-    def __init__(self, *args, modes: Sequence[Mode] = (), **kwargs):
+    def __init__(self, *args: Any, modes: Sequence[Mode] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.modes = tuple(modes)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         check_modes(ctx, self.modes)
         return super().invoke(ctx)
 
@@ -50,9 +51,11 @@ def check_modes(ctx: click.Context, modes: Sequence[Mode]) -> None:
 
     for mode in modes:
         if given(mode.flag):
-            if any(given(name) for name in mode.refuses) or (mode.needs and not given(mode.needs[0])):
+            needs = mode.needs
+            if any(given(name) for name in mode.refuses) or (needs and not given(needs[0])):
+                assert needs is not None  # a mode that refuses flags says what it takes instead (every MODES)
                 refused = [_spelled(params[name]) for name in mode.refuses]
-                raise click.UsageError(f"{_spelled(params[mode.flag])} takes {mode.needs[1]}" + (
+                raise click.UsageError(f"{_spelled(params[mode.flag])} takes {needs[1]}" + (
                     "" if not refused else f", not {refused[0]}" if len(refused) == 1
                     else f" and neither {', '.join(refused[:-1])} nor {refused[-1]}"))
         elif any(given(name) for name in mode.only):

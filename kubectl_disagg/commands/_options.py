@@ -8,18 +8,21 @@ session of the commands that talk to an API server, and its flags, are in `_sess
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 import click
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.commands._modes import Command
-from kubectl_disagg.core.durations import parse_duration
+from kubectl_disagg.core.api.durations import parse_duration
 from kubectl_disagg.errors import Problem
+from kubectl_disagg.views.invocation import Invocation
+
+F = TypeVar("F", bound=Callable[..., Any])  # a command's function, as a flag's decorator hands it on
+
 
 class Sessions(Protocol):
-    """What opens a command's connection to the API server, a context manager the command closes:
-    `_session.Kubeconfig` (a `Session`, a `ClusterExecutor`), or a test's in-memory cluster."""
+    """What opens (as a context manager) a command's session: `_session.Kubeconfig`, or a test's."""
 
     def session(self, options: Options) -> AbstractContextManager[Any]: ...
 
@@ -27,11 +30,9 @@ class Sessions(Protocol):
 
 
 class Options:
-    """What every command is handed (`pass_options`): the flags they share, as kubectl spells
-    them, gathered on click's context by each flag's callback, not passed one by one (the class
-    attributes are the defaults of a command without the flag); the clock time is read from;
-    and the `Sessions` that open its connection (None: the kubeconfig's). `cli.main` makes one
-    per run, from a test's when it hands one in."""
+    """What every command is handed (`pass_options`), made by `cli.main` for each run: the flags
+    it shares, gathered on click's context by each flag's callback (the class attributes: their
+    defaults); the clock; the `Sessions` that open its connection (None: the kubeconfig's)."""
 
     filenames: tuple[str, ...] = ()
     recursive: bool = False
@@ -51,14 +52,15 @@ class Options:
 pass_options = click.make_pass_decorator(Options, ensure=True)
 
 
-def gathered(ctx: click.Context, param: click.Parameter, value):
+def gathered(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """The callback of a shared flag: its value kept in the context's `Options`."""
+    assert param.name is not None  # every shared flag is named (its Options attribute)
     setattr(ctx.ensure_object(Options), param.name, value)
     return value
 
 
-def filenames(required: bool = True):
-    def decorate(func):
+def filenames(required: bool = True) -> Callable[[F], F]:
+    def decorate(func: F) -> F:
         func = click.option("-R", "--recursive", is_flag=True, expose_value=False, callback=gathered,
                             help="Process the directories used in -f recursively.")(func)
         return click.option("-f", "--filename", "filenames", multiple=True, required=required,
@@ -67,7 +69,7 @@ def filenames(required: bool = True):
     return decorate
 
 
-def namespace(func):
+def namespace(func: F) -> F:
     return click.option("-n", "--namespace", default=None, expose_value=False, callback=gathered,
                         help="Namespace of the documents that name none. Default: the context's, else "
                              "default; it may not contradict a document's own.")(func)
@@ -76,7 +78,7 @@ def namespace(func):
 DRY_RUNS = ("none", "client", "server")
 
 
-def dry_run(help: str):
+def dry_run(help: str) -> Callable[[F], F]:
     """kubectl's --dry-run=none|client|server; a bare --dry-run means client. The command must be
     a `DryRunCommand`, so that a bare --dry-run never takes the next word as its value."""
     return click.option("--dry-run", type=click.Choice(DRY_RUNS), default="none", is_flag=False,
@@ -106,17 +108,17 @@ def bare_dry_run(args: list[str]) -> list[str]:
     return out
 
 
-def output(*choices: str, default: str):
+def output(*choices: str, default: str | None) -> Callable[[F], F]:
     return click.option("-o", "--output", type=click.Choice(choices), default=default, show_default=True,
                         expose_value=False, callback=gathered, help="Output format.")
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.2; 8.1, supported, is not
     """kubectl's durations (30s, 5m, 1h30m, plain seconds) as seconds; 0 means no limit (None)."""
 
     name = "duration"
 
-    def convert(self, value, param, ctx) -> float | None:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
         if value is None or isinstance(value, (int, float)):
             return value or None
         try:
@@ -126,7 +128,7 @@ class Duration(click.ParamType):
         return seconds or None
 
 
-def timeout(default: str, help: str):
+def timeout(default: str, help: str) -> Callable[[F], F]:
     """--timeout DURATION; the command receives seconds, or None for no limit (0)."""
     return click.option("--timeout", type=Duration(), default=default, show_default=True, metavar="DURATION",
                         help=help)
@@ -142,8 +144,6 @@ def check_name_or_files(name: str | None, options: Options) -> None:
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
 
 
-def invocation(options: Options, name: str | None, gitops: bool = False):
+def invocation(options: Options, name: str | None, gitops: bool = False) -> Invocation:
     """How the user named the set (NAME or -f, -n, --gitops), for the hints a view writes."""
-    from kubectl_disagg.views.invocation import Invocation
-
     return Invocation(files=tuple(options.filenames), name=name, namespace=options.namespace, gitops=gitops)

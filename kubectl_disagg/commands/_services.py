@@ -7,10 +7,11 @@ from dataclasses import replace
 
 import click
 
-from kubectl_disagg.commands._options import Options
+from kubectl_disagg.commands._options import F, Options
+from kubectl_disagg.core.api.model import DisaggregatedSet
 
 
-def revision_services(func):
+def revision_services(func: F) -> F:
     """--no-revision-services of `render`, `rollout step` and `rollout status`: one choice, so
     what render left out a step never creates and status never waits for."""
     def keep(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -23,7 +24,7 @@ def revision_services(func):
                              "status read it alike): for clusters where nothing resolves them (lws#1078).")(func)
 
 
-def as_asked(ds, options: Options):
+def as_asked(ds: DisaggregatedSet, options: Options) -> DisaggregatedSet:
     """`ds` without its per-revision Services when --no-revision-services says so (else as its
     annotation says)."""
     return ds if options.revision_services else replace(ds, revision_services=False)

@@ -5,21 +5,29 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 
 from kubectl_disagg.commands import _inputs
 from kubectl_disagg.commands._connection import impersonation
-from kubectl_disagg.commands._options import Options, gathered
-from kubectl_disagg.core import sets
+from kubectl_disagg.commands._options import F, Options, gathered
+from kubectl_disagg.core.delivery import sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import Impersonation, set_verbosity
 from kubectl_disagg.kube.named_set import Stored, find_set
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.kube.session import Session
+from kubectl_disagg.manifests.source import JsonObject
+
+if TYPE_CHECKING:
+    from kubectl_disagg.core.api.model import DisaggregatedSet
+    from kubectl_disagg.gitops.directory import Directory
+    from kubectl_disagg.inputs.tree import Tree
 
 
-def cluster(func):
+def cluster(func: F) -> F:
     """--kubeconfig, --context, --as, --as-group, --as-uid and -v/--v, like kubectl."""
     func = click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0, expose_value=False,
                         callback=_set_verbosity, metavar="N",
@@ -60,7 +68,7 @@ def session(options: Options) -> contextlib.AbstractContextManager[Session]:
 
 
 @contextlib.contextmanager
-def session_and_directory(options: Options, state_file: str | None):
+def session_and_directory(options: Options, state_file: str | None) -> Iterator[tuple[Session, Tree, Directory]]:
     """A --gitops step's session and its -f tree with the directory loaded once (states included),
     a set that names no namespace placed as every --gitops command places it (`_inputs.
     gitops_namespace`); a kubeconfig that fails still lets the inputs' own problems be said first."""
@@ -84,7 +92,7 @@ def _impersonation(options: Options) -> Impersonation:
     return Impersonation(options.as_user, tuple(options.as_groups), options.as_uid)
 
 
-def stored_set(cluster: Session, name: str, namespace: str | None):
+def stored_set(cluster: Session, name: str, namespace: str | None) -> DisaggregatedSet:
     """The DisaggregatedSet object stored in the cluster (no controller acts on it), validated
     like a file: GitOps users apply the set itself and step or watch it by name."""
     obj = stored_object(cluster, name, namespace)
@@ -93,7 +101,7 @@ def stored_set(cluster: Session, name: str, namespace: str | None):
     return with_stored_policy(cluster, sets.set_from_object(obj), namespace or cluster.default_namespace)
 
 
-def stored_object(cluster: Session, name: str, namespace: str | None) -> dict:
+def stored_object(cluster: Session, name: str, namespace: str | None) -> JsonObject:
     """The set `name` as stored in the cluster. A set deployed with -f (only its LeaderWorkerSets
     carry the name) or none at all is an error that says so, with what runs and the command
     that works (`kube/named_set.find_set`, worded by `views/named_set`)."""

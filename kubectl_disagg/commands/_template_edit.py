@@ -1,23 +1,28 @@
 """The shell of the template edits (`set image`, `rollout restart`): the edits are decided by
-`core.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
-checked before any is written and each written whole (`manifests.writer.write_atomically`), and a
+`core.api.template_edit`; here -f files are rewritten in place (`manifests.line_edit`), every file
+checked before any is written and each written whole, all or none (`gitops.files.write_files`), and a
 stored set is patched with one guarded JSON patch."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from kubectl_disagg.commands import _options
-from kubectl_disagg.core import template_edit
-from kubectl_disagg.core.model import is_disaggregated_set
-from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.core.api import template_edit
+from kubectl_disagg.core.api.model import is_disaggregated_set
+from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import STDIN_NAME, decoded, parse_stream
 from kubectl_disagg.manifests.source import JsonObject, dotted
-from kubectl_disagg.manifests.writer import format_objects, write_atomically
+from kubectl_disagg.gitops.files import Commit, write_files
+from kubectl_disagg.manifests.writer import format_objects
+
+if TYPE_CHECKING:
+    from kubectl_disagg.inputs.tree import Tree
 
 # The edits of one set document: (edits, refusals), from the document's data.
 Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
@@ -27,15 +32,18 @@ Done = str | Callable[[JsonObject], str]  # what was done to a set, for the repo
 
 
 def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Done,
-               written: Callable[[list[str]], None] | None = None) -> None:
-    """Rewrite every DisaggregatedSet of the -f files; all problems at once, nothing written on any.
-    `written` (the paths rewritten) runs once they are; when a write or it fails, the files
-    written are put back as they were."""
-    from kubectl_disagg.inputs import tree as inputs
-
+               commit: Commit | None = None, tree: Tree | None = None) -> str | None:
+    """Rewrite every DisaggregatedSet of the -f files (`tree`: as the command read them already);
+    all problems at once, nothing written on any. With `commit` (`gitops.files.committing`:
+    `rollout undo --gitops --commit`), the files rewritten are committed, its hash returned; when
+    a write or the commit fails, the files written are put back as they were
+    (`gitops.files.write_files`)."""
     if dry_run == "server":
         raise click.UsageError("--dry-run=server needs NAME (a stored set): -f files are rewritten here")
-    tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
+    from kubectl_disagg.inputs import tree as inputs
+
+    if tree is None:
+        tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
     problems: list[Problem] = []
     rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []
@@ -51,19 +59,9 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
         raise UserError(problems)
     if not rewritten:
         raise UserError(["no DisaggregatedSet found in the input"])
-    if dry_run == "none":
-        done_paths: list[str] = []
-        try:
-            for path, data in rewritten.items():
-                write_atomically(path, data)
-                done_paths.append(path)
-            if written is not None:
-                written(sorted(rewritten))
-        except BaseException:  # a write (or `written`) failed: the files written are put back
-            for path in done_paths:
-                write_atomically(path, tree.files[path])
-            raise
+    revision = write_files(rewritten, tree.files, commit) if dry_run == "none" else None
     report(edited_sets, options.output, done, dry_run)
+    return revision
 
 
 def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, list[JsonObject], list[Problem]]:

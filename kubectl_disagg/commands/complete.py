@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.views.completion import Completion, complete
+
+if TYPE_CHECKING:
+    from kubectl_disagg.kube.session import Session
 
 
 CLUSTER_SECONDS = 3.0  # the longest a TAB waits for the API server's names
@@ -46,7 +51,8 @@ class KubeNames:
                            lambda session: session.set_names(namespace or session.default_namespace))
 
     @staticmethod
-    def _asked(kubeconfig: str | None, context: str | None, ask, seconds: float = CLUSTER_SECONDS) -> list[str]:
+    def _asked(kubeconfig: str | None, context: str | None, ask: Callable[[Session], list[str]],
+               seconds: float = CLUSTER_SECONDS) -> list[str]:
         """`ask(session)`'s names, or none after `seconds`: a TAB must not wait on the client's
         retries of a server that does not answer (the thread is left to die with the process)."""
         from kubectl_disagg.kube.session import Session

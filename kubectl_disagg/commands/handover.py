@@ -21,7 +21,8 @@ from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, carry_out,
 @click.option("--dry-run", is_flag=True, help="Print what would change, change nothing.")
 @_options.timeout("60s", "to-plugin: how long to wait for the garbage collector to orphan the set's objects (0: no limit).")
 @_options.pass_options
-def handover(options: _options.Options, direction, name, dry_run, timeout) -> HandoverExit:
+def handover(options: _options.Options, direction: str, name: str, dry_run: bool,
+             timeout: float | None) -> HandoverExit:
     """Hand the stored DisaggregatedSet NAME's running objects to the controller, or back.
 
     \b

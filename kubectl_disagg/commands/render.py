@@ -8,10 +8,11 @@ import click
 
 from kubectl_disagg.commands import _options, _services
 from kubectl_disagg.commands._help import HelpCommand, exit_section
-from kubectl_disagg.core.render import without_revision_services
+from kubectl_disagg.core.controller.render import without_revision_services
 from kubectl_disagg.exits import Exit
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.inputs import directory, tree
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import format_objects
 
 
@@ -38,7 +39,7 @@ def render(options: _options.Options, state: str | None, require_state: bool) ->
     the state has rolled it: every deployed revision at its recorded replicas.
     """
     objects, warnings = render_files(options, state, require_state)
-    if not options.revision_services:  # a set's own annotation is render's (core/render.py)
+    if not options.revision_services:  # a set's own annotation is render's (core/controller/render.py)
         objects = without_revision_services(objects)
     _options.print_warnings(warnings)
     # Nothing to render is still a result: JSON gets kubectl's empty List, YAML an empty stream.
@@ -46,7 +47,7 @@ def render(options: _options.Options, state: str | None, require_state: bool) ->
 
 
 def render_files(options: _options.Options, state: str | None,
-                 require_state: bool) -> tuple[list[dict], tuple[Problem, ...]]:
+                 require_state: bool) -> tuple[list[JsonObject], tuple[Problem, ...]]:
     """The -f inputs read once and rendered: by gitops/ where they hold a rollout state (or one
     is required), else below it (`inputs.directory`: a plain set never loads the git floor)."""
     reading = tree.Reading(options.recursive, explicit=state)

@@ -1,10 +1,14 @@
 """`kubectl disagg rollout history`: the revisions a set has run.
 
-Flags → the entries of each set (`gitops.history.set_history` through git; `rollout.history.
-cluster_history` from its RolloutState object) → `views.history`.
+Flags → the store (git's with --gitops, else the cluster's) → `rollout.history.histories`
+(each set's entries as its store records them) → `views.history`.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +17,11 @@ from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import Exit
+
+if TYPE_CHECKING:
+    from kubectl_disagg.inputs.tree import Tree
+    from kubectl_disagg.kube.session import Session
+    from kubectl_disagg.rollout.store import PositionStore
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 
@@ -44,37 +53,32 @@ def history(options: _options.Options, name: str | None, revision: str | None, g
     commits on HEAD: the commit that changed the revision started its rollout (its author, its
     date), the state's commits say how it ended. `rollout undo` goes back to one of them.
     """
+    from kubectl_disagg.rollout.history import histories
     from kubectl_disagg.views.history import format_histories
 
-    shown = []
-    for ds, namespace, entries in set_histories(options, name, gitops):
-        found = [e for e in entries if e.revision == revision]
-        if revision is not None and not found:
-            known = ", ".join(e.revision for e in reversed(entries)) or "none"
-            raise UserError([f"disaggregatedset/{ds.name} in {namespace}: no revision {revision} in its "
-                             f"history (revisions: {known})"])
-        shown.append((ds.name, namespace, entries, found[-1] if found else None))
-    click.echo(format_histories(shown, options.output), nl=False)
+    with store_of(options, name, gitops) as (store, _, _):
+        shown = histories(store, revision)
+    click.echo(format_histories([(h.ds.name, h.namespace, h.entries, h.shown) for h in shown], options.output),
+               nl=False)
 
 
-def set_histories(options: _options.Options, name: str | None, gitops: bool, cluster=None,
-                  verb: str = "history") -> list:
-    """(set, namespace, its entries oldest first) for each set given: through git (--gitops -f
-    DIR), or from the cluster's RolloutState objects (NAME, or -f), read through `cluster` when
-    the caller has a session open already. -f sets driven through git (their rollout state
-    beside them) are refused without --gitops, as `rollout step` refuses them: their history
-    is git's, and `verb`'s refusal names the command that reads it."""
+@contextlib.contextmanager
+def store_of(options: _options.Options, name: str | None, gitops: bool, verb: str = "history"
+             ) -> Iterator[tuple[PositionStore, Tree | None, Session | None]]:
+    """The store whose recorded history `rollout history` and `rollout undo` read, the -f inputs
+    as read, once (what an undo rewrites), and for NAME the session (what an undo patches; the
+    others None): through git (--gitops -f DIR), or the cluster's RolloutState objects (NAME, or
+    -f), over a session open while the store is used. -f sets driven through git (their rollout
+    state beside them) are refused without --gitops, as `rollout step` refuses them: their
+    history is git's, and `verb`'s refusal names the command that reads it."""
     _options.check_name_or_files(name, options)
     if gitops:
-        from kubectl_disagg.gitops.history import set_history
+        store = _inputs.git_store(options, states=False)  # the history is git's log, not the state
+        yield store, store.tree, None
+        return
+    from kubectl_disagg.rollout.store import ClusterStore
 
-        _, _, directory = _inputs.gitops_inputs(options)
-        return [(entry.ds, entry.namespace, set_history(entry.ds, entry.namespace, entry.state_path))
-                for entry in directory.sets]
-    from kubectl_disagg.core.model import namespace_for
-    from kubectl_disagg.rollout.history import cluster_history
-
-    sets = None
+    tree, sets = None, None
     if options.filenames:
         from kubectl_disagg.gitops.files import git_driven
         from kubectl_disagg.views.history import driven_through_git
@@ -84,13 +88,6 @@ def set_histories(options: _options.Options, name: str | None, gitops: bool, clu
                   for ds in sets if (path := git_driven(ds, tree.files))]
         if driven:
             raise UserError(driven)
-
-    def read(cluster) -> list:
-        found = sets or [_session.stored_set(cluster, name, options.namespace)]
-        return [(ds, namespace, cluster_history(cluster, ds.name, namespace))
-                for ds in found for namespace in [namespace_for(ds, options.namespace, cluster.default_namespace)]]
-
-    if cluster is not None:
-        return read(cluster)
     with _session.session(options) as cluster:
-        return read(cluster)
+        yield (ClusterStore(cluster, sets or [_session.stored_set(cluster, str(name), options.namespace)],
+                            options.namespace), tree, None if sets else cluster)

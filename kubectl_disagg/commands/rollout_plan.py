@@ -5,24 +5,31 @@ Three sources of planner inputs, one planner and one printer:
 - a DisaggregatedSet file and `--from`: targets and configs from the document, offline;
 - a DisaggregatedSet file alone: the remaining trajectory of every slice from the live LWS.
 
-Flags → `core.plan_inputs` (offline) or `rollout.plan.live_plans` (live) → `views.plan`.
+Flags → `core.controller.plan_inputs` (offline) or `rollout.plan.live_plans` over the store (live: the
+cluster's, or git's with --gitops) → `views.plan`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
-from kubectl_disagg.core.plan_inputs import inputs_from_flags, inputs_from_set
-from kubectl_disagg.core.planner import PlanDidNotConverge, PlanInputs, Step
-from kubectl_disagg.core.planner import plan as plan_rollout
+from kubectl_disagg.core.controller.plan_inputs import inputs_from_flags, inputs_from_set
+from kubectl_disagg.core.controller.planner import PlanDidNotConverge, PlanInputs, Step
+from kubectl_disagg.core.controller.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
 from kubectl_disagg.views.plan import format_plans
+
+if TYPE_CHECKING:
+    from kubectl_disagg.core.api.model import DisaggregatedSet
+    from kubectl_disagg.rollout.store import PositionStore
+    from kubectl_disagg.views.invocation import Invocation
 
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "from_", "to", "max_surge", "max_unavailable", "roles"))]
@@ -105,34 +112,28 @@ def _trajectory(inputs: PlanInputs, steps: Sequence[Step] | None) -> list[Step]:
         raise UserError([f"internal error, please report it: {err}"]) from err
 
 
-def _live(sets, name: str | None, options: _options.Options) -> None:
-    """Print the live plans of `sets` (from files), or of the set `name` stored in the cluster:
-    a set under a RolloutPolicy as its fleet (rollout/plan.py), the others slice by slice."""
-    from kubectl_disagg.rollout.plan import live_plans  # the offline plan never loads the Kubernetes client
-    from kubectl_disagg.views.plan import format_live
+def _live(sets: list[DisaggregatedSet] | None, name: str | None, options: _options.Options) -> None:
+    """Print the live plans of `sets` (from files), or of the set `name` stored in the cluster,
+    from the cluster's store (rollout/plan.py `live_plans`)."""
+    from kubectl_disagg.rollout.store import ClusterStore  # the offline plan never loads the Kubernetes client
 
     with _session.session(options) as cluster:
-        sets = sets or [_session.stored_set(cluster, name, options.namespace)]
-        live = live_plans(cluster, sets, options.namespace, options.clock.now())
-    # Written in one piece: a failure above leaves stdout empty.
-    click.echo(format_live(live, options.output, _options.invocation(options, name)), nl=False)
+        store = ClusterStore(cluster, sets or [_session.stored_set(cluster, str(name), options.namespace)],
+                             options.namespace)
+        _print_live(store, options, _options.invocation(options, name))
 
 
 def _gitops(options: _options.Options) -> None:
-    """Print the plan of each set of -f DIR from its state file: its position and what each
-    slice deploys (rollout/plan.py's `fleet_plan`, as for the cluster); no cluster is read."""
-    from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.inputs import tree as inputs
-    from kubectl_disagg.rollout.plan import SliceLive, fleet_plan, live_from_state
+    """Print the plan of each set of -f DIR from git's store: its state file alone (its position
+    and what each slice deploys), the same plan as in the cluster; no cluster is read."""
+    _print_live(_inputs.git_store(options), options, _options.invocation(options, None, True))
+
+
+def _print_live(store: PositionStore, options: _options.Options, invocation: Invocation) -> None:
+    """The plans of the store's sets (`live_plans`: one plan over either store), printed."""
+    from kubectl_disagg.rollout.plan import live_plans
     from kubectl_disagg.views.plan import format_live
 
-    reading = inputs.Reading(options.recursive)
-    tree = _inputs.tree_of_sets(options.filenames, reading, options.namespace)[0]
-    directory = directories.load(tree, reading, namespace=options.namespace, fallback=_inputs.gitops_namespace(options))
-    now = options.clock.now()
-    live = []
-    for entry in directory.sets:
-        ds, state = entry.ds, entry.state
-        slices = live_from_state(ds, state) if state is not None else (SliceLive({}),) * ds.slices
-        live.append((ds, fleet_plan(ds, None if state is None else state.position, slices, now)))
-    click.echo(format_live(live, options.output, _options.invocation(options, None, True)), nl=False)
+    live = live_plans(store, options.clock.now())
+    # Written in one piece: a failure above leaves stdout empty.
+    click.echo(format_live(live, options.output, invocation), nl=False)

@@ -8,6 +8,7 @@ import click
 from kubectl_disagg.commands import _connection, _options
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
+from kubectl_disagg.manifests.source import JsonObject
 
 
 @click.command(cls=_options.DryRunCommand, exit_codes=[exit_section(Exit)])
@@ -40,16 +41,16 @@ def restart(options: _options.Options, name: str | None, roles: tuple[str, ...],
     encoding and mode kept; nothing written on any problem); NAME patches the stored set, guarded by its resourceVersion.
     """
     from kubectl_disagg.commands import _template_edit
-    from kubectl_disagg.core import template_edit
+    from kubectl_disagg.core.api import template_edit
     from kubectl_disagg.views.template_edit import restarted
 
     _options.check_name_or_files(name, options)
     at = options.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def decide(data):
+    def decide(data: JsonObject) -> tuple[list[template_edit.Edit], list[template_edit.Refusal]]:
         return template_edit.restart_edits(data, roles, at)
 
-    def done(data) -> str:
+    def done(data: JsonObject) -> str:
         return restarted(data, roles)
 
     if name is None:

@@ -50,5 +50,6 @@ def init(options: _options.Options, state_file: str | None) -> None:
     for path, states in by_file.items():
         files.write_state(path, held[path], *states)
         for written in states:
+            assert written.stepped_for is not None  # a first state records what it is for
             click.echo(f"{path}: disaggregatedset/{written.name} ({written.namespace}): revision "
                        f"{written.stepped_for.revision}, {written.stepped_for.slices} slice(s)")

@@ -1,34 +1,38 @@
 """`kubectl disagg rollout status`: status derived from the live LWS, like the controller's.
 
-Flags → one library call → the view of -o, the mode picked by --gitops: `rollout.status.watch_status`
-(with -w, until Available, or what --for names), or with --gitops `gitops.watch.looks` (where a
-git-driven rollout stands and the next action, docs/gitops.md; with -w until the next action
-changes or every rollout is complete, or until what --for names; each look printed when it
-differs from the last; the cluster is only read, and only LeaderWorkerSets). Both -w loops are
-`rollout.status.looks`. Either -w ends held (exit 7, as `rollout step`) where the set's
-RolloutPolicy holds the rollout, or at an analysis gate no step measures, saying what passes it. Exit codes: the `Outcome` mapped to
-`exits.StatusExit` (`GitopsExit` with --gitops).
+Flags → one library call → the view of -o: `rollout.status.watch_status` over the store
+--gitops picks (the only place the mode is tested): the cluster's (`rollout.status.ClusterLooks`:
+the live LWS and the RolloutState; with -w until Available, or what --for names) or git's
+(`gitops.status.GitLooks`: where a git-driven rollout stands and the next action, docs/gitops.md;
+the directory read and loaded once, each look reading the live cluster only, and only
+LeaderWorkerSets; with -w until the next action changes or every rollout is complete, or until
+what --for names). -w ends held (exit 7, as `rollout step`) where the set's RolloutPolicy holds
+the rollout, or at an analysis gate no step measures, saying what passes it. Exit codes: the
+`Outcome` mapped to `exits.StatusExit`, one table for both stores.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.commands._help import exit_section
-from kubectl_disagg.core.status import Until
-from kubectl_disagg.exits import GITOPS_NEXT_ACTION, GitopsExit, StatusExit
+from kubectl_disagg.core.delivery.status import SetStatus, Until
+from kubectl_disagg.exits import GITOPS_NEXT_ACTION, STATUS_CLUSTER, StatusExit
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.outcome import STATUS_EXIT, Outcome
-from kubectl_disagg.rollout.status import watch_status
-from kubectl_disagg.views.status import data_format
+from kubectl_disagg.rollout.status import ClusterLooks, Format, StatusStore, watch_status
+from kubectl_disagg.views.status import data_format, held_words, timeout_words
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 
 
-@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(StatusExit), exit_section(
-    GitopsExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION)])
+@click.command(cls=Command, modes=MODES, exit_codes=[exit_section(STATUS_CLUSTER), exit_section(
+    StatusExit, "With --gitops -f DIR (exit codes as rollout step --gitops's):", GITOPS_NEXT_ACTION)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -47,7 +51,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
               help="Git-driven rollout (docs/gitops.md): per slice the committed step, whether the cluster shows "
                    "it and the next action; with -w, until the next action changes.")
 @_options.pass_options
-def status(options: _options.Options, name, watch, until, timeout, gitops) -> int:
+def status(options: _options.Options, name: str | None, watch: bool, until: str | None, timeout: float | None,
+           gitops: bool) -> int:
     """Show a DisaggregatedSet's rollout status, derived from its live LeaderWorkerSets.
 
     \b
@@ -61,73 +66,53 @@ def status(options: _options.Options, name, watch, until, timeout, gitops) -> in
     -w --for=complete.
     """
     _options.check_name_or_files(name, options)
-    if gitops:
-        return _status_gitops(options, watch, timeout, Until(until) if until else None)
-    sets = _inputs.sets_from_files(options) if options.filenames else None
+    wanted = Until(until) if until else None
+    store = _git_store(options) if gitops else _cluster_store(options, name)  # the inputs read before the cluster
     deadline = Deadline.after(timeout, options.clock)
+    invocation = _options.invocation(options, name)
     with _session.session(options) as cluster:
-        sets = sets or [_services.as_asked(_session.stored_set(cluster, name, options.namespace), options)]
-        until = Until(until or Until.AVAILABLE)
-        outcome = watch_status(cluster, sets, options.namespace, _format(options.output), watch=watch,
-                               deadline=deadline, write=_writer(watch, options.output), until=until,
-                               held=_said_held(_options.invocation(options, name)))
+        looks = store(cluster)
+        outcome = watch_status(cluster, looks, _format(options.output), watch=watch, deadline=deadline,
+                               write=_writer(watch, options.output), until=wanted,
+                               held=lambda reports: _said_held(reports, invocation.command))
     if outcome == Outcome.TIMEOUT:
-        click.echo("error: timed out waiting for the rollout to "
-                   + ("complete" if until == Until.COMPLETE else "become Available"), err=True)
+        click.echo("error: timed out waiting for " + timeout_words(wanted or looks.until), err=True)
     return STATUS_EXIT[outcome]
 
 
-def _status_gitops(options: _options.Options, watch: bool, timeout: float | None, until: Until | None) -> GitopsExit:
-    """--gitops: the directory read and loaded once, before the cluster (a set first); each
-    look reads the live cluster only. Its library and view are imported only here."""
+def _cluster_store(options: _options.Options, name: str | None) -> Callable[[Any], StatusStore]:
+    """The cluster's: the sets of -f (read now), or NAME as stored in the cluster."""
+    sets = _inputs.sets_from_files(options) if options.filenames else None
+
+    def store(cluster: Any) -> StatusStore:
+        return ClusterLooks(cluster, sets or [_services.as_asked(
+            _session.stored_set(cluster, name or "", options.namespace), options)], options.namespace, options.clock)
+    return store
+
+
+def _git_store(options: _options.Options) -> Callable[[Any], StatusStore]:
+    """Git's: the directory read now (a set before the cluster), loaded once in the session.
+    Its library is imported only here."""
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops.watch import exit_code, looks, settled
-    from kubectl_disagg.views.gitops_status import format_looks
+    from kubectl_disagg.gitops.status import GitLooks
 
-    reading, tree, _ = _inputs.gitops_inputs(options)  # a set before the cluster
-    deadline = Deadline.after(timeout, options.clock)
-    with _session.session(options) as cluster:
-        directory = directories.load(tree, reading, namespace=options.namespace,
-                                     fallback=_inputs.gitops_namespace(options), explicit_must_hold=True)
-        printed, seen, first = None, [], None
-        for seen in looks(cluster, directory, watch=watch, deadline=deadline, until=until):
-            first = first or [s.status.next_action for s in seen]
-            text = format_looks(seen, "text" if options.output == "wide" else options.output)
-            if text != printed:
-                click.echo(("---\n" if printed is not None and options.output == "yaml" else "") + text, nl=False)
-                printed = text
-    timed_out = watch and not settled(seen, first, until)
-    if until is not None:
-        waited = "every set to complete its rollout" if until == Until.COMPLETE else "every set to become Available"
-    else:
-        waited = "the next action to change"
-    if timed_out:
-        click.echo(f"timed out waiting for {waited}", err=True)
-    for look in seen if watch else ():  # -w ended held: what holds each set and the command that passes it
-        if look.status.still:
-            _echo_held(look.ds.name, look.status.namespace, "; ".join(look.status.reasons))
-    return exit_code([s.status for s in seen], timed_out, watched=watch)
+    reading, tree, _ = _inputs.gitops_inputs(options)
+
+    def store(cluster: Any) -> StatusStore:
+        return GitLooks(cluster, directories.load(tree, reading, namespace=options.namespace,
+                                                  fallback=_inputs.gitops_namespace(options), explicit_must_hold=True))
+    return store
 
 
-def _said_held(invocation):
+def _said_held(reports: list[SetStatus], spell: Any) -> None:
     """-w ended held: one line per set on stderr, what holds it and the command that passes it,
     spelled as the user typed this one (NAME or -f, -n)."""
-    def said(reports) -> None:
-        from kubectl_disagg.views.stops import measure_sentence, stop_sentence
-
-        for report in reports:
-            held, gate = report.paced.held, report.paced.unmeasured
-            _echo_held(report.name, report.namespace, stop_sentence(held, spell=invocation.command) if held is not None
-                       else measure_sentence(gate, spell=invocation.command))
-    return said
+    for report in reports:
+        click.echo(f"disaggregatedset/{report.name} in {report.namespace} is held: {held_words(report, spell)}",
+                   err=True)
 
 
-def _echo_held(name: str, namespace: str, why: str) -> None:
-    """-w ended held, in both modes: one line on stderr per set."""
-    click.echo(f"disaggregatedset/{name} in {namespace} is held: {why}", err=True)
-
-
-def _format(output: str):
+def _format(output: str) -> Format:
     if output not in ("text", "wide"):
         return data_format(output)
     from kubectl_disagg.views.status_text import format_reports  # Jinja2: only for -o text|wide
@@ -139,10 +124,11 @@ def _echo(text: str) -> None:
     click.echo(text, nl=False)
 
 
-def _writer(watch: bool, output: str):
-    """-w in text: each look over the last on a terminal, piped only what changed (views/status_watch.py)."""
-    if watch and output in ("text", "wide"):
-        from kubectl_disagg.views.status_watch import LookWriter
+def _writer(watch: bool, output: str) -> Callable[[str], object]:
+    """-w in text: each look over the last on a terminal, piped only what changed; in yaml|json
+    each look that differs from the last, YAML's as a further document (views/status_watch.py)."""
+    if not watch:
+        return _echo
+    from kubectl_disagg.views.status_watch import DocumentWriter, LookWriter
 
-        return LookWriter()
-    return _echo
+    return LookWriter() if output in ("text", "wide") else DocumentWriter(_echo, output)

@@ -6,14 +6,16 @@ cluster only read) → `views.gitops_report`; `Outcome`s mapped to the mode's ex
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
 from kubectl_disagg.rollout.outcome import GITOPS_EXIT, STEP_EXIT, Outcome
-from kubectl_disagg.rollout.run import step_sets
+from kubectl_disagg.rollout.run import StepOptions, step_sets
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
 from kubectl_disagg.wait import Deadline
@@ -26,7 +28,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 
 
 @click.command(cls=_options.DryRunCommand, modes=MODES, exit_codes=[
-    exit_section(StepExit), exit_section(GitopsExit, "Exit codes with --gitops (docs/gitops.md):")])
+    exit_section(STEP_CLUSTER), exit_section(StepExit, "Exit codes with --gitops (docs/gitops.md):", GITOPS_STEP)])
 @click.argument("name", required=False)
 @_options.filenames(required=False)
 @_options.namespace
@@ -69,10 +71,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 @click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git directly. "
               "It has a rollout state beside its file: Argo CD's self-heal would undo the step.")
 @_options.pass_options
-def step(options: _options.Options, name: str | None, dry_run: str, until_complete: bool, wait_for_lease: bool,
-         timeout: float | None, gitops: bool, wait: bool, pr_description: str | None, max_in_flight: int,
-         ignore_controller: bool, commit: bool, branch: str | None, state_file: str | None,
-         ignore_rollout_state: bool, quiet: bool) -> int:
+def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: float | None, gitops: bool,
+         **flags: Any) -> int:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.
 
     Give -f with the set's manifest, or NAME to step the DisaggregatedSet object stored in
@@ -102,48 +102,43 @@ def step(options: _options.Options, name: str | None, dry_run: str, until_comple
     is stored, no Lease is taken. Each write is judged against the live objects as they are, and marked accepted
     or refused; a refused create is traced back to the set's FILE:LINE where the server names a field.
     """
+    how = StepOptions(dry_run=None if dry_run == "none" else dry_run, deadline=Deadline.after(timeout, options.clock),
+                      revision_services=options.revision_services, **flags)
     if gitops:
-        return _step_gitops(options, wait, timeout, pr_description, commit=commit, branch=branch,
-                            state_file=state_file)
-    dry_run = None if dry_run == "none" else dry_run
-    if dry_run and (wait_for_lease or until_complete):
-        raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for" if wait_for_lease
-                               else "--dry-run and --until-complete cannot be combined: a dry run changes nothing, so "
-                               "the rollout would never advance")
+        return _step_gitops(options, how, timeout)
+    if how.dry_run and (how.wait_for_lease or how.until_complete):
+        raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for"
+                               if how.wait_for_lease else "--dry-run and --until-complete cannot be combined: a dry "
+                               "run changes nothing, so the rollout would never advance")
     _options.check_name_or_files(name, options)
     tree, sets = _inputs.sets_and_tree(options) if options.filenames else (None, None)
-    console = Console(options.output, quiet=quiet)
-    if refusal := [] if dry_run or ignore_rollout_state or not sets else _inputs.git_driven(sets, tree):
+    console = Console(options.output, quiet=how.quiet)
+    if refusal := [] if how.dry_run or how.ignore_rollout_state or not sets else _inputs.git_driven(sets, tree):
         console.error(refusal)
         return STEP_EXIT[Outcome.REFUSED]
     with _session.executor(options) as cluster:
         if name:  # a set deployed with -f has no object to step: say so, and how
             _session.stored_object(cluster, name, options.namespace)
-        return step_sets(cluster, sets, name, options.namespace, console, until_complete=until_complete,
-                         dry_run=dry_run, deadline=Deadline.after(timeout, options.clock), max_in_flight=max_in_flight,
-                         wait_for_lease=wait_for_lease, ignore_controller=ignore_controller,
-                         revision_services=options.revision_services)
+        return step_sets(cluster, sets, name, options.namespace, console, how)
 
 
-def _step_gitops(options: _options.Options, wait: bool, timeout: float | None, pr_description: str | None, *,
-                 commit: bool = False, branch: str | None = None, state_file: str | None = None) -> GitopsExit:
+def _step_gitops(options: _options.Options, how: StepOptions, timeout: float | None) -> int:
     """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
     from kubectl_disagg.commands import _gitops
     from kubectl_disagg.gitops import run
     from kubectl_disagg.rollout.analysis import AnalysisTimeout
     from kubectl_disagg.views import analysis_progress, gitops_report as report
 
-    with _session.session_and_directory(options, state_file) as (cluster, tree, directory):
-        repository = _gitops.repository(directory, branch) if commit else None  # before anything is written
+    with _session.session_and_directory(options, how.state_file) as (cluster, tree, directory):
+        repository = _gitops.repository(directory, how.branch) if how.commit else None  # before anything is written
         try:
-            results = run.step_files(cluster, directory, tree.files, wait=wait,
-                                     deadline=Deadline.after(timeout, options.clock),
+            results = run.step_files(cluster, directory, tree.files, wait=how.wait, deadline=how.deadline,
                                      analysis_progress=analysis_progress.AnalysisProgress)
         except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
             click.echo("\n".join(f"{line}; nothing written" for line in err.lines()), err=True)
             return GITOPS_EXIT[Outcome.TIMEOUT]
-    before = run.write_steps(results)
+    revision = run.write_steps(results, _gitops.commit(results, repository, how.branch))
     click.echo(report.format_results(results, options.output), nl=False)
     click.echo("".join(f"{line}\n" for line in report.timed_out(results, timeout)), err=True, nl=False)
-    _gitops.describe_and_commit(results, before, pr_description, repository, branch)
+    _gitops.written(results, how.pr_description, revision, how.branch)
     return run.exit_code(results)

@@ -1,19 +1,28 @@
 """`kubectl disagg rollout undo`: write an earlier revision's role templates back into the set.
 
-Flags → the set's history (`rollout history`'s) → `core.undo` picks the revision and decides the
-edits → `_template_edit` writes them: -f files rewritten in place, a stored set patched, or with
---gitops the set's file rewritten and (--commit) committed as a rollback.
+Flags → the store (`rollout history`'s) → `rollout.history.undo_targets` picks each set's revision
+from its recorded history → `core.delivery.undo` decides the edits → `_template_edit` writes them: the -f
+files as read rewritten in place, a stored set patched, or with --gitops the set's file rewritten
+and (--commit) committed as a rollback.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import click
 
 from kubectl_disagg.commands import _options, _session
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
-from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import Exit
+
+if TYPE_CHECKING:
+    from kubectl_disagg.core.delivery.history import RevisionEntry
+    from kubectl_disagg.core.api.template_edit import Edit, Refusal
+    from kubectl_disagg.gitops.files import Commit
+    from kubectl_disagg.manifests.source import JsonObject
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("commit",))]
 
@@ -55,76 +64,41 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     commit, titled as a rollback.
     """
     from kubectl_disagg.commands import _template_edit
-    from kubectl_disagg.commands.rollout_history import set_histories
-    from kubectl_disagg.core import undo as undoing
+    from kubectl_disagg.commands.rollout_history import store_of
+    from kubectl_disagg.core.delivery import undo as undoing
+    from kubectl_disagg.rollout.history import undo_targets
+    from kubectl_disagg.views.history import undo_next
 
-    targets = {}
-
-    def decide(data):
-        target = targets.get((data.get("metadata") or {}).get("name"))
-        if target is None:
+    def decide(data: JsonObject) -> tuple[list[Edit], list[Refusal]]:
+        target = targets.get(str((data.get("metadata") or {}).get("name")))
+        if target is None or target.templates is None:  # (core/delivery/undo.py `target_of` picks one with templates)
             return [], []
         return undoing.undo_edits(data, target.templates, whole=name is not None)
 
-    def done(data) -> str:  # the revision the set now names, which the edits were checked to make
+    def done(data: JsonObject) -> str:  # the revision the set now names, which the edits were checked to make
         return f"rolled back to revision {undoing.revision_of(data)}"
 
-    if name is not None:  # one session: the history read, then the set patched
-        with _session.session(options) as cluster:
-            targets.update(_targets(set_histories(options, name, gitops, cluster), to_revision))
+    with store_of(options, name, gitops, verb="undo") as (store, tree, cluster):
+        targets = undo_targets(store, to_revision)
+        if name is not None and cluster is not None:  # NAME, in the one session: the history read, then the set patched
             _template_edit.edit_stored(options, name, decide, dry_run, done, cluster)
-    else:
-        histories = set_histories(options, name, gitops, verb="undo")
-        targets.update(_targets(histories, to_revision))
-        written = _committed(targets, [ds.source.file for ds, _, _ in histories]) \
-            if gitops and commit and dry_run == "none" else None
-        _template_edit.edit_files(options, decide, dry_run, done, written)
+        committing = _committing(targets, [ds.source.file for ds, _ in store.sets()]) \
+            if tree is not None and gitops and commit and dry_run == "none" else None
+    if tree is not None:
+        sha = _template_edit.edit_files(options, decide, dry_run, done, committing, tree)
+        if sha is not None:
+            click.echo(f"committed {sha[:12]}", err=True)
     if dry_run == "none" and options.output is None:
-        how = name or ("--gitops " if gitops else "") + "-f " + " ".join(options.filenames)
-        click.echo(f"next: the rollout back is paced like any other: kubectl disagg rollout step {how}"
-                   + ("" if not gitops or commit else " (commit the file first)"), err=True)
+        click.echo(undo_next(_options.invocation(options, name, gitops), gitops and not commit), err=True)
 
 
-def _targets(histories: list, to_revision: str | None) -> dict:
-    """Each set's revision to go back to, by name; every set that has none refused at once."""
-    from kubectl_disagg.core import undo as undoing
-
-    targets, problems = {}, []
-    for ds, namespace, entries in histories:
-        target = undoing.target_of(entries, ds.revision, to_revision)
-        if isinstance(target, str):
-            problems.append(f"disaggregatedset/{ds.name} in {namespace}: {target}")
-        else:
-            targets[ds.name] = target
-    if problems:
-        raise UserError(problems)
-    return targets
-
-
-def _committed(targets, files: list[str]):
-    """The repository of the sets' `files`, checked before anything is written (a tree with any
-    change refused, as `rollout step --gitops --commit` refuses one); after the files are
-    written, one commit of them, titled as the rollback."""
+def _committing(targets: Mapping[str, RevisionEntry], files: list[str]) -> Commit:
+    """The commit of the rollback: the repository of the sets' `files`, checked before anything is
+    written (a tree with any change refused, as `rollout step --gitops --commit` refuses one), one
+    commit of the files rewritten titled as the rollback (`views.history.undo_message`), through
+    the one writer (`gitops.files.write_files`): a commit that cannot be made puts every file back."""
+    from kubectl_disagg.gitops.files import committing
     from kubectl_disagg.gitops.git import repository_for
+    from kubectl_disagg.views.history import undo_message
 
-    repository = repository_for(files, None, clean=True)
-
-    def commit(paths: list[str]) -> None:
-        from kubectl_disagg.gitops.history import UNDO_TRAILER
-        from kubectl_disagg.views.gitops_report import commit_subject
-
-        names = sorted(targets)
-        title = (f"Roll back {names[0]} to revision {targets[names[0]].revision}" if len(names) == 1
-                 else f"Roll back {len(names)} sets to earlier revisions")
-        body = [f"- {name}: the templates of revision {targets[name].revision} written back (first "
-                f"started {targets[name].started.date} by {targets[name].started.author}"
-                + (f", commit {targets[name].started.sha[:12]}" if targets[name].started.sha else "") + ")"
-                for name in names]
-        trailers = [f"{UNDO_TRAILER}: {name} {targets[name].revision}" for name in names]
-        subject, whole = commit_subject(title)  # a set's long name: the whole title heads the body
-        message = "\n".join([subject, "", *([whole, ""] if whole else []), "rollout undo: each set's role templates "
-                             "as they were at an earlier revision. Merging this starts the rollout back, paced "
-                             "by the set's RolloutPolicy like any template change.", "", *body, "", *trailers]) + "\n"
-        sha = repository.commit(paths, message, None)
-        click.echo(f"committed {sha[:12]}", err=True)
-    return commit
+    return committing(repository_for(files, None, clean=True), undo_message(targets))

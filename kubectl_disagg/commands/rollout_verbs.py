@@ -8,7 +8,9 @@ flags → the store (`rollout.store.ClusterStore`, or `gitops.store.GitStore` wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +18,10 @@ from kubectl_disagg.commands import _inputs, _options, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Command, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import VerbExit
+
+if TYPE_CHECKING:
+    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.rollout.store import PositionChange
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("pr_description", "commit", "state_file"))]
 
@@ -65,8 +71,8 @@ def verb_command(verb: str) -> click.Command:
     @click.option("--reason", metavar="TEXT", default="", help="Why: recorded in the position with who acted "
                   "and when.")
     @_options.pass_options
-    def command(options: _options.Options, name, gitops, pr_description, commit, state_file, reason,
-                full=False, skip_analysis=False) -> VerbExit:
+    def command(options: _options.Options, name: str | None, gitops: bool, pr_description: str | None, commit: bool,
+                state_file: str | None, reason: str, full: bool = False, skip_analysis: bool = False) -> VerbExit:
         from kubectl_disagg.rollout.verbs import run_verb
         from kubectl_disagg.views.verbs import VerbConsole
 
@@ -92,7 +98,9 @@ def verb_command(verb: str) -> click.Command:
         from kubectl_disagg.rollout.store import ClusterStore
 
         with _session.executor(options) as cluster:
-            sets = sets or [_session.stored_set(cluster, name, options.namespace)]
+            if not sets:
+                assert name is not None  # NAME, when not -f (check_name_or_files)
+                sets = [_session.stored_set(cluster, name, options.namespace)]
             return run_verb(ClusterStore(cluster, sets, options.namespace, clock=options.clock, warn=console.warn),
                             verb, console, full=full, reason=reason, skip_analysis=skip_analysis, clock=options.clock)
 
@@ -104,7 +112,8 @@ def verb_command(verb: str) -> click.Command:
     return command
 
 
-def _git_store(options: _options.Options, verb: str, state_file: str | None, commit: bool, full: bool, reason: str):
+def _git_store(options: _options.Options, verb: str, state_file: str | None, commit: bool, full: bool,
+               reason: str) -> GitStore:
     """The state files beside the -f sets, read once; with --commit the repository, checked
     before anything is written, and the pull request text of what is written as its message."""
     from kubectl_disagg.gitops.store import GitStore
@@ -121,7 +130,7 @@ def _git_store(options: _options.Options, verb: str, state_file: str | None, com
 
         repository = repository_for([entry.state_path for entry in planned.sets], None)
 
-    def message(changes) -> str:
+    def message(changes: Sequence[PositionChange]) -> str:
         return commit_message([verb_pr_description(VerbResult(c.ds, c.namespace, verb, c.before, c.after, full,
                                                               by=store.who(), where=c.where, reason=reason))
                                for c in changes])

@@ -8,6 +8,7 @@ import click
 from kubectl_disagg.commands import _connection, _options
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
+from kubectl_disagg.manifests.source import JsonObject
 
 
 @click.group("set")
@@ -45,14 +46,14 @@ def image(options: _options.Options, name_or_images: tuple[str, ...], dry_run: s
     the stored set, guarded by its resourceVersion.
     """
     from kubectl_disagg.commands import _template_edit
-    from kubectl_disagg.core import template_edit
+    from kubectl_disagg.core.api import template_edit
 
     name, images = _split(name_or_images, options)
     assignments, problems = template_edit.parse_assignments(images)
     if problems or not assignments:
         raise click.UsageError("; ".join(problems) or "give at least one ROLE=IMAGE")
 
-    def decide(data):
+    def decide(data: JsonObject) -> tuple[list[template_edit.Edit], list[template_edit.Refusal]]:
         return template_edit.image_edits(data, assignments)
 
     if name is None:

@@ -3,16 +3,18 @@ with --server, also ask the API server about every rendered object (a dry run, n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.commands import _options, _session
-from kubectl_disagg.core.model import namespace_for
-from kubectl_disagg.core.policy import resolve_waves
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.server_refusals import refusal_problems
-from kubectl_disagg.core.statefulsets import statefulsets
-from kubectl_disagg.errors import UserError
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.delivery.policy import resolve_waves
+from kubectl_disagg.core.controller.render import render_set
+from kubectl_disagg.core.controller.server_refusals import refusal_problems
+from kubectl_disagg.core.controller.statefulsets import statefulsets
+from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.commands._help import HelpCommand, exit_section
 from kubectl_disagg.exits import Exit
 from kubectl_disagg.kube.client import dry_run_apply
@@ -53,6 +55,7 @@ def validate(options: _options.Options, server: bool) -> None:
                      f"(revision {ds.revision}, {ds.slices} slice{'s' if ds.slices != 1 else ''}, roles {roles})"
                      f"{verdict}")
         if ds.policy is not None:
+            assert ds.policy.source is not None  # a policy read from a file, as every set here is
             waves = len(resolve_waves(ds.policy, ds.slices))
             lines.append(f"{ds.policy.source.file}: rolloutpolicy/{ds.policy.name}: valid (paces "
                          f"disaggregatedset/{ds.name}: {waves} wave{'s' if waves != 1 else ''})")
@@ -61,10 +64,10 @@ def validate(options: _options.Options, server: bool) -> None:
     click.echo("\n".join(lines))
 
 
-def _dry_run(sets, options: _options.Options) -> list[tuple[str, int, int]]:
+def _dry_run(sets: Sequence[DisaggregatedSet], options: _options.Options) -> list[tuple[str, int, int]]:
     """Each set's (namespace, objects accepted, StatefulSets accepted), in order; every refusal of
     every set raised at once."""
-    problems = []
+    problems: list[Problem | str] = []
     accepted = []
     with _session.session(options) as cluster:
         for ds in sets:

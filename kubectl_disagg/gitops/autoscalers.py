@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests.source import Document
 

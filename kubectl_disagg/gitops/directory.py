@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
+from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.autoscalers import scaler_targets
 from kubectl_disagg.inputs import directory as inputs

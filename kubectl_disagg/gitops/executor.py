@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS, Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.reconcile import EXTERNAL_SEED_REPLICAS, Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 

@@ -1,4 +1,9 @@
-"""Writing a set's rollout state (whole, or not at all), and telling a git-driven set.
+"""Writing files (whole, all or none, committed or put back) and a set's rollout state, and
+telling a git-driven set.
+
+`write_files` is the one writer of the files a command changes (the state files, the -f edits of
+`set image`, `rollout restart` and `rollout undo`): each file keeps its mode and encoding, and,
+with a commit (`committing`), one commit of them or every file put back: the one commit path.
 
 The state of a set is its RolloutState document in `disagg-rollout-state.yaml`, in the directory
 of the file the set came from, unless `--state FILE` names another file. One file holds the
@@ -8,14 +13,15 @@ states of every set of its directory, one document each; `inputs` reads them (th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import is_state_document
+from kubectl_disagg.core.api.model import is_state_document
 from kubectl_disagg.gitops.state import RolloutState, state_document
 from kubectl_disagg.inputs.tree import Reading, state_path
-from kubectl_disagg.manifests.reader import parse_stream
+from kubectl_disagg.gitops.git import Repository
+from kubectl_disagg.manifests.reader import encoding_of, parse_stream
 from kubectl_disagg.manifests.writer import to_yaml, write_atomically
 
 HEADER = ("# Rollout state of a git-driven rollout, written by `kubectl disagg rollout step --gitops`\n"
@@ -39,18 +45,18 @@ def git_driven(ds: DisaggregatedSet, files: Mapping[str, bytes]) -> str | None:
     return path if ds.name in names else None
 
 
-def refuse_git_driven(sets, files: Mapping[str, bytes]) -> list[str]:
+def refuse_git_driven(sets: Sequence[DisaggregatedSet], files: Mapping[str, bytes]) -> list[str]:
     """Why a plain `rollout step` may not step these sets: those driven through git."""
     return [f"refusing to step disaggregatedset/{ds.name}: it is driven through git (its rollout state is in "
             f"{path}); step it with `rollout step --gitops`, or give --ignore-rollout-state (Argo CD's "
             "self-heal would undo a direct step)" for ds in sets if (path := git_driven(ds, files))]
 
 
-def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
-    """Put the sets' documents into the file (the other sets' stay), replacing the file in one
-    rename so that a reader never sees half a state, nor some sets' steps without the others'.
-    `held` is what the file holds now, as `contents` read it (None: it does not exist): the
-    other sets' documents come from it, not from a second read."""
+def state_contents(path: str, held: bytes | None, *states: RolloutState) -> bytes:
+    """The file with the sets' documents put in (the other sets' stay), in the encoding the file
+    is held in (its byte order mark kept; UTF-8 for a new file). `held` is what the file holds
+    now, as `contents` read it (None: it does not exist): the other sets' documents come from
+    it, not from a second read."""
     names = {state.name for state in states}
     others = []
     if held is not None:
@@ -59,11 +65,55 @@ def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
     documents = sorted([*others, *(state_document(state) for state in states)],
                        key=lambda d: (d.get("metadata") or {}).get("name") or "")
     text = HEADER + "---\n".join(to_yaml(document) for document in documents)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    write_atomically(path, text.encode("utf-8"))
+    return encoding_of(held or b"").encode(text)
 
 
-def restore(held: dict[str, bytes | None]) -> None:
+def write_state(path: str, held: bytes | None, *states: RolloutState) -> None:
+    """Put the sets' documents into the file (`state_contents`), replacing it in one rename
+    (`write_files`) so that a reader never sees half a state, nor some sets' steps without the
+    others'."""
+    write_files({path: state_contents(path, held, *states)}, {path: held})
+
+
+Commit = Callable[[list[str]], str]  # the commit of the paths written: its hash (UserError: not made)
+
+
+def write_files(contents: Mapping[str, bytes], held: Mapping[str, bytes | None],
+                commit: Commit | None = None) -> str | None:
+    """The one writer of files (the state files, the -f edits): each of `contents` replaced in
+    one rename (`write_atomically`: the file keeps its mode), then, with `commit`, the paths
+    committed (its hash returned; nothing to write: no commit). All or nothing: when a write or the commit fails, every file
+    written is put back as `held` had it (what each held before; None: it did not exist), and a
+    commit's UserError says so, each problem ending "nothing was written"."""
+    written: dict[str, bytes | None] = {}
+    try:
+        for path, data in contents.items():
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            write_atomically(path, data)  # whole or not at all: a failed one is as it was
+            written[path] = held.get(path)
+    except BaseException:
+        restore(written)
+        raise
+    if commit is None or not contents:
+        return None
+    try:
+        return commit(sorted(contents))
+    except UserError as err:
+        restore(written)  # the commit could not be made: nothing stays written
+        raise UserError([f"{problem}; nothing was written" for problem in err.problems]) from None
+    except BaseException:
+        restore(written)
+        raise
+
+
+def committing(repository: Repository, message: str, branch: str | None = None) -> Commit:
+    """`write_files`'s commit into `repository` (checked by `git.repository_for` before
+    anything is written), with `message`, on a new `branch` when one is named: the one commit
+    path of every write through git (a step, a verb, an undo)."""
+    return lambda paths: repository.commit(paths, message, branch)
+
+
+def restore(held: Mapping[str, bytes | None]) -> None:
     """Put the files back as `contents` found them, each with its mode (a file that did not
     exist is removed)."""
     for path, content in held.items():

@@ -4,7 +4,7 @@ Git already keeps the whole story of a git-driven set: each commit of the set's 
 changes its revision starts a rollout (who and when: the commit's author), and the commits of
 its state file are the passes and verbs over it, which say how that rollout ended. `revisions`
 replays the versions of the two files, oldest first, through the cluster's own rules
-(core/history.py `advance`: one history model in both stores, design §10.3; pure);
+(core/delivery/history.py `advance`: one history model in both stores, design §10.3; pure);
 `set_history` reads them with git, each file followed through renames.
 """
 
@@ -16,10 +16,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubectl_disagg.core.history import (  # noqa: F401 (the entry and its outcomes, read here)
+from kubectl_disagg.core.delivery.history import (  # noqa: F401 (the entry and its outcomes, read here)
     ABORTED, COMPLETE, REPLACED, ROLLING, Commit, RevisionEntry, advance, entries)
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.position import Stamp
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.position import Stamp
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.inputs import directory as directories
 from kubectl_disagg.inputs.tree import Tree
@@ -29,7 +29,7 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
               ) -> list[RevisionEntry]:
     """The revisions of a set, oldest first, from each commit's (set, state document): the set
     None where the commit has no valid set of that name, the state None where it has no state.
-    The commits are replayed through the cluster's own rules (core/history.py `advance`), so both
+    The commits are replayed through the cluster's own rules (core/delivery/history.py `advance`), so both
     stores keep one history: a commit whose state was written for the set's revision (by a step
     or a verb: its `target`), or whose position records an abort of it (the step that aborts
     writes the stable revision as its target), is a pass over it, and the revision's entry
@@ -52,8 +52,10 @@ def revisions(versions: Sequence[tuple[Commit, DisaggregatedSet | None, Mapping[
         position: Mapping[str, Any] = state["position"] if isinstance(state.get("position"), Mapping) else {}
         mine = position.get("revision") == current.revision
         # (a step that aborts rolls toward the stable revision, its `target`: its position
-        # still records the abort of the set's revision, as the cluster's does)
-        if not (_stepped(state, current.revision) or mine and _stamp(position.get("aborted"))):
+        # still records the abort of the set's revision, as the cluster's does; and a verb's
+        # commit, an abort or a retry, is one over the set's revision before any step too)
+        if not (_stepped(state, current.revision)
+                or mine and (_stamp(position.get("aborted")) or _stamp(position.get("retried")))):
             continue
         history = advance(started(history, current, start), current, now=commit.date, who=_author(start),
                           complete=_revisions_in(state) == {current.revision}, limit=UNBOUNDED, mark=_mark(commit),

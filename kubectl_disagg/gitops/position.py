@@ -4,8 +4,8 @@ load the stepper."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core import planner
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.gitops.state import RolloutState
 
 

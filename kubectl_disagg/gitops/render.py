@@ -3,7 +3,8 @@
 Every revision the state records renders at its recorded replicas, from its own record (so a
 placement or metadata change never rewrites a deployed revision's pods), plus the set's own
 revision at 0 where the state does not know it yet (the controller's "rollout started" step).
-Slices at rest render at the set's replicas: scaling is direct, as with the controller.
+Slices at rest render at the set's replicas: scaling is direct, as with the controller; and a
+rollout started from rest starts from them (what the slice ran, recorded by a step or not).
 Hermetic and deterministic: no cluster, no clock, no environment.
 """
 
@@ -11,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import DisaggregatedSet, Role
-from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.render import leader_worker_set, render_set, service
+from kubectl_disagg.core.api.model import DisaggregatedSet, Role
+from kubectl_disagg.core.controller.planner import EXTERNAL_SEED_REPLICAS
+from kubectl_disagg.core.controller.render import leader_worker_set, render_set, service
 from kubectl_disagg.gitops.rules import check_state
-from kubectl_disagg.gitops.waves import gained_at_stable, held_layout, wave_problems
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.gitops.waves import gained_at_stable, held_layout, static_targets, wave_problems
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.gitops.state import MISSING_STATE, RevisionRecord, RoleRecord, RolloutState, record_from_set
 
 
@@ -111,6 +112,15 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     # revision then remembers the replicas it has now, else the ones its rollout started from.
     starting = ds.revision not in deployed
     initial = {} if starting else state.initial.get(slice_index, {})
+    if starting and len(deployed) == 1:
+        # Started from one revision (at rest, or held by the policy until a promote admitted it):
+        # from what the slice ran there, the set's replicas for a role it sizes statically (as the
+        # terminal reads them live), though no step recorded them yet (design §10.1); the rest as
+        # recorded.
+        ((revision, counts),) = deployed.items()
+        targets = static_targets(ds)
+        external = {role for role in counts if revision in records and records[revision].role(role).external}
+        deployed = {revision: {role: n if role in external else targets.get(role, n) for role, n in counts.items()}}
     layout = []
     for revision, counts in deployed.items():
         old = revision != ds.revision

@@ -26,13 +26,13 @@ before rendering from it, and `rollout step --gitops` checks every state it writ
    that point (one planner step, the start of a rollout, the removal of a drained revision, a
    scale or a slice change), replayed here with the planner for the recorded `target`;
 5. the position: under a RolloutPolicy, every analysis verdict the position records is one a
-   run wrote for that wave's gate (`core.analysis.recorded_verdict_problems`: the policy's
+   run wrote for that wave's gate (`core.delivery.analysis.recorded_verdict_problems`: the policy's
    checks, each measurement judged again from its values, plausible times), and its wave and
-   gates are ones the planner could have written (`core.policy.position_problems`: every wave
+   gates are ones the planner could have written (`core.delivery.policy.position_problems`: every wave
    before the one reached completed and through its gates, each gate passed the way that gate
    passes), so no edit opens a wave.
 
-The replay runs reconcile (core/reconcile.py, the stepper's own decision) over the previous
+The replay runs reconcile (core/controller/reconcile.py, the stepper's own decision) over the previous
 point as if it were live and settled, and lands its actions with the `StateExecutor`, exactly
 as `gitops_step` did when it wrote the state (which checks that state against the pass it ran,
 `ran`, where that pass read exactly what the replay would: the pass is not computed twice).
@@ -46,12 +46,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet, Role
-from kubectl_disagg.core.planner import START_CONFIG, role_target
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.rollout_config import IntOrPercentError, RolloutConfig, resolve_config
-from kubectl_disagg.core.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet, Role
+from kubectl_disagg.core.controller.planner import START_CONFIG, role_target
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.api.rollout_config import IntOrPercentError, RolloutConfig, resolve_config
+from kubectl_disagg.core.controller.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.executor import StateExecutor
 from kubectl_disagg.gitops.state import Point, SteppedRole, RolloutState, SteppedSet
@@ -135,8 +135,8 @@ def verdict_problems(ds: DisaggregatedSet, state: RolloutState, lines: _Lines) -
     the wave and gates no step or verb could have."""
     if ds.policy is None:
         return []
-    from kubectl_disagg.core.policy import position_problems  # a set with a policy has loaded it
-    from kubectl_disagg.core.policy import verdict_problems as recorded
+    from kubectl_disagg.core.delivery.policy import position_problems  # a set with a policy has loaded it
+    from kubectl_disagg.core.delivery.policy import verdict_problems as recorded
 
     found = [(path, message, RULE_5) for path, message in recorded(ds, state.position)]
     found += [(path, message, RULE_5_POSITION) for path, message in position_problems(ds, state.position)]

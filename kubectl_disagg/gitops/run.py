@@ -9,15 +9,18 @@ meanwhile, design §9.5) is not written over: the brake is kept and nothing is w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from kubectl_disagg.core.model import DisaggregatedSet
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.history import going_back
 from kubectl_disagg.gitops import directory as directories
-from kubectl_disagg.rollout.analysis import gate_analysis
+from kubectl_disagg.rollout.analysis import GateRun, gate_analysis
 from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
+from kubectl_disagg.gitops.files import Commit
+from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.rollout.outcome import GITOPS_EXIT, Outcome, gitops_exit
 from kubectl_disagg.wait import NEVER, Deadline
@@ -44,9 +47,10 @@ class SetStep:
         return GITOPS_EXIT[self.outcome]
 
 
-def step_files(cluster, directory: directories.Directory, files: Mapping[str, bytes], *,
+def step_files(cluster: Any, directory: directories.Directory, files: Mapping[str, bytes], *,
                wait: bool = False, deadline: Deadline = NEVER,
-               analysis_progress=lambda gate: (lambda run: None)) -> list[SetStep]:
+               analysis_progress: Callable[[str], Callable[[GateRun], None]] = lambda gate: (lambda run: None)
+               ) -> list[SetStep]:
     """Step each set of the inputs (`directory`, loaded by the command from what `inputs` read
     from disk once: `files`, the state files with them) from the state beside it (or the
     explicit one, for one set); write the states that advanced, all together or none
@@ -67,14 +71,15 @@ def step_files(cluster, directory: directories.Directory, files: Mapping[str, by
     return [replace(result, step=step) for result, step in zip(results, steps)]
 
 
-def write_steps(results: Sequence[SetStep]) -> dict[str, bytes | None]:
+def write_steps(results: Sequence[SetStep], commit: Commit | None = None) -> str | None:
     """Write the states that advanced (`gitops.store.write_states`: one rename per file, a file
-    changed since this step read it refused); what each file held before, for the commit."""
-    by_file: dict[str, list] = {}
+    changed since this step read it refused), then, with `commit`, commit them (or put every
+    file back); the commit's hash."""
+    by_file: dict[str, list[RolloutState]] = {}
     for result in results:
-        if result.step.outcome == Outcome.ADVANCED:
+        if result.step.outcome == Outcome.ADVANCED and result.step.state is not None:
             by_file.setdefault(result.path, []).append(result.step.state)
-    return write_states(by_file, {result.path: result.read for result in results})
+    return write_states(by_file, {result.path: result.read for result in results}, commit)
 
 
 def exit_code(results: Sequence[SetStep]) -> int:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.gitops.state import RolloutState, state_document
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.waves import paced_summary

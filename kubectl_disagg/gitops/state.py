@@ -49,13 +49,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core import revision as revision_hash  # `revision` names a revision string here
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import Document
-from kubectl_disagg.core.model import SCALING_EXTERNAL, is_state_document, DisaggregatedSet, Placement, PLACEMENT_NONE
-from kubectl_disagg.core.position import Position, parse_position, position_document
-from kubectl_disagg.core.rollout_config import IntOrPercentError, resolve_config
+from kubectl_disagg.core.api.model import SCALING_EXTERNAL, is_state_document, DisaggregatedSet, Placement, PLACEMENT_NONE
+from kubectl_disagg.core.delivery.position import Position, parse_position, position_document
+from kubectl_disagg.core.api.rollout_config import IntOrPercentError, resolve_config
 
 FORMAT_VERSION = 2
 
@@ -136,7 +136,7 @@ class RolloutState:
     `stepped_for`: the set the last step was taken for (the file's `target`); `previous`: slice → the Point before it (None: a
     format 1 state, or one built in memory). `source`: the Document read, for line numbers;
     not part of the state (equality ignores it). `position`: where a RolloutPolicy's rollout
-    stands (core/position.py), None without one. `commits`: the step commits written toward
+    stands (core/delivery/position.py), None without one. `commits`: the step commits written toward
     `stepped_for.revision` so far (0: none recorded, as in a state written before the count was kept),
     so each pull request is numbered over the whole rollout."""
 

@@ -18,30 +18,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.core.model import DisaggregatedSet, Placement
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
-from kubectl_disagg.core.planner import role_config
-from kubectl_disagg.core.reconcile import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.api.model import DisaggregatedSet, Placement
+from kubectl_disagg.core.delivery.position import Position, for_revision
+from kubectl_disagg.core.api.naming import LWS_KIND as LWS, SERVICE_KIND as SERVICE
+from kubectl_disagg.core.controller.planner import role_config
+from kubectl_disagg.core.controller.reconcile import EXTERNAL_SEED_REPLICAS
+from kubectl_disagg.core.controller.render import deep_copy
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.gitops.executor import StateExecutor
 from kubectl_disagg.gitops.rules import set_stepped_for, state_problems, upgraded
-from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.core.api.rollout_config import resolve_config
 from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, SteppedRole, RolloutState, SteppedSet,
                                          record_from_set, record_revision)
-from kubectl_disagg.core.snapshot import LiveLWS, LiveService, Snapshot
+from kubectl_disagg.core.controller.snapshot import LiveLWS, LiveService, Snapshot
 from kubectl_disagg.gitops.render import handing_back, render_with_state, rendered
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
-from kubectl_disagg.gitops.paced import Paced
-from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, with_position
+from kubectl_disagg.gitops.waves import (RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress,
+                                         with_position)
 from kubectl_disagg.rollout.outcome import Outcome
-from kubectl_disagg.rollout.progressive import utcnow
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
+from kubectl_disagg.rollout.pacer import Analyze, Paced
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
@@ -49,11 +52,14 @@ from kubectl_disagg.rollout.stepper import Pass, run_pass
 
 
 def initial_state(ds: DisaggregatedSet, namespace: str) -> RolloutState:
-    """Nothing deployed yet: the set at its revision and replicas in every slice."""
+    """Nothing deployed yet: the set at its revision and replicas in every slice. Under a
+    RolloutPolicy, with the position the cluster's RolloutState records for a first deploy once
+    it runs: the rollout to the set's revision, stable at that revision (nothing to roll back to)."""
     counts = {role.name: EXTERNAL_SEED_REPLICAS if role.external else role.replicas for role in ds.roles}
     return RolloutState(ds.name, namespace, {ds.revision: record_from_set(ds)},
                         {s: {ds.revision: dict(counts)} for s in range(ds.slices)}, {},
-                        SteppedSet.of(ds), {s: Point({}, {}) for s in range(ds.slices)})
+                        SteppedSet.of(ds), {s: Point({}, {}) for s in range(ds.slices)},
+                        position=None if ds.policy is None else for_revision(None, ds.revision, ds.revision))
 
 
 def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> RolloutState:
@@ -199,17 +205,19 @@ class GitopsStep:
     view: StepView = StepView()  # what its views read (the pull request), computed with it
 
 
-def next_step(cluster, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
-              deadline: Deadline = NEVER, analyze=None) -> tuple[GitopsStep, bool]:
+def next_step(cluster: Any, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
+              deadline: Deadline = NEVER, analyze: Analyze | None = None,
+              clock: Clock = SYSTEM_CLOCK) -> tuple[GitopsStep, bool]:
     """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
     `cluster`; with `wait`, the first that does not wait, watching the LWS between looks until
     `deadline`; and whether the deadline came first. Nothing lands in the
     cluster, so no Lease is held: a state to commit is as far as git goes until it is merged.
-    `analyze` measures an analysis gate the step reaches (see `gitops_step`)."""
+    `analyze` measures an analysis gate the step reaches (see `gitops_step`); each look is
+    judged at `clock`'s time (a gate's soak)."""
     def look() -> GitopsStep:
         live = cluster.snapshot(ds.name, namespace, services=False)
         served = cluster.rollout_state(ds.name, namespace) if state is not None else None
-        return replace(gitops_step(ds, state, live, served, now=utcnow(), analyze=analyze), snapshot=live)
+        return replace(gitops_step(ds, state, live, served, now=clock.now(), analyze=analyze), snapshot=live)
 
     def watch(seen: GitopsStep, seconds: float) -> bool:
         return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
@@ -274,7 +282,8 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
                      for o in objects if o["kind"] == SERVICE)
     recorded = _recorded_live(ds, state, live, autoscaled(expected))
     executor = StateExecutor(ds, recorded, replace(live, services=services))
-    paced = None if ds.policy is None else Paced(ds, state, now or RENDER_NOW, analyze=analyze)
+    paced = None if ds.policy is None else Paced(state.position, now or RENDER_NOW, analyze=analyze,
+                                                 proven=partial(state_progress, ds, state))
     passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)

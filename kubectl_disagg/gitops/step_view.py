@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kubectl_disagg.core import planner
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import PlanInputs, inputs_for_set
-from kubectl_disagg.core.reconcile import Phase, SliceReport
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import PlanInputs, inputs_for_set
+from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.position import deployed_order
 from kubectl_disagg.gitops.render import rendered_names
 from kubectl_disagg.gitops.state import RolloutState

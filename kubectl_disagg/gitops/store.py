@@ -1,6 +1,10 @@
 """The position kept in git (design §9.8): `GitStore`, rollout/store.py's `PositionStore` over
-the state file beside each set, and `write_states` / `commit_or_restore`, the one
-write → commit → restore transaction every `--gitops` command that writes states goes through.
+the state file beside each set, and `write_states`, the one write → commit → restore
+transaction every `--gitops` command that writes states goes through (`files.write_files`).
+
+The store's reads for `rollout history`, `undo` and `plan`: a set's revisions from git's log of
+its file and of its state file (gitops/history.py `set_history`), and its plan's start from the
+state file alone (its position, and what each slice deploys).
 
 A verb's decision comes from the committed state alone (gitops/waves.py `change_state`); the new
 state differs from it only in `position:` (its last step moved no slice). The cluster is not
@@ -14,13 +18,17 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE, DisaggregatedSet
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import WaveDecision, WaveEvent
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
+from kubectl_disagg.core.controller.plan_inputs import Observed
+from kubectl_disagg.core.controller.snapshot import SliceLive
+from kubectl_disagg.core.delivery.history import RevisionEntry
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import WaveDecision, WaveEvent
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops import files as state_files
 from kubectl_disagg.gitops.git import Repository, author
+from kubectl_disagg.gitops.history import set_history
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.inputs import tree as inputs
@@ -38,32 +46,20 @@ class StateChanged(UserError):
                           for path in paths])
 
 
-def write_states(by_file: Mapping[str, Sequence[RolloutState]],
-                 read: Mapping[str, bytes | None] | None = None) -> dict[str, bytes | None]:
+def write_states(by_file: Mapping[str, Sequence[RolloutState]], read: Mapping[str, bytes | None] | None = None,
+                 commit: state_files.Commit | None = None) -> str | None:
     """Write the sets' states into their files, one rename per file (the other sets' documents
-    stay); what each file held before (None: it did not exist), for `commit_or_restore`. With
-    `read` (what each file held when the command read it), a file changed since (a commit
-    meanwhile: a `rollout pause` or `abort --gitops`) is refused (`StateChanged`) and nothing is
-    written."""
+    stay), then, with `commit` (`files.committing`), commit them: the one write → commit →
+    restore transaction (`files.write_files`) of every --gitops command that writes states; the
+    commit's hash. With `read` (what each file held when the command read it), a file changed
+    since (a commit meanwhile: a `rollout pause` or `abort --gitops`) is refused
+    (`StateChanged`) and nothing is written."""
     before = inputs.contents(by_file)
     changed = [path for path in by_file if read is not None and before[path] != read.get(path)]
     if changed:
         raise StateChanged(changed)
-    for path, states in by_file.items():
-        state_files.write_state(path, before[path], *states)
-    return before
-
-
-def commit_or_restore(repository: Repository, before: Mapping[str, bytes | None], message: str,
-                      branch: str | None = None) -> str:
-    """The commit of the state files just written (`before`: what `write_states` returned), its
-    hash; when it cannot be made, every file is put back as it was and UserError says why,
-    each problem ending "nothing was written". The end of every --gitops write transaction."""
-    try:
-        return repository.commit(sorted(before), message, branch)
-    except UserError as err:
-        state_files.restore(dict(before))  # the commit could not be made: nothing stays written
-        raise UserError([f"{problem}; nothing was written" for problem in err.problems]) from None
+    return state_files.write_files({path: state_files.state_contents(path, before[path], *states)
+                                    for path, states in by_file.items()}, before, commit)
 
 
 @dataclass
@@ -83,6 +79,7 @@ class GitStore:
     fallback: str = DEFAULT_NAMESPACE  # where a set that names no namespace is placed when -n does not
     together = True
     revision: str | None = None  # the commit `write` made, if any
+    states: bool = True  # False: the states are neither read nor checked (history and undo read git's log)
 
     def __post_init__(self) -> None:
         self._load(self.tree)
@@ -90,7 +87,8 @@ class GitStore:
 
     def _load(self, tree: inputs.Tree) -> None:
         self.tree = tree
-        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=self.fallback)
+        self.directory = directories.load(tree, self.reading, namespace=self.namespace, fallback=self.fallback,
+                                          states=self.states)
 
     def sets(self) -> list[tuple[DisaggregatedSet, str]]:
         return [(entry.ds, entry.namespace) for entry in self.directory.sets]
@@ -115,27 +113,43 @@ class GitStore:
         return PositionChange(ds, namespace, before, after, written, entry.state_path)
 
     def write(self, changes: Sequence[PositionChange]) -> list[PositionChange]:
-        """Every change's state written (`write_states`), then committed (`commit_or_restore`):
+        """Every change's state written and committed (`write_states`, with a repository):
         one transaction, all or nothing. A state file that changed since the store read it (a
         verb committed meanwhile) is not written over: `Conflict`, and the store holds the files
         as they are now, for the verb to decide again from (design §9.8)."""
         by_file: dict[str, list[RolloutState]] = {}
         for change in changes:
             by_file.setdefault(change.where, []).append(change.written)
+        commit = None if self.repository is None else state_files.committing(
+            self.repository, self.message(changes), self.branch)
         try:
-            before = write_states(by_file, {path: self.tree.files.get(path) for path in by_file})
+            self.revision = write_states(by_file, {path: self.tree.files.get(path) for path in by_file}, commit)
         except StateChanged as changed:
             files = {**self.tree.files, **inputs.contents(changed.paths)}
             self._load(replace(self.tree, files={path: held for path, held in files.items() if held is not None}))
             raise Conflict(f"{', '.join(changed.paths)} changed since it was read (a commit meanwhile)") from None
-        if self.repository is not None:
-            self.revision = commit_or_restore(self.repository, before, self.message(changes), self.branch)
         return list(changes)
 
     def record(self, change: PositionChange, event: WaveEvent) -> PositionChange:
         """Nothing: the commit (or the change the user commits) is the record."""
         return change
 
+    def history(self, ds: DisaggregatedSet, namespace: str) -> list[RevisionEntry]:
+        """HEAD's commits of the set's file and of its state file, replayed (design §10.3)."""
+        return set_history(ds, namespace, self._entry(ds).state_path)
+
+    def observe(self, ds: DisaggregatedSet, namespace: str) -> Observed:
+        """The state file alone: its position, and what each slice deploys (none: no state yet)."""
+        state = self._entry(ds).state
+        if state is None:
+            return Observed(None, (SliceLive({}),) * ds.slices)
+        return Observed(state.position, live_from_state(ds, state))
+
     def _entry(self, ds: DisaggregatedSet) -> directories.SetEntry:
         return next(entry for entry in self.directory.sets if entry.ds is ds)
+
+
+def live_from_state(ds: DisaggregatedSet, state: RolloutState) -> tuple[SliceLive, ...]:
+    """Each slice's progress as a git rollout's state file deploys it."""
+    return tuple(SliceLive(state.deployed(s), state.initial.get(s, {})) for s in range(ds.slices))
 

@@ -1,7 +1,7 @@
 """A RolloutPolicy's rollout through git (design §9.6): the position in the state file. Pure.
 
-The position lives in the set's rollout state (`position:`, core/position.py), so the same
-decisions come from the same position as in the cluster (core/waves.py). Here:
+The position lives in the set's rollout state (`position:`, core/delivery/position.py), so the same
+decisions come from the same position as in the cluster (core/delivery/waves.py). Here:
 
 - `state_decision`: the decision from the committed state alone (what the verbs and the
   served summary read; no clock at render: a soak passes only when a step records it);
@@ -18,12 +18,11 @@ import datetime
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.policy import resolve_waves
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import (Hold, Progress, State, WaveDecision, decide,
-                                       position_for, stable_of, the_rollout)
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import EXTERNAL_SEED_REPLICAS
+from kubectl_disagg.core.delivery.policy import resolve_waves
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import Hold, Progress, State, WaveDecision, decided, progress_among
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
@@ -35,22 +34,19 @@ RENDER_NOW = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 def state_progress(ds: DisaggregatedSet, state: RolloutState, revision: str) -> tuple[Progress, ...]:
     """Each slice against `revision`, as the state deploys it."""
-    out = []
-    for slice_index in range(ds.slices):
-        deployed = set(state.deployed(slice_index))
-        out.append(Progress.EMPTY if not deployed else Progress.PENDING if revision not in deployed
-                   else Progress.DONE if deployed == {revision} else Progress.IN_FLIGHT)
-    return tuple(out)
+    return tuple(progress_among(runs, revision) for runs in state_runs(ds, state))
 
 
 def state_decision(ds: DisaggregatedSet, state: RolloutState,
                    now: datetime.datetime = RENDER_NOW, revision: str | None = None) -> WaveDecision:
     """The decision the committed state stands at (the same as a step's, but read from git);
     `revision`: for the rollout to it rather than to the set's."""
-    rollout, recorded, progress = the_rollout(revision or ds.revision, state.position,
-                                              lambda revision: state_progress(ds, state, revision))
-    stable = stable_of(rollout, [set(state.deployed(s)) for s in range(ds.slices)], own=state.position is not None)
-    return decide(ds.policy, rollout, position_for(ds.policy, recorded, rollout, stable, progress, now), progress, now)
+    return decided(ds.policy, revision or ds.revision, state.position, state_runs(ds, state), now).decision
+
+
+def state_runs(ds: DisaggregatedSet, state: RolloutState) -> list[set[str]]:
+    """The revisions each slice runs, as the state deploys it."""
+    return [set(state.deployed(s)) for s in range(ds.slices)]
 
 
 def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position) -> RolloutState:
@@ -58,13 +54,21 @@ def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position)
     The slices the set gained that render derives at the stable revision (`gained_at_stable`)
     are recorded there as they run, so a verb that admits them (a promote, a resume) leaves them
     pending at it, as in the terminal, rather than unrecorded inside the admitted waves."""
+    state = with_gained(ds, state)
+    return replace(state, position=position, previous={
+        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+
+
+def with_gained(ds: DisaggregatedSet, state: RolloutState) -> RolloutState:
+    """`state` with the slices the set gained that render derives at the stable revision
+    (`gained_at_stable`) recorded there, at the replicas render gives them: what runs while the
+    rollout is held (`rollout status --gitops` reads them so, `with_position` records them)."""
     stable, gained = gained_at_stable(ds, state)
     if gained and state.stepped_for is not None and len(gained) == ds.slices - state.stepped_for.slices:
         counts = {stable: {role: n for role, n, _, _ in _sized(ds, state, stable, {}, {})}}
         state = replace(state, replicas={**state.replicas, **{s: counts for s in gained}},
                         stepped_for=replace(state.stepped_for, slices=ds.slices))
-    return replace(state, position=position, previous={
-        s: Point(state.replicas.get(s, {}), state.initial.get(s, {})) for s in state.replicas})
+    return state
 
 
 def change_state(ds: DisaggregatedSet, state: RolloutState, change: Callable[[WaveDecision], Position],
@@ -201,10 +205,13 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
         if slice_index not in gained:
             return None
         return [(stable, _sized(ds, state, stable, {}, {}))]
-    if slice_index not in decision.held and decision.moves_to == ds.revision:
+    # an abort with no record of the stable revision to go back to holds every slice as it
+    # stands, as in the cluster (core/delivery/waves.py `reconciled_toward`: nothing to rebuild it from)
+    held = slice_index in decision.held or decision.moves_to not in (ds.revision, *state.revisions)
+    if not held and decision.moves_to == ds.revision:
         return None
     initial = state.initial.get(slice_index, {})
-    if len(deployed) == 1 and slice_index in decision.held:
+    if len(deployed) == 1 and held:
         ((revision, counts),) = deployed.items()
         if revision == ds.revision:
             return None  # at the set's own revision: sized from the set, as at rest
@@ -213,12 +220,17 @@ def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
             for revision, counts in deployed.items()]
 
 
+def static_targets(ds: DisaggregatedSet) -> dict[str, int]:
+    """Role → the set's replicas, for the roles it sizes statically (not External)."""
+    return {role.name: role.replicas for role in ds.roles if not role.external}
+
+
 def _sized(ds: DisaggregatedSet, state: RolloutState, revision: str, counts: Mapping[str, int],
            initial: Mapping[str, int]) -> list[tuple[str, int, int | None, None]]:
     """The roles of `revision`'s record at the set's replicas (a role the set sizes statically),
     else at `counts` (External roles, roles the set no longer has; a slice with nothing recorded:
     the most any slice runs)."""
-    targets = {role.name: role.replicas for role in ds.roles if not role.external}
+    targets = static_targets(ds)
     most = {}
     for deployed in state.replicas.values():
         for role, n in deployed.get(revision, {}).items():

@@ -19,11 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_state_document, namespace_conflict,
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import (DEFAULT_NAMESPACE, DisaggregatedSet, is_state_document, namespace_conflict,
                                        namespace_for)
-from kubectl_disagg.core.render import passthrough_collisions, render_set
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.controller.render import passthrough_collisions, render_set
+from kubectl_disagg.core.delivery.sets import load_documents
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.inputs.tree import Reading, Tree, is_state_file, state_path, unread_kind
 from kubectl_disagg.manifests.reader import parse_stream
@@ -74,7 +74,7 @@ class States(Protocol):
     def read(self) -> list[str]: ...
 
 
-def problems_of(documents: Sequence[Document]) -> list[Problem]:
+def problems_of(documents: Sequence[Document]) -> list[Problem | str]:
     """Why `documents` would not load as an -f input (every problem at once; none: they would):
     what a command that rewrote a file checks before it writes it."""
     try:
@@ -156,11 +156,11 @@ def load(tree: Tree, reading: Reading = Reading(), *, namespace: str | None = No
 
 def _manifests(tree: Tree, namespace: str | None, fallback: str
                ) -> tuple[tuple[DisaggregatedSet | Document, ...], tuple[Problem, ...], list[str]]:
-    """The chosen manifests parsed and loaded (`core.sets.load_documents`: sets validated, each
+    """The chosen manifests parsed and loaded (`core.delivery.sets.load_documents`: sets validated, each
     with its policy, placed by `namespace` and `fallback`), their warnings, and the manifests
     that held no document; every problem of every file at once."""
     documents: list[Document] = []
-    problems: list[Problem] = []
+    problems: list[Problem | str] = []
     empty = []
     for path in tree.chosen:
         try:

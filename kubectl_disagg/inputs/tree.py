@@ -38,8 +38,8 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet, is_disaggregated_set
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet, is_disaggregated_set
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.reader import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, STDIN, STDIN_NAME, parse_stream
 from kubectl_disagg.manifests.source import Document
@@ -87,7 +87,7 @@ class Tree:
 
 # --- globs, as Argo CD matches a Directory source's include and exclude ----------------------
 
-def glob_regex(pattern: str) -> re.Pattern:
+def glob_regex(pattern: str) -> re.Pattern[str]:
     """github.com/gobwas/glob compiled without separators (Argo CD's util/glob.Match): `*` and
     `**` match any run of characters, `/` included; `?` one; `[a-z]`, `[!a-z]`; `{a,b}`; `\\`
     escapes. Matched against the whole relative path."""
@@ -205,7 +205,7 @@ def read_tree(paths: Sequence[str], reading: Reading) -> Tree:
     chosen: list[str] = []
     walked_states: list[str] = []
     left_out_sets: set[str] = set()
-    missing: list[Problem] = []
+    missing: list[Problem | str] = []
 
     def take(path: str, content: bytes | None = None) -> None:
         if path not in files:

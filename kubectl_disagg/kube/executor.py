@@ -10,17 +10,19 @@ and hands out the set's Lease (see `lease`). What it reads, it reads through its
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
-from kubectl_disagg.core.reconcile import Action, Annotate, Create, Delete, Scale
+from kubectl_disagg.core.controller.reconcile import Action, Annotate, Create, Delete, Scale
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, NotFound,
                                         Impersonation, PatchRejected, Resource)
 from kubectl_disagg.kube.session import Session, side_by_side
 from kubectl_disagg.wait import Deadline, until_settled
+from kubectl_disagg.manifests.source import JsonObject
 
 # A granted permission is trusted for one lease term.
 PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
@@ -28,26 +30,26 @@ PERMISSION_TERM_SECONDS = DEFAULT_LEASE_SECONDS
 DELETE_ATTEMPTS = 5
 
 
-def _still_drained(obj: dict) -> bool:
+def _still_drained(obj: JsonObject) -> bool:
     """What a reconcile Delete relies on: the object is still ours, and an LWS still at 0 replicas."""
     ours = ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGER
     return ours and (obj.get("kind") != naming.LWS_KIND or (obj.get("spec") or {}).get("replicas", 1) == 0)
 
 
-def scale_patch(action: Scale) -> list[dict]:
+def scale_patch(action: Scale) -> list[JsonObject]:
     """RFC 6902: replicas from what was read to the new count, refused if they moved meanwhile."""
     return [{"op": "test", "path": "/spec/replicas", "value": action.from_replicas},
             {"op": "replace", "path": "/spec/replicas", "value": action.to_replicas}]
 
 
-def annotate_patch(action: Annotate) -> list[dict]:
+def annotate_patch(action: Annotate) -> list[JsonObject]:
     """RFC 6902: add the annotations, pinned to the replicas they were computed from.
 
     `initial-replicas` records the replicas at the rollout's start, so it must not land on an
     LWS someone scaled after the read. A missing annotations map is added whole: JSON patch
     cannot add a key to a map that is not there.
     """
-    operations: list[dict] = [{"op": "test", "path": "/spec/replicas", "value": action.replicas}]
+    operations: list[JsonObject] = [{"op": "test", "path": "/spec/replicas", "value": action.replicas}]
     if action.has_annotations:
         operations += [{"op": "add", "path": "/metadata/annotations/" + _pointer_token(key), "value": value}
                        for key, value in sorted(action.annotations.items())]
@@ -60,7 +62,7 @@ def _pointer_token(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _tested(operations: list[dict]) -> str:
+def _tested(operations: list[JsonObject]) -> str:
     path = next((op["path"] for op in operations if op["op"] == "test"), "/")
     return ".".join(part for part in path.split("/") if part)
 
@@ -186,23 +188,25 @@ class ClusterExecutor(Session):
             raise TypeError(f"unknown action {action!r}")
 
     def _delete_pinned(self, resource: Resource, namespace: str, name: str, uid: str, resource_version: str,
-                       still_holds: Callable[[dict], bool], **options) -> None:
+                       still_holds: Callable[[JsonObject], bool], *, dry_run: bool = False,
+                       propagation: str = "Background") -> None:
         """A delete pinned to the uid and resourceVersion read. Refused (409) because the object
         moved since, it is read again: when it is the same object and `still_holds` for it
         (what the decision relied on; a controller's status write changes neither), the delete
         goes again pinned to the version just read; otherwise the Conflict stands."""
         for _ in range(DELETE_ATTEMPTS - 1):
             try:
-                self.client.delete(resource, namespace, name, uid, resource_version, **options)
+                self.client.delete(resource, namespace, name, uid, resource_version, dry_run=dry_run,
+                                   propagation=propagation)
                 return
             except Conflict:
                 current = self.client.get(resource, namespace, name)
                 if current["metadata"].get("uid") != uid or not still_holds(current):
                     raise
                 resource_version = current["metadata"]["resourceVersion"]
-        self.client.delete(resource, namespace, name, uid, resource_version, **options)
+        self.client.delete(resource, namespace, name, uid, resource_version, dry_run=dry_run, propagation=propagation)
 
-    def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list,
+    def _json_patch(self, resource: Resource, namespace: str, name: str, operations: list[JsonObject],
                     dry_run: bool = False) -> None:
         try:
             self.client.patch(resource, namespace, name, operations, JSON_PATCH, dry_run=dry_run)
@@ -210,12 +214,12 @@ class ClusterExecutor(Session):
             raise Conflict(f"{resource.subject(name)} changed since it was read "
                            f"({_tested(operations)} is no longer what this step read)") from None
 
-    def patch_object(self, kind: str, namespace: str, name: str, operations: list) -> None:
+    def patch_object(self, kind: str, namespace: str, name: str, operations: list[JsonObject]) -> None:
         """An RFC 6902 patch whose `test` ops pin what was read: a `Conflict` when it moved."""
         self.forget_watched()
         self._json_patch(BY_KIND[kind], namespace, name, operations)
 
-    def orphan_set(self, stored: dict, timeout: float | None) -> None:
+    def orphan_set(self, stored: JsonObject, timeout: float | None) -> None:
         """Delete the stored set as read (uid and resourceVersion pinned), orphaning its objects,
         and wait for the garbage collector to let it go (see `handover`): watched, not polled;
         a `UserError` after `timeout` seconds (None: no limit)."""
@@ -231,15 +235,17 @@ class ClusterExecutor(Session):
         def look() -> str | None:
             """The stored set's resourceVersion, None once it is gone."""
             try:
-                return self.client.get(DISAGGREGATED_SET, namespace, name)["metadata"]["resourceVersion"]
+                version: str = self.client.get(DISAGGREGATED_SET, namespace, name)["metadata"]["resourceVersion"]
             except NotFound:
                 return None
+            return version
 
-        def watch(version: str, seconds: float) -> bool:
-            return self.client.watch(DISAGGREGATED_SET, namespace, "", version, seconds,
+        def watch(version: str | None, seconds: float) -> bool:  # a look of None is settled: never watched
+            return self.client.watch(DISAGGREGATED_SET, namespace, "", version or "", seconds,
+
                                      field_selector=f"metadata.name={name}")
 
-        version = None
+        version: str | None = None
         for version in until_settled(look, lambda version: version is None, watch, Deadline.after(timeout)):  # noqa: B007 (read after the loop)
             pass
         if version is not None:
@@ -247,12 +253,12 @@ class ClusterExecutor(Session):
                             "orphan its objects (is kube-controller-manager running?); run the hand-over "
                             "again to wait for it")
 
-    def record_event(self, event: dict) -> None:
+    def record_event(self, event: JsonObject) -> None:
         """Create one Event (see `events.event_object`)."""
         self.client.create(EVENT, event["metadata"]["namespace"], event)
 
-    def lease(self, set_name: str, namespace: str, holder: str | None = None,
-              duration: int | None = None, wait_until: Deadline | None = None):
+    def lease(self, set_name: str, namespace: str, wait_until: Deadline | None = None, *,
+              holder: str | None = None, duration: int | None = None) -> Lease:
         """The set's Lease, acquired on `with` entry and released on exit (see `Lease`); with
         `wait_until` (wait.NEVER: no limit) a held one is queued for."""
         # Kept: a long wait inside a pass (an analysis gate) renews it (rollout/analysis.py).
@@ -269,7 +275,8 @@ class ClusterExecutor(Session):
             return
         answered_at = self.permissions.now()  # a grant counts from before it was asked
         # Each review is a round trip: send them side by side, not one after another.
-        answers = side_by_side(*(lambda wanted=wanted: self.client.allowed(*wanted, namespace) for wanted in asked))
+        answers = side_by_side(*(functools.partial(self.client.allowed, verb, resource, namespace)
+                                 for verb, resource in asked))
         for (verb, resource), allowed in zip(asked, answers):
             if allowed:
                 self.permissions.grant(verb, resource, namespace, answered_at)

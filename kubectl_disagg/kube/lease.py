@@ -12,13 +12,15 @@ import math
 import os
 import secrets
 import socket
+from types import TracebackType
 from typing import Any, Mapping
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import LEASE, AlreadyExists, NotFound, RestClient
 from kubectl_disagg.wait import Deadline, until_settled
+from kubectl_disagg.manifests.source import JsonObject
 
 LEASE_PREFIX = "kubectl-disagg-"
 DEFAULT_LEASE_SECONDS = 30
@@ -129,7 +131,7 @@ class Lease:
         self.duration = duration
         self._set_name = set_name
         self._client = client
-        self._object: dict | None = None
+        self._object: JsonObject | None = None
         self._clock = clock
         self._renewed = 0.0  # clock.monotonic() of the latest successful write
         self._wait_until = wait_until  # when queueing for it gives up (NEVER: no limit); None: never queue
@@ -141,7 +143,8 @@ class Lease:
             self.acquire_waiting(self._wait_until)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         try:
             self.release()
         except UserError:
@@ -234,7 +237,7 @@ class Lease:
         finally:
             self._object = None
 
-    def _take_over(self, current: dict, now: datetime.datetime) -> None:
+    def _take_over(self, current: JsonObject, now: datetime.datetime) -> None:
         spec = current.get("spec") or {}
         if not lease_is_free(spec, now):
             raise LeaseHeld(self.name, self.namespace, spec.get("holderIdentity", "?"), lease_expiry(spec), now)
@@ -249,11 +252,11 @@ class Lease:
             raise LeaseHeld(self.name, self.namespace, latest.get("holderIdentity", "?"),
                             lease_expiry(latest), now) from None
 
-    def _store(self, lease: dict) -> None:
+    def _store(self, lease: JsonObject) -> None:
         self._object = lease
         self._renewed = self._clock.monotonic()
 
-    def _manifest(self, now: datetime.datetime) -> dict:
+    def _manifest(self, now: datetime.datetime) -> JsonObject:
         return {
             "apiVersion": f"{LEASE.group}/{LEASE.version}",
             "kind": LEASE.kind,
@@ -272,6 +275,6 @@ class Lease:
         }
 
 
-def _replace_spec(lease: Mapping, **changes: Any) -> dict:
+def _replace_spec(lease: Mapping[str, Any], **changes: Any) -> JsonObject:
     """A copy of `lease` with spec fields changed; metadata (resourceVersion included) kept."""
     return {**lease, "spec": {**(lease.get("spec") or {}), **changes}}

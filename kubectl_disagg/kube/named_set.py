@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubectl_disagg.core.snapshot import LiveLWS
+from kubectl_disagg.core.controller.snapshot import LiveLWS
+from kubectl_disagg.kube.seam import StoredSets
+from kubectl_disagg.manifests.source import JsonObject
 
 
 @dataclass(frozen=True)
 class Stored:
     """The DisaggregatedSet object stored under the name."""
 
-    obj: dict
+    obj: JsonObject
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Absent:
 NamedSet = Stored | DeployedWithFiles | Absent
 
 
-def find_set(cluster, name: str, namespace: str) -> NamedSet:
+def find_set(cluster: StoredSets, name: str, namespace: str) -> NamedSet:
     """The set `name` in `namespace`: one GET when it is stored; else one LIST of its
     LeaderWorkerSets by label; else the namespace's sets (two LISTs) to name them."""
     stored = cluster.stored_set(name, namespace)

@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
                                         SERVICE, Gone, Impersonation, NotFound, Resource, connect, with_kind)
-from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, scaler_replicas, service_from_object
+from kubectl_disagg.core.controller.snapshot import LiveLWS, Snapshot, lws_from_object, scaler_replicas, service_from_object
+from kubectl_disagg.manifests.source import JsonObject
 
 NAMESPACE = Resource("Namespace", "", "v1", "namespaces")  # a cluster's kind: listed with namespace ""
 # GETs of the names a pass would create, sent side by side in batches of this many.
@@ -32,11 +33,11 @@ OCCUPANT_READS_AT_ONCE = 8
 OCCUPANT_GETS_MOST = 32
 
 
-def side_by_side(*calls: Callable[[], Any] | None) -> list:
+def side_by_side(*calls: Callable[[], Any] | None) -> list[Any]:
     """Each call's result, in order (None for a None call), the calls run at once in threads
     of their own (a single one runs here). Every call ends before this returns; the first
     failed call's error, in call order, is then raised here, as Future.result() would."""
-    results: list = [None] * len(calls)
+    results: list[Any] = [None] * len(calls)
     errors: list[BaseException | None] = [None] * len(calls)
 
     def run(index: int, call: Callable[[], Any]) -> None:
@@ -65,16 +66,16 @@ class WatchedLWS:
     resourceVersion they stand at. Parsed views are kept per object version, so a change to one
     LWS of two thousand re-parses one."""
 
-    def __init__(self, items: dict[str, dict], resource_version: str):
+    def __init__(self, items: dict[str, JsonObject], resource_version: str):
         self.items, self.resource_version = items, resource_version
-        self._parsed: dict[str, tuple[str, Any]] = {}
+        self._parsed: dict[str, tuple[str, LiveLWS]] = {}
 
     @classmethod
-    def listed(cls, answer: dict) -> WatchedLWS:
+    def listed(cls, answer: JsonObject) -> WatchedLWS:
         items = {item["metadata"]["name"]: with_kind(item, LWS) for item in answer.get("items") or []}
         return cls(items, (answer.get("metadata") or {}).get("resourceVersion", ""))
 
-    def apply(self, event: dict) -> bool:
+    def apply(self, event: JsonObject) -> bool:
         """Take one watch event in; False when it is not one this view understands (read again)."""
         obj = event.get("object") or {}
         metadata = obj.get("metadata") or {}
@@ -88,7 +89,7 @@ class WatchedLWS:
         self.resource_version = version
         return True
 
-    def live(self) -> tuple:
+    def live(self) -> tuple[LiveLWS, ...]:
         views = []
         for name, obj in sorted(self.items.items()):  # a LIST's order: by name
             version = obj["metadata"].get("resourceVersion", "")
@@ -157,7 +158,7 @@ class Session:
             (lambda: self.client.list(LWS, namespace, selector)) if watched is None else None,
             (lambda: self.client.list(SERVICE, namespace, selector)) if services else None,
             (lambda: self._scalers(namespace)) if services and scalers else None)
-        if lws_list is not None:
+        if watched is None:
             watched = WatchedLWS.listed(lws_list)
             self._watched[(namespace, set_name)] = watched
         service_list = service_list or {}
@@ -186,7 +187,7 @@ class Session:
             return {}, False
         return dict(scaler_replicas(item) for item in listed.get("items") or []), True
 
-    def rollout_state(self, set_name: str, namespace: str) -> dict | None:
+    def rollout_state(self, set_name: str, namespace: str) -> JsonObject | None:
         """The set's RolloutState object as Argo CD applied it (docs/gitops.md), or None where
         the cluster does not serve the kind (asked once, by discovery) or holds none for the set.
         A user who may not get it where the kind is served is refused (deploy/rbac.yaml)."""
@@ -199,18 +200,18 @@ class Session:
         except NotFound:
             return None
 
-    def get_set(self, name: str, namespace: str) -> dict:
+    def get_set(self, name: str, namespace: str) -> JsonObject:
         """The DisaggregatedSet object stored in the cluster (its CRD installed, no controller)."""
         try:
             return self.client.get(DISAGGREGATED_SET, namespace, name)
         except NotFound:
             raise UserError(f"disaggregatedset/{name} not found in namespace {namespace}") from None
 
-    def patch_set(self, name: str, namespace: str, operations: list, *, dry_run: bool = False) -> None:
+    def patch_set(self, name: str, namespace: str, operations: list[JsonObject], *, dry_run: bool = False) -> None:
         """A JSON patch of the stored DisaggregatedSet (`set image`, `rollout restart`): guarded by
         its `test` operations, so a set changed since it was read is refused (409), not overwritten."""
         self.client.patch(DISAGGREGATED_SET, namespace, name, operations, JSON_PATCH, dry_run=dry_run)
-    def stored_set(self, name: str, namespace: str) -> dict | None:
+    def stored_set(self, name: str, namespace: str) -> JsonObject | None:
         """The DisaggregatedSet object stored under `name`, or None: none stored, or the kind not
         served (its CRD not installed)."""
         try:
@@ -319,16 +320,16 @@ class Session:
         threading.Thread(target=run, daemon=True, name=f"watch {resource.plural}/{set_name}").start()
         return background
 
-    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], JsonObject]:
         """The objects already at these (kind, name)s: one GET each, a few at a time side by
         side (see `stepper.read_and_reconcile`). A pass creates a handful; a rollout's start
         over many slices, a few per slice."""
         names = list(names)
         if len(names) > OCCUPANT_GETS_MOST:
             return self._occupants_listed(names, namespace)
-        found: dict[tuple[str, str], dict] = {}
+        found: dict[tuple[str, str], JsonObject] = {}
 
-        def get(kind: str, name: str) -> dict | None:
+        def get(kind: str, name: str) -> JsonObject | None:
             try:
                 return self.client.get(BY_KIND[kind], namespace, name)
             except NotFound:
@@ -341,12 +342,12 @@ class Session:
                     found[key] = obj
         return found
 
-    def _occupants_listed(self, names: list[tuple[str, str]], namespace: str) -> dict[tuple[str, str], dict]:
+    def _occupants_listed(self, names: list[tuple[str, str]], namespace: str) -> dict[tuple[str, str], JsonObject]:
         """`occupants` by one LIST per kind of the namespace, every label (an occupant need not
         carry ours), the kinds side by side."""
         kinds = sorted({kind for kind, _ in names})
         wanted = set(names)
-        found: dict[tuple[str, str], dict] = {}
+        found: dict[tuple[str, str], JsonObject] = {}
         answers = side_by_side(*(lambda kind=kind: self.client.list(BY_KIND[kind], namespace, "") for kind in kinds))
         for kind, answer in zip(kinds, answers):
             for item in answer.get("items") or []:

@@ -11,10 +11,12 @@ from importlib import resources
 
 import yaml
 
+from kubectl_disagg.manifests.source import JsonObject
+
 PACKAGE = "kubectl_disagg.crd_yaml"
 
 
-def crd_documents() -> list[dict]:
+def crd_documents() -> list[JsonObject]:
     """Every CRD shipped with the package, in file-name order."""
     files = sorted((f for f in resources.files(PACKAGE).iterdir() if f.name.endswith(".yaml")),
                    key=lambda f: f.name)

@@ -210,10 +210,10 @@ def _change(lines: list[str], document: Document, path: FieldPath, value: object
     step = 2 if item else max(indent - len(opened["lead"]), 2)
     if item:  # after the first key's block, at its column
         at = _block_end(lines, at, indent, not first["value"]) - 1
-    new = [" " * (indent + step * n) + _key(str(key)) + ":" for n, key in enumerate(path[depth:-1])]
+    added = [" " * (indent + step * n) + _key(str(key)) + ":" for n, key in enumerate(path[depth:-1])]
     head = " " * (indent + step * (len(path) - 1 - depth)) + _key(str(path[-1])) + ":"
-    new += [head + " " + json.dumps(value)] if isinstance(value, str) else entry_lines(head, value)
-    return at + 1, 0, new
+    added += [head + " " + json.dumps(value)] if isinstance(value, str) else entry_lines(head, value)
+    return at + 1, 0, added
 
 
 def _first_key_removed(lines: list[str], at: int, end: int, lead: str) -> tuple[int, int, list[str]]:

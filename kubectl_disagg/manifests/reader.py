@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests import yaml_reader
-from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.manifests.source import Document, FieldPath
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -87,7 +87,7 @@ def _flattened(document: Document, problems: list[Problem]) -> list[Document]:
     if not isinstance(items, list):
         problems.append(Problem(document.file, document.line(("items",)), "items", "must be a list of objects"))
         return []
-    by_item: dict[int, dict] = {}  # one pass over the lines, however many items
+    by_item: dict[str | int, dict[FieldPath, int]] = {}  # one pass over the lines, however many items
     for key, line in document.lines.items():
         if len(key) >= 2 and key[0] == "items":
             by_item.setdefault(key[1], {})[key[2:]] = line

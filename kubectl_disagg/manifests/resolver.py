@@ -24,9 +24,11 @@ from decimal import Decimal
 STR, NULL, BOOL, INT, FLOAT, TIMESTAMP, BINARY, MERGE = (
     "tag:yaml.org,2002:" + name for name in ("str", "null", "bool", "int", "float", "timestamp", "binary", "merge"))
 _RESOLVABLE = frozenset(("", STR, BOOL, INT, FLOAT, NULL, TIMESTAMP))
+# A resolved scalar: the text (a string, a timestamp's, an unknown tag's), a number, a boolean, null.
+Scalar = str | int | float | bool | None
 
 # resolve.go's resolveMap: words read as they are, whatever the tag asks.
-_WORDS: dict[str, tuple[str, object]] = {}
+_WORDS: dict[str, tuple[str, Scalar]] = {}
 for _words, _item in (("y Y yes Yes YES true True TRUE on On ON", (BOOL, True)),
                       ("n N no No NO false False FALSE off Off OFF", (BOOL, False)),
                       ("~ null Null NULL", (NULL, None)),
@@ -55,7 +57,7 @@ class CannotDecode(ValueError):
     """go-yaml refuses a tagged scalar whose text is not of its tag (`!!int many`)."""
 
 
-def resolve(tag: str, value: str) -> tuple[str, object]:
+def resolve(tag: str, value: str) -> tuple[str, Scalar]:
     """(tag, value) as go-yaml v2's `resolve` gives them; `tag` is "" for a plain scalar.
     Integers are Python ints within int64 (or uint64) range, floats Python floats."""
     if tag not in _RESOLVABLE:
@@ -63,12 +65,12 @@ def resolve(tag: str, value: str) -> tuple[str, object]:
     rtag, out = _resolve(tag, value)
     if tag in ("", rtag, STR):
         return rtag, out
-    if tag == FLOAT and rtag == INT and _INT64_MIN <= out <= _INT64_MAX:
+    if tag == FLOAT and rtag == INT and isinstance(out, int) and _INT64_MIN <= out <= _INT64_MAX:
         return FLOAT, float(out)
     raise CannotDecode(f"cannot decode {short_tag(rtag)} `{value}` as a {short_tag(tag)}")
 
 
-def _resolve(tag: str, value: str) -> tuple[str, object]:
+def _resolve(tag: str, value: str) -> tuple[str, Scalar]:
     hint = value[0] if value else "N"
     if tag == STR or (hint not in _HINTS and value):
         return STR, value
@@ -77,9 +79,9 @@ def _resolve(tag: str, value: str) -> tuple[str, object]:
         return word
     if hint == ".":
         if value.isascii() and re.fullmatch(_DOT_FLOAT, value):
-            number = float(value.replace("_", ""))
-            if not math.isinf(number):  # strconv reports a range error, go-yaml reads a string
-                return FLOAT, number
+            real = float(value.replace("_", ""))
+            if not math.isinf(real):  # strconv reports a range error, go-yaml reads a string
+                return FLOAT, real
     elif hint in _SIGN_OR_DIGIT:
         if tag in ("", TIMESTAMP) and is_timestamp(value):
             return TIMESTAMP, value
@@ -91,9 +93,9 @@ def _resolve(tag: str, value: str) -> tuple[str, object]:
             if plain[0] not in "+-" and number <= _UINT64_MAX:  # then ParseUint, which takes no sign
                 return INT, number
         if plain.isascii() and re.fullmatch(_YAML_STYLE_FLOAT, plain):
-            number = float(plain)
-            if not math.isinf(number):
-                return FLOAT, number
+            real = float(plain)
+            if not math.isinf(real):
+                return FLOAT, real
         if plain.startswith("0b"):
             number = _digits(plain[2:], 2, "01")
             if number is not None and number <= _UINT64_MAX:
@@ -189,19 +191,23 @@ def _go_special(value: float) -> str:
     return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
 
 
-def key_string(tag: str, value: object) -> str:
+def key_string(tag: str, value: Scalar) -> str:
     """A mapping key as sigs.k8s.io/yaml's convertToJSONableObject writes it; raises ValueError
-    for the keys it refuses (null, and integers beyond int64, which go-yaml gives as uint64)."""
+    for the keys it refuses (null, and integers beyond int64, which go-yaml gives as uint64).
+    `value` is what `resolve` gave with `tag`: an int for INT, a float for FLOAT, else a str."""
     if tag == BOOL:
         return "true" if value else "false"
     if tag == INT:
+        assert isinstance(value, int)
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise ValueError(f"unsupported map key of type: uint64, key: {value}")
         return str(value)
     if tag == FLOAT:
+        assert isinstance(value, float)
         return _float32_g(value)
     if tag == NULL:
         raise ValueError("unsupported map key of type: %!s(<nil>), key: <nil>")
+    assert isinstance(value, str)
     return value
 
 

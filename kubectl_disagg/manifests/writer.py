@@ -16,9 +16,11 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeGuard
 
 from kubectl_disagg.manifests.resolver import plain_reads_as_string
+from kubectl_disagg.manifests.source import JsonObject
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./(][A-Za-z0-9 _./=+@%,()~:-]*")
 # Words that YAML 1.1 readers (go-yaml v2, PyYAML) take as booleans, whatever the resolver says.
@@ -57,7 +59,7 @@ def _quote(value: str) -> str:
     return re.sub(_NOT_PRINTABLE, _escape, text)
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
@@ -102,11 +104,11 @@ def _float(value: float) -> str:
     return text
 
 
-def _is_block(value: object) -> bool:
+def _is_block(value: object) -> TypeGuard[dict[Any, Any] | list[Any]]:
     return isinstance(value, (dict, list)) and bool(value)
 
 
-def _emit(value: object, indent: str, out: list[str]) -> None:
+def _emit(value: dict[Any, Any] | list[Any], indent: str, out: list[str]) -> None:
     """Append the block lines of a non-empty dict or list, each starting with `indent`."""
     if isinstance(value, dict):
         for key in sorted(value, key=str):
@@ -169,12 +171,12 @@ def to_json(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def as_list(objects: Iterable[object]) -> dict:
+def as_list(objects: Iterable[object]) -> JsonObject:
     """Several objects as one JSON document, the way `kubectl get -o json` does it."""
     return {"apiVersion": "v1", "kind": "List", "items": list(objects), "metadata": {}}
 
 
-def format_objects(objects: list[object], output: str) -> str:
+def format_objects(objects: Sequence[object], output: str) -> str:
     if output == "json":
         return to_json(objects[0] if len(objects) == 1 else as_list(objects))
     return to_yaml_stream(objects)

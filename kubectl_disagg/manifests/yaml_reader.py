@@ -1,6 +1,6 @@
 """YAML text → the JSON documents kubectl sends, each value with its line.
 
-About 770 lines on purpose: it is go-yaml v2's composer and decoder and sigs.k8s.io/yaml's
+About 800 lines on purpose: it is go-yaml v2's composer and decoder and sigs.k8s.io/yaml's
 conversion to JSON, step by step, plus the handful of places where LibYAML's events and go-yaml's
 differ (each rewritten and tested); the scalar rules live in `resolver.py`. The alternatives cost
 more: a parser of our own (the bulk of go-yaml) or calling kubectl (a process per file). Every
@@ -35,18 +35,41 @@ import binascii
 import codecs
 import dataclasses
 import re
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import yaml
 
 from kubectl_disagg.errors import Problem
 from kubectl_disagg.manifests import resolver
 from kubectl_disagg.manifests.resolver import BINARY, BOOL, FLOAT, INT, MERGE, NULL, STR
-from kubectl_disagg.manifests.source import MAX_DEPTH, MAX_VALUES_PER_DOCUMENT, FieldPath, dotted
+from kubectl_disagg.manifests.source import MAX_DEPTH, MAX_VALUES_PER_DOCUMENT, FieldPath, JsonObject, dotted
 
 try:
     from yaml._yaml import CParser as _Parser  # LibYAML
 except ImportError:  # PyYAML built without LibYAML: its Python port of the same parser
-    from yaml import SafeLoader as _Parser
+    # one name bound to either class, which mypy cannot type as one: the two read alike
+    from yaml import SafeLoader as _Parser  # type: ignore[assignment]
+
+# LibYAML's events (yaml.events), as its parser hands them out. PyYAML's stubs make each one's
+# marks, tag and value optional, which LibYAML always sets for the events read here: they are
+# read as LibYAML gives them, not narrowed again at every use.
+_Event = Any
+
+
+class _Events(Protocol):
+    """A parser's event stream (`_Parser`): what the composer reads."""
+
+    def get_event(self) -> _Event: ...
+
+
+# One document as read: its index in the stream, its data, the line of every value by path,
+# and the aliases (path → the anchor's name, the alias's line, the anchor's line).
+_Read = tuple[int, object, dict[FieldPath, int], dict[FieldPath, tuple[str, int, int]]]
+# go-yaml's map[interface{}]interface{} of one mapping: its Go key → the key's JSON text, the
+# value, the key's node
+_Entries = dict[object, tuple[str, object, "_Node"]]
+_T = TypeVar("_T")
 
 _SCALAR, _MAPPING, _SEQUENCE, _ALIAS = range(4)
 # A line that starts a new document for kubectl (apimachinery's YAMLReader).
@@ -64,7 +87,8 @@ class _Node:
 
     __slots__ = ("kind", "line", "tag", "value", "plain", "anchor")
 
-    def __init__(self, kind: int, line: int, tag: str, value, plain: bool = False, anchor: str | None = None):
+    # `value` by kind: a scalar's text, a collection's child nodes, an alias's target node
+    def __init__(self, kind: int, line: int, tag: str, value: Any, plain: bool = False, anchor: str | None = None):
         self.kind, self.line, self.tag, self.value, self.plain, self.anchor = kind, line, tag, value, plain, anchor
 
 
@@ -101,7 +125,7 @@ def split(data: bytes) -> tuple[list[tuple[int, bytes]], list[tuple[int, str]]]:
 
 
 def read(data: bytes, file: str, split_documents: bool = True,
-         json_stream: bool = True) -> tuple[list[tuple[int, object, dict, dict]], list[Problem]]:
+         json_stream: bool = True) -> tuple[list[_Read], list[Problem]]:
     """`(index, data, lines, aliases)` of every document that is not empty or null, and every
     problem (`_Decoder` says what lines and aliases hold). With `split_documents` off, the text
     is one document (a kubeconfig, as client-go reads it)."""
@@ -116,7 +140,7 @@ def read(data: bytes, file: str, split_documents: bool = True,
                         for line, rest in refused]
     else:
         pieces = [(1, data)]
-    documents: list[tuple[int, object, dict, dict]] = []
+    documents: list[_Read] = []
     problems: list[Problem] = []
     for index, (first_line, text) in enumerate(pieces):
         bom = text.find(_BOM, 1)
@@ -181,16 +205,18 @@ def _json_constant(text: str) -> object:
     raise _BadNumber(text)
 
 
-def _json_object(pairs: list) -> dict:
+def _json_object(pairs: list[tuple[str, object]]) -> JsonObject:
     result = dict(pairs)
     if len(result) != len(pairs):
-        seen: set = set()
-        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise _BadNumber(f"duplicate key {duplicate!r}")
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _BadNumber(f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
-def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict, dict]], list[Problem]] | None:
+def _json_stream(data: bytes, file: str) -> tuple[list[_Read], list[Problem]] | None:
     """A stream read as apimachinery's YAMLOrJSONDecoder reads one that looks like JSON:
     JSON values one after another; when the first fails, the whole stream is YAML (None), and
     when the second fails, the rest after the first is YAML. Values as the API server decodes
@@ -203,7 +229,7 @@ def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict, 
 
     decoder = json.JSONDecoder(parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
                                object_pairs_hook=_json_object)
-    documents: list[tuple[int, object, dict, dict]] = []
+    documents: list[_Read] = []
     count = 0
     at = end = 0
     while True:
@@ -229,7 +255,8 @@ def _json_stream(data: bytes, file: str) -> tuple[list[tuple[int, object, dict, 
             value = _without_lone_surrogates(value)
         if value is not None:
             parsed, _ = read(text[at:end].encode("utf-8"), file, split_documents=False)
-            lines = {path: number + line - 1 for path, number in parsed[0][2].items()} if parsed else {(): line}
+            lines: dict[FieldPath, int] = ({path: number + line - 1 for path, number in parsed[0][2].items()}
+                                           if parsed else {(): line})
             documents.append((count - 1, value, lines, {}))
         at = end
 
@@ -245,7 +272,7 @@ def _without_lone_surrogates(value: object) -> object:
     return value
 
 
-def _yaml_after_json(text: str, end: int, documents: list, file: str) -> tuple[list, list[Problem]]:
+def _yaml_after_json(text: str, end: int, documents: list[_Read], file: str) -> tuple[list[_Read], list[Problem]]:
     """After one JSON value, the rest as YAML: from past the spaces and the first line break
     after it (YAMLOrJSONDecoder's consumeWhitespace)."""
     at = end
@@ -363,7 +390,7 @@ class _GoChunks:
         self.at = 0
         self.kept = 0  # bytes of a character cut in two at the end of the last chunk
 
-    def read(self, size: int) -> bytes:
+    def read(self, size: int = 512) -> bytes:
         count = min(size, 512 - self.kept)
         chunk = self.data[self.at:self.at + count]
         self.at += len(chunk)
@@ -442,7 +469,8 @@ def _tag_rest(chars: str, index: int) -> str | None:
     ended the tag at a `,`, `[` or `]`, written with those escaped."""
     if chars[index:index + 1] not in _URI_ESCAPES:
         return None
-    end = _GO_TAG_CHARACTERS.match(chars, index).end()
+    match = _GO_TAG_CHARACTERS.match(chars, index)
+    end = match.end() if match else index  # its `*` always matches, if only ""
     rest = "".join(_URI_ESCAPES.get(char, char) for char in chars[index:end])
     return chars[:index] + rest + chars[end:]
 
@@ -450,7 +478,7 @@ def _tag_rest(chars: str, index: int) -> str | None:
 _PROPERTY_GAP = re.compile("[ \t\r\n\x85\u2028\u2029]")
 
 
-def _tag_before_comma(text: bytes, event) -> bytes | None:
+def _tag_before_comma(text: bytes, event: _Event) -> bytes | None:
     """`text` rewritten when the empty scalar `event` (in a flow collection) ends with a tag
     that a `,` follows directly: LibYAML ends the tag there, go-yaml reads on."""
     decoded = _characters(text)
@@ -487,13 +515,13 @@ def _tag_before_comma_ahead(text: bytes, err: yaml.MarkedYAMLError) -> bytes | N
     return None
 
 
-def _dispose(parser) -> None:
+def _dispose(parser: object) -> None:
     dispose = getattr(parser, "dispose", None)
     if dispose is not None:
         dispose()
 
 
-def _slash_escape(text: bytes, event) -> bool:
+def _slash_escape(text: bytes, event: _Event) -> bool:
     """Whether the double-quoted scalar of `event` writes `\\/`, which go-yaml refuses."""
     decoded = _characters(text)
     if decoded is None:
@@ -503,7 +531,7 @@ def _slash_escape(text: bytes, event) -> bool:
     return re.search(r"(?<!\\)(?:\\\\)*\\/", raw) is not None
 
 
-def _compose_events(parser, text: bytes) -> _Node | None:
+def _compose_events(parser: _Events, text: bytes) -> _Node | None:
     parser.get_event()  # stream start
     event = parser.get_event()
     if isinstance(event, yaml.StreamEndEvent):
@@ -567,8 +595,9 @@ def _allowed_alias_ratio(count: int) -> float:
     return 0.99 - 0.89 * ((count - 400_000) / 3_600_000)
 
 
-def _go_replace(error: UnicodeDecodeError) -> tuple[str, int]:
-    """Go's encoding/json writes each byte of invalid UTF-8 as one U+FFFD."""
+def _go_replace(error: UnicodeError) -> tuple[str, int]:
+    """Go's encoding/json writes each byte of invalid UTF-8 as one U+FFFD (a decoding's handler)."""
+    assert isinstance(error, UnicodeDecodeError)
     return "\ufffd", error.start + 1
 
 
@@ -629,14 +658,14 @@ class _Decoder:
             return self._alias(node, path, depth, lambda target: self.value(target, path, depth))
         if kind == _SEQUENCE:
             return [self.value(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
-        entries: dict = {}
+        entries: _Entries = {}
         self._mapping(node, path, depth, entries)
         return self._json_object(entries, path)
 
     def _alias_of(self, node: _Node) -> tuple[str, int, int]:
         return node.anchor or "", self.first_line + node.line, self.first_line + node.value.line
 
-    def _alias(self, node: _Node, path: FieldPath, depth: int, then):
+    def _alias(self, node: _Node, path: FieldPath, depth: int, then: Callable[[_Node], _T]) -> _T:
         if id(node) in self.expanding:
             raise _Refused(node.line, path, f"anchor '{node.anchor}' value contains itself")
         self.expanding.add(id(node))
@@ -648,13 +677,14 @@ class _Decoder:
             self.expanding.discard(id(node))
 
     # scalars
-    def _resolve(self, node: _Node, path: FieldPath) -> tuple[str, object]:
+    def _resolve(self, node: _Node, path: FieldPath) -> tuple[str, resolver.Scalar]:
         try:
             tag, value = resolver.resolve(node.tag, node.value)
         except resolver.CannotDecode as err:
             self._problem(node, path, str(err))
             return STR, node.value
         if tag == BINARY:
+            assert isinstance(value, str)  # a tag resolve does not know: the text as it is
             try:
                 raw = binascii.a2b_base64(value.replace("\n", "").replace("\r", "").encode("ascii"),
                                           strict_mode=True)
@@ -667,6 +697,7 @@ class _Decoder:
     def _scalar(self, node: _Node, path: FieldPath) -> object:
         tag, value = self._resolve(node, path)
         if tag == FLOAT or tag == INT:
+            assert isinstance(value, (int, float))  # resolved: a number
             try:
                 return resolver.json_number(value)
             except ValueError as err:
@@ -675,8 +706,8 @@ class _Decoder:
         return value  # null, a boolean, or a string (timestamps and unknown tags: the text)
 
     # mappings: `entries` is go-yaml's map[interface{}]interface{}, keyed by Go value
-    def _mapping(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
-        explicit: dict = {}
+    def _mapping(self, node: _Node, path: FieldPath, depth: int, entries: _Entries) -> None:
+        explicit: dict[object, int] = {}
         children = node.value
         for at in range(0, len(children), 2):
             key_node, value_node = children[at], children[at + 1]
@@ -711,6 +742,7 @@ class _Decoder:
             raise _Refused(node.line, path, "invalid map key: mapping keys must be scalars")
         tag, value = self._resolve(target, path)
         if tag not in (NULL, BOOL, INT, FLOAT):
+            assert isinstance(value, str)
             return ("s", value), value  # a string, a timestamp's text, an unknown tag's text
         try:
             text = resolver.key_string(tag, value)
@@ -719,7 +751,7 @@ class _Decoder:
             return None, ""
         return ((tag, object()) if value != value else (tag, value)), text  # NaN keys are all distinct
 
-    def _merge(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+    def _merge(self, node: _Node, path: FieldPath, depth: int, entries: _Entries) -> None:
         """decode.go's merge: a mapping, an alias of one, or a list of those, later ones first."""
         def is_mapping(item: _Node) -> bool:
             return item.kind == _MAPPING or (item.kind == _ALIAS and item.value.kind == _MAPPING)
@@ -735,7 +767,7 @@ class _Decoder:
         else:
             raise _Refused(node.line, path, "map merge requires map or sequence of maps as the value")
 
-    def _merge_one(self, node: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+    def _merge_one(self, node: _Node, path: FieldPath, depth: int, entries: _Entries) -> None:
         self._count(node, path, depth)
         if node.kind == _ALIAS:
             outer = self.merging
@@ -748,15 +780,15 @@ class _Decoder:
         else:
             self._mapping(node, path, depth, entries)
 
-    def _merge_target(self, target: _Node, path: FieldPath, depth: int, entries: dict) -> None:
+    def _merge_target(self, target: _Node, path: FieldPath, depth: int, entries: _Entries) -> None:
         self._count(target, path, depth)
         self._mapping(target, path, depth, entries)
 
-    def _json_object(self, entries: dict, path: FieldPath) -> dict:
+    def _json_object(self, entries: _Entries, path: FieldPath) -> JsonObject:
         """convertToJSONableObject: every key as a string; two Go keys with one string (`1` and
         "1") leave kubectl's choice to chance, so they are refused."""
-        result: dict = {}
-        owners: dict = {}
+        result: JsonObject = {}
+        owners: dict[str, _Node] = {}
         for _go_key, (text, value, key_node) in entries.items():
             if text in owners:
                 first = owners[text]

@@ -1,7 +1,7 @@
 """One analysis gate run from its first measurement to its verdict (design §9.4).
 
 The checks of a gate are measured side by side, each `count` times `interval` apart (the first at
-once), through one `PrometheusClient`; the pure `core.analysis.judge` says after each measurement
+once), through one `PrometheusClient`; the pure `core.delivery.analysis.judge` says after each measurement
 whether a check passed, failed or runs on. A failed check ends the run at once (the gate fails);
 the run ends passed when every check passed. The clock and the sleep are injected (tests run an
 hour of measurements in no time), progress goes to a callback (the command draws it on stderr),
@@ -18,16 +18,18 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import analysis
-from kubectl_disagg.core.analysis import Check, Measurement, Verdict
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.position import ANALYSIS
-from kubectl_disagg.core.waves import State
+from kubectl_disagg.core.delivery import analysis
+from kubectl_disagg.core.delivery.analysis import Check, Measurement, Sample, Verdict
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.position import ANALYSIS, Position
+from kubectl_disagg.core.delivery.waves import Gate, State, WaveDecision
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import PrometheusClient
+from kubectl_disagg.kube.seam import ClusterSession
 from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
-Query = Callable[[str], tuple]  # an expression -> its samples; raises UserError when no answer
+Query = Callable[[str], tuple[Sample, ...]]  # an expression -> its samples; raises UserError when no answer
 
 
 class AnalysisTimeout(UserError):
@@ -79,8 +81,7 @@ def run_gate(checks: list[Check], values: dict[str, str], query: Query, *, deadl
         wait = due - _epoch(clock)
         if deadline is not None and (deadline.expired() or wait > deadline.remaining()):
             raise AnalysisTimeout(f"the analysis did not end within {_timeout(deadline)}: {run.why}")
-        if wait > 0:
-            sleep(wait)
+        sleep(max(wait, 0.0))  # also when due already: the wait is where a brake is looked for
         for check in running:
             if analysis.next_measurement_at(check, taken[check.name], started) <= due:
                 try:
@@ -102,8 +103,9 @@ def _left(deadline: Deadline) -> str:
     return f"the {format_duration(deadline.remaining())} left of {_timeout(deadline)}"
 
 
-def _timeout(deadline: Deadline) -> str:
-    return "--timeout" if deadline.seconds is None else f"--timeout {format_duration(deadline.seconds)}"
+def _timeout(deadline: Deadline | None) -> str:
+    seconds = None if deadline is None else deadline.seconds
+    return "--timeout" if seconds is None else f"--timeout {format_duration(seconds)}"
 
 
 def measure(check: Check, values: dict[str, str], query: Query, clock: Clock) -> Measurement:
@@ -140,13 +142,14 @@ class GateAnalysis:
         self.braked = braked
         self.runs: list[tuple[int, GateRun]] = []  # (wave, run) of each analysis measured, in order
 
-    def __call__(self, ds, namespace: str, decision) -> object | None:
+    def __call__(self, ds: DisaggregatedSet, namespace: str, decision: WaveDecision) -> Position | None:
         """The position with the verdict of the gate `decision` waits at, or None when it waits
         at no analysis without a verdict (a pause, a soak, a verdict already recorded)."""
         gate = pending_gate(decision)
         if gate is None:
             return None
-        policy_analysis = ds.policy.analysis
+        policy_analysis = ds.policy.analysis if ds.policy is not None else None
+        assert isinstance(policy_analysis, analysis.Analysis)  # an analysis gate's policy, validated
         checks = [policy_analysis.check(name) for name in gate.checks]
         values = analysis.placeholder_values(ds.name, namespace, decision.moves_to,
                                              range(decision.waves[gate.wave].end))
@@ -179,7 +182,7 @@ class GateAnalysis:
 KEEP_ALIVE_SECONDS = 5.0  # a Lease lasts 30 s and is renewed after a third of it
 
 
-def pending_gate(decision):
+def pending_gate(decision: WaveDecision) -> Gate | None:
     """The analysis gate `decision` waits at with no verdict recorded (every slice of its wave
     complete, nothing in flight), or None."""
     gate = decision.gate
@@ -188,7 +191,7 @@ def pending_gate(decision):
     return gate if decision.position.verdict(gate.wave) is None else None
 
 
-def gate_analysis(cluster, deadline: Deadline, progress_for: Callable[[str], Callable[[GateRun], None]],
+def gate_analysis(cluster: ClusterSession, deadline: Deadline, progress_for: Callable[[str], Callable[[GateRun], None]],
                   braked: Callable[[object, str], str | None] | None = None) -> GateAnalysis:
     """The GateAnalysis of a cluster session: Prometheus at its address, or through the session's
     API server (`cluster.client`, the kubeconfig's credentials) for a Service, every query bounded

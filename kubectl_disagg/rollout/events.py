@@ -12,13 +12,15 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from kubectl_disagg.clock import Clock
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import Create, Delete, Phase, Scale
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import Create, Delete, Phase, Scale
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.lease import default_holder
+from kubectl_disagg.kube.seam import EventRecorder
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.rollout.stepper import Pass
 
 ROLLING_UPDATE_STARTED = "RollingUpdateStarted"
@@ -28,7 +30,7 @@ SCALING_DOWN = "ScalingDown"
 LWS_DELETED = "LWSDeleted"
 _ACTIONS = {ROLLING_UPDATE_STARTED: "RollingUpdate", ROLLING_UPDATE_COMPLETED: "RollingUpdate",
             SCALING_UP: "Scale", SCALING_DOWN: "Scale", LWS_DELETED: "Delete",
-            # a RolloutPolicy's position (core/waves.py, rollout/progressive.py)
+            # a RolloutPolicy's position (core/delivery/waves.py, rollout/progressive.py)
             **{reason: "Rollout" for reason in ("WaveStarted", "WaveCompleted", "GatePassed", "RolloutAborted",
                                                 "RolloutPaused", "RolloutResumed", "RolloutPromoted",
                                                 "RolloutRetried")}}
@@ -47,12 +49,12 @@ class StepEvent:
         return _ACTIONS[self.reason]
 
 
-def lws_reference(name: str, namespace: str, uid: str = "") -> dict:
+def lws_reference(name: str, namespace: str, uid: str = "") -> dict[str, str]:
     reference = {"apiVersion": naming.LWS_API_VERSION, "kind": naming.LWS_KIND, "name": name, "namespace": namespace}
     return {**reference, "uid": uid} if uid else reference
 
 
-def set_reference(stored: Mapping) -> dict:
+def set_reference(stored: Mapping[str, Any]) -> dict[str, str]:
     metadata = stored.get("metadata") or {}
     return {"apiVersion": stored.get("apiVersion", ""), "kind": stored.get("kind", naming.SET_KIND),
             "name": metadata.get("name", ""), "namespace": metadata.get("namespace", ""),
@@ -93,7 +95,7 @@ def events_for(step: Pass, regarding: Mapping[str, str] | None = None) -> list[S
     return events
 
 
-def event_object(event: StepEvent, micro_now: str, unique: str, instance: str) -> dict:
+def event_object(event: StepEvent, micro_now: str, unique: str, instance: str) -> JsonObject:
     """The events.k8s.io/v1 Event to create, as client-go's events recorder writes it: named
     `<object>.<unique>`; `micro_now` RFC 3339 with microseconds, `instance` who recorded it."""
     return {
@@ -112,7 +114,7 @@ def event_object(event: StepEvent, micro_now: str, unique: str, instance: str) -
     }
 
 
-def record_events(cluster, events: Iterable[StepEvent], clock: Clock,
+def record_events(cluster: EventRecorder, events: Iterable[StepEvent], clock: Clock,
                   warn: Callable[[str], None]) -> None:
     """Create each Event (a history aid: a failure only warns, once, and the rest are skipped),
     stamped with `clock`'s time and recorded by this process (`default_holder`)."""

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kubectl_disagg.core.reconcile import Action
-from kubectl_disagg.core.snapshot import Snapshot
+from kubectl_disagg.core.controller.reconcile import Action
+from kubectl_disagg.core.controller.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from kubectl_disagg.wait import Deadline

@@ -31,8 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.snapshot import controller_set_name, lws_from_object, service_from_object
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.snapshot import LiveObject, controller_set_name, lws_from_object, service_from_object
+from kubectl_disagg.kube.seam import HandoverWrites, StoredSets
+from kubectl_disagg.manifests.source import JsonObject
 
 TO_CONTROLLER = "to-controller"
 TO_PLUGIN = "to-plugin"
@@ -42,7 +44,7 @@ TO_PLUGIN = "to-plugin"
 class Change:
     kind: str
     name: str
-    patch: tuple[dict, ...]  # RFC 6902, pinned to the resourceVersion read
+    patch: tuple[JsonObject, ...]  # RFC 6902, pinned to the resourceVersion read
     summary: str
 
 
@@ -58,7 +60,7 @@ class Handover:
     orphan: str | None = None
 
 
-def owner_reference(stored: Mapping[str, Any]) -> dict:
+def owner_reference(stored: Mapping[str, Any]) -> JsonObject:
     """The ownerReference the controller stamps on the set's LWS and Services (its
     lws_manager.go and service_manager.go: controller, no blockOwnerDeletion)."""
     metadata = stored.get("metadata") or {}
@@ -70,7 +72,9 @@ def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mappi
     """What handing the stored set's `objects` (LWS and Services as read) over changes."""
     set_name = (stored.get("metadata") or {}).get("name", "")
     uid = (stored.get("metadata") or {}).get("uid", "")
-    changes, unchanged, refusal = [], [], []
+    changes: list[Change] = []
+    unchanged: list[str] = []
+    refusal: list[str] = []
     for obj in objects:
         live = (lws_from_object if obj.get("kind") == naming.LWS_KIND else service_from_object)(obj)
         subject = f"{live.kind.lower()}/{live.name}"
@@ -107,24 +111,27 @@ def plan_handover(direction: str, stored: Mapping[str, Any], objects: list[Mappi
 
 
 def _mid_rollout(set_name: str, objects: list[Mapping[str, Any]]) -> list[str]:
-    revisions: dict[str, set[str]] = {}
+    """An LWS whose labels do not place it is left out: `plan_handover` refuses it by its name."""
+    revisions: dict[int, set[str]] = {}
     for obj in objects:
         if obj.get("kind") == naming.LWS_KIND:
-            identity = lws_from_object(obj).identity
-            revisions.setdefault(identity.slice, set()).add(identity.revision)
+            placed = lws_from_object(obj).identity.placed
+            if placed is not None:
+                revisions.setdefault(placed.slice, set()).add(placed.revision)
     return [f"disaggregatedset/{set_name} is mid-rollout (slice {slice_index} has revisions "
             f"{', '.join(sorted(found))}): the controller acts on what it still owns while its objects are "
             "orphaned one by one; hand it over once the rollout is complete"
             for slice_index, found in sorted(revisions.items()) if len(found) > 1]
 
 
-def prepare(cluster, direction: str, name: str, namespace: str) -> tuple[dict, Handover]:
+def prepare(cluster: StoredSets, direction: str, name: str, namespace: str) -> tuple[JsonObject, Handover]:
     """The stored set and its hand-over, read from the cluster."""
     stored = cluster.get_set(name, namespace)
     return stored, plan_handover(direction, stored, list(cluster.snapshot(name, namespace).objects.values()))
 
 
-def carry_out(cluster, stored: Mapping[str, Any], plan: Handover, namespace: str, timeout: float | None) -> None:
+def carry_out(cluster: HandoverWrites, stored: JsonObject, plan: Handover, namespace: str,
+              timeout: float | None) -> None:
     """Write the plan's patches, one object at a time, then (to the plugin) delete the stored
     set orphaning its objects and wait, up to `timeout` seconds, until the garbage collector has
     let it go. Cut short, running the hand-over again finishes the rest (the objects already
@@ -135,29 +142,29 @@ def carry_out(cluster, stored: Mapping[str, Any], plan: Handover, namespace: str
         cluster.orphan_set(stored, timeout)
 
 
-def _expected_name(set_name: str, live) -> str:
-    identity = live.identity
-    if not identity.complete:
+def _expected_name(set_name: str, live: LiveObject) -> str:
+    placed = live.identity.placed
+    if placed is None:
         return "(a complete slice, revision and role label)"
-    name = naming.lws_name(set_name, identity.slice, identity.revision, identity.role)
+    name = naming.lws_name(set_name, placed.slice, placed.revision, placed.role)
     return name if live.kind == naming.LWS_KIND else name + naming.SERVICE_SUFFIX
 
 
-def _add_owner(owners: list, stored: Mapping[str, Any]) -> list[dict]:
+def _add_owner(owners: list[JsonObject], stored: Mapping[str, Any]) -> list[JsonObject]:
     reference = owner_reference(stored)
     if owners:
         return [{"op": "add", "path": "/metadata/ownerReferences/-", "value": reference}]
     return [{"op": "add", "path": "/metadata/ownerReferences", "value": [reference]}]
 
 
-def _add_label(obj: Mapping[str, Any]) -> dict:
+def _add_label(obj: Mapping[str, Any]) -> JsonObject:
     if (obj.get("metadata") or {}).get("labels"):
         return {"op": "add", "path": "/metadata/labels/" + naming.MANAGED_BY_LABEL.replace("/", "~1"),
                 "value": naming.MANAGER}
     return {"op": "add", "path": "/metadata/labels", "value": {naming.MANAGED_BY_LABEL: naming.MANAGER}}
 
 
-def _pinned(obj: Mapping[str, Any], operations: list[dict]) -> tuple[dict, ...]:
+def _pinned(obj: Mapping[str, Any], operations: list[JsonObject]) -> tuple[JsonObject, ...]:
     """The patch, refused by the server if the object changed since it was read."""
     version = (obj.get("metadata") or {}).get("resourceVersion", "")
     return ({"op": "test", "path": "/metadata/resourceVersion", "value": version}, *operations)

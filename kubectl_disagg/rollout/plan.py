@@ -1,16 +1,16 @@
-"""`rollout plan` against the cluster (or a git rollout's state file): what is left of a rollout.
+"""`rollout plan` over either store: what is left of a rollout.
 
 Two parts:
 - `fleet_plan`, pure: the rollout of a set under its RolloutPolicy from (the set and its
   policy, the recorded position, each slice's live progress): each slice where it stands (held
   slices at the revision and replicas they run), each wave with the planner steps of its slices,
   the passes of `rollout step` (the commits through git) to the end and the gates on the way.
-  The position comes from the RolloutState (`live_plans`) or from the state file
-  (`live_from_state`): one computation for both modes (design §9.6).
-- `live_plans`: per set without a policy, per slice, the planner's inputs and the steps left,
-  from the live LWS (reconciled, changing nothing).
+- `live_plans`: per set, what its store observes (rollout/store.py `observe`: the RolloutState
+  and the live LWS, or the state file alone) planned once: under a policy (or through git) its
+  fleet plan; else, from the live objects, per slice, the planner's inputs and the steps left
+  (reconciled, changing nothing). One computation for both stores (design §9.7).
 
-Kept apart from the offline plan (`core.plan_inputs`) so that one never loads the Kubernetes client.
+Kept apart from the offline plan (`core.controller.plan_inputs`) so that one never loads the Kubernetes client.
 """
 
 from __future__ import annotations
@@ -18,36 +18,36 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from kubectl_disagg.core import planner
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.planner import PlanInputs, Step, StepKind
-from kubectl_disagg.core.policy_types import ResolvedWave
-from kubectl_disagg.core.position import ANALYSIS, PAUSE, PROMOTED, Position
-from kubectl_disagg.core.reconcile import SliceReport, reconcile
-from kubectl_disagg.core.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
-from kubectl_disagg.core.waves import (GATE_PASSED, Progress, State, WaveDecision, decide, position_for,
-                                       progress_among, stable_of, the_rollout)
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import PlanInputs, Step, StepKind
+from kubectl_disagg.core.api.policy_types import ResolvedWave
+from kubectl_disagg.core.delivery.position import ANALYSIS, PAUSE, PROMOTED, Position
+from kubectl_disagg.core.controller.reconcile import SliceReport, reconcile
+from kubectl_disagg.core.controller.snapshot import SliceLive, Snapshot, live_from_snapshot  # noqa: F401 (the plan's inputs)
+from kubectl_disagg.core.delivery.waves import GATE_PASSED, Progress, State, WaveDecision, decide, decided
 from kubectl_disagg.errors import UserError
+
+if TYPE_CHECKING:
+    from kubectl_disagg.rollout.store import PositionStore
 
 SlicePlan = tuple[SliceReport, PlanInputs, tuple[Step, ...]]
 
 
-def live_plans(cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, now: datetime.datetime | None = None
+def live_plans(store: PositionStore, now: datetime.datetime
                ) -> list[tuple[DisaggregatedSet, list[SlicePlan] | FleetPlan]]:
-    """Per set: with a RolloutPolicy, its FleetPlan (the position from its RolloutState); else,
-    per slice, its report, the planner inputs and the steps left."""
+    """Per set of `store`: its FleetPlan from the position recorded and each slice's progress;
+    a set without a RolloutPolicy whose live objects the store reads, per slice, its report,
+    the planner inputs and the steps left."""
     plans: list[tuple[DisaggregatedSet, list[SlicePlan] | FleetPlan]] = []
-    for ds in sets:
-        where = namespace_for(ds, namespace, cluster.default_namespace)
-        snapshot = cluster.snapshot(ds.name, where, scalers=ds.has_external_roles)
-        if ds.policy is not None:
-            from kubectl_disagg.rollout.progressive import read_state, recorded_position, utcnow
-
-            recorded = recorded_position(read_state(cluster, ds.name, where), ds)
-            plans.append((ds, fleet_plan(ds, recorded, live_from_snapshot(ds, snapshot), now or utcnow())))
+    for ds, namespace in store.sets():
+        observed = store.observe(ds, namespace)
+        if ds.policy is not None or observed.snapshot is None:
+            plans.append((ds, fleet_plan(ds, observed.position, observed.live, now)))
             continue
-        result = reconcile(ds, snapshot)
+        result = reconcile(ds, observed.snapshot)
         if result.problems:
             raise UserError(list(result.problems))
         plans.append((ds, [slice_plan(ds, report) for report in result.slices]))
@@ -79,7 +79,7 @@ class Situation:
 class SliceLine:
     """One slice as the plan shows it: its `situation`, the `revision` it runs (the old one while
     held) with its `replicas` ((role, count), as live), its `wave` (index), `steps_left` while it
-    moves, and `reason` while held (core/waves.py's Hold)."""
+    moves, and `reason` while held (core/delivery/waves.py's Hold)."""
 
     situation: str
     revision: str
@@ -139,28 +139,17 @@ class FleetPlan:
     # mid-rollout (design §4 step 2.1) and shortens it: `passes` and `commits` are then at most
 
 
-def live_from_state(ds: DisaggregatedSet, state) -> tuple[SliceLive, ...]:
-    """Each slice's progress as a git rollout's state file (gitops/state.py) deploys it."""
-    return tuple(SliceLive(state.deployed(s), state.initial.get(s, {})) for s in range(ds.slices))
-
-
 def fleet_plan(ds: DisaggregatedSet, recorded: Position | None, live: Sequence[SliceLive],
                now: datetime.datetime) -> FleetPlan:
     """The rollout of `ds` under its policy (none: one wave, no budget) from the `recorded` position (the RolloutState's or
     the state file's) and each slice's `live` progress: the decision a step takes now
-    (core/waves.py, as `rollout step` and `rollout step --gitops` decide it), each slice where
+    (core/delivery/waves.py, as `rollout step` and `rollout step --gitops` decide it), each slice where
     it stands, and the passes to the end: each pass moves every slice the decision lets move
     by one planner step (a start, a step, the removal of the drained revision), gates passed as
     they come. Pure: the clock is `now`."""
 
-    def progress_of(revision: str) -> tuple[Progress, ...]:
-        return tuple(progress_among(set(s.runs), revision) for s in live)
-
-    own = recorded is not None
-    rollout, recorded, progress = the_rollout(ds.revision, recorded, progress_of)
-    stable = stable_of(rollout, [set(s.runs) for s in live], own)
-    position = position_for(ds.policy, recorded, rollout, stable, progress, now)
-    decision = decide(ds.policy, rollout, position, progress, now)
+    rollout, _, stable, position, decision = decided(ds.policy, ds.revision, recorded, [set(s.runs) for s in live], now)
+    progress = decision.progress
     aborted = decision.state == State.ABORTED
     rollback = aborted or (bool(position.stable) and position.stable == rollout)
     moving_to = decision.moves_to  # the stable revision after an abort
@@ -259,7 +248,7 @@ def _line(s: int, slice_live: SliceLive, decision: WaveDecision, wave: int, step
 def _passes(ds: DisaggregatedSet, rollout: str, decision: WaveDecision, progress: Sequence[Progress],
             left: Mapping[int, int], starts: set[int], git: bool = False, recorded: frozenset[int] = frozenset()
             ) -> tuple[int, dict[int, tuple[int, int]], list[GateStop], int]:
-    """The passes to the end from `decision`, decided by core/waves.py pass by pass as `rollout
+    """The passes to the end from `decision`, decided by core/delivery/waves.py pass by pass as `rollout
     step` decides them: (passes, wave → (first, last) pass its slices move in, the stops, the
     commits a git rollout adds: the step recording a pause gate, its promote, a resume). With
     `git`, the steps of `rollout step --gitops`: a slice's start (`starts`) lands in the commit

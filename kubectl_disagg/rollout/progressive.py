@@ -3,7 +3,7 @@ RolloutState object, read before each pass and written when the decision moved i
 
 `Progressive.admit` is what `stepper.drive` calls for each pass (for a set without a policy it
 only brings a RolloutState a removed policy left behind to the truth, `unpaced`): it reads the RolloutState
-(a GET), decides (core/waves.py) with the clock it was given, writes the position back when it
+(a GET), decides (core/delivery/waves.py) with the clock it was given, writes the position back when it
 changed (a create, or a PUT pinned to the resourceVersion read: a promote in between is a
 conflict, never lost), records the decision's Events, and hands reconcile the slices it may
 move. A dry run reads and decides, never writes. The verbs (promote, pause, resume, abort,
@@ -22,15 +22,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming, planner
-from kubectl_disagg.core.fleet import rollback_of
-from kubectl_disagg.core.history import advance, going_back, history_of, limit_of
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import policy_from_object, position_problems, verdict_problems
-from kubectl_disagg.core.position import Position, parse_position, position_document, timestamp
-from kubectl_disagg.core.reconcile import Admission
-from kubectl_disagg.core.snapshot import Snapshot, live_from_snapshot
-from kubectl_disagg.core.waves import Passage, Progress, State, WaveDecision, admit, slice_progress
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.delivery.fleet import rollback_of
+from kubectl_disagg.core.delivery.history import advance, going_back, history_of, limit_of
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.policy import policy_from_object, position_problems, verdict_problems
+from kubectl_disagg.core.delivery.position import Position, parse_position, position_document, timestamp
+from kubectl_disagg.core.controller.reconcile import Admission
+from kubectl_disagg.core.controller.snapshot import Snapshot, live_from_snapshot
+from kubectl_disagg.core.delivery.waves import Passage, Progress, State, WaveDecision, admit, slice_progress
 from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
@@ -53,10 +54,6 @@ EVENT_MESSAGES = {
     "RolloutPromoted": "Rollout promoted at wave {wave}: {detail}",
     "RolloutRetried": "Rollout retried from wave 1 (aborted at wave {wave}): {detail}",
 }
-
-
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
 
 
 # --- the object (pure) ------------------------------------------------------------------------
@@ -140,7 +137,7 @@ def _kept(stored: Mapping | None, history: list[dict] | None) -> dict:
 def history_after(ds: DisaggregatedSet, stored: Mapping | None, decision: WaveDecision | None, now: str,
                   who: Callable[[], str], *, complete: bool = False) -> list[dict]:
     """The object's history once `decision` (None: a set without a policy, `complete` or not)
-    is recorded: core/history.py's `advance`, with the abort or retry of this revision."""
+    is recorded: core/delivery/history.py's `advance`, with the abort or retry of this revision."""
     position = decision.position if decision is not None else None
     mine = position is not None and position.revision == ds.revision
     return advance(history_of(stored), ds, now=now, who=who,

@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Callable, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK
-from kubectl_disagg.core.controller import reconciled_by_controller
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.position import Position, Stamp
-from kubectl_disagg.core.sets import set_from_object
+from kubectl_disagg.core.controller.ownership import reconciled_by_controller
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.controller.reconcile import Admission
+from kubectl_disagg.core.controller.snapshot import Snapshot
+from kubectl_disagg.core.delivery.position import Position, Stamp
+from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 from kubectl_disagg.wait import NEVER, Deadline
 from kubectl_disagg.rollout.events import events_for, record_events, set_reference
-from kubectl_disagg.rollout.analysis import AnalysisTimeout, gate_analysis
+from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateRun, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
-from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.rollout.stepper import Admit, Pass, PassInterrupted, Retry, drive
 from kubectl_disagg.views.stops import reconciled_sentence
 
 
@@ -49,29 +51,57 @@ class StepPrinter(Protocol):
     def refused_writes(self, step: Pass) -> None:
         """A server dry run whose writes the API server would refuse: each, and why."""
 
-    def analysis_progress(self, gate: str) -> Callable:
+    def analysis_progress(self, gate: str) -> Callable[[GateRun], None]:
         """Where an analysis gate's run shows its progress (rollout/analysis.py's GateRun)."""
 
 
-def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
-              printer: StepPrinter, *, until_complete: bool = False, dry_run: str | None = None,
-              deadline: Deadline = NEVER, max_in_flight: int = 1, wait_for_lease: bool = False,
-              ignore_controller: bool = False, revision_services: bool = True) -> StepExit:
-    """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code.
-    `revision_services` False: the stored set without its per-revision Services (--no-revision-services).
+@dataclass(frozen=True)
+class StepOptions:
+    """How `rollout step` runs, its flags read once by the command (design §9.7).
 
-    With `until_complete`, sets are rolled one after another and the first that does not
-    complete stops the run; `deadline` (--timeout) bounds it (and the lease queue of
-    `wait_for_lease`), and an analysis gate's run in every step.
-    """
+    `until_complete`: passes until each set is complete, one set after another, the first that
+    does not complete stopping the run; `deadline` (--timeout) bounds it, the lease queue of
+    `wait_for_lease` and an analysis gate's run in every step (with --gitops, `wait` too).
+    `dry_run`: CLIENT or SERVER (rollout/stepper.py), None for a real step. `revision_services`
+    False: a stored set without its per-revision Services (--no-revision-services). Through git
+    (`gitops.run.step_files`): `wait` watches until the step can advance, `commit` commits the
+    states written (on a new `branch`), `pr_description` is where the pull request's text goes,
+    `state_file` the explicit state file of one set."""
+
+    until_complete: bool = False
+    dry_run: str | None = None
+    deadline: Deadline = NEVER
+    max_in_flight: int = 1
+    wait_for_lease: bool = False
+    ignore_controller: bool = False
+    ignore_rollout_state: bool = False
+    revision_services: bool = True
+    quiet: bool = False
+    wait: bool = False
+    commit: bool = False
+    branch: str | None = None
+    pr_description: str | None = None
+    state_file: str | None = None
+
+    @property
+    def passes_deadline(self) -> Deadline:
+        """What bounds the passes of one set: the deadline when they repeat or queue, else none
+        (a single pass runs once it has the lease)."""
+        return self.deadline if self.until_complete or self.wait_for_lease else NEVER
+
+
+def step_sets(cluster: Any, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
+              printer: StepPrinter, options: StepOptions = StepOptions()) -> StepExit:
+    """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code."""
     if sets is None:
+        assert name is not None  # the command asks for NAME or -f
         stored = cluster.get_set(name, namespace or cluster.default_namespace)
-        signs = [] if ignore_controller else reconciled_by_controller(stored)
+        signs = [] if options.ignore_controller else reconciled_by_controller(stored)
         if signs:
             printer.error([f"refusing to step disaggregatedset/{name}:", f"  {reconciled_sentence(name, signs)}"])
             return STEP_EXIT[Outcome.REFUSED]
         ds = set_from_object(stored)
-        ds = ds if revision_services else replace(ds, revision_services=False)
+        ds = ds if options.revision_services else replace(ds, revision_services=False)
         sets = [with_stored_policy(cluster, ds, namespace or cluster.default_namespace)]
         regarding = set_reference(stored)
     else:
@@ -79,40 +109,39 @@ def step_sets(cluster, sets: Sequence[DisaggregatedSet] | None, name: str | None
     codes = []
     for ds in sets:
         target = namespace_for(ds, namespace, cluster.default_namespace)
-        outcome = step_set(cluster, ds, target, printer, until_complete=until_complete, dry_run=dry_run,
-                           deadline=deadline if until_complete or wait_for_lease else NEVER,
-                           max_in_flight=max_in_flight, wait_for_lease=wait_for_lease, regarding=regarding,
-                           analysis_deadline=deadline)
-        if outcome == Outcome.TIMEOUT and until_complete:
-            printer.error([f"timed out after {format_duration(deadline.seconds)}: disaggregatedset/{ds.name} in {target} "
-                           "is not complete; the rollout stays where it is, run the command again to continue"])
+        outcome = step_set(cluster, ds, target, printer, options, regarding)
+        if outcome == Outcome.TIMEOUT and options.until_complete:
+            printer.error([f"timed out after {format_duration(options.deadline.seconds or 0)}: "
+                           f"disaggregatedset/{ds.name} in {target} is not complete; the rollout stays where it "
+                           "is, run the command again to continue"])
         codes.append(STEP_EXIT[outcome])
-        if until_complete and outcome != Outcome.COMPLETE:
+        if options.until_complete and outcome != Outcome.COMPLETE:
             break  # sets roll one after another: the first that does not complete stops the run
     return max(codes)  # of several sets' codes, the highest number (unlike git's most pressing: kept as it was)
 
 
-def step_set(cluster, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, *, until_complete: bool,
-             dry_run: str | None, deadline: Deadline, max_in_flight: int, wait_for_lease: bool = False,
-             regarding: dict | None = None, analysis_deadline: Deadline) -> Outcome:
+def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
+             regarding: dict[str, Any] | None = None) -> Outcome:
     """Drive one set, showing each pass; how it ended (ADVANCED: a pass ran; COMPLETE: with
-    `until_complete`, the set is complete). `deadline` bounds the
-    passes, `analysis_deadline` an analysis gate's run (--timeout, in every step)."""
+    `until_complete`, the set is complete)."""
     last = None
     brakes = None
     changed = False  # whether any pass of this run wrote: a held run's last line says so
+    dry_run = options.dry_run
+    paced: dict[str, Any]
     if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
-        paced: dict = {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn).admit}
+        paced = {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn).admit}
     else:
         brakes = None if dry_run else Brakes(cluster, ds, namespace)
         progressive = Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn, analyze=gate_analysis(
-            cluster, analysis_deadline, printer.analysis_progress, None if brakes is None else brakes.during_analysis))
+            cluster, options.deadline, printer.analysis_progress, None if brakes is None else brakes.during_analysis))
         paced = {"admit": progressive.admit} if brakes is None else {"admit": brakes.admit(progressive),
                                                                      "braked": brakes.moved}
+    until_complete = options.until_complete
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
-                                      deadline=deadline, max_in_flight=max_in_flight,
-                                      wait_for_lease=wait_for_lease, **paced)) as passes:
+                                      deadline=options.passes_deadline, max_in_flight=options.max_in_flight,
+                                      wait_for_lease=options.wait_for_lease, **paced)) as passes:
             for last in passes:
                 printer.show(last, until_complete=until_complete)
                 _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
@@ -164,15 +193,15 @@ class Brakes:
     is one GET of the RolloutState. A brake found stops the stepper there: the next pass holds
     (a pause) or turns back (an abort), and `applied` says who braked while the run went."""
 
-    def __init__(self, cluster, ds: DisaggregatedSet, namespace: str):
+    def __init__(self, cluster: Any, ds: DisaggregatedSet, namespace: str):
         self.cluster, self.ds, self.namespace = cluster, ds, namespace
-        self.first: dict | None = None  # the stamps when the run began (None: not read yet)
-        self.seen: dict | None = None  # the stamps the latest pass decided from
+        self.first: dict[str, Stamp | None] | None = None  # the stamps when the run began (None: not read yet)
+        self.seen: dict[str, Stamp | None] | None = None  # the stamps the latest pass decided from
 
-    def admit(self, progressive: Progressive) -> Callable:
+    def admit(self, progressive: Progressive) -> Admit:
         """`progressive.admit`, keeping the stamps each pass decided from (and those the run
         began with)."""
-        def admit(ds: DisaggregatedSet, snapshot):
+        def admit(ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
             if self.first is None:
                 self.first = _stamps(self._position())
             admitted = progressive.admit(ds, snapshot)
@@ -189,8 +218,8 @@ class Brakes:
         """A brake applied while an analysis is measured (it runs at a gate, where nothing is
         paused, aborted or promoted --full), in words; None when there is none."""
         stamps = _stamps(self._position())
-        return next((f"the rollout was {verb} by {stamps[field].by} at {stamps[field].at}"
-                     for field, verb in BRAKES if stamps[field] is not None), None)
+        return next((f"the rollout was {verb} by {stamp.by} at {stamp.at}"
+                     for field, verb in BRAKES if (stamp := stamps[field]) is not None), None)
 
     def applied(self) -> list[str]:
         """Who paused or aborted the rollout while this run went, and what the run did about it
@@ -214,6 +243,6 @@ class Brakes:
             return None  # unreadable now: the next pass reads it and says why
 
 
-def _record(cluster, printer: StepPrinter, step: Pass, regarding: dict | None) -> None:
+def _record(cluster: Any, printer: StepPrinter, step: Pass, regarding: dict[str, Any] | None) -> None:
     """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
     record_events(cluster, events_for(step, regarding), SYSTEM_CLOCK, lambda message: printer.warn(message, once=True))

@@ -28,15 +28,15 @@ from dataclasses import dataclass, replace
 
 from kubectl_disagg.kube.client import ApiError
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.controller import controller_owned
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.ownership import controller_owned
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.provenance import unrendered
-from kubectl_disagg.core.reconcile import Action, Admission, Annotate, Create, Reconciliation, Scale, undo, write_units
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.render import deep_copy
-from kubectl_disagg.core.snapshot import Snapshot, occupied_by_others
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.provenance import unrendered
+from kubectl_disagg.core.controller.reconcile import Action, Admission, Annotate, Create, Reconciliation, Scale, undo, write_units
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.controller.render import deep_copy
+from kubectl_disagg.core.controller.snapshot import Snapshot, occupied_by_others
 from kubectl_disagg.rollout.executors import Executor, HeldLease, PassExecutor
 from kubectl_disagg.rollout.write_scheduler import run_units
 from kubectl_disagg.views.stops import owned_sentence
@@ -59,7 +59,7 @@ def reconcile_for_step(ds: DisaggregatedSet, snapshot: Snapshot, admit: Admit | 
                        provenance: bool = False) -> Reconciliation:
     """`reconcile`, refused outright when the upstream controller owns the set (see `controller`);
     with `provenance` (the cluster's passes: there every LWS of the set must be ours), also when
-    an LWS of the set is not the one its revision renders (see `core.provenance`); with `admit`
+    an LWS of the set is not the one its revision renders (see `core.controller.provenance`); with `admit`
     (a RolloutPolicy's pass: rollout/progressive.py), over the slices it admits and toward the
     set it says (the stable revision after an abort)."""
     owned = controller_owned(ds.name, snapshot)

@@ -3,6 +3,9 @@
 The rollout verbs (`rollout/verbs.py`) are written once, over a `PositionStore`; the command
 picks the store from `--gitops`:
 
+The same store is what `rollout history`, `rollout undo` and `rollout plan` read: the
+revisions recorded for a set (`history`) and what a live plan starts from (`observe`).
+
 - `ClusterStore` (here): the set's RolloutState object, read with the live LWS and written
   pinned to the resourceVersion read (a write in between is a `Conflict`, never lost); each
   set is its own transaction; the verb is recorded as an Event; who acted is the user the API
@@ -27,10 +30,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core.model import DisaggregatedSet, namespace_for
-from kubectl_disagg.core.position import Position, timestamp
-from kubectl_disagg.core.waves import WaveDecision, WaveEvent, admit
+from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.controller.plan_inputs import Observed
+from kubectl_disagg.core.controller.snapshot import live_from_snapshot
+from kubectl_disagg.core.delivery.history import RevisionEntry, entries, forged, history_of
+from kubectl_disagg.core.delivery.position import Position, timestamp
+from kubectl_disagg.core.delivery.waves import WaveDecision, WaveEvent, admit
 from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events
 from kubectl_disagg.rollout.who import cluster_user
@@ -99,6 +106,15 @@ class PositionStore(Protocol):
         """After a write, the verb told where the rollout's history is kept (an Event; git's
         commit is its own record); `change` with the `stepper` running on its set, if any."""
 
+    def history(self, ds: DisaggregatedSet, namespace: str) -> list[RevisionEntry]:
+        """The revisions recorded for the set, oldest first (core/delivery/history.py's entries:
+        the RolloutState's `history`, or git's commits of the set's file and of its state
+        file); UserError where the record cannot be read, or holds an entry edited by hand."""
+
+    def observe(self, ds: DisaggregatedSet, namespace: str) -> Observed:
+        """What a live plan of the set starts from: the position recorded and what each slice
+        runs (the live LWS, or what the state file deploys); nothing written."""
+
 
 class ClusterStore:
     """The positions in the sets' RolloutState objects (rollout/progressive.py's object)."""
@@ -139,3 +155,21 @@ class ClusterStore:
                       self.warn)
         return replace(change, stepper=running_stepper(self.cluster.client, change.ds.name, change.namespace,
                                                             self.clock.now()))
+
+    def history(self, ds: DisaggregatedSet, namespace: str) -> list[RevisionEntry]:
+        """The entries of the set's RolloutState (none: never stepped here); refused where the
+        cluster does not serve the kind, or where an entry's templates do not hash to its
+        revision (`rolloutstate/NAME: history[i].revision: ...`, every such entry at once)."""
+        stored = read_state(self.cluster, ds.name, namespace)
+        problems = forged(stored)
+        if problems:
+            raise UserError([Problem(f"rolloutstate/{ds.name}", 0, dotted(path), message)
+                             for path, message in problems])
+        return entries(history_of(stored))
+
+    def observe(self, ds: DisaggregatedSet, namespace: str) -> Observed:
+        """The live LWS (and the autoscalers of external roles), and for a set under a policy
+        the position in its RolloutState."""
+        snapshot = self.cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
+        recorded = recorded_position(read_state(self.cluster, ds.name, namespace), ds) if ds.policy is not None else None
+        return Observed(recorded, live_from_snapshot(ds, snapshot), snapshot)

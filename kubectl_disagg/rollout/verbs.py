@@ -1,7 +1,7 @@
 """`rollout promote|pause|resume|abort|retry`, once for both modes, over a `PositionStore`
 (rollout/store.py; design §9.5, design §9.8).
 
-Each verb reads the set's recorded position, changes it (core/waves.py: `promote`, `pause`,
+Each verb reads the set's recorded position, changes it (core/delivery/waves.py: `promote`, `pause`,
 `resume`, `abort`, `retry`, with who acted and the `--reason` given) and has the store write it.
 Nothing else is written, so a verb takes no Lease. In the cluster a stepper running on the set
 (`rollout step --until-complete`, an analysis it measures) writes the position pinned too, so a
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import (ABORTED, PAUSED, PROMOTED_EVENT, RESUMED, RETRIED, Gate, VerbRefused,
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import (ABORTED, PAUSED, PROMOTED_EVENT, RESUMED, RETRIED, Gate, VerbRefused,
                                        WaveDecision, WaveEvent, abort, gates_ahead, pause, promote, resume, retry)
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.exits import VerbExit

@@ -8,9 +8,11 @@ import json
 import weakref
 from collections.abc import Callable
 
+from kubectl_disagg.kube.seam import ClusterSession
+
 SELF_SUBJECT_REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
-_ASKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session → who it acts as
+_ASKED: weakref.WeakKeyDictionary[ClusterSession, str] = weakref.WeakKeyDictionary()  # session → who it acts as
 
 
 def acting_user(asked: Callable[[], str | None]) -> str:
@@ -28,7 +30,7 @@ def acting_user(asked: Callable[[], str | None]) -> str:
         return "unknown"
 
 
-def self_subject(cluster) -> str | None:
+def self_subject(cluster: ClusterSession) -> str | None:
     """The user the API server sees (a SelfSubjectReview: --as, the kubeconfig's user)."""
     answer = cluster.client.send("POST", SELF_SUBJECT_REVIEW, body={
         "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}, repeatable=True)
@@ -36,7 +38,7 @@ def self_subject(cluster) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def cluster_user(cluster) -> str:
+def cluster_user(cluster: ClusterSession) -> str:
     """Who acts through this session with the API server (`acting_user` of `self_subject`),
     asked once a session however many stores and steps ask."""
     name = _ASKED.get(cluster)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kubectl_disagg.errors import Conflict, UserError
-from kubectl_disagg.core.reconcile import Action
+from kubectl_disagg.core.controller.reconcile import Action
 
 DEFAULT_MAX_IN_FLIGHT = 16  # client-go's default QPS burst is 10; the API server's default inflight limit is 400
 MAX_IN_FLIGHT_LIMIT = 64  # connections the REST client keeps pooled

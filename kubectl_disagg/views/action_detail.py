@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from typing import Any
 
 import jsonpatch
 
-from kubectl_disagg.core.render import deep_copy
+from kubectl_disagg.core.controller.render import deep_copy_object
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.stepper import PlannedAction
 
@@ -32,7 +34,7 @@ def action_detail(planned: PlannedAction) -> str | None:
         f"{subject} (live)", f"{subject} (after this step)"))
 
 
-def action_patch(planned: PlannedAction) -> list | None:
+def action_patch(planned: PlannedAction) -> list[JsonObject] | None:
     """A change as an RFC 6902 JSON patch from the live object; None for a create (and when
     there is no change to show)."""
     if planned.before is None or planned.after is None:
@@ -40,8 +42,8 @@ def action_patch(planned: PlannedAction) -> list | None:
     return jsonpatch.make_patch(_displayed(planned.before), _displayed(planned.after)).patch
 
 
-def _displayed(obj: Mapping) -> dict:
+def _displayed(obj: Mapping[str, Any]) -> JsonObject:
     """A copy without managedFields."""
-    shown = deep_copy(dict(obj))
+    shown = deep_copy_object(obj)
     shown["metadata"] = {k: v for k, v in (shown.get("metadata") or {}).items() if k != "managedFields"}
     return shown

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 
 import click
 
-from kubectl_disagg.core.analysis import FAILED, PASSED
+from kubectl_disagg.core.delivery.analysis import FAILED, PASSED
 from kubectl_disagg.rollout.analysis import GateRun
 
 BAR_WIDTH = 20
@@ -29,7 +30,7 @@ def progress_lines(run: GateRun) -> list[str]:
 class AnalysisProgress:
     """The callback `run_gate` reports to: redrawn in place on a terminal."""
 
-    def __init__(self, gate: str, stream=None):
+    def __init__(self, gate: str, stream: TextIO | None = None):
         self.gate, self.stream = gate, stream or sys.stderr
         self.tty = self.stream.isatty()
         self._drawn = 0

@@ -7,17 +7,20 @@ A verdict is what core/analysis.gate_record wrote into the position (keyed by wa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from kubectl_disagg.core.position import Position
+from kubectl_disagg.core.delivery.position import Position
 from kubectl_disagg.views.templating import render_template
 
 
-def recorded_verdicts(before: Position | None, after: Position | None) -> list[dict]:
+def recorded_verdicts(before: Position | None, after: Position | None) -> list[dict[str, Any]]:
     """The verdicts new in the position `after` (by wave), as the template shows them (waves
     counted from 1), with what a failed one made of the rollout (`then`: aborted, paused)."""
+    if after is None:
+        return []
     earlier = before.verdicts if before is not None else {}
     out = []
-    for wave, record in sorted((after.verdicts if after is not None else {}).items()):
+    for wave, record in sorted(after.verdicts.items()):
         if earlier.get(wave) == record or not isinstance(record, Mapping):
             continue
         checks = []
@@ -32,7 +35,7 @@ def recorded_verdicts(before: Position | None, after: Position | None) -> list[d
     return out
 
 
-def _measurement(measurement: Mapping) -> str:
+def _measurement(measurement: Mapping[str, Any]) -> str:
     """`21:54:05 0.3 (held)`: the time (UTC), the values or the error, and whether it held."""
     time = str(measurement.get("time", ""))[11:19]  # HH:MM:SS of the RFC 3339 time, UTC
     mark = "(held)" if measurement.get("ok") is True else "(missed)"
@@ -42,6 +45,6 @@ def _measurement(measurement: Mapping) -> str:
     return f"{time} {values or 'no data'} {mark}"
 
 
-def verdicts_markdown(verdicts: list[dict]) -> str:
+def verdicts_markdown(verdicts: list[dict[str, Any]]) -> str:
     """The pull request's analysis section ("" without verdicts)."""
     return render_template("analysis_verdicts.md.j2", verdicts=verdicts) if verdicts else ""

@@ -19,7 +19,7 @@ from typing import Protocol
 
 import click
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 
 
 # Cobra's ShellCompDirective bits.

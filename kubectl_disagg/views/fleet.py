@@ -1,4 +1,4 @@
-"""A fleet of slices in words (core/fleet.py's `Fleet`): what each slice does, folded into one
+"""A fleet of slices in words (core/delivery/fleet.py's `Fleet`): what each slice does, folded into one
 line per situation, and the one progress line that ends each pass of `rollout step`.
 
 An abort reads as an abort: a pass toward the stable revision is a rollback ("slices 0-1:
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.fleet import Fleet
-from kubectl_disagg.core.reconcile import Phase, SliceReport
-from kubectl_disagg.core.waves import Hold
-from kubectl_disagg.views.stops import abort_sentence, slices_words
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.delivery.fleet import Fleet
+from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
+from kubectl_disagg.core.delivery.waves import Hold
+from kubectl_disagg.core.api.naming import slices_words
+from kubectl_disagg.views.stops import abort_sentence
 
 
 def counts(report: SliceReport) -> str:

@@ -16,22 +16,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import StepKind, role_config
-from kubectl_disagg.core.reconcile import Phase, SliceReport
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import StepKind, role_config
+from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.gitops.step import GitopsStep
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.gitops.step_view import ObservedLWS, SlicePlan
 from kubectl_disagg.gitops.waves import opened_wave
-from kubectl_disagg.core.policy import resolve_waves
+from kubectl_disagg.core.delivery.policy import resolve_waves
 from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
 from kubectl_disagg.views import plan_chart, template_diff
 from kubectl_disagg.views.templating import grouped_by_slice
 from kubectl_disagg.views.waves import gate_words, slice_range
-from kubectl_disagg.core.fleet import Fleet, fleet_of
-from kubectl_disagg.core.reconcile import Rollback
+from kubectl_disagg.core.delivery.fleet import Fleet, fleet_of
+from kubectl_disagg.core.controller.reconcile import Rollback
 from kubectl_disagg.views.stops import abort_sentence, slices_words, why_back
 
 INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (

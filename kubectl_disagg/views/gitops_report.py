@@ -7,11 +7,11 @@ from typing import Any
 
 from kubectl_disagg.gitops.step import GitopsStep
 from kubectl_disagg.rollout.outcome import Outcome
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.planner import role_config
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import role_config
 from kubectl_disagg.gitops.position import is_rollback, numbered
-from kubectl_disagg.core.reconcile import Phase
+from kubectl_disagg.core.controller.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.gitops_pr import pr_context, role_counts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template

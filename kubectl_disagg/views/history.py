@@ -1,13 +1,17 @@
 """What `rollout history` prints: a set's revisions newest first, one line each (text), or a
-document (-o yaml|json); with `--revision R`, that revision whole with its template diff. Pure."""
+document (-o yaml|json); with `--revision R`, that revision whole with its template diff; and
+what `rollout undo` says and commits (`undo_message`, `undo_next`). Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from kubectl_disagg.core.waves import ANALYSIS_BY
-from kubectl_disagg.core.history import ABORTED, Commit, RevisionEntry
+from kubectl_disagg.core.delivery.waves import ANALYSIS_BY
+from kubectl_disagg.core.delivery.history import ABORTED, Commit, RevisionEntry
+from kubectl_disagg.gitops.history import UNDO_TRAILER
 from kubectl_disagg.manifests.writer import format_objects
+from kubectl_disagg.views.gitops_report import commit_subject
+from kubectl_disagg.views.invocation import Invocation
 from kubectl_disagg.views.templating import table
 from kubectl_disagg.views.template_diff import changes
 
@@ -136,3 +140,28 @@ def _mark(commit: Commit, who: str = "") -> dict:
     if commit.subject:
         mark["subject"] = commit.subject
     return mark
+
+
+def undo_message(targets: Mapping[str, RevisionEntry]) -> str:
+    """The commit of `rollout undo --gitops --commit` (its pull request): titled as the rollback,
+    each set's revision written back and where it first started, and a `Rollout-Undo: NAME R`
+    trailer per set, which the steps that follow read (gitops/history.py `going_back`)."""
+    names = sorted(targets)
+    title = (f"Roll back {names[0]} to revision {targets[names[0]].revision}" if len(names) == 1
+             else f"Roll back {len(names)} sets to earlier revisions")
+    body = [f"- {name}: the templates of revision {targets[name].revision} written back (first "
+            f"started {targets[name].started.date} by {targets[name].started.author}"
+            + (f", commit {targets[name].started.sha[:12]}" if targets[name].started.sha else "") + ")"
+            for name in names]
+    trailers = [f"{UNDO_TRAILER}: {name} {targets[name].revision}" for name in names]
+    subject, whole = commit_subject(title)  # a set's long name: the whole title heads the body
+    return "\n".join([subject, "", *([whole, ""] if whole else []), "rollout undo: each set's role templates "
+                      "as they were at an earlier revision. Merging this starts the rollout back, paced "
+                      "by the set's RolloutPolicy like any template change.", "", *body, "", *trailers]) + "\n"
+
+
+def undo_next(invocation: Invocation, uncommitted: bool) -> str:
+    """The line after an undo: the rollout back is taken by `rollout step` of the same set, as
+    the user named it, once the rewritten file is committed where it is not yet."""
+    return (f"next: the rollout back is paced like any other: {invocation.command('step')}"
+            + (" (commit the file first)" if uncommitted else ""))

@@ -4,13 +4,46 @@ for it (the same, with `-f FILE`); an absent one names the sets the namespace ho
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
 from kubectl_disagg.views.invocation import command_line
 
 
-def not_stored_lines(found, verb: str, namespace_flag: str | None) -> list[str]:
+class _Named(Protocol):
+    """What `kube/named_set` answers for a set not stored, as this view reads it (views import
+    nothing of kube/): `Absent` or `DeployedWithFiles`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+
+@runtime_checkable
+class _Absent(_Named, Protocol):
+    @property
+    def others(self) -> tuple[str, ...]: ...
+
+
+class _DeployedWithFiles(_Named, Protocol):
+    @property
+    def lws(self) -> Sequence[object]: ...
+
+    @property
+    def revisions(self) -> list[str]: ...
+
+    @property
+    def slices(self) -> int: ...
+
+    def replicas(self, revision: str) -> dict[str, tuple[int, int]]: ...
+
+
+def not_stored_lines(found: _DeployedWithFiles | _Absent, verb: str, namespace_flag: str | None) -> list[str]:
     """The error lines of `rollout VERB NAME` for `found` (DeployedWithFiles or Absent)."""
     subject = f"disaggregatedset/{found.name}"
-    if not hasattr(found, "lws"):  # Absent
+    if isinstance(found, _Absent):
         others = f"; the sets there: {', '.join(found.others)}" if found.others else \
             "; it holds no DisaggregatedSet and no LeaderWorkerSet of one"
         return [f"{subject} not found in namespace {found.namespace}{others}"]

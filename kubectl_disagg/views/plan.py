@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_disagg.core.plan_inputs import plural, vector
-from kubectl_disagg.core.planner import PlanInputs, Step
-from kubectl_disagg.core.reconcile import Phase
+from kubectl_disagg.core.controller.plan_inputs import plural, vector
+from kubectl_disagg.core.controller.planner import PlanInputs, Step
+from kubectl_disagg.core.controller.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.naming import slices_words
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.api.naming import slices_words
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.waves import gate_words, slice_range, waves_document, waves_lines
 
@@ -84,7 +84,7 @@ def _changed(roles: Sequence[str], before: Step, after: Step) -> str:
     return ", ".join(words) or "-"
 
 
-# The arithmetic every plan and step follows, named where a plan is shown (core/planner.py, proven
+# The arithmetic every plan and step follows, named where a plan is shown (core/controller/planner.py, proven
 # equal to the controller's by tests/integration/test_upstream_conformance.py).
 PLANNER = "the DisaggregatedSet controller's planner"
 

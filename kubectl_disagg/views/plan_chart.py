@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_disagg.core.planner import PlanInputs, Step
+from kubectl_disagg.core.controller.planner import PlanInputs, Step
 
 WIDTH = 100  # terminal columns the chart may take
 HEIGHT = 8  # rows of a terminal chart when a role's counts do not fit one replica per row

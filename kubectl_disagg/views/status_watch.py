@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 REDRAW_UP = "\x1b[{}F"  # cursor to the start of the line N lines up
@@ -68,3 +69,19 @@ class LookWriter:
     def _screen_rows(lines: list[str]) -> int:
         width = max(shutil.get_terminal_size().columns, 1)
         return sum(max(1, -(-len(line) // width)) for line in lines)
+
+
+class DocumentWriter:
+    """Writes each look of `status -w -o yaml|json` that differs from the last one written
+    (nothing when nothing did): a YAML look after the first as a further document (`---`), so
+    the whole output stays one stream a program reads."""
+
+    def __init__(self, write: Callable[[str], object], output: str):
+        self.write, self.output = write, output
+        self._previous: str | None = None
+
+    def __call__(self, text: str) -> None:
+        if text == self._previous:
+            return
+        self.write(("---\n" if self._previous is not None and self.output == "yaml" else "") + text)
+        self._previous = text

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_disagg.core.fleet import fleet_of, situations
-from kubectl_disagg.core.planner import format_position
-from kubectl_disagg.core.reconcile import Create, Phase
-from kubectl_disagg.core.server_refusals import refusal_problems
+from kubectl_disagg.core.delivery.fleet import fleet_of, situations
+from kubectl_disagg.core.controller.planner import format_position
+from kubectl_disagg.core.controller.reconcile import Create, Phase
+from kubectl_disagg.core.controller.server_refusals import refusal_problems
 from kubectl_disagg.rollout.stepper import SERVER, Pass, PlannedAction
 from kubectl_disagg.views.action_detail import action_detail, action_patch
 from kubectl_disagg.views.fleet import progress_line, slice_sentence

@@ -1,4 +1,4 @@
-"""Why a paced rollout does not move on, in words: `core.waves.stopped`'s reason data phrased
+"""Why a paced rollout does not move on, in words: `core.delivery.waves.stopped`'s reason data phrased
 once, for the mode whose commands pass it (`--gitops` or not). Pure, and light to import (core
 only): the pacers below views (rollout/progressive.py, gitops/waves.py) call it for the words a
 pass reports and a RolloutState records (tests/unit/test_architecture.py allows them this one
@@ -12,11 +12,11 @@ import os
 import shlex
 from collections.abc import Callable, Sequence
 
-from kubectl_disagg.core.fleet import going_back, rollback_of
-from kubectl_disagg.core.naming import slices_words, spans  # noqa: F401 (views name slices through here)
-from kubectl_disagg.core.position import ANALYSIS, Stamp
-from kubectl_disagg.core.reconcile import Rollback
-from kubectl_disagg.core.waves import Gate, Stop, Stopped, WaveDecision, stopped
+from kubectl_disagg.core.delivery.fleet import going_back, rollback_of
+from kubectl_disagg.core.api.naming import slices_words, spans  # noqa: F401 (views name slices through here)
+from kubectl_disagg.core.delivery.position import ANALYSIS, Stamp
+from kubectl_disagg.core.controller.reconcile import Rollback
+from kubectl_disagg.core.delivery.waves import Gate, Stop, Stopped, WaveDecision, stopped
 
 Spell = Callable[[str, str], str]  # (verb, flags) → the command line, as the user would type it
 
@@ -64,7 +64,7 @@ def stop_sentence(why: Stopped, gitops: bool = False, spell: Spell | None = None
 
 
 def owned_sentence(set_name: str, owned: Sequence[str]) -> str:
-    """Why `rollout step` refuses a set whose objects (`kind/name`, core/controller.py
+    """Why `rollout step` refuses a set whose objects (`kind/name`, core/controller/ownership.py
     `controller_owned`) the DisaggregatedSet controller owns, and what hands it over."""
     shown = ", ".join(owned[:3]) + (f" and {len(owned) - 3} more" if len(owned) > 3 else "")
     return (f"the DisaggregatedSet controller owns this set ({shown}: their ownerReferences name "
@@ -74,7 +74,7 @@ def owned_sentence(set_name: str, owned: Sequence[str]) -> str:
 
 
 def reconciled_sentence(set_name: str, signs: Sequence[str]) -> str:
-    """Why `rollout step NAME` refuses a stored set showing `signs` (core/controller.py
+    """Why `rollout step NAME` refuses a stored set showing `signs` (core/controller/ownership.py
     `reconciled_by_controller`) that a controller reconciles it, and what overrides it."""
     return (f"disaggregatedset/{set_name} has {', '.join(signs)}, which only the DisaggregatedSet controller "
             "writes: a controller reconciles it (the LWS controller runs one from LWS v0.9 on). Stepping it too "

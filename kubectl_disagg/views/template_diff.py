@@ -15,12 +15,39 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypedDict
 
 MAX_DIFF_LINES = 40  # a pull request shows a short diff; the full one is `git diff` away
 _DROPPED_PREFIX = "leaderWorkerTemplate."  # every role spec's template lives under it
 
 
-def changes(old_records: Sequence, new_record) -> dict:
+class RecordedRole(Protocol):
+    """A role of a revision's record, as `changes` reads it (gitops.state.RoleRecord)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> Mapping[str, object]: ...
+
+
+class Record(Protocol):
+    """A revision's record, as `changes` reads it (gitops.state.RevisionRecord)."""
+
+    @property
+    def revision(self) -> str: ...
+
+    @property
+    def roles(self) -> Sequence[RecordedRole]: ...
+
+
+class Changes(TypedDict):
+    summary: list[str]
+    diff: list[str]
+    truncated: int
+
+
+def changes(old_records: Sequence[Record], new_record: Record) -> Changes:
     """{"summary": [phrase], "diff": [line], "truncated": n} from each old record to the new one.
 
     Records are RevisionRecords (revision, placement, roles); roles are matched by name.
@@ -37,7 +64,7 @@ def changes(old_records: Sequence, new_record) -> dict:
     return {"summary": summary, "diff": lines[:MAX_DIFF_LINES], "truncated": truncated}
 
 
-def _summaries(old, new) -> dict[str, list[str]]:
+def _summaries(old: Record, new: Record) -> dict[str, list[str]]:
     """phrase → roles it applies to, in role order (one phrase for a change every role shares)."""
     out: dict[str, list[str]] = {}
     old_roles = {role.name: role for role in old.roles}
@@ -55,7 +82,7 @@ def _summaries(old, new) -> dict[str, list[str]]:
     return out
 
 
-def _diff_lines(old, new, several: bool) -> list[str]:
+def _diff_lines(old: Record, new: Record, several: bool) -> list[str]:
     lines = [f" from revision {old.revision}"] if several else []
     old_roles = {role.name: role for role in old.roles}
     new_roles = {role.name: role for role in new.roles}
@@ -67,7 +94,7 @@ def _diff_lines(old, new, several: bool) -> list[str]:
         for path, a, b in field_changes(before.spec, role.spec):
             lines.append(f" {role.name}: {path}")
             if isinstance(a, list) or isinstance(b, list):
-                lines.extend(_list_lines(a or [], b or []))
+                lines.extend(_list_lines(_items(a), _items(b)))
             else:
                 if a is not None:
                     lines.append(f"-  {_scalar(a)}")
@@ -77,9 +104,14 @@ def _diff_lines(old, new, several: bool) -> list[str]:
     return lines
 
 
-def _list_lines(a: list, b: list) -> list[str]:
+def _items(value: object) -> list[Any]:
+    """One side of a changed list: its items, none where the side has no list."""
+    return value if isinstance(value, list) else []
+
+
+def _list_lines(a: list[Any], b: list[Any]) -> list[str]:
     """Only the items that changed, in a unified diff's -/+ form."""
-    out = []
+    out: list[str] = []
     matcher = difflib.SequenceMatcher(a=[_scalar(x) for x in a], b=[_scalar(x) for x in b], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -89,7 +121,7 @@ def _list_lines(a: list, b: list) -> list[str]:
     return out
 
 
-def field_changes(old: Mapping, new: Mapping) -> list[tuple[str, object, object]]:
+def field_changes(old: Mapping[str, object], new: Mapping[str, object]) -> list[tuple[str, object, object]]:
     """(path, old value, new value) for every leaf that differs; None where a side has none."""
     before, after = flatten(old), flatten(new)
     paths = list(before) + [path for path in after if path not in before]
@@ -130,9 +162,9 @@ def _phrase(path: str, a: object, b: object) -> str:
             return f"image {repository_a} `{tag_a} → {tag_b}`"
         return f"image `{a} → {b}`"
     if isinstance(a, list) or isinstance(b, list):
-        a, b = a or [], b or []
-        added = [x for x in b if x not in a]
-        removed = [x for x in a if x not in b]
+        old_items, new_items = _items(a), _items(b)
+        added = [x for x in new_items if x not in old_items]
+        removed = [x for x in old_items if x not in new_items]
         words = []
         if added:
             words.append(f"{field} {_plural(len(added), 'item')} added ({', '.join(f'`{_scalar(x)}`' for x in added)})")

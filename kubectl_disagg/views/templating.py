@@ -7,12 +7,16 @@ Only text meant for people goes through here; manifests are built as data.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from typing import TypeVar
 
 import jinja2
 
+_Value = TypeVar("_Value")
+
 
 @functools.lru_cache(maxsize=1)
-def _environment():
+def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("kubectl_disagg.templates", "."),
         undefined=jinja2.StrictUndefined,
@@ -23,16 +27,17 @@ def _environment():
     )
 
 
-def render_template(name: str, **context) -> str:
+def render_template(name: str, **context: object) -> str:
     return _environment().get_template(name).render(**context)
 
 
-def table(headers: list[str] | None, rows: list[list], indent: str = "", right: tuple[int, ...] = ()) -> list[str]:
+def table(headers: list[str] | None, rows: Sequence[Sequence[object]], indent: str = "",
+          right: tuple[int, ...] = ()) -> list[str]:
     """Rows of cells padded to their column's width, kubectl-style (two spaces apart): the one
     table builder. `right`: the columns aligned right (numbers); `headers` None: rows only."""
     lines_of = [headers, *rows] if headers is not None else list(rows)
     widths = [max(len(str(cell)) for cell in column) for column in zip(*lines_of)]
-    lines = []
+    lines: list[str] = []
     for row in lines_of:
         cells = [str(cell).rjust(width) if index in right else str(cell).ljust(width)
                  for index, (cell, width) in enumerate(zip(row, widths))]
@@ -40,17 +45,16 @@ def table(headers: list[str] | None, rows: list[list], indent: str = "", right: 
     return lines
 
 
-def grouped_by_slice(items: list[tuple[int, object]]) -> list[tuple[str, object]]:
+def grouped_by_slice(items: Sequence[tuple[int, _Value]]) -> list[tuple[str, _Value]]:
     """Runs of consecutive slices that say the same thing, labelled "slice 3" or "slices 0-99".
 
     A set of 100 slices rolling in step reads as one line, not a hundred.
     """
-    groups: list[list] = []
+    groups: list[tuple[int, int, _Value]] = []  # (first slice, last slice, what they say)
     for slice_index, value in items:
-        last = groups[-1] if groups else None
-        if last and last[2] == value and last[1] == slice_index - 1:
-            last[1] = slice_index
+        if groups and groups[-1][2] == value and groups[-1][1] == slice_index - 1:
+            groups[-1] = (groups[-1][0], slice_index, groups[-1][2])
         else:
-            groups.append([slice_index, slice_index, value])
+            groups.append((slice_index, slice_index, value))
     return [(f"slice {first}" if first == last else f"slices {first}-{last}", value)
             for first, last, value in groups]

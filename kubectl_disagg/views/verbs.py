@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import click
 
-from kubectl_disagg.core.position import ANALYSIS, position_document
-from kubectl_disagg.core.naming import slices_words
-from kubectl_disagg.core.waves import Gate, Progress, Refuse, VerbRefused, WaveDecision
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.position import ANALYSIS, position_document
+from kubectl_disagg.core.api.naming import slices_words
+from kubectl_disagg.core.delivery.waves import Gate, Progress, Refuse, VerbRefused, WaveDecision
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.rollout.verbs import VerbResult
 from kubectl_disagg.views.invocation import Invocation
@@ -36,7 +37,7 @@ def passed_words(gates: tuple[Gate, ...]) -> str:
     return f"{', '.join(parts[:-1])} and {parts[-1]} pass as their waves complete"
 
 
-def passed_document(gates: tuple[Gate, ...]) -> list[dict]:
+def passed_document(gates: tuple[Gate, ...]) -> list[dict[str, object]]:
     """The same for -o json|yaml: one entry per gate, `skipped` for an analysis passed without verdict."""
     return [{"wave": g.wave + 1, "gate": g.kind, **({"checks": list(g.checks), "skipped": True}
                                                     if g.kind == ANALYSIS else {})} for g in gates]
@@ -80,7 +81,7 @@ class VerbConsole:
             return
         click.echo(verb_line(result, self.gitops, self.invocation), nl=False)
 
-    def refused(self, verb: str, ds, namespace: str, refused: VerbRefused, together: bool) -> None:
+    def refused(self, verb: str, ds: DisaggregatedSet, namespace: str, refused: VerbRefused, together: bool) -> None:
         """A verb the position refused (core/waves.py VerbRefused); `together`: nothing was written."""
         why = refusal_sentence(refused)
         if together:
@@ -88,7 +89,7 @@ class VerbConsole:
         else:
             self.error([f"refusing to {verb} disaggregatedset/{ds.name} in {namespace}: {why}"])
 
-    def conflicted(self, verb: str, ds, namespace: str, what: str, attempts: int) -> None:
+    def conflicted(self, verb: str, ds: DisaggregatedSet, namespace: str, what: str, attempts: int) -> None:
         self.error([f"could not {verb} disaggregatedset/{ds.name} in {namespace}: {what}, {attempts} times in a row; "
                     "run it again"])
 

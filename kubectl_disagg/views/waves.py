@@ -3,8 +3,12 @@ for the table, a bar per wave for -o chart, a list for -o yaml|json. Pure."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core.durations import format_duration
-from kubectl_disagg.core.policy import resolve_waves
+from typing import Any
+
+from kubectl_disagg.core.api.durations import format_duration
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.policy import resolve_waves
+from kubectl_disagg.core.api.policy_types import ResolvedWave, RolloutPolicy
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.templating import table
 
@@ -17,9 +21,9 @@ def slice_range(start: int, end: int) -> str:
     return f"slice {start}" if end - start == 1 else f"slices {start}-{end - 1}"
 
 
-def gate_words(wave, invocation: Invocation = GENERIC) -> str:
+def gate_words(wave: ResolvedWave, invocation: Invocation = GENERIC) -> str:
     """The gates after `wave`; the command that passes a pause spelled as the user invoked us."""
-    gates = []
+    gates: list[str] = []
     if wave.analysis:
         gates.append(f"analysis {', '.join(wave.analysis)}")
     if wave.pause:
@@ -28,9 +32,14 @@ def gate_words(wave, invocation: Invocation = GENERIC) -> str:
     return ", then ".join(gates) or "none"
 
 
-def waves_document(ds) -> dict:
+def _policy(ds: DisaggregatedSet) -> RolloutPolicy:
+    assert ds.policy is not None  # the paced sets only (views/plan.py)
+    return ds.policy
+
+
+def waves_document(ds: DisaggregatedSet) -> dict[str, Any]:
     """-o yaml|json: the policy's waves resolved for the set."""
-    policy = ds.policy
+    policy = _policy(ds)
     return {"set": ds.name, "maxSlicesInFlight": policy.budget(ds.slices), "onFailure": policy.on_failure,
             "waves": [{"wave": w.index + 1, "slices": list(w.slices), "analysis": list(w.analysis),
                        "pause": None if not w.pause else ({"duration": format_duration(w.duration)}
@@ -38,16 +47,17 @@ def waves_document(ds) -> dict:
                       for w in resolve_waves(policy, ds.slices)]}
 
 
-def waves_lines(ds, chart: bool = False, width: int = 60, invocation: Invocation = GENERIC) -> list[str]:
+def waves_lines(ds: DisaggregatedSet, chart: bool = False, width: int = 60,
+                invocation: Invocation = GENERIC) -> list[str]:
     """The waves as a table (WAVE, SLICES, GATES AFTER IT); with `chart`, a bar of each wave's
     share of the slices beside it."""
-    policy = ds.policy
+    policy = _policy(ds)
     waves = resolve_waves(policy, ds.slices)
     budget = policy.budget(ds.slices)
     head = (f"disaggregatedset/{ds.name} RolloutPolicy {policy.name}: {len(waves)} wave"
             f"{'' if len(waves) == 1 else 's'}, {'no limit on' if budget is None else f'at most {budget}'} slices "
             f"in flight, a failed check does {policy.on_failure}")
-    rows = []
+    rows: list[list[object]] = []
     for wave in waves:
         row = [wave.index + 1, slice_range(wave.start, wave.end), gate_words(wave, invocation) if wave is not waves[-1] else "-"]
         if chart:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import parse_state, state_document

@@ -15,9 +15,9 @@ import threading
 from types import SimpleNamespace
 
 from kubectl_disagg import errors
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale
-from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import Annotate, Create, Delete, Scale
+from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, service_from_object
 from testenv.lws_simulator import lws_conditions
 
 
@@ -142,7 +142,9 @@ class MemoryExecutor:
         with self.lock:
             return self.cluster.snapshot(set_name)
 
-    def execute(self, action, namespace):
+    def execute(self, action, namespace, *, dry_run=False):
+        if dry_run:
+            return  # judged only, and the memory cluster refuses nothing: nothing is stored
         if self.conflicts:
             self.conflicts -= 1
             raise errors.Conflict(f"{action.kind.lower()}/{action.name} changed since it was read")

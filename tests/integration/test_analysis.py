@@ -4,8 +4,8 @@ Prometheus inside a network namespace of the test's own; root only)."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core import analysis
-from kubectl_disagg.core.analysis import Check, Condition
+from kubectl_disagg.core.delivery import analysis
+from kubectl_disagg.core.delivery.analysis import Check, Condition
 from kubectl_disagg.kube.client import PrometheusClient, connect
 from kubectl_disagg.rollout.analysis import run_gate
 from testenv.prometheus import LatencyExporter

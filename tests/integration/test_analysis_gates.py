@@ -9,7 +9,7 @@ import time
 import pytest
 import yaml
 
-from kubectl_disagg.exits import GitopsExit, StepExit, VerbExit
+from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from tests.oracles.argocd_harness import resource_health
 from tests.support.git_repo import deploy
@@ -145,7 +145,7 @@ def test_through_git_the_pull_request_carries_the_values_and_the_rollout_complet
                                                                                    prometheus):
     stable, target = paced_through_git(repo, prometheus.address)
     serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=target)
-    done, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.COMPLETE})
+    done, texts = git_rounds(repo, tmp_path / "pr.md", {StepExit.COMPLETE})
     (opening,) = [text for text in texts if "**Analysis after wave 1: passed.** ttft: 0.09" in text]
     assert opening.splitlines()[0].endswith("; analysis after wave 1 passed; wave 2 starts")
     assert "at 3 measurements" in opening and "| ttft | prefill | `< 0.5` |" in opening
@@ -159,7 +159,7 @@ def test_through_git_a_slow_canary_writes_the_abort_and_argo_cd_shows_it_degrade
     stable, target = paced_through_git(repo, prometheus.address)
     serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
     untouched = versions_of_git(repo, {1, 2, 3})
-    held, texts = git_rounds(repo, tmp_path / "pr.md", {GitopsExit.HELD})
+    held, texts = git_rounds(repo, tmp_path / "pr.md", {StepExit.HELD})
     (failing,) = [text for text in texts if "**Analysis after wave 1: failed.**" in text]
     assert "2.425 is not < 0.5" in failing and "2.425 (missed)" in failing and "`onFailure: abort` follows" in failing
     assert failing.splitlines()[0].startswith(f"llm: rollback of slice 0 to {stable}, step 1 — aborted: analysis failed "
@@ -184,7 +184,7 @@ def to_the_gate_through_git(repo):
         repo.sync()
         repo.simulator.sync(repo.namespace)
         run = repo.step("--timeout", "5s")
-        if run.code != GitopsExit.ADVANCED:
+        if run.code != StepExit.OK:
             return run
         repo.commit(f"rollout step {index}")
     raise AssertionError("never reached the gate")
@@ -194,7 +194,7 @@ def test_through_git_an_analysis_longer_than_the_timeout_exits_4_and_writes_noth
     # With --timeout 5s the step that reaches the gate refuses to start measuring, says so in the
     # words a person would use, and writes nothing.
     run = to_the_gate_through_git(repo)
-    assert run.code == GitopsExit.TIMEOUT, (run.code, run.err)
+    assert run.code == StepExit.TIMEOUT, (run.code, run.err)
     assert re.search(r"the analysis takes at least 2m \(count × interval of ttft\), more than the [0-9.]+s left of "
                      r"--timeout 5s; nothing written", run.err), run.err
     assert repo.git("status", "--porcelain") == ""  # the state file is as committed
@@ -307,13 +307,13 @@ def test_through_git_retry_after_an_analysis_abort_is_one_commit_and_the_rollout
                                                                                           exporter, prometheus):
     stable, target = paced_through_git(repo, prometheus.address)
     serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=target)
-    git_rounds(repo, tmp_path / "pr.md", {GitopsExit.HELD})
+    git_rounds(repo, tmp_path / "pr.md", {StepExit.HELD})
     fixed(exporter, prometheus, repo.namespace, target)
     retried = repo.cli("rollout", "retry", "--gitops", "-f", str(repo.root), "--commit", "--reason", "fixed")
     assert retried.code == 0 and repo.clean(), retried
     assert "retry" in repo.git("log", "-1", "--format=%s")
     assert yaml.safe_load(repo.state_file.read_text())["position"]["retried"]["reason"] == "fixed"
-    git_rounds(repo, tmp_path / "pr.md", {GitopsExit.COMPLETE})
+    git_rounds(repo, tmp_path / "pr.md", {StepExit.COMPLETE})
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
 
@@ -377,15 +377,15 @@ def test_issue47_item14_through_git_status_at_an_analysis_gate_names_the_step_an
     the RolloutPolicy: a --gitops verb's commit passes it" (exit 7) where `rollout step --gitops`
     measures it and writes the verdict: the step is the next action (exit 0). Nothing else
     measures it, so -w ends there at once, held (7), naming the step, as in the cluster."""
-    assert to_the_gate_through_git(repo).code == GitopsExit.TIMEOUT
+    assert to_the_gate_through_git(repo).code == StepExit.TIMEOUT
     run = repo.status()
-    assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
+    assert run.code == StepExit.OK, (run.code, run.out, run.err)
     assert "next: run rollout step --gitops" in run.out
     assert f"wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f {repo.root}` measures it" in run.out
     started = time.monotonic()
     run = repo.status("-w", "--timeout", "60s")
     took = time.monotonic() - started
-    assert run.code == GitopsExit.HELD, (run.code, run.err)
+    assert run.code == StepExit.HELD, (run.code, run.err)
     assert took < 10, took
     assert (f"disaggregatedset/llm in {repo.namespace} is held: wave 1 waits for analysis (ttft): "
             f"`kubectl disagg rollout step --gitops -f {repo.root}` measures it") in run.err, run.err

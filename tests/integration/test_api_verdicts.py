@@ -15,8 +15,8 @@ import urllib.error
 
 import pytest
 
-from kubectl_disagg.core.render import MAX_OBJECT_BYTES, leader_worker_set, object_bytes
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.controller.render import MAX_OBJECT_BYTES, leader_worker_set, object_bytes
+from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.support.validation import REFUSED_BY_THE_CLUSTER, SERVER_SAYS, base, errors_of

@@ -14,7 +14,7 @@ import json
 import pytest
 import yaml
 
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.gitops.step import initial_state

@@ -12,7 +12,7 @@ import json
 
 import yaml
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.controller import SERVICE_PATH, controller_owner
 from tests.support.controller import store

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client, watch
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.rollout_config import resolve_config
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LEASE_PREFIX
 from tests.support.stepping import SET, assert_matches_render, model, write_set

@@ -4,7 +4,7 @@ slices' writes are in flight. Each leaves a state the next passes converge from.
 
 from __future__ import annotations
 
-from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.core.controller.reconcile import Scale
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.executor import ClusterExecutor

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
 from testenv.controlplane import PROJECT_CRDS, ControlPlane

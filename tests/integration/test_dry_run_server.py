@@ -10,7 +10,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.privilege import STATUS, STEPPER, run, without_verb
 from tests.support.stepping import (

@@ -36,7 +36,7 @@ import pytest
 from kubernetes import client
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.core.api.rollout_config import resolve_config
 from kubectl_disagg.exits import StepExit
 from testenv.faults import CONTEXT, FaultPath, ensure_fault_binaries
 from tests.support.faults import Recorder
@@ -380,7 +380,7 @@ def _three_slices(rig: Rig, tmp_path: Path) -> Path:
 
 def after_first_scale_up(monkeypatch, hook) -> None:
     """Run `hook()` once, right after the first scale-up of a pass has landed."""
-    from kubectl_disagg.core.reconcile import Scale
+    from kubectl_disagg.core.controller.reconcile import Scale
     from kubectl_disagg.kube.executor import ClusterExecutor
 
     execute, fired = ClusterExecutor.execute, threading.Event()

@@ -9,8 +9,8 @@ import re
 
 import yaml
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.exits import StepExit
 from tests.support.git_repo import deploy
 from tests.support.progressive import ROLES, git_rounds, paced, revisions, rollout_state, until_held_or_complete
 from tests.support.prometheus import TTFT_QUERY, serve_for
@@ -134,7 +134,7 @@ def test_through_git_a_bad_canary_aborts_then_a_good_rollout_ends(repo, tmp_path
 
     repo.change_set("a bad image", ROLES, slices=SLICES, image="img:2")
     serve_for(exporter, prometheus, 2.0, namespace=repo.namespace, set_="llm", revision=model(repo.set_file).revision)
-    held, texts = git_rounds(repo, pr, {GitopsExit.HELD})
+    held, texts = git_rounds(repo, pr, {StepExit.HELD})
     titles = [text.splitlines()[0] for text in texts]
     # with one replica per role: 3 commits forward (the canary), 4 back (the last removes the bad revision)
     assert len(titles) <= 7, titles
@@ -150,13 +150,13 @@ def test_through_git_a_bad_canary_aborts_then_a_good_rollout_ends(repo, tmp_path
     serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=target)
     titles, people = [], 0
     for _ in range(4):
-        run, texts = git_rounds(repo, pr, {GitopsExit.HELD, GitopsExit.COMPLETE}, limit=60)
+        run, texts = git_rounds(repo, pr, {StepExit.HELD, StepExit.COMPLETE}, limit=60)
         titles += [text.splitlines()[0] for text in texts]
-        if run.code == GitopsExit.COMPLETE:
+        if run.code == StepExit.COMPLETE:
             break
         # status --gitops -w ends where the step is held, with its code; -o json has the rollout's fields
         watched = repo.status("-w", "--timeout", "60s")
-        assert watched.code == GitopsExit.HELD and "rollout promote --gitops" in watched.out, watched
+        assert watched.code == StepExit.HELD and "rollout promote --gitops" in watched.out, watched
         assert "disaggregatedset/llm in " in watched.err and " is held: wave 2 is paused" in watched.err
         rollout = json.loads(repo.status("-o", "json").out)["rollout"]
         assert rollout["wave"]["index"] == 1 and rollout["gate"] == {"kind": "pause", "wave": 1, "reached": True}
@@ -165,7 +165,7 @@ def test_through_git_a_bad_canary_aborts_then_a_good_rollout_ends(repo, tmp_path
         promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
         assert promoted.code == 0, promoted
         people += 1
-    assert run.code == GitopsExit.COMPLETE and people == 1  # the analysis passed by itself; the pause needed one
+    assert run.code == StepExit.COMPLETE and people == 1  # the analysis passed by itself; the pause needed one
     assert_counted(titles)
     assert len(titles) <= 17, titles  # measured at one replica per role; docs/gitops.md has the larger fleet
     assert any("analysis after wave 1 passed" in t for t in titles) and any("wave 2 is paused" in t for t in titles)
@@ -184,8 +184,8 @@ def test_through_git_a_bad_canary_aborts_then_a_good_rollout_ends(repo, tmp_path
     assert repo.git("log", "-1", "--format=%s").strip() == f"Roll back llm to revision {stable}"
     assert model(repo.set_file).revision == stable and repo.clean()
     serve_for(exporter, prometheus, 0.1, namespace=repo.namespace, set_="llm", revision=stable)
-    run, texts = git_rounds(repo, pr, {GitopsExit.HELD, GitopsExit.COMPLETE}, limit=60)
-    assert run.code == GitopsExit.HELD, run  # at wave 2's pause: the canary and wave 2 went first
+    run, texts = git_rounds(repo, pr, {StepExit.HELD, StepExit.COMPLETE}, limit=60)
+    assert run.code == StepExit.HELD, run  # at wave 2's pause: the canary and wave 2 went first
     titles = [text.splitlines()[0] for text in texts]
     assert titles and all(t.startswith(f"llm: rollback to {stable}, step ") for t in titles), titles
     assert_counted(titles)

@@ -22,9 +22,9 @@ import time
 import pytest
 import yaml
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.naming import STATE_FILE
-from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.naming import STATE_FILE
+from kubectl_disagg.exits import StepExit
 from tests.support.git_repo import GitopsRepo, READER, deploy
 from tests.support.stepping import Live, SET, assert_matches_render, model
 from tests.support.sets import set_selector
@@ -64,7 +64,7 @@ def test_placement_change_alone_rewrites_no_deployed_pod_template(repo):
     after = {o["metadata"]["name"]: (o["metadata"]["generation"], o["spec"]) for o in repo.live.lws()}
     assert after == before
     repo.simulator.sync(repo.namespace)
-    assert repo.step().code == GitopsExit.COMPLETE
+    assert repo.step().code == StepExit.COMPLETE
     assert repo.clean()
 
 
@@ -82,34 +82,34 @@ def test_a_step_before_the_previous_one_is_synced_or_ready_waits_and_writes_noth
     deploy(repo, {"prefill": 2, "decode": 2})
     repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
     run = repo.step()  # committed, not synced
-    assert run.code == GitopsExit.WAITING, run.out
+    assert run.code == StepExit.WAITING, run.out
     assert "not live yet" in run.out and repo.clean()
     repo.sync()
     repo.simulator.sync(repo.namespace)
     description = tmp_path / "pr.md"
     run = repo.step("--pr-description", str(description))
-    assert run.code == GitopsExit.ADVANCED
+    assert run.code == StepExit.OK
     text = description.read_text()
     assert text.startswith(f"llm: rollout to {model(repo.set_file).revision}, step 1\n")
     assert "Why this step is safe" in text and "→" in text and "```mermaid" in text
     repo.commit("step 1")
     repo.sync()  # synced, but the LWS controller has not seen the new spec yet
     run = repo.step()
-    assert run.code == GitopsExit.WAITING and "status is stale" in run.out and repo.clean()
+    assert run.code == StepExit.WAITING and "status is stale" in run.out and repo.clean()
     new_revision = model(repo.set_file).revision
     repo.simulator.never_ready(labels={naming.REVISION_LABEL: new_revision})
     repo.simulator.sync(repo.namespace)  # seen, not ready
     run = repo.step()
-    assert run.code == GitopsExit.WAITING and "0/1 ready" in run.out and repo.clean()
+    assert run.code == StepExit.WAITING and "0/1 ready" in run.out and repo.clean()
     repo.simulator.clear()
     run = repo.step("-o", "json")
     document = json.loads(run.out)
-    assert run.code == GitopsExit.WAITING and document["outcome"] == "waiting" and not document["written"]
+    assert run.code == StepExit.WAITING and document["outcome"] == "waiting" and not document["written"]
     run = repo.step("--wait", "--timeout", "2s")
-    assert run.code == GitopsExit.TIMEOUT and repo.clean()
+    assert run.code == StepExit.TIMEOUT and repo.clean()
     with repo.simulator.running(repo.namespace, delay=0.5):
         run = repo.step("--wait", "--timeout", "60s")
-    assert run.code == GitopsExit.ADVANCED and not repo.clean()
+    assert run.code == StepExit.OK and not repo.clean()
 
 
 def test_a_set_rolled_by_rollout_step_moves_to_git_mid_rollout(repo):
@@ -124,7 +124,7 @@ def test_a_set_rolled_by_rollout_step_moves_to_git_mid_rollout(repo):
         repo.simulator.sync(repo.namespace)
     before = repo.live.groups()
     run = repo.step()
-    assert run.code == GitopsExit.ADVANCED and "adopted" in run.out, run
+    assert run.code == StepExit.OK and "adopted" in run.out, run
     repo.commit("adopt the live rollout")
     repo.sync()  # Argo CD takes the objects over: nothing moves
     assert repo.live.groups() == before
@@ -291,7 +291,7 @@ def test_state_edits_that_would_replace_slices_whole_are_refused_and_a_slice_is_
     line = repo.refused_sync()
     assert "slice 3 has no counts: the set has 4 slices" in line and "rollout step --gitops" in line, line
     run = repo.step()  # reads the live LWS: the state's render for its three slices
-    assert run.code == GitopsExit.ADVANCED and "create leaderworkerset/llm-3-" in run.out, run
+    assert run.code == StepExit.OK and "create leaderworkerset/llm-3-" in run.out, run
     repo.commit("rollout step: a fourth slice")
     repo.roll()
     assert_done(repo)
@@ -320,7 +320,7 @@ def test_a_scale_mid_rollout(repo):
     repo.change_set("fewer decode, one slice", {"prefill": 2, "decode": 1}, slices=1, image="img:2")
     repo.sync()  # no refusal: the commit renders as it is
     assert repo.live.groups() == {0: rolling}
-    assert repo.step().code == GitopsExit.ADVANCED
+    assert repo.step().code == StepExit.OK
     state = yaml.safe_load(repo.state_file.read_text())
     assert {r["name"]: r["replicas"] for r in state["target"]["roles"]} == {"prefill": 2, "decode": 1}
     repo.commit("rollout step: toward the new targets")
@@ -347,7 +347,7 @@ def test_a_state_file_of_another_name_and_adopting_what_argo_cd_synced(repo):
     repo.commit("the state is lost mid-rollout")
     assert "no rollout state" in repo.refused_sync()  # not a big-bang: nothing synced
     run = repo.step()
-    assert run.code == GitopsExit.ADVANCED and "adopted" in run.out, run
+    assert run.code == StepExit.OK and "adopted" in run.out, run
     text = repo.state_file.read_text()
     assert "app.kubernetes.io/instance" not in text and "source-revision" not in text and "argocd" not in text
     repo.commit("adopt")
@@ -422,7 +422,7 @@ def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
     repo.simulator.sync(repo.namespace)
     repo.sync()
     assert _decode_sizes(repo) == {old: 4}
-    assert repo.step().code == GitopsExit.COMPLETE and repo.clean()  # only the autoscaler moved: no commit
+    assert repo.step().code == StepExit.COMPLETE and repo.clean()  # only the autoscaler moved: no commit
     external(image="img:2")
     new = model(repo.set_file).revision
     for round_ in range(20):
@@ -432,16 +432,16 @@ def test_an_autoscaled_role_keeps_its_size_at_every_sync(repo):
         assert sum(sizes.values()) <= 4 + 1, (round_, sizes)  # target + surge
         repo.simulator.sync(repo.namespace)
         run = repo.step()
-        if run.code == GitopsExit.COMPLETE:
+        if run.code == StepExit.COMPLETE:
             break
-        assert run.code == GitopsExit.ADVANCED, run
+        assert run.code == StepExit.OK, run
         repo.commit(f"step {round_}")
     assert _decode_sizes(repo) == {new: 4}
     _autoscale(repo, new, 6)  # the autoscaler has the role back
     repo.simulator.sync(repo.namespace)
     repo.sync()
     assert _decode_sizes(repo) == {new: 6}
-    assert repo.step().code == GitopsExit.COMPLETE and repo.clean()
+    assert repo.step().code == StepExit.COMPLETE and repo.clean()
     run = repo.cli("rollout", "plan", "-f", str(repo.set_file), "--from", "2,6", "-o", "json")
     assert run.code == 0 and json.loads(run.out)["steps"][-1]["new"] == [2, 6]  # the stepper's target
 
@@ -458,7 +458,7 @@ def test_a_role_made_external_at_rest_is_handed_back_without_a_drop(repo):
     assert _decode_sizes(repo) == {revision: 3}
     assert set(_decode_owners(repo).values()) == {naming.REPLICAS_OWNER_HANDING_BACK}
     run = repo.step()
-    assert run.code == GitopsExit.ADVANCED and "hands the size of the External roles back" in run.out, run
+    assert run.code == StepExit.OK and "hands the size of the External roles back" in run.out, run
     repo.commit("hand decode to its autoscaler")
     repo.sync()
     assert set(_decode_owners(repo).values()) == {naming.REPLICAS_OWNER_AUTOSCALER}
@@ -466,7 +466,7 @@ def test_a_role_made_external_at_rest_is_handed_back_without_a_drop(repo):
     repo.simulator.sync(repo.namespace)
     repo.sync()
     assert _decode_sizes(repo) == {revision: 5}
-    assert repo.step().code == GitopsExit.COMPLETE and repo.clean()
+    assert repo.step().code == StepExit.COMPLETE and repo.clean()
 
 
 def test_an_hpa_on_the_role_scaler_is_refused_at_the_sync_and_one_on_the_lws_autoscales(repo):
@@ -527,9 +527,9 @@ def test_an_autoscaled_role_through_a_rollout_an_abort_and_a_scale(repo):
             seen.append(owners)
         repo.simulator.sync(repo.namespace)
         run = repo.step()
-        if run.code == GitopsExit.COMPLETE:
+        if run.code == StepExit.COMPLETE:
             break
-        assert run.code == GitopsExit.ADVANCED, run
+        assert run.code == StepExit.OK, run
         repo.commit("step")
     assert seen[-2:] == [{naming.REPLICAS_OWNER_HANDING_BACK}, {naming.REPLICAS_OWNER_AUTOSCALER}], seen
     (rest,) = yaml.safe_load(repo.state_file.read_text())["slices"][0]["revisions"]
@@ -544,34 +544,34 @@ def test_an_autoscaled_role_through_a_rollout_an_abort_and_a_scale(repo):
         assert _decode_sizes(repo) == {old: 5}
         repo.simulator.sync(repo.namespace)
         run = repo.step()
-        if run.code == GitopsExit.COMPLETE:
+        if run.code == StepExit.COMPLETE:
             break
         repo.commit("step")
-    assert run.code == GitopsExit.COMPLETE and repo.live.groups() == {0: {old: {"prefill": 3, "decode": 5}}}
+    assert run.code == StepExit.COMPLETE and repo.live.groups() == {0: {old: {"prefill": 3, "decode": 5}}}
 
 
 def test_rollout_status_gitops_names_the_next_action_at_every_point(repo):
     deploy(repo, {"prefill": 2, "decode": 1})
-    assert repo.next_action() == ("complete", GitopsExit.COMPLETE)
+    assert repo.next_action() == ("complete", StepExit.COMPLETE)
     started = time.monotonic()  # -w on a complete rollout: nothing to wait for (it waited out --timeout)
     run = repo.status("-w", "--timeout", "30s")
-    assert (run.code, "next: complete" in run.out) == (GitopsExit.COMPLETE, True) and time.monotonic() - started < 20
+    assert (run.code, "next: complete" in run.out) == (StepExit.COMPLETE, True) and time.monotonic() - started < 20
     repo.change_set("image 2", {"prefill": 2, "decode": 1}, image="img:2")
-    assert repo.next_action() == ("wait for the sync", GitopsExit.WAITING)  # committed, not synced
+    assert repo.next_action() == ("wait for the sync", StepExit.WAITING)  # committed, not synced
     run = repo.status("-w", "--timeout", "2s")
-    assert run.code == GitopsExit.TIMEOUT and "next: wait for the sync" in run.out
+    assert run.code == StepExit.TIMEOUT and "next: wait for the sync" in run.out
     for _ in range(20):
         repo.sync()
         repo.check_state_health()
         action, code = repo.next_action()
         if action == "complete":
             break
-        assert (action, code) in {("wait for readiness", GitopsExit.WAITING), ("run rollout step --gitops", GitopsExit.ADVANCED)}
+        assert (action, code) in {("wait for readiness", StepExit.WAITING), ("run rollout step --gitops", StepExit.OK)}
         repo.simulator.sync(repo.namespace)
-        assert repo.next_action() == ("run rollout step --gitops", GitopsExit.ADVANCED)
-        assert repo.step().code == GitopsExit.ADVANCED
+        assert repo.next_action() == ("run rollout step --gitops", StepExit.OK)
+        assert repo.step().code == StepExit.OK
         repo.commit("step")
-        assert repo.next_action() == ("wait for the sync", GitopsExit.WAITING)
+        assert repo.next_action() == ("wait for the sync", StepExit.WAITING)
     assert_done(repo)
     text = repo.status().out
     assert "next: complete" in text and "slice 0: at rest" in text
@@ -582,13 +582,13 @@ def test_rollout_status_gitops_watch_ends_when_the_next_action_changes(repo):
     repo.change_set("image 2", {"prefill": 1, "decode": 1}, image="img:2")
     repo.sync()
     repo.simulator.sync(repo.namespace)
-    assert repo.step().code == GitopsExit.ADVANCED
+    assert repo.step().code == StepExit.OK
     repo.commit("step 1")
     repo.sync()
-    assert repo.next_action() == ("wait for readiness", GitopsExit.WAITING)
+    assert repo.next_action() == ("wait for readiness", StepExit.WAITING)
     with repo.simulator.running(repo.namespace, delay=0.5):
         run = repo.status("-w", "--timeout", "60s")
-    assert run.code == GitopsExit.ADVANCED
+    assert run.code == StepExit.OK
     assert run.out.index("next: wait for readiness") < run.out.index("next: run rollout step --gitops")
 
 
@@ -612,7 +612,7 @@ def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(
     assert run.code == 1 and "the branch exists already" in run.err and repo.clean()
     head = repo.git("rev-parse", "HEAD").strip()
     run = repo.step("--commit", "--branch", "rollout/llm-1")
-    assert run.code == GitopsExit.ADVANCED and repo.clean(), run
+    assert run.code == StepExit.OK and repo.clean(), run
     revision = model(repo.set_file).revision
     assert repo.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "rollout/llm-1"
     assert repo.git("rev-parse", "HEAD~1").strip() == head
@@ -621,10 +621,10 @@ def test_step_commit_writes_the_state_and_commits_it_with_the_pull_request_text(
     assert "### What this rollout is for" in body and "```mermaid" in body and "### Slice 0: step 1 of 4" in body
     assert repo.git("show", "--name-only", "--format=", "HEAD").split() == [STATE_FILE]
     # The next run waits (not synced): nothing to commit, nothing committed.
-    assert repo.step("--commit").code == GitopsExit.WAITING and repo.git("rev-parse", "HEAD~1").strip() == head
+    assert repo.step("--commit").code == StepExit.WAITING and repo.git("rev-parse", "HEAD~1").strip() == head
     repo.sync()
     repo.simulator.sync(repo.namespace)
-    assert repo.step("--commit").code == GitopsExit.ADVANCED and repo.clean()
+    assert repo.step("--commit").code == StepExit.OK and repo.clean()
     assert repo.git("log", "-1", "--format=%s").strip() == f"llm: rollout to {revision}, step 2"
 
 
@@ -636,14 +636,14 @@ def test_an_abort_names_the_next_action_at_every_point_and_reads_suspended_until
         repo.sync()
         repo.check_state_health()
         repo.simulator.sync(repo.namespace)
-        assert repo.step().code == GitopsExit.ADVANCED
+        assert repo.step().code == StepExit.OK
         repo.commit(f"step {round_}")
     repo.sync()
     repo.simulator.sync(repo.namespace)
     assert repo.state_health()["status"] == "Suspended"
     repo.change_set("revert to image 1", {"prefill": 2, "decode": 2})  # the abort: the template reverted
     assert model(repo.set_file).revision == old_revision
-    assert repo.next_action() == ("wait for the sync", GitopsExit.WAITING)  # the revert is not synced yet
+    assert repo.next_action() == ("wait for the sync", StepExit.WAITING)  # the revert is not synced yet
     actions = []
     for _ in range(20):
         repo.sync()
@@ -654,12 +654,12 @@ def test_an_abort_names_the_next_action_at_every_point_and_reads_suspended_until
         actions.append(action)
         if action == "complete":
             break
-        assert (action, code) in {("wait for readiness", GitopsExit.WAITING), ("run rollout step --gitops", GitopsExit.ADVANCED)}
+        assert (action, code) in {("wait for readiness", StepExit.WAITING), ("run rollout step --gitops", StepExit.OK)}
         repo.simulator.sync(repo.namespace)
-        assert repo.next_action() == ("run rollout step --gitops", GitopsExit.ADVANCED)
-        assert repo.step().code == GitopsExit.ADVANCED
+        assert repo.next_action() == ("run rollout step --gitops", StepExit.OK)
+        assert repo.step().code == StepExit.OK
         repo.commit("roll back")
-        assert repo.next_action() == ("wait for the sync", GitopsExit.WAITING)
+        assert repo.next_action() == ("wait for the sync", StepExit.WAITING)
     assert actions[-1] == "complete" and len(actions) > 1
     assert_done(repo)
     assert repo.state_health() == {"status": "Healthy", "message": f"llm: at rest at revision {old_revision}"}
@@ -670,23 +670,23 @@ def test_a_commit_whose_state_object_is_not_synced_yet_waits_though_the_lws_matc
     repo.change_set("image 2", {"prefill": 2, "decode": 2}, image="img:2")
     repo.sync()
     repo.simulator.sync(repo.namespace)
-    assert repo.step().code == GitopsExit.ADVANCED
+    assert repo.step().code == StepExit.OK
     repo.commit("step 1")
     repo.sync(kinds=("LeaderWorkerSet", "Service"))  # the LWS are synced; the state object is not yet
     repo.simulator.sync(repo.namespace)
     assert repo.live_state()["slices"] != yaml.safe_load(repo.state_file.read_text())["slices"]
     run = repo.status("-o", "json")
     document = json.loads(run.out)
-    assert (document["nextAction"], run.code) == ("wait for the sync", GitopsExit.WAITING)
+    assert (document["nextAction"], run.code) == ("wait for the sync", StepExit.WAITING)
     assert document["synced"] is False
     run = repo.step()
-    assert run.code == GitopsExit.WAITING and repo.clean()
+    assert run.code == StepExit.WAITING and repo.clean()
     # The only reason: every LWS is what the commit renders to (the LWS checks alone would step).
     assert run.out.splitlines()[1:] == [
         "  rolloutstate/llm: live commits, revisions, slices, target differ from the committed state (not synced)"]
     repo.sync()
     repo.check_state_health()
-    assert repo.next_action() == ("run rollout step --gitops", GitopsExit.ADVANCED)
+    assert repo.next_action() == ("run rollout step --gitops", StepExit.OK)
 
 
 def test_where_argo_cd_does_not_emit_the_state_the_lws_alone_tell(repo):
@@ -739,9 +739,9 @@ def test_the_bot_loop_commits_every_step_of_a_set_two_directories_down(where, tm
         repo.simulator.sync(repo.namespace)
         repo.git("switch", "-q", "--detach", "main")
         run = repo.step("--commit", "--branch", f"rollout/llm-{number}")
-        if run.code == GitopsExit.COMPLETE:
+        if run.code == StepExit.COMPLETE:
             break
-        assert run.code == GitopsExit.ADVANCED and repo.clean(), run
+        assert run.code == StepExit.OK and repo.clean(), run
         assert repo.git("show", "--name-only", "--format=", "HEAD").split() == ["serving/llama/" + STATE_FILE]
         committed.append(repo.git("log", "-1", "--format=%s").strip())
         repo.git("switch", "-q", "main")
@@ -781,7 +781,7 @@ def test_a_commit_git_cannot_make_leaves_the_tree_and_branches_as_they_were(repo
     assert run.code == 1 and "index.lock" in run.err and "File exists" in run.err, run
     lock.unlink()
     assert repo.state_file.read_bytes() == before and repo.clean() and repo.git("rev-parse", "HEAD").strip() == head
-    assert repo.step("--commit").code == GitopsExit.ADVANCED and repo.clean()
+    assert repo.step("--commit").code == StepExit.OK and repo.clean()
 
 
 def test_adopting_a_set_rendered_and_applied_whose_image_changed_before_its_first_git_step(repo):
@@ -800,7 +800,7 @@ def test_adopting_a_set_rendered_and_applied_whose_image_changed_before_its_firs
     v1 = model(repo.set_file).revision
     repo.change_set("image 2", {"prefill": 2, "decode": 3}, slices=2, image="img:2")
     run = repo.step()
-    assert run.code == GitopsExit.ADVANCED and "adopted" in run.out, run
+    assert run.code == StepExit.OK and "adopted" in run.out, run
     state = yaml.safe_load(repo.state_file.read_text())
     assert state["target"]["revision"] == v1
     assert [[(r["revision"], r["replicas"]) for r in s["revisions"]] for s in state["slices"]] == [

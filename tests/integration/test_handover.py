@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.support.controller import SERVICE_PATH, controller_owner
 from tests.support.controller import store

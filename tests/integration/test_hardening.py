@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.core.reconcile import Scale
+from kubectl_disagg.core.controller.reconcile import Scale
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.executor import ClusterExecutor

@@ -13,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.exits import StepExit
 from tests.fakes.clock import FakeClock
 from tests.support.privilege import GITOPS, RBAC_API, STATUS, STEPPER, create, run, without_verb
 from tests.support.stepping import Live, SET, assert_matches_render, model, write_set
@@ -70,7 +70,7 @@ def test_gitops_role_steps_through_git(stepper, accounts, tmp_path):
     # so the LWS tell: not synced.
     for command in ("step", "status"):
         code, out, err = run(stepper, accounts, GITOPS, "rollout", command, "--gitops", "-f", str(directory))
-        assert code == GitopsExit.WAITING and "not live yet" in out and err == "", (command, out, err)
+        assert code == StepExit.WAITING and "not live yet" in out and err == "", (command, out, err)
 
 
 @pytest.mark.parametrize(("resource", "verb", "named"), [
@@ -96,7 +96,7 @@ def test_a_grant_is_asked_once_per_lease_term_and_a_refusal_every_time(stepper, 
     """The SelfSubjectAccessReviews before a pass's first write: a grant holds for one lease
     term (no second review within it, even if revoked meanwhile), after it is asked again."""
     from kubectl_disagg.kube.executor import ClusterExecutor, Forbidden, GrantedPermissions
-    from kubectl_disagg.core.reconcile import Scale
+    from kubectl_disagg.core.controller.reconcile import Scale
     from kubectl_disagg.kube.client import LWS
 
     namespace = stepper.namespace

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.exits import GitopsExit, StepExit, VerbExit
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.exits import StepExit, VerbExit
 from tests.support.git_repo import deploy
 from tests.support.progressive import (
     CONSOLE_SCRIPT,
@@ -313,7 +313,7 @@ def rounds(repo, until: set[int], limit: int = 40):
         run = repo.step()
         if run.code in until:
             return run
-        assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
+        assert run.code == StepExit.OK, (run.code, run.out, run.err)
         repo.commit(f"rollout step {index}")
     raise AssertionError("never reached")
 
@@ -345,8 +345,8 @@ def test_through_git_the_canary_holds_suspended_and_one_promote_commit_finishes(
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
     assert promoted.code == StepExit.OK and "committed" in promoted.err, promoted
     assert repo.clean() and "rollout promote at wave 1 of 2" in repo.git("log", "-1", "--format=%s")
-    done = rounds(repo, {GitopsExit.COMPLETE})
-    assert done.code == GitopsExit.COMPLETE
+    done = rounds(repo, {StepExit.COMPLETE})
+    assert done.code == StepExit.COMPLETE
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(4)}
     assert repo.state_health()["status"] == "Healthy"
@@ -361,7 +361,7 @@ def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
     repo.change_set("new image, paced", ROLES, slices=4, image="img:2")
     target = model(repo.set_file).revision
     repo.sync()
-    assert repo.step().code == GitopsExit.ADVANCED  # the canary starts
+    assert repo.step().code == StepExit.OK  # the canary starts
     repo.commit("rollout step: the canary")
     head = repo.git("rev-parse", "HEAD")
     promote = ("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
@@ -383,13 +383,13 @@ def test_item5_7_16_through_git_the_position_moves_only_through_its_gates(repo):
         expected = ("position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
                     "passed (position.gates)")
         for run in (repo.generate_committed(), repo.cli("render", "-f", str(repo.root)), repo.step()):
-            assert run.code == GitopsExit.ERROR and expected in run.err, run
+            assert run.code == StepExit.ERROR and expected in run.err, run
             assert f"{naming.STATE_FILE}:" in run.err
     finally:
         repo.git("revert", "--no-edit", "HEAD")
 
     assert repo.cli(*promote).code == VerbExit.OK
-    assert rounds(repo, {GitopsExit.COMPLETE}).code == GitopsExit.COMPLETE
+    assert rounds(repo, {StepExit.COMPLETE}).code == StepExit.COMPLETE
     head = repo.git("rev-parse", "HEAD")
     aborted = repo.cli("rollout", "abort", "--gitops", "-f", str(repo.root), "--commit")
     assert aborted.code == VerbExit.REFUSED, aborted
@@ -419,6 +419,6 @@ def test_item_2_through_git_slices_added_at_the_gate_start_at_the_stable_revisio
     assert repo.state_health()["status"] == "Suspended"
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
     assert promoted.code == StepExit.OK, promoted
-    assert rounds(repo, {GitopsExit.COMPLETE}).code == GitopsExit.COMPLETE
+    assert rounds(repo, {StepExit.COMPLETE}).code == StepExit.COMPLETE
     repo.sync()
     assert {s: set(g) for s, g in repo.live.groups().items()} == {s: {target} for s in range(5)}

@@ -9,7 +9,7 @@ import json
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.exits import StepExit
 from tests.support.stepping import LWS, assert_matches_render, model, write_set
 

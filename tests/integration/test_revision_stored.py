@@ -9,10 +9,10 @@ import copy
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kubectl_disagg.core import revision
-from kubectl_disagg.core.model import default_role_spec
-from kubectl_disagg.core.quantity import go_float
-from kubectl_disagg.core.sets import load_documents, load_sets
+from kubectl_disagg.core.api import revision
+from kubectl_disagg.core.api.model import default_role_spec
+from kubectl_disagg.core.api.quantity import go_float
+from kubectl_disagg.core.delivery.sets import load_documents, load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import Document
 from tests.support.controller import SETS, store

@@ -176,7 +176,7 @@ def test_issue37_item12_available_is_not_complete_and_watch_for_complete_waits_f
     import sys
     from pathlib import Path
 
-    from kubectl_disagg.core import naming
+    from kubectl_disagg.core.api import naming
 
     old = write_set(tmp_path, stepper.namespace, {"prefill": 2, "decode": 1}, slices=2)
     stepper.drive(old)

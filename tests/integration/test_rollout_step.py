@@ -17,10 +17,10 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.reconcile import Scale, reconcile
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.reconcile import Scale, reconcile
+from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.errors import Conflict
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.executor import ClusterExecutor

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import yaml
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.policy import policy_from_object, resolve_waves
-from kubectl_disagg.exits import GitopsExit, StepExit
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.delivery.policy import policy_from_object, resolve_waves
+from kubectl_disagg.exits import StepExit
 from tests.support.git_repo import deploy
 from tests.support.scaling_bounds import pass_violations
 from tests.support.stepping import assert_matches_render, cli, model, write_set
@@ -148,8 +148,8 @@ def round_(repo, bounds: Bounds) -> int:
                    for line in run.err.splitlines()), run.err
     repo.simulator.sync(repo.namespace)
     step_run = repo.step()
-    assert step_run.code in (GitopsExit.ADVANCED, GitopsExit.COMPLETE, StepExit.HELD), step_run
-    if step_run.code == GitopsExit.ADVANCED:
+    assert step_run.code in (StepExit.OK, StepExit.COMPLETE, StepExit.HELD), step_run
+    if step_run.code == StepExit.OK:
         repo.commit("rollout step")
     return step_run.code
 
@@ -182,8 +182,12 @@ def test_through_git_replicas_and_slices_changed_at_three_points_of_a_paced_roll
     promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
     assert promoted.code == StepExit.OK, promoted
     bounds.promoted = 1
-    for _ in range(3):  # mid-wave
+    # slice 1 ran at the stable revision at the lowered replicas while held (rule 7): its rollout starts
+    # from those, not from what a step recorded before the scale (design §10.1), as in the terminal
+    ((stable, held),) = bounds.read(repo.live)[0][1].items()
+    for _ in range(2):  # mid-wave: slice 1 rolling, where the terminal's three steps leave it
         round_(repo, bounds)
+        assert bounds.read(repo.live)[0][1][stable] == held, bounds.read(repo.live)[0]
     repo.sync()
     assert len(bounds.read(repo.live)[0][1]) == 2, bounds.read(repo.live)[0]
     change(repo, {"prefill": 4, "decode": 2}, 3)  # raised
@@ -196,7 +200,7 @@ def test_through_git_replicas_and_slices_changed_at_three_points_of_a_paced_roll
             promoted = repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit")
             assert promoted.code == StepExit.OK, promoted
             bounds.promoted += 1
-        elif code == GitopsExit.COMPLETE:
+        elif code == StepExit.COMPLETE:
             break
     else:
         raise AssertionError(f"not complete: {bounds.read(repo.live)[0]}")
@@ -221,7 +225,7 @@ def test_through_git_slices_lowered_mid_wave_below_the_slice_in_flight(repo):
     change(repo, {"prefill": 2, "decode": 1}, 2)  # 50% of 2 is the canary alone: slice 1 is in wave 3
     repo.sync()  # the scaling commit renders: slice 1, in flight, goes on (design §10.2)
     repo.simulator.sync(repo.namespace)
-    assert repo.step().code == GitopsExit.ADVANCED
+    assert repo.step().code == StepExit.OK
     repo.commit("rollout step")
     run = repo.generate_committed()
     assert run.code == 0, run.err
@@ -229,7 +233,7 @@ def test_through_git_slices_lowered_mid_wave_below_the_slice_in_flight(repo):
     target = model(repo.set_file).revision
     for _ in range(30):  # ... to the end, every bound held at every step
         code = round_(repo, bounds)
-        if code == GitopsExit.COMPLETE:
+        if code == StepExit.COMPLETE:
             break
         if code == StepExit.HELD:
             assert repo.cli("rollout", "promote", "--gitops", "-f", str(repo.root), "--commit").code == StepExit.OK

@@ -7,7 +7,7 @@ from __future__ import annotations
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core.template_edit import RESTARTED_AT
+from kubectl_disagg.core.api.template_edit import RESTARTED_AT
 from tests.support.stepping import SET, assert_matches_render, cli, model, write_set
 
 SETS = ("disaggregatedset.x-k8s.io", "v1", "disaggregatedsets")

@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from kubectl_disagg.core.planner import next_step
-from kubectl_disagg.core.rollout_config import RolloutConfig
+from kubectl_disagg.core.controller.planner import next_step
+from kubectl_disagg.core.api.rollout_config import RolloutConfig
 from kubectl_disagg.exits import StepExit
 from testenv.upstream import ZONE_LABEL
 from tests.oracles.upstream_cluster import ReplicaRecorder, Side, comparable, set_document, wait_until, with_images, without_times

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import time
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import HandoverExit, StepExit
 from tests.oracles.upstream_cluster import Side, set_document, wait_until, with_images
 

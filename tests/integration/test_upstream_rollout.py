@@ -14,7 +14,7 @@ import copy
 
 import pytest
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit
 from tests.oracles.upstream_cluster import POD_PATH, Side, set_document, with_images
 from tests.support.paths import load_sets

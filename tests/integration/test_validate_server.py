@@ -118,8 +118,8 @@ def test_field_refusals_map_to_the_document_line(control_plane, namespace, tmp_p
     from kubectl_disagg.kube.session import Session
     from kubectl_disagg.kube.client import dry_run_apply
     from tests.support.paths import load_sets
-    from kubectl_disagg.core.render import render_set
-    from kubectl_disagg.core.server_refusals import refusal_problems
+    from kubectl_disagg.core.controller.render import render_set
+    from kubectl_disagg.core.controller.server_refusals import refusal_problems
 
     path = in_namespace(tmp_path, namespace)
     (ds,) = load_sets([str(path)]).sets
@@ -157,10 +157,10 @@ def test_characters_beyond_the_basic_plane_and_c1_controls_reach_the_server_inta
 def server_problems(cluster, doc: dict, namespace: str) -> list:
     """Every refusal the API server gives the rendered objects of `doc` and the StatefulSets made
     of its LWS (offline validation skipped: the server judges alone), traced to the document."""
-    from kubectl_disagg.core.model import build_set
-    from kubectl_disagg.core.render import render_set
-    from kubectl_disagg.core.server_refusals import refusal_problems
-    from kubectl_disagg.core.statefulsets import statefulsets
+    from kubectl_disagg.core.api.model import build_set
+    from kubectl_disagg.core.controller.render import render_set
+    from kubectl_disagg.core.controller.server_refusals import refusal_problems
+    from kubectl_disagg.core.controller.statefulsets import statefulsets
     from kubectl_disagg.kube.client import dry_run_apply
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchmarks.request_count import RequestCounter
 
-from kubectl_disagg.core.reconcile import reconcile
+from kubectl_disagg.core.controller.reconcile import reconcile
 from kubectl_disagg.kube.executor import ClusterExecutor
 from tests.support.paths import sets_from_files
 from tests.support.stepping import write_set

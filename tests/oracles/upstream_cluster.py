@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 
 SET_PATH = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/{}/disaggregatedsets"
 LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{}/leaderworkersets"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from kubernetes import client, watch
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from tests.support.stepping import LWS
 from tests.support.sets import set_selector
 

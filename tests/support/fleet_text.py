@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from kubectl_disagg.core.policy import Wave
+from kubectl_disagg.core.delivery.policy import Wave
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore
@@ -25,8 +25,8 @@ def stepped(cluster, ds, *, quiet=False, promote_at_gates=False, console=Console
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         while True:
-            code = run.step_sets(cluster, [ds], None, None, console("text", quiet=quiet), until_complete=True,
-                                 deadline=Deadline.after(60))
+            code = run.step_sets(cluster, [ds], None, None, console("text", quiet=quiet), run.StepOptions(until_complete=True,
+                                 deadline=Deadline.after(60)))
             if code != StepExit.HELD or not promote_at_gates:
                 break
             run_verb(ClusterStore(cluster, [ds], None), "promote", Printer())

@@ -26,7 +26,7 @@ import yaml
 from hypothesis import strategies as st
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming, revision
+from kubectl_disagg.core.api import naming, revision
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.support.paths import EXAMPLES
 
@@ -325,8 +325,8 @@ def _decide_to_the_end(path: Path) -> None:
     """The core's wave decisions for the accepted policy, gate after gate, to the end."""
     import datetime
 
-    from kubectl_disagg.core.position import Position
-    from kubectl_disagg.core.waves import Progress, State, decide, promote
+    from kubectl_disagg.core.delivery.position import Position
+    from kubectl_disagg.core.delivery.waves import Progress, State, decide, promote
     from kubectl_disagg.gitops import directory
 
     ds = directory.read([str(path)], states=False).sets[0].ds

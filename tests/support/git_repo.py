@@ -14,10 +14,10 @@ import yaml
 
 from kubectl_disagg.argocd import sidecar
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from tests.oracles.argocd_harness import LWS_API_VERSIONS, resource_health, sync_targets
 from tests.support.paths import REPO
@@ -194,7 +194,7 @@ class GitopsRepo:
         for round_ in range(rounds):
             self.sync()
             self.simulator.sync(self.namespace)
-            assert self.step().code == GitopsExit.ADVANCED
+            assert self.step().code == StepExit.OK
             self.commit(f"step {round_}")
 
     def roll(self, max_rounds: int = 40) -> list[Run]:
@@ -211,10 +211,10 @@ class GitopsRepo:
             self.simulator.sync(self.namespace)
             run = self.step()
             runs.append(run)
-            if run.code == GitopsExit.COMPLETE:
+            if run.code == StepExit.COMPLETE:
                 assert self.clean(), "a complete step wrote something"
                 return runs
-            assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
+            assert run.code == StepExit.OK, (run.code, run.out, run.err)
             self.commit(f"rollout step {len(runs)}")
         raise AssertionError(f"not complete after {max_rounds} rounds: {runs[-1]}")
 
@@ -264,7 +264,7 @@ def check_services(live: Live) -> None:
 def deploy(repo: GitopsRepo, replicas: dict[str, int], **kwargs) -> None:
     repo.change_set("add the set", replicas, **kwargs)
     run = repo.step()  # nothing live: the state is created from the document
-    assert run.code == GitopsExit.ADVANCED and "created the rollout state" in run.out, run
+    assert run.code == StepExit.OK and "created the rollout state" in run.out, run
     repo.commit("rollout state")
     assert len(repo.roll()) == 1  # synced and ready: complete
     assert_matches_render(model(repo.set_file), repo.live)

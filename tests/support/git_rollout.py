@@ -11,7 +11,7 @@ import time
 
 import yaml
 
-from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
 from tests.fakes.argo import MemoryArgo
@@ -63,7 +63,7 @@ def roll_through_git(directory, argo: MemoryArgo, capsys, limit: int = 400, prom
             promises.append((commits(directory), promised(directory, capsys)))
         code, out, err = run(["rollout", "step", "--gitops", "-f", str(directory), "--commit"], capsys, options=options)
         codes.append(code)
-        if code == GitopsExit.COMPLETE:
+        if code == StepExit.COMPLETE:
             return codes
         if code == 7 and "soaks until" in out + err:  # a soak ends by itself
             time.sleep(1.1)
@@ -72,7 +72,7 @@ def roll_through_git(directory, argo: MemoryArgo, capsys, limit: int = 400, prom
                                    options=options)
             assert promoted == 0, err
         else:
-            assert code in (GitopsExit.ADVANCED, GitopsExit.WAITING), err
+            assert code in (StepExit.OK, StepExit.WAITING), err
     raise AssertionError("the git rollout did not complete")
 
 

@@ -38,7 +38,7 @@ def mid_rollout(slices: int = 3):
 
 
 def external_set(image: str, decode: int = 2):
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
 
     data = make_set({"prefill": 2, "decode": decode}, image=image).source.data
     roles = [dict(role) for role in data["spec"]["roles"]]

@@ -6,10 +6,10 @@ import datetime
 import functools
 from dataclasses import replace
 
-from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.sets import load_sets
-from kubectl_disagg.core.waves import promote
+from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.sets import load_sets
+from kubectl_disagg.core.delivery.waves import promote
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.manifests.reader import parse_stream

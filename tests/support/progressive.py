@@ -10,8 +10,8 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.exits import StepExit
 from tests.support.stepping import write_set
 
 ROLES = {"prefill": 1, "decode": 1}
@@ -85,7 +85,7 @@ def git_rounds(repo, pr_file, until: set[int], limit: int = 40) -> tuple[object,
         run = repo.step("--pr-description", str(pr_file))
         if run.code in until:
             return run, texts
-        assert run.code == GitopsExit.ADVANCED, (run.code, run.out, run.err)
+        assert run.code == StepExit.OK, (run.code, run.out, run.err)
         texts.append(pr_file.read_text())
         repo.commit(f"rollout step {index}")
     raise AssertionError("never reached")

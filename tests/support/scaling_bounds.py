@@ -14,7 +14,7 @@ admit. A slice a RolloutPolicy holds at one revision runs each role at D after t
 
 from __future__ import annotations
 
-from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.core.api.rollout_config import resolve_config
 
 Groups = dict[int, dict[str, dict[str, int]]]  # slice → revision → role → replicas
 

@@ -6,13 +6,13 @@ import functools
 import pickle
 from dataclasses import replace
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.policy import RolloutPolicy
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.rollout_config import resolve_config
-from kubectl_disagg.core.sets import load_sets
-from kubectl_disagg.core.status import derive_status
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.delivery.policy import RolloutPolicy
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.controller.render import render_set
+from kubectl_disagg.core.api.rollout_config import resolve_config
+from kubectl_disagg.core.delivery.sets import load_sets
+from kubectl_disagg.core.delivery.status import derive_status
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.cluster import MemoryCluster

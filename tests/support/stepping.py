@@ -11,11 +11,11 @@ import yaml
 from kubernetes import client
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.reconcile import Scale
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.rollout_config import resolve_config
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.reconcile import Scale
+from kubectl_disagg.core.controller.render import render_set
+from kubectl_disagg.core.api.rollout_config import resolve_config
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.executor import ClusterExecutor
 from tests.support.paths import load_sets

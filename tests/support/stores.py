@@ -12,8 +12,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubectl_disagg.core.naming import STATE_FILE
-from kubectl_disagg.core.position import position_document
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.api.naming import STATE_FILE
+from kubectl_disagg.core.delivery.position import position_document
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import write_state
 from kubectl_disagg.gitops.git import repository_for
@@ -224,17 +226,13 @@ class LiveTwins:
 
     def __init__(self, root: Path, monkeypatch, slices: int = 3):
         from kubectl_disagg.clock import SYSTEM_CLOCK
-        from kubectl_disagg.gitops import status as gitops_status, step as gitops_steps
-        from kubectl_disagg.rollout import progressive
         from tests.fakes.argo import MemoryArgo
         from tests.fakes.cluster import MemoryCluster, MemorySession
 
         self.clock = FakeClock()
-        # The commands read `self.options.clock`; the terminal's stepper (rollout/run.py) and the git
-        # step and status (`utcnow`) read the system clock yet: patched until they are handed one.
+        # The commands read `self.options.clock`; the terminal's stepper (rollout/run.py) reads the
+        # system clock yet: patched until it is handed one.
         monkeypatch.setattr(SYSTEM_CLOCK, "now", self.clock.now)
-        for module in (gitops_steps, gitops_status, progressive):
-            monkeypatch.setattr(module, "utcnow", self.clock.now)
         self.terminal = PacedCluster(MemoryCluster(NS))
         self.argo = MemoryArgo()
         self.synced = MemorySession(self.argo.cluster, watches=False)
@@ -303,7 +301,7 @@ class LiveTwins:
 
     def live(self, cluster) -> dict:
         """The live LWS (name → slice, role, revision, spec.replicas) and the Services' names."""
-        from kubectl_disagg.core import naming
+        from kubectl_disagg.core.api import naming
 
         lws = {}
         for name, obj in cluster.lws().items():
@@ -368,6 +366,25 @@ class LiveTwins:
                       "rollout": anonymous(document.get("rollout")),
                       "slices": {index: {r["revision"]: r["replicas"] for r in group["revisions"]}
                                  for group in document["slices"] for index in slice_indexes(group["slices"])}}
+
+
+# `rollout step` ends alike in both modes once each has stepped as far as it can (design §9.7:
+# through git the commits are the steps, a slice's start landing in the commit of its first
+# planner step, a pause gate it stops at recorded by a commit of its own; the terminal's passes
+# group otherwise). Its exit tables differ by design (exits.py): git's "waiting" (the next step
+# needs readiness) and "complete" are a terminal pass that had nothing to do (done, 0).
+STEP_ENDS = {StepExit.OK: StepExit.OK, StepExit.WAITING: StepExit.OK, StepExit.COMPLETE: StepExit.OK,
+             StepExit.HELD: StepExit.HELD, StepExit.REFUSED: StepExit.REFUSED, StepExit.ERROR: StepExit.ERROR}
+
+
+def running(live: dict) -> dict:
+    """What runs: the LWS with replicas, and their Services. An LWS at 0 runs nothing, and the
+    modes create and remove them at different times by design (design §9.6: a commit's render starts the
+    admitted slices' new revision at 0 before any step; the terminal creates it at its first
+    planner step's size, and removes a drained LWS in the pass after it reached 0)."""
+    empty = {name for name, (_, _, _, replicas) in live["lws"].items() if not replicas}
+    return {"lws": {name: lws for name, lws in live["lws"].items() if name not in empty},
+            "services": [s for s in live["services"] if s.removesuffix(naming.SERVICE_SUFFIX) not in empty]}
 
 
 def slice_indexes(label: str) -> list[int]:

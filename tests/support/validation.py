@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from kubectl_disagg.core.sets import load_documents
+from kubectl_disagg.core.delivery.sets import load_documents
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime
 
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.waves import admit
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.delivery.waves import admit
 
 
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)

@@ -1,8 +1,8 @@
 """The house by concern: each package imports only the packages below it, and none imports in a cycle.
 
 The layers, lowest first: `errors` (problems for people), `exits` (every command's exit codes),
-`clock` (the one clock: wall time and monotonic seconds), `manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain:
-model, validation, revision, planner, render, reconcile, status), `inputs` (the one input reader:
+`clock` (the one clock: wall time and monotonic seconds), `manifests` (reading and writing YAML/JSON, the document source type), `core` (the pure domain, by
+concern: `core.api` < `core.controller` < `core.delivery`), `inputs` (the one input reader:
 files, directories, globs and state files read from disk once per command), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
 server: the client wing `kube.client` behind its face, the session, the executor, the lease),
 `rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
@@ -139,7 +139,7 @@ def test_every_module_lives_in_a_layer():
 
 
 # The one view the layers below views/ may call: the words of why a paced rollout stops
-# (core.waves decides it as data; the pacers record the words in a pass and a RolloutState).
+# (core.delivery.waves decides it as data; the pacers record the words in a pass and a RolloutState).
 PHRASED_BELOW_VIEWS = {"kubectl_disagg.views.stops"}
 
 
@@ -196,16 +196,16 @@ def command_lines_in_core(source: Source) -> list[str]:
 # gates; the state file records a gate `promote --full` passed in those words) and undo's word on
 # a revision it cannot write. Shrinks, never grows.
 CORE_STILL_SPELLING = {
-    "core/model.py: --namespace",
-    "core/plan_inputs.py: --from",
-    "core/plan_inputs.py: --max-surge",
-    "core/plan_inputs.py: --max-unavailable",
-    "core/plan_inputs.py: --roles",
-    "core/plan_inputs.py: --to",
-    "core/position.py: --full",
-    "core/position.py: `promote --full`",
-    "core/position.py: `rollout promote`",
-    "core/undo.py: --revision",
+    "core/api/model.py: --namespace",
+    "core/controller/plan_inputs.py: --from",
+    "core/controller/plan_inputs.py: --max-surge",
+    "core/controller/plan_inputs.py: --max-unavailable",
+    "core/controller/plan_inputs.py: --roles",
+    "core/controller/plan_inputs.py: --to",
+    "core/delivery/position.py: --full",
+    "core/delivery/position.py: `promote --full`",
+    "core/delivery/position.py: `rollout promote`",
+    "core/delivery/undo.py: --revision",
 }
 
 
@@ -258,6 +258,36 @@ def core_import_cycle(source: Source) -> list[str]:
 
 def test_core_has_no_import_cycle_even_for_types():
     assert core_import_cycle(_source()) == []
+
+
+# core/ by concern, lowest first: the API as written and checked, what the controller computes
+# from it, and the project's own progressive delivery on top.
+CORE_PACKAGES = ["api", "controller", "delivery"]
+
+
+def core_out_of_order(source: Source) -> list[str]:
+    """Each of core/'s modules lives in one of its packages (`CORE_PACKAGES`) and imports, when it
+    runs, only modules of its own package or one below; the type checker's imports may name a
+    type above (a signature), never in a cycle (the rule above)."""
+    found = []
+    for module in source.in_layer("core"):
+        parts = module.split(".")
+        if module == "kubectl_disagg.core" or (len(parts) == 3 and parts[2] in CORE_PACKAGES):
+            continue
+        if len(parts) < 4 or parts[2] not in CORE_PACKAGES:
+            found.append(f"{module}: in no package of core")
+            continue
+        rank = CORE_PACKAGES.index(parts[2])
+        for target in sorted(source.imports(module, for_types=False)):
+            tparts = target.split(".")
+            if _layer(target) == "core" and len(tparts) > 2 and tparts[2] in CORE_PACKAGES \
+                    and CORE_PACKAGES.index(tparts[2]) > rank:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_core_packages_import_downward_only():
+    assert core_out_of_order(_source()) == []
 
 
 CLIENT = "kubectl_disagg.kube.client"
@@ -352,21 +382,21 @@ def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked(
 def test_imports_at_import_time_only_is_narrower():
     """The check above can fail: the command's modes do reach gitops/ and the template engine."""
     reached = _source().reached("kubectl_disagg.commands.rollout_status")
-    assert "kubectl_disagg.gitops.watch" in reached
+    assert "kubectl_disagg.gitops.status" in reached
     assert "kubectl_disagg.views.templating" in reached
 
 
 def second_spellings(source: Source, spellings: set[str], prefixes: tuple[str, ...]) -> list[str]:
-    """Modules other than core/naming.py spelling one of `spellings` or a key under `prefixes`."""
+    """Modules other than core/api/naming.py spelling one of `spellings` or a key under `prefixes`."""
     return sorted({source.relative(module) for module in source.paths for node in source.nodes(module)
                    if isinstance(node, ast.Constant) and (node.value in spellings or isinstance(node.value, str)
-                                                          and node.value.startswith(prefixes))} - {"core/naming.py"})
+                                                          and node.value.startswith(prefixes))} - {"core/api/naming.py"})
 
 
 def test_kinds_and_api_versions_are_spelled_once():
     """Each kind, API group and version, and each label or annotation key, is a constant of
-    `core/naming.py`; a second spelling elsewhere is how a rename leaves one place behind."""
-    from kubectl_disagg.core import naming
+    `core/api/naming.py`; a second spelling elsewhere is how a rename leaves one place behind."""
+    from kubectl_disagg.core.api import naming
 
     spellings = {naming.LWS_KIND, naming.LWS_GROUP, naming.LWS_API_VERSION, naming.SERVICE_KIND,
                  naming.SET_KIND, naming.SET_GROUP, naming.SET_API_VERSION, naming.SCALER_KIND,
@@ -400,8 +430,8 @@ def test_a_plain_set_renders_without_the_rules_of_states_and_policies():
     reconcile pass) nor the policy reader and its PromQL parser: they load where a state or a
     policy is read. Their import is most of render's start-up above its floor (BENCHMARKS.md)."""
     heavy = {"kubectl_disagg.gitops.state", "kubectl_disagg.gitops.render", "kubectl_disagg.gitops.rules",
-             "kubectl_disagg.core.reconcile",
-             "kubectl_disagg.core.policy", "kubectl_disagg.core.analysis", "kubectl_disagg.core.promql"}
+             "kubectl_disagg.core.controller.reconcile",
+             "kubectl_disagg.core.delivery.policy", "kubectl_disagg.core.delivery.analysis", "kubectl_disagg.core.delivery.promql"}
     roots = ("kubectl_disagg.commands.render", "kubectl_disagg.gitops.directory")
     assert loaded(_source(), roots, heavy.__contains__, at_import=True) == []
     assert heavy <= _source().reached("kubectl_disagg.gitops.directory"), "the check above can fail: they are reachable"
@@ -523,19 +553,9 @@ def time_reads(source: Source) -> dict[str, list[str]]:
     return found
 
 
-# Reads in files other branches of issue 48 restructure (the git step and status, the live
-# plan): the clock is threaded there when they land, and this list shrinks to nothing.
-TIME_READS_LEFT = {
-    "kubectl_disagg.rollout.progressive": ["datetime.datetime.now at line 59"],  # `utcnow`, for these three
-    "kubectl_disagg.gitops.status": ["utcnow at line 125"],
-    "kubectl_disagg.gitops.step": ["utcnow at line 212"],
-    "kubectl_disagg.rollout.plan": ["utcnow at line 48"],
-}
-
-
 def test_a_clock_is_the_one_clock():
     assert clocks_not_a_clock(_source()) == {}
-    assert time_reads(_source()) == TIME_READS_LEFT
+    assert time_reads(_source()) == {}
 
 
 def callers(source: Source, names: tuple[str, ...]) -> list[str]:
@@ -546,10 +566,17 @@ def callers(source: Source, names: tuple[str, ...]) -> list[str]:
 
 def test_inputs_are_loaded_in_one_place():
     """A command's documents become sets in one place, `inputs.directory` (through
-    `core.sets.load_documents`): no second loader beside it in the package (a set read from the
-    cluster is loaded by `core.sets.set_from_object`, one object at a time)."""
-    assert callers(_source(), ("load_documents", "load_sets")) == ["kubectl_disagg.core.sets",
+    `core.delivery.sets.load_documents`): no second loader beside it in the package (a set read from the
+    cluster is loaded by `core.delivery.sets.set_from_object`, one object at a time)."""
+    assert callers(_source(), ("load_documents", "load_sets")) == ["kubectl_disagg.core.delivery.sets",
                                                                     "kubectl_disagg.inputs.directory"]
+
+
+def test_a_rollout_is_decided_in_one_place():
+    """The decision's composition (the rollout, its stable revision, the position, `decide`) was
+    spelled three times: a pass (waves.admit), the state file (gitops.waves) and the plan
+    (rollout.plan), each free to drift. Now `core.delivery.waves.decided` alone composes it."""
+    assert callers(_source(), ("the_rollout", "stable_of", "position_for")) == ["kubectl_disagg.core.delivery.waves"]
 
 
 # The mode is a store, not a fork (issue 38, design §9.8): `rollout/` defines where a position is
@@ -558,14 +585,6 @@ def test_inputs_are_loaded_in_one_place():
 STORE_PROTOCOL = "kubectl_disagg.rollout.store"
 STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.gitops.store"}
 
-
-def _members(node: ast.ClassDef) -> set[str]:
-    names = {item.name for item in node.body if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")}
-    names |= {item.target.id for item in node.body if isinstance(item, ast.AnnAssign)
-              and isinstance(item.target, ast.Name)}
-    names |= {target.id for item in node.body if isinstance(item, ast.Assign) for target in item.targets
-              if isinstance(target, ast.Name)}
-    return names
 
 
 def reaching_up(source: Source, below: str, above: str) -> list[str]:
@@ -582,16 +601,8 @@ def test_rollout_defines_the_position_store_and_never_reaches_gitops():
     assert reaching_up(source, "rollout", "gitops") == []
 
 
-def missing_members(source: Source, store: str, module: str) -> list[str]:
-    wanted = _members(classes(source, STORE_PROTOCOL)["PositionStore"])
-    return sorted(f"{store}.{name}" for name in wanted - _members(classes(source, module)[store]))
-
-
-def test_each_store_implements_every_member_of_the_protocol():
-    source = _source()
-    assert _members(classes(source, STORE_PROTOCOL)["PositionStore"]) >= {"together", "sets", "who", "change",
-                                                                        "write", "record"}
-    assert [missing for store, module in sorted(STORES.items()) for missing in missing_members(source, store, module)] == []
+# Each store implements the protocol: the type checker holds it (tests/unit/test_seams.py, run
+# by mypy under `make lint`), signatures and all, not a comparison of member names here.
 
 
 def store_makers(source: Source) -> list[str]:
@@ -608,14 +619,14 @@ def test_only_commands_pick_a_store():
         "kubectl_disagg.commands.rollout_verbs")
 
 
-# The position changes of the verbs (core/waves.py) and the one module applying them.
+# The position changes of the verbs (core/delivery/waves.py) and the one module applying them.
 VERB_CHANGES = ("promote", "pause", "resume", "abort", "retry")
-VERB_CHANGES_FROM = "kubectl_disagg.core.waves"
+VERB_CHANGES_FROM = "kubectl_disagg.core.delivery.waves"
 
 
 def verb_changers(source: Source) -> list[str]:
-    """The modules outside core/waves.py taking a verb's position change from it, by import
-    (`from kubectl_disagg.core.waves import promote`) or by attribute (`waves.promote`)."""
+    """The modules outside core/delivery/waves.py taking a verb's position change from it, by import
+    (`from kubectl_disagg.core.delivery.waves import promote`) or by attribute (`waves.promote`)."""
     found = set()
     for module in source.paths:
         if module == VERB_CHANGES_FROM:
@@ -647,7 +658,7 @@ def test_one_pacer_admits_measures_and_admits_again():
     source = _source()
     assert names_used(source, "pending_gate") == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
     assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.rollout.progressive")
-    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.paced")
+    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.step")
 
 
 # Each rule on a tree planted with one violation beside a module keeping it: the rule, the
@@ -660,7 +671,7 @@ PLANTED = {
         "kube/b.py": "def f():\n    from kubectl_disagg.rollout.run import step\n",
         "views/stops.py": "", "rollout/run.py": "", "errors.py": ""}, ["kubectl_disagg.kube.b -> kubectl_disagg.rollout.run"]),
     "phrased below views": (phrased_below_views_climbing, {
-        "views/stops.py": "from kubectl_disagg.core.waves import Gate\nfrom kubectl_disagg.kube.session import S\n"},
+        "views/stops.py": "from kubectl_disagg.core.delivery.waves import Gate\nfrom kubectl_disagg.kube.session import S\n"},
         ["kubectl_disagg.views.stops -> kubectl_disagg.kube.session"]),
     "command line in core": (command_lines_in_core, {
         "core/a.py": '"""Run `kubectl disagg rollout promote` (a docstring)."""\n'
@@ -674,10 +685,17 @@ PLANTED = {
         "core/c.py": "import kubectl_disagg.core.a\n"},
         ["kubectl_disagg.core.a -> kubectl_disagg.core.b -> kubectl_disagg.core.c -> kubectl_disagg.core.a"]),
     "core type cycle": (core_import_cycle, {
-        "core/model.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kubectl_disagg.core.policy import P\n",
-        "core/policy.py": "from kubectl_disagg.core.model import M\nfrom kubectl_disagg.views.stops import S\n",
-        "views/stops.py": "from kubectl_disagg.core.policy import P\n"},
-        ["kubectl_disagg.core.model -> kubectl_disagg.core.policy -> kubectl_disagg.core.model"]),
+        "core/api/model.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kubectl_disagg.core.delivery.policy import P\n",
+        "core/delivery/policy.py": "from kubectl_disagg.core.api.model import M\nfrom kubectl_disagg.views.stops import S\n",
+        "views/stops.py": "from kubectl_disagg.core.delivery.policy import P\n"},
+        ["kubectl_disagg.core.api.model -> kubectl_disagg.core.delivery.policy -> kubectl_disagg.core.api.model"]),
+    "core order": (core_out_of_order, {
+        "core/__init__.py": "", "core/api/__init__.py": "", "core/delivery/__init__.py": "",
+        "core/api/model.py": "from kubectl_disagg.core.delivery.policy import P\n",
+        "core/delivery/policy.py": "from kubectl_disagg.core.api.model import M\n",
+        "core/loose.py": ""},
+        ["kubectl_disagg.core.api.model -> kubectl_disagg.core.delivery.policy",
+         "kubectl_disagg.core.loose: in no package of core"]),
     "client face": (reaching_into_the_client, {
         "kube/client/__init__.py": "from kubectl_disagg.kube.client import wire\n", "kube/client/wire.py": "",
         "kube/session.py": "from kubectl_disagg.kube.client import Client\n",
@@ -687,18 +705,18 @@ PLANTED = {
         "core/a.py": LONG, "core/b.py": '"""About 450 lines on purpose: one table."""\n' + LONG,
         "errors.py": LONG}, [f"core/a.py has {LONG_MODULE_LINES + 1} lines and no word on why"]),
     "view imports kube": (views_importing_kube, {
-        "views/a.py": "from kubectl_disagg.core import waves\n",
+        "views/a.py": "from kubectl_disagg.core.delivery import waves\n",
         "views/b.py": "def f():\n    import kubectl_disagg.kube.session\n"}, ["kubectl_disagg.views.b"]),
     "fat command": (fat_commands, {"commands/a.py": "x = 1\n" * (COMMAND_LINES - 1), "commands/b.py": "x = 1\n"
                                    * COMMAND_LINES}, [f"commands/b.py has {COMMAND_LINES} lines"]),
     "loaded at import": (lambda source: loaded(source, ("kubectl_disagg.commands.render",),
                                                lambda m: _layer(m) == "kube", at_import=True), {
-        "commands/render.py": "from kubectl_disagg.core import render\n"
+        "commands/render.py": "from kubectl_disagg.core.controller import render\n"
                               "def f():\n    from kubectl_disagg.kube import later\n",
-        "core/render.py": "from kubectl_disagg.kube import session\n", "kube/session.py": "", "kube/later.py": ""},
+        "core/controller/render.py": "from kubectl_disagg.kube import session\n", "kube/session.py": "", "kube/later.py": ""},
         ["kubectl_disagg.kube.session"]),
     "second spelling": (lambda source: second_spellings(source, {"LeaderWorkerSet"}, ("disagg.x-k8s.io/",)), {
-        "core/naming.py": 'LWS_KIND = "LeaderWorkerSet"\nLABEL = "disagg.x-k8s.io/role"\n',
+        "core/api/naming.py": 'LWS_KIND = "LeaderWorkerSet"\nLABEL = "disagg.x-k8s.io/role"\n',
         "views/a.py": "KIND = naming.LWS_KIND\n", "rollout/b.py": 'KEY = "disagg.x-k8s.io/revision"\n'},
         ["rollout/b.py"]),
     "type name twice": (type_names_defined_twice, {
@@ -737,19 +755,14 @@ PLANTED = {
         "gitops/store.py": "from kubectl_disagg.rollout import store\n",
         "rollout/store.py": "def f():\n    from kubectl_disagg.gitops import git\n"},
         ["kubectl_disagg.rollout.store -> kubectl_disagg.gitops"]),
-    "store members": (lambda source: missing_members(source, "GitStore", "kubectl_disagg.gitops.store"), {
-        "rollout/store.py": "class PositionStore(Protocol):\n    together: bool\n    def sets(self): ...\n"
-                            "    def write(self): ...\n",
-        "gitops/store.py": "class GitStore:\n    together = True\n    def sets(self): ...\n    def _write(self): ...\n"},
-        ["GitStore.write"]),
     "store maker": (store_makers, {
         "commands/verbs.py": "store = GitStore(path)\n", "views/a.py": "def f(x): return x.ClusterStore()\n",
         "rollout/verbs.py": "def f(cluster):\n    return ClusterStore(cluster)\n"},
         ["kubectl_disagg.rollout.verbs makes ClusterStore"]),
     "verb twice": (verb_changers, {
-        "core/waves.py": "def promote(): ...\n", "rollout/verbs.py": "from kubectl_disagg.core.waves import promote\n",
-        "gitops/verbs.py": "from kubectl_disagg.core import waves\ndef f(d):\n    return waves.pause(d)\n",
-        "views/a.py": "from kubectl_disagg.core.waves import Gate\n"},
+        "core/delivery/waves.py": "def promote(): ...\n", "rollout/verbs.py": "from kubectl_disagg.core.delivery.waves import promote\n",
+        "gitops/verbs.py": "from kubectl_disagg.core.delivery import waves\ndef f(d):\n    return waves.pause(d)\n",
+        "views/a.py": "from kubectl_disagg.core.delivery.waves import Gate\n"},
         ["kubectl_disagg.gitops.verbs", "kubectl_disagg.rollout.verbs"]),
     "names used": (lambda source: names_used(source, "pending_gate"), {
         "rollout/pacer.py": "pending_gate(d)\n", "views/a.py": "x.pending_gate\n"}, ["kubectl_disagg.rollout.pacer"]),

@@ -181,10 +181,10 @@ def test_a_block_run_by_a_demo_is_checked_by_the_demos_test():
 
 def test_the_phases_the_docs_list_are_the_rolloutstates_own():
     """Issue 47: docs/rollouts.md listed a phase `Complete`; the RolloutState says `AtRest`
-    (core/waves.py State, which the printer column and Argo CD's health check read)."""
+    (core/delivery/waves.py State, which the printer column and Argo CD's health check read)."""
     import re
 
-    from kubectl_disagg.core.waves import State
+    from kubectl_disagg.core.delivery.waves import State
 
     row = next(line for line in (ROOT / "docs" / "rollouts.md").read_text().splitlines()
                if line.startswith("| `phase` |"))

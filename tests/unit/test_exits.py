@@ -14,13 +14,17 @@ from tests.support.paths import PACKAGE
 
 
 def test_the_numbers_stay_what_scripts_and_docs_rely_on():
+    """One table per command for both stores (issue 48): each number keeps its meaning in each
+    mode; 5 and 6 only --gitops yields, the cluster's codes are the ones it always had."""
     assert {code.name: int(code) for code in exits.StepExit} == {
-        "OK": 0, "ERROR": 1, "USAGE": 2, "REFUSED": 3, "TIMEOUT": 4, "HELD": 7}
-    assert {code.name: int(code) for code in exits.GitopsExit} == {
-        "ADVANCED": 0, "ERROR": 1, "USAGE": 2, "REFUSED": 3, "TIMEOUT": 4, "WAITING": 5, "COMPLETE": 6, "HELD": 7}
+        "OK": 0, "ERROR": 1, "USAGE": 2, "REFUSED": 3, "TIMEOUT": 4, "WAITING": 5, "COMPLETE": 6, "HELD": 7}
+    assert [int(code) for code in exits.STEP_CLUSTER] == [0, 1, 2, 3, 4, 7]
     assert {code.name: int(code) for code in exits.StatusExit} == {
-        "AVAILABLE": 0, "ERROR": 1, "USAGE": 2, "NOT_AVAILABLE": 3, "TIMEOUT": 4, "HELD": 7}
-    assert exits.StatusExit.HELD == exits.StepExit.HELD == exits.GitopsExit.HELD  # a hold reads the same everywhere
+        "AVAILABLE": 0, "ERROR": 1, "USAGE": 2, "NOT_AVAILABLE": 3, "TIMEOUT": 4, "WAITING": 5, "COMPLETE": 6,
+        "HELD": 7}
+    assert [int(code) for code in exits.STATUS_CLUSTER] == [0, 1, 2, 3, 4, 7]
+    assert set(exits.GITOPS_STEP) == set(exits.StepExit) and set(exits.GITOPS_NEXT_ACTION) == set(exits.StatusExit)
+    assert exits.StatusExit.HELD == exits.StepExit.HELD  # a hold reads the same everywhere
     assert [int(code) for code in exits.VerbExit] == [int(code) for code in exits.HandoverExit] == [0, 1, 2, 3]
     assert [int(code) for code in exits.CmpExit] == [0, 1]
     assert (exits.Exit.INTERRUPTED, exits.terminated(15)) == (130, 143)
@@ -36,8 +40,8 @@ def test_every_help_lists_its_exit_codes_from_the_table(path, command, ctx):
     assert command.exit_codes, f"{' '.join(path)} --help lists no exit codes"
     text = " ".join(command.get_help(ctx).split())
     for codes, title, words in command.exit_codes:
-        assert codes in exits.ExitCode.__subclasses__()
-        assert words in (None, exits.GITOPS_NEXT_ACTION, exits.CMP_DISCOVER)
+        assert codes in (*exits.ExitCode.__subclasses__(), exits.STEP_CLUSTER, exits.STATUS_CLUSTER)
+        assert words in (None, exits.GITOPS_STEP, exits.GITOPS_NEXT_ACTION, exits.CMP_DISCOVER)
         assert f"{title} {exits.labels(codes, words)}." in text
 
 

@@ -12,8 +12,9 @@ import json
 import socket
 import ssl
 
-from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.errors import Conflict, Unreachable, UserError
+from kubectl_disagg.manifests.source import JsonObject
 
 PATCH_REJECTED_MESSAGE = "the server rejected our request due to an error in our request"
 
@@ -32,7 +33,7 @@ class ApiError(UserError):
     STATUS, REASON = 500, "InternalError"  # a kind's own status and reason, when none is given
 
     def __init__(self, message: str, *, status: int | None = None, reason: str | None = None,
-                 answer: dict | None = None, subject: str = "", request: str = "", resent: bool = False):
+                 answer: JsonObject | None = None, subject: str = "", request: str = "", resent: bool = False):
         self.status = self.STATUS if status is None else status
         self.reason = self.REASON if reason is None else reason
         self.answer = {"code": self.status} if answer is None else answer
@@ -85,7 +86,7 @@ def api_error(subject: str, status: int, reason: str | None, body: str | bytes |
 
 
 def _error_for(subject: str, status: int, api_reason: str, message: str,
-               status_object: dict) -> tuple[type[ApiError], str]:
+               status_object: JsonObject) -> tuple[type[ApiError], str]:
     code = f"{status} {api_reason}".strip()
     if status == 409 and api_reason == "AlreadyExists":
         return AlreadyExists, f"{subject} already exists ({code})"
@@ -154,7 +155,7 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
-def status_of(body: str | bytes | None) -> dict:
+def status_of(body: str | bytes | None) -> JsonObject:
     if not body:
         return {}
     try:

@@ -10,13 +10,14 @@ output never reaches a message: it may hold the credential.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 import kubectl_disagg.kube.client.oidc as oidc
-from kubectl_disagg.kube.client.exec_plugin import run_exec
-from kubectl_disagg.kube.client.kubeconfig import Connection, check_token, read_bounded
+from kubectl_disagg.kube.client.exec_plugin import Issued, run_exec
+from kubectl_disagg.kube.client.kubeconfig import Connection, ExecPlugin, OidcProvider, check_token, read_bounded
 
 TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go re-reads a token file once a minute
 EXPIRY_MARGIN_SECONDS = 10.0  # refresh an exec credential this long before it expires
@@ -31,10 +32,10 @@ class Credentials:
         self._token = connection.token
         self._token_read_at = -float("inf")
         self._file_cached: str | None = None
-        self._issued = None  # what the exec plugin last issued (exec_plugin.Issued)
-        self._oidc_config: dict | None = None  # the oidc auth-provider's config, as last refreshed
+        self._issued: Issued | None = None  # what the exec plugin last issued
+        self._oidc_config: Mapping[str, str] | None = None  # the oidc auth-provider's config, as last refreshed
         if connection.exec_plugin is not None and not connection.token:
-            self._issued = self._run_exec()
+            self._issued = run_exec(connection, connection.exec_plugin)
         self.certificate_issue = 0  # counts the client certificates an exec plugin issued after the first
 
     @property
@@ -55,13 +56,14 @@ class Credentials:
             if self._connection.token_file:
                 return f"Bearer {self._file_token()}"
             if self._connection.oidc is not None:
-                return f"Bearer {self._oidc_token()}"
+                return f"Bearer {self._oidc_token(self._connection.oidc)}"
             plugin = self._connection.exec_plugin
             if plugin is not None:
-                if self._issued is None or _expired(self._issued, self._clock):
-                    self._reissue()
-                if self._issued.token:
-                    return f"Bearer {self._issued.token}"
+                issued = self._issued
+                if issued is None or _expired(issued, self._clock):
+                    issued = self._reissue(plugin)
+                if issued.token:
+                    return f"Bearer {issued.token}"
         return None
 
     def rejected(self) -> bool:
@@ -74,33 +76,30 @@ class Credentials:
                 self._token_read_at = -float("inf")
                 return True
             if self._connection.exec_plugin is not None:
-                self._reissue()
+                self._reissue(self._connection.exec_plugin)
                 return True
         return False
 
-    def _oidc_token(self) -> str:
+    def _oidc_token(self, provider: OidcProvider) -> str:
         """The oidc id-token, refreshed once it expires (see oidc.py); only then, as client-go."""
-        provider = self._connection.oidc
         if self._oidc_config is None:
             self._oidc_config = provider.config
         token = oidc.valid_id_token(self._oidc_config, self._clock.now().timestamp())
         if token is None:
-            self._oidc_config = oidc.refreshed(replace(provider, config=self._oidc_config))
-            token = self._oidc_config["id-token"]
+            refreshed = self._oidc_config = oidc.refreshed(replace(provider, config=self._oidc_config))
+            token = refreshed["id-token"]
             check_token(token, self._connection.whose, "oidc auth-provider")
         return token
 
-    def _reissue(self) -> None:
+    def _reissue(self, plugin: ExecPlugin) -> Issued:
         """Run the plugin again; a new client certificate counts in `certificate_issue`, for the
         transport to present it on new connections (client-go rotates an exec-issued
         certificate the same way, closing the connections made with the old one)."""
         before = self.client_certificate if self._issued is not None else None
-        self._issued = self._run_exec()
-        if self._issued.client_cert_pem and self.client_certificate != before:
+        issued = self._issued = run_exec(self._connection, plugin)
+        if issued.client_cert_pem and self.client_certificate != before:
             self.certificate_issue += 1
-
-    def _run_exec(self):
-        return run_exec(self._connection, self._connection.exec_plugin)
+        return issued
 
     def _file_token(self) -> str:
         now = self._clock.monotonic()
@@ -116,5 +115,5 @@ class Credentials:
         return self._file_cached
 
 
-def _expired(issued, clock: Clock) -> bool:
+def _expired(issued: Issued, clock: Clock) -> bool:
     return issued.expires is not None and clock.now().timestamp() >= issued.expires - EXPIRY_MARGIN_SECONDS

@@ -13,9 +13,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from kubectl_disagg.core.durations import format_duration
+from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import Connection, ExecPlugin, check_token
+from kubectl_disagg.manifests.source import JsonObject
 
 EXEC_TIMEOUT_SECONDS = 60.0
 
@@ -49,7 +50,7 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
         hint = f"; {plugin.install_hint.strip()}" if plugin.install_hint.strip() else ""
         raise UserError(f"{where}: the exec credential plugin of user {user} ({plugin.command}) was not "
                         f"found{hint}")
-    spec: dict = {"interactive": interactive}
+    spec: JsonObject = {"interactive": interactive}
     if plugin.provide_cluster_info:
         spec["cluster"] = connection.cluster_info
     info = {"apiVersion": plugin.api_version, "kind": "ExecCredential", "spec": spec}
@@ -76,7 +77,7 @@ def run_exec(connection: Connection, plugin: ExecPlugin) -> Issued:
     return issued
 
 
-def _run_quietly(argv: list[str], env: dict) -> subprocess.CompletedProcess:
+def _run_quietly(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
     """The plugin without a terminal, within EXEC_TIMEOUT_SECONDS, in a process group of its own:
     at the timeout (or Ctrl-C) the whole group is killed, so that no child it started outlives it
     (killing the plugin alone left a `sleep` or a browser helper running)."""

@@ -25,7 +25,8 @@ from typing import Any
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import MAX_INPUT_BYTES, load_plain
-from kubectl_disagg.core.model import DEFAULT_NAMESPACE
+from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE
+from kubectl_disagg.manifests.source import JsonObject
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -56,7 +57,7 @@ class OidcProvider:
     that holds the user entry (where refreshed tokens are written back) and how messages name it."""
 
     config: Mapping[str, str]
-    kubeconfig_path: str | None
+    kubeconfig_path: str
     user_name: str
     whose: str
 
@@ -164,7 +165,7 @@ class _Entry:
     """A kubeconfig entry (a dict), the directory its relative paths are relative to (the
     directory of the file that holds it) and that file."""
 
-    body: dict
+    body: JsonObject
     base_dir: str
     path: str | None = None
 
@@ -217,7 +218,7 @@ def _merge(paths: list[str], shown: str) -> _Merged:
     return merged
 
 
-def _context(merged: _Merged, wanted: str | None, shown: str) -> dict:
+def _context(merged: _Merged, wanted: str | None, shown: str) -> JsonObject:
     """The context --context names, else the current one."""
     name = wanted or merged.current_context
     if not name:
@@ -228,7 +229,7 @@ def _context(merged: _Merged, wanted: str | None, shown: str) -> dict:
     return merged.contexts[name].body
 
 
-def _namespace(context: dict) -> str:
+def _namespace(context: JsonObject) -> str:
     return str(context.get("namespace") or DEFAULT_NAMESPACE)
 
 
@@ -316,8 +317,8 @@ def _oidc(user: _Entry, user_name: str, whose: str) -> OidcProvider | None:
     """The user's `auth-provider: oidc` (run by oidc.py), or None. client-go's oidc provider
     requires an issuer and a client id before anything is sent."""
     provider = user.body.get("auth-provider")
-    if not isinstance(provider, dict) or provider.get("name") != "oidc":
-        return None
+    if not isinstance(provider, dict) or provider.get("name") != "oidc" or user.path is None:
+        return None  # a user entry no file holds (none found) has no auth-provider
     config = provider.get("config") or {}
     config = {str(key): str(value) for key, value in config.items()} if isinstance(config, dict) else {}
     for key in ("idp-issuer-url", "client-id"):
@@ -344,7 +345,7 @@ def _exec_plugin(user: _Entry, whose: str) -> ExecPlugin | None:
                       install_hint=str(spec.get("installHint") or ""), base_dir=user.base_dir)
 
 
-def _impersonation(user: dict) -> tuple[tuple[str, str], ...]:
+def _impersonation(user: JsonObject) -> tuple[tuple[str, str], ...]:
     """The headers kubectl sends for a user entry's `as`, `as-uid`, `as-groups`, `as-user-extra`."""
     headers: list[tuple[str, str]] = []
     if user.get("as"):
@@ -381,7 +382,7 @@ def _impersonation_kind(name: str) -> str:
     return "Impersonate-Extra-" if name.startswith("Impersonate-Extra-") else name
 
 
-def _cluster_info(server: str, cluster: dict, ca_pem: bytes | None, insecure: bool) -> dict:
+def _cluster_info(server: str, cluster: JsonObject, ca_pem: bytes | None, insecure: bool) -> JsonObject:
     """The Cluster an exec plugin is told about when it asks (spec.cluster of ExecCredential)."""
     info: dict[str, Any] = {"server": server}
     if cluster.get("tls-server-name"):

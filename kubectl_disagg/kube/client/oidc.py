@@ -12,6 +12,8 @@ import binascii
 import json
 import os
 import urllib.parse
+from collections.abc import Mapping
+from typing import Any
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.kubeconfig import Connection, OidcProvider
@@ -23,7 +25,7 @@ EXPIRY_DELTA_SECONDS = 10  # client-go: a token this close to its expiry counts 
 REQUEST_TIMEOUT_SECONDS = 30.0
 
 
-def valid_id_token(config: dict, now: float) -> str | None:
+def valid_id_token(config: Mapping[str, str], now: float) -> str | None:
     """The id-token while it is valid at `now` (seconds since the epoch; a token without a
     readable `exp` is not, as in client-go)."""
     token = str(config.get("id-token") or "")
@@ -43,7 +45,7 @@ def jwt_expiry(token: str) -> float | None:
         return None
 
 
-def refreshed(provider: OidcProvider) -> dict:
+def refreshed(provider: OidcProvider) -> dict[str, str]:
     """A new id-token (and the refresh-token, when the provider rotated it) from the identity
     provider, written back into the kubeconfig; the provider's config as it now is."""
     config = provider.config
@@ -66,13 +68,15 @@ def refreshed(provider: OidcProvider) -> dict:
             answer = _call(provider, "POST", token_url, {**form, "client_id": client[0], "client_secret": client[1]})
     except _Refused as refused:
         raise _refusal(provider, f"could not refresh: its token endpoint answered {refused}") from None
-    id_token = answer.get("id_token") if isinstance(answer, dict) else None
+    fields = answer if isinstance(answer, dict) else {}
+    id_token = fields.get("id_token")
     if not isinstance(id_token, str) or not id_token:
         raise _refusal(provider, "could not refresh: the token response holds no id_token (was the openid scope "
                                  "asked for at login, and does the provider return id tokens on refresh?)")
     new = {**config, "id-token": id_token}
-    if isinstance(answer.get("refresh_token"), str) and answer["refresh_token"]:
-        new["refresh-token"] = answer["refresh_token"]
+    refresh = fields.get("refresh_token")
+    if isinstance(refresh, str) and refresh:
+        new["refresh-token"] = refresh
     _persist(provider, new)
     return new
 
@@ -86,7 +90,7 @@ def _refusal(provider: OidcProvider, what: str) -> UserError:
                      "kubelogin (kubectl oidc-login) as the user's exec credential plugin")
 
 
-def _call(provider: OidcProvider, method: str, url: str, form: dict | None = None,
+def _call(provider: OidcProvider, method: str, url: str, form: Mapping[str, str] | None = None,
           basic: tuple[str, str] | None = None) -> object:
     """One request to the identity provider (TLS trusting idp-certificate-authority[-data] when
     given, else the system's roots; the proxy from the environment, as client-go's transport),
@@ -153,14 +157,15 @@ def _idp_ca(provider: OidcProvider) -> bytes | None:
         raise UserError(f"{provider.whose}: idp-certificate-authority {path}: {err.strerror or err}") from None
 
 
-def _persist(provider: OidcProvider, config: dict) -> None:
+def _persist(provider: OidcProvider, config: Mapping[str, str]) -> None:
     """Write the refreshed tokens into the user's entry of the kubeconfig file that holds it, the
     rest of the file kept (as data: comments do not survive, as with kubectl), atomically and
     with the file's own permissions."""
     path = provider.kubeconfig_path
     try:
         with open(path, "rb") as f:
-            document = load_plain(f.read())
+            # its shape is checked by the errors caught below, as a kubectl would fail on it
+            document: Any = load_plain(f.read())
         users = document["users"]
         entry = next(u for u in users if isinstance(u, dict) and u.get("name") == provider.user_name)
         entry["user"]["auth-provider"]["config"] = dict(config)

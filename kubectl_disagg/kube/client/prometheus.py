@@ -10,11 +10,12 @@ the API server's Status when the proxy refuses, or what kept the request from an
 from __future__ import annotations
 
 import json
+from typing import NoReturn
 import math
 import re
 import urllib.parse
 
-from kubectl_disagg.core.analysis import Prometheus, Sample
+from kubectl_disagg.core.delivery.analysis import Prometheus, Sample
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import network_detail, status_of
 from kubectl_disagg.kube.client.kubeconfig import Connection
@@ -57,6 +58,8 @@ class PrometheusClient:
         if rest is None:
             raise UserError("the Prometheus of this analysis is a Service: it is reached through the API server, "
                             "which this command has no connection to")
+        if endpoint.namespace is None or endpoint.service is None or endpoint.port is None:  # validation refuses it
+            raise UserError("the Prometheus of this analysis has neither an address nor a whole Service")
         return cls.through_service_proxy(rest, endpoint.namespace, endpoint.service, endpoint.port)
 
     def query(self, expression: str, at: float | None = None, deadline: Deadline | None = None) -> tuple[Sample, ...]:
@@ -133,7 +136,7 @@ class _Malformed(Exception):
     """What is wrong with one part of an answer, for the one line that says so."""
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 

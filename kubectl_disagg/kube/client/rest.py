@@ -16,11 +16,11 @@ import re
 import time
 import urllib.parse
 from dataclasses import dataclass
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import (AlreadyExists, ApiConflict, ApiError, Gone, NotFound, PatchRejected,
                                                 api_error, connection_error)
@@ -29,6 +29,7 @@ from kubectl_disagg.kube.client.kubeconfig import Impersonation, load_configurat
 from kubectl_disagg.kube.client.retry import MAX_RETRIES, ErrorAnswer, backoff, retrying
 from kubectl_disagg.kube.client.transport import NetworkError, Transport
 from kubectl_disagg.wait import Deadline
+from kubectl_disagg.manifests.source import JsonObject
 
 FIELD_MANAGER = naming.MANAGER
 # kubectl sets no timeout at all; a CLI that can hang forever on a half-open connection is
@@ -101,7 +102,7 @@ class RestClient:
 
     def next_events(self, resource: Resource, namespace: str, label_selector: str, resource_version: str,
                     timeout: float, field_selector: str | None = None, *, linger: float = WATCH_LINGER,
-                    linger_at_most: float = WATCH_LINGER_AT_MOST) -> list[dict]:
+                    linger_at_most: float = WATCH_LINGER_AT_MOST) -> list[JsonObject]:
         """The changes after `resource_version`, in order: watch events (type ADDED, MODIFIED or
         DELETED, and the object as it now is). Waits up to `timeout` for the first, then takes
         those that follow within `linger` of each other (for at most `linger_at_most`): a burst
@@ -113,9 +114,8 @@ class RestClient:
         is started again from the same resourceVersion (nothing is missed) for the time left, as
         client-go's watchers re-establish theirs; a cut after it ends the batch.
         """
-        deadline = self.clock.monotonic() + timeout
-        subject = resource.collection(namespace)
-        events: list[dict] = []
+        deadline, subject = self.clock.monotonic() + timeout, resource.collection(namespace)
+        events: list[JsonObject] = []
         for attempt in itertools.count():
             left = deadline - self.clock.monotonic()
             if left <= 0:
@@ -184,15 +184,15 @@ class RestClient:
             return False
         return any(entry.get("name") == resource.plural for entry in answer.get("resources") or ())
 
-    def list(self, resource: Resource, namespace: str, label_selector: str) -> dict:
+    def list(self, resource: Resource, namespace: str, label_selector: str) -> JsonObject:
         with self._errors(resource.collection(namespace)):
             return self._object("GET", path_of(resource, namespace), {"labelSelector": label_selector})
 
-    def get(self, resource: Resource, namespace: str, name: str) -> dict:
+    def get(self, resource: Resource, namespace: str, name: str) -> JsonObject:
         with self._errors(resource.subject(name)):
             return self._object("GET", path_of(resource, namespace, name))
 
-    def create(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> dict:
+    def create(self, resource: Resource, namespace: str, body: Mapping[str, Any], *, dry_run: bool = False) -> JsonObject:
         """POST. Sent again after a lost answer: an AlreadyExists then is our own first sending
         when the stored object holds everything `body` says (read back, and returned)."""
         name = body["metadata"]["name"]
@@ -206,7 +206,7 @@ class RestClient:
                 raise
             return stored
 
-    def replace(self, resource: Resource, namespace: str, body: Mapping) -> dict:
+    def replace(self, resource: Resource, namespace: str, body: Mapping[str, Any]) -> JsonObject:
         """PUT: the body's metadata.resourceVersion makes it conditional. Sent again after a lost
         answer: a Conflict then is our own first sending when the stored object holds `body`."""
         name = body["metadata"]["name"]
@@ -220,7 +220,7 @@ class RestClient:
                 raise
             return stored
 
-    def apply(self, resource: Resource, namespace: str, body: Mapping, *, dry_run: bool = False) -> None:
+    def apply(self, resource: Resource, namespace: str, body: Mapping[str, Any], *, dry_run: bool = False) -> None:
         """Server-side apply of `body`, never forced: fields another manager owns are a conflict.
         The same apply twice is the apply once: it goes again after a lost answer."""
         name = body["metadata"]["name"]
@@ -229,12 +229,12 @@ class RestClient:
                       {"fieldManager": FIELD_MANAGER, "force": "false", **_dry_run_query(dry_run)},
                       apply_body(body), APPLY_PATCH, repeatable=True)
 
-    def patch(self, resource: Resource, namespace: str, name: str, body: Mapping | list, content_type: str, *,
-              dry_run: bool = False) -> None:
+    def patch(self, resource: Resource, namespace: str, name: str, body: JsonObject | Sequence[JsonObject],
+              content_type: str, *, dry_run: bool = False) -> None:
         """PATCH. A merge patch goes again after a lost answer (twice is once), and so does a
         JSON patch with a `test`: refused then (its test no longer holds), it is our own first
         sending when the stored object holds every value the patch writes."""
-        guarded = content_type == JSON_PATCH and any(op.get("op") == "test" for op in body)
+        guarded = content_type == JSON_PATCH and isinstance(body, list) and any(op.get("op") == "test" for op in body)
         try:
             with self._errors(resource.subject(name)):
                 self.send("PATCH", path_of(resource, namespace, name),
@@ -247,10 +247,10 @@ class RestClient:
                 stored = self.get(resource, namespace, name)
             except NotFound:
                 raise err from None
-            if not patched(stored, body):
+            if not isinstance(body, list) or not patched(stored, body):
                 raise
 
-    def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping) -> None:
+    def patch_status(self, resource: Resource, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         """Merge `status` into a custom object's status subresource."""
         with self._errors(resource.subject(name) + "/status"):
             self.send("PATCH", path_of(resource, namespace, name) + "/status", {"fieldManager": FIELD_MANAGER},
@@ -274,12 +274,12 @@ class RestClient:
             if not err.resent:
                 raise
 
-    def _object(self, method: str, path: str, *args: Any, **kwargs: Any) -> dict:
+    def _object(self, method: str, path: str, *args: Any, **kwargs: Any) -> JsonObject:
         """`send`, and the answer as the API object it must be (see `api_object`)."""
         return api_object(self.send(method, path, *args, **kwargs), self.server, method, path)
 
     def _ours_after_resend(self, err: ApiError, resource: Resource, namespace: str, name: str,
-                           body: Mapping) -> dict | None:
+                           body: Mapping[str, Any]) -> JsonObject | None:
         """After a write refused on its resend: the stored object when it holds what `body`
         says (our first sending landed, its answer lost), else None. Metadata is left out: a
         replaced object's managedFields and resourceVersion move with every write; what it
@@ -374,7 +374,7 @@ class NotAnApiServer(UserError):
     """A 2xx answer that is not a Kubernetes API object: the URL leads somewhere else."""
 
 
-def api_object(response: Any, server: str, method: str, path: str) -> dict:
+def api_object(response: Any, server: str, method: str, path: str) -> JsonObject:
     """A 2xx answer's body as the API object it must be (every API answer, an object, a list or
     a review, names its kind and apiVersion); anything else is refused naming the server, rather
     than read as an empty object (a plain web server answering `{}` would pass for a set)."""
@@ -398,7 +398,7 @@ def api_object(response: Any, server: str, method: str, path: str) -> dict:
 _YAML_UNSAFE = "[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 
 
-def apply_body(obj: Mapping) -> bytes:
+def apply_body(obj: Mapping[str, Any]) -> bytes:
     """An apply patch (`application/apply-patch+yaml`) the API server reads back as `obj`.
 
     ASCII-only JSON writes characters beyond U+FFFF as surrogate-pair escapes, which the
@@ -419,7 +419,7 @@ def holds(stored: object, sent: object) -> bool:
     return stored == sent
 
 
-def patched(stored: object, operations: list) -> bool:
+def patched(stored: object, operations: Sequence[Mapping[str, Any]]) -> bool:
     """Whether `stored` holds what the JSON patch `operations` write (add, replace: the value
     at the path; remove: nothing there)."""
     for op in operations:
@@ -444,7 +444,7 @@ def _at_pointer(document: object, pointer: str) -> tuple[bool, object]:
     return True, document
 
 
-def with_kind(item: dict, resource: Resource) -> dict:
+def with_kind(item: JsonObject, resource: Resource) -> JsonObject:
     """List items of built-in kinds come without apiVersion and kind: put them back."""
     api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
     return {"apiVersion": api_version, "kind": resource.kind, **item}

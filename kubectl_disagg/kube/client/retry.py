@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.kube.client.transport import NetworkError
+from kubectl_disagg.kube.client.transport import Headers, NetworkError
 from kubectl_disagg.wait import Deadline, DeadlineExceeded
 
 # A request that got no answer goes again when sending it twice is safe, and so does one the
@@ -34,7 +34,7 @@ class ErrorAnswer(Exception):
     """A non-2xx answer, raw: status, HTTP reason, body (a metav1.Status, usually) and headers,
     and the request it answered (`GET /api/v1/...`)."""
 
-    def __init__(self, status: int, reason: str | None, body: bytes, headers: Mapping[str, str],
+    def __init__(self, status: int, reason: str | None, body: bytes, headers: Headers | Mapping[str, str],
                  request: str = ""):
         super().__init__(f"{status} {reason or ''}".strip())
         self.status, self.reason, self.body, self.headers, self.request = status, reason, body, headers, request
@@ -43,10 +43,10 @@ class ErrorAnswer(Exception):
 
 def backoff(attempt: int) -> float:
     """Seconds before resending a request that got no answer, after `attempt` (0: the first)."""
-    return min(1.0, 0.125 * 2 ** attempt)
+    return min(1.0, 0.125 * 2.0 ** attempt)
 
 
-def retry_after(status: int | None, headers: Mapping[str, str] | None, attempt: int, *,
+def retry_after(status: int | None, headers: Headers | Mapping[str, str] | None, attempt: int, *,
                 read: bool = False) -> float | None:
     """Seconds to wait before retrying an answer, or None when it must not be retried.
 

@@ -6,15 +6,16 @@ accept an object, stores nothing, and returns the refusal as data instead of rai
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 from kubectl_disagg.kube.client.api_errors import api_error, connection_error, status_of
 from kubectl_disagg.kube.client.rest import APPLY_PATCH, BY_KIND, FIELD_MANAGER, RestClient, apply_body, path_of
 from kubectl_disagg.kube.client.retry import ErrorAnswer
 from kubectl_disagg.kube.client.transport import NetworkError
+from kubectl_disagg.manifests.source import JsonObject
 
 
-def dry_run_apply(client: RestClient, obj: Mapping) -> dict | None:
+def dry_run_apply(client: RestClient, obj: Mapping[str, Any]) -> JsonObject | None:
     """Server-side apply of one rendered object with dryRun=All and strict field validation.
 
     Nothing is stored. Returns None when the API server would accept the object, else the refusal

@@ -27,12 +27,18 @@ import threading
 import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kubectl_disagg import __version__
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 import kubectl_disagg.kube.client.verbosity as verbosity
-from kubectl_disagg.kube.client.kubeconfig import redact_url
+from kubectl_disagg.kube.client.kubeconfig import Connection, redact_url
+
+if TYPE_CHECKING:
+    from kubectl_disagg.wait import Deadline
+
+_T = TypeVar("_T")
 
 CONNECT_TIMEOUT = 10.0
 POOLED_CONNECTIONS = 64  # at least write_scheduler.MAX_IN_FLIGHT_LIMIT: concurrent writes reuse connections
@@ -197,9 +203,10 @@ class _Reader:
     """Buffered reads from one socket; while `until` (a wait.Deadline) is set, no receive waits
     past it, however slowly the answer trickles in (each waits at most `most` seconds)."""
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: _Socket):
         self._sock, self._buffer = sock, bytearray()
-        self.until, self.most = None, 0.0
+        self.until: Deadline | None = None
+        self.most = 0.0
 
     def _receive(self, size: int) -> bytes:
         if self.until is not None:
@@ -376,17 +383,31 @@ def _content_length(values: list[str]) -> int:
 class _Connection:
     """One kept-alive connection: the socket (TLS already set up) and what was read ahead on it."""
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: _Socket):
         self.sock, self.reader = sock, _Reader(sock)
 
     def close(self) -> None:
         self.sock.close()
 
 
+class Authorizing(Protocol):
+    """What a `Transport` asks of its credentials (credentials.Credentials; an identity
+    provider's, oidc.py, none)."""
+
+    certificate_issue: int
+
+    @property
+    def client_certificate(self) -> tuple[bytes, bytes] | None: ...
+
+    def authorization(self) -> str | None: ...
+
+    def rejected(self) -> bool: ...
+
+
 class Transport:
     """Requests to the API server of one `Connection` (kubeconfig.py) with one `Credentials`."""
 
-    def __init__(self, connection, credentials, clock: Clock = SYSTEM_CLOCK):
+    def __init__(self, connection: Connection, credentials: Authorizing, clock: Clock = SYSTEM_CLOCK):
         self._connection, self._credentials, self._clock = connection, credentials, clock
         self.base = connection.server  # paths are appended to it: a server URL may carry a path prefix
         url = _Url(connection.server, connection.whose)
@@ -408,7 +429,8 @@ class Transport:
         self.user_agent = f"kubectl-disagg/{__version__}"
 
     def request(self, method: str, url: str, body: bytes | None = None, headers: Mapping[str, str] | None = None,
-                *, read_timeout: float, stream: bool = False, deadline=None) -> Response | StreamedResponse:
+                *, read_timeout: float, stream: bool = False,
+                deadline: Deadline | None = None) -> Response | StreamedResponse:
         """One request to `url` (this server's base URL + path and query); raises NetworkError
         when no answer came. A `deadline` (wait.Deadline) bounds it whole: the connection, the
         TLS handshake, the sending and every receive of a (not streamed) answer."""
@@ -438,7 +460,7 @@ class Transport:
         return response
 
     def _round_trip(self, method: str, message: bytes, read_timeout: float,
-                    stream: bool, deadline=None) -> Response | StreamedResponse:
+                    stream: bool, deadline: Deadline | None = None) -> Response | StreamedResponse:
         if deadline is not None:
             read_timeout = min(read_timeout, deadline.remaining())
             if read_timeout <= 0:
@@ -518,7 +540,9 @@ class Transport:
         hold a request's last segment back 40 ms), through the proxy's tunnel, then TLS; each
         of those waits at most CONNECT_TIMEOUT (or `most`, when less)."""
         host, port = self._dial
-        sock = socket.create_connection((_for_socket(host), port), timeout=min(CONNECT_TIMEOUT, most))
+        # getaddrinfo takes a host name as bytes (see `_for_socket`); typeshed allows only str
+        sock = socket.create_connection((_for_socket(host), port),  # type: ignore[arg-type]
+                                        timeout=min(CONNECT_TIMEOUT, most))
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._proxy_tls is not None:
@@ -528,15 +552,16 @@ class Transport:
                     sock, server_hostname=_for_socket(self._proxy_tls))
             if self._tunnel is not None:
                 self._tunnel(sock)
+            stream: _Socket = sock
             if self._tls is not None:
                 if isinstance(sock, ssl.SSLSocket):  # TLS inside the proxy's TLS
-                    sock = _TlsInTls(sock, self._tls, self._server_name)
+                    stream = _TlsInTls(sock, self._tls, self._server_name)
                 else:
-                    sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
+                    stream = sock = self._tls.wrap_socket(sock, server_hostname=self._server_name)
         except BaseException:
             sock.close()
             raise
-        return _Connection(sock)
+        return _Connection(stream)
 
     def _checkin(self, connection: _Connection) -> None:
         with self._lock:
@@ -584,7 +609,7 @@ class _TlsInTls:
         self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=name)
         self._run(self._tls.do_handshake)
 
-    def _run(self, operation: Callable, *args: object):
+    def _run(self, operation: Callable[..., _T], *args: object) -> _T:
         while True:
             try:
                 result = operation(*args)
@@ -639,7 +664,7 @@ def _open_tunnel(sock: socket.socket, authority: str, proxy_headers: dict[str, s
         raise OSError("Tunnel connection failed: the proxy sent more than its answer")
 
 
-def _readable(sock: socket.socket) -> bool:
+def _readable(sock: _Socket) -> bool:
     """Whether an idle connection's socket has something to read: nothing should be there but
     the server's close (or garbage), so the connection must not be reused."""
     try:
@@ -737,7 +762,8 @@ def _proxy_for(configured: str | None, server: str) -> str | None:
     return proxy if "://" in proxy else f"http://{proxy}"
 
 
-def _proxy_route(proxy: str, host: str, port: int, whose: str) -> tuple[tuple[str, int], Callable]:
+def _proxy_route(proxy: str, host: str, port: int, whose: str) -> tuple[tuple[str, int],
+                                                                          Callable[[socket.socket], None]]:
     """Where to dial for `proxy`, and how to open the way through it to host:port on the new
     socket: an HTTP CONNECT tunnel (http://; https://, inside TLS to the proxy), or a SOCKS5
     CONNECT (socks5://, socks5h://: the proxy resolves the name, as Go's SOCKS dialer has it
@@ -810,3 +836,7 @@ def _in_cidr(host: str, cidr: str) -> bool:
         return ipaddress.ip_address(host) in ipaddress.ip_network(cidr, strict=False)
     except ValueError:
         return False
+
+
+# What a connection reads and writes: a socket, or the API server's TLS inside a proxy's.
+_Socket = socket.socket | _TlsInTls

@@ -237,7 +237,7 @@ def test_refuses_a_cluster_without_leaderworkerset():
 
 def test_renders_from_the_rollout_state_and_requires_one_by_default():
     from kubectl_disagg.gitops.step import initial_state
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml
     from kubectl_disagg.gitops.state import state_document
@@ -259,7 +259,7 @@ def test_renders_from_the_rollout_state_and_requires_one_by_default():
 
 def test_a_directory_is_checked_whole():
     from kubectl_disagg.gitops.step import initial_state
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml, to_yaml_stream
     from kubectl_disagg.gitops.state import state_document

@@ -209,7 +209,7 @@ def test_plugin_block_reference():
 def test_the_shipped_application_syncs_the_example(tmp_path):
     """deploy/argocd/application.yaml's source, as Argo CD sends it, on the bundled example
     with the rollout state that `rollout step --gitops` starts it with."""
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.gitops.state import state_document
     from kubectl_disagg.gitops.step import initial_state
     from kubectl_disagg.manifests.reader import parse_stream

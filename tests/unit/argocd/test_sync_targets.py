@@ -18,7 +18,7 @@ from functools import cache
 import pytest
 import yaml
 
-from kubectl_disagg.core.naming import (REPLICAS_OWNER_ANNOTATION, REPLICAS_OWNER_AUTOSCALER,
+from kubectl_disagg.core.api.naming import (REPLICAS_OWNER_ANNOTATION, REPLICAS_OWNER_AUTOSCALER,
                                         REPLICAS_OWNER_HANDING_BACK)
 from tests.oracles.argocd_harness import SyncError, argocd_source, sync_targets
 from tests.support.paths import REPO

@@ -78,7 +78,8 @@ def test_a_label_is_a_codes_words_up_to_its_first_colon_bracket_or_semicolon():
     assert exits.label(exits.HandoverExit.OK.help) == "handed over"
     assert exits.label("complete") == "complete"
     every = [(table, words) for table in exits.ExitCode.__subclasses__() for words in (None,)] + [
-        (exits.GitopsExit, exits.GITOPS_NEXT_ACTION), (exits.CmpExit, exits.CMP_DISCOVER)]
+        (exits.StepExit, exits.GITOPS_STEP), (exits.StatusExit, exits.GITOPS_NEXT_ACTION),
+        (exits.CmpExit, exits.CMP_DISCOVER)]
     for table, words in every:
         for code in table:
             if code is not exits.Exit.INTERRUPTED:

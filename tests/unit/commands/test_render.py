@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-STATE_AND_POLICY = ("kubectl_disagg.gitops.state", "kubectl_disagg.gitops.rules", "kubectl_disagg.core.reconcile",
-                    "kubectl_disagg.core.policy", "kubectl_disagg.core.promql")
+STATE_AND_POLICY = ("kubectl_disagg.gitops.state", "kubectl_disagg.gitops.rules", "kubectl_disagg.core.controller.reconcile",
+                    "kubectl_disagg.core.delivery.policy", "kubectl_disagg.core.delivery.promql")
 
 # Runs the console entry in a fresh interpreter and names, at exit, every module of ours it loaded.
 PROGRAM = """
@@ -46,7 +46,7 @@ def test_a_policy_beside_the_set_loads_its_reader(tmp_path):
     namespace = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("namespace:"))
     (tmp_path / "policy.yaml").write_text(POLICY.replace("NAMESPACE", namespace))
     loaded = loaded_by_render(tmp_path)
-    assert "kubectl_disagg.core.policy" in loaded
+    assert "kubectl_disagg.core.delivery.policy" in loaded
 
 
 def test_render_of_a_plain_set_never_loads_gitops(tmp_path):

@@ -193,7 +193,7 @@ def test_document_mode_refuses_flags_the_document_answers(capsys):
 def live_fleet(tmp_path):
     """The set and its policy in files, the fleet at the canary's gate in an in-memory cluster
     whose RolloutState records it: `rollout plan -f DIR` reads that cluster (the options)."""
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.rollout.progressive import state_object
     from tests.fakes.cluster import MemoryCluster
@@ -207,7 +207,7 @@ def live_fleet(tmp_path):
     old = load_sets(parse_stream(SET.replace("replicas: 1", "replicas: 2", 1), "ds.yaml"))[0]
     (ds,) = load_sets(parse_stream((tmp_path / "ds.yaml").read_text() + POLICY, "ds.yaml"))
     memory = MemoryCluster("serving")
-    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.controller.render import render_set
     for obj in render_set(old, "serving"):
         memory.add(obj)
     memory.settle()
@@ -260,7 +260,8 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     from kubectl_disagg.gitops.state import state_document
     from kubectl_disagg.inputs.tree import Reading
     from kubectl_disagg.manifests.writer import to_yaml
-    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot, live_from_state
+    from kubectl_disagg.gitops.store import live_from_state
+    from kubectl_disagg.rollout.plan import fleet_plan, live_from_snapshot
     from tests.support.gitops import mid_rollout
     from tests.support.waves import T0
 
@@ -276,6 +277,25 @@ def test_issue39_gitops_plan_reads_the_state_file_and_equals_the_cluster_plan(tm
     assert f"  to the end: {from_state.passes} passes of `kubectl disagg rollout step`" in out
     code, _, err = run(capsys, "--gitops", "-f", str(tmp_path), "--from", "1,1")
     assert code == 2 and "--gitops" in err
+
+
+def test_issue48_gitops_plan_loads_its_inputs_once(tmp_path, capsys, monkeypatch):
+    """Issue 48: `rollout plan --gitops` loaded the directory twice (its sets, then again with
+    their states), against design §1.1; git's store loads it once, states included."""
+    from kubectl_disagg.gitops.state import state_document
+    from kubectl_disagg.inputs import directory
+    from kubectl_disagg.inputs.tree import Reading
+    from kubectl_disagg.manifests.writer import to_yaml
+    from tests.support.gitops import mid_rollout
+
+    argo, ds, state = mid_rollout(slices=3)
+    (tmp_path / "ds.yaml").write_text(to_yaml(ds.source.data))
+    (tmp_path / Reading().state_name).write_text(to_yaml(state_document(state)))
+    loads, load = [], directory.load
+    monkeypatch.setattr(directory, "load", lambda *args, **kwargs: loads.append(kwargs) or load(*args, **kwargs))
+    code, out, err = run(capsys, "--gitops", "-f", str(tmp_path))
+    assert (code, err) == (0, "") and out.startswith(f"disaggregatedset/{ds.name}: rollout to revision")
+    assert len(loads) == 1 and loads[0]["states"] is not None
 
 
 def test_wide_is_the_table_with_what_each_step_changes(capsys):

@@ -44,9 +44,9 @@ def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does
     (the next pass would create its `-prv` Services), and `rollout step` created them. Both take
     the option now, as render does, and the set's annotation carries it for every command."""
     from kubectl_disagg.cli import main
-    from kubectl_disagg.core import naming
-    from kubectl_disagg.core.render import render_set, without_revision_services
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.api import naming
+    from kubectl_disagg.core.controller.render import render_set, without_revision_services
+    from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.inputs import directory
     from kubectl_disagg.inputs import tree as inputs
@@ -91,3 +91,39 @@ def test_issue47_wide_is_the_status_with_what_each_slice_waits_for_and_its_next_
     row = outputs["wide"].splitlines()[outputs["wide"].splitlines().index(header) + 1]
     assert row.split()[-1].isdigit() and int(row.split()[-1]) > 0  # the actions a step would take
     assert len(outputs["wide"].splitlines()) == len(outputs["text"].splitlines())
+
+
+def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, capsys):
+    """`rollout status -w -o yaml` wrote each look's document after the last with no `---`
+    between them: one document with every key repeated, which YAML readers take as the last look
+    only (or refuse). Each look that changed is now a document of one stream, as the git mode's
+    were; a look the same as the last is not written again."""
+    import yaml
+
+    from kubectl_disagg.cli import main
+    from kubectl_disagg.core.delivery.sets import load_sets
+    from kubectl_disagg.manifests.reader import parse_stream
+    from kubectl_disagg.rollout import run
+    from tests.fakes.printer import Printer
+
+    path = tmp_path / "ds.yaml"
+    shutil.copy(EXAMPLES / "prefill-decode.yaml", path)
+    (ds,) = load_sets(parse_stream(path.read_text(), str(path)))
+    session = MemorySession()
+    looks = []
+
+    def one_pass_a_watch(set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+        looks.append(set_name)
+        session.cluster.settle()
+        run.step_sets(session, [ds], None, None, Printer())
+        return True
+
+    session.wait_for_change = one_pass_a_watch
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "status", "-f", str(path), "-w", "-o", "yaml", "--timeout", "30s"], on(session))
+    out = capsys.readouterr().out
+    assert exited.value.code == 0, out
+    documents = list(yaml.safe_load_all(out))
+    assert len(looks) >= 2 and 2 <= len(documents) <= len(looks) + 1  # a document per look that changed
+    assert all(document["kind"] == "DisaggregatedSet" for document in documents)
+    assert documents[-1]["complete"] is not None and documents[0] != documents[-1]

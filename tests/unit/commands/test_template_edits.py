@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kubectl_disagg.core.sets import load_sets
+from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.manifests.reader import parse_stream
 from tests.support.cli import run
 from tests.support.paths import EXAMPLES
@@ -213,7 +213,7 @@ def test_a_write_that_fails_puts_back_the_files_written_before_it(tmp_path, caps
     """Two files: the second could not be written (a full disk), and the first stayed edited."""
     import errno
 
-    from kubectl_disagg.commands import _template_edit
+    from kubectl_disagg.gitops import files
     from kubectl_disagg.manifests.writer import write_atomically
 
     first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
@@ -225,7 +225,7 @@ def test_a_write_that_fails_puts_back_the_files_written_before_it(tmp_path, caps
             raise OSError(errno.ENOSPC, "No space left on device")
         write_atomically(path, data)
 
-    monkeypatch.setattr(_template_edit, "write_atomically", full)
+    monkeypatch.setattr(files, "write_atomically", full)
     code, out, err = run(["set", "image", "-f", str(first), "-f", str(second), "decode=reg/llm:2"], capsys)
     assert (code, out) == (1, "") and "No space left on device" in err
     assert first.read_text() == EXAMPLE and "qwen-vl-server" in second.read_text()

@@ -21,12 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import directory, run, watch
+from kubectl_disagg.gitops import directory, run
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
-from kubectl_disagg.gitops.status import NextAction
+from kubectl_disagg.core.delivery.status import NextAction
+from kubectl_disagg.gitops.status import GitLooks
 from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.oracles.argocd_sidecar import ArgoCD
@@ -196,10 +197,10 @@ def library_reads(app: Path, layout: Layout) -> dict:
     reading = inputs.Reading(layout.recurse)
     steps = step_paths(MemorySession(watches=False), [str(app)], reading, NS)
     cluster = MemorySession(watches=False)
-    (look,) = list(watch.looks(cluster, directory.read([str(app)], reading, namespace=NS,
-                                                               fallback=NS, explicit_must_hold=True)))
+    look = GitLooks(cluster, directory.read([str(app)], reading, namespace=NS, fallback=NS,
+                                            explicit_must_hold=True)).look()
     return {"step": {r.ds.name: r.step.before is not None for r in steps},
-            "status": {s.ds.name: s.status.next_action == NextAction.SYNC for s in look}}
+            "status": {s.report.name: s.report.sync.next_action == NextAction.SYNC for s in look}}
 
 
 def check_agreement(tmp_path: Path, layout: Layout) -> None:

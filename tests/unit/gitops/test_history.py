@@ -335,3 +335,40 @@ def test_an_undo_of_a_long_named_set_commits_a_subject_of_72_characters_at_most(
     assert code == 0, err
     subject, blank, title = git(tmp_path, "log", "-1", "--format=%B").splitlines()[:3]
     assert len(subject) <= 72 and blank == "" and title.startswith(f"Roll back {name} to revision ")
+
+
+def test_issue48_an_undo_whose_commit_fails_puts_the_file_back_through_the_stores_transaction(tmp_path, capsys):
+    """Issue 48: the undo's commit was made in the command, a third commit path; it goes through
+    the git store's transaction (`commit_or_restore`): a commit refused (here by a hook) puts the
+    set's file back as it was read and says nothing was written."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    path = write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:1")
+    assert run(["rollout", "state", "init", "-f", str(tmp_path)], capsys)[0] == 0
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "deploy")
+    write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
+    git(tmp_path, "commit", "-q", "-am", "img:2")
+    before, head = path.read_bytes(), git(tmp_path, "rev-parse", "HEAD")
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    code, out, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    assert (code, out) == (1, ""), err
+    assert err.rstrip().endswith("; nothing was written"), err
+    assert path.read_bytes() == before and git(tmp_path, "rev-parse", "HEAD") == head
+    assert git(tmp_path, "status", "--porcelain") == ""
+
+
+def test_issue48_a_retry_before_any_step_starts_a_retry_entry_as_in_the_cluster():
+    """Issue 48 (found by the store contract's twin runs): a set committed, aborted and retried
+    before any step wrote a state for it. The cluster lists the aborted entry and the retry;
+    git ignored the retry's commit (its state was still written for the stable revision, and
+    its position no longer records the abort), so git's history lacked the retry."""
+    a, b = (make_set({"prefill": 1, "decode": 1}, image=image) for image in ("img:1", "img:2"))
+    aborted = state(a.revision, aborted=b.revision)
+    retried = {"slices": aborted["slices"], "position": {
+        "revision": b.revision, "retried": {"at": "2026-12-07T12:00:00Z", "by": "carol", "reason": "fixed"}}}
+    entries = revisions([(commit(1), a, state(a.revision)), (commit(2), b, state(a.revision)),
+                         (commit(3), b, aborted), (commit(4), b, retried)])
+    assert [(e.revision, e.outcome, e.retry) for e in entries] == [
+        (a.revision, COMPLETE, False), (b.revision, ABORTED, False), (b.revision, ROLLING, True)]

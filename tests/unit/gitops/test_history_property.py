@@ -1,5 +1,5 @@
 """One history in both stores (issue 47): random histories of template changes, steps, aborts
-and retries, kept by the cluster's rules (core/history.py `advance`, a call per pass or verb)
+and retries, kept by the cluster's rules (core/delivery/history.py `advance`, a call per pass or verb)
 and read back from git's commits (gitops/history.py `revisions`, a commit per change of the set
 or of its state file) give the same revisions, the same outcomes, and the same undo, at every
 point of the history."""
@@ -12,8 +12,8 @@ from types import SimpleNamespace
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core.history import advance, entries
-from kubectl_disagg.core.undo import target_of
+from kubectl_disagg.core.delivery.history import advance, entries
+from kubectl_disagg.core.delivery.undo import target_of
 from kubectl_disagg.gitops.history import Commit, revisions
 from tests.support.sets import make_set
 

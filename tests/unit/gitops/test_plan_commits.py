@@ -47,12 +47,13 @@ def test_the_plans_commit_count_holds_through_an_analysis_gate():
     committed wave 2's starts alone, one commit the plan missed (42 promised, 43 made)."""
     from dataclasses import replace
 
-    from kubectl_disagg.core.analysis import Sample
-    from kubectl_disagg.core.waves import promote
+    from kubectl_disagg.core.delivery.analysis import Sample
+    from kubectl_disagg.core.delivery.waves import promote
     from kubectl_disagg.gitops.step import Outcome, gitops_step
     from kubectl_disagg.gitops.waves import change_state
     from kubectl_disagg.rollout.analysis import GateAnalysis
-    from kubectl_disagg.rollout.plan import fleet_plan, live_from_state
+    from kubectl_disagg.gitops.store import live_from_state
+    from kubectl_disagg.rollout.plan import fleet_plan
     from tests.fakes.argo import deploy, round_trip
     from tests.fakes.clock import FakeClock
     from tests.support.gitops_pr import NOW, fleet_policy, llama, upgraded

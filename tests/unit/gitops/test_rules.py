@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.rules import state_problems
@@ -55,7 +55,7 @@ CHANGES = st.sampled_from(["image", "revert", "scale", "slices", "autoscale", "n
 
 
 def _with_external_decode(ds):
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
 
     data = ds.source.data
     roles = [dict(role, scaling={"mode": "External"}) if role["name"] == "decode" else role

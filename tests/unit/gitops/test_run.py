@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.exits import GitopsExit
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.gitops import run
@@ -22,9 +22,9 @@ def test_a_first_step_writes_the_state_beside_the_set(tmp_path):
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
     reading = inputs.Reading()
     (result,) = step_paths(MemorySession(watches=False), [str(tmp_path / "ds.yaml")], reading, None)
-    assert result.step.outcome == Outcome.ADVANCED and result.code == GitopsExit.ADVANCED
+    assert result.step.outcome == Outcome.ADVANCED and result.code == StepExit.OK
     assert not os.path.exists(result.path)  # stepping writes nothing; write_steps does
-    assert run.write_steps([result]) == {result.path: None}
+    assert run.write_steps([result]) is None and os.path.exists(result.path)  # no commit asked for
     (entry,) = directory.read([str(tmp_path / "ds.yaml")]).sets
     assert entry.state_path == result.path and entry.state == result.step.state
 
@@ -33,10 +33,10 @@ def test_the_run_exits_with_its_most_pressing_set():
     def result(outcome, timed_out=False):
         return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
 
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == GitopsExit.ADVANCED
-    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == GitopsExit.WAITING
-    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == GitopsExit.TIMEOUT
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == GitopsExit.REFUSED
+    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
+    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING
+    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == StepExit.TIMEOUT
+    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == StepExit.REFUSED
 
 
 def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path):

@@ -3,23 +3,25 @@ and the committed position, without a cluster (MemoryArgo plays Argo CD and the 
 
 from __future__ import annotations
 
-from kubectl_disagg.core import planner
-from kubectl_disagg.gitops.status import NextAction, gitops_status
+from kubectl_disagg.clock import SYSTEM_CLOCK
+from kubectl_disagg.core.controller import planner
+from kubectl_disagg.core.delivery.status import NextAction
+from kubectl_disagg.gitops.status import gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from kubectl_disagg.views.gitops_status import format_text, to_document
+from tests.support.status_views import format_text, to_document
 from tests.fakes.argo import deploy, round_trip
-from tests.fakes.cluster import MemoryCluster, MemorySession
+from tests.fakes.cluster import MemoryCluster
 from tests.support.sets import NS, make_set
 
 
 def status(argo, ds, state):
-    return gitops_status(ds, state, argo.snapshot(ds), argo.served)
+    return gitops_status(ds, state, argo.snapshot(ds), argo.served, now=SYSTEM_CLOCK.now())
 
 
 def test_no_state_yet_means_run_the_step():
     ds = make_set({"prefill": 2, "decode": 1})
-    result = gitops_status(ds, None, MemoryCluster(NS).snapshot(ds.name))
-    assert result.next_action == NextAction.STEP and not result.has_state
+    result = gitops_status(ds, None, MemoryCluster(NS).snapshot(ds.name), now=SYSTEM_CLOCK.now())
+    assert result.sync.next_action == NextAction.STEP and not result.sync.has_state
     assert "no rollout state yet" in format_text(result, "disagg-rollout-state.yaml")
 
 
@@ -27,35 +29,35 @@ def test_every_point_of_a_whole_rollout_names_the_right_next_action():
     old = make_set({"prefill": 2, "decode": 2})
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
     argo, state = deploy(old)
-    assert status(argo, old, state).next_action == NextAction.COMPLETE
+    assert status(argo, old, state).sync.next_action == NextAction.COMPLETE
     # The template change is committed; Argo CD has not synced it: the new LWS are missing.
     waiting = status(argo, new, state)
-    assert waiting.next_action == NextAction.SYNC and not waiting.synced and waiting.pruned
-    assert waiting.slices[0].position == (0, len(planner.plan((2, 2), (2, 2), [planner.START_CONFIG] * 2)) - 1)
-    total = waiting.slices[0].position[1]
+    assert waiting.sync.next_action == NextAction.SYNC and not waiting.sync.synced and waiting.sync.pruned
+    assert waiting.sync.slices[0].position == (0, len(planner.plan((2, 2), (2, 2), [planner.START_CONFIG] * 2)) - 1)
+    total = waiting.sync.slices[0].position[1]
     seen = []
     for _ in range(40):
         argo.sync(new, state)
         current = status(argo, new, state)
-        if current.next_action == NextAction.COMPLETE:
+        if current.sync.next_action == NextAction.COMPLETE:
             break
         if any(o.replicas > o.ready for o in argo.snapshot(new).lws if o.identity.revision == new.revision):
-            assert current.next_action == NextAction.READY and current.synced and not current.ready
+            assert current.sync.next_action == NextAction.READY and current.sync.synced and not current.sync.ready
         argo.cluster.settle()
         current = status(argo, new, state)
-        assert current.next_action == NextAction.STEP and current.synced and current.pruned and current.ready
-        seen.append(current.slices[0].position)
+        assert current.sync.next_action == NextAction.STEP and current.sync.synced and current.sync.pruned and current.sync.ready
+        seen.append(current.sync.slices[0].position)
         step = gitops_step(new, state, argo.snapshot(new))
         assert step.outcome == Outcome.ADVANCED
         state = round_trip(step.state, new)
         committed = status(argo, new, state)  # committed, not synced yet
-        assert committed.next_action == NextAction.SYNC and not committed.synced
+        assert committed.sync.next_action == NextAction.SYNC and not committed.sync.synced
         if set(state.revisions) == {new.revision}:  # the removal, synced without prune
             argo.sync(new, state, prune=False)
             unpruned = status(argo, new, state)
-            assert unpruned.next_action == NextAction.SYNC and unpruned.synced and not unpruned.pruned
+            assert unpruned.sync.next_action == NextAction.SYNC and unpruned.sync.synced and not unpruned.sync.pruned
     assert seen == [(i, total) for i in range(total + 1)]  # the last: drained, the removal next
-    assert current.slices[0].revisions == {new.revision: {"prefill": 2, "decode": 2}}
+    assert current.sync.slices[0].revisions == {new.revision: {"prefill": 2, "decode": 2}}
 
 
 def test_an_abort_rolls_back_with_the_same_actions():
@@ -69,11 +71,11 @@ def test_an_abort_rolls_back_with_the_same_actions():
     argo.sync(new, state)
     argo.cluster.settle()
     back = round_trip(state, old)
-    assert status(argo, old, back).next_action == NextAction.SYNC  # the revert is not synced yet
+    assert status(argo, old, back).sync.next_action == NextAction.SYNC  # the revert is not synced yet
     argo.sync(old, back)
     argo.cluster.settle()
     result = status(argo, old, back)
-    assert result.next_action == NextAction.STEP and result.slices[0].position is not None
+    assert result.sync.next_action == NextAction.STEP and result.sync.slices[0].position is not None
     document = to_document(result, "s.yaml")
     assert document["nextAction"] == "run rollout step --gitops" and document["synced"] is True
     assert [r["revision"] for r in document["slices"][0]["revisions"]] == [old.revision, new.revision]
@@ -94,7 +96,7 @@ def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
     replays = Counted(monkeypatch, rules, "replay")
     passes = Counted(monkeypatch, stepper, "reconcile")
     renders = Counted(monkeypatch, render, "rendered")
-    assert status(argo, new, state).next_action == NextAction.STEP
+    assert status(argo, new, state).sync.next_action == NextAction.STEP
     assert (replays.calls, passes.calls, renders.calls) == (1, 1, 1)
 
 
@@ -102,7 +104,7 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
     """Through git, the rollout's last step is a commit removing the drained revision: until it
     is written, synced and pruned the set is Available but not complete (text and -o yaml|json);
     `-w --for=complete` waits for that, `--for=available` does not."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
 
     old = make_set({"prefill": 2, "decode": 1})
     new = make_set({"prefill": 2, "decode": 1}, image="img:2")
@@ -116,7 +118,7 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
         current = status(argo, new, state)
         if current.available:  # drained: the next step removes the old revision
             drained += 1
-            assert current.next_action == NextAction.STEP and not current.complete
+            assert current.sync.next_action == NextAction.STEP and not current.complete
             assert (current.reached(Until.AVAILABLE), current.reached(Until.COMPLETE)) == (True, False)
             document = to_document(current, "s.yaml")
             assert (document["available"], document["complete"]) == (True, False)
@@ -126,35 +128,61 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
         raise AssertionError("never removed")
     assert drained == 1
     done = status(argo, new, state)
-    assert done.next_action == NextAction.COMPLETE and done.complete and done.reached(Until.COMPLETE)
+    assert done.sync.next_action == NextAction.COMPLETE and done.complete and done.reached(Until.COMPLETE)
     assert to_document(done, "s.yaml")["complete"] is True
     assert "; set Available, complete" in format_text(done, "s.yaml")
 
 
+def git_report(ds, action, available):
+    """A git report at `action`, the live set `available` or not (its one role's counts)."""
+    from kubectl_disagg.core.delivery.status import RoleStatus, SetStatus, Sync
+
+    role = RoleStatus("prefill", 1, 1, 1 if available else 0, 1)
+    return SetStatus(ds.name, NS, ds.revision, (role,), (), (), (), (),
+                     sync=Sync(True, (), True, True, True, action, ()))
+
+
+class Looked:
+    """A cluster whose every watch sees a change (`changes`) or none."""
+
+    def __init__(self, changes=True):
+        self.changes, self.waits = changes, []
+
+    def snapshot(self, name, namespace, services=True):
+        return MemoryCluster(NS).snapshot(name)
+
+    def rollout_state(self, name, namespace):
+        return None
+
+    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+        self.waits.append(timeout)
+        return self.changes
+
+
 def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_availability(monkeypatch):
-    """`rollout status --gitops -w --for=complete` (gitops.watch.looks) looks again on every
-    change until every set's rollout is complete; `--for=available` stops at the first
-    Available look; without --for, -w still returns when the next action changes."""
+    """`rollout status --gitops -w --for=complete` (the one -w of rollout/status.py over
+    `GitLooks`) looks again on every change until every set's rollout is complete;
+    `--for=available` stops at the first Available look; without --for, -w still returns when
+    the next action changes."""
     from types import SimpleNamespace
 
-    from kubectl_disagg.core.status import Until
-    from kubectl_disagg.gitops import watch
-    from kubectl_disagg.gitops.status import GitopsStatus
+    from kubectl_disagg.core.delivery.status import Until
+    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout.status import watch_status
 
     ds = make_set({"prefill": 1, "decode": 1})
-
-    def status_at(action, available):
-        return GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (), available)
-
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
     directory = SimpleNamespace(sets=[entry])
     for until, expected in ((Until.COMPLETE, 4), (Until.AVAILABLE, 2), (None, 2)):
-        sequence = iter([status_at(NextAction.SYNC, False), status_at(NextAction.STEP, True),
-                         status_at(NextAction.SYNC, True), status_at(NextAction.COMPLETE, True)])
-        monkeypatch.setattr(watch, "gitops_status", lambda *args, sequence=sequence: next(sequence))
-        seen = list(watch.looks(MemorySession(MemoryCluster(NS)), directory, watch=True, until=until))
-        assert len(seen) == expected, until
-        assert watch.reached(seen[-1], until or Until.AVAILABLE)
+        sequence = iter([git_report(ds, NextAction.SYNC, False), git_report(ds, NextAction.STEP, True),
+                         git_report(ds, NextAction.SYNC, True), git_report(ds, NextAction.COMPLETE, True)])
+        monkeypatch.setattr(git_status, "gitops_status", lambda *args, sequence=sequence, **kwargs: next(sequence))
+        seen = []
+        cluster = Looked()
+        watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "", watch=True,
+                     until=until, write=lambda text: None, held=None)
+        seen = cluster.waits
+        assert len(seen) + 1 == expected, until
 
 
 def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkeypatch):
@@ -165,34 +193,63 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
     import itertools
     from types import SimpleNamespace
 
-    from kubectl_disagg.exits import GitopsExit
-    from kubectl_disagg.gitops import watch
-    from kubectl_disagg.gitops.status import GitopsStatus
+    from kubectl_disagg.exits import StepExit
+    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT
+    from kubectl_disagg.rollout.status import watch_status
     from kubectl_disagg.wait import Deadline
 
     ds = make_set({"prefill": 1, "decode": 1})
-
     entry = SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
     directory = SimpleNamespace(sets=[entry, entry])
     for actions, waited in (([NextAction.COMPLETE] * 2, False), ([NextAction.COMPLETE, NextAction.SYNC], True)):
-        cluster = MemorySession(MemoryCluster(NS), quiet=True)  # nothing changes in the cluster
-        statuses = itertools.cycle([GitopsStatus(ds.name, NS, ds.revision, True, (), True, True, True, action, (),
-                                                 True) for action in actions])
-        monkeypatch.setattr(watch, "gitops_status", lambda *args, statuses=statuses: next(statuses))
-        seen = list(watch.looks(cluster, directory, watch=True, deadline=Deadline.after(0.3)))
-        assert bool(cluster.watched) == waited and (len(seen) == 1) == (not waited), actions
-        first = [s.status.next_action for s in seen[0]]
-        settled = watch.settled(seen[-1], first)
-        assert watch.exit_code([s.status for s in seen[-1]], timed_out=not settled) == (
-            GitopsExit.TIMEOUT if waited else GitopsExit.COMPLETE)
+        statuses = itertools.cycle([git_report(ds, action, True) for action in actions])
+        monkeypatch.setattr(git_status, "gitops_status", lambda *args, statuses=statuses, **kwargs: next(statuses))
+        cluster, texts = Looked(changes=False), []
+        outcome = watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "look",
+                               watch=True, deadline=Deadline.after(0.3), write=texts.append)
+        assert bool(cluster.waits) == waited and (len(texts) == 1) == (not waited), actions
+        assert STATUS_EXIT[outcome] == (StepExit.TIMEOUT if waited else StepExit.COMPLETE)
+
+
+class ArgoCluster:
+    """The cluster Argo CD syncs (tests/fakes/argo.py), as `GitLooks` reads it: nothing changes."""
+
+    def __init__(self, argo, ds):
+        self.argo, self.ds = argo, ds
+
+    def snapshot(self, name, namespace, services=True):
+        return self.argo.snapshot(self.ds)
+
+    def rollout_state(self, name, namespace):
+        return self.argo.served
+
+    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+        return False
+
+
+def watched_once(argo, ds, state, until, watch=True, now=None):
+    """`rollout status --gitops [-w]` over one set at `state`: the outcome and the held reports' next actions."""
+    from types import SimpleNamespace
+
+    from kubectl_disagg.clock import SYSTEM_CLOCK, StoppedClock
+    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.rollout.status import watch_status
+    from kubectl_disagg.wait import Deadline
+
+    cluster, held = ArgoCluster(argo, ds), []
+    directory = SimpleNamespace(sets=[SimpleNamespace(ds=ds, namespace=NS, state=state, state_path="s.yaml")])
+    outcome = watch_status(cluster, GitLooks(cluster, directory, StoppedClock(now) if now else SYSTEM_CLOCK),
+                           lambda reports, at: "", watch=watch, until=until, write=lambda text: None,
+                           held=held.extend, deadline=Deadline.after(5))
+    return outcome, [report.sync.next_action for report in held]
 
 
 def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch():
     from dataclasses import replace
 
-    from kubectl_disagg.core.policy import RolloutPolicy, Wave
-    from kubectl_disagg.core.status import Until
-    from kubectl_disagg.gitops.watch import SetLook, settled
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.delivery.status import Until
 
     old = make_set({"prefill": 1, "decode": 1}, slices=3)
     new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=3),
@@ -207,7 +264,7 @@ def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch()
             break
         state = round_trip(step.state, new)
     result = status(argo, new, state)
-    assert result.next_action == NextAction.HELD
+    assert result.sync.next_action == NextAction.HELD
     rollout = to_document(result, "s.yaml")["rollout"]
     assert rollout["phase"] == "AtGate" and rollout["gate"] == {"kind": "pause", "wave": 0, "reached": True}
     assert rollout["held"] and rollout["wave"] == {"index": 0, "count": 2, "firstSlice": 0, "lastSlice": 0}
@@ -215,8 +272,8 @@ def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch()
     assert "\n  RolloutPolicy: AtGate, wave 1 of 2 (slices 0-0); 1 of 3 slices done\n  wave 1 is paused: " in \
         format_text(result, "s.yaml")
     # -w ends held, whatever it waits for (the step exits 7 there too)
-    look = SetLook(new, "s.yaml", argo.snapshot(new), result)
-    assert settled([look], [NextAction.HELD]) and settled([look], [NextAction.HELD], Until.COMPLETE)
+    for until in (None, Until.COMPLETE):
+        assert watched_once(argo, new, state, until) == (Outcome.HELD, [NextAction.HELD])
 
 
 def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_measures_it_and_watch_ends_held():
@@ -230,13 +287,13 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     import datetime
     from dataclasses import replace
 
-    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-    from kubectl_disagg.core.policy import RolloutPolicy, Wave
-    from kubectl_disagg.core.status import Until
-    from kubectl_disagg.exits import GitopsExit
-    from kubectl_disagg.gitops.watch import SetLook, exit_code, settled
+    from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.core.delivery.status import Until
+    from kubectl_disagg.exits import StepExit
+    from kubectl_disagg.gitops.status import still
     from kubectl_disagg.rollout.analysis import GateAnalysis
-    from kubectl_disagg.rollout.outcome import gitops_exit
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT, gitops_exit
     from tests.fakes.clock import FakeClock
 
     now = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -265,11 +322,41 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
         assert result.paced.unmeasured is not None and result.paced.held is None
         measured = gitops_step(new, state, argo.snapshot(new), argo.served, now=now, analyze=measure)
         assert measured.outcome == Outcome.ADVANCED and measured.state.position.verdicts[0]["phase"] == "passed"
-        assert result.next_action == NextAction.STEP
-        assert exit_code([result]) == gitops_exit([measured.outcome]) == GitopsExit.ADVANCED  # the step's own code
+        assert result.sync.next_action == NextAction.STEP
+        outcome, held = watched_once(argo, new, state, None, watch=False, now=now)
+        assert STATUS_EXIT[outcome] == gitops_exit([measured.outcome]) == StepExit.OK  # the step's own code
         assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f .` measures it" in \
             format_text(result, "s.yaml")
-        look = SetLook(new, "s.yaml", argo.snapshot(new), result)
-        assert result.still
-        assert settled([look], [NextAction.STEP]) and settled([look], [NextAction.STEP], Until.COMPLETE)
-        assert exit_code([result], watched=True) == GitopsExit.HELD
+        assert still(result)
+        for until in (None, Until.COMPLETE):
+            outcome, held = watched_once(argo, new, state, until, now=now)
+            assert STATUS_EXIT[outcome] == StepExit.HELD and held == [NextAction.STEP]
+
+
+def test_issue48_through_git_watch_for_waits_for_the_sets_still_moving_as_in_the_cluster(monkeypatch):
+    """One -w for both stores (issue 48): with --for, git's -w ended held at the first look where
+    any set was held, though another set was still on its way (the cluster's -w waits for every
+    set that is not there to be still). Now both ends by the one rule: the moving set is watched
+    until it is Available, then -w ends held (7) naming the held set only."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from kubectl_disagg.core.delivery.status import Until
+    from kubectl_disagg.exits import StatusExit
+    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT
+    from kubectl_disagg.rollout.status import watch_status
+    from kubectl_disagg.wait import Deadline
+
+    held_set = make_set({"prefill": 1, "decode": 1})
+    moving = replace(held_set, name="other")
+    reports = iter([git_report(held_set, NextAction.HELD, False), git_report(moving, NextAction.SYNC, False),
+                    git_report(held_set, NextAction.HELD, False), git_report(moving, NextAction.STEP, True)])
+    monkeypatch.setattr(git_status, "gitops_status", lambda *args, **kwargs: next(reports))
+    directory = SimpleNamespace(sets=[SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
+                                      for ds in (held_set, moving)])
+    cluster, texts, held = Looked(), [], []
+    outcome = watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "look", watch=True,
+                           until=Until.AVAILABLE, write=texts.append, held=held.extend, deadline=Deadline.after(5))
+    assert (STATUS_EXIT[outcome], len(texts)) == (StatusExit.HELD, 2)
+    assert [report.name for report in held] == [held_set.name]

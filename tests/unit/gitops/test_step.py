@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.render import render_set
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
@@ -55,7 +55,9 @@ def test_render_with_a_steady_state_is_the_steady_render():
 # --- render from a state ----------------------------------------------------------------------
 
 
-def test_template_change_renders_old_at_recorded_replicas_and_new_at_zero():
+def test_template_change_renders_old_at_the_sets_replicas_and_new_at_zero():
+    """A rollout started from rest starts from what the slice ran at rest: the set's replicas,
+    which render gave it there before any step recorded them (design §10.1)."""
     old = make_set({"prefill": 2, "decode": 1})
     _, state = deploy(old)
     new = make_set({"prefill": 3, "decode": 1}, image="img:2")
@@ -63,15 +65,15 @@ def test_template_change_renders_old_at_recorded_replicas_and_new_at_zero():
     lws = {o["metadata"]["labels"][naming.REVISION_LABEL] + "/" + o["metadata"]["labels"][naming.ROLE_LABEL]:
            o for o in objects if o["kind"] == "LeaderWorkerSet"}
     assert {k: o["spec"]["replicas"] for k, o in lws.items()} == {
-        f"{old.revision}/prefill": 2, f"{old.revision}/decode": 1,
+        f"{old.revision}/prefill": 3, f"{old.revision}/decode": 1,
         f"{new.revision}/prefill": 0, f"{new.revision}/decode": 0}
     annotations = lws[f"{old.revision}/prefill"]["metadata"]["annotations"]
-    assert annotations == {naming.INITIAL_REPLICAS_ANNOTATION: "2"}
+    assert annotations == {naming.INITIAL_REPLICAS_ANNOTATION: "3"}
     assert sum(o["kind"] == "Service" for o in objects) == 4
-    # The old revision's LWS is exactly what the old document rendered, bar the annotation.
+    # The old revision's LWS is exactly what the old document rendered, bar the annotation and its replicas.
     (before,) = [o for o in render_set(old, NS) if o["metadata"]["name"] == lws[f"{old.revision}/prefill"][
         "metadata"]["name"]]
-    assert before["spec"] == lws[f"{old.revision}/prefill"]["spec"]
+    assert {**before["spec"], "replicas": 3} == lws[f"{old.revision}/prefill"]["spec"]
 
 
 def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
@@ -80,7 +82,7 @@ def test_placement_and_metadata_changes_never_rewrite_deployed_pod_templates():
     data = ds.source.data
     data = {**data, "spec": {**data["spec"], "placementPolicy": {"type": "ExclusiveSlice", "topology": "zone"},
                              "roles": [{**role, "metadata": {"labels": {"team": "x"}}} for role in data["spec"]["roles"]]}}
-    from kubectl_disagg.core.sets import load_sets
+    from kubectl_disagg.core.delivery.sets import load_sets
 
     (changed,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
     assert changed.revision == ds.revision
@@ -337,7 +339,7 @@ def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_rende
     that pass instead of replaying it again; the summary, -o yaml and the pull request read what
     the step computed. Before: three reconciles (the committed check, the pass, the check of
     the new state) and the pull request planned again."""
-    from kubectl_disagg.core import planner
+    from kubectl_disagg.core.controller import planner
     from kubectl_disagg.gitops import render, rules
     from kubectl_disagg.rollout import stepper
     from kubectl_disagg.views import gitops_pr, gitops_report
@@ -616,7 +618,7 @@ def test_gitops_flags_that_do_not_go_together_are_usage_errors(argv, capsys):
 
 
 def test_one_state_file_holds_the_states_of_every_set_beside_it(tmp_path):
-    from kubectl_disagg.core.naming import STATE_FILE
+    from kubectl_disagg.core.api.naming import STATE_FILE
     from kubectl_disagg.gitops.state import find_state
     from kubectl_disagg.gitops.files import write_state
     from kubectl_disagg.inputs.tree import Reading, contents, state_path
@@ -753,3 +755,26 @@ def test_the_history_a_cluster_step_kept_in_the_object_is_not_part_of_the_commit
     assert served_differences(state, live) == []
     assert served_differences(state, {**live, "commits": 7}) == [
         "rolloutstate/llm: live commits differ from the committed state (not synced)"]
+
+
+def test_a_step_is_judged_at_the_clock_it_is_given():
+    """`next_step` read the wall time itself (`rollout.progressive.utcnow`), a second clock
+    beside the one injected everywhere else: a step recorded a wave's completion (what a soak is
+    timed from) at the machine's time whatever clock the caller had."""
+    import datetime
+
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+
+    old = make_set({"prefill": 1, "decode": 1}, slices=2)
+    new = replace(make_set({"prefill": 1, "decode": 1}, image="img:2", slices=2),
+                  policy=RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),)))
+    argo, state = deploy(old)
+    clock = FakeClock(wall=datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc))
+    for _ in range(12):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        step, _ = next_step(WatchedArgo(argo, [], [0.0]), new, state, NS, clock=clock)
+        if step.outcome != Outcome.ADVANCED:
+            break
+        state = round_trip(step.state, new)
+    assert step.outcome == Outcome.HELD and state.position.completed == {0: "2030-01-02T03:04:05Z"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core import planner
+from kubectl_disagg.core.controller import planner
 from kubectl_disagg.gitops.render import rendered, rendered_names
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from tests.fakes.argo import deploy, round_trip

@@ -12,10 +12,10 @@ import yaml
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.waves import State, VerbRefused, abort, promote, retry
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.waves import State, VerbRefused, abort, promote, retry
 from kubectl_disagg.views.verbs import refusal_sentence
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
@@ -23,7 +23,8 @@ from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import parse_state, record_from_set, state_document
 from kubectl_disagg.gitops.git import author
 from kubectl_disagg.gitops.step import Outcome, gitops_step
-from kubectl_disagg.gitops.store import commit_or_restore, write_states
+from kubectl_disagg.gitops.files import committing
+from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
@@ -277,7 +278,7 @@ def test_item5_a_state_edited_past_an_unpassed_gate_is_refused_by_render_and_ste
 
 def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
     """Issue 37 item 7 through git: the promote commit pre-passed the gate of a canary in flight."""
-    from kubectl_disagg.core.waves import VerbRefused
+    from kubectl_disagg.core.delivery.waves import VerbRefused
 
     old, new = sets()
     argo, state = deploy(old)
@@ -292,7 +293,7 @@ def test_item7_a_promote_commit_while_the_canary_is_in_flight_is_refused():
 
 def test_item16_an_abort_commit_after_the_rollout_completed_is_refused():
     """Issue 37 item 16 through git: the abort of a completed rollout was written, and changed nothing."""
-    from kubectl_disagg.core.waves import VerbRefused
+    from kubectl_disagg.core.delivery.waves import VerbRefused
 
     argo, new, state, _ = held_at_the_canary()
     _, _, promoted = change_state(new, state, lambda d: promote(d, NOW, "alice"), NOW)
@@ -555,7 +556,7 @@ def test_item_3_through_git_a_state_without_its_position_mid_rollout_is_held_pau
     """Issue 37 item 3 through git: the `position:` of a state mid-rollout lost (a bad merge, an
     edit): the step records the rollout paused at wave 1, saying what the state proves, and
     moves nothing; `rollout resume --gitops` continues it."""
-    from kubectl_disagg.core.waves import resume
+    from kubectl_disagg.core.delivery.waves import resume
 
     old, new = sets(RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),), 1))
     argo, state = deploy(old)
@@ -674,21 +675,20 @@ def test_a_refused_gitops_retry_writes_nothing(repo, capsys):
 
 
 def test_a_commit_that_cannot_be_made_puts_every_state_file_back(tmp_path):
-    path = tmp_path / "disagg-rollout-state.yaml"
+    path, other = tmp_path / "disagg-rollout-state.yaml", tmp_path / "new" / "disagg-rollout-state.yaml"
     path.write_bytes(b"# as committed\n")
     _, new, state, _ = held_at_the_canary()
-    before = write_states({str(path): [state]})
-    assert before == {str(path): b"# as committed\n"} and path.read_bytes() != b"# as committed\n"
 
     class Refusing:
         def commit(self, paths, message, branch):
-            assert paths == [str(path)] and message == "the message"
+            assert paths == sorted([str(path), str(other)]) and message == "the message"
+            assert path.read_bytes() != b"# as committed\n" and other.exists()  # written, then committed
             raise UserError(["cannot commit the rollout state: git commit: hook refused"])
 
     with pytest.raises(UserError) as refused:
-        commit_or_restore(Refusing(), before, "the message")
+        write_states({str(path): [state], str(other): [state]}, commit=committing(Refusing(), "the message"))
     assert refused.value.lines() == ["cannot commit the rollout state: git commit: hook refused; nothing was written"]
-    assert path.read_bytes() == b"# as committed\n"
+    assert path.read_bytes() == b"# as committed\n" and not other.exists()
 
 
 def test_a_state_file_changed_since_it_was_read_is_not_written_over(tmp_path):
@@ -745,21 +745,22 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     status --gitops` reads the set Available at the stable revision it serves (not "not
     Available"), aborted and rolled back, and its reasons name the verbs that end it (undo, retry),
     with --gitops; the next action is held (7), as `rollout step --gitops` is."""
-    from kubectl_disagg.core.status import Until
-    from kubectl_disagg.gitops.status import NextAction, gitops_status
-    from kubectl_disagg.views.gitops_status import format_text, to_document
+    from kubectl_disagg.core.delivery.status import Until
+    from kubectl_disagg.core.delivery.status import NextAction
+    from kubectl_disagg.gitops.status import gitops_status
+    from tests.support.status_views import format_text, to_document
 
     argo, new, state, _ = held_at_the_canary()
     _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     state, step = roll_until_held(argo, new, reread(aborted, new))
     stable = sets()[0].revision
-    result = gitops_status(new, state, argo.snapshot(new), argo.served)
-    assert result.next_action == NextAction.HELD
+    result = gitops_status(new, state, argo.snapshot(new), argo.served, now=datetime.datetime.now(datetime.timezone.utc))
+    assert result.sync.next_action == NextAction.HELD
     assert result.available and result.reached(Until.AVAILABLE) and not result.reached(Until.COMPLETE)
     assert to_document(result, "s.yaml")["available"] is True
     text = format_text(result, "s.yaml")
     assert (f"set Available, aborted: rolled back, every slice serves the stable revision {stable}" in text), text
-    reason = " ".join(result.reasons)
+    reason = " ".join(result.sync.reasons)
     assert "`kubectl disagg rollout undo --gitops -f .`" in reason  # the set's own directory
     assert "`kubectl disagg rollout retry --gitops -f .`" in reason
 
@@ -872,3 +873,19 @@ def test_issue47_item12_through_git_a_replicas_commit_reaches_the_held_slices_at
     state, step = roll_until_held(argo, more, reread(promoted, more))
     assert step.outcome == Outcome.COMPLETE
     assert groups_by_slice(argo.cluster) == {s: {more.revision: three} for s in range(3)}
+
+
+def test_a_state_file_written_back_keeps_its_encoding_and_its_mode(repo, capsys):
+    """The state file was written back in UTF-8 whatever it was read in: a file kept in UTF-16
+    (a byte order mark, as kubectl reads it) came back as another encoding, a diff of every line.
+    One writer for every write of files (the -f edits keep theirs): the encoding and the mode."""
+    state_file = repo / "disagg-rollout-state.yaml"
+    text = state_file.read_text(encoding="utf-8")
+    state_file.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    state_file.chmod(0o640)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "as UTF-16"], check=True, capture_output=True)
+    code, _, err = run(["rollout", "pause", "--gitops", "-f", str(repo), "--commit"], capsys)
+    assert code == 0, err
+    held = state_file.read_bytes()
+    assert held.startswith(b"\xff\xfe") and "paused:" in held[2:].decode("utf-16-le")
+    assert state_file.stat().st_mode & 0o777 == 0o640

@@ -12,7 +12,7 @@ import pathlib
 
 import pytest
 
-from kubectl_disagg.core.naming import STATE_FILE
+from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.inputs import tree as inputs
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 def test_permissions_needed_by_a_pass_one_per_verb_and_resource():
     from kubectl_disagg.kube.executor import Forbidden, permissions_needed
-    from kubectl_disagg.core.reconcile import Create, Delete, Scale
+    from kubectl_disagg.core.controller.reconcile import Create, Delete, Scale
     from kubectl_disagg.kube.client import LWS
 
     scale = Scale(name="a", from_replicas=1, to_replicas=2, resource_version="1", slice=0)

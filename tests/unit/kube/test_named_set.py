@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.snapshot import lws_from_object
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.snapshot import lws_from_object
 from kubectl_disagg.kube.named_set import Absent, DeployedWithFiles, Stored, find_set
 from kubectl_disagg.views.named_set import not_stored_lines
 from tests.fakes.cluster import MemorySession

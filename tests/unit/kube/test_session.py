@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from kubectl_disagg.clock import SYSTEM_CLOCK
-from kubectl_disagg.core.model import namespace_for
+from kubectl_disagg.core.api.model import namespace_for
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import kubeconfig as kubeconfig_module
 from kubectl_disagg.kube.client.api_errors import Gone, NotFound

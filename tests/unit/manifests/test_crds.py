@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import yaml
 
-from kubectl_disagg.core import schema
+from kubectl_disagg.core.api import schema
 from kubectl_disagg.manifests.crds import crd_documents
 from tests.oracles.crd_schema import schema_errors
 from tests.oracles.go_tools import require_go

@@ -12,11 +12,11 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from kubectl_disagg.core.history import templates_of
-from kubectl_disagg.core.sets import set_from_object
-from kubectl_disagg.core.undo import undo_edits
+from kubectl_disagg.core.delivery.history import templates_of
+from kubectl_disagg.core.delivery.sets import set_from_object
+from kubectl_disagg.core.delivery.undo import undo_edits
 
-from kubectl_disagg.core import template_edit as te
+from kubectl_disagg.core.api import template_edit as te
 from kubectl_disagg.manifests import line_edit
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml

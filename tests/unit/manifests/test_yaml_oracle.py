@@ -83,7 +83,7 @@ def test_every_yaml_and_json_file_of_the_repository():
 # -- what we write reads back, through kubectl, as what we meant -----------------------------
 
 def rendered_examples() -> list[list[dict]]:
-    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.controller.render import render_set
     from tests.support.paths import load_sets
 
     return [[obj for ds in load_sets([str(path)]).sets for obj in render_set(ds)]

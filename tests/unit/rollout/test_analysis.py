@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kubectl_disagg.core import analysis
-from kubectl_disagg.core.analysis import FAILED, PASSED, Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave, resolve_waves
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import Progress, State, decide
+from kubectl_disagg.core.delivery import analysis
+from kubectl_disagg.core.delivery.analysis import FAILED, PASSED, Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave, resolve_waves
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import Progress, State, decide
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import PrometheusClient
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateAnalysis, pending_gate, run_gate

@@ -8,12 +8,13 @@ pinned to their resourceVersion, as the API server's are; the brake is the verb 
 from __future__ import annotations
 
 import json
+import time
 from types import SimpleNamespace
 
 import pytest
 
-from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus, Sample
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus, Sample
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore
@@ -46,7 +47,7 @@ def test_a_pause_while_until_complete_runs_stops_it_at_the_next_pass():
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused))
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     (verb,) = paused
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD
@@ -64,7 +65,7 @@ def test_an_abort_while_until_complete_runs_turns_it_back_to_the_stable_revision
     # the second watch: slice 0 started, then done; slice 1 under way
     cluster = PacedCluster(memory, between=brake("abort", ds, aborted, after=3))
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     (verb,) = aborted
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD  # the rollback ran to its end, then the abort holds (exit 7)
@@ -82,7 +83,7 @@ def test_a_pause_while_the_stepper_waits_for_readiness_stops_it_within_one_watch
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused, after=2), settles=False)
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(3))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(3)))
     assert paused[0].code == VerbExit.OK, paused[0].printer.errors
     assert code == StepExit.HELD
     assert cluster.watches == 2  # the watch the pause landed in is the last one
@@ -106,7 +107,7 @@ def test_the_stepper_s_own_position_write_after_a_brake_is_a_conflict_and_read_a
 
     cluster.client.replace = replace_after_a_pause
     cluster.between = lambda c, n: None
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert braked == [VerbExit.OK] and cluster.conflicts  # the stepper's write was refused once
     assert code == StepExit.HELD and cluster.position(ds).paused is not None
 
@@ -121,8 +122,12 @@ def analysed(count=5):
     return fleet(4, policy)
 
 
+@pytest.mark.parametrize("slow", [False, True], ids=["", "slower-than-the-interval"])
 @pytest.mark.parametrize("verb, phase", [("pause", "paused"), ("abort", "aborted")])
-def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, monkeypatch):
+def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, slow, monkeypatch):
+    # slow: the braked measurement's answer takes longer than the interval (a slow Prometheus, a
+    # loaded machine), so the next one is due at once. Before: no wait, so no look for a brake,
+    # and the analysis measured on to its verdict (this failed now and then on a loaded machine).
     memory, ds = analysed()
     cluster = PacedCluster(memory)
     results, measured = [], []
@@ -132,12 +137,14 @@ def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, monkeypatch):
             measured.append(expression)
             if len(measured) == 2:  # the second of five measurements: a person brakes
                 results.append(run_verb(ClusterStore(cluster, [ds], None), verb, Printer()))
+                if slow:
+                    time.sleep(0.2)  # four intervals
             return (Sample(0.1),)
 
     monkeypatch.setattr("kubectl_disagg.rollout.analysis.PrometheusClient.for_endpoint",
                         lambda endpoint, client: Prom())
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(60))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(60)))
     assert results == [VerbExit.OK]
     assert len(measured) == 2  # the measurement under way was the last one
     assert code == StepExit.HELD
@@ -178,7 +185,7 @@ def aborted_and_rolled_back():
     cluster = PacedCluster(memory)
     assert run.step_sets(cluster, [ds], None, None, Printer()) == StepExit.OK  # slice 0 started
     assert verb(cluster, ds, "abort", reason="p99 latency doubled")[0] == VerbExit.OK
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30)) == StepExit.HELD
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
     assert at_new_revision(cluster, ds) == set()
     return cluster, ds
 
@@ -200,7 +207,7 @@ def test_retry_starts_an_aborted_rollout_again_from_wave_1_and_it_completes():
     assert verb_line(result) == (f"disaggregatedset/llm in serving retried: the rollout to revision {ds.revision} "
                                  f"(aborted at wave {result.before.wave + 1} of 4) starts again from wave 1; the next "
                                  "`kubectl disagg rollout step` rolls it\n")
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30)) == StepExit.OK
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.OK
     assert at_new_revision(cluster, ds) == set(range(ds.slices))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.rollout.handover import TO_CONTROLLER, TO_PLUGIN, owner_reference, plan_handover
 
 STORED = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
@@ -49,6 +49,17 @@ def test_to_plugin_refuses_a_set_mid_rollout():
     (refusal,) = plan_handover(TO_PLUGIN, STORED, objects).refusal
     assert refusal.startswith("disaggregatedset/llm is mid-rollout (slice 0 has revisions abcd1234, ffff0000)")
     assert plan_handover(TO_CONTROLLER, STORED, objects).refusal == ()
+
+
+def test_an_lws_missing_its_slice_or_revision_label_is_refused_not_a_crash():
+    """Its labels are incomplete: the name check refuses it; the mid-rollout check, which groups
+    the LWS by slice and revision, leaves it out (a None beside an int or str sorted raised)."""
+    no_slice, no_revision = lws("llm-x-prefill", owners=[OWNER]), lws("llm-y-prefill", owners=[OWNER])
+    del no_slice["metadata"]["labels"][naming.SLICE_LABEL]
+    del no_revision["metadata"]["labels"][naming.REVISION_LABEL]
+    plan = plan_handover(TO_PLUGIN, STORED, [lws(owners=[OWNER]), no_slice, no_revision])
+    assert [refusal.split(":")[0] for refusal in plan.refusal] == ["leaderworkerset/llm-x-prefill",
+                                                                   "leaderworkerset/llm-y-prefill"]
 
 
 def test_anything_not_adoptable_refuses():

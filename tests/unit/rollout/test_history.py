@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_disagg.core.history import ABORTED, COMPLETE
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.history import ABORTED, COMPLETE
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.history import cluster_history
+from kubectl_disagg.rollout.history import histories
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
 from kubectl_disagg.views.history import format_history
@@ -27,8 +27,14 @@ def at(image: str, policy=POLICY):
     return replace(make_set({"prefill": 1, "decode": 1}, image=image, slices=2), policy=policy)
 
 
+def cluster_history(cluster, ds=None):
+    """The entries the cluster's store records for `llm` (rollout/history.py `histories`)."""
+    (recorded,) = histories(ClusterStore(cluster, [ds or at("img:2")], NS))
+    return recorded.entries
+
+
 def until_complete(cluster, ds) -> StepExit:
-    return run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30))
+    return run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
 
 
 def test_three_rollouts_one_aborted_read_back_newest_first():
@@ -41,7 +47,7 @@ def test_three_rollouts_one_aborted_read_back_newest_first():
     assert until_complete(cluster, second) == StepExit.HELD  # rolled back
     third = at("img:4")
     assert until_complete(cluster, third) == StepExit.OK
-    entries = cluster_history(cluster, "llm", NS)
+    entries = cluster_history(cluster)
     assert [(e.revision, e.outcome, e.back) for e in entries] == [
         (first.revision, COMPLETE, False), (second.revision, ABORTED, False), (third.revision, COMPLETE, False)]
     assert entries[1].why == "p99 doubled" and entries[1].by and entries[1].ended is not None
@@ -58,7 +64,7 @@ def test_a_set_without_a_policy_keeps_its_history_and_the_limit_holds():
     cluster.state["revisionHistoryLimit"] = 2
     for image in ("img:3", "img:4"):
         assert until_complete(cluster, replace(at(image, None), slices=1)) == StepExit.OK
-    entries = cluster_history(cluster, "llm", NS)
+    entries = cluster_history(cluster)
     assert [e.outcome for e in entries] == [COMPLETE, COMPLETE] and cluster.state["revisionHistoryLimit"] == 2
     assert entries[-1].templates.roles[0].spec["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
         "image"] == "img:4"
@@ -66,7 +72,7 @@ def test_a_set_without_a_policy_keeps_its_history_and_the_limit_holds():
 
 
 def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_the_waves():
-    from kubectl_disagg.core.fleet import fleet_of
+    from kubectl_disagg.core.delivery.fleet import fleet_of
     from kubectl_disagg.rollout.stepper import Pass
     from kubectl_disagg.views.fleet import progress_line, slice_sentence
 
@@ -84,7 +90,7 @@ def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_th
     assert slice_sentence(passes[0].reconciliation.slices[0], fleet_now) == \
         f"rollback to revision {first.revision} started"
     assert until_complete(cluster, first) == StepExit.OK
-    entries = cluster_history(cluster, "llm", NS)
+    entries = cluster_history(cluster)
     assert [(e.revision, e.outcome, e.back) for e in entries][-1] == (first.revision, COMPLETE, True)
     again = Printer()
     assert run.step_sets(cluster, [first], None, None, again) == StepExit.OK  # at rest: no longer going back
@@ -140,15 +146,15 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     """Single `rollout step`s until `rollout status --for=complete` exits 0: the status that
     observes the rollout complete records it (the history's entry complete, the RolloutState at
     rest for Argo CD), so the next image does not find it still rolling and call it replaced."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.rollout.outcome import Outcome
-    from kubectl_disagg.rollout.status import watch_status
+    from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 
     memory, first = fleet(2, policy)
     cluster = PacedCluster(memory)
 
     def complete() -> bool:
-        return watch_status(cluster, [first], None, lambda reports, now: "", write=lambda text: None,
+        return watch_status(cluster, ClusterLooks(cluster, [first], None), lambda reports, now: "", write=lambda text: None,
                             until=Until.COMPLETE) == Outcome.AVAILABLE
 
     for _ in range(20):
@@ -163,4 +169,17 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     writes = len(cluster.writes)
     assert complete() and len(cluster.writes) == writes  # recorded once
     assert run.step_sets(cluster, [at("img:3", policy)], None, None, Printer()) == StepExit.OK
-    assert [e.outcome for e in cluster_history(cluster, "llm", NS)] == [COMPLETE, "rolling"]
+    assert [e.outcome for e in cluster_history(cluster)] == [COMPLETE, "rolling"]
+
+
+def test_issue48_undo_reads_its_inputs_once(tmp_path, monkeypatch, capsys):
+    """Issue 48: `rollout undo -f` read its inputs twice (the history's sets, then the files to
+    rewrite), against design §1.1; a set given on stdin was gone by the second read ("no
+    DisaggregatedSet found"). Read once, the undo of stdin prints the set rolled back."""
+    from kubectl_disagg.manifests.writer import to_yaml
+    from tests.support.cli import on, run as cli
+
+    cluster, first, _, third = three_rollouts_one_aborted()
+    code, out, err = cli(["rollout", "undo", "-f", "-", "--to-revision", first.revision, "--dry-run", "-o", "name"],
+                         capsys, stdin=to_yaml(third.source.data), monkeypatch=monkeypatch, options=on(cluster))
+    assert (code, out) == (0, "disaggregatedset/llm\n"), err

@@ -23,34 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.exits import GitopsExit, StepExit
-from tests.support.stores import LiveTwins
+from kubectl_disagg.exits import StepExit
+from tests.support.stores import STEP_ENDS, LiveTwins, running
 
 EXAMPLES = int(os.environ.get("KUBECTL_DISAGG_TWIN_EXAMPLES", "25")) // 5 or 1  # each example runs ~40 commands
 
 VERBS = ("pause", "resume", "abort", "retry", "promote", "promote --full")
 EVENTS = ("step", "step", "step", "ready", "ready", "partly", "tick", "img:1", "img:2", "img:3", "slices", "decode",
           *VERBS)
-
-# `rollout step` ends alike in both modes once each has stepped as far as it can (design §9.7:
-# through git the commits are the steps, a slice's start landing in the commit of its first
-# planner step, a pause gate it stops at recorded by a commit of its own; the terminal's passes
-# group otherwise). Its exit tables differ by design (exits.py): git's "waiting" (the next step
-# needs readiness) and "complete" are a terminal pass that had nothing to do (done, 0).
-STEP_ENDS = {GitopsExit.ADVANCED: StepExit.OK, GitopsExit.WAITING: StepExit.OK, GitopsExit.COMPLETE: StepExit.OK,
-             GitopsExit.HELD: StepExit.HELD, GitopsExit.REFUSED: StepExit.REFUSED, GitopsExit.ERROR: StepExit.ERROR}
-
-
-def running(live: dict) -> dict:
-    """What runs: the LWS with replicas, and their Services. An LWS at 0 runs nothing, and the
-    modes create and remove them at different times by design (design §9.6: a commit's render starts the
-    admitted slices' new revision at 0 before any step; the terminal creates it at its first
-    planner step's size, and removes a drained LWS in the pass after it reached 0)."""
-    empty = {name for name, (_, _, _, replicas) in live["lws"].items() if not replicas}
-    return {"lws": {name: lws for name, lws in live["lws"].items() if name not in empty},
-            "services": [s for s in live["services"] if s.removesuffix(naming.SERVICE_SUFFIX) not in empty]}
-
 
 def shown(status: dict) -> dict:
     """`rollout status` with each slice's revisions (those with replicas, see `running`). Their
@@ -77,17 +57,7 @@ def compare(twins: LiveTwins, event: str, live: bool = True, stepped: bool = Tru
     assert terminal_code == (0 if terminal_status["available"] else 3), event  # exit 0 Available, 3 not
     if not stepped:
         git_status, terminal_status = ({**status, "complete": None} for status in (git_status, terminal_status))
-    if aborted_without_stable(git_status, in_git):  # KNOWN DIVERGENCE (xfail): test_an_abort_with_nothing_to_
-        git_status, terminal_status = ({**status, "available": None}  # roll_back_reads_alike
-                                       for status in (git_status, terminal_status))
     assert shown(git_status) == shown(terminal_status), (event, shown(git_status), shown(terminal_status))
-
-
-def aborted_without_stable(status: dict, live: dict) -> bool:
-    """An aborted rollout whose stable revision runs nowhere (nothing to roll back to)."""
-    rollout = status.get("rollout") or {}
-    return rollout.get("phase") == "Aborted" and not any(
-        revision == rollout.get("stableRevision") for _, _, revision, _ in live["lws"].values())
 
 
 @st.composite
@@ -97,9 +67,7 @@ def histories(draw):
     for event in draw(st.lists(st.sampled_from(EVENTS), min_size=4, max_size=14)):
         events.append((event, draw(st.integers(2, 5)) if event == "slices" else draw(st.integers(1, 3))
                        if event == "decode" else None))
-        if event == "decode":  # KNOWN DIVERGENCE, test_a_template_commit_keeps_the_replicas_running (xfail):
-            events += [("ready", None), ("step", None)]  # the replicas recorded before anything else
-        elif event == "slices":
+        if event == "slices":
             # `rollout status --gitops` gives the committed step per slice (its --help): a slice
             # gained is rendered at once and recorded by the step once it is ready (design §8.1)
             events += [("ready", None), ("step", None)]
@@ -130,8 +98,7 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
             event, value = "step", f"after {event} {value or ''}"
         if event == "step":
             terminal, in_git = twins.step_terminal(), twins.step_git()
-            # KNOWN DIVERGENCE (xfail): test_a_slice_gained_while_held_is_in_both_statuses
-            gained = gained and (own or in_git == GitopsExit.HELD)
+            gained = gained and own
             assert STEP_ENDS[in_git] == terminal, (value, in_git, terminal)
         elif event == "ready":
             twins.ready()
@@ -145,7 +112,7 @@ def play(twins: LiveTwins, events, compared: bool = True) -> None:
 
 def deployed(root, monkeypatch, slices: int) -> LiveTwins:
     """The twins at img:2, rolled from img:1 with `promote --full`: each mode's position is a
-    rollout's (a first deploy's differs: test_a_first_deploy_records_its_position_in_both_modes)."""
+    rollout's (a first deploy's: test_a_first_deploy_records_its_position_in_both_modes)."""
     twins = LiveTwins(root, monkeypatch, slices=slices)
     play(twins, [("step", None), ("ready", None), ("step", None), ("img:2", None), ("promote --full", None),
                  *[("ready", None), ("step", None)] * 3], compared=False)
@@ -163,39 +130,34 @@ def test_twin_runs_on_live_objects_show_the_same_fleet_status_and_exits(tmp_path
         play(deployed(tmp_path_factory.mktemp("twins"), monkeypatch, slices), events)
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: a template committed while git's state records a replicas "
-                   "change not yet ready (its step waits) starts the canary from the recorded replicas, not from "
-                   "those running: decode falls 3 -> 1 at the sync; the terminal starts it from 3")
 def test_a_template_commit_keeps_the_replicas_running(tmp_path, monkeypatch):
     twins = deployed(tmp_path, monkeypatch, 2)
     play(twins, [("decode", 3)])  # rendered at 3 through git (design §10.1); its step waits for readiness to record it
-    assert twins.step_git() == GitopsExit.WAITING
+    assert twins.step_git() == StepExit.WAITING
     twins.edit(image="img:3")
     assert running(twins.live(twins.argo.cluster))["lws"]["llm-0-0c1737b3-decode"][3] == 3  # the sync keeps it
     play(twins, [("step", None)])
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: paused at rest, a replicas change, then an abort (accepted in "
-                   "both modes, though no slice runs the stable revision): `rollout status` reads Available in the "
-                   "terminal, not Available through git, over the same live fleet")
 def test_an_abort_with_nothing_to_roll_back_reads_alike(tmp_path, monkeypatch):
+    """Paused at rest, a replicas change, then an abort both modes accept with no slice at the
+    stable revision: the healthy fleet serving the set's own revision reads Available in both
+    (design §7, issue 47 item 13)."""
     twins = deployed(tmp_path, monkeypatch, 3)
     play(twins, [("pause", None), ("decode", 2), ("ready", None), ("step", None), ("abort", None)])
-    assert twins.status_git()[1]["available"] == twins.status_terminal()[1]["available"]
+    assert twins.status_git()[1]["available"] is twins.status_terminal()[1]["available"] is True
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: slices raised while the rollout is held (paused or aborted): "
-                   "both fleets run them at the stable revision, but `rollout status --gitops` leaves them out "
-                   "(no revisions, not counted done) until a step records them, which the hold prevents")
 def test_a_slice_gained_while_held_is_in_both_statuses(tmp_path, monkeypatch):
+    """Slices raised while the rollout is held run at the stable revision in both fleets, and
+    `rollout status --gitops` shows them there, as its render derives them (gitops/waves.py
+    `with_gained`), before any step records them."""
     twins = deployed(tmp_path, monkeypatch, 2)
     play(twins, [("img:3", None), ("ready", None), ("step", None), ("pause", None), ("slices", 3), ("ready", None),
                  ("step", None)])
     assert twins.status_git()[1] == twins.status_terminal()[1]
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: git's first deploy of a paced set records no position "
-                   "(rollout status: stableRevision \"\"), the terminal's records one at its own revision")
 def test_a_first_deploy_records_its_position_in_both_modes(tmp_path, monkeypatch):
     twins = LiveTwins(tmp_path, monkeypatch, slices=2)
     play(twins, [("step", None), ("ready", None), ("step", None)], compared=False)

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.position import ANALYSIS, PAUSE, PROMOTED
-from kubectl_disagg.core.reconcile import reconcile
-from kubectl_disagg.core.waves import State, abort, admit
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.position import ANALYSIS, PAUSE, PROMOTED
+from kubectl_disagg.core.controller.reconcile import reconcile
+from kubectl_disagg.core.delivery.waves import State, abort, admit
 from kubectl_disagg.rollout.plan import SliceLive, fleet_plan, live_from_snapshot
 from kubectl_disagg.views.plan import fleet_text
 from tests.fakes.cluster import MemoryCluster
@@ -208,13 +208,13 @@ def test_issue39_the_commits_are_the_ones_a_git_rollout_takes():
     """Through git (`rollout step --gitops`, a commit per step that changes the state file), the
     plan from the committed state file counts the commits of the rollout to its end: the steps,
     the step recording the canary's pause and the promote commit."""
-    from kubectl_disagg.core.waves import promote
+    from kubectl_disagg.core.delivery.waves import promote
     from kubectl_disagg.gitops.state import parse_state, state_document
     from kubectl_disagg.gitops.step import Outcome, gitops_step
     from kubectl_disagg.gitops.waves import change_state
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml
-    from kubectl_disagg.rollout.plan import live_from_state
+    from kubectl_disagg.gitops.store import live_from_state
     from tests.fakes.argo import deploy
 
     def reread(state, ds):

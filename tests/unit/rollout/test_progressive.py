@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.position import Position, parse_position
-from kubectl_disagg.core.waves import Progress, admit, pause
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.position import Position, parse_position
+from kubectl_disagg.core.delivery.waves import Progress, admit, pause
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.rollout.progressive import recorded_position, state_object
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, check_state_testdata, health
@@ -25,7 +25,7 @@ def paced_fleet():
 
 
 def cluster_objects():
-    from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.core.controller.reconcile import reconcile
     from kubectl_disagg.rollout.progressive import unpaced_summary
 
     cluster, ds = paced_fleet()
@@ -82,8 +82,8 @@ def test_health_of_the_cluster_object():
 
 
 def test_a_forged_verdict_in_the_cluster_s_rollout_state_is_refused_when_read():
-    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus
-    from kubectl_disagg.core.position import position_document
+    from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus
+    from kubectl_disagg.core.delivery.position import position_document
 
     policy = RolloutPolicy("llm", "serving", "llm", (Wave(1, analysis=("ttft",)),), analysis=Analysis(
         Prometheus(address="http://prometheus:9090"), (Check("ttft", "prefill", "q", Condition("<", 0.5), 60, 1, 0,
@@ -105,8 +105,8 @@ def test_item4_a_position_patched_past_an_unpassed_gate_is_refused_when_read():
     """Issue 37 item 4: `position.wave` patched past the canary's `pause: {}` (no gate recorded)
     was obeyed, and the next step started the next wave. Reading the RolloutState refuses it,
     naming the object and the field, and how to set it back."""
-    from kubectl_disagg.core.position import position_document
-    from kubectl_disagg.core.waves import Hold
+    from kubectl_disagg.core.delivery.position import position_document
+    from kubectl_disagg.core.delivery.waves import Hold
 
     cluster, ds = paced_fleet()
     snapshot = cluster.snapshot(ds.name)
@@ -154,7 +154,7 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}})
     assert stored["rollout"]["phase"] == "AtGate"
     cluster = WithState(memory, stored)
-    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), until_complete=True) == StepExit.OK
+    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     rollout = cluster.stored["rollout"]
     assert rollout["phase"] == "AtRest" and rollout["message"] == (
         f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")

@@ -40,16 +40,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.analysis import Sample
-from kubectl_disagg.core.model import DisaggregatedSet
-from kubectl_disagg.core.policy import RolloutPolicy, policy_from_object, resolve_waves
-from kubectl_disagg.core.position import (ANALYSIS, FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position,
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.delivery.analysis import Sample
+from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, policy_from_object, resolve_waves
+from kubectl_disagg.core.delivery.position import (ANALYSIS, FULL, PAUSE, PROMOTED, SOAKED, VERDICT, Position,
                                           parse_position)
-from kubectl_disagg.core.reconcile import Phase
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.snapshot import Snapshot, lws_from_object, service_from_object
-from kubectl_disagg.core.waves import Progress, VerbRefused, slice_progress
+from kubectl_disagg.core.controller.reconcile import Phase
+from kubectl_disagg.core.controller.render import render_set
+from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, service_from_object
+from kubectl_disagg.core.delivery.waves import Progress, VerbRefused, slice_progress
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step

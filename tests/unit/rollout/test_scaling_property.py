@@ -3,8 +3,8 @@ events: a role's `replicas` raised or lowered, an External role's RoleScaler wri
 writes /scale), `slices` raised or lowered, at any pass of a rollout, with or without a
 RolloutPolicy (waves, pauses promoted at random, a budget).
 
-The rollout runs as `rollout step` decides it: `core.waves.admit` (the policy's admission, its
-position kept in memory, promoted with `core.waves.promote`) and `core.reconcile.reconcile`
+The rollout runs as `rollout step` decides it: `core.delivery.waves.admit` (the policy's admission, its
+position kept in memory, promoted with `core.delivery.waves.promote`) and `core.reconcile.reconcile`
 over an in-memory cluster that plays the LWS controller (ready at once, partly, or not yet).
 After every pass, per slice that was rolling before it and per role, with D the set's replicas
 in force (an External role's: its RoleScaler's), E = max(D, the new revision's count before the pass) the effective target, and the
@@ -35,11 +35,13 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming, waves
-from kubectl_disagg.core.policy import RolloutPolicy, policy_from_object, resolve_waves
-from kubectl_disagg.core.reconcile import Phase, reconcile, with_scalers
-from kubectl_disagg.core.render import render_set
-from kubectl_disagg.core.waves import Progress, VerbRefused, slice_progress
+from kubectl_disagg.core.api import naming
+
+from kubectl_disagg.core.delivery import waves
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, policy_from_object, resolve_waves
+from kubectl_disagg.core.controller.reconcile import Phase, reconcile, with_scalers
+from kubectl_disagg.core.controller.render import render_set
+from kubectl_disagg.core.delivery.waves import Progress, VerbRefused, slice_progress
 from tests.fakes.cluster import MemoryCluster
 from tests.support.scaling_bounds import held_violations, pass_violations
 from tests.support.sets import NS, make_set

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
-from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.fakes.printer import Printer
@@ -33,7 +33,7 @@ def looked(cluster, ds, **kwargs):
         assert now.endswith("Z")
         return f"{[report.available for report in reports]}\n"
 
-    outcome = watch_status(cluster, [ds], None, view, write=texts.append, **kwargs)
+    outcome = watch_status(cluster, ClusterLooks(cluster, [ds], None), view, write=texts.append, **kwargs)
     return STATUS_EXIT[outcome], texts
 
 
@@ -45,7 +45,7 @@ def test_not_available_without_watch_is_3_and_one_look():
 
 def test_available_is_0():
     cluster, ds = MemorySession(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True) == StepExit.OK
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     assert looked(cluster, ds, watch=True) == (StatusExit.AVAILABLE, ["[True]\n"])
 
 
@@ -65,12 +65,12 @@ class LastStep(Watched):
 
     def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         super().wait_for_change(name, namespace, resource_version, timeout)
-        assert run.step_sets(self, [self.ds], None, None, Printer(), until_complete=True) == StepExit.OK
+        assert run.step_sets(self, [self.ds], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
         return True
 
 
 def test_issue37_item12_for_complete_waits_past_available_until_the_old_revision_is_removed():
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from tests.support.sets import available_before_the_last_step
 
     _, new, memory = available_before_the_last_step()
@@ -117,7 +117,7 @@ class ServicesLast(Watched):
 def test_for_complete_watches_the_services_when_only_they_are_left_to_remove():
     """The flake this mends: `-w --for=complete` looked between the last step's LWS deletions and
     its Service deletions, then slept on a watch of the LWS, which never changed again."""
-    from kubectl_disagg.core.status import Until
+    from kubectl_disagg.core.delivery.status import Until
     from tests.support.sets import available_before_the_last_step
 
     old, new, memory = available_before_the_last_step()

@@ -8,12 +8,12 @@ import itertools
 import json
 from dataclasses import replace
 
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.status import Until
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.status import Until
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
-from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
 from kubectl_disagg.views.status import data_format
@@ -29,7 +29,7 @@ def canary(slices=4, **wave):
 
 def stepped_to_the_hold(memory, ds) -> PacedCluster:
     cluster = PacedCluster(memory)
-    code = run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.HELD
     return cluster
 
@@ -45,7 +45,7 @@ class Quiet(PacedCluster):
 
 def watched(cluster, ds, output="json", **kwargs):
     texts, held = [], []
-    outcome = watch_status(cluster, [ds], None, data_format(output), write=texts.append, held=held.extend, **kwargs)
+    outcome = watch_status(cluster, ClusterLooks(cluster, [ds], None), data_format(output), write=texts.append, held=held.extend, **kwargs)
     return STATUS_EXIT[outcome], texts, held
 
 
@@ -98,7 +98,7 @@ def test_json_carries_phase_wave_gate_and_the_fleet_counts_at_the_gate():
 
 
 def test_a_set_without_a_policy_has_no_rollout_key():
-    from kubectl_disagg.core.status import to_document
+    from kubectl_disagg.core.delivery.status import to_document
     from tests.support.sets import status_of
 
     memory, ds = fleet(2, None)
@@ -110,8 +110,8 @@ def test_an_abort_says_who_and_why_and_counts_toward_the_stable_revision():
     cluster = stepped_to_the_hold(memory, ds)
     printer = Printer()
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", printer, reason="ttft too high") == 0
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
-                         deadline=Deadline.after(30)) == StepExit.HELD  # rolled back, then held
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True,
+                         deadline=Deadline.after(30))) == StepExit.HELD  # rolled back, then held
     code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30), until=Until.COMPLETE)
     assert code == StatusExit.HELD and held[0].paced.held.why == "aborted"
     rollout = json.loads(texts[-1])["rollout"]
@@ -129,8 +129,8 @@ def aborted_and_rolled_back(slices=4):
     cluster = stepped_to_the_hold(memory, ds)
     stable = json.loads(watched(cluster, ds)[1][0])["rollout"]["stableRevision"]
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", Printer(), reason="ttft too high") == 0
-    assert run.step_sets(cluster, [ds], None, None, Printer(), until_complete=True,
-                         deadline=Deadline.after(30)) == StepExit.HELD
+    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True,
+                         deadline=Deadline.after(30))) == StepExit.HELD
     return cluster, ds, stable
 
 
@@ -153,7 +153,7 @@ def test_after_an_abort_rolled_back_status_reads_aborted_serving_the_stable_revi
         "prefill": 4, "decode": 4}  # up to date with the revision the fleet serves
 
     texts = []
-    assert STATUS_EXIT[watch_status(cluster, [ds], None, format_reports, write=texts.append)] == StatusExit.AVAILABLE
+    assert STATUS_EXIT[watch_status(cluster, ClusterLooks(cluster, [ds], None), format_reports, write=texts.append)] == StatusExit.AVAILABLE
     text = texts[0]
     first = text.splitlines()[0]
     assert first == (f"disaggregatedset/llm in serving, revision {ds.revision}: Available, aborted: rolled back, "
@@ -244,7 +244,7 @@ def test_issue47_item14_at_an_unmeasured_analysis_gate_without_a_stepper_watch_e
     assert said.startswith("wave 1 waits for analysis (ttft), which no `rollout step` is measuring: "
                            "`kubectl disagg rollout step -f apps/llm/ -n serving` measures it"), said
     texts = []
-    watch_status(quiet, [ds], None, format_reports, write=texts.append)
+    watch_status(quiet, ClusterLooks(quiet, [ds], None), format_reports, write=texts.append)
     assert "`kubectl disagg rollout step` measures it" in texts[0]
 
     quiet.holder = "stepper@host/1/abc"  # a `rollout step --until-complete` measures it
@@ -257,7 +257,7 @@ def test_issue47_item14_a_step_that_cannot_end_the_analysis_leaves_the_state_at_
     measuring (nothing recorded); the RolloutState it had written Rolling, "measuring analysis
     ttft since ...", for Argo CD, stayed so: Progressing forever, while no step measured. It is
     written back to the gate it waits at (AtGate, naming the step that measures it)."""
-    from kubectl_disagg.core.analysis import Analysis, Check, Condition, Prometheus
+    from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Prometheus
 
     gated = RolloutPolicy("llm", NS, "llm", (Wave(1, analysis=("ttft",)),), 2, analysis=Analysis(
         Prometheus(address="http://127.0.0.1:1"),
@@ -265,7 +265,7 @@ def test_issue47_item14_a_step_that_cannot_end_the_analysis_leaves_the_state_at_
     memory, ds = fleet(4, gated)
     cluster = PacedCluster(memory)
     printer = Printer()
-    code = run.step_sets(cluster, [ds], None, None, printer, until_complete=True, deadline=Deadline.after(30))
+    code = run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.TIMEOUT
     state = cluster.rollout_state("llm", NS)
     assert not state["position"].get("verdicts")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import Scale, write_units
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import Scale, write_units
 from kubectl_disagg.rollout.stepper import Pass, PassInterrupted, Retry, drive
 from tests.fakes.clock import FakeClock
 from kubectl_disagg.wait import Deadline
@@ -97,7 +97,7 @@ def _squat(cluster, obj, **metadata):
 
 @pytest.mark.parametrize("kind", ["LeaderWorkerSet", "Service"])
 def test_a_name_held_by_a_foreign_object_refuses_the_whole_pass_before_any_write(kind):
-    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.controller.render import render_set
 
     cluster = MemoryCluster("serving")
     executor = MemoryExecutor(cluster)
@@ -118,9 +118,9 @@ def test_a_name_held_by_a_foreign_object_refuses_the_whole_pass_before_any_write
 
 
 def test_another_sets_object_at_our_name_is_foreign_and_our_own_is_free():
-    from kubectl_disagg.core import naming
-    from kubectl_disagg.core.render import render_set
-    from kubectl_disagg.core.snapshot import occupied_by_others
+    from kubectl_disagg.core.api import naming
+    from kubectl_disagg.core.controller.render import render_set
+    from kubectl_disagg.core.controller.snapshot import occupied_by_others
 
     ds = make_set({"prefill": 1, "decode": 1})
     lws = next(render_set(ds, "serving"))
@@ -132,8 +132,8 @@ def test_another_sets_object_at_our_name_is_foreign_and_our_own_is_free():
 
 def test_another_sets_object_is_refused_in_words_that_do_not_contradict_its_labels():
     """It read "not managed by kubectl-disagg (managed-by label 'kubectl-disagg')"."""
-    from kubectl_disagg.core import naming
-    from kubectl_disagg.core.render import render_set
+    from kubectl_disagg.core.api import naming
+    from kubectl_disagg.core.controller.render import render_set
 
     cluster = MemoryCluster("serving")
     ds = make_set({"prefill": 1, "decode": 1})
@@ -382,7 +382,7 @@ def test_an_interrupt_lets_the_unit_under_way_finish_and_starts_no_other():
 
 
 def test_a_planted_lws_under_the_next_revisions_name_refuses_every_pass_and_is_never_scaled():
-    from kubectl_disagg.core.render import leader_worker_set
+    from kubectl_disagg.core.controller.render import leader_worker_set
 
     cluster = MemoryCluster("serving")
     executor = MemoryExecutor(cluster)
@@ -406,7 +406,7 @@ def test_a_planted_lws_under_the_next_revisions_name_refuses_every_pass_and_is_n
 
 
 def test_a_dry_run_carries_each_actions_object_as_read_and_as_it_leaves_it():
-    from kubectl_disagg.core.reconcile import Annotate, Create, Delete
+    from kubectl_disagg.core.controller.reconcile import Annotate, Create, Delete
 
     cluster = MemoryCluster("serving")
     executor = MemoryExecutor(cluster)

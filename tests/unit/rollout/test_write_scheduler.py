@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale, reconcile, write_units
+from kubectl_disagg.core.controller.reconcile import Annotate, Create, Delete, Scale, reconcile, write_units
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.rollout.stepper import PassInterrupted, run_pass
 from kubectl_disagg.rollout.write_scheduler import chains, run_units

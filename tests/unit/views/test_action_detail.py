@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from kubectl_disagg.core.reconcile import Annotate, Create, Delete, Scale
+from kubectl_disagg.core.controller.reconcile import Annotate, Create, Delete, Scale
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.stepper import PlannedAction
 from kubectl_disagg.views.action_detail import action_detail, action_patch

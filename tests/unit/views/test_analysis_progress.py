@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from kubectl_disagg.core import analysis
-from kubectl_disagg.core.analysis import Check, Condition, Measurement, Sample
+from kubectl_disagg.core.delivery import analysis
+from kubectl_disagg.core.delivery.analysis import Check, Condition, Measurement, Sample
 from kubectl_disagg.rollout.analysis import GateRun
 from kubectl_disagg.views.analysis_progress import AnalysisProgress, progress_lines
 

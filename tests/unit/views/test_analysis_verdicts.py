@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core import analysis
-from kubectl_disagg.core.analysis import Check, Condition, Measurement, Sample
-from kubectl_disagg.core.position import Position, Stamp
+from kubectl_disagg.core.delivery import analysis
+from kubectl_disagg.core.delivery.analysis import Check, Condition, Measurement, Sample
+from kubectl_disagg.core.delivery.position import Position, Stamp
 from kubectl_disagg.views.analysis_verdicts import recorded_verdicts, verdicts_markdown
 
 TTFT = Check("ttft", "prefill", "q", Condition("<", 0.5), 60, 2, 0, "fail")

@@ -10,9 +10,9 @@ import contextlib
 import io
 import re
 
-from kubectl_disagg.core.fleet import fleet_of, situations
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.reconcile import Rollback
+from kubectl_disagg.core.delivery.fleet import fleet_of, situations
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.controller.reconcile import Rollback
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.views.stops import abort_sentence, spans
@@ -106,7 +106,7 @@ def wired(monkeypatch):
     decision's rollback), emulated: `replace(passage.admission, rollback=rollback_of(decision))`."""
     from dataclasses import replace
 
-    from kubectl_disagg.core.fleet import rollback_of
+    from kubectl_disagg.core.delivery.fleet import rollback_of
     from kubectl_disagg.rollout.progressive import Progressive
 
     admit = Progressive.admit
@@ -170,7 +170,7 @@ def test_slices_alike_fold_and_spans_read_as_people_list_them():
 
 
 def test_the_fleet_of_a_pass_without_a_policy_has_no_wave():
-    from kubectl_disagg.core.reconcile import reconcile
+    from kubectl_disagg.core.controller.reconcile import reconcile
 
     memory, ds = fleet(3, None)
     result = reconcile(ds, memory.snapshot(ds.name))
@@ -183,9 +183,9 @@ def test_the_rolloutstate_message_and_event_of_an_abort_say_rollback():
     # Event "Rollout aborted at wave 1: <reason>", read as a rollout that goes on.
     import datetime
 
-    from kubectl_disagg.core.position import Stamp
-    from kubectl_disagg.core.reconcile import reconcile
-    from kubectl_disagg.core.waves import admit
+    from kubectl_disagg.core.delivery.position import Stamp
+    from kubectl_disagg.core.controller.reconcile import reconcile
+    from kubectl_disagg.core.delivery.waves import admit
     from kubectl_disagg.views.stops import abort_event_message, abort_message
 
     now = datetime.datetime(2026, 12, 6, 12, 0, tzinfo=datetime.timezone.utc)
@@ -199,7 +199,7 @@ def test_the_rolloutstate_message_and_event_of_an_abort_say_rollback():
     stable = decision.moves_to
     assert abort_message("llm", decision) == (
         f"llm: rollback of slices 0-1 to {stable} — aborted: analysis failed after wave 1: ttft 2.425 s is not < 0.5")
-    from kubectl_disagg.core.waves import WaveEvent
+    from kubectl_disagg.core.delivery.waves import WaveEvent
     from kubectl_disagg.rollout.progressive import summary, wave_events
 
     assert summary(ds, decision)["message"] == abort_message("llm", decision)  # what the RolloutState records

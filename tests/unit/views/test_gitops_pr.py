@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_disagg.core import planner
+from kubectl_disagg.core.controller import planner
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.views.gitops_pr import pr_context
 from kubectl_disagg.views.gitops_report import format_pr_description
@@ -199,7 +199,8 @@ def test_a_rollout_that_also_scales_and_one_with_an_external_role():
     _check(bigger, steps)
     text = format_pr_description(bigger, NS, steps[0], STATE_FILE)
     assert "decode keeps at least 1 (target 1 − max unavailable 0)" in text
-    assert "prefill scales up from 3 to 4, so it has no floor to keep" in text
+    # the slice at rest takes the new replicas at once, and the rollout starts from them (design §10.1)
+    assert "prefill keeps at least 4 (target 4 − max unavailable 0): 4 old + 1 new after this step" in text
     external = external_set("img:1")
     argo = MemoryArgo()
     _, state = steps_until_complete(argo, external, round_trip(

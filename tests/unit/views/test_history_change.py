@@ -3,7 +3,7 @@ prefill, decode": the leader's and the worker's) and read "no template change" f
 
 from __future__ import annotations
 
-from kubectl_disagg.core.history import ABORTED, Commit, RevisionEntry, RoleTemplate, Templates
+from kubectl_disagg.core.delivery.history import ABORTED, Commit, RevisionEntry, RoleTemplate, Templates
 from kubectl_disagg.views.history import change_words, format_history
 
 

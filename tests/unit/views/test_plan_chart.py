@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from kubectl_disagg.core.planner import PlanInputs, plan
-from kubectl_disagg.core.rollout_config import RolloutConfig
+from kubectl_disagg.core.controller.planner import PlanInputs, plan
+from kubectl_disagg.core.api.rollout_config import RolloutConfig
 from kubectl_disagg.views.plan_chart import NEW_CELL, OLD_CELL, WIDTH, mermaid, plan_chart, table, terminal
 
 

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubectl_disagg.core import naming
+from kubectl_disagg.core.api import naming
 from kubectl_disagg.views import stops, verbs
 
 # The printers left: the plan, the events and the lost-position record had their own (one by
 # one past a run) and now call naming.slices_words.
 PRINTERS = {
-    "core.naming.slices_words": naming.slices_words,
+    "core.api.naming.slices_words": naming.slices_words,
     "views.stops.slices_words": stops.slices_words,
     "views.verbs.slice_list": verbs.slice_list,
 }
@@ -32,5 +32,5 @@ def test_every_printer_says_the_same(slices):
     ordered = sorted(slices)
     words = {name: printer(ordered) for name, printer in PRINTERS.items()}
     assert len(set(words.values())) == 1, words
-    assert len(words["core.naming.slices_words"]) <= 8 + 9 * (1 + len(slices) - sum(
+    assert len(words["core.api.naming.slices_words"]) <= 8 + 9 * (1 + len(slices) - sum(
         1 for s in slices if s - 1 in slices))

@@ -8,7 +8,7 @@ import io
 from kubectl_disagg.exits import StatusExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
-from kubectl_disagg.rollout.status import watch_status
+from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.views.status_text import format_reports
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.views.status_watch import CLEAR_BELOW, HOME_AND_CLEAR, REDRAW_UP, LookWriter, changed_lines
@@ -34,7 +34,7 @@ def watched(tty: bool):
     """A 3-slice set rolled from img:1 to img:2 while `status -w` watches it."""
     cluster = MemoryCluster("serving")
     old, ds = make_set({"prefill": 2, "decode": 1}, slices=3), make_set({"prefill": 2, "decode": 1}, "img:2", 3)
-    assert run.step_sets(MemorySession(cluster), [old], None, None, Printer(), until_complete=True) == 0
+    assert run.step_sets(MemorySession(cluster), [old], None, None, Printer(), run.StepOptions(until_complete=True)) == 0
     looks, stream = [], io.StringIO()
     writer = LookWriter(stream, tty=tty)
 
@@ -42,7 +42,8 @@ def watched(tty: bool):
         looks.append(text)
         writer(text)
 
-    outcome = watch_status(OnePassAWatch(ds, cluster), [ds], None, format_reports, watch=True, write=write,
+    watcher = OnePassAWatch(ds, cluster)
+    outcome = watch_status(watcher, ClusterLooks(watcher, [ds], None), format_reports, watch=True, write=write,
                            deadline=Deadline.after(30))
     return STATUS_EXIT[outcome], looks, stream.getvalue()
 

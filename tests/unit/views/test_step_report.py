@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.reconcile import reconcile
+from kubectl_disagg.core.controller.reconcile import reconcile
 from kubectl_disagg.rollout.stepper import Pass, PlannedAction, plan_pass
 from kubectl_disagg.views.step_report import format_text, to_document
 from tests.fakes.cluster import MemoryCluster

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.model import Placement
+from kubectl_disagg.core.api.model import Placement
 from kubectl_disagg.gitops.state import RevisionRecord, RoleRecord
 from kubectl_disagg.views.template_diff import MAX_DIFF_LINES, changes, flatten
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kubectl_disagg.core.policy import RolloutPolicy, Wave
-from kubectl_disagg.core.position import Position
-from kubectl_disagg.core.waves import Progress, decide, promote
+from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+from kubectl_disagg.core.delivery.position import Position
+from kubectl_disagg.core.delivery.waves import Progress, decide, promote
 from kubectl_disagg.rollout.verbs import PROMOTE, VerbResult
 from kubectl_disagg.views.verbs import VerbConsole, passed_document, verb_line
 from tests.support.sets import NS, make_set
@@ -45,7 +45,7 @@ def test_promote_full_with_no_gate_ahead_says_so():
 
 
 def test_promote_full_over_a_persons_pause_says_it_stays_paused():
-    from kubectl_disagg.core.waves import pause
+    from kubectl_disagg.core.delivery.waves import pause
 
     paced = policy(Wave(1, pause=True), Wave(2))
     paused = pause(Position("r2", "r1"), T0, "bob")
@@ -59,7 +59,7 @@ def test_promote_full_over_a_persons_pause_says_it_stays_paused():
 def test_issue47_item7_an_abort_names_only_the_slices_that_run_the_revision_as_rolled_back():
     """Paused at the canary with `slices` raised and no pass since: the abort listed the slices
     the set gained (nothing deployed) among those it rolls back; they start at the stable revision."""
-    from kubectl_disagg.core.waves import abort, pause
+    from kubectl_disagg.core.delivery.waves import abort, pause
 
     paced = policy(Wave(1, pause=True), Wave(4))
     before = decide(paced, "r2", pause(Position("r2", "r1"), T0, "bob"), (D, P, P, E, E), T0)

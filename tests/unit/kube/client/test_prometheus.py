@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kubectl_disagg.core.analysis import Prometheus, Sample
+from kubectl_disagg.core.delivery.analysis import Prometheus, Sample
 from kubectl_disagg.kube.client import prometheus
 from kubectl_disagg.kube.client.prometheus import PrometheusClient, PrometheusError
 from tests.fakes.servers import Answers, Silent
@@ -175,7 +175,7 @@ def test_any_answer_is_samples_or_a_prometheus_error(answer):
 
 def test_a_malformed_answer_is_a_failed_measurement_and_the_gate_gets_its_verdict():
     # The probe's case: `metric: null` crashed `rollout step` (and every one after it).
-    from kubectl_disagg.core.analysis import FAILED, Check, Condition
+    from kubectl_disagg.core.delivery.analysis import FAILED, Check, Condition
     from kubectl_disagg.rollout.analysis import run_gate
 
     server = Answers((200, {}, vector({"metric": None, "value": [1, "0.1"]})))

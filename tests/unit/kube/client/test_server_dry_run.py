@@ -15,8 +15,8 @@ from kubectl_disagg.cli import main
 from kubectl_disagg.commands import _options
 from kubectl_disagg.commands.rollout_step import step
 from kubectl_disagg.commands.root import cli
-from kubectl_disagg.core import naming
-from kubectl_disagg.core.reconcile import Create, Scale, reconcile
+from kubectl_disagg.core.api import naming
+from kubectl_disagg.core.controller.reconcile import Create, Scale, reconcile
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.client.api_errors import api_error, connection_error

@@ -1,0 +1,51 @@
+"""The seams the type checker holds: each store is a `PositionStore` (rollout/store.py), and a
+command's session, its writing executor and the in-memory test double are what `rollout/` and
+the git store call on them (kube/seam.py, rollout/executors.py).
+
+The functions below are checked, not run: `make lint` runs mypy over this module (pyproject.toml,
+[tool.mypy] `modules`), so a store or a session that drifts from its Protocol (a member missing,
+a signature changed) fails there by its signature, not by a comparison of names. The one test
+holds that mypy still reads this module.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+from kubectl_disagg.gitops.store import GitStore
+from kubectl_disagg.kube.executor import ClusterExecutor
+from kubectl_disagg.kube.seam import ClusterReads, ClusterSession, EventRecorder, HandoverWrites, StoredSets
+from kubectl_disagg.kube.session import Session
+from kubectl_disagg.rollout.executors import Executor
+from kubectl_disagg.rollout.store import ClusterStore, PositionStore
+from tests.fakes.cluster import MemorySession
+from tests.support.paths import REPO
+
+
+def stores(cluster: ClusterStore, git: GitStore) -> list[PositionStore]:
+    return [cluster, git]
+
+
+def sessions(session: Session, executor: ClusterExecutor) -> list[ClusterSession]:
+    return [session, executor]
+
+
+def fake_reads(fake: MemorySession) -> ClusterReads:
+    """The double is a `ClusterReads`; its `client` is a stub answering `serves` alone."""
+    return fake
+
+
+
+def stored_sets(session: Session) -> StoredSets:
+    return session
+
+
+def writers(executor: ClusterExecutor, fake: MemorySession) -> tuple[list[Executor], list[EventRecorder],
+                                                                    HandoverWrites]:
+    return [executor, fake], [executor, fake], executor
+
+
+def test_the_type_checker_reads_this_module() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert __name__ in config["modules"]
+    assert config["strict"] is True
