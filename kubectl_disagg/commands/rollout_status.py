@@ -100,7 +100,8 @@ def _git_store(options: _options.Options) -> Callable[[Any], StatusStore]:
 
     def store(cluster: Any) -> StatusStore:
         return GitLooks(cluster, directories.load(tree, reading, namespace=options.namespace,
-                                                  fallback=_inputs.gitops_namespace(options), explicit_must_hold=True))
+                                                  fallback=_inputs.gitops_namespace(options), explicit_must_hold=True),
+                        options.clock)
     return store
 
 

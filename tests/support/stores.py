@@ -225,14 +225,10 @@ class LiveTwins:
     status -o json`'s derived fields) and the recorded positions."""
 
     def __init__(self, root: Path, monkeypatch, slices: int = 3):
-        from kubectl_disagg.clock import SYSTEM_CLOCK
         from tests.fakes.argo import MemoryArgo
         from tests.fakes.cluster import MemoryCluster, MemorySession
 
-        self.clock = FakeClock()
-        # The commands read `self.options.clock`; the terminal's stepper (rollout/run.py) reads the
-        # system clock yet: patched until it is handed one.
-        monkeypatch.setattr(SYSTEM_CLOCK, "now", self.clock.now)
+        self.clock = FakeClock()  # every command's, handed in with the cluster (`self.options`)
         self.terminal = PacedCluster(MemoryCluster(NS))
         self.argo = MemoryArgo()
         self.synced = MemorySession(self.argo.cluster, watches=False)
