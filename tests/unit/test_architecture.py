@@ -222,10 +222,11 @@ def _string(node: ast.AST) -> str:
     return ""
 
 
-# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote (the flags
-# of `rollout plan` its inputs check, `--namespace` against a set's own, a hand-edited state's
-# gates; the state file records a gate `promote --full` passed in those words) and undo's word on
-# a revision it cannot write. Shrinks, never grows.
+# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote, raised
+# from deep in the libraries with no view on the way (`--namespace` against a set's own, which
+# render, step, status and the input reader all check; a hand-edited state's gates, which the git
+# store reads; the state file records a gate `promote --full` passed in those words) and undo's
+# word on a revision it cannot write. Shrinks, never grows.
 CORE_STILL_SPELLING = {
     "core/api/model.py: --namespace",
     "core/delivery/position.py: --full",
