@@ -22,9 +22,7 @@ from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, is_disaggregated_set
 from kubectl_disagg.core.controller.render import deep_copy_object, without_revision_services
-from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
-from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
 
 LWS_RESOURCE = f"{naming.LWS_API_VERSION}/{naming.LWS_KIND}"
 REVISION_ANNOTATION = naming.SOURCE_REVISION_ANNOTATION
@@ -232,6 +230,11 @@ def generate(tree: inputs.Tree, parameters: Parameters, environ: Mapping[str, st
     the rollout state beside it has rolled it (docs/gitops.md); a set without one is refused
     unless `require-rollout-state` is false (never in strict mode).
     Raises UserError for anything Argo CD must not apply."""
+    # Imported here: `cmp discover`, which Argo CD runs before each generate, needs neither (a
+    # third of its start).
+    from kubectl_disagg.gitops import directory as directories
+    from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
+
     destination = environ.get("ARGOCD_APP_NAMESPACE") or None
     revision = environ.get("ARGOCD_APP_REVISION") or None
     show_states = served(environ.get("KUBE_API_VERSIONS"))

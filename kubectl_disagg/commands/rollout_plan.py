@@ -24,7 +24,7 @@ from kubectl_disagg.core.controller.planner import plan as plan_rollout
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import Exit
-from kubectl_disagg.views.plan import format_plans
+from kubectl_disagg.views.plan import FLAGS, format_plans
 
 if TYPE_CHECKING:
     from kubectl_disagg.core.api.model import DisaggregatedSet
@@ -91,11 +91,11 @@ def plan(options: _options.Options, name, from_: str | None, to: str | None, max
         if from_ is None:
             return _live(sets, None, options)
         else:
-            plans = [(f"disaggregatedset/{ds.name}", inputs_from_set(ds, from_), None) for ds in sets]
+            plans = [(f"disaggregatedset/{ds.name}", inputs_from_set(ds, from_, FLAGS), None) for ds in sets]
     elif from_ is None:
         raise click.UsageError("give --from (and optionally --to, --max-surge, --max-unavailable), or -f FILE")
     else:
-        inputs = inputs_from_flags(from_, to, max_surge or "1", max_unavailable or "0", roles)
+        inputs = inputs_from_flags(from_, to, max_surge or "1", max_unavailable or "0", roles, FLAGS)
         plans = [(None, inputs, None)]
     computed = [(title, inputs, _trajectory(inputs, steps)) for title, inputs, steps in plans]
     paced = [ds for ds in (sets if name or options.filenames else ()) if ds.policy is not None]

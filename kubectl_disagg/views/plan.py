@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_disagg.core.controller.plan_inputs import plural, vector
+from kubectl_disagg.core.controller.plan_inputs import PlanFlags, plural, vector
 from kubectl_disagg.core.controller.planner import PlanInputs, Step
 from kubectl_disagg.core.controller.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
@@ -21,6 +21,10 @@ from kubectl_disagg.views.waves import gate_words, slice_range, waves_document, 
 REPLACED = "every role's groups are replaced, whichever role's template changed"
 TOTAL = "TOTAL (OLD+NEW/TARGET+SURGE)"  # old+new per role against target+surge, the ceiling a scale-up respects
 
+
+# `rollout plan`'s flags, as the problems core finds in their values name them.
+FLAGS = PlanFlags(from_="--from", to="--to", max_surge="--max-surge", max_unavailable="--max-unavailable",
+                  roles="--roles")
 
 TABLES = ("table", "wide")  # -o wide: the table with more columns, as kubectl's
 

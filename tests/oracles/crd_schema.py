@@ -42,11 +42,22 @@ def to_json_schema(node: dict) -> dict:
 
 
 @lru_cache(maxsize=None)
+def load_crd(path: Path) -> dict:
+    """A CRD file, read once per process, by LibYAML where PyYAML has it (the DisaggregatedSet
+    and LeaderWorkerSet CRDs are half a megabyte each: PyYAML's own Python reads one in seconds).
+    Shared: callers do not change it."""
+    with open(path, "rb") as handle:
+        return yaml.load(handle, Loader=LOADER)
+
+
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@lru_cache(maxsize=None)
 def crd_validator(path: Path):
     import jsonschema
 
-    with open(path, "rb") as handle:
-        crd = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    crd = load_crd(path)
     (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
     schema = to_json_schema(version["schema"]["openAPIV3Schema"])
     return jsonschema.Draft7Validator(schema)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import pickle
 from dataclasses import replace
 
@@ -37,15 +36,18 @@ def make_set(replicas: dict[str, int], image: str = "img:1", slices: int = 1, ro
         roles.append({"name": role, "spec": spec})
     data = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
             "metadata": {"name": name, "namespace": NS}, "spec": {"slices": slices, "roles": roles}}
-    return pickle.loads(_loaded(to_yaml(data)))  # a set of its own: a test may edit what it holds
+    key = repr(data)  # the document, in order: writing it as YAML for a key cost what reading it saves
+    if key not in _LOADED:
+        if len(_LOADED) >= 4096:
+            _LOADED.clear()
+        (ds,) = load_sets(parse_stream(to_yaml(data), "ds.yaml"))
+        _LOADED[key] = pickle.dumps(ds, pickle.HIGHEST_PROTOCOL)
+    return pickle.loads(_LOADED[key])  # a set of its own: a test may edit what it holds
 
 
-@functools.lru_cache(maxsize=4096)
-def _loaded(text: str) -> bytes:
-    """The set of a document, read and validated once per text (the property tests build the same
-    few sets thousands of times; reading one costs 20 times what unpickling it does)."""
-    (ds,) = load_sets(parse_stream(text, "ds.yaml"))
-    return pickle.dumps(ds, pickle.HIGHEST_PROTOCOL)
+# The set of each document, read and validated once (the property tests build the same few sets
+# thousands of times; reading one costs 20 times what unpickling it does).
+_LOADED: dict[str, bytes] = {}
 
 
 def groups_by_slice(cluster: MemoryCluster) -> dict[int, dict[str, dict[str, int]]]:

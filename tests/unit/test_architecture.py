@@ -169,9 +169,28 @@ def test_the_view_phrased_below_views_stands_on_core():
     assert phrased_below_views_climbing(_source()) == []
 
 
-# A command line or a flag as core/ would print it: a backticked command (`kubectl disagg ...`,
-# `rollout ...`, `handover ...`, `promote ...`) or a `--flag`. Docstrings are for readers of the code.
-COMMAND_LINE = re.compile(r"`(?:kubectl disagg|rollout|handover|promote)\b[^`]*`|(?<![\w-])--[a-z][a-z-]*")
+@functools.cache
+def command_names() -> frozenset[str]:
+    """Every command and subcommand name of the click tree (`rollout`, `promote`, `to-plugin`, ...)."""
+    import click
+
+    from kubectl_disagg.commands.root import cli
+
+    def walk(group: click.Command | None) -> set[str]:
+        if not isinstance(group, click.Group):
+            return set()
+        context = click.Context(group)
+        return {name for sub in group.list_commands(context) for name in {sub, *walk(group.get_command(context, sub))}}
+
+    return frozenset(walk(cli))
+
+
+def command_line_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """A command line or a flag as core/ would print it: a backticked command (`kubectl disagg ...`
+    or any command's or subcommand's name, then a space or the closing backtick: `rollout
+    promote`, `status -w`, `handover to-plugin NAME`, but not `pause: {}`) or a `--flag`."""
+    words = "|".join(sorted(map(re.escape, {"kubectl disagg", *names}), key=len, reverse=True))
+    return re.compile(rf"`(?:{words})(?=[ `])[^`]*`|(?<![\w-])--[a-z][a-z-]*")
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -180,32 +199,40 @@ def _docstrings(tree: ast.Module) -> set[int]:
             and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
 
 
-def command_lines_in_core(source: Source) -> list[str]:
-    """`core/FILE:LINE: spelling` for each command line or flag a string of core/ spells."""
+def command_lines_in_core(source: Source, names: frozenset[str] | None = None) -> list[str]:
+    """`core/FILE:LINE: spelling` for each command line or flag a string of core/ spells (an
+    f-string read whole, `{}` for each value it holds, so a command around a name is found)."""
+    pattern = command_line_pattern(command_names() if names is None else names)
     found = []
     for module in source.in_layer("core"):
         docstrings = _docstrings(source.tree(module))
+        parts = {id(part) for node in source.nodes(module) if isinstance(node, ast.JoinedStr) for part in node.values}
         found += [f"{source.relative(module)}:{node.lineno}: {spelling}" for node in source.nodes(module)
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-                  for spelling in COMMAND_LINE.findall(node.value)]
+                  if isinstance(node, ast.expr) and id(node) not in docstrings and id(node) not in parts
+                  for spelling in pattern.findall(_string(node))]
     return sorted(set(found), key=lambda found: (found.split(":")[0], int(found.split(":")[1]), found))
 
 
-# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote (the flags
-# of `rollout plan` its inputs check, `--namespace` against a set's own, a hand-edited state's
-# gates; the state file records a gate `promote --full` passed in those words) and undo's word on
-# a revision it cannot write. Shrinks, never grows.
+def _string(node: ast.AST) -> str:
+    """A string constant's text, an f-string's with `{}` for each value; else ''."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_string(part) if isinstance(part, ast.Constant) else "{}" for part in node.values)
+    return ""
+
+
+# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote, raised
+# from deep in the libraries with no view on the way (`--namespace` against a set's own, which
+# render, step, status and the input reader all check; a hand-edited state's gates, which the git
+# store reads; the state file records a gate `promote --full` passed in those words) and undo's
+# word on a revision it cannot write. Shrinks, never grows.
 CORE_STILL_SPELLING = {
     "core/api/model.py: --namespace",
-    "core/controller/plan_inputs.py: --from",
-    "core/controller/plan_inputs.py: --max-surge",
-    "core/controller/plan_inputs.py: --max-unavailable",
-    "core/controller/plan_inputs.py: --roles",
-    "core/controller/plan_inputs.py: --to",
     "core/delivery/position.py: --full",
     "core/delivery/position.py: `promote --full`",
     "core/delivery/position.py: `rollout promote`",
-    "core/delivery/undo.py: --revision",
+    "core/delivery/undo.py: `rollout history --revision {} -o yaml`",  # an f-string: found once f-strings were read whole
 }
 
 
@@ -675,9 +702,10 @@ PLANTED = {
         ["kubectl_disagg.views.stops -> kubectl_disagg.kube.session"]),
     "command line in core": (command_lines_in_core, {
         "core/a.py": '"""Run `kubectl disagg rollout promote` (a docstring)."""\n'
-                     'HINT = "pass it with `rollout promote --full`"\nCOUNT = "--"\n',
+                     'HINT = "pass it with `rollout promote --full`"\nCOUNT = "--"\nNAME = "x"\n'
+                     'WATCH = f"`status {NAME} -w` watches it"\nFIELD = "`pause: {}` holds it"\n',
         "views/b.py": 'HINT = "`kubectl disagg rollout status` --watch"\n'},
-        ["core/a.py:2: `rollout promote --full`"]),
+        ["core/a.py:2: `rollout promote --full`", "core/a.py:5: `status {} -w`"]),
     "import cycle": (runtime_import_cycle, {
         "core/a.py": "from kubectl_disagg.core.b import B\n",
         "core/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kubectl_disagg.core.a import A\n"

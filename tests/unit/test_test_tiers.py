@@ -14,6 +14,10 @@ from tests.support.paths import REPO
 
 tiers = hack_module("test_tiers.py")
 
+# Each run starts pytest up to six times (two tiers, each a controller and two workers): without the
+# cache and without the hypothesis plugin, whose import is most of a pytest start (these tests use
+# no hypothesis).
+QUIET = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 WHERE = "import os, pathlib\n\ndef where(name):\n    pathlib.Path(name).write_text(os.environ.get('PYTEST_XDIST_WORKER', 'main'))\n"
 FILES = {
     "pytest.ini": "[pytest]\nmarkers =\n    integration: the other tier\n",
@@ -36,7 +40,7 @@ def test_both_tiers_run_on_workers_and_their_times_and_slowest_tests_are_printed
         (tmp_path / name).write_text(text)
     shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "conftest.py")
     result = subprocess.run([sys.executable, str(REPO / "hack" / "test_tiers.py"), "--workers", "2", "--slowest", "3",
-                             "-p", "no:cacheprovider", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                             *QUIET, "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr  # the unit tier's failure, though the other tier passed
     assert "1 failed, 2 passed" in result.stdout and "4 passed" in result.stdout
     summary = result.stdout[result.stdout.index("test tiers on 2 workers: "):].splitlines()
@@ -51,7 +55,7 @@ def test_both_tiers_run_on_workers_and_their_times_and_slowest_tests_are_printed
 def tiers_of(tmp_path, *args: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_a.py").write_text("def test_a():\n    print('shown')\n")
     shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "conftest.py")
-    return subprocess.run([sys.executable, str(REPO / "hack" / "test_tiers.py"), *args, "-p", "no:cacheprovider",
+    return subprocess.run([sys.executable, str(REPO / "hack" / "test_tiers.py"), *args, *QUIET,
                            "-o", "markers=integration"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 

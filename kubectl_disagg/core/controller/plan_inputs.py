@@ -3,7 +3,8 @@ one for every role), checked all at once. Pure.
 
 `inputs_from_flags` is the offline plan (`--from 5,2 --to 5,2 --max-surge 2`); `inputs_from_set`
 takes targets and budgets from a DisaggregatedSet and only `--from` from the flag. `Observed` is
-what a live plan starts from, as a position store reads it (rollout/store.py `observe`).
+what a live plan starts from, as a position store reads it (rollout/store.py `observe`). A problem
+names the flag it is about as the caller spells it (`PlanFlags`: views/plan.py's `FLAGS`).
 """
 
 from __future__ import annotations
@@ -40,30 +41,41 @@ class Observed:
     snapshot: Snapshot | None = None
 
 
+@dataclass(frozen=True)
+class PlanFlags:
+    """How the problems name each input: the command's flags, spelled where its words are."""
+
+    from_: str
+    to: str
+    max_surge: str
+    max_unavailable: str
+    roles: str
+
+
 def inputs_from_flags(
-    from_: str, to: str | None, max_surge: str, max_unavailable: str, roles: str | None
+    from_: str, to: str | None, max_surge: str, max_unavailable: str, roles: str | None, flags: PlanFlags
 ) -> PlanInputs:
     """Planner inputs from comma-separated flags; every problem is reported at once."""
     problems: list[str] = []
-    initial_old = _counts("--from", from_, problems)
-    to_values = None if to is None else _counts("--to", to, problems)
-    surge_values = _counts("--max-surge", max_surge, problems)
-    unavailable_values = _counts("--max-unavailable", max_unavailable, problems)
+    initial_old = _counts(flags.from_, from_, problems)
+    to_values = None if to is None else _counts(flags.to, to, problems)
+    surge_values = _counts(flags.max_surge, max_surge, problems)
+    unavailable_values = _counts(flags.max_unavailable, max_unavailable, problems)
     if initial_old is None:
-        raise UserError(problems)  # --from sets the role count every other flag is checked against
+        raise UserError(problems)  # from_ sets the role count every other flag is checked against
     n = len(initial_old)
     if not 1 <= n <= MAX_ROLES:
-        problems.append(f"--from: {plural(n, 'role')} given; a plan takes 1 to {MAX_ROLES}")
+        problems.append(f"{flags.from_}: {plural(n, 'role')} given; a plan takes 1 to {MAX_ROLES}")
 
-    target = initial_old if to is None else _per_role("--to", to_values, n, problems, broadcast=False)
-    surges = _per_role("--max-surge", surge_values, n, problems, broadcast=True)
-    unavailables = _per_role("--max-unavailable", unavailable_values, n, problems, broadcast=True)
-    names = _role_names(roles, n, problems)
+    target = initial_old if to is None else _per_role(flags.to, to_values, n, problems, flags, broadcast=False)
+    surges = _per_role(flags.max_surge, surge_values, n, problems, flags, broadcast=True)
+    unavailables = _per_role(flags.max_unavailable, unavailable_values, n, problems, flags, broadcast=True)
+    names = _role_names(roles, n, problems, flags)
 
     if surges is not None and unavailables is not None:
         for name, surge, unavailable in zip(names or _default_names(n), surges, unavailables):
             if surge == 0 and unavailable == 0:
-                problems.append(f"--max-surge/--max-unavailable: role {json.dumps(name)} has both 0; "
+                problems.append(f"{flags.max_surge}/{flags.max_unavailable}: role {json.dumps(name)} has both 0; "
                                 "at least one must be positive so the rollout has room to surge or drain")
     if problems:
         raise UserError(problems)
@@ -77,12 +89,12 @@ def inputs_from_flags(
     )
 
 
-def inputs_from_set(ds: DisaggregatedSet, from_: str) -> PlanInputs:
-    """Planner inputs from a DisaggregatedSet: targets and budgets per role, --from as given."""
+def inputs_from_set(ds: DisaggregatedSet, from_: str, flags: PlanFlags) -> PlanInputs:
+    """Planner inputs from a DisaggregatedSet: targets and budgets per role, from_ as given."""
     problems: list[str] = []
-    initial_old = _counts("--from", from_, problems)
+    initial_old = _counts(flags.from_, from_, problems)
     if initial_old is not None and len(initial_old) != len(ds.roles):
-        problems.append(f"--from: {plural(len(initial_old), 'value')} given; disaggregatedset/{ds.name} "
+        problems.append(f"{flags.from_}: {plural(len(initial_old), 'value')} given; disaggregatedset/{ds.name} "
                         f"has {len(ds.roles)} roles ({vector(ds.role_names)})")
     if problems:
         raise UserError(problems)
@@ -100,7 +112,7 @@ def _counts(flag: str, text: str, problems: list[str]) -> tuple[int, ...] | None
 
 
 def _per_role(
-    flag: str, values: tuple[int, ...] | None, n: int, problems: list[str], broadcast: bool
+    flag: str, values: tuple[int, ...] | None, n: int, problems: list[str], flags: PlanFlags, broadcast: bool
 ) -> tuple[int, ...] | None:
     """Counts for each of n roles; with `broadcast`, a single value stands for every role."""
     if values is None:
@@ -110,25 +122,25 @@ def _per_role(
     if len(values) != n:
         single = "1 for every role or " if broadcast else ""
         problems.append(f"{flag}: {plural(len(values), 'value')} given; "
-                        f"expected {single}{n}, one per role as in --from")
+                        f"expected {single}{n}, one per role as in {flags.from_}")
         return None
     return values
 
 
-def _role_names(text: str | None, n: int, problems: list[str]) -> tuple[str, ...] | None:
+def _role_names(text: str | None, n: int, problems: list[str], flags: PlanFlags) -> tuple[str, ...] | None:
     if text is None:
         return _default_names(n)
     names = tuple(name.strip() for name in text.split(","))
     if len(names) != n:
-        problems.append(f"--roles: {plural(len(names), 'name')} given; "
-                        f"expected {n}, one per role as in --from")
+        problems.append(f"{flags.roles}: {plural(len(names), 'name')} given; "
+                        f"expected {n}, one per role as in {flags.from_}")
         return None
     if "" in names:
-        problems.append("--roles: role names must not be empty")
+        problems.append(f"{flags.roles}: role names must not be empty")
         return None
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        problems.append(f"--roles: duplicate role name {', '.join(map(json.dumps, duplicates))}")
+        problems.append(f"{flags.roles}: duplicate role name {', '.join(map(json.dumps, duplicates))}")
         return None
     return names
 

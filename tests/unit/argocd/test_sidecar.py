@@ -186,6 +186,17 @@ def test_discover_says_no_with_exit_0_and_errors_with_one_line(tmp_path):
     assert bad.stderr.decode().splitlines() == ['parameter strict: Invalid value: "maybe": must be true or false']
 
 
+def test_discover_loads_no_git_store_or_rollout_code(tmp_path):
+    """Argo CD runs discover before every generate: it reads the parameters and finds a set, and
+    loads neither the git store nor the rollout (they were a third of its start)."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "llama.yaml").write_text(EXAMPLE)
+    found = run(tmp_path, ["kubectl-disagg", "cmp", "discover"], tmp_path / "app", ARGOCD_APP_PARAMETERS="null")
+    assert (found.returncode, found.stdout) == (0, b"llama.yaml\n"), found.stderr
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    assert [m for m in modules if m.startswith(("kubectl_disagg.gitops", "kubectl_disagg.rollout"))] == []
+
+
 def test_empty_cluster_information_warns_once(tmp_path):
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "llama.yaml").write_text(EXAMPLE)

@@ -4,7 +4,6 @@ prints them."""
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 
@@ -13,7 +12,8 @@ import yaml
 
 from kubectl_disagg.core.api import schema
 from kubectl_disagg.manifests.crds import crd_documents
-from tests.oracles.crd_schema import schema_errors
+from tests.oracles.crd_schema import LOADER, schema_errors
+from tests.oracles.crd_schema import load_crd as load
 from tests.oracles.go_tools import require_go
 from tests.support.cli import run
 from tests.support.hack_modules import hack_module
@@ -25,14 +25,6 @@ STATE_CRD = CONFIG / "rolloutstates.yaml"
 LWS_CRD = REPO / "testenv" / "crd" / "leaderworkersets.yaml"
 ALL_FILES = [*sorted(CONFIG.glob("*.yaml")), LWS_CRD]
 TEMPLATES = hack_module("crd/trim_descriptions.py").TEMPLATES  # the templates whose descriptions are dropped
-
-
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are half a megabyte
-
-
-@functools.lru_cache(maxsize=None)
-def load(path):
-    return yaml.load(path.read_text(), Loader=LOADER)
 
 
 def version_schema(path):

@@ -9,6 +9,7 @@ import pytest
 
 from kubectl_disagg.core.api import apirules, typeschema
 from kubectl_disagg.core.controller.render import render_set
+from tests.oracles.crd_schema import load_crd
 from tests.support.paths import EXAMPLES, LWS_CRD, require_crds
 from tests.support.paths import load_sets
 from tests.support.validation import base, errors_of, only_error, role_spec
@@ -136,8 +137,7 @@ def test_examples_are_valid():
 
 def test_required_fields_never_stricter_than_the_lws_crd():
     """Every field we require, the API server requires too (the LWS CRD's `required` lists)."""
-    import yaml
-    crd = yaml.safe_load(require_crds().joinpath(LWS_CRD.name).read_text())
+    crd = load_crd(require_crds() / LWS_CRD.name)
     (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
     root = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["leaderWorkerTemplate"]
     checked = set()

@@ -9,7 +9,6 @@ import copy
 import json
 
 import pytest
-import yaml
 
 from kubectl_disagg.core.api import revision
 from kubectl_disagg.core.api.model import default_role_spec
@@ -17,6 +16,7 @@ from kubectl_disagg.core.delivery.sets import load_documents, load_sets
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
+from tests.oracles.crd_schema import load_crd
 from tests.support.paths import DS_CRD, EXAMPLES, require_crds, require_vectors
 
 
@@ -218,7 +218,7 @@ def _table_defaults(shape: tuple, path: str, out: set, seen: tuple = ()) -> None
 
 def test_generated_defaults_are_exactly_the_crds():
     require_crds()
-    crd = yaml.safe_load(DS_CRD.read_text())
+    crd = load_crd(DS_CRD)
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     roles = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["roles"]
     expected: set = set()
