@@ -12,6 +12,7 @@ command never loads the completion engine.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import signal
 import sys
@@ -21,18 +22,21 @@ from types import FrameType
 
 import click
 
-from kubectl_disagg.commands._options import kubectl_spellings
+from kubectl_disagg.commands._options import Options
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import Exit, terminated
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, options: Options | None = None) -> None:
     """The process entry point (argv None: the command line); raises SystemExit like any click
-    program, so that it can be called in-process."""
+    program, so that it can be called in-process. `options`: what the command is handed besides
+    its flags (a test's clock and in-memory cluster; None: the system clock and the kubeconfig's
+    server), copied so that one run's flags never reach the next."""
     args = sys.argv[1:] if argv is None else list(argv)
+    handed = Options() if options is None else copy.copy(options)
     with _terminations_interrupt():
-        sys.exit(int(_guarded(lambda: _run_click(args))))
+        sys.exit(int(_guarded(lambda: _run_click(args, handed))))
 
 
 class Terminated(KeyboardInterrupt):
@@ -64,9 +68,20 @@ def _terminations_interrupt() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def _run_click(args: list[str]) -> int:
+def kubectl_spellings(args: list[str]) -> list[str]:
+    """`args` with kubectl's `-v=N` spelled `-v N` (pflag takes a short flag's value after `=`,
+    click would read "=N")."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return out + args[index:]
+        out.extend(["-v", arg[3:]] if arg.startswith("-v=") else [arg])
+    return out
+
+
+def _run_click(args: list[str], options: Options) -> int:
     try:
-        code = cli.main(args=kubectl_spellings(args), prog_name="kubectl-disagg", standalone_mode=False)
+        code = cli.main(args=kubectl_spellings(args), prog_name="kubectl-disagg", standalone_mode=False, obj=options)
     except click.exceptions.Abort as err:
         if isinstance(err.__cause__, KeyboardInterrupt):  # Ctrl-C: said once, by `_guarded`
             raise err.__cause__ from None

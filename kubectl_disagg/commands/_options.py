@@ -1,5 +1,5 @@
 """Flags shared by commands, spelled and behaving as kubectl's do (the inputs -f names are read
-by `_inputs`).
+by `_inputs`), and what every command is handed besides them (`Options`).
 
 Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
 session of the commands that talk to an API server, and its flags, are in `_session`.
@@ -7,10 +7,12 @@ session of the commands that talk to an API server, and its flags, are in `_sess
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from contextlib import AbstractContextManager
+from typing import Any, Callable, Protocol, TypeVar
 
 import click
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.commands._modes import Command
 from kubectl_disagg.core.api.durations import parse_duration
 from kubectl_disagg.errors import Problem
@@ -19,10 +21,18 @@ from kubectl_disagg.views.invocation import Invocation
 F = TypeVar("F", bound=Callable[..., Any])  # a command's function, as a flag's decorator hands it on
 
 
+class Sessions(Protocol):
+    """What opens (as a context manager) a command's session: `_session.Kubeconfig`, or a test's."""
+
+    def session(self, options: Options) -> AbstractContextManager[Any]: ...
+
+    def executor(self, options: Options) -> AbstractContextManager[Any]: ...
+
+
 class Options:
-    """The flags every command shares, as kubectl spells them: gathered on click's context by
-    each flag's callback (`pass_options` hands them to the command), not passed one by one.
-    The class attributes are the defaults of a command without the flag."""
+    """What every command is handed (`pass_options`), made by `cli.main` for each run: the flags
+    it shares, gathered on click's context by each flag's callback (the class attributes: their
+    defaults); the clock; the `Sessions` that open its connection (None: the kubeconfig's)."""
 
     filenames: tuple[str, ...] = ()
     recursive: bool = False
@@ -34,6 +44,9 @@ class Options:
     as_user: str | None = None
     as_groups: tuple[str, ...] = ()
     as_uid: str | None = None
+
+    def __init__(self, clock: Clock = SYSTEM_CLOCK, sessions: Sessions | None = None):
+        self.clock, self.sessions = clock, sessions
 
 
 pass_options = click.make_pass_decorator(Options, ensure=True)
@@ -119,17 +132,6 @@ def timeout(default: str, help: str) -> Callable[[F], F]:
     """--timeout DURATION; the command receives seconds, or None for no limit (0)."""
     return click.option("--timeout", type=Duration(), default=default, show_default=True, metavar="DURATION",
                         help=help)
-
-
-def kubectl_spellings(args: list[str]) -> list[str]:
-    """`args` with kubectl's `-v=N` spelled `-v N` (pflag takes a short flag's value after `=`,
-    click would read "=N")."""
-    out: list[str] = []
-    for index, arg in enumerate(args):
-        if arg == "--":
-            return out + args[index:]
-        out.extend(["-v", arg[3:]] if arg.startswith("-v=") else [arg])
-    return out
 
 
 def print_warnings(warnings: list[Problem] | tuple[Problem, ...]) -> None:

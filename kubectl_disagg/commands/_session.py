@@ -47,9 +47,24 @@ def _set_verbosity(ctx: click.Context, param: click.Parameter, level: int) -> No
         set_verbosity(level)
 
 
-def session(options: Options) -> Session:
+class Kubeconfig:
+    """The `_options.Sessions` of a command run from the command line: the API server --kubeconfig and
+    --context name (else $KUBECONFIG, then ~/.kube/config), as --as and its kin say, on the
+    options' clock."""
+
+    def session(self, options: Options) -> Session:
+        return Session(options.kubeconfig, options.context, _impersonation(options), options.clock)
+
+    def executor(self, options: Options) -> ClusterExecutor:
+        return ClusterExecutor(options.kubeconfig, options.context, _impersonation(options), options.clock)
+
+
+KUBECONFIG = Kubeconfig()
+
+
+def session(options: Options) -> contextlib.AbstractContextManager[Session]:
     """The connection a reading command opens (as a context manager) and closes."""
-    return Session(options.kubeconfig, options.context, _impersonation(options))
+    return (options.sessions or KUBECONFIG).session(options)
 
 
 @contextlib.contextmanager
@@ -67,10 +82,10 @@ def session_and_directory(options: Options, state_file: str | None) -> Iterator[
         yield cluster, tree, _inputs.gitops_directory(options, reading, tree)
 
 
-def executor(options: Options) -> ClusterExecutor:
+def executor(options: Options) -> contextlib.AbstractContextManager[ClusterExecutor]:
     """The connection a writing command (`rollout step`, `handover`) opens and closes: a
     session that also carries out actions."""
-    return ClusterExecutor(options.kubeconfig, options.context, _impersonation(options))
+    return (options.sessions or KUBECONFIG).executor(options)
 
 
 def _impersonation(options: Options) -> Impersonation:

@@ -131,10 +131,9 @@ def _gitops(options: _options.Options) -> None:
 
 def _print_live(store: PositionStore, options: _options.Options, invocation: Invocation) -> None:
     """The plans of the store's sets (`live_plans`: one plan over either store), printed."""
-    from kubectl_disagg.clock import SYSTEM_CLOCK
     from kubectl_disagg.rollout.plan import live_plans
     from kubectl_disagg.views.plan import format_live
 
-    live = live_plans(store, SYSTEM_CLOCK.now())
+    live = live_plans(store, options.clock.now())
     # Written in one piece: a failure above leaves stdout empty.
     click.echo(format_live(live, options.output, invocation), nl=False)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import click
 
 from kubectl_disagg.commands import _connection, _options
@@ -47,7 +45,7 @@ def restart(options: _options.Options, name: str | None, roles: tuple[str, ...],
     from kubectl_disagg.views.template_edit import restarted
 
     _options.check_name_or_files(name, options)
-    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = options.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def decide(data: JsonObject) -> tuple[list[template_edit.Edit], list[template_edit.Refusal]]:
         return template_edit.restart_edits(data, roles, at)

@@ -68,7 +68,7 @@ def status(options: _options.Options, name: str | None, watch: bool, until: str 
     _options.check_name_or_files(name, options)
     wanted = Until(until) if until else None
     store = _git_store(options) if gitops else _cluster_store(options, name)  # the inputs read before the cluster
-    deadline = Deadline.after(timeout)
+    deadline = Deadline.after(timeout, options.clock)
     invocation = _options.invocation(options, name)
     with _session.session(options) as cluster:
         looks = store(cluster)
@@ -86,7 +86,7 @@ def _cluster_store(options: _options.Options, name: str | None) -> Callable[[Any
 
     def store(cluster: Any) -> StatusStore:
         return ClusterLooks(cluster, sets or [_services.as_asked(
-            _session.stored_set(cluster, name or "", options.namespace), options)], options.namespace)
+            _session.stored_set(cluster, name or "", options.namespace), options)], options.namespace, options.clock)
     return store
 
 
@@ -100,7 +100,8 @@ def _git_store(options: _options.Options) -> Callable[[Any], StatusStore]:
 
     def store(cluster: Any) -> StatusStore:
         return GitLooks(cluster, directories.load(tree, reading, namespace=options.namespace,
-                                                  fallback=_inputs.gitops_namespace(options), explicit_must_hold=True))
+                                                  fallback=_inputs.gitops_namespace(options), explicit_must_hold=True),
+                        options.clock)
     return store
 
 

@@ -102,7 +102,7 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
     is stored, no Lease is taken. Each write is judged against the live objects as they are, and marked accepted
     or refused; a refused create is traced back to the set's FILE:LINE where the server names a field.
     """
-    how = StepOptions(dry_run=None if dry_run == "none" else dry_run, deadline=Deadline.after(timeout),
+    how = StepOptions(dry_run=None if dry_run == "none" else dry_run, deadline=Deadline.after(timeout, options.clock),
                       revision_services=options.revision_services, **flags)
     if gitops:
         return _step_gitops(options, how, timeout)

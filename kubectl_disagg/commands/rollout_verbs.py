@@ -82,7 +82,8 @@ def verb_command(verb: str) -> click.Command:
         console = VerbConsole(options.output, gitops, _options.invocation(options, name, gitops))
         if gitops:
             store = _git_store(options, verb, state_file, commit, full, reason)
-            code = run_verb(store, verb, console, full=full, reason=reason, skip_analysis=skip_analysis)
+            code = run_verb(store, verb, console, full=full, reason=reason, skip_analysis=skip_analysis,
+                            clock=options.clock)
             changed = [result for result in console.results if result.changed]
             if pr_description and changed:  # the description of what was written, or nothing
                 from kubectl_disagg.views.verbs import verb_pr_description
@@ -100,8 +101,8 @@ def verb_command(verb: str) -> click.Command:
             if not sets:
                 assert name is not None  # NAME, when not -f (check_name_or_files)
                 sets = [_session.stored_set(cluster, name, options.namespace)]
-            return run_verb(ClusterStore(cluster, sets, options.namespace, warn=console.warn), verb, console,
-                            full=full, reason=reason, skip_analysis=skip_analysis)
+            return run_verb(ClusterStore(cluster, sets, options.namespace, clock=options.clock, warn=console.warn),
+                            verb, console, full=full, reason=reason, skip_analysis=skip_analysis, clock=options.clock)
 
     if verb == "promote":
         command = click.option("--full", is_flag=True, help="Pass every remaining gate (naming each) and lift the "

@@ -26,7 +26,7 @@ from kubectl_disagg.manifests.source import Document
 if TYPE_CHECKING:  # read where a state file holds something (`_state_of`)
     from kubectl_disagg.gitops.state import RolloutState
 
-__all__ = ["Directory", "SetEntry", "load", "read", "render", "render_objects", "render_files"]
+__all__ = ["Directory", "SetEntry", "load", "read", "render", "render_objects"]
 
 
 def _state_of(documents: list[Document], ds: DisaggregatedSet, namespace: str) -> RolloutState | None:
@@ -146,11 +146,3 @@ def render_tree(tree: Tree, reading: Reading, namespace: str | None = None,
     directory = load(tree, reading, namespace=namespace, explicit_must_hold=True)
     return render_objects(directory, require_state=require_state, namespace=namespace, reading=reading), \
         directory.warnings
-
-
-def render_files(paths: Sequence[str], recursive: bool = False, namespace: str | None = None,
-                 explicit: str | None = None, require_state: bool = False) -> tuple[list[dict[str, Any]],
-                                                                                   tuple[Problem, ...]]:
-    """`render_tree` of the -f inputs read from disk."""
-    reading = Reading(recursive, explicit=explicit)
-    return render_tree(read_tree(paths, reading), reading, namespace, require_state)

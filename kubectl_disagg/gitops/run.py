@@ -64,7 +64,7 @@ def step_files(cluster: Any, directory: directories.Directory, files: Mapping[st
             raise UserError([f"{entry.ds.source.file}: --gitops needs the set in a file: its rollout state is "
                              "kept beside it"])
         step, timed_out = next_step(cluster, entry.ds, entry.state, entry.namespace, wait=wait,
-                                     deadline=deadline if wait else NEVER, analyze=analyze)
+                                     deadline=deadline if wait else NEVER, analyze=analyze, clock=deadline.clock)
         results.append(SetStep(entry.ds, entry.namespace, entry.state_path, step, timed_out,
                                read[entry.state_path], going_back(entry.ds, entry.namespace)))
     steps = directory_steps([(result.ds, result.step) for result in results])

@@ -72,11 +72,11 @@ def still(report: SetStatus) -> bool:
 
 
 def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
-                  served: Mapping[str, Any] | None = None, *, now: datetime.datetime | None = None,
+                  served: Mapping[str, Any] | None = None, *, now: datetime.datetime,
                   state_file: str | None = None) -> SetStatus:
     """`served`: the live RolloutState object, None where the kind is not served or there is
     none; when there is one, synced also means it is the committed document (`gitops_step`).
-    `now`: the time the position is judged at (default: the clock's); `state_file`: where the
+    `now`: the time the position is judged at (the clock's); `state_file`: where the
     state is kept, for the view. After the policy's abort, Available is judged at the stable
     revision the slices go back to, as in the cluster (core/delivery/status.py `Until`)."""
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
@@ -91,7 +91,6 @@ def gitops_status(ds: DisaggregatedSet, state: RolloutState | None, live: Snapsh
     differences = served_differences(state, served) + synced_differences(expected, ours)
     unpruned = [d for d in differences if d.endswith("(not pruned yet)")]
     synced = len(unpruned) == len(differences)
-    now = now or SYSTEM_CLOCK.now()
     step = gitops_step(ds, state, live, served, now=now, committed_render=objects)
     # the slices gained while the rollout is held run at the stable revision, as render derives them
     seen = with_gained(ds, state)

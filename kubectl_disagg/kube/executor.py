@@ -140,10 +140,10 @@ class ClusterExecutor(Session):
     """
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None,
-                 impersonation: Impersonation | None = None):
-        super().__init__(kubeconfig, context, impersonation)
+                 impersonation: Impersonation | None = None, clock: Clock = SYSTEM_CLOCK):
+        super().__init__(kubeconfig, context, impersonation, clock)
         # Granted permissions hold for a lease term: what a stepper holds the set for at a time.
-        self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS)
+        self.permissions = GrantedPermissions(PERMISSION_TERM_SECONDS, clock)
 
     def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
         """Carry out one reconcile action in `namespace`, with the preconditions that make it safe to race.
@@ -263,7 +263,7 @@ class ClusterExecutor(Session):
         `wait_until` (wait.NEVER: no limit) a held one is queued for."""
         # Kept: a long wait inside a pass (an analysis gate) renews it (rollout/analysis.py).
         self.current_lease = Lease(self.client, set_name, namespace, holder or default_holder(),
-                                   duration or DEFAULT_LEASE_SECONDS, wait_until)
+                                   duration or DEFAULT_LEASE_SECONDS, wait_until, self.clock)
         return self.current_lease
 
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:

@@ -12,10 +12,10 @@ import math
 import os
 import secrets
 import socket
-import time
 from types import TracebackType
 from typing import Any, Mapping
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.client import LEASE, AlreadyExists, NotFound, RestClient
@@ -27,14 +27,16 @@ DEFAULT_LEASE_SECONDS = 30
 
 
 class LeaseHeld(UserError):
-    """Another stepper holds the set's Lease: refuse, naming it and when it expires."""
+    """Another stepper holds the set's Lease: refuse, naming it and when it expires (how long
+    from `now`, which a Lease with an expiry is given)."""
 
     def __init__(self, lease: str, namespace: str, holder: str, expires: datetime.datetime | None,
                  now: datetime.datetime | None = None):
         self.holder, self.expires = holder, expires
-        now = now or _utcnow()
         if expires is None:
             until = "with no expiry recorded"
+        elif now is None:
+            until = f"until {format_time(expires)} (unless renewed)"
         else:
             remaining = max(0, math.ceil((expires - now).total_seconds()))
             until = f"until {format_time(expires)} ({remaining}s from now, unless renewed)"
@@ -63,10 +65,6 @@ def default_holder() -> str:
     except (KeyError, OSError):  # a container user without a passwd entry
         user = "unknown"
     return f"{user}@{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(3)}"
-
-
-def _utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
 
 
 def format_time(moment: datetime.datetime) -> str:
@@ -101,8 +99,7 @@ def lease_is_free(spec: Mapping[str, Any], now: datetime.datetime) -> bool:
     return expiry is not None and expiry <= now
 
 
-def running_stepper(client: RestClient, set_name: str, namespace: str,
-                    now: datetime.datetime | None = None) -> str | None:
+def running_stepper(client: RestClient, set_name: str, namespace: str, now: datetime.datetime) -> str | None:
     """Who holds the set's Lease now (the `rollout step` running on it), read only: None when
     it is free, lapsed, absent, or cannot be read (a verb's user may lack `get leases`). The
     verbs say it, so a person braking a running stepper knows which one stops."""
@@ -111,7 +108,7 @@ def running_stepper(client: RestClient, set_name: str, namespace: str,
     except UserError:
         return None
     spec = current.get("spec") or {}
-    return None if lease_is_free(spec, now or _utcnow()) else str(spec.get("holderIdentity"))
+    return None if lease_is_free(spec, now) else str(spec.get("holderIdentity"))
 
 
 class Lease:
@@ -125,7 +122,7 @@ class Lease:
     """
 
     def __init__(self, client: RestClient, set_name: str, namespace: str, holder: str, duration: int,
-                 wait_until: Deadline | None = None):
+                 wait_until: Deadline | None = None, clock: Clock = SYSTEM_CLOCK):
         if duration < 1:
             raise ValueError("a lease lasts at least one second")
         self.name = LEASE_PREFIX + set_name
@@ -135,7 +132,8 @@ class Lease:
         self._set_name = set_name
         self._client = client
         self._object: JsonObject | None = None
-        self._renewed = 0.0  # time.monotonic() of the latest successful write
+        self._clock = clock
+        self._renewed = 0.0  # clock.monotonic() of the latest successful write
         self._wait_until = wait_until  # when queueing for it gives up (NEVER: no limit); None: never queue
 
     def __enter__(self) -> Lease:
@@ -161,7 +159,7 @@ class Lease:
     def acquire(self) -> None:
         # Two rounds: the lease may vanish (released) between our create and our read.
         for _ in range(2):
-            now = _utcnow()
+            now = self._clock.now()
             try:
                 self._store(self._client.create(LEASE, self.namespace, self._manifest(now)))
                 return
@@ -201,7 +199,7 @@ class Lease:
         except NotFound:
             return True  # released meanwhile: try at once
         spec = current.get("spec") or {}
-        now = _utcnow()
+        now = self._clock.now()
         if lease_is_free(spec, now):
             return True
         expiry = lease_expiry(spec)
@@ -214,7 +212,7 @@ class Lease:
         """Extend the lease; LeaseLost if it is no longer ours."""
         if self._object is None:
             raise LeaseLost(f"lease/{self.name} in {self.namespace} is not held")
-        renewed = _replace_spec(self._object, renewTime=format_time(_utcnow()),
+        renewed = _replace_spec(self._object, renewTime=format_time(self._clock.now()),
                                 leaseDurationSeconds=self.duration)
         try:
             self._store(self._client.replace(LEASE, self.namespace, renewed))
@@ -225,7 +223,7 @@ class Lease:
 
     def renew_if_due(self) -> None:
         """Renew once a third of the duration has passed, as client-go does: cheap to call often."""
-        if time.monotonic() - self._renewed >= self.duration / 3:
+        if self._clock.monotonic() - self._renewed >= self.duration / 3:
             self.renew()
 
     def release(self) -> None:
@@ -252,11 +250,11 @@ class Lease:
             # Another stepper took the lapsed lease a moment before us.
             latest = self._client.get(LEASE, self.namespace, self.name).get("spec") or {}
             raise LeaseHeld(self.name, self.namespace, latest.get("holderIdentity", "?"),
-                            lease_expiry(latest)) from None
+                            lease_expiry(latest), now) from None
 
     def _store(self, lease: JsonObject) -> None:
         self._object = lease
-        self._renewed = time.monotonic()
+        self._renewed = self._clock.monotonic()
 
     def _manifest(self, now: datetime.datetime) -> JsonObject:
         return {

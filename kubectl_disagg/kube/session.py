@@ -13,10 +13,10 @@ requests, answers as errors), reached through that package's face only.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
@@ -118,8 +118,9 @@ class Session:
     """
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None,
-                 impersonation: Impersonation | None = None):
-        self.client, self.default_namespace = connect(kubeconfig, context, impersonation)
+                 impersonation: Impersonation | None = None, clock: Clock = SYSTEM_CLOCK):
+        self.client, self.default_namespace = connect(kubeconfig, context, impersonation, clock)
+        self.clock = clock  # the time of its deadlines and its Lease
         self.server: str = self.client.server
         self._watched: dict[tuple[str, str], WatchedLWS] = {}  # (namespace, set) → its LWS, kept current
         self._serves_rollout_states: bool | None = None  # asked once per session
@@ -282,9 +283,9 @@ class Session:
         running from an earlier wait saw nothing since it started, so it is waited on again,
         not doubled (a quiet one ends within its time, `WATCH_SLICE_SECONDS` at most). An error
         (history compacted, a connection cut) counts as a change: the next look reads again."""
-        deadline = time.monotonic() + timeout
+        deadline = self.clock.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
+            left = deadline - self.clock.monotonic()
             running = [self._background_watch(namespace, set_name, watch, left) for watch in watches]
             changed = [watch for watch in running if watch.changed]
             if changed or left <= 0:

@@ -206,4 +206,4 @@ def gate_analysis(cluster: ClusterSession, deadline: Deadline, progress_for: Cal
         return functools.partial(PrometheusClient.for_endpoint(endpoint, cluster.client).query, deadline=deadline)
 
     return GateAnalysis(query_for, deadline=deadline, progress_for=progress_for, keep_alive=keep_alive,
-                        braked=braked or (lambda ds, namespace: None))
+                        braked=braked or (lambda ds, namespace: None), clock=deadline.clock)

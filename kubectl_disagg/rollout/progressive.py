@@ -56,10 +56,6 @@ EVENT_MESSAGES = {
 }
 
 
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
 # --- the object (pure) ------------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
-from kubectl_disagg.clock import SYSTEM_CLOCK
+from kubectl_disagg.clock import Clock
 from kubectl_disagg.core.controller.ownership import reconciled_by_controller
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
@@ -127,14 +127,15 @@ def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPr
     last = None
     brakes = None
     changed = False  # whether any pass of this run wrote: a held run's last line says so
-    dry_run = options.dry_run
+    dry_run, clock = options.dry_run, options.deadline.clock  # the command's clock
     paced: dict[str, Any]
     if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
-        paced = {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn).admit}
+        paced = {"admit": Progressive(cluster, namespace, dry_run=bool(dry_run), clock=clock, warn=printer.warn).admit}
     else:
         brakes = None if dry_run else Brakes(cluster, ds, namespace)
-        progressive = Progressive(cluster, namespace, dry_run=bool(dry_run), warn=printer.warn, analyze=gate_analysis(
-            cluster, options.deadline, printer.analysis_progress, None if brakes is None else brakes.during_analysis))
+        progressive = Progressive(cluster, namespace, dry_run=bool(dry_run), clock=clock, warn=printer.warn,
+                                  analyze=gate_analysis(cluster, options.deadline, printer.analysis_progress,
+                                                        None if brakes is None else brakes.during_analysis))
         paced = {"admit": progressive.admit} if brakes is None else {"admit": brakes.admit(progressive),
                                                                      "braked": brakes.moved}
     until_complete = options.until_complete
@@ -144,7 +145,7 @@ def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPr
                                       wait_for_lease=options.wait_for_lease, **paced)) as passes:
             for last in passes:
                 printer.show(last, until_complete=until_complete)
-                _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding)
+                _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding, clock)
                 changed = changed or bool((last.partial if isinstance(last, Retry) else last).done)
     except (LeaseWaitTimedOut, AnalysisTimeout) as err:
         printer.error(err.lines())
@@ -155,7 +156,7 @@ def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPr
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
             printer.report(interrupted.partial, only_changed=until_complete)
-            _record(cluster, printer, interrupted.partial, regarding)
+            _record(cluster, printer, interrupted.partial, regarding, clock)
         raise interrupted.user_error() from None
     if isinstance(last, Pass) and last.refusal:
         printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
@@ -243,6 +244,6 @@ class Brakes:
             return None  # unreadable now: the next pass reads it and says why
 
 
-def _record(cluster: Any, printer: StepPrinter, step: Pass, regarding: dict[str, Any] | None) -> None:
+def _record(cluster: Any, printer: StepPrinter, step: Pass, regarding: dict[str, Any] | None, clock: Clock) -> None:
     """What the pass did, as Events (see `events`): a history aid, so a failure only warns."""
-    record_events(cluster, events_for(step, regarding), SYSTEM_CLOCK, lambda message: printer.warn(message, once=True))
+    record_events(cluster, events_for(step, regarding), clock, lambda message: printer.warn(message, once=True))

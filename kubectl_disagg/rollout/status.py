@@ -17,11 +17,11 @@ module makes no text.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.api.naming import LWS_KIND, SERVICE_KIND
 from kubectl_disagg.core.controller.reconcile import reconcile
@@ -64,7 +64,7 @@ def watch_status(cluster: Any, store: StatusStore, format: Format, *, watch: boo
 
     def look() -> list[StatusLook]:
         seen = store.look()
-        write(format([one.report for one in seen], _now()))
+        write(format([one.report for one in seen], deadline.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")))
         first[:] = first or [_next_action(one) for one in seen]
         return seen
 
@@ -124,11 +124,12 @@ class ClusterLooks:
     most = WATCH_SLICE_SECONDS
     until: Until | None = Until.AVAILABLE
 
-    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet], namespace: str | None):
-        self.cluster, self.sets, self.namespace = cluster, sets, namespace
+    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet], namespace: str | None,
+                 clock: Clock = SYSTEM_CLOCK):
+        self.cluster, self.sets, self.namespace, self.clock = cluster, sets, namespace, clock
 
     def look(self) -> list[StatusLook]:
-        return [_look(self.cluster, ds, namespace_for(ds, self.namespace, self.cluster.default_namespace))
+        return [_look(self.cluster, ds, namespace_for(ds, self.namespace, self.cluster.default_namespace), self.clock)
                 for ds in self.sets]
 
 
@@ -150,7 +151,7 @@ def _still(report: SetStatus, stepping: bool) -> bool:
     return report.paced is not None and report.paced.still(stepping)
 
 
-def _look(cluster: Any, ds: DisaggregatedSet, namespace: str) -> StatusLook:
+def _look(cluster: Any, ds: DisaggregatedSet, namespace: str, clock: Clock) -> StatusLook:
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     if ds.policy is None:
         status, paced = derive_status(ds, snapshot, reconcile(ds, snapshot)), _Paced()
@@ -160,11 +161,11 @@ def _look(cluster: Any, ds: DisaggregatedSet, namespace: str) -> StatusLook:
         from kubectl_disagg.core.delivery.rollout_status import rollout_status
         from kubectl_disagg.kube.lease import running_stepper
         from kubectl_disagg.rollout.progressive import paced_view
-        passage, lines, version = paced_view(cluster, ds, namespace, snapshot)
+        passage, lines, version = paced_view(cluster, ds, namespace, snapshot, clock)
         status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))  # type: ignore[arg-type]
         status = replace(status, rollout=lines, paced=rollout_status(passage.decision))
         stepping = status.paced is not None and status.paced.unmeasured is not None and running_stepper(
-            cluster.client, ds.name, namespace) is not None
+            cluster.client, ds.name, namespace, clock.now()) is not None
         paced = _Paced(version, stepping)
     if status.complete:  # completion is recorded by whichever command observes it (design §10.3)
         from kubectl_disagg.rollout.progressive import record_complete
@@ -180,7 +181,3 @@ def _look(cluster: Any, ds: DisaggregatedSet, namespace: str) -> StatusLook:
 
 def _warn(message: str) -> None:
     sys.stderr.write(f"Warning: {message}\n")
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

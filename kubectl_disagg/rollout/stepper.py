@@ -265,7 +265,9 @@ def run_pass(executor: PassExecutor, ds: DisaggregatedSet, namespace: str, lease
     keep_alive = _one_at_a_time(lease.renew_if_due if lease is not None else None)
 
     def undo_unit(landed: list[Action], failed: Action, err: UserError, unit: tuple[Action, ...]) -> list[str]:
-        until = max(deadline.at if deadline.at is not None else -math.inf, time.monotonic() + UNDO_PATIENCE_SECONDS)
+        clock = deadline.clock
+        until = Deadline(max(deadline.at if deadline.at is not None else -math.inf,
+                             clock.monotonic() + UNDO_PATIENCE_SECONDS), clock)
         return _undo_unit(executor, landed, namespace, _may_have_landed(failed, err, unit), until, keep_alive)
 
     outcome = run_units(write_units(result.actions), lambda action: executor.execute(action, namespace), undo_unit,
@@ -296,8 +298,8 @@ def _may_have_landed(action: Action, err: UserError, unit: tuple[Action, ...]) -
     return action if len(unit) > 1 and not isinstance(err, Conflict) else None
 
 
-def _undo_unit(executor: PassExecutor, landed: list[Action], namespace: str, failed: Action | None = None,
-               until: float = -math.inf, keep_alive: Callable[[], None] | None = None) -> list[str]:
+def _undo_unit(executor: PassExecutor, landed: list[Action], namespace: str, failed: Action | None,
+               until: Deadline, keep_alive: Callable[[], None] | None) -> list[str]:
     """Take back the writes of a unit cut short, newest first, so no revision group stays split.
 
     The write that failed is taken back too: an answer lost on the way (connection cut, reset,
@@ -324,10 +326,10 @@ def _undo_unit(executor: PassExecutor, landed: list[Action], namespace: str, fai
     return notes
 
 
-def _undo(executor: PassExecutor, scale: Scale, namespace: str, until: float,
+def _undo(executor: PassExecutor, scale: Scale, namespace: str, until: Deadline,
           keep_alive: Callable[[], None] | None) -> None:
     """One undo, sent again after a growing pause while it fails in a way time may cure and
-    `until` (a time.monotonic() value) has not passed: no answer (the API server restarting),
+    `until` has not passed: no answer (the API server restarting),
     429 or 5xx, or 403 (a permission revoked mid-pass and given back). A 409 is final: the
     object moved, the undo is not ours to make."""
     wait = UNDO_BACKOFF_SECONDS[0]
@@ -341,7 +343,7 @@ def _undo(executor: PassExecutor, scale: Scale, namespace: str, until: float,
         except Conflict:
             raise
         except UserError as err:
-            if not _curable(err, forbidden=True) or time.monotonic() + wait > until:
+            if not _curable(err, forbidden=True) or until.remaining() < wait:
                 raise
         time.sleep(wait * (0.5 + random.random() / 2))
         wait = min(wait * 2, UNDO_BACKOFF_SECONDS[1])

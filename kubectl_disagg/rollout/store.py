@@ -153,7 +153,8 @@ class ClusterStore:
     def record(self, change: PositionChange, event: WaveEvent) -> PositionChange:
         record_events(self.cluster, wave_events(change.before, [event], reference(change.written)), self.clock,
                       self.warn)
-        return replace(change, stepper=running_stepper(self.cluster.client, change.ds.name, change.namespace))
+        return replace(change, stepper=running_stepper(self.cluster.client, change.ds.name, change.namespace,
+                                                            self.clock.now()))
 
     def history(self, ds: DisaggregatedSet, namespace: str) -> list[RevisionEntry]:
         """The entries of the set's RolloutState (none: never stepped here); refused where the

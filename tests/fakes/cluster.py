@@ -178,17 +178,38 @@ class MemoryExecutor:
 
 
 class MemorySession(MemoryExecutor):
-    """The executor with what a command's session has besides: a default namespace, Events, and
-    no RolloutState kind served. With `watches=False` a watch is a test failure (a command run
-    without --wait must not watch)."""
+    """The executor with what a command's session has besides: a default namespace, Events, the
+    stored sets (`stored_set`, `set_names`: the DisaggregatedSet objects added to the cluster),
+    and no RolloutState kind served. With `watches=False` a watch is a test failure (a command
+    run without --wait must not watch); with `quiet`, a watch sees no change (it returns at once
+    what a real one returns at its timeout). `watched`: each watch's timeout; `requests`: the
+    reads of a stored set, as the API requests they are."""
 
     default_namespace = "serving"
 
     def __init__(self, cluster: MemoryCluster | None = None, *args, events_fail: bool = False, watches: bool = True,
-                 **kwargs):
+                 quiet: bool = False, **kwargs):
         super().__init__(MemoryCluster(self.default_namespace) if cluster is None else cluster, *args, **kwargs)
-        self.events, self.events_fail, self.watch_allowed = [], events_fail, watches
+        self.events, self.events_fail, self.watch_allowed, self.quiet = [], events_fail, watches, quiet
         self.client = SimpleNamespace(serves=lambda resource: False)  # the RolloutState kind is not served
+        self.watched: list[float] = []
+        self.requests: list[str] = []
+
+    def stored_set(self, name, namespace):
+        self.requests.append("get disaggregatedset")
+        obj = self.cluster.objects.get(("DisaggregatedSet", name))
+        return None if obj is None else fresh(obj)
+
+    def set_names(self, namespace):
+        """As the session's: the stored sets and the names the LWS labels carry (two LISTs)."""
+        self.requests.extend(["list disaggregatedsets", "list leaderworkersets"])
+        labelled = (o["metadata"].get("labels", {}).get(naming.NAME_LABEL, "") for o in self.cluster.lws().values())
+        stored = (name for kind, name in self.cluster.objects if kind == "DisaggregatedSet")
+        return sorted({name for name in (*stored, *labelled) if name})
+
+    def snapshot(self, set_name, namespace, services=True, scalers=False):
+        self.requests.append("list leaderworkersets")
+        return super().snapshot(set_name, namespace, services, scalers)
 
     def record_event(self, event):
         if self.events_fail:
@@ -202,4 +223,8 @@ class MemorySession(MemoryExecutor):
                         state_version=None):
         if not self.watch_allowed:
             raise AssertionError("without --wait, nothing is watched")
+        self.watched.append(timeout)
+        if self.quiet:
+            self.watches += 1
+            return False
         return super().wait_for_change(set_name, namespace, resource_version, timeout)

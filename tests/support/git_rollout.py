@@ -1,6 +1,7 @@
 """A git-driven rollout on a temporary repository, run to the end as a person runs it: every
 `rollout step --gitops --commit` and `rollout promote --gitops --commit` a commit, synced to the
-in-memory cluster (tests/fakes/argo.py) as Argo CD syncs it between commits."""
+in-memory cluster (tests/fakes/argo.py) as Argo CD syncs it between commits, which the commands
+read."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.inputs import tree as inputs
 from tests.fakes.argo import MemoryArgo
-from tests.support.cli import run
+from tests.fakes.cluster import MemorySession
+from tests.support.cli import on, run
 from tests.support.sets import NS
 
 
@@ -53,20 +55,21 @@ def promised(directory, capsys) -> int:
 def roll_through_git(directory, argo: MemoryArgo, capsys, limit: int = 400, promises: list | None = None) -> list[int]:
     """Sync, step --commit, promote --commit at a pause, until complete: the exit codes; with
     `promises`, before each step (commits so far, the plan's commits to the end)."""
-    codes = []
+    codes, options = [], on(MemorySession(argo.cluster))
     for _ in range(limit):
         argo.sync(*loaded(directory))
         argo.cluster.settle()
         if promises is not None:
             promises.append((commits(directory), promised(directory, capsys)))
-        code, out, err = run(["rollout", "step", "--gitops", "-f", str(directory), "--commit"], capsys)
+        code, out, err = run(["rollout", "step", "--gitops", "-f", str(directory), "--commit"], capsys, options=options)
         codes.append(code)
         if code == StepExit.COMPLETE:
             return codes
         if code == 7 and "soaks until" in out + err:  # a soak ends by itself
             time.sleep(1.1)
         elif code == 7:  # held at a pause gate: a person promotes, through git
-            promoted, _, err = run(["rollout", "promote", "--gitops", "-f", str(directory), "--commit"], capsys)
+            promoted, _, err = run(["rollout", "promote", "--gitops", "-f", str(directory), "--commit"], capsys,
+                                   options=options)
             assert promoted == 0, err
         else:
             assert code in (StepExit.OK, StepExit.WAITING), err

@@ -28,6 +28,7 @@ from kubectl_disagg.views.verbs import refusal_sentence, verb_line
 from tests.fakes.argo import deploy, round_trip
 from tests.fakes.clock import FakeClock
 from tests.fakes.paced import NS, PacedCluster, Printer
+from tests.support.cli import on
 
 # A canary of one slice held at its pause, then half the fleet after a soak, then the rest.
 WAVES = """\
@@ -224,22 +225,14 @@ class LiveTwins:
     status -o json`'s derived fields) and the recorded positions."""
 
     def __init__(self, root: Path, monkeypatch, slices: int = 3):
-        from kubectl_disagg.clock import SYSTEM_CLOCK
-        from kubectl_disagg.commands import _session
-        from kubectl_disagg.rollout import progressive
         from tests.fakes.argo import MemoryArgo
         from tests.fakes.cluster import MemoryCluster, MemorySession
 
-        self.clock = FakeClock()
-        monkeypatch.setattr(SYSTEM_CLOCK, "now", self.clock.now)  # the verbs' and the stepper's wall time
-        for module in (progressive,):
-            monkeypatch.setattr(module, "utcnow", self.clock.now)
+        self.clock = FakeClock()  # every command's, handed in with the cluster (`self.options`)
         self.terminal = PacedCluster(MemoryCluster(NS))
         self.argo = MemoryArgo()
         self.synced = MemorySession(self.argo.cluster, watches=False)
-        self.cluster = self.terminal  # the one the next command talks to
-        monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(self.cluster))
-        monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(self.cluster))
+        self.options = on(self.terminal, self.clock)  # its cluster: the one the next command talks to
         self.root, self.file, self.app = root, root / "terminal" / "llm.yaml", root / "repo" / "app"
         self.file.parent.mkdir(parents=True)
         self.app.mkdir(parents=True)
@@ -268,10 +261,10 @@ class LiveTwins:
 
         from kubectl_disagg.cli import main
 
-        self.cluster, out, err = cluster, io.StringIO(), io.StringIO()
+        self.options.sessions.cluster, out, err = cluster, io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                main(list(argv))
+                main(list(argv), self.options)
                 code = 0
             except SystemExit as exited:
                 code = int(exited.code or 0)

@@ -543,8 +543,46 @@ def clocks_not_a_clock(source: Source) -> dict[str, list[int]]:
     return others
 
 
+_TIME_READS = {"time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns"}
+_CLOCK_IF_BARE = {"gmtime", "localtime", "ctime"}  # the time now when given none
+
+
+def time_reads(source: Source) -> dict[str, list[str]]:
+    """Every read of the time outside `kubectl_disagg.clock`: `time.time`, `time.monotonic` and
+    their kin (called, passed or imported), `time.gmtime()` and `time.strftime(FORMAT)` given no
+    time, `datetime.now`, `datetime.utcnow`, `date.today`, a `utcnow` of our own, and the
+    system clock read where it is not handed in (`SYSTEM_CLOCK.now()`). Time is read from the
+    `Clock` a caller hands in, so that a test hands in a fake one."""
+    found: dict[str, list[str]] = {}
+    for module in source.paths:
+        if module == "kubectl_disagg.clock":
+            continue
+        reads = []
+        for node in source.nodes(module):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "time" \
+                    and node.attr in _TIME_READS:
+                reads.append((node.lineno, ast.unparse(node)))
+            elif isinstance(node, ast.Attribute) and node.attr in ("now", "utcnow", "today") \
+                    and ast.unparse(node.value).split(".")[-1] in ("datetime", "date"):
+                reads.append((node.lineno, ast.unparse(node)))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and ast.unparse(node.func.value) == "time" and (
+                        node.func.attr in _CLOCK_IF_BARE and not node.args
+                        or node.func.attr == "strftime" and len(node.args) == 1):
+                reads.append((node.lineno, ast.unparse(node.func)))
+            elif isinstance(node, ast.ImportFrom) and node.module == "time":
+                reads.extend((node.lineno, alias.name) for alias in node.names if alias.name in _TIME_READS)
+            elif isinstance(node, ast.Call) and (getattr(node.func, "id", getattr(node.func, "attr", None)) in (
+                    "utcnow", "_utcnow") or ast.unparse(node.func).startswith("SYSTEM_CLOCK.")):
+                reads.append((node.lineno, ast.unparse(node.func)))
+        if reads:
+            found[module] = [f"{name} at line {line}" for line, name in sorted(reads)]
+    return found
+
+
 def test_a_clock_is_the_one_clock():
     assert clocks_not_a_clock(_source()) == {}
+    assert time_reads(_source()) == {}
 
 
 def callers(source: Source, names: tuple[str, ...]) -> list[str]:
@@ -726,6 +764,18 @@ PLANTED = {
     "clock": (clocks_not_a_clock, {
         "rollout/a.py": "def f(clock: Clock): ...\n", "rollout/b.py": "def f(x, clock=time.monotonic): ...\n"},
         {"kubectl_disagg.rollout.b": [1]}),
+    "time read": (time_reads, {
+        "clock.py": "import time\ndef monotonic():\n    return time.monotonic()\n",
+        "rollout/a.py": "import time\ndef f(clock, moment):\n    time.sleep(1)\n    return clock.now(), time.gmtime(moment)\n",
+        "kube/b.py": "import datetime, time\nfrom time import monotonic\nSTART = time.monotonic()\n"
+                     "def f(sleep=time.sleep, read=time.time):\n"
+                     "    return datetime.datetime.now(datetime.timezone.utc), time.strftime('%Y'), time.gmtime()\n",
+        "gitops/c.py": "from kubectl_disagg.rollout.progressive import utcnow\nNOW = utcnow()\n"
+                       "def f(clock=SYSTEM_CLOCK):\n    return SYSTEM_CLOCK.monotonic()\n"},
+        {"kubectl_disagg.gitops.c": ["utcnow at line 2", "SYSTEM_CLOCK.monotonic at line 4"],
+         "kubectl_disagg.kube.b": ["monotonic at line 2", "time.monotonic at line 3", "time.time at line 4",
+                                   "datetime.datetime.now at line 5", "time.gmtime at line 5",
+                                   "time.strftime at line 5"]}),
     "callers": (lambda source: callers(source, ("load_documents",)), {
         "inputs/directory.py": "sets.load_documents(documents)\n", "gitops/a.py": "load_documents(documents)\n",
         "views/b.py": "load_documents\n"}, ["kubectl_disagg.gitops.a", "kubectl_disagg.inputs.directory"]),

@@ -259,3 +259,24 @@ def test_validate_server_reports_offline_problems_before_the_server_is_asked(cap
     code, out, err = run(["validate", "-f", str(path), "--server", "--kubeconfig", str(tmp_path / "missing")], capsys)
     assert code == 1 and out == ""
     assert 'Invalid value: "lots": must be a quantity' in err and "kubeconfig" not in err
+
+
+
+def test_a_command_reads_the_time_and_its_cluster_from_the_options_it_is_handed(tmp_path, capsys):
+    """Issue 48: one `Options` carries the clock and what opens the session; a test hands in a
+    fake clock and the in-memory cluster instead of patching module functions. The flags of a
+    run stay in it: the options handed in are the same for the next run."""
+    from tests.fakes.clock import FakeClock
+    from tests.fakes.cluster import MemorySession
+    from tests.support.cli import on
+
+    path = copy_without_namespaces(tmp_path) / "prefill-decode.yaml"
+    options = on(MemorySession(watches=False), FakeClock(seconds=5))
+    code, out, err = run(["rollout", "restart", "-f", str(path), "--dry-run", "-o", "json"], capsys, options=options)
+    stamps = {role["spec"]["leaderWorkerTemplate"][template]["metadata"]["annotations"][
+        "kubectl.kubernetes.io/restartedAt"] for role in json.loads(out)["spec"]["roles"]
+        for template in ("leaderTemplate", "workerTemplate") if template in role["spec"]["leaderWorkerTemplate"]}
+    assert (code, stamps) == (0, {"2026-12-01T12:00:05Z"}), err  # the fake clock's time
+    code, out, err = run(["rollout", "status", "-f", str(path), "-n", "elsewhere"], capsys, options=options)
+    assert code == 3 and out.startswith("disaggregatedset/llama in "), (out, err)  # the in-memory cluster: empty
+    assert options.namespace is None and options.filenames == ()

@@ -10,10 +10,10 @@ output never reaches a message: it may hold the credential.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import replace
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 import kubectl_disagg.kube.client.oidc as oidc
 from kubectl_disagg.kube.client.exec_plugin import Issued, run_exec
@@ -26,8 +26,8 @@ EXPIRY_MARGIN_SECONDS = 10.0  # refresh an exec credential this long before it e
 class Credentials:
     """The current credential of one connection (thread-safe: concurrent writes share it)."""
 
-    def __init__(self, connection: Connection):
-        self._connection = connection
+    def __init__(self, connection: Connection, clock: Clock = SYSTEM_CLOCK):
+        self._connection, self._clock = connection, clock
         self._lock = threading.Lock()
         self._token = connection.token
         self._token_read_at = -float("inf")
@@ -60,7 +60,7 @@ class Credentials:
             plugin = self._connection.exec_plugin
             if plugin is not None:
                 issued = self._issued
-                if issued is None or _expired(issued):
+                if issued is None or _expired(issued, self._clock):
                     issued = self._reissue(plugin)
                 if issued.token:
                     return f"Bearer {issued.token}"
@@ -84,7 +84,7 @@ class Credentials:
         """The oidc id-token, refreshed once it expires (see oidc.py); only then, as client-go."""
         if self._oidc_config is None:
             self._oidc_config = provider.config
-        token = oidc.valid_id_token(self._oidc_config)
+        token = oidc.valid_id_token(self._oidc_config, self._clock.now().timestamp())
         if token is None:
             refreshed = self._oidc_config = oidc.refreshed(replace(provider, config=self._oidc_config))
             token = refreshed["id-token"]
@@ -102,7 +102,7 @@ class Credentials:
         return issued
 
     def _file_token(self) -> str:
-        now = time.monotonic()
+        now = self._clock.monotonic()
         if now - self._token_read_at >= TOKEN_FILE_REREAD_SECONDS or self._file_cached is None:
             path = self._connection.token_file or ""
             try:
@@ -115,5 +115,5 @@ class Credentials:
         return self._file_cached
 
 
-def _expired(issued: Issued) -> bool:
-    return issued.expires is not None and time.time() >= issued.expires - EXPIRY_MARGIN_SECONDS
+def _expired(issued: Issued, clock: Clock) -> bool:
+    return issued.expires is not None and clock.now().timestamp() >= issued.expires - EXPIRY_MARGIN_SECONDS

@@ -11,7 +11,6 @@ import base64
 import binascii
 import json
 import os
-import time
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
@@ -26,11 +25,11 @@ EXPIRY_DELTA_SECONDS = 10  # client-go: a token this close to its expiry counts 
 REQUEST_TIMEOUT_SECONDS = 30.0
 
 
-def valid_id_token(config: Mapping[str, str], now: float | None = None) -> str | None:
-    """The id-token while it is valid (a token without a readable `exp` is not, as in client-go)."""
+def valid_id_token(config: Mapping[str, str], now: float) -> str | None:
+    """The id-token while it is valid at `now` (seconds since the epoch; a token without a
+    readable `exp` is not, as in client-go)."""
     token = str(config.get("id-token") or "")
     expiry = jwt_expiry(token)
-    now = time.time() if now is None else now
     return token if expiry is not None and now + EXPIRY_DELTA_SECONDS < expiry else None
 
 

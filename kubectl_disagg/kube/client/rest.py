@@ -3,8 +3,7 @@
 Paths, queries and bodies are built here (bodies encoded once, no typed models) and carried by
 `transport` (a benchmark may wrap it to count requests). Every request has a bounded wait, is
 retried while the server says "later", and fails as a readable `ApiError` (see api_errors) or,
-with no answer at all, `Unreachable`. When a request goes again is `retry`'s, one policy for
-every request.
+with no answer at all, `Unreachable`. When a request goes again is `retry`'s, one policy for every request.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client.api_errors import (AlreadyExists, ApiConflict, ApiError, Gone, NotFound, PatchRejected,
@@ -75,18 +75,18 @@ BY_KIND = {resource.kind: resource for resource in (LWS, SERVICE, ROLE_SCALER, S
 
 
 def connect(kubeconfig: str | None = None, context: str | None = None,
-            impersonation: Impersonation | None = None) -> tuple[RestClient, str]:
+            impersonation: Impersonation | None = None, clock: Clock = SYSTEM_CLOCK) -> tuple[RestClient, str]:
     """The client of the API server --kubeconfig and --context name, as kubectl reaches it, and its namespace."""
     connection, namespace = load_configuration(kubeconfig, context, impersonation)
-    return RestClient(connection, redact_url(connection.server)), namespace
+    return RestClient(connection, redact_url(connection.server), clock), namespace
 
 
 class RestClient:
     """Requests to one API server (`server`, as people may see it: no credentials in it)."""
 
-    def __init__(self, connection: Any, server: str):
-        self.server = server
-        self.transport = Transport(connection, Credentials(connection))
+    def __init__(self, connection: Any, server: str, clock: Clock = SYSTEM_CLOCK):
+        self.server, self.clock = server, clock
+        self.transport = Transport(connection, Credentials(connection, clock), clock)
 
     def close(self) -> None:
         self.transport.close()
@@ -114,10 +114,10 @@ class RestClient:
         is started again from the same resourceVersion (nothing is missed) for the time left, as
         client-go's watchers re-establish theirs; a cut after it ends the batch.
         """
-        deadline, subject = time.monotonic() + timeout, resource.collection(namespace)
+        deadline, subject = self.clock.monotonic() + timeout, resource.collection(namespace)
         events: list[JsonObject] = []
         for attempt in itertools.count():
-            left = deadline - time.monotonic()
+            left = deadline - self.clock.monotonic()
             if left <= 0:
                 return []
             seconds = max(1, math.ceil(left))
@@ -136,14 +136,14 @@ class RestClient:
                         if attempt >= MAX_RETRIES:
                             raise
                         wait = backoff(attempt)
-                        if time.monotonic() + wait < deadline:
+                        if self.clock.monotonic() + wait < deadline:
                             time.sleep(wait)
                             continue  # in `finally`, the broken stream is closed first
                         raise cut
                     if first is not None:
                         events.append(json.loads(first))
-                        stop = time.monotonic() + linger_at_most
-                        while linger > 0 and time.monotonic() < stop:
+                        stop = self.clock.monotonic() + linger_at_most
+                        while linger > 0 and self.clock.monotonic() < stop:
                             response.set_read_timeout(linger)
                             try:
                                 line = next(lines, None)

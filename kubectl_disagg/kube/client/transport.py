@@ -24,13 +24,13 @@ import socket
 import ssl
 import tempfile
 import threading
-import time
 import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kubectl_disagg import __version__
+from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.errors import UserError
 import kubectl_disagg.kube.client.verbosity as verbosity
 from kubectl_disagg.kube.client.kubeconfig import Connection, redact_url
@@ -407,8 +407,8 @@ class Authorizing(Protocol):
 class Transport:
     """Requests to the API server of one `Connection` (kubeconfig.py) with one `Credentials`."""
 
-    def __init__(self, connection: Connection, credentials: Authorizing):
-        self._connection, self._credentials = connection, credentials
+    def __init__(self, connection: Connection, credentials: Authorizing, clock: Clock = SYSTEM_CLOCK):
+        self._connection, self._credentials, self._clock = connection, credentials, clock
         self.base = connection.server  # paths are appended to it: a server URL may carry a path prefix
         url = _Url(connection.server, connection.whose)
         self._origin_length = len(url.origin)
@@ -449,14 +449,14 @@ class Transport:
         # Impersonate-Group may repeat
         fields = (("Host", self._host_field), *sent.items(), *self._connection.impersonate)
         message = _message(f"{method} {request_target} HTTP/1.1", fields) + (body or b"")
-        started = time.monotonic()
+        started = self._clock.monotonic()
         try:
             response = self._round_trip(method, message, read_timeout, stream, deadline)
         except NetworkError as err:
-            verbosity.round_trip(method, url, list(fields), body, f"(no answer: {err})", started)
+            verbosity.round_trip(method, url, list(fields), body, f"(no answer: {err})", started, self._clock)
             raise
         verbosity.round_trip(method, url, list(fields), body, f"{response.status} {response.reason}".strip(), started,
-                             None if stream else response.data)
+                             self._clock, None if stream else response.data)
         return response
 
     def _round_trip(self, method: str, message: bytes, read_timeout: float,

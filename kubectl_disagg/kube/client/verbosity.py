@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import sys
 import threading
-import time
 
+from kubectl_disagg.clock import Clock
 from kubectl_disagg.errors import escaped
 
 REQUESTS, HEADERS, BODIES, WHOLE_BODIES = 6, 7, 8, 9
@@ -32,12 +32,12 @@ def set_level(level: int) -> None:
 
 
 def round_trip(method: str, url: str, sent: list[tuple[str, str]], body: bytes | None, status: str,
-               started: float, answer: bytes | None = None) -> None:
+               started: float, clock: Clock, answer: bytes | None = None) -> None:
     """Print one request as the level asks (nothing below 6). `status`: "200 OK", or what
-    went wrong when no answer came; `started`: time.monotonic() before it was sent."""
+    went wrong when no answer came; `started`: `clock.monotonic()` before it was sent."""
     if _level < REQUESTS:
         return
-    milliseconds = round((time.monotonic() - started) * 1000)
+    milliseconds = round((clock.monotonic() - started) * 1000)
     lines = [f"{method} {url} {status} in {milliseconds} milliseconds"]
     if _level >= HEADERS:
         lines.extend(f"    {name}: {masked(name, value)}" for name, value in sent)
@@ -46,7 +46,7 @@ def round_trip(method: str, url: str, sent: list[tuple[str, str]], body: bytes |
             lines.append(f"Request Body: {shown_body(body)}")
         if answer:
             lines.append(f"Response Body: {shown_body(answer)}")
-    stamp = time.strftime("%m%d %H:%M:%S", time.localtime())
+    stamp = clock.now().astimezone().strftime("%m%d %H:%M:%S")  # local time, as klog's
     with _lock:
         for line in lines:
             print(f"I{stamp} {escaped(line)}", file=sys.stderr, flush=True)  # a trace never rewrites the terminal

@@ -13,9 +13,9 @@ from tests.support.paths import EXAMPLES
 WORKED_CHECK = ["--from", "5,2", "--to", "5,2", "--max-surge", "2", "--max-unavailable", "1"]
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
+def run(capsys, *args: str, options=None) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exit_info:
-        main(["rollout", "plan", *args])
+        main(["rollout", "plan", *args], options)
     captured = capsys.readouterr()
     return exit_info.value.code, captured.out, captured.err
 
@@ -190,16 +190,15 @@ def test_document_mode_refuses_flags_the_document_answers(capsys):
 # --- a live set under a RolloutPolicy: the fleet (issue 39) ------------------------------------
 
 
-def live_fleet(monkeypatch, tmp_path):
+def live_fleet(tmp_path):
     """The set and its policy in files, the fleet at the canary's gate in an in-memory cluster
-    whose RolloutState records it: `rollout plan -f DIR` reads that cluster."""
-    import contextlib
-
-    from kubectl_disagg.commands import _session
+    whose RolloutState records it: `rollout plan -f DIR` reads that cluster (the options)."""
     from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.rollout.progressive import state_object
-    from tests.fakes.cluster import MemoryCluster, MemorySession
+    from tests.fakes.cluster import MemoryCluster
+    from tests.fakes.paced import PacedCluster
+    from tests.support.cli import on
     from tests.support.policy import POLICY, SET
     from tests.support.waves import until_held
 
@@ -215,24 +214,14 @@ def live_fleet(monkeypatch, tmp_path):
     at_gate = until_held(ds, memory, None).decision
     stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "1"}})
 
-    class Session(MemorySession):
-        def __init__(self):
-            super().__init__(memory)
-            self.client = self
-
-        def serves(self, resource):
-            return True
-
-        def rollout_state(self, name, namespace):
-            return stored
-
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(Session()))
-    return old, ds
+    cluster = PacedCluster(memory)
+    cluster.state = stored
+    return old, ds, on(cluster)
 
 
-def test_issue39_live_plan_of_a_paced_set_is_its_fleet(monkeypatch, tmp_path, capsys):
-    old, ds = live_fleet(monkeypatch, tmp_path)
-    code, out, err = run(capsys, "-f", str(tmp_path))
+def test_issue39_live_plan_of_a_paced_set_is_its_fleet(tmp_path, capsys):
+    old, ds, options = live_fleet(tmp_path)
+    code, out, err = run(capsys, "-f", str(tmp_path), options=options)
     assert (code, err) == (0, "")
     assert out.splitlines()[:9] == [
         f"disaggregatedset/llama: rollout to revision {ds.revision[:8]} from {old.revision[:8]} (every role's groups "
@@ -253,13 +242,13 @@ def test_issue39_live_plan_of_a_paced_set_is_its_fleet(monkeypatch, tmp_path, ca
     assert ("  stops: now: wave 1's pause (promote); after pass 6: wave 2's analysis (ttft); "
             "after pass 6: wave 2's 15m soak\n") in out
 
-    code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "json")
+    code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "json", options=options)
     (fleet,) = json.loads(out)["fleets"]
     assert [s["situation"] for s in fleet["slices"]] == ["done", "held", "held", "held"]
     assert fleet["slices"][1]["replicas"] == {"prefill": 2, "decode": 1} and fleet["slices"][1]["revision"] == old.revision
     assert (fleet["passes"], fleet["commits"], fleet["phase"]) == (12, 13, "AtGate")
 
-    code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "chart")
+    code, out, _ = run(capsys, "-f", str(tmp_path), "-o", "chart", options=options)
     assert code == 0 and out.count("prefill: old ░ new █") == 3  # one chart per wave
     assert "\nwave 1, slice 0: the steps of the slice\nprefill: old" in out
     assert "\nwave 3, slices 2-3: the steps of each slice\nprefill: old" in out

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 
 import pytest
 
 from tests.fakes.cluster import MemorySession
+from tests.support.cli import on
 from tests.support.paths import EXAMPLES
 
 
@@ -16,7 +16,6 @@ def test_issue38_status_gitops_watch_reads_the_directory_once(tmp_path, monkeypa
     directory (read_tree and gitops.directory.load at each look); now the inputs are read once
     and the directory loaded once for the whole watch, and each look asks the cluster only."""
     from kubectl_disagg.cli import main
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.gitops import directory as directories
     from kubectl_disagg.inputs import tree as inputs
 
@@ -29,24 +28,22 @@ def test_issue38_status_gitops_watch_reads_the_directory_once(tmp_path, monkeypa
         return len(watched) <= 3  # three changes seen (three more looks), then quiet until the deadline
 
     session.wait_for_change = wait_for_change
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
     reads, loads = [], []
     real_read, real_load = inputs.read_tree, directories.load
     monkeypatch.setattr(inputs, "read_tree", lambda *a, **k: reads.append(a) or real_read(*a, **k))
     monkeypatch.setattr(directories, "load", lambda *a, **k: loads.append(k.get("states", True)) or real_load(*a, **k))
     with pytest.raises(SystemExit) as exited:
-        main(["rollout", "status", "--gitops", "-f", str(tmp_path), "-w", "--timeout", "1s"])
+        main(["rollout", "status", "--gitops", "-f", str(tmp_path), "-w", "--timeout", "1s"], on(session))
     assert exited.value.code == 4, capsys.readouterr()  # the next action never changed: timed out
     assert len(watched) >= 4  # four looks at least
     assert len(reads) == 1 and loads.count(True) == 1  # the directory: read once, loaded (with its states) once
 
 
-def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does(tmp_path, monkeypatch, capsys):
+def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does(tmp_path, capsys):
     """Issue 47 item 16: a set applied from `render --no-revision-services` never read complete
     (the next pass would create its `-prv` Services), and `rollout step` created them. Both take
     the option now, as render does, and the set's annotation carries it for every command."""
     from kubectl_disagg.cli import main
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.core.api import naming
     from kubectl_disagg.core.controller.render import render_set, without_revision_services
     from kubectl_disagg.core.delivery.sets import load_sets
@@ -61,12 +58,10 @@ def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does
     for obj in without_revision_services(objects):
         session.cluster.add(obj)
     session.cluster.settle()
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
-    monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(session))
 
     def run(*argv):
         with pytest.raises(SystemExit) as exited:
-            main(list(argv))
+            main(list(argv), on(session))
         return exited.value.code, capsys.readouterr()
 
     assert run("rollout", "status", "-f", str(path), "--for=complete")[0] == 3  # it would create them
@@ -80,18 +75,15 @@ def test_issue47_item16_step_and_status_take_no_revision_services_as_render_does
     assert run("rollout", "status", "-f", str(path), "--for=complete")[0] == 0  # the annotation says it
     (ds,) = load_sets(parse_stream(annotated, str(path)))
     assert [o["kind"] for o in render_set(ds, "serving")] == ["LeaderWorkerSet", "LeaderWorkerSet"]
-def test_issue47_wide_is_the_status_with_what_each_slice_waits_for_and_its_next_actions(tmp_path, monkeypatch,
-                                                                                       capsys):
+def test_issue47_wide_is_the_status_with_what_each_slice_waits_for_and_its_next_actions(tmp_path, capsys):
     """`-o wide` was refused (exit 2); as kubectl's, it is the text with more columns."""
     from kubectl_disagg.cli import main
-    from kubectl_disagg.commands import _session
 
     shutil.copy(EXAMPLES / "prefill-decode.yaml", tmp_path / "ds.yaml")
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(watches=False)))
     outputs = {}
     for output in ("text", "wide"):
         with pytest.raises(SystemExit) as exited:
-            main(["rollout", "status", "-f", str(tmp_path / "ds.yaml"), "-o", output])
+            main(["rollout", "status", "-f", str(tmp_path / "ds.yaml"), "-o", output], on(MemorySession(watches=False)))
         outputs[output] = capsys.readouterr().out
         assert exited.value.code == 3, outputs[output]  # nothing deployed: not Available
     header = next(line for line in outputs["wide"].splitlines() if line.lstrip().startswith("SLICE"))
@@ -101,7 +93,7 @@ def test_issue47_wide_is_the_status_with_what_each_slice_waits_for_and_its_next_
     assert len(outputs["wide"].splitlines()) == len(outputs["text"].splitlines())
 
 
-def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, monkeypatch, capsys):
+def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, capsys):
     """`rollout status -w -o yaml` wrote each look's document after the last with no `---`
     between them: one document with every key repeated, which YAML readers take as the last look
     only (or refuse). Each look that changed is now a document of one stream, as the git mode's
@@ -109,7 +101,6 @@ def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, monkeypatc
     import yaml
 
     from kubectl_disagg.cli import main
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.rollout import run
@@ -128,9 +119,8 @@ def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, monkeypatc
         return True
 
     session.wait_for_change = one_pass_a_watch
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
     with pytest.raises(SystemExit) as exited:
-        main(["rollout", "status", "-f", str(path), "-w", "-o", "yaml", "--timeout", "30s"])
+        main(["rollout", "status", "-f", str(path), "-w", "-o", "yaml", "--timeout", "30s"], on(session))
     out = capsys.readouterr().out
     assert exited.value.code == 0, out
     documents = list(yaml.safe_load_all(out))

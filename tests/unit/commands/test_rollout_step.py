@@ -35,13 +35,11 @@ def test_the_commit_message_is_the_pull_request_text():
 def test_rollout_step_gitops_loads_its_directory_once(tmp_path, monkeypatch, capsys):
     """Issue 38: `rollout step --gitops` loaded its sets once to check them, then again with the
     context's namespace; the kubeconfig is read first now and the directory loaded once."""
-    import contextlib
     import shutil
 
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.inputs import directory
     from tests.fakes.cluster import MemorySession
-    from tests.support.cli import run
+    from tests.support.cli import on, run
     from tests.support.paths import REPO
 
     shutil.copy(REPO / "examples" / "prefill-decode.yaml", tmp_path / "ds.yaml")
@@ -49,11 +47,11 @@ def test_rollout_step_gitops_loads_its_directory_once(tmp_path, monkeypatch, cap
     kubeconfig.write_text("current-context: c\ncontexts: [{name: c, context: {cluster: c, namespace: serving}}]\n"
                           "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n")
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(watches=False)))
     loads = []
     load = directory.load
     monkeypatch.setattr(directory, "load", lambda *args, **kwargs: loads.append(kwargs) or load(*args, **kwargs))
-    code, out, err = run(["rollout", "step", "--gitops", "-f", str(tmp_path)], capsys)
+    code, out, err = run(["rollout", "step", "--gitops", "-f", str(tmp_path)], capsys,
+                         options=on(MemorySession(watches=False)))
     assert len(loads) == 1 and loads[0]["fallback"] == "serving", (code, err)
     assert (tmp_path / "ds.yaml").exists() and out
 

@@ -3,21 +3,18 @@ commands they name; they name the set's directory, as the user can run them."""
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 
-from kubectl_disagg.commands import _session
 from tests.fakes.argo import MemoryArgo
 from tests.fakes.cluster import MemorySession
-from tests.support.cli import run
+from tests.support.cli import on, run
 from tests.support.git_rollout import git, roll_through_git, write
 
 POLICY = {"maxSlicesInFlight": 2, "waves": [{"slices": 1, "pause": {}}, {"slices": "100%"}]}
 
 
-def test_the_commands_a_git_rollouts_messages_name_can_be_run_as_they_stand(tmp_path, monkeypatch, capsys):
+def test_the_commands_a_git_rollouts_messages_name_can_be_run_as_they_stand(tmp_path, capsys):
     argo = MemoryArgo()
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(argo.cluster)))
     git(tmp_path, "init", "-q", "-b", "main")
     write(tmp_path, "img:1", 3, {"prefill": 1, "decode": 1}, POLICY)
     git(tmp_path, "add", ".")
@@ -26,7 +23,8 @@ def test_the_commands_a_git_rollouts_messages_name_can_be_run_as_they_stand(tmp_
     write(tmp_path, "img:2", 3, {"prefill": 1, "decode": 1}, POLICY)
     git(tmp_path, "commit", "-q", "-am", "img:2")
     roll_through_git(tmp_path, argo, capsys)
-    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys)
+    code, _, err = run(["rollout", "undo", "--gitops", "-f", str(tmp_path), "--commit"], capsys,
+                       options=on(MemorySession(argo.cluster)))
     assert code == 0, err
     roll_through_git(tmp_path, argo, capsys)
     log = git(tmp_path, "log", "--format=%B")

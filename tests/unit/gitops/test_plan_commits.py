@@ -5,13 +5,9 @@ in-memory cluster as Argo CD would sync it between commits."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
-from kubectl_disagg.commands import _session
 from tests.fakes.argo import MemoryArgo
-from tests.fakes.cluster import MemorySession
 from tests.support.git_rollout import commits, git, roll_through_git, write
 
 
@@ -27,10 +23,8 @@ from tests.support.git_rollout import commits, git, roll_through_git, write
     (6, {"prefill": 3, "decode": 1}, {"maxSlicesInFlight": 2, "waves": [{"slices": 2, "pause": {}},
                                                                         {"slices": "100%", "pause": {}}]}),
 ])
-def test_the_plans_commit_count_is_what_the_git_rollout_commits(tmp_path, monkeypatch, capsys, slices, replicas,
-                                                                policy):
+def test_the_plans_commit_count_is_what_the_git_rollout_commits(tmp_path, capsys, slices, replicas, policy):
     argo = MemoryArgo()
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(MemorySession(argo.cluster)))
     git(tmp_path, "init", "-q", "-b", "main")
     write(tmp_path, "img:1", slices, replicas, policy)
     git(tmp_path, "add", ".")

@@ -3,23 +3,24 @@ and the committed position, without a cluster (MemoryArgo plays Argo CD and the 
 
 from __future__ import annotations
 
+from kubectl_disagg.clock import SYSTEM_CLOCK
 from kubectl_disagg.core.controller import planner
 from kubectl_disagg.core.delivery.status import NextAction
 from kubectl_disagg.gitops.status import gitops_status
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from tests.support.status_views import format_text, to_document
 from tests.fakes.argo import deploy, round_trip
-from tests.fakes.cluster import MemoryCluster
+from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.support.sets import NS, make_set
 
 
 def status(argo, ds, state):
-    return gitops_status(ds, state, argo.snapshot(ds), argo.served)
+    return gitops_status(ds, state, argo.snapshot(ds), argo.served, now=SYSTEM_CLOCK.now())
 
 
 def test_no_state_yet_means_run_the_step():
     ds = make_set({"prefill": 2, "decode": 1})
-    result = gitops_status(ds, None, MemoryCluster(NS).snapshot(ds.name))
+    result = gitops_status(ds, None, MemoryCluster(NS).snapshot(ds.name), now=SYSTEM_CLOCK.now())
     assert result.sync.next_action == NextAction.STEP and not result.sync.has_state
     assert "no rollout state yet" in format_text(result, "disagg-rollout-state.yaml")
 
@@ -141,23 +142,6 @@ def git_report(ds, action, available):
                      sync=Sync(True, (), True, True, True, action, ()))
 
 
-class Looked:
-    """A cluster whose every watch sees a change (`changes`) or none."""
-
-    def __init__(self, changes=True):
-        self.changes, self.waits = changes, []
-
-    def snapshot(self, name, namespace, services=True):
-        return MemoryCluster(NS).snapshot(name)
-
-    def rollout_state(self, name, namespace):
-        return None
-
-    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
-        self.waits.append(timeout)
-        return self.changes
-
-
 def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_availability(monkeypatch):
     """`rollout status --gitops -w --for=complete` (the one -w of rollout/status.py over
     `GitLooks`) looks again on every change until every set's rollout is complete;
@@ -177,10 +161,10 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
                          git_report(ds, NextAction.SYNC, True), git_report(ds, NextAction.COMPLETE, True)])
         monkeypatch.setattr(git_status, "gitops_status", lambda *args, sequence=sequence, **kwargs: next(sequence))
         seen = []
-        cluster = Looked()
+        cluster = MemorySession(MemoryCluster(NS))  # every watch sees a change
         watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "", watch=True,
                      until=until, write=lambda text: None, held=None)
-        seen = cluster.waits
+        seen = cluster.watched
         assert len(seen) + 1 == expected, until
 
 
@@ -204,10 +188,10 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
     for actions, waited in (([NextAction.COMPLETE] * 2, False), ([NextAction.COMPLETE, NextAction.SYNC], True)):
         statuses = itertools.cycle([git_report(ds, action, True) for action in actions])
         monkeypatch.setattr(git_status, "gitops_status", lambda *args, statuses=statuses, **kwargs: next(statuses))
-        cluster, texts = Looked(changes=False), []
+        cluster, texts = MemorySession(MemoryCluster(NS), quiet=True), []
         outcome = watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "look",
                                watch=True, deadline=Deadline.after(0.3), write=texts.append)
-        assert bool(cluster.waits) == waited and (len(texts) == 1) == (not waited), actions
+        assert bool(cluster.watched) == waited and (len(texts) == 1) == (not waited), actions
         assert STATUS_EXIT[outcome] == (StepExit.TIMEOUT if waited else StepExit.COMPLETE)
 
 
@@ -354,7 +338,7 @@ def test_issue48_through_git_watch_for_waits_for_the_sets_still_moving_as_in_the
     monkeypatch.setattr(git_status, "gitops_status", lambda *args, **kwargs: next(reports))
     directory = SimpleNamespace(sets=[SimpleNamespace(ds=ds, namespace=NS, state=object(), state_path="s.yaml")
                                       for ds in (held_set, moving)])
-    cluster, texts, held = Looked(), [], []
+    cluster, texts, held = MemorySession(MemoryCluster(NS)), [], []
     outcome = watch_status(cluster, git_status.GitLooks(cluster, directory), lambda reports, now: "look", watch=True,
                            until=Until.AVAILABLE, write=texts.append, held=held.extend, deadline=Deadline.after(5))
     assert (STATUS_EXIT[outcome], len(texts)) == (StatusExit.HELD, 2)

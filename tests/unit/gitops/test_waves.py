@@ -754,7 +754,7 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     _, _, aborted = change_state(new, state, lambda d: abort(d, NOW, "bob"), NOW)
     state, step = roll_until_held(argo, new, reread(aborted, new))
     stable = sets()[0].revision
-    result = gitops_status(new, state, argo.snapshot(new), argo.served)
+    result = gitops_status(new, state, argo.snapshot(new), argo.served, now=datetime.datetime.now(datetime.timezone.utc))
     assert result.sync.next_action == NextAction.HELD
     assert result.available and result.reached(Until.AVAILABLE) and not result.reached(Until.COMPLETE)
     assert to_document(result, "s.yaml")["available"] is True
@@ -775,10 +775,8 @@ def test_issue47_item7_slices_raised_while_paused_render_sync_and_read_at_the_st
     holds the rollout, not the set's size: the new slices render at the stable revision (as
     the terminal creates them), Argo CD syncs them, and the abort decided there names only the
     canary as rolled back. A real repository; the cluster in memory, synced as Argo CD does."""
-    import contextlib
-
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.gitops import directory as directories
+    from tests.support.cli import on
 
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-config"))
     app = tmp_path / "app"
@@ -831,15 +829,14 @@ def test_issue47_item7_slices_raised_while_paused_render_sync_and_read_at_the_st
     grown, paused = loaded()
     argo.sync(grown, paused)  # Argo CD syncs the commit: slices 4-5 run the stable revision
     argo.cluster.settle()
-    session = MemorySession(argo.cluster, watches=False)
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(session))
-    code, out, err = run(["rollout", "status", "--gitops", "-f", str(app)], capsys)
+    session = on(MemorySession(argo.cluster, watches=False))
+    code, out, err = run(["rollout", "status", "--gitops", "-f", str(app)], capsys, options=session)
     assert code == 7, (out, err)  # held by the pause, as before the slices were raised
     assert "rollout resume --gitops" in out + err and "rollout step --gitops" not in out + err
-    code, out, err = run(["rollout", "plan", "--gitops", "-f", str(app)], capsys)
+    code, out, err = run(["rollout", "plan", "--gitops", "-f", str(app)], capsys, options=session)
     assert code == 0 and "now: paused at wave 1 of 3" in out, (out, err)
 
-    code, out, err = run(["rollout", "abort", "--gitops", "-f", str(app), "--commit"], capsys)
+    code, out, err = run(["rollout", "abort", "--gitops", "-f", str(app), "--commit"], capsys, options=session)
     assert code == 0, err
     assert "rolls slice 0 back to revision " + old.revision in out, out
     assert "slices 1-5 never started" in out, out

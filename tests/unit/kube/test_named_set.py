@@ -2,50 +2,46 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.core.controller.snapshot import lws_from_object
 from kubectl_disagg.kube.named_set import Absent, DeployedWithFiles, Stored, find_set
 from kubectl_disagg.views.named_set import not_stored_lines
+from tests.fakes.cluster import MemorySession
 
 
-def lws(name, slice_, revision, role, replicas, ready, created="2026-01-01T00:00:00Z"):
-    labels = {naming.NAME_LABEL: "llama", naming.SLICE_LABEL: str(slice_), naming.REVISION_LABEL: revision,
+def lws_object(name, slice_, revision, role, replicas, ready, created="2026-01-01T00:00:00Z", set_name="llama"):
+    labels = {naming.NAME_LABEL: set_name, naming.SLICE_LABEL: str(slice_), naming.REVISION_LABEL: revision,
               naming.ROLE_LABEL: role}
-    return lws_from_object({"kind": "LeaderWorkerSet", "metadata": {"name": name, "labels": labels,
-                                                                       "creationTimestamp": created},
-                            "spec": {"replicas": replicas}, "status": {"readyReplicas": ready}})
+    return {"kind": "LeaderWorkerSet", "metadata": {"name": name, "labels": labels, "creationTimestamp": created},
+            "spec": {"replicas": replicas}, "status": {"readyReplicas": ready}}
 
 
-class Cluster:
-    def __init__(self, stored=None, lws=(), names=()):
-        self.stored, self.lws, self.names, self.asked = stored, tuple(lws), list(names), []
+def lws(*args):
+    return lws_from_object(lws_object(*args))
 
-    def stored_set(self, name, namespace):
-        self.asked.append("get")
-        return self.stored
 
-    def snapshot(self, name, namespace, services=True):
-        self.asked.append("list lws")
-        return SimpleNamespace(lws=self.lws)
-
-    def set_names(self, namespace):
-        self.asked.append("list sets")
-        return self.names
+def cluster_of(*objects) -> MemorySession:
+    cluster = MemorySession()
+    for obj in objects:
+        cluster.cluster.add(obj)
+    return cluster
 
 
 def test_a_stored_set_is_one_get():
-    cluster = Cluster(stored={"kind": "DisaggregatedSet"})
-    assert find_set(cluster, "llama", "serving") == Stored({"kind": "DisaggregatedSet"})
-    assert cluster.asked == ["get"]
+    cluster = cluster_of({"kind": "DisaggregatedSet", "metadata": {"name": "llama"}},
+                         lws_object("a", 0, "old00000", "prefill", 2, 2))
+    found = find_set(cluster, "llama", "serving")
+    assert found == Stored(cluster.cluster.objects[("DisaggregatedSet", "llama")])
+    assert cluster.requests == ["get disaggregatedset"]
 
 
 def test_a_set_deployed_with_files_is_found_by_its_lws_labels():
-    found = find_set(Cluster(lws=[
-        lws("a", 0, "old00000", "prefill", 2, 2, "2026-01-01T00:00:00Z"),
-        lws("b", 0, "new11111", "prefill", 1, 0, "2026-01-02T00:00:00Z"),
-        lws("c", 1, "old00000", "prefill", 2, 2), lws("d", 1, "old00000", "decode", 1, 1)]), "llama", "serving")
+    cluster = cluster_of(
+        lws_object("a", 0, "old00000", "prefill", 2, 2, "2026-01-01T00:00:00Z"),
+        lws_object("b", 0, "new11111", "prefill", 1, 0, "2026-01-02T00:00:00Z"),
+        lws_object("c", 1, "old00000", "prefill", 2, 2), lws_object("d", 1, "old00000", "decode", 1, 1))
+    found = find_set(cluster, "llama", "serving")
+    assert cluster.requests == ["get disaggregatedset", "list leaderworkersets"]
     assert isinstance(found, DeployedWithFiles)
     assert (found.revisions, found.slices) == (["old00000", "new11111"], 2)
     assert found.replicas("old00000") == {"decode": (1, 1), "prefill": (4, 4)}
@@ -62,7 +58,11 @@ def test_the_message_says_deployed_with_f_and_the_command_that_works():
 
 
 def test_an_absent_set_names_the_sets_there():
-    found = find_set(Cluster(names=["mixtral", "qwen"]), "llama", "serving")
+    cluster = cluster_of({"kind": "DisaggregatedSet", "metadata": {"name": "mixtral"}},
+                         lws_object("q", 0, "abc00000", "prefill", 1, 1, set_name="qwen"))
+    found = find_set(cluster, "llama", "serving")
     assert found == Absent("llama", "serving", ("mixtral", "qwen"))
+    assert cluster.requests == ["get disaggregatedset", "list leaderworkersets", "list disaggregatedsets",
+                                "list leaderworkersets"]
     assert not_stored_lines(found, "status", None) == [
         "disaggregatedset/llama not found in namespace serving; the sets there: mixtral, qwen"]

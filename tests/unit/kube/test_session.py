@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from kubectl_disagg.clock import SYSTEM_CLOCK
 from kubectl_disagg.core.api.model import namespace_for
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.kube.client import kubeconfig as kubeconfig_module
@@ -198,7 +199,7 @@ def test_issue47_item14_a_wait_with_the_rollout_state_ends_at_the_first_change_o
             return False
 
     cluster = Session.__new__(Session)  # no kubeconfig: only the wait under test
-    cluster.client, cluster._watched = Client(), {}
+    cluster.client, cluster._watched, cluster.clock = Client(), {}, SYSTEM_CLOCK
     cluster._background, cluster._woken = {}, threading.Event()
     threading.Timer(0.1, state_changes.set).start()
     began = time.monotonic()
@@ -228,7 +229,7 @@ def test_issue47_item14_a_refused_rollout_state_watch_is_a_change_once_then_the_
             return False
 
     cluster = Session.__new__(Session)
-    cluster.client, cluster._watched = Client(), {}
+    cluster.client, cluster._watched, cluster.clock = Client(), {}, SYSTEM_CLOCK
     cluster._background, cluster._woken = {}, threading.Event()
     assert cluster.wait_for_change("llm", "serving", "41", timeout=5, state_version="40") is True
     began = time.monotonic()

@@ -111,19 +111,15 @@ def three_rollouts_one_aborted():
     return cluster, first, second, third
 
 
-def test_issue47_a_forged_history_entry_is_refused_by_history_and_undo(tmp_path, monkeypatch, capsys):
+def test_issue47_a_forged_history_entry_is_refused_by_history_and_undo(tmp_path, capsys):
     """An image patched into a history entry (its templates no longer hash to its revision):
     `rollout history` and `rollout undo` refuse it, naming the entry, as a forged position is;
     nothing is written. An honest undo prints the revision the set was left at."""
-    import contextlib
-
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.manifests.writer import to_yaml
-    from tests.support.cli import run as cli
+    from tests.support.cli import on, run as cli
     from tests.support.stepping import model
 
     cluster, first, _, third = three_rollouts_one_aborted()
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(cluster))
     path = tmp_path / "llm.yaml"
     path.write_text(to_yaml(third.source.data))
     honest = path.read_text()
@@ -132,14 +128,15 @@ def test_issue47_a_forged_history_entry_is_refused_by_history_and_undo(tmp_path,
     refusal = "rolloutstate/llm: history[0].revision: the role templates recorded here hash to revision "
     for argv in (["rollout", "history", "-f", str(path)], ["rollout", "undo", "-f", str(path)],
                  ["rollout", "undo", "-f", str(path), "--to-revision", first.revision]):
-        code, out, err = cli(argv, capsys)
+        code, out, err = cli(argv, capsys, options=on(cluster))
         assert (code, out) == (1, ""), (argv, out)
         assert err.startswith(refusal) and err.rstrip().endswith(
             f"not {first.revision} (edited by hand?): this entry cannot be shown or rolled back to"), err
         assert path.read_text() == honest
     cluster.state["history"][0]["roles"][1]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
         "image"] = "img:2"
-    code, out, err = cli(["rollout", "undo", "-f", str(path), "--to-revision", first.revision], capsys)
+    code, out, err = cli(["rollout", "undo", "-f", str(path), "--to-revision", first.revision], capsys,
+                         options=on(cluster))
     assert (code, out) == (0, f"disaggregatedset/llm rolled back to revision {model(path).revision}\n"), err
     assert model(path).revision == first.revision
 
@@ -179,14 +176,10 @@ def test_issue48_undo_reads_its_inputs_once(tmp_path, monkeypatch, capsys):
     """Issue 48: `rollout undo -f` read its inputs twice (the history's sets, then the files to
     rewrite), against design §1.1; a set given on stdin was gone by the second read ("no
     DisaggregatedSet found"). Read once, the undo of stdin prints the set rolled back."""
-    import contextlib
-
-    from kubectl_disagg.commands import _session
     from kubectl_disagg.manifests.writer import to_yaml
-    from tests.support.cli import run as cli
+    from tests.support.cli import on, run as cli
 
     cluster, first, _, third = three_rollouts_one_aborted()
-    monkeypatch.setattr(_session, "session", lambda options: contextlib.nullcontext(cluster))
     code, out, err = cli(["rollout", "undo", "-f", "-", "--to-revision", first.revision, "--dry-run", "-o", "name"],
-                         capsys, stdin=to_yaml(third.source.data), monkeypatch=monkeypatch)
+                         capsys, stdin=to_yaml(third.source.data), monkeypatch=monkeypatch, options=on(cluster))
     assert (code, out) == (0, "disaggregatedset/llm\n"), err

@@ -50,7 +50,7 @@ from kubectl_disagg.core.controller.reconcile import Phase
 from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, service_from_object
 from kubectl_disagg.core.delivery.waves import Progress, VerbRefused, slice_progress
-from kubectl_disagg.errors import Conflict, UserError
+from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import parse_state, state_document
 from kubectl_disagg.gitops.step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state, state_decision
@@ -64,6 +64,7 @@ from kubectl_disagg.rollout.verbs import change_for
 from tests.fakes.argo import deploy
 from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import MemoryCluster
+from tests.fakes.paced import PacedCluster
 from tests.support.fuzzing import policy_objects
 from tests.support.scaling_bounds import held_violations
 from tests.support.sets import NS, make_set
@@ -92,59 +93,12 @@ class Fleet(MemoryCluster):
                         objects={(o["kind"], o["metadata"]["name"]): o for o in mine})
 
 
-# --- the RolloutState, as the API server keeps it ----------------------------------------------
-
-
-class StateStore:
-    """The set's RolloutState object: created, replaced pinned to its resourceVersion, read."""
-
-    def __init__(self):
-        self.obj: dict | None = None
-        self.version = 0
-        self.written: dict | None = None  # what the code last wrote (a refused edit goes back to it)
-        self.writes = 0
-
-    # the client's face (rollout/progressive.py's write_state and ensure_served)
-    def serves(self, resource) -> bool:
-        return True
-
-    def create(self, resource, namespace, body):
-        if self.obj is not None:
-            raise Conflict("rolloutstate/llm exists")
-        return self._store(body)
-
-    def replace(self, resource, namespace, body):
-        if self.obj is None or self.obj["metadata"]["resourceVersion"] != body["metadata"].get("resourceVersion"):
-            raise Conflict("rolloutstate/llm changed since it was read")
-        return self._store(body)
-
-    def _store(self, body):
-        self.version += 1
-        self.obj = copy.deepcopy(body)
-        self.obj["metadata"]["resourceVersion"] = str(self.version)
-        self.written, self.writes = copy.deepcopy(self.obj), self.writes + 1
-        return copy.deepcopy(self.obj)
-
-    def position(self, obj: dict | None = None) -> Position | None:
-        obj = self.obj if obj is None else obj
-        if obj is None or obj.get("position") is None:
-            return None
-        position, problems = parse_position(obj["position"], "rolloutstate/llm", lambda path: 0)
-        return position
-
-
-class Cluster:
-    """What Progressive and the ClusterStore ask of a cluster session."""
-
-    def __init__(self, store: StateStore):
-        self.client = store
-        self.store = store
-
-    def rollout_state(self, name, namespace):
-        return copy.deepcopy(self.store.obj)
-
-    def record_event(self, obj):
-        pass
+def position_of(obj: dict | None) -> Position | None:
+    """The position a RolloutState object records (None: no object, or none recorded)."""
+    if obj is None or obj.get("position") is None:
+        return None
+    position, problems = parse_position(obj["position"], "rolloutstate/llm", lambda path: 0)
+    return position
 
 
 # --- what people decided and what happened, kept beside the code ----------------------------------
@@ -189,8 +143,7 @@ class World:
             self.memory.add(obj)
         self.memory.settle()
         self.changed()
-        self.store = StateStore()
-        self.cluster = Cluster(self.store)
+        self.cluster = PacedCluster(self.memory)  # the RolloutState as the API server keeps it
         self.healthy, self.value, self.refusals = True, 0.0, 0
         self.image = "img:2"  # the template changed: the rollout to it starts
         self.decode = 1  # decode's replicas: a capacity change, no template change
@@ -402,15 +355,15 @@ class World:
         back as the code last wrote it (a person undoes the edit)."""
         if isinstance(error, UserError):
             assert error.lines() and all(line.strip() for line in error.lines()), error
-            if self.store.obj is not None:
-                self.store.obj = copy.deepcopy(self.store.written)
+            if self.cluster.state is not None:
+                self.cluster.state = copy.deepcopy(self.cluster.writes[-1])
         else:
             assert str(error), error
         self.refusals += 1
 
     def step(self, settle: str) -> None:
         self.observe()
-        before, writes = self.revisions(), self.store.writes
+        before, writes = self.revisions(), len(self.cluster.writes)
         gates = self.analysis()
         progressive = Progressive(self.cluster, NS, clock=self.clock, analyze=self.analyze(gates))
         ds = self.ds
@@ -419,8 +372,8 @@ class World:
         except UserError as refused:
             self.refused(refused)
             return
-        if self.store.writes != writes:
-            self.note_abort(self.store.position(self.store.written))
+        if len(self.cluster.writes) != writes:
+            self.note_abort(position_of(self.cluster.writes[-1]))
         self.check_position(progressive.passage.decision.position if progressive.passage else None)
         if not result.problems:
             self.memory.execute(result.actions)
@@ -445,7 +398,7 @@ class World:
 
     def recorded(self) -> Position | None:
         """The position as its store holds it now."""
-        return self.store.position()
+        return position_of(self.cluster.state)
 
     def change(self, change):
         """A verb through its store: (the decision before, the one after)."""
@@ -499,14 +452,14 @@ class World:
         """The RolloutState deleted (by hand, a namespace restore, a GitOps prune). An abort that
         is over (no slice has the revision any more) leaves no trace in the live objects: the
         rollout to the set's revision is then a first one, from its canary (a known limit)."""
-        self.store.obj = None
+        self.cluster.state = None
         target = self.ds.revision
         if not any(target in revisions for revisions in self.revisions().values()):
             self.rollout.aborted = False
 
     def edit(self, how: str, pick: int, obj: dict | None = None) -> None:
         """The RolloutState's position (or `obj`'s) edited by hand."""
-        obj = self.store.obj if obj is None else obj
+        obj = self.cluster.state if obj is None else obj
         if obj is None or obj.get("position") is None:
             return
         position = obj["position"]

@@ -291,9 +291,9 @@ def test_an_undo_refused_while_the_permission_is_revoked_is_sent_again_until_it_
 
 
 def test_an_undo_gives_up_at_its_deadline_and_says_so(monkeypatch):
-    clock = [0.0]
-    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.monotonic", lambda: clock[0])
-    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+    clock = FakeClock()
+    monkeypatch.setattr("kubectl_disagg.rollout.stepper.time.sleep", lambda seconds: setattr(clock, "seconds",
+                                                                                            clock.seconds + seconds))
     executor = MemoryExecutor(MemoryCluster("serving"))
     new = _steady_then_changed(executor)
     writes = []
@@ -307,10 +307,10 @@ def test_an_undo_gives_up_at_its_deadline_and_says_so(monkeypatch):
 
     executor.execute = gone
     with pytest.raises(PassInterrupted) as interrupted:
-        list(drive(executor, new, "serving", until_complete=False))
+        list(drive(executor, new, "serving", until_complete=False, deadline=Deadline(None, clock)))
     notes = interrupted.value.undo_notes
     assert any(note.startswith("could not undo (cannot reach") for note in notes), notes
-    assert 25 <= clock[0] <= 31  # UNDO_PATIENCE_SECONDS, not one attempt
+    assert 25 <= clock.seconds <= 31  # UNDO_PATIENCE_SECONDS, not one attempt
 
 
 def test_until_complete_waits_out_an_api_server_restart(monkeypatch):

@@ -5,16 +5,14 @@ kube-apiserver in tests/integration/test_dry_run_server.py."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
-import contextlib
 import copy
 import json
 
 import pytest
 
 from kubectl_disagg.cli import main
-from kubectl_disagg.commands import _options, _session
+from kubectl_disagg.commands import _options
 from kubectl_disagg.commands.rollout_step import step
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.core.api import naming
@@ -27,8 +25,8 @@ from kubectl_disagg.rollout.stepper import SERVER, drive
 from kubectl_disagg.views.completion import complete
 from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
 from tests.fakes import cluster as memory_cluster
-from tests.fakes.cluster import MemoryCluster
-from tests.fakes.cluster import MemoryExecutor
+from tests.fakes.cluster import MemoryCluster, MemorySession
+from tests.support.cli import on
 from tests.support.sets import NS, make_set
 
 # --- the flag -----------------------------------------------------------------------------------
@@ -86,9 +84,10 @@ def test_bare_dry_run_leaves_other_words_alone():
 # --- the pass -----------------------------------------------------------------------------------
 
 
-class JudgingExecutor(MemoryExecutor):
-    """Judges dry-run writes against a copy of the in-memory cluster, so nothing is stored:
-    the preconditions as the real executor sends them, plus refusals set per object name."""
+class JudgingExecutor(MemorySession):
+    """The in-memory session judging dry-run writes against a copy of its cluster, so nothing
+    is stored: the preconditions as the real executor sends them, plus refusals set per object
+    name."""
 
     def __init__(self, cluster: MemoryCluster):
         super().__init__(cluster)
@@ -203,30 +202,15 @@ def test_a_write_that_gets_no_answer_ends_the_dry_run_as_an_error():
 # --- the command: view and exit code ------------------------------------------------------------
 
 
-class Session(JudgingExecutor):
-    default_namespace = "default"
-    events: list = []
-    client = SimpleNamespace(serves=lambda resource: False)  # no RolloutState kind served
-
-    def record_event(self, event):  # pragma: no cover - a dry run records none
-        self.events.append(event)
-
-    def rollout_state(self, set_name, namespace):
-        return None  # no RolloutState kind served
-
-
 @pytest.fixture
-def session(monkeypatch):
-    cluster = MemoryCluster(NS)
-    executor = Session(cluster)
-    monkeypatch.setattr(_session, "executor", lambda options: contextlib.nullcontext(executor))
-    return executor
+def session():
+    return JudgingExecutor(MemoryCluster(NS))
 
 
-def run_step(path, *args: str, capsys) -> tuple[int, str, str]:
+def run_step(session, path, *args: str, capsys) -> tuple[int, str, str]:
     capsys.readouterr()
     with pytest.raises(SystemExit) as exited:
-        main(["rollout", "step", "-f", str(path), *args])
+        main(["rollout", "step", "-f", str(path), *args], on(session))
     out, err = capsys.readouterr()
     return exited.value.code, out, err
 
@@ -240,7 +224,7 @@ def write(tmp_path, ds_replicas: dict[str, int]):
 
 def test_exit_0_when_every_write_would_be_accepted(session, tmp_path, capsys):
     _, path = write(tmp_path, {"prefill": 1, "decode": 1})
-    code, out, err = run_step(path, "--dry-run=server", capsys=capsys)
+    code, out, err = run_step(session, path, "--dry-run=server", capsys=capsys)
     assert (code, err) == (StepExit.OK, "")
     assert "server dry run, 4 changes planned, all accepted by the API server, nothing changed" in out
     assert session.leases == 0 and session.cluster.objects == {} and session.events == []
@@ -256,7 +240,7 @@ def test_exit_1_lists_every_refusal_one_per_action(session, tmp_path, capsys):
         {"kind": "Status", "code": 403, "reason": "Forbidden",
          "message": f'services "{service.name}" is forbidden: denied by a policy'}))
 
-    code, out, err = run_step(path, "--dry-run=server", capsys=capsys)
+    code, out, err = run_step(session, path, "--dry-run=server", capsys=capsys)
     assert code == StepExit.ERROR
     lines = err.splitlines()
     assert len(lines) == 4 and lines[-1] == (f"disaggregatedset/llm in {NS}: the API server would refuse 3 of this "
@@ -269,7 +253,7 @@ def test_exit_1_lists_every_refusal_one_per_action(session, tmp_path, capsys):
     assert lines[2] == f"service/{service.name}: forbidden: denied by a policy"
     assert "3 refused by the API server, nothing changed" in out
 
-    code, out, err = run_step(path, "--dry-run=server", "-o", "json", capsys=capsys)
+    code, out, err = run_step(session, path, "--dry-run=server", "-o", "json", capsys=capsys)
     assert code == StepExit.ERROR
     doc = json.loads(out)
     verdicts = {a["name"]: a["verdict"] for a in doc["slices"][0]["actions"]}
@@ -281,7 +265,7 @@ def test_exit_1_lists_every_refusal_one_per_action(session, tmp_path, capsys):
 def test_client_dry_run_sends_nothing(session, tmp_path, capsys):
     _, path = write(tmp_path, {"prefill": 1, "decode": 1})
     for flag in ("--dry-run", "--dry-run=client"):
-        code, out, _ = run_step(path, flag, "-o", "json", capsys=capsys)
+        code, out, _ = run_step(session, path, flag, "-o", "json", capsys=capsys)
         doc = json.loads(out)
         assert code == StepExit.OK and (doc["dryRun"], doc["dryRunStrategy"]) == (True, "client")
         assert "verdict" not in doc["slices"][0]["actions"][0]

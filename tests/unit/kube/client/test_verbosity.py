@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kubectl_disagg.commands._options import kubectl_spellings
+from kubectl_disagg.cli import kubectl_spellings
 from kubectl_disagg.kube.client import verbosity
 from kubectl_disagg.kube.client.transport import NetworkError
 from tests.fakes.servers import answering
