@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.inputs.tree import resolved  # how every command compares paths
@@ -150,15 +151,15 @@ def said(run: subprocess.CompletedProcess) -> str:
     return " ".join(text.split()) if text else f"exit {run.returncode}"
 
 
-def repository_for(paths: list[str | None], branch: str | None, *, clean: bool = False) -> Repository:
+def repository_for(paths: Sequence[str | None], branch: str | None, *, clean: bool = False) -> Repository:
     """The repository holding the state files (`paths`), checked for `--commit` (`prepare`):
     changes beyond them refused, and with `clean` (a commit of files a person edits: `rollout
     undo`'s set files) any change at all, so that the commit holds what the command wrote alone."""
-    paths = sorted({path for path in paths if path})
-    if not paths:
+    files = sorted({path for path in paths if path})
+    if not files:
         raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])
-    repository = Repository(os.path.dirname(paths[0]) or ".")
-    repository.prepare([] if clean else paths, branch)
+    repository = Repository(os.path.dirname(files[0]) or ".")
+    repository.prepare([] if clean else files, branch)
     return repository
 
 
