@@ -13,7 +13,7 @@ source: the command's docstring, its options and its exit-code tables (`exits.py
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -25,6 +25,7 @@ HELP_EXAMPLES = 2  # the examples --help shows; the reference shows them all
 KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "as_user", "as_groups", "as_uid", "verbosity")
 REFERENCE = "docs/reference/cli"
 ExitSection = tuple[Codes, str, dict[Any, str] | None]  # words keyed by the table's own codes
+Found = tuple[tuple[str, ...], click.Command, click.Context]  # what `commands` yields
 
 
 def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[Any, str] | None = None) -> ExitSection:
@@ -49,12 +50,11 @@ class Parts:
                 self.more.append(paragraph)
 
 
-def commands(root: click.Group, terminal_width: int | None = None):
+def commands(root: click.Group, terminal_width: int | None = None) -> Iterator[Found]:
     """(path, command, context) of every command under `root` that is not a group, in the order
     --help lists them (path: `("rollout", "step")`), for the reference and the tests."""
-    def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...]):
-        for name in group.list_commands(ctx):
-            command = group.get_command(ctx, name)
+    def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...]) -> Iterator[Found]:
+        for name, command in ((n, c) for n in group.list_commands(ctx) if (c := group.get_command(ctx, n))):
             sub = click.Context(command, parent=ctx, info_name=name, terminal_width=terminal_width)
             if isinstance(command, click.Group):
                 yield from walk(command, sub, (*path, name))
@@ -136,7 +136,7 @@ def _spelled(param: click.Option, ctx: click.Context, long_only: bool = False) -
     """The flag as --help's first column writes it (`-o, --output [text|yaml|json]`); with
     `long_only`, one spelling: kubectl's own flags by their first alone (`-v`), the others long
     with their metavar (the reference gives each flag's value)."""
-    names = param.get_help_record(ctx)[0]
+    names = (param.get_help_record(ctx) or ("", ""))[0]  # (None for a hidden flag: none is)
     if not long_only:
         return names
     metavar = names.rpartition(", ")[2].partition(" ")[2]
