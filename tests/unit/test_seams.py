@@ -14,7 +14,7 @@ import tomllib
 
 from kubectl_disagg.gitops.store import GitStore
 from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.kube.seam import ClusterReads, ClusterSession, EventRecorder, HandoverWrites, StoredSets
+from kubectl_disagg.kube.seam import ClusterReads, ClusterSession, EventRecorder, HandoverWrites, SetPatches, StoredSets
 from kubectl_disagg.kube.session import Session
 from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.store import ClusterStore, PositionStore
@@ -37,6 +37,10 @@ def fake_reads(fake: MemorySession) -> ClusterReads:
 
 
 def stored_sets(session: Session) -> StoredSets:
+    return session
+
+
+def set_patches(session: Session) -> SetPatches:
     return session
 
 
