@@ -44,7 +44,8 @@ class Repository:
         author date as RFC 3339, subject)."""
         out = self._git("log", "--reverse", "--format=%H%x1f%an%x1f%aI%x1f%s", "HEAD", "--",
                         *[self.relative(path) for path in paths], what="cannot read the history")
-        return [tuple(line.split("\x1f", 3)) for line in out.splitlines() if line]  # type: ignore[misc]
+        fields = (line.split("\x1f", 3) for line in out.splitlines() if line)  # the format's four, always
+        return [(sha, author, date, subject) for sha, author, date, subject in fields]
 
     def followed(self, path: str) -> dict[str, str]:
         """Where `path` was (its path from the top) at each commit of HEAD that changed it,
@@ -71,7 +72,8 @@ class Repository:
                              capture_output=True)
         if run.returncode != 0:
             raise UserError([f"cannot read the history: git cat-file: {run.stderr.decode(errors='replace').strip()}"])
-        out, at = [], 0
+        out: list[bytes | None] = []
+        at = 0
         for _ in wanted:
             end = run.stdout.index(b"\n", at)
             header = run.stdout[at:end].split()
@@ -137,15 +139,18 @@ class Repository:
 
     def _undo(self, start: str, paths: list[str], created: str | None) -> None:
         """Back to where `commit` started: the paths unstaged, a branch it created removed."""
-        quiet = {"capture_output": True, "text": True}
-        subprocess.run(["git", "-C", self.directory, "reset", "--quiet", start, "--", *paths], **quiet)
+        self._quietly("reset", "--quiet", start, "--", *paths)
         if created is not None:
             back = ["switch", "--quiet", self.head] if self.head else ["switch", "--quiet", "--detach", start]
-            subprocess.run(["git", "-C", self.directory, *back], **quiet)
-            subprocess.run(["git", "-C", self.directory, "branch", "--quiet", "-D", created], **quiet)
+            self._quietly(*back)
+            self._quietly("branch", "--quiet", "-D", created)
+
+    def _quietly(self, *args: str) -> None:
+        """git `args`, whatever it answers (`_undo` puts back all it can)."""
+        subprocess.run(["git", "-C", self.directory, *args], capture_output=True, text=True)
 
 
-def said(run: subprocess.CompletedProcess) -> str:
+def said(run: subprocess.CompletedProcess[str]) -> str:
     """What a failed git said, on one line: its stderr (else its stdout), else its exit code."""
     text = run.stderr.strip() or run.stdout.strip()
     return " ".join(text.split()) if text else f"exit {run.returncode}"
