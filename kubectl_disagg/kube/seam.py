@@ -74,6 +74,11 @@ class EventRecorder(Protocol):
     def record_event(self, event: JsonObject) -> None: ...
 
 
+class PacingSession(ClusterSession, EventRecorder, Protocol):
+    """A paced pass's session (`rollout/progressive.Progressive`): the reads, the RolloutState
+    written through the client, and the decision's Events."""
+
+
 class HandoverWrites(Protocol):
     """The writes of a hand-over (`rollout/handover.carry_out`): pinned patches of the set's
     objects, and the stored set deleted with its objects orphaned."""

@@ -161,7 +161,7 @@ def _look(cluster: Any, ds: DisaggregatedSet, namespace: str) -> StatusLook:
         from kubectl_disagg.kube.lease import running_stepper
         from kubectl_disagg.rollout.progressive import paced_view
         passage, lines, version = paced_view(cluster, ds, namespace, snapshot)
-        status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))  # type: ignore[arg-type]
+        status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))
         status = replace(status, rollout=lines, paced=rollout_status(passage.decision))
         stepping = status.paced is not None and status.paced.unmeasured is not None and running_stepper(
             cluster.client, ds.name, namespace) is not None

@@ -14,7 +14,8 @@ import tomllib
 
 from kubectl_disagg.gitops.store import GitStore
 from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.kube.seam import ClusterReads, ClusterSession, EventRecorder, HandoverWrites, SetPatches, StoredSets
+from kubectl_disagg.kube.seam import (ClusterReads, ClusterSession, EventRecorder, HandoverWrites, PacingSession,
+                                      SetPatches, StoredSets)
 from kubectl_disagg.kube.session import Session
 from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.store import ClusterStore, PositionStore
@@ -42,6 +43,10 @@ def stored_sets(session: Session) -> StoredSets:
 
 def set_patches(session: Session) -> SetPatches:
     return session
+
+
+def pacing(executor: ClusterExecutor) -> PacingSession:
+    return executor
 
 
 def writers(executor: ClusterExecutor, fake: MemorySession) -> tuple[list[Executor], list[EventRecorder],
