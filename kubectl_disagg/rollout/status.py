@@ -20,12 +20,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.api.naming import LWS_KIND, SERVICE_KIND
 from kubectl_disagg.core.controller.reconcile import reconcile
 from kubectl_disagg.core.delivery.status import NextAction, SetStatus, StatusLook, Until, Watched, derive_status
+from kubectl_disagg.kube.seam import ClusterReads, PacingSession
 from kubectl_disagg.rollout.outcome import Outcome, most_pressing
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 
@@ -48,7 +49,7 @@ class StatusStore(Protocol):
     def look(self) -> list[StatusLook]: ...
 
 
-def watch_status(cluster: Any, store: StatusStore, format: Format, *, watch: bool = False,
+def watch_status(cluster: ClusterReads, store: StatusStore, format: Format, *, watch: bool = False,
                  deadline: Deadline = NEVER, write: Callable[[str], object] | None = None,
                  until: Until | None = None, held: Callable[[list[SetStatus]], object] | None = None) -> Outcome:
     """Report every set (`write(format(reports, now))`) at each look of `store`; with `watch`,
@@ -124,7 +125,7 @@ class ClusterLooks:
     most = WATCH_SLICE_SECONDS
     until: Until | None = Until.AVAILABLE
 
-    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet], namespace: str | None):
+    def __init__(self, cluster: PacingSession, sets: Sequence[DisaggregatedSet], namespace: str | None):
         self.cluster, self.sets, self.namespace = cluster, sets, namespace
 
     def look(self) -> list[StatusLook]:
@@ -150,7 +151,7 @@ def _still(report: SetStatus, stepping: bool) -> bool:
     return report.paced is not None and report.paced.still(stepping)
 
 
-def _look(cluster: Any, ds: DisaggregatedSet, namespace: str) -> StatusLook:
+def _look(cluster: PacingSession, ds: DisaggregatedSet, namespace: str) -> StatusLook:
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     if ds.policy is None:
         status, paced = derive_status(ds, snapshot, reconcile(ds, snapshot)), _Paced()

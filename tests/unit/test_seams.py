@@ -45,8 +45,9 @@ def set_patches(session: Session) -> SetPatches:
     return session
 
 
-def pacing(executor: ClusterExecutor) -> PacingSession:
-    return executor
+def pacing(session: Session, executor: ClusterExecutor) -> list[PacingSession]:
+    """`rollout status` records a completion over its session as a step does over its executor."""
+    return [session, executor]
 
 
 def writers(executor: ClusterExecutor, fake: MemorySession) -> tuple[list[Executor], list[EventRecorder],
