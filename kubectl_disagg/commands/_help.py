@@ -18,17 +18,17 @@ from typing import Any
 
 import click
 
-from kubectl_disagg.exits import Codes, labels
+from kubectl_disagg.exits import Codes, ExitCode, labels
 
 HELP_EXAMPLES = 2  # the examples --help shows; the reference shows them all
 # kubectl's connection flags, and -f's companion: named on one line of --help.
 KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "as_user", "as_groups", "as_uid", "verbosity")
 REFERENCE = "docs/reference/cli"
-ExitSection = tuple[Codes, str, dict[Any, str] | None]  # words keyed by the table's own codes
+ExitSection = tuple[Codes, str, dict[ExitCode, str] | None]  # words keyed by the table's own codes
 Found = tuple[tuple[str, ...], click.Command, click.Context]  # what `commands` yields
 
 
-def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[Any, str] | None = None) -> ExitSection:
+def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[ExitCode, str] | None = None) -> ExitSection:
     """A command's exit-code section: (table, title, words that replace the table's, or None)."""
     return (codes, title, words)
 
@@ -85,7 +85,7 @@ class HelpCommand(click.Command):
     """A command whose --help is the short page; `exit_codes`, its exit-code sections
     (`exit_section`), as --help and the reference list them."""
 
-    def __init__(self, *args: Any, exit_codes: Sequence[ExitSection] = (), **kwargs: Any):
+    def __init__(self, *args: Any, exit_codes: Sequence[ExitSection] = (), **kwargs: Any):  # (click.Command's own)
         super().__init__(*args, **kwargs)
         self.exit_codes = tuple(exit_codes)
 
