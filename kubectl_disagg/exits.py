@@ -71,7 +71,7 @@ class StepExit(ExitCode):
 # The codes a `rollout step` against the cluster ends with, in its table's words.
 STEP_CLUSTER = (StepExit.OK, StepExit.ERROR, StepExit.USAGE, StepExit.REFUSED, StepExit.TIMEOUT, StepExit.HELD)
 # `rollout step --gitops` (what a step did): every code, in its own words.
-GITOPS_STEP = {
+GITOPS_STEP: dict[ExitCode, str] = {
     StepExit.OK: "advanced: the next state was written beside the set; commit it",
     StepExit.ERROR: "error: invalid input or state file, an API or network error",
     StepExit.USAGE: "usage: invalid flags",
@@ -109,7 +109,7 @@ class StatusExit(ExitCode):
 STATUS_CLUSTER = (StatusExit.AVAILABLE, StatusExit.ERROR, StatusExit.USAGE, StatusExit.NOT_AVAILABLE,
                   StatusExit.TIMEOUT, StatusExit.HELD)
 # `rollout status --gitops` reads the codes as the next action to take.
-GITOPS_NEXT_ACTION = {
+GITOPS_NEXT_ACTION: dict[ExitCode, str] = {
     StatusExit.AVAILABLE: "step: the next action is rollout step --gitops",
     StatusExit.ERROR: "error (invalid input or state file, API server unreachable or refusing)",
     StatusExit.USAGE: "usage error",
@@ -153,8 +153,8 @@ class CmpExit(ExitCode):
 
 
 # `cmp discover` reads the same codes: Argo CD's "no" is empty output, not an exit code.
-CMP_DISCOVER = {CmpExit.OK: "answered: the file found, or nothing when none holds a set",
-                CmpExit.ERROR: "invalid parameters: one line on stderr"}
+CMP_DISCOVER: dict[ExitCode, str] = {CmpExit.OK: "answered: the file found, or nothing when none holds a set",
+                                     CmpExit.ERROR: "invalid parameters: one line on stderr"}
 
 
 def label(text: str) -> str:

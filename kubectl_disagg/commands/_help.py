@@ -13,21 +13,22 @@ source: the command's docstring, its options and its exit-code tables (`exits.py
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
 
-from kubectl_disagg.exits import Codes, labels
+from kubectl_disagg.exits import Codes, ExitCode, labels
 
 HELP_EXAMPLES = 2  # the examples --help shows; the reference shows them all
 # kubectl's connection flags, and -f's companion: named on one line of --help.
 KUBECTL_FLAGS = ("recursive", "kubeconfig", "context", "as_user", "as_groups", "as_uid", "verbosity")
 REFERENCE = "docs/reference/cli"
-ExitSection = tuple[Codes, str, dict[Any, str] | None]  # words keyed by the table's own codes
+ExitSection = tuple[Codes, str, dict[ExitCode, str] | None]  # words keyed by the table's own codes
+Found = tuple[tuple[str, ...], click.Command, click.Context]  # what `commands` yields
 
 
-def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[Any, str] | None = None) -> ExitSection:
+def exit_section(codes: Codes, title: str = "Exit codes:", words: dict[ExitCode, str] | None = None) -> ExitSection:
     """A command's exit-code section: (table, title, words that replace the table's, or None)."""
     return (codes, title, words)
 
@@ -49,12 +50,11 @@ class Parts:
                 self.more.append(paragraph)
 
 
-def commands(root: click.Group, terminal_width: int | None = None):
+def commands(root: click.Group, terminal_width: int | None = None) -> Iterator[Found]:
     """(path, command, context) of every command under `root` that is not a group, in the order
     --help lists them (path: `("rollout", "step")`), for the reference and the tests."""
-    def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...]):
-        for name in group.list_commands(ctx):
-            command = group.get_command(ctx, name)
+    def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...]) -> Iterator[Found]:
+        for name, command in ((n, c) for n in group.list_commands(ctx) if (c := group.get_command(ctx, n))):
             sub = click.Context(command, parent=ctx, info_name=name, terminal_width=terminal_width)
             if isinstance(command, click.Group):
                 yield from walk(command, sub, (*path, name))
@@ -85,7 +85,7 @@ class HelpCommand(click.Command):
     """A command whose --help is the short page; `exit_codes`, its exit-code sections
     (`exit_section`), as --help and the reference list them."""
 
-    def __init__(self, *args: Any, exit_codes: Sequence[ExitSection] = (), **kwargs: Any):
+    def __init__(self, *args: Any, exit_codes: Sequence[ExitSection] = (), **kwargs: Any):  # (click.Command's own)
         super().__init__(*args, **kwargs)
         self.exit_codes = tuple(exit_codes)
 
@@ -136,7 +136,7 @@ def _spelled(param: click.Option, ctx: click.Context, long_only: bool = False) -
     """The flag as --help's first column writes it (`-o, --output [text|yaml|json]`); with
     `long_only`, one spelling: kubectl's own flags by their first alone (`-v`), the others long
     with their metavar (the reference gives each flag's value)."""
-    names = param.get_help_record(ctx)[0]
+    names = (param.get_help_record(ctx) or ("", ""))[0]  # (None for a hidden flag: none is)
     if not long_only:
         return names
     metavar = names.rpartition(", ")[2].partition(" ")[2]

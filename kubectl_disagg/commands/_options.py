@@ -53,9 +53,10 @@ pass_options = click.make_pass_decorator(Options, ensure=True)
 
 
 def gathered(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """The callback of a shared flag: its value kept in the context's `Options`."""
+    """A shared flag's callback: its value kept in the context's `Options`; None keeps the class default."""
     assert param.name is not None  # every shared flag is named (its Options attribute)
-    setattr(ctx.ensure_object(Options), param.name, value)
+    if value is not None:  # (an -o whose default is None leaves `output` "", as its type says)
+        setattr(ctx.ensure_object(Options), param.name, value)
     return value
 
 

@@ -23,6 +23,7 @@ from kubectl_disagg.manifests.writer import format_objects
 
 if TYPE_CHECKING:
     from kubectl_disagg.inputs.tree import Tree
+    from kubectl_disagg.kube.seam import SetPatches
 
 # The edits of one set document: (edits, refusals), from the document's data.
 Decide = Callable[[JsonObject], tuple[list[template_edit.Edit], list[template_edit.Refusal]]]
@@ -44,7 +45,7 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
 
     if tree is None:
         tree = inputs.read_tree(options.filenames, inputs.Reading(options.recursive))
-    problems: list[Problem] = []
+    problems: list[Problem | str] = []
     rewritten: dict[str, bytes] = {}
     edited_sets: list[JsonObject] = []
     for path in tree.chosen:
@@ -64,7 +65,7 @@ def edit_files(options: _options.Options, decide: Decide, dry_run: str, done: Do
     return revision
 
 
-def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, list[JsonObject], list[Problem]]:
+def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, list[JsonObject], list[Problem | str]]:
     """One file's sets edited in place (`line_edit.rewrite`), in the file's own encoding (as
     kubectl reads it) and line endings: its new bytes (None: it holds no set), its sets as
     edited, and every problem (then nothing of it may be written)."""
@@ -76,7 +77,7 @@ def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, l
     except UserError as err:
         return None, [], [problem for problem in err.problems if isinstance(problem, Problem)]
     documents = parse_stream(text, path)
-    problems: list[Problem] = []
+    problems: list[Problem | str] = []  # a set that does not load may say why without a line
     edits: dict[int, list[template_edit.Edit]] = {}
     for document in documents:
         if is_disaggregated_set(document.data):
@@ -94,7 +95,7 @@ def rewrite_file(path: str, raw: bytes, decide: Decide) -> tuple[bytes | None, l
 
 
 def edit_stored(options: _options.Options, name: str, decide: Decide, dry_run: str, done: Done,
-                cluster=None) -> None:
+                cluster: SetPatches | None = None) -> None:
     """Patch the stored set NAME (a JSON patch guarded by its resourceVersion), through
     `cluster` when the caller has a session open already."""
     from kubectl_disagg.commands import _session

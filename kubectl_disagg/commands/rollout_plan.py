@@ -55,7 +55,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "from_", "to", "max
               help="Git-driven rollout (docs/gitops.md): the position and each slice's replicas from the set's "
                    "state file in -f DIR, the same plan as in the cluster; nothing else is read.")
 @_options.pass_options
-def plan(options: _options.Options, name, from_: str | None, to: str | None, max_surge: str | None,
+def plan(options: _options.Options, name: str | None, from_: str | None, to: str | None, max_surge: str | None,
          max_unavailable: str | None, roles: str | None, gitops: bool = False) -> None:
     """Show every step of a coordinated rollout, as the controller would take them.
 
@@ -75,6 +75,7 @@ def plan(options: _options.Options, name, from_: str | None, to: str | None, max
         return _gitops(options)
     if name and options.filenames:
         raise click.UsageError("give either NAME (a DisaggregatedSet stored in the cluster) or -f FILE")
+    plans: list[tuple[str | None, PlanInputs, None]]  # titled by set with -f; the steps planned below
     if name:
         if any(value is not None for value in (from_, to, max_surge, max_unavailable, roles)):
             raise click.UsageError("with NAME, the plan comes from the live cluster: --from, --to, --max-surge, "

@@ -14,7 +14,7 @@ the rollout, or at an analysis gate no step measures, saying what passes it. Exi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,6 +27,10 @@ from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.outcome import STATUS_EXIT, Outcome
 from kubectl_disagg.rollout.status import ClusterLooks, Format, StatusStore, watch_status
 from kubectl_disagg.views.status import data_format, held_words, timeout_words
+
+if TYPE_CHECKING:
+    from kubectl_disagg.kube.session import Session
+    from kubectl_disagg.views.stops import Spell
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
 
@@ -80,17 +84,17 @@ def status(options: _options.Options, name: str | None, watch: bool, until: str 
     return STATUS_EXIT[outcome]
 
 
-def _cluster_store(options: _options.Options, name: str | None) -> Callable[[Any], StatusStore]:
+def _cluster_store(options: _options.Options, name: str | None) -> Callable[[Session], StatusStore]:
     """The cluster's: the sets of -f (read now), or NAME as stored in the cluster."""
     sets = _inputs.sets_from_files(options) if options.filenames else None
 
-    def store(cluster: Any) -> StatusStore:
+    def store(cluster: Session) -> StatusStore:
         return ClusterLooks(cluster, sets or [_services.as_asked(
             _session.stored_set(cluster, name or "", options.namespace), options)], options.namespace, options.clock)
     return store
 
 
-def _git_store(options: _options.Options) -> Callable[[Any], StatusStore]:
+def _git_store(options: _options.Options) -> Callable[[Session], StatusStore]:
     """Git's: the directory read now (a set before the cluster), loaded once in the session.
     Its library is imported only here."""
     from kubectl_disagg.gitops import directory as directories
@@ -98,14 +102,14 @@ def _git_store(options: _options.Options) -> Callable[[Any], StatusStore]:
 
     reading, tree, _ = _inputs.gitops_inputs(options)
 
-    def store(cluster: Any) -> StatusStore:
+    def store(cluster: Session) -> StatusStore:
         return GitLooks(cluster, directories.load(tree, reading, namespace=options.namespace,
                                                   fallback=_inputs.gitops_namespace(options), explicit_must_hold=True),
                         options.clock)
     return store
 
 
-def _said_held(reports: list[SetStatus], spell: Any) -> None:
+def _said_held(reports: list[SetStatus], spell: Spell) -> None:
     """-w ended held: one line per set on stderr, what holds it and the command that passes it,
     spelled as the user typed this one (NAME or -f, -n)."""
     for report in reports:

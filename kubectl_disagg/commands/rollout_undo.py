@@ -88,7 +88,7 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
         sha = _template_edit.edit_files(options, decide, dry_run, done, committing, tree)
         if sha is not None:
             click.echo(f"committed {sha[:12]}", err=True)
-    if dry_run == "none" and options.output is None:
+    if dry_run == "none" and not options.output:
         click.echo(undo_next(_options.invocation(options, name, gitops), gitops and not commit), err=True)
 
 

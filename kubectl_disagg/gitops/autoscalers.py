@@ -16,13 +16,14 @@ from collections.abc import Iterable
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
 from kubectl_disagg.errors import Problem
-from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.manifests.source import Document, JsonObject
 
 TARGET_PATH = ("spec", "scaleTargetRef")
+LwsKey = tuple[str | None, str | None, str | None]  # an LWS's namespace, set label, role label (None: not set)
 
 
 def scaler_targets(git_sets: Iterable[tuple[DisaggregatedSet, str]], passed: Iterable[Document],
-                   rendered: Iterable[dict], namespace: str | None = None) -> list[Problem]:
+                   rendered: Iterable[JsonObject], namespace: str | None = None) -> list[Problem]:
     """Documents passed through whose `spec.scaleTargetRef` names the RoleScaler of a set driven
     through git. `git_sets`: (set, its namespace) of every set rendered from a rollout state;
     `rendered`: the objects rendered (where the LWS to target instead is found); `namespace`:
@@ -41,7 +42,8 @@ def scaler_targets(git_sets: Iterable[tuple[DisaggregatedSet, str]], passed: Ite
             continue
         metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         where = metadata.get("namespace") or namespace or DEFAULT_NAMESPACE
-        found = scalers.get((where, ref.get("name")))
+        name = ref.get("name")
+        found = scalers.get((where, name)) if isinstance(name, str) else None  # (no other name is a scaler's)
         if found is None:
             continue
         ds, role = found
@@ -56,9 +58,9 @@ def scaler_targets(git_sets: Iterable[tuple[DisaggregatedSet, str]], passed: Ite
     return problems
 
 
-def _autoscaled_lws(rendered: Iterable[dict]) -> dict[tuple[str, str, str], str]:
+def _autoscaled_lws(rendered: Iterable[JsonObject]) -> dict[LwsKey, str | None]:
     """(namespace, set, role) → the name of the LWS rendered for the autoscaler to own."""
-    owned = {}
+    owned: dict[LwsKey, str | None] = {}
     for obj in rendered:
         metadata = obj.get("metadata") or {}
         annotations = metadata.get("annotations") or {}

@@ -14,6 +14,9 @@ from kubectl_disagg.core.controller.reconcile import EXTERNAL_SEED_REPLICAS, Act
 from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
+from kubectl_disagg.manifests.source import JsonObject
+
+Counts = dict[int, dict[str, dict[str, int]]]  # slice → revision → role → count
 
 
 class StateExecutor:
@@ -25,14 +28,14 @@ class StateExecutor:
     watch and no permission check: git serialises writers and review is both.
     """
 
-    def __init__(self, ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot):
+    def __init__(self, ds: DisaggregatedSet, state: RolloutState, live: Snapshot):
         self._ds, self._snapshot = ds, live
-        self._name = state.name if state else ds.name
-        self._namespace = state.namespace if state else None
-        self.records = dict(state.revisions) if state else {}
-        self.replicas = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()} if state else {}
-        self.initial = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()} if state else {}
-        self._identities = {o.name: o.identity for o in live.lws}
+        self._name, self._namespace = state.name, state.namespace
+        self.records = dict(state.revisions)
+        self.replicas: Counts = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.replicas.items()}
+        self.initial: Counts = {s: {rev: dict(c) for rev, c in d.items()} for s, d in state.initial.items()}
+        # (an LWS whose labels are incomplete is None: reconcile refuses it, so no action names it)
+        self._placed = {o.name: o.identity.placed for o in live.lws}
 
     def snapshot(self, set_name: str, namespace: str, *, scalers: bool = False) -> Snapshot:
         return self._snapshot
@@ -40,7 +43,7 @@ class StateExecutor:
     def authorize(self, actions: Sequence[Action], namespace: str) -> None:
         pass  # a state file is written by whoever may commit it
 
-    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict:
+    def occupants(self, names: Sequence[tuple[str, str]], namespace: str) -> dict[tuple[str, str], JsonObject]:
         return {}  # a state writes no cluster object: Argo CD applies the render, as its owner
 
     def execute(self, action: Action, namespace: str, *, dry_run: bool = False) -> None:
@@ -55,12 +58,12 @@ class StateExecutor:
             replicas = action.object["spec"].get("replicas", EXTERNAL_SEED_REPLICAS)
             self._set(self.replicas, slice_index, revision, role, replicas)
             return
-        identity = self._identities.get(action.name)
-        if identity is None:
+        placed = self._placed.get(action.name)
+        if placed is None:
             raise UserError(f"leaderworkerset/{action.name} is not part of the rollout state")
         if dry_run:
             return  # judged (it is part of the state), not landed
-        slice_index, revision, role = identity.slice, identity.revision, identity.role
+        slice_index, revision, role = placed.slice, placed.revision, placed.role
         if isinstance(action, Scale):
             self._set(self.replicas, slice_index, revision, role, action.to_replicas)
         elif isinstance(action, Annotate):
@@ -75,7 +78,7 @@ class StateExecutor:
                     if not group:
                         del table[slice_index][revision]
 
-    def _set(self, table: dict, slice_index: int, revision: str, role: str, value: int) -> None:
+    def _set(self, table: Counts, slice_index: int, revision: str, role: str, value: int) -> None:
         if revision == self._ds.revision:
             self.records.setdefault(revision, record_from_set(self._ds))
         counts = table.setdefault(slice_index, {}).setdefault(revision, {})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.inputs.tree import resolved  # how every command compares paths
@@ -43,7 +44,8 @@ class Repository:
         author date as RFC 3339, subject)."""
         out = self._git("log", "--reverse", "--format=%H%x1f%an%x1f%aI%x1f%s", "HEAD", "--",
                         *[self.relative(path) for path in paths], what="cannot read the history")
-        return [tuple(line.split("\x1f", 3)) for line in out.splitlines() if line]  # type: ignore[misc]
+        fields = (line.split("\x1f", 3) for line in out.splitlines() if line)  # the format's four, always
+        return [(sha, author, date, subject) for sha, author, date, subject in fields]
 
     def followed(self, path: str) -> dict[str, str]:
         """Where `path` was (its path from the top) at each commit of HEAD that changed it,
@@ -70,7 +72,8 @@ class Repository:
                              capture_output=True)
         if run.returncode != 0:
             raise UserError([f"cannot read the history: git cat-file: {run.stderr.decode(errors='replace').strip()}"])
-        out, at = [], 0
+        out: list[bytes | None] = []
+        at = 0
         for _ in wanted:
             end = run.stdout.index(b"\n", at)
             header = run.stdout[at:end].split()
@@ -136,29 +139,32 @@ class Repository:
 
     def _undo(self, start: str, paths: list[str], created: str | None) -> None:
         """Back to where `commit` started: the paths unstaged, a branch it created removed."""
-        quiet = {"capture_output": True, "text": True}
-        subprocess.run(["git", "-C", self.directory, "reset", "--quiet", start, "--", *paths], **quiet)
+        self._quietly("reset", "--quiet", start, "--", *paths)
         if created is not None:
             back = ["switch", "--quiet", self.head] if self.head else ["switch", "--quiet", "--detach", start]
-            subprocess.run(["git", "-C", self.directory, *back], **quiet)
-            subprocess.run(["git", "-C", self.directory, "branch", "--quiet", "-D", created], **quiet)
+            self._quietly(*back)
+            self._quietly("branch", "--quiet", "-D", created)
+
+    def _quietly(self, *args: str) -> None:
+        """git `args`, whatever it answers (`_undo` puts back all it can)."""
+        subprocess.run(["git", "-C", self.directory, *args], capture_output=True, text=True)
 
 
-def said(run: subprocess.CompletedProcess) -> str:
+def said(run: subprocess.CompletedProcess[str]) -> str:
     """What a failed git said, on one line: its stderr (else its stdout), else its exit code."""
     text = run.stderr.strip() or run.stdout.strip()
     return " ".join(text.split()) if text else f"exit {run.returncode}"
 
 
-def repository_for(paths: list[str | None], branch: str | None, *, clean: bool = False) -> Repository:
+def repository_for(paths: Sequence[str | None], branch: str | None, *, clean: bool = False) -> Repository:
     """The repository holding the state files (`paths`), checked for `--commit` (`prepare`):
     changes beyond them refused, and with `clean` (a commit of files a person edits: `rollout
     undo`'s set files) any change at all, so that the commit holds what the command wrote alone."""
-    paths = sorted({path for path in paths if path})
-    if not paths:
+    files = sorted({path for path in paths if path})
+    if not files:
         raise UserError(["--commit needs the sets in files: their rollout states are kept beside them"])
-    repository = Repository(os.path.dirname(paths[0]) or ".")
-    repository.prepare([] if clean else paths, branch)
+    repository = Repository(os.path.dirname(files[0]) or ".")
+    repository.prepare([] if clean else files, branch)
     return repository
 
 

@@ -4,8 +4,11 @@ load the stepper."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kubectl_disagg.core.controller import planner
 from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.controller.planner import Step
 from kubectl_disagg.gitops.state import RolloutState
 
 
@@ -23,7 +26,7 @@ def is_rollback(ds: DisaggregatedSet, state: RolloutState | None) -> bool:
     return ds.revision in order and order[-1] != ds.revision
 
 
-def rollback_start(trajectory, current: int) -> int:
+def rollback_start(trajectory: Sequence[Step], current: int) -> int:
     """Where a rollback's plan stands when it begins: the reverted revision runs already, so
     the plan's ramp-up to it (the old revision kept whole) never ran; the rollback starts at
     the ramp's end, its last point before the old revision drains (the plan's start while the
@@ -32,7 +35,7 @@ def rollback_start(trajectory, current: int) -> int:
     return ramp if current > ramp else 0
 
 
-def numbered(ds: DisaggregatedSet, state: RolloutState | None, trajectory, current: int) -> tuple[int, int]:
+def numbered(ds: DisaggregatedSet, state: RolloutState | None, trajectory: Sequence[Step], current: int) -> tuple[int, int]:
     """(step i, of N) of point `current` of a slice's plan; a rollback's from where it stood."""
     start = rollback_start(trajectory, current) if is_rollback(ds, state) else 0
     return current - start, len(trajectory) - 1 - start

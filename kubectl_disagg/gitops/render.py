@@ -10,6 +10,7 @@ Hermetic and deterministic: no cluster, no clock, no environment.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 from kubectl_disagg.core.api import naming
@@ -21,10 +22,14 @@ from kubectl_disagg.gitops.rules import check_state
 from kubectl_disagg.gitops.waves import gained_at_stable, held_layout, static_targets, wave_problems
 from kubectl_disagg.core.api.naming import STATE_FILE
 from kubectl_disagg.gitops.state import MISSING_STATE, RevisionRecord, RoleRecord, RolloutState, record_from_set
+from kubectl_disagg.manifests.source import JsonObject
+
+RoleLayout = tuple[str, int, int | None, str | None]  # (role, replicas, initial-replicas or None, owner or None)
+SliceLayout = list[tuple[str, list[RoleLayout]]]  # (revision, its roles) in render order
 
 
 def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespace: str | None = None,
-                      *, require_state: bool = False, state_file: str = STATE_FILE) -> list[dict]:
+                      *, require_state: bool = False, state_file: str = STATE_FILE) -> list[JsonObject]:
     """The objects of `ds` as far as `state` has rolled it; the steady state without a state.
 
     Deterministic and hermetic: slice, then revision in deployment order, then role, each LWS
@@ -42,13 +47,13 @@ def render_with_state(ds: DisaggregatedSet, state: RolloutState | None, namespac
     return rendered(ds, state)
 
 
-def rendered(ds: DisaggregatedSet, state: RolloutState) -> list[dict]:
+def rendered(ds: DisaggregatedSet, state: RolloutState) -> list[JsonObject]:
     """`render_with_state` without the rules: only for a step's own states (checked when it wrote
     them, or compared with the live LWS, which are the check there), never for what is applied."""
     namespace = state.namespace
     records = dict(state.revisions)
     records.setdefault(ds.revision, record_from_set(ds))
-    objects: list[dict] = []
+    objects: list[JsonObject] = []
     views: dict[str, DisaggregatedSet] = {}
     for slice_index, revision, role_name, replicas, initial, owner in _layout(ds, state):
         record = records[revision]
@@ -73,7 +78,7 @@ def rendered_names(ds: DisaggregatedSet, state: RolloutState) -> tuple[set[str],
     return lws, {name + naming.SERVICE_SUFFIX for name in lws} if ds.revision_services else set()
 
 
-def _layout(ds: DisaggregatedSet, state: RolloutState):
+def _layout(ds: DisaggregatedSet, state: RolloutState) -> Iterator[tuple[int, str, str, int, int | None, str | None]]:
     """(slice, revision, role, replicas, initial-replicas, owner) of every LWS, in render order."""
     for slice_index in range(ds.slices):
         for revision, roles in _slice_layout(ds, state, slice_index):
@@ -81,7 +86,7 @@ def _layout(ds: DisaggregatedSet, state: RolloutState):
                 yield slice_index, revision, role_name, replicas, initial, owner
 
 
-def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
+def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int) -> SliceLayout:
     """[(revision, [(role, replicas or None, initial-replicas or None, owner)])] for one slice.
 
     `owner` (the replicas-owner annotation, or None): `autoscaler` on an External role's LWS
@@ -97,7 +102,8 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
     """
     deployed = state.deployed(slice_index)
     records = state.revisions
-    if (held := held_layout(ds, state, slice_index)) is not None:
+    held: SliceLayout | None = held_layout(ds, state, slice_index)  # (typed here until gitops/waves is)
+    if held is not None:
         return held  # a RolloutPolicy keeps the slice at what the state records (gitops/waves.py)
     if not deployed or list(deployed) == [ds.revision]:
         # Steady: the set's revision at the set's replicas (scaling is direct, as with the controller).
@@ -121,10 +127,10 @@ def _slice_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
         targets = static_targets(ds)
         external = {role for role in counts if revision in records and records[revision].role(role).external}
         deployed = {revision: {role: n if role in external else targets.get(role, n) for role, n in counts.items()}}
-    layout = []
+    layout: SliceLayout = []
     for revision, counts in deployed.items():
         old = revision != ds.revision
-        entries = []
+        entries: list[RoleLayout] = []
         for role, n in counts.items():
             autoscaled = (starting and len(deployed) == 1 and revision in records
                           and records[revision].role(role).external

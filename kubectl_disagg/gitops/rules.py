@@ -43,7 +43,7 @@ cannot hold it: it never renders, and the step (which reads its point from the l
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
 
 from kubectl_disagg.core.api import naming
@@ -55,6 +55,7 @@ from kubectl_disagg.core.controller.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.executor import StateExecutor
 from kubectl_disagg.gitops.state import Point, SteppedRole, RolloutState, SteppedSet
+from kubectl_disagg.manifests.source import FieldPath
 
 DOCS = "docs/gitops.md"
 
@@ -104,7 +105,7 @@ def state_problems(ds: DisaggregatedSet, state: RolloutState, ran: Mapping[int, 
         problems.append(lines.problem(("target", "roles"), "target.roles", TARGETS.format(
             changed="; ".join(changed), docs=DOCS)))
     previous = {s: p for s, p in state.previous.items() if s < then.slices}
-    at_stable = _added_at_stable(ds, state, then, previous)
+    at_stable = _added_at_stable(ds, state, then, target, previous)
     stepped = _stepped(then, state, previous, ran or {}, at_stable)
     for slice_index in range(target.slices):
         deployed = state.replicas.get(slice_index)
@@ -320,7 +321,7 @@ def _scaled(wanted: DisaggregatedSet | None, then: DisaggregatedSet, role: str) 
 
 
 def _role_totals(then: DisaggregatedSet, deployed: Mapping[str, Mapping[str, int]],
-                 initial: Mapping[str, Mapping[str, int]]):
+                 initial: Mapping[str, Mapping[str, int]]) -> Iterator[tuple[str, int, int, int, RolloutConfig, int]]:
     """Per role considered (the target's, then roles only old revisions have), as reconcile's
     planner inputs: (role, old + new, initial old, target, budgets, new)."""
     old = {rev: counts for rev, counts in deployed.items() if rev != then.revision}
@@ -384,18 +385,18 @@ def _stepped(then: DisaggregatedSet, state: RolloutState, previous: Mapping[int,
     return {s: ran[s] if s in ran else replayed.get(s, Point({}, {})) for s in moved}
 
 
-def _added_at_stable(ds: DisaggregatedSet, state: RolloutState, then: DisaggregatedSet,
+def _added_at_stable(ds: DisaggregatedSet, state: RolloutState, then: DisaggregatedSet, target: SteppedSet,
                      previous: Mapping[int, Point]) -> dict[int, DisaggregatedSet]:
     """Under a RolloutPolicy, slice → the set it was created at, for each slice the last step
     added (nothing deployed before) at the position's stable revision rather than the target's:
     a slice the set gained outside the admitted waves (design §10.2; gitops/waves.py's
     `wave_problems` holds it to the waves). The stable set is the revision's record at the
-    recorded targets (a role only it has: the most any slice started it with)."""
+    recorded targets (`target`, the state's; a role only it has: the most any slice started it with)."""
     stable = state.position.stable if ds.policy is not None and state.position is not None else ""
     added = [s for s, before in previous.items() if not before.replicas and list(state.deployed(s)) == [stable]]
     if not stable or stable == then.revision or not added or stable not in state.revisions:
         return {}
-    targets = {role.name: role for role in state.stepped_for.roles}
+    targets = {role.name: role for role in target.roles}
     roles = []
     for name in state.revisions[stable].role_names:
         most = max((state.initial.get(s, {}).get(stable, {}).get(name, counts.get(name, 0))
@@ -422,7 +423,7 @@ def replay(then: DisaggregatedSet, namespace: str, points: Mapping[int, Point]) 
     return {s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in range(then.slices)}
 
 
-def _live(set_name: str, points: Mapping[int, Point]):
+def _live(set_name: str, points: Mapping[int, Point]) -> Iterator[LiveLWS]:
     """The LWS a point renders to, settled (ready == replicas), created in deployment order."""
     for slice_index, point in points.items():
         for order, (revision, counts) in enumerate(point.replicas.items()):
@@ -448,8 +449,9 @@ class _Lines:
 
     def __init__(self, state: RolloutState):
         self.document = state.source
-        self.entries: dict[tuple[int, str], tuple] = {}
-        self.slices: dict[int, tuple] = {}
+        # (keyed as the document spells them: the lookups, by int and str, find only what is well-formed)
+        self.entries: dict[tuple[object, object], FieldPath] = {}
+        self.slices: dict[object, FieldPath] = {}
         data = self.document.data if self.document is not None else {}
         for index, entry in enumerate(data.get("slices") or []):
             if not isinstance(entry, dict):
@@ -460,19 +462,19 @@ class _Lines:
                     self.entries[(entry.get("slice"), deployed.get("revision"))] = \
                         ("slices", index, "revisions", rev_index)
 
-    def slice_path(self, slice_index: int) -> tuple:
+    def slice_path(self, slice_index: int) -> FieldPath:
         return self.slices.get(slice_index, ("slices",))
 
-    def entry(self, slice_index: int, revision: str) -> tuple:
+    def entry(self, slice_index: int, revision: str) -> FieldPath:
         return self.entries.get((slice_index, revision), self.slice_path(slice_index))
 
-    def problem(self, path: tuple, dotted: str, message: str) -> Problem:
+    def problem(self, path: FieldPath, dotted: str, message: str) -> Problem:
         if self.document is None:
             return Problem("rollout state", 0, dotted, message)
         return Problem(self.document.file, self.document.line(path), dotted, message)
 
 
-def _dotted(path: tuple) -> str:
+def _dotted(path: FieldPath) -> str:
     text = ""
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))

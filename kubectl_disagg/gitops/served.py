@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.gitops.state import RolloutState, state_document
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.waves import paced_summary
 
@@ -40,19 +41,19 @@ _NOT_THE_DOCUMENT = frozenset({"apiVersion", "kind", "metadata", "status", "roll
 
 
 def served(kube_api_versions: str | None) -> bool:
-    return bool(kube_api_versions) and SERVED_RESOURCE in {p.strip() for p in kube_api_versions.split(",")}
+    return kube_api_versions is not None and SERVED_RESOURCE in {p.strip() for p in kube_api_versions.split(",")}
 
 
-def served_object(ds: DisaggregatedSet, state: RolloutState) -> dict:
+def served_object(ds: DisaggregatedSet, state: RolloutState) -> JsonObject:
     document = state_document(state)
     document["rollout"] = summary(ds, state)
     return document
 
 
-def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
+def summary(ds: DisaggregatedSet, state: RolloutState) -> JsonObject:
     """Phase and a one-line message: per run of slices alike, the step and the old/new counts
     per role (`old/new: prefill 1/2`, as the step report writes them; `→` always reads before → after)."""
-    runs: list[list] = []  # [first, last, text]
+    runs: list[list[int | str]] = []  # [first, last, text]
     steps: list[str] = []  # the distinct "i/N" of the rolling slices, in slice order
     for slice_index in range(ds.slices):
         deployed = state.deployed(slice_index)
@@ -82,7 +83,7 @@ def summary(ds: DisaggregatedSet, state: RolloutState) -> dict:
                                      "phase": ROLLING, "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"})
 
 
-def served_differences(state: RolloutState, live: Mapping | None) -> list[str]:
+def served_differences(state: RolloutState, live: Mapping[str, object] | None) -> list[str]:
     """Where the live RolloutState object differs from the committed state: `rollout step
     --gitops` tells "synced" exactly by it (the same document as in git), besides the LWS.
 

@@ -48,11 +48,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.core.api import revision as revision_hash  # `revision` names a revision string here
 from kubectl_disagg.errors import Problem, UserError
-from kubectl_disagg.manifests.source import Document
+from kubectl_disagg.manifests.source import Document, FieldPath, JsonObject
 from kubectl_disagg.core.api.model import SCALING_EXTERNAL, is_state_document, DisaggregatedSet, Placement, PLACEMENT_NONE
 from kubectl_disagg.core.delivery.position import Position, parse_position, position_document
 from kubectl_disagg.core.api.rollout_config import IntOrPercentError, resolve_config
@@ -60,6 +61,7 @@ from kubectl_disagg.core.api.rollout_config import IntOrPercentError, resolve_co
 FORMAT_VERSION = 2
 
 Counts = Mapping[str, int]  # role → replicas
+SliceCounts = dict[int, dict[str, dict[str, int]]]  # slice → revision → role → replicas, as read
 
 
 @dataclass(frozen=True)
@@ -170,12 +172,12 @@ def record_revision(record: RevisionRecord) -> str:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def state_document(state: RolloutState) -> dict:
+def state_document(state: RolloutState) -> JsonObject:
     """The state as a YAML-ready document (write it with output.to_yaml)."""
     used = [rev for rev in state.revisions if any(rev in state.deployed(s) for s in state.replicas)]
     slices = []
     for slice_index in sorted(state.replicas):
-        entry: dict = {"slice": slice_index,
+        entry: JsonObject = {"slice": slice_index,
                        "revisions": _point_document(state.replicas[slice_index], state.initial.get(slice_index, {}))}
         previous = (state.previous or {}).get(slice_index)
         if previous is not None:
@@ -200,23 +202,23 @@ def state_document(state: RolloutState) -> dict:
     return document
 
 
-def _point_document(replicas: Mapping[str, Counts], initial: Mapping[str, Counts]) -> list[dict]:
+def _point_document(replicas: Mapping[str, Counts], initial: Mapping[str, Counts]) -> list[JsonObject]:
     entries = []
     for revision, counts in replicas.items():
-        entry: dict = {"revision": revision, "replicas": dict(counts)}
+        entry: JsonObject = {"revision": revision, "replicas": dict(counts)}
         if initial.get(revision):
             entry["initialReplicas"] = dict(initial[revision])
         entries.append(entry)
     return entries
 
 
-def _record_document(record: RevisionRecord) -> dict:
+def _record_document(record: RevisionRecord) -> JsonObject:
     placement = {"type": record.placement.type}
     if record.placement.topology is not None:
         placement["topology"] = record.placement.topology
     roles = []
     for role in record.roles:
-        entry: dict = {"name": role.name, "spec": role.spec}
+        entry: JsonObject = {"name": role.name, "spec": role.spec}
         metadata = {k: dict(v) for k, v in (("labels", role.labels), ("annotations", role.annotations)) if v}
         if metadata:
             entry["metadata"] = metadata
@@ -322,9 +324,10 @@ def parse_state(document: Document, ds: DisaggregatedSet, namespace: str) -> Rol
 
 class _Reader:
     def __init__(self, document: Document):
-        self.document, self.problems = document, []
+        self.document = document
+        self.problems: list[Problem] = []
 
-    def fail(self, path: tuple, dotted: str, message: str) -> None:
+    def fail(self, path: FieldPath, dotted: str, message: str) -> None:
         self.problems.append(Problem(self.document.file, self.document.line(path), dotted, message))
 
     def raise_if_failed(self) -> None:
@@ -332,11 +335,11 @@ class _Reader:
             raise UserError(self.problems)
 
 
-def _is_count(value: object) -> bool:
+def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _dotted(path: tuple) -> str:
+def _dotted(path: FieldPath) -> str:
     text = ""
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
@@ -380,9 +383,10 @@ def _read_revisions(reader: _Reader, raw: object) -> dict[str, RevisionRecord]:
     return records
 
 
-def _read_slices(reader: _Reader, raw: object, records: Mapping[str, RevisionRecord]):
-    replicas: dict[int, dict[str, dict[str, int]]] = {}
-    initial: dict[int, dict[str, dict[str, int]]] = {}
+def _read_slices(reader: _Reader, raw: object, records: Mapping[str, RevisionRecord]
+                 ) -> tuple[SliceCounts, SliceCounts, dict[int, Point]]:
+    replicas: SliceCounts = {}
+    initial: SliceCounts = {}
     previous: dict[int, Point] = {}
     if not isinstance(raw, list):
         reader.fail(("slices",), "slices", "must be a list of slices")
@@ -397,8 +401,8 @@ def _read_slices(reader: _Reader, raw: object, records: Mapping[str, RevisionRec
         for rev_index, deployed in enumerate(entry.get("revisions") or []):
             rev_path = path + ("revisions", rev_index)
             revision = deployed.get("revision") if isinstance(deployed, dict) else None
-            record = records.get(revision)
-            if record is None:
+            record = records.get(revision) if isinstance(revision, str) else None  # (a list is no key)
+            if not isinstance(revision, str) or record is None:
                 reader.fail(rev_path + ("revision",), _dotted(rev_path + ("revision",)),
                             f"revision {revision!r} has no record under revisions: the state cannot explain it")
                 continue
@@ -424,7 +428,7 @@ def _read_slices(reader: _Reader, raw: object, records: Mapping[str, RevisionRec
     return replicas, {s: v for s, v in initial.items() if v}, previous
 
 
-def _read_point(reader: _Reader, path: tuple, raw: object) -> Point | None:
+def _read_point(reader: _Reader, path: FieldPath, raw: object) -> Point | None:
     """A slice's point before the last step: revisions need no record here (a removed one has none)."""
     if raw is None:
         raw = []
@@ -467,11 +471,11 @@ def _read_stepped_for(reader: _Reader, raw: object) -> SteppedSet | None:
     for index, role in enumerate(roles_raw):
         role_path = path + ("roles", index)
         values = [role.get(k) for k in ("replicas", "maxSurge", "maxUnavailable")] if isinstance(role, dict) else []
-        if (not isinstance(role, dict) or not isinstance(role.get("name"), str)
-                or not all(_is_count(v) and v >= 0 for v in values)):
+        counts = [v for v in values if _is_count(v) and v >= 0]
+        if not isinstance(role, dict) or not isinstance(role.get("name"), str) or len(counts) != 3:
             reader.fail(role_path, _dotted(role_path), "needs a name and counts replicas, maxSurge, maxUnavailable")
             continue
-        roles.append(SteppedRole(role["name"], *values))
+        roles.append(SteppedRole(role["name"], *counts))
     if len(roles) != len(roles_raw) or not isinstance(revision, str) or not _is_count(slices):
         return None
     return SteppedSet(revision, slices, tuple(roles))

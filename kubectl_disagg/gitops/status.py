@@ -32,6 +32,7 @@ from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.step import gitops_step, synced_differences
 from kubectl_disagg.gitops.waves import state_decision, with_gained
 from kubectl_disagg.inputs.directory import Directory
+from kubectl_disagg.kube.seam import ClusterReads
 from kubectl_disagg.wait import WATCH_SLICE_SECONDS
 
 # The step's outcomes (rollout/outcome.py `Outcome`), by value.
@@ -46,7 +47,7 @@ class GitLooks:
 
     until: Until | None = None
 
-    def __init__(self, cluster: Any, directory: Directory, clock: Clock = SYSTEM_CLOCK):
+    def __init__(self, cluster: ClusterReads, directory: Directory, clock: Clock = SYSTEM_CLOCK):
         self.cluster, self.directory, self.clock = cluster, directory, clock
         self.most = 5.0 if len(directory.sets) > 1 else WATCH_SLICE_SECONDS
 

@@ -18,7 +18,7 @@ from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.kube.lease import DEFAULT_LEASE_SECONDS, Lease, default_holder
 from kubectl_disagg.core.controller.reconcile import Action, Annotate, Create, Delete, Scale
-from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LEASE, LWS, NotFound,
+from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LEASE, LWS, NotFound,
                                         Impersonation, PatchRejected, Resource)
 from kubectl_disagg.kube.session import Session, side_by_side
 from kubectl_disagg.wait import Deadline, until_settled
@@ -252,10 +252,6 @@ class ClusterExecutor(Session):
             raise UserError(f"disaggregatedset/{name} is deleted but still waits for the garbage collector to "
                             "orphan its objects (is kube-controller-manager running?); run the hand-over "
                             "again to wait for it")
-
-    def record_event(self, event: JsonObject) -> None:
-        """Create one Event (see `events.event_object`)."""
-        self.client.create(EVENT, event["metadata"]["namespace"], event)
 
     def lease(self, set_name: str, namespace: str, wait_until: Deadline | None = None, *,
               holder: str | None = None, duration: int | None = None) -> Lease:

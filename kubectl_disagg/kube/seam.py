@@ -55,10 +55,28 @@ class StoredSets(Protocol):
     def snapshot(self, set_name: str, namespace: str, services: bool = True, scalers: bool = False) -> Snapshot: ...
 
 
+class SetPatches(Protocol):
+    """The stored set read and patched, one JSON patch guarded by its resourceVersion: what
+    `set image`, `rollout restart` and `rollout undo` do to NAME (`commands/_template_edit`)."""
+
+    @property
+    def default_namespace(self) -> str:
+        """The kubeconfig context's namespace: where a set that names none is looked for."""
+
+    def get_set(self, name: str, namespace: str) -> JsonObject: ...
+
+    def patch_set(self, name: str, namespace: str, operations: list[JsonObject], *, dry_run: bool = False) -> None: ...
+
+
 class EventRecorder(Protocol):
     """Where a rollout's Events are created (`rollout/events.record_events`)."""
 
     def record_event(self, event: JsonObject) -> None: ...
+
+
+class PacingSession(ClusterSession, EventRecorder, Protocol):
+    """A paced pass's session (`rollout/progressive.Progressive`): the reads, the RolloutState
+    written through the client, and the decision's Events."""
 
 
 class HandoverWrites(Protocol):

@@ -19,7 +19,7 @@ from typing import Any, Self
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
+from kubectl_disagg.kube.client import (BY_KIND, DISAGGREGATED_SET, EVENT, JSON_PATCH, LWS, ROLE_SCALER, ROLLOUT_STATE,
                                         SERVICE, Gone, Impersonation, NotFound, Resource, connect, with_kind)
 from kubectl_disagg.core.controller.snapshot import LiveLWS, Snapshot, lws_from_object, scaler_replicas, service_from_object
 from kubectl_disagg.manifests.source import JsonObject
@@ -211,6 +211,11 @@ class Session:
         """A JSON patch of the stored DisaggregatedSet (`set image`, `rollout restart`): guarded by
         its `test` operations, so a set changed since it was read is refused (409), not overwritten."""
         self.client.patch(DISAGGREGATED_SET, namespace, name, operations, JSON_PATCH, dry_run=dry_run)
+    def record_event(self, event: JsonObject) -> None:
+        """Create one Event (see `events.event_object`): a step's, or a completion `rollout status`
+        records (rollout/progressive.py `record_complete`)."""
+        self.client.create(EVENT, event["metadata"]["namespace"], event)
+
     def stored_set(self, name: str, namespace: str) -> JsonObject | None:
         """The DisaggregatedSet object stored under `name`, or None: none stored, or the kind not
         served (its CRD not installed)."""

@@ -56,8 +56,8 @@ def live_plans(store: PositionStore, now: datetime.datetime
 
 def slice_plan(ds: DisaggregatedSet, report: SliceReport) -> SlicePlan:
     """The steps left of a slice's rollout; with none under way, where the slice stands."""
-    if report.roles:
-        inputs = report.plan
+    inputs = report.plan  # `report.roles` are its roles, () when there is none
+    if inputs is not None and inputs.roles:
         steps = planner.remaining(inputs.initial_old, report.old, report.new, inputs.target, inputs.configs)
         return report, inputs, tuple(steps)
     current = tuple(report.revisions.get(ds.revision, {}).get(name, 0) for name in ds.role_names)

@@ -18,7 +18,8 @@ CD's health check read.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 from dataclasses import replace
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
@@ -31,10 +32,11 @@ from kubectl_disagg.core.delivery.policy import policy_from_object, position_pro
 from kubectl_disagg.core.delivery.position import Position, parse_position, position_document, timestamp
 from kubectl_disagg.core.controller.reconcile import Admission
 from kubectl_disagg.core.controller.snapshot import Snapshot, live_from_snapshot
-from kubectl_disagg.core.delivery.waves import Passage, Progress, State, WaveDecision, admit, slice_progress
+from kubectl_disagg.core.delivery.waves import Gate, Passage, Progress, State, WaveDecision, WaveEvent, admit, slice_progress
 from kubectl_disagg.errors import Conflict, Problem, Unreachable, UserError
-from kubectl_disagg.manifests.source import dotted
+from kubectl_disagg.manifests.source import JsonObject, dotted
 from kubectl_disagg.kube.client import ROLLOUT_STATE, AlreadyExists, NotFound, Resource
+from kubectl_disagg.kube.seam import ClusterSession, PacingSession
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.rollout.pacer import pace
 from kubectl_disagg.rollout.events import StepEvent, record_events
@@ -59,7 +61,7 @@ EVENT_MESSAGES = {
 # --- the object (pure) ------------------------------------------------------------------------
 
 
-def summary(ds: DisaggregatedSet, decision: WaveDecision, step: str = "") -> dict:
+def summary(ds: DisaggregatedSet, decision: WaveDecision, step: str = "") -> JsonObject:
     """The `rollout` of the object: set, revision, the `step` of the slices with an old revision
     (`rolling_steps`; none at rest), wave "i/N", phase and one line for people."""
     wave = decision.waves[decision.wave]
@@ -90,7 +92,7 @@ def rolling_steps(ds: DisaggregatedSet, snapshot: Snapshot) -> str:
     return ",".join(steps)
 
 
-def unpaced_summary(ds: DisaggregatedSet, progress, step: str = "") -> dict:
+def unpaced_summary(ds: DisaggregatedSet, progress: Iterable[Progress], step: str = "") -> JsonObject:
     """The `rollout` of a set whose RolloutPolicy was removed: it rolls as the controller does
     (one wave, no gates), Rolling while a slice has the old revision, AtRest once none has."""
     moving = any(p in (Progress.PENDING, Progress.IN_FLIGHT) for p in progress)
@@ -101,7 +103,7 @@ def unpaced_summary(ds: DisaggregatedSet, progress, step: str = "") -> dict:
             "message": f"{ds.name}: no RolloutPolicy: paced as the controller; {where}"}
 
 
-def measuring(body: dict, gate, since: datetime.datetime) -> dict:
+def measuring(body: JsonObject, gate: Gate, since: datetime.datetime) -> JsonObject:
     """`body` while the analysis of `gate` is measured: Rolling (Progressing in Argo CD)."""
     rollout = body["rollout"]
     return {**body, "rollout": {**rollout, "phase": str(State.ROLLING), "message": (
@@ -110,10 +112,11 @@ def measuring(body: dict, gate, since: datetime.datetime) -> dict:
 
 
 def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decision: WaveDecision,
-                 stored: Mapping | None, history: list[dict] | None = None, step: str = "") -> dict:
+                 stored: Mapping[str, Any] | None, history: list[JsonObject] | None = None, step: str = ""
+                 ) -> JsonObject:
     """The RolloutState to write: `stored`'s resourceVersion pins it (None: created); its
     `history` (None: as stored) and revisionHistoryLimit kept; `step`: the rolling slices'."""
-    metadata: dict = {"name": ds.name, "namespace": namespace,
+    metadata: JsonObject = {"name": ds.name, "namespace": namespace,
                       "labels": {naming.NAME_LABEL: ds.name, naming.MANAGED_BY_LABEL: naming.MANAGER}}
     if stored is not None:
         metadata["resourceVersion"] = stored["metadata"]["resourceVersion"]
@@ -123,9 +126,9 @@ def state_object(ds: DisaggregatedSet, namespace: str, position: Position, decis
             **_kept(stored, history)}
 
 
-def _kept(stored: Mapping | None, history: list[dict] | None) -> dict:
+def _kept(stored: Mapping[str, Any] | None, history: list[JsonObject] | None) -> JsonObject:
     """The history fields of the object (`history` when given, else as stored)."""
-    out: dict = {}
+    out: JsonObject = {}
     if stored is not None and stored.get("revisionHistoryLimit") is not None:
         out["revisionHistoryLimit"] = stored["revisionHistoryLimit"]
     entries = history if history is not None else history_of(stored)
@@ -134,8 +137,8 @@ def _kept(stored: Mapping | None, history: list[dict] | None) -> dict:
     return out
 
 
-def history_after(ds: DisaggregatedSet, stored: Mapping | None, decision: WaveDecision | None, now: str,
-                  who: Callable[[], str], *, complete: bool = False) -> list[dict]:
+def history_after(ds: DisaggregatedSet, stored: Mapping[str, Any] | None, decision: WaveDecision | None, now: str,
+                  who: Callable[[], str], *, complete: bool = False) -> list[JsonObject]:
     """The object's history once `decision` (None: a set without a policy, `complete` or not)
     is recorded: core/delivery/history.py's `advance`, with the abort or retry of this revision."""
     position = decision.position if decision is not None else None
@@ -146,7 +149,7 @@ def history_after(ds: DisaggregatedSet, stored: Mapping | None, decision: WaveDe
                    retried=position.retried if mine and position is not None else None, limit=limit_of(stored))
 
 
-def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position | None:
+def recorded_position(stored: Mapping[str, Any] | None, ds: DisaggregatedSet) -> Position | None:
     """The position in a stored RolloutState (None: none yet), its verdicts each one an analysis
     run of `ds`'s policy wrote and its wave and gates ones the planner could have written (as a
     state file's are, gitops/rules.py rule 5). A git-driven set's state (it has slices) is
@@ -169,7 +172,7 @@ def recorded_position(stored: Mapping | None, ds: DisaggregatedSet) -> Position 
     return position
 
 
-def wave_events(decision: WaveDecision, events, regarding: Mapping[str, str]) -> list[StepEvent]:
+def wave_events(decision: WaveDecision, events: Sequence[WaveEvent], regarding: Mapping[str, str]) -> list[StepEvent]:
     """The decision's changes of the position as Events (wave numbers counted from 1)."""
     out = []
     for event in events:
@@ -188,7 +191,7 @@ def wave_events(decision: WaveDecision, events, regarding: Mapping[str, str]) ->
 class Progressive:
     """One set's paced rollout in the cluster: `admit` for each pass of `drive`."""
 
-    def __init__(self, cluster, namespace: str, *, dry_run: bool = False,
+    def __init__(self, cluster: PacingSession, namespace: str, *, dry_run: bool = False,
                  clock: Clock = SYSTEM_CLOCK, warn: Callable[[str], None] | None = None,
                  analyze: Callable[[DisaggregatedSet, str, WaveDecision], Position | None] | None = None):
         self.cluster, self.namespace, self.dry_run, self.clock = cluster, namespace, dry_run, clock
@@ -197,7 +200,7 @@ class Progressive:
         self.passage: Passage | None = None
         self._served = False  # the RolloutState kind, asked once
         self._no_state = False  # a set without a policy whose RolloutState may not be kept (not served, forbidden)
-        self._stored: dict | None = None  # that set's RolloutState as last read or written
+        self._stored: JsonObject | None = None  # that set's RolloutState as last read or written
 
     def admit(self, ds: DisaggregatedSet, snapshot: Snapshot) -> tuple[DisaggregatedSet, Admission]:
         if ds.policy is None:
@@ -209,7 +212,7 @@ class Progressive:
 
         at_gate: list[WaveDecision] = []
 
-        def shown(decision: WaveDecision, gate) -> None:  # Progressing while it measures (Argo CD reads the phase)
+        def shown(decision: WaveDecision, gate: Gate) -> None:  # Progressing while it measures (Argo CD reads the phase)
             nonlocal stored
             stored = write_state(self.cluster, measuring(state_object(ds, self.namespace, decision.position,
                                                                       decision, stored, step=step),
@@ -266,7 +269,7 @@ class Progressive:
             self._stored = stored
             return returning
         metadata = (stored or {}).get("metadata") or {}
-        body: dict = {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
+        body: JsonObject = {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "formatVersion": FORMAT_VERSION,
                       "metadata": {"name": ds.name, "namespace": self.namespace,
                                    "labels": metadata.get("labels") or {naming.NAME_LABEL: ds.name,
                                                                         naming.MANAGED_BY_LABEL: naming.MANAGER}},
@@ -293,13 +296,13 @@ class Progressive:
         record_events(self.cluster, events, self.clock, self.warn)
 
 
-def reference(obj: Mapping) -> dict:
+def reference(obj: Mapping[str, Any]) -> dict[str, str]:
     metadata = obj.get("metadata") or {}
     return {"apiVersion": STATE_API_VERSION, "kind": ROLLOUT_STATE.kind, "name": metadata.get("name", ""),
             "namespace": metadata.get("namespace", ""), "uid": metadata.get("uid", "")}
 
 
-def ensure_served(cluster, name: str) -> bool:
+def ensure_served(cluster: ClusterSession, name: str) -> bool:
     """True, or refused where the cluster does not serve the RolloutState kind."""
     if not cluster.client.serves(ROLLOUT_STATE):
         raise UserError(f"disaggregatedset/{name} has a RolloutPolicy, whose position is kept in a RolloutState, "
@@ -308,13 +311,13 @@ def ensure_served(cluster, name: str) -> bool:
     return True
 
 
-def read_state(cluster, name: str, namespace: str) -> dict | None:
+def read_state(cluster: ClusterSession, name: str, namespace: str) -> JsonObject | None:
     """The set's RolloutState (None: none yet); refused where the kind is not served."""
     ensure_served(cluster, name)
     return cluster.rollout_state(name, namespace)
 
 
-def write_state(cluster, body: dict) -> dict:
+def write_state(cluster: ClusterSession, body: JsonObject) -> JsonObject:
     """Create the object, or replace it pinned to the resourceVersion it was read at."""
     namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
     if "resourceVersion" not in body["metadata"]:
@@ -325,7 +328,7 @@ def write_state(cluster, body: dict) -> dict:
     return cluster.client.replace(ROLLOUT_STATE, namespace, body)
 
 
-def with_stored_policy(cluster, ds: DisaggregatedSet, namespace: str) -> DisaggregatedSet:
+def with_stored_policy(cluster: ClusterSession, ds: DisaggregatedSet, namespace: str) -> DisaggregatedSet:
     """A stored set (NAME) with the RolloutPolicy of the cluster that names it, if any."""
     if not cluster.client.serves(ROLLOUT_POLICY):
         return ds
@@ -356,7 +359,7 @@ def position_lines(decision: WaveDecision, gitops: bool = False) -> tuple[str, .
     return (where, *(f"held: {reason}" for reason in stopped_reasons(decision, gitops)))
 
 
-def record_complete(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
+def record_complete(cluster: PacingSession, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
                     warn: Callable[[str], None]) -> None:
     """A rollout observed complete by `rollout status` (design §10.3), recorded as the pass of
     `rollout step` that observed it would record it: the history's entry complete, the summary at
@@ -371,7 +374,7 @@ def record_complete(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Sna
         warn(f"could not record the rollout of disaggregatedset/{ds.name} complete in its RolloutState: {err}")
 
 
-def paced_view(cluster, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
+def paced_view(cluster: ClusterSession, ds: DisaggregatedSet, namespace: str, snapshot: Snapshot,
                clock: Clock = SYSTEM_CLOCK) -> tuple[Passage, tuple[str, ...], str]:
     """The decision a step would take now, read only (nothing written), its lines, and the
     resourceVersion of the RolloutState it read ("" for none): a watch from there sees the

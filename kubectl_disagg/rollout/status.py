@@ -19,13 +19,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.api.naming import LWS_KIND, SERVICE_KIND
 from kubectl_disagg.core.controller.reconcile import reconcile
 from kubectl_disagg.core.delivery.status import NextAction, SetStatus, StatusLook, Until, Watched, derive_status
+from kubectl_disagg.kube.seam import ClusterReads, PacingSession
 from kubectl_disagg.rollout.outcome import Outcome, most_pressing
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 
@@ -48,7 +49,7 @@ class StatusStore(Protocol):
     def look(self) -> list[StatusLook]: ...
 
 
-def watch_status(cluster: Any, store: StatusStore, format: Format, *, watch: bool = False,
+def watch_status(cluster: ClusterReads, store: StatusStore, format: Format, *, watch: bool = False,
                  deadline: Deadline = NEVER, write: Callable[[str], object] | None = None,
                  until: Until | None = None, held: Callable[[list[SetStatus]], object] | None = None) -> Outcome:
     """Report every set (`write(format(reports, now))`) at each look of `store`; with `watch`,
@@ -124,7 +125,7 @@ class ClusterLooks:
     most = WATCH_SLICE_SECONDS
     until: Until | None = Until.AVAILABLE
 
-    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet], namespace: str | None,
+    def __init__(self, cluster: PacingSession, sets: Sequence[DisaggregatedSet], namespace: str | None,
                  clock: Clock = SYSTEM_CLOCK):
         self.cluster, self.sets, self.namespace, self.clock = cluster, sets, namespace, clock
 
@@ -151,7 +152,7 @@ def _still(report: SetStatus, stepping: bool) -> bool:
     return report.paced is not None and report.paced.still(stepping)
 
 
-def _look(cluster: Any, ds: DisaggregatedSet, namespace: str, clock: Clock) -> StatusLook:
+def _look(cluster: PacingSession, ds: DisaggregatedSet, namespace: str, clock: Clock) -> StatusLook:
     snapshot = cluster.snapshot(ds.name, namespace, scalers=ds.has_external_roles)
     if ds.policy is None:
         status, paced = derive_status(ds, snapshot, reconcile(ds, snapshot)), _Paced()
@@ -162,7 +163,7 @@ def _look(cluster: Any, ds: DisaggregatedSet, namespace: str, clock: Clock) -> S
         from kubectl_disagg.kube.lease import running_stepper
         from kubectl_disagg.rollout.progressive import paced_view
         passage, lines, version = paced_view(cluster, ds, namespace, snapshot, clock)
-        status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))  # type: ignore[arg-type]
+        status = derive_status(ds, snapshot, reconcile(passage.reconciled, snapshot, passage.admission))
         status = replace(status, rollout=lines, paced=rollout_status(passage.decision))
         stepping = status.paced is not None and status.paced.unmeasured is not None and running_stepper(
             cluster.client, ds.name, namespace, clock.now()) is not None

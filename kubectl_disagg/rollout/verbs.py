@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api.model import DisaggregatedSet
@@ -34,6 +34,7 @@ from kubectl_disagg.rollout.store import PositionChange, NotPaced, PositionStore
 
 PROMOTE, PAUSE, RESUME, ABORT, RETRY = "promote", "pause", "resume", "abort", "retry"
 VERB_ATTEMPTS = 5  # a verb's write that meets a stepper's reads again, at most this often
+Outcome = PositionChange | NotPaced | VerbRefused | Conflict  # a set's: decided, or why not
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def run_verb(store: PositionStore, verb: str, printer: VerbPrinter, *, full: boo
     flags = "--full --skip-analysis" if full and skip_analysis else "--full"
     detail = (flags if full else f"by {by}") + (f": {reason}" if reason else "")
 
-    def decide(ds: DisaggregatedSet, namespace: str) -> PositionChange | UserError | VerbRefused:
+    def decide(ds: DisaggregatedSet, namespace: str) -> Outcome:
         try:
             return _changed(store, ds, namespace, change_for(verb, clock.now(), by, full, reason, skip_analysis),
                             clock)
@@ -126,12 +127,13 @@ def run_verb(store: PositionStore, verb: str, printer: VerbPrinter, *, full: boo
     return _report(store, verb, printer, outcomes, detail, full, by, reason)
 
 
-def _writes(outcome: object) -> bool:
+def _writes(outcome: Outcome) -> TypeGuard[PositionChange]:
     """Whether a set's outcome is a change to write (decided, and moving the position)."""
     return isinstance(outcome, PositionChange) and outcome.changed
 
 
-def _report(store: PositionStore, verb: str, printer: VerbPrinter, outcomes: list, detail: str, full: bool, by: str,
+def _report(store: PositionStore, verb: str, printer: VerbPrinter,
+            outcomes: list[tuple[DisaggregatedSet, str, Outcome]], detail: str, full: bool, by: str,
             reason: str) -> VerbExit:
     """Each set's outcome shown, in order (a change written recorded first); the exit code.
     With a store that writes `together`, a refusal wrote nothing: the changes are not shown."""

@@ -93,7 +93,7 @@ def run_units(units: Sequence[tuple[Action, ...]], execute: Callable[[Action], N
                 landed.extend(written)
 
     work = chains(units)
-    pending: queue.SimpleQueue = queue.SimpleQueue()
+    pending: queue.SimpleQueue[list[tuple[Action, ...]]] = queue.SimpleQueue()
     for chain in work:
         pending.put(chain)
     bugs: list[BaseException] = []

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from kubectl_disagg.core.delivery.waves import ANALYSIS_BY
 from kubectl_disagg.core.delivery.history import ABORTED, Commit, RevisionEntry
 from kubectl_disagg.gitops.history import UNDO_TRAILER
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import format_objects
 from kubectl_disagg.views.gitops_report import commit_subject
 from kubectl_disagg.views.invocation import Invocation
@@ -103,7 +104,7 @@ def format_revision(name: str, namespace: str, entry: RevisionEntry) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _revision_document(name: str, namespace: str, entry: RevisionEntry) -> dict:
+def _revision_document(name: str, namespace: str, entry: RevisionEntry) -> JsonObject:
     """One revision whole, for programs: its entry, its diff, and its templates."""
     diff = changes([entry.before], entry.record) if entry.before is not None else None
     document = {"name": name, "namespace": namespace, **_document(entry), "diff": diff["diff"] if diff else []}
@@ -112,8 +113,8 @@ def _revision_document(name: str, namespace: str, entry: RevisionEntry) -> dict:
     return document
 
 
-def _document(entry: RevisionEntry) -> dict:
-    document: dict = {"revision": entry.revision, "started": _mark(entry.started, "author"),
+def _document(entry: RevisionEntry) -> JsonObject:
+    document: JsonObject = {"revision": entry.revision, "started": _mark(entry.started, "author"),
                       "outcome": entry.outcome}
     if entry.ended is not None:
         document["ended"] = _mark(entry.ended)
@@ -131,9 +132,9 @@ def _document(entry: RevisionEntry) -> dict:
     return document
 
 
-def _mark(commit: Commit, who: str = "") -> dict:
+def _mark(commit: Commit, who: str = "") -> JsonObject:
     """Where and when (git: the commit, its subject; the cluster: when and by whom)."""
-    mark: dict = {"commit": commit.sha} if commit.sha else {}
+    mark: JsonObject = {"commit": commit.sha} if commit.sha else {}
     if who and commit.author:
         mark["author" if commit.sha else "by"] = commit.author
     mark["at"] = commit.date

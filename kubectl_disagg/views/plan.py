@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kubectl_disagg.core.controller.plan_inputs import PlanFlags, plural, vector
 from kubectl_disagg.core.controller.planner import PlanInputs, Step
 from kubectl_disagg.core.controller.reconcile import Phase
+from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.plan_chart import format_charts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
@@ -15,6 +17,12 @@ from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.naming import slices_words
 from kubectl_disagg.views.invocation import GENERIC, Invocation
 from kubectl_disagg.views.waves import gate_words, slice_range, waves_document, waves_lines
+
+if TYPE_CHECKING:  # (the offline plan loads no rollout)
+    from kubectl_disagg.core.api.model import DisaggregatedSet
+    from kubectl_disagg.core.api.policy_types import ResolvedWave
+    from kubectl_disagg.core.controller.reconcile import SliceReport
+    from kubectl_disagg.rollout.plan import FleetPlan, GateStop, SliceLine, SlicePlan
 
 # A rollout replaces the groups of every role: the set's revision covers every role's template (as
 # the upstream controller's does), so `set image` or `rollout restart` of one role is a new revision.
@@ -30,7 +38,7 @@ TABLES = ("table", "wide")  # -o wide: the table with more columns, as kubectl's
 
 
 def format_plans(plans: Sequence[tuple[str | None, PlanInputs, Sequence[Step]]], output: str,
-                 paced: Sequence = (), invocation: Invocation = GENERIC) -> str:
+                 paced: Sequence[DisaggregatedSet] = (), invocation: Invocation = GENERIC) -> str:
     """One plan prints as itself; several (sets, slices) as titled sections or a list. `paced`:
     the sets with a RolloutPolicy, whose waves and gates come first (views/waves.py)."""
     if paced and output in (*TABLES, "chart"):
@@ -58,7 +66,7 @@ def format_plan(inputs: PlanInputs, steps: Sequence[Step], output: str) -> str:
     return to_json(document) if output == "json" else to_yaml(document)
 
 
-def _document(inputs: PlanInputs, steps: Sequence[Step]) -> dict:
+def _document(inputs: PlanInputs, steps: Sequence[Step]) -> JsonObject:
     return {
         "roles": list(inputs.roles),
         "steps": [{"old": list(step.old), "new": list(step.new)} for step in steps],
@@ -101,10 +109,10 @@ def _summary(inputs: PlanInputs, transitions: int) -> str:
             f"({PLANNER})")
 
 
-def live_sections(live) -> list[tuple[str, PlanInputs, list[Step]]]:
+def live_sections(live: Sequence[tuple[DisaggregatedSet, list[SlicePlan]]]) -> list[tuple[str, PlanInputs, list[Step]]]:
     """A live plan (`rollout.plan.live_plans`) as titled sections: slices in the same place print
     one plan, so 100 slices rolling in step are one table."""
-    sections = []
+    sections: list[tuple[str, PlanInputs, list[Step]]] = []
     for ds, slices in live:
         per_slice = [(report.slice, (_slice_title(ds, report), inputs, tuple(steps)))
                      for report, inputs, steps in slices]
@@ -113,7 +121,7 @@ def live_sections(live) -> list[tuple[str, PlanInputs, list[Step]]]:
     return sections
 
 
-def _slice_title(ds, report) -> str:
+def _slice_title(ds: DisaggregatedSet, report: SliceReport) -> str:
     if not report.roles:  # no rollout: the slice runs (or converges to) one revision
         return f"no rollout under way ({report.phase} at revision {ds.revision})"
     title = report.phase.says(ds.revision, report.waiting_for, planned=True)
@@ -126,7 +134,8 @@ def _slice_title(ds, report) -> str:
 # --- a set under a RolloutPolicy: the fleet (rollout/plan.py's FleetPlan) --------------------------
 
 
-def format_live(live, output: str, invocation: Invocation = GENERIC) -> str:
+def format_live(live: Sequence[tuple[DisaggregatedSet, list[SlicePlan] | FleetPlan]], output: str,
+                invocation: Invocation = GENERIC) -> str:
     """A live plan (`rollout.plan.live_plans`): each set under a policy as its fleet (the waves,
     each slice where it stands, the passes to the end), each other set as its slices' plans."""
     fleets = [plan for _, plan in live if not isinstance(plan, list)]
@@ -144,7 +153,7 @@ def format_live(live, output: str, invocation: Invocation = GENERIC) -> str:
     return "\n".join(parts)
 
 
-def _counts(replicas) -> str:
+def _counts(replicas: Sequence[tuple[str, int]]) -> str:
     return ", ".join(f"{role} {count}" for role, count in replicas)
 
 
@@ -152,7 +161,7 @@ def _short(revision: str) -> str:
     return revision[:8]
 
 
-def slice_words(line, plan) -> str:
+def slice_words(line: SliceLine, plan: FleetPlan) -> str:
     """One slice's situation as its line says it (without the slice label)."""
     wave = f"wave {line.wave + 1}"
     at = f" ({_counts(line.replicas)})" if line.replicas else ""
@@ -174,7 +183,7 @@ def slice_words(line, plan) -> str:
     return f"{line.situation} at {_short(line.revision)}{at}{left}, {wave}: {line.reason}"
 
 
-def _heading(plan) -> str:
+def _heading(plan: FleetPlan) -> str:
     decision = plan.decision
     if plan.rollback:
         moving = [s for s, line in enumerate(plan.slices) if line.situation in ("rolling back", "rolling", "starts",
@@ -192,7 +201,7 @@ def _heading(plan) -> str:
     return f"disaggregatedset/{plan.name}: rollout to revision {_short(plan.moves_to)}{source} ({REPLACED})"
 
 
-def _stop_words(stop, waves) -> str:
+def _stop_words(stop: GateStop, waves: Sequence[ResolvedWave]) -> str:
     where = "now" if stop.after == 0 else f"after pass {stop.after}"
     if stop.kind == "paused":
         return f"{where}: paused at wave {stop.wave + 1} (resume)"
@@ -203,7 +212,7 @@ def _stop_words(stop, waves) -> str:
     return f"{where}: wave {stop.wave + 1}'s pause (promote)"
 
 
-def fleet_text(plan, chart: bool = False, invocation: Invocation = GENERIC, wide: bool = False) -> str:
+def fleet_text(plan: FleetPlan, chart: bool = False, invocation: Invocation = GENERIC, wide: bool = False) -> str:
     """The fleet as text: its heading, the wave table, one line per run of slices in the same
     situation, the passes to the end and its stops; then each slice's steps (with `chart`,
     drawn per wave). Short at any size: lines grow with waves and situations, not slices."""
@@ -238,19 +247,19 @@ def fleet_text(plan, chart: bool = False, invocation: Invocation = GENERIC, wide
     groups = [(f"wave {row.wave.index + 1}, ", [s for s in slices if s in row.wave.slices], inputs, steps)
               for row in plan.waves for slices, inputs, steps in plan.trajectories] if chart else \
         [("", list(slices), inputs, steps) for slices, inputs, steps in plan.trajectories]
-    for wave, slices, inputs, steps in groups:
+    for in_wave, slices, inputs, steps in groups:
         if not slices:
             continue
         if plan.rollback:
-            title = f"{wave}{slices_words(list(slices))}: the steps left of the rollback"
+            title = f"{in_wave}{slices_words(list(slices))}: the steps left of the rollback"
         else:
-            title = f"{wave}{slices_words(list(slices))}: the steps of {'each slice' if len(slices) > 1 else 'the slice'}"
+            title = f"{in_wave}{slices_words(list(slices))}: the steps of {'each slice' if len(slices) > 1 else 'the slice'}"
         body = format_charts([(None, inputs, steps)]) if chart else format_table(inputs, steps, wide)
         text += f"\n{title}\n{body}"
     return text
 
 
-def _now(plan) -> str:
+def _now(plan: FleetPlan) -> str:
     decision = plan.decision
     state = decision.state.value
     wave = f"wave {decision.wave + 1} of {len(decision.waves)}"
@@ -266,10 +275,10 @@ def _now(plan) -> str:
     return f"{wave}, {in_flight} slice{'' if in_flight == 1 else 's'} in flight"
 
 
-def fleet_document(plan) -> dict:
+def fleet_document(plan: FleetPlan) -> JsonObject:
     """-o json|yaml: the fleet as data (the same as its text)."""
-    def line_document(s: int, line) -> dict:
-        document = {"slice": s, "situation": line.situation, "revision": line.revision,
+    def line_document(s: int, line: SliceLine) -> JsonObject:
+        document: JsonObject = {"slice": s, "situation": line.situation, "revision": line.revision,
                     "replicas": dict(line.replicas), "wave": line.wave + 1}
         if line.steps_left:
             document["stepsLeft"] = line.steps_left

@@ -81,7 +81,7 @@ def _step_label(index: int, current: int | None) -> str:
     return f"{index} ◀" if index == current else str(index)
 
 
-def table(chart: PlanChart) -> dict:
+def table(chart: PlanChart) -> dict[str, object]:
     """The chart's numbers for a table beneath it: a header and a row per step."""
     header = ["step", "kind"]
     for role in chart.roles:

@@ -14,7 +14,8 @@ import tomllib
 
 from kubectl_disagg.gitops.store import GitStore
 from kubectl_disagg.kube.executor import ClusterExecutor
-from kubectl_disagg.kube.seam import ClusterReads, ClusterSession, EventRecorder, HandoverWrites, StoredSets
+from kubectl_disagg.kube.seam import (ClusterReads, ClusterSession, EventRecorder, HandoverWrites, PacingSession,
+                                      SetPatches, StoredSets)
 from kubectl_disagg.kube.session import Session
 from kubectl_disagg.rollout.executors import Executor
 from kubectl_disagg.rollout.store import ClusterStore, PositionStore
@@ -38,6 +39,15 @@ def fake_reads(fake: MemorySession) -> ClusterReads:
 
 def stored_sets(session: Session) -> StoredSets:
     return session
+
+
+def set_patches(session: Session) -> SetPatches:
+    return session
+
+
+def pacing(session: Session, executor: ClusterExecutor) -> list[PacingSession]:
+    """`rollout status` records a completion over its session as a step does over its executor."""
+    return [session, executor]
 
 
 def writers(executor: ClusterExecutor, fake: MemorySession) -> tuple[list[Executor], list[EventRecorder],

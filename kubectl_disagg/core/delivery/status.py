@@ -176,7 +176,7 @@ class SetStatus:
 # What a quiet look watches: the set's name and namespace, the resourceVersion its objects were
 # listed at, and their kind (its LeaderWorkerSets, or its Services when only they are left to change);
 # with a RolloutPolicy in the cluster, the resourceVersion of its RolloutState as read ("" for none).
-Watched = tuple[str, str, "str | None", str, "str | None"]
+Watched = tuple[str, str, str, str, "str | None"]
 
 
 @dataclass(frozen=True)

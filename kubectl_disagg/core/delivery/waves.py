@@ -474,7 +474,7 @@ class Passage:
 
     decision: WaveDecision
     admission: Admission
-    reconciled: DisaggregatedSet | None
+    reconciled: DisaggregatedSet
 
 
 def the_rollout(revision: str, recorded: Position | None, progress_of: Callable[[str], tuple[Progress, ...]]

@@ -282,6 +282,18 @@ def _entry(document, revision):
     return next(e for e in document["slices"][0]["revisions"] if e["revision"] == revision)
 
 
+def test_issue48_a_slice_revision_that_is_not_a_string_is_a_problem_not_a_traceback():
+    """Issue 48 (found typing gitops/state.py): a slice's revision given as a list or a mapping
+    was looked up among the records as it was, and the unhashable value raised a TypeError."""
+    new, _, state = _rolled(1)
+
+    def edit(document):
+        document["slices"][0]["revisions"][0]["revision"] = ["not", "a", "revision"]
+    lines = _refused(new, state, edit)
+    assert any("slices[0].revisions[0].revision" in line and "has no record under revisions" in line
+               for line in lines), lines
+
+
 def test_old_at_zero_mid_rollout_is_below_the_floor():
     new, _, state = _rolled(2)
     old_revision = next(r for r in state.replicas[0] if r != new.revision)
