@@ -42,7 +42,7 @@ from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import (RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress,
                                          with_position)
-from kubectl_disagg.rollout.outcome import Outcome
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
 from kubectl_disagg.rollout.pacer import Analyze, Paced
 from kubectl_disagg.rollout.stepper import Pass, run_pass
