@@ -15,7 +15,7 @@ from typing import Any
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.history import going_back
+from kubectl_disagg.gitops.history import WrittenBack, going_back
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.rollout.analysis import GateRun, gate_analysis
 from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
@@ -35,7 +35,7 @@ class SetStep:
     step: GitopsStep
     timed_out: bool = False
     read: bytes | None = None  # what the state file held when the step read it (None: no file)
-    returning: str = ""  # who wrote the set's revision back (`history.going_back`): a rollback
+    returning: WrittenBack | None = None  # who wrote the set's revision back (`history.going_back`): a rollback
 
     @property
     def outcome(self) -> Outcome:

@@ -10,6 +10,7 @@ from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import role_config
+from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.position import is_rollback, numbered
 from kubectl_disagg.core.controller.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
@@ -56,7 +57,7 @@ def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state
 
 
 def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
-                          returning: str = "") -> str:
+                          returning: WrittenBack | None = None) -> str:
     """The step's pull request: its title line, a blank line, the Markdown body (a commit
     message's shape). views/gitops_pr.py builds what it says; `returning`: who wrote the set's
     revision back (`rollout undo`, a git revert), when one did."""
