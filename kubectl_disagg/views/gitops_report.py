@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_disagg.gitops.step import GitopsStep
+from kubectl_disagg.rollout.git_step import GitopsStep
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet
@@ -77,7 +77,7 @@ def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fi
 
 
 def format_results(results, output: str) -> str:
-    """Every set's step of a run (`gitops.run.SetStep`s): summaries, or one YAML/JSON document
+    """Every set's step of a run (`rollout.git_run.SetStep`s): summaries, or one YAML/JSON document
     (a list under `items` for several sets)."""
     if output == "text":
         return "".join(format_summary(r.ds, r.namespace, r.step, r.path) for r in results)

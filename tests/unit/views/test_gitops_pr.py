@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_disagg.core.controller import planner
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.views.gitops_pr import pr_context
 from kubectl_disagg.views.gitops_report import format_pr_description

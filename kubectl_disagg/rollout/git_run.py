@@ -1,5 +1,5 @@
 """`rollout step --gitops` over sets, as one library call: each set's committed state read from
-beside it, its next step (`step.next_step`, watching the LWS with --wait), the advanced states
+beside it, its next step (`git_step.next_step`, watching the LWS with --wait), the advanced states
 written back; and the exit code of the run. The cluster is only read, and only LWS.
 
 Every set is stepped before any state is written: an error on one writes nothing. A state file
@@ -18,7 +18,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.history import WrittenBack, going_back
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.rollout.analysis import GateRun, gate_analysis
-from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
+from kubectl_disagg.rollout.git_step import GitopsStep, directory_steps, next_step
 from kubectl_disagg.gitops.files import Commit
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
