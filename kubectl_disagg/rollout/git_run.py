@@ -57,7 +57,8 @@ def step_files(cluster: Any, directory: directories.Directory, files: Mapping[st
     (`directory_steps`: the sets step as one). An analysis gate a step reaches is measured first
     (`analysis_progress`: where it shows), bounded by `deadline`, which bounds --wait too."""
     analyze = gate_analysis(cluster, deadline, analysis_progress)
-    read = {entry.state_path: files.get(entry.state_path) for entry in directory.sets}  # as read, once
+    read = {entry.state_path: files.get(entry.state_path) for entry in directory.sets
+            if entry.state_path is not None}  # as read, once
     results = []
     for entry in directory.sets:
         if entry.state_path is None:
