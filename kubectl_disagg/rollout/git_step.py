@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
+import datetime
 from typing import Any
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
@@ -36,6 +37,7 @@ from kubectl_disagg.gitops.step import (adopt_state, autoscaled, external_as_set
                                         recorded_live, synced_differences, synced_renders)
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress, with_position
+from kubectl_disagg.kube.seam import ClusterReads
 from kubectl_disagg.rollout.pacer import Analyze, Paced
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
@@ -52,7 +54,7 @@ class GitopsStep:
     view: StepView = StepView()  # what its views read (the pull request), computed with it
 
 
-def next_step(cluster: Any, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
+def next_step(cluster: ClusterReads, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
               deadline: Deadline = NEVER, analyze: Analyze | None = None,
               clock: Clock = SYSTEM_CLOCK) -> tuple[GitopsStep, bool]:
     """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
@@ -67,20 +69,23 @@ def next_step(cluster: Any, ds: DisaggregatedSet, state: RolloutState | None, na
         return replace(gitops_step(ds, state, live, served, now=clock.now(), analyze=analyze), snapshot=live)
 
     def watch(seen: GitopsStep, seconds: float) -> bool:
+        assert seen.snapshot is not None  # every look carries the snapshot it was decided on
         return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
 
     if wait and deadline.expired():  # the deadline had passed before the first look
         return look(), True
-    step = None
-    for step in until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, deadline,  # noqa: B007 (read after the loop)
-                              rewatch=True):
+    looks = until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, deadline,
+                          rewatch=True)
+    step = next(looks)  # the first look is always taken
+    for step in looks:  # noqa: B007 (read after the loop)
         pass
     return step, wait and step.outcome == Outcome.WAITING
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
-                served: Mapping | None = None, now=None, analyze=None, *,
-                committed_render: list[dict] | None = None) -> GitopsStep:
+                served: Mapping[str, Any] | None = None, now: datetime.datetime | None = None,
+                analyze: Analyze | None = None, *,
+                committed_render: list[dict[str, Any]] | None = None) -> GitopsStep:
     """The next state of a git-driven rollout, given the state committed, the live LWS and the
     live RolloutState object (`served`; None where the cluster does not serve the kind or holds
     none): it must be the committed document, and the LWS what that renders to (for a set that
@@ -99,8 +104,9 @@ def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot
     return replace(step, view=step_view(ds, step.before, step.state, step.passed))
 
 
-def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, served: Mapping | None,
-             now, analyze, committed_render: list[dict] | None) -> GitopsStep:
+def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, served: Mapping[str, Any] | None,
+             now: datetime.datetime | None, analyze: Analyze | None,
+             committed_render: list[dict[str, Any]] | None) -> GitopsStep:
     namespace = live.namespace
     ours = [o for o in live.lws if o.managed_by_us(ds.name)]
     if state is None:
@@ -131,14 +137,14 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     executor = StateExecutor(ds, recorded, replace(live, services=services))
     paced = None if ds.policy is None else Paced(state.position, now or RENDER_NOW, analyze=analyze,
                                                  proven=partial(state_progress, ds, state))
-    passed = run_pass(executor, ds, namespace, **({} if paced is None else {"admit": paced.admit}))
+    passed = run_pass(executor, ds, namespace, admit=None if paced is None else paced.admit)
     if passed.refusal:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
     # What the next render checks the step against (design §8): the set it was decided for, and
     # the point each slice stood at before it.
     # (after an abort the step rolled toward the stable revision: that is the set it was decided for)
-    toward = ds if paced is None or paced.passage is None else paced.passage.reconciled
+    toward = ds if paced is None or paced.passage is None else paced.passage.reconciled or ds
     after = replace(after, stepped_for=SteppedSet.of(toward), position=_keeping(ds, state, paced),
                     previous={s: Point(recorded.replicas.get(s, {}), recorded.initial.get(s, {}))
                               for s in after.replicas})
@@ -149,8 +155,9 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     commits = state.commits + 1 if same else 1
 
     def checked(outcome: GitopsStep) -> GitopsStep:
-        outcome = replace(outcome, state=replace(outcome.state, commits=commits))
-        return _checked(ds, outcome, _ran(ds, toward, outcome.state, passed))
+        assert outcome.state is not None  # a step that advances writes a state
+        written = replace(outcome.state, commits=commits)
+        return _checked(ds, replace(outcome, state=written), _ran(ds, toward, written, passed))
 
     if paced is not None and passed.stopped and not passed.done:
         if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
@@ -170,7 +177,7 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     handed = [s for s, d in state.replicas.items() if list(d) == [ds.revision] and handing_back(ds, state, s)]
     if handed:  # the state sized an External role until now: hand it back (its record says External)
         back = replace(after, revisions={**after.revisions, ds.revision: external_as_set(
-            after.revisions[ds.revision], ds)}, previous={**after.previous, **{
+            after.revisions[ds.revision], ds)}, previous={**(after.previous or {}), **{
             s: Point(after.replicas.get(s, {}), after.initial.get(s, {})) for s in handed}})
         return checked(GitopsStep(Outcome.ADVANCED, back, (
             "hands the size of the External roles back to their autoscaler",), passed, before=state))
@@ -197,7 +204,7 @@ def directory_steps(steps: list[tuple[DisaggregatedSet, GitopsStep]]) -> list[Gi
             if step.outcome == Outcome.ADVANCED else step for _, step in steps]
 
 
-def _deployed(state: RolloutState) -> tuple:
+def _deployed(state: RolloutState) -> tuple[object, ...]:
     return state.revisions, state.replicas, state.initial
 
 
@@ -205,6 +212,7 @@ def _checked(ds: DisaggregatedSet, step: GitopsStep, ran: Mapping[int, Point] | 
     """The step, unless the state it would write breaks a rule of design §8 (then nothing is
     written: render would refuse it, so a bot never commits a state that cannot sync). `ran`:
     the pass's own outcome where it stands for rule 4's replay (`_ran`)."""
+    assert step.state is not None  # checked: a step that writes a state
     problems: list[Problem] = state_problems(ds, step.state, ran, gained_at_stable(ds, step.state)[1])
     if not problems:
         return step
@@ -227,9 +235,10 @@ def _ran(ds: DisaggregatedSet, toward: DisaggregatedSet, state: RolloutState, pa
         return {}
     live: dict[int, dict[tuple[str, str], tuple[int, int]]] = {}
     for o in passed.snapshot.lws:
-        if o.identity.complete:
-            key = (o.identity.revision, o.identity.role)
-            seen = live.setdefault(o.identity.slice, {})
+        identity = o.identity
+        if identity.slice is not None and identity.revision is not None and identity.role is not None:  # complete
+            key = (identity.revision, identity.role)
+            seen = live.setdefault(identity.slice, {})
             seen[key] = (-1, -1) if key in seen or not o.managed_by_us(ds.name) else \
                 (o.replicas, o.initial_replicas if o.initial_replicas is not None else o.replicas)
     ran = {}
@@ -241,7 +250,7 @@ def _ran(ds: DisaggregatedSet, toward: DisaggregatedSet, state: RolloutState, pa
     return ran
 
 
-def _decides(ds: DisaggregatedSet) -> tuple:
+def _decides(ds: DisaggregatedSet) -> tuple[object, ...]:
     """What reconcile's decision reads of a set, but for the LWS it reads."""
     return ds.name, ds.revision, ds.slices, tuple((r.name, r.replicas, r.external, role_config(r)) for r in ds.roles)
 
