@@ -15,7 +15,7 @@ import click
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import Commit, committing
 from kubectl_disagg.gitops.git import Repository, repository_for
-from kubectl_disagg.gitops.run import SetStep
+from kubectl_disagg.rollout.git_run import SetStep
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.views.gitops_report import commit_message, format_pr_description, format_pr_descriptions
 
@@ -27,7 +27,7 @@ def repository(planned: directories.Directory, branch: str | None) -> Repository
 
 def commit(results: Sequence[SetStep], repository: Repository | None, branch: str | None) -> Commit | None:
     """With a `repository` (--commit), the commit of the states the step writes, the pull
-    request's text as its message (`gitops.run.write_steps` makes it, or puts the files back)."""
+    request's text as its message (`rollout.git_run.write_steps` makes it, or puts the files back)."""
     if repository is None:
         return None
     advanced = [result for result in results if result.step.outcome == Outcome.ADVANCED]

@@ -3,7 +3,7 @@
 Flags → one library call → the view of -o: `rollout.status.watch_status` over the store
 --gitops picks (the only place the mode is tested): the cluster's (`rollout.status.ClusterLooks`:
 the live LWS and the RolloutState; with -w until Available, or what --for names) or git's
-(`gitops.status.GitLooks`: where a git-driven rollout stands and the next action, docs/gitops.md;
+(`rollout.git_status.GitLooks`: where a git-driven rollout stands and the next action, docs/gitops.md;
 the directory read and loaded once, each look reading the live cluster only, and only
 LeaderWorkerSets; with -w until the next action changes or every rollout is complete, or until
 what --for names). -w ends held (exit 7, as `rollout step`) where the set's RolloutPolicy holds
@@ -98,7 +98,7 @@ def _git_store(options: _options.Options) -> Callable[[Session], StatusStore]:
     """Git's: the directory read now (a set before the cluster), loaded once in the session.
     Its library is imported only here."""
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.rollout.git_status import GitLooks
 
     reading, tree, _ = _inputs.gitops_inputs(options)
 

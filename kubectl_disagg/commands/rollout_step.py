@@ -1,7 +1,7 @@
 """`kubectl disagg rollout step`: one reconcile pass of the DisaggregatedSet controller, client-side.
 
 Flags → one library call → one view, the mode picked by --gitops: `rollout.run.step_sets` →
-`Console`, or `gitops.run.step_files` (the next step written into the state file in git, the
+`Console`, or `rollout.git_run.step_files` (the next step written into the state file in git, the
 cluster only read) → `views.gitops_report`; `Outcome`s mapped to the mode's exit table."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
 def _step_gitops(options: _options.Options, how: StepOptions, timeout: float | None) -> int:
     """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
     from kubectl_disagg.commands import _gitops
-    from kubectl_disagg.gitops import run
+    from kubectl_disagg.rollout import git_run as run
     from kubectl_disagg.rollout.analysis import AnalysisTimeout
     from kubectl_disagg.views import analysis_progress, gitops_report as report
 

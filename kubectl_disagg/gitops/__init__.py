@@ -1,3 +1,3 @@
-"""Git-driven rollouts: the RolloutState document, rendering a set as far as its state has rolled it,
-the next state as one reviewed commit, the state file beside the set, and a run of `rollout step
---gitops` over sets (its exit codes)."""
+"""The git store, below the rollout: the RolloutState document, the rules a committed state keeps,
+rendering a set as far as its state has rolled it, "synced?", the state file beside the set and
+its one write → commit transaction, git's history, and the `PositionStore` over it (`GitStore`)."""

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kubectl_disagg.core.delivery.history import (  # noqa: F401 (the entry and its outcomes, read here)
@@ -108,16 +109,23 @@ def _revisions_in(state: Mapping[str, Any]) -> set[str]:
 UNDO_TRAILER = "Rollout-Undo"  # `NAME REVISION` in the commit `rollout undo --gitops --commit` makes
 
 
-UNDO = "`kubectl disagg rollout undo`"
+@dataclass(frozen=True)
+class WrittenBack:
+    """Who wrote an earlier revision back into a set: `rollout undo` (`reverts` empty), or a `git
+    revert` of the commit `reverts` (views/gitops_pr.py words it)."""
+
+    reverts: str = ""
+
+
 _REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,40})\b", re.MULTILINE)  # `git revert`'s own line
 
 
-def going_back(ds: DisaggregatedSet, namespace: str) -> str:
+def going_back(ds: DisaggregatedSet, namespace: str) -> WrittenBack | None:
     """Who wrote an earlier revision back into the set, when the last commit of its file did:
-    `rollout undo` (its trailer names the set and this revision: UNDO), or a `git revert`
-    of a commit that moved the set off this revision ("the revert of commit <sha>", one more
-    `git cat-file` to read the set at that commit and before it). The rollout that follows
-    goes back, and its pull requests say so. Empty where neither did, or no git to ask."""
+    `rollout undo` (its trailer names the set and this revision), or a `git revert` of a
+    commit that moved the set off this revision (its hash; one more `git cat-file` to read the
+    set at that commit and before it). The rollout that follows goes back, and its pull
+    requests say so. None where neither did, or no git to ask."""
     from kubectl_disagg.gitops.git import Repository
 
     set_path = ds.source.file
@@ -127,15 +135,15 @@ def going_back(ds: DisaggregatedSet, namespace: str) -> str:
         for line in message.splitlines():
             key, _, value = line.partition(":")
             if key.strip() == UNDO_TRAILER and value.split() == [ds.name, ds.revision]:
-                return UNDO
+                return WrittenBack()
         reverted = _REVERTS.search(message)
         if reverted is None:
-            return ""
+            return None
         before, at = repository.contents([(f"{reverted[1]}^", set_path), (reverted[1], set_path)])
     except UserError:
-        return ""
+        return None
     revisions = [getattr(_set_at(text, set_path, ds.name, namespace), "revision", None) for text in (before, at)]
-    return f"the revert of commit `{reverted[1][:12]}`" if revisions[0] == ds.revision != revisions[1] else ""
+    return WrittenBack(reverted[1]) if revisions[0] == ds.revision != revisions[1] else None
 
 
 def set_history(ds: DisaggregatedSet, namespace: str, state_path: str | None) -> list[RevisionEntry]:

@@ -32,8 +32,8 @@ from kubectl_disagg.gitops.history import set_history
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.inputs import tree as inputs
-from kubectl_disagg.rollout.store import NotPaced, PositionChange
-from kubectl_disagg.rollout.who import acting_user
+from kubectl_disagg.core.delivery.change import NotPaced, PositionChange
+from kubectl_disagg.kube.who import acting_user
 
 
 class StateChanged(UserError):

@@ -49,7 +49,7 @@ def state_runs(ds: DisaggregatedSet, state: RolloutState) -> list[set[str]]:
     return [set(state.deployed(s)) for s in range(ds.slices)]
 
 
-def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position) -> RolloutState:
+def with_position(ds: DisaggregatedSet, state: RolloutState, position: Position | None) -> RolloutState:
     """`state` with `position`, its last step moving nothing (each slice's previous is its point).
     The slices the set gained that render derives at the stable revision (`gained_at_stable`)
     are recorded there as they run, so a verb that admits them (a promote, a resume) leaves them

@@ -2,7 +2,7 @@
 analysis gate the decision waits at, admit again with its verdict.
 
 `rollout/progressive.py` (the cluster: the position in the RolloutState) and `Paced` here (git:
-the position in the state file, for `gitops/step.py`'s pass) both decide a pass through `pace`;
+the position in the state file, for `rollout/git_step.py`'s pass) both decide a pass through `pace`;
 what differs is where the position comes from and goes (the store), and what the cluster shows
 while a gate is measured (`measuring`: the RolloutState written Rolling, which Argo CD reads as
 Progressing).
@@ -47,7 +47,7 @@ def pace(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, cl
 
 @dataclass
 class Paced:
-    """One git-driven pass under a policy (gitops/step.py): `admit` for `run_pass`, from the
+    """One git-driven pass under a policy (rollout/git_step.py): `admit` for `run_pass`, from the
     position the state file records (`recorded`) at `now`, and the passage it decided. A lost
     position is judged from what the committed state records (`proven`), not the live objects (a
     commit's render starts the rollout of its admitted slices before any step ran); what passes

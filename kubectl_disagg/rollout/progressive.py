@@ -40,7 +40,7 @@ from kubectl_disagg.kube.seam import ClusterSession, PacingSession
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.rollout.pacer import pace
 from kubectl_disagg.rollout.events import StepEvent, record_events
-from kubectl_disagg.rollout.who import cluster_user
+from kubectl_disagg.kube.who import cluster_user
 from kubectl_disagg.views.stops import (  # the words it records
     abort_event_message, abort_message, policy_where, stopped_reasons)
 

@@ -64,7 +64,7 @@ class StepOptions:
     `wait_for_lease` and an analysis gate's run in every step (with --gitops, `wait` too).
     `dry_run`: CLIENT or SERVER (rollout/stepper.py), None for a real step. `revision_services`
     False: a stored set without its per-revision Services (--no-revision-services). Through git
-    (`gitops.run.step_files`): `wait` watches until the step can advance, `commit` commits the
+    (`rollout.git_run.step_files`): `wait` watches until the step can advance, `commit` commits the
     states written (on a new `branch`), `pr_description` is where the pull request's text goes,
     `state_file` the explicit state file of one set."""
 

@@ -18,21 +18,24 @@ revisions recorded for a set (`history`) and what a live plan starts from (`obse
 tests/unit/rollout/test_store_contract.py holds the two to one contract: the same verbs over the
 same fleet and position give the same exits, refusals, errors and positions in both.
 
-`rollout/` defines the protocol and never imports `gitops/`; `gitops/` implements it;
-`commands/` wires one to the verbs (tests/unit/test_architecture.py pins that direction).
+The data both stores return (`PositionChange`) and the error both raise (`NotPaced`) live below
+both, in core/delivery/change.py. `gitops/` sits below `rollout/` and implements the protocol
+without importing it; `commands/` wires one store to the verbs (tests/unit/test_architecture.py
+pins that direction).
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
 from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
 from kubectl_disagg.core.controller.plan_inputs import Observed
 from kubectl_disagg.core.controller.snapshot import live_from_snapshot
+from kubectl_disagg.core.delivery.change import NotPaced, PositionChange
 from kubectl_disagg.core.delivery.history import RevisionEntry, entries, forged, history_of
 from kubectl_disagg.core.delivery.position import Position, timestamp
 from kubectl_disagg.core.delivery.waves import WaveDecision, WaveEvent, admit
@@ -40,43 +43,11 @@ from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events
-from kubectl_disagg.rollout.who import cluster_user
+from kubectl_disagg.kube.who import cluster_user
 from kubectl_disagg.rollout.progressive import (
     history_after, read_state, recorded_position, reference, rolling_steps, state_object, wave_events, write_state)
 
-
-
-@dataclass(frozen=True)
-class PositionChange:
-    """One set's position changed by a verb: the decision `before`, the one `after`, and what
-    the store writes (`written`: the RolloutState object, or the state file's RolloutState),
-    `where` it is kept (rolloutstate/NAME, or the state file's path). Once recorded,
-    `stepper` names the `rollout step` holding the set's Lease (cluster only)."""
-
-    ds: DisaggregatedSet
-    namespace: str
-    before: WaveDecision
-    after: WaveDecision
-    written: Any
-    where: str
-    stepper: str | None = None
-
-    @property
-    def changed(self) -> bool:
-        """Whether the verb moved the position: a repeated pause or abort does not, and nothing is
-        written or recorded for it (it is no error either: the set is where the verb puts it)."""
-        return self.after.position != self.before.position
-
-
-class NotPaced(UserError):
-    """A set without a RolloutPolicy: no position to change (the other sets go on). Worded once
-    for both stores; at the set's FILE:LINE where it came from a file."""
-
-    def __init__(self, ds: DisaggregatedSet, namespace: str):
-        message = (f"disaggregatedset/{ds.name} in {namespace} has no RolloutPolicy: its rollouts are not paced "
-                   "(nothing to promote, pause, resume, abort or retry)")
-        super().__init__([Problem(ds.source.file, ds.source.line(("metadata", "name")), "", message)
-                          if ds.source.lines else message])
+__all__ = ["ClusterStore", "NotPaced", "PositionChange", "PositionStore"]
 
 
 class PositionStore(Protocol):

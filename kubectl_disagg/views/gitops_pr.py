@@ -19,9 +19,10 @@ from typing import Any
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import StepKind, role_config
 from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
+from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
-from kubectl_disagg.gitops.step import GitopsStep
+from kubectl_disagg.rollout.git_step import GitopsStep
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.gitops.step_view import ObservedLWS, SlicePlan
 from kubectl_disagg.gitops.waves import opened_wave
@@ -38,8 +39,15 @@ INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
 
 
+def written_back_words(back: WrittenBack | None) -> str:
+    """Who wrote the set's revision back, as the pull request names it (empty: nobody did)."""
+    if back is None:
+        return ""
+    return f"the revert of commit `{back.reverts[:12]}`" if back.reverts else "`kubectl disagg rollout undo`"
+
+
 def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
-               returning: str = "") -> dict[str, Any]:
+               returning: WrittenBack | None = None) -> dict[str, Any]:
     """Everything templates/gitops_pr.md.j2 prints, computed here. `returning`: who wrote the
     set's revision back (`rollout undo`, a git revert): a rollback to it, paced as any other."""
     before, after = step.before, step.state
@@ -56,7 +64,7 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     old_records = [before.revisions[rev] for rev in deployed_order(before) if rev != toward] if before else []
     new_record = (before.revisions.get(toward) if before else None) or record_from_set(ds)
     context: dict[str, Any] = {
-        "kind": kind, "rollback": rollback, "returning": returning if not rollback and aborted is None else "",
+        "kind": kind, "rollback": rollback, "returning": written_back_words(returning) if not rollback and aborted is None else "",
         "name": ds.name, "namespace": namespace, "revision": toward,
         "aborted": {"revision": ds.revision, "why": why_back(aborted)} if aborted is not None else None,
         "outcome": str(step.outcome), "reasons": list(step.reasons), "state_file": state_file,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_disagg.gitops.step import GitopsStep
+from kubectl_disagg.rollout.git_step import GitopsStep
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import role_config
+from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.position import is_rollback, numbered
 from kubectl_disagg.core.controller.reconcile import Phase
 from kubectl_disagg.manifests.writer import to_json, to_yaml
@@ -56,7 +57,7 @@ def format_summary(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state
 
 
 def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str,
-                          returning: str = "") -> str:
+                          returning: WrittenBack | None = None) -> str:
     """The step's pull request: its title line, a blank line, the Markdown body (a commit
     message's shape). views/gitops_pr.py builds what it says; `returning`: who wrote the set's
     revision back (`rollout undo`, a git revert), when one did."""
@@ -76,7 +77,7 @@ def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fi
 
 
 def format_results(results, output: str) -> str:
-    """Every set's step of a run (`gitops.run.SetStep`s): summaries, or one YAML/JSON document
+    """Every set's step of a run (`rollout.git_run.SetStep`s): summaries, or one YAML/JSON document
     (a list under `items` for several sets)."""
     if output == "text":
         return "".join(format_summary(r.ds, r.namespace, r.step, r.path) for r in results)

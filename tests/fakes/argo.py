@@ -7,7 +7,7 @@ from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import parse_state, state_document
-from kubectl_disagg.gitops.step import GitopsStep, Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import GitopsStep, Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.cluster import MemoryCluster

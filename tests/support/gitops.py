@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.argo import deploy, round_trip
@@ -64,9 +64,9 @@ def states():
 
 def step_paths(cluster, paths, reading, namespace):
     """`rollout step --gitops -f PATHS` as the command runs it: the inputs read once, the
-    directory loaded once (`gitops.directory.load`), stepped (`gitops.run.step_files`)."""
+    directory loaded once (`gitops.directory.load`), stepped (`rollout.git_run.step_files`)."""
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops import run
+    from kubectl_disagg.rollout import git_run as run
     from kubectl_disagg.inputs import tree as inputs
 
     tree = inputs.read_tree(paths, reading)

@@ -10,7 +10,7 @@ from kubectl_disagg.core.delivery.analysis import Analysis, Check, Condition, Pr
 from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.delivery.sets import load_sets
 from kubectl_disagg.core.delivery.waves import promote
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml

@@ -19,7 +19,7 @@ from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import write_state
 from kubectl_disagg.gitops.git import repository_for
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.gitops.store import GitStore
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout.store import ClusterStore

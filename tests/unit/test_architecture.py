@@ -5,8 +5,9 @@ The layers, lowest first: `errors` (problems for people), `exits` (every command
 concern: `core.api` < `core.controller` < `core.delivery`), `inputs` (the one input reader:
 files, directories, globs and state files read from disk once per command), `wait` (the one wait: a deadline and a watch reaction loop), `kube` (the API
 server: the client wing `kube.client` behind its face, the session, the executor, the lease),
-`rollout` (passes against a cluster: stepper, write scheduling, a run of steps, events, live plan,
-hand-over), `gitops` (the rollout state in git), `argocd` (the config management plugin), `views`
+`gitops` (the git store: the rollout state in git, its rules and render), `rollout` (the rollout
+over either store: stepper, write scheduling, a run of steps, events, live plan, hand-over, git's
+step and status), `argocd` (the config management plugin), `views`
 (printers and templates), `commands` (flags → one library call → one view, each under 150 lines).
 `cli` is the process entry on top.
 
@@ -29,7 +30,7 @@ import pytest
 from tests.support.paths import PACKAGE
 
 
-LAYERS = ["errors", "exits", "clock", "manifests", "core", "inputs", "wait", "kube", "rollout", "gitops", "argocd", "views", "commands",
+LAYERS = ["errors", "exits", "clock", "manifests", "core", "inputs", "wait", "kube", "gitops", "rollout", "argocd", "views", "commands",
           "cli"]
 
 
@@ -409,7 +410,7 @@ def test_rollout_status_loads_the_git_rollout_and_the_text_view_only_when_asked(
 def test_imports_at_import_time_only_is_narrower():
     """The check above can fail: the command's modes do reach gitops/ and the template engine."""
     reached = _source().reached("kubectl_disagg.commands.rollout_status")
-    assert "kubectl_disagg.gitops.status" in reached
+    assert "kubectl_disagg.rollout.git_status" in reached
     assert "kubectl_disagg.views.templating" in reached
 
 
@@ -607,25 +608,28 @@ def test_a_rollout_is_decided_in_one_place():
 
 
 # The mode is a store, not a fork (issue 38, design §9.8): `rollout/` defines where a position is
-# kept (`PositionStore`) and runs each verb once over it; `gitops/` implements it over the state
-# file; only `commands/` picks a store and hands it to the verbs.
+# kept (`PositionStore`) and runs each verb, the step and the status once over it; `gitops/`, the
+# git store below it, implements it over the state file without reaching back up; only
+# `commands/` picks a store and hands it to the rollout.
 STORE_PROTOCOL = "kubectl_disagg.rollout.store"
 STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.gitops.store"}
 
 
 
 def reaching_up(source: Source, below: str, above: str) -> list[str]:
-    """`module -> target` for each import (at any depth, a function's too) from layer `below`
-    into layer `above`."""
+    """`module -> target` for each import (at any depth, a function's too, or one for the type
+    checker) from layer `below` into layer `above`."""
     return sorted(f"{module} -> {target}" for module in source.in_layer(below)
                   for target in source.imports(module) if _layer(target) == above)
 
 
-def test_rollout_defines_the_position_store_and_never_reaches_gitops():
+def test_rollout_defines_the_position_store_and_the_git_store_never_reaches_up():
+    """The git store sits below the rollout: nothing of gitops/ imports rollout/ (what both
+    need, the store's data and the outcome, lives in core/delivery/)."""
     source = _source()
     protocol = classes(source, STORE_PROTOCOL)["PositionStore"]
     assert any(isinstance(base, ast.Name) and base.id == "Protocol" for base in protocol.bases)
-    assert reaching_up(source, "rollout", "gitops") == []
+    assert reaching_up(source, "gitops", "rollout") == []
 
 
 # Each store implements the protocol: the type checker holds it (tests/unit/test_seams.py, run
@@ -685,7 +689,7 @@ def test_one_pacer_admits_measures_and_admits_again():
     source = _source()
     assert names_used(source, "pending_gate") == ["kubectl_disagg.rollout.analysis", "kubectl_disagg.rollout.pacer"]
     assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.rollout.progressive")
-    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.gitops.step")
+    assert "kubectl_disagg.rollout.pacer" in source.imports("kubectl_disagg.rollout.git_step")
 
 
 # Each rule on a tree planted with one violation beside a module keeping it: the rule, the
@@ -779,10 +783,10 @@ PLANTED = {
     "callers": (lambda source: callers(source, ("load_documents",)), {
         "inputs/directory.py": "sets.load_documents(documents)\n", "gitops/a.py": "load_documents(documents)\n",
         "views/b.py": "load_documents\n"}, ["kubectl_disagg.gitops.a", "kubectl_disagg.inputs.directory"]),
-    "store direction": (lambda source: reaching_up(source, "rollout", "gitops"), {
-        "gitops/store.py": "from kubectl_disagg.rollout import store\n",
-        "rollout/store.py": "def f():\n    from kubectl_disagg.gitops import git\n"},
-        ["kubectl_disagg.rollout.store -> kubectl_disagg.gitops"]),
+    "store direction": (lambda source: reaching_up(source, "gitops", "rollout"), {
+        "rollout/store.py": "from kubectl_disagg.gitops import git\n",
+        "gitops/store.py": "def f():\n    from kubectl_disagg.rollout import store\n"},
+        ["kubectl_disagg.gitops.store -> kubectl_disagg.rollout"]),
     "store maker": (store_makers, {
         "commands/verbs.py": "store = GitStore(path)\n", "views/a.py": "def f(x): return x.ClusterStore()\n",
         "rollout/verbs.py": "def f(cluster):\n    return ClusterStore(cluster)\n"},

@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 from kubectl_disagg.cli import main
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops import directory, run
+from kubectl_disagg.gitops import directory
+from kubectl_disagg.rollout import git_run as run
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.core.delivery.status import NextAction
-from kubectl_disagg.gitops.status import GitLooks
+from kubectl_disagg.rollout.git_status import GitLooks
 from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.oracles.argocd_sidecar import ArgoCD

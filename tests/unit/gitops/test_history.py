@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from kubectl_disagg.gitops.history import ABORTED, COMPLETE, ROLLING, UNDO, Commit, going_back, revisions
+from kubectl_disagg.gitops.history import ABORTED, COMPLETE, ROLLING, Commit, WrittenBack, going_back, revisions
 from kubectl_disagg.views.history import format_history
 from tests.support.cli import run
 from tests.support.sets import NS, make_set
@@ -106,7 +106,7 @@ def test_undo_through_git_writes_the_revision_before_back_as_one_commit(tmp_path
     assert "committed " in err and "rollout step --gitops -f " in err
     assert git(tmp_path, "log", "-1", "--format=%s").strip() == f"Roll back llm to revision {revisions_now[1]}"
     assert f"Rollout-Undo: llm {revisions_now[1]}" in git(tmp_path, "log", "-1", "--format=%B")
-    assert going_back(model(path), NS) == UNDO  # what the steps after it read (a rollback)
+    assert going_back(model(path), NS) == WrittenBack()  # what the steps after it read (a rollback)
     assert git(tmp_path, "status", "--porcelain") == ""
     assert path.read_text() == before.replace("img:3", "img:2")  # only the image lines changed
     listed = json.loads(run(["rollout", "history", "--gitops", "-f", str(tmp_path), "-o", "json"], capsys)[1])
@@ -149,14 +149,14 @@ def test_a_git_revert_of_the_commit_that_moved_the_set_reads_as_going_back(tmp_p
     write_set(tmp_path, NS, {"prefill": 1, "decode": 1}, image="img:2").replace(path)
     git(tmp_path, "commit", "-q", "-am", "img:2")
     moved = git(tmp_path, "rev-parse", "HEAD").strip()
-    assert going_back(model(path), NS) == ""
+    assert going_back(model(path), NS) is None
     git(tmp_path, "revert", "--no-edit", "HEAD")
     assert model(path).revision == first
-    assert going_back(model(path), NS) == f"the revert of commit `{moved[:12]}`"
+    assert going_back(model(path), NS) == WrittenBack(moved)
     path.write_text(path.read_text() + "# a note\n")
     git(tmp_path, "commit", "-q", "-am", "a note")
     git(tmp_path, "revert", "--no-edit", "HEAD")  # reverts a commit that left the revision alone
-    assert going_back(model(path), NS) == ""
+    assert going_back(model(path), NS) is None
 
 
 def deployed(root, capsys, app=None):

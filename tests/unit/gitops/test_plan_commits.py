@@ -49,7 +49,7 @@ def test_the_plans_commit_count_holds_through_an_analysis_gate():
 
     from kubectl_disagg.core.delivery.analysis import Sample
     from kubectl_disagg.core.delivery.waves import promote
-    from kubectl_disagg.gitops.step import Outcome, gitops_step
+    from kubectl_disagg.rollout.git_step import Outcome, gitops_step
     from kubectl_disagg.gitops.waves import change_state
     from kubectl_disagg.rollout.analysis import GateAnalysis
     from kubectl_disagg.gitops.store import live_from_state

@@ -18,7 +18,7 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.rules import state_problems
 from kubectl_disagg.gitops.state import SteppedSet, parse_state, state_document
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from tests.fakes.argo import MemoryArgo, deploy, round_trip
@@ -514,7 +514,7 @@ def test_a_format_1_state_at_rest_is_rewritten_by_a_step_with_nothing_to_roll():
 
 
 def test_the_sets_of_a_directory_step_together():
-    from kubectl_disagg.gitops.step import directory_steps
+    from kubectl_disagg.rollout.git_step import directory_steps
 
     ready, _, state = _rolled(1)
     other = make_set({"prefill": 1, "decode": 1}, name="other", image="img:2")

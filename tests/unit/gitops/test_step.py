@@ -18,7 +18,7 @@ from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
 from kubectl_disagg.wait import Deadline
-from kubectl_disagg.gitops.step import Outcome, StateExecutor, gitops_step, next_step
+from kubectl_disagg.rollout.git_step import Outcome, StateExecutor, gitops_step, next_step
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
 from kubectl_disagg.rollout.stepper import drive, run_pass
@@ -367,7 +367,8 @@ def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_rende
 def test_a_step_whose_pass_cannot_stand_for_the_replay_is_replayed(monkeypatch):
     """Where the set the state's target names does not decide as the one the pass reconciled
     (here its budgets), the check replays the step as render will."""
-    from kubectl_disagg.gitops import rules, step as steps
+    from kubectl_disagg.gitops import rules
+    from kubectl_disagg.rollout import git_step as steps
 
     argo, new, state = mid_rollout(slices=1)
     replays = Counted(monkeypatch, rules, "replay")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_disagg.core.controller import planner
 from kubectl_disagg.gitops.render import rendered, rendered_names
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from tests.fakes.argo import deploy, round_trip
 from tests.support.sets import make_set
 

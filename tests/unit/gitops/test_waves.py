@@ -22,7 +22,7 @@ from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.served import served_object
 from kubectl_disagg.gitops.state import parse_state, record_from_set, state_document
 from kubectl_disagg.gitops.git import author
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.gitops.files import committing
 from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.gitops.waves import change_state, state_decision
@@ -629,7 +629,7 @@ def repo(tmp_path, monkeypatch):
     git("config", "user.name", "Ada Lovelace")
     git("config", "user.email", "ada@example.com")
     (tmp_path / "ds.yaml").write_text(SET + POLICY)
-    from kubectl_disagg.gitops import run as gitops_run
+    from kubectl_disagg.rollout import git_run as gitops_run
     from tests.support.gitops import step_paths
 
     (result,) = step_paths(MemorySession(watches=False), [str(tmp_path)], inputs.Reading(), None)
@@ -747,7 +747,7 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     with --gitops; the next action is held (7), as `rollout step --gitops` is."""
     from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.core.delivery.status import NextAction
-    from kubectl_disagg.gitops.status import gitops_status
+    from kubectl_disagg.rollout.git_status import gitops_status
     from tests.support.status_views import format_text, to_document
 
     argo, new, state, _ = held_at_the_canary()

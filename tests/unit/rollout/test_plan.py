@@ -210,7 +210,7 @@ def test_issue39_the_commits_are_the_ones_a_git_rollout_takes():
     the step recording the canary's pause and the promote commit."""
     from kubectl_disagg.core.delivery.waves import promote
     from kubectl_disagg.gitops.state import parse_state, state_document
-    from kubectl_disagg.gitops.step import Outcome, gitops_step
+    from kubectl_disagg.rollout.git_step import Outcome, gitops_step
     from kubectl_disagg.gitops.waves import change_state
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.manifests.writer import to_yaml

@@ -52,7 +52,7 @@ from kubectl_disagg.core.controller.snapshot import Snapshot, lws_from_object, s
 from kubectl_disagg.core.delivery.waves import Progress, VerbRefused, slice_progress
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.state import parse_state, state_document
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from kubectl_disagg.gitops.waves import change_state, state_decision
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml

@@ -240,7 +240,7 @@ def observed(twin: Twin) -> tuple[list, list]:
     cluster's (the live LWS, the RolloutState seeded from git's position) and git's (the state
     file committed, the same live LWS; the RolloutState kind not served there)."""
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.rollout.git_status import GitLooks
     from kubectl_disagg.inputs import tree as inputs
     from kubectl_disagg.rollout.status import ClusterLooks
     from tests.fakes.cluster import MemorySession
@@ -281,7 +281,7 @@ def test_status_watch_at_the_canary_s_pause_ends_held_in_both_stores(tmp_path):
     (exit 7 in both), the same set reported held."""
     from kubectl_disagg.exits import StatusExit
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.rollout.git_status import GitLooks
     from kubectl_disagg.inputs import tree as inputs
     from kubectl_disagg.rollout.outcome import STATUS_EXIT
     from kubectl_disagg.rollout.status import ClusterLooks, watch_status

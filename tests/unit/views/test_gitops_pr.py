@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from kubectl_disagg.core.controller import planner
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
+from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.views.gitops_pr import pr_context
 from kubectl_disagg.views.gitops_report import format_pr_description
 from tests.fakes.argo import MemoryArgo, round_trip
@@ -129,9 +130,9 @@ def test_a_rollout_back_says_who_wrote_the_revision_back():
     """The set's revision written back by `rollout undo` or by a git revert: every step's title
     is a rollback's, and the body names who wrote it back."""
     name, ds, step = next(s for s in rollout_steps() if s[0] == "step-01")
-    for who, said in (("`kubectl disagg rollout undo`", "**Rollback.** `kubectl disagg rollout undo` wrote the "),
-                      ("the revert of commit `0123456789ab`", "**Rollback.** The revert of commit `0123456789ab` "
-                                                              "wrote the templates of revision")):
+    for who, said in ((WrittenBack(), "**Rollback.** `kubectl disagg rollout undo` wrote the "),
+                      (WrittenBack("0123456789abcdef0123"), "**Rollback.** The revert of commit `0123456789ab` "
+                                                            "wrote the templates of revision")):
         text = format_pr_description(ds, NS, step, STATE_FILE, who)
         assert text.split("\n", 1)[0].startswith(f"{ds.name}: rollback to {ds.revision}") and said in text
     assert "**Rollback.**" not in format_pr_description(ds, NS, step, STATE_FILE)

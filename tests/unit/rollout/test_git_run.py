@@ -1,4 +1,4 @@
-"""`gitops.run`: a run of `rollout step --gitops` over set files, its writes and its exit code."""
+"""`rollout.git_run`: a run of `rollout step --gitops` over set files, its writes and its exit code."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops import directory
 from kubectl_disagg.inputs import tree as inputs
-from kubectl_disagg.gitops import run
-from kubectl_disagg.gitops.step import GitopsStep, Outcome
+from kubectl_disagg.rollout import git_run as run
+from kubectl_disagg.rollout.git_step import GitopsStep, Outcome
 from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.support.paths import EXAMPLES

@@ -1,5 +1,5 @@
 """`rollout step --gitops` over sets, as one library call: each set's committed state read from
-beside it, its next step (`step.next_step`, watching the LWS with --wait), the advanced states
+beside it, its next step (`git_step.next_step`, watching the LWS with --wait), the advanced states
 written back; and the exit code of the run. The cluster is only read, and only LWS.
 
 Every set is stepped before any state is written: an error on one writes nothing. A state file
@@ -15,10 +15,10 @@ from typing import Any
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
-from kubectl_disagg.gitops.history import going_back
+from kubectl_disagg.gitops.history import WrittenBack, going_back
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.rollout.analysis import GateRun, gate_analysis
-from kubectl_disagg.gitops.step import GitopsStep, directory_steps, next_step
+from kubectl_disagg.rollout.git_step import GitopsStep, directory_steps, next_step
 from kubectl_disagg.gitops.files import Commit
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
@@ -35,7 +35,7 @@ class SetStep:
     step: GitopsStep
     timed_out: bool = False
     read: bytes | None = None  # what the state file held when the step read it (None: no file)
-    returning: str = ""  # who wrote the set's revision back (`history.going_back`): a rollback
+    returning: WrittenBack | None = None  # who wrote the set's revision back (`history.going_back`): a rollback
 
     @property
     def outcome(self) -> Outcome:
@@ -57,7 +57,8 @@ def step_files(cluster: Any, directory: directories.Directory, files: Mapping[st
     (`directory_steps`: the sets step as one). An analysis gate a step reaches is measured first
     (`analysis_progress`: where it shows), bounded by `deadline`, which bounds --wait too."""
     analyze = gate_analysis(cluster, deadline, analysis_progress)
-    read = {entry.state_path: files.get(entry.state_path) for entry in directory.sets}  # as read, once
+    read = {entry.state_path: files.get(entry.state_path) for entry in directory.sets
+            if entry.state_path is not None}  # as read, once
     results = []
     for entry in directory.sets:
         if entry.state_path is None:

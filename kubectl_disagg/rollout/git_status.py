@@ -7,8 +7,9 @@ the live cluster only, LWS and the set's RolloutState object where the kind is s
 The next action is the one `rollout step --gitops` would meet, decided by the same
 `gitops_step`: it can write a step (run it), the cluster does not show the commit yet (wait
 for the sync: not synced or not pruned), the new revision is not ready (wait for readiness),
-nothing is left to roll (complete), or the live objects cannot be explained (refused). Nothing
-here imports `rollout/` or `views/`: the step's outcome is read by its value.
+nothing is left to roll (complete), or the live objects cannot be explained (refused). It stands
+on the step (rollout/git_step.py), above the git store (design §9.8); the step's outcome is read
+by its value.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from kubectl_disagg.gitops.position import committed_position
 from kubectl_disagg.gitops.served import served_differences
 from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import RolloutState
-from kubectl_disagg.gitops.step import gitops_step, synced_differences
+from kubectl_disagg.gitops.step import synced_differences
+from kubectl_disagg.rollout.git_step import gitops_step
 from kubectl_disagg.gitops.waves import state_decision, with_gained
 from kubectl_disagg.inputs.directory import Directory
 from kubectl_disagg.kube.seam import ClusterReads

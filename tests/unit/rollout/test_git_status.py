@@ -6,8 +6,8 @@ from __future__ import annotations
 from kubectl_disagg.clock import SYSTEM_CLOCK
 from kubectl_disagg.core.controller import planner
 from kubectl_disagg.core.delivery.status import NextAction
-from kubectl_disagg.gitops.status import gitops_status
-from kubectl_disagg.gitops.step import Outcome, gitops_step
+from kubectl_disagg.rollout.git_status import gitops_status
+from kubectl_disagg.rollout.git_step import Outcome, gitops_step
 from tests.support.status_views import format_text, to_document
 from tests.fakes.argo import deploy, round_trip
 from tests.fakes.cluster import MemoryCluster, MemorySession
@@ -150,7 +150,7 @@ def test_issue37_item12_gitops_watch_for_complete_returns_at_completion_not_at_a
     from types import SimpleNamespace
 
     from kubectl_disagg.core.delivery.status import Until
-    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout import git_status
     from kubectl_disagg.rollout.status import watch_status
 
     ds = make_set({"prefill": 1, "decode": 1})
@@ -177,7 +177,7 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
     from types import SimpleNamespace
 
     from kubectl_disagg.exits import StepExit
-    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout import git_status
     from kubectl_disagg.rollout.outcome import STATUS_EXIT
     from kubectl_disagg.rollout.status import watch_status
     from kubectl_disagg.wait import Deadline
@@ -216,7 +216,7 @@ def watched_once(argo, ds, state, until, watch=True, now=None):
     from types import SimpleNamespace
 
     from kubectl_disagg.clock import SYSTEM_CLOCK, StoppedClock
-    from kubectl_disagg.gitops.status import GitLooks
+    from kubectl_disagg.rollout.git_status import GitLooks
     from kubectl_disagg.rollout.status import watch_status
     from kubectl_disagg.wait import Deadline
 
@@ -274,7 +274,7 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
     from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.exits import StepExit
-    from kubectl_disagg.gitops.status import still
+    from kubectl_disagg.rollout.git_status import still
     from kubectl_disagg.rollout.analysis import GateAnalysis
     from kubectl_disagg.rollout.outcome import STATUS_EXIT, gitops_exit
     from tests.fakes.clock import FakeClock
@@ -326,7 +326,7 @@ def test_issue48_through_git_watch_for_waits_for_the_sets_still_moving_as_in_the
 
     from kubectl_disagg.core.delivery.status import Until
     from kubectl_disagg.exits import StatusExit
-    from kubectl_disagg.gitops import status as git_status
+    from kubectl_disagg.rollout import git_status
     from kubectl_disagg.rollout.outcome import STATUS_EXIT
     from kubectl_disagg.rollout.status import watch_status
     from kubectl_disagg.wait import Deadline
