@@ -1,8 +1,7 @@
 """Flags shared by commands, spelled and behaving as kubectl's do (the inputs -f names are read
 by `_inputs`), and what every command is handed besides them (`Options`).
 
-Nothing here reaches the cluster: `render` and `validate` without --server run offline. The
-session of the commands that talk to an API server, and its flags, are in `_session`.
+Nothing here reaches the cluster (`render`, `validate` without --server run offline): sessions, their flags: `_session`.
 """
 
 from __future__ import annotations
