@@ -233,7 +233,6 @@ CORE_STILL_SPELLING = {
     "core/delivery/position.py: --full",
     "core/delivery/position.py: `promote --full`",
     "core/delivery/position.py: `rollout promote`",
-    "core/delivery/undo.py: `rollout history --revision {} -o yaml`",  # an f-string: found once f-strings were read whole
 }
 
 
