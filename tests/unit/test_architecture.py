@@ -200,16 +200,25 @@ def _docstrings(tree: ast.Module) -> set[int]:
             and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
 
 
+def _format_values(tree: ast.Module) -> set[int]:
+    """The strings of `Literal[...]` types: a format's values (what a state file records, as
+    `promote --full` for a gate passed), which a document compares, not a command line to run."""
+    return {id(value) for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+            and (node.value.id if isinstance(node.value, ast.Name) else getattr(node.value, "attr", "")) == "Literal"
+            for value in ast.walk(node.slice)}
+
+
 def command_lines_in_core(source: Source, names: frozenset[str] | None = None) -> list[str]:
     """`core/FILE:LINE: spelling` for each command line or flag a string of core/ spells (an
-    f-string read whole, `{}` for each value it holds, so a command around a name is found)."""
+    f-string read whole, `{}` for each value it holds, so a command around a name is found; a
+    `Literal` type's values are a format's, data)."""
     pattern = command_line_pattern(command_names() if names is None else names)
     found = []
     for module in source.in_layer("core"):
-        docstrings = _docstrings(source.tree(module))
+        skipped = _docstrings(source.tree(module)) | _format_values(source.tree(module))
         parts = {id(part) for node in source.nodes(module) if isinstance(node, ast.JoinedStr) for part in node.values}
         found += [f"{source.relative(module)}:{node.lineno}: {spelling}" for node in source.nodes(module)
-                  if isinstance(node, ast.expr) and id(node) not in docstrings and id(node) not in parts
+                  if isinstance(node, ast.expr) and id(node) not in skipped and id(node) not in parts
                   for spelling in pattern.findall(_string(node))]
     return sorted(set(found), key=lambda found: (found.split(":")[0], int(found.split(":")[1]), found))
 
@@ -230,8 +239,6 @@ def _string(node: ast.AST) -> str:
 # word on a revision it cannot write. Shrinks, never grows.
 CORE_STILL_SPELLING = {
     "core/api/model.py: --namespace",
-    "core/delivery/position.py: --full",
-    "core/delivery/position.py: `promote --full`",
     "core/delivery/position.py: `rollout promote`",
 }
 
@@ -706,7 +713,8 @@ PLANTED = {
     "command line in core": (command_lines_in_core, {
         "core/a.py": '"""Run `kubectl disagg rollout promote` (a docstring)."""\n'
                      'HINT = "pass it with `rollout promote --full`"\nCOUNT = "--"\nNAME = "x"\n'
-                     'WATCH = f"`status {NAME} -w` watches it"\nFIELD = "`pause: {}` holds it"\n',
+                     'WATCH = f"`status {NAME} -w` watches it"\nFIELD = "`pause: {}` holds it"\n'
+                     'How = Literal["promote", "promote --full"]\n',
         "views/b.py": 'HINT = "`kubectl disagg rollout status` --watch"\n'},
         ["core/a.py:2: `rollout promote --full`", "core/a.py:5: `status {} -w`"]),
     "import cycle": (runtime_import_cycle, {
