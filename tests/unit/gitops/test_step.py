@@ -15,7 +15,7 @@ from kubectl_disagg.core.controller.reconcile import reconcile
 from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.gitops.served import served_object
+from kubectl_disagg.rollout.served import served_object
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
 from kubectl_disagg.wait import Deadline
 from kubectl_disagg.rollout.git_step import Outcome, StateExecutor, gitops_step, next_step
