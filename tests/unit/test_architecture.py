@@ -237,9 +237,8 @@ def _string(node: ast.AST) -> str:
 
 # What core/ still spells (FILE: spelling): the problems it finds in what a person wrote, raised
 # from deep in the libraries with no view on the way (`--namespace` against a set's own, which
-# render, step, status and the input reader all check; a hand-edited state's gates, which the git
-# store reads; the state file records a gate `promote --full` passed in those words) and undo's
-# word on a revision it cannot write. Shrinks, never grows.
+# render, step, status and the input reader all check; the hint in a hand-edited state's gate
+# problems, which both stores turn into Problems below views/). Shrinks, never grows.
 CORE_STILL_SPELLING = {
     "core/api/model.py: --namespace",
     "core/delivery/position.py: `rollout promote`",
