@@ -233,7 +233,8 @@ def generate(tree: inputs.Tree, parameters: Parameters, environ: Mapping[str, st
     # Imported here: `cmp discover`, which Argo CD runs before each generate, needs neither (a
     # third of its start).
     from kubectl_disagg.gitops import directory as directories
-    from kubectl_disagg.gitops.served import SERVED_RESOURCE, served, served_object
+    from kubectl_disagg.gitops.served import SERVED_RESOURCE, served
+    from kubectl_disagg.rollout.served import served_object
 
     destination = environ.get("ARGOCD_APP_NAMESPACE") or None
     revision = environ.get("ARGOCD_APP_REVISION") or None

@@ -67,13 +67,14 @@ def undo(options: _options.Options, name: str | None, to_revision: str | None, d
     from kubectl_disagg.commands.rollout_history import store_of
     from kubectl_disagg.core.delivery import undo as undoing
     from kubectl_disagg.rollout.history import undo_targets
-    from kubectl_disagg.views.history import undo_next
+    from kubectl_disagg.views.history import undo_next, undo_refusal
 
     def decide(data: JsonObject) -> tuple[list[Edit], list[Refusal]]:
         target = targets.get(str((data.get("metadata") or {}).get("name")))
         if target is None or target.templates is None:  # (core/delivery/undo.py `target_of` picks one with templates)
             return [], []
-        return undoing.undo_edits(data, target.templates, whole=name is not None)
+        edits, refusals = undoing.undo_edits(data, target.templates, whole=name is not None)
+        return edits, [(path, undo_refusal(why)) for path, why in refusals]
 
     def done(data: JsonObject) -> str:  # the revision the set now names, which the edits were checked to make
         return f"rolled back to revision {undoing.revision_of(data)}"

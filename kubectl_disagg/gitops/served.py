@@ -2,7 +2,8 @@
 
 Where the destination cluster serves the kind (`KUBE_API_VERSIONS` names `SERVED_RESOURCE`),
 `cmp generate` emits each set's state beside its LeaderWorkerSets: the state document as it is
-in git, plus a `rollout` summary written from the same data, which the Lua health check
+in git, plus a `rollout` summary written from the same data (rollout/served.py `served_object`
+words it), which the Lua health check
 (argocd/resource_customizations/kubectl-disagg.x-k8s.io/RolloutState) turns into Healthy at
 rest and Suspended mid-rollout, and the kind's printer columns (config/crd/rolloutstates.yaml,
 generated from hack/crd/api/rolloutstate) show:
@@ -24,16 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.gitops.state import RolloutState, state_document
-from kubectl_disagg.manifests.source import JsonObject
-from kubectl_disagg.gitops.position import committed_position
-from kubectl_disagg.gitops.waves import paced_summary
 
 SERVED_RESOURCE = f"{naming.PLUGIN_API_VERSION}/{naming.STATE_KIND}"
-AT_REST, ROLLING = "AtRest", "Rolling"
-NEXT = "rollout step --gitops"
 # What the API server and Argo CD add to the object, the summary written from the rest, and the
 # history a cluster `rollout step` kept there before the set moved to git (never in the file).
 _NOT_THE_DOCUMENT = frozenset({"apiVersion", "kind", "metadata", "status", "rollout", "history",
@@ -42,45 +37,6 @@ _NOT_THE_DOCUMENT = frozenset({"apiVersion", "kind", "metadata", "status", "roll
 
 def served(kube_api_versions: str | None) -> bool:
     return kube_api_versions is not None and SERVED_RESOURCE in {p.strip() for p in kube_api_versions.split(",")}
-
-
-def served_object(ds: DisaggregatedSet, state: RolloutState) -> JsonObject:
-    document = state_document(state)
-    document["rollout"] = summary(ds, state)
-    return document
-
-
-def summary(ds: DisaggregatedSet, state: RolloutState) -> JsonObject:
-    """Phase and a one-line message: per run of slices alike, the step and the old/new counts
-    per role (`old/new: prefill 1/2`, as the step report writes them; `→` always reads before → after)."""
-    runs: list[list[int | str]] = []  # [first, last, text]
-    steps: list[str] = []  # the distinct "i/N" of the rolling slices, in slice order
-    for slice_index in range(ds.slices):
-        deployed = state.deployed(slice_index)
-        if set(deployed) <= {ds.revision}:
-            continue
-        position = committed_position(ds, state, slice_index)
-        counts = []
-        for role in ds.role_names:
-            old = sum(c.get(role, 0) for rev, c in deployed.items() if rev != ds.revision)
-            new = deployed.get(ds.revision, {}).get(role, 0)
-            counts.append(f"{role} {old}/{new}")
-        where = f"step {position[0]} of {position[1]}" if position else "off the plan"
-        step = f"{position[0]}/{position[1]}" if position else "?"
-        if step not in steps:
-            steps.append(step)
-        text = f"{where} (old/new: {', '.join(counts)})"
-        if runs and runs[-1][2] == text and runs[-1][1] == slice_index - 1:
-            runs[-1][1] = slice_index
-        else:
-            runs.append([slice_index, slice_index, text])
-    if not runs:
-        return paced_summary(ds, state, {"set": ds.name, "revision": ds.revision, "phase": AT_REST,
-                                         "message": f"{ds.name}: at rest at revision {ds.revision}"})
-    parts = [f"{'slice ' + str(first) if first == last else f'slices {first}-{last}'} {text}"
-             for first, last, text in runs]
-    return paced_summary(ds, state, {"set": ds.name, "revision": ds.revision, "step": ",".join(steps),
-                                     "phase": ROLLING, "message": f"{ds.name}: {'; '.join(parts)}; next: {NEXT}"})
 
 
 def served_differences(state: RolloutState, live: Mapping[str, object] | None) -> list[str]:

@@ -10,6 +10,8 @@ decisions come from the same position as in the cluster (core/delivery/waves.py)
   would (the stable one outside the admitted waves, design §10.2), is refused by `render` and
   `cmp generate`;
 - `with_position`: the state a verb writes (nothing deployed changes: its last step moved nothing).
+
+Decisions and problems only: the served summary's words are rollout/served.py's.
 """
 
 from __future__ import annotations
@@ -19,14 +21,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.api.policy_types import ResolvedWave
 from kubectl_disagg.core.controller.planner import EXTERNAL_SEED_REPLICAS
 from kubectl_disagg.core.delivery.policy import resolve_waves
 from kubectl_disagg.core.delivery.position import Position
-from kubectl_disagg.core.delivery.waves import Hold, Progress, State, WaveDecision, decided, progress_among
+from kubectl_disagg.core.delivery.waves import Hold, Progress, WaveDecision, decided, progress_among
 from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.gitops.state import Point, RolloutState
 from kubectl_disagg.manifests.source import dotted
-from kubectl_disagg.views.stops import rollback_words, stopped_reasons
+
+# A role of a slice render lays out as the state holds it: (role, replicas, initial-replicas or
+# None, owner or None), render.py's `RoleLayout`.
+HeldRole = tuple[str, int, int | None, str | None]
 
 # Render has no clock: a soak is judged passed only once a step recorded it.
 RENDER_NOW = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -132,15 +138,15 @@ def scaled_down_in_flight(ds: DisaggregatedSet, state: RolloutState) -> tuple[in
     smaller count's waves may not admit them, but a slice that has started goes on, as in the
     terminal (core/waves.decide). The step that records the scale lists them in the position's
     `found`, so the renders after it keep them too."""
-    then = state.stepped_for
-    if ds.policy is None or state.position is None or then is None or then.slices <= ds.slices:
+    then, policy, position = state.stepped_for, ds.policy, state.position
+    if policy is None or position is None or then is None or then.slices <= ds.slices:
         return ()
     def admitted(slices: int) -> int:
-        waves = resolve_waves(ds.policy, slices)
-        return waves[min(state.position.wave, len(waves) - 1)].end
+        waves = resolve_waves(policy, slices)
+        return waves[min(position.wave, len(waves) - 1)].end
 
     return tuple(s for s in range(admitted(ds.slices), min(ds.slices, admitted(then.slices)))
-                 if state.position.revision in state.deployed(s))
+                 if position.revision in state.deployed(s))
 
 
 def _added_problems(decision: WaveDecision, state: RolloutState, slice_index: int, where: str) -> list[Problem]:
@@ -171,22 +177,7 @@ def _problem(state: RolloutState, slice_index: int, message: str) -> Problem:
     return Problem(document.file, document.line(path), dotted(path), message)
 
 
-def paced_summary(ds: DisaggregatedSet, state: RolloutState, summary: dict) -> dict:
-    """The served summary (gitops/served.py) with the wave, and the phase a gate, a pause or an
-    abort gives it (AtGate, Paused, Aborted: Suspended or Degraded in Argo CD, argocd/)."""
-    if ds.policy is None:
-        return summary
-    decision = state_decision(ds, state)
-    summary = {**summary, "wave": f"{decision.wave + 1}/{len(decision.waves)}"}
-    stopped = stopped_reasons(decision, gitops=True)
-    if stopped or decision.state == State.ABORTED:
-        where = f"wave {decision.wave + 1} of {len(decision.waves)}"
-        why = stopped[0] if stopped else f"{rollback_words(decision)}; next: rollout step --gitops"
-        summary.update(phase=str(decision.state), message=f"{ds.name}: {where}; {why}")
-    return summary
-
-
-def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int):
+def held_layout(ds: DisaggregatedSet, state: RolloutState, slice_index: int) -> list[tuple[str, list[HeldRole]]] | None:
     """How render lays out a slice the policy keeps as it is (render.py's `_slice_layout` form:
     [(revision, [(role, replicas, initial-replicas or None, owner)])]), or None to lay it out
     as without a policy: a held slice renders what the state records (no new revision at 0, no
@@ -226,12 +217,12 @@ def static_targets(ds: DisaggregatedSet) -> dict[str, int]:
 
 
 def _sized(ds: DisaggregatedSet, state: RolloutState, revision: str, counts: Mapping[str, int],
-           initial: Mapping[str, int]) -> list[tuple[str, int, int | None, None]]:
+           initial: Mapping[str, int]) -> list[HeldRole]:
     """The roles of `revision`'s record at the set's replicas (a role the set sizes statically),
     else at `counts` (External roles, roles the set no longer has; a slice with nothing recorded:
     the most any slice runs)."""
     targets = static_targets(ds)
-    most = {}
+    most: dict[str, int] = {}
     for deployed in state.replicas.values():
         for role, n in deployed.get(revision, {}).items():
             most[role] = max(most.get(role, 0), n)
@@ -258,7 +249,7 @@ def gained_at_stable(ds: DisaggregatedSet, state: RolloutState, decision: WaveDe
         s in decision.stable_starts or (s in decision.moves and decision.moves_to == stable)))
 
 
-def opened_wave(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None):
+def opened_wave(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None) -> ResolvedWave | None:
     """The wave a step opens (a ResolvedWave: its slices join the rollout), or None."""
     if ds.policy is None or after is None or after.position is None:
         return None

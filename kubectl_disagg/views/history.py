@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from kubectl_disagg.core.delivery.waves import ANALYSIS_BY
 from kubectl_disagg.core.delivery.history import ABORTED, Commit, RevisionEntry
+from kubectl_disagg.core.delivery.undo import ByHand
 from kubectl_disagg.gitops.history import UNDO_TRAILER
 from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import format_objects
@@ -141,6 +142,15 @@ def _mark(commit: Commit, who: str = "") -> JsonObject:
     if commit.subject:
         mark["subject"] = commit.subject
     return mark
+
+
+def undo_refusal(why: str | ByHand) -> str:
+    """Why undo does not write a field (core/delivery/undo.py `undo_edits`), in words: a value to
+    write by hand with the command that shows it."""
+    if isinstance(why, str):
+        return why
+    return (f"revision {why.revision} has {why.shown} here: write it by hand (`rollout history "
+            f"--revision {why.revision} -o yaml` shows the template)")
 
 
 def undo_message(targets: Mapping[str, RevisionEntry]) -> str:

@@ -1,6 +1,6 @@
 """Why a paced rollout does not move on, in words: `core.delivery.waves.stopped`'s reason data phrased
 once, for the mode whose commands pass it (`--gitops` or not). Pure, and light to import (core
-only): the pacers below views (rollout/progressive.py, gitops/waves.py) call it for the words a
+only): the pacers in rollout/ (progressive.py, served.py), never a store below, call it for the words a
 pass reports and a RolloutState records (tests/unit/test_architecture.py allows them this one
 view). An abort is one of those stops, and reads as one everywhere: `abort_sentence` is the
 rollback's words for the step's text (views/fleet.py), the RolloutState's message, its Events

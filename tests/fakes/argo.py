@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.core.controller.render import render_set
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.gitops.served import served_object
+from kubectl_disagg.rollout.served import served_object
 from kubectl_disagg.gitops.state import parse_state, state_document
 from kubectl_disagg.rollout.git_step import GitopsStep, Outcome, gitops_step
 from kubectl_disagg.manifests.reader import parse_stream

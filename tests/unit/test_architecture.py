@@ -141,7 +141,9 @@ def test_every_module_lives_in_a_layer():
 
 # The one view the layers below views/ may call: the words of why a paced rollout stops
 # (core.delivery.waves decides it as data; the pacers record the words in a pass and a RolloutState).
+# Only the pacers call it, from rollout/ and above: the stores below it return data.
 PHRASED_BELOW_VIEWS = {"kubectl_disagg.views.stops"}
+PHRASING_FROM = "rollout"
 
 
 def upward_imports(source: Source) -> list[str]:
@@ -149,7 +151,8 @@ def upward_imports(source: Source) -> list[str]:
     for module in source.paths:
         mine = _layer(module)
         if mine in LAYERS:
-            found += [f"{module} -> {target}" for target in sorted(source.imports(module) - PHRASED_BELOW_VIEWS)
+            phrased = PHRASED_BELOW_VIEWS if LAYERS.index(mine) >= LAYERS.index(PHRASING_FROM) else set()
+            found += [f"{module} -> {target}" for target in sorted(source.imports(module) - phrased)
                       if _layer(target) in LAYERS and LAYERS.index(_layer(target)) > LAYERS.index(mine)]
     return sorted(found)
 
@@ -200,16 +203,25 @@ def _docstrings(tree: ast.Module) -> set[int]:
             and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
 
 
+def _format_values(tree: ast.Module) -> set[int]:
+    """The strings of `Literal[...]` types: a format's values (what a state file records, as
+    `promote --full` for a gate passed), which a document compares, not a command line to run."""
+    return {id(value) for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+            and (node.value.id if isinstance(node.value, ast.Name) else getattr(node.value, "attr", "")) == "Literal"
+            for value in ast.walk(node.slice)}
+
+
 def command_lines_in_core(source: Source, names: frozenset[str] | None = None) -> list[str]:
     """`core/FILE:LINE: spelling` for each command line or flag a string of core/ spells (an
-    f-string read whole, `{}` for each value it holds, so a command around a name is found)."""
+    f-string read whole, `{}` for each value it holds, so a command around a name is found; a
+    `Literal` type's values are a format's, data)."""
     pattern = command_line_pattern(command_names() if names is None else names)
     found = []
     for module in source.in_layer("core"):
-        docstrings = _docstrings(source.tree(module))
+        skipped = _docstrings(source.tree(module)) | _format_values(source.tree(module))
         parts = {id(part) for node in source.nodes(module) if isinstance(node, ast.JoinedStr) for part in node.values}
         found += [f"{source.relative(module)}:{node.lineno}: {spelling}" for node in source.nodes(module)
-                  if isinstance(node, ast.expr) and id(node) not in docstrings and id(node) not in parts
+                  if isinstance(node, ast.expr) and id(node) not in skipped and id(node) not in parts
                   for spelling in pattern.findall(_string(node))]
     return sorted(set(found), key=lambda found: (found.split(":")[0], int(found.split(":")[1]), found))
 
@@ -225,15 +237,11 @@ def _string(node: ast.AST) -> str:
 
 # What core/ still spells (FILE: spelling): the problems it finds in what a person wrote, raised
 # from deep in the libraries with no view on the way (`--namespace` against a set's own, which
-# render, step, status and the input reader all check; a hand-edited state's gates, which the git
-# store reads; the state file records a gate `promote --full` passed in those words) and undo's
-# word on a revision it cannot write. Shrinks, never grows.
+# render, step, status and the input reader all check; the hint in a hand-edited state's gate
+# problems, which both stores turn into Problems below views/). Shrinks, never grows.
 CORE_STILL_SPELLING = {
     "core/api/model.py: --namespace",
-    "core/delivery/position.py: --full",
-    "core/delivery/position.py: `promote --full`",
     "core/delivery/position.py: `rollout promote`",
-    "core/delivery/undo.py: `rollout history --revision {} -o yaml`",  # an f-string: found once f-strings were read whole
 }
 
 
@@ -698,16 +706,20 @@ LONG = "\n".join(["x = 1"] * (LONG_MODULE_LINES + 1))
 PLANTED = {
     "homeless": (homeless, {"core/a.py": "", "loose.py": ""}, ["kubectl_disagg.loose"]),
     "upward": (upward_imports, {
-        "core/a.py": "from kubectl_disagg.views.stops import why\nfrom kubectl_disagg.errors import E\n",
+        "core/a.py": "from kubectl_disagg.errors import E\n",
+        "gitops/c.py": "from kubectl_disagg.views.stops import why\n",
+        "rollout/d.py": "from kubectl_disagg.views.stops import why\n",
         "kube/b.py": "def f():\n    from kubectl_disagg.rollout.run import step\n",
-        "views/stops.py": "", "rollout/run.py": "", "errors.py": ""}, ["kubectl_disagg.kube.b -> kubectl_disagg.rollout.run"]),
+        "views/stops.py": "", "rollout/run.py": "", "errors.py": ""},
+        ["kubectl_disagg.gitops.c -> kubectl_disagg.views.stops", "kubectl_disagg.kube.b -> kubectl_disagg.rollout.run"]),
     "phrased below views": (phrased_below_views_climbing, {
         "views/stops.py": "from kubectl_disagg.core.delivery.waves import Gate\nfrom kubectl_disagg.kube.session import S\n"},
         ["kubectl_disagg.views.stops -> kubectl_disagg.kube.session"]),
     "command line in core": (command_lines_in_core, {
         "core/a.py": '"""Run `kubectl disagg rollout promote` (a docstring)."""\n'
                      'HINT = "pass it with `rollout promote --full`"\nCOUNT = "--"\nNAME = "x"\n'
-                     'WATCH = f"`status {NAME} -w` watches it"\nFIELD = "`pause: {}` holds it"\n',
+                     'WATCH = f"`status {NAME} -w` watches it"\nFIELD = "`pause: {}` holds it"\n'
+                     'How = Literal["promote", "promote --full"]\n',
         "views/b.py": 'HINT = "`kubectl disagg rollout status` --watch"\n'},
         ["core/a.py:2: `rollout promote --full`", "core/a.py:5: `status {} -w`"]),
     "import cycle": (runtime_import_cycle, {

@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, Literal, TypeGuard, TypeVar, get_args
 
 from kubectl_disagg.core.api.durations import format_duration, later
 from kubectl_disagg.errors import Problem
@@ -42,7 +42,10 @@ from kubectl_disagg.core.api.policy_types import ResolvedWave
 _T = TypeVar("_T")
 
 ANALYSIS, PAUSE = "analysis", "pause"  # the gates after a wave, in the order they are passed
-PROMOTED, SOAKED, VERDICT, FULL = "promote", "duration", "verdict", "promote --full"
+# How a gate was passed, in the state file's words (the format's values: `promote --full` is what
+# the file records for a gate `rollout promote --full` passed, not a command line to run).
+How = Literal["promote", "duration", "verdict", "promote --full"]
+PROMOTED, SOAKED, VERDICT, FULL = get_args(How)
 PASSED, FAILED = "passed", "failed"  # what an analysis verdict's `phase` says
 
 
@@ -213,7 +216,7 @@ def _gate_problems(position: Position, waves: Sequence[ResolvedWave]) -> Found:
             continue
         wave = waves[gate.wave] if gate.wave < len(waves) else None
         if gate.how == FULL and position.full is None:
-            out.append((path + ("how",), f"says `promote --full` passed {after}, but no `promote --full` is "
+            out.append((path + ("how",), f"says `{FULL}` passed {after}, but no `{FULL}` is "
                                          f"recorded (position.full) ({_EDITED} remove this entry)"))
         elif gate.how == VERDICT and position.verdict(gate.wave) != PASSED:
             out.append((path + ("how",), f"says {after} passed on its verdict, but position.verdicts records "

@@ -10,12 +10,26 @@ slices, rollout budgets and the policy stay as they are now.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kubectl_disagg.core.delivery.history import ABORTED, TEMPLATE_FIELDS, RevisionEntry, Templates, entry_of, known
 from kubectl_disagg.core.api.revision import RevisionInputError, spec_revision
-from kubectl_disagg.core.api.template_edit import Edit, Refusal, applied
+from kubectl_disagg.core.api.template_edit import Edit, applied
 from kubectl_disagg.manifests.source import REMOVED, FieldPath, JsonObject
+
+
+@dataclass(frozen=True)
+class ByHand:
+    """A value undo cannot write in place (an item of a list of another shape): revision
+    `revision` has `shown` there (views/history.py `by_hand` words it, and the command that
+    shows the template)."""
+
+    revision: str
+    shown: str
+
+
+UndoRefusal = tuple[FieldPath, "str | ByHand"]  # where in the document, and why
 
 
 def target_of(entries: Sequence[RevisionEntry], current: str, to_revision: str | None) -> RevisionEntry | str:
@@ -37,7 +51,7 @@ def _roles(data: JsonObject) -> list[Mapping[str, Any]]:
     return [role if isinstance(role, Mapping) else {} for role in roles]
 
 
-def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[list[Edit], list[Refusal]]:
+def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[list[Edit], list[UndoRefusal]]:
     """The edits that give `data`'s roles `templates`' fields. The roles must be the same, in
     the same order. `whole`: one edit per changed field (a stored set's JSON patch); else the
     smallest edits a file rewritten in place needs (`_leaf_edits`), so the comments and order
@@ -50,7 +64,7 @@ def undo_edits(data: JsonObject, templates: Templates, *, whole: bool) -> tuple[
         return [], [(("spec", "roles"), f"revision {templates.revision} has the roles {', '.join(wanted)} and the "
                      f"set has {', '.join(str(n) for n in names)}: undo writes templates back, not roles")]
     edits: list[Any] = []
-    refusals: list[Refusal] = []
+    refusals: list[UndoRefusal] = []
     for index, (role, record) in enumerate(zip(roles, templates.roles)):
         spec = role.get("spec") or {}
         for key in TEMPLATE_FIELDS:
@@ -80,7 +94,7 @@ def revision_of(data: JsonObject) -> str | None:
         return None
 
 
-def _leaf_edits(path: FieldPath, now: Any, then: Any, edits: list[Any], refusals: list[Refusal], revision: str) -> None:
+def _leaf_edits(path: FieldPath, now: Any, then: Any, edits: list[Any], refusals: list[UndoRefusal], revision: str) -> None:
     """The edits that turn `now` into `then` in a file: a text value on its line; a mapping key
     by key (a key `then` lacks removed); a list of mappings item by item; any other difference
     (a list of other items or another length, a number, a mapping for a text) written whole
@@ -100,8 +114,7 @@ def _leaf_edits(path: FieldPath, now: Any, then: Any, edits: list[Any], refusals
     if isinstance(path[-1], str):
         edits.append((path, then))
         return
-    refusals.append((path, f"revision {revision} has {_shown(then)} here: write it by hand (`rollout history "
-                     f"--revision {revision} -o yaml` shows the template)"))
+    refusals.append((path, ByHand(revision, _shown(then))))
 
 
 def _shown(value: Any) -> str:

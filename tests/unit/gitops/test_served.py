@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from kubectl_disagg.argocd.contract import generate, read_parameters
-from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object
+from kubectl_disagg.gitops.served import SERVED_RESOURCE
 from kubectl_disagg.gitops.state import state_document
 from kubectl_disagg.manifests.writer import to_yaml
+from kubectl_disagg.rollout.served import served_object
 from tests.oracles.argocd_harness import CUSTOMIZATIONS, health
 from tests.support.gitops import states
 from tests.support.sets import NS

@@ -19,7 +19,7 @@ from kubectl_disagg.core.delivery.waves import State, VerbRefused, abort, promot
 from kubectl_disagg.views.verbs import refusal_sentence
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.gitops.render import render_with_state
-from kubectl_disagg.gitops.served import served_object
+from kubectl_disagg.rollout.served import served_object
 from kubectl_disagg.gitops.state import parse_state, record_from_set, state_document
 from kubectl_disagg.gitops.git import author
 from kubectl_disagg.rollout.git_step import Outcome, gitops_step

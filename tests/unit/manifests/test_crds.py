@@ -232,7 +232,8 @@ def test_crds_command_json(capsys):
 def test_the_rollout_state_kind_is_what_cmp_generate_emits():
     # The served kind (docs/gitops.md): its fields at the top level as in git, the records open
     # for a later formatVersion, and the columns read from the summary the plugin writes.
-    from kubectl_disagg.gitops.served import SERVED_RESOURCE, served_object
+    from kubectl_disagg.gitops.served import SERVED_RESOURCE
+    from kubectl_disagg.rollout.served import served_object
     from tests.support.gitops import states
 
     crd = load(STATE_CRD)

@@ -224,7 +224,7 @@ def test_a_rollback_is_numbered_from_where_the_rollout_stood():
         argo.sync(v2, state)
         argo.cluster.settle()
         state = round_trip(gitops_step(v2, state, argo.snapshot(v2), argo.served).state, v2)
-    from kubectl_disagg.gitops.served import served_object
+    from kubectl_disagg.rollout.served import served_object
     from kubectl_disagg.views.gitops_report import slice_views
 
     titles, tables, positions, messages = [], [], [], []
