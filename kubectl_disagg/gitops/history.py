@@ -92,7 +92,8 @@ def _stepped(state: Mapping[str, Any] | None, revision: str) -> bool:
         return False
     target = state.get("target")
     if isinstance(target, Mapping) and "revision" in target:
-        return target["revision"] == revision
+        recorded: object = target["revision"]  # as the document holds it: any JSON value
+        return recorded == revision
     return revision in _revisions_in(state)
 
 
@@ -196,7 +197,8 @@ def _state_at(text: bytes | None, name: str) -> Mapping[str, Any] | None:
     except UserError:
         return None
     for document in documents:
-        metadata = document.data.get("metadata") if isinstance(document.data, Mapping) else None
-        if isinstance(metadata, Mapping) and metadata.get("name") == name:
-            return document.data
+        data = document.data
+        metadata = data.get("metadata") if isinstance(data, Mapping) else None
+        if isinstance(data, Mapping) and isinstance(metadata, Mapping) and metadata.get("name") == name:
+            return data
     return None

@@ -10,8 +10,9 @@ rollout/git_step.py `gitops_step`, above this package (design §9.8).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
+from typing import Any
 
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.errors import UserError
@@ -19,13 +20,14 @@ from kubectl_disagg.core.api.model import DisaggregatedSet, Placement
 from kubectl_disagg.core.delivery.position import for_revision
 from kubectl_disagg.core.api.naming import LWS_KIND as LWS
 from kubectl_disagg.core.controller.reconcile import EXTERNAL_SEED_REPLICAS
-from kubectl_disagg.core.controller.render import deep_copy
+from kubectl_disagg.core.controller.render import deep_copy_object
 from kubectl_disagg.gitops.rules import set_stepped_for
 from kubectl_disagg.core.api.rollout_config import resolve_config
 from kubectl_disagg.gitops.state import (Point, RevisionRecord, RoleRecord, SteppedRole, RolloutState, SteppedSet,
                                          record_from_set, record_revision)
-from kubectl_disagg.core.controller.snapshot import LiveLWS, Snapshot
+from kubectl_disagg.core.controller.snapshot import LiveLWS, Placed, Snapshot
 from kubectl_disagg.gitops.render import render_with_state, rendered
+from kubectl_disagg.manifests.source import JsonObject
 
 
 # --- the state a first step writes ------------------------------------------------------------
@@ -44,13 +46,11 @@ def initial_state(ds: DisaggregatedSet, namespace: str) -> RolloutState:
 
 def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> RolloutState:
     """The state of a set already live (deployed by `rollout step`, say), read from its LWS."""
-    ours = sorted((o for o in snapshot.lws if o.managed_by_us(ds.name) and o.identity.complete),
-                  key=lambda o: (o.created, o.name))
+    ours = _ours(ds, snapshot)
     records: dict[str, RevisionRecord] = {}
     replicas: dict[int, dict[str, dict[str, int]]] = {}
     initial: dict[int, dict[str, dict[str, int]]] = {}
-    for obj in ours:
-        identity = obj.identity
+    for identity, obj in ours:
         if identity.revision not in records:
             records[identity.revision] = (record_from_set(ds) if identity.revision == ds.revision
                                           else _record_from_live(ds, identity.revision, ours, snapshot))
@@ -68,15 +68,22 @@ def adopt_state(ds: DisaggregatedSet, namespace: str, snapshot: Snapshot) -> Rol
                         previous)
 
 
-def _adopted_stepped_for(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord], replicas: Mapping[int, Mapping],
-                    ours: list[LiveLWS]) -> SteppedSet:
+def _ours(ds: DisaggregatedSet, live: Snapshot) -> list[tuple[Placed, LiveLWS]]:
+    """The set's LWS whose labels place them, each with its place, oldest first (then by name)."""
+    return [(placed, o) for o in sorted(live.lws, key=lambda o: (o.created, o.name))
+            if o.managed_by_us(ds.name) and (placed := o.identity.placed) is not None]
+
+
+def _adopted_stepped_for(ds: DisaggregatedSet, records: Mapping[str, RevisionRecord],
+                         replicas: Mapping[int, Mapping[str, Mapping[str, int]]],
+                         ours: list[tuple[Placed, LiveLWS]]) -> SteppedSet:
     """The set as the step that left the live objects saw it: the set itself when its revision
     runs; else (its template changed in git since) the newest live revision, in the slices that
     run, sized as the set sizes its roles (a role it no longer has: as most of it runs). The
     state records what runs, and the step after it starts the rollout to the set's revision."""
     if ds.revision in records or not ours:
         return SteppedSet.of(ds)
-    newest = ours[-1].identity.revision  # the revision the live objects were last rolled to
+    newest = ours[-1][0].revision  # the revision the live objects were last rolled to
     of_set = {role.name: role for role in SteppedSet.of(ds).roles}
     roles = []
     for role in records[newest].roles:
@@ -89,20 +96,22 @@ def _adopted_stepped_for(ds: DisaggregatedSet, records: Mapping[str, RevisionRec
     return SteppedSet(newest, max(replicas) + 1, tuple(roles))
 
 
-def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], snapshot: Snapshot) -> RevisionRecord:
+def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[tuple[Placed, LiveLWS]],
+                      snapshot: Snapshot) -> RevisionRecord:
     """An old revision's record, recovered from its live LWS (the injected parts taken out).
 
     Checked by rendering it back: a revision whose LWS were edited by hand cannot be adopted.
     """
     by_role: dict[str, LiveLWS] = {}
-    for obj in sorted(ours, key=lambda o: o.identity.slice):
-        if obj.identity.revision == revision:
-            by_role.setdefault(obj.identity.role, obj)
-    roles, placement = [], None
+    for placed, obj in sorted(ours, key=lambda o: o[0].slice):
+        if placed.revision == revision:
+            by_role.setdefault(placed.role, obj)
+    roles: list[RoleRecord] = []
+    placement: Placement | None = None
     order = {name: index for index, name in enumerate(ds.role_names)}
     for role_name in sorted(by_role, key=lambda r: (order.get(r, len(order)), r)):
         live = snapshot.objects[(LWS, by_role[role_name].name)]
-        spec = deep_copy({k: v for k, v in (live.get("spec") or {}).items() if k != "replicas"})
+        spec = deep_copy_object({k: v for k, v in (live.get("spec") or {}).items() if k != "replicas"})
         found = _strip_injected(spec, ds.name)
         placement = placement or found
         metadata = live.get("metadata") or {}
@@ -124,7 +133,7 @@ def _record_from_live(ds: DisaggregatedSet, revision: str, ours: list[LiveLWS], 
     return record
 
 
-def _strip_injected(spec: dict, set_name: str):
+def _strip_injected(spec: JsonObject, set_name: str) -> Placement | None:
     """Take the labels and placement affinity render injects out of a live spec; the placement found."""
     placement = None
     template = spec.get("leaderWorkerTemplate") or {}
@@ -165,13 +174,14 @@ def _strip_injected(spec: dict, set_name: str):
     return placement
 
 
-def _is_placement_term(term: Mapping, set_name: str) -> bool:
+def _is_placement_term(term: Mapping[str, Any], set_name: str) -> bool:
     expressions = ((term.get("labelSelector") or {}).get("matchExpressions") or [])
     return any(e.get("key") == naming.NAME_LABEL for e in expressions) and any(
         e.get("key") == naming.SLICE_LABEL for e in expressions)
 
 
-def synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) -> list[tuple]:
+def synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot
+                   ) -> list[tuple[DisaggregatedSet, RolloutState, list[JsonObject]]]:
     """[(set, state, its objects)] whose render the cluster may run: `ds` and the committed state.
     For a set that gained slices or changed its targets mid-rollout, which render refuses until
     a step records them (design §8), the sync of that commit never comes: the set on the slices
@@ -182,9 +192,12 @@ def synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) ->
         return [(ds, state, render_with_state(ds, state))]
     except UserError as refused:
         error = refused
-    then, _ = set_stepped_for(ds, state, state.stepped_for)
-    sets = [replace(ds, slices=min(ds.slices, state.stepped_for.slices))] + ([then] if then is not None else [])
-    candidates = []
+    stepped_for, previous = state.stepped_for, state.previous
+    if stepped_for is None or previous is None:  # format 1, which render refuses whatever the set
+        raise error
+    then, _ = set_stepped_for(ds, state, stepped_for)
+    sets = [replace(ds, slices=min(ds.slices, stepped_for.slices))] + ([then] if then is not None else [])
+    candidates: list[tuple[DisaggregatedSet, RolloutState, list[JsonObject]]] = []
     for synced in sets:
         try:
             candidates.append((synced, state, render_with_state(synced, state)))
@@ -192,21 +205,20 @@ def synced_renders(ds: DisaggregatedSet, state: RolloutState, live: Snapshot) ->
             continue
     if not candidates:
         raise error
-    ours = sorted((o for o in live.lws if o.managed_by_us(ds.name) and o.identity.complete),
-                  key=lambda o: (o.created, o.name))
+    ours = _ours(ds, live)
     try:
         records = {**state.revisions, **{rev: _record_from_live(ds, rev, ours, live)
-                                         for p in state.previous.values() for rev in p.replicas
+                                         for p in previous.values() for rev in p.replicas
                                          if rev not in state.revisions}}
     except UserError:
         return candidates  # a revision not live as recorded: not what runs
-    before = replace(state, revisions=records, replicas={s: p.replicas for s, p in state.previous.items()},
-                     initial={s: p.initial for s, p in state.previous.items() if p.initial})
+    before = replace(state, revisions=records, replicas={s: p.replicas for s, p in previous.items()},
+                     initial={s: p.initial for s, p in previous.items() if p.initial})
     # (compared with the live LWS, which are the check)
     return candidates + [(synced, before, rendered(synced, before)) for synced in sets]
 
 
-def lws_objects(objects: list[dict]) -> list[dict]:
+def lws_objects(objects: list[JsonObject]) -> list[JsonObject]:
     return [o for o in objects if o["kind"] == LWS]
 
 
@@ -218,7 +230,7 @@ def external_as_set(record: RevisionRecord, ds: DisaggregatedSet) -> RevisionRec
                                        for role in record.roles))
 
 
-def autoscaled(objects: list[dict]) -> set[str]:
+def autoscaled(objects: list[JsonObject]) -> set[str]:
     """The LWS whose size the autoscaler owns in this render (not the state's to compare).
     A `handing-back` LWS is not among them: Argo CD still applies the state's count to it."""
     return {o["metadata"]["name"] for o in objects
@@ -227,7 +239,7 @@ def autoscaled(objects: list[dict]) -> set[str]:
 
 
 def recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
-                   sized_by_autoscaler: set[str] = frozenset()) -> RolloutState:
+                   sized_by_autoscaler: Collection[str] = frozenset()) -> RolloutState:
     """What the state rendered implicitly, made explicit from the (synced) live LWS.
 
     Slices at rest record the replicas they run (the set scales directly), so a rollout
@@ -241,8 +253,8 @@ def recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
     records = dict(state.revisions)
     known = {s: set(d) for s, d in replicas.items()}
     for obj in live.lws:
-        identity = obj.identity
-        if not obj.managed_by_us(ds.name) or not identity.complete or identity.slice >= ds.slices:
+        identity = obj.identity.placed
+        if not obj.managed_by_us(ds.name) or identity is None or identity.slice >= ds.slices:
             continue
         deployed = replicas.setdefault(identity.slice, {})
         recorded = known.get(identity.slice, set())
@@ -280,10 +292,10 @@ def recorded_live(ds: DisaggregatedSet, state: RolloutState, live: Snapshot,
     return RolloutState(state.name, state.namespace, records, replicas, initial)
 
 
-def synced_differences(expected: list[dict], live: list[LiveLWS]) -> list[str]:
+def synced_differences(expected: list[JsonObject], live: list[LiveLWS]) -> list[str]:
     """Where the live LWS differ from what the state renders to (Argo CD has not synced yet)."""
     by_name = {o.name: o for o in live}
-    out = []
+    out: list[str] = []
     for obj in expected:
         name = obj["metadata"]["name"]
         have = by_name.pop(name, None)

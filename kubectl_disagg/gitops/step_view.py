@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kubectl_disagg.core.controller import planner
 from kubectl_disagg.core.api.model import DisaggregatedSet
-from kubectl_disagg.core.controller.planner import PlanInputs, inputs_for_set
-from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
+from kubectl_disagg.core.api.rollout_config import RolloutConfig
+from kubectl_disagg.core.controller.planner import PlanInputs, Vector, inputs_for_set
+from kubectl_disagg.core.controller.reconcile import Phase, Reconciliation, SliceReport
+from kubectl_disagg.core.controller.snapshot import LiveLWS, Snapshot
 from kubectl_disagg.gitops.position import deployed_order
 from kubectl_disagg.gitops.render import rendered_names
 from kubectl_disagg.gitops.state import RolloutState
@@ -23,11 +26,12 @@ from kubectl_disagg.gitops.state import RolloutState
 
 @dataclass(frozen=True)
 class ObservedLWS:
-    """One LeaderWorkerSet of the set as the step read it."""
+    """One LeaderWorkerSet of the set as the step read it: its revision and role as its labels
+    say (None where one is missing or malformed: reconcile refuses that pass)."""
 
     name: str
-    revision: str
-    role: str
+    revision: str | None
+    role: str | None
     ready: int
     replicas: int
 
@@ -55,22 +59,38 @@ class StepView:
     pruned_services: tuple[str, ...] = ()
 
 
-def step_view(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None, passed) -> StepView:
+class Passed(Protocol):
+    """What the view reads of a step's pass (rollout/stepper.py's `Pass`, above gitops/): the
+    live objects it read and reconcile's verdict over them."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def reconciliation(self) -> Reconciliation: ...
+
+
+_Trajectories = dict[tuple[Vector, Vector, tuple[RolloutConfig, ...]], tuple[planner.Step, ...] | None]
+
+
+def step_view(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None,
+              passed: Passed | None) -> StepView:
     """The view of a step from `before` to `after`, whose pass (`passed`, a `stepper.Pass`, or
     None when none ran) read the live LWS."""
     if passed is None:
         return _with_pruned(ds, before, after, StepView())
-    order = {name: index for index, name in enumerate(ds.role_names)}
-    observed: dict[int, list[ObservedLWS]] = {}
+    order: dict[str | None, int] = {name: index for index, name in enumerate(ds.role_names)}  # (no role label: last)
+    observed: dict[int, list[LiveLWS]] = {}
     for o in passed.snapshot.lws:
-        if o.managed_by_us(ds.name):
+        # (one without a slice label has no slice a view reads: reconcile refuses that pass)
+        if o.managed_by_us(ds.name) and o.identity.slice is not None:
             observed.setdefault(o.identity.slice, []).append(o)
     by_slice = {s: tuple(ObservedLWS(o.name, o.identity.revision, o.identity.role, o.ready, o.replicas)
                          for o in sorted(found, key=lambda o: (o.identity.revision == ds.revision,
                                                                order.get(o.identity.role, len(order)), o.name)))
                 for s, found in observed.items()}
-    trajectories: dict[tuple, tuple[planner.Step, ...] | None] = {}
-    plans = {}
+    trajectories: _Trajectories = {}
+    plans: dict[int, SlicePlan] = {}
     for report in passed.reconciliation.slices:
         plan = _slice_plan(ds, before, report, trajectories)
         if plan is not None:
@@ -79,7 +99,7 @@ def step_view(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutS
 
 
 def _slice_plan(ds: DisaggregatedSet, before: RolloutState | None, report: SliceReport,
-                trajectories: dict) -> SlicePlan | None:
+                trajectories: _Trajectories) -> SlicePlan | None:
     """A rolling slice's plan is reconcile's; the slice whose drained revision this step removes
     has no plan left in reconcile, so it is rebuilt from the state it leaves (its last step)."""
     if report.plan is not None and report.position is not None:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
+from kubectl_disagg.core.api.naming import slices_words
 from kubectl_disagg.core.controller.planner import StepKind, role_config
 from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
 from kubectl_disagg.gitops.history import WrittenBack
@@ -33,7 +34,7 @@ from kubectl_disagg.views.templating import grouped_by_slice
 from kubectl_disagg.views.waves import gate_words, slice_range
 from kubectl_disagg.core.delivery.fleet import Fleet, fleet_of
 from kubectl_disagg.core.controller.reconcile import Rollback
-from kubectl_disagg.views.stops import abort_sentence, slices_words, why_back
+from kubectl_disagg.views.stops import abort_sentence, why_back
 
 INITIAL, ADOPTED, ROLLING, REMOVAL, RECORD, NOT_ADVANCED = (
     "initial", "adopted", "rolling", "removal", "record", "not advanced")
@@ -74,7 +75,7 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
         "removal": ({"revisions": removed_revisions, "lws": list(step.view.pruned_lws),
                      "services": list(step.view.pruned_services)} if removed_revisions else None),
         "warnings": list(step.passed.reconciliation.warnings) if step.passed else [],
-        "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) else None,
+        "initial": _initial(ds, after) if kind in (INITIAL, ADOPTED) and after is not None else None,
         "wave": _opened_wave(ds, before, after),
         "commits": after.commits if after is not None else 0,
         "position_moved": before is not None and after is not None and before.position != after.position,
@@ -106,7 +107,8 @@ def pr_context(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fil
     return context
 
 
-def _opened_wave(ds: DisaggregatedSet, before, after) -> dict | None:
+def _opened_wave(ds: DisaggregatedSet, before: RolloutState | None, after: RolloutState | None
+                 ) -> dict[str, int | str] | None:
     """The wave this step opens under the set's RolloutPolicy, in words (None: it opens none)."""
     wave = opened_wave(ds, before, after)
     if wave is None:
@@ -116,7 +118,7 @@ def _opened_wave(ds: DisaggregatedSet, before, after) -> dict | None:
             "slices": slice_range(wave.start, wave.end), "gates": "" if last else gate_words(wave)}
 
 
-def title_line(context: dict) -> str:
+def title_line(context: dict[str, Any]) -> str:
     """The commit subject: `llama: rollout to 7b04d5c1, step 5 · wave 2 of 3 · slices 1-3 · 4 of 12
     slices done`, numbered by the state's count of commits toward its revision; a rollback in
     the words of an abort (views/fleet.py `abort_sentence`)."""
@@ -191,7 +193,7 @@ def _kind(step: GitopsStep, removed: list[str], reports: dict[int, SliceReport])
     return RECORD
 
 
-def _initial(ds: DisaggregatedSet, state: RolloutState) -> dict:
+def _initial(ds: DisaggregatedSet, state: RolloutState) -> dict[str, Any]:
     slices = [(s, tuple((rev, tuple(counts.items())) for rev, counts in state.deployed(s).items()))
               for s in sorted(state.replicas)]
     return {"slices": [{"label": label, "revisions": [{"revision": rev, "replicas": dict(counts)}
@@ -220,7 +222,7 @@ def _observed(step: GitopsStep, slice_index: int) -> tuple[ObservedLWS, ...]:
 
 
 def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None, slice_index: int,
-                removed: list[str], toward: str) -> dict:
+                removed: list[str], toward: str) -> dict[str, Any]:
     before, after = role_counts(ds, step.before, slice_index, toward), role_counts(ds, step.state, slice_index, toward)
     plan: SlicePlan | None = step.view.plans.get(slice_index) if report is not None else None
     inputs = plan.inputs if plan is not None else None
@@ -264,10 +266,10 @@ def _slice_view(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | No
 
 
 def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceReport], removed: list[str],
-            rollback: bool = False, toward: str | None = None) -> list[dict]:
+            rollback: bool = False, toward: str | None = None) -> list[dict[str, Any]]:
     toward = toward or ds.revision
     per_slice = [(s, _slice_view(ds, step, reports.get(s), s, removed, toward)) for s in range(ds.slices)]
-    first_slice = {}
+    first_slice: dict[str, int] = {}
     for label, _view in grouped_by_slice(per_slice):
         first_slice.setdefault(label, int(label.split()[1].split("-")[0]))
     groups = []
@@ -291,7 +293,7 @@ def _groups(ds: DisaggregatedSet, step: GitopsStep, reports: dict[int, SliceRepo
     return groups
 
 
-def _chart(plan: SlicePlan | None, rollback: bool = False) -> dict | None:
+def _chart(plan: SlicePlan | None, rollback: bool = False) -> dict[str, Any] | None:
     if plan is None or plan.steps is None:
         return None
     steps = list(plan.steps)
@@ -308,7 +310,7 @@ def _chart(plan: SlicePlan | None, rollback: bool = False) -> dict | None:
     }
 
 
-def _safety(ds: DisaggregatedSet, group: dict) -> list[str]:
+def _safety(ds: DisaggregatedSet, group: dict[str, Any]) -> list[str]:
     """Why this step is safe, in this step's numbers (one sentence per claim)."""
     out = []
     ceilings = [f"{r['name']} {r['old_after']} + {r['new_after']} = {r['old_after'] + r['new_after']} of at most "

@@ -3,8 +3,10 @@ description) and to programs (-o yaml|json). Pure: a `GitopsStep` in, data or te
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from kubectl_disagg.rollout.git_run import SetStep
 from kubectl_disagg.rollout.git_step import GitopsStep
 from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.core.api.durations import format_duration
@@ -12,13 +14,13 @@ from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import role_config
 from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.position import is_rollback, numbered
-from kubectl_disagg.core.controller.reconcile import Phase
+from kubectl_disagg.core.controller.reconcile import Phase, SliceReport
 from kubectl_disagg.manifests.writer import to_json, to_yaml
 from kubectl_disagg.views.gitops_pr import pr_context, role_counts
 from kubectl_disagg.views.templating import grouped_by_slice, render_template
 
 
-def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict]:
+def slice_views(ds: DisaggregatedSet, step: GitopsStep) -> list[dict[str, Any]]:
     """Per run of slices that say the same: the step, and each role's old/new before → after."""
     reports = {r.slice: r for r in step.passed.reconciliation.slices} if step.passed else {}
     items = []
@@ -64,7 +66,7 @@ def format_pr_description(ds: DisaggregatedSet, namespace: str, step: GitopsStep
     return render_template("gitops_pr.md.j2", pr=pr_context(ds, namespace, step, state_file, returning))
 
 
-def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict:
+def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_file: str) -> dict[str, Any]:
     """The -o yaml|json shape of a git-driven step."""
     out: dict[str, Any] = {"name": ds.name, "namespace": namespace, "revision": ds.revision,
                            "outcome": str(step.outcome), "stateFile": state_file, "reasons": list(step.reasons)}
@@ -76,7 +78,7 @@ def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fi
     return out
 
 
-def format_results(results, output: str) -> str:
+def format_results(results: Sequence[SetStep], output: str) -> str:
     """Every set's step of a run (`rollout.git_run.SetStep`s): summaries, or one YAML/JSON document
     (a list under `items` for several sets)."""
     if output == "text":
@@ -86,13 +88,15 @@ def format_results(results, output: str) -> str:
     return to_yaml(document) if output == "yaml" else to_json(document)
 
 
-def timed_out(results, timeout: float | None) -> list[str]:
+def timed_out(results: Sequence[SetStep], timeout: float | None) -> list[str]:
     """The sets whose --wait ran out of `timeout`, one line each (stderr)."""
+    if timeout is None:  # no --timeout: the wait has no deadline to run out of
+        return []
     return [f"timed out after {format_duration(timeout)} waiting for disaggregatedset/{r.ds.name} in {r.namespace}; "
             "nothing written" for r in results if r.timed_out]
 
 
-def format_pr_descriptions(results) -> str:
+def format_pr_descriptions(results: Sequence[SetStep]) -> str:
     """The pull request's description: every set's step, in Markdown."""
     return "\n".join(format_pr_description(r.ds, r.namespace, r.step, r.path, r.returning) for r in results)
 
@@ -131,7 +135,7 @@ def commit_message(descriptions: list[str]) -> str:
     return commit_subject(subject)[0] + "\n\n" + "\n".join(descriptions)
 
 
-def _position(ds, step, report) -> str | None:
+def _position(ds: DisaggregatedSet, step: GitopsStep, report: SliceReport | None) -> str | None:
     """`i/N` of the step on its slice's plan (a rollback's numbered from where it stood)."""
     if not report or not report.position:
         return None

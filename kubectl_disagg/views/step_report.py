@@ -9,26 +9,34 @@ of a server dry run (from the answer the pass kept). Pure.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from kubectl_disagg.core.delivery.fleet import fleet_of, situations
 from kubectl_disagg.core.controller.planner import format_position
-from kubectl_disagg.core.controller.reconcile import Create, Phase
+from kubectl_disagg.core.api.naming import slices_words
+from kubectl_disagg.core.controller.reconcile import Create, Phase, SliceReport
 from kubectl_disagg.core.controller.server_refusals import refusal_problems
 from kubectl_disagg.rollout.stepper import SERVER, Pass, PlannedAction
 from kubectl_disagg.views.action_detail import action_detail, action_patch
 from kubectl_disagg.views.fleet import progress_line, slice_sentence
-from kubectl_disagg.views.stops import slices_words
 from kubectl_disagg.views.templating import render_template
 
 ACCEPTED, REFUSED = "accepted", "refused"  # a server dry run's verdict on one write
 INVALID_OBJECT_CODES = (400, 422)  # the answers that name fields of the object (strict fields, schema)
 
 
-def slice_views(step: Pass) -> list[dict]:
+class SliceView(TypedDict):
+    """A slice of a pass: its number, its report (None for a slice being removed), its actions."""
+
+    slice: int
+    report: SliceReport | None
+    actions: list[PlannedAction]
+
+
+def slice_views(step: Pass) -> list[SliceView]:
     """Per slice: its report (None for a slice being removed) and the actions to list."""
     shown = step.shown()
-    views = [{"slice": report.slice, "report": report,
+    views: list[SliceView] = [{"slice": report.slice, "report": report,
               "actions": [planned for planned in shown if planned.slice == report.slice]}
              for report in step.reconciliation.slices]
     removed = sorted({planned.slice for planned in shown if planned.slice >= step.ds.slices})
@@ -67,15 +75,15 @@ def format_text(step: Pass, *, only_changed: bool = False, progress: bool = Fals
     fleet = fleet_of(step.ds, step.reconciliation)
     if progress:
         return progress_line(fleet, waiting(step)) + "\n"
-    views = []
-    for view in slice_views(step):
-        report = view["report"]
+    views: list[dict[str, Any]] = []  # the template's rows (a slice view, its sentence, its actions' texts)
+    for sliced in slice_views(step):
+        report = sliced["report"]
         sentence = (f"removed (the set has {step.ds.slices} slice{'s' if step.ds.slices != 1 else ''})"
                     if report is None else slice_sentence(report, fleet))
-        views.append({**view, "sentence": sentence, "actions": [
+        views.append({**sliced, "sentence": sentence, "actions": [
             {"text": planned.action.describe(), "detail": (action_detail(planned) or "").rstrip("\n"),
              "verdict": verdict(step, planned), "refusal": refusal_lines(step, planned)}
-            for planned in view["actions"]]})
+            for planned in sliced["actions"]]})
     if only_changed:  # folded: slices that did the same, one line, their changes counted
         changed = [view for view in views if view["actions"]]
         keys = [(view["sentence"], len(view["actions"])) for view in changed]
@@ -109,7 +117,7 @@ def waiting(step: Pass) -> list[tuple[tuple[int, ...], str]]:
     return [(tuple(reports[i].slice for i in members), what) for members, what in said]
 
 
-def to_document(step: Pass) -> dict:
+def to_document(step: Pass) -> dict[str, Any]:
     """The `-o yaml|json` shape of a pass."""
     slices = []
     for view in slice_views(step):
@@ -138,7 +146,7 @@ def to_document(step: Pass) -> dict:
     }
 
 
-def _action_document(step: Pass, planned: PlannedAction) -> dict:
+def _action_document(step: Pass, planned: PlannedAction) -> dict[str, Any]:
     action = planned.action
     doc: dict[str, Any] = {"action": action.describe(), "kind": action.kind, "name": action.name}
     judged = verdict(step, planned)
