@@ -33,10 +33,13 @@ def test_the_run_exits_with_its_most_pressing_set():
     def result(outcome, timed_out=False):
         return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
 
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
-    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING
-    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == StepExit.TIMEOUT
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == StepExit.REFUSED
+    def exit_code(results):
+        return run.GitSteps(None, directory.Directory((), (), (), ()), {}).exit_code([result.outcome for result in results])
+
+    assert exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
+    assert exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING
+    assert exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == StepExit.TIMEOUT
+    assert exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == StepExit.REFUSED
 
 
 def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path):

@@ -1,4 +1,4 @@
-"""`run.step_sets`: how a run of `rollout step` ends (its exit code), what it shows, and the
+"""`run.step` in the cluster (`run.ClusterSteps`): how a run of `rollout step` ends (its exit code), what it shows, and the
 Events it records, over the in-memory executor."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.support.sets import make_set
 def test_until_complete_shows_every_pass_records_events_and_exits_0():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     ds = make_set({"prefill": 2, "decode": 1})
-    assert run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.shown and all(isinstance(p, Pass) for p in printer.shown) and printer.shown[-1].complete
     assert printer.finished_sets == [ds.name] and printer.errors == []
     assert {e["reason"] for e in cluster.events} == {"ScalingUp"}
@@ -32,7 +32,7 @@ def test_until_complete_shows_every_pass_records_events_and_exits_0():
 
 def test_an_event_that_cannot_be_recorded_only_warns_once():
     cluster, printer = MemorySession(MemoryCluster("serving"), events_fail=True), Printer()
-    assert run.step_sets(cluster, [make_set({"prefill": 2, "decode": 1})], None, None, printer,
+    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 2, "decode": 1})]), printer,
                          run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.warnings == ["could not record event ScalingUp: events.events.k8s.io is forbidden"]
 
@@ -46,11 +46,11 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
         yield
 
     cluster.lease = held
-    assert run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer) == StepExit.REFUSED
+    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer) == StepExit.REFUSED
     assert "held by alice" in printer.errors[0]
 
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
-    code = run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer, run.StepOptions(until_complete=True,
+    code = run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer, run.StepOptions(until_complete=True,
                          deadline=Deadline.after(-1.0)))
     assert code == StepExit.TIMEOUT and printer.shown == []
     assert printer.errors[-1].startswith("timed out after") and "run the command again" in printer.errors[-1]
@@ -59,7 +59,7 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
 def test_the_first_set_that_does_not_complete_stops_the_run():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
-    assert run.step_sets(cluster, sets, None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
+    assert run.step(run.ClusterSteps(cluster, sets), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
 
 
