@@ -11,6 +11,8 @@ import pytest
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.analysis import AnalysisTimeout
+from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.stepper import Pass
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
@@ -92,3 +94,43 @@ def test_help_documents_every_exit_code(capsys):
     assert documented == sorted({StepExit.OK, StepExit.ERROR, StepExit.USAGE, StepExit.REFUSED,
                                  StepExit.TIMEOUT, StepExit.HELD}) == [0, 1, 2, 3, 4, 7]
     assert [int(n) for n in re.findall(r"(\d) [a-z]", gitops.split("):")[1])] == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+class Steps:
+    """A `run.StepStore` that records what the one run asks of it, each set ending as `outcomes` say."""
+
+    def __init__(self, outcomes, fail=None):
+        self.outcomes, self.fail, self.asked, self.written = dict(outcomes), fail, [], None
+
+    def targets(self, how, printer):
+        return [(name, "serving") for name in self.outcomes]
+
+    def step_set(self, ds, namespace, how, printer):
+        self.asked.append(ds)
+        if ds == self.fail:
+            raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
+        return self.outcomes[ds]
+
+    def write(self, outcomes):
+        self.written = list(outcomes)
+        return [Outcome.WAITING if outcome == Outcome.ADVANCED else outcome for outcome in outcomes]
+
+    def exit_code(self, outcomes):
+        return max(outcomes, key=list(Outcome).index)
+
+
+def test_one_run_over_any_store_steps_each_set_then_writes_its_transaction():
+    store = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
+    code = run.step(store, Printer())
+    assert store.asked == ["a", "b"] and store.written == [Outcome.ADVANCED, Outcome.COMPLETE]
+    assert code == max([Outcome.WAITING, Outcome.COMPLETE], key=list(Outcome).index)  # the outcomes as written
+    until = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
+    run.step(until, Printer(), run.StepOptions(until_complete=True))
+    assert until.asked == ["a"] and until.written == [Outcome.ADVANCED]  # the first set not complete stops the run
+
+
+def test_an_analysis_without_a_verdict_a_store_lets_out_ends_the_run_with_nothing_written():
+    store, printer = Steps({"a": Outcome.ADVANCED, "b": Outcome.ADVANCED, "c": Outcome.ADVANCED}, fail="b"), Printer()
+    assert run.step(store, printer) == Outcome.TIMEOUT
+    assert store.asked == ["a", "b"] and store.written is None
+    assert printer.errors == ["analysis gate of disaggregatedset/b: no verdict within --timeout 5s; nothing written"]
