@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.errors import UserError
@@ -23,6 +22,7 @@ from kubectl_disagg.rollout.git_step import GitopsStep, directory_steps, next_st
 from kubectl_disagg.gitops.files import Commit
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
+from kubectl_disagg.kube.seam import ClusterSession
 from kubectl_disagg.rollout.outcome import GITOPS_EXIT, Outcome, gitops_exit
 from kubectl_disagg.rollout.pacer import Analyze
 from kubectl_disagg.rollout.run import StepOptions, StepPrinter
@@ -59,7 +59,7 @@ class GitSteps:
     An analysis gate a step reaches is measured first (shown on the printer), bounded by the
     run's deadline, which bounds --wait too; the run's code its most pressing set's."""
 
-    def __init__(self, cluster: Any, directory: directories.Directory, files: Mapping[str, bytes],
+    def __init__(self, cluster: ClusterSession, directory: directories.Directory, files: Mapping[str, bytes],
                  commit: Callable[[Sequence[SetStep]], Commit | None] = lambda results: None):
         self.cluster, self.directory, self.commit = cluster, directory, commit
         self.read = {entry.state_path: files.get(entry.state_path) for entry in directory.sets
