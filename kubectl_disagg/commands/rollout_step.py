@@ -1,8 +1,9 @@
 """`kubectl disagg rollout step`: one reconcile pass of the DisaggregatedSet controller, client-side.
 
-Flags → one library call → one view, the mode picked by --gitops: `rollout.run.step_sets` →
-`Console`, or `rollout.git_run.step_files` (the next step written into the state file in git, the
-cluster only read) → `views.gitops_report`; `Outcome`s mapped to the mode's exit table."""
+Flags → one library call → one view: `rollout.run.step` over the store --gitops picks,
+`rollout.run.ClusterSteps` → `Console`, or `rollout.git_run.GitSteps` (the next step written into
+the state file in git, the cluster only read) → `views.gitops_report`; the store maps the
+`Outcome`s to its exit table."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from kubectl_disagg.commands import _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
-from kubectl_disagg.rollout.outcome import GITOPS_EXIT, STEP_EXIT, Outcome
-from kubectl_disagg.rollout.run import StepOptions, step_sets
+from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome
+from kubectl_disagg.rollout.run import StepOptions
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
 from kubectl_disagg.wait import Deadline
@@ -113,32 +115,31 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
     _options.check_name_or_files(name, options)
     tree, sets = _inputs.sets_and_tree(options) if options.filenames else (None, None)
     console = Console(options.output, quiet=how.quiet)
-    if refusal := [] if how.dry_run or how.ignore_rollout_state or not sets else _inputs.git_driven(sets, tree):
+    if refusal := [] if how.dry_run or how.ignore_rollout_state or not sets or tree is None else \
+            _inputs.git_driven(sets, tree):
         console.error(refusal)
         return STEP_EXIT[Outcome.REFUSED]
     with _session.executor(options) as cluster:
         if name:  # a set deployed with -f has no object to step: say so, and how
             _session.stored_object(cluster, name, options.namespace)
-        return step_sets(cluster, sets, name, options.namespace, console, how)
+        return run.step(run.ClusterSteps(cluster, sets, name, options.namespace), console, how)
 
 
 def _step_gitops(options: _options.Options, how: StepOptions, timeout: float | None) -> int:
     """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
+    from functools import partial
+
     from kubectl_disagg.commands import _gitops
-    from kubectl_disagg.rollout import git_run as run
-    from kubectl_disagg.rollout.analysis import AnalysisTimeout
-    from kubectl_disagg.views import analysis_progress, gitops_report as report
+    from kubectl_disagg.rollout.git_run import GitSteps
+    from kubectl_disagg.views import gitops_report as report
 
     with _session.session_and_directory(options, how.state_file) as (cluster, tree, directory):
         repository = _gitops.repository(directory, how.branch) if how.commit else None  # before anything is written
-        try:
-            results = run.step_files(cluster, directory, tree.files, wait=how.wait, deadline=how.deadline,
-                                     analysis_progress=analysis_progress.AnalysisProgress)
-        except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
-            click.echo("\n".join(f"{line}; nothing written" for line in err.lines()), err=True)
-            return GITOPS_EXIT[Outcome.TIMEOUT]
-    revision = run.write_steps(results, _gitops.commit(results, repository, how.branch))
-    click.echo(report.format_results(results, options.output), nl=False)
-    click.echo("".join(f"{line}\n" for line in report.timed_out(results, timeout)), err=True, nl=False)
-    _gitops.written(results, how.pr_description, revision, how.branch)
-    return run.exit_code(results)
+        store = GitSteps(cluster, directory, tree.files, partial(_gitops.commit, repository=repository,
+                                                                 branch=how.branch))
+        code = run.step(store, Console(options.output), how)
+    if store.written:  # the run's report (an analysis without a verdict wrote nothing, and said so)
+        click.echo(report.format_results(store.results, options.output), nl=False)
+        click.echo("".join(f"{line}\n" for line in report.timed_out(store.results, timeout)), err=True, nl=False)
+        _gitops.written(store.results, how.pr_description, store.revision, how.branch)
+    return code

@@ -37,7 +37,7 @@ def pace(ds: DisaggregatedSet, snapshot: Snapshot, recorded: Position | None, cl
     the gate stays pending."""
     passage = admit(ds, snapshot, recorded, clock.now(), proven)
     gate = None if analyze is None else pending_gate(passage.decision)
-    if gate is None:
+    if gate is None or analyze is None:
         return passage
     if measuring is not None:
         measuring(passage.decision, gate)

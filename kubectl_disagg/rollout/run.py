@@ -1,5 +1,6 @@
-"""`rollout step` as one library call: drive each set (`stepper.drive`), record what each pass
-did as Events, and say how the run ended as an exit code.
+"""`rollout step` as one library call over a store (`step`, `StepStore`): the cluster's
+(`ClusterSteps`: drive each set, `stepper.drive`, record what each pass did as Events) or git's
+(rollout/git_run.py `GitSteps`); and how the run ended as an exit code.
 
 No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
 passed in by the command. The exit codes are `exits.StepExit`, the command's contract (its
@@ -64,7 +65,7 @@ class StepOptions:
     `wait_for_lease` and an analysis gate's run in every step (with --gitops, `wait` too).
     `dry_run`: CLIENT or SERVER (rollout/stepper.py), None for a real step. `revision_services`
     False: a stored set without its per-revision Services (--no-revision-services). Through git
-    (`rollout.git_run.step_files`): `wait` watches until the step can advance, `commit` commits the
+    (`rollout.git_run.GitSteps`): `wait` watches until the step can advance, `commit` commits the
     states written (on a new `branch`), `pr_description` is where the pull request's text goes,
     `state_file` the explicit state file of one set."""
 
@@ -90,34 +91,87 @@ class StepOptions:
         return self.deadline if self.until_complete or self.wait_for_lease else NEVER
 
 
-def step_sets(cluster: Any, sets: Sequence[DisaggregatedSet] | None, name: str | None, namespace: str | None,
-              printer: StepPrinter, options: StepOptions = StepOptions()) -> StepExit:
-    """Step each of `sets` (from files), or the set `name` stored in the cluster; the exit code."""
+class StepStore(Protocol):
+    """Where `step` runs (design §9.8): the store supplies the sets, steps each (observes it and
+    decides its pass; the cluster lands the pass's writes under the set's Lease as it goes),
+    writes the run's transaction (git: every state file, then one commit; the cluster: nothing
+    left, each pass wrote) and maps the sets' outcomes to the run's exit code (its exit table)."""
+
+    def targets(self, how: StepOptions, printer: StepPrinter) -> Sequence[tuple[DisaggregatedSet, str]] | None:
+        """The sets to step, each with its namespace; None: the run is refused (said on `printer`)."""
+
+    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
+        """Step one set: how it ended."""
+
+    def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
+        """The run's writes, one transaction; the sets' outcomes as written (git: a directory's
+        sets step together, so one that cannot step holds the others)."""
+
+    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
+        """The run's code, from its sets' outcomes."""
+
+
+def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions()) -> StepExit:
+    """`rollout step` over a store: each of its sets stepped, one after another (with
+    --until-complete, the first that does not complete stops the run), the store's transaction
+    written; the exit code. An analysis gate without a verdict that a store lets out (one whose
+    sets are written together, so nothing of the run is) ends the run, nothing written."""
+    sets = store.targets(how, printer)
     if sets is None:
-        assert name is not None  # the command asks for NAME or -f
-        stored = cluster.get_set(name, namespace or cluster.default_namespace)
-        signs = [] if options.ignore_controller else reconciled_by_controller(stored)
+        return store.exit_code([Outcome.REFUSED])
+    outcomes: list[Outcome] = []
+    try:
+        for ds, namespace in sets:
+            outcome = store.step_set(ds, namespace, how, printer)
+            outcomes.append(outcome)
+            if how.until_complete and outcome != Outcome.COMPLETE:
+                break  # sets roll one after another: the first that does not complete stops the run
+    except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
+        printer.error([f"{line}; nothing written" for line in err.lines()])
+        return store.exit_code([Outcome.TIMEOUT])
+    return store.exit_code(store.write(outcomes))
+
+
+class ClusterSteps:
+    """`step` in the cluster: each of `sets` (from files), or the set `name` stored in the
+    cluster, driven pass after pass under its Lease (`stepper.drive`), each pass's writes landing
+    as it runs (no transaction is left for the run); the run's code the highest of its sets'."""
+
+    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet] | None, name: str | None = None,
+                 namespace: str | None = None):
+        self.cluster, self.sets, self.name, self.namespace = cluster, sets, name, namespace
+        self.regarding: dict[str, Any] | None = None  # a file: each event regards the LeaderWorkerSet it is about
+
+    def targets(self, how: StepOptions, printer: StepPrinter) -> list[tuple[DisaggregatedSet, str]] | None:
+        namespace = self.namespace or self.cluster.default_namespace
+        if self.sets is not None:
+            return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace)) for ds in self.sets]
+        assert self.name is not None  # the command asks for NAME or -f
+        stored = self.cluster.get_set(self.name, namespace)
+        signs = [] if how.ignore_controller else reconciled_by_controller(stored)
         if signs:
-            printer.error([f"refusing to step disaggregatedset/{name}:", f"  {reconciled_sentence(name, signs)}"])
-            return STEP_EXIT[Outcome.REFUSED]
+            printer.error([f"refusing to step disaggregatedset/{self.name}:",
+                           f"  {reconciled_sentence(self.name, signs)}"])
+            return None
         ds = set_from_object(stored)
-        ds = ds if options.revision_services else replace(ds, revision_services=False)
-        sets = [with_stored_policy(cluster, ds, namespace or cluster.default_namespace)]
-        regarding = set_reference(stored)
-    else:
-        regarding = None  # a file: each event regards the LeaderWorkerSet it is about
-    codes = []
-    for ds in sets:
-        target = namespace_for(ds, namespace, cluster.default_namespace)
-        outcome = step_set(cluster, ds, target, printer, options, regarding)
-        if outcome == Outcome.TIMEOUT and options.until_complete:
-            printer.error([f"timed out after {format_duration(options.deadline.seconds or 0)}: "
-                           f"disaggregatedset/{ds.name} in {target} is not complete; the rollout stays where it "
+        ds = ds if how.revision_services else replace(ds, revision_services=False)
+        self.regarding = set_reference(stored)
+        ds = with_stored_policy(self.cluster, ds, namespace)
+        return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace))]
+
+    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
+        outcome = step_set(self.cluster, ds, namespace, printer, how, self.regarding)
+        if outcome == Outcome.TIMEOUT and how.until_complete:
+            printer.error([f"timed out after {format_duration(how.deadline.seconds or 0)}: "
+                           f"disaggregatedset/{ds.name} in {namespace} is not complete; the rollout stays where it "
                            "is, run the command again to continue"])
-        codes.append(STEP_EXIT[outcome])
-        if options.until_complete and outcome != Outcome.COMPLETE:
-            break  # sets roll one after another: the first that does not complete stops the run
-    return max(codes)  # of several sets' codes, the highest number (unlike git's most pressing: kept as it was)
+        return outcome
+
+    def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
+        return list(outcomes)  # each pass wrote as it ran, under the set's Lease
+
+    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
+        return max(STEP_EXIT[outcome] for outcome in outcomes)  # the highest number (git's: the most pressing)
 
 
 def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
@@ -215,7 +269,7 @@ class Brakes:
         return self.seen is not None and any(
             stamp is not None and stamp != self.seen[field] for field, stamp in _stamps(self._position()).items())
 
-    def during_analysis(self, ds: DisaggregatedSet, namespace: str) -> str | None:
+    def during_analysis(self, ds: object, namespace: str) -> str | None:
         """A brake applied while an analysis is measured (it runs at a gate, where nothing is
         paused, aborted or promoted --full), in words; None when there is none."""
         stamps = _stamps(self._position())

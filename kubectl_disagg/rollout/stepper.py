@@ -23,8 +23,9 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kubectl_disagg.kube.client import ApiError
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
@@ -35,7 +36,7 @@ from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.provenance import unrendered
 from kubectl_disagg.core.controller.reconcile import Action, Admission, Annotate, Create, Reconciliation, Scale, undo, write_units
 from kubectl_disagg.core.controller.reconcile import reconcile
-from kubectl_disagg.core.controller.render import deep_copy
+from kubectl_disagg.core.controller.render import deep_copy_object
 from kubectl_disagg.core.controller.snapshot import Snapshot, occupied_by_others
 from kubectl_disagg.rollout.executors import Executor, HeldLease, PassExecutor
 from kubectl_disagg.rollout.write_scheduler import run_units
@@ -106,10 +107,10 @@ class PlannedAction:
     """
 
     action: Action
-    before: Mapping | None = None
-    after: Mapping | None = None
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
     refusal: UserError | None = None  # a server dry run: why the API server refused the write
-    answer: Mapping | None = None  # the API server's answer (its metav1.Status) behind `refusal`
+    answer: Mapping[str, Any] | None = None  # the API server's answer (its metav1.Status) behind `refusal`
 
     @property
     def slice(self) -> int:
@@ -225,17 +226,18 @@ def _described(actions: Sequence[Action], snapshot: Snapshot,
     return tuple(described)
 
 
-def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping]) -> tuple[Mapping | None, Mapping | None]:
+def _before_after(action: Action, live: Mapping[tuple[str, str], Mapping[str, Any]]
+                  ) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
     """The object `action` starts from (as read) and the one it leaves; see `PlannedAction`."""
     if isinstance(action, Create):
         return None, action.object
     before = live.get((action.kind, action.name)) if isinstance(action, (Scale, Annotate)) else None
     if before is None:
         return None, None  # a delete (or an object not read) has nothing to show
-    after = deep_copy(dict(before))
+    after = deep_copy_object(before)
     if isinstance(action, Scale):
         after.setdefault("spec", {})["replicas"] = action.to_replicas
-    else:
+    elif isinstance(action, Annotate):  # (a delete read nothing above)
         metadata = after.setdefault("metadata", {})
         metadata["annotations"] = {**(metadata.get("annotations") or {}), **action.annotations}
     return before, after
@@ -318,6 +320,7 @@ def _undo_unit(executor: PassExecutor, landed: list[Action], namespace: str, fai
             notes.append(f"could not tell whether it landed ({err}): {failed.describe()}; "
                          "the next pass repairs the group")
     for scale in reversed(landed):
+        assert isinstance(scale, Scale)  # a unit of several writes is one revision group's scales (write_units)
         try:
             _undo(executor, scale, namespace, until, keep_alive)
             notes.append(f"undid: {scale.describe()}")
@@ -377,7 +380,7 @@ class Retry:
 def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_complete: bool = True,
           dry_run: str | None = None, deadline: Deadline = NEVER, max_in_flight: int = 1,
           wait_for_lease: bool = False, admit: Admit | None = None,
-          braked: Callable[[], bool] | None = None) -> Iterator[Pass | Retry]:
+          braked: Callable[[], bool] | None = None) -> Generator[Pass | Retry, None, None]:
     """Passes over one set, each yielded as it ends.
 
     A dry run (`dry_run` CLIENT or SERVER) is one `plan_pass` or `check_pass`, without the
@@ -396,12 +399,11 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
     a pass wrote anything (its position moved: a brake, design §9.5) reads again, as a `Retry` (a
     single pass: once more); `braked()`, asked after each quiet watch, looks again at a brake.
     """
-    policy = {} if admit is None else {"admit": admit}
     if dry_run == CLIENT:
-        yield plan_pass(executor, ds, namespace, **policy)
+        yield plan_pass(executor, ds, namespace, admit)
         return
     if dry_run == SERVER:
-        yield check_pass(executor, ds, namespace, max_in_flight=max_in_flight, **policy)
+        yield check_pass(executor, ds, namespace, max_in_flight=max_in_flight, admit=admit)
         return
     if dry_run is not None:
         raise ValueError(f"dry_run must be {CLIENT!r}, {SERVER!r} or None, not {dry_run!r}")
@@ -412,7 +414,7 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
 
         def look(again: bool = True) -> Pass | Retry:
             try:
-                return take(executor, ds, namespace, lease, max_in_flight=max_in_flight, **policy)
+                return take(executor, ds, namespace, lease, max_in_flight=max_in_flight, admit=admit)
             except PassInterrupted as interrupted:
                 if not until_complete or not isinstance(interrupted.error, (Conflict, Unreachable)):
                     raise

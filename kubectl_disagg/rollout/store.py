@@ -43,6 +43,7 @@ from kubectl_disagg.errors import Problem, UserError
 from kubectl_disagg.manifests.source import dotted
 from kubectl_disagg.kube.lease import running_stepper
 from kubectl_disagg.rollout.events import record_events
+from kubectl_disagg.kube.seam import PacingSession
 from kubectl_disagg.kube.who import cluster_user
 from kubectl_disagg.rollout.progressive import (
     history_after, read_state, recorded_position, reference, rolling_steps, state_object, wave_events, write_state)
@@ -92,7 +93,7 @@ class ClusterStore:
 
     together = False
 
-    def __init__(self, cluster, sets: Sequence[DisaggregatedSet], namespace: str | None, *,
+    def __init__(self, cluster: PacingSession, sets: Sequence[DisaggregatedSet], namespace: str | None, *,
                  clock: Clock = SYSTEM_CLOCK, warn: Callable[[str], None] = lambda message: None):
         self.cluster, self._sets, self.namespace, self.clock, self.warn = cluster, sets, namespace, clock, warn
 

@@ -4,7 +4,7 @@
 actions with the same preconditions the real executor sends, and settles LWS status on request.
 `MemoryExecutor` is that cluster as a `rollout.executors.Executor` (the LWS controller settles
 status while it 'watches'); `MemorySession` adds what a command's session has besides (a
-default namespace, Events, the RolloutState kind not served), for `run.step_sets`,
+default namespace, Events, the RolloutState kind not served), for `run.step`,
 `rollout status` and `rollout step --gitops`."""
 
 from __future__ import annotations

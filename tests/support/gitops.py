@@ -64,11 +64,17 @@ def states():
 
 def step_paths(cluster, paths, reading, namespace):
     """`rollout step --gitops -f PATHS` as the command runs it: the inputs read once, the
-    directory loaded once (`gitops.directory.load`), stepped (`rollout.git_run.step_files`)."""
+    directory loaded once (`gitops.directory.load`), each set stepped by git's store
+    (`rollout.git_run.GitSteps`), its steps as they would be written, nothing written."""
     from kubectl_disagg.gitops import directory as directories
     from kubectl_disagg.rollout import git_run as run
+    from kubectl_disagg.rollout.run import StepOptions
     from kubectl_disagg.inputs import tree as inputs
+    from tests.fakes.printer import Printer
 
     tree = inputs.read_tree(paths, reading)
     directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
-    return run.step_files(cluster, directory, tree.files)
+    store, how, printer = run.GitSteps(cluster, directory, tree.files), StepOptions(), Printer()
+    for ds, target in store.targets(how, printer):
+        store.step_set(ds, target, how, printer)
+    return store.decided()

@@ -1,4 +1,5 @@
-"""The seams the type checker holds: each store is a `PositionStore` (rollout/store.py), and a
+"""The seams the type checker holds: each store is a `PositionStore` (rollout/store.py) and a
+`StepStore` (rollout/run.py), and a
 command's session, its writing executor and the in-memory test double are what `rollout/` and
 the git store call on them (kube/seam.py, rollout/executors.py).
 
@@ -18,12 +19,19 @@ from kubectl_disagg.kube.seam import (ClusterReads, ClusterSession, EventRecorde
                                       SetPatches, StoredSets)
 from kubectl_disagg.kube.session import Session
 from kubectl_disagg.rollout.executors import Executor
+from kubectl_disagg.rollout.git_run import GitSteps
+from kubectl_disagg.rollout.run import ClusterSteps, StepStore
 from kubectl_disagg.rollout.store import ClusterStore, PositionStore
 from tests.fakes.cluster import MemorySession
 from tests.support.paths import REPO
 
 
 def stores(cluster: ClusterStore, git: GitStore) -> list[PositionStore]:
+    return [cluster, git]
+
+
+def step_stores(cluster: ClusterSteps, git: GitSteps) -> list[StepStore]:
+    """`rollout step`'s one run (`rollout.run.step`) over either store."""
     return [cluster, git]
 
 

@@ -115,7 +115,7 @@ def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, capsys):
     def one_pass_a_watch(set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         looks.append(set_name)
         session.cluster.settle()
-        run.step_sets(session, [ds], None, None, Printer())
+        run.step(run.ClusterSteps(session, [ds]), Printer())
         return True
 
     session.wait_for_change = one_pass_a_watch

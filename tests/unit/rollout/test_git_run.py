@@ -33,10 +33,13 @@ def test_the_run_exits_with_its_most_pressing_set():
     def result(outcome, timed_out=False):
         return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
 
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
-    assert run.exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING
-    assert run.exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == StepExit.TIMEOUT
-    assert run.exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == StepExit.REFUSED
+    def exit_code(results):
+        return run.GitSteps(None, directory.Directory((), (), (), ()), {}).exit_code([result.outcome for result in results])
+
+    assert exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
+    assert exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING
+    assert exit_code([result(Outcome.WAITING, timed_out=True), result(Outcome.WAITING)]) == StepExit.TIMEOUT
+    assert exit_code([result(Outcome.COMPLETE), result(Outcome.REFUSED)]) == StepExit.REFUSED
 
 
 def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path):
@@ -53,3 +56,26 @@ def test_a_state_file_committed_while_the_step_ran_is_not_written_over(tmp_path)
     assert "nothing was written" in str(refused.value)
     with open(result.path, "rb") as kept:
         assert kept.read() == braked
+
+
+def test_one_run_through_git_steps_every_set_then_writes_their_states_together(tmp_path):
+    # `rollout step --gitops` is `run.step` over git's store: the same run as in the cluster.
+    from kubectl_disagg.rollout.run import step
+    from tests.fakes.printer import Printer
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ds.yaml").write_text((EXAMPLES / "prefill-decode.yaml").read_text().replace(
+            "name: llama\n", f"name: llama-{name}\n", 1))
+    reading = inputs.Reading()
+    paths = [str(tmp_path / name / "ds.yaml") for name in ("a", "b")]
+    tree = inputs.read_tree(paths, reading)
+    loaded = directory.load(tree, reading, namespace=None, fallback="serving")
+    committed = []
+    store = run.GitSteps(MemorySession(watches=False), loaded, tree.files, lambda results: committed.append(
+        [result.ds.name for result in results]))
+    assert step(store, Printer()) == StepExit.OK and store.written and store.revision is None
+    assert [result.step.outcome for result in store.results] == [Outcome.ADVANCED, Outcome.ADVANCED]
+    assert len(committed) == 1  # one transaction for the run
+    assert [entry.state == result.step.state for entry, result in zip(directory.read(paths).sets, store.results)] \
+        == [True, True]

@@ -154,7 +154,7 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}})
     assert stored["rollout"]["phase"] == "AtGate"
     cluster = WithState(memory, stored)
-    assert run.step_sets(cluster, [replace(ds, policy=None)], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(run.ClusterSteps(cluster, [replace(ds, policy=None)]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     rollout = cluster.stored["rollout"]
     assert rollout["phase"] == "AtRest" and rollout["message"] == (
         f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")
@@ -183,7 +183,7 @@ def test_issue47_the_rolloutstate_in_the_cluster_has_the_step_its_printer_column
     cluster = PacedCluster(memory)
     steps = []
     for _ in range(4):  # the canary's start, its two steps, its end; each pass writes where it began
-        run.step_sets(cluster, [ds], None, None, Printer())
+        run.step(run.ClusterSteps(cluster, [ds]), Printer())
         memory.settle()
         steps.append(cluster.state["rollout"].get("step"))
     # slice 0 on its way, slices 1-3 not started (step 0), as the git store counts them

@@ -1,4 +1,4 @@
-"""`run.step_sets`: how a run of `rollout step` ends (its exit code), what it shows, and the
+"""`run.step` in the cluster (`run.ClusterSteps`): how a run of `rollout step` ends (its exit code), what it shows, and the
 Events it records, over the in-memory executor."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import pytest
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.analysis import AnalysisTimeout
+from kubectl_disagg.rollout.outcome import Outcome
 from kubectl_disagg.rollout.stepper import Pass
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
@@ -23,7 +25,7 @@ from tests.support.sets import make_set
 def test_until_complete_shows_every_pass_records_events_and_exits_0():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     ds = make_set({"prefill": 2, "decode": 1})
-    assert run.step_sets(cluster, [ds], None, None, printer, run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.shown and all(isinstance(p, Pass) for p in printer.shown) and printer.shown[-1].complete
     assert printer.finished_sets == [ds.name] and printer.errors == []
     assert {e["reason"] for e in cluster.events} == {"ScalingUp"}
@@ -32,7 +34,7 @@ def test_until_complete_shows_every_pass_records_events_and_exits_0():
 
 def test_an_event_that_cannot_be_recorded_only_warns_once():
     cluster, printer = MemorySession(MemoryCluster("serving"), events_fail=True), Printer()
-    assert run.step_sets(cluster, [make_set({"prefill": 2, "decode": 1})], None, None, printer,
+    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 2, "decode": 1})]), printer,
                          run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.warnings == ["could not record event ScalingUp: events.events.k8s.io is forbidden"]
 
@@ -46,11 +48,11 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
         yield
 
     cluster.lease = held
-    assert run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer) == StepExit.REFUSED
+    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer) == StepExit.REFUSED
     assert "held by alice" in printer.errors[0]
 
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
-    code = run.step_sets(cluster, [make_set({"prefill": 1, "decode": 1})], None, None, printer, run.StepOptions(until_complete=True,
+    code = run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer, run.StepOptions(until_complete=True,
                          deadline=Deadline.after(-1.0)))
     assert code == StepExit.TIMEOUT and printer.shown == []
     assert printer.errors[-1].startswith("timed out after") and "run the command again" in printer.errors[-1]
@@ -59,7 +61,7 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
 def test_the_first_set_that_does_not_complete_stops_the_run():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
-    assert run.step_sets(cluster, sets, None, None, printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
+    assert run.step(run.ClusterSteps(cluster, sets), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
 
 
@@ -92,3 +94,43 @@ def test_help_documents_every_exit_code(capsys):
     assert documented == sorted({StepExit.OK, StepExit.ERROR, StepExit.USAGE, StepExit.REFUSED,
                                  StepExit.TIMEOUT, StepExit.HELD}) == [0, 1, 2, 3, 4, 7]
     assert [int(n) for n in re.findall(r"(\d) [a-z]", gitops.split("):")[1])] == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+class Steps:
+    """A `run.StepStore` that records what the one run asks of it, each set ending as `outcomes` say."""
+
+    def __init__(self, outcomes, fail=None):
+        self.outcomes, self.fail, self.asked, self.written = dict(outcomes), fail, [], None
+
+    def targets(self, how, printer):
+        return [(name, "serving") for name in self.outcomes]
+
+    def step_set(self, ds, namespace, how, printer):
+        self.asked.append(ds)
+        if ds == self.fail:
+            raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
+        return self.outcomes[ds]
+
+    def write(self, outcomes):
+        self.written = list(outcomes)
+        return [Outcome.WAITING if outcome == Outcome.ADVANCED else outcome for outcome in outcomes]
+
+    def exit_code(self, outcomes):
+        return max(outcomes, key=list(Outcome).index)
+
+
+def test_one_run_over_any_store_steps_each_set_then_writes_its_transaction():
+    store = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
+    code = run.step(store, Printer())
+    assert store.asked == ["a", "b"] and store.written == [Outcome.ADVANCED, Outcome.COMPLETE]
+    assert code == max([Outcome.WAITING, Outcome.COMPLETE], key=list(Outcome).index)  # the outcomes as written
+    until = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
+    run.step(until, Printer(), run.StepOptions(until_complete=True))
+    assert until.asked == ["a"] and until.written == [Outcome.ADVANCED]  # the first set not complete stops the run
+
+
+def test_an_analysis_without_a_verdict_a_store_lets_out_ends_the_run_with_nothing_written():
+    store, printer = Steps({"a": Outcome.ADVANCED, "b": Outcome.ADVANCED, "c": Outcome.ADVANCED}, fail="b"), Printer()
+    assert run.step(store, printer) == Outcome.TIMEOUT
+    assert store.asked == ["a", "b"] and store.written is None
+    assert printer.errors == ["analysis gate of disaggregatedset/b: no verdict within --timeout 5s; nothing written"]

@@ -45,7 +45,7 @@ def test_not_available_without_watch_is_3_and_one_look():
 
 def test_available_is_0():
     cluster, ds = MemorySession(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
-    assert run.step_sets(cluster, [ds], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     assert looked(cluster, ds, watch=True) == (StatusExit.AVAILABLE, ["[True]\n"])
 
 
@@ -65,7 +65,7 @@ class LastStep(Watched):
 
     def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         super().wait_for_change(name, namespace, resource_version, timeout)
-        assert run.step_sets(self, [self.ds], None, None, Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
+        assert run.step(run.ClusterSteps(self, [self.ds]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
         return True
 
 

@@ -26,7 +26,7 @@ class OnePassAWatch(MemorySession):
 
     def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         self.cluster.settle()
-        run.step_sets(self, [self.ds], None, None, Printer())
+        run.step(run.ClusterSteps(self, [self.ds]), Printer())
         return True
 
 
@@ -34,7 +34,7 @@ def watched(tty: bool):
     """A 3-slice set rolled from img:1 to img:2 while `status -w` watches it."""
     cluster = MemoryCluster("serving")
     old, ds = make_set({"prefill": 2, "decode": 1}, slices=3), make_set({"prefill": 2, "decode": 1}, "img:2", 3)
-    assert run.step_sets(MemorySession(cluster), [old], None, None, Printer(), run.StepOptions(until_complete=True)) == 0
+    assert run.step(run.ClusterSteps(MemorySession(cluster), [old]), Printer(), run.StepOptions(until_complete=True)) == 0
     looks, stream = [], io.StringIO()
     writer = LookWriter(stream, tty=tty)
 
