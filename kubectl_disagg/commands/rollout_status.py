@@ -24,7 +24,8 @@ from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.core.delivery.status import SetStatus, Until
 from kubectl_disagg.exits import GITOPS_NEXT_ACTION, STATUS_CLUSTER, StatusExit
 from kubectl_disagg.wait import Deadline
-from kubectl_disagg.rollout.outcome import STATUS_EXIT, Outcome
+from kubectl_disagg.rollout.outcome import STATUS_EXIT
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.status import ClusterLooks, Format, StatusStore, watch_status
 from kubectl_disagg.views.status import data_format, held_words, timeout_words
 

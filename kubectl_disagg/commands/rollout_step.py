@@ -16,7 +16,8 @@ from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome
+from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.run import StepOptions
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console

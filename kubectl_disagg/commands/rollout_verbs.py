@@ -21,7 +21,7 @@ from kubectl_disagg.exits import VerbExit
 
 if TYPE_CHECKING:
     from kubectl_disagg.gitops.store import GitStore
-    from kubectl_disagg.rollout.store import PositionChange
+    from kubectl_disagg.core.delivery.change import PositionChange
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("pr_description", "commit", "state_file"))]
 

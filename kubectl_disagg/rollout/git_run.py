@@ -23,7 +23,8 @@ from kubectl_disagg.gitops.files import Commit
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.kube.seam import ClusterSession
-from kubectl_disagg.rollout.outcome import GITOPS_EXIT, Outcome, gitops_exit
+from kubectl_disagg.rollout.outcome import GITOPS_EXIT, gitops_exit
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.pacer import Analyze
 from kubectl_disagg.rollout.run import StepOptions, StepPrinter
 from kubectl_disagg.wait import NEVER

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from kubectl_disagg.core.delivery.outcome import Outcome, most_pressing
 from kubectl_disagg.exits import StatusExit, StepExit
 
-__all__ = ["GITOPS_EXIT", "STATUS_EXIT", "STEP_EXIT", "Outcome", "gitops_exit", "most_pressing"]
+__all__ = ["GITOPS_EXIT", "STATUS_EXIT", "STEP_EXIT", "gitops_exit"]
 
 
 # One mapping per command family, to its exit table.

@@ -24,7 +24,8 @@ from kubectl_disagg.core.delivery.position import Position, Stamp
 from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from kubectl_disagg.rollout.outcome import STEP_EXIT, Outcome
+from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 from kubectl_disagg.wait import NEVER, Deadline
 from kubectl_disagg.rollout.events import events_for, record_events, set_reference

@@ -27,7 +27,7 @@ from kubectl_disagg.core.api.naming import LWS_KIND, SERVICE_KIND
 from kubectl_disagg.core.controller.reconcile import reconcile
 from kubectl_disagg.core.delivery.status import NextAction, SetStatus, StatusLook, Until, Watched, derive_status
 from kubectl_disagg.kube.seam import ClusterReads, PacingSession
-from kubectl_disagg.rollout.outcome import Outcome, most_pressing
+from kubectl_disagg.core.delivery.outcome import Outcome, most_pressing
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 
 Format = Callable[[list[SetStatus], str], str]  # the reports and the time of the look → the text printed

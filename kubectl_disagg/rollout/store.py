@@ -48,7 +48,7 @@ from kubectl_disagg.kube.who import cluster_user
 from kubectl_disagg.rollout.progressive import (
     history_after, read_state, recorded_position, reference, rolling_steps, state_object, wave_events, write_state)
 
-__all__ = ["ClusterStore", "NotPaced", "PositionChange", "PositionStore"]
+__all__ = ["ClusterStore", "PositionStore"]
 
 
 class PositionStore(Protocol):

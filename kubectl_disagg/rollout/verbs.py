@@ -30,7 +30,8 @@ from kubectl_disagg.core.delivery.waves import (ABORTED, PAUSED, PROMOTED_EVENT,
                                        WaveDecision, WaveEvent, abort, gates_ahead, pause, promote, resume, retry)
 from kubectl_disagg.errors import Conflict, UserError
 from kubectl_disagg.exits import VerbExit
-from kubectl_disagg.rollout.store import PositionChange, NotPaced, PositionStore
+from kubectl_disagg.rollout.store import PositionStore
+from kubectl_disagg.core.delivery.change import NotPaced, PositionChange
 
 PROMOTE, PAUSE, RESUME, ABORT, RETRY = "promote", "pause", "resume", "abort", "retry"
 VERB_ATTEMPTS = 5  # a verb's write that meets a stepper's reads again, at most this often

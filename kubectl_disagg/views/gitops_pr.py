@@ -24,7 +24,7 @@ from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.position import deployed_order, is_rollback, rollback_start
 from kubectl_disagg.gitops.state import RolloutState, record_from_set
 from kubectl_disagg.rollout.git_step import GitopsStep
-from kubectl_disagg.rollout.outcome import Outcome
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.gitops.step_view import ObservedLWS, SlicePlan
 from kubectl_disagg.gitops.waves import opened_wave
 from kubectl_disagg.core.delivery.policy import resolve_waves

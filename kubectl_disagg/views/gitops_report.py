@@ -8,7 +8,7 @@ from typing import Any
 
 from kubectl_disagg.rollout.git_run import SetStep
 from kubectl_disagg.rollout.git_step import GitopsStep
-from kubectl_disagg.rollout.outcome import Outcome
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.planner import role_config

@@ -147,7 +147,7 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     observes the rollout complete records it (the history's entry complete, the RolloutState at
     rest for Argo CD), so the next image does not find it still rolling and call it replaced."""
     from kubectl_disagg.core.delivery.status import Until
-    from kubectl_disagg.rollout.outcome import Outcome
+    from kubectl_disagg.core.delivery.outcome import Outcome
     from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 
     memory, first = fleet(2, policy)

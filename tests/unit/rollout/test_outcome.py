@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kubectl_disagg.exits import StatusExit, StepExit
-from kubectl_disagg.rollout.outcome import GITOPS_EXIT, STATUS_EXIT, STEP_EXIT, Outcome, gitops_exit, most_pressing
+from kubectl_disagg.rollout.outcome import GITOPS_EXIT, STATUS_EXIT, STEP_EXIT, gitops_exit
+from kubectl_disagg.core.delivery.outcome import Outcome, most_pressing
 
 
 def test_most_pressing_asks_most_of_the_operator():

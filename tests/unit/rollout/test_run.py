@@ -12,7 +12,7 @@ from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
-from kubectl_disagg.rollout.outcome import Outcome
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.stepper import Pass
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
