@@ -16,7 +16,7 @@ from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.rollout.outcome import step_exit
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.run import StepOptions
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
@@ -119,7 +119,7 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
     if refusal := [] if how.dry_run or how.ignore_rollout_state or not sets or tree is None else \
             _inputs.git_driven(sets, tree):
         console.error(refusal)
-        return STEP_EXIT[Outcome.REFUSED]
+        return step_exit([Outcome.REFUSED])
     with _session.executor(options) as cluster:
         if name:  # a set deployed with -f has no object to step: say so, and how
             _session.stored_object(cluster, name, options.namespace)

@@ -1,6 +1,6 @@
 """`rollout step --gitops`: git's store for `rollout.run.step` (`GitSteps`): each set's committed
 state read from beside it, its next step (`git_step.next_step`, watching the LWS with --wait), the
-advanced states written back; and the exit code of the run. The cluster is only read, and only LWS.
+advanced states written back. The cluster is only read, and only LWS.
 
 Every set is stepped before any state is written: an error on one writes nothing. A state file
 that changed while the step ran (a `rollout pause --gitops --commit` or an abort committed
@@ -23,7 +23,7 @@ from kubectl_disagg.gitops.files import Commit
 from kubectl_disagg.gitops.state import RolloutState
 from kubectl_disagg.gitops.store import write_states
 from kubectl_disagg.kube.seam import ClusterSession
-from kubectl_disagg.rollout.outcome import GITOPS_EXIT, gitops_exit
+from kubectl_disagg.rollout.outcome import STEP_EXIT
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.pacer import Analyze
 from kubectl_disagg.rollout.run import StepOptions, StepPrinter
@@ -47,8 +47,8 @@ class SetStep:
         return Outcome.TIMEOUT if self.timed_out else self.step.outcome
 
     @property
-    def code(self) -> int:
-        return GITOPS_EXIT[self.outcome]
+    def code(self) -> StepExit:
+        return STEP_EXIT[self.outcome]
 
 
 class GitSteps:
@@ -58,7 +58,7 @@ class GitSteps:
     run's transaction the states that advanced, written all together or none (`directory_steps`:
     the sets step as one), committed with `commit(results)` (None: left for the user to commit).
     An analysis gate a step reaches is measured first (shown on the printer), bounded by the
-    run's deadline, which bounds --wait too; the run's code its most pressing set's."""
+    run's deadline, which bounds --wait too."""
 
     def __init__(self, cluster: ClusterSession, directory: directories.Directory, files: Mapping[str, bytes],
                  commit: Callable[[Sequence[SetStep]], Commit | None] = lambda results: None):
@@ -97,9 +97,6 @@ class GitSteps:
         self.revision = write_steps(results, self.commit(results))
         self.written = True
         return [result.outcome for result in results]
-
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        return gitops_exit(outcomes)
 
 
 def write_steps(results: Sequence[SetStep], commit: Commit | None = None) -> str | None:

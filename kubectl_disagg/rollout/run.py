@@ -1,6 +1,7 @@
 """`rollout step` as one library call over a store (`step`, `StepStore`): the cluster's
 (`ClusterSteps`: drive each set, `stepper.drive`, record what each pass did as Events) or git's
-(rollout/git_run.py `GitSteps`); and how the run ended as an exit code.
+(rollout/git_run.py `GitSteps`); and how the run ended as an exit code, from one table for both
+(rollout/outcome.py `step_exit`).
 
 No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
 passed in by the command. The exit codes are `exits.StepExit`, the command's contract (its
@@ -24,7 +25,7 @@ from kubectl_disagg.core.delivery.position import Position, Stamp
 from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.rollout.outcome import step_exit
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 from kubectl_disagg.wait import NEVER, Deadline
@@ -94,9 +95,10 @@ class StepOptions:
 
 class StepStore(Protocol):
     """Where `step` runs (design §9.8): the store supplies the sets, steps each (observes it and
-    decides its pass; the cluster lands the pass's writes under the set's Lease as it goes),
+    decides its pass; the cluster lands the pass's writes under the set's Lease as it goes) and
     writes the run's transaction (git: every state file, then one commit; the cluster: nothing
-    left, each pass wrote) and maps the sets' outcomes to the run's exit code (its exit table)."""
+    left, each pass wrote). The exit code is the run's, from one table whatever the store
+    (rollout/outcome.py `step_exit`)."""
 
     def targets(self, how: StepOptions, printer: StepPrinter) -> Sequence[tuple[DisaggregatedSet, str]] | None:
         """The sets to step, each with its namespace; None: the run is refused (said on `printer`)."""
@@ -108,9 +110,6 @@ class StepStore(Protocol):
         """The run's writes, one transaction; the sets' outcomes as written (git: a directory's
         sets step together, so one that cannot step holds the others)."""
 
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        """The run's code, from its sets' outcomes."""
-
 
 def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions()) -> StepExit:
     """`rollout step` over a store: each of its sets stepped, one after another (with
@@ -119,24 +118,24 @@ def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions(
     sets are written together, so nothing of the run is) ends the run, nothing written."""
     sets = store.targets(how, printer)
     if sets is None:
-        return store.exit_code([Outcome.REFUSED])
+        return step_exit([Outcome.REFUSED])
     outcomes: list[Outcome] = []
     try:
         for ds, namespace in sets:
             outcome = store.step_set(ds, namespace, how, printer)
             outcomes.append(outcome)
-            if how.until_complete and outcome != Outcome.COMPLETE:
+            if how.until_complete and outcome != Outcome.FINISHED:
                 break  # sets roll one after another: the first that does not complete stops the run
     except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
         printer.error([f"{line}; nothing written" for line in err.lines()])
-        return store.exit_code([Outcome.TIMEOUT])
-    return store.exit_code(store.write(outcomes))
+        return step_exit([Outcome.TIMEOUT])
+    return step_exit(store.write(outcomes))
 
 
 class ClusterSteps:
     """`step` in the cluster: each of `sets` (from files), or the set `name` stored in the
     cluster, driven pass after pass under its Lease (`stepper.drive`), each pass's writes landing
-    as it runs (no transaction is left for the run); the run's code the highest of its sets'."""
+    as it runs (no transaction is left for the run)."""
 
     def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet] | None, name: str | None = None,
                  namespace: str | None = None):
@@ -171,13 +170,10 @@ class ClusterSteps:
     def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
         return list(outcomes)  # each pass wrote as it ran, under the set's Lease
 
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        return max(STEP_EXIT[outcome] for outcome in outcomes)  # the highest number (git's: the most pressing)
-
 
 def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
              regarding: dict[str, Any] | None = None) -> Outcome:
-    """Drive one set, showing each pass; how it ended (ADVANCED: a pass ran; COMPLETE: with
+    """Drive one set, showing each pass; how it ended (ADVANCED: a pass ran; FINISHED: with
     `until_complete`, the set is complete)."""
     last = None
     brakes = None
@@ -230,7 +226,7 @@ def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPr
         return Outcome.ADVANCED
     if isinstance(last, Pass) and last.complete:
         printer.finished(last)
-        return Outcome.COMPLETE
+        return Outcome.FINISHED
     return Outcome.TIMEOUT
 
 

@@ -13,6 +13,7 @@ from kubectl_disagg.gitops import directory
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout import git_run as run
 from kubectl_disagg.rollout.git_step import GitopsStep, Outcome
+from kubectl_disagg.rollout.outcome import step_exit
 from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.support.paths import EXAMPLES
@@ -34,7 +35,7 @@ def test_the_run_exits_with_its_most_pressing_set():
         return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
 
     def exit_code(results):
-        return run.GitSteps(None, directory.Directory((), (), (), ()), {}).exit_code([result.outcome for result in results])
+        return step_exit([result.outcome for result in results])
 
     assert exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
     assert exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING

@@ -276,7 +276,7 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     from kubectl_disagg.exits import StepExit
     from kubectl_disagg.rollout.git_status import still
     from kubectl_disagg.rollout.analysis import GateAnalysis
-    from kubectl_disagg.rollout.outcome import STATUS_EXIT, gitops_exit
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT, step_exit
     from tests.fakes.clock import FakeClock
 
     now = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -307,7 +307,7 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
         assert measured.outcome == Outcome.ADVANCED and measured.state.position.verdicts[0]["phase"] == "passed"
         assert result.sync.next_action == NextAction.STEP
         outcome, held = watched_once(argo, new, state, None, watch=False, now=now)
-        assert STATUS_EXIT[outcome] == gitops_exit([measured.outcome]) == StepExit.OK  # the step's own code
+        assert STATUS_EXIT[outcome] == step_exit([measured.outcome]) == StepExit.OK  # the step's own code
         assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f .` measures it" in \
             format_text(result, "s.yaml")
         assert still(result)

@@ -115,22 +115,27 @@ class Steps:
         self.written = list(outcomes)
         return [Outcome.WAITING if outcome == Outcome.ADVANCED else outcome for outcome in outcomes]
 
-    def exit_code(self, outcomes):
-        return max(outcomes, key=list(Outcome).index)
-
 
 def test_one_run_over_any_store_steps_each_set_then_writes_its_transaction():
     store = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
     code = run.step(store, Printer())
     assert store.asked == ["a", "b"] and store.written == [Outcome.ADVANCED, Outcome.COMPLETE]
-    assert code == max([Outcome.WAITING, Outcome.COMPLETE], key=list(Outcome).index)  # the outcomes as written
-    until = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
+    assert code == StepExit.WAITING  # the outcomes as written, the most pressing one's code
+    until = Steps({"a": Outcome.ADVANCED, "b": Outcome.FINISHED})
     run.step(until, Printer(), run.StepOptions(until_complete=True))
     assert until.asked == ["a"] and until.written == [Outcome.ADVANCED]  # the first set not complete stops the run
 
 
 def test_an_analysis_without_a_verdict_a_store_lets_out_ends_the_run_with_nothing_written():
     store, printer = Steps({"a": Outcome.ADVANCED, "b": Outcome.ADVANCED, "c": Outcome.ADVANCED}, fail="b"), Printer()
-    assert run.step(store, printer) == Outcome.TIMEOUT
+    assert run.step(store, printer) == StepExit.TIMEOUT
     assert store.asked == ["a", "b"] and store.written is None
     assert printer.errors == ["analysis gate of disaggregatedset/b: no verdict within --timeout 5s; nothing written"]
+
+
+def test_a_run_ends_with_its_most_pressing_set_whichever_store_ran_it():
+    # One table and one aggregation: the cluster's run kept the highest code (a hold, 7, over a
+    # refusal, 3); a refusal asks more of the operator, as a run through git always said.
+    store = Steps({"a": Outcome.HELD, "b": Outcome.REFUSED, "c": Outcome.ADVANCED})
+    assert run.step(store, Printer()) == StepExit.REFUSED
+    assert run.step(Steps({"a": Outcome.TIMEOUT, "b": Outcome.HELD}), Printer()) == StepExit.TIMEOUT
