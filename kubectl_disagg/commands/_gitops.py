@@ -15,7 +15,7 @@ import click
 from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import Commit, committing
 from kubectl_disagg.gitops.git import Repository, repository_for
-from kubectl_disagg.rollout.git_run import SetStep
+from kubectl_disagg.rollout.git_step import SetStep
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.views.gitops_report import commit_message, format_pr_description, format_pr_descriptions
 

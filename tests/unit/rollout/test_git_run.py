@@ -1,4 +1,4 @@
-"""`rollout.git_run`: a run of `rollout step --gitops` over set files, its writes and its exit code."""
+"""`rollout.git_run`: a run of `rollout step --gitops` over set files (git's `GitStore`), its writes and its exit code."""
 
 from __future__ import annotations
 
@@ -71,10 +71,9 @@ def test_one_run_through_git_steps_every_set_then_writes_their_states_together(t
     reading = inputs.Reading()
     paths = [str(tmp_path / name / "ds.yaml") for name in ("a", "b")]
     tree = inputs.read_tree(paths, reading)
-    loaded = directory.load(tree, reading, namespace=None, fallback="serving")
     committed = []
-    store = run.GitSteps(MemorySession(watches=False), loaded, tree.files, lambda results: committed.append(
-        [result.ds.name for result in results]))
+    store = run.GitStore(tree, reading, None, fallback="serving", cluster=MemorySession(watches=False),
+                         commit=lambda results: committed.append([result.ds.name for result in results]))
     assert step(store, Printer()) == StepExit.OK and store.written and store.revision is None
     assert [result.step.outcome for result in store.results] == [Outcome.ADVANCED, Outcome.ADVANCED]
     assert len(committed) == 1  # one transaction for the run

@@ -1,4 +1,4 @@
-"""`run.step` in the cluster (`run.ClusterSteps`): how a run of `rollout step` ends (its exit code), what it shows, and the
+"""`run.step` in the cluster (`rollout.store.ClusterStore`): how a run of `rollout step` ends (its exit code), what it shows, and the
 Events it records, over the in-memory executor."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.stepper import Pass
@@ -25,7 +26,7 @@ from tests.support.sets import make_set
 def test_until_complete_shows_every_pass_records_events_and_exits_0():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     ds = make_set({"prefill": 2, "decode": 1})
-    assert run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.shown and all(isinstance(p, Pass) for p in printer.shown) and printer.shown[-1].complete
     assert printer.finished_sets == [ds.name] and printer.errors == []
     assert {e["reason"] for e in cluster.events} == {"ScalingUp"}
@@ -34,7 +35,7 @@ def test_until_complete_shows_every_pass_records_events_and_exits_0():
 
 def test_an_event_that_cannot_be_recorded_only_warns_once():
     cluster, printer = MemorySession(MemoryCluster("serving"), events_fail=True), Printer()
-    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 2, "decode": 1})]), printer,
+    assert run.step(ClusterStore(cluster, [make_set({"prefill": 2, "decode": 1})]), printer,
                          run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.warnings == ["could not record event ScalingUp: events.events.k8s.io is forbidden"]
 
@@ -48,11 +49,11 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
         yield
 
     cluster.lease = held
-    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer) == StepExit.REFUSED
+    assert run.step(ClusterStore(cluster, [make_set({"prefill": 1, "decode": 1})]), printer) == StepExit.REFUSED
     assert "held by alice" in printer.errors[0]
 
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
-    code = run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer, run.StepOptions(until_complete=True,
+    code = run.step(ClusterStore(cluster, [make_set({"prefill": 1, "decode": 1})]), printer, run.StepOptions(until_complete=True,
                          deadline=Deadline.after(-1.0)))
     assert code == StepExit.TIMEOUT and printer.shown == []
     assert printer.errors[-1].startswith("timed out after") and "run the command again" in printer.errors[-1]
@@ -61,7 +62,7 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
 def test_the_first_set_that_does_not_complete_stops_the_run():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
-    assert run.step(run.ClusterSteps(cluster, sets), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
+    assert run.step(ClusterStore(cluster, sets), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
 
 
@@ -111,7 +112,7 @@ class Steps:
             raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
         return self.outcomes[ds]
 
-    def write(self, outcomes):
+    def write_run(self, outcomes):
         self.written = list(outcomes)
         return [Outcome.WAITING if outcome == Outcome.ADVANCED else outcome for outcome in outcomes]
 
