@@ -2,8 +2,7 @@
 
 Flags → one library call → one view: `rollout.run.step` over the store --gitops picks,
 `rollout.store.ClusterStore` or `rollout.git_run.GitStore` (the next step written into the state
-file in git, the cluster only read) → `Console` (views/step_console.py; through git, then
-`views.gitops_report`); the run maps
+file in git, the cluster only read), shown by one `Console` (views/step_console.py); the run maps
 its sets' `Outcome`s to the one exit table (`rollout.outcome.step_exit`)."""
 
 from __future__ import annotations
@@ -110,7 +109,7 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
     how = StepOptions(dry_run=None if dry_run == "none" else dry_run, deadline=Deadline.after(timeout, options.clock),
                       revision_services=options.revision_services, **flags)
     if gitops:
-        return _step_gitops(options, how, timeout)
+        return _step_gitops(options, how)
     if how.dry_run and (how.wait_for_lease or how.until_complete):
         raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for"
                                if how.wait_for_lease else "--dry-run and --until-complete cannot be combined: a dry "
@@ -128,21 +127,15 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
         return run.step(ClusterStore(cluster, sets, options.namespace, name=name), console, how)
 
 
-def _step_gitops(options: _options.Options, how: StepOptions, timeout: float | None) -> int:
+def _step_gitops(options: _options.Options, how: StepOptions) -> int:
     """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
     from functools import partial
 
     from kubectl_disagg.commands import _gitops
     from kubectl_disagg.rollout.git_run import GitStore
-    from kubectl_disagg.views import gitops_report as report
 
     with _session.session_and_directory(options, how.state_file) as (cluster, reading, tree, directory):
         repository = _gitops.repository(directory, how.branch) if how.commit else None  # before anything is written
         store = GitStore(tree, reading, options.namespace, cluster=cluster, loaded=directory,
                          commit=partial(_gitops.commit, repository=repository, branch=how.branch))
-        code = run.step(store, Console(options.output), how)
-    if store.written:  # the run's report (an analysis without a verdict wrote nothing, and said so)
-        click.echo(report.format_results(store.results, options.output), nl=False)
-        click.echo("".join(f"{line}\n" for line in report.timed_out(store.results, timeout)), err=True, nl=False)
-        _gitops.written(store.results, how.pr_description, store.revision, how.branch)
-    return code
+        return run.step(store, Console(options.output), how)

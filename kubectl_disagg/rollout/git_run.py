@@ -90,7 +90,6 @@ class GitStore:
             self.directory = self.loaded
         self._who: str | None = None
         self.results: list[SetStep] = []  # each set's step, as `write_run` leaves it
-        self.written = False  # whether the run got as far as its writes (its report is then shown)
         self._analyze: Analyze | None = None
 
     def _load(self, tree: inputs.Tree) -> None:
@@ -181,12 +180,12 @@ class GitStore:
         self.results = [replace(result, step=step) for result, step in zip(self.results, steps)]
         return self.results
 
-    def write_run(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
+    def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
         """The states that advanced, written all together or none (`directory_steps`: the sets
-        step as one) and committed with `commit(results)`."""
+        step as one) and committed with `commit(results)`; the run's report shown."""
         results = self.decided()
         self.revision = write_steps(results, self.commit(results))
-        self.written = True
+        printer.written(results, how, self.revision)
         return [result.outcome for result in results]
 
     def _entry(self, ds: DisaggregatedSet) -> directories.SetEntry:

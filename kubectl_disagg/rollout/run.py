@@ -30,6 +30,7 @@ from kubectl_disagg.rollout.events import events_for, record_events
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateRun, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, recorded_position
 from kubectl_disagg.rollout.stepper import Admit, Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.rollout.git_step import SetStep
 
 
 class StepPrinter(Protocol):
@@ -52,6 +53,10 @@ class StepPrinter(Protocol):
 
     def analysis_progress(self, gate: str) -> Callable[[GateRun], None]:
         """Where an analysis gate's run shows its progress (rollout/analysis.py's GateRun)."""
+
+    def written(self, results: Sequence[SetStep], how: StepOptions, revision: str | None) -> None:
+        """A run through git, as written: each set's step, the sets whose --wait ran out, the
+        pull request's description (`how.pr_description`) and the commit `revision` made."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,9 @@ class StepStore(Protocol):
     def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
         """Step one set: how it ended."""
 
-    def write_run(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
-        """The run's writes, one transaction; the sets' outcomes as written (git: a directory's sets step together, so one that cannot
+    def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
+        """The run's writes, one transaction, shown on `printer` (git: what each set's step wrote);
+        the sets' outcomes as written (git: a directory's sets step together, so one that cannot
         step holds the others)."""
 
 
@@ -125,7 +131,7 @@ def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions(
     except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
         printer.error([f"{line}; nothing written" for line in err.lines()])
         return step_exit([Outcome.TIMEOUT])
-    return step_exit(store.write_run(outcomes))
+    return step_exit(store.write_run(outcomes, how, printer))
 
 
 def drive_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,

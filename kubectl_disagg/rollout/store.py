@@ -196,7 +196,7 @@ class ClusterStore:
                            "is, run the command again to continue"])
         return outcome
 
-    def write_run(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
+    def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
         """Nothing left: each pass wrote as it ran, under the set's Lease."""
         return list(outcomes)
 

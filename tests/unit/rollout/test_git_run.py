@@ -74,7 +74,9 @@ def test_one_run_through_git_steps_every_set_then_writes_their_states_together(t
     committed = []
     store = run.GitStore(tree, reading, None, fallback="serving", cluster=MemorySession(watches=False),
                          commit=lambda results: committed.append([result.ds.name for result in results]))
-    assert step(store, Printer()) == StepExit.OK and store.written and store.revision is None
+    printer = Printer()
+    assert step(store, printer) == StepExit.OK and store.revision is None
+    assert printer.written_runs == [(store.results, None)]  # the run's report, shown by its printer
     assert [result.step.outcome for result in store.results] == [Outcome.ADVANCED, Outcome.ADVANCED]
     assert len(committed) == 1  # one transaction for the run
     assert [entry.state == result.step.state for entry, result in zip(directory.read(paths).sets, store.results)] \

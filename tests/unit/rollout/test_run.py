@@ -112,7 +112,7 @@ class Steps:
             raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
         return self.outcomes[ds]
 
-    def write_run(self, outcomes):
+    def write_run(self, outcomes, how, printer):
         self.written = list(outcomes)
         return [Outcome.WAITING if outcome == Outcome.ADVANCED else outcome for outcome in outcomes]
 
