@@ -616,11 +616,12 @@ def test_a_rollout_is_decided_in_one_place():
 
 
 # The mode is a store, not a fork (issue 38, design §9.8): `rollout/` defines where a position is
-# kept (`PositionStore`) and runs each verb, the step and the status once over it; `gitops/`, the
-# git store below it, implements it over the state file without reaching back up; only
+# kept (`PositionStore`, with the step's part: `Store`) and runs each verb, the step and the status
+# once over it; `gitops/`, git's parts below it (the state file, the writer, the log), never
+# reaches back up; one store per mode (git's, rollout/git_run.py, is made of those parts); only
 # `commands/` picks a store and hands it to the rollout.
 STORE_PROTOCOL = "kubectl_disagg.rollout.store"
-STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.gitops.store"}
+STORES = {"ClusterStore": "kubectl_disagg.rollout.store", "GitStore": "kubectl_disagg.rollout.git_run"}
 
 
 
