@@ -358,10 +358,11 @@ class LiveTwins:
 
         code, out, err = self.in_git("rollout", "status", "-o", "json")
         document = json.loads(out)
-        return code, {"available": document["available"], "complete": document["complete"],
+        available = any(c["type"] == "Available" and c["status"] == "True" for c in document["status"]["conditions"])
+        return code, {"available": available, "complete": document["complete"],
                       "rollout": anonymous(document.get("rollout")),
                       "slices": {index: {r["revision"]: r["replicas"] for r in group["revisions"]}
-                                 for group in document["slices"] for index in slice_indexes(group["slices"])}}
+                                 for group in document["sync"]["slices"] for index in slice_indexes(group["slices"])}}
 
 
 # `rollout step` ends alike in both modes once each has stepped as far as it can (design §9.7:
