@@ -87,11 +87,6 @@ def by_analysis(stamp: Stamp | None) -> str:
     return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
 
 
-def command(verb: str, gitops: bool, flags: str = "") -> str:
-    """The command line that does `verb`, in backquotes, in the mode's spelling."""
-    return _command(verb, gitops, flags)
-
-
 def _command(verb: str, gitops: bool, flags: str = "", spell: Spell | None = None) -> str:
     if spell is not None:
         return f"`{spell(verb, flags.strip())}`"
