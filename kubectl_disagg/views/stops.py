@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core.delivery.fleet import going_back, rollback_of
-from kubectl_disagg.core.api.naming import slices_words, spans  # noqa: F401 (views name slices through here)
+from kubectl_disagg.core.api.naming import slices_words
 from kubectl_disagg.core.delivery.position import ANALYSIS, Stamp
 from kubectl_disagg.core.controller.reconcile import Rollback
 from kubectl_disagg.core.delivery.waves import Gate, Stop, Stopped, WaveDecision, stopped
