@@ -197,22 +197,6 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
         assert STATUS_EXIT[outcome] == (StepExit.TIMEOUT if waited else StepExit.COMPLETE)
 
 
-class ArgoCluster:
-    """The cluster Argo CD syncs (tests/fakes/argo.py), as `GitLooks` reads it: nothing changes."""
-
-    def __init__(self, argo, ds):
-        self.argo, self.ds = argo, ds
-
-    def snapshot(self, name, namespace, services=True):
-        return self.argo.snapshot(self.ds)
-
-    def rollout_state(self, name, namespace):
-        return self.argo.served
-
-    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
-        return False
-
-
 def watched_once(argo, ds, state, until, watch=True, now=None):
     """`rollout status --gitops [-w]` over one set at `state`: the outcome and the held reports' next actions."""
     from types import SimpleNamespace
@@ -222,7 +206,7 @@ def watched_once(argo, ds, state, until, watch=True, now=None):
     from kubectl_disagg.rollout.status import watch_status
     from kubectl_disagg.wait import Deadline
 
-    cluster, held = ArgoCluster(argo, ds), []
+    cluster, held = argo.watched(), []
     directory = SimpleNamespace(sets=[SimpleNamespace(ds=ds, namespace=NS, state=state, state_path="s.yaml")])
     outcome = watch_status(cluster, GitLooks(cluster, directory, StoppedClock(now) if now else SYSTEM_CLOCK),
                            lambda reports, at: "", watch=watch, until=until, write=lambda text: None,

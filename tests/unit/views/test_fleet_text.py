@@ -10,13 +10,14 @@ import contextlib
 import io
 import re
 
+from kubectl_disagg.core.api.naming import spans
 from kubectl_disagg.core.delivery.fleet import fleet_of, situations
 from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.controller.reconcile import Rollback
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore
-from kubectl_disagg.views.stops import abort_sentence, spans
+from kubectl_disagg.views.stops import abort_sentence
 from kubectl_disagg.views.step_console import Console
 from tests.support.sets import fleet
 from tests.fakes.paced import Lagging, brake
