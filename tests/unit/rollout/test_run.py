@@ -14,7 +14,7 @@ from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.core.delivery.outcome import Outcome
-from kubectl_disagg.rollout.stepper import Pass
+from kubectl_disagg.rollout.stepper import Look, Pass
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.fakes.printer import Printer
@@ -98,7 +98,10 @@ def test_help_documents_every_exit_code(capsys):
 
 
 class Steps:
-    """A `run.StepStore` that records what the one run asks of it, each set ending as `outcomes` say."""
+    """A `run.StepStore` that records what the one run asks of it, each set ending as `outcomes` say
+    (its sets written together, as git's)."""
+
+    together = True
 
     def __init__(self, outcomes, fail=None):
         self.outcomes, self.fail, self.asked, self.written = dict(outcomes), fail, [], None
@@ -106,11 +109,11 @@ class Steps:
     def targets(self, how, printer):
         return [(name, "serving") for name in self.outcomes]
 
-    def step_set(self, ds, namespace, how, printer):
+    def looks(self, ds, namespace, how, printer):
         self.asked.append(ds)
         if ds == self.fail:
             raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
-        return self.outcomes[ds]
+        yield Look(self.outcomes[ds])
 
     def write_run(self, outcomes, how, printer):
         self.written = list(outcomes)
