@@ -44,7 +44,7 @@ from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_dow
 from kubectl_disagg.kube.seam import ClusterReads
 from kubectl_disagg.rollout.outcome import STEP_EXIT
 from kubectl_disagg.rollout.pacer import Analyze, Paced
-from kubectl_disagg.rollout.stepper import Look, Pass, run_pass
+from kubectl_disagg.rollout.stepper import Look, Pass, pass_outcome, run_pass
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
 
 
@@ -170,7 +170,8 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     paced = None if ds.policy is None else Paced(state.position, now or RENDER_NOW, analyze=analyze,
                                                  proven=partial(state_progress, ds, state))
     passed = run_pass(executor, ds, namespace, admit=None if paced is None else paced.admit)
-    if passed.refusal:
+    verdict = pass_outcome(passed)  # what the pass alone comes to, as in the cluster; git's state refines it
+    if verdict == Outcome.REFUSED:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
     # What the next render checks the step against (design §8): the set it was decided for, and
@@ -191,18 +192,19 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
         written = replace(outcome.state, commits=commits)
         return _checked(ds, replace(outcome, state=written), _ran(ds, toward, written, passed))
 
-    if paced is not None and passed.stopped and not passed.done:
-        if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
+    if verdict == Outcome.HELD:
+        if paced is not None and paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
             return checked(GitopsStep(Outcome.ADVANCED, with_position(ds, state, _keeping(ds, state, paced)),
                                       ("records where the rollout stands: " + "; ".join(passed.stopped),),
                                       passed, before=state))
         return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
-    if passed.done:
+    if verdict == Outcome.ADVANCED:
         return checked(GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
                                   before=state))
-    if not passed.complete:
+    if verdict == Outcome.WAITING:
         waiting = tuple(f"slice {r.slice}: {reason}" for r in passed.reconciliation.slices for reason in r.waiting_for)
         return GitopsStep(Outcome.WAITING, state, waiting or ("nothing to do yet",), passed, before=state)
+    # Nothing left to roll (COMPLETE), but the state may still have something to record.
     if _deployed(after) != _deployed(state):  # a direct scale or slice change is live: record it
         return checked(GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
                                   passed, before=state))
