@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -143,3 +144,32 @@ def test_a_run_ends_with_its_most_pressing_set_whichever_store_ran_it():
     store = Steps({"a": Outcome.HELD, "b": Outcome.REFUSED, "c": Outcome.ADVANCED})
     assert run.step(store, Printer()) == StepExit.REFUSED
     assert run.step(Steps({"a": Outcome.TIMEOUT, "b": Outcome.HELD}), Printer()) == StepExit.TIMEOUT
+
+
+class Live(Steps):
+    """A store that shows each pass as it runs (the cluster's kind): `step_set` says how each set ended."""
+
+    together = False
+
+    def __init__(self, looks):
+        super().__init__({name: None for name in looks})
+        self.given = dict(looks)
+
+    def looks(self, ds, namespace, how, printer):
+        self.asked.append(ds.name)
+        yield from self.given[ds.name]
+
+
+def test_one_classifier_ends_a_set_from_its_last_look_whichever_store_yields_it():
+    # A run whose last look is unsettled ran out of time; else the last look's verdict is the
+    # set's, for a store that writes together (git) as for one that lands each pass (the cluster).
+    a, b = SimpleNamespace(name="a"), SimpleNamespace(name="b")
+    assert run.step_set(Steps({a.name: Outcome.ADVANCED}), a.name, "serving", run.StepOptions(), Printer()) \
+        == Outcome.ADVANCED
+    assert run.step_set(Live({"a": [Look(Outcome.ADVANCED)]}), a, "serving", run.StepOptions(), Printer()) \
+        == Outcome.ADVANCED
+    store = Live({"a": [Look(Outcome.WAITING, settled=False), Look(Outcome.WAITING, settled=False)], "b": []})
+    printer, how = Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(60.0))
+    assert run.step_set(store, a, "serving", how, printer) == Outcome.TIMEOUT
+    assert run.step_set(store, b, "serving", how, printer) == Outcome.TIMEOUT  # not one look in time
+    assert [line.split(":")[0] for line in printer.errors] == ["timed out after 1m", "timed out after 1m"]
