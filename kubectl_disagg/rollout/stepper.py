@@ -1,7 +1,9 @@
 """Stepping a set, as a library: passes of `reconcile` carried out by an executor.
 
-About 460 lines on purpose: a pass (its read, its units and their undo) and the loop of passes
-are kept together, so every way a pass ends (written, interrupted, retried, braked) is one place.
+About 500 lines on purpose: a pass (its read, its units and their undo) and the loop of passes
+are kept together, so every way a pass ends (written, interrupted, retried, braked) is one place,
+and what a pass comes to is read once for both modes (`pass_outcome`); a run of `rollout step`
+sees each set's passes as `Look`s (rollout/run.py `step_set`).
 
 A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
 describes them: one `PlannedAction` per action, with the object it starts from and the one it
