@@ -9,7 +9,7 @@ of its file and of its state file (gitops/history.py `set_history`), and its pla
 the state file alone (its position, and what each slice deploys).
 
 The step's part (rollout/run.py `StepStore`, run by `rollout.run.step`): each set's committed
-state read from beside it, its next step decided by the rollout (`git_step.next_step`, watching
+state read from beside it, its next step decided by the rollout (`git_step.looks`, watching
 the LWS with --wait; the cluster is only read, and only LWS), the advanced states written back.
 Every set is stepped before any state is written: an error on one writes nothing.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from kubectl_disagg.core.api.model import DEFAULT_NAMESPACE, DisaggregatedSet
@@ -50,7 +50,8 @@ from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.kube.seam import ClusterSession
 from kubectl_disagg.kube.who import acting_user
 from kubectl_disagg.rollout.analysis import gate_analysis
-from kubectl_disagg.rollout.git_step import SetStep, directory_steps, next_step
+from kubectl_disagg.rollout.git_step import GitopsStep, SetStep, directory_steps, looks
+from kubectl_disagg.rollout.stepper import Look
 from kubectl_disagg.rollout.pacer import Analyze
 from kubectl_disagg.rollout.run import StepOptions, StepPrinter
 from kubectl_disagg.wait import NEVER
@@ -159,20 +160,24 @@ class GitStore:
         self._analyze = gate_analysis(self.cluster, how.deadline, lambda gate: printer.analysis_progress(gate))
         return self.sets()
 
-    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
-        """The set's next step from the state beside it (or the explicit one, for one set) and
-        the live LWS, watched with --wait; nothing written yet."""
+    def looks(self, ds: DisaggregatedSet, namespace: str, how: StepOptions,
+              printer: StepPrinter) -> Iterator[Look[GitopsStep]]:
+        """The set's looks from the state beside it (or the explicit one, for one set) and the
+        live LWS, watched with --wait (`git_step.looks`); nothing written yet: the last is kept
+        for `write_run`."""
         assert self.cluster is not None  # the step's command gives its session
         entry = self._entry(ds)
         if entry.state_path is None:
             raise UserError([f"{entry.ds.source.file}: --gitops needs the set in a file: its rollout state is "
                              "kept beside it"])
-        step, timed_out = next_step(self.cluster, entry.ds, entry.state, namespace, wait=how.wait,
-                                    deadline=how.deadline if how.wait else NEVER, analyze=self._analyze,
-                                    clock=how.deadline.clock)
-        self.results.append(SetStep(entry.ds, namespace, entry.state_path, step, timed_out,
+        last = None
+        for last in looks(self.cluster, entry.ds, entry.state, namespace, wait=how.wait,
+                          deadline=how.deadline if how.wait else NEVER, analyze=self._analyze,
+                          clock=how.deadline.clock):
+            yield last
+        assert last is not None and last.kept is not None  # the first look is always taken
+        self.results.append(SetStep(entry.ds, namespace, entry.state_path, last.kept, not last.settled,
                                     self.tree.files.get(entry.state_path), going_back(entry.ds, namespace)))
-        return self.results[-1].outcome
 
     def decided(self) -> list[SetStep]:
         """The sets' steps as they are written: together or not at all (`directory_steps`)."""

@@ -1,7 +1,9 @@
-"""`rollout step` as one library call over a store (`step`, `StepStore`): the cluster's
-(rollout/store.py `ClusterStore`: each set driven by `drive_set`, `stepper.drive`, what each pass
-did recorded as Events) or git's (rollout/git_run.py `GitStore`); and how the run ended as an
-exit code, from one table for both (rollout/outcome.py `step_exit`).
+"""`rollout step` as one library call over a store (`step`, `StepStore`): each set taken through
+its looks and how it ended classified once, for both stores (`step_set`); the store gives only
+its own, the looks: the cluster's (rollout/store.py `ClusterStore`: passes driven under the set's
+Lease by `drive_looks`, `stepper.drive`, each recorded as Events) or git's (rollout/git_run.py
+`GitStore`: rollout/git_step.py `looks`); and how the run ended as an exit code, from one table
+for both (rollout/outcome.py `step_exit`).
 
 No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
 passed in by the command. The exit codes are `exits.StepExit`, the command's contract (its
@@ -11,11 +13,12 @@ passed in by the command. The exit codes are `exits.StepExit`, the command's con
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
 from kubectl_disagg.clock import Clock
+from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.reconcile import Admission
 from kubectl_disagg.core.controller.snapshot import Snapshot
@@ -29,7 +32,7 @@ from kubectl_disagg.wait import NEVER, Deadline
 from kubectl_disagg.rollout.events import events_for, record_events
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateRun, gate_analysis
 from kubectl_disagg.rollout.progressive import Progressive, recorded_position
-from kubectl_disagg.rollout.stepper import Admit, Pass, PassInterrupted, Retry, drive
+from kubectl_disagg.rollout.stepper import Admit, Look, Pass, PassInterrupted, Retry, drive, pass_outcome
 from kubectl_disagg.rollout.git_step import SetStep
 
 
@@ -96,16 +99,27 @@ class StepOptions:
 
 class StepStore(Protocol):
     """What `step` asks of a store (design §9.8; rollout/store.py `Store` is it with the verbs'
-    part): the sets, each set's step (observed and decided; the cluster lands each pass's writes
+    part): the sets, each set's looks (observed and decided; the cluster lands each pass's writes
     under the set's Lease as it goes) and the run's transaction (git: every state file, then one
-    commit; the cluster: nothing left, each pass wrote). The exit code is the run's, from one
-    table (rollout/outcome.py `step_exit`), whatever the store."""
+    commit; the cluster: nothing left, each pass wrote). How a set's run ended is classified once
+    (`step_set`), and the exit code is the run's, from one table (rollout/outcome.py
+    `step_exit`), whatever the store.
+
+    `together`: the sets are written together, at the end (git): what the run did is shown when
+    it is written (`write_run`); else each pass lands and is shown as it runs (the cluster), and
+    how each set ended is said as it ends."""
+
+    together: bool
 
     def targets(self, how: StepOptions, printer: StepPrinter) -> Sequence[tuple[DisaggregatedSet, str]] | None:
         """The sets to step, each with its namespace; None: the run is refused (said on `printer`)."""
 
-    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
-        """Step one set: how it ended."""
+    def looks(self, ds: DisaggregatedSet, namespace: str, how: StepOptions,
+              printer: StepPrinter) -> Iterator[Look[Any]]:
+        """The looks of one set's run, each with the store's verdict, as they are taken: one, or
+        (the cluster's --until-complete, git's --wait) until one is settled or the run's deadline
+        passes. Only the store's own goes here: where a pass's actions land and how the next
+        look is taken and waited for."""
 
     def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
         """The run's writes, one transaction, shown on `printer` (git: what each set's step wrote);
@@ -124,7 +138,7 @@ def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions(
     outcomes: list[Outcome] = []
     try:
         for ds, namespace in sets:
-            outcome = store.step_set(ds, namespace, how, printer)
+            outcome = step_set(store, ds, namespace, how, printer)
             outcomes.append(outcome)
             if how.until_complete and outcome != Outcome.FINISHED:
                 break  # sets roll one after another: the first that does not complete stops the run
@@ -134,14 +148,61 @@ def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions(
     return step_exit(store.write_run(outcomes, how, printer))
 
 
-def drive_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
-              regarding: dict[str, Any] | None = None) -> Outcome:
-    """The cluster's step of one set (`store.ClusterStore.step_set`): driven pass after pass under
-    its Lease (`stepper.drive`), each pass shown and recorded as Events; how it ended (ADVANCED: a
-    pass ran; FINISHED: with `until_complete`, the set is complete)."""
-    last = None
-    brakes = None
+def step_set(store: StepStore, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
+    """One set taken through its looks (`store.looks`), and how it ended, for both stores: the
+    last look's verdict, or TIMEOUT where the run ran out of time before a look settled. A set
+    that could not be taken (its Lease held, lost, or queued for past the deadline) is REFUSED
+    or TIMEOUT; an analysis gate without a verdict times out a set whose passes land as they go
+    (a store that writes together lets it out: `step`). A store that shows each pass as it
+    runs (not `together`) has the end said here; the other's report is its `write_run`'s."""
+    last: Look[Any] | None = None
     changed = False  # whether any pass of this run wrote: a held run's last line says so
+    try:
+        for last in store.looks(ds, namespace, how, printer):
+            changed = changed or last.wrote
+    except (LeaseWaitTimedOut, LeaseHeld, LeaseLost, AnalysisTimeout) as err:
+        if store.together and isinstance(err, AnalysisTimeout):
+            raise
+        printer.error(err.lines())
+        outcome = Outcome.REFUSED if isinstance(err, (LeaseHeld, LeaseLost)) else Outcome.TIMEOUT
+    else:
+        outcome = last.outcome if last is not None and last.settled else Outcome.TIMEOUT
+        if not store.together:
+            _ended(last, outcome, changed, ds, namespace, printer)
+    if outcome == Outcome.TIMEOUT and how.until_complete and not store.together:
+        printer.error([f"timed out after {format_duration(how.deadline.seconds or 0)}: "
+                       f"disaggregatedset/{ds.name} in {namespace} is not complete; the rollout stays where it "
+                       "is, run the command again to continue"])
+    return outcome
+
+
+def _ended(last: Look[Any] | None, outcome: Outcome, changed: bool, ds: DisaggregatedSet, namespace: str,
+           printer: StepPrinter) -> None:
+    """How a set's run ended, said where its last pass did not say it."""
+    if last is None or not isinstance(last.event, Pass):
+        return
+    passed = last.event
+    if outcome == Outcome.REFUSED:
+        printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
+                       *(f"  {reason}" for reason in passed.refusal)])
+    elif outcome == Outcome.ERROR:
+        printer.refused_writes(passed)
+    elif outcome == Outcome.HELD:
+        done = "this run changed it (above) and stops here" if changed else "nothing was changed"
+        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; {done}:",
+                       *(f"  {reason}" for reason in passed.stopped), *(f"  {line}" for line in last.notes)])
+    elif outcome == Outcome.FINISHED:
+        printer.finished(passed)
+
+
+def drive_looks(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
+                regarding: dict[str, Any] | None = None) -> Iterator[Look[None]]:
+    """The cluster's looks at one set (`store.ClusterStore.looks`): driven pass after pass under
+    its Lease (`stepper.drive`), each pass shown and recorded as Events as it ends; its verdict
+    (`stepper.pass_outcome`): a refusal, refused writes or a hold end the run; else ADVANCED (a
+    pass ran), with `until_complete` FINISHED where the set is complete, and the passes repeat
+    until it is. A held set's look says who braked while the run went."""
+    brakes = None
     dry_run, clock = options.dry_run, options.deadline.clock  # the command's clock
     paced: dict[str, Any]
     if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
@@ -154,44 +215,38 @@ def drive_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepP
         paced = {"admit": progressive.admit} if brakes is None else {"admit": brakes.admit(progressive),
                                                                      "braked": brakes.moved}
     until_complete = options.until_complete
+    last: Look[None] | None = None  # each look is yielded once the next is taken: the last after the Lease is let go
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=options.passes_deadline, max_in_flight=options.max_in_flight,
                                       wait_for_lease=options.wait_for_lease, **paced)) as passes:
-            for last in passes:
-                printer.show(last, until_complete=until_complete)
-                _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding, clock)
-                changed = changed or bool((last.partial if isinstance(last, Retry) else last).done)
-    except (LeaseWaitTimedOut, AnalysisTimeout) as err:
-        printer.error(err.lines())
-        return Outcome.TIMEOUT
-    except (LeaseHeld, LeaseLost) as err:
-        printer.error(err.lines())
-        return Outcome.REFUSED
+            for event in passes:
+                printer.show(event, until_complete=until_complete)
+                _record(cluster, printer, event.partial if isinstance(event, Retry) else event, regarding, clock)
+                if last is not None:
+                    yield last
+                last = _cluster_look(event, until_complete)
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
             printer.report(interrupted.partial, only_changed=until_complete)
             _record(cluster, printer, interrupted.partial, regarding, clock)
         raise interrupted.user_error() from None
-    if isinstance(last, Pass) and last.refusal:
-        printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
-                       *(f"  {reason}" for reason in last.refusal)])
-        return Outcome.REFUSED
-    if isinstance(last, Pass) and last.refused_writes:
-        printer.refused_writes(last)
-        return Outcome.ERROR
-    if isinstance(last, Pass) and last.stopped and not last.done:
-        done = "this run changed it (above) and stops here" if changed else "nothing was changed"
-        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; {done}:",
-                       *(f"  {reason}" for reason in last.stopped),
-                       *(f"  {line}" for line in (brakes.applied() if brakes is not None else ()))])
-        return Outcome.HELD
+    if last is not None:
+        yield replace(last, notes=tuple(brakes.applied())) if last.outcome == Outcome.HELD and brakes else last
+
+
+def _cluster_look(event: Pass | Retry, until_complete: bool) -> Look[None]:
+    """A cluster pass as a look: its verdict, and whether the run stops at it."""
+    if isinstance(event, Retry):
+        return Look(Outcome.WAITING, settled=False, event=event)  # read again (until the deadline)
+    verdict = pass_outcome(event)
+    if verdict in (Outcome.REFUSED, Outcome.ERROR, Outcome.HELD):
+        return Look(verdict, event=event)
     if not until_complete:
-        return Outcome.ADVANCED
-    if isinstance(last, Pass) and last.complete:
-        printer.finished(last)
-        return Outcome.FINISHED
-    return Outcome.TIMEOUT
+        return Look(Outcome.ADVANCED, event=event)  # a pass ran
+    if verdict == Outcome.COMPLETE:
+        return Look(Outcome.FINISHED, event=event)
+    return Look(verdict, settled=False, event=event)  # passes repeat until the set is complete
 
 
 BRAKES = (("paused", "paused"), ("aborted", "aborted"), ("full", "promoted --full"))  # Position field, its verb

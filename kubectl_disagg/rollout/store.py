@@ -11,7 +11,7 @@ transaction. The command picks the store from `--gitops`:
   pinned to the resourceVersion read (a write in between is a `Conflict`, never lost); each
   set is its own transaction; the verb is recorded as an Event; who acted is the user the API
   server sees (a SelfSubjectReview). A step drives each set under its Lease, each pass landing
-  the objects and the RolloutState as it runs (`run.drive_set`).
+  the objects and the RolloutState as it runs (`run.drive_looks`).
 - rollout/git_run.py `GitStore`: the state file beside each set, decided from the committed
   state alone (a step: and the live LWS); every set's change is written together, one rename
   per file, then committed, or put back when the commit cannot be made (one transaction,
@@ -31,12 +31,11 @@ rollout (tests/unit/test_architecture.py pins that direction).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
 from kubectl_disagg.clock import SYSTEM_CLOCK, Clock
-from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.controller.ownership import reconciled_by_controller
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.core.delivery.sets import set_from_object
@@ -56,7 +55,8 @@ from kubectl_disagg.kube.who import cluster_user
 from kubectl_disagg.rollout.progressive import (
     history_after, read_state, recorded_position, reference, rolling_steps, state_object, wave_events, with_stored_policy,
     write_state)
-from kubectl_disagg.rollout.run import StepOptions, StepPrinter, StepStore, drive_set
+from kubectl_disagg.rollout.run import StepOptions, StepPrinter, StepStore, drive_looks
+from kubectl_disagg.rollout.stepper import Look
 from kubectl_disagg.views.stops import reconciled_sentence
 
 __all__ = ["ClusterStore", "PositionStore", "Store"]
@@ -108,7 +108,7 @@ class ClusterStore:
     """The positions in the sets' RolloutState objects (rollout/progressive.py's object), of
     `sets` (from files) or, for a step, of the set `name` stored in the cluster.
 
-    A step drives each set pass after pass under its Lease (`run.drive_set`), each pass's writes
+    A step drives each set pass after pass under its Lease (`run.drive_looks`), each pass's writes
     landing as it runs: no transaction is left for the run."""
 
     together = False
@@ -187,14 +187,10 @@ class ClusterStore:
         ds = with_stored_policy(self.cluster, ds, self.namespace or self.cluster.default_namespace)
         return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace))]
 
-    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
-        """The set driven (`run.drive_set`); with --until-complete, a run out of time says so."""
-        outcome = drive_set(self.cluster, ds, namespace, printer, how, self.regarding)
-        if outcome == Outcome.TIMEOUT and how.until_complete:
-            printer.error([f"timed out after {format_duration(how.deadline.seconds or 0)}: "
-                           f"disaggregatedset/{ds.name} in {namespace} is not complete; the rollout stays where it "
-                           "is, run the command again to continue"])
-        return outcome
+    def looks(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Iterator[Look[None]]:
+        """The set driven under its Lease, each pass landing, shown and recorded as it runs
+        (`run.drive_looks`)."""
+        return drive_looks(self.cluster, ds, namespace, printer, how, self.regarding)
 
     def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
         """Nothing left: each pass wrote as it ran, under the set's Lease."""

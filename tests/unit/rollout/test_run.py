@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -14,7 +15,7 @@ from kubectl_disagg.rollout import run
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.core.delivery.outcome import Outcome
-from kubectl_disagg.rollout.stepper import Pass
+from kubectl_disagg.rollout.stepper import Look, Pass
 from kubectl_disagg.wait import Deadline
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.fakes.printer import Printer
@@ -98,7 +99,10 @@ def test_help_documents_every_exit_code(capsys):
 
 
 class Steps:
-    """A `run.StepStore` that records what the one run asks of it, each set ending as `outcomes` say."""
+    """A `run.StepStore` that records what the one run asks of it, each set ending as `outcomes` say
+    (its sets written together, as git's)."""
+
+    together = True
 
     def __init__(self, outcomes, fail=None):
         self.outcomes, self.fail, self.asked, self.written = dict(outcomes), fail, [], None
@@ -106,11 +110,11 @@ class Steps:
     def targets(self, how, printer):
         return [(name, "serving") for name in self.outcomes]
 
-    def step_set(self, ds, namespace, how, printer):
+    def looks(self, ds, namespace, how, printer):
         self.asked.append(ds)
         if ds == self.fail:
             raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
-        return self.outcomes[ds]
+        yield Look(self.outcomes[ds])
 
     def write_run(self, outcomes, how, printer):
         self.written = list(outcomes)
@@ -140,3 +144,32 @@ def test_a_run_ends_with_its_most_pressing_set_whichever_store_ran_it():
     store = Steps({"a": Outcome.HELD, "b": Outcome.REFUSED, "c": Outcome.ADVANCED})
     assert run.step(store, Printer()) == StepExit.REFUSED
     assert run.step(Steps({"a": Outcome.TIMEOUT, "b": Outcome.HELD}), Printer()) == StepExit.TIMEOUT
+
+
+class Live(Steps):
+    """A store that shows each pass as it runs (the cluster's kind): `step_set` says how each set ended."""
+
+    together = False
+
+    def __init__(self, looks):
+        super().__init__({name: None for name in looks})
+        self.given = dict(looks)
+
+    def looks(self, ds, namespace, how, printer):
+        self.asked.append(ds.name)
+        yield from self.given[ds.name]
+
+
+def test_one_classifier_ends_a_set_from_its_last_look_whichever_store_yields_it():
+    # A run whose last look is unsettled ran out of time; else the last look's verdict is the
+    # set's, for a store that writes together (git) as for one that lands each pass (the cluster).
+    a, b = SimpleNamespace(name="a"), SimpleNamespace(name="b")
+    assert run.step_set(Steps({a.name: Outcome.ADVANCED}), a.name, "serving", run.StepOptions(), Printer()) \
+        == Outcome.ADVANCED
+    assert run.step_set(Live({"a": [Look(Outcome.ADVANCED)]}), a, "serving", run.StepOptions(), Printer()) \
+        == Outcome.ADVANCED
+    store = Live({"a": [Look(Outcome.WAITING, settled=False), Look(Outcome.WAITING, settled=False)], "b": []})
+    printer, how = Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(60.0))
+    assert run.step_set(store, a, "serving", how, printer) == Outcome.TIMEOUT
+    assert run.step_set(store, b, "serving", how, printer) == Outcome.TIMEOUT  # not one look in time
+    assert [line.split(":")[0] for line in printer.errors] == ["timed out after 1m", "timed out after 1m"]
