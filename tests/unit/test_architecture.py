@@ -235,22 +235,11 @@ def _string(node: ast.AST) -> str:
     return ""
 
 
-# What core/ still spells (FILE: spelling): the problems it finds in what a person wrote, raised
-# from deep in the libraries with no view on the way (`--namespace` against a set's own, which
-# render, step, status and the input reader all check; the hint in a hand-edited state's gate
-# problems, which both stores turn into Problems below views/). Shrinks, never grows.
-CORE_STILL_SPELLING = {
-    "core/api/model.py: --namespace",
-    "core/delivery/position.py: `rollout promote`",
-}
-
-
 def test_core_spells_no_command_line():
     """Command lines, flags and hints are spelled in views/: core/ says which action is next as
     data (views/stops.py and the other views word it)."""
     spelled = {re.sub(r":\d+:", ":", found) for found in command_lines_in_core(_source())}
-    assert sorted(spelled - CORE_STILL_SPELLING) == [], "core/ spells a command line (views/ words it)"
-    assert sorted(CORE_STILL_SPELLING - spelled) == [], "no longer spelled: take it off CORE_STILL_SPELLING"
+    assert sorted(spelled) == [], "core/ spells a command line (views/ words it)"
 
 
 def cycle(graph: dict[str, set[str]]) -> list[str]:

@@ -120,7 +120,7 @@ def test_item4_a_position_patched_past_an_unpassed_gate_is_refused_when_read():
     assert refused.value.lines() == [
         "rolloutstate/llm: position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
         "passed (position.gates): a rollout leaves a wave only through its gates (edited by hand? set it back to 0: "
-        "the rollout then waits at that gate, and `rollout promote` passes it)"]
+        "the rollout then waits at that gate, and a promote passes it)"]
 
 
 def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
