@@ -1,14 +1,16 @@
-"""The test tiers as `make test`, `make unit` and `make integration` run them: each tier one pytest
-run on parallel workers (pytest-xdist, `--dist loadfile`: each module on one worker, and
-tests/conftest.py says which modules share one), then what BENCHMARKS.md records: each tier's
-wall time and the slowest tests of them all.
+"""The test tiers as `make test`, `make unit`, `make programs` and `make integration` run them: the
+unit tier (the package in-process), the programs tier (the tests whose work is another program's:
+the Go oracles, the Argo CD harness, pip; tests/unit/conftest.py names them), the integration tier
+(the local control plane). Each tier one pytest run on parallel workers (pytest-xdist, `--dist
+loadfile`: each module on one worker, and tests/conftest.py says which modules share one), then
+what BENCHMARKS.md records: each tier's wall time and the slowest tests of them all.
 
 Every tier runs even when one before it failed (every failure at once); the exit code is the
 first failing tier's. A tier that collects nothing (PYTEST_ARGS naming only another tier's
 files) is not a failure. A run that shows the tests' output (-s) or stops in the debugger
 (--pdb) stays in one process.
 
-    python hack/test_tiers.py [--tier unit|integration ...] [--workers N] [--slowest N] [PYTEST_ARGS ...]
+    python hack/test_tiers.py [--tier unit|programs|integration ...] [--workers N] [--slowest N] [PYTEST_ARGS ...]
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-TIERS = {"unit": "not integration", "integration": "integration"}  # each tier's pytest marker expression
+# Each tier's pytest marker expression, in the order `make test` runs them.
+TIERS = {"unit": "not integration and not programs", "programs": "programs and not integration",
+         "integration": "integration"}
 NO_TESTS_COLLECTED = 5  # pytest's exit code
 ONE_PROCESS = {"-s", "--capture=no", "--pdb"}
 
