@@ -4,6 +4,8 @@ and the slowest tests of all; run here on a tree of a few tests with the suite's
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,3 +79,38 @@ def test_one_tier_and_its_output_shown_in_one_process(tmp_path):
 
 def test_times_are_spelled_in_seconds_then_minutes():
     assert [tiers.spelled(s) for s in (8.42, 59.9, 72.4, 661)] == ["8.4 s", "59.9 s", "1 min 12 s", "11 min 1 s"]
+
+
+STARTED = "import os, time\n\ndef started(name):\n    with open(os.environ['STARTS'], 'a') as f:\n        f.write(f'{time.monotonic()} {name}\\n')\n"
+BY_DURATION = {
+    "pytest.ini": "[pytest]\nmarkers =\n    integration: the last tier\n",
+    "tests/test_long.py": STARTED + "\ndef test_long():\n    started('long')\n    time.sleep(1)\n",
+    **{f"tests/test_{name}.py": STARTED + "".join(f"\ndef test_{n}():\n    started('{name}')\n" for n in range(3))
+       for name in ("m1", "m2")},
+}
+
+
+def test_the_modules_that_took_longest_last_time_go_to_the_workers_first(tmp_path):
+    for name, text in BY_DURATION.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    shutil.copy(REPO / "tests" / "conftest.py", tmp_path / "conftest.py")
+    firsts = []
+    for run in ("first", "second"):  # the second with the first's durations
+        starts = tmp_path / f"starts of the {run} run"
+        result = subprocess.run([sys.executable, str(REPO / "hack" / "test_tiers.py"), "--tier", "unit", *QUIET, "-q"],
+                                cwd=tmp_path, env={**os.environ, "STARTS": str(starts)}, capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+        first: dict[str, float] = {}
+        for line in starts.read_text().splitlines():
+            at, module = line.split()
+            first.setdefault(module, float(at))
+        firsts.append(first)
+    kept = json.loads((tmp_path / ".test-durations" / "unit.json").read_text())["durations"]
+    assert set(kept) == {"tests/test_long.py::test_long"} | {f"tests/test_{m}.py::test_{n}" for m in ("m1", "m2")
+                                                            for n in range(3)}
+    # At first pytest-xdist's order, most tests first: the long module waits for a worker to be free.
+    assert firsts[0]["long"] > max(firsts[0]["m1"], firsts[0]["m2"])
+    # Then the longest first: a worker starts it at once, and one of the others after it.
+    assert firsts[1]["long"] < max(firsts[1]["m1"], firsts[1]["m2"])
