@@ -6,6 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# A property test asserts what holds over its examples, never how fast one ran: hypothesis's
+# per-example deadline (200 ms) fails healthy tests on a loaded machine. Speed is make bench's.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 def pytest_addoption(parser):
