@@ -262,8 +262,8 @@ def test_item5_a_state_edited_past_an_unpassed_gate_is_refused_by_render_and_ste
     wave_line = next(n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "wave: 1")
     expected = (f"disagg-rollout-state.yaml:{wave_line}: position.wave: is 1 (wave 2), past the pause gate after "
                 "wave 1, which is not recorded as passed (position.gates): a rollout leaves a wave only through its "
-                "gates (edited by hand? set it back to 0: the rollout then waits at that gate, and `rollout promote` "
-                "passes it) (rule: a position moves only through its gates, docs/gitops.md)")
+                "gates (edited by hand? set it back to 0: the rollout then waits at that gate, and a promote passes "
+                "it) (rule: a position moves only through its gates, docs/gitops.md)")
     with pytest.raises(UserError) as refused:
         render_with_state(new, forged, NS)
     assert refused.value.lines() == [expected]
