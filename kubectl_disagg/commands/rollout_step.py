@@ -50,7 +50,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
                                    "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
 @_services.revision_services
-@click.option("-q", "--quiet", is_flag=True, help="Print only each pass's progress line of the fleet, and errors.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only wave starts and completions, gates, the end, and errors.")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: write the next step into the state file beside the set. It first "
                    "checks the cluster shows the committed rollout state, then writes the next step into "
@@ -116,7 +116,7 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
                                "run changes nothing, so the rollout would never advance")
     _options.check_name_or_files(name, options)
     tree, sets = _inputs.sets_and_tree(options) if options.filenames else (None, None)
-    console = Console(options.output, quiet=how.quiet)
+    console = Console(options.output, quiet=how.quiet, clock=options.clock)
     if refusal := [] if how.dry_run or how.ignore_rollout_state or not sets or tree is None else \
             _inputs.git_driven(sets, tree):
         console.error(refusal)
@@ -138,4 +138,4 @@ def _step_gitops(options: _options.Options, how: StepOptions) -> int:
         repository = _gitops.repository(directory, how.branch) if how.commit else None  # before anything is written
         store = GitStore(tree, reading, options.namespace, cluster=cluster, loaded=directory,
                          commit=partial(_gitops.commit, repository=repository, branch=how.branch))
-        return run.step(store, Console(options.output), how)
+        return run.step(store, Console(options.output, clock=options.clock), how)
