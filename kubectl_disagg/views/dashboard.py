@@ -83,6 +83,7 @@ def set_document(look: SetLook) -> JsonObject:
         "roles": roles,
         "grid": [_row(index, roles, look.lws, classes, _wave_of(paced, index)) for index in range(slices)],
         "waves": _waves(report), "gate": _gate(report), "budget": _budget(report, look.budget),
+        "verdict": _verdict(paced.verdict) if paced and paced.verdict else None,
         "paused": _stamp(paced.paused) if paced else None, "aborted": _stamp(paced.aborted) if paced else None,
         "history": [_entry(entry) for entry in reversed(look.history[-HISTORY_SHOWN:])],
         "events": _events(look.events),
@@ -151,17 +152,28 @@ def _gate(report: SetStatus) -> JsonObject | None:
         doc["held"] = stop_sentence(paced.held)
     recorded = paced.verdict[1] if paced.verdict is not None and paced.verdict[0] == gate.wave else {}
     by_name = {str(check.get("check")): check for check in recorded.get("checks") or () if isinstance(check, Mapping)}
-    for name in gate.checks:
-        check = by_name.get(name, {})
-        latest = (check.get("measurements") or [{}])[-1] if check.get("measurements") else {}
-        values = latest.get("values") or []
-        doc["checks"].append({"name": name, "condition": check.get("successCondition", ""),
-                              "phase": check.get("phase", "pending"),
-                              "value": values[-1] if values else None, "ok": latest.get("ok"),
-                              "error": latest.get("error"), "message": check.get("message", "")})
+    doc["checks"] = [_check(by_name[name]) if name in by_name else
+                     {"name": name, "condition": "", "phase": "pending", "value": None, "ok": None, "error": None,
+                      "measured": 0} for name in gate.checks]
     doc["waitsFor"] = (ANALYSIS if gate.kind == ANALYSIS else
                        "soak" if gate.until else "promote")
     return doc
+
+
+def _verdict(verdict: tuple[int, Mapping[str, Any]]) -> JsonObject:
+    """The last analysis verdict recorded: each check's latest value against its condition."""
+    wave, record = verdict
+    return {"wave": wave, "phase": record.get("phase", ""), "message": record.get("message", ""),
+            "checks": [_check(check) for check in record.get("checks") or () if isinstance(check, Mapping)]}
+
+
+def _check(check: Mapping[str, Any]) -> JsonObject:
+    measurements = check.get("measurements") or [{}]
+    latest = measurements[-1] if isinstance(measurements[-1], Mapping) else {}
+    values = latest.get("values") or []
+    return {"name": str(check.get("check", "")), "condition": str(check.get("successCondition", "")),
+            "phase": str(check.get("phase", "")), "value": values[-1] if values else None, "ok": latest.get("ok"),
+            "error": latest.get("error"), "measured": len(check.get("measurements") or ())}
 
 
 def _budget(report: SetStatus, budget: int | None) -> JsonObject | None:

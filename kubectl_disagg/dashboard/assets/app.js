@@ -54,7 +54,8 @@
   // --- one set ---------------------------------------------------------------------------------
 
   function drawSet(set, page) {
-    const section = el("section", {class: "set", id: "set-" + set.key, "data-key": set.key});
+    const section = el("section", {class: "set", id: "set-" + set.key, "data-key": set.key,
+      "data-version": set.stateVersion});
     const title = el("div", {class: "title"},
       el("h2", {text: set.name}), el("span", {class: "muted", text: set.namespace}));
     section.append(title);
@@ -86,6 +87,7 @@
     }
     const panels = el("div", {class: "panels"});
     if (set.gate) panels.append(drawGate(set.gate, page));
+    if (set.verdict) panels.append(drawVerdict(set.verdict));
     if (set.budget) {
       panels.append(el("div", {class: "panel budget"}, el("h3", {text: "budget"}),
         el("div", {"data-in-flight": set.budget.inFlight,
@@ -119,19 +121,27 @@
       panel.append(el("div", {text: "waits for: analysis" + (gate.failed ? " (failed)" : "")}));
     }
     if (gate.held) panel.append(el("div", {class: "muted", text: gate.held}));
-    if (gate.checks && gate.checks.length) {
-      const table = el("table", {class: "checks"},
-        el("tr", {}, el("th", {text: "check"}), el("th", {text: "latest"}), el("th", {text: "condition"}),
-          el("th", {text: "phase"})));
-      for (const check of gate.checks) {
-        table.append(el("tr", {"data-check": check.name},
-          el("td", {text: check.name}),
-          el("td", {text: check.error ? "error: " + check.error : (check.value === null ? "–" : check.value)}),
-          el("td", {text: check.condition || ""}), el("td", {text: check.phase})));
-      }
-      panel.append(table);
-    }
+    if (gate.checks && gate.checks.length) panel.append(checksTable(gate.checks));
     return panel;
+  }
+
+  function checksTable(checks) {
+    const table = el("table", {class: "checks"},
+      el("tr", {}, el("th", {text: "check"}), el("th", {text: "latest"}), el("th", {text: "condition"}),
+        el("th", {text: "phase"})));
+    for (const check of checks) {
+      table.append(el("tr", {"data-check": check.name, "data-ok": check.ok === null ? "" : String(check.ok)},
+        el("td", {text: check.name}),
+        el("td", {class: "value", text: check.error ? "error: " + check.error : (check.value === null ? "–" : check.value)}),
+        el("td", {class: "condition", text: check.condition || ""}), el("td", {text: check.phase})));
+    }
+    return table;
+  }
+
+  function drawVerdict(verdict) {
+    return el("div", {class: "panel verdict", "data-wave": verdict.wave, "data-phase": verdict.phase},
+      el("h3", {text: "analysis after wave " + (verdict.wave + 1) + ": " + verdict.phase}),
+      checksTable(verdict.checks), el("div", {class: "muted", text: verdict.message}));
   }
 
   function drawGrid(set) {
@@ -273,6 +283,7 @@
       el("a", {href: "#set-" + s.key, text: s.namespace + "/" + s.name + (s.phase ? " · " + s.phase : "")})) : []));
     if (!page.sets.length) main.replaceChildren(el("p", {class: "muted", text: "no DisaggregatedSet here"}));
     document.body.dataset.received = String(++received);
+    if (received === 1) window.__firstDrawnAt = performance.now(); // the benchmark's first paint
     document.body.dataset.now = page.now;
   }
 
