@@ -144,34 +144,49 @@
       checksTable(verdict.checks), el("div", {class: "muted", text: verdict.message}));
   }
 
+  // Roles down, slices across: ten rows of up to a hundred cells fit one screen; the waves are
+  // bands over the slices, a boundary a thicker line, the wave in flight marked.
   function drawGrid(set) {
-    const table = el("table", {class: "grid", "data-slices": set.grid.length, "data-roles": set.roles.length});
-    const head = el("tr", {}, el("th", {}), el("th", {text: "slice"}));
-    for (const role of set.roles) head.append(el("th", {text: role}));
-    table.append(head);
-    const states = new Map((set.waves || []).map((w) => [w.wave, w.state]));
+    const count = set.grid.length;
+    const table = el("table", {class: "grid", "data-slices": count, "data-roles": set.roles.length});
+    table.style.setProperty("--cell", Math.max(8, Math.min(34, Math.floor(1100 / Math.max(count, 1)))) + "px");
+    const states = new Map((set.waves || []).map((w) => [w.wave, w]));
+    const bands = el("tr", {class: "bands"}, el("th", {text: "wave"}));
+    const numbers = el("tr", {class: "numbers"}, el("th", {text: "slice"}));
+    const step = count > 50 ? 10 : count > 20 ? 5 : 1;
     let previous = null;
     for (const row of set.grid) {
-      const state = row.wave === null ? "" : states.get(row.wave) || "";
-      const tr = el("tr", {class: state + (previous !== null && row.wave !== previous ? " boundary" : ""),
-        "data-slice": row.slice, "data-wave": row.wave});
+      const wave = row.wave === null ? null : states.get(row.wave);
+      const boundary = previous !== null && row.wave !== previous;
+      const first = row.wave !== previous;
       previous = row.wave;
-      tr.append(el("td", {class: "wave-band", title: row.wave === null ? "" : "wave " + row.wave}),
-        el("td", {class: "slice", text: row.slice}));
-      for (const cell of row.cells) {
+      bands.append(el("th", {class: "wave-band " + (wave ? wave.state : "") + (wave && wave.current ? " current" : "") +
+        (boundary ? " boundary" : ""), "data-wave": row.wave, title: wave ? "wave " + wave.wave + " (" + wave.state + ")" : "",
+        text: first && wave ? String(wave.wave) : ""}));
+      numbers.append(el("th", {class: "number" + (boundary ? " boundary" : ""),
+        text: row.slice % step === 0 ? String(row.slice) : ""}));
+    }
+    table.append(bands, numbers);
+    set.roles.forEach((role, index) => {
+      const tr = el("tr", {"data-role": role}, el("th", {class: "role", text: role}));
+      let before = null;
+      for (const row of set.grid) {
+        const cell = row.cells[index];
         const runs = cell.runs.map((r) => r.revision + " (" + r.class + "): " + r.ready + "/" + r.replicas + " ready");
-        tr.append(el("td", {class: "cell", "data-role": cell.role, "data-class": cell.class,
+        tr.append(el("td", {class: "cell" + (before !== null && row.wave !== before ? " boundary" : ""),
+          "data-slice": row.slice, "data-role": cell.role, "data-class": cell.class,
           "data-ready": cell.ready ? "true" : "false",
           title: "slice " + row.slice + ", " + cell.role + "\n" + (runs.join("\n") || "nothing runs")}));
+        before = row.wave;
       }
       table.append(tr);
-    }
+    });
     const legend = el("div", {class: "legend muted"});
     for (const [name, label] of [["new", "new revision"], ["stable", "stable"], ["aborted", "aborted"],
       ["mixed", "two revisions"], ["other", "other"], ["absent", "none"]]) {
-      legend.append(el("span", {}, el("i", {class: "cell", "data-class": name}), label));
+      legend.append(el("span", {}, el("i", {class: "swatch", "data-class": name}), label));
     }
-    legend.append(el("span", {text: "faded: not ready"}));
+    legend.append(el("span", {text: "striped: not ready"}));
     return el("div", {class: "grid-wrap"}, legend, table);
   }
 

@@ -103,3 +103,70 @@ def test_an_action_needs_a_reason_and_sends_it_with_the_guard(page):
     assert acted == [("serving", HOSTILE, "promote", "canary looks good", "41")]
     assert driver.execute_script("return document.getElementById('notice').textContent") == "promoted " + HOSTILE
     assert driver.execute_script("return window.__pwned") is None
+
+
+def fleet_document(slices=100, roles=10, sets=1):
+    """The page's document of `sets` copies of a held canary over slices × roles (in memory)."""
+    from kubectl_disagg.clock import SYSTEM_CLOCK
+    from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
+    from kubectl_disagg.dashboard.looks import look_at
+    from kubectl_disagg.exits import StepExit
+    from kubectl_disagg.rollout import run
+    from kubectl_disagg.views.dashboard import page_document
+    from kubectl_disagg.wait import Deadline
+    from tests.fakes.paced import NS, PacedCluster, Printer
+    from tests.support.sets import fleet
+
+    memory, ds = fleet(slices, RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True), Wave("10%", pause=True)), 10),
+                       {f"role{i}": 1 for i in range(roles)})
+    cluster = PacedCluster(memory)
+    code = run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+                    run.StepOptions(until_complete=True, deadline=Deadline.after(120)))
+    assert code == StepExit.HELD
+    look = look_at(cluster, ds, NS, SYSTEM_CLOCK)
+    from dataclasses import replace
+
+    looks = [replace(look, name=f"llm-{n:02d}" if sets > 1 else "llm") for n in range(sets)]
+    return page_document(looks, "2026-01-01T00:00:00Z", scope=f"namespace {NS}")
+
+
+def test_a_fleet_of_100_slices_by_10_roles_is_drawn_within_a_second_and_stays_readable():
+    from tests.support.browser import screenshot
+
+    document_ = fleet_document()
+    dashboard = Dashboard(Model(lambda: document_), None)
+    server = dashboard.bind("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with chromium(1400, 900) as driver:
+            driver.get(dashboard.url())
+            wait_for(driver, "return window.__firstDrawnAt", seconds=10)
+            assert driver.execute_script("return window.__firstDrawnAt") < 1000  # ms from navigation
+            assert driver.execute_script("return document.querySelectorAll('td.cell').length") == 1000
+            # every role's column fits the window: no sideways scrolling to find a role
+            assert driver.execute_script("return document.querySelector('table.grid').getBoundingClientRect().right")\
+                <= 1400
+            assert driver.execute_script("return document.querySelectorAll('th.wave-band.boundary').length") == 2
+            # roles down, slices across: the whole fleet in one screen, no scrolling
+            assert driver.execute_script("return document.querySelector('table.grid').getBoundingClientRect().bottom")\
+                <= 900
+            screenshot(driver, "dashboard-fleet.png")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_twenty_sets_each_get_an_entry_in_the_index():
+    document_ = fleet_document(slices=12, roles=2, sets=20)
+    dashboard = Dashboard(Model(lambda: document_), None)
+    server = dashboard.bind("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with chromium() as driver:
+            driver.get(dashboard.url())
+            wait_for(driver, "return document.querySelectorAll('section.set').length === 20")
+            assert driver.execute_script("return document.querySelectorAll('nav.index a').length") == 20
+            assert driver.execute_script("return window.__firstDrawnAt") < 1000
+    finally:
+        server.shutdown()
+        server.server_close()
