@@ -184,6 +184,18 @@ class CachedCluster:
         self.session, self.hub = session, hub
         self.client = session.client
         self.default_namespace: str = session.default_namespace
+        self._parsed: dict[tuple[str, str, str], Any] = {}  # (namespace, name, resourceVersion) → its parsed view
+
+    def _parse(self, obj: JsonObject, parse: Callable[[JsonObject], Any]) -> Any:
+        """An object's parsed view, kept per object version: a change to one LWS of a thousand re-parses one."""
+        metadata = obj["metadata"]
+        key = (str(metadata.get("namespace")), str(metadata.get("name")), str(metadata.get("resourceVersion")))
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            if len(self._parsed) > 50_000:
+                self._parsed.clear()
+            parsed = self._parsed[key] = parse(obj)
+        return parsed
 
     def _mine(self, kind: str, set_name: str, namespace: str) -> list[JsonObject]:
         return [obj for obj in self.hub.objects(kind)
@@ -194,8 +206,8 @@ class CachedCluster:
         lws = sorted(self._mine(LWS.kind, set_name, namespace), key=lambda obj: obj["metadata"]["name"])
         service_items = self._mine(SERVICE.kind, set_name, namespace) if services else []
         informers = self.hub.informers
-        return Snapshot(namespace=namespace, lws=tuple(lws_from_object(obj) for obj in lws),
-                        services=tuple(service_from_object(obj) for obj in service_items),
+        return Snapshot(namespace=namespace, lws=tuple(self._parse(obj, lws_from_object) for obj in lws),
+                        services=tuple(self._parse(obj, service_from_object) for obj in service_items),
                         lws_resource_version=informers[LWS.kind].resource_version,
                         services_resource_version=informers[SERVICE.kind].resource_version if SERVICE.kind
                         in informers else "",

@@ -74,6 +74,7 @@ def set_document(look: SetLook) -> JsonObject:
     roles = list(look.roles) or sorted({role.name for role in report.roles})
     slices = max(len(report.slices), paced.slices if paced else 0)
     classes = _classes(report)
+    by_place = _by_place(look.lws)
     doc.update({
         "revision": report.revision, "serving": report.serving or report.revision,
         "available": report.available, "complete": report.complete,
@@ -81,7 +82,7 @@ def set_document(look: SetLook) -> JsonObject:
         "stable": paced.stable if paced else "", "target": paced.target if paced else report.revision,
         "lines": list(report.rollout), "problems": list(report.problems), "warnings": list(report.warnings),
         "roles": roles,
-        "grid": [_row(index, roles, look.lws, classes, _wave_of(paced, index)) for index in range(slices)],
+        "grid": [_row(index, roles, by_place, classes, _wave_of(paced, index)) for index in range(slices)],
         "waves": _waves(report), "gate": _gate(report), "budget": _budget(report, look.budget),
         "verdict": _verdict(paced.verdict) if paced and paced.verdict else None,
         "paused": _stamp(paced.paused) if paced else None, "aborted": _stamp(paced.aborted) if paced else None,
@@ -107,19 +108,28 @@ def _wave_of(paced: Any, index: int) -> int | None:
     return next((number for number, (start, end) in enumerate(paced.waves, 1) if start <= index < end), None)
 
 
-def _row(index: int, roles: Sequence[str], lws: Sequence[LiveLWS], classes: Mapping[str, str],
-         wave: int | None) -> JsonObject:
+def _row(index: int, roles: Sequence[str], by_place: Mapping[tuple[int, str], Sequence[LiveLWS]],
+         classes: Mapping[str, str], wave: int | None) -> JsonObject:
     cells = []
     for role in roles:
-        groups = sorted((obj for obj in lws if obj.identity.slice == index and obj.identity.role == role),
-                        key=lambda obj: (obj.identity.revision or "", obj.name))
-        runs: list[dict[str, Any]] = [{"revision": obj.identity.revision or "", "class": classes.get(obj.identity.revision or "", OTHER),
-                 "replicas": obj.replicas, "ready": obj.ready, "name": obj.name}
-                for obj in groups if obj.replicas > 0 or obj.ready > 0]
+        groups = sorted(by_place.get((index, role), ()), key=lambda obj: (obj.identity.revision or "", obj.name))
+        runs: list[dict[str, Any]] = [{"revision": obj.identity.revision or "",
+                                       "class": classes.get(obj.identity.revision or "", OTHER),
+                                       "replicas": obj.replicas, "ready": obj.ready, "name": obj.name}
+                                      for obj in groups if obj.replicas > 0 or obj.ready > 0]
         ready = all(run["ready"] >= run["replicas"] for run in runs)
         cells.append({"role": role, "runs": runs, "ready": ready and bool(runs),
                       "class": runs[0]["class"] if len(runs) == 1 else ("mixed" if runs else "absent")})
     return {"slice": index, "wave": wave, "cells": cells}
+
+
+def _by_place(lws: Sequence[LiveLWS]) -> dict[tuple[int, str], list[LiveLWS]]:
+    """Each slice's and role's LWS, indexed once (a fleet's grid asks for each of its cells)."""
+    out: dict[tuple[int, str], list[LiveLWS]] = {}
+    for obj in lws:
+        if obj.identity.slice is not None and obj.identity.role is not None:
+            out.setdefault((obj.identity.slice, obj.identity.role), []).append(obj)
+    return out
 
 
 def _waves(report: SetStatus) -> list[JsonObject]:
