@@ -115,7 +115,8 @@ def _actions(hub: Hub, cluster: Session, options: _options.Options) -> Act:
     def store_for(ds: DisaggregatedSet, namespace: str) -> PositionStore:
         return ClusterStore(cluster, [ds], namespace, clock=options.clock)
 
-    return actions(hub, store_for, options.clock)
+    return actions(hub, store_for, lambda name, namespace, patch: cluster.patch_set(name, namespace, patch),
+                   options.clock)
 
 
 def _git_directory(options: _options.Options) -> Callable[[], Directory]:

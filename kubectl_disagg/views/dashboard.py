@@ -32,6 +32,7 @@ NEW, STABLE, ABORTED, OTHER = "new", "stable", "aborted", "other"
 EVENTS_SHOWN = 20  # the most recent Events of a set the page lists
 HISTORY_SHOWN = 10  # a RolloutState keeps the last 10 revisions
 VERBS = ("promote", "pause", "resume", "abort", "retry")
+UNDO = "undo"
 
 
 @dataclass(frozen=True)
@@ -259,4 +260,11 @@ def serving_line(url: str, scope: str, actions: bool) -> str:
 
 def git_commands(where: str) -> dict[str, str]:
     """Through git, what each action is: the verb's command, committed (no button writes git)."""
-    return {verb: f"kubectl disagg rollout {verb} --gitops -f {where} --commit --reason '...'" for verb in VERBS}
+    commands = {verb: f"kubectl disagg rollout {verb} --gitops -f {where} --commit --reason '...'" for verb in VERBS}
+    return {**commands, UNDO: f"kubectl disagg rollout undo --gitops -f {where} --commit"}
+
+
+def undo_words(name: str, namespace: str, revision: str) -> str:
+    """What an undo from the page did, and what rolls it out (as `rollout undo` says it)."""
+    return (f"disaggregatedset/{name} in {namespace} rolled back to revision {revision}: the rollout back is paced "
+            f"like any other: kubectl disagg rollout step {name} -n {namespace}")

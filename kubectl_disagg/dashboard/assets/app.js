@@ -216,7 +216,7 @@
 
   // --- actions ---------------------------------------------------------------------------------
 
-  const VERBS = ["promote", "pause", "resume", "abort", "retry"];
+  const VERBS = ["promote", "pause", "resume", "abort", "retry", "undo"];
 
   function drawActions(set, page) {
     if (set.commands) {
