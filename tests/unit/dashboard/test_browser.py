@@ -7,7 +7,6 @@ tests/integration/test_dashboard.py.)"""
 from __future__ import annotations
 
 import copy
-import json
 import threading
 import time
 
