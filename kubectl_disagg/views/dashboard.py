@@ -73,7 +73,8 @@ def set_document(look: SetLook) -> JsonObject:
         return doc
     paced = report.paced
     roles = list(look.roles) or sorted({role.name for role in report.roles})
-    slices = max(len(report.slices), paced.slices if paced else 0)
+    slices = max(len(report.slices), paced.slices if paced else 0, len(report.sync.slices) if report.sync else 0,
+                 *(obj.identity.slice + 1 for obj in look.lws if obj.identity.slice is not None))
     classes = _classes(report)
     by_place = _by_place(look.lws)
     doc.update({
@@ -89,8 +90,20 @@ def set_document(look: SetLook) -> JsonObject:
         "paused": _stamp(paced.paused) if paced else None, "aborted": _stamp(paced.aborted) if paced else None,
         "history": [_entry(entry) for entry in reversed(look.history[-HISTORY_SHOWN:])],
         "events": _events(look.events),
+        "sync": _sync(report),
     })
     return doc
+
+
+def _sync(report: SetStatus) -> JsonObject | None:
+    """Through git: the committed position against the cluster, and the next action."""
+    sync = report.sync
+    if sync is None:
+        return None
+    return {"nextAction": str(sync.next_action), "synced": sync.synced, "pruned": sync.pruned, "ready": sync.ready,
+            "reasons": list(sync.reasons), "stateFile": sync.state_file or "",
+            "committed": [{"slice": s.slice, "position": list(s.position) if s.position else None}
+                          for s in sync.slices]}
 
 
 def _classes(report: SetStatus) -> dict[str, str]:

@@ -75,6 +75,13 @@
       section.append(lines);
     }
     for (const problem of set.problems || []) section.append(el("div", {class: "problem", text: problem}));
+    if (set.sync) {
+      section.append(el("div", {class: "panel sync", "data-next": set.sync.nextAction},
+        el("h3", {text: "committed in git, against the cluster"}),
+        el("div", {text: "next: " + set.sync.nextAction + (set.sync.synced ? ", synced" : ", not synced") +
+          (set.sync.ready ? ", ready" : ", not ready")}),
+        ...set.sync.reasons.map((reason) => el("div", {class: "muted", text: reason}))));
+    }
     section.append(drawActions(set, page));
     if (set.waves && set.waves.length) {
       const waves = el("div", {class: "waves", "data-waves": set.waves.length});

@@ -66,3 +66,21 @@ def test_the_page_document_is_json_and_orders_sets_by_namespace_and_name():
     assert [s["key"] for s in page["sets"]] == [f"{NS}/llm", "zz/a"]
     assert page["behind"][0]["why"] == "cut" and page["actions"]
     assert json.loads(json.dumps(page)) == page
+
+
+def test_through_git_the_committed_position_and_the_next_action_are_drawn():
+    from kubectl_disagg.clock import SYSTEM_CLOCK
+    from kubectl_disagg.rollout.git_status import gitops_status
+    from tests.fakes.argo import deploy
+    from tests.support.sets import make_set
+
+    old = make_set({"prefill": 2, "decode": 2})
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    argo, state = deploy(old)
+    snapshot = argo.snapshot(new)
+    report = gitops_status(new, state, snapshot, argo.served, now=SYSTEM_CLOCK.now())
+    doc = set_document(SetLook("llm", NS, report, snapshot.lws, ("prefill", "decode"),
+                               commands={"promote": "kubectl disagg rollout promote --gitops -f apps/ --commit"}))
+    assert doc["sync"]["nextAction"] == "sync" and not doc["sync"]["synced"]
+    assert doc["commands"]["promote"].startswith("kubectl disagg rollout promote --gitops")
+    assert [cell["class"] for cell in doc["grid"][0]["cells"]] == ["other", "other"]  # the old revision runs
