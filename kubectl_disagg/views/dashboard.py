@@ -153,14 +153,14 @@ def _waves(report: SetStatus) -> list[JsonObject]:
     out = []
     for number, (start, end) in enumerate(paced.waves, 1):
         members = range(start, end)
+        current = number - 1 == paced.wave  # the wave reached, counted from 0
         if all(s in paced.done for s in members):
             state = "done"
-        elif number == paced.wave or any(s in paced.in_flight for s in members):
+        elif current or any(s in paced.in_flight for s in members):
             state = "in-flight"
         else:
             state = "pending"
-        out.append({"wave": number, "start": start, "end": end, "state": state,
-                    "current": number == paced.wave})
+        out.append({"wave": number, "start": start, "end": end, "state": state, "current": current})
     return out
 
 

@@ -34,6 +34,7 @@
     if (!at) return "";
     const seconds = Math.round((Date.parse(now) - Date.parse(at)) / 1000);
     if (isNaN(seconds)) return at;
+    if (seconds < 2) return "just now";
     if (seconds < 90) return seconds + "s ago";
     if (seconds < 5400) return Math.round(seconds / 60) + "m ago";
     return Math.round(seconds / 3600) + "h ago";
