@@ -59,14 +59,17 @@ class Model:
     def __init__(self, make: Callable[[], JsonObject]):
         self.make = make
         self.sequence = 0
-        self.text = json.dumps(make())
+        document = make()
+        self.text, self._compared = json.dumps(document), _compared(document)
         self._changed = threading.Condition()
 
     def refresh(self) -> None:
-        text = json.dumps(self.make())
+        """Make the document again; the streams are woken only when more than its time moved."""
+        document = self.make()
+        compared = _compared(document)
         with self._changed:
-            if text != self.text:
-                self.text = text
+            if compared != self._compared:
+                self.text, self._compared = json.dumps(document), compared
                 self.sequence += 1
                 self._changed.notify_all()
 
@@ -74,6 +77,10 @@ class Model:
         with self._changed:
             self._changed.wait_for(lambda: self.sequence != after, timeout)
             return self.sequence, self.text
+
+
+def _compared(document: JsonObject) -> str:
+    return json.dumps({key: value for key, value in document.items() if key != "now"})
 
 
 class Dashboard:

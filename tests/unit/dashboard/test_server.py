@@ -115,7 +115,10 @@ def test_the_stream_sends_the_document_then_each_new_one(served):
                 return data
 
     assert next_model() == DOCUMENT
-    DOCUMENT_2 = {**DOCUMENT, "now": "2026-01-01T00:00:01Z"}
+    dashboard.model.make = lambda: {**DOCUMENT, "now": "2026-01-01T00:00:01Z"}
+    dashboard.model.refresh()
+    assert dashboard.model.sequence == 0  # only the time moved: nothing is pushed
+    DOCUMENT_2 = {**DOCUMENT, "now": "2026-01-01T00:00:02Z", "sets": []}
     dashboard.model.make = lambda: DOCUMENT_2
     dashboard.model.refresh()
     assert next_model() == DOCUMENT_2
