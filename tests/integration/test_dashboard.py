@@ -22,7 +22,8 @@ from kubernetes import client
 from kubectl_disagg.core.api import naming
 from kubectl_disagg.exits import StepExit, VerbExit
 from tests.support.browser import chromium, screenshot
-from tests.support.progressive import deployed_then_changed, rollout_state
+from tests.support.git_repo import deploy
+from tests.support.progressive import ROLES, deployed_then_changed, rollout_state
 from tests.support.prometheus import TTFT_QUERY, serve_for
 from tests.support.stepping import cli, model
 
@@ -50,10 +51,10 @@ def stored(stepper, directory) -> None:
 class Served:
     """`kubectl-disagg rollout dashboard` in a process of its own, and its URL."""
 
-    def __init__(self, stepper, *args: str):
+    def __init__(self, control_plane, namespace: str, *args: str):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kubectl_disagg", "rollout", "dashboard", "-n", stepper.namespace, "--port", "0",
-             "--kubeconfig", str(stepper.control_plane.kubeconfig), *args],
+            [sys.executable, "-m", "kubectl_disagg", "rollout", "dashboard", "-n", namespace, "--port", "0",
+             "--kubeconfig", str(control_plane.kubeconfig), *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -115,7 +116,7 @@ def test_a_canary_with_analysis_and_an_abort_followed_live_and_driven_from_the_p
     target = model(new).revision
     stored(stepper, new)
     serve_for(exporter, prometheus, 0.1, namespace=stepper.namespace, set_="llm", revision=target)
-    served = Served(stepper)
+    served = Served(stepper.control_plane, stepper.namespace)
     try:
         with chromium(1400, 1300) as driver:
             driver.get(served.url)
@@ -223,7 +224,7 @@ def test_a_canary_with_analysis_and_an_abort_followed_live_and_driven_from_the_p
 def test_read_only_shows_no_button_and_refuses_every_action(stepper, tmp_path, flag):
     old, new = deployed_then_changed(stepper, tmp_path, {"waves": [{"slices": 1, "pause": {}}]}, slices=2)
     stored(stepper, new)
-    served = Served(stepper, flag)
+    served = Served(stepper.control_plane, stepper.namespace, flag)
     try:
         with chromium() as driver:
             driver.get(served.url)
@@ -235,5 +236,30 @@ def test_read_only_shows_no_button_and_refuses_every_action(stepper, tmp_path, f
                                        "stateVersion": ""}, {"Content-Type": "application/json",
                                                              "X-Disagg-CSRF": csrf})
         assert status == 403 and "read-only" in said
+    finally:
+        served.close()
+
+
+def test_through_git_the_page_shows_the_committed_position_and_each_verb_s_command_not_a_button(repo):
+    deploy(repo, ROLES, slices=4)
+    policy_ = {"apiVersion": "kubectl-disagg.x-k8s.io/v1alpha1", "kind": "RolloutPolicy",
+               "metadata": {"name": "llm", "namespace": repo.namespace},
+               "spec": {"targetRef": {"name": "llm"}, "waves": [{"slices": 1, "pause": {}}]}}
+    (repo.root / "policy.yaml").write_text(yaml.safe_dump(policy_, sort_keys=False))
+    repo.change_set("new image, a paused canary", ROLES, slices=4, image="img:2")
+    served = Served(repo.control_plane, repo.namespace, "--gitops", "-f", str(repo.root))
+    try:
+        with chromium() as driver:
+            driver.get(served.url)
+            wait_for(driver, "return document.querySelector('.sync[data-next]')")
+            assert driver.execute_script("return document.querySelectorAll('button[data-verb]').length") == 0
+            commands = driver.execute_script("return Array.from(document.querySelectorAll('.commands li code')).map("
+                                             "c => c.textContent)")
+            assert f"kubectl disagg rollout promote --gitops -f {repo.root} --commit --reason '...'" in commands
+            before = driver.execute_script("return document.querySelector('.sync').dataset.next")
+            repo.advance(1)  # a step committed, then synced: the page follows the cluster's objects
+            repo.sync()
+            wait_for(driver, "return document.querySelector('td.cell[data-slice=\"0\"][data-class=mixed]')")
+            assert before
     finally:
         served.close()
