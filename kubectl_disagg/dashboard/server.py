@@ -23,6 +23,7 @@ import hmac
 import json
 import pkgutil
 import secrets
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,10 +101,14 @@ class Dashboard:
         class Handler(_Handler):
             owner = dashboard
 
-        server = ThreadingHTTPServer((address, port), Handler)
+        class Server(ThreadingHTTPServer):
+            address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
+
+        server = Server((address, port), Handler)
         server.daemon_threads = True
         bound = server.server_address[1]
-        names = {"127.0.0.1", "localhost", "[::1]"} | ({address} if address not in ("0.0.0.0", "::") else set())
+        named = f"[{address}]" if ":" in address else address
+        names = {"127.0.0.1", "localhost", "[::1]"} | ({named} if address not in ("0.0.0.0", "::") else set())
         self.hosts = {f"{name}:{bound}" for name in names}
         self.server = server
         return server

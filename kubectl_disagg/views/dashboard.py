@@ -77,15 +77,17 @@ def set_document(look: SetLook) -> JsonObject:
                  *(obj.identity.slice + 1 for obj in look.lws if obj.identity.slice is not None))
     classes = _classes(report)
     by_place = _by_place(look.lws)
+    grid = [_row(index, roles, by_place, classes, _wave_of(paced, index)) for index in range(slices)]
     doc.update({
         "revision": report.revision, "serving": report.serving or report.revision,
         "available": report.available, "complete": report.complete,
         "phase": str(paced.phase) if paced else ("Available" if report.available else "Progressing"),
         "stable": paced.stable if paced else "", "target": paced.target if paced else report.revision,
+        "rolloutRevision": paced.revision if paced else report.revision,
         "lines": list(report.rollout), "problems": list(report.problems), "warnings": list(report.warnings),
         "roles": roles,
-        "grid": [_row(index, roles, by_place, classes, _wave_of(paced, index)) for index in range(slices)],
-        "waves": _waves(report), "gate": _gate(report), "budget": _budget(report, look.budget),
+        "grid": grid,
+        "waves": _waves(report, grid), "gate": _gate(report), "budget": _budget(report, look.budget),
         "verdict": _verdict(paced.verdict) if paced and paced.verdict else None,
         "paused": _stamp(paced.paused) if paced else None, "aborted": _stamp(paced.aborted) if paced else None,
         "history": [_entry(entry) for entry in reversed(look.history[-HISTORY_SHOWN:])],
@@ -146,21 +148,26 @@ def _by_place(lws: Sequence[LiveLWS]) -> dict[tuple[int, str], list[LiveLWS]]:
     return out
 
 
-def _waves(report: SetStatus) -> list[JsonObject]:
+def _waves(report: SetStatus, grid: Sequence[JsonObject]) -> list[JsonObject]:
+    """Each wave's band, its state read from what its slices run: `done` (the rollout's revision
+    alone, ready), `pending` (the stable one alone, none started), else `in-flight`; after an abort,
+    `at stable` and `rolling back` instead of the last two (the new revision is what goes)."""
     paced = report.paced
     if paced is None:
         return []
     out = []
+    back = paced.aborted is not None
     for number, (start, end) in enumerate(paced.waves, 1):
-        members = range(start, end)
-        current = number - 1 == paced.wave  # the wave reached, counted from 0
-        if all(s in paced.done for s in members):
+        cells = [cell for row in grid[start:end] for cell in row["cells"]]
+        if not back and cells and all(cell["class"] == NEW and cell["ready"] for cell in cells):
             state = "done"
-        elif current or any(s in paced.in_flight for s in members):
-            state = "in-flight"
+        elif all(cell["class"] in (STABLE, "absent") for cell in cells) and not (
+                not back and any(s in paced.in_flight for s in range(start, end))):
+            state = "at stable" if back else "pending"
         else:
-            state = "pending"
-        out.append({"wave": number, "start": start, "end": end, "state": state, "current": current})
+            state = "rolling back" if back else "in-flight"
+        out.append({"wave": number, "start": start, "end": end, "state": state,
+                    "current": number - 1 == paced.wave})  # the wave reached, counted from 0
     return out
 
 

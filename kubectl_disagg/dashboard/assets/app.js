@@ -65,8 +65,9 @@
       return section;
     }
     title.append(el("span", {class: "badge " + set.phase, "data-phase": set.phase, text: set.phase}));
-    if (set.stable && set.target) {
-      title.append(el("span", {class: "muted", text: "stable " + set.stable + " → " + set.target}));
+    if (set.stable && set.rolloutRevision) {
+      title.append(el("span", {class: "muted", text: "stable " + set.stable + " → " + set.rolloutRevision +
+        (set.aborted ? " (aborted: back to " + set.stable + ")" : "")}));
     } else {
       title.append(el("span", {class: "muted", text: "revision " + set.revision}));
     }
@@ -87,7 +88,7 @@
     if (set.waves && set.waves.length) {
       const waves = el("div", {class: "waves", "data-waves": set.waves.length});
       for (const wave of set.waves) {
-        waves.append(el("span", {class: "wave " + wave.state + (wave.current ? " current" : ""),
+        waves.append(el("span", {class: "wave " + wave.state.replace(" ", "-") + (wave.current ? " current" : ""),
           "data-wave": wave.wave, "data-state": wave.state,
           text: "wave " + wave.wave + ": " + slices(wave.start, wave.end) + " (" + wave.state + ")"}));
       }
@@ -168,7 +169,7 @@
       const boundary = previous !== null && row.wave !== previous;
       const first = row.wave !== previous;
       previous = row.wave;
-      bands.append(el("th", {class: "wave-band " + (wave ? wave.state : "") + (wave && wave.current ? " current" : "") +
+      bands.append(el("th", {class: "wave-band " + (wave ? wave.state.replace(" ", "-") : "") + (wave && wave.current ? " current" : "") +
         (boundary ? " boundary" : ""), "data-wave": row.wave, title: wave ? "wave " + wave.wave + " (" + wave.state + ")" : "",
         text: first && wave ? String(wave.wave) : ""}));
       numbers.append(el("th", {class: "number" + (boundary ? " boundary" : ""),

@@ -54,7 +54,13 @@ def test_an_abort_draws_the_rollout_s_revision_as_aborted_and_says_who_and_why()
     doc = drawn(cluster, ds)
     assert doc["grid"][0]["cells"][0]["class"] == "aborted"
     assert doc["aborted"]["reason"] == "ttft <script>alert(1)</script>"  # text, drawn as text by the page
-    assert doc["phase"] == "Aborted"
+    assert doc["phase"] == "Aborted" and doc["rolloutRevision"] == ds.revision and doc["target"] == doc["stable"]
+    assert [w["state"] for w in doc["waves"]] == ["rolling back", "at stable"]
+    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+                    run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
+    back = drawn(cluster, ds)
+    assert [w["state"] for w in back["waves"]] == ["at stable", "at stable"]
+    assert {cell["class"] for row in back["grid"] for cell in row["cells"]} == {"stable"}
 
 
 def test_the_page_document_is_json_and_orders_sets_by_namespace_and_name():
