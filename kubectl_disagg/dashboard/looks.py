@@ -86,8 +86,8 @@ def look_at(cluster: CachedCluster, ds: DisaggregatedSet, namespace: str, clock:
         return SetLook(ds.name, namespace, status, snapshot.lws, tuple(role.name for role in ds.roles), budget,
                        tuple(entries(history_of(stored))), tuple(events),
                        str(((stored or {}).get("metadata") or {}).get("resourceVersion") or ""))
-    except UserError as err:
-        return SetLook(ds.name, namespace, None, problem=str(err))
+    except (UserError, KeyError, TypeError, ValueError) as err:  # an object the look cannot read: said, not fatal
+        return SetLook(ds.name, namespace, None, problem=str(err) or type(err).__name__)
 
 
 def _events_by_set(hub: Hub) -> dict[tuple[str, str], list[JsonObject]]:
@@ -114,7 +114,10 @@ def git_looks(hub: Hub, cluster: CachedCluster, load: Callable[[], object], comm
     from kubectl_disagg.rollout.git_status import GitLooks
 
     def looks() -> list[SetLook]:
-        directory = load()
+        try:
+            directory = load()
+        except UserError as err:  # a file edited into an invalid one meanwhile: the page says so
+            return [SetLook("(the directory)", "", None, problem=str(err))]
         seen = GitLooks(cluster, directory, clock).look()  # type: ignore[arg-type]
         out = []
         for entry, one in zip(directory.sets, seen, strict=True):  # type: ignore[attr-defined]

@@ -81,3 +81,16 @@ def test_hub_wait_returns_once_the_generation_moves():
     hub = Hub(Client([]), "ns", ())
     threading.Timer(0.05, hub._changed).start()
     assert hub.wait(0, 2.0) == 1
+
+
+def test_a_set_the_look_cannot_read_is_said_on_the_page_not_fatal():
+    from kubectl_disagg.clock import SYSTEM_CLOCK
+    from kubectl_disagg.dashboard.looks import look_at
+    from tests.support.sets import make_set
+
+    class Broken:
+        def snapshot(self, *args, **kwargs):
+            raise KeyError("metadata")
+
+    look = look_at(Broken(), make_set({"prefill": 1, "decode": 1}), "ns", SYSTEM_CLOCK)
+    assert look.report is None and "metadata" in look.problem
