@@ -169,3 +169,25 @@ def test_twenty_sets_each_get_an_entry_in_the_index():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_soak_counts_down_and_a_watch_behind_is_said(page):
+    import datetime
+
+    driver, dashboard, current, _ = page
+    wait_for(driver, "return document.body.dataset.received")
+    until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+    doc = document()
+    doc["sets"][0]["gate"].update({"until": until, "waitsFor": "soak"})
+    doc["behind"] = [{"kind": "LeaderWorkerSet", "namespace": "serving", "since": "2026-01-01T00:00:00Z",
+                      "why": "connection reset"}]
+    current["doc"] = doc
+    dashboard.model.refresh()
+    wait_for(driver, "return document.querySelector('.soak')")
+    first = driver.execute_script("return document.querySelector('.soak').textContent")
+    assert first.startswith("soak: 4m") or first.startswith("soak: 5m")
+    wait_for(driver, f"return document.querySelector('.soak').textContent !== {first!r}", seconds=3)
+    assert driver.execute_script("return document.getElementById('connection').dataset.state") == "behind"
+    said = driver.execute_script("return document.getElementById('behind').textContent")
+    assert said == "behind: LeaderWorkerSet in serving since 2026-01-01T00:00:00Z: connection reset"
