@@ -6,6 +6,8 @@ executors). It refuses to move unless the cluster shows exactly what the state r
 Pure, but for `next_step`: it reads the cluster it is given and, with `--wait`, watches the LWS
 between looks in the one wait loop every command waits in (`until_settled`).
 
+`SetStep` is one set's step as the git store (rollout/git_run.py) keeps it for its report.
+
 A step decides once: the committed state rendered (and checked, design §8) once, one reconcile
 pass over the live LWS, the state it writes checked against that pass, and what its views
 read (`step_view`) computed with it. What is git's alone (the first state, the renders the
@@ -28,7 +30,9 @@ from kubectl_disagg.core.controller.snapshot import LiveService, Snapshot
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.core.delivery.position import Position
 from kubectl_disagg.errors import Problem
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops.executor import StateExecutor
+from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.render import handing_back
 from kubectl_disagg.gitops.rules import set_stepped_for, state_problems, upgraded
 from kubectl_disagg.gitops.served import served_differences
@@ -38,6 +42,7 @@ from kubectl_disagg.gitops.step import (adopt_state, autoscaled, external_as_set
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress, with_position
 from kubectl_disagg.kube.seam import ClusterReads
+from kubectl_disagg.rollout.outcome import STEP_EXIT
 from kubectl_disagg.rollout.pacer import Analyze, Paced
 from kubectl_disagg.rollout.stepper import Pass, run_pass
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
@@ -52,6 +57,29 @@ class GitopsStep:
     before: RolloutState | None = None
     snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_step`)
     view: StepView = StepView()  # what its views read (the pull request), computed with it
+
+
+@dataclass(frozen=True)
+class SetStep:
+    """One set's step through git (the git store's `step_set`): where its state is kept, the
+    step, and whether --wait gave up."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    path: str
+    step: GitopsStep
+    timed_out: bool = False
+    read: bytes | None = None  # what the state file held when the step read it (None: no file)
+    returning: WrittenBack | None = None  # who wrote the set's revision back (`history.going_back`): a rollback
+
+    @property
+    def outcome(self) -> Outcome:
+        """The step's outcome, or TIMEOUT where --wait gave up."""
+        return Outcome.TIMEOUT if self.timed_out else self.step.outcome
+
+    @property
+    def code(self) -> StepExit:
+        return STEP_EXIT[self.outcome]
 
 
 def next_step(cluster: ClusterReads, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,

@@ -1,6 +1,7 @@
 """`rollout step` as one library call over a store (`step`, `StepStore`): the cluster's
-(`ClusterSteps`: drive each set, `stepper.drive`, record what each pass did as Events) or git's
-(rollout/git_run.py `GitSteps`); and how the run ended as an exit code.
+(rollout/store.py `ClusterStore`: each set driven by `drive_set`, `stepper.drive`, what each pass
+did recorded as Events) or git's (rollout/git_run.py `GitStore`); and how the run ended as an
+exit code, from one table for both (rollout/outcome.py `step_exit`).
 
 No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
 passed in by the command. The exit codes are `exits.StepExit`, the command's contract (its
@@ -11,28 +12,25 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from kubectl_disagg.clock import Clock
-from kubectl_disagg.core.controller.ownership import reconciled_by_controller
-from kubectl_disagg.core.api.durations import format_duration
-from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.reconcile import Admission
 from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.core.delivery.position import Position, Stamp
-from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.rollout.outcome import step_exit
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 from kubectl_disagg.wait import NEVER, Deadline
-from kubectl_disagg.rollout.events import events_for, record_events, set_reference
+from kubectl_disagg.rollout.events import events_for, record_events
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateRun, gate_analysis
-from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
+from kubectl_disagg.rollout.progressive import Progressive, recorded_position
 from kubectl_disagg.rollout.stepper import Admit, Pass, PassInterrupted, Retry, drive
-from kubectl_disagg.views.stops import reconciled_sentence
+from kubectl_disagg.rollout.git_step import SetStep
 
 
 class StepPrinter(Protocol):
@@ -56,6 +54,10 @@ class StepPrinter(Protocol):
     def analysis_progress(self, gate: str) -> Callable[[GateRun], None]:
         """Where an analysis gate's run shows its progress (rollout/analysis.py's GateRun)."""
 
+    def written(self, results: Sequence[SetStep], how: StepOptions, revision: str | None) -> None:
+        """A run through git, as written: each set's step, the sets whose --wait ran out, the
+        pull request's description (`how.pr_description`) and the commit `revision` made."""
+
 
 @dataclass(frozen=True)
 class StepOptions:
@@ -66,7 +68,7 @@ class StepOptions:
     `wait_for_lease` and an analysis gate's run in every step (with --gitops, `wait` too).
     `dry_run`: CLIENT or SERVER (rollout/stepper.py), None for a real step. `revision_services`
     False: a stored set without its per-revision Services (--no-revision-services). Through git
-    (`rollout.git_run.GitSteps`): `wait` watches until the step can advance, `commit` commits the
+    (`rollout.git_run.GitStore`): `wait` watches until the step can advance, `commit` commits the
     states written (on a new `branch`), `pr_description` is where the pull request's text goes,
     `state_file` the explicit state file of one set."""
 
@@ -93,10 +95,11 @@ class StepOptions:
 
 
 class StepStore(Protocol):
-    """Where `step` runs (design §9.8): the store supplies the sets, steps each (observes it and
-    decides its pass; the cluster lands the pass's writes under the set's Lease as it goes),
-    writes the run's transaction (git: every state file, then one commit; the cluster: nothing
-    left, each pass wrote) and maps the sets' outcomes to the run's exit code (its exit table)."""
+    """What `step` asks of a store (design §9.8; rollout/store.py `Store` is it with the verbs'
+    part): the sets, each set's step (observed and decided; the cluster lands each pass's writes
+    under the set's Lease as it goes) and the run's transaction (git: every state file, then one
+    commit; the cluster: nothing left, each pass wrote). The exit code is the run's, from one
+    table (rollout/outcome.py `step_exit`), whatever the store."""
 
     def targets(self, how: StepOptions, printer: StepPrinter) -> Sequence[tuple[DisaggregatedSet, str]] | None:
         """The sets to step, each with its namespace; None: the run is refused (said on `printer`)."""
@@ -104,12 +107,10 @@ class StepStore(Protocol):
     def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
         """Step one set: how it ended."""
 
-    def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
-        """The run's writes, one transaction; the sets' outcomes as written (git: a directory's
-        sets step together, so one that cannot step holds the others)."""
-
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        """The run's code, from its sets' outcomes."""
+    def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
+        """The run's writes, one transaction, shown on `printer` (git: what each set's step wrote);
+        the sets' outcomes as written (git: a directory's sets step together, so one that cannot
+        step holds the others)."""
 
 
 def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions()) -> StepExit:
@@ -119,66 +120,25 @@ def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions(
     sets are written together, so nothing of the run is) ends the run, nothing written."""
     sets = store.targets(how, printer)
     if sets is None:
-        return store.exit_code([Outcome.REFUSED])
+        return step_exit([Outcome.REFUSED])
     outcomes: list[Outcome] = []
     try:
         for ds, namespace in sets:
             outcome = store.step_set(ds, namespace, how, printer)
             outcomes.append(outcome)
-            if how.until_complete and outcome != Outcome.COMPLETE:
+            if how.until_complete and outcome != Outcome.FINISHED:
                 break  # sets roll one after another: the first that does not complete stops the run
     except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
         printer.error([f"{line}; nothing written" for line in err.lines()])
-        return store.exit_code([Outcome.TIMEOUT])
-    return store.exit_code(store.write(outcomes))
+        return step_exit([Outcome.TIMEOUT])
+    return step_exit(store.write_run(outcomes, how, printer))
 
 
-class ClusterSteps:
-    """`step` in the cluster: each of `sets` (from files), or the set `name` stored in the
-    cluster, driven pass after pass under its Lease (`stepper.drive`), each pass's writes landing
-    as it runs (no transaction is left for the run); the run's code the highest of its sets'."""
-
-    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet] | None, name: str | None = None,
-                 namespace: str | None = None):
-        self.cluster, self.sets, self.name, self.namespace = cluster, sets, name, namespace
-        self.regarding: dict[str, Any] | None = None  # a file: each event regards the LeaderWorkerSet it is about
-
-    def targets(self, how: StepOptions, printer: StepPrinter) -> list[tuple[DisaggregatedSet, str]] | None:
-        namespace = self.namespace or self.cluster.default_namespace
-        if self.sets is not None:
-            return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace)) for ds in self.sets]
-        assert self.name is not None  # the command asks for NAME or -f
-        stored = self.cluster.get_set(self.name, namespace)
-        signs = [] if how.ignore_controller else reconciled_by_controller(stored)
-        if signs:
-            printer.error([f"refusing to step disaggregatedset/{self.name}:",
-                           f"  {reconciled_sentence(self.name, signs)}"])
-            return None
-        ds = set_from_object(stored)
-        ds = ds if how.revision_services else replace(ds, revision_services=False)
-        self.regarding = set_reference(stored)
-        ds = with_stored_policy(self.cluster, ds, namespace)
-        return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace))]
-
-    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
-        outcome = step_set(self.cluster, ds, namespace, printer, how, self.regarding)
-        if outcome == Outcome.TIMEOUT and how.until_complete:
-            printer.error([f"timed out after {format_duration(how.deadline.seconds or 0)}: "
-                           f"disaggregatedset/{ds.name} in {namespace} is not complete; the rollout stays where it "
-                           "is, run the command again to continue"])
-        return outcome
-
-    def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
-        return list(outcomes)  # each pass wrote as it ran, under the set's Lease
-
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        return max(STEP_EXIT[outcome] for outcome in outcomes)  # the highest number (git's: the most pressing)
-
-
-def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
-             regarding: dict[str, Any] | None = None) -> Outcome:
-    """Drive one set, showing each pass; how it ended (ADVANCED: a pass ran; COMPLETE: with
-    `until_complete`, the set is complete)."""
+def drive_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
+              regarding: dict[str, Any] | None = None) -> Outcome:
+    """The cluster's step of one set (`store.ClusterStore.step_set`): driven pass after pass under
+    its Lease (`stepper.drive`), each pass shown and recorded as Events; how it ended (ADVANCED: a
+    pass ran; FINISHED: with `until_complete`, the set is complete)."""
     last = None
     brakes = None
     changed = False  # whether any pass of this run wrote: a held run's last line says so
@@ -230,7 +190,7 @@ def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPr
         return Outcome.ADVANCED
     if isinstance(last, Pass) and last.complete:
         printer.finished(last)
-        return Outcome.COMPLETE
+        return Outcome.FINISHED
     return Outcome.TIMEOUT
 
 

@@ -1,6 +1,7 @@
 """`rollout step` on a terminal: the `run.StepPrinter` the command hands the run.
 
-stdout for reports (text through templates/step.txt.j2, or a stream of YAML/JSON documents),
+stdout for reports (text through templates/step.txt.j2, or a stream of YAML/JSON documents; a
+run through git: what it wrote, views/gitops_report.py, and the pull request's description),
 stderr for warnings, errors and progress: each pass of --until-complete ends with one progress line of the fleet
 (views/fleet.py), redrawn in place on a terminal and, piped, printed only when it changed.
 `quiet` (-q) prints that line and the errors only.
@@ -10,11 +11,18 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
+from kubectl_disagg.core.delivery.outcome import Outcome
+
 from kubectl_disagg.manifests.writer import to_json, to_yaml
+from kubectl_disagg.rollout.git_step import SetStep
+from kubectl_disagg.rollout.run import StepOptions
 from kubectl_disagg.rollout.stepper import Pass, Retry
+from kubectl_disagg.views import gitops_report
 from kubectl_disagg.views.analysis_progress import AnalysisProgress
 from kubectl_disagg.views.step_report import format_text, refusal_lines, to_document
 
@@ -81,6 +89,19 @@ class Console:
     def analysis_progress(self, gate: str) -> AnalysisProgress:
         self._settle()
         return AnalysisProgress(gate)
+
+    def written(self, results: Sequence[SetStep], how: StepOptions, revision: str | None) -> None:
+        """A run through git, as written: its report (stdout), each set whose --wait ran out
+        (stderr), the pull request's description into `how.pr_description` (nothing advanced:
+        none) and the commit `revision` made, if any (stderr)."""
+        self._settle()
+        click.echo(gitops_report.format_results(results, self.output), nl=False)
+        click.echo("".join(f"{line}\n" for line in gitops_report.timed_out(results, how.deadline.seconds)),
+                   err=True, nl=False)
+        if how.pr_description and any(result.step.outcome == Outcome.ADVANCED for result in results):
+            Path(how.pr_description).write_text(gitops_report.format_pr_descriptions(results), encoding="utf-8")
+        if revision is not None:
+            click.echo(f"committed {revision[:12]}{f' on new branch {how.branch}' if how.branch else ''}", err=True)
 
     def finished(self, step: Pass) -> None:
         if self.output == "text":

@@ -25,7 +25,7 @@ def stepped(cluster, ds, *, quiet=False, promote_at_gates=False, console=Console
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         while True:
-            code = run.step(run.ClusterSteps(cluster, [ds]), console("text", quiet=quiet), run.StepOptions(until_complete=True,
+            code = run.step(ClusterStore(cluster, [ds]), console("text", quiet=quiet), run.StepOptions(until_complete=True,
                                  deadline=Deadline.after(60)))
             if code != StepExit.HELD or not promote_at_gates:
                 break

@@ -1,4 +1,4 @@
-"""`run.step` in the cluster (`run.ClusterSteps`): how a run of `rollout step` ends (its exit code), what it shows, and the
+"""`run.step` in the cluster (`rollout.store.ClusterStore`): how a run of `rollout step` ends (its exit code), what it shows, and the
 Events it records, over the in-memory executor."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.kube.lease import LeaseHeld
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.analysis import AnalysisTimeout
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.stepper import Pass
@@ -25,7 +26,7 @@ from tests.support.sets import make_set
 def test_until_complete_shows_every_pass_records_events_and_exits_0():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     ds = make_set({"prefill": 2, "decode": 1})
-    assert run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.shown and all(isinstance(p, Pass) for p in printer.shown) and printer.shown[-1].complete
     assert printer.finished_sets == [ds.name] and printer.errors == []
     assert {e["reason"] for e in cluster.events} == {"ScalingUp"}
@@ -34,7 +35,7 @@ def test_until_complete_shows_every_pass_records_events_and_exits_0():
 
 def test_an_event_that_cannot_be_recorded_only_warns_once():
     cluster, printer = MemorySession(MemoryCluster("serving"), events_fail=True), Printer()
-    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 2, "decode": 1})]), printer,
+    assert run.step(ClusterStore(cluster, [make_set({"prefill": 2, "decode": 1})]), printer,
                          run.StepOptions(until_complete=True)) == StepExit.OK
     assert printer.warnings == ["could not record event ScalingUp: events.events.k8s.io is forbidden"]
 
@@ -48,11 +49,11 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
         yield
 
     cluster.lease = held
-    assert run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer) == StepExit.REFUSED
+    assert run.step(ClusterStore(cluster, [make_set({"prefill": 1, "decode": 1})]), printer) == StepExit.REFUSED
     assert "held by alice" in printer.errors[0]
 
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
-    code = run.step(run.ClusterSteps(cluster, [make_set({"prefill": 1, "decode": 1})]), printer, run.StepOptions(until_complete=True,
+    code = run.step(ClusterStore(cluster, [make_set({"prefill": 1, "decode": 1})]), printer, run.StepOptions(until_complete=True,
                          deadline=Deadline.after(-1.0)))
     assert code == StepExit.TIMEOUT and printer.shown == []
     assert printer.errors[-1].startswith("timed out after") and "run the command again" in printer.errors[-1]
@@ -61,7 +62,7 @@ def test_a_held_lease_refuses_and_a_deadline_passed_times_out():
 def test_the_first_set_that_does_not_complete_stops_the_run():
     cluster, printer = MemorySession(MemoryCluster("serving")), Printer()
     sets = [make_set({"prefill": 1, "decode": 1}), make_set({"prefill": 1, "decode": 1})]
-    assert run.step(run.ClusterSteps(cluster, sets), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
+    assert run.step(ClusterStore(cluster, sets), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(-1.0))) == StepExit.TIMEOUT
     assert len([line for line in printer.errors if line.startswith("timed out")]) == 1
 
 
@@ -111,26 +112,31 @@ class Steps:
             raise AnalysisTimeout(["analysis gate of disaggregatedset/b: no verdict within --timeout 5s"])
         return self.outcomes[ds]
 
-    def write(self, outcomes):
+    def write_run(self, outcomes, how, printer):
         self.written = list(outcomes)
         return [Outcome.WAITING if outcome == Outcome.ADVANCED else outcome for outcome in outcomes]
-
-    def exit_code(self, outcomes):
-        return max(outcomes, key=list(Outcome).index)
 
 
 def test_one_run_over_any_store_steps_each_set_then_writes_its_transaction():
     store = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
     code = run.step(store, Printer())
     assert store.asked == ["a", "b"] and store.written == [Outcome.ADVANCED, Outcome.COMPLETE]
-    assert code == max([Outcome.WAITING, Outcome.COMPLETE], key=list(Outcome).index)  # the outcomes as written
-    until = Steps({"a": Outcome.ADVANCED, "b": Outcome.COMPLETE})
+    assert code == StepExit.WAITING  # the outcomes as written, the most pressing one's code
+    until = Steps({"a": Outcome.ADVANCED, "b": Outcome.FINISHED})
     run.step(until, Printer(), run.StepOptions(until_complete=True))
     assert until.asked == ["a"] and until.written == [Outcome.ADVANCED]  # the first set not complete stops the run
 
 
 def test_an_analysis_without_a_verdict_a_store_lets_out_ends_the_run_with_nothing_written():
     store, printer = Steps({"a": Outcome.ADVANCED, "b": Outcome.ADVANCED, "c": Outcome.ADVANCED}, fail="b"), Printer()
-    assert run.step(store, printer) == Outcome.TIMEOUT
+    assert run.step(store, printer) == StepExit.TIMEOUT
     assert store.asked == ["a", "b"] and store.written is None
     assert printer.errors == ["analysis gate of disaggregatedset/b: no verdict within --timeout 5s; nothing written"]
+
+
+def test_a_run_ends_with_its_most_pressing_set_whichever_store_ran_it():
+    # One table and one aggregation: the cluster's run kept the highest code (a hold, 7, over a
+    # refusal, 3); a refusal asks more of the operator, as a run through git always said.
+    store = Steps({"a": Outcome.HELD, "b": Outcome.REFUSED, "c": Outcome.ADVANCED})
+    assert run.step(store, Printer()) == StepExit.REFUSED
+    assert run.step(Steps({"a": Outcome.TIMEOUT, "b": Outcome.HELD}), Printer()) == StepExit.TIMEOUT
