@@ -47,7 +47,7 @@ class Hub:
 def held():
     memory, ds = fleet(4, RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True),), 2))
     cluster = PacedCluster(memory)
-    code = run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+    code = run.step(ClusterStore(cluster, [ds]), Printer(),
                     run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.HELD
     return cluster, ds
@@ -106,10 +106,10 @@ def test_undo_writes_the_revision_before_back_as_one_guarded_patch():
     alone = page_actions(cluster, patches)(NS, "llm", "undo", "bad", version)
     assert alone.status == 400 and "no earlier revision" in alone.message and patches == []
     assert run_verb(ClusterStore(cluster, [ds], NS), "promote", Printer(), reason="ok") == 0
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+    assert run.step(ClusterStore(cluster, [ds]), Printer(),
                     run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.OK
     third = replace(make_set({"prefill": 1, "decode": 1}, image="img:3", slices=4), policy=ds.policy)
-    assert run.step(run.ClusterSteps(cluster, [third]), Printer(),
+    assert run.step(ClusterStore(cluster, [third]), Printer(),
                     run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
     version = cluster.state["metadata"]["resourceVersion"]
     answer = page_actions(cluster, patches, "img:3")(NS, "llm", "undo", "canary is bad", version)

@@ -111,6 +111,7 @@ def fleet_document(slices=100, roles=10, sets=1):
     from kubectl_disagg.dashboard.looks import look_at
     from kubectl_disagg.exits import StepExit
     from kubectl_disagg.rollout import run
+    from kubectl_disagg.rollout.store import ClusterStore
     from kubectl_disagg.views.dashboard import page_document
     from kubectl_disagg.wait import Deadline
     from tests.fakes.paced import NS, PacedCluster, Printer
@@ -119,7 +120,7 @@ def fleet_document(slices=100, roles=10, sets=1):
     memory, ds = fleet(slices, RolloutPolicy("llm", NS, "llm", (Wave(1, pause=True), Wave("10%", pause=True)), 10),
                        {f"role{i}": 1 for i in range(roles)})
     cluster = PacedCluster(memory)
-    code = run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+    code = run.step(ClusterStore(cluster, [ds]), Printer(),
                     run.StepOptions(until_complete=True, deadline=Deadline.after(120)))
     assert code == StepExit.HELD
     look = look_at(cluster, ds, NS, SYSTEM_CLOCK)

@@ -21,7 +21,7 @@ from tests.support.sets import fleet
 def held_canary(slices=4, **gate):
     memory, ds = fleet(slices, RolloutPolicy("llm", NS, "llm", (Wave(1, **gate),), 2))
     cluster = PacedCluster(memory)
-    code = run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+    code = run.step(ClusterStore(cluster, [ds]), Printer(),
                     run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.HELD
     return cluster, ds
@@ -56,7 +56,7 @@ def test_an_abort_draws_the_rollout_s_revision_as_aborted_and_says_who_and_why()
     assert doc["aborted"]["reason"] == "ttft <script>alert(1)</script>"  # text, drawn as text by the page
     assert doc["phase"] == "Aborted" and doc["rolloutRevision"] == ds.revision and doc["target"] == doc["stable"]
     assert [w["state"] for w in doc["waves"]] == ["rolling back", "at stable"]
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(),
+    assert run.step(ClusterStore(cluster, [ds]), Printer(),
                     run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
     back = drawn(cluster, ds)
     assert [w["state"] for w in back["waves"]] == ["at stable", "at stable"]
