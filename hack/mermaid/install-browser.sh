@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# CI's half of the Mermaid browser test (tests/unit/views/test_mermaid_browser.py): Debian's
-# Chromium, and node with npm for hack/mermaid/install.sh, installed with apt-get when missing.
+# CI's half of the browser tests (tests/unit/views/test_mermaid_browser.py, the dashboard's
+# tests/unit/dashboard/test_browser.py and tests/integration/test_dashboard.py): Debian's Chromium
+# and chromium-driver (Selenium drives it), and node with npm for hack/mermaid/install.sh,
+# installed with apt-get when missing.
 # Run as root on Debian (CI's machines); elsewhere install them by hand or let the test skip.
 set -euo pipefail
 
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

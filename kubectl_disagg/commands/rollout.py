@@ -20,6 +20,7 @@ from kubectl_disagg.commands import LazyGroup
     "restart": "kubectl_disagg.commands.rollout_restart.restart",
     "history": "kubectl_disagg.commands.rollout_history.history",
     "undo": "kubectl_disagg.commands.rollout_undo.undo",
+    "dashboard": "kubectl_disagg.commands.rollout_dashboard.dashboard",
 })
 def rollout() -> None:
     """Plan, step and watch coordinated rollouts across roles."""

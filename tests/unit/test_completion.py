@@ -76,8 +76,8 @@ def test_set_names_from_the_current_directory(monkeypatch, tmp_path):
 def test_the_executable_speaks_cobra():
     out = subprocess.run([str(HELPER), "rollout", ""], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    assert [line.split("\t")[0] for line in lines[:-1]] == ["abort", "history", "pause", "plan", "promote", "restart", "resume",
-                                                         "retry", "state", "status", "step", "undo"]
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["abort", "dashboard", "history", "pause", "plan", "promote",
+                                                         "restart", "resume", "retry", "state", "status", "step", "undo"]
     assert lines[-1] == ":4"
 
 

@@ -104,7 +104,7 @@ def test_the_completion_link_answers_kubectl(dist, home):
     assert answered.returncode == 0, answered.stderr
     lines = answered.stdout.splitlines()
     assert {line.split("\t")[0] for line in lines[:-1]} == {"abort", "history", "pause", "plan", "promote", "restart", "resume",
-                                                             "retry", "state", "status", "step", "undo"}
+                                                             "retry", "state", "status", "step", "undo", "dashboard"}
     assert lines[-1] == ":4"  # Cobra's ShellCompDirectiveNoFileComp
 
 

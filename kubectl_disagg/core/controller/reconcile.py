@@ -327,6 +327,8 @@ def with_scalers(ds: DisaggregatedSet, snapshot: Snapshot) -> DisaggregatedSet:
     """`ds` with each External role that has a RoleScaler (or gets one this pass) sized by it:
     its spec.replicas is the role's target, and maxSurge/maxUnavailable percentages resolve
     against it."""
+    if not any(role.external for role in ds.roles):
+        return ds  # nothing to size: a set's every slice asks, and the fleet's LWS are many
     lws = [o for o in snapshot.lws if o.belongs_to(ds.name)]
     replicas = {**missing_scalers(ds, snapshot, lws),
                 **{role.name: snapshot.scalers[naming.scaler_name(ds.name, role.name)] for role in ds.roles
