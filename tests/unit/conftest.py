@@ -19,6 +19,7 @@ PROGRAMS = (
     "tests/unit/argocd/test_health.py",
     "tests/unit/argocd/test_sidecar.py",
     "tests/unit/core/api/test_revision_oracle.py",
+    "tests/unit/dashboard/test_browser.py",
     "tests/unit/gitops/test_executor.py::test_state_executor_is_a_pass_executor_to_the_type_checker",
     "tests/unit/manifests/test_crds.py::test_generated_from_the_go_types_and_current",
     "tests/unit/manifests/test_yaml_oracle.py",
