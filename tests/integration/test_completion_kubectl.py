@@ -60,4 +60,4 @@ __start_kubectl kubectl "" rollout 2>/dev/null
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
     out = subprocess.run(["bash", "-c", program], env=env, capture_output=True, text=True, timeout=60).stdout
-    assert out.split() == ["abort", "history", "pause", "plan", "promote", "restart", "resume", "retry", "state", "status", "step", "undo"]
+    assert out.split() == ["abort", "dashboard", "history", "pause", "plan", "promote", "restart", "resume", "retry", "state", "status", "step", "undo"]
