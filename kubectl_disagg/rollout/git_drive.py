@@ -128,7 +128,7 @@ class WatchingRemote:
     least every `poll` seconds: a branch that moved meanwhile (another driver, a person) ends the
     step (`RemoteMoved`), since the cluster will show that commit, never this step's."""
 
-    def __init__(self, cluster: Any, moved: Callable[[], bool], poll: float = 10.0):
+    def __init__(self, cluster: Any, moved: Callable[[], bool], poll: float = 3.0):
         self._cluster, self._moved, self._poll = cluster, moved, poll
 
     def __getattr__(self, name: str) -> Any:
