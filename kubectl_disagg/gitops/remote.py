@@ -113,6 +113,8 @@ class Clone:
         if status and ("non-fast-forward" in text or "fetch first" in text or "stale info" in text) \
                 and "remote rejected" not in text:
             return Push(Pushed.MOVED)
+        if "cannot lock ref" in text and "but expected" in text:  # another push landed while this one ran
+            return Push(Pushed.MOVED)
         said_lines = [line.removeprefix("remote:").strip() for line in run.stderr.splitlines()
                       if line.startswith("remote:") and line.removeprefix("remote:").strip()]
         words = said_lines or [line.strip() for line in text.splitlines() if line.strip()][-3:]

@@ -124,9 +124,11 @@ class RemoteMoved(Exception):
 
 
 class WatchingRemote:
-    """A cluster session whose watches (a step waiting for the sync) also look at the remote, at
-    least every `poll` seconds: a branch that moved meanwhile (another driver, a person) ends the
-    step (`RemoteMoved`), since the cluster will show that commit, never this step's."""
+    """A cluster session whose watches (a step waiting for the sync) last at most `poll` seconds
+    and then look at the remote: a branch that moved meanwhile (another driver, a person) ends the
+    step (`RemoteMoved`), since the cluster will show that commit, never this step's. A quiet
+    watch is reported as a change, so the step looks again: its own watch sees LeaderWorkerSets
+    only, and a sync whose last write is the RolloutState object is then seen within `poll`."""
 
     def __init__(self, cluster: Any, moved: Callable[[], bool], poll: float = 3.0):
         self._cluster, self._moved, self._poll = cluster, moved, poll
@@ -137,10 +139,10 @@ class WatchingRemote:
     def wait_for_change(self, *args: Any, **kwargs: Any) -> bool:
         if len(args) >= 4:
             args = (*args[:3], min(args[3], self._poll), *args[4:])
-        changed = bool(self._cluster.wait_for_change(*args, **kwargs))
+        self._cluster.wait_for_change(*args, **kwargs)
         if self._moved():
             raise RemoteMoved()
-        return changed
+        return True
 
 
 def drive(clone: Clone, take: Callable[[Callable[[], bool]], Taken], printer: DrivePrinter,

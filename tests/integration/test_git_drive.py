@@ -101,17 +101,18 @@ class Fleet:
         def poll():
             synced = None
             while not self.stop.is_set():
-                self.run("git", "fetch", "-q", "origin", cwd=self.argo, check=False)
-                self.run("git", "reset", "-q", "--hard", "origin/main", cwd=self.argo, check=False)
-                head = self.run("git", "rev-parse", "HEAD", cwd=self.argo).stdout.strip()
-                if head != synced:
+                listed = self.run("git", "ls-remote", "origin", "refs/heads/main", cwd=self.argo, check=False)
+                head = listed.stdout.split("\t", 1)[0]
+                if head and head != synced:
+                    self.run("git", "fetch", "-q", "origin", cwd=self.argo, check=False)
+                    self.run("git", "reset", "-q", "--hard", head, cwd=self.argo, check=False)
                     done = self.run(str(REPO / "hack" / "gitops-sync.sh"), "app", self.namespace, cwd=self.argo,
                                     check=False)
                     if done.returncode == 0:
                         synced, self.syncs = head, self.syncs + 1
                     else:
                         self.failed = f"{head[:12]}: {done.stderr[-2000:]}"
-                self.stop.wait(0.25)
+                self.stop.wait(0.5)
         self.poller = threading.Thread(target=poll, daemon=True)
         self.poller.start()
         try:
@@ -157,7 +158,7 @@ class Fleet:
 @pytest.fixture
 def fleet(tmp_path, control_plane, namespace, lws_simulator, exporter, prometheus):
     fleet = Fleet(tmp_path, control_plane, namespace, prometheus.address)
-    with lws_simulator.running(namespace, delay=0.0, interval=0.1):
+    with lws_simulator.running(namespace, delay=0.2, interval=0.2):
         yield fleet, exporter, prometheus
 
 
