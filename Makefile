@@ -10,7 +10,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
-# pytest-xdist workers per test tier (make test, unit, integration); 1: none.
+# pytest-xdist workers per test tier (make test, unit, programs, integration); 1: none.
 TEST_WORKERS ?= 2
 
 # Bytecode is a cache like any other: where the environment says not to write it
@@ -18,7 +18,7 @@ TEST_WORKERS ?= 2
 # module, again, in each worker and in every process a test starts.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: package-table docs lint test mermaid unit integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
+.PHONY: package-table docs lint test mermaid unit programs integration demo demo-progressive demo-git render bench generate fuzz clean help argocd-testdata argocd-harness check-test check-demo zipapp
 
 help:
 	@grep -hE '^## ' $(MAKEFILE_LIST) | sed 's/^## //'
@@ -36,7 +36,7 @@ TIERS = $(VENV)/bin/python hack/test_tiers.py --workers $(TEST_WORKERS)
 check-test check-demo:
 	@hack/check-prereqs.sh $(@:check-%=%)
 
-## test: lint and type checks, then all tests (unit, property, integration against a local control plane); prints each tier's wall time and the slowest 20 tests
+## test: lint and type checks, then all tests (the unit, programs and integration tiers: a local control plane); prints each tier's wall time and the slowest 20 tests
 test: check-test $(VENV)/.installed lint testenv argocd-harness mermaid
 	$(TIERS) $(PYTEST_ARGS)
 
@@ -53,9 +53,13 @@ mermaid:
 package-table:
 	$(PYTHON) hack/package_table.py --write
 
-## unit: the tests that need no control plane
+## unit: the tests that need no control plane and run no other program (the package in-process)
 unit: $(VENV)/.installed
 	$(TIERS) --tier unit $(PYTEST_ARGS)
+
+## programs: the tests that need no control plane but run other programs (Go oracles, the Argo CD harness, pip)
+programs: $(VENV)/.installed argocd-harness
+	$(TIERS) --tier programs $(PYTEST_ARGS)
 
 ## integration: only the tests against the local control plane
 integration: check-test $(VENV)/.installed testenv

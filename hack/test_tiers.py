@@ -1,14 +1,17 @@
-"""The test tiers as `make test`, `make unit` and `make integration` run them: each tier one pytest
-run on parallel workers (pytest-xdist, `--dist loadfile`: each module on one worker, and
-tests/conftest.py says which modules share one), then what BENCHMARKS.md records: each tier's
-wall time and the slowest tests of them all.
+"""The test tiers as `make test`, `make unit`, `make programs` and `make integration` run them: the
+unit tier (the package in-process), the programs tier (the tests whose work is another program's:
+the Go oracles, the Argo CD harness, pip; tests/unit/conftest.py names them), the integration tier
+(the local control plane). Each tier one pytest run on parallel workers (pytest-xdist, `--dist
+loadfile`: each module on one worker, and tests/conftest.py says which modules share one), then
+what BENCHMARKS.md records: each tier's wall time and the slowest tests of them all.
 
 Every tier runs even when one before it failed (every failure at once); the exit code is the
 first failing tier's. A tier that collects nothing (PYTEST_ARGS naming only another tier's
 files) is not a failure. A run that shows the tests' output (-s) or stops in the debugger
-(--pdb) stays in one process.
+(--pdb) stays in one process. Each tier's durations are kept in .test-durations/ for its next
+run, which hands the modules that took longest to the workers first (tests/conftest.py).
 
-    python hack/test_tiers.py [--tier unit|integration ...] [--workers N] [--slowest N] [PYTEST_ARGS ...]
+    python hack/test_tiers.py [--tier unit|programs|integration ...] [--workers N] [--slowest N] [PYTEST_ARGS ...]
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-TIERS = {"unit": "not integration", "integration": "integration"}  # each tier's pytest marker expression
+# Each tier's pytest marker expression, in the order `make test` runs them.
+TIERS = {"unit": "not integration and not programs", "programs": "programs and not integration",
+         "integration": "integration"}
 NO_TESTS_COLLECTED = 5  # pytest's exit code
 ONE_PROCESS = {"-s", "--capture=no", "--pdb"}
+KEPT = Path(".test-durations")  # under the directory it runs in (the repository's; ignored by git)
 
 
 class Tier(NamedTuple):
@@ -62,15 +68,31 @@ def summary(tiers: list[Tier], workers: int, slowest: int) -> str:
 
 def run_tier(name: str, workers: int, pytest_args: list[str], scratch: Path) -> Tier:
     log = scratch / f"{name}.json"
-    parallel = ["-n", str(workers), "--dist", "loadfile"] if workers > 1 else []
+    earlier = KEPT / f"{name}.json"  # the tier's tests' latest durations: the longest modules go first
+    parallel = ["-n", str(workers), "--dist", "loadfile", f"--schedule-from={earlier}"] if workers > 1 else []
     argv = [sys.executable, "-m", "pytest", "-m", TIERS[name], *parallel, f"--durations-log={log}", *pytest_args]
     print(f"--- the {name} tier: {' '.join(argv[1:])}", flush=True)
     start = time.monotonic()
     code = subprocess.call(argv)
     wall = time.monotonic() - start
     logged = json.loads(log.read_text()) if log.exists() else {}
+    keep(earlier, logged.get("durations", {}))
     return Tier(name, wall, 0 if code == NO_TESTS_COLLECTED else code, logged.get("durations", {}),
                 logged.get("outcomes", {}))
+
+
+def keep(path: Path, durations: dict[str, float]) -> None:
+    """The durations of this run over those of earlier runs (a run of some files times only them)."""
+    if not durations:
+        return
+    try:
+        kept = json.loads(path.read_text())["durations"]
+    except (OSError, ValueError, KeyError):
+        kept = {}
+    path.parent.mkdir(exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps({"durations": kept | durations}, indent=0, sort_keys=True))
+    partial.replace(path)  # whole or not at all, for a tier started meanwhile
 
 
 def main(argv: list[str]) -> int:

@@ -26,6 +26,7 @@ from kubectl_disagg.commands._options import Options
 from kubectl_disagg.commands.root import cli
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import Exit, terminated
+from kubectl_disagg.views.problems import lines as problem_lines
 
 
 def main(argv: list[str] | None = None, options: Options | None = None) -> None:
@@ -100,7 +101,7 @@ def _guarded(run: Callable[[], int]) -> int:
         return code
     except UserError as err:
         sys.stdout.flush()
-        for line in err.lines():
+        for line in problem_lines(err):
             print(line, file=sys.stderr)
         return Exit.ERROR
     except Terminated as signalled:

@@ -6,12 +6,20 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# A property test asserts what holds over its examples, never how fast one ran: hypothesis's
+# per-example deadline (200 ms) fails healthy tests on a loaded machine. Speed is make bench's.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite the golden files under tests/data/golden from the current output")
     parser.addoption("--durations-log", metavar="FILE", help="write each test's seconds (setup, call and teardown) "
                      "to FILE as JSON, for hack/test_tiers.py's summary")
+    parser.addoption("--schedule-from", metavar="FILE", help="a --durations-log of an earlier run: under "
+                     "`--dist loadfile`, the modules that took longest then go to the workers first")
 
 
 # Test modules that share a session fixture with each other: under pytest-xdist they run on one
@@ -23,17 +31,39 @@ SHARED_SESSIONS = {"tests/integration/test_upstream_": "the upstream stack"}
 def pytest_xdist_make_scheduler(config, log):
     """`-n N --dist loadfile` (`make test`, hack/test_tiers.py): a test module runs whole on one
     worker, so its module fixtures (a zipapp built, a Prometheus started, a Go tool built into the
-    per-user cache) are made once; and the modules of `SHARED_SESSIONS` run on one worker too."""
+    per-user cache) are made once; and the modules of `SHARED_SESSIONS` run on one worker too.
+
+    Modules go to the workers longest first, as `--schedule-from` (the tier's previous run) timed
+    them; modules it does not name come after, most tests first (pytest-xdist's own order). A long
+    module handed out last would leave the other workers idle while it runs."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    earlier = config.getoption("schedule_from")
+    durations = json.loads(Path(earlier).read_text()).get("durations", {}) if earlier and Path(earlier).is_file() else {}
+
+    seconds: dict[str, float] = {}
+    for test, took in durations.items():
+        seconds[scope_of(test)] = seconds.get(scope_of(test), 0.0) + took
+
     class ModulesAndSharedSessions(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = super()._split_scope(nodeid)
-            return next((group for prefix, group in SHARED_SESSIONS.items() if module.startswith(prefix)), module)
+            return scope_of(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if durations:
+                longest = max(self.workqueue, key=lambda scope: seconds.get(scope, 0.0))  # the first of equals
+                self.workqueue.move_to_end(longest, last=False)
+            super()._assign_work_unit(node)
 
     return ModulesAndSharedSessions(config, log)
+
+
+def scope_of(nodeid: str) -> str:
+    """What runs whole on one worker: the test's module, or its group of `SHARED_SESSIONS`."""
+    module = nodeid.split("::", 1)[0]
+    return next((group for prefix, group in SHARED_SESSIONS.items() if module.startswith(prefix)), module)
 
 
 _durations: dict[str, float] = {}

@@ -109,12 +109,13 @@ def take_step(options: Any, how: Any, moved: Callable[[], bool]) -> Any:
     from kubectl_disagg.commands import _gitops, _session
     from kubectl_disagg.rollout import run
     from kubectl_disagg.rollout.git_drive import Stepped, Taken, WatchingRemote
-    from kubectl_disagg.rollout.git_run import GitSteps
-    from kubectl_disagg.views.step_console import Console
+    from kubectl_disagg.rollout.git_run import GitStore
+    from kubectl_disagg.views.git_drive import StepLines
 
-    with _session.session_and_directory(options, how.state_file) as (cluster, tree, directory):
+    with _session.session_and_directory(options, how.state_file) as (cluster, reading, tree, directory):
         repository = _gitops.repository(directory, None)
-        store = GitSteps(WatchingRemote(cluster, moved), directory, tree.files, partial(_gitops.commit, repository=repository, branch=None))
-        code = run.step(store, Console("text", quiet=how.quiet), how)
+        store = GitStore(tree, reading, options.namespace, cluster=WatchingRemote(cluster, moved), loaded=directory,
+                         commit=partial(_gitops.commit, repository=repository, branch=None))
+        code = run.step(store, StepLines("text", quiet=how.quiet, clock=options.clock), how)
     return Taken(code, tuple(Stepped(r.ds, r.step.before, r.step.state, r.step.outcome, r.step.reasons, r.timed_out)
                              for r in store.results), store.revision)

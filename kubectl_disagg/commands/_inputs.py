@@ -13,7 +13,7 @@ from kubectl_disagg.errors import UserError
 
 if TYPE_CHECKING:
     from kubectl_disagg.core.api.model import DisaggregatedSet
-    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.rollout.git_run import GitStore
     from kubectl_disagg.inputs.directory import Directory
     from kubectl_disagg.inputs.tree import Reading, Tree
 
@@ -82,9 +82,9 @@ def tree_of_sets(filenames: tuple[str, ...], reading: Reading, namespace: str | 
 def git_store(options: Options, state_file: str | None = None, states: bool = True) -> GitStore:
     """The position store of a --gitops command that reads (`rollout history`, `undo`, `plan`):
     the -f inputs read once (`gitops_tree`) and loaded once, with their rollout states, by the
-    store (gitops/store.py `GitStore`), placed by `gitops_namespace`, checked like
+    store (rollout/git_run.py `GitStore`), placed by `gitops_namespace`, checked like
     `tree_of_sets`; `states` False: the sets alone, their states neither read nor checked."""
-    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.rollout.git_run import GitStore
 
     reading, tree = gitops_tree(options, state_file)
     found = GitStore(tree, reading, options.namespace, fallback=gitops_namespace(options), states=states)

@@ -24,7 +24,7 @@ from kubectl_disagg.manifests.source import JsonObject
 if TYPE_CHECKING:
     from kubectl_disagg.core.api.model import DisaggregatedSet
     from kubectl_disagg.gitops.directory import Directory
-    from kubectl_disagg.inputs.tree import Tree
+    from kubectl_disagg.inputs.tree import Reading, Tree
 
 
 def cluster(func: F) -> F:
@@ -68,7 +68,8 @@ def session(options: Options) -> contextlib.AbstractContextManager[Session]:
 
 
 @contextlib.contextmanager
-def session_and_directory(options: Options, state_file: str | None) -> Iterator[tuple[Session, Tree, Directory]]:
+def session_and_directory(options: Options, state_file: str | None) -> Iterator[tuple[Session, Reading, Tree,
+                                                                                   Directory]]:
     """A --gitops step's session and its -f tree with the directory loaded once (states included),
     a set that names no namespace placed as every --gitops command places it (`_inputs.
     gitops_namespace`); a kubeconfig that fails still lets the inputs' own problems be said first."""
@@ -79,7 +80,7 @@ def session_and_directory(options: Options, state_file: str | None) -> Iterator[
         _inputs.gitops_directory(options, reading, tree, fallback="")  # the inputs' own problems first
         raise
     with opened as cluster:
-        yield cluster, tree, _inputs.gitops_directory(options, reading, tree)
+        yield cluster, reading, tree, _inputs.gitops_directory(options, reading, tree)
 
 
 def executor(options: Options) -> contextlib.AbstractContextManager[ClusterExecutor]:

@@ -53,8 +53,8 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",))]
                    "the next action changes (complete already: returns at once).")
 @_options.timeout("0", "With --watch: give up after this long (30s, 5m, 1h; 0 waits forever).")
 @click.option("--gitops", is_flag=True,
-              help="Git-driven rollout (docs/gitops.md): per slice the committed step, whether the cluster shows "
-                   "it and the next action; with -w, until the next action changes.")
+              help="Git-driven rollout (docs/gitops.md): the live set's status, and per slice the committed step, "
+                   "whether the cluster shows it and the next action; with -w, until the next action changes.")
 @_options.pass_options
 def status(options: _options.Options, name: str | None, watch: bool, until: str | None, timeout: float | None,
            gitops: bool) -> int:

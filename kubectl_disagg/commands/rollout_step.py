@@ -1,9 +1,9 @@
 """`kubectl disagg rollout step`: one reconcile pass of the DisaggregatedSet controller, client-side.
 
 Flags → one library call → one view: `rollout.run.step` over the store --gitops picks,
-`rollout.run.ClusterSteps` → `Console`, or `rollout.git_run.GitSteps` (the next step written into
-the state file in git, the cluster only read) → `views.gitops_report`; the store maps the
-`Outcome`s to its exit table."""
+`rollout.store.ClusterStore` or `rollout.git_run.GitStore` (the next step written into the state
+file in git, the cluster only read), shown by one `Console` (views/step_console.py); the run maps
+its sets' `Outcome`s to the one exit table (`rollout.outcome.step_exit`)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.rollout.outcome import step_exit
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.rollout.run import StepOptions
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.write_scheduler import DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT
 from kubectl_disagg.views.step_console import Console
 from kubectl_disagg.wait import Deadline
@@ -49,7 +50,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "wait_fo
                                    "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
 @_services.revision_services
-@click.option("-q", "--quiet", is_flag=True, help="Print only the progress lines and errors.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only waves, gates, the end, errors.")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: write the next step into the state file beside the set. It first "
                    "checks the cluster shows the committed rollout state, then writes the next step into "
@@ -109,39 +110,33 @@ def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: 
     how = StepOptions(dry_run=None if dry_run == "none" else dry_run, deadline=Deadline.after(timeout, options.clock),
                       revision_services=options.revision_services, **flags)
     if gitops:
-        return _step_gitops(options, how, timeout)
+        return _step_gitops(options, how)
     if how.dry_run and (how.wait_for_lease or how.until_complete):
         raise click.UsageError("--dry-run takes no lease, so --wait-for-lease has nothing to wait for"
                                if how.wait_for_lease else "--dry-run and --until-complete cannot be combined: a dry "
                                "run changes nothing, so the rollout would never advance")
     _options.check_name_or_files(name, options)
     tree, sets = _inputs.sets_and_tree(options) if options.filenames else (None, None)
-    console = Console(options.output, quiet=how.quiet)
+    console = Console(options.output, quiet=how.quiet, clock=options.clock)
     if refusal := [] if how.dry_run or how.ignore_rollout_state or not sets or tree is None else \
             _inputs.git_driven(sets, tree):
         console.error(refusal)
-        return STEP_EXIT[Outcome.REFUSED]
+        return step_exit([Outcome.REFUSED])
     with _session.executor(options) as cluster:
         if name:  # a set deployed with -f has no object to step: say so, and how
             _session.stored_object(cluster, name, options.namespace)
-        return run.step(run.ClusterSteps(cluster, sets, name, options.namespace), console, how)
+        return run.step(ClusterStore(cluster, sets, options.namespace, name=name), console, how)
 
 
-def _step_gitops(options: _options.Options, how: StepOptions, timeout: float | None) -> int:
+def _step_gitops(options: _options.Options, how: StepOptions) -> int:
     """--gitops: the inputs read once, the directory loaded once and passed down; imported here only."""
     from functools import partial
 
     from kubectl_disagg.commands import _gitops
-    from kubectl_disagg.rollout.git_run import GitSteps
-    from kubectl_disagg.views import gitops_report as report
+    from kubectl_disagg.rollout.git_run import GitStore
 
-    with _session.session_and_directory(options, how.state_file) as (cluster, tree, directory):
+    with _session.session_and_directory(options, how.state_file) as (cluster, reading, tree, directory):
         repository = _gitops.repository(directory, how.branch) if how.commit else None  # before anything is written
-        store = GitSteps(cluster, directory, tree.files, partial(_gitops.commit, repository=repository,
-                                                                 branch=how.branch))
-        code = run.step(store, Console(options.output), how)
-    if store.written:  # the run's report (an analysis without a verdict wrote nothing, and said so)
-        click.echo(report.format_results(store.results, options.output), nl=False)
-        click.echo("".join(f"{line}\n" for line in report.timed_out(store.results, timeout)), err=True, nl=False)
-        _gitops.written(store.results, how.pr_description, store.revision, how.branch)
-    return code
+        store = GitStore(tree, reading, options.namespace, cluster=cluster, loaded=directory,
+                         commit=partial(_gitops.commit, repository=repository, branch=how.branch))
+        return run.step(store, Console(options.output, clock=options.clock), how)

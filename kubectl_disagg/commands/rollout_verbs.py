@@ -2,7 +2,7 @@
 
 One command each, made by `verb_command` (they differ only in their words, and promote's `--full`
 and `--skip-analysis`):
-flags → the store (`rollout.store.ClusterStore`, or `gitops.store.GitStore` with --gitops) →
+flags → the store (`rollout.store.ClusterStore`, or `rollout.git_run.GitStore` with --gitops) →
 `verbs.run_verb`, the one implementation of every verb → `VerbConsole`.
 """
 
@@ -20,7 +20,7 @@ from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import VerbExit
 
 if TYPE_CHECKING:
-    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.rollout.git_run import GitStore
     from kubectl_disagg.core.delivery.change import PositionChange
 
 MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name",), only=("pr_description", "commit", "state_file"))]
@@ -116,7 +116,7 @@ def _git_store(options: _options.Options, verb: str, state_file: str | None, com
                reason: str) -> GitStore:
     """The state files beside the -f sets, read once; with --commit the repository, checked
     before anything is written, and the pull request text of what is written as its message."""
-    from kubectl_disagg.gitops.store import GitStore
+    from kubectl_disagg.rollout.git_run import GitStore
     from kubectl_disagg.inputs import tree as inputs
     from kubectl_disagg.rollout.verbs import VerbResult
     from kubectl_disagg.views.gitops_report import commit_message

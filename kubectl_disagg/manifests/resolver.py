@@ -45,7 +45,6 @@ _HINTS = _SIGN_OR_DIGIT | frozenset("yYnNtTfFoO~.")
 
 _INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 _BASES = {"b": (2, "01"), "o": (8, "01234567"), "x": (16, "0123456789abcdefABCDEF")}
-_DECIMAL = frozenset("0123456789")
 # resolve.go's yamlStyleFloat, on the text without underscores.
 _YAML_STYLE_FLOAT = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
 # strconv.ParseFloat's decimal syntax for a text that starts with a dot, underscores only

@@ -3,8 +3,10 @@
 `gitops_step` is `rollout step` for git: the same `reconcile` over the live LWS, with a
 `StateExecutor` landing the actions in the state instead of the cluster (one decision, two
 executors). It refuses to move unless the cluster shows exactly what the state renders to.
-Pure, but for `next_step`: it reads the cluster it is given and, with `--wait`, watches the LWS
+Pure, but for `looks`: it reads the cluster it is given and, with `--wait`, watches the LWS
 between looks in the one wait loop every command waits in (`until_settled`).
+
+`SetStep` is one set's step as the git store (rollout/git_run.py) keeps it for its report.
 
 A step decides once: the committed state rendered (and checked, design §8) once, one reconcile
 pass over the live LWS, the state it writes checked against that pass, and what its views
@@ -14,7 +16,7 @@ cluster may run, "synced?") is gitops/step.py's, below the rollout (design §9.8
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 import datetime
@@ -28,7 +30,9 @@ from kubectl_disagg.core.controller.snapshot import LiveService, Snapshot
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.core.delivery.position import Position
 from kubectl_disagg.errors import Problem
+from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops.executor import StateExecutor
+from kubectl_disagg.gitops.history import WrittenBack
 from kubectl_disagg.gitops.render import handing_back
 from kubectl_disagg.gitops.rules import set_stepped_for, state_problems, upgraded
 from kubectl_disagg.gitops.served import served_differences
@@ -38,8 +42,9 @@ from kubectl_disagg.gitops.step import (adopt_state, autoscaled, external_as_set
 from kubectl_disagg.gitops.step_view import StepView, step_view
 from kubectl_disagg.gitops.waves import RENDER_NOW, gained_at_stable, scaled_down_in_flight, state_progress, with_position
 from kubectl_disagg.kube.seam import ClusterReads
+from kubectl_disagg.rollout.outcome import STEP_EXIT
 from kubectl_disagg.rollout.pacer import Analyze, Paced
-from kubectl_disagg.rollout.stepper import Pass, run_pass
+from kubectl_disagg.rollout.stepper import Look, Pass, pass_outcome, run_pass
 from kubectl_disagg.wait import NEVER, Deadline, until_settled
 
 
@@ -50,19 +55,43 @@ class GitopsStep:
     reasons: tuple[str, ...] = ()  # why it waits or refuses, or what the new state does
     passed: Pass | None = None  # reconcile's pass, when one ran
     before: RolloutState | None = None
-    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `next_step`)
+    snapshot: Snapshot | None = None  # the live LWS it was decided on (set by `looks`)
     view: StepView = StepView()  # what its views read (the pull request), computed with it
 
 
-def next_step(cluster: ClusterReads, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *, wait: bool = False,
-              deadline: Deadline = NEVER, analyze: Analyze | None = None,
-              clock: Clock = SYSTEM_CLOCK) -> tuple[GitopsStep, bool]:
-    """The next step of a git-driven rollout from the live LWS (and RolloutState object) of
-    `cluster`; with `wait`, the first that does not wait, watching the LWS between looks until
-    `deadline`; and whether the deadline came first. Nothing lands in the
-    cluster, so no Lease is held: a state to commit is as far as git goes until it is merged.
-    `analyze` measures an analysis gate the step reaches (see `gitops_step`); each look is
-    judged at `clock`'s time (a gate's soak)."""
+@dataclass(frozen=True)
+class SetStep:
+    """One set's step through git (the git store's `looks`, its last): where its state is kept,
+    the step, and whether --wait gave up (the last look unsettled)."""
+
+    ds: DisaggregatedSet
+    namespace: str
+    path: str
+    step: GitopsStep
+    timed_out: bool = False
+    read: bytes | None = None  # what the state file held when the step read it (None: no file)
+    returning: WrittenBack | None = None  # who wrote the set's revision back (`history.going_back`): a rollback
+
+    @property
+    def outcome(self) -> Outcome:
+        """The step's outcome, or TIMEOUT where --wait gave up."""
+        return Outcome.TIMEOUT if self.timed_out else self.step.outcome
+
+    @property
+    def code(self) -> StepExit:
+        return STEP_EXIT[self.outcome]
+
+
+def looks(cluster: ClusterReads, ds: DisaggregatedSet, state: RolloutState | None, namespace: str, *,
+          wait: bool = False, deadline: Deadline = NEVER, analyze: Analyze | None = None,
+          clock: Clock = SYSTEM_CLOCK) -> Iterator[Look[GitopsStep]]:
+    """The looks of a git-driven step at the live LWS (and RolloutState object) of `cluster`,
+    each the step it decides (`kept`) and its outcome: one, or with `wait` until one does not
+    wait, watching the LWS between looks until `deadline` (a look still waiting then is
+    unsettled: the wait ran out, as it has where the deadline had passed before the first look).
+    Nothing lands in the cluster, so no Lease is held: a state to commit is as far as git goes
+    until it is merged. `analyze` measures an analysis gate the step reaches (see
+    `gitops_step`); each look is judged at `clock`'s time (a gate's soak)."""
     def look() -> GitopsStep:
         live = cluster.snapshot(ds.name, namespace, services=False)
         served = cluster.rollout_state(ds.name, namespace) if state is not None else None
@@ -72,14 +101,17 @@ def next_step(cluster: ClusterReads, ds: DisaggregatedSet, state: RolloutState |
         assert seen.snapshot is not None  # every look carries the snapshot it was decided on
         return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
 
+    def settled(seen: GitopsStep) -> bool:
+        return not wait or seen.outcome != Outcome.WAITING
+
+    def as_look(seen: GitopsStep, settles: bool) -> Look[GitopsStep]:
+        return Look(seen.outcome, settled=settles, event=seen.passed, kept=seen)
+
     if wait and deadline.expired():  # the deadline had passed before the first look
-        return look(), True
-    looks = until_settled(look, lambda seen: not wait or seen.outcome != Outcome.WAITING, watch, deadline,
-                          rewatch=True)
-    step = next(looks)  # the first look is always taken
-    for step in looks:  # noqa: B007 (read after the loop)
-        pass
-    return step, wait and step.outcome == Outcome.WAITING
+        yield as_look(look(), False)
+        return
+    for seen in until_settled(look, settled, watch, deadline, rewatch=True):
+        yield as_look(seen, settled(seen))
 
 
 def gitops_step(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot,
@@ -138,7 +170,8 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
     paced = None if ds.policy is None else Paced(state.position, now or RENDER_NOW, analyze=analyze,
                                                  proven=partial(state_progress, ds, state))
     passed = run_pass(executor, ds, namespace, admit=None if paced is None else paced.admit)
-    if passed.refusal:
+    verdict = pass_outcome(passed)  # what the pass alone comes to, as in the cluster; git's state refines it
+    if verdict == Outcome.REFUSED:
         return GitopsStep(Outcome.REFUSED, state, passed.refusal, passed, before=state)
     after = executor.state()
     # What the next render checks the step against (design §8): the set it was decided for, and
@@ -159,18 +192,19 @@ def _decided(ds: DisaggregatedSet, state: RolloutState | None, live: Snapshot, s
         written = replace(outcome.state, commits=commits)
         return _checked(ds, replace(outcome, state=written), _ran(ds, toward, written, passed))
 
-    if paced is not None and passed.stopped and not passed.done:
-        if paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
+    if verdict == Outcome.HELD:
+        if paced is not None and paced.moved():  # a wave completed, a gate reached: recorded (a soak is timed from it)
             return checked(GitopsStep(Outcome.ADVANCED, with_position(ds, state, _keeping(ds, state, paced)),
                                       ("records where the rollout stands: " + "; ".join(passed.stopped),),
                                       passed, before=state))
         return GitopsStep(Outcome.HELD, state, passed.stopped, passed, before=state)
-    if passed.done:
+    if verdict == Outcome.ADVANCED:
         return checked(GitopsStep(Outcome.ADVANCED, after, tuple(a.describe() for a in passed.done), passed,
                                   before=state))
-    if not passed.complete:
+    if verdict == Outcome.WAITING:
         waiting = tuple(f"slice {r.slice}: {reason}" for r in passed.reconciliation.slices for reason in r.waiting_for)
         return GitopsStep(Outcome.WAITING, state, waiting or ("nothing to do yet",), passed, before=state)
+    # Nothing left to roll (COMPLETE), but the state may still have something to record.
     if _deployed(after) != _deployed(state):  # a direct scale or slice change is live: record it
         return checked(GitopsStep(Outcome.ADVANCED, after, ("records the replicas and slices now running",),
                                   passed, before=state))

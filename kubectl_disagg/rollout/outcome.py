@@ -1,5 +1,6 @@
 """How a rollout verb ended (core/delivery/outcome.py `Outcome`, one type for both stores),
-mapped once per command family to its exit table (`exits.py`, whose numbers are the contract)."""
+mapped once per command family to its exit table (`exits.py`, whose numbers are the contract):
+one mapping and one aggregation per family, whichever store ran it."""
 
 from __future__ import annotations
 
@@ -8,16 +9,14 @@ from collections.abc import Iterable
 from kubectl_disagg.core.delivery.outcome import Outcome, most_pressing
 from kubectl_disagg.exits import StatusExit, StepExit
 
-__all__ = ["GITOPS_EXIT", "STATUS_EXIT", "STEP_EXIT", "gitops_exit"]
+__all__ = ["STATUS_EXIT", "STEP_EXIT", "step_exit"]
 
 
-# One mapping per command family, to its exit table.
-GITOPS_EXIT = {Outcome.ADVANCED: StepExit.OK, Outcome.WAITING: StepExit.WAITING,
-               Outcome.COMPLETE: StepExit.COMPLETE, Outcome.REFUSED: StepExit.REFUSED,
-               Outcome.HELD: StepExit.HELD, Outcome.TIMEOUT: StepExit.TIMEOUT}
-# `rollout step` in the cluster: a pass ran and --until-complete found the set complete are both done.
-STEP_EXIT = {Outcome.ADVANCED: StepExit.OK, Outcome.COMPLETE: StepExit.OK, Outcome.ERROR: StepExit.ERROR,
-             Outcome.REFUSED: StepExit.REFUSED, Outcome.TIMEOUT: StepExit.TIMEOUT, Outcome.HELD: StepExit.HELD}
+# `rollout step`, both stores: a step taken and a run to the end (--until-complete) are done; a
+# rollout with nothing left to do (git: nothing written) says so; waiting is git's alone.
+STEP_EXIT = {Outcome.ADVANCED: StepExit.OK, Outcome.FINISHED: StepExit.OK, Outcome.ERROR: StepExit.ERROR,
+             Outcome.WAITING: StepExit.WAITING, Outcome.COMPLETE: StepExit.COMPLETE,
+             Outcome.REFUSED: StepExit.REFUSED, Outcome.HELD: StepExit.HELD, Outcome.TIMEOUT: StepExit.TIMEOUT}
 # `rollout status`, both stores: through git its code is the next action's (what `rollout step
 # --gitops` would end with: 0 the step is next, 3 refused), in the cluster whether the set is there.
 STATUS_EXIT = {Outcome.AVAILABLE: StatusExit.AVAILABLE, Outcome.NOT_AVAILABLE: StatusExit.NOT_AVAILABLE,
@@ -26,6 +25,7 @@ STATUS_EXIT = {Outcome.AVAILABLE: StatusExit.AVAILABLE, Outcome.NOT_AVAILABLE: S
                Outcome.COMPLETE: StatusExit.COMPLETE, Outcome.REFUSED: StatusExit.NOT_AVAILABLE}
 
 
-def gitops_exit(outcomes: Iterable[Outcome]) -> StepExit:
-    """The code of a git run (`rollout step|status --gitops`): its most pressing set's."""
-    return GITOPS_EXIT[most_pressing(outcomes)]
+def step_exit(outcomes: Iterable[Outcome]) -> StepExit:
+    """The code of a run of `rollout step` (either store; `rollout status --gitops` reads it as
+    the next action's): its most pressing set's."""
+    return STEP_EXIT[most_pressing(outcomes)]

@@ -1,6 +1,9 @@
-"""`rollout step` as one library call over a store (`step`, `StepStore`): the cluster's
-(`ClusterSteps`: drive each set, `stepper.drive`, record what each pass did as Events) or git's
-(rollout/git_run.py `GitSteps`); and how the run ended as an exit code.
+"""`rollout step` as one library call over a store (`step`, `StepStore`): each set taken through
+its looks and how it ended classified once, for both stores (`step_set`); the store gives only
+its own, the looks: the cluster's (rollout/store.py `ClusterStore`: passes driven under the set's
+Lease by `drive_looks`, `stepper.drive`, each recorded as Events) or git's (rollout/git_run.py
+`GitStore`: rollout/git_step.py `looks`); and how the run ended as an exit code, from one table
+for both (rollout/outcome.py `step_exit`).
 
 No click and no formatting: what is shown goes to a `StepPrinter` (views/step_console.py),
 passed in by the command. The exit codes are `exits.StepExit`, the command's contract (its
@@ -10,29 +13,27 @@ passed in by the command. The exit codes are `exits.StepExit`, the command's con
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
 from kubectl_disagg.clock import Clock
-from kubectl_disagg.core.controller.ownership import reconciled_by_controller
 from kubectl_disagg.core.api.durations import format_duration
-from kubectl_disagg.core.api.model import DisaggregatedSet, namespace_for
+from kubectl_disagg.core.api.model import DisaggregatedSet
 from kubectl_disagg.core.controller.reconcile import Admission
 from kubectl_disagg.core.controller.snapshot import Snapshot
 from kubectl_disagg.core.delivery.position import Position, Stamp
-from kubectl_disagg.core.delivery.sets import set_from_object
 from kubectl_disagg.errors import UserError
 from kubectl_disagg.exits import StepExit
-from kubectl_disagg.rollout.outcome import STEP_EXIT
+from kubectl_disagg.rollout.outcome import step_exit
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.kube.lease import LeaseHeld, LeaseLost, LeaseWaitTimedOut
 from kubectl_disagg.wait import NEVER, Deadline
-from kubectl_disagg.rollout.events import events_for, record_events, set_reference
+from kubectl_disagg.rollout.events import events_for, record_events
 from kubectl_disagg.rollout.analysis import AnalysisTimeout, GateRun, gate_analysis
-from kubectl_disagg.rollout.progressive import Progressive, recorded_position, with_stored_policy
-from kubectl_disagg.rollout.stepper import Admit, Pass, PassInterrupted, Retry, drive
-from kubectl_disagg.views.stops import reconciled_sentence
+from kubectl_disagg.rollout.progressive import Progressive, recorded_position
+from kubectl_disagg.rollout.stepper import Admit, Look, Pass, PassInterrupted, Retry, drive, pass_outcome
+from kubectl_disagg.rollout.git_step import SetStep
 
 
 class StepPrinter(Protocol):
@@ -56,6 +57,10 @@ class StepPrinter(Protocol):
     def analysis_progress(self, gate: str) -> Callable[[GateRun], None]:
         """Where an analysis gate's run shows its progress (rollout/analysis.py's GateRun)."""
 
+    def written(self, results: Sequence[SetStep], how: StepOptions, revision: str | None) -> None:
+        """A run through git, as written: each set's step, the sets whose --wait ran out, the
+        pull request's description (`how.pr_description`) and the commit `revision` made."""
+
 
 @dataclass(frozen=True)
 class StepOptions:
@@ -66,7 +71,7 @@ class StepOptions:
     `wait_for_lease` and an analysis gate's run in every step (with --gitops, `wait` too).
     `dry_run`: CLIENT or SERVER (rollout/stepper.py), None for a real step. `revision_services`
     False: a stored set without its per-revision Services (--no-revision-services). Through git
-    (`rollout.git_run.GitSteps`): `wait` watches until the step can advance, `commit` commits the
+    (`rollout.git_run.GitStore`): `wait` watches until the step can advance, `commit` commits the
     states written (on a new `branch`), `pr_description` is where the pull request's text goes,
     `state_file` the explicit state file of one set."""
 
@@ -93,23 +98,33 @@ class StepOptions:
 
 
 class StepStore(Protocol):
-    """Where `step` runs (design §9.8): the store supplies the sets, steps each (observes it and
-    decides its pass; the cluster lands the pass's writes under the set's Lease as it goes),
-    writes the run's transaction (git: every state file, then one commit; the cluster: nothing
-    left, each pass wrote) and maps the sets' outcomes to the run's exit code (its exit table)."""
+    """What `step` asks of a store (design §9.8; rollout/store.py `Store` is it with the verbs'
+    part): the sets, each set's looks (observed and decided; the cluster lands each pass's writes
+    under the set's Lease as it goes) and the run's transaction (git: every state file, then one
+    commit; the cluster: nothing left, each pass wrote). How a set's run ended is classified once
+    (`step_set`), and the exit code is the run's, from one table (rollout/outcome.py
+    `step_exit`), whatever the store.
+
+    `together`: the sets are written together, at the end (git): what the run did is shown when
+    it is written (`write_run`); else each pass lands and is shown as it runs (the cluster), and
+    how each set ended is said as it ends."""
+
+    together: bool
 
     def targets(self, how: StepOptions, printer: StepPrinter) -> Sequence[tuple[DisaggregatedSet, str]] | None:
         """The sets to step, each with its namespace; None: the run is refused (said on `printer`)."""
 
-    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
-        """Step one set: how it ended."""
+    def looks(self, ds: DisaggregatedSet, namespace: str, how: StepOptions,
+              printer: StepPrinter) -> Iterator[Look[Any]]:
+        """The looks of one set's run, each with the store's verdict, as they are taken: one, or
+        (the cluster's --until-complete, git's --wait) until one is settled or the run's deadline
+        passes. Only the store's own goes here: where a pass's actions land and how the next
+        look is taken and waited for."""
 
-    def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
-        """The run's writes, one transaction; the sets' outcomes as written (git: a directory's
-        sets step together, so one that cannot step holds the others)."""
-
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        """The run's code, from its sets' outcomes."""
+    def write_run(self, outcomes: Sequence[Outcome], how: StepOptions, printer: StepPrinter) -> list[Outcome]:
+        """The run's writes, one transaction, shown on `printer` (git: what each set's step wrote);
+        the sets' outcomes as written (git: a directory's sets step together, so one that cannot
+        step holds the others)."""
 
 
 def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions()) -> StepExit:
@@ -119,69 +134,75 @@ def step(store: StepStore, printer: StepPrinter, how: StepOptions = StepOptions(
     sets are written together, so nothing of the run is) ends the run, nothing written."""
     sets = store.targets(how, printer)
     if sets is None:
-        return store.exit_code([Outcome.REFUSED])
+        return step_exit([Outcome.REFUSED])
     outcomes: list[Outcome] = []
     try:
         for ds, namespace in sets:
-            outcome = store.step_set(ds, namespace, how, printer)
+            outcome = step_set(store, ds, namespace, how, printer)
             outcomes.append(outcome)
-            if how.until_complete and outcome != Outcome.COMPLETE:
+            if how.until_complete and outcome != Outcome.FINISHED:
                 break  # sets roll one after another: the first that does not complete stops the run
     except AnalysisTimeout as err:  # no verdict: nothing is recorded, the next step measures again
         printer.error([f"{line}; nothing written" for line in err.lines()])
-        return store.exit_code([Outcome.TIMEOUT])
-    return store.exit_code(store.write(outcomes))
+        return step_exit([Outcome.TIMEOUT])
+    return step_exit(store.write_run(outcomes, how, printer))
 
 
-class ClusterSteps:
-    """`step` in the cluster: each of `sets` (from files), or the set `name` stored in the
-    cluster, driven pass after pass under its Lease (`stepper.drive`), each pass's writes landing
-    as it runs (no transaction is left for the run); the run's code the highest of its sets'."""
-
-    def __init__(self, cluster: Any, sets: Sequence[DisaggregatedSet] | None, name: str | None = None,
-                 namespace: str | None = None):
-        self.cluster, self.sets, self.name, self.namespace = cluster, sets, name, namespace
-        self.regarding: dict[str, Any] | None = None  # a file: each event regards the LeaderWorkerSet it is about
-
-    def targets(self, how: StepOptions, printer: StepPrinter) -> list[tuple[DisaggregatedSet, str]] | None:
-        namespace = self.namespace or self.cluster.default_namespace
-        if self.sets is not None:
-            return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace)) for ds in self.sets]
-        assert self.name is not None  # the command asks for NAME or -f
-        stored = self.cluster.get_set(self.name, namespace)
-        signs = [] if how.ignore_controller else reconciled_by_controller(stored)
-        if signs:
-            printer.error([f"refusing to step disaggregatedset/{self.name}:",
-                           f"  {reconciled_sentence(self.name, signs)}"])
-            return None
-        ds = set_from_object(stored)
-        ds = ds if how.revision_services else replace(ds, revision_services=False)
-        self.regarding = set_reference(stored)
-        ds = with_stored_policy(self.cluster, ds, namespace)
-        return [(ds, namespace_for(ds, self.namespace, self.cluster.default_namespace))]
-
-    def step_set(self, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
-        outcome = step_set(self.cluster, ds, namespace, printer, how, self.regarding)
-        if outcome == Outcome.TIMEOUT and how.until_complete:
-            printer.error([f"timed out after {format_duration(how.deadline.seconds or 0)}: "
-                           f"disaggregatedset/{ds.name} in {namespace} is not complete; the rollout stays where it "
-                           "is, run the command again to continue"])
-        return outcome
-
-    def write(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
-        return list(outcomes)  # each pass wrote as it ran, under the set's Lease
-
-    def exit_code(self, outcomes: Sequence[Outcome]) -> StepExit:
-        return max(STEP_EXIT[outcome] for outcome in outcomes)  # the highest number (git's: the most pressing)
-
-
-def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
-             regarding: dict[str, Any] | None = None) -> Outcome:
-    """Drive one set, showing each pass; how it ended (ADVANCED: a pass ran; COMPLETE: with
-    `until_complete`, the set is complete)."""
-    last = None
-    brakes = None
+def step_set(store: StepStore, ds: DisaggregatedSet, namespace: str, how: StepOptions, printer: StepPrinter) -> Outcome:
+    """One set taken through its looks (`store.looks`), and how it ended, for both stores: the
+    last look's verdict, or TIMEOUT where the run ran out of time before a look settled. A set
+    that could not be taken (its Lease held, lost, or queued for past the deadline) is REFUSED
+    or TIMEOUT; an analysis gate without a verdict times out a set whose passes land as they go
+    (a store that writes together lets it out: `step`). A store that shows each pass as it
+    runs (not `together`) has the end said here; the other's report is its `write_run`'s."""
+    last: Look[Any] | None = None
     changed = False  # whether any pass of this run wrote: a held run's last line says so
+    try:
+        for last in store.looks(ds, namespace, how, printer):
+            changed = changed or last.wrote
+    except (LeaseWaitTimedOut, LeaseHeld, LeaseLost, AnalysisTimeout) as err:
+        if store.together and isinstance(err, AnalysisTimeout):
+            raise
+        printer.error(err.lines())
+        outcome = Outcome.REFUSED if isinstance(err, (LeaseHeld, LeaseLost)) else Outcome.TIMEOUT
+    else:
+        outcome = last.outcome if last is not None and last.settled else Outcome.TIMEOUT
+        if not store.together:
+            _ended(last, outcome, changed, ds, namespace, printer)
+    if outcome == Outcome.TIMEOUT and how.until_complete and not store.together:
+        printer.error([f"timed out after {format_duration(how.deadline.seconds or 0)}: "
+                       f"disaggregatedset/{ds.name} in {namespace} is not complete; the rollout stays where it "
+                       "is, run the command again to continue"])
+    return outcome
+
+
+def _ended(last: Look[Any] | None, outcome: Outcome, changed: bool, ds: DisaggregatedSet, namespace: str,
+           printer: StepPrinter) -> None:
+    """How a set's run ended, said where its last pass did not say it."""
+    if last is None or not isinstance(last.event, Pass):
+        return
+    passed = last.event
+    if outcome == Outcome.REFUSED:
+        printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
+                       *(f"  {reason}" for reason in passed.refusal)])
+    elif outcome == Outcome.ERROR:
+        printer.refused_writes(passed)
+    elif outcome == Outcome.HELD:
+        done = "this run changed it (above) and stops here" if changed else "nothing was changed"
+        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; {done}:",
+                       *(f"  {reason}" for reason in passed.stopped), *(f"  {line}" for line in last.notes)])
+    elif outcome == Outcome.FINISHED:
+        printer.finished(passed)
+
+
+def drive_looks(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPrinter, options: StepOptions,
+                regarding: dict[str, Any] | None = None) -> Iterator[Look[None]]:
+    """The cluster's looks at one set (`store.ClusterStore.looks`): driven pass after pass under
+    its Lease (`stepper.drive`), each pass shown and recorded as Events as it ends; its verdict
+    (`stepper.pass_outcome`): a refusal, refused writes or a hold end the run; else ADVANCED (a
+    pass ran), with `until_complete` FINISHED where the set is complete, and the passes repeat
+    until it is. A held set's look says who braked while the run went."""
+    brakes = None
     dry_run, clock = options.dry_run, options.deadline.clock  # the command's clock
     paced: dict[str, Any]
     if ds.policy is None:  # no pacing: only a RolloutState a removed policy left is brought to the truth
@@ -194,44 +215,38 @@ def step_set(cluster: Any, ds: DisaggregatedSet, namespace: str, printer: StepPr
         paced = {"admit": progressive.admit} if brakes is None else {"admit": brakes.admit(progressive),
                                                                      "braked": brakes.moved}
     until_complete = options.until_complete
+    last: Look[None] | None = None  # each look is yielded once the next is taken: the last after the Lease is let go
     try:
         with contextlib.closing(drive(cluster, ds, namespace, until_complete=until_complete, dry_run=dry_run,
                                       deadline=options.passes_deadline, max_in_flight=options.max_in_flight,
                                       wait_for_lease=options.wait_for_lease, **paced)) as passes:
-            for last in passes:
-                printer.show(last, until_complete=until_complete)
-                _record(cluster, printer, last.partial if isinstance(last, Retry) else last, regarding, clock)
-                changed = changed or bool((last.partial if isinstance(last, Retry) else last).done)
-    except (LeaseWaitTimedOut, AnalysisTimeout) as err:
-        printer.error(err.lines())
-        return Outcome.TIMEOUT
-    except (LeaseHeld, LeaseLost) as err:
-        printer.error(err.lines())
-        return Outcome.REFUSED
+            for event in passes:
+                printer.show(event, until_complete=until_complete)
+                _record(cluster, printer, event.partial if isinstance(event, Retry) else event, regarding, clock)
+                if last is not None:
+                    yield last
+                last = _cluster_look(event, until_complete)
     except PassInterrupted as interrupted:
         if interrupted.partial.done:
             printer.report(interrupted.partial, only_changed=until_complete)
             _record(cluster, printer, interrupted.partial, regarding, clock)
         raise interrupted.user_error() from None
-    if isinstance(last, Pass) and last.refusal:
-        printer.error([f"refusing to step disaggregatedset/{ds.name} in {namespace}:",
-                       *(f"  {reason}" for reason in last.refusal)])
-        return Outcome.REFUSED
-    if isinstance(last, Pass) and last.refused_writes:
-        printer.refused_writes(last)
-        return Outcome.ERROR
-    if isinstance(last, Pass) and last.stopped and not last.done:
-        done = "this run changed it (above) and stops here" if changed else "nothing was changed"
-        printer.error([f"disaggregatedset/{ds.name} in {namespace} is held; {done}:",
-                       *(f"  {reason}" for reason in last.stopped),
-                       *(f"  {line}" for line in (brakes.applied() if brakes is not None else ()))])
-        return Outcome.HELD
+    if last is not None:
+        yield replace(last, notes=tuple(brakes.applied())) if last.outcome == Outcome.HELD and brakes else last
+
+
+def _cluster_look(event: Pass | Retry, until_complete: bool) -> Look[None]:
+    """A cluster pass as a look: its verdict, and whether the run stops at it."""
+    if isinstance(event, Retry):
+        return Look(Outcome.WAITING, settled=False, event=event)  # read again (until the deadline)
+    verdict = pass_outcome(event)
+    if verdict in (Outcome.REFUSED, Outcome.ERROR, Outcome.HELD):
+        return Look(verdict, event=event)
     if not until_complete:
-        return Outcome.ADVANCED
-    if isinstance(last, Pass) and last.complete:
-        printer.finished(last)
-        return Outcome.COMPLETE
-    return Outcome.TIMEOUT
+        return Look(Outcome.ADVANCED, event=event)  # a pass ran
+    if verdict == Outcome.COMPLETE:
+        return Look(Outcome.FINISHED, event=event)
+    return Look(verdict, settled=False, event=event)  # passes repeat until the set is complete
 
 
 BRAKES = (("paused", "paused"), ("aborted", "aborted"), ("full", "promoted --full"))  # Position field, its verb

@@ -1,6 +1,6 @@
 """`rollout status` as one library call, over either store (design §9.8): the store's `looks`
 says what it observes of each set (the cluster's: the live LWS and the RolloutState; git's: the
-committed state against the cluster's objects, rollout/git_status.py `GitLooks`), this module hands
+same live LWS, and the committed state against them, rollout/git_status.py `GitLooks`), this module hands
 each look to the caller's view and, with `watch`, looks again on every change of what the look
 names until every set has reached `until` (Available, or its rollout complete; without one,
 through git, until some set's next action changes), or is still: held by its RolloutPolicy

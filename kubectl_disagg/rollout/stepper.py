@@ -1,7 +1,9 @@
 """Stepping a set, as a library: passes of `reconcile` carried out by an executor.
 
-About 460 lines on purpose: a pass (its read, its units and their undo) and the loop of passes
-are kept together, so every way a pass ends (written, interrupted, retried, braked) is one place.
+About 500 lines on purpose: a pass (its read, its units and their undo) and the loop of passes
+are kept together, so every way a pass ends (written, interrupted, retried, braked) is one place,
+and what a pass comes to is read once for both modes (`pass_outcome`); a run of `rollout step`
+sees each set's passes as `Look`s (rollout/run.py `step_set`).
 
 A pass reads a snapshot, reconciles it and carries out the actions (or, in a dry run, only
 describes them: one `PlannedAction` per action, with the object it starts from and the one it
@@ -25,8 +27,9 @@ import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.kube.client import ApiError
 from kubectl_disagg.wait import NEVER, WATCH_SLICE_SECONDS, Deadline, until_settled
 from kubectl_disagg.core.api import naming
@@ -155,6 +158,51 @@ class Pass:
     def refused_writes(self) -> list[PlannedAction]:
         """A server dry run's writes the API server refused, in planned order."""
         return [planned for planned in self.planned if planned.refusal is not None]
+
+
+def pass_outcome(passed: Pass) -> Outcome:
+    """What one pass alone comes to, in both modes (the cluster's passes, git's over a
+    `StateExecutor`): REFUSED (reconcile's refusal), ERROR (a server dry run's refused writes),
+    HELD (a RolloutPolicy holds it still, nothing done), ADVANCED (it carried out actions),
+    WAITING (nothing to do yet: it waits for the LWS), COMPLETE (nothing left to roll)."""
+    if passed.refusal:
+        return Outcome.REFUSED
+    if passed.refused_writes:
+        return Outcome.ERROR
+    if passed.stopped and not passed.done:
+        return Outcome.HELD
+    if passed.done:
+        return Outcome.ADVANCED
+    return Outcome.COMPLETE if passed.complete else Outcome.WAITING
+
+
+SETTLED = (Outcome.REFUSED, Outcome.ERROR, Outcome.HELD, Outcome.COMPLETE)  # passes a repeating run stops at
+
+
+Kept = TypeVar("Kept")
+
+
+@dataclass(frozen=True)
+class Look(Generic[Kept]):
+    """One look a run of `rollout step` took at a set, as its store yields it (rollout/run.py
+    `step_set` takes a set through its looks and classifies the last one, for both stores).
+
+    `outcome` is the store's verdict on this look; `settled` whether the run stops at it (a run
+    whose last look is unsettled ran out of time); `event` the pass (or retry) it ran, where one
+    ran; `kept` what the store keeps of it (git: the step, rollout/git_step.py `GitopsStep`);
+    `notes` lines a held set's message adds (who braked while the run went)."""
+
+    outcome: Outcome
+    settled: bool = True
+    event: Pass | Retry | None = None
+    kept: Kept | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def wrote(self) -> bool:
+        """Whether its pass carried out any action (a retry: before it was cut short)."""
+        passed = self.event.partial if isinstance(self.event, Retry) else self.event
+        return passed is not None and bool(passed.done)
 
 
 class PassInterrupted(Exception):
@@ -431,8 +479,7 @@ def drive(executor: Executor, ds: DisaggregatedSet, namespace: str, *, until_com
                 return look(again=False)
 
         def settled(seen: Pass | Retry) -> bool:
-            return not until_complete or (not isinstance(seen, Retry) and bool(
-                seen.refusal or seen.complete or (seen.stopped and not seen.done)))
+            return not until_complete or (not isinstance(seen, Retry) and pass_outcome(seen) in SETTLED)
 
         def watch(seen: Pass | Retry, seconds: float) -> bool:
             if isinstance(seen, Retry):

@@ -10,6 +10,7 @@ template revert gets. Pure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.delivery.fleet import Fleet
@@ -93,3 +94,70 @@ def progress_line(fleet: Fleet, waiting: Sequence[tuple[Sequence[int], str]] = (
     if waiting:
         line += "; waiting: " + "; ".join(f"{slices_words(slices)} ({what})" for slices, what in waiting)
     return line
+
+
+# What a pass means for the reader (issue 51): the step's output grows with what changed, not with
+# the waiting. `Beat` is a pass as a reader follows it; `news` says what changed since the beat last
+# printed, and the Console (views/step_console.py) prints on that alone.
+
+WAVE_STARTED, WAVE_COMPLETED, GATE_REACHED, ROLLBACK = "wave started", "wave completed", "gate reached", "rollback"
+MOVED, WAITING_CHANGED = "moved", "waiting changed"
+MILESTONES = (WAVE_STARTED, WAVE_COMPLETED, GATE_REACHED, ROLLBACK)  # what -q prints a line for
+ALIVE_SECONDS = 60.0  # piped, a run that only waits says so again after this long
+
+
+@dataclass(frozen=True)
+class Beat:
+    """A pass as a reader follows it: the wave reached and whether all its slices are done, the
+    gate it stands at, a rollback; `state`, the fleet's progress line without what slices wait
+    for; `waiting`, the slices that wait (what each waits for, a status read a moment later, is
+    not news); `complete`, the set is."""
+
+    wave: int
+    wave_done: bool
+    at_gate: bool
+    rollback: bool
+    complete: bool
+    state: str
+    waiting: tuple[int, ...]
+
+
+def beat(fleet: Fleet, waiting: Sequence[tuple[Sequence[int], str]] = ()) -> Beat:
+    """The beat of the pass that left `fleet`, with the slices of `waiting` (see `progress_line`)."""
+    last = fleet.waves[fleet.wave].end if fleet.waves else fleet.slices
+    wave_done = all(s in fleet.done for s in range(last)) and not fleet.rollback
+    at_gate = (fleet.gate is not None and fleet.gate.index == fleet.wave and wave_done) if fleet.waves else False
+    return Beat(fleet.wave, wave_done, at_gate, fleet.rollback, fleet.complete, progress_line(fleet),
+                tuple(sorted(s for slices, _ in waiting for s in slices)))
+
+
+def news(before: Beat | None, after: Beat) -> tuple[str, ...]:
+    """What changed for the reader from `before` (the beat printed last; None: nothing yet) to
+    `after`: a wave started or completed, a gate reached, a rollback (the MILESTONES), the fleet
+    moved (slices started, stepped or done), other slices wait. Empty: a pass that only
+    waited, as the one before it did, or whose move its report says (a slice's next step)."""
+    if before is None:  # the run's first pass: where it stands
+        return ((ROLLBACK,) if after.rollback else (GATE_REACHED,) if after.at_gate
+                else (WAVE_COMPLETED,) if after.wave_done else (WAVE_STARTED,))
+    said = []
+    if after.rollback and not before.rollback:
+        said.append(ROLLBACK)
+    if (after.wave, after.rollback) != (before.wave, before.rollback) and not after.rollback:
+        said.append(WAVE_STARTED)
+    if after.wave_done and not (before.wave_done and before.wave == after.wave):
+        said.append(GATE_REACHED if after.at_gate else WAVE_COMPLETED)
+    if after.state != before.state:
+        said.append(MOVED)
+    if after.waiting and after.waiting != before.waiting:  # waiting no more: the pass that moved says so
+        said.append(WAITING_CHANGED)
+    return tuple(said)
+
+
+def line_due(before: Beat | None, after: Beat, *, quiet: bool, silent_for: float, until_complete: bool) -> bool:
+    """Whether the progress line of the pass that left `after` is printed (piped, or -q), the
+    line of `before` printed last, `silent_for` seconds ago: with -q at a milestone only, and not
+    at the end of --until-complete (the end has its own line); otherwise when the pass is news,
+    or once a minute while the run only waits."""
+    if quiet:
+        return not (until_complete and after.complete) and any(what in MILESTONES for what in news(before, after))
+    return bool(news(before, after)) or silent_for >= ALIVE_SECONDS

@@ -16,7 +16,10 @@ import click
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.gitops.decisions import ABORT, ANALYSIS, PAUSE, WAVE
 from kubectl_disagg.rollout.git_drive import Approval, Decision, Stepped
+from kubectl_disagg.rollout.git_step import SetStep
+from kubectl_disagg.rollout.run import StepOptions
 from kubectl_disagg.views.invocation import command_line
+from kubectl_disagg.views.step_console import Console
 
 WHY = {WAVE: "a wave starts", ANALYSIS: "an analysis verdict opens the next wave", PAUSE: "a pause is reached",
        ABORT: "the rollout is aborted: its rollback starts"}
@@ -86,3 +89,11 @@ class DriveConsole:
 
     def complete(self, landed: int) -> None:
         self._say(f"complete: nothing left to roll ({landed} step{'s' if landed != 1 else ''} landed by this run)")
+
+
+class StepLines(Console):
+    """The step's own printer inside the driver: its progress (an analysis measured) and its
+    errors, not its report: the driver prints one line per step (`DriveConsole.landed`)."""
+
+    def written(self, results: Sequence[SetStep], how: StepOptions, revision: str | None) -> None:
+        pass

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kubectl_disagg.rollout.git_run import SetStep
-from kubectl_disagg.rollout.git_step import GitopsStep
+from kubectl_disagg.rollout.git_step import GitopsStep, SetStep
 from kubectl_disagg.core.delivery.outcome import Outcome
 from kubectl_disagg.core.api.durations import format_duration
 from kubectl_disagg.core.api.model import DisaggregatedSet
@@ -79,7 +78,7 @@ def to_document(ds: DisaggregatedSet, namespace: str, step: GitopsStep, state_fi
 
 
 def format_results(results: Sequence[SetStep], output: str) -> str:
-    """Every set's step of a run (`rollout.git_run.SetStep`s): summaries, or one YAML/JSON document
+    """Every set's step of a run (`rollout.git_step.SetStep`s): summaries, or one YAML/JSON document
     (a list under `items` for several sets)."""
     if output == "text":
         return "".join(format_summary(r.ds, r.namespace, r.step, r.path) for r in results)

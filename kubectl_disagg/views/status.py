@@ -1,15 +1,15 @@
-"""What `rollout status` prints for -o yaml|json, in both stores: each report as a document
-(`data_format`): the cluster's, a DisaggregatedSet with its status; git's (a report with its
-`sync` part), where the committed state stands against the cluster and the next action. For
-people, `status_text.format_reports` (one Jinja2 template); the looks themselves, and -w, are
-`rollout/status.py`'s. Also the words of how a -w ended (`held_words`, `timeout_words`)."""
+"""What `rollout status` prints for -o yaml|json, in both stores: each report as one document
+(`data_format`), a DisaggregatedSet with its status (core/delivery/status.py `to_document`), and
+through git a `sync` object beside it: where the committed state stands against the cluster and
+the next action. For people, `status_text.format_reports` (one Jinja2 template); the looks
+themselves, and -w, are `rollout/status.py`'s. Also the words of how a -w ended (`held_words`,
+`timeout_words`)."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
 from kubectl_disagg.core.controller.planner import format_position
-from kubectl_disagg.core.delivery.rollout_status import rollout_document
 from kubectl_disagg.core.delivery.status import NextAction, SetStatus, Sync, Until, to_document
 from kubectl_disagg.manifests.source import JsonObject
 from kubectl_disagg.manifests.writer import format_objects
@@ -32,8 +32,9 @@ def data_format(output: str) -> Format:
 
 
 def document(report: SetStatus, now: str) -> JsonObject:
-    """The report's document: with a `sync` part, git's (`sync_document`), else the cluster's."""
-    return to_document(report, now) if report.sync is None else sync_document(report, report.sync)
+    """The report's document: the set with its status, and through git its `sync` object."""
+    base = to_document(report, now)
+    return base if report.sync is None else base | {"sync": sync_document(report, report.sync)}
 
 
 def committed_groups(status: SetStatus, sync: Sync) -> list[dict[str, Any]]:
@@ -53,21 +54,16 @@ def committed_groups(status: SetStatus, sync: Sync) -> list[dict[str, Any]]:
 
 
 def sync_document(status: SetStatus, sync: Sync) -> JsonObject:
-    """Through git: `rollout`, the RolloutPolicy's rollout, with the fields `rollout status -o
-    json` gives in the cluster (absent without a policy)."""
-    document: JsonObject = {
-        "name": status.name, "namespace": status.namespace, "revision": status.revision,
+    """Git's part: the state file, whether the cluster shows it, the next action and its
+    reasons, and the slices' committed points (`slices`, slices alike in one group)."""
+    return {
         "stateFile": sync.state_file, "hasState": sync.has_state,
         "synced": sync.synced, "pruned": sync.pruned, "ready": sync.ready,
-        "available": status.available, "complete": status.complete,
         "nextAction": NEXT_WORDS[sync.next_action], "reasons": list(sync.reasons),
         "slices": [{"slices": group["label"], "position": group["position"],
                     "revisions": [{"revision": r["revision"], "replicas": r["replicas"]} for r in group["revisions"]]}
                    for group in committed_groups(status, sync)],
     }
-    if status.paced is not None:
-        document["rollout"] = rollout_document(status.paced)
-    return document
 
 
 def held_words(report: SetStatus, spell: Spell | None = None) -> str:

@@ -1,18 +1,22 @@
-"""`rollout status` for people (-o text), in both stores: each set's roles, slices (those alike
-on one row), waits and next actions, laid out by the `status.txt.j2` template; a report with a
-`sync` part (git's) is its committed state against the cluster and the next action instead."""
+"""`rollout status` for people (-o text), in both stores, one view: each set's conditions, roles,
+slices (those alike on one row), waits and next actions, laid out by the `status.txt.j2`
+template; a report with a `sync` part (git's) adds it last, compact: the state file, whether
+the cluster shows it, the committed points (slices alike in one line), the next action and its
+reasons (those not said above)."""
 
 from __future__ import annotations
 
-from kubectl_disagg.core.delivery.fleet import situations
+import re
 from collections.abc import Mapping
+
+from kubectl_disagg.core.delivery.fleet import situations
 
 from kubectl_disagg.core.api.naming import spans
 from kubectl_disagg.core.controller.planner import format_position
 from kubectl_disagg.core.controller.reconcile import Action, Phase
 from kubectl_disagg.core.delivery.status import SetStatus, conditions
 from kubectl_disagg.views.status import NEXT_WORDS, committed_groups
-from kubectl_disagg.views.stops import aborted_words, policy_where
+from kubectl_disagg.views.stops import aborted_words
 from kubectl_disagg.views.templating import grouped_by_slice, render_template, table
 
 
@@ -23,10 +27,6 @@ def format_reports(reports: list[SetStatus], now: str, wide: bool = False) -> st
 
 
 def format_text(status: SetStatus, now: str, wide: bool = False) -> str:
-    if status.sync is not None:
-        return render_template("status.txt.j2", status=status, sync=status.sync,
-                               next=NEXT_WORDS[status.sync.next_action], groups=committed_groups(status, status.sync), policy=policy_line(status),
-                               set_words=set_words(status))
     role_table = table(
         ["ROLE", "DESIRED", "REPLICAS", "READY", "UPDATED"],
         [[r.name, r.desired, r.replicas, r.ready, r.updated] for r in status.roles], indent="  ")
@@ -44,10 +44,46 @@ def format_text(status: SetStatus, now: str, wide: bool = False) -> str:
     # Next actions differ per slice only by name: group them by what they do.
     next_actions = grouped_by_slice([(r.slice, tuple(_unsliced(a, status.name, r.slice) for a in r.actions))
                                      for r in status.slices if r.actions])
-    return render_template("status.txt.j2", status=status, sync=None, state=state_words(status),
+    return render_template("status.txt.j2", status=status, state=state_words(status),
                            conditions=conditions(status, now),
                            role_table=role_table, slice_table=slice_table, waits=waits,
-                           next_actions=next_actions)
+                           next_actions=next_actions, **_sync_part(status))
+
+
+def _sync_part(status: SetStatus) -> dict[str, object]:
+    """Git's part of the view (`sync`: None in the cluster's store): the line of the state file
+    and whether the cluster shows it, the committed points, the next action and those of its
+    reasons the lines above do not say already (a hold, a problem, a wait)."""
+    sync = status.sync
+    if sync is None:
+        return {"sync": None}
+    said = {*status.problems, *status.waiting_for(),
+            *(line.removeprefix("held: ") for line in status.rollout if line.startswith("held: "))}
+    stale = tuple(f"leaderworkerset/{name}: status is stale" for name in status.stale)
+    where = sync.state_file or "the rollout state"
+    if not sync.has_state:
+        line = f"{where} (none yet)" if sync.state_file else "no rollout state yet"
+    else:
+        line = (f"{where}; cluster {'synced' if sync.synced else 'not synced'}, "
+                f"{'pruned' if sync.pruned else 'not pruned'}, new revision {'ready' if sync.ready else 'not ready'}")
+    return {"sync": sync, "sync_line": line, "next": NEXT_WORDS[sync.next_action],
+            "groups": committed_groups(status, sync),
+            "reasons": _folded([r for r in sync.reasons if r not in said and not r.startswith(stale)], status.name)}
+
+
+def _folded(reasons: list[str], set_name: str) -> list[str]:
+    """Reasons that differ per slice only by an LWS name, one line per run of slices alike
+    (`slices 0-11: leaderworkerset/<rev>-prefill: ...; ...`): a fleet of 12 is a line, not 48."""
+    per_slice: dict[int, list[str]] = {}
+    alone: list[str] = []
+    for reason in reasons:
+        named = re.match(rf"leaderworkerset/{re.escape(set_name)}-(\d+)-", reason)
+        if named is None:
+            alone.append(reason)
+        else:
+            per_slice.setdefault(int(named.group(1)), []).append(reason.replace(named.group(0), "leaderworkerset/", 1))
+    folded = grouped_by_slice([(index, tuple(said)) for index, said in sorted(per_slice.items())])
+    return [*alone, *(f"{label}: {'; '.join(said)}" for label, said in folded)]
 
 
 def state_words(status: SetStatus) -> str:
@@ -64,28 +100,6 @@ def state_words(status: SetStatus) -> str:
     left = "; ".join(f"revision {revision}'s LeaderWorkerSets remain in {_slices(slices)}"
                      for revision, slices in status.leftover)
     return f"Available, not complete: {left or 'a rollout step has work left (next step below)'}"
-
-
-def policy_line(status: SetStatus) -> str:
-    """Through git, where the committed position of a RolloutPolicy's rollout stands, in the
-    words of the cluster's `rollout status` (`RolloutPolicy: AtGate, wave 1 of 3 (slices 0-0)`)
-    and the fleet's count; empty without a policy."""
-    paced = status.paced
-    if paced is None:
-        return ""
-    done = f"; {len(paced.done)} of {paced.slices} slices done" if paced.slices > 1 else ""
-    return policy_where(paced.phase, paced.wave, len(paced.waves), paced.waves[paced.wave][1]) + done
-
-
-def set_words(status: SetStatus) -> str:
-    """Through git, the live set: Available or not, and complete; after an abort, rolled back or
-    rolling back to the stable revision (the words of the cluster's `rollout status`)."""
-    if status.aborted:
-        return ("Available, " if status.available else "not Available, ") + aborted_words(status.serving,
-                                                                                          status.available)
-    if not status.available:
-        return "not Available"
-    return "Available, complete" if status.complete else "Available, not complete"
 
 
 def _slices(slices: tuple[int, ...]) -> str:

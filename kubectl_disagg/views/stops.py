@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Sequence
 
 from kubectl_disagg.core.delivery.fleet import going_back, rollback_of
-from kubectl_disagg.core.api.naming import slices_words, spans  # noqa: F401 (views name slices through here)
+from kubectl_disagg.core.api.naming import slices_words
 from kubectl_disagg.core.delivery.position import ANALYSIS, Stamp
 from kubectl_disagg.core.controller.reconcile import Rollback
 from kubectl_disagg.core.delivery.waves import Gate, Stop, Stopped, WaveDecision, stopped
@@ -85,11 +85,6 @@ def by_analysis(stamp: Stamp | None) -> str:
     """Why an analysis stopped the rollout, with its failing values, as " (...)" (empty when a
     person did)."""
     return f" ({stamp.reason})" if stamp is not None and stamp.by == "analysis" else ""
-
-
-def command(verb: str, gitops: bool, flags: str = "") -> str:
-    """The command line that does `verb`, in backquotes, in the mode's spelling."""
-    return _command(verb, gitops, flags)
 
 
 def _command(verb: str, gitops: bool, flags: str = "", spell: Spell | None = None) -> str:

@@ -21,11 +21,23 @@ def round_trip(state, ds):
 
 
 class MemoryArgo:
-    """Argo CD's sync (apply render, prune the rest) and the LWS controller, in memory."""
+    """Argo CD's sync (apply render, prune the rest) and the LWS controller, in memory; and the
+    cluster it syncs as a git rollout reads it (`rollout.git_status.GitLooks`, `rollout.git_step.
+    next_step`): the live objects, the RolloutState served, and watches (`watched`)."""
 
     def __init__(self):
         self.cluster = MemoryCluster(NS)
         self.served = None  # the RolloutState object applied with the LWS (the cluster serves the kind)
+        self.syncs: list = []  # what each watch sees happen: a sync (called), or None (nothing)
+        self.clock: list[float] | None = None  # the seconds a quiet watch lasts are added to clock[0]
+        self.watches: list[float] = []  # the timeout of each watch, in order
+
+    def watched(self, syncs=(), clock: list[float] | None = None) -> MemoryArgo:
+        """This cluster, each watch of it now the next of `syncs` (a callable: Argo CD syncs, the
+        watch sees a change; None or none left: nothing changes, the watch lasts its timeout on
+        `clock`), the watches counted afresh."""
+        self.syncs, self.clock, self.watches = list(syncs), clock, []
+        return self
 
     def sync(self, ds, state, *, prune: bool = True) -> None:
         self.served = served_object(ds, state) if state is not None else None
@@ -51,8 +63,22 @@ class MemoryArgo:
                 live["metadata"]["generation"] += 1
             self.cluster._stamp(live)
 
-    def snapshot(self, ds):
-        return self.cluster.snapshot(ds.name)
+    def snapshot(self, ds, namespace=NS, services=True, scalers=False):
+        """The live objects of the set `ds` (or of the set named `ds`, as a rollout asks)."""
+        return self.cluster.snapshot(getattr(ds, "name", ds))
+
+    def rollout_state(self, set_name, namespace):
+        return self.served
+
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+        self.watches.append(timeout)
+        sync = self.syncs.pop(0) if self.syncs else None
+        if sync is None:
+            if self.clock is not None:
+                self.clock[0] += timeout  # a quiet watch lasts its whole timeout
+            return False
+        sync()
+        return True
 
 
 def applied_replicas(live: dict, target: dict) -> int | None:

@@ -9,6 +9,7 @@ class Printer:
 
     def __init__(self):
         self.shown, self.reports, self.warnings, self.errors, self.finished_sets = [], [], [], [], []
+        self.written_runs = []  # each run through git as written: (its sets' steps, the commit made)
 
     def show(self, event, *, until_complete):
         self.shown.append(event)
@@ -24,6 +25,9 @@ class Printer:
 
     def finished(self, step):
         self.finished_sets.append(step.ds.name)
+
+    def written(self, results, how, revision):
+        self.written_runs.append((list(results), revision))
 
     def refused_writes(self, step):
         self.errors.append("refused writes")

@@ -677,8 +677,8 @@ def test_a_commit_whose_state_object_is_not_synced_yet_waits_though_the_lws_matc
     assert repo.live_state()["slices"] != yaml.safe_load(repo.state_file.read_text())["slices"]
     run = repo.status("-o", "json")
     document = json.loads(run.out)
-    assert (document["nextAction"], run.code) == ("wait for the sync", StepExit.WAITING)
-    assert document["synced"] is False
+    assert (document["sync"]["nextAction"], run.code) == ("wait for the sync", StepExit.WAITING)
+    assert document["sync"]["synced"] is False
     run = repo.step()
     assert run.code == StepExit.WAITING and repo.clean()
     # The only reason: every LWS is what the commit renders to (the LWS checks alone would step).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kubectl_disagg.commands._options import Options
 from kubectl_disagg.commands.complete import KubeNames
 from kubectl_disagg.commands.root import cli as root
 from kubectl_disagg.views.completion import complete
@@ -37,15 +38,15 @@ def test_completion_offers_namespaces_and_the_sets_of_the_namespace_typed(steppe
     monkeypatch.chdir(tmp_path / "..")  # no manifests here: the names come from the cluster
     kubeconfig = str(stepper.control_plane.kubeconfig)
     words = ["rollout", "status", "--kubeconfig", kubeconfig, "-n"]
-    namespaces = complete(root, [*words, stepper.namespace[:-1]], KubeNames()).candidates
+    namespaces = complete(root, [*words, stepper.namespace[:-1]], KubeNames(Options())).candidates
     assert stepper.namespace in namespaces
-    assert complete(root, [*words, stepper.namespace, ""], KubeNames()).candidates == (f"{SET}\tDisaggregatedSet",)
-    assert complete(root, [*words, "kube-system", ""], KubeNames()).candidates == ()
+    assert complete(root, [*words, stepper.namespace, ""], KubeNames(Options())).candidates == (f"{SET}\tDisaggregatedSet",)
+    assert complete(root, [*words, "kube-system", ""], KubeNames(Options())).candidates == ()
 
 
 def test_completion_offers_the_kubeconfigs_contexts(stepper):
     kubeconfig = str(stepper.control_plane.kubeconfig)
-    contexts = complete(root, ["rollout", "step", "--kubeconfig", kubeconfig, "--context", ""], KubeNames()).candidates
+    contexts = complete(root, ["rollout", "step", "--kubeconfig", kubeconfig, "--context", ""], KubeNames(Options())).candidates
     assert contexts and all("\t" not in context for context in contexts)
 
 

@@ -179,7 +179,7 @@ class GitopsRepo:
 
     def next_action(self) -> tuple[str, int]:
         run = self.status("-o", "json")
-        return json.loads(run.out)["nextAction"], run.code
+        return json.loads(run.out)["sync"]["nextAction"], run.code
 
     def cli(self, *argv: str) -> Run:
         self.capsys.readouterr()

@@ -64,17 +64,16 @@ def states():
 
 def step_paths(cluster, paths, reading, namespace):
     """`rollout step --gitops -f PATHS` as the command runs it: the inputs read once, the
-    directory loaded once (`gitops.directory.load`), each set stepped by git's store
-    (`rollout.git_run.GitSteps`), its steps as they would be written, nothing written."""
-    from kubectl_disagg.gitops import directory as directories
+    directory loaded once (`gitops.directory.load`), each set stepped over git's store
+    (`rollout.git_run.GitStore`, `rollout.run.step_set`), its steps as they would be written, nothing written."""
     from kubectl_disagg.rollout import git_run as run
-    from kubectl_disagg.rollout.run import StepOptions
+    from kubectl_disagg.rollout.run import StepOptions, step_set
     from kubectl_disagg.inputs import tree as inputs
     from tests.fakes.printer import Printer
 
     tree = inputs.read_tree(paths, reading)
-    directory = directories.load(tree, reading, namespace=namespace, fallback=cluster.default_namespace)
-    store, how, printer = run.GitSteps(cluster, directory, tree.files), StepOptions(), Printer()
+    store = run.GitStore(tree, reading, namespace, fallback=cluster.default_namespace, cluster=cluster)
+    how, printer = StepOptions(), Printer()
     for ds, target in store.targets(how, printer):
-        store.step_set(ds, target, how, printer)
+        step_set(store, ds, target, how, printer)
     return store.decided()

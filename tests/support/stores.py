@@ -1,6 +1,6 @@
 """The two position stores (design §9.8) over one fleet, for the store contract and its twin runs:
 the cluster's (`rollout.store.ClusterStore`, the RolloutState in the in-memory cluster of
-tests/fakes/paced.py) and git's (`gitops.store.GitStore`, the state file in a real temporary git
+tests/fakes/paced.py) and git's (`rollout.git_run.GitStore`, the state file in a real temporary git
 repository, committed as `--commit` commits it). Both see the same live LWS (Argo CD's sync of
 the committed state, tests/fakes/argo.py) and start from the same recorded position; a verb
 runs through `verbs.run_verb` in each, as the command runs it."""
@@ -20,7 +20,7 @@ from kubectl_disagg.gitops import directory as directories
 from kubectl_disagg.gitops.files import write_state
 from kubectl_disagg.gitops.git import repository_for
 from kubectl_disagg.rollout.git_step import Outcome, gitops_step
-from kubectl_disagg.gitops.store import GitStore
+from kubectl_disagg.rollout.git_run import GitStore
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
@@ -358,10 +358,11 @@ class LiveTwins:
 
         code, out, err = self.in_git("rollout", "status", "-o", "json")
         document = json.loads(out)
-        return code, {"available": document["available"], "complete": document["complete"],
+        available = any(c["type"] == "Available" and c["status"] == "True" for c in document["status"]["conditions"])
+        return code, {"available": available, "complete": document["complete"],
                       "rollout": anonymous(document.get("rollout")),
                       "slices": {index: {r["revision"]: r["replicas"] for r in group["revisions"]}
-                                 for group in document["slices"] for index in slice_indexes(group["slices"])}}
+                                 for group in document["sync"]["slices"] for index in slice_indexes(group["slices"])}}
 
 
 # `rollout step` ends alike in both modes once each has stepped as far as it can (design §9.7:

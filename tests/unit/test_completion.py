@@ -163,23 +163,53 @@ def names_with(cluster, words):
     return [c.split("\t")[0] for c in complete(cli, words, cluster).candidates]
 
 
-def test_a_server_that_does_not_answer_costs_a_tab_at_most_its_bound(monkeypatch):
+def test_a_server_that_does_not_answer_costs_a_tab_at_most_its_bound():
+    import contextlib
     import threading
     import time
 
+    from kubectl_disagg.commands._options import Options
     from kubectl_disagg.commands.complete import KubeNames
-    from kubectl_disagg.kube import session
 
     released = threading.Event()
 
     class Hanging:
-        def __init__(self, *args):
-            released.wait(30)  # a connection that never answers (the client's retries)
+        """Sessions whose connection never answers (the client's retries)."""
 
-    monkeypatch.setattr(session, "Session", Hanging)
+        @contextlib.contextmanager
+        def session(self, options):
+            released.wait(30)
+            yield None
+
     started = time.monotonic()
     try:
-        assert KubeNames._asked(None, None, lambda s: ["never"], seconds=0.2) == []
+        assert KubeNames(Options(sessions=Hanging()))._asked(None, None, lambda s: ["never"], seconds=0.2) == []
     finally:
         released.set()
     assert time.monotonic() - started < 2
+
+
+def test_the_cluster_names_are_asked_through_the_options_sessions():
+    """Completion opens its session as every command does: through the `Options` it is handed,
+    with the --kubeconfig and --context typed on the line."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from kubectl_disagg.commands._options import Options
+    from kubectl_disagg.commands.complete import KubeNames
+
+    opened = []
+
+    class Recording:
+        @contextlib.contextmanager
+        def session(self, options):
+            opened.append((options.kubeconfig, options.context))
+            yield SimpleNamespace(default_namespace="serving", namespace_names=lambda: ["a", "b"],
+                                  set_names=lambda namespace: [f"set-in-{namespace}"])
+
+    handed = Options(sessions=Recording())
+    names = KubeNames(handed)
+    assert names.namespaces("k.yaml", "prod") == ["a", "b"]
+    assert names.set_names(None, "dev", None) == ["set-in-serving"]
+    assert opened == [("k.yaml", "prod"), (None, "dev")]
+    assert (handed.kubeconfig, handed.context) == (None, None)  # the options handed in are left as they were

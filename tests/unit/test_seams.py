@@ -1,5 +1,5 @@
-"""The seams the type checker holds: each store is a `PositionStore` (rollout/store.py) and a
-`StepStore` (rollout/run.py), and a
+"""The seams the type checker holds: each mode's one store is a `Store` (rollout/store.py: the
+verbs' `PositionStore` and the step's `StepStore`, rollout/run.py), and a
 command's session, its writing executor and the in-memory test double are what `rollout/` and
 the git store call on them (kube/seam.py, rollout/executors.py).
 
@@ -13,26 +13,28 @@ from __future__ import annotations
 
 import tomllib
 
-from kubectl_disagg.gitops.store import GitStore
+from kubectl_disagg.rollout.git_run import GitStore
 from kubectl_disagg.kube.executor import ClusterExecutor
 from kubectl_disagg.kube.seam import (ClusterReads, ClusterSession, EventRecorder, HandoverWrites, PacingSession,
                                       SetPatches, StoredSets)
 from kubectl_disagg.kube.session import Session
 from kubectl_disagg.rollout.executors import Executor
-from kubectl_disagg.rollout.git_run import GitSteps
-from kubectl_disagg.rollout.run import ClusterSteps, StepStore
-from kubectl_disagg.rollout.store import ClusterStore, PositionStore
+from kubectl_disagg.rollout.run import StepPrinter
+from kubectl_disagg.rollout.store import ClusterStore, Store
+from kubectl_disagg.views.step_console import Console
 from tests.fakes.cluster import MemorySession
 from tests.support.paths import REPO
 
 
-def stores(cluster: ClusterStore, git: GitStore) -> list[PositionStore]:
+def stores(cluster: ClusterStore, git: GitStore) -> list[Store]:
+    """One store per mode: the verbs, history, undo, plan and `rollout step`'s one run
+    (`rollout.run.step`) over either."""
     return [cluster, git]
 
 
-def step_stores(cluster: ClusterSteps, git: GitSteps) -> list[StepStore]:
-    """`rollout step`'s one run (`rollout.run.step`) over either store."""
-    return [cluster, git]
+def printers(console: Console) -> StepPrinter:
+    """`rollout step` shows itself, in either mode, on the one console."""
+    return console
 
 
 def sessions(session: Session, executor: ClusterExecutor) -> list[ClusterSession]:

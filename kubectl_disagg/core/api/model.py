@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_disagg.core.api import apirules, naming, revision
-from kubectl_disagg.errors import Problem, UserError
+from kubectl_disagg.errors import Problem, UserError, escaped
 from kubectl_disagg.manifests.source import Document, JsonObject, dotted
 
 from kubectl_disagg.core.api.policy_types import RolloutPolicy
@@ -200,6 +200,20 @@ def _build_role(raw: Mapping[str, Any]) -> Role:
 
 # --- where a set lives ----------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class NamespaceProblem(Problem):
+    """A namespace asked for (by the caller: -n, a parameter) that a set cannot be acted on in:
+    `document` is the one the set names (None: the asked name is not a namespace name at all).
+    The message says it without naming how it was asked; views/problems.py words it for the CLI."""
+
+    name: str = ""
+    document: str | None = None
+    asked: str = ""
+
+    def __str__(self) -> str:
+        return super().__str__() if self.file else escaped(self.message)
+
+
 def namespace_conflict(ds: DisaggregatedSet, flag: str | None) -> Problem | None:
     """kubectl's rule: -n may not contradict the namespace a document names.
 
@@ -208,9 +222,9 @@ def namespace_conflict(ds: DisaggregatedSet, flag: str | None) -> Problem | None
     """
     if not flag or not ds.namespace or flag == ds.namespace:
         return None
-    return Problem(ds.source.file, ds.source.line(("metadata", "namespace")), "metadata.namespace",
-                   f'disaggregatedset/{ds.name} is in namespace "{ds.namespace}", which does not match '
-                   f'--namespace "{flag}"; pass --namespace={ds.namespace} or leave it out')
+    return NamespaceProblem(ds.source.file, ds.source.line(("metadata", "namespace")), "metadata.namespace",
+                            f'disaggregatedset/{ds.name} is in namespace "{ds.namespace}", which does not match '
+                            f'the namespace asked for, "{flag}"', ds.name, ds.namespace, flag)
 
 
 def namespace_for(ds: DisaggregatedSet, flag: str | None, fallback: str = DEFAULT_NAMESPACE) -> str:
@@ -220,5 +234,6 @@ def namespace_for(ds: DisaggregatedSet, flag: str | None, fallback: str = DEFAUL
         raise UserError([conflict])
     if flag and not ds.namespace and not apirules.is_namespace_name(flag):
         # The document's own is validated with it; -n would put every object where none can be.
-        raise UserError([f'--namespace "{flag}": {apirules.NAMESPACE_MESSAGE}'])
+        raise UserError([NamespaceProblem("", 0, "", f'the namespace asked for, "{flag}": {apirules.NAMESPACE_MESSAGE}',
+                                          ds.name, None, flag)])
     return ds.namespace or flag or fallback

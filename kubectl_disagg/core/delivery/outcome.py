@@ -2,8 +2,8 @@
 most pressing first (rollout/outcome.py maps it to each command family's exit table).
 
 A run over several sets ends with the outcome that asks most of the operator (`most_pressing`):
-a refusal before a timeout, before a wait, before a hold, before a step taken, before a rollout
-with nothing left to do.
+a refusal before a timeout, before a wait, before a hold, before a step taken (or run to the
+end), before a rollout with nothing left to do.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class Outcome(StrEnum):
     HELD = "held"  # a RolloutPolicy holds the rollout (a gate, paused, aborted over): a verb passes it
     NOT_AVAILABLE = "not available"  # `rollout status`: not there yet (not Available, or not complete)
     ADVANCED = "advanced"  # a step taken: a pass ran (the cluster), a new state to commit (git)
+    FINISHED = "finished"  # --until-complete passed until the set was complete (a step taken: it ran)
     COMPLETE = "complete"  # nothing left to roll
     AVAILABLE = "available"  # `rollout status`: there (Available, or with --for=complete complete)
 

@@ -173,7 +173,7 @@ def _wave_problems(position: Position, waves: Sequence[ResolvedWave], highest: i
                                    f"every slice of it is done ({_EDITED} set it back to {wave.index})"))
             break
         gates = [(ANALYSIS, "its analysis, which the next step runs")] if wave.analysis else []
-        gates += [(PAUSE, "`rollout promote` passes it" if wave.duration is None
+        gates += [(PAUSE, "a promote passes it" if wave.duration is None
                    else "a step after its soak passes it")] if wave.pause else []
         missing = next(((gate, then) for gate, then in gates if not full and not position.passed(wave.index, gate)),
                        None)
@@ -235,7 +235,7 @@ def _soak_problems(path: FieldPath, gate: GatePassed, wave: ResolvedWave, comple
     """A soak passed: the wave has one, and it had ended (as a step compares: `soak_end`)."""
     if wave.duration is None:
         return [(path + ("how",), f"says the soak after wave {gate.wave + 1} passed, but its pause has no duration "
-                                  f"(`pause: {{}}`): only `rollout promote` passes it ({_EDITED} remove this entry)")]
+                                  f"(`pause: {{}}`): only a promote passes it ({_EDITED} remove this entry)")]
     ends = soak_end(completed, wave.duration)
     if parse_time(gate.at) >= parse_time(ends):
         return []

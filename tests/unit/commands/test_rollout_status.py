@@ -104,6 +104,7 @@ def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, capsys):
     from kubectl_disagg.core.delivery.sets import load_sets
     from kubectl_disagg.manifests.reader import parse_stream
     from kubectl_disagg.rollout import run
+    from kubectl_disagg.rollout.store import ClusterStore
     from tests.fakes.printer import Printer
 
     path = tmp_path / "ds.yaml"
@@ -115,7 +116,7 @@ def test_status_watch_in_yaml_is_one_stream_a_program_reads(tmp_path, capsys):
     def one_pass_a_watch(set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         looks.append(set_name)
         session.cluster.settle()
-        run.step(run.ClusterSteps(session, [ds]), Printer())
+        run.step(ClusterStore(session, [ds]), Printer())
         return True
 
     session.wait_for_change = one_pass_a_watch

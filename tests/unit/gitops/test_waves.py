@@ -262,8 +262,8 @@ def test_item5_a_state_edited_past_an_unpassed_gate_is_refused_by_render_and_ste
     wave_line = next(n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "wave: 1")
     expected = (f"disagg-rollout-state.yaml:{wave_line}: position.wave: is 1 (wave 2), past the pause gate after "
                 "wave 1, which is not recorded as passed (position.gates): a rollout leaves a wave only through its "
-                "gates (edited by hand? set it back to 0: the rollout then waits at that gate, and `rollout promote` "
-                "passes it) (rule: a position moves only through its gates, docs/gitops.md)")
+                "gates (edited by hand? set it back to 0: the rollout then waits at that gate, and a promote passes "
+                "it) (rule: a position moves only through its gates, docs/gitops.md)")
     with pytest.raises(UserError) as refused:
         render_with_state(new, forged, NS)
     assert refused.value.lines() == [expected]
@@ -757,9 +757,11 @@ def test_issue47_item13_status_after_an_abort_rolled_back_through_git_reads_avai
     result = gitops_status(new, state, argo.snapshot(new), argo.served, now=datetime.datetime.now(datetime.timezone.utc))
     assert result.sync.next_action == NextAction.HELD
     assert result.available and result.reached(Until.AVAILABLE) and not result.reached(Until.COMPLETE)
-    assert to_document(result, "s.yaml")["available"] is True
+    conditions = to_document(result, "s.yaml")["status"]["conditions"]
+    assert [(c["type"], c["status"], c["reason"]) for c in conditions][-1] == ("Available", "True", "RolloutAborted")
     text = format_text(result, "s.yaml")
-    assert (f"set Available, aborted: rolled back, every slice serves the stable revision {stable}" in text), text
+    assert text.splitlines()[0].endswith(
+        f": Available, aborted: rolled back, every slice serves the stable revision {stable}"), text
     reason = " ".join(result.sync.reasons)
     assert "`kubectl disagg rollout undo --gitops -f .`" in reason  # the set's own directory
     assert "`kubectl disagg rollout retry --gitops -f .`" in reason

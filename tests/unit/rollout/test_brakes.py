@@ -47,7 +47,7 @@ def test_a_pause_while_until_complete_runs_stops_it_at_the_next_pass():
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused))
     printer = Printer()
-    code = run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
+    code = run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     (verb,) = paused
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD
@@ -65,7 +65,7 @@ def test_an_abort_while_until_complete_runs_turns_it_back_to_the_stable_revision
     # the second watch: slice 0 started, then done; slice 1 under way
     cluster = PacedCluster(memory, between=brake("abort", ds, aborted, after=3))
     printer = Printer()
-    code = run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
+    code = run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     (verb,) = aborted
     assert verb.code == VerbExit.OK, verb.printer.errors
     assert code == StepExit.HELD  # the rollback ran to its end, then the abort holds (exit 7)
@@ -83,7 +83,7 @@ def test_a_pause_while_the_stepper_waits_for_readiness_stops_it_within_one_watch
     paused: list = []
     cluster = PacedCluster(memory, between=brake("pause", ds, paused, after=2), settles=False)
     printer = Printer()
-    code = run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(3)))
+    code = run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(3)))
     assert paused[0].code == VerbExit.OK, paused[0].printer.errors
     assert code == StepExit.HELD
     assert cluster.watches == 2  # the watch the pause landed in is the last one
@@ -107,7 +107,7 @@ def test_the_stepper_s_own_position_write_after_a_brake_is_a_conflict_and_read_a
 
     cluster.client.replace = replace_after_a_pause
     cluster.between = lambda c, n: None
-    code = run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
+    code = run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert braked == [VerbExit.OK] and cluster.conflicts  # the stepper's write was refused once
     assert code == StepExit.HELD and cluster.position(ds).paused is not None
 
@@ -144,7 +144,7 @@ def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, slow, monkeypatc
     monkeypatch.setattr("kubectl_disagg.rollout.analysis.PrometheusClient.for_endpoint",
                         lambda endpoint, client: Prom())
     printer = Printer()
-    code = run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(60)))
+    code = run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(60)))
     assert results == [VerbExit.OK]
     assert len(measured) == 2  # the measurement under way was the last one
     assert code == StepExit.HELD
@@ -156,7 +156,7 @@ def test_a_brake_during_an_analysis_stops_its_wait(verb, phase, slow, monkeypatc
 def test_a_verb_whose_write_meets_the_stepper_s_reads_again_and_lands():
     memory, ds = one_at_a_time()
     cluster = PacedCluster(memory)
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer()) == StepExit.OK  # one pass: the state exists
+    assert run.step(ClusterStore(cluster, [ds]), Printer()) == StepExit.OK  # one pass: the state exists
     real_replace, raced = cluster.client.replace, []
 
     def the_stepper_writes_first(resource, namespace, body):
@@ -183,9 +183,9 @@ def verb(cluster, ds, name, **flags):
 def aborted_and_rolled_back():
     memory, ds = one_at_a_time()
     cluster = PacedCluster(memory)
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer()) == StepExit.OK  # slice 0 started
+    assert run.step(ClusterStore(cluster, [ds]), Printer()) == StepExit.OK  # slice 0 started
     assert verb(cluster, ds, "abort", reason="p99 latency doubled")[0] == VerbExit.OK
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
+    assert run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.HELD
     assert at_new_revision(cluster, ds) == set()
     return cluster, ds
 
@@ -207,14 +207,14 @@ def test_retry_starts_an_aborted_rollout_again_from_wave_1_and_it_completes():
     assert verb_line(result) == (f"disaggregatedset/llm in serving retried: the rollout to revision {ds.revision} "
                                  f"(aborted at wave {result.before.wave + 1} of 4) starts again from wave 1; the next "
                                  "`kubectl disagg rollout step` rolls it\n")
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30))) == StepExit.OK
     assert at_new_revision(cluster, ds) == set(range(ds.slices))
 
 
 def test_retry_is_refused_unless_the_rollout_is_aborted():
     memory, ds = one_at_a_time()
     cluster = PacedCluster(memory)
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer()) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), Printer()) == StepExit.OK
     written = len(cluster.writes)
     code, printer = verb(cluster, ds, "retry")
     assert code == VerbExit.REFUSED
@@ -229,7 +229,7 @@ def test_the_reason_is_recorded_with_who_the_api_server_says_acted():
     review = {"status": {"userInfo": {"username": "oidc:alice@example.com"}}}
     asked = []
     cluster.client.send = lambda *args, **kwargs: asked.append(1) or SimpleNamespace(data=json.dumps(review).encode())
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer()) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), Printer()) == StepExit.OK
     assert verb(cluster, ds, "pause", reason="waiting for the capacity review")[0] == VerbExit.OK
     assert cluster.state["position"]["paused"]["by"] == "oidc:alice@example.com"
     assert cluster.state["position"]["paused"]["reason"] == "waiting for the capacity review"
@@ -243,7 +243,7 @@ def test_the_reason_is_recorded_with_who_the_api_server_says_acted():
 def test_a_verb_without_a_reason_writes_the_position_as_before():
     memory, ds = one_at_a_time()
     cluster = PacedCluster(memory)
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer()) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), Printer()) == StepExit.OK
     assert verb(cluster, ds, "pause")[0] == VerbExit.OK
     assert set(cluster.state["position"]["paused"]) == {"at", "by"}
     assert verb(cluster, ds, "resume")[0] == VerbExit.OK

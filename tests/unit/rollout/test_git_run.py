@@ -1,4 +1,4 @@
-"""`rollout.git_run`: a run of `rollout step --gitops` over set files, its writes and its exit code."""
+"""`rollout.git_run`: a run of `rollout step --gitops` over set files (git's `GitStore`), its writes and its exit code."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from kubectl_disagg.gitops import directory
 from kubectl_disagg.inputs import tree as inputs
 from kubectl_disagg.rollout import git_run as run
 from kubectl_disagg.rollout.git_step import GitopsStep, Outcome
+from kubectl_disagg.rollout.outcome import step_exit
 from tests.support.gitops import step_paths
 from tests.fakes.cluster import MemorySession
 from tests.support.paths import EXAMPLES
@@ -34,7 +35,7 @@ def test_the_run_exits_with_its_most_pressing_set():
         return run.SetStep(None, "serving", "state.yaml", GitopsStep(outcome, None), timed_out)
 
     def exit_code(results):
-        return run.GitSteps(None, directory.Directory((), (), (), ()), {}).exit_code([result.outcome for result in results])
+        return step_exit([result.outcome for result in results])
 
     assert exit_code([result(Outcome.COMPLETE), result(Outcome.ADVANCED)]) == StepExit.OK
     assert exit_code([result(Outcome.ADVANCED), result(Outcome.WAITING)]) == StepExit.WAITING
@@ -70,11 +71,12 @@ def test_one_run_through_git_steps_every_set_then_writes_their_states_together(t
     reading = inputs.Reading()
     paths = [str(tmp_path / name / "ds.yaml") for name in ("a", "b")]
     tree = inputs.read_tree(paths, reading)
-    loaded = directory.load(tree, reading, namespace=None, fallback="serving")
     committed = []
-    store = run.GitSteps(MemorySession(watches=False), loaded, tree.files, lambda results: committed.append(
-        [result.ds.name for result in results]))
-    assert step(store, Printer()) == StepExit.OK and store.written and store.revision is None
+    store = run.GitStore(tree, reading, None, fallback="serving", cluster=MemorySession(watches=False),
+                         commit=lambda results: committed.append([result.ds.name for result in results]))
+    printer = Printer()
+    assert step(store, printer) == StepExit.OK and store.revision is None
+    assert printer.written_runs == [(store.results, None)]  # the run's report, shown by its printer
     assert [result.step.outcome for result in store.results] == [Outcome.ADVANCED, Outcome.ADVANCED]
     assert len(committed) == 1  # one transaction for the run
     assert [entry.state == result.step.state for entry, result in zip(directory.read(paths).sets, store.results)] \

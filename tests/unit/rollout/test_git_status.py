@@ -77,11 +77,12 @@ def test_an_abort_rolls_back_with_the_same_actions():
     result = status(argo, old, back)
     assert result.sync.next_action == NextAction.STEP and result.sync.slices[0].position is not None
     document = to_document(result, "s.yaml")
-    assert document["nextAction"] == "run rollout step --gitops" and document["synced"] is True
-    assert [r["revision"] for r in document["slices"][0]["revisions"]] == [old.revision, new.revision]
+    assert document["sync"]["nextAction"] == "run rollout step --gitops" and document["sync"]["synced"] is True
+    assert [r["revision"] for r in document["sync"]["slices"][0]["revisions"]] == [old.revision, new.revision]
     text = format_text(result, "s.yaml")
-    assert text.startswith(f"disaggregatedset/llm in {NS} (revision {old.revision}): next: run rollout step")
-    assert "cluster: synced, pruned, new revision ready" in text and "slice 0: step " in text
+    assert text.startswith(f"disaggregatedset/llm in {NS}, revision {old.revision}: ")
+    assert "\n  git: s.yaml; cluster synced, pruned, new revision ready\n  committed slice 0: step " in text
+    assert "\n  next: run rollout step --gitops\n" in text
 
 
 def test_status_reads_the_steps_result_one_render_one_replay(monkeypatch):
@@ -121,8 +122,9 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
             assert current.sync.next_action == NextAction.STEP and not current.complete
             assert (current.reached(Until.AVAILABLE), current.reached(Until.COMPLETE)) == (True, False)
             document = to_document(current, "s.yaml")
-            assert (document["available"], document["complete"]) == (True, False)
-            assert "; set Available, not complete" in format_text(current, "s.yaml")
+            assert document["complete"] is False
+            assert {c["type"]: c["status"] for c in document["status"]["conditions"]}["Available"] == "True"
+            assert ": Available, not complete: " in format_text(current, "s.yaml").splitlines()[0]
         state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
     else:
         raise AssertionError("never removed")
@@ -130,7 +132,7 @@ def test_issue37_item12_gitops_status_says_available_until_the_removal_is_live_t
     done = status(argo, new, state)
     assert done.sync.next_action == NextAction.COMPLETE and done.complete and done.reached(Until.COMPLETE)
     assert to_document(done, "s.yaml")["complete"] is True
-    assert "; set Available, complete" in format_text(done, "s.yaml")
+    assert format_text(done, "s.yaml").splitlines()[0].endswith(": Available, complete")
 
 
 def git_report(ds, action, available):
@@ -195,22 +197,6 @@ def test_gitops_watch_on_a_complete_rollout_returns_at_once_with_complete(monkey
         assert STATUS_EXIT[outcome] == (StepExit.TIMEOUT if waited else StepExit.COMPLETE)
 
 
-class ArgoCluster:
-    """The cluster Argo CD syncs (tests/fakes/argo.py), as `GitLooks` reads it: nothing changes."""
-
-    def __init__(self, argo, ds):
-        self.argo, self.ds = argo, ds
-
-    def snapshot(self, name, namespace, services=True):
-        return self.argo.snapshot(self.ds)
-
-    def rollout_state(self, name, namespace):
-        return self.argo.served
-
-    def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
-        return False
-
-
 def watched_once(argo, ds, state, until, watch=True, now=None):
     """`rollout status --gitops [-w]` over one set at `state`: the outcome and the held reports' next actions."""
     from types import SimpleNamespace
@@ -220,7 +206,7 @@ def watched_once(argo, ds, state, until, watch=True, now=None):
     from kubectl_disagg.rollout.status import watch_status
     from kubectl_disagg.wait import Deadline
 
-    cluster, held = ArgoCluster(argo, ds), []
+    cluster, held = argo.watched(), []
     directory = SimpleNamespace(sets=[SimpleNamespace(ds=ds, namespace=NS, state=state, state_path="s.yaml")])
     outcome = watch_status(cluster, GitLooks(cluster, directory, StoppedClock(now) if now else SYSTEM_CLOCK),
                            lambda reports, at: "", watch=watch, until=until, write=lambda text: None,
@@ -252,8 +238,9 @@ def test_held_by_its_policy_the_status_has_the_rollout_fields_and_ends_a_watch()
     assert rollout["phase"] == "AtGate" and rollout["gate"] == {"kind": "pause", "wave": 0, "reached": True}
     assert rollout["held"] and rollout["wave"] == {"index": 0, "count": 2, "firstSlice": 0, "lastSlice": 0}
     assert rollout["fleet"] == {"slices": 3, "done": 1, "inFlight": 0, "held": 2}
-    assert "\n  RolloutPolicy: AtGate, wave 1 of 2 (slices 0-0); 1 of 3 slices done\n  wave 1 is paused: " in \
-        format_text(result, "s.yaml")
+    text = format_text(result, "s.yaml")
+    assert "\n  RolloutPolicy: AtGate, wave 1 of 2 (slices 0-0)\n  held: wave 1 is paused: " in text
+    assert text.count("wave 1 is paused: ") == 1  # the hold said once, in the policy's lines
     # -w ends held, whatever it waits for (the step exits 7 there too)
     for until in (None, Until.COMPLETE):
         assert watched_once(argo, new, state, until) == (Outcome.HELD, [NextAction.HELD])
@@ -276,7 +263,7 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
     from kubectl_disagg.exits import StepExit
     from kubectl_disagg.rollout.git_status import still
     from kubectl_disagg.rollout.analysis import GateAnalysis
-    from kubectl_disagg.rollout.outcome import STATUS_EXIT, gitops_exit
+    from kubectl_disagg.rollout.outcome import STATUS_EXIT, step_exit
     from tests.fakes.clock import FakeClock
 
     now = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -307,9 +294,9 @@ def test_issue47_item14_at_an_analysis_gate_the_next_action_is_the_step_that_mea
         assert measured.outcome == Outcome.ADVANCED and measured.state.position.verdicts[0]["phase"] == "passed"
         assert result.sync.next_action == NextAction.STEP
         outcome, held = watched_once(argo, new, state, None, watch=False, now=now)
-        assert STATUS_EXIT[outcome] == gitops_exit([measured.outcome]) == StepExit.OK  # the step's own code
-        assert "\n  wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f .` measures it" in \
-            format_text(result, "s.yaml")
+        assert STATUS_EXIT[outcome] == step_exit([measured.outcome]) == StepExit.OK  # the step's own code
+        assert "\n  held: wave 1 waits for analysis (ttft): `kubectl disagg rollout step --gitops -f .` measures it" \
+            in format_text(result, "s.yaml")
         assert still(result)
         for until in (None, Until.COMPLETE):
             outcome, held = watched_once(argo, new, state, until, now=now)

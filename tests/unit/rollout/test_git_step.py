@@ -19,7 +19,7 @@ from kubectl_disagg.gitops.render import render_with_state
 from kubectl_disagg.gitops.state import FORMAT_VERSION, parse_state, state_document
 from kubectl_disagg.manifests.reader import parse_stream
 from kubectl_disagg.manifests.writer import to_yaml
-from kubectl_disagg.rollout.git_step import Outcome, StateExecutor, gitops_step, next_step
+from kubectl_disagg.rollout.git_step import Outcome, StateExecutor, gitops_step, looks
 from kubectl_disagg.rollout.served import served_object
 from kubectl_disagg.rollout.stepper import drive, run_pass
 from kubectl_disagg.wait import Deadline
@@ -244,26 +244,10 @@ def test_state_executor_lands_reconciles_actions_in_the_state():
     assert sum(after.replicas[0][old.revision].values()) <= 4
 
 
-class WatchedArgo:
-    """A cluster as `next_step` reads it; each watch is the next sync of Argo CD (or none)."""
-
-    def __init__(self, argo, syncs, clock):
-        self.argo, self.syncs, self.clock, self.watches = argo, list(syncs), clock, []
-
-    def snapshot(self, set_name, namespace, services=True, scalers=False):
-        return self.argo.cluster.snapshot(set_name)
-
-    def rollout_state(self, set_name, namespace):
-        return self.argo.served
-
-    def wait_for_change(self, set_name, namespace, resource_version, timeout):
-        self.watches.append(timeout)
-        sync = self.syncs.pop(0) if self.syncs else None
-        if sync is None:
-            self.clock[0] += timeout  # a quiet watch lasts its whole timeout
-            return False
-        sync()
-        return True
+def next_step(*args, **kwargs):
+    """The step a git step's looks end with (`looks`), and whether --wait gave up: its last look unsettled."""
+    *_, last = looks(*args, **kwargs)
+    return last.kept, not last.settled
 
 
 def test_wait_watches_the_lws_until_the_step_can_advance():
@@ -275,11 +259,11 @@ def test_wait_watches_the_lws_until_the_step_can_advance():
         argo.sync(new, state)
         argo.cluster.settle()
 
-    cluster = WatchedArgo(argo, [None, synced], clock)
+    cluster = argo.watched([None, synced], clock)
     step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=Deadline(600.0, FakeClock(read=lambda: clock[0])))
     assert step.outcome == Outcome.ADVANCED and not timed_out
     assert cluster.watches == [60.0, 60.0]  # a quiet watch is watched again, 60 s at a time
-    (once, timed_out) = next_step(WatchedArgo(argo, [], clock), new, step.state, NS)
+    (once, timed_out) = next_step(argo.watched([], clock), new, step.state, NS)
     assert once.outcome == Outcome.WAITING and not timed_out  # without --wait: one look
 
 
@@ -298,7 +282,7 @@ def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_rende
     replays = Counted(monkeypatch, rules, "replay")
     passes = Counted(monkeypatch, stepper, "reconcile")
     renders = Counted(monkeypatch, render, "rendered")
-    step, timed_out = next_step(WatchedArgo(argo, [], [0.0]), new, state, NS)
+    step, timed_out = next_step(argo.watched([], [0.0]), new, state, NS)
     assert step.outcome == Outcome.ADVANCED and not timed_out, step
     assert (replays.calls, passes.calls, renders.calls) == (1, 1, 1)
     assert set(step.state.previous) == {0, 1, 2} and all(step.state.previous[s] != state.previous[s] for s in range(3))
@@ -331,7 +315,7 @@ def test_wait_gives_up_at_the_deadline_waiting():
     argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
     new = make_set({"prefill": 2, "decode": 2}, image="img:2")
     clock = [0.0]
-    cluster = WatchedArgo(argo, [], clock)
+    cluster = argo.watched([], clock)
     step, timed_out = next_step(cluster, new, state, NS, wait=True, deadline=Deadline(90.0, FakeClock(read=lambda: clock[0])))
     assert step.outcome == Outcome.WAITING and timed_out and cluster.watches == [60.0, 30.0]
 
@@ -683,7 +667,7 @@ def test_a_step_is_judged_at_the_clock_it_is_given():
     for _ in range(12):
         argo.sync(new, state)
         argo.cluster.settle()
-        step, _ = next_step(WatchedArgo(argo, [], [0.0]), new, state, NS, clock=clock)
+        step, _ = next_step(argo.watched([], [0.0]), new, state, NS, clock=clock)
         if step.outcome != Outcome.ADVANCED:
             break
         state = round_trip(step.state, new)

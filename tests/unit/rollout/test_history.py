@@ -12,8 +12,8 @@ from kubectl_disagg.core.delivery.history import ABORTED, COMPLETE
 from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.exits import StepExit, VerbExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.rollout.history import histories
 from kubectl_disagg.rollout.store import ClusterStore
+from kubectl_disagg.rollout.history import histories
 from kubectl_disagg.rollout.verbs import run_verb
 from kubectl_disagg.views.history import format_history
 from kubectl_disagg.wait import Deadline
@@ -34,7 +34,7 @@ def cluster_history(cluster, ds=None):
 
 
 def until_complete(cluster, ds) -> StepExit:
-    return run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
+    return run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
 
 
 def test_three_rollouts_one_aborted_read_back_newest_first():
@@ -42,7 +42,7 @@ def test_three_rollouts_one_aborted_read_back_newest_first():
     cluster = PacedCluster(memory)
     assert until_complete(cluster, first) == StepExit.OK
     second = at("img:3")
-    assert run.step(run.ClusterSteps(cluster, [second]), Printer()) == StepExit.OK  # slice 0 started
+    assert run.step(ClusterStore(cluster, [second]), Printer()) == StepExit.OK  # slice 0 started
     assert run_verb(ClusterStore(cluster, [second], None), "abort", Printer(), reason="p99 doubled") == VerbExit.OK
     assert until_complete(cluster, second) == StepExit.HELD  # rolled back
     third = at("img:4")
@@ -81,7 +81,7 @@ def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_th
     assert until_complete(cluster, first) == StepExit.OK
     assert until_complete(cluster, at("img:3")) == StepExit.OK
     printer = Printer()
-    assert run.step(run.ClusterSteps(cluster, [first]), printer) == StepExit.OK  # back: the canary first
+    assert run.step(ClusterStore(cluster, [first]), printer) == StepExit.OK  # back: the canary first
     passes = [p for p in printer.shown if isinstance(p, Pass)]
     fleet_now = fleet_of(first, passes[0].reconciliation)
     assert fleet_now.returning and not fleet_now.rollback
@@ -93,7 +93,7 @@ def test_a_rollout_back_to_a_revision_the_set_ran_reads_as_a_rollback_through_th
     entries = cluster_history(cluster)
     assert [(e.revision, e.outcome, e.back) for e in entries][-1] == (first.revision, COMPLETE, True)
     again = Printer()
-    assert run.step(run.ClusterSteps(cluster, [first]), again) == StepExit.OK  # at rest: no longer going back
+    assert run.step(ClusterStore(cluster, [first]), again) == StepExit.OK  # at rest: no longer going back
     assert not any(p.reconciliation.returning for p in again.shown if isinstance(p, Pass))
 
 
@@ -103,7 +103,7 @@ def three_rollouts_one_aborted():
     cluster = PacedCluster(memory)
     assert until_complete(cluster, first) == StepExit.OK
     second = at("img:3")
-    assert run.step(run.ClusterSteps(cluster, [second]), Printer()) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [second]), Printer()) == StepExit.OK
     assert run_verb(ClusterStore(cluster, [second], None), "abort", Printer(), reason="p99 doubled") == VerbExit.OK
     assert until_complete(cluster, second) == StepExit.HELD
     third = at("img:4")
@@ -160,7 +160,7 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     for _ in range(20):
         if complete():
             break
-        assert run.step(run.ClusterSteps(cluster, [first]), Printer()) == StepExit.OK
+        assert run.step(ClusterStore(cluster, [first]), Printer()) == StepExit.OK
         memory.settle()
     else:
         raise AssertionError("never complete")
@@ -168,7 +168,7 @@ def test_issue47_a_rollout_driven_by_single_steps_is_recorded_complete_by_the_st
     assert cluster.state["rollout"]["phase"] == "AtRest" and "at rest" in cluster.state["rollout"]["message"]
     writes = len(cluster.writes)
     assert complete() and len(cluster.writes) == writes  # recorded once
-    assert run.step(run.ClusterSteps(cluster, [at("img:3", policy)]), Printer()) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [at("img:3", policy)]), Printer()) == StepExit.OK
     assert [e.outcome for e in cluster_history(cluster)] == [COMPLETE, "rolling"]
 
 

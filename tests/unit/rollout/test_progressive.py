@@ -120,7 +120,7 @@ def test_item4_a_position_patched_past_an_unpassed_gate_is_refused_when_read():
     assert refused.value.lines() == [
         "rolloutstate/llm: position.wave: is 1 (wave 2), past the pause gate after wave 1, which is not recorded as "
         "passed (position.gates): a rollout leaves a wave only through its gates (edited by hand? set it back to 0: "
-        "the rollout then waits at that gate, and `rollout promote` passes it)"]
+        "the rollout then waits at that gate, and a promote passes it)"]
 
 
 def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
@@ -129,6 +129,7 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     its summary to the truth: Rolling while slices move, AtRest once done."""
     from kubectl_disagg.exits import StepExit
     from kubectl_disagg.rollout import run
+    from kubectl_disagg.rollout.store import ClusterStore
     from tests.support.waves import until_held
     from tests.fakes.cluster import MemorySession
     from tests.fakes.printer import Printer
@@ -154,7 +155,7 @@ def test_item_17a_a_policy_removed_mid_rollout_leaves_no_stale_phase():
     stored = state_object(ds, "serving", at_gate.position, at_gate, {"metadata": {"resourceVersion": "7"}})
     assert stored["rollout"]["phase"] == "AtGate"
     cluster = WithState(memory, stored)
-    assert run.step(run.ClusterSteps(cluster, [replace(ds, policy=None)]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [replace(ds, policy=None)]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     rollout = cluster.stored["rollout"]
     assert rollout["phase"] == "AtRest" and rollout["message"] == (
         f"llm: no RolloutPolicy: paced as the controller; at rest at revision {ds.revision}")
@@ -174,6 +175,7 @@ def test_issue47_the_rolloutstate_in_the_cluster_has_the_step_its_printer_column
     import yaml
 
     from kubectl_disagg.rollout import run
+    from kubectl_disagg.rollout.store import ClusterStore
     from tests.fakes.paced import PacedCluster, Printer
 
     crd = yaml.safe_load((pathlib.Path(__file__).parents[3] / "config" / "crd" / "rolloutstates.yaml").read_text())
@@ -183,7 +185,7 @@ def test_issue47_the_rolloutstate_in_the_cluster_has_the_step_its_printer_column
     cluster = PacedCluster(memory)
     steps = []
     for _ in range(4):  # the canary's start, its two steps, its end; each pass writes where it began
-        run.step(run.ClusterSteps(cluster, [ds]), Printer())
+        run.step(ClusterStore(cluster, [ds]), Printer())
         memory.settle()
         steps.append(cluster.state["rollout"].get("step"))
     # slice 0 on its way, slices 1-3 not started (step 0), as the git store counts them

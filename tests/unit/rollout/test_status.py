@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
 from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.wait import Deadline
@@ -45,7 +46,7 @@ def test_not_available_without_watch_is_3_and_one_look():
 
 def test_available_is_0():
     cluster, ds = MemorySession(MemoryCluster("serving")), make_set({"prefill": 2, "decode": 1})
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
+    assert run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
     assert looked(cluster, ds, watch=True) == (StatusExit.AVAILABLE, ["[True]\n"])
 
 
@@ -65,7 +66,7 @@ class LastStep(Watched):
 
     def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         super().wait_for_change(name, namespace, resource_version, timeout)
-        assert run.step(run.ClusterSteps(self, [self.ds]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
+        assert run.step(ClusterStore(self, [self.ds]), Printer(), run.StepOptions(until_complete=True)) == StepExit.OK
         return True
 
 

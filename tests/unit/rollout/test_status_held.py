@@ -12,9 +12,9 @@ from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.delivery.status import Until
 from kubectl_disagg.exits import StatusExit, StepExit
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
 from kubectl_disagg.rollout.status import ClusterLooks, watch_status
-from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.verbs import run_verb
 from kubectl_disagg.views.status import data_format
 from kubectl_disagg.wait import Deadline
@@ -29,7 +29,7 @@ def canary(slices=4, **wave):
 
 def stepped_to_the_hold(memory, ds) -> PacedCluster:
     cluster = PacedCluster(memory)
-    code = run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
+    code = run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.HELD
     return cluster
 
@@ -74,7 +74,7 @@ def test_without_watch_a_held_rollout_stays_not_available_3():
 def test_watch_on_a_paused_rollout_exits_held_and_after_resume_it_watches_on():
     memory, ds = canary(slices=4)  # no gate: only the pause holds it
     cluster = Quiet(memory)
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer()) == StepExit.OK  # slices 0 starts
+    assert run.step(ClusterStore(cluster, [ds]), Printer()) == StepExit.OK  # slices 0 starts
     assert run_verb(ClusterStore(cluster, [ds], None), "pause", Printer()) == 0
     code, _, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30))
     assert code == StatusExit.HELD and held[0].paced.held.why == "paused"
@@ -110,7 +110,7 @@ def test_an_abort_says_who_and_why_and_counts_toward_the_stable_revision():
     cluster = stepped_to_the_hold(memory, ds)
     printer = Printer()
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", printer, reason="ttft too high") == 0
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True,
+    assert run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True,
                          deadline=Deadline.after(30))) == StepExit.HELD  # rolled back, then held
     code, texts, held = watched(cluster, ds, watch=True, deadline=Deadline.after(30), until=Until.COMPLETE)
     assert code == StatusExit.HELD and held[0].paced.held.why == "aborted"
@@ -129,7 +129,7 @@ def aborted_and_rolled_back(slices=4):
     cluster = stepped_to_the_hold(memory, ds)
     stable = json.loads(watched(cluster, ds)[1][0])["rollout"]["stableRevision"]
     assert run_verb(ClusterStore(cluster, [ds], None), "abort", Printer(), reason="ttft too high") == 0
-    assert run.step(run.ClusterSteps(cluster, [ds]), Printer(), run.StepOptions(until_complete=True,
+    assert run.step(ClusterStore(cluster, [ds]), Printer(), run.StepOptions(until_complete=True,
                          deadline=Deadline.after(30))) == StepExit.HELD
     return cluster, ds, stable
 
@@ -204,7 +204,7 @@ def test_issue47_item14_watch_follows_the_rollout_state_a_pause_ends_it_at_once(
     watch runs out (a minute a slice, until --timeout)."""
     memory, ds = canary(slices=4)
     stepped = PacedCluster(memory)
-    assert run.step(run.ClusterSteps(stepped, [ds]), Printer()) == StepExit.OK  # slice 0 starts
+    assert run.step(ClusterStore(stepped, [ds]), Printer()) == StepExit.OK  # slice 0 starts
 
     def pause(cluster, n):
         if n == 1:
@@ -265,7 +265,7 @@ def test_issue47_item14_a_step_that_cannot_end_the_analysis_leaves_the_state_at_
     memory, ds = fleet(4, gated)
     cluster = PacedCluster(memory)
     printer = Printer()
-    code = run.step(run.ClusterSteps(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
+    code = run.step(ClusterStore(cluster, [ds]), printer, run.StepOptions(until_complete=True, deadline=Deadline.after(30)))
     assert code == StepExit.TIMEOUT
     state = cluster.rollout_state("llm", NS)
     assert not state["position"].get("verdicts")

@@ -1,6 +1,6 @@
 """Fleet-sized text (issue 39): `rollout step` over 12 and 100 slices, as a person reads it.
 
-Driven through `run.step` (`run.ClusterSteps`) and the real Console over the in-memory cluster with a
+Driven through `run.step` (`rollout.store.ClusterStore`) and the real Console over the in-memory cluster with a
 RolloutPolicy (tests/fakes/paced.py), whose LWS turn ready one
 watch after they are scaled, as the LWS controller's do: each step waits at least once."""
 
@@ -10,12 +10,14 @@ import contextlib
 import io
 import re
 
+from kubectl_disagg.core.api.naming import spans
 from kubectl_disagg.core.delivery.fleet import fleet_of, situations
 from kubectl_disagg.core.delivery.policy import RolloutPolicy, Wave
 from kubectl_disagg.core.controller.reconcile import Rollback
 from kubectl_disagg.exits import StepExit
 from kubectl_disagg.rollout import run
-from kubectl_disagg.views.stops import abort_sentence, spans
+from kubectl_disagg.rollout.store import ClusterStore
+from kubectl_disagg.views.stops import abort_sentence
 from kubectl_disagg.views.step_console import Console
 from tests.support.sets import fleet
 from tests.fakes.paced import Lagging, brake
@@ -80,7 +82,7 @@ def test_a_full_report_folds_the_held_slices_into_one_line_per_wave():
             printer.append(step)
 
     with contextlib.redirect_stderr(io.StringIO()):
-        run.step(run.ClusterSteps(cluster, [ds]), Keep("text"))  # one pass: the canary starts
+        run.step(ClusterStore(cluster, [ds]), Keep("text"))  # one pass: the canary starts
     text = format_text(printer[0])
     assert "slices 1-2: held, wave 2 not started\nslices 3-11: held, wave 3 not started\n" in text
     assert text.count("\n") == 1 + 1 + 6 + 2  # the header, slice 0 with its 6 actions, two held lines
@@ -142,7 +144,7 @@ def test_wired_a_template_set_back_mid_rollout_reads_as_the_same_rollback(monkey
     cluster = Lagging(memory)
     with contextlib.redirect_stdout(io.StringIO()):  # two passes of the rollout to img:2: slice 0 starts, scales up
         for _ in range(2):
-            assert run.step(run.ClusterSteps(cluster, [forward]), Console("text")) == StepExit.OK
+            assert run.step(ClusterStore(cluster, [forward]), Console("text")) == StepExit.OK
             memory.settle()
     reverted = replace(make_set({"prefill": 1, "decode": 1}, "img:1", 4), policy=policy)  # the template set back
     code, out, err = stepped(cluster, reverted)

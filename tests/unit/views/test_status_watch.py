@@ -7,6 +7,7 @@ import io
 
 from kubectl_disagg.exits import StatusExit
 from kubectl_disagg.rollout import run
+from kubectl_disagg.rollout.store import ClusterStore
 from kubectl_disagg.rollout.outcome import STATUS_EXIT
 from kubectl_disagg.rollout.status import ClusterLooks, watch_status
 from kubectl_disagg.views.status_text import format_reports
@@ -26,7 +27,7 @@ class OnePassAWatch(MemorySession):
 
     def wait_for_change(self, name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
         self.cluster.settle()
-        run.step(run.ClusterSteps(self, [self.ds]), Printer())
+        run.step(ClusterStore(self, [self.ds]), Printer())
         return True
 
 
@@ -34,7 +35,7 @@ def watched(tty: bool):
     """A 3-slice set rolled from img:1 to img:2 while `status -w` watches it."""
     cluster = MemoryCluster("serving")
     old, ds = make_set({"prefill": 2, "decode": 1}, slices=3), make_set({"prefill": 2, "decode": 1}, "img:2", 3)
-    assert run.step(run.ClusterSteps(MemorySession(cluster), [old]), Printer(), run.StepOptions(until_complete=True)) == 0
+    assert run.step(ClusterStore(MemorySession(cluster), [old]), Printer(), run.StepOptions(until_complete=True)) == 0
     looks, stream = [], io.StringIO()
     writer = LookWriter(stream, tty=tty)
 

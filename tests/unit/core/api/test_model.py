@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_disagg.core.api.model import namespace_for
+from kubectl_disagg.core.api.model import NamespaceProblem, namespace_for
 from kubectl_disagg.errors import UserError
 
 
@@ -17,7 +17,9 @@ def test_namespace_flag_may_not_contradict_the_document(tmp_path):
     assert namespace_for(ds, "serving", "default") == "serving"
     with pytest.raises(UserError) as caught:
         namespace_for(ds, "other", "default")
-    assert 'does not match --namespace "other"' in caught.value.lines()[0]
+    (problem,) = caught.value.problems  # core says it as data, naming no flag (views/problems.py words it)
+    assert isinstance(problem, NamespaceProblem) and (problem.document, problem.asked) == ("serving", "other")
+    assert caught.value.lines()[0].endswith('does not match the namespace asked for, "other"')
 
 
 def test_issue47_item16_the_revision_services_annotation_is_true_or_false_else_refused_at_its_line():

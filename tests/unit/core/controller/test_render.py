@@ -149,7 +149,7 @@ def test_namespace_precedence():
     text = (EXAMPLES / "prefill-decode.yaml").read_text()  # namespace: serving
     assert {o["metadata"]["namespace"] for o in render_set(one_set(text))} == {"serving"}
     assert {o["metadata"]["namespace"] for o in render_set(one_set(text), "serving")} == {"serving"}
-    with pytest.raises(UserError, match='does not match --namespace "other"'):
+    with pytest.raises(UserError, match='does not match the namespace asked for, "other"'):
         list(render_set(one_set(text), "other"))  # -n never overrides the document (kubectl's rule)
     no_ns = text.replace("  namespace: serving\n", "")
     assert {o["metadata"]["namespace"] for o in render_set(one_set(no_ns), "other")} == {"other"}

@@ -173,7 +173,7 @@ def test_item4_a_position_past_an_unpassed_gate_is_refused():
     assert position_problems(ds, replace(held, wave=1)) == [(("wave",), (
         "is 1 (wave 2), past the pause gate after wave 1, which is not recorded as passed (position.gates): a "
         "rollout leaves a wave only through its gates (edited by hand? set it back to 0: the rollout then waits at "
-        "that gate, and `rollout promote` passes it)"))]
+        "that gate, and a promote passes it)"))]
     # past a wave never recorded completed, and beyond the policy's waves
     assert [path for path, _ in position_problems(ds, replace(held, wave=1, completed={}))] == [("wave",)]
     assert "but the RolloutPolicy has 3 waves" in position_problems(ds, replace(held, wave=7))[0][1]
@@ -199,7 +199,7 @@ def test_item4_a_gate_record_must_fit_its_gate():
                               "promote --full")]
     assert problems(GatePassed(0, "pause", at, "soak", "duration")) == [
         (("gates", 0, "how"), "says the soak after wave 1 passed, but its pause has no duration (`pause: {}`): only "
-                              "`rollout promote` passes it")]
+                              "a promote passes it")]
     assert problems(GatePassed(0, "analysis", at, "alice", "promote")) == [
         (("gates", 0, "how"), "is 'promote', but the analysis gate after wave 1 is passed by verdict or promote "
                               "--full")]
