@@ -103,6 +103,7 @@ bench: $(VENV)/.installed testenv
 	.bench-venv/bin/python benchmarks/bench_gitops_step.py
 	$(VENV)/bin/python benchmarks/bench_step_text.py
 	$(VENV)/bin/python benchmarks/bench_dashboard.py  # Chromium through Selenium: the test extra's
+	$(VENV)/bin/python benchmarks/git_drive.py
 
 ## argocd-harness: build the Argo CD harness of the Argo CD tests once into the per-user cache (the tests also build it on first use)
 argocd-harness:

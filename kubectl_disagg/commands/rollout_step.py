@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from kubectl_disagg.commands import _inputs, _options, _services, _session
+from kubectl_disagg.commands import _git_drive, _inputs, _options, _services, _session
 from kubectl_disagg.commands._modes import GITOPS_INPUT, Mode
 from kubectl_disagg.commands._help import exit_section
 from kubectl_disagg.exits import GITOPS_STEP, STEP_CLUSTER, StepExit
@@ -26,9 +26,9 @@ from kubectl_disagg.wait import Deadline
 
 DEFAULT_TIMEOUT = "30m"
 # Which flags go with --gitops (a step written into git) and which only with a step in the cluster.
-MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_complete", "wait_for_lease", "quiet"),
-              only=("wait", "pr_description", "commit", "branch", "state_file")),
-         Mode("commit", only=("branch",))]
+MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "wait_for_lease"),
+              only=("wait", "pr_description", "commit", "branch", "state_file", "push")),
+         Mode("commit", only=("branch",)), *_git_drive.MODES]
 
 
 @click.command(cls=_options.DryRunCommand, modes=MODES, exit_codes=[
@@ -50,7 +50,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
                                    "gate's measurements in every step.")
 @_options.output("text", "yaml", "json", default="text")
 @_services.revision_services
-@click.option("-q", "--quiet", is_flag=True, help="Print only wave starts and completions, gates, the end, and errors.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only waves, gates, the end, errors.")
 @click.option("--gitops", is_flag=True,
               help="Git-driven rollout: write the next step into the state file beside the set. It first "
                    "checks the cluster shows the committed rollout state, then writes the next step into "
@@ -75,6 +75,7 @@ MODES = [Mode("gitops", needs=GITOPS_INPUT, refuses=("name", "dry_run", "until_c
 @click.option("--ignore-rollout-state", is_flag=True, help="Step a set driven through git directly. "
               "It has a rollout state beside its file: Argo CD's self-heal would undo the step.")
 @_options.pass_options
+@_git_drive.driver  # --push: the driver, a loop of these steps (docs/gitops.md)
 def step(options: _options.Options, /, name: str | None, dry_run: str, timeout: float | None, gitops: bool,
          **flags: Any) -> int:
     """Run one reconcile pass of each DisaggregatedSet: what its controller would do next.

@@ -48,12 +48,16 @@ def test_one_check_for_every_declared_combination(args, message):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["rollout", "step", "--gitops", "llm"], "--gitops takes -f (the set's file or directory, where its state is "
-                                             "kept) and neither NAME, --dry-run, --until-complete, --wait-for-lease nor --quiet"),
+                                             "kept) and neither NAME, --dry-run nor --wait-for-lease"),
     (["rollout", "step", "--gitops", "-f", SET, "--wait-for-lease"], "neither NAME, --dry-run"),
     (["rollout", "step", "--gitops", "-f", SET, "--branch", "b"], "Error: --branch goes with --commit"),
     (["rollout", "step", "-f", SET, "--branch", "b"],
-     "--wait, --pr-description, --commit, --branch and --state go with --gitops"),
-    (["rollout", "step", "-f", SET, "--wait"], "--wait, --pr-description, --commit, --branch and --state go with"),
+     "--wait, --pr-description, --commit, --branch, --state and --push go with --gitops"),
+    (["rollout", "step", "-f", SET, "--wait"], "--wait, --pr-description, --commit, --branch, --state and --push go with"),
+    (["rollout", "step", "--gitops", "-f", SET, "--until-complete"], "--gitops --until-complete takes --push REMOTE"),
+    (["rollout", "step", "--gitops", "-f", SET, "--review", "none"],
+     "--review, --decisions-to and --on-decision go with --push"),
+    (["rollout", "step", "--gitops", "-f", SET, "--push", "origin", "--commit"], "neither --commit, --branch"),
     (["rollout", "status", "--gitops", "llm"],
      "--gitops takes -f (the set's file or directory, where its state is kept), not NAME"),
     (["rollout", "resume", "-f", SET, "--state", "s.yaml"], "--pr-description, --commit and --state go with --gitops"),
