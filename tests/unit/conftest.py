@@ -1,5 +1,6 @@
 """The tests under this directory need no control plane. Those whose work is another program's
-(a Go oracle, the Argo CD harness, controller-gen, pip, mypy, pytest, a hack/ script in bash)
+(a Go oracle, the Argo CD harness, controller-gen, pip, mypy, pytest, a hack/ script in bash,
+a browser, git against a bare remote)
 carry the ``programs`` marker: `make test` runs them as a tier of their own, after the unit tier
 (`hack/test_tiers.py`), so the unit tier is the package run in-process."""
 
@@ -23,6 +24,8 @@ PROGRAMS = (
     "tests/unit/gitops/test_executor.py::test_state_executor_is_a_pass_executor_to_the_type_checker",
     "tests/unit/manifests/test_crds.py::test_generated_from_the_go_types_and_current",
     "tests/unit/manifests/test_yaml_oracle.py",
+    "tests/unit/rollout/test_git_drive.py",
+    "tests/unit/rollout/test_git_drive_shipped.py",
     "tests/unit/test_packaging.py",
     "tests/unit/test_prereqs.py",
     "tests/unit/test_test_tiers.py",
