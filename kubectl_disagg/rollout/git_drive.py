@@ -127,8 +127,8 @@ class WatchingRemote:
     """A cluster session whose watches (a step waiting for the sync) last at most `poll` seconds
     and then look at the remote: a branch that moved meanwhile (another driver, a person) ends the
     step (`RemoteMoved`), since the cluster will show that commit, never this step's. A quiet
-    watch is reported as a change, so the step looks again: its own watch sees LeaderWorkerSets
-    only, and a sync whose last write is the RolloutState object is then seen within `poll`."""
+    watch is reported as a change, so the step looks again (a cheap look: the step's watch names
+    the LeaderWorkerSets and the RolloutState object, so nothing the sync writes is missed)."""
 
     def __init__(self, cluster: Any, moved: Callable[[], bool], poll: float = 3.0):
         self._cluster, self._moved, self._poll = cluster, moved, poll

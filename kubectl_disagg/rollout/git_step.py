@@ -92,14 +92,21 @@ def looks(cluster: ClusterReads, ds: DisaggregatedSet, state: RolloutState | Non
     Nothing lands in the cluster, so no Lease is held: a state to commit is as far as git goes
     until it is merged. `analyze` measures an analysis gate the step reaches (see
     `gitops_step`); each look is judged at `clock`'s time (a gate's soak)."""
+    served_version: list[str | None] = [None]  # the RolloutState's resourceVersion the latest look read
+
     def look() -> GitopsStep:
         live = cluster.snapshot(ds.name, namespace, services=False)
         served = cluster.rollout_state(ds.name, namespace) if state is not None else None
+        if state is not None:
+            served_version[0] = str(((served or {}).get("metadata") or {}).get("resourceVersion") or "")
         return replace(gitops_step(ds, state, live, served, now=clock.now(), analyze=analyze), snapshot=live)
 
     def watch(seen: GitopsStep, seconds: float) -> bool:
+        # The RolloutState too: a sync may write it last, after every LWS (a committed state's look
+        # compares it), and a watch of the LWS alone would sleep through that until the deadline.
         assert seen.snapshot is not None  # every look carries the snapshot it was decided on
-        return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds)
+        return cluster.wait_for_change(ds.name, namespace, seen.snapshot.lws_resource_version, seconds,
+                                       state_version=served_version[0])
 
     def settled(seen: GitopsStep) -> bool:
         return not wait or seen.outcome != Outcome.WAITING

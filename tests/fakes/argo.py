@@ -36,7 +36,7 @@ class MemoryArgo:
         """This cluster, each watch of it now the next of `syncs` (a callable: Argo CD syncs, the
         watch sees a change; None or none left: nothing changes, the watch lasts its timeout on
         `clock`), the watches counted afresh."""
-        self.syncs, self.clock, self.watches = list(syncs), clock, []
+        self.syncs, self.clock, self.watches, self.state_versions = list(syncs), clock, [], []
         return self
 
     def sync(self, ds, state, *, prune: bool = True) -> None:
@@ -70,8 +70,10 @@ class MemoryArgo:
     def rollout_state(self, set_name, namespace):
         return self.served
 
-    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet"):
+    def wait_for_change(self, set_name, namespace, resource_version, timeout, kind="LeaderWorkerSet",
+                        state_version=None):
         self.watches.append(timeout)
+        self.state_versions.append(state_version)  # None: the watch is blind to the RolloutState
         sync = self.syncs.pop(0) if self.syncs else None
         if sync is None:
             if self.clock is not None:

@@ -267,6 +267,20 @@ def test_wait_watches_the_lws_until_the_step_can_advance():
     assert once.outcome == Outcome.WAITING and not timed_out  # without --wait: one look
 
 
+def test_wait_watches_the_rollout_state_too_so_a_sync_that_writes_it_last_wakes_the_step():
+    """Found by the driver (issue 49): the watch between looks saw the LWS only, so a sync whose
+    last write was the RolloutState object left the step asleep until --timeout. Each watch now
+    names the RolloutState's resourceVersion as the look read it ("" for none)."""
+    argo, state = deploy(make_set({"prefill": 2, "decode": 2}))
+    new = make_set({"prefill": 2, "decode": 2}, image="img:2")
+    clock = [0.0]
+    argo.served = {**(argo.served or {}), "metadata": {**((argo.served or {}).get("metadata") or {}),
+                                                         "resourceVersion": "41"}}
+    cluster = argo.watched([None], clock)
+    next_step(cluster, new, state, NS, wait=True, deadline=Deadline(90.0, FakeClock(read=lambda: clock[0])))
+    assert cluster.state_versions and set(cluster.state_versions) == {"41"}
+
+
 def test_one_git_step_replays_its_pass_once_and_its_views_neither_plan_nor_render(monkeypatch):
     """Issue 30: a git step reconciles the live LWS once (the pass), replays once (the design §8 check
     of the committed state, which every slice moved), and checks the state it writes against
