@@ -11,8 +11,6 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import os
-import shutil
 import subprocess
 from collections import namedtuple
 from decimal import Decimal
@@ -20,23 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import REPO
+from tests.oracles.go_tools import built_by_script
 
 Refused = namedtuple("Refused", "message")
 
 
 @functools.lru_cache(maxsize=1)
 def _binary() -> Path:
-    if shutil.which("go") is None and not Path("/usr/local/go/bin/go").exists():
-        message = "the Go toolchain is not installed (needed to build hack/yaml)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI must not skip these tests")
-        pytest.skip(message)
-    result = subprocess.run([str(REPO / "hack" / "build-yaml-oracle.sh")], capture_output=True, text=True,
-                            timeout=900)
-    if result.returncode != 0:
-        pytest.fail(f"hack/build-yaml-oracle.sh failed:\n{result.stderr}")
-    return Path(result.stdout.strip()) / "yaml2json"
+    return built_by_script("build-yaml-oracle.sh", "yaml2json", "hack/yaml")
 
 
 def kubectl_reads(texts: list[str | bytes]) -> list[list | Refused]:
