@@ -2,7 +2,7 @@
 control plane, its page driven in Debian's Chromium. A 12-slice rollout with a canary judged by a
 real Prometheus, a pause gate and an abort is followed live; each action clicked moves the
 rollout as the CLI verb would (the same position, recorded with the same who and the reason);
-an LWS change reaches the page within a second; a request without the token, from a foreign
+an LWS change reaches the page, pushed (its time is make bench's); a request without the token, from a foreign
 Host, without the CSRF token or guarded by a version the page no longer shows changes nothing.
 Its screenshots illustrate docs/howto/dashboard.md and the README."""
 
@@ -183,16 +183,14 @@ def test_a_canary_with_analysis_and_an_abort_followed_live_and_driven_from_the_p
             wait_for(driver, "return Array.from(document.querySelectorAll('.wave')).map("
                              "w => w.dataset.state).join() === 'done,done,in-flight'")
 
-            # an LWS change reaches the page within a second
+            # an LWS change reaches the page, pushed by the one watch (how fast: make bench)
             name = next(o["metadata"]["name"] for o in stepper.live.lws()
                         if o["metadata"]["labels"][naming.SLICE_LABEL] == "11")
             api = client.CustomObjectsApi(stepper.live.api)
-            started = time.monotonic()
             api.patch_namespaced_custom_object_status(naming.LWS_GROUP, naming.LWS_VERSION, stepper.namespace,
                                                       "leaderworkersets", name, {"status": {"readyReplicas": 0}})
             wait_for(driver, "return document.querySelector('td.cell[data-slice=\"11\"][data-ready=false]')",
-                     seconds=1.0)
-            assert time.monotonic() - started <= 1.0
+                     seconds=10.0)
 
             # abort from the page: the rollout's revision is drawn as aborted, then rolled back
             assert "abort" in click(driver, "abort", "latency regression in wave 3").lower()
