@@ -22,6 +22,15 @@ class Counted:
         monkeypatch.setattr(module, name, counting)
 
 
+def stepped(argo, new, state, steps: int):
+    """`steps` git steps toward `new`, each synced and settled first: the state committed last."""
+    for _ in range(steps):
+        argo.sync(new, state)
+        argo.cluster.settle()
+        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    return state
+
+
 def mid_rollout(slices: int = 3):
     """A rollout one planner step in, synced and ready: (Argo, the set, the committed state)."""
     argo, state = deploy(make_set({"prefill": 2, "decode": 2}, slices=slices))

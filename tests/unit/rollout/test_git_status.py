@@ -12,6 +12,7 @@ from tests.support.status_views import format_text, to_document
 from tests.fakes.argo import deploy, round_trip
 from tests.fakes.cluster import MemoryCluster, MemorySession
 from tests.support.sets import NS, make_set
+from tests.support.gitops import stepped
 
 
 def status(argo, ds, state):
@@ -64,10 +65,7 @@ def test_an_abort_rolls_back_with_the_same_actions():
     old = make_set({"prefill": 3, "decode": 3})
     new = make_set({"prefill": 3, "decode": 3}, image="img:2")
     argo, state = deploy(old)
-    for _ in range(3):
-        argo.sync(new, state)
-        argo.cluster.settle()
-        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    state = stepped(argo, new, state, 3)
     argo.sync(new, state)
     argo.cluster.settle()
     back = round_trip(state, old)

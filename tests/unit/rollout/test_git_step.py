@@ -26,7 +26,7 @@ from kubectl_disagg.wait import Deadline
 from tests.fakes.argo import MemoryArgo, assert_steady, deploy, roll, round_trip
 from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import MemoryCluster, MemoryExecutor
-from tests.support.gitops import Counted, external_set, mid_rollout
+from tests.support.gitops import Counted, external_set, mid_rollout, stepped
 from tests.support.sets import NS, groups_by_slice, make_set
 
 # --- the state document ---------------------------------------------------------------------
@@ -505,10 +505,7 @@ def test_reverting_the_template_change_rolls_the_state_back():
     old = make_set({"prefill": 3, "decode": 3})
     new = make_set({"prefill": 3, "decode": 3}, image="img:2")
     argo, state = deploy(old)
-    for _ in range(3):
-        argo.sync(new, state)
-        argo.cluster.settle()
-        state = round_trip(gitops_step(new, state, argo.snapshot(new)).state, new)
+    state = stepped(argo, new, state, 3)
     assert state.replicas[0][new.revision]["prefill"] > 0
     state, _ = roll(argo, old, round_trip(state, old))
     assert_steady(argo, old)
